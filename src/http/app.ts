@@ -1,0 +1,72 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import type { Logger } from 'pino';
+import { createAuthorizationRoutes } from '../sites/authorization.routes.js';
+import { createSitesRoutes } from '../sites/sites.routes.js';
+import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from '../sites/sites.service.js';
+import { commonProblems } from '../shared/errors.js';
+import type { TokensService } from '../tokens/tokens.service.js';
+import { bearerAuth, type AppEnv } from './auth.js';
+import { createHealthRoutes } from './health.routes.js';
+import { createErrorHandler, problemResponse, validationError } from './problem.js';
+
+export interface AppDeps {
+  tokens: TokensService;
+  sites: SitesService;
+  logger: Logger;
+  version: string;
+  checkDatabase: () => boolean;
+}
+
+export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+const PUBLIC_PATHS = new Set(['/api/health', AUTHORIZATION_CALLBACK_PATH]);
+
+/** The whole HTTP API; tests call `app.request()` on it, main.ts serves it. */
+export function createApp(deps: AppDeps) {
+  const api = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw validationError(result.error, result.target === 'param' ? 'path' : result.target === 'json' || result.target === 'form' ? 'body' : result.target);
+    },
+  });
+
+  api.use('*', bodyLimit({ maxSize: MAX_REQUEST_BODY_BYTES, onError: () => { throw commonProblems.payloadTooLarge.create(`request bodies are limited to ${MAX_REQUEST_BODY_BYTES} bytes`); } }));
+  api.use('*', bearerAuth({ tokens: deps.tokens, publicPaths: PUBLIC_PATHS }));
+
+  api.route('/', createHealthRoutes(deps));
+  api.route('/', createAuthorizationRoutes(deps));
+  api.route('/', createSitesRoutes(deps));
+
+  api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'An API token (`sitewarden token create`).' });
+  api.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Sitewarden API',
+      version: deps.version,
+      description: 'Manage WordPress sites: connection, plugins, themes, uptime, performance and backups. Errors are RFC 9457 problem documents (`application/problem+json`) with a stable `type`.',
+    },
+    servers: [{ url: '/api' }],
+    security: [{ bearer: [] }],
+  });
+
+  const app = new OpenAPIHono<AppEnv>();
+  app.route('/api', api);
+
+  const knownRoutes = app.routes.filter((route) => route.method !== 'ALL').map((route) => ({ method: route.method, pattern: routePattern(route.path) }));
+  app.notFound((c) => {
+    const allowed = [...new Set(knownRoutes.filter((route) => route.pattern.test(c.req.path)).map((route) => route.method))];
+    if (allowed.length > 0) {
+      c.header('Allow', allowed.join(', '));
+      return problemResponse(c, commonProblems.methodNotAllowed.create(`${c.req.method} is not supported on ${c.req.path}; use ${allowed.join(' or ')}`));
+    }
+    return problemResponse(c, commonProblems.notFound.create(`there is no route ${c.req.method} ${c.req.path}`));
+  });
+  app.onError(createErrorHandler(deps.logger));
+  return app;
+}
+
+function routePattern(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\/:[^/]+/g, '/[^/]+');
+  return new RegExp(`^${escaped}/?$`);
+}
+
+export type App = ReturnType<typeof createApp>;

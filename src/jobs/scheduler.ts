@@ -1,0 +1,37 @@
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Logger } from 'pino';
+
+/**
+ * Cron ticks only decide what is due and enqueue it; workers do the work. A tick that is still
+ * running when the next one fires is skipped rather than stacked.
+ */
+export interface Scheduler {
+  every(name: string, expression: string, tick: () => void | Promise<void>): void;
+  /** Runs every registered tick once now (at start-up, so nothing waits a whole period). */
+  runAll(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function createScheduler({ logger }: { logger: Logger }): Scheduler {
+  const tasks: { name: string; task: ScheduledTask; tick: () => void | Promise<void> }[] = [];
+  const guarded = (name: string, tick: () => void | Promise<void>) => async () => {
+    try {
+      await tick();
+    } catch (error) {
+      logger.error({ err: error, tick: name }, 'scheduled tick failed');
+    }
+  };
+  return {
+    every(name, expression, tick) {
+      const task = cron.schedule(expression, guarded(name, tick), { name, noOverlap: true });
+      tasks.push({ name, task, tick });
+    },
+    async runAll() {
+      for (const { name, tick } of tasks) await guarded(name, tick)();
+    },
+    async stop() {
+      for (const { task } of tasks) await task.destroy();
+      tasks.length = 0;
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { join } from 'node:path';
+import { serve, type ServerType } from '@hono/node-server';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { openDatabase } from './db/database.js';
+import { createApp } from './http/app.js';
+import { createScheduler } from './jobs/scheduler.js';
+import { createServices } from './services.js';
+import { systemClock } from './shared/clock.js';
+import { logEvent } from './shared/events.js';
+import { createShutdownRegistry } from './shared/shutdown.js';
+import { loadSecretKey } from './shared/secret-key.js';
+import { VERSION } from './version.js';
+
+export const DATABASE_FILE = 'sitewarden.db';
+
+export interface RunningDaemon {
+  port: number;
+  shutdown(): Promise<void>;
+}
+
+/**
+ * The composition root: config → database and migrations → services → scheduler → HTTP,
+ * with one shutdown sequence that undoes it in reverse.
+ */
+export async function startDaemon(config: Config, logger: Logger): Promise<RunningDaemon> {
+  const shutdown = createShutdownRegistry({ logger });
+
+  const database = openDatabase(join(config.dataDir, DATABASE_FILE));
+  shutdown.register('database', () => database.close());
+
+  const secretKey = loadSecretKey(config);
+  const services = createServices({ config, db: database.db, logger, clock: systemClock, secretKey });
+  shutdown.register('site http', () => services.http.close());
+  services.tokens.ensureBootstrapToken(config.dataDir);
+
+  shutdown.register('site tasks', async () => {
+    const finished = await services.siteQueue.drain(config.shutdownGraceMs);
+    if (!finished) logger.warn({ graceMs: config.shutdownGraceMs }, 'site tasks still running at shutdown were abandoned');
+  });
+
+  const scheduler = createScheduler({ logger });
+  scheduler.every('site-sync', '* * * * *', () => {
+    services.sites.expireAuthorizations();
+    services.sync.enqueueDue();
+  });
+  shutdown.register('scheduler', () => scheduler.stop());
+  void scheduler.runAll();
+
+  const app = createApp({
+    tokens: services.tokens,
+    sites: services.sites,
+    logger,
+    version: VERSION,
+    checkDatabase: () => {
+      try {
+        return database.sqlite.prepare('select 1 as ok').get() !== undefined;
+      } catch {
+        return false;
+      }
+    },
+  });
+  const server = await listen(app.fetch, config);
+  shutdown.register('http server', () => closeServer(server));
+
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  logEvent(logger, 'daemon.started', { listen: `${config.host}:${port}`, dataDir: config.dataDir, version: VERSION });
+  return {
+    port,
+    shutdown: async () => {
+      await shutdown.shutdown();
+      logEvent(logger, 'daemon.stopped', {});
+    },
+  };
+}
+
+function listen(fetch: Parameters<typeof serve>[0]['fetch'], config: Config): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch, hostname: config.host, port: config.port }, () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+/** Stops accepting connections, lets in-flight requests end, then closes idle keep-alive sockets. */
+function closeServer(server: ServerType): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    if ('closeIdleConnections' in server) server.closeIdleConnections();
+  });
+}

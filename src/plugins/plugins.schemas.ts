@@ -1,0 +1,41 @@
+import { z } from '@hono/zod-openapi';
+import type { WordPressPlugin } from '../wordpress/wordpress-client.js';
+
+export const PluginSchema = z
+  .object({
+    slug: z.string().openapi({ description: 'The plugin’s folder (`akismet` for `akismet/akismet.php`); a single-file plugin’s file name without `.php` (`hello` for `hello.php`).', example: 'akismet' }),
+    file: z.string().openapi({ description: 'The plugin’s main file relative to the plugins folder.', example: 'akismet/akismet.php' }),
+    name: z.string(),
+    version: z.string(),
+    status: z.enum(['active', 'inactive', 'network-active']),
+    update: z
+      .object({ version: z.string() })
+      .nullable()
+      .openapi({ description: 'The newer version the site knows of, or null when none is known.' }),
+  })
+  .openapi('Plugin');
+
+export type Plugin = z.infer<typeof PluginSchema>;
+
+/** WordPress's REST API names plugins `folder/file` without `.php`. */
+export function pluginFromWordPress(plugin: WordPressPlugin): Plugin {
+  const [folder, file] = plugin.plugin.includes('/') ? plugin.plugin.split('/', 2) : [null, plugin.plugin];
+  return {
+    slug: folder ?? file!,
+    file: `${plugin.plugin}.php`,
+    name: decodeEntities(plugin.name),
+    version: plugin.version,
+    status: plugin.status === 'network-active' ? 'network-active' : plugin.status === 'active' ? 'active' : 'inactive',
+    update: null,
+  };
+}
+
+export function decodeEntities(text: string): string {
+  return text
+    .replace(/&#(\d+);/g, (_, code: string) => String.fromCodePoint(Number(code)))
+    .replace(/&#x([0-9a-f]+);/gi, (_, code: string) => String.fromCodePoint(parseInt(code, 16)))
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}

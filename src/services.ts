@@ -1,0 +1,44 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Db } from './db/database.js';
+import { createSiteTaskQueue } from './jobs/site-task-queue.js';
+import type { Clock } from './shared/clock.js';
+import { createSecretBox } from './shared/secret-box.js';
+import { createSitesRepository } from './sites/sites.repository.js';
+import { createSitesService } from './sites/sites.service.js';
+import { createSiteSync } from './sites/sites.sync.js';
+import { createTokensRepository } from './tokens/tokens.repository.js';
+import { createTokensService } from './tokens/tokens.service.js';
+import { createSiteHttp } from './wordpress/site-http.js';
+import { createWordPressClient } from './wordpress/wordpress-client.js';
+import { VERSION } from './version.js';
+
+export type ServiceConfig = Pick<
+  Config,
+  'publicUrl' | 'siteRequestTimeoutMs' | 'siteMaxResponseBytes' | 'siteConcurrency' | 'syncIntervalMinutes' | 'authorizationTtlMinutes'
+>;
+
+/** Builds every service once from its dependencies; main.ts and the tests share it. */
+export function createServices({ config, db, logger, clock, secretKey }: { config: ServiceConfig; db: Db; logger: Logger; clock: Clock; secretKey: Buffer }) {
+  const secrets = createSecretBox(secretKey);
+  const http = createSiteHttp({ timeoutMs: config.siteRequestTimeoutMs, maxBytes: config.siteMaxResponseBytes, userAgent: `Sitewarden/${VERSION}` });
+  const wordpress = createWordPressClient({ http });
+  const siteQueue = createSiteTaskQueue({ concurrency: config.siteConcurrency });
+  const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, logger });
+  const sitesRepository = createSitesRepository({ db });
+  const sync = createSiteSync({ repository: sitesRepository, wordpress, secrets, queue: siteQueue, clock, logger, intervalMinutes: config.syncIntervalMinutes });
+  const sites = createSitesService({
+    repository: sitesRepository,
+    http,
+    wordpress,
+    secrets,
+    sync,
+    clock,
+    logger,
+    publicUrl: config.publicUrl,
+    authorizationTtlMinutes: config.authorizationTtlMinutes,
+  });
+  return { http, wordpress, siteQueue, tokens, sites, sync, secrets };
+}
+
+export type Services = ReturnType<typeof createServices>;

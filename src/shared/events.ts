@@ -1,0 +1,33 @@
+import type { Logger } from 'pino';
+
+/**
+ * The catalogue of log events a log pipeline can alert on. Each has a stable name, level and
+ * fields; docs/events.md documents the same list (a test keeps the two in step).
+ */
+export const eventCatalogue = {
+  'daemon.started': { level: 'info', fields: ['listen', 'dataDir', 'version'], when: 'The HTTP API is listening.' },
+  'daemon.stopping': { level: 'info', fields: ['signal'], when: 'A shutdown signal was received; in-flight work is finishing.' },
+  'daemon.stopped': { level: 'info', fields: [], when: 'Shutdown completed; the database is closed.' },
+  'token.bootstrap_created': { level: 'warn', fields: ['tokenId', 'path'], when: 'First start with no API token: an admin token was written to a 0600 file (its path is logged, never the token).' },
+  'token.created': { level: 'info', fields: ['tokenId', 'name', 'scope'], when: 'An API token was created.' },
+  'token.revoked': { level: 'info', fields: ['tokenId', 'name'], when: 'An API token was revoked.' },
+  'site.connection_started': { level: 'info', fields: ['siteId', 'url'], when: 'A site connection is pending the admin’s approval in wp-admin.' },
+  'site.connected': { level: 'info', fields: ['siteId', 'url', 'username', 'mode'], when: 'A site was connected (mode `credentials` or `authorization`).' },
+  'site.authorization_rejected': { level: 'warn', fields: ['siteId', 'url'], when: 'The site’s admin rejected the authorization request.' },
+  'site.authorization_expired': { level: 'warn', fields: ['siteId', 'url'], when: 'A pending authorization was not approved in time.' },
+  'site.authorization_failed': { level: 'warn', fields: ['siteId', 'url', 'reason'], when: 'The callback carried credentials that the site did not accept.' },
+  'site.disconnected': { level: 'info', fields: ['siteId', 'url', 'credentialRevoked'], when: 'A site was removed.' },
+  'site.credential_revoke_failed': { level: 'warn', fields: ['siteId', 'url', 'reason'], when: 'Removing a site could not revoke its application password on the site; revoke it in wp-admin.' },
+  'site.sync_failed': { level: 'warn', fields: ['siteId', 'url', 'reason'], when: 'Refreshing a site’s inventory failed. Resolves with `site.sync_recovered`.' },
+  'site.sync_recovered': { level: 'info', fields: ['siteId', 'url'], when: 'A site whose last sync failed synced again.' },
+} as const satisfies Record<string, { level: 'info' | 'warn' | 'error'; fields: readonly string[]; when: string }>;
+
+export type EventName = keyof typeof eventCatalogue;
+type FieldsOf<E extends EventName> = { [K in (typeof eventCatalogue)[E]['fields'][number]]: unknown };
+
+/** Logs a catalogued event at its catalogued level with its documented fields. */
+export function logEvent<E extends EventName>(logger: Logger, event: E, fields: FieldsOf<E> & Record<string, unknown>, message?: string): void {
+  const { level } = eventCatalogue[event];
+  const record: Record<string, unknown> = { event, ...fields };
+  logger[level](record, message ?? event);
+}

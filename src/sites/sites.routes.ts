@@ -1,0 +1,87 @@
+import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/auth.js';
+import { bodyOrQueryRequest, readBodyOrQuery } from '../http/input.js';
+import { jsonContent, problemResponses } from '../http/openapi.js';
+import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
+import { toSiteDetailsView, toSiteView } from './site-view.js';
+import { ConnectSiteInput, ListSitesQuery, PendingSiteSchema, SiteDetailsSchema, SiteIdParam, SiteSchema } from './sites.schemas.js';
+import type { SitesService } from './sites.service.js';
+
+const tags = ['Sites'];
+
+const listSites = createRoute({
+  method: 'get',
+  path: '/sites',
+  tags,
+  summary: 'List sites',
+  description: 'All sites, oldest first, including ones still waiting for approval (filter with `state`).',
+  request: { query: PaginationQuery.extend(ListSitesQuery.shape) },
+  responses: { 200: jsonContent(pageSchema(SiteSchema, 'SitePage'), 'A page of sites'), ...problemResponses(400) },
+});
+
+const getSite = createRoute({
+  method: 'get',
+  path: '/sites/{id}',
+  tags,
+  summary: 'Site details',
+  description: 'The site with its plugins, themes and status, as last synced (the API never waits on the site).',
+  request: { params: SiteIdParam },
+  responses: { 200: jsonContent(SiteDetailsSchema, 'The site'), ...problemResponses(404) },
+});
+
+const connectSite = createRoute({
+  method: 'post',
+  path: '/sites',
+  tags,
+  summary: 'Connect a site',
+  description: [
+    'With `url` alone: answers 202 with the site `pending` and an `authorizeUrl` (WordPress’s own authorize-application screen). When an administrator approves there, WordPress sends the application password to the daemon’s callback and the site becomes `connected`.',
+    'With `url`, `username` and `applicationPassword`: checks them against the site at once and answers 201 with the connected site.',
+    'Parameters may be sent as JSON, as a form, or in the query string.',
+  ].join('\n\n'),
+  request: bodyOrQueryRequest(ConnectSiteInput),
+  responses: {
+    201: jsonContent(SiteDetailsSchema, 'Connected with the given credentials'),
+    202: jsonContent(PendingSiteSchema, 'Waiting for an administrator to approve at `authorizeUrl`'),
+    ...problemResponses(400, 403, 409, 415, 422, 502, 504),
+  },
+});
+
+const deleteSite = createRoute({
+  method: 'delete',
+  path: '/sites/{id}',
+  tags,
+  summary: 'Disconnect a site',
+  description: 'Revokes Sitewarden’s application password on the site (best effort; a failure is logged as `site.credential_revoke_failed`) and removes the site.',
+  request: { params: SiteIdParam },
+  responses: { 204: { description: 'Removed' }, ...problemResponses(403, 404) },
+});
+
+export function createSitesRoutes({ sites }: { sites: SitesService }) {
+  return new OpenAPIHono<AppEnv>()
+    .openapi(listSites, (c) => {
+      const { limit, cursor, state } = c.req.valid('query');
+      const rows = sites.list({ limit, after: decodeCursor(cursor), state });
+      const page = toPage(rows, limit);
+      return c.json({ items: page.items.map(toSiteView), nextCursor: page.nextCursor }, 200);
+    })
+    .openapi(getSite, (c) => {
+      const site = sites.get(c.req.valid('param').id);
+      return c.json(toSiteDetailsView(site, sites.inventory(site.id)), 200);
+    })
+    .openapi(connectSite, async (c) => {
+      const input = readBodyOrQuery(c, ConnectSiteInput);
+      const result = await sites.connect(input);
+      if (result.mode === 'authorization') {
+        c.header('Location', `/api/sites/${result.site.id}`);
+        return c.json({ ...toSiteView(result.site), authorizeUrl: result.authorizeUrl }, 202);
+      }
+      c.header('Location', `/api/sites/${result.site.id}`);
+      return c.json(toSiteDetailsView(result.site, sites.inventory(result.site.id)), 201);
+    })
+    .openapi(deleteSite, async (c) => {
+      await sites.disconnect(c.req.valid('param').id);
+      return c.body(null, 204);
+    });
+}
+

@@ -1,0 +1,68 @@
+import { z } from '@hono/zod-openapi';
+import { PluginSchema } from '../plugins/plugins.schemas.js';
+import { ThemeSchema } from '../themes/themes.schemas.js';
+import { siteStates } from './sites.table.js';
+
+export const SiteIdParam = z.object({
+  id: z.string().min(1).max(64).openapi({ param: { name: 'id', in: 'path' }, example: 'site_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
+});
+
+export const ConnectSiteInput = z
+  .object({
+    url: z.string({ error: 'url is required' }).min(1, 'url is required').max(2048).openapi({ description: 'The site’s address, e.g. `https://example.com`.', example: 'https://example.com' }),
+    username: z.string().min(1).max(200).optional().openapi({ description: 'A WordPress user with administrator capabilities. With `applicationPassword`, connects at once.' }),
+    applicationPassword: z.string().min(1).max(200).optional().openapi({ description: 'An application password of that user (spaces allowed, as WordPress shows it).' }),
+  })
+  .openapi('ConnectSiteInput');
+
+export const SiteSchema = z
+  .object({
+    id: z.string(),
+    url: z.string().openapi({ description: 'The site’s home URL as WordPress reports it.' }),
+    name: z.string().nullable(),
+    restUrl: z.string().openapi({ description: 'The REST API root the site advertises.' }),
+    username: z.string().nullable().openapi({ description: 'The WordPress user Sitewarden acts as.' }),
+    status: z.object({
+      connection: z.enum(siteStates).openapi({ description: '`pending` until the admin approves in wp-admin; `connected`; or why the connection did not happen.' }),
+      reason: z.string().nullable().openapi({ description: 'Why the site is in a non-connected state.' }),
+      lastSyncedAt: z.string().nullable().openapi({ description: 'When plugins and themes were last read from the site.' }),
+      lastSyncAttemptAt: z.string().nullable(),
+      syncError: z.string().nullable().openapi({ description: 'Why the last sync failed; null after a successful sync.' }),
+    }),
+    versions: z.object({
+      wordpress: z.string().nullable(),
+      php: z.string().nullable(),
+      connector: z.string().nullable().openapi({ description: 'The Sitewarden connector plugin’s version, null when it is not installed.' }),
+    }),
+    authorization: z
+      .object({ url: z.string(), expiresAt: z.string() })
+      .nullable()
+      .openapi({ description: 'While pending: where the site’s admin approves the connection.' }),
+    createdAt: z.string(),
+    connectedAt: z.string().nullable(),
+  })
+  .openapi('Site');
+
+export const SiteDetailsSchema = SiteSchema.extend({
+  plugins: z.array(PluginSchema).openapi({ description: 'As of `status.lastSyncedAt`.' }),
+  themes: z.array(ThemeSchema).openapi({ description: 'As of `status.lastSyncedAt`.' }),
+}).openapi('SiteDetails');
+
+export const PendingSiteSchema = SiteSchema.extend({
+  authorizeUrl: z.string().openapi({ description: 'Open this in a browser logged in to the site as an administrator and approve the connection.' }),
+}).openapi('PendingSite');
+
+export const ListSitesQuery = z.object({
+  state: z.enum(siteStates).optional().openapi({ description: 'Only sites in this connection state.' }),
+});
+
+export const AuthorizationCallbackQuery = z.object({
+  state: z.string().min(1).max(200).openapi({ description: 'The one-time value tying the approval to the pending site.' }),
+  success: z.string().optional().openapi({ description: '`false` when the admin rejected the request.' }),
+  site_url: z.string().max(2048).optional(),
+  user_login: z.string().max(200).optional(),
+  password: z.string().max(200).optional(),
+});
+
+export type SiteView = z.infer<typeof SiteSchema>;
+export type SiteDetailsView = z.infer<typeof SiteDetailsSchema>;

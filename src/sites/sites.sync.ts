@@ -1,0 +1,74 @@
+import type { Logger } from 'pino';
+import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
+import { pluginFromWordPress } from '../plugins/plugins.schemas.js';
+import type { Clock } from '../shared/clock.js';
+import { logEvent } from '../shared/events.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import { themeFromWordPress } from '../themes/themes.schemas.js';
+import type { WordPressClient, WordPressSession } from '../wordpress/wordpress-client.js';
+import type { SitesRepository } from './sites.repository.js';
+import type { SiteRow } from './sites.table.js';
+
+/**
+ * Keeps each connected site's stored inventory fresh, in the background, so the API answers
+ * from the database and a slow site never makes it slow.
+ */
+export function createSiteSync({
+  repository,
+  wordpress,
+  secrets,
+  queue,
+  clock,
+  logger,
+  intervalMinutes,
+}: {
+  repository: SitesRepository;
+  wordpress: WordPressClient;
+  secrets: SecretBox;
+  queue: SiteTaskQueue;
+  clock: Clock;
+  logger: Logger;
+  intervalMinutes: number;
+}) {
+  function sessionFor(site: SiteRow): WordPressSession {
+    if (site.state !== 'connected' || !site.username || !site.credentialSealed) throw new Error(`site ${site.id} is not connected`);
+    return wordpress.session({ restUrl: site.restUrl, username: site.username, applicationPassword: secrets.open(site.credentialSealed) });
+  }
+
+  /** Reads plugins and themes from the site now and stores them. Failures are recorded, not thrown. */
+  async function syncNow(siteId: string): Promise<SiteRow | undefined> {
+    const site = repository.findById(siteId);
+    if (!site || site.state !== 'connected') return site;
+    const attemptAt = clock.now();
+    try {
+      const session = sessionFor(site);
+      const [plugins, themes] = await Promise.all([session.listPlugins(), session.listThemes()]);
+      const syncedAt = clock.now();
+      repository.writeInventory(site.id, {
+        pluginsJson: JSON.stringify(plugins.map(pluginFromWordPress)),
+        themesJson: JSON.stringify(themes.map(themeFromWordPress)),
+        syncedAt,
+      });
+      if (site.syncError) logEvent(logger, 'site.sync_recovered', { siteId: site.id, url: site.url });
+      return repository.update(site.id, { lastSyncedAt: syncedAt, lastSyncAttemptAt: attemptAt, syncError: null, updatedAt: syncedAt });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      logEvent(logger, 'site.sync_failed', { siteId: site.id, url: site.url, reason });
+      return repository.update(site.id, { lastSyncAttemptAt: attemptAt, syncError: reason, updatedAt: attemptAt });
+    }
+  }
+
+  return {
+    sessionFor,
+    syncNow,
+    /** Scheduler tick: enqueue a sync for every connected site not synced within the interval. */
+    enqueueDue(): number {
+      const before = new Date(clock.now().getTime() - intervalMinutes * 60_000);
+      const due = repository.dueForSync(before, 500).filter((site) => !queue.isBusy(site.id));
+      for (const site of due) void queue.run(site.id, () => syncNow(site.id)).catch(() => undefined);
+      return due.length;
+    },
+  };
+}
+
+export type SiteSync = ReturnType<typeof createSiteSync>;

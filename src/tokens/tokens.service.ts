@@ -1,0 +1,99 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock } from '../shared/clock.js';
+import { defineProblem } from '../shared/errors.js';
+import { logEvent } from '../shared/events.js';
+import { createId } from '../shared/ids.js';
+import type { TokensRepository } from './tokens.repository.js';
+import type { ApiTokenRow } from './tokens.table.js';
+
+export type TokenScope = 'read' | 'write';
+
+export const tokenProblems = {
+  notFound: defineProblem('token-not-found', 404, 'No such API token'),
+  ambiguous: defineProblem('token-ambiguous', 409, 'More than one token has that name'),
+};
+
+export interface AuthenticatedToken {
+  id: string;
+  name: string;
+  scope: TokenScope;
+}
+
+export interface TokenSummary {
+  id: string;
+  name: string;
+  scope: TokenScope;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export const BOOTSTRAP_TOKEN_FILE = 'admin-token';
+const TOKEN_PREFIX = 'swt_';
+/** last_used_at is refreshed at most this often, so authentication does not write on every request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export function createTokensService({ repository, clock, logger }: { repository: TokensRepository; clock: Clock; logger: Logger }) {
+  function create(name: string, scope: TokenScope): { token: string; summary: TokenSummary } {
+    const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+    const now = clock.now();
+    const row = { id: createId('tok', now), name, scope, tokenHash: hashToken(token), prefix: token.slice(0, TOKEN_PREFIX.length + 6), createdAt: now };
+    repository.insert(row);
+    logEvent(logger, 'token.created', { tokenId: row.id, name, scope });
+    return { token, summary: toSummary({ ...row, lastUsedAt: null, revokedAt: null }) };
+  }
+
+  return {
+    create,
+
+    /** Returns the token's identity, or null for an unknown or revoked token. */
+    authenticate(token: string): AuthenticatedToken | null {
+      if (!token.startsWith(TOKEN_PREFIX)) return null;
+      const row = repository.findActiveByHash(hashToken(token));
+      if (!row) return null;
+      const now = clock.now();
+      if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) repository.markUsed(row.id, now);
+      return { id: row.id, name: row.name, scope: row.scope };
+    },
+
+    list: (): TokenSummary[] => repository.list().map(toSummary),
+
+    revoke(idOrName: string): TokenSummary {
+      const matches = repository.findByIdOrName(idOrName);
+      if (matches.length === 0) throw tokenProblems.notFound.create(`no active token has the id or name ${idOrName}`);
+      if (matches.length > 1) throw tokenProblems.ambiguous.create(`${matches.length} active tokens are named ${idOrName}; revoke one by its id`);
+      const row = matches[0]!;
+      const now = clock.now();
+      repository.revoke(row.id, now);
+      logEvent(logger, 'token.revoked', { tokenId: row.id, name: row.name });
+      return toSummary({ ...row, revokedAt: now });
+    },
+
+    /**
+     * On a first start there is no way to call the API; an admin token is written to a 0600
+     * file in the data directory. Its path is logged, never the token.
+     */
+    ensureBootstrapToken(dataDir: string): { path: string } | null {
+      if (repository.countActive() > 0) return null;
+      const path = join(dataDir, BOOTSTRAP_TOKEN_FILE);
+      const { token, summary } = create('admin', 'write');
+      const temporary = `${path}.tmp-${process.pid}`;
+      writeFileSync(temporary, `${token}\n`, { mode: 0o600 });
+      renameSync(temporary, path);
+      logEvent(logger, 'token.bootstrap_created', { tokenId: summary.id, path }, `no API token existed: an admin token was written to ${path}`);
+      return { path };
+    },
+  };
+}
+
+function toSummary(row: ApiTokenRow): TokenSummary {
+  return { id: row.id, name: row.name, scope: row.scope, prefix: row.prefix, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt, revokedAt: row.revokedAt };
+}
+
+export type TokensService = ReturnType<typeof createTokensService>;

@@ -1,0 +1,190 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import { defineProblem, isAppError } from '../shared/errors.js';
+
+/**
+ * Every call Sitewarden makes to a remote site goes through here, so timeouts, body caps,
+ * redirects and the retry policy live in one place. A site that hangs, floods or garbles
+ * its answer yields a problem, never a crash or a request that never ends.
+ */
+export const siteHttpProblems = {
+  unreachable: defineProblem('site-unreachable', 502, 'The site could not be reached'),
+  timeout: defineProblem('site-timeout', 504, 'The site did not answer in time'),
+  tooLarge: defineProblem('site-response-too-large', 502, 'The site’s answer was too large'),
+  invalidResponse: defineProblem('site-invalid-response', 502, 'The site’s answer could not be understood'),
+};
+
+export interface SiteRequest {
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
+  url: string;
+  headers?: Record<string, string>;
+  /** Serialised as JSON. */
+  json?: unknown;
+  basicAuth?: { username: string; password: string };
+  timeoutMs?: number;
+  maxBytes?: number;
+  followRedirects?: boolean;
+}
+
+export interface SiteResponse {
+  status: number;
+  /** The URL that answered, after redirects. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  text(): string;
+  /** Parses the body as JSON; a site answering HTML or garbage gives `site-invalid-response`. */
+  json<T = unknown>(): T;
+}
+
+export interface SiteHttp {
+  request(req: SiteRequest): Promise<SiteResponse>;
+  close(): Promise<void>;
+}
+
+const MAX_REDIRECTS = 5;
+const RETRY_DELAY_MS = 250;
+const RETRYABLE_STATUS = new Set([502, 503, 504]);
+
+class NetworkFailure extends Error {
+  constructor(
+    readonly kind: 'timeout' | 'unreachable',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: number; maxBytes: number; userAgent: string }): SiteHttp {
+  const agent = new Agent({ connect: { timeout: Math.min(timeoutMs, 10_000) }, keepAliveTimeout: 10_000 });
+
+  async function once(req: SiteRequest, url: string, deadline: AbortSignal, dispatcher: Dispatcher): Promise<SiteResponse> {
+    const headers: Record<string, string> = { 'user-agent': userAgent, accept: 'application/json, text/html;q=0.5, */*;q=0.1', ...req.headers };
+    if (req.basicAuth) headers.authorization = `Basic ${Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`).toString('base64')}`;
+    let body: string | undefined;
+    if (req.json !== undefined) {
+      body = JSON.stringify(req.json);
+      headers['content-type'] = 'application/json';
+    }
+    const limit = req.maxBytes ?? maxBytes;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, { method: req.method ?? 'GET', headers, body, signal: deadline, dispatcher });
+    } catch (error) {
+      throw toNetworkFailure(error, url, deadline);
+    }
+    const declared = Number(response.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      response.body.destroy();
+      throw siteHttpProblems.tooLarge.create(`${url} announced ${declared} bytes, more than the ${limit}-byte limit`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of response.body) {
+        size += (chunk as Buffer).length;
+        if (size > limit) {
+          response.body.destroy();
+          throw siteHttpProblems.tooLarge.create(`${url} sent more than the ${limit}-byte limit`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      if (isAppError(error)) throw error;
+      throw toNetworkFailure(error, url, deadline);
+    }
+    const buffer = Buffer.concat(chunks);
+    return {
+      status: response.statusCode,
+      url,
+      headers: response.headers,
+      body: buffer,
+      text: () => buffer.toString('utf8'),
+      json<T>() {
+        try {
+          return JSON.parse(buffer.toString('utf8').replace(/^\uFEFF/, '')) as T;
+        } catch {
+          const contentType = String(response.headers['content-type'] ?? 'unknown type');
+          throw siteHttpProblems.invalidResponse.create(`${url} answered ${response.statusCode} with ${contentType} that is not valid JSON`, { siteStatus: response.statusCode });
+        }
+      },
+    };
+  }
+
+  async function withRedirects(req: SiteRequest, deadline: AbortSignal): Promise<SiteResponse> {
+    let url = req.url;
+    let current = req;
+    for (let hop = 0; ; hop++) {
+      const response = await once(current, url, deadline, agent);
+      const location = response.headers.location;
+      const isRedirect = response.status >= 300 && response.status < 400 && typeof location === 'string';
+      if (!isRedirect || req.followRedirects === false || (current.method ?? 'GET') !== 'GET') return response;
+      if (hop >= MAX_REDIRECTS) throw siteHttpProblems.invalidResponse.create(`${req.url} redirected more than ${MAX_REDIRECTS} times`);
+      const next = new URL(location, url);
+      if (next.protocol !== 'http:' && next.protocol !== 'https:') throw siteHttpProblems.invalidResponse.create(`${url} redirected to an unsupported address`);
+      // Credentials never follow a redirect to another origin.
+      if (next.origin !== new URL(url).origin) current = { ...current, basicAuth: undefined };
+      url = next.toString();
+    }
+  }
+
+  return {
+    async request(req) {
+      const idempotent = (req.method ?? 'GET') === 'GET' || req.method === 'HEAD';
+      const timeout = req.timeoutMs ?? timeoutMs;
+      for (let attempt = 1; ; attempt++) {
+        const deadline = AbortSignal.timeout(timeout);
+        try {
+          const response = await withRedirects(req, deadline);
+          if (idempotent && attempt === 1 && RETRYABLE_STATUS.has(response.status)) {
+            await delay(RETRY_DELAY_MS);
+            continue;
+          }
+          return response;
+        } catch (error) {
+          if (error instanceof NetworkFailure) {
+            if (error.kind === 'unreachable' && idempotent && attempt === 1) {
+              await delay(RETRY_DELAY_MS);
+              continue;
+            }
+            const problem = error.kind === 'timeout' ? siteHttpProblems.timeout : siteHttpProblems.unreachable;
+            throw problem.create(error.message, error.kind === 'timeout' ? { timeoutMs: timeout } : {}, { cause: error.cause });
+          }
+          throw error;
+        }
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+function toNetworkFailure(error: unknown, url: string, deadline: AbortSignal): NetworkFailure {
+  if (deadline.aborted) return new NetworkFailure('timeout', `${url} did not answer in time`, { cause: error });
+  const code = (error as { code?: string }).code ?? '';
+  const host = safeHost(url);
+  const reasons: Record<string, string> = {
+    ENOTFOUND: `the host name ${host} does not resolve`,
+    EAI_AGAIN: `the host name ${host} could not be resolved`,
+    ECONNREFUSED: `${host} refused the connection`,
+    ECONNRESET: `${host} closed the connection`,
+    UND_ERR_CONNECT_TIMEOUT: `connecting to ${host} timed out`,
+    UND_ERR_SOCKET: `${host} closed the connection`,
+    EHOSTUNREACH: `${host} is unreachable`,
+    ENETUNREACH: `${host} is unreachable`,
+  };
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return new NetworkFailure('timeout', `${url} did not answer in time`, { cause: error });
+  }
+  const reason = reasons[code] ?? (code.startsWith('ERR_TLS') || code.includes('CERT') ? `TLS with ${host} failed (${code})` : `${url}: ${(error as Error).message ?? 'request failed'}`);
+  return new NetworkFailure('unreachable', reason, { cause: error });
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,112 @@
+import type { SiteHttp, SiteResponse } from './site-http.js';
+import { siteHttpProblems } from './site-http.js';
+import { restRouteUrl } from './rest-url.js';
+import { wordpressProblems, type WordPressErrorBody } from './wordpress.errors.js';
+
+export interface SiteCredentials {
+  restUrl: string;
+  username: string;
+  applicationPassword: string;
+}
+
+export interface WordPressUser {
+  id: number;
+  username: string;
+  name: string;
+  roles: string[];
+  capabilities: Record<string, boolean>;
+}
+
+export interface WordPressPlugin {
+  plugin: string;
+  status: string;
+  name: string;
+  version: string;
+  network_only?: boolean;
+  requires_wp?: string;
+  requires_php?: string;
+  description?: { raw?: string; rendered?: string } | string;
+  author?: string;
+  plugin_uri?: string;
+}
+
+export interface WordPressTheme {
+  stylesheet: string;
+  template?: string;
+  status: string;
+  name: { raw?: string; rendered?: string } | string;
+  version: string;
+  requires_wp?: string;
+  requires_php?: string;
+}
+
+/** Authenticated calls to one site's core REST API. */
+export interface WordPressSession {
+  currentUser(): Promise<WordPressUser>;
+  currentApplicationPasswordUuid(): Promise<string | null>;
+  listPlugins(): Promise<WordPressPlugin[]>;
+  listThemes(): Promise<WordPressTheme[]>;
+  revokeApplicationPassword(uuid: string): Promise<void>;
+  /** Raw access for feature modules (plugins, themes, the connector). */
+  call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', route: string, options?: { query?: Record<string, string | number | undefined>; json?: unknown; timeoutMs?: number }): Promise<T>;
+}
+
+export interface WordPressClient {
+  session(credentials: SiteCredentials): WordPressSession;
+}
+
+export function createWordPressClient({ http }: { http: SiteHttp }): WordPressClient {
+  return {
+    session(credentials) {
+      const call: WordPressSession['call'] = async (method, route, options = {}) => {
+        const response = await http.request({
+          method,
+          url: restRouteUrl(credentials.restUrl, route, options.query),
+          json: options.json,
+          timeoutMs: options.timeoutMs,
+          basicAuth: { username: credentials.username, password: credentials.applicationPassword },
+        });
+        return readRestResponse(response);
+      };
+      return {
+        call,
+        async currentUser() {
+          const user = await call<{ id: number; slug: string; username?: string; name: string; roles?: string[]; capabilities?: Record<string, boolean> }>('GET', 'wp/v2/users/me', { query: { context: 'edit' } });
+          return { id: user.id, username: user.username ?? user.slug, name: user.name, roles: user.roles ?? [], capabilities: user.capabilities ?? {} };
+        },
+        async currentApplicationPasswordUuid() {
+          try {
+            const item = await call<{ uuid?: string }>('GET', 'wp/v2/users/me/application-passwords/introspect');
+            return item.uuid ?? null;
+          } catch {
+            return null; // Older WordPress has no introspection; disconnecting then cannot revoke.
+          }
+        },
+        listPlugins: () => call<WordPressPlugin[]>('GET', 'wp/v2/plugins', { query: { context: 'edit' } }),
+        listThemes: () => call<WordPressTheme[]>('GET', 'wp/v2/themes', { query: { context: 'edit', per_page: 100 } }),
+        async revokeApplicationPassword(uuid) {
+          await call('DELETE', `wp/v2/users/me/application-passwords/${encodeURIComponent(uuid)}`);
+        },
+      };
+    },
+  };
+}
+
+/** Turns a REST answer into data, or into the problem that explains it. */
+export function readRestResponse<T>(response: SiteResponse): T {
+  if (response.status >= 200 && response.status < 300) return response.json<T>();
+  let error: WordPressErrorBody = {};
+  try {
+    error = response.json<WordPressErrorBody>();
+  } catch {
+    // A non-JSON error page (a proxy, a PHP fatal) is described by its status alone.
+  }
+  const detail = `${error.message ? stripTags(error.message) : `the site answered HTTP ${response.status}`}${error.code ? ` (${error.code})` : ''}`;
+  const extensions = { siteStatus: response.status, siteCode: error.code };
+  if (response.status === 401) throw wordpressProblems.credentialsRejected.create(detail, extensions);
+  if (response.status === 403) throw wordpressProblems.siteForbidden.create(detail, extensions);
+  if (response.status === 404 && error.code === 'rest_no_route') throw siteHttpProblems.invalidResponse.create(`the site has no REST route for ${new URL(response.url).pathname}`, extensions);
+  throw wordpressProblems.siteError.create(detail, extensions);
+}
+
+const stripTags = (text: string) => text.replace(/<[^>]*>/g, '').trim();
