@@ -2,9 +2,9 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from '../http/auth.js';
-import { jsonContent, problemResponses } from '../http/openapi.js';
-import { problemDocument, problemResponse } from '../http/problem.js';
-import { isAppError } from '../shared/errors.js';
+import { problemResponses } from '../http/openapi.js';
+import { problemDocument } from '../http/problem.js';
+import { isAppError, type AppError } from '../shared/errors.js';
 import { toSiteView } from './site-view.js';
 import { AuthorizationCallbackQuery, SiteSchema } from './sites.schemas.js';
 import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites.service.js';
@@ -41,7 +41,7 @@ export function createAuthorizationRoutes({ sites }: { sites: SitesService }) {
   });
 }
 
-function htmlProblem(c: Context, error: Parameters<typeof problemResponse>[1]) {
+function htmlProblem(c: Context, error: AppError) {
   const problem = problemDocument(error);
   return c.html(page(problem.title, problem.detail), problem.status as ContentfulStatusCode) as never;
 }

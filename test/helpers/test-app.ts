@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { openDatabase } from '../../src/db/database.js';
+import { createApp } from '../../src/http/app.js';
+import { createServices, type ServiceConfig } from '../../src/services.js';
+import { createFakeClock, systemClock, type Clock } from '../../src/shared/clock.js';
+import { createCapturedLogger } from './log-capture.js';
+
+export const testServiceConfig: ServiceConfig = {
+  publicUrl: 'http://127.0.0.1:8080',
+  siteRequestTimeoutMs: 15_000,
+  siteMaxResponseBytes: 4 * 1024 * 1024,
+  siteConcurrency: 4,
+  syncIntervalMinutes: 60,
+  authorizationTtlMinutes: 60,
+};
+
+/**
+ * The whole application on a private in-memory database, with real services and a write and
+ * a read token. Requests go through `app.request()`, exactly as the server would route them.
+ */
+export function createTestApp(options: { clock?: Clock; config?: Partial<ServiceConfig> } = {}) {
+  const clock = options.clock ?? systemClock;
+  const database = openDatabase(':memory:');
+  const logs = createCapturedLogger();
+  const secretKey = randomBytes(32);
+  const services = createServices({ config: { ...testServiceConfig, ...options.config }, db: database.db, logger: logs.logger, clock, secretKey });
+  const app = createApp({ tokens: services.tokens, sites: services.sites, logger: logs.logger, version: 'test', checkDatabase: () => true });
+  const writeToken = services.tokens.create('test-write', 'write').token;
+  const readToken = services.tokens.create('test-read', 'read').token;
+
+  async function call(method: string, path: string, init: { json?: unknown; form?: Record<string, string>; token?: string | null; headers?: Record<string, string> } = {}) {
+    const headers: Record<string, string> = { ...init.headers };
+    const token = init.token === undefined ? writeToken : init.token;
+    if (token) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined;
+    if (init.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(init.json);
+    } else if (init.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(init.form).toString();
+    }
+    const response = await app.request(path, { method, headers, body });
+    const text = await response.text();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
+    let json: any = undefined;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON
+    }
+    return { status: response.status, headers: response.headers, text, json };
+  }
+
+  return {
+    app,
+    services,
+    database,
+    logs,
+    clock,
+    writeToken,
+    readToken,
+    call,
+    close: async () => {
+      await services.http.close();
+      database.close();
+    },
+  };
+}
+
+export { createFakeClock };
+export type TestApp = ReturnType<typeof createTestApp>;
