@@ -33,6 +33,7 @@ export function createServices({ config, db, logger, clock, secretKey }: { confi
     wordpress,
     secrets,
     sync,
+    queue: siteQueue,
     clock,
     logger,
     publicUrl: config.publicUrl,

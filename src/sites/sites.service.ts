@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import { logEvent } from '../shared/events.js';
@@ -29,6 +30,7 @@ export interface SitesServiceDeps {
   wordpress: WordPressClient;
   secrets: SecretBox;
   sync: SiteSync;
+  queue: SiteTaskQueue;
   clock: Clock;
   logger: Logger;
   publicUrl: string;
@@ -156,6 +158,23 @@ export function createSitesService(deps: SitesServiceDeps) {
     repository.update(site.id, { state, stateReason: reason, authorizationStateHash: null, updatedAt: now });
   }
 
+  async function removeSite(id: string): Promise<void> {
+    const site = repository.findById(id);
+    if (!site) return;
+    let credentialRevoked = false;
+    if (site.state === 'connected' && site.applicationPasswordUuid) {
+      try {
+        await sync.sessionFor(site).revokeApplicationPassword(site.applicationPasswordUuid);
+        credentialRevoked = true;
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        logEvent(logger, 'site.credential_revoke_failed', { siteId: site.id, url: site.url, reason });
+      }
+    }
+    repository.delete(site.id);
+    logEvent(logger, 'site.disconnected', { siteId: site.id, url: site.url, credentialRevoked });
+  }
+
   return {
     async connect(input: { url: string; username?: string; applicationPassword?: string }) {
       const url = parseUrl(input.url);
@@ -224,20 +243,9 @@ export function createSitesService(deps: SitesServiceDeps) {
 
     /** Removes the site; revoking its application password on the site is best effort. */
     async disconnect(id: string): Promise<void> {
-      const site = repository.findById(id);
-      if (!site) throw sitesProblems.notFound.create(`no site has the id ${id}`);
-      let credentialRevoked = false;
-      if (site.state === 'connected' && site.applicationPasswordUuid) {
-        try {
-          await sync.sessionFor(site).revokeApplicationPassword(site.applicationPasswordUuid);
-          credentialRevoked = true;
-        } catch (error) {
-          const reason = error instanceof Error ? error.message : String(error);
-          logEvent(logger, 'site.credential_revoke_failed', { siteId: site.id, url: site.url, reason });
-        }
-      }
-      repository.delete(site.id);
-      logEvent(logger, 'site.disconnected', { siteId: site.id, url: site.url, credentialRevoked });
+      if (!repository.findById(id)) throw sitesProblems.notFound.create(`no site has the id ${id}`);
+      // Queued behind any running sync or operation on the site, so none writes after removal.
+      await deps.queue.run(id, () => removeSite(id));
     },
 
     /** Scheduler tick: pending authorizations past their time become `authorization_expired`. */
