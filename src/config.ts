@@ -21,6 +21,7 @@ const envSchema = z.object({
   SITEWARDEN_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'SITEWARDEN_PUBLIC_URL must be an http(s) URL' }).optional(),
   SITEWARDEN_SECRET_KEY: z.string().optional(),
   SITEWARDEN_SITE_TIMEOUT_MS: positiveInt('SITEWARDEN_SITE_TIMEOUT_MS', 15_000, 600_000),
+  SITEWARDEN_SITE_OPERATION_TIMEOUT_MS: positiveInt('SITEWARDEN_SITE_OPERATION_TIMEOUT_MS', 120_000, 3_600_000),
   SITEWARDEN_SITE_MAX_RESPONSE_BYTES: positiveInt('SITEWARDEN_SITE_MAX_RESPONSE_BYTES', 16 * 1024 * 1024),
   SITEWARDEN_SITE_CONCURRENCY: positiveInt('SITEWARDEN_SITE_CONCURRENCY', 4, 256),
   SITEWARDEN_SYNC_INTERVAL_MINUTES: positiveInt('SITEWARDEN_SYNC_INTERVAL_MINUTES', 60, 7 * 24 * 60),
@@ -38,6 +39,8 @@ export interface Config {
   /** Base64 (or hex) 32-byte key; when absent a key file in the data directory is used. */
   secretKey: string | undefined;
   siteRequestTimeoutMs: number;
+  /** Time limit of operations that make WordPress work hard (installs, updates). */
+  siteOperationTimeoutMs: number;
   siteMaxResponseBytes: number;
   siteConcurrency: number;
   syncIntervalMinutes: number;
@@ -67,6 +70,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: (values.SITEWARDEN_PUBLIC_URL ?? `http://${hostForUrl}:${values.SITEWARDEN_PORT}`).replace(/\/+$/, ''),
     secretKey: values.SITEWARDEN_SECRET_KEY,
     siteRequestTimeoutMs: values.SITEWARDEN_SITE_TIMEOUT_MS,
+    siteOperationTimeoutMs: values.SITEWARDEN_SITE_OPERATION_TIMEOUT_MS,
     siteMaxResponseBytes: values.SITEWARDEN_SITE_MAX_RESPONSE_BYTES,
     siteConcurrency: values.SITEWARDEN_SITE_CONCURRENCY,
     syncIntervalMinutes: values.SITEWARDEN_SYNC_INTERVAL_MINUTES,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { defaultConnectorZipPath } from './connector/connector-package.js';
 import { openDatabase } from './db/database.js';
 import { createApp } from './http/app.js';
 import { createScheduler } from './jobs/scheduler.js';
@@ -48,8 +49,8 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   void scheduler.runAll();
 
   const app = createApp({
-    tokens: services.tokens,
-    sites: services.sites,
+    ...services,
+    connectorZipPath: defaultConnectorZipPath(),
     logger,
     version: VERSION,
     checkDatabase: () => {

@@ -4,6 +4,9 @@ import type { Db } from './db/database.js';
 import { createSiteTaskQueue } from './jobs/site-task-queue.js';
 import type { Clock } from './shared/clock.js';
 import { createSecretBox } from './shared/secret-box.js';
+import { createPluginsService } from './plugins/plugins.service.js';
+import { createSiteAccess } from './sites/site-access.js';
+import { createThemesService } from './themes/themes.service.js';
 import { createSitesRepository } from './sites/sites.repository.js';
 import { createSitesService } from './sites/sites.service.js';
 import { createSiteSync } from './sites/sites.sync.js';
@@ -15,7 +18,7 @@ import { VERSION } from './version.js';
 
 export type ServiceConfig = Pick<
   Config,
-  'publicUrl' | 'siteRequestTimeoutMs' | 'siteMaxResponseBytes' | 'siteConcurrency' | 'syncIntervalMinutes' | 'authorizationTtlMinutes'
+  'publicUrl' | 'siteRequestTimeoutMs' | 'siteOperationTimeoutMs' | 'siteMaxResponseBytes' | 'siteConcurrency' | 'syncIntervalMinutes' | 'authorizationTtlMinutes'
 >;
 
 /** Builds every service once from its dependencies; main.ts and the tests share it. */
@@ -26,7 +29,7 @@ export function createServices({ config, db, logger, clock, secretKey }: { confi
   const siteQueue = createSiteTaskQueue({ concurrency: config.siteConcurrency });
   const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, logger });
   const sitesRepository = createSitesRepository({ db });
-  const sync = createSiteSync({ repository: sitesRepository, wordpress, secrets, queue: siteQueue, clock, logger, intervalMinutes: config.syncIntervalMinutes });
+  const sync = createSiteSync({ repository: sitesRepository, wordpress, secrets, queue: siteQueue, clock, logger, intervalMinutes: config.syncIntervalMinutes, operationTimeoutMs: config.siteOperationTimeoutMs });
   const sites = createSitesService({
     repository: sitesRepository,
     http,
@@ -39,7 +42,10 @@ export function createServices({ config, db, logger, clock, secretKey }: { confi
     publicUrl: config.publicUrl,
     authorizationTtlMinutes: config.authorizationTtlMinutes,
   });
-  return { http, wordpress, siteQueue, tokens, sites, sync, secrets };
+  const access = createSiteAccess({ repository: sitesRepository, sync, queue: siteQueue, operationTimeoutMs: config.siteOperationTimeoutMs });
+  const plugins = createPluginsService({ access });
+  const themes = createThemesService({ access });
+  return { http, wordpress, siteQueue, tokens, sites, sync, secrets, access, plugins, themes };
 }
 
 export type Services = ReturnType<typeof createServices>;

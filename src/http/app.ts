@@ -1,6 +1,11 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
+import { createConnectorRoutes } from '../connector/connector.routes.js';
+import { createPluginsRoutes } from '../plugins/plugins.routes.js';
+import type { PluginsService } from '../plugins/plugins.service.js';
+import { createThemesRoutes } from '../themes/themes.routes.js';
+import type { ThemesService } from '../themes/themes.service.js';
 import { createAuthorizationRoutes } from '../sites/authorization.routes.js';
 import { createSitesRoutes } from '../sites/sites.routes.js';
 import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from '../sites/sites.service.js';
@@ -13,6 +18,9 @@ import { createErrorHandler, problemResponse, validationError } from './problem.
 export interface AppDeps {
   tokens: TokensService;
   sites: SitesService;
+  plugins: PluginsService;
+  themes: ThemesService;
+  connectorZipPath: string;
   logger: Logger;
   version: string;
   checkDatabase: () => boolean;
@@ -35,6 +43,9 @@ export function createApp(deps: AppDeps) {
   api.route('/', createHealthRoutes(deps));
   api.route('/', createAuthorizationRoutes(deps));
   api.route('/', createSitesRoutes(deps));
+  api.route('/', createPluginsRoutes(deps));
+  api.route('/', createThemesRoutes(deps));
+  api.route('/', createConnectorRoutes(deps));
 
   api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'An API token (`sitewarden token create`).' });
   api.doc31('/openapi.json', {

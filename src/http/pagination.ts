@@ -30,15 +30,25 @@ export const pageSchema = <T extends z.ZodType>(item: T, name: string) =>
 /** Cursors are the last item's sort key, base64url-encoded so clients treat them as opaque. */
 export const encodeCursor = (key: string) => Buffer.from(key, 'utf8').toString('base64url');
 
-export function decodeCursor(cursor: string | undefined): string | undefined {
+const ID_KEY = /^[a-z]+_[0-9a-z]{26}$/;
+
+export function decodeCursor(cursor: string | undefined, keyPattern: RegExp = ID_KEY): string | undefined {
   if (cursor === undefined) return undefined;
   const key = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^[a-z]+_[0-9a-z]{26}$/.test(key)) throw paginationProblems.invalidCursor.create('the cursor does not come from this API; start again without it');
+  if (!keyPattern.test(key)) throw paginationProblems.invalidCursor.create('the cursor does not come from this API; start again without it');
   return key;
 }
 
-export function toPage<T extends { id: string }>(rows: T[], limit: number): { items: T[]; nextCursor: string | null } {
+/** `rows` holds up to limit + 1 rows: the extra one tells whether another page follows. */
+export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => string = (row) => (row as { id: string }).id): { items: T[]; nextCursor: string | null } {
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  return { items, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(keyOf(last)) : null };
+}
+
+/** Pages through a list read whole from a site, sorted by `key`. */
+export function pageOfList<T>(all: T[], { limit, cursor }: { limit: number; cursor?: string }, key: (item: T) => string, keyPattern: RegExp) {
+  const after = decodeCursor(cursor, keyPattern);
+  const rest = after === undefined ? all : all.filter((item) => key(item) > after);
+  return toPage(rest.slice(0, limit + 1), limit, key);
 }

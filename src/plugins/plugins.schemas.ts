@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import type { WordPressPlugin } from '../wordpress/wordpress-client.js';
 
 export const PluginSchema = z
@@ -38,4 +39,12 @@ export function decodeEntities(text: string): string {
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .replace(/&amp;/g, '&');
+}
+
+/** Adds the connector's update offers (keyed by plugin file) to plugins. */
+export function withPluginUpdates(plugins: Plugin[], updates: AvailableUpdates | null): Plugin[] {
+  return plugins.map((plugin) => {
+    const offer = updates?.plugins[plugin.file];
+    return offer ? { ...plugin, update: { version: offer.newVersion } } : plugin;
+  });
 }

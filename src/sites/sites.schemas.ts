@@ -66,3 +66,11 @@ export const AuthorizationCallbackQuery = z.object({
 
 export type SiteView = z.infer<typeof SiteSchema>;
 export type SiteDetailsView = z.infer<typeof SiteDetailsSchema>;
+
+/** Nested routes name the site `{siteId}`. */
+export const SiteIdPathParam = z.object({
+  siteId: z.string().min(1).max(64).openapi({ param: { name: 'siteId', in: 'path' }, example: 'site_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
+});
+
+/** Plugin and theme slugs: folder names. */
+export const SlugPattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;

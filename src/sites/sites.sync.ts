@@ -1,13 +1,16 @@
 import type { Logger } from 'pino';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
-import { pluginFromWordPress } from '../plugins/plugins.schemas.js';
+import { pluginFromWordPress, withPluginUpdates } from '../plugins/plugins.schemas.js';
 import type { Clock } from '../shared/clock.js';
 import { logEvent } from '../shared/events.js';
 import type { SecretBox } from '../shared/secret-box.js';
-import { themeFromWordPress } from '../themes/themes.schemas.js';
+import { themeFromWordPress, withThemeUpdates } from '../themes/themes.schemas.js';
+import { createConnector, type AvailableUpdates, type Connector } from '../wordpress/connector-client.js';
 import type { WordPressClient, WordPressSession } from '../wordpress/wordpress-client.js';
 import type { SitesRepository } from './sites.repository.js';
 import type { SiteRow } from './sites.table.js';
+
+const UPDATE_CHECK_MAX_AGE_MS = 12 * 60 * 60_000;
 
 /**
  * Keeps each connected site's stored inventory fresh, in the background, so the API answers
@@ -21,6 +24,7 @@ export function createSiteSync({
   clock,
   logger,
   intervalMinutes,
+  operationTimeoutMs,
 }: {
   repository: SitesRepository;
   wordpress: WordPressClient;
@@ -29,7 +33,16 @@ export function createSiteSync({
   clock: Clock;
   logger: Logger;
   intervalMinutes: number;
+  operationTimeoutMs: number;
 }) {
+  /** WordPress's own update check may be stale (or never ran where WP-Cron is off); renew it twice a day. */
+  async function freshUpdates(connector: Connector): Promise<AvailableUpdates> {
+    const updates = await connector.updates();
+    const checkedAt = updates.checkedAt ? Date.parse(updates.checkedAt) : NaN;
+    if (Number.isFinite(checkedAt) && clock.now().getTime() - checkedAt < UPDATE_CHECK_MAX_AGE_MS) return updates;
+    return connector.updates({ refresh: true });
+  }
+
   function sessionFor(site: SiteRow): WordPressSession {
     if (site.state !== 'connected' || !site.username || !site.credentialSealed) throw new Error(`site ${site.id} is not connected`);
     return wordpress.session({ restUrl: site.restUrl, username: site.username, applicationPassword: secrets.open(site.credentialSealed) });
@@ -42,15 +55,18 @@ export function createSiteSync({
     const attemptAt = clock.now();
     try {
       const session = sessionFor(site);
-      const [plugins, themes] = await Promise.all([session.listPlugins(), session.listThemes()]);
+      const connector = createConnector(session, { operationTimeoutMs });
+      const [plugins, themes, info] = await Promise.all([session.listPlugins(), session.listThemes(), connector.info()]);
+      const updates = info ? await freshUpdates(connector) : null;
       const syncedAt = clock.now();
       repository.writeInventory(site.id, {
-        pluginsJson: JSON.stringify(plugins.map(pluginFromWordPress)),
-        themesJson: JSON.stringify(themes.map(themeFromWordPress)),
+        pluginsJson: JSON.stringify(withPluginUpdates(plugins.map(pluginFromWordPress), updates)),
+        themesJson: JSON.stringify(withThemeUpdates(themes.map(themeFromWordPress), updates)),
         syncedAt,
       });
       if (site.syncError) logEvent(logger, 'site.sync_recovered', { siteId: site.id, url: site.url });
-      return repository.update(site.id, { lastSyncedAt: syncedAt, lastSyncAttemptAt: attemptAt, syncError: null, updatedAt: syncedAt });
+      const versions = info ? { connectorVersion: info.connector, wordpressVersion: info.wordpress, phpVersion: info.php } : { connectorVersion: null };
+      return repository.update(site.id, { ...versions, lastSyncedAt: syncedAt, lastSyncAttemptAt: attemptAt, syncError: null, updatedAt: syncedAt });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       logEvent(logger, 'site.sync_failed', { siteId: site.id, url: site.url, reason });

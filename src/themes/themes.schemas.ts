@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { decodeEntities } from '../plugins/plugins.schemas.js';
+import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import type { WordPressTheme } from '../wordpress/wordpress-client.js';
 
 export const ThemeSchema = z
@@ -28,4 +29,12 @@ export function themeFromWordPress(theme: WordPressTheme): Theme {
     parent: theme.template && theme.template !== theme.stylesheet ? theme.template : null,
     update: null,
   };
+}
+
+/** Adds the connector's update offers (keyed by stylesheet) to themes. */
+export function withThemeUpdates(themes: Theme[], updates: AvailableUpdates | null): Theme[] {
+  return themes.map((theme) => {
+    const offer = updates?.themes[theme.slug];
+    return offer ? { ...theme, update: { version: offer.newVersion } } : theme;
+  });
 }

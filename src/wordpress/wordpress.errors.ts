@@ -5,7 +5,7 @@ export const wordpressProblems = {
   applicationPasswordsUnavailable: defineProblem('application-passwords-unavailable', 422, 'Application passwords are not available on the site'),
   credentialsRejected: defineProblem('credentials-rejected', 422, 'The site rejected the credentials'),
   insufficientCapabilities: defineProblem('insufficient-capabilities', 422, 'The WordPress user lacks the capabilities Sitewarden needs'),
-  siteForbidden: defineProblem('site-refused', 502, 'The site refused the operation'),
+  siteForbidden: defineProblem('site-refused', 422, 'The site refused the operation'),
   siteError: defineProblem('site-error', 502, 'The site answered with an error'),
 };
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../../src/db/database.js';
+import { defaultConnectorZipPath } from '../../src/connector/connector-package.js';
 import { createApp } from '../../src/http/app.js';
 import { createServices, type ServiceConfig } from '../../src/services.js';
 import { createFakeClock, systemClock, type Clock } from '../../src/shared/clock.js';
@@ -8,6 +9,7 @@ import { createCapturedLogger } from './log-capture.js';
 export const testServiceConfig: ServiceConfig = {
   publicUrl: 'http://127.0.0.1:8080',
   siteRequestTimeoutMs: 15_000,
+  siteOperationTimeoutMs: 120_000,
   siteMaxResponseBytes: 4 * 1024 * 1024,
   siteConcurrency: 4,
   syncIntervalMinutes: 60,
@@ -24,7 +26,7 @@ export function createTestApp(options: { clock?: Clock; config?: Partial<Service
   const logs = createCapturedLogger();
   const secretKey = randomBytes(32);
   const services = createServices({ config: { ...testServiceConfig, ...options.config }, db: database.db, logger: logs.logger, clock, secretKey });
-  const app = createApp({ tokens: services.tokens, sites: services.sites, logger: logs.logger, version: 'test', checkDatabase: () => true });
+  const app = createApp({ ...services, connectorZipPath: defaultConnectorZipPath(), logger: logs.logger, version: 'test', checkDatabase: () => true });
   const writeToken = services.tokens.create('test-write', 'write').token;
   const readToken = services.tokens.create('test-read', 'read').token;
 

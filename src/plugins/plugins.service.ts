@@ -1,0 +1,90 @@
+import { isAppError, type AppError } from '../shared/errors.js';
+import type { ConnectedSite, SiteAccess } from '../sites/site-access.js';
+import type { WordPressPlugin } from '../wordpress/wordpress-client.js';
+import { wordpressProblems } from '../wordpress/wordpress.errors.js';
+import { pluginsProblems } from './plugins.errors.js';
+import { pluginFromWordPress, withPluginUpdates, type Plugin } from './plugins.schemas.js';
+
+/** Plugins on a real site: core REST for listing, installing, (de)activating, deleting; the connector for updates. */
+export function createPluginsService({ access }: { access: SiteAccess }) {
+  async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Plugin[]> {
+    const [plugins, updates] = await Promise.all([session.listPlugins(), connector.updatesIfAvailable()]);
+    return withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort((a, b) => a.slug.localeCompare(b.slug));
+  }
+
+  async function find(site: ConnectedSite, slug: string): Promise<Plugin> {
+    const plugin = (await listWithUpdates(site)).find((candidate) => candidate.slug === slug);
+    if (!plugin) throw pluginsProblems.notFound.create(`${site.site.url} has no plugin with the slug ${slug}`, { slug });
+    return plugin;
+  }
+
+  const restPath = (plugin: Plugin) => `wp/v2/plugins/${plugin.file.replace(/\.php$/, '')}`;
+
+  async function setStatus(siteId: string, slug: string, status: 'active' | 'inactive'): Promise<Plugin> {
+    return access.operate(siteId, async (site) => {
+      const plugin = await find(site, slug);
+      if (plugin.status === 'network-active' || plugin.status === status) return plugin;
+      const updated = await site.session.call<WordPressPlugin>('POST', restPath(plugin), { json: { status } }).catch(rethrowOperation);
+      return { ...pluginFromWordPress(updated), update: plugin.update };
+    });
+  }
+
+  return {
+    list: (siteId: string) => access.read(siteId, listWithUpdates),
+
+    install(siteId: string, slug: string, options: { activate?: boolean } = {}): Promise<Plugin> {
+      return access.operate(siteId, async (site) => {
+        const existing = (await site.session.listPlugins()).map(pluginFromWordPress).find((plugin) => plugin.slug === slug);
+        if (existing) throw pluginsProblems.alreadyInstalled.create(`${slug} ${existing.version} is already installed on ${site.site.url}`, { slug });
+        try {
+          const installed = await site.session.call<WordPressPlugin>('POST', 'wp/v2/plugins', { json: { slug, status: options.activate ? 'active' : 'inactive' } });
+          return pluginFromWordPress(installed);
+        } catch (error) {
+          if (isAppError(error) && error.extensions.siteCode === 'plugins_api_failed') {
+            throw pluginsProblems.notInDirectory.create(`the plugin directory has no plugin with the slug ${slug}`, { slug });
+          }
+          if (isAppError(error) && error.extensions.siteCode === 'folder_exists') {
+            throw pluginsProblems.alreadyInstalled.create(`a folder named ${slug} already exists in the site's plugins folder`, { slug });
+          }
+          return rethrowOperation(error);
+        }
+      });
+    },
+
+    update(siteId: string, slug: string): Promise<Plugin> {
+      return access.operate(siteId, async (site) => {
+        const plugin = await find(site, slug);
+        await site.connector.updatePlugin(plugin.file).catch(rethrowOperation);
+        return find(site, slug);
+      });
+    },
+
+    activate: (siteId: string, slug: string) => setStatus(siteId, slug, 'active'),
+    deactivate: (siteId: string, slug: string) => setStatus(siteId, slug, 'inactive'),
+
+    remove(siteId: string, slug: string): Promise<void> {
+      return access.operate(siteId, async (site) => {
+        const plugin = await find(site, slug);
+        if (plugin.status !== 'inactive') throw pluginsProblems.active.create(`${slug} is ${plugin.status}; deactivate it before deleting it`, { slug });
+        await site.session.call('DELETE', restPath(plugin)).catch(rethrowOperation);
+      });
+    },
+  };
+}
+
+/** Maps WordPress's and the connector's error codes to Sitewarden's problems. */
+export function rethrowOperation(error: unknown): never {
+  if (!isAppError(error)) throw error;
+  const code = String(error.extensions.siteCode ?? '');
+  const byCode: Record<string, () => AppError> = {
+    sitewarden_no_update: () => pluginsProblems.noUpdate.create(error.detail, error.extensions),
+    sitewarden_plugin_not_found: () => pluginsProblems.notFound.create(error.detail, error.extensions),
+    sitewarden_filesystem_unavailable: () => wordpressProblems.siteForbidden.create(`the site cannot write its files: ${error.detail}`, error.extensions),
+    sitewarden_update_failed: () => pluginsProblems.operationFailed.create(error.detail, error.extensions),
+    sitewarden_delete_failed: () => pluginsProblems.operationFailed.create(error.detail, error.extensions),
+    rest_cannot_delete_active_plugin: () => pluginsProblems.active.create(error.detail, error.extensions),
+  };
+  throw byCode[code]?.() ?? error;
+}
+
+export type PluginsService = ReturnType<typeof createPluginsService>;

@@ -1,0 +1,7 @@
+import { defineProblem } from '../shared/errors.js';
+
+export const themesProblems = {
+  notFound: defineProblem('theme-not-found', 404, 'The site has no such theme'),
+  active: defineProblem('theme-active', 409, 'The theme is active'),
+  broken: defineProblem('theme-broken', 409, 'The theme is broken and cannot be activated'),
+};

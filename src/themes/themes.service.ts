@@ -1,0 +1,67 @@
+import { isAppError, type AppError } from '../shared/errors.js';
+import { rethrowOperation } from '../plugins/plugins.service.js';
+import type { ConnectedSite, SiteAccess } from '../sites/site-access.js';
+import { themesProblems } from './themes.errors.js';
+import { themeFromWordPress, withThemeUpdates, type Theme } from './themes.schemas.js';
+
+/** Themes on a real site: core REST lists them; the connector updates, activates and deletes. */
+export function createThemesService({ access }: { access: SiteAccess }) {
+  async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Theme[]> {
+    const [themes, updates] = await Promise.all([session.listThemes(), connector.updatesIfAvailable()]);
+    return withThemeUpdates(themes.map(themeFromWordPress), updates).sort((a, b) => a.slug.localeCompare(b.slug));
+  }
+
+  async function find(site: ConnectedSite, slug: string): Promise<Theme> {
+    const theme = (await listWithUpdates(site)).find((candidate) => candidate.slug === slug);
+    if (!theme) throw themesProblems.notFound.create(`${site.site.url} has no theme with the slug ${slug}`, { slug });
+    return theme;
+  }
+
+  return {
+    list: (siteId: string) => access.read(siteId, listWithUpdates),
+
+    update(siteId: string, slug: string): Promise<Theme> {
+      return access.operate(siteId, async (site) => {
+        await find(site, slug);
+        await site.connector.updateTheme(slug).catch(rethrowThemeOperation);
+        return find(site, slug);
+      });
+    },
+
+    activate(siteId: string, slug: string): Promise<Theme> {
+      return access.operate(siteId, async (site) => {
+        const theme = await find(site, slug);
+        if (theme.status === 'active') return theme;
+        await site.connector.activateTheme(slug).catch(rethrowThemeOperation);
+        return find(site, slug);
+      });
+    },
+
+    remove(siteId: string, slug: string): Promise<void> {
+      return access.operate(siteId, async (site) => {
+        const themes = await listWithUpdates(site);
+        const theme = themes.find((candidate) => candidate.slug === slug);
+        if (!theme) throw themesProblems.notFound.create(`${site.site.url} has no theme with the slug ${slug}`, { slug });
+        const active = themes.find((candidate) => candidate.status === 'active');
+        if (theme.status === 'active') throw themesProblems.active.create(`${slug} is the active theme; activate another theme before deleting it`, { slug });
+        if (active?.parent === slug) throw themesProblems.active.create(`${slug} is the parent of the active theme ${active.slug}`, { slug });
+        await site.connector.deleteTheme(slug).catch(rethrowThemeOperation);
+      });
+    },
+  };
+}
+
+function rethrowThemeOperation(error: unknown): never {
+  if (isAppError(error)) {
+    const byCode: Record<string, () => AppError> = {
+      sitewarden_theme_not_found: () => themesProblems.notFound.create(error.detail, error.extensions),
+      sitewarden_theme_active: () => themesProblems.active.create(error.detail, error.extensions),
+      sitewarden_theme_broken: () => themesProblems.broken.create(error.detail, error.extensions),
+    };
+    const mapped = byCode[String(error.extensions.siteCode ?? '')];
+    if (mapped) throw mapped();
+  }
+  return rethrowOperation(error);
+}
+
+export type ThemesService = ReturnType<typeof createThemesService>;
