@@ -6,6 +6,7 @@ import type { Clock } from './shared/clock.js';
 import { createSecretBox } from './shared/secret-box.js';
 import { createPluginsService } from './plugins/plugins.service.js';
 import { createSiteAccess } from './sites/site-access.js';
+import { createSiteLifecycle } from './sites/site-lifecycle.js';
 import { createThemesService } from './themes/themes.service.js';
 import { createSitesRepository } from './sites/sites.repository.js';
 import { createSitesService } from './sites/sites.service.js';
@@ -29,6 +30,7 @@ export function createServices({ config, db, logger, clock, secretKey }: { confi
   const siteQueue = createSiteTaskQueue({ concurrency: config.siteConcurrency });
   const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, logger });
   const sitesRepository = createSitesRepository({ db });
+  const lifecycle = createSiteLifecycle();
   const sync = createSiteSync({ repository: sitesRepository, wordpress, secrets, queue: siteQueue, clock, logger, intervalMinutes: config.syncIntervalMinutes, operationTimeoutMs: config.siteOperationTimeoutMs });
   const sites = createSitesService({
     repository: sitesRepository,
@@ -37,6 +39,7 @@ export function createServices({ config, db, logger, clock, secretKey }: { confi
     secrets,
     sync,
     queue: siteQueue,
+    lifecycle,
     clock,
     logger,
     publicUrl: config.publicUrl,
@@ -45,7 +48,7 @@ export function createServices({ config, db, logger, clock, secretKey }: { confi
   const access = createSiteAccess({ repository: sitesRepository, sync, queue: siteQueue, operationTimeoutMs: config.siteOperationTimeoutMs });
   const plugins = createPluginsService({ access });
   const themes = createThemesService({ access });
-  return { http, wordpress, siteQueue, tokens, sites, sync, secrets, access, plugins, themes };
+  return { http, wordpress, siteQueue, tokens, sites, sitesRepository, lifecycle, sync, secrets, access, plugins, themes };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
+import type { SiteLifecycle } from './site-lifecycle.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import { logEvent } from '../shared/events.js';
@@ -31,6 +32,7 @@ export interface SitesServiceDeps {
   secrets: SecretBox;
   sync: SiteSync;
   queue: SiteTaskQueue;
+  lifecycle: SiteLifecycle;
   clock: Clock;
   logger: Logger;
   publicUrl: string;
@@ -111,6 +113,7 @@ export function createSitesService(deps: SitesServiceDeps) {
       updatedAt: now,
     });
     logEvent(logger, 'site.connected', { siteId: row.id, url: row.url, username: verified.username, mode: 'credentials' });
+    deps.lifecycle.connected(row.id);
     return (await sync.syncNow(row.id)) ?? row;
   }
 
@@ -172,6 +175,7 @@ export function createSitesService(deps: SitesServiceDeps) {
       }
     }
     repository.delete(site.id);
+    deps.lifecycle.removed(site.id);
     logEvent(logger, 'site.disconnected', { siteId: site.id, url: site.url, credentialRevoked });
   }
 
@@ -227,6 +231,7 @@ export function createSitesService(deps: SitesServiceDeps) {
         updatedAt: now,
       })!;
       logEvent(logger, 'site.connected', { siteId: site.id, url: site.url, username: verified.username, mode: 'authorization' });
+      deps.lifecycle.connected(site.id);
       return (await sync.syncNow(site.id)) ?? connected;
     },
 
