@@ -20,13 +20,13 @@ export const testServiceConfig: ServiceConfig = {
  * The whole application on a private in-memory database, with real services and a write and
  * a read token. Requests go through `app.request()`, exactly as the server would route them.
  */
-export function createTestApp(options: { clock?: Clock; config?: Partial<ServiceConfig> } = {}) {
+export function createTestApp(options: { clock?: Clock; config?: Partial<ServiceConfig>; connectorZipPath?: string } = {}) {
   const clock = options.clock ?? systemClock;
   const database = openDatabase(':memory:');
   const logs = createCapturedLogger();
   const secretKey = randomBytes(32);
   const services = createServices({ config: { ...testServiceConfig, ...options.config }, db: database.db, logger: logs.logger, clock, secretKey });
-  const app = createApp({ ...services, connectorZipPath: defaultConnectorZipPath(), logger: logs.logger, version: 'test', checkDatabase: () => true });
+  const app = createApp({ ...services, connectorZipPath: options.connectorZipPath ?? defaultConnectorZipPath(), logger: logs.logger, version: 'test', checkDatabase: () => true });
   const writeToken = services.tokens.create('test-write', 'write').token;
   const readToken = services.tokens.create('test-read', 'read').token;
 

@@ -1,0 +1,45 @@
+<?php
+/**
+ * What the daemon needs to know about the site before asking it to do anything.
+ *
+ * @package Sitewarden_Connector
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+final class Sitewarden_Connector_Info {
+
+	/** What the calling user may do, as far as the daemon's features are concerned. */
+	const CAPABILITIES = array(
+		'update_plugins',
+		'update_themes',
+		'switch_themes',
+		'delete_themes',
+		'install_plugins',
+		'activate_plugins',
+		'delete_plugins',
+	);
+
+	/**
+	 * @return array
+	 */
+	public function describe() {
+		Sitewarden_Connector_Admin_Apis::load();
+
+		$capabilities = array();
+		foreach ( self::CAPABILITIES as $capability ) {
+			$capabilities[ $capability ] = current_user_can( $capability );
+		}
+
+		$filesystem = get_filesystem_method();
+
+		return array(
+			'connector'    => SITEWARDEN_CONNECTOR_VERSION,
+			'wordpress'    => get_bloginfo( 'version' ),
+			'php'          => PHP_VERSION,
+			'multisite'    => is_multisite(),
+			'filesystem'   => $filesystem ? $filesystem : 'none',
+			'capabilities' => $capabilities,
+		);
+	}
+}

@@ -1,0 +1,168 @@
+<?php
+/**
+ * The sitewarden/v1 REST routes: who may call what, with which arguments.
+ *
+ * @package Sitewarden_Connector
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * Authentication is WordPress core's (application passwords over Basic auth); each
+ * route only asks whether the authenticated user holds the capability core itself
+ * requires for the same action in wp-admin.
+ */
+final class Sitewarden_Connector_Routes {
+
+	const ROUTE_NAMESPACE = 'sitewarden/v1';
+
+	/** Directory and file names only: nothing that could climb out of wp-content. */
+	const NAME = '[A-Za-z0-9._-]+';
+
+	public static function register() {
+		$filesystem     = new Sitewarden_Connector_Filesystem();
+		$runner         = new Sitewarden_Connector_Upgrader_Runner();
+		$updates        = new Sitewarden_Connector_Updates();
+		$info           = new Sitewarden_Connector_Info();
+		$plugin_updates = new Sitewarden_Connector_Plugin_Updates( $updates, $filesystem, $runner );
+		$theme_updates  = new Sitewarden_Connector_Theme_Updates( $updates, $filesystem, $runner );
+		$themes         = new Sitewarden_Connector_Themes( $filesystem );
+
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/info',
+			array(
+				'methods'             => WP_REST_Server::READABLE,
+				'permission_callback' => self::requires( 'activate_plugins' ),
+				'callback'            => static function () use ( $info ) {
+					return rest_ensure_response( $info->describe() );
+				},
+			)
+		);
+
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/updates',
+			array(
+				'methods'             => WP_REST_Server::READABLE,
+				'permission_callback' => static function () {
+					return current_user_can( 'update_plugins' ) || current_user_can( 'update_themes' );
+				},
+				'args'                => array(
+					'refresh' => array(
+						'description' => 'Ask the update servers now instead of using the last check.',
+						'type'        => 'boolean',
+						'default'     => false,
+					),
+				),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $updates ) {
+					return rest_ensure_response(
+						$updates->available( (bool) $request['refresh'], current_user_can( 'update_plugins' ), current_user_can( 'update_themes' ) )
+					);
+				},
+			)
+		);
+
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/plugins/update',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => self::requires( 'update_plugins' ),
+				'args'                => array( 'plugin' => self::plugin_file_arg() ),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $plugin_updates ) {
+					return rest_ensure_response( $plugin_updates->update( $request['plugin'] ) );
+				},
+			)
+		);
+
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/themes/update',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => self::requires( 'update_themes' ),
+				'args'                => array( 'stylesheet' => self::stylesheet_arg() ),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $theme_updates ) {
+					return rest_ensure_response( $theme_updates->update( $request['stylesheet'] ) );
+				},
+			)
+		);
+
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/themes/activate',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => self::requires( 'switch_themes' ),
+				'args'                => array( 'stylesheet' => self::stylesheet_arg() ),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $themes ) {
+					return rest_ensure_response( $themes->activate( $request['stylesheet'] ) );
+				},
+			)
+		);
+
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/themes/delete',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => self::requires( 'delete_themes' ),
+				'args'                => array( 'stylesheet' => self::stylesheet_arg() ),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $themes ) {
+					return rest_ensure_response( $themes->delete( $request['stylesheet'] ) );
+				},
+			)
+		);
+	}
+
+	/**
+	 * A false answer becomes core's rest_forbidden error: 401 when nobody is
+	 * logged in, 403 when the user lacks the capability.
+	 *
+	 * @param string $capability
+	 * @return callable
+	 */
+	private static function requires( $capability ) {
+		return static function () use ( $capability ) {
+			return current_user_can( $capability );
+		};
+	}
+
+	private static function plugin_file_arg() {
+		return array(
+			'description'       => 'Plugin file relative to the plugins directory, e.g. akismet/akismet.php.',
+			'type'              => 'string',
+			'required'          => true,
+			'validate_callback' => static function ( $value, $request, $param ) {
+				return self::validate_name( $value, $request, $param, '#^' . self::NAME . '(?:/' . self::NAME . ')?$#D', 'a plugin file such as akismet/akismet.php' );
+			},
+		);
+	}
+
+	private static function stylesheet_arg() {
+		return array(
+			'description'       => 'Theme directory name (its stylesheet), e.g. twentytwentythree.',
+			'type'              => 'string',
+			'required'          => true,
+			'validate_callback' => static function ( $value, $request, $param ) {
+				return self::validate_name( $value, $request, $param, '#^' . self::NAME . '$#D', 'a theme directory name such as twentytwentythree' );
+			},
+		);
+	}
+
+	/**
+	 * @return true|WP_Error Core turns an error into a 400 rest_invalid_param answer.
+	 */
+	private static function validate_name( $value, $request, $param, $pattern, $expected ) {
+		$valid = rest_validate_request_arg( $value, $request, $param );
+		if ( is_wp_error( $valid ) ) {
+			return $valid;
+		}
+		$segments_ok = ! in_array( '.', explode( '/', $value ), true ) && false === strpos( $value, '..' );
+		if ( strlen( $value ) > 200 || ! $segments_ok || ! preg_match( $pattern, $value ) ) {
+			return new WP_Error( 'rest_invalid_param', sprintf( '%1$s must be %2$s.', $param, $expected ), array( 'status' => 400 ) );
+		}
+		return true;
+	}
+}

@@ -1,0 +1,89 @@
+<?php
+/**
+ * Runs a core upgrader with nobody watching.
+ *
+ * @package Sitewarden_Connector
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * Plugin_Upgrader and Theme_Upgrader talk to a "skin" meant for a browser. Core's
+ * WP_Ajax_Upgrader_Skin is the quiet one (it collects feedback and errors instead of
+ * printing them); on top of that, anything still echoed is discarded so it cannot
+ * corrupt the JSON answer.
+ */
+final class Sitewarden_Connector_Upgrader_Runner {
+
+	/**
+	 * @param string $upgrader_class 'Plugin_Upgrader' or 'Theme_Upgrader'.
+	 * @param string $target         Plugin file or theme stylesheet.
+	 * @return WP_Upgrader|WP_Error The upgrader, for its result, after a successful upgrade.
+	 */
+	public function upgrade( $upgrader_class, $target ) {
+		Sitewarden_Connector_Admin_Apis::load();
+
+		$skin     = new WP_Ajax_Upgrader_Skin();
+		$upgrader = new $upgrader_class( $skin );
+
+		$buffer_level = ob_get_level();
+		ob_start();
+		try {
+			$result = $upgrader->upgrade( $target );
+		} finally {
+			// Skins open buffers of their own and do not always close them on failure.
+			while ( ob_get_level() > $buffer_level ) {
+				ob_end_clean();
+			}
+		}
+
+		if ( true === $result ) {
+			return $upgrader;
+		}
+		return $this->failure( $target, $result, $skin );
+	}
+
+	/**
+	 * @param string                $target
+	 * @param false|null|WP_Error   $result What upgrade() returned.
+	 * @param WP_Ajax_Upgrader_Skin $skin
+	 * @return WP_Error
+	 */
+	private function failure( $target, $result, $skin ) {
+		$errors = new WP_Error();
+		if ( is_wp_error( $result ) ) {
+			$errors->merge_from( $result );
+		}
+		if ( $skin->get_errors()->has_errors() ) {
+			$errors->merge_from( $skin->get_errors() );
+		}
+
+		$messages = array();
+		foreach ( $errors->get_error_codes() as $error_code ) {
+			// Core puts the detail ("Not Found", a file name) in the error data.
+			$detail = $errors->get_error_data( $error_code );
+			foreach ( $errors->get_error_messages( $error_code ) as $message ) {
+				$messages[] = wp_strip_all_tags( is_string( $detail ) && '' !== $detail ? "$message $detail" : $message );
+			}
+		}
+		$messages = array_values( array_unique( $messages ) );
+		if ( ! $messages ) {
+			$messages = array( 'The upgrader gave no reason.' );
+		}
+		// Not the skin's progress log: it names the package URL, which for commercial plugins can carry a licence key.
+		$data = array(
+			'status'        => 500,
+			'upgraderCodes' => array_values( array_unique( array_map( 'strval', $errors->get_error_codes() ) ) ),
+		);
+
+		$filesystem_codes = array_filter(
+			$data['upgraderCodes'],
+			static function ( $code ) {
+				return 0 === strpos( $code, 'fs_' );
+			}
+		);
+		$code = $filesystem_codes ? 'sitewarden_filesystem_unavailable' : 'sitewarden_update_failed';
+
+		return new WP_Error( $code, sprintf( 'Updating %1$s failed: %2$s', $target, implode( ' ', $messages ) ), $data );
+	}
+}

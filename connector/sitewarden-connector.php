@@ -1,0 +1,34 @@
+<?php
+/**
+ * Plugin Name:       Sitewarden Connector
+ * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update plugins and themes, activate and delete themes, and report available updates (namespace sitewarden/v1). Stores nothing; every route checks the calling user's capabilities.
+ * Version:           1.0.0
+ * Requires at least: 6.1
+ * Requires PHP:      7.4
+ * Author:            Sitewarden
+ * License:           GPLv2 or later
+ * License URI:       https://www.gnu.org/licenses/gpl-2.0.html
+ * Text Domain:       sitewarden-connector
+ *
+ * @package Sitewarden_Connector
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+define( 'SITEWARDEN_CONNECTOR_VERSION', '1.0.0' );
+
+/*
+ * Every class is loaded up front, not on demand: the connector can update itself,
+ * and a lazily required file could be missing or newer halfway through that request.
+ */
+require_once __DIR__ . '/includes/class-sitewarden-connector-admin-apis.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-filesystem.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-upgrader-runner.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-info.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-updates.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-plugin-updates.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-theme-updates.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-themes.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-routes.php';
+
+add_action( 'rest_api_init', array( 'Sitewarden_Connector_Routes', 'register' ) );
