@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { logInIfAsked, withBrowserPage } from './support/browser.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestSite, type TestSite, type TestUser } from './support/wordpress/index.js';
+import { createTestApp } from './helpers/test-app.js';
 
 /**
  * The Sitewarden connector (connector/) on real WordPress 6.1 sites: installed the
@@ -72,41 +73,18 @@ function packConnector(): string {
   return zip;
 }
 
-function isLoopback(url: string): boolean {
-  const { protocol, hostname } = new URL(url);
-  if (['data:', 'blob:', 'about:'].includes(protocol)) return true;
-  return ['http:', 'https:'].includes(protocol) && ['localhost', '127.0.0.1', '[::1]'].includes(hostname);
-}
-
 /** An operator's way in: log in to wp-admin, Plugins → Add New → Upload Plugin, then "Activate Plugin". */
-async function uploadThroughWpAdmin(site: TestSite, zipPath: string): Promise<string> {
-  const profile = mkdtempSync(join(tmpdir(), 'sitewarden-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-default-apps'],
-  });
-  try {
-    await context.route('**/*', (route) => (isLoopback(route.request().url()) ? route.continue() : route.abort('blockedbyclient')));
-    const page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(20_000);
-
-    await page.goto(`${site.url}/wp-login.php`);
-    await page.fill('#user_login', site.admin.username);
-    await page.fill('#user_pass', site.admin.password);
-    await Promise.all([page.waitForURL(/\/wp-admin\//), page.click('#wp-submit')]);
-
+function uploadThroughWpAdmin(site: TestSite, zipPath: string): Promise<string> {
+  return withBrowserPage(async (page) => {
     await page.goto(`${site.url}/wp-admin/plugin-install.php?tab=upload`);
+    await logInIfAsked(page, site);
     await page.setInputFiles('#pluginzip', zipPath);
     await Promise.all([page.waitForURL(/update\.php\?action=upload-plugin/), page.click('#install-plugin-submit')]);
     const installed = await page.locator('.wrap').innerText();
 
     await Promise.all([page.waitForURL(/plugins\.php/), page.getByRole('link', { name: 'Activate Plugin' }).click()]);
     return `${installed}\n${await page.locator('.wrap').innerText()}`;
-  } finally {
-    await context.close().catch(() => undefined);
-    rmSync(profile, { recursive: true, force: true });
-  }
+  });
 }
 
 describe('Sitewarden connector', () => {
@@ -149,6 +127,16 @@ describe('Sitewarden connector', () => {
     expect(await uploaded.option('active_plugins')).toContain(CONNECTOR);
     const info = await call(uploaded, uploaded.admin, 'GET', 'info');
     expect(info.body).toMatchObject({ connector: '1.0.0' });
+    // The daemon sees it too: the site's details show the connector's version.
+    const daemon = createTestApp();
+    try {
+      const { username, applicationPassword } = uploaded.admin;
+      const connected = await daemon.call('POST', '/api/sites', { json: { url: uploaded.url, username, applicationPassword } });
+      expect(connected.status, connected.text).toBe(201);
+      expect(connected.json.versions).toMatchObject({ connector: '1.0.0', wordpress: expect.stringMatching(/^6\./), php: expect.stringMatching(/^\d+\.\d+/) });
+    } finally {
+      await daemon.close();
+    }
     // Nothing to update gives JSON objects, not arrays.
     const updates = await call(uploaded, uploaded.admin, 'GET', 'updates?refresh=1');
     expect(updates.body['plugins']).toEqual({});

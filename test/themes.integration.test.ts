@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from './support/wordpress/index.js';
@@ -79,5 +79,35 @@ describe('themes on a real site', () => {
     expect(install.headers.get('content-type')).toBe('application/problem+json');
     expect((await t.call('POST', themes('/twentytwentythree/deactivate'))).status).toBe(404);
     expect((await t.call('POST', themes())).status).toBe(405);
+  });
+
+  it('reports a site that cannot write its files as refusing, and changes nothing', async () => {
+    const config = join(site.root, 'wp-config.php');
+    const original = readFileSync(config, 'utf8');
+    writeFileSync(config, original.replace("define( 'FS_METHOD', 'direct' );", "define( 'FS_METHOD', 'ftpext' );"));
+    try {
+      const response = await t.call('DELETE', themes('/twentytwentythree'));
+      expect(response.status).toBe(422);
+      expect(response.json.type).toBe('/problems/site-refused');
+      expect(response.json.detail).toContain('cannot write its files');
+      expect(existsSync(join(site.root, 'wp-content/themes/twentytwentythree'))).toBe(true);
+    } finally {
+      writeFileSync(config, original);
+    }
+  });
+
+  it('says when the connector on the site is too old', async () => {
+    const main = join(site.root, 'wp-content/plugins/sitewarden-connector/sitewarden-connector.php');
+    const original = readFileSync(main, 'utf8');
+    writeFileSync(main, original.replace(/define\(\s*'SITEWARDEN_CONNECTOR_VERSION',\s*'[^']+'\s*\)/, "define( 'SITEWARDEN_CONNECTOR_VERSION', '0.9.0' )"));
+    try {
+      const response = await t.call('POST', themes('/twentytwentythree/activate'));
+      expect(response.status).toBe(422);
+      expect(response.json.type).toBe('/problems/connector-outdated');
+      expect(response.json.detail).toContain('/api/connector.zip');
+      expect(await site.option('stylesheet')).toBe('twentytwentyone');
+    } finally {
+      writeFileSync(main, original);
+    }
   });
 });

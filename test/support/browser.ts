@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+import type { TestSite } from './wordpress/test-site.js';
+
+/**
+ * Chromium without any phoning home. The last two flags are a second fence
+ * behind the request blocking below: names other than localhost do not resolve,
+ * and any non-loopback connection would go to a dead loopback proxy.
+ */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-default-apps',
+  '--disable-domain-reliability',
+  '--disable-client-side-phishing-detection',
+  '--metrics-recording-only',
+  '--disable-features=Translate,OptimizationHints,MediaRouter',
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1',
+  '--proxy-server=http://127.0.0.1:9',
+];
+
+/**
+ * Runs `work` with a page of Debian's Chromium on a fresh profile, always closed afterwards.
+ * Nothing a page asks for may leave the machine, not even an attempt.
+ */
+export async function withBrowserPage<T>(work: (page: Page) => Promise<T>): Promise<T> {
+  // Playwright insists on owning --user-data-dir; a fresh directory per call is the same thing.
+  const profileDir = mkdtempSync(join(tmpdir(), 'sitewarden-chromium-'));
+  const context = await chromium
+    .launchPersistentContext(profileDir, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, timeout: 30_000 })
+    .catch((error: unknown) => {
+      rmSync(profileDir, { recursive: true, force: true });
+      throw error;
+    });
+  try {
+    await context.route('**/*', (route) => (staysOnMachine(route.request().url()) ? route.continue() : route.abort('blockedbyclient')));
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(20_000);
+    return await work(page);
+  } finally {
+    await context.close().catch(() => undefined);
+    rmSync(profileDir, { recursive: true, force: true });
+  }
+}
+
+/** Fills in wp-login.php as the site's administrator, when WordPress shows it. */
+export async function logInIfAsked(page: Page, site: TestSite): Promise<void> {
+  if (!new URL(page.url()).pathname.endsWith('/wp-login.php')) return;
+  await page.fill('#user_login', site.admin.username);
+  await page.fill('#user_pass', site.admin.password);
+  // click() waits for the navigation it starts; the load state for the page it leads to.
+  await page.click('#wp-submit');
+  await page.waitForLoadState();
+  if (new URL(page.url()).pathname.endsWith('/wp-login.php')) {
+    throw new Error(`could not log in as ${site.admin.username}:\n${await bodyText(page)}`);
+  }
+}
+
+export async function bodyText(page: Page): Promise<string> {
+  return page.locator('body').innerText().catch(() => '');
+}
+
+function staysOnMachine(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  if (protocol === 'data:' || protocol === 'blob:' || protocol === 'about:') return true;
+  if (!['http:', 'https:', 'ws:', 'wss:'].includes(protocol)) return false;
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
