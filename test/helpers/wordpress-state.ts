@@ -1,6 +1,8 @@
 import { cpSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { TestSite } from '../support/wordpress/index.js';
+import { afterAll, beforeAll } from 'vitest';
+import { createTestSite, type TestSite } from '../support/wordpress/index.js';
+import { createTestApp, type TestApp } from './test-app.js';
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
 export const DIRECTORY_FIXTURES = join(PROJECT_ROOT, 'test/fixtures/directory');
@@ -31,4 +33,31 @@ export function installFixturePlugin(site: TestSite, slug: string, version: stri
 
 export function installSingleFilePlugin(site: TestSite, file: string, name: string): void {
   writeFileSync(join(site.root, 'wp-content/plugins', file), `<?php\n/**\n * Plugin Name: ${name}\n * Version: 0.1.0\n */\n`);
+}
+
+/** Connects a test site to a test app with its admin's application password, and returns the site's id. */
+export async function connectSite(t: TestApp, site: TestSite): Promise<string> {
+  const { username, applicationPassword } = site.admin;
+  const connected = await t.call('POST', '/api/sites', { json: { url: site.url, username, applicationPassword } });
+  if (connected.status !== 201) throw new Error(`connecting ${site.url} answered ${connected.status}: ${connected.text}`);
+  return connected.json.id as string;
+}
+
+/**
+ * A real site with the connector active, connected to a fresh test app: the setting of
+ * every plugin and theme test. Call from a test file's top level.
+ */
+export function useConnectedSite(): { site: TestSite; t: TestApp; siteId: string } {
+  const context = {} as { site: TestSite; t: TestApp; siteId: string };
+  beforeAll(async () => {
+    context.site = await createTestSite();
+    await installConnector(context.site);
+    context.t = createTestApp();
+    context.siteId = await connectSite(context.t, context.site);
+  });
+  afterAll(async () => {
+    await context.t?.close();
+    await context.site?.stop();
+  });
+  return context;
 }
