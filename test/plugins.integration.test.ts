@@ -151,5 +151,10 @@ describe('plugins on a site without the connector', () => {
     const response = await bed.t.call('GET', `/api/sites/${bareId}/plugins`);
     expect(response.status).toBe(502);
     expect(response.json.type).toBe('/problems/site-unreachable');
+
+    // Disconnecting still works; the application password left on the site is reported.
+    expect((await bed.t.call('DELETE', `/api/sites/${bareId}`)).status).toBe(204);
+    expect(bed.t.logs.events('site.credential_revoke_failed')).toEqual([expect.objectContaining({ siteId: bareId, reason: expect.stringContaining('refused') })]);
+    expect(bed.t.logs.events('site.disconnected')).toContainEqual(expect.objectContaining({ siteId: bareId, credentialRevoked: false }));
   });
 });
