@@ -29,6 +29,13 @@ require_once __DIR__ . '/includes/class-sitewarden-connector-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-plugin-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-theme-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-themes.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-backup-paths.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-backup-files.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-backup-database.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-restore-staging.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-restore-database.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-restore.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-backup-routes.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-routes.php';
 
 add_action( 'rest_api_init', array( 'Sitewarden_Connector_Routes', 'register' ) );

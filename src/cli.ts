@@ -12,6 +12,7 @@ import { KeyError } from './shared/secret-key.js';
 import { createTokensRepository } from './tokens/tokens.repository.js';
 import { createTokensService, type TokenScope } from './tokens/tokens.service.js';
 import { VERSION } from './version.js';
+import { verifyBackupCommand } from './backups/backups.cli.js';
 
 const USAGE = `Usage: sitewarden <command>
 
@@ -22,6 +23,7 @@ Commands:
                                          create an API token and print it once (scope defaults to read)
   token list                             list API tokens (never the tokens themselves)
   token revoke ID|NAME                   revoke a token
+  backup verify BACKUP_ID                re-read a backup's objects and check every hash (exit 1 if any fails)
   version                                print the version`;
 
 class UsageError extends Error {}
@@ -36,6 +38,11 @@ async function main(argv: string[]): Promise<number> {
       openDatabase(join(config.dataDir, DATABASE_FILE)).close();
       process.stdout.write(`migrations applied to ${join(config.dataDir, DATABASE_FILE)}\n`);
       return 0;
+    }
+    case 'backup': {
+      if (rest[0] !== 'verify' || !rest[1]) throw new UsageError('backup needs: verify BACKUP_ID');
+      const config = loadConfig();
+      return verifyBackupCommand({ dataDir: config.dataDir, databaseFile: DATABASE_FILE, backupId: rest[1], out: (line) => process.stdout.write(`${line}\n`) });
     }
     case 'token':
       return token(rest, loadConfig());
@@ -56,15 +63,15 @@ async function main(argv: string[]): Promise<number> {
 
 async function start(config: Config): Promise<number> {
   const logger = createLogger({ level: config.logLevel });
-  const daemon = await startDaemon(config, logger);
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      logEvent(logger, 'daemon.stopping', { signal });
-      void daemon.shutdown().then(resolve);
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+  // Listen for signals before starting, so one that arrives during start-up still stops cleanly.
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
   });
+  const daemon = await startDaemon(config, logger);
+  const signal = await signalled;
+  logEvent(logger, 'daemon.stopping', { signal });
+  await daemon.shutdown();
   return 0;
 }
 

@@ -1,5 +1,9 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_UPTIME_CONFIG, MIN_HOURLY_RETENTION_DAYS, type UptimeConfig } from './uptime/uptime.config.js';
+import { DEFAULT_PERFORMANCE_CONFIG } from './performance/performance.config.js';
+import type { PerformanceConfig } from './performance/performance.service.js';
+import { DEFAULT_BACKUPS_CONFIG, type BackupsConfig } from './backups/backups.config.js';
 
 /**
  * Every setting comes from the environment (systemd's EnvironmentFile in production).
@@ -27,6 +31,29 @@ const envSchema = z.object({
   SITEWARDEN_SYNC_INTERVAL_MINUTES: positiveInt('SITEWARDEN_SYNC_INTERVAL_MINUTES', 60, 7 * 24 * 60),
   SITEWARDEN_AUTHORIZATION_TTL_MINUTES: positiveInt('SITEWARDEN_AUTHORIZATION_TTL_MINUTES', 60, 7 * 24 * 60),
   SITEWARDEN_SHUTDOWN_GRACE_MS: positiveInt('SITEWARDEN_SHUTDOWN_GRACE_MS', 20_000, 600_000),
+  SITEWARDEN_UPTIME_CONCURRENCY: positiveInt('SITEWARDEN_UPTIME_CONCURRENCY', DEFAULT_UPTIME_CONFIG.concurrency, 4096),
+  SITEWARDEN_UPTIME_INTERVAL_SECONDS: positiveInt('SITEWARDEN_UPTIME_INTERVAL_SECONDS', DEFAULT_UPTIME_CONFIG.defaultIntervalSeconds, 86_400).pipe(z.number().min(10, 'SITEWARDEN_UPTIME_INTERVAL_SECONDS must be at least 10')),
+  SITEWARDEN_UPTIME_TIMEOUT_MS: positiveInt('SITEWARDEN_UPTIME_TIMEOUT_MS', DEFAULT_UPTIME_CONFIG.defaultTimeoutMs, 60_000),
+  SITEWARDEN_UPTIME_CONFIRMATIONS: positiveInt('SITEWARDEN_UPTIME_CONFIRMATIONS', DEFAULT_UPTIME_CONFIG.confirmations, 10),
+  SITEWARDEN_UPTIME_RECHECK_SECONDS: positiveInt('SITEWARDEN_UPTIME_RECHECK_SECONDS', DEFAULT_UPTIME_CONFIG.recheckDelaySeconds, 3600),
+  SITEWARDEN_UPTIME_RAW_RETENTION_HOURS: positiveInt('SITEWARDEN_UPTIME_RAW_RETENTION_HOURS', DEFAULT_UPTIME_CONFIG.rawRetentionHours, 24 * 31),
+  SITEWARDEN_UPTIME_HOURLY_RETENTION_DAYS: positiveInt('SITEWARDEN_UPTIME_HOURLY_RETENTION_DAYS', DEFAULT_UPTIME_CONFIG.hourlyRetentionDays, 3650).pipe(
+    z.number().min(MIN_HOURLY_RETENTION_DAYS, `SITEWARDEN_UPTIME_HOURLY_RETENTION_DAYS must be at least ${MIN_HOURLY_RETENTION_DAYS} (the 30-day uptime figure reads hourly roll-ups)`),
+  ),
+  SITEWARDEN_UPTIME_DAILY_RETENTION_DAYS: positiveInt('SITEWARDEN_UPTIME_DAILY_RETENTION_DAYS', DEFAULT_UPTIME_CONFIG.dailyRetentionDays, 36_500),
+  SITEWARDEN_UPTIME_CERT_WARNING_DAYS: positiveInt('SITEWARDEN_UPTIME_CERT_WARNING_DAYS', DEFAULT_UPTIME_CONFIG.certificateWarningDays, 365),
+  SITEWARDEN_UPTIME_MAX_BODY_BYTES: positiveInt('SITEWARDEN_UPTIME_MAX_BODY_BYTES', DEFAULT_UPTIME_CONFIG.maxBodyBytes, 64 * 1024 * 1024),
+  SITEWARDEN_PERFORMANCE_CONCURRENCY: positiveInt('SITEWARDEN_PERFORMANCE_CONCURRENCY', DEFAULT_PERFORMANCE_CONFIG.concurrency, 16),
+  SITEWARDEN_PERFORMANCE_TIMEOUT_MS: positiveInt('SITEWARDEN_PERFORMANCE_TIMEOUT_MS', DEFAULT_PERFORMANCE_CONFIG.timeoutMs, 900_000),
+  SITEWARDEN_PERFORMANCE_RUNS: positiveInt('SITEWARDEN_PERFORMANCE_RUNS', DEFAULT_PERFORMANCE_CONFIG.defaultRuns, 9),
+  SITEWARDEN_PERFORMANCE_INTERVAL_HOURS: positiveInt('SITEWARDEN_PERFORMANCE_INTERVAL_HOURS', DEFAULT_PERFORMANCE_CONFIG.intervalHours, 24 * 31),
+  SITEWARDEN_PERFORMANCE_REPORT_RETENTION_DAYS: positiveInt('SITEWARDEN_PERFORMANCE_REPORT_RETENTION_DAYS', DEFAULT_PERFORMANCE_CONFIG.reportRetentionDays, 36_500),
+  SITEWARDEN_PERFORMANCE_REGRESSION_MARGIN_PERCENT: positiveInt('SITEWARDEN_PERFORMANCE_REGRESSION_MARGIN_PERCENT', DEFAULT_PERFORMANCE_CONFIG.regressionMarginPercent, 100),
+  SITEWARDEN_PERFORMANCE_THIRD_PARTY: z.enum(['block', 'allow'], { error: 'SITEWARDEN_PERFORMANCE_THIRD_PARTY must be block or allow' }).default('block'),
+  SITEWARDEN_BACKUP_CONCURRENCY: positiveInt('SITEWARDEN_BACKUP_CONCURRENCY', DEFAULT_BACKUPS_CONFIG.concurrency, 64),
+  SITEWARDEN_BACKUP_INTERVAL_HOURS: z.coerce.number({ error: 'SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number' }).int('SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number').min(0).max(8760).default(DEFAULT_BACKUPS_CONFIG.intervalHours),
+  SITEWARDEN_BACKUP_KEEP_LAST: positiveInt('SITEWARDEN_BACKUP_KEEP_LAST', DEFAULT_BACKUPS_CONFIG.keepLast, 10_000),
+  SITEWARDEN_BACKUP_KEEP_DAYS: z.coerce.number({ error: 'SITEWARDEN_BACKUP_KEEP_DAYS must be a whole number' }).int('SITEWARDEN_BACKUP_KEEP_DAYS must be a whole number').min(0).max(36_500).default(DEFAULT_BACKUPS_CONFIG.keepDays),
 });
 
 export interface Config {
@@ -46,6 +73,9 @@ export interface Config {
   syncIntervalMinutes: number;
   authorizationTtlMinutes: number;
   shutdownGraceMs: number;
+  uptime: UptimeConfig;
+  performance: PerformanceConfig;
+  backups: BackupsConfig;
 }
 
 export class ConfigError extends Error {
@@ -76,5 +106,34 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     syncIntervalMinutes: values.SITEWARDEN_SYNC_INTERVAL_MINUTES,
     authorizationTtlMinutes: values.SITEWARDEN_AUTHORIZATION_TTL_MINUTES,
     shutdownGraceMs: values.SITEWARDEN_SHUTDOWN_GRACE_MS,
+    uptime: {
+      concurrency: values.SITEWARDEN_UPTIME_CONCURRENCY,
+      defaultIntervalSeconds: values.SITEWARDEN_UPTIME_INTERVAL_SECONDS,
+      defaultTimeoutMs: values.SITEWARDEN_UPTIME_TIMEOUT_MS,
+      confirmations: values.SITEWARDEN_UPTIME_CONFIRMATIONS,
+      recheckDelaySeconds: values.SITEWARDEN_UPTIME_RECHECK_SECONDS,
+      rawRetentionHours: values.SITEWARDEN_UPTIME_RAW_RETENTION_HOURS,
+      hourlyRetentionDays: values.SITEWARDEN_UPTIME_HOURLY_RETENTION_DAYS,
+      dailyRetentionDays: values.SITEWARDEN_UPTIME_DAILY_RETENTION_DAYS,
+      certificateWarningDays: values.SITEWARDEN_UPTIME_CERT_WARNING_DAYS,
+      maxBodyBytes: values.SITEWARDEN_UPTIME_MAX_BODY_BYTES,
+    },
+    performance: {
+      // Chromium's path is read where tools conventionally look for it (chrome-launcher, Puppeteer).
+      chromePath: env.CHROME_PATH || DEFAULT_PERFORMANCE_CONFIG.chromePath,
+      concurrency: values.SITEWARDEN_PERFORMANCE_CONCURRENCY,
+      timeoutMs: values.SITEWARDEN_PERFORMANCE_TIMEOUT_MS,
+      defaultRuns: values.SITEWARDEN_PERFORMANCE_RUNS,
+      intervalHours: values.SITEWARDEN_PERFORMANCE_INTERVAL_HOURS,
+      reportRetentionDays: values.SITEWARDEN_PERFORMANCE_REPORT_RETENTION_DAYS,
+      regressionMarginPercent: values.SITEWARDEN_PERFORMANCE_REGRESSION_MARGIN_PERCENT,
+      blockThirdParty: values.SITEWARDEN_PERFORMANCE_THIRD_PARTY === 'block',
+    },
+    backups: {
+      concurrency: values.SITEWARDEN_BACKUP_CONCURRENCY,
+      intervalHours: values.SITEWARDEN_BACKUP_INTERVAL_HOURS,
+      keepLast: values.SITEWARDEN_BACKUP_KEEP_LAST,
+      keepDays: values.SITEWARDEN_BACKUP_KEEP_DAYS,
+    },
   };
 }

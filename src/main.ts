@@ -45,6 +45,25 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     services.sites.expireAuthorizations();
     services.sync.enqueueDue();
   });
+  // Uptime: a tick a second queues the probes falling due and writes the last second's results;
+  // an hourly job closes hours, rolls days up and prunes by retention.
+  services.uptime.start();
+  shutdown.register('uptime monitor', () => services.uptime.stop());
+  scheduler.every('uptime-probes', '* * * * * *', () => services.uptime.tick());
+  scheduler.every('uptime-maintenance', '7 * * * *', async () => void (await services.uptime.maintain()));
+  // Performance: queued audits left from the last run are queued again, running ones failed as
+  // `interrupted`; a minute tick enqueues the sites whose daily slot came; reports expire hourly.
+  services.performance.recover();
+  shutdown.register('performance audits', () => services.performance.stop());
+  scheduler.every('performance-audits', '* * * * *', () => void services.performance.enqueueDue());
+  scheduler.every('performance-reports', '23 * * * *', async () => void (await services.performance.cleanupReports()));
+  // Backups: jobs a killed process left unfinished fail as `interrupted`; a tick every ten
+  // minutes queues the sites whose last backup is older than SITEWARDEN_BACKUP_INTERVAL_HOURS.
+  await services.backups.recoverInterrupted();
+  shutdown.register('backups', async () => {
+    if (!(await services.backups.drain(config.shutdownGraceMs))) logger.warn({ graceMs: config.shutdownGraceMs }, 'backups still running at shutdown were abandoned');
+  });
+  scheduler.every('backups', '*/10 * * * *', () => void services.backups.enqueueDue());
   shutdown.register('scheduler', () => scheduler.stop());
   void scheduler.runAll();
 

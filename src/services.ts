@@ -15,15 +15,27 @@ import { createTokensRepository } from './tokens/tokens.repository.js';
 import { createTokensService } from './tokens/tokens.service.js';
 import { createSiteHttp } from './wordpress/site-http.js';
 import { createWordPressClient } from './wordpress/wordpress-client.js';
+import { createProber } from './uptime/prober.js';
+import { createUptimeRepository } from './uptime/uptime.repository.js';
+import { createUptimeService } from './uptime/uptime.service.js';
+import { createAuditRunner, defaultAuditWorkerPath } from './performance/audit-runner.js';
+import { createReportStore } from './performance/performance.reports.js';
+import { createPerformanceRepository } from './performance/performance.repository.js';
+import { createPerformanceService } from './performance/performance.service.js';
+import { createBackupsRepository } from './backups/backups.repository.js';
+import { createBackupsService } from './backups/backups.service.js';
 import { VERSION } from './version.js';
 
 export type ServiceConfig = Pick<
   Config,
-  'publicUrl' | 'siteRequestTimeoutMs' | 'siteOperationTimeoutMs' | 'siteMaxResponseBytes' | 'siteConcurrency' | 'syncIntervalMinutes' | 'authorizationTtlMinutes'
+  'publicUrl' | 'siteRequestTimeoutMs' | 'siteOperationTimeoutMs' | 'siteMaxResponseBytes' | 'siteConcurrency' | 'syncIntervalMinutes' | 'authorizationTtlMinutes' | 'uptime' | 'performance' | 'dataDir' | 'backups'
 >;
 
-/** Builds every service once from its dependencies; main.ts and the tests share it. */
-export function createServices({ config, db, logger, clock, secretKey }: { config: ServiceConfig; db: Db; logger: Logger; clock: Clock; secretKey: Buffer }) {
+/**
+ * Builds every service once from its dependencies; main.ts and the tests share it.
+ * `auditWorkerPath` is for tests, which run from src/ where no compiled audit worker exists.
+ */
+export function createServices({ config, db, logger, clock, secretKey, auditWorkerPath }: { config: ServiceConfig; db: Db; logger: Logger; clock: Clock; secretKey: Buffer; auditWorkerPath?: string }) {
   const secrets = createSecretBox(secretKey);
   const http = createSiteHttp({ timeoutMs: config.siteRequestTimeoutMs, maxBytes: config.siteMaxResponseBytes, userAgent: `Sitewarden/${VERSION}` });
   const wordpress = createWordPressClient({ http });
@@ -48,7 +60,35 @@ export function createServices({ config, db, logger, clock, secretKey }: { confi
   const access = createSiteAccess({ repository: sitesRepository, sync, queue: siteQueue, operationTimeoutMs: config.siteOperationTimeoutMs });
   const plugins = createPluginsService({ access });
   const themes = createThemesService({ access });
-  return { http, wordpress, siteQueue, tokens, sites, sitesRepository, lifecycle, sync, secrets, access, plugins, themes };
+  const uptime = createUptimeService({
+    repository: createUptimeRepository({ db }),
+    sitesRepository,
+    lifecycle,
+    prober: createProber({ maxBodyBytes: config.uptime.maxBodyBytes, userAgent: `Sitewarden/${VERSION} (uptime)` }),
+    clock,
+    logger,
+    config: config.uptime,
+  });
+  const performance = createPerformanceService({
+    repository: createPerformanceRepository({ db }),
+    sitesRepository,
+    runner: createAuditRunner({ workerPath: auditWorkerPath ?? defaultAuditWorkerPath(), logger }),
+    reports: createReportStore({ dataDir: config.dataDir }),
+    clock,
+    logger,
+    config: config.performance,
+  });
+  const backups = createBackupsService({
+    repository: createBackupsRepository({ db }),
+    access,
+    listConnectedSites: () => sitesRepository.list({ limit: 100_000, states: ['connected'] }).map((site) => site.id),
+    dataDir: config.dataDir,
+    config: config.backups,
+    clock,
+    logger,
+    requestTimeoutMs: config.siteOperationTimeoutMs,
+  });
+  return { http, wordpress, siteQueue, tokens, sites, sitesRepository, lifecycle, sync, secrets, access, plugins, themes, uptime, performance, backups };
 }
 
 export type Services = ReturnType<typeof createServices>;

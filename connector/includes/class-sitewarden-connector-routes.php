@@ -28,6 +28,8 @@ final class Sitewarden_Connector_Routes {
 		$theme_updates  = new Sitewarden_Connector_Theme_Updates( $updates, $filesystem, $runner );
 		$themes         = new Sitewarden_Connector_Themes( $filesystem );
 
+		Sitewarden_Connector_Backup_Routes::register( self::ROUTE_NAMESPACE, $filesystem );
+
 		register_rest_route(
 			self::ROUTE_NAMESPACE,
 			'/info',

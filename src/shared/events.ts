@@ -20,6 +20,15 @@ export const eventCatalogue = {
   'site.credential_revoke_failed': { level: 'warn', fields: ['siteId', 'url', 'reason'], when: 'Removing a site could not revoke its application password on the site; revoke it in wp-admin.' },
   'site.sync_failed': { level: 'warn', fields: ['siteId', 'url', 'reason'], when: 'Refreshing a site’s inventory failed. Resolves with `site.sync_recovered`.' },
   'site.sync_recovered': { level: 'info', fields: ['siteId', 'url'], when: 'A site whose last sync failed synced again.' },
+  'site.down': { level: 'error', fields: ['siteId', 'url', 'cause', 'firstFailureAt'], when: 'A site’s failure was confirmed (consecutive failed probes); a downtime event opened at the first failure. Resolves with `site.up`.' },
+  'site.up': { level: 'info', fields: ['siteId', 'url', 'downtimeMs', 'downSince'], when: 'A site that was down answered again; its downtime event closed.' },
+  'site.certificate_expiring': { level: 'warn', fields: ['siteId', 'url', 'daysLeft', 'expiresAt'], when: 'A site’s https certificate expires within `SITEWARDEN_UPTIME_CERT_WARNING_DAYS` (once per certificate).' },
+  'performance.audit_failed': { level: 'warn', fields: ['siteId', 'url', 'auditId', 'formFactor', 'reason', 'message'], when: 'A Lighthouse audit failed; `reason` is one of the stable failure reasons.' },
+  'performance.regressed': { level: 'warn', fields: ['siteId', 'url', 'auditId', 'formFactor', 'regressions'], when: 'An audit’s performance score or a core metric is worse than the recent median by more than the margin.' },
+  'backup.completed': { level: 'info', fields: ['siteId', 'backupId', 'kind', 'files', 'tables', 'bytesTransferred', 'bytesStored', 'durationMs'], when: 'A backup completed: every object and its manifest are durably written.' },
+  'backup.failed': { level: 'error', fields: ['siteId', 'backupId', 'kind', 'reason', 'message'], when: 'A backup failed; earlier backups are untouched.' },
+  'restore.completed': { level: 'info', fields: ['siteId', 'restoreId', 'backupId', 'preRestoreBackupId', 'durationMs'], when: 'A site was restored from a backup.' },
+  'restore.failed': { level: 'error', fields: ['siteId', 'restoreId', 'backupId', 'reason', 'message'], when: 'A restore failed.' },
 } as const satisfies Record<string, { level: 'info' | 'warn' | 'error'; fields: readonly string[]; when: string }>;
 
 export type EventName = keyof typeof eventCatalogue;

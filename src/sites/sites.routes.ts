@@ -6,6 +6,7 @@ import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagin
 import { toSiteDetailsView, toSiteView } from './site-view.js';
 import { ConnectSiteInput, ListSitesQuery, PendingSiteSchema, SiteDetailsSchema, SiteIdParam, SiteSchema } from './sites.schemas.js';
 import type { SitesService } from './sites.service.js';
+import type { SiteUptimeStatus } from '../uptime/uptime.schemas.js';
 
 const tags = ['Sites'];
 
@@ -57,17 +58,17 @@ const deleteSite = createRoute({
   responses: { 204: { description: 'Removed' }, ...problemResponses(403, 404) },
 });
 
-export function createSitesRoutes({ sites }: { sites: SitesService }) {
+export function createSitesRoutes({ sites, uptime }: { sites: SitesService; uptime: { statusOf(siteId: string): SiteUptimeStatus } }) {
   return new OpenAPIHono<AppEnv>()
     .openapi(listSites, (c) => {
       const { limit, cursor, state } = c.req.valid('query');
       const rows = sites.list({ limit, after: decodeCursor(cursor), state });
       const page = toPage(rows, limit);
-      return c.json({ items: page.items.map(toSiteView), nextCursor: page.nextCursor }, 200);
+      return c.json({ items: page.items.map((row) => toSiteView(row, uptime.statusOf(row.id))), nextCursor: page.nextCursor }, 200);
     })
     .openapi(getSite, (c) => {
       const site = sites.get(c.req.valid('param').id);
-      return c.json(toSiteDetailsView(site, sites.inventory(site.id)), 200);
+      return c.json(toSiteDetailsView(site, sites.inventory(site.id), uptime.statusOf(site.id)), 200);
     })
     .openapi(connectSite, async (c) => {
       const input = readBodyOrQuery(c, ConnectSiteInput);

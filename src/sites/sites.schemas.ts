@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { PluginSchema } from '../plugins/plugins.schemas.js';
 import { ThemeSchema } from '../themes/themes.schemas.js';
 import { siteStates } from './sites.table.js';
+import { SiteUptimeStatusSchema } from '../uptime/uptime.schemas.js';
 
 export const SiteIdParam = z.object({
   id: z.string().min(1).max(64).openapi({ param: { name: 'id', in: 'path' }, example: 'site_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
@@ -28,6 +29,7 @@ export const SiteSchema = z
       lastSyncedAt: z.string().nullable().openapi({ description: 'When plugins and themes were last read from the site.' }),
       lastSyncAttemptAt: z.string().nullable(),
       syncError: z.string().nullable().openapi({ description: 'Why the last sync failed; null after a successful sync.' }),
+      uptime: SiteUptimeStatusSchema.openapi({ description: 'The uptime monitor’s view (details: `GET /sites/{siteId}/uptime`); null while the site is not connected.' }),
     }),
     versions: z.object({
       wordpress: z.string().nullable(),

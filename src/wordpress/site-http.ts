@@ -1,3 +1,6 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { defineProblem, isAppError } from '../shared/errors.js';
 
@@ -19,6 +22,9 @@ export interface SiteRequest {
   headers?: Record<string, string>;
   /** Serialised as JSON. */
   json?: unknown;
+  /** Raw bytes sent as they are (with `contentType`, default application/octet-stream); ignored when `json` is given. */
+  body?: Uint8Array;
+  contentType?: string;
   basicAuth?: { username: string; password: string };
   timeoutMs?: number;
   maxBytes?: number;
@@ -36,8 +42,18 @@ export interface SiteResponse {
   json<T = unknown>(): T;
 }
 
+export interface SiteStreamResponse {
+  status: number;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** At most the request's `maxBytes` come through; more fails it with `site-response-too-large`, a stall past the time limit with `site-timeout`. */
+  body: Readable;
+}
+
 export interface SiteHttp {
   request(req: SiteRequest): Promise<SiteResponse>;
+  /** A GET (or a POST of `json`) whose answer is streamed instead of buffered (backup downloads): no redirects, no retry. */
+  stream(req: SiteRequest): Promise<SiteStreamResponse>;
   close(): Promise<void>;
 }
 
@@ -57,14 +73,18 @@ class NetworkFailure extends Error {
 
 export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: number; maxBytes: number; userAgent: string }): SiteHttp {
   const agent = new Agent({ connect: { timeout: Math.min(timeoutMs, 10_000) }, keepAliveTimeout: 10_000 });
+  const streamAgents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
   async function once(req: SiteRequest, url: string, deadline: AbortSignal, dispatcher: Dispatcher): Promise<SiteResponse> {
     const headers: Record<string, string> = { 'user-agent': userAgent, accept: 'application/json, text/html;q=0.5, */*;q=0.1', ...req.headers };
     if (req.basicAuth) headers.authorization = `Basic ${Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`).toString('base64')}`;
-    let body: string | undefined;
+    let body: string | Uint8Array | undefined;
     if (req.json !== undefined) {
       body = JSON.stringify(req.json);
       headers['content-type'] = 'application/json';
+    } else if (req.body !== undefined) {
+      body = req.body;
+      headers['content-type'] = req.contentType ?? 'application/octet-stream';
     }
     const limit = req.maxBytes ?? maxBytes;
     let response: Dispatcher.ResponseData;
@@ -154,7 +174,53 @@ export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: 
         }
       }
     },
-    close: () => agent.close(),
+    async stream(req) {
+      const timeout = req.timeoutMs ?? timeoutMs;
+      const deadline = AbortSignal.timeout(timeout);
+      const limit = req.maxBytes ?? maxBytes;
+      const headers: Record<string, string> = { 'user-agent': userAgent, accept: 'application/octet-stream, application/json;q=0.5', ...req.headers };
+      if (req.basicAuth) headers.authorization = `Basic ${Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`).toString('base64')}`;
+      const asProblem = (error: unknown) => {
+        const failure = toNetworkFailure(error, req.url, deadline);
+        return (failure.kind === 'timeout' ? siteHttpProblems.timeout : siteHttpProblems.unreachable).create(failure.message, failure.kind === 'timeout' ? { timeoutMs: timeout } : {}, { cause: error });
+      };
+      // node:http rather than undici here: undici 7 asserts (and takes the process down) when a
+      // server closes the socket while a slowly consumed body has its parser paused.
+      const url = new URL(req.url);
+      let response: IncomingMessage;
+      try {
+        response = await new Promise<IncomingMessage>((resolve, reject) => {
+          const secure = url.protocol === 'https:';
+          const body = req.json === undefined ? undefined : JSON.stringify(req.json);
+          if (body !== undefined) headers['content-type'] = 'application/json';
+          const outgoing = (secure ? httpsRequest : httpRequest)(url, { method: req.method === 'POST' ? 'POST' : 'GET', headers, agent: secure ? streamAgents.https : streamAgents.http, signal: deadline }, resolve);
+          outgoing.on('error', reject);
+          outgoing.end(body);
+        });
+      } catch (error) {
+        throw asProblem(error);
+      }
+      async function* capped(): AsyncGenerator<Buffer> {
+        let size = 0;
+        try {
+          for await (const chunk of response) {
+            size += (chunk as Buffer).length;
+            if (size > limit) throw siteHttpProblems.tooLarge.create(`${req.url} sent more than the ${limit}-byte limit`);
+            yield chunk as Buffer;
+          }
+        } catch (error) {
+          throw isAppError(error) ? error : asProblem(error);
+        } finally {
+          if (!response.destroyed) response.destroy();
+        }
+      }
+      return { status: response.statusCode ?? 0, url: req.url, headers: response.headers, body: Readable.from(capped(), { objectMode: false }) };
+    },
+    close: async () => {
+      streamAgents.http.destroy();
+      streamAgents.https.destroy();
+      await agent.close();
+    },
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { SiteHttp, SiteResponse } from './site-http.js';
 import { siteHttpProblems } from './site-http.js';
 import { restRouteUrl } from './rest-url.js';
@@ -49,6 +50,10 @@ export interface WordPressSession {
   revokeApplicationPassword(uuid: string): Promise<void>;
   /** Raw access for feature modules (plugins, themes, the connector). */
   call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', route: string, options?: { query?: Record<string, string | number | undefined>; json?: unknown; timeoutMs?: number }): Promise<T>;
+  /** Raw bytes both ways (backups): a 2xx answer's body as it is, anything else as the problem it means. */
+  /** A GET whose 2xx body is streamed (large backup downloads); anything else is the problem it means. */
+  callStream(route: string, options: { method?: 'GET' | 'POST'; query?: Record<string, string | number | undefined>; json?: unknown; timeoutMs?: number; maxBytes: number }): Promise<Readable>;
+  callRaw(method: 'GET' | 'POST', route: string, options?: { query?: Record<string, string | number | undefined>; json?: unknown; body?: Uint8Array; timeoutMs?: number; maxBytes?: number }): Promise<SiteResponse>;
 }
 
 export interface WordPressClient {
@@ -70,6 +75,28 @@ export function createWordPressClient({ http }: { http: SiteHttp }): WordPressCl
       };
       return {
         call,
+        async callRaw(method, route, options = {}) {
+          const response = await http.request({
+            method,
+            url: restRouteUrl(credentials.restUrl, route, options.query),
+            json: options.json,
+            body: options.body,
+            timeoutMs: options.timeoutMs,
+            maxBytes: options.maxBytes,
+            basicAuth: { username: credentials.username, password: credentials.applicationPassword },
+          });
+          if (response.status < 200 || response.status >= 300) readRestResponse(response);
+          return response;
+        },
+        async callStream(route, options) {
+          const url = restRouteUrl(credentials.restUrl, route, options.query);
+          const response = await http.stream({ url, method: options.method, json: options.json, timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, basicAuth: { username: credentials.username, password: credentials.applicationPassword } });
+          if (response.status >= 200 && response.status < 300) return response.body;
+          const chunks: Buffer[] = [];
+          for await (const chunk of response.body) if (chunks.push(chunk as Buffer) > 64) break;
+          const body = Buffer.concat(chunks);
+          return readRestResponse({ ...response, body, text: () => body.toString('utf8'), json: <T>() => JSON.parse(body.toString('utf8')) as T });
+        },
         async currentUser() {
           const user = await call<{ id: number; slug: string; username?: string; name: string; roles?: string[]; capabilities?: Record<string, boolean> }>('GET', 'wp/v2/users/me', { query: { context: 'edit' } });
           return { id: user.id, username: user.username ?? user.slug, name: user.name, roles: user.roles ?? [], capabilities: user.capabilities ?? {} };

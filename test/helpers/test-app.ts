@@ -5,6 +5,11 @@ import { createApp } from '../../src/http/app.js';
 import { createServices, type ServiceConfig } from '../../src/services.js';
 import { createFakeClock, systemClock, type Clock } from '../../src/shared/clock.js';
 import { createCapturedLogger } from './log-capture.js';
+import { DEFAULT_UPTIME_CONFIG } from '../../src/uptime/uptime.config.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
+import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
 
 export const testServiceConfig: ServiceConfig = {
   publicUrl: 'http://127.0.0.1:8080',
@@ -14,18 +19,23 @@ export const testServiceConfig: ServiceConfig = {
   siteConcurrency: 4,
   syncIntervalMinutes: 60,
   authorizationTtlMinutes: 60,
+  uptime: DEFAULT_UPTIME_CONFIG,
+  performance: DEFAULT_PERFORMANCE_CONFIG,
+  backups: DEFAULT_BACKUPS_CONFIG,
+  // Only audit reports are written here; tests that run audits pass their own directory.
+  dataDir: join(tmpdir(), `sitewarden-test-${process.pid}`),
 };
 
 /**
  * The whole application on a private in-memory database, with real services and a write and
  * a read token. Requests go through `app.request()`, exactly as the server would route them.
  */
-export function createTestApp(options: { clock?: Clock; config?: Partial<ServiceConfig>; connectorZipPath?: string } = {}) {
+export function createTestApp(options: { clock?: Clock; config?: Partial<ServiceConfig>; connectorZipPath?: string; auditWorkerPath?: string } = {}) {
   const clock = options.clock ?? systemClock;
   const database = openDatabase(':memory:');
   const logs = createCapturedLogger();
   const secretKey = randomBytes(32);
-  const services = createServices({ config: { ...testServiceConfig, ...options.config }, db: database.db, logger: logs.logger, clock, secretKey });
+  const services = createServices({ config: { ...testServiceConfig, ...options.config }, db: database.db, logger: logs.logger, clock, secretKey, auditWorkerPath: options.auditWorkerPath });
   const app = createApp({ ...services, connectorZipPath: options.connectorZipPath ?? defaultConnectorZipPath(), logger: logs.logger, version: 'test', checkDatabase: () => true });
   const writeToken = services.tokens.create('test-write', 'write').token;
   const readToken = services.tokens.create('test-read', 'read').token;

@@ -1,0 +1,282 @@
+/**
+ * Uptime benchmark: the real monitor (service, scheduler, prober, writer, SQLite file) wired as
+ * src/main.ts wires it, probing loopback targets run in a child process, one fresh connection
+ * per probe. Not run by the tests. Usage (README, "Benchmarks"):
+ *
+ *   node --import tsx bench/uptime.ts steady     # 10,000 sites at 60 s for 150 s
+ *   node --import tsx bench/uptime.ts capacity   # largest site count at 60 s with p99 lag ≤ 1 s, vs a plain undici loop
+ *   node --import tsx bench/uptime.ts storage    # database size per site-day after a simulated year for 1,000 sites
+ *   node --import tsx bench/uptime.ts all
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import { openDatabase } from '../src/db/database.js';
+import { createScheduler } from '../src/jobs/scheduler.js';
+import { systemClock } from '../src/shared/clock.js';
+import { createId } from '../src/shared/ids.js';
+import { createLogger } from '../src/shared/logger.js';
+import { createSiteLifecycle } from '../src/sites/site-lifecycle.js';
+import { createSitesRepository } from '../src/sites/sites.repository.js';
+import { createProber } from '../src/uptime/prober.js';
+import { DAY_MS, HOUR_MS, dayStart } from '../src/uptime/rollups.js';
+import { DEFAULT_UPTIME_CONFIG } from '../src/uptime/uptime.config.js';
+import { createUptimeRepository, type ProbeRow } from '../src/uptime/uptime.repository.js';
+import { createUptimeService } from '../src/uptime/uptime.service.js';
+
+const INTERVAL_S = 60;
+const ROOT = resolve(import.meta.dirname, '..');
+
+interface Targets {
+  urls(count: number): string[];
+  stop(): void;
+}
+
+async function freePort(host: string): Promise<number> {
+  return new Promise((done) => {
+    const server = createServer().listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** The site mix: 85 % fine, 5 % slow (0.3–1.5 s), 4 % failing (500), 3 % flapping, 2 % refusing, 1 % hanging past the timeout. */
+async function startTargets(): Promise<Targets> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/uptime-targets.ts')], { stdio: ['pipe', 'pipe', 'inherit'], cwd: ROOT });
+  const line = await new Promise<string>((done) => createInterface({ input: child.stdout! }).once('line', done));
+  const { port, addresses } = JSON.parse(line) as { port: number; addresses: string[] };
+  const refusedPort = await freePort('127.0.0.1');
+  return {
+    urls: (count) =>
+      Array.from({ length: count }, (_, i) => {
+        const host = `${addresses[i % addresses.length]}:${port}`;
+        const r = i % 100;
+        if (r < 85) return `http://${host}/ok/${i}`;
+        if (r < 90) return `http://${host}/slow/${i}`;
+        if (r < 94) return `http://${host}/fail/${i}`;
+        if (r < 97) return `http://${host}/flap/${i}`;
+        if (r < 99) return `http://127.0.0.1:${refusedPort}/refused/${i}`;
+        return `http://${host}/hang/${i}`;
+      }),
+    stop: () => child.stdin!.end(),
+  };
+}
+
+const writeBytes = () => Number(/write_bytes:\s*(\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+const quantile = (sorted: number[], q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
+const fmt = (n: number, digits = 2) => n.toFixed(digits);
+
+function insertSites(sqlite: ReturnType<typeof openDatabase>['sqlite'], urls: string[]): void {
+  const insert = sqlite.prepare("insert into sites (id, url, rest_url, state, created_at, updated_at, connected_at) values (?, ?, ?, 'connected', ?, ?, ?)");
+  const now = Date.now();
+  sqlite.transaction(() => {
+    for (const url of urls) insert.run(createId('site'), url, `${url}/wp-json/`, now, now, now);
+  })();
+}
+
+/** Runs the monitor on `urls` for `seconds`, measuring from `warmupSeconds` on. */
+async function runDaemon(urls: string[], { seconds, warmupSeconds, concurrency }: { seconds: number; warmupSeconds: number; concurrency: number }) {
+  const dir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-'));
+  const database = openDatabase(join(dir, 'sitewarden.db'));
+  insertSites(database.sqlite, urls);
+  const logger = createLogger({ level: 'info', destination: createWriteStream('/dev/null') });
+  const lags: number[] = [];
+  let measuring = false;
+  const service = createUptimeService({
+    repository: createUptimeRepository({ db: database.db }),
+    sitesRepository: createSitesRepository({ db: database.db }),
+    lifecycle: createSiteLifecycle(),
+    prober: createProber({ maxBodyBytes: DEFAULT_UPTIME_CONFIG.maxBodyBytes, userAgent: 'Sitewarden-bench' }),
+    clock: systemClock,
+    logger,
+    config: { ...DEFAULT_UPTIME_CONFIG, concurrency },
+    onProbeStart: (lag) => {
+      if (measuring) lags.push(lag);
+    },
+  });
+  service.start();
+  const scheduler = createScheduler({ logger });
+  scheduler.every('uptime-probes', '* * * * * *', () => service.tick());
+  await scheduler.runAll();
+
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 500);
+  await sleep(warmupSeconds * 1000);
+  measuring = true;
+  const cpu0 = process.cpuUsage();
+  const io0 = writeBytes();
+  const t0 = performance.now();
+  await sleep((seconds - warmupSeconds) * 1000);
+  measuring = false;
+  const cpu = process.cpuUsage(cpu0);
+  const written = writeBytes() - io0;
+  const elapsed = (performance.now() - t0) / 1000;
+  clearInterval(sampler);
+  await scheduler.stop();
+  await service.stop();
+  const stored = database.sqlite.prepare('select count(*) as n from uptime_probes').get() as { n: number };
+  const events = database.sqlite.prepare('select count(*) as n from downtime_events').get() as { n: number };
+  database.close();
+  rmSync(dir, { recursive: true, force: true });
+  lags.sort((a, b) => a - b);
+  const probes = lags.length;
+  return {
+    sites: urls.length,
+    probes,
+    probesPerSecond: probes / elapsed,
+    p50: quantile(lags, 0.5),
+    p99: quantile(lags, 0.99),
+    maxLag: lags[lags.length - 1] ?? NaN,
+    cpuMsPerProbe: (cpu.user + cpu.system) / 1000 / probes,
+    writeBytesPerProbe: written / probes,
+    peakRss: Math.max(peakRss, process.resourceUsage().maxRSS * 1024),
+    storedProbes: stored.n,
+    downtimeEvents: events.n,
+  };
+}
+
+async function steady(targets: Targets) {
+  console.log(`\n== steady: 10,000 sites at ${INTERVAL_S} s, 150 s run (measured from 20 s), concurrency ${DEFAULT_UPTIME_CONFIG.concurrency} ==`);
+  const r = await runDaemon(targets.urls(10_000), { seconds: 150, warmupSeconds: 20, concurrency: DEFAULT_UPTIME_CONFIG.concurrency });
+  console.log(`probes measured          ${r.probes} (${fmt(r.probesPerSecond, 1)}/s; ${r.storedProbes} stored in the run, ${r.downtimeEvents} downtime events)`);
+  console.log(`lag due→start            p50 ${fmt(r.p50, 0)} ms, p99 ${fmt(r.p99, 0)} ms, max ${fmt(r.maxLag, 0)} ms   (target p99 ≤ 1000 ms)`);
+  console.log(`daemon CPU per probe     ${fmt(r.cpuMsPerProbe, 3)} ms (user+sys)   (target ≤ 0.5 ms)`);
+  console.log(`peak RSS                 ${fmt(r.peakRss / 2 ** 20, 0)} MB   (target ≤ 300 MB)`);
+  console.log(`disk writes per probe    ${fmt(r.writeBytesPerProbe, 0)} bytes (/proc/self/io write_bytes)   (target ≤ 1024)`);
+}
+
+/** A plain undici loop over the same URLs at the same concurrency, fresh connection per request. */
+async function plainUndiciRate(urls: string[], concurrency: number, seconds: number): Promise<number> {
+  const agent = new Agent({ pipelining: 0 });
+  const end = performance.now() + seconds * 1000;
+  let done = 0;
+  let next = 0;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const url = urls[next++ % urls.length]!;
+      try {
+        const response = await request(url, { dispatcher: agent, signal: AbortSignal.timeout(DEFAULT_UPTIME_CONFIG.defaultTimeoutMs) });
+        await response.body.dump({ limit: DEFAULT_UPTIME_CONFIG.maxBodyBytes });
+      } catch {
+        // failures count as requests made, as they do for the monitor
+      }
+      if (performance.now() < end) done++;
+    }
+  };
+  const workers = Promise.all(Array.from({ length: concurrency }, worker));
+  await sleep(seconds * 1000);
+  const rate = done / seconds;
+  await Promise.race([workers, sleep(DEFAULT_UPTIME_CONFIG.defaultTimeoutMs + 1000)]);
+  await agent.destroy();
+  return rate;
+}
+
+async function capacity(targets: Targets) {
+  const concurrency = 512;
+  console.log(`\n== capacity: sites at ${INTERVAL_S} s until p99 lag > 1 s (each step 35 s, measured from 10 s), concurrency ${concurrency} ==`);
+  let best: Awaited<ReturnType<typeof runDaemon>> | undefined;
+  for (let sites = 40_000, step = 0; step < 6; step++, sites = Math.round(sites * 1.3)) {
+    const r = await runDaemon(targets.urls(sites), { seconds: 35, warmupSeconds: 10, concurrency });
+    const holds = r.p99 <= 1000;
+    console.log(`${String(sites).padStart(7)} sites: ${fmt(r.probesPerSecond, 0)} probes/s, lag p99 ${fmt(r.p99, 0)} ms, CPU ${fmt(r.cpuMsPerProbe, 3)} ms/probe, RSS ${fmt(r.peakRss / 2 ** 20, 0)} MB → ${holds ? 'holds' : 'falls behind'}`);
+    if (!holds) break;
+    best = r;
+    await sleep(2000);
+  }
+  const baseline = await plainUndiciRate(targets.urls(best?.sites ?? 40_000), concurrency, 20);
+  console.log(`plain undici loop        ${fmt(baseline, 0)} requests/s (same URLs, same concurrency, no keep-alive)`);
+  if (best) {
+    const rate = best.sites / INTERVAL_S;
+    console.log(`largest site count held  ${best.sites} sites at ${INTERVAL_S} s = ${fmt(rate, 0)} probes/s; ratio to the plain loop ${fmt(rate / baseline)}   (aim ≥ 0.5)`);
+  } else {
+    console.log('largest site count held  below 40,000');
+  }
+}
+
+/** Writes a year of history for 1,000 sites through the real roll-up and pruning code, then measures the file. */
+async function storage() {
+  const sites = 1000;
+  console.log(`\n== storage: ${sites} sites, a simulated year at ${INTERVAL_S} s with the default retention (raw ${DEFAULT_UPTIME_CONFIG.rawRetentionHours} h, hourly ${DEFAULT_UPTIME_CONFIG.hourlyRetentionDays} d, daily ${DEFAULT_UPTIME_CONFIG.dailyRetentionDays} d) ==`);
+  const dir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-'));
+  const file = join(dir, 'sitewarden.db');
+  const database = openDatabase(file);
+  const ids: string[] = [];
+  const now = Date.now();
+  database.sqlite.transaction(() => {
+    const insert = database.sqlite.prepare("insert into sites (id, url, rest_url, state, created_at, updated_at) values (?, ?, ?, 'connected', ?, ?)");
+    for (let i = 0; i < sites; i++) {
+      const id = createId('site');
+      ids.push(id);
+      insert.run(id, `https://site-${i}.example`, `https://site-${i}.example/wp-json/`, now, now);
+    }
+  })();
+  const repository = createUptimeRepository({ db: database.db });
+  repository.connectedSites(now);
+  const yearStart = dayStart(now - 365 * DAY_MS);
+  const response = (i: number, h: number) => 80 + ((i * 7 + h * 13) % 400);
+  const started = performance.now();
+  // Every closed hour of the year, as the monitor writes it; each day rolled up and pruned as the daily job does.
+  for (let day = yearStart; day < dayStart(now); day += DAY_MS) {
+    const rows = [];
+    for (let h = 0; h < 24; h++) {
+      for (let i = 0; i < sites; i++) {
+        const down = (i + h + day / DAY_MS) % 500 === 0 ? 3 : 0;
+        const r = response(i, h);
+        rows.push({ siteId: ids[i]!, bucket: day + h * HOUR_MS, up: 60 - down, down, responseSum: r * (60 - down), responseCount: 60 - down, responseMin: r - 40, responseMax: r + 300 });
+      }
+    }
+    repository.addHourly(rows, day + DAY_MS);
+    repository.rollupDay(day, day + DAY_MS);
+    repository.pruneRollups(day - DEFAULT_UPTIME_CONFIG.hourlyRetentionDays * DAY_MS, day - DEFAULT_UPTIME_CONFIG.dailyRetentionDays * DAY_MS);
+    // About one outage per site a fortnight.
+    if ((day / DAY_MS) % 14 === 0) for (const siteId of ids) repository.recordTransition(siteId, { status: 'down', since: day + 3 * HOUR_MS, open: { startedAt: day + 3 * HOUR_MS, cause: 'timeout' } });
+    if ((day / DAY_MS) % 14 === 0) for (const siteId of ids) repository.recordTransition(siteId, { status: 'up', since: day + 4 * HOUR_MS, closeAt: day + 4 * HOUR_MS });
+  }
+  // The raw window at its fullest: retention plus the hour before the next prune.
+  const rawFrom = now - (DEFAULT_UPTIME_CONFIG.rawRetentionHours + 1) * HOUR_MS;
+  for (let at = rawFrom; at < now; at += INTERVAL_S * 1000) {
+    const rows: ProbeRow[] = ids.map((siteId, i) => ({ siteId, at: at + i * 60, up: true, httpStatus: 200, responseMs: response(i, at % 24), cause: null, certificateExpiresAt: Date.parse('2027-01-01T00:00:00Z') }));
+    repository.insertProbes(rows);
+  }
+  database.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  const pageSize = database.sqlite.pragma('page_size', { simple: true }) as number;
+  const pages = database.sqlite.pragma('page_count', { simple: true }) as number;
+  const free = database.sqlite.pragma('freelist_count', { simple: true }) as number;
+  const counts = Object.fromEntries(['uptime_probes', 'uptime_hourly', 'uptime_daily', 'downtime_events'].map((table) => [table, (database.sqlite.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n]));
+  database.close();
+  const fileBytes = statSync(file).size;
+  rmSync(dir, { recursive: true, force: true });
+  const siteDays = sites * 365;
+  console.log(`rows                     ${JSON.stringify(counts)} (simulated in ${fmt((performance.now() - started) / 1000, 0)} s)`);
+  console.log(`database file            ${fmt(fileBytes / 2 ** 20, 1)} MB (${pages} pages of ${pageSize} B, ${free} free)`);
+  console.log(`per site-day             ${fmt(fileBytes / siteDays, 0)} bytes (file size / ${siteDays} site-days)   (aim ≤ 2048)`);
+}
+
+async function main() {
+  const mode = process.argv[2] ?? 'all';
+  if (!['steady', 'capacity', 'storage', 'all'].includes(mode)) throw new Error(`unknown mode ${mode}: steady, capacity, storage or all`);
+  console.log(`uptime benchmark (${mode}); node ${process.version}; loopback targets only`);
+  if (mode === 'storage' || mode === 'all') await storage();
+  if (mode === 'storage') return;
+  const targets = await startTargets();
+  try {
+    if (mode === 'steady' || mode === 'all') await steady(targets);
+    if (mode === 'capacity' || mode === 'all') await capacity(targets);
+  } finally {
+    targets.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,119 @@
+<?php
+/**
+ * A restore's tables: each is rebuilt beside the live one, then all are swapped at once.
+ *
+ * @package Sitewarden_Connector
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * `<prefix>posts` is rebuilt as `<prefix>swr_posts`; finishing renames every live table to
+ * `<prefix>swo_…` and every staged one into its place in one RENAME TABLE statement, which
+ * MariaDB/MySQL carry out atomically, so the site never sees half its tables from another time.
+ */
+final class Sitewarden_Connector_Restore_Database {
+
+	/** @var Sitewarden_Connector_Backup_Database */
+	private $database;
+
+	public function __construct( Sitewarden_Connector_Backup_Database $database ) {
+		$this->database = $database;
+	}
+
+	/** @return string|WP_Error The staged table's name. */
+	public function staged_name( $table ) {
+		global $wpdb;
+		$prefix = $wpdb->prefix;
+		if ( ! is_string( $table ) || 0 !== strpos( $table, $prefix ) || ! preg_match( '/^[A-Za-z0-9_$]+$/D', $table ) || $this->database->is_staging( $table ) || strlen( $table ) + 4 > 64 ) {
+			return new WP_Error( 'rest_invalid_param', sprintf( 'table must be one of the site\'s own tables (prefix %s).', $prefix ), array( 'status' => 400 ) );
+		}
+		return $prefix . 'swr_' . substr( $table, strlen( $prefix ) );
+	}
+
+	private function old_name( $table ) {
+		global $wpdb;
+		return $wpdb->prefix . 'swo_' . substr( $table, strlen( $wpdb->prefix ) );
+	}
+
+	/** @return true|WP_Error */
+	public function create( $table, $create ) {
+		global $wpdb;
+		$staged = $this->staged_name( $table );
+		if ( is_wp_error( $staged ) ) {
+			return $staged;
+		}
+		$header = 'CREATE TABLE ' . $this->database->quote( $table ) . ' (';
+		if ( ! is_string( $create ) || 0 !== strpos( $create, $header ) ) {
+			return new WP_Error( 'rest_invalid_param', sprintf( 'create must be the CREATE TABLE statement of %s.', $table ), array( 'status' => 400 ) );
+		}
+		$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $staged ) ); // phpcs:ignore WordPress.DB
+		$statement = 'CREATE TABLE ' . $this->database->quote( $staged ) . ' (' . substr( $create, strlen( $header ) );
+		if ( false === $wpdb->query( $statement ) ) { // phpcs:ignore WordPress.DB
+			return new WP_Error( 'sitewarden_restore_failed', sprintf( 'Could not create %1$s: %2$s', $staged, $wpdb->last_error ), array( 'status' => 500 ) );
+		}
+		return true;
+	}
+
+	/** @return array|WP_Error */
+	public function insert( $table, $sql ) {
+		global $wpdb;
+		$staged = $this->staged_name( $table );
+		if ( is_wp_error( $staged ) ) {
+			return $staged;
+		}
+		$header = 'INSERT INTO ' . $this->database->quote( $table ) . ' (';
+		if ( ! is_string( $sql ) || 0 !== strpos( $sql, $header ) ) {
+			return new WP_Error( 'rest_invalid_param', sprintf( 'sql must be a batch of rows of %s as the backup wrote it.', $table ), array( 'status' => 400 ) );
+		}
+		$result = $wpdb->query( 'INSERT INTO ' . $this->database->quote( $staged ) . ' (' . substr( $sql, strlen( $header ) ) ); // phpcs:ignore WordPress.DB
+		if ( false === $result ) {
+			return new WP_Error( 'sitewarden_restore_failed', sprintf( 'Could not insert rows into %1$s: %2$s', $staged, $wpdb->last_error ), array( 'status' => 500 ) );
+		}
+		return array( 'table' => $table, 'rows' => (int) $result );
+	}
+
+	/**
+	 * Swaps every staged table in, in one statement, then drops the replaced ones.
+	 *
+	 * @param string[] $tables Live names of the staged tables.
+	 * @return int|WP_Error How many tables were swapped.
+	 */
+	public function swap( $tables ) {
+		global $wpdb;
+		$live  = $this->database->table_names();
+		$pairs = array();
+		$olds  = array();
+		foreach ( $tables as $table ) {
+			$staged = $this->staged_name( $table );
+			if ( is_wp_error( $staged ) ) {
+				return $staged;
+			}
+			if ( in_array( $table, $live, true ) ) {
+				$old = $this->old_name( $table );
+				$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $old ) ); // phpcs:ignore WordPress.DB
+				$pairs[] = $this->database->quote( $table ) . ' TO ' . $this->database->quote( $old );
+				$olds[]  = $old;
+			}
+			$pairs[] = $this->database->quote( $staged ) . ' TO ' . $this->database->quote( $table );
+		}
+		if ( ! $pairs ) {
+			return 0;
+		}
+		if ( false === $wpdb->query( 'RENAME TABLE ' . implode( ', ', $pairs ) ) ) { // phpcs:ignore WordPress.DB
+			return new WP_Error( 'sitewarden_restore_failed', sprintf( 'Could not swap the restored tables in: %s', $wpdb->last_error ), array( 'status' => 500 ) );
+		}
+		foreach ( $olds as $old ) {
+			$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $old ) ); // phpcs:ignore WordPress.DB
+		}
+		return count( $tables );
+	}
+
+	/** Drops every staged table (an aborted or crashed restore). */
+	public function drop_staged() {
+		global $wpdb;
+		foreach ( $wpdb->get_col( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $wpdb->prefix . 'swr_' ) . '%' ) ) as $table ) {
+			$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $table ) ); // phpcs:ignore WordPress.DB
+		}
+	}
+}

@@ -1,0 +1,76 @@
+import type { Readable } from 'node:stream';
+import type { WordPressSession } from '../wordpress/wordpress-client.js';
+import { CONNECTOR_NAMESPACE } from '../wordpress/connector-client.js';
+
+/** The connector's backup/... and restore/... routes (connector/includes/class-sitewarden-connector-backup-routes.php). */
+export interface SiteFileEntry {
+  path: string;
+  size: number;
+  mtime: number;
+  sha256: string | null;
+}
+
+export interface SiteTable {
+  name: string;
+  create: string;
+  rows: number;
+  primaryKey: string[];
+  checksum: string | null;
+}
+
+export type RowsCursor = { key: string[] } | { offset: number };
+
+export function createBackupConnector(session: WordPressSession, { timeoutMs }: { timeoutMs: number }) {
+  const route = (path: string) => `${CONNECTOR_NAMESPACE}/${path}`;
+  return {
+    /** A page of the site's files; `known` ([path, size, mtime, sha256]) spares hashing files whose size and mtime did not change. */
+    files: (cursor: string, limit: number, known: [string, number, number, string][]) =>
+      session.call<{ files: SiteFileEntry[]; next: string | null }>('POST', route('backup/files'), { json: { cursor, limit, known }, timeoutMs }),
+
+    /** Up to `length` bytes of a file from `offset`, streamed. */
+    fileRange: (path: string, offset: number, length: number): Promise<Readable> =>
+      session.callStream(route('backup/file'), { query: { path, offset, length }, timeoutMs, maxBytes: Math.max(length, 1) }),
+
+    /** Many small files in one request; null for a file that is gone, or too large to bundle now. */
+    async bundle(paths: string[], expectedBytes: number): Promise<(Buffer | null)[]> {
+      const body = await session.callStream(route('backup/bundle'), { method: 'POST', json: { paths }, timeoutMs, maxBytes: expectedBytes + paths.length * 24 + 4 * 1024 * 1024 });
+      const chunks: Buffer[] = [];
+      for await (const chunk of body) chunks.push(chunk as Buffer);
+      return parseBundle(Buffer.concat(chunks), paths.length);
+    },
+
+    tables: () => session.call<{ tables: SiteTable[] }>('GET', route('backup/tables'), { timeoutMs }),
+    rows: (table: string, after: RowsCursor | null, limit = 1000) =>
+      session.call<{ sql: string; rows: number; next: RowsCursor | null }>('GET', route('backup/rows'), { query: { table, after: after ? JSON.stringify(after) : undefined, limit }, timeoutMs }),
+
+    begin: () => session.call<{ restoreId: string }>('POST', route('restore/begin'), { timeoutMs }),
+    async writeFile(restore: string, path: string, offset: number, bytes: Buffer, mtime: number): Promise<void> {
+      await session.callRaw('POST', route('restore/file'), { query: { restore, path, offset, mtime }, body: bytes, timeoutMs });
+    },
+    planDeletions: (restore: string, paths: string[]) => session.call('POST', route('restore/delete'), { json: { restore, paths }, timeoutMs }),
+    createTable: (restore: string, table: string, create: string) => session.call('POST', route('restore/table'), { json: { restore, table, create }, timeoutMs }),
+    insertRows: (restore: string, table: string, sql: string) => session.call('POST', route('restore/rows'), { json: { restore, table, sql }, timeoutMs }),
+    finish: (restore: string) => session.call<{ tables: number; moved: number; deleted: number }>('POST', route('restore/finish'), { json: { restore }, timeoutMs }),
+    abort: (restore: string) => session.call('POST', route('restore/abort'), { json: { restore }, timeoutMs }),
+  };
+}
+
+export type BackupConnector = ReturnType<typeof createBackupConnector>;
+
+/** The bundle framing: per file a decimal length line (negative: no content), then the bytes. */
+export function parseBundle(body: Buffer, count: number): (Buffer | null)[] {
+  const files: (Buffer | null)[] = [];
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    const newline = body.indexOf(0x0a, at);
+    const length = newline < 0 ? NaN : Number(body.subarray(at, newline).toString('ascii'));
+    if (!Number.isInteger(length) || newline + 1 + Math.max(length, 0) > body.length) throw new Error(`the site's file bundle is cut short or malformed at file ${i + 1} of ${count}`);
+    at = newline + 1;
+    if (length < 0) files.push(null);
+    else {
+      files.push(body.subarray(at, at + length));
+      at += length;
+    }
+  }
+  return files;
+}

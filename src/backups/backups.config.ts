@@ -1,0 +1,11 @@
+export interface BackupsConfig {
+  /** Backups and restores running at once, over all sites. */
+  concurrency: number;
+  /** A connected site is backed up when its last backup is older than this; 0 turns scheduled backups off. */
+  intervalHours: number;
+  /** Completed backups kept per site: the newest `keepLast`, and any younger than `keepDays` days. */
+  keepLast: number;
+  keepDays: number;
+}
+
+export const DEFAULT_BACKUPS_CONFIG: BackupsConfig = { concurrency: 2, intervalHours: 24, keepLast: 14, keepDays: 0 };

@@ -1,0 +1,90 @@
+import { z } from '@hono/zod-openapi';
+import { SiteIdPathParam } from '../sites/sites.schemas.js';
+import { backupKinds, jobStatuses, type BackupRow, type RestoreRow } from './backups.table.js';
+
+const JobId = (name: string, example: string) => z.string().min(1).max(64).openapi({ param: { name, in: 'path' }, example });
+export const BackupParams = SiteIdPathParam.extend({ backupId: JobId('backupId', 'bkp_01jc0z6x8m3yq4x0h7a9b2c3d4') });
+export const RestoreParams = SiteIdPathParam.extend({ restoreId: JobId('restoreId', 'rst_01jc0z6x8m3yq4x0h7a9b2c3d4') });
+
+const failureFields = {
+  reason: z.string().nullable().openapi({ description: 'Why it failed: `interrupted` (the daemon stopped while it ran), `pre-restore-backup-failed`, or the problem name of the failure (`site-unreachable`, `connector-missing`, `backup-unsafe-path`, …).' }),
+  error: z.string().nullable(),
+};
+const timings = { createdAt: z.string(), startedAt: z.string().nullable(), finishedAt: z.string().nullable() };
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+export const BackupSchema = z
+  .object({
+    id: z.string(),
+    siteId: z.string(),
+    kind: z.enum(backupKinds).openapi({ description: '`manual`, `scheduled`, or `pre_restore` (taken just before a restore, so it can be undone).' }),
+    status: z.enum(jobStatuses),
+    ...failureFields,
+    progress: z.object({ files: z.number(), filesDone: z.number(), tables: z.number(), tablesDone: z.number() }),
+    rows: z.number().int(),
+    bytes: z.object({
+      total: z.number().openapi({ description: 'The site’s files as they are (uncompressed).' }),
+      transferred: z.number().openapi({ description: 'Downloaded from the site by this backup (files and SQL).' }),
+      stored: z.number().openapi({ description: 'Compressed bytes this backup added to the store (content already stored is not stored again).' }),
+    }),
+    manifest: z.string().nullable().openapi({ description: 'SHA-256 of the backup’s manifest object once completed.' }),
+    ...timings,
+  })
+  .openapi('Backup');
+
+export const RestoreSchema = z
+  .object({
+    id: z.string(),
+    siteId: z.string(),
+    backupId: z.string(),
+    preRestoreBackupId: z.string().nullable().openapi({ description: 'The backup of the site taken just before restoring.' }),
+    status: z.enum(jobStatuses),
+    ...failureFields,
+    filesRestored: z.number(),
+    filesDeleted: z.number(),
+    tablesRestored: z.number(),
+    bytesTransferred: z.number(),
+    ...timings,
+  })
+  .openapi('Restore');
+
+export const VerifySchema = z
+  .object({ backupId: z.string(), ok: z.boolean(), objectsChecked: z.number(), bytesChecked: z.number(), problems: z.array(z.string()) })
+  .openapi('BackupVerification');
+
+export function backupView(row: BackupRow): z.infer<typeof BackupSchema> {
+  return {
+    id: row.id,
+    siteId: row.siteId,
+    kind: row.kind,
+    status: row.status,
+    reason: row.reason,
+    error: row.error,
+    progress: { files: row.files, filesDone: row.filesDone, tables: row.tables, tablesDone: row.tablesDone },
+    rows: row.rows,
+    bytes: { total: row.bytesTotal, transferred: row.bytesTransferred, stored: row.bytesStored },
+    manifest: row.manifestHash,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: iso(row.startedAt),
+    finishedAt: iso(row.finishedAt),
+  };
+}
+
+export function restoreView(row: RestoreRow): z.infer<typeof RestoreSchema> {
+  return {
+    id: row.id,
+    siteId: row.siteId,
+    backupId: row.backupId,
+    preRestoreBackupId: row.preRestoreBackupId,
+    status: row.status,
+    reason: row.reason,
+    error: row.error,
+    filesRestored: row.filesRestored,
+    filesDeleted: row.filesDeleted,
+    tablesRestored: row.tablesRestored,
+    bytesTransferred: row.bytesTransferred,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: iso(row.startedAt),
+    finishedAt: iso(row.finishedAt),
+  };
+}

@@ -1,0 +1,71 @@
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { sites } from '../sites/sites.table.js';
+
+export const jobStatuses = ['queued', 'running', 'completed', 'failed'] as const;
+export type JobStatus = (typeof jobStatuses)[number];
+export const backupKinds = ['manual', 'scheduled', 'pre_restore'] as const;
+export type BackupKind = (typeof backupKinds)[number];
+
+/**
+ * One row per backup job. `manifestHash` names the manifest object in the store; a backup is
+ * `completed` only once that object and every object it references are durably written.
+ */
+export const backups = sqliteTable(
+  'backups',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: backupKinds }).notNull(),
+    status: text('status', { enum: jobStatuses }).notNull(),
+    /** Stable failure reason (`interrupted`, `site_error`, `unsafe_path`, `store_error`, …). */
+    reason: text('reason'),
+    error: text('error'),
+    manifestHash: text('manifest_hash'),
+    files: integer('files').notNull().default(0),
+    filesDone: integer('files_done').notNull().default(0),
+    tables: integer('tables').notNull().default(0),
+    tablesDone: integer('tables_done').notNull().default(0),
+    rows: integer('rows').notNull().default(0),
+    /** Size of the site's files and SQL, as if copied whole. */
+    bytesTotal: integer('bytes_total').notNull().default(0),
+    /** Bytes downloaded from the site for this backup. */
+    bytesTransferred: integer('bytes_transferred').notNull().default(0),
+    /** Compressed bytes of the objects this backup added to the store. */
+    bytesStored: integer('bytes_stored').notNull().default(0),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    startedAt: integer('started_at', { mode: 'timestamp_ms' }),
+    finishedAt: integer('finished_at', { mode: 'timestamp_ms' }),
+  },
+  (table) => [index('backups_site_idx').on(table.siteId, table.id), index('backups_status_idx').on(table.status)],
+);
+
+export const restores = sqliteTable(
+  'restores',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    backupId: text('backup_id').notNull(),
+    /** The backup of the site taken just before restoring, so the restore can be undone. */
+    preRestoreBackupId: text('pre_restore_backup_id'),
+    status: text('status', { enum: jobStatuses }).notNull(),
+    reason: text('reason'),
+    error: text('error'),
+    filesRestored: integer('files_restored').notNull().default(0),
+    filesDeleted: integer('files_deleted').notNull().default(0),
+    tablesRestored: integer('tables_restored').notNull().default(0),
+    bytesTransferred: integer('bytes_transferred').notNull().default(0),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    startedAt: integer('started_at', { mode: 'timestamp_ms' }),
+    finishedAt: integer('finished_at', { mode: 'timestamp_ms' }),
+  },
+  (table) => [index('restores_site_idx').on(table.siteId, table.id), index('restores_status_idx').on(table.status)],
+);
+
+export type BackupRow = typeof backups.$inferSelect;
+export type NewBackupRow = typeof backups.$inferInsert;
+export type RestoreRow = typeof restores.$inferSelect;
+export type NewRestoreRow = typeof restores.$inferInsert;

@@ -1,0 +1,154 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, createGzip } from 'node:zlib';
+import { defineProblem } from '../shared/errors.js';
+
+export const objectStoreProblems = {
+  corrupt: defineProblem('backup-object-corrupt', 500, 'A stored backup object does not match its hash'),
+};
+
+export const HASH_PATTERN = /^[0-9a-f]{64}$/;
+
+/**
+ * Content-addressed storage of backup data: every object is named by the SHA-256 of its
+ * uncompressed content, so equal content is stored once. An S3-compatible backend can
+ * implement the same interface.
+ */
+export interface ObjectStore {
+  has(hash: string): Promise<boolean>;
+  /**
+   * Stores content and returns its hash. With `expectedHash` the content must hash to it,
+   * otherwise nothing is stored and it throws. Only a complete, verified, durable object
+   * ever appears under its final name.
+   */
+  put(content: Buffer | Readable, expectedHash?: string, options?: { compressionLevel?: number }): Promise<{ hash: string; size: number; storedBytes: number; created: boolean }>;
+  /** The uncompressed content; reading to the end checks it against its hash (an error if it does not match). */
+  get(hash: string): Readable;
+  read(hash: string): Promise<Buffer>;
+  delete(hash: string): Promise<void>;
+  list(): AsyncIterable<string>;
+}
+
+/** `<dir>/objects/ab/<sha256>` gzip files, written to `<dir>/tmp/` first, then fsync, rename, fsync of the directory. */
+export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & { cleanTemporary(): Promise<void> } {
+  const objectsDir = join(dir, 'objects');
+  const tmpDir = join(dir, 'tmp');
+  const pathOf = (hash: string) => {
+    if (!HASH_PATTERN.test(hash)) throw new Error(`not an object hash: ${hash}`);
+    return join(objectsDir, hash.slice(0, 2), hash);
+  };
+
+  async function fsyncPath(path: string): Promise<void> {
+    const handle = await open(path, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async function has(hash: string): Promise<boolean> {
+    try {
+      return (await stat(pathOf(hash))).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  return {
+    has,
+
+    async put(content, expectedHash, options = {}) {
+      if (expectedHash !== undefined && expectedHash !== null && (await has(expectedHash))) {
+        if (Buffer.isBuffer(content)) {
+          const actual = createHash('sha256').update(content).digest('hex');
+          if (actual !== expectedHash) throw objectStoreProblems.corrupt.create(`content hashes to ${actual}, not the expected ${expectedHash}`);
+        } else content.destroy();
+        return { hash: expectedHash, size: 0, storedBytes: 0, created: false };
+      }
+      await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+      const temporary = join(tmpDir, `${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
+      const hasher = createHash('sha256');
+      let size = 0;
+      const tap = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hasher.update(chunk);
+          size += chunk.length;
+          done(null, chunk);
+        },
+      });
+      try {
+        const source = Buffer.isBuffer(content) ? Readable.from([content]) : content;
+        await pipeline(source, tap, createGzip({ level: options.compressionLevel ?? 6 }), createWriteStream(temporary, { mode: 0o600 }));
+        const hash = hasher.digest('hex');
+        if (expectedHash && hash !== expectedHash) throw objectStoreProblems.corrupt.create(`content hashes to ${hash}, not the expected ${expectedHash}`);
+        const storedBytes = (await stat(temporary)).size;
+        if (await has(hash)) {
+          await rm(temporary, { force: true });
+          return { hash, size, storedBytes: 0, created: false };
+        }
+        await fsyncPath(temporary);
+        const finalPath = pathOf(hash);
+        await mkdir(join(objectsDir, hash.slice(0, 2)), { recursive: true, mode: 0o700 });
+        await rename(temporary, finalPath);
+        await fsyncPath(join(objectsDir, hash.slice(0, 2)));
+        return { hash, size, storedBytes, created: true };
+      } catch (error) {
+        await rm(temporary, { force: true });
+        throw error;
+      }
+    },
+
+    get(hash) {
+      const hasher = createHash('sha256');
+      const verify = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hasher.update(chunk);
+          done(null, chunk);
+        },
+        flush(done) {
+          const actual = hasher.digest('hex');
+          done(actual === hash ? null : objectStoreProblems.corrupt.create(`object ${hash} holds content hashing to ${actual}`));
+        },
+      });
+      const file = createReadStream(pathOf(hash));
+      const gunzip = createGunzip();
+      file.on('error', (error) => verify.destroy(error));
+      gunzip.on('error', (error) => verify.destroy(objectStoreProblems.corrupt.create(`object ${hash} cannot be decompressed: ${error.message}`)));
+      return file.pipe(gunzip).pipe(verify);
+    },
+
+    async read(hash) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of this.get(hash)) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    },
+
+    async delete(hash) {
+      await rm(pathOf(hash), { force: true });
+    },
+
+    async *list() {
+      let prefixes: string[];
+      try {
+        prefixes = await readdir(objectsDir);
+      } catch {
+        return;
+      }
+      for (const prefix of prefixes.sort()) {
+        for (const name of (await readdir(join(objectsDir, prefix))).sort()) if (HASH_PATTERN.test(name)) yield name;
+      }
+    },
+
+    /** Temporary files of a process that was killed while writing; never under a final name. */
+    async cleanTemporary() {
+      await rm(tmpDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type FileObjectStore = ReturnType<typeof createFileObjectStore>;

@@ -1,0 +1,69 @@
+import type { BackupConnector } from './backup-connector.js';
+import { isSafeRelativePath, manifestProblems, type Manifest } from './manifest.js';
+import type { ObjectStore } from './object-store.js';
+
+export interface RestoreProgress {
+  filesRestored: number;
+  filesDeleted: number;
+  tablesRestored: number;
+  bytesTransferred: number;
+}
+
+/** Never sent: the site's configuration and the connector the daemon talks through (the connector refuses them too). */
+const PROTECTED = [/^wp-config\.php$/, /^wp-content\/plugins\/sitewarden-connector(\/|$)/, /^wp-content\/sitewarden-restore-/];
+const isProtected = (path: string) => PROTECTED.some((pattern) => pattern.test(path));
+const DELETIONS_PER_REQUEST = 500;
+
+/**
+ * Brings a site back to `target`, sending only what differs from `current` (the pre-restore
+ * backup of the site as it is now): changed and missing files, deletions of files the backup
+ * did not have, and changed tables, rebuilt beside the live ones and swapped in at the end.
+ */
+export async function runRestore({ connector, store, target, current, onProgress }: { connector: BackupConnector; store: ObjectStore; target: Manifest; current: Manifest; onProgress: (progress: RestoreProgress) => void }): Promise<RestoreProgress> {
+  for (const file of target.files) {
+    if (!isSafeRelativePath(file.path)) throw manifestProblems.unsafePath.create(`the backup holds the unsafe path ${JSON.stringify(file.path)}; nothing was restored`);
+  }
+  const progress: RestoreProgress = { filesRestored: 0, filesDeleted: 0, tablesRestored: 0, bytesTransferred: 0 };
+  const { restoreId } = await connector.begin();
+  try {
+    const now = new Map(current.files.map((file) => [file.path, file.sha256]));
+    for (const file of target.files) {
+      if (isProtected(file.path) || now.get(file.path) === file.sha256) continue;
+      let offset = 0;
+      for (const chunk of file.chunks) {
+        const bytes = await store.read(chunk);
+        await connector.writeFile(restoreId, file.path, offset, bytes, file.mtime);
+        offset += bytes.length;
+        progress.bytesTransferred += bytes.length;
+      }
+      progress.filesRestored++;
+      onProgress({ ...progress });
+    }
+
+    const wanted = new Set(target.files.map((file) => file.path));
+    const extra = current.files.map((file) => file.path).filter((path) => !wanted.has(path) && !isProtected(path));
+    for (let i = 0; i < extra.length; i += DELETIONS_PER_REQUEST) await connector.planDeletions(restoreId, extra.slice(i, i + DELETIONS_PER_REQUEST));
+    progress.filesDeleted = extra.length;
+
+    const liveTables = new Map(current.tables.map((table) => [table.name, table]));
+    for (const table of target.tables) {
+      const live = liveTables.get(table.name);
+      if (live && table.checksum !== null && live.checksum === table.checksum && live.rows === table.rows && live.create === table.create) continue;
+      await connector.createTable(restoreId, table.name, table.create);
+      for (const batch of table.batches) {
+        const sql = (await store.read(batch)).toString('utf8');
+        await connector.insertRows(restoreId, table.name, sql);
+        progress.bytesTransferred += sql.length;
+      }
+      progress.tablesRestored++;
+      onProgress({ ...progress });
+    }
+
+    await connector.finish(restoreId);
+    onProgress({ ...progress });
+    return progress;
+  } catch (error) {
+    await connector.abort(restoreId).catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import type { AuditRequest, AuditSummary, WorkerMessage } from './audit-protocol.js';
+import type { AuditFailureReason } from './performance.table.js';
+
+export type AuditOutcome = { ok: true; summary: AuditSummary } | { ok: false; reason: AuditFailureReason; message: string };
+
+export interface AuditRunner {
+  /** Runs one audit in a worker process; never rejects. `timeoutMs` is the hard limit. */
+  run(request: AuditRequest, timeoutMs: number): Promise<AuditOutcome>;
+  /** Kills every running worker and its Chrome (shutdown). */
+  killAll(): void;
+}
+
+/** `npm run build` compiles the worker next to this file. */
+export function defaultAuditWorkerPath(): string {
+  return fileURLToPath(new URL('./audit-worker.js', import.meta.url));
+}
+
+const STDERR_TAIL_BYTES = 2000;
+
+/** Kills a whole process group (or, given a negative number, one process); it may be gone already. */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: nothing left to kill
+  }
+}
+
+/**
+ * The last safety net: a Chrome the worker started but never reported (it hung while launching)
+ * still names the audit's own profile directory on its command line.
+ */
+async function killProcessesNaming(workDir: string): Promise<void> {
+  const pids = await readdir('/proc').catch(() => [] as string[]);
+  await Promise.all(
+    pids
+      .filter((name) => /^\d+$/.test(name))
+      .map(async (pid) => {
+        const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+        if (!cmdline.includes(workDir)) return;
+        killGroup(Number(pid));
+        killGroup(-Number(pid));
+      }),
+  );
+}
+
+/**
+ * Starts the worker detached, so it leads its own process group, and kills that group and
+ * every Chrome group the worker reported (chrome-launcher starts Chrome as a group leader too)
+ * when the time limit passes, when the worker exits, and at shutdown: no Chrome outlives its audit.
+ */
+export function createAuditRunner({ workerPath, logger }: { workerPath: string; logger: Logger }): AuditRunner {
+  const running = new Set<() => void>();
+
+  function run(request: AuditRequest, timeoutMs: number): Promise<AuditOutcome> {
+    if (!existsSync(workerPath)) {
+      return Promise.resolve({ ok: false, reason: 'worker_crashed', message: `the audit worker ${workerPath} is missing; run npm run build` });
+    }
+    return new Promise<AuditOutcome>((resolve) => {
+      const child = spawn(process.execPath, [workerPath], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      const chromePids = new Set<number>();
+      let outcome: AuditOutcome | undefined;
+      let stdout = '';
+      let stderrTail = '';
+
+      const killEverything = () => {
+        if (child.pid !== undefined) killGroup(child.pid);
+        for (const pid of chromePids) killGroup(pid);
+      };
+      const timer = setTimeout(() => {
+        outcome ??= { ok: false, reason: 'timeout', message: `the audit did not finish within ${timeoutMs} ms and was killed` };
+        killEverything();
+      }, timeoutMs);
+      running.add(killEverything);
+
+      const handle = (message: WorkerMessage) => {
+        if (message.type === 'chrome') chromePids.add(message.pid);
+        else if (message.type === 'completed') outcome ??= { ok: true, summary: message.summary };
+        else outcome ??= { ok: false, reason: message.reason, message: message.message };
+      };
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+        let newline;
+        while ((newline = stdout.indexOf('\n')) >= 0) {
+          const line = stdout.slice(0, newline);
+          stdout = stdout.slice(newline + 1);
+          try {
+            handle(JSON.parse(line) as WorkerMessage);
+          } catch {
+            logger.debug({ line: line.slice(0, 500) }, 'audit worker printed a line outside the protocol');
+          }
+        }
+      });
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
+      });
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(JSON.stringify(request));
+
+      child.once('error', (error) => {
+        outcome ??= { ok: false, reason: 'worker_crashed', message: `the audit worker did not start: ${error.message}` };
+      });
+      child.once('close', (code, signal) => {
+        clearTimeout(timer);
+        running.delete(killEverything);
+        killEverything();
+        outcome ??= { ok: false, reason: 'worker_crashed', message: `the audit worker exited (${signal ?? `code ${code}`}) without a result${stderrTail ? `: ${stderrTail.trim().split('\n').slice(-3).join(' | ')}` : ''}` };
+        void killProcessesNaming(request.workDir)
+          .then(() => rm(request.workDir, { recursive: true, force: true }))
+          .catch(() => undefined)
+          .then(() => resolve(outcome!));
+      });
+    });
+  }
+
+  return {
+    run,
+    killAll: () => {
+      for (const kill of running) kill();
+    },
+  };
+}

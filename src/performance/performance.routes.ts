@@ -1,0 +1,115 @@
+import { gunzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/auth.js';
+import { bodyOrQueryRequest, readBodyOrQuery } from '../http/input.js';
+import { jsonContent, problemResponses } from '../http/openapi.js';
+import { decodeCursor, PaginationQuery, toPage } from '../http/pagination.js';
+import { SiteIdPathParam } from '../sites/sites.schemas.js';
+import { toAuditView } from './performance-view.js';
+import { AuditIdParam, AuditSchema, HistoryQuery, PerformanceOverviewSchema, PerformanceSettingsSchema, RequestAuditInput, UpdatePerformanceSettingsInput } from './performance.schemas.js';
+import type { PerformanceService } from './performance.service.js';
+
+const tags = ['Performance'];
+const gunzipAsync = promisify(gunzip);
+
+const overview = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/performance',
+  tags,
+  summary: 'Performance of a site',
+  description: 'The latest completed Lighthouse audit per form factor, and the history of audits (newest first; filter by form factor and time range).',
+  request: { params: SiteIdPathParam, query: PaginationQuery.extend(HistoryQuery.shape) },
+  responses: { 200: jsonContent(PerformanceOverviewSchema, 'Latest audits and history'), ...problemResponses(400, 404) },
+});
+
+const requestAudit = createRoute({
+  method: 'post',
+  path: '/sites/{siteId}/performance',
+  tags,
+  summary: 'Audit a site now',
+  description: 'Queues a Lighthouse audit of the site’s home page and answers at once; poll the audit’s URL (`Location`). An audit of that form factor already waiting or running is returned instead of a second one.',
+  request: { params: SiteIdPathParam, ...bodyOrQueryRequest(RequestAuditInput) },
+  responses: { 202: jsonContent(AuditSchema, 'The queued audit'), ...problemResponses(400, 403, 404, 415) },
+});
+
+const getSettings = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/performance/settings',
+  tags,
+  summary: 'Audit schedule settings of a site',
+  request: { params: SiteIdPathParam },
+  responses: { 200: jsonContent(PerformanceSettingsSchema, 'The settings'), ...problemResponses(404) },
+});
+
+const updateSettings = createRoute({
+  method: 'patch',
+  path: '/sites/{siteId}/performance/settings',
+  tags,
+  summary: 'Change the audit schedule of a site',
+  description: 'Fields left out keep their value.',
+  request: { params: SiteIdPathParam, body: { required: true, content: { 'application/json': { schema: UpdatePerformanceSettingsInput } } } },
+  responses: { 200: jsonContent(PerformanceSettingsSchema, 'The settings now'), ...problemResponses(400, 403, 404, 415) },
+});
+
+const getAudit = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/performance/{auditId}',
+  tags,
+  summary: 'One audit',
+  request: { params: AuditIdParam },
+  responses: { 200: jsonContent(AuditSchema, 'The audit'), ...problemResponses(400, 404) },
+});
+
+const getReport = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/performance/{auditId}/report',
+  tags,
+  summary: 'The Lighthouse HTML report of an audit',
+  description: 'Self-contained HTML, sent gzip-encoded to clients that accept it.',
+  request: { params: AuditIdParam },
+  responses: { 200: { description: 'The report', content: { 'text/html': { schema: { type: 'string' } } } }, ...problemResponses(400, 404) },
+});
+
+export function createPerformanceRoutes({ performance }: { performance: PerformanceService }) {
+  return new OpenAPIHono<AppEnv>()
+    .openapi(overview, (c) => {
+      const { siteId } = c.req.valid('param');
+      const { limit, cursor, formFactor, from, to } = c.req.valid('query');
+      const rows = performance.history(siteId, { limit, before: decodeCursor(cursor), formFactor, from: from ? new Date(from) : undefined, to: to ? new Date(to) : undefined });
+      const page = toPage(rows, limit);
+      const latest = performance.latest(siteId);
+      return c.json(
+        {
+          latest: { mobile: latest.mobile && toAuditView(latest.mobile), desktop: latest.desktop && toAuditView(latest.desktop) },
+          history: { items: page.items.map(toAuditView), nextCursor: page.nextCursor },
+        },
+        200,
+      );
+    })
+    .openapi(requestAudit, (c) => {
+      const { siteId } = c.req.valid('param');
+      const audit = performance.requestAudit(siteId, readBodyOrQuery(c, RequestAuditInput));
+      c.header('Location', `/api/sites/${siteId}/performance/${audit.id}`);
+      return c.json(toAuditView(audit), 202);
+    })
+    .openapi(getSettings, (c) => c.json(performance.settings(c.req.valid('param').siteId), 200))
+    .openapi(updateSettings, (c) => c.json(performance.updateSettings(c.req.valid('param').siteId, c.req.valid('json')), 200))
+    .openapi(getAudit, (c) => {
+      const { siteId, auditId } = c.req.valid('param');
+      return c.json(toAuditView(performance.get(siteId, auditId)), 200);
+    })
+    .openapi(getReport, async (c) => {
+      const { siteId, auditId } = c.req.valid('param');
+      const gzipped = await performance.report(siteId, auditId);
+      c.header('Content-Type', 'text/html; charset=utf-8');
+      c.header('Vary', 'Accept-Encoding');
+      // The report runs its own scripts; keep it from reaching anything but itself.
+      c.header('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:");
+      if (/\bgzip\b/.test(c.req.header('accept-encoding') ?? '')) {
+        c.header('Content-Encoding', 'gzip');
+        return c.body(new Uint8Array(gzipped), 200);
+      }
+      return c.body(new Uint8Array(await gunzipAsync(gzipped)), 200);
+    });
+}

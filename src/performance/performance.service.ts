@@ -1,0 +1,265 @@
+import PQueue from 'p-queue';
+import type { Logger } from 'pino';
+import type { Clock } from '../shared/clock.js';
+import { logEvent } from '../shared/events.js';
+import { createId } from '../shared/ids.js';
+import { sitesProblems } from '../sites/sites.errors.js';
+import type { SitesRepository } from '../sites/sites.repository.js';
+import type { AuditSummary } from './audit-protocol.js';
+import type { AuditOutcome, AuditRunner } from './audit-runner.js';
+import { performanceProblems } from './performance.errors.js';
+import type { PerformanceRepository } from './performance.repository.js';
+import type { ReportStore } from './performance.reports.js';
+import { formFactors, type AuditRow, type AuditTrigger, type FormFactor } from './performance.table.js';
+import { detectRegressions, type AuditFigures } from './regression.js';
+import { isDue, latestSlot } from './schedule.js';
+
+export interface PerformanceConfig {
+  chromePath: string;
+  concurrency: number;
+  /** Hard limit of one Lighthouse run; an audit of n runs gets n times this. */
+  timeoutMs: number;
+  defaultRuns: number;
+  intervalHours: number;
+  reportRetentionDays: number;
+  regressionMarginPercent: number;
+  blockThirdParty: boolean;
+}
+
+export interface PerformanceSettings {
+  enabled: boolean;
+  formFactors: FormFactor[];
+  runs: number;
+}
+
+export interface HistoryQuery {
+  formFactor?: FormFactor;
+  from?: Date;
+  to?: Date;
+  before?: string;
+  limit: number;
+}
+
+/** Recent audits a new one is compared with. */
+const REGRESSION_WINDOW = 5;
+
+export interface PerformanceServiceDeps {
+  repository: PerformanceRepository;
+  sitesRepository: SitesRepository;
+  runner: AuditRunner;
+  reports: ReportStore;
+  clock: Clock;
+  logger: Logger;
+  config: PerformanceConfig;
+}
+
+/**
+ * Lighthouse audits: the scheduler and the API only enqueue (a persisted `queued` row plus a
+ * p-queue task); the queue runs each audit in a worker process with bounded concurrency.
+ */
+export function createPerformanceService({ repository, sitesRepository, runner, reports, clock, logger, config }: PerformanceServiceDeps) {
+  const queue = new PQueue({ concurrency: config.concurrency });
+  const intervalMs = config.intervalHours * 3_600_000;
+  let stopping = false;
+
+  function requireSite(siteId: string) {
+    const site = sitesRepository.findById(siteId);
+    if (!site) throw sitesProblems.notFound.create(`there is no site ${siteId}`);
+    return site;
+  }
+
+  function settingsOf(siteId: string): PerformanceSettings {
+    const row = repository.readSettings(siteId);
+    if (!row) return { enabled: true, formFactors: [...formFactors], runs: config.defaultRuns };
+    return { enabled: row.enabled, formFactors: row.formFactors.split(',').filter((value): value is FormFactor => (formFactors as readonly string[]).includes(value)), runs: row.runs };
+  }
+
+  function enqueue(row: AuditRow): void {
+    void queue.add(() => execute(row.id));
+  }
+
+  function createAudit(site: { id: string; url: string }, formFactor: FormFactor, runs: number, trigger: AuditTrigger): AuditRow {
+    const pending = repository.pending(site.id, formFactor);
+    if (pending) return pending;
+    const now = clock.now();
+    const row = repository.insert({ id: createId('perf', now), siteId: site.id, url: site.url, formFactor, trigger, runs, status: 'queued', queuedAt: now });
+    enqueue(row);
+    return row;
+  }
+
+  function store(audit: AuditRow, outcome: AuditOutcome): AuditRow | undefined {
+    const finishedAt = clock.now();
+    if (outcome.ok) {
+      const { summary } = outcome;
+      return repository.update(audit.id, { status: 'completed', finishedAt, ...columnsOf(summary), reportBytes: summary.reportBytes });
+    }
+    return repository.update(audit.id, { status: 'failed', finishedAt, failureReason: outcome.reason, failureMessage: outcome.message.slice(0, 1000) });
+  }
+
+  function reportRegressions(audit: AuditRow): void {
+    const recent = repository.recentCompleted(audit.siteId, audit.formFactor, audit.id, REGRESSION_WINDOW).map(figuresOf);
+    const regressions = detectRegressions(figuresOf(audit), recent, config.regressionMarginPercent);
+    if (regressions.length > 0) logEvent(logger, 'performance.regressed', { siteId: audit.siteId, url: audit.url, auditId: audit.id, formFactor: audit.formFactor, regressions });
+  }
+
+  async function execute(auditId: string): Promise<void> {
+    const queued = repository.findById(auditId);
+    if (!queued || queued.status !== 'queued') return;
+    const audit = repository.update(auditId, { status: 'running', startedAt: clock.now() })!;
+    const runs = audit.runs;
+    let outcome = await runner.run(
+      {
+        url: audit.url,
+        formFactor: audit.formFactor,
+        runs,
+        chromePath: config.chromePath,
+        workDir: reports.workDirOf(audit.id),
+        reportPath: reports.pathOf(audit.siteId, audit.id),
+        maxWaitForLoadMs: Math.min(45_000, Math.floor(config.timeoutMs / 2)),
+        blockThirdParty: config.blockThirdParty,
+      },
+      config.timeoutMs * runs,
+    );
+    if (stopping && !outcome.ok) outcome = { ok: false, reason: 'interrupted', message: 'the daemon shut down while the audit ran' };
+    const stored = store(audit, outcome);
+    // The site (and with it the audit) may have been removed while the audit ran.
+    if (!stored || !outcome.ok) await reports.remove(audit.siteId, audit.id);
+    if (!stored) return;
+    if (outcome.ok) {
+      logger.info({ siteId: stored.siteId, auditId: stored.id, formFactor: stored.formFactor, performance: stored.scorePerformance }, 'performance audit completed');
+      reportRegressions(stored);
+    } else {
+      logEvent(logger, 'performance.audit_failed', { siteId: stored.siteId, url: stored.url, auditId: stored.id, formFactor: stored.formFactor, reason: outcome.reason, message: outcome.message });
+    }
+  }
+
+  function get(siteId: string, auditId: string): AuditRow {
+    requireSite(siteId);
+    const audit = repository.findById(auditId);
+    if (!audit || audit.siteId !== siteId) throw performanceProblems.auditNotFound.create(`site ${siteId} has no audit ${auditId}`);
+    return audit;
+  }
+
+  return {
+    get,
+
+    settings: (siteId: string): PerformanceSettings => {
+      requireSite(siteId);
+      return settingsOf(siteId);
+    },
+
+    updateSettings(siteId: string, changes: Partial<PerformanceSettings>): PerformanceSettings {
+      requireSite(siteId);
+      const next = { ...settingsOf(siteId), ...changes };
+      const lastScheduledAt = repository.readSettings(siteId)?.lastScheduledAt ?? null;
+      repository.writeSettings({ siteId, enabled: next.enabled, formFactors: [...new Set(next.formFactors)].join(','), runs: next.runs, lastScheduledAt });
+      return settingsOf(siteId);
+    },
+
+    /** An on-demand audit; an audit of that form factor already waiting or running is returned instead. */
+    requestAudit(siteId: string, options: { formFactor?: FormFactor; runs?: number }): AuditRow {
+      const site = requireSite(siteId);
+      const settings = settingsOf(siteId);
+      return createAudit(site, options.formFactor ?? settings.formFactors[0] ?? 'mobile', options.runs ?? settings.runs, 'manual');
+    },
+
+    latest(siteId: string): Record<FormFactor, AuditRow | null> {
+      requireSite(siteId);
+      return { mobile: repository.latestCompleted(siteId, 'mobile') ?? null, desktop: repository.latestCompleted(siteId, 'desktop') ?? null };
+    },
+
+    /** limit + 1 rows, newest first, for toPage(). */
+    history(siteId: string, query: HistoryQuery): AuditRow[] {
+      requireSite(siteId);
+      return repository.history({ siteId, ...query, limit: query.limit + 1 });
+    },
+
+    async report(siteId: string, auditId: string): Promise<Buffer> {
+      const audit = get(siteId, auditId);
+      const report = audit.reportBytes === null ? undefined : await reports.read(siteId, auditId);
+      if (!report) throw performanceProblems.reportNotFound.create(audit.status === 'completed' ? `the report of ${auditId} was removed after ${config.reportRetentionDays} days` : `audit ${auditId} is ${audit.status}; only completed audits have a report`);
+      return report;
+    },
+
+    /** Cron tick: enqueues the audits of every connected site whose slot has come. Returns how many. */
+    enqueueDue(): number {
+      const now = clock.now();
+      let enqueued = 0;
+      for (const site of repository.connectedSites()) {
+        const settings = settingsOf(site.id);
+        if (!settings.enabled || !isDue(site.id, intervalMs, site.settings?.lastScheduledAt ?? null, now)) continue;
+        repository.writeSettings({ siteId: site.id, enabled: settings.enabled, formFactors: settings.formFactors.join(','), runs: settings.runs, lastScheduledAt: latestSlot(site.id, intervalMs, now) });
+        for (const formFactor of settings.formFactors) {
+          createAudit(site, formFactor, settings.runs, 'scheduled');
+          enqueued++;
+        }
+      }
+      return enqueued;
+    },
+
+    /**
+     * At start: audits that were running when the daemon stopped fail as `interrupted` (re-running
+     * one that may have crashed the daemon could crash it again); queued ones are queued again.
+     */
+    recover(): { requeued: number; interrupted: number } {
+      const running = repository.withStatus('running');
+      for (const audit of running) {
+        const message = 'the daemon stopped while the audit ran';
+        repository.update(audit.id, { status: 'failed', finishedAt: clock.now(), failureReason: 'interrupted', failureMessage: message });
+        logEvent(logger, 'performance.audit_failed', { siteId: audit.siteId, url: audit.url, auditId: audit.id, formFactor: audit.formFactor, reason: 'interrupted', message });
+      }
+      const queued = repository.withStatus('queued');
+      for (const audit of queued) enqueue(audit);
+      return { requeued: queued.length, interrupted: running.length };
+    },
+
+    /** Removes reports past their retention and reports of deleted audits. */
+    async cleanupReports(): Promise<number> {
+      const cutoff = new Date(clock.now().getTime() - config.reportRetentionDays * 86_400_000);
+      const expired = repository.reportsFinishedBefore(cutoff);
+      for (const audit of expired) {
+        await reports.remove(audit.siteId, audit.id);
+        repository.update(audit.id, { reportBytes: null });
+      }
+      return expired.length + (await reports.removeOrphans((siteId) => repository.auditIdsOfSite(siteId)));
+    },
+
+    /** Resolves when nothing is queued or running (tests, the benchmark). */
+    idle: () => queue.onIdle(),
+
+    /** Shutdown: queued audits stay queued for the next start; running ones are killed and fail as `interrupted`. */
+    async stop(): Promise<void> {
+      stopping = true;
+      queue.pause();
+      queue.clear();
+      runner.killAll();
+      await queue.onIdle();
+    },
+  };
+}
+
+function columnsOf(summary: AuditSummary) {
+  return {
+    lighthouseVersion: summary.lighthouseVersion,
+    chromeVersion: summary.chromeVersion,
+    scorePerformance: summary.scores.performance,
+    scoreAccessibility: summary.scores.accessibility,
+    scoreBestPractices: summary.scores.bestPractices,
+    scoreSeo: summary.scores.seo,
+    ...summary.metrics,
+  };
+}
+
+function figuresOf(audit: AuditRow): AuditFigures {
+  return {
+    scores: { performance: audit.scorePerformance },
+    metrics: {
+      firstContentfulPaintMs: audit.firstContentfulPaintMs,
+      largestContentfulPaintMs: audit.largestContentfulPaintMs,
+      totalBlockingTimeMs: audit.totalBlockingTimeMs,
+      cumulativeLayoutShift: audit.cumulativeLayoutShift,
+    },
+  };
+}
+
+export type PerformanceService = ReturnType<typeof createPerformanceService>;

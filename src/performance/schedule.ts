@@ -1,0 +1,21 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Spreads sites' audits over the interval: each site has a fixed offset into it (from its id),
+ * so a thousand sites audited daily start at a thousand different minutes.
+ */
+export function siteOffsetMs(siteId: string, intervalMs: number): number {
+  const hash = createHash('sha256').update(siteId).digest().readUInt32BE(0);
+  return Math.floor((hash / 0x1_0000_0000) * (intervalMs / 60_000)) * 60_000;
+}
+
+/** The most recent slot of the site at or before `now`. */
+export function latestSlot(siteId: string, intervalMs: number, now: Date): Date {
+  const offset = siteOffsetMs(siteId, intervalMs);
+  return new Date(Math.floor((now.getTime() - offset) / intervalMs) * intervalMs + offset);
+}
+
+/** Due when the latest slot has passed since the last scheduled audits (never audited: due now). */
+export function isDue(siteId: string, intervalMs: number, lastScheduledAt: Date | null, now: Date): boolean {
+  return lastScheduledAt === null || lastScheduledAt < latestSlot(siteId, intervalMs, now);
+}

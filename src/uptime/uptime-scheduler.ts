@@ -1,0 +1,143 @@
+import PQueue from 'p-queue';
+import type { Clock } from '../shared/clock.js';
+
+/**
+ * Decides when each site is probed. Every site has a fixed offset in its interval (a hash of
+ * its id), so one interval's probes are spread across it and a restart keeps the same
+ * schedule: every site is probed again within one interval. A tick (every second) takes what
+ * falls due before the next tick and queues each at its due time; a bounded queue runs them.
+ */
+export interface UptimeScheduler {
+  /** Adds a site or changes its interval. */
+  upsert(siteId: string, intervalMs: number): void;
+  remove(siteId: string): void;
+  has(siteId: string): boolean;
+  /** Probes the site again at `at` (a quick re-check), before its next regular slot. */
+  recheck(siteId: string, at: number): void;
+  nextDueAt(siteId: string): number | undefined;
+  /** Queues every probe due before now + horizonMs, each started at its due time. */
+  tick(horizonMs?: number): number;
+  /** Runs every probe due now and waits for them (tests drive time with a fake clock). */
+  runDue(): Promise<number>;
+  readonly pending: number;
+  stop(): Promise<void>;
+}
+
+interface Target {
+  intervalMs: number;
+  offsetMs: number;
+  nextDueAt: number;
+  running: boolean;
+  /** Changes when the site is removed or re-added, so stale timers do nothing. */
+  generation: number;
+}
+
+export function spreadOffset(siteId: string, intervalMs: number): number {
+  // FNV-1a: cheap and evenly spread for ids that differ only in their tail.
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < siteId.length; i++) {
+    hash ^= siteId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % intervalMs;
+}
+
+/** The first slot of the site's schedule at or after `from`. */
+export function nextSlot(from: number, intervalMs: number, offsetMs: number): number {
+  const base = Math.floor((from - offsetMs) / intervalMs) * intervalMs + offsetMs;
+  return base >= from ? base : base + intervalMs;
+}
+
+export function createUptimeScheduler({
+  clock,
+  concurrency,
+  probe,
+  onStart,
+}: {
+  clock: Clock;
+  concurrency: number;
+  probe: (siteId: string, dueAt: number) => Promise<void>;
+  /** Called as each probe starts with how late it is (ms); the benchmark measures lag with it. */
+  onStart?: (lagMs: number) => void;
+}): UptimeScheduler {
+  const queue = new PQueue({ concurrency });
+  const targets = new Map<string, Target>();
+  const timers = new Set<NodeJS.Timeout>();
+  let generations = 0;
+  let stopped = false;
+
+  function enqueue(siteId: string, target: Target, dueAt: number): Promise<void> {
+    const generation = target.generation;
+    return queue.add(async () => {
+      const current = targets.get(siteId);
+      if (stopped || current?.generation !== generation || current.running) return;
+      current.running = true;
+      onStart?.(clock.now().getTime() - dueAt);
+      try {
+        await probe(siteId, dueAt);
+      } finally {
+        current.running = false;
+      }
+    });
+  }
+
+  function collect(until: number): { siteId: string; target: Target; dueAt: number }[] {
+    const due: { siteId: string; target: Target; dueAt: number }[] = [];
+    for (const [siteId, target] of targets) {
+      if (target.nextDueAt >= until) continue;
+      due.push({ siteId, target, dueAt: target.nextDueAt });
+      target.nextDueAt = nextSlot(target.nextDueAt + 1, target.intervalMs, target.offsetMs);
+    }
+    return due;
+  }
+
+  return {
+    upsert(siteId, intervalMs) {
+      const existing = targets.get(siteId);
+      if (existing && existing.intervalMs === intervalMs) return;
+      const offsetMs = spreadOffset(siteId, intervalMs);
+      const nextDueAt = nextSlot(clock.now().getTime(), intervalMs, offsetMs);
+      targets.set(siteId, { intervalMs, offsetMs, nextDueAt, running: existing?.running ?? false, generation: ++generations });
+    },
+    remove: (siteId) => void targets.delete(siteId),
+    has: (siteId) => targets.has(siteId),
+    recheck(siteId, at) {
+      const target = targets.get(siteId);
+      if (target && at < target.nextDueAt) target.nextDueAt = at;
+    },
+    nextDueAt: (siteId) => targets.get(siteId)?.nextDueAt,
+    tick(horizonMs = 1000) {
+      if (stopped) return 0;
+      const now = clock.now().getTime();
+      const due = collect(now + horizonMs);
+      for (const { siteId, target, dueAt } of due) {
+        const delay = dueAt - now;
+        if (delay <= 0) {
+          void enqueue(siteId, target, dueAt);
+          continue;
+        }
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          void enqueue(siteId, target, dueAt);
+        }, delay);
+        timers.add(timer);
+      }
+      return due.length;
+    },
+    async runDue() {
+      const due = collect(clock.now().getTime() + 1);
+      await Promise.all(due.map(({ siteId, target, dueAt }) => enqueue(siteId, target, dueAt)));
+      return due.length;
+    },
+    get pending() {
+      return queue.size + queue.pending + timers.size;
+    },
+    async stop() {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      queue.clear();
+      await queue.onIdle();
+    },
+  };
+}

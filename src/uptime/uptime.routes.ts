@@ -1,0 +1,55 @@
+import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/auth.js';
+import { jsonContent, problemResponses } from '../http/openapi.js';
+import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
+import { SiteIdParam, SiteIdPathParam } from '../sites/sites.schemas.js';
+import { DowntimeEventSchema, DowntimeQuery, MonitoringSettingsSchema, UpdateSiteInput, UptimeReportSchema } from './uptime.schemas.js';
+import type { UptimeService } from './uptime.service.js';
+
+const tags = ['Uptime'];
+
+const getUptime = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/uptime',
+  tags,
+  summary: 'Uptime of a site',
+  description: 'Current status, uptime percentages over 24 hours, 7 and 30 days, the certificate, the latest probes and hourly buckets.',
+  request: { params: SiteIdPathParam },
+  responses: { 200: jsonContent(UptimeReportSchema, 'The site’s uptime'), ...problemResponses(404) },
+});
+
+const listDowntime = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/uptime/downtime',
+  tags,
+  summary: 'Downtime events of a site',
+  description: 'Newest first. An event starts at the first failed probe of a confirmed outage and ends at the next successful probe; an ongoing one has no end. `from`/`to` keep events overlapping that range.',
+  request: { params: SiteIdPathParam, query: PaginationQuery.extend(DowntimeQuery.shape) },
+  responses: { 200: jsonContent(pageSchema(DowntimeEventSchema, 'DowntimeEventPage'), 'A page of downtime events'), ...problemResponses(400, 404) },
+});
+
+const updateSite = createRoute({
+  method: 'patch',
+  path: '/sites/{id}',
+  tags: ['Sites'],
+  summary: 'Change a site’s settings',
+  description: 'The `monitoring` section changes how the site is probed: interval, timeout, expected status, keyword, paused. Fields left out keep their value; null restores the default.',
+  request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: UpdateSiteInput } } } },
+  responses: { 200: jsonContent(UpdateSiteInput.required().extend({ monitoring: MonitoringSettingsSchema }).openapi('SiteSettings'), 'The site’s settings now'), ...problemResponses(400, 403, 404, 415) },
+});
+
+export function createUptimeRoutes({ uptime }: { uptime: UptimeService }) {
+  return new OpenAPIHono<AppEnv>()
+    .openapi(getUptime, (c) => c.json(uptime.report(c.req.valid('param').siteId), 200))
+    .openapi(listDowntime, (c) => {
+      const { limit, cursor, from, to } = c.req.valid('query');
+      const rows = uptime.downtime(c.req.valid('param').siteId, { limit, cursor: decodeCursor(cursor, /^\d+$/), from, to });
+      return c.json(toPage(rows, limit), 200);
+    })
+    .openapi(updateSite, (c) => {
+      const { id } = c.req.valid('param');
+      const { monitoring } = c.req.valid('json');
+      const settings = monitoring ? uptime.updateSettings(id, monitoring) : uptime.monitoringSettings(id);
+      return c.json({ monitoring: settings }, 200);
+    });
+}

@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestSite, type TestSite } from './support/wordpress/index.js';
+import { buildOnce, runCli, startDaemonProcess } from './helpers/daemon-process.js';
+import { installConnector } from './helpers/wordpress-state.js';
+
+/** The real daemon process, killed with SIGKILL in the middle of a backup. */
+describe('a daemon killed mid-backup', () => {
+  let site: TestSite;
+  let dataDir: string;
+  const env = () => ({ SITEWARDEN_DATA_DIR: dataDir, SITEWARDEN_LOG_LEVEL: 'info', SITEWARDEN_BACKUP_INTERVAL_HOURS: '0' });
+
+  beforeAll(async () => {
+    buildOnce();
+    site = await createTestSite();
+    await installConnector(site);
+    dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-crash-'));
+  });
+  afterAll(async () => {
+    await site?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('leaves the backup failed (interrupted), never completed, and no half-written object under a final name', async () => {
+    let daemon = await startDaemonProcess(env());
+    const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    const call = async (method: string, path: string, json?: unknown) => {
+      const response = await fetch(`http://127.0.0.1:${daemon.port}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
+      return { status: response.status, json: (await response.json()) as any };
+    };
+    try {
+      const connected = await call('POST', '/api/sites', { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword });
+      expect(connected.status).toBe(201);
+      const siteId = connected.json.id as string;
+      const queued = await call('POST', `/api/sites/${siteId}/backups`);
+      expect(queued.status).toBe(202);
+      const backupId = queued.json.id as string;
+
+      // Kill it once objects are being written.
+      let writing = false;
+      for (let polls = 0; polls < 1500 && !writing; polls++) {
+        const backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
+        expect(backup.status, JSON.stringify(backup)).not.toMatch(/completed|failed/);
+        writing = backup.status === 'running' && backup.progress.filesDone > 0;
+        if (!writing) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(writing).toBe(true);
+      daemon.child.kill('SIGKILL');
+      await daemon.exited;
+
+      daemon = await startDaemonProcess(env());
+      const after = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
+      expect(after).toMatchObject({ status: 'failed', reason: 'interrupted', manifest: null });
+      expect(daemon.logs()).toContain('"event":"backup.failed"');
+      expect(readdirSync(join(dataDir, 'backups')).includes('tmp') ? readdirSync(join(dataDir, 'backups/tmp')) : []).toEqual([]);
+      // Every object under its final name is complete: it decompresses to content with that hash.
+      const objectsDir = join(dataDir, 'backups/objects');
+      let objects = 0;
+      for (const prefix of readdirSync(objectsDir)) {
+        for (const name of readdirSync(join(objectsDir, prefix))) {
+          expect(createHash('sha256').update(gunzipSync(readFileSync(join(objectsDir, prefix, name)))).digest('hex')).toBe(name);
+          objects++;
+        }
+      }
+      expect(objects).toBeGreaterThan(0);
+      const failedVerify = runCli(['backup', 'verify', backupId], env());
+      expect(failedVerify.status).toBe(1);
+      expect(failedVerify.stdout).toContain('FAILED');
+
+      // The next backup completes, reusing what the killed one stored, and verifies.
+      const next = await call('POST', `/api/sites/${siteId}/backups`);
+      let done;
+      for (;;) {
+        done = (await call('GET', `/api/sites/${siteId}/backups/${next.json.id}`)).json;
+        if (done.status === 'completed' || done.status === 'failed') break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(done).toMatchObject({ status: 'completed' });
+      expect(done.bytes.transferred).toBeLessThan(done.bytes.total);
+      const verified = runCli(['backup', 'verify', next.json.id], env());
+      expect(verified.stdout, verified.stderr).toMatch(/^ok: backup /);
+      expect(verified.status).toBe(0);
+    } finally {
+      daemon.child.kill('SIGTERM');
+      await daemon.exited;
+    }
+  });
+});

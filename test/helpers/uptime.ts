@@ -1,0 +1,36 @@
+import { createId } from '../../src/shared/ids.js';
+import { DEFAULT_UPTIME_CONFIG, type UptimeConfig } from '../../src/uptime/uptime.config.js';
+import { createFakeClock, createTestApp } from './test-app.js';
+
+/**
+ * The whole app with a fake clock and the uptime monitor started, and sites inserted as
+ * connected rows pointing at loopback targets (no WordPress needed to be probed).
+ */
+export function createUptimeTestApp(options: { uptime?: Partial<UptimeConfig>; start?: Date } = {}) {
+  const clock = createFakeClock(options.start ?? new Date('2026-03-02T10:00:00Z'));
+  const t = createTestApp({ clock, config: { uptime: { ...DEFAULT_UPTIME_CONFIG, confirmations: 2, recheckDelaySeconds: 5, ...options.uptime } } });
+  t.services.uptime.start();
+
+  function addSite(url: string, state: 'connected' | 'pending' = 'connected'): string {
+    const now = clock.now();
+    const id = createId('site', now);
+    t.services.sitesRepository.insert({ id, url, restUrl: `${url}/wp-json/`, state, createdAt: now, updatedAt: now, connectedAt: state === 'connected' ? now : null });
+    if (state === 'connected') t.services.lifecycle.connected(id);
+    return id;
+  }
+
+  /** Moves the clock to the site's next due time and runs every probe due then. */
+  async function probeNext(siteId: string): Promise<number> {
+    const due = t.services.uptime.nextDueAt(siteId);
+    if (due === undefined) throw new Error(`${siteId} is not scheduled`);
+    if (due > clock.now().getTime()) clock.set(new Date(due));
+    return t.services.uptime.runDue();
+  }
+
+  return { ...t, clock, addSite, probeNext, stop: async () => {
+    await t.services.uptime.stop();
+    await t.close();
+  } };
+}
+
+export type UptimeTestApp = ReturnType<typeof createUptimeTestApp>;
