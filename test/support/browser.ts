@@ -2,28 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { chromeFlags } from '../../src/performance/chrome-flags.js';
 import type { TestSite } from './wordpress/test-site.js';
 
 /**
- * Chromium without any phoning home. The last two flags are a second fence
- * behind the request blocking below: names other than localhost do not resolve,
- * and any non-loopback connection would go to a dead loopback proxy.
+ * The daemon's own no-phoning-home flags (background networking, component updates and sync
+ * off; names other than loopback do not resolve; anything else goes to a dead loopback proxy),
+ * behind the request blocking below. Playwright adds its own headless switch.
  */
 export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-default-apps',
-  '--disable-domain-reliability',
-  '--disable-client-side-phishing-detection',
-  '--metrics-recording-only',
+  ...chromeFlags({ auditedHost: '127.0.0.1', runningAsRoot: process.getuid?.() === 0, blockThirdParty: true }).filter((flag) => !flag.startsWith('--headless')),
   '--disable-features=Translate,OptimizationHints,MediaRouter',
-  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1',
-  '--proxy-server=http://127.0.0.1:9',
 ];
 
 /**
