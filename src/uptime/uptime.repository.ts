@@ -33,9 +33,17 @@ const RAW_AGGREGATE = `sum(p.up), sum(1 - p.up), coalesce(sum(p.response_ms), 0)
  * Storage of monitors, probes, roll-ups and downtime events. The hot paths (probe inserts,
  * roll-ups) use prepared statements directly: they run thousands of times a minute.
  */
+/** A status change written with the next batch of probes rather than in a commit of its own. */
+export interface BufferedStatus {
+  siteId: string;
+  status: UptimeStatus;
+  since: number;
+}
+
 export function createUptimeRepository({ db }: { db: Db }) {
   // drizzle's handle carries the better-sqlite3 connection it wraps.
   const sqlite = (db as Db & { $client: Database.Database }).$client;
+  const setStatus = sqlite.prepare('update uptime_monitors set status = ?, status_since = ?, updated_at = ? where site_id = ?');
   const insertProbe = sqlite.prepare('insert into uptime_probes (site_id, at, up, http_status, response_ms, cause, certificate_expires_at) values (?, ?, ?, ?, ?, ?, ?)');
   const addHourly = sqlite.prepare(
     `insert into uptime_hourly (${BUCKET_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (site_id, bucket) do update set
@@ -97,8 +105,10 @@ export function createUptimeRepository({ db }: { db: Db }) {
         .all();
     },
 
-    insertProbes: sqlite.transaction((rows: ProbeRow[]) => {
+    /** One transaction for a second's probes and the status changes that open no event. */
+    insertProbes: sqlite.transaction((rows: ProbeRow[], statuses: BufferedStatus[] = []) => {
       for (const row of rows) insertProbe.run(row.siteId, row.at, row.up ? 1 : 0, row.httpStatus, row.responseMs, row.cause, row.certificateExpiresAt);
+      for (const change of statuses) setStatus.run(change.status, change.since, change.since, change.siteId);
     }),
 
     /** Probes since `from`, oldest first (rebuilding memory after a restart). */

@@ -109,6 +109,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
 
     const { state, transition, recheck } = applyProbe(monitor.state, { at, up: outcome.up, cause: outcome.cause }, config.confirmations);
     monitor.state = state;
+    if (transition?.kind === 'down' || transition?.kind === 'up') writer.supersedeStatus(monitor.siteId);
     if (transition?.kind === 'down') {
       repository.recordTransition(monitor.siteId, { status: 'down', since: transition.startedAt, open: { startedAt: transition.startedAt, cause: transition.cause } });
       logEvent(logger, 'site.down', { siteId: monitor.siteId, url: monitor.url, cause: transition.cause, firstFailureAt: new Date(transition.startedAt).toISOString() });
@@ -116,7 +117,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
       repository.recordTransition(monitor.siteId, { status: 'up', since: at, closeAt: at });
       logEvent(logger, 'site.up', { siteId: monitor.siteId, url: monitor.url, downtimeMs: transition.downtimeMs, downSince: new Date(transition.downSince).toISOString() });
     } else if (transition?.kind === 'first-up') {
-      repository.recordTransition(monitor.siteId, { status: 'up', since: at });
+      writer.addStatus({ siteId: monitor.siteId, status: 'up', since: at });
     }
     if (recheck) scheduler.recheck(monitor.siteId, at + config.recheckDelaySeconds * 1000);
     if (outcome.certificateExpiresAt !== null) noteCertificate(monitor, outcome.certificateExpiresAt, at);
