@@ -126,6 +126,21 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
     });
   });
 
+  it('runs a scheduled audit of a connected site to completion when its slot comes', async () => {
+    const t = appWith();
+    const connected = await t.call('POST', '/api/sites', { json: { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword } });
+    expect(connected.status, connected.text).toBe(201);
+    const settings = await t.call('PATCH', `/api/sites/${connected.json.id}/performance/settings`, { json: { formFactors: ['mobile'] } });
+    expect(settings.status, settings.text).toBe(200);
+    // A site never audited is due at once; the cron tick calls exactly this.
+    expect(t.services.performance.enqueueDue()).toBe(1);
+    expect(t.services.performance.enqueueDue()).toBe(0);
+    await t.services.performance.idle();
+    const { json } = await t.call('GET', `/api/sites/${connected.json.id}/performance`);
+    expect(json.latest.mobile, JSON.stringify(json)).toMatchObject({ status: 'completed', trigger: 'scheduled', formFactor: 'mobile' });
+    expect(json.latest.mobile.scores.performance).toBeGreaterThan(0);
+  }, 120_000);
+
   it('fails an audit of an unreachable address with page_unreachable', async () => {
     const t = appWith();
     const unreachable = addSiteAt(t, `http://127.0.0.1:${await freePort()}`);
