@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, or } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { apiTokens, type ApiTokenRow } from './tokens.table.js';
 
@@ -14,7 +14,7 @@ export function createTokensRepository({ db }: { db: Db }) {
       return db.select().from(apiTokens).orderBy(asc(apiTokens.id)).all();
     },
     countActive(): number {
-      return db.select({ id: apiTokens.id }).from(apiTokens).where(isNull(apiTokens.revokedAt)).all().length;
+      return db.select({ n: count() }).from(apiTokens).where(isNull(apiTokens.revokedAt)).get()?.n ?? 0;
     },
     findByIdOrName(idOrName: string): ApiTokenRow[] {
       return db
