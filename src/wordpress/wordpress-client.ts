@@ -132,7 +132,11 @@ export function readRestResponse<T>(response: SiteResponse): T {
   const extensions = { siteStatus: response.status, siteCode: error.code };
   if (response.status === 401) throw wordpressProblems.credentialsRejected.create(detail, extensions);
   if (response.status === 403) throw wordpressProblems.siteForbidden.create(detail, extensions);
-  if (response.status === 404 && error.code === 'rest_no_route') throw siteHttpProblems.invalidResponse.create(`the site has no REST route for ${new URL(response.url).pathname}`, extensions);
+  if (response.status === 404 && error.code === 'rest_no_route') {
+    // Sites without pretty permalinks name the route in ?rest_route=, not in the path.
+    const answered = new URL(response.url);
+    throw siteHttpProblems.invalidResponse.create(`the site has no REST route for ${answered.searchParams.get('rest_route') ?? answered.pathname}`, extensions);
+  }
   throw wordpressProblems.siteError.create(detail, extensions);
 }
 
