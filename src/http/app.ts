@@ -13,6 +13,7 @@ import { createBackupsRoutes } from '../backups/backups.routes.js';
 import type { BackupsService } from '../backups/backups.service.js';
 import type { ThemesService } from '../themes/themes.service.js';
 import { createAuthorizationRoutes } from '../sites/authorization.routes.js';
+import { createSiteSettingsRoutes } from '../sites/site-settings.routes.js';
 import { createSitesRoutes } from '../sites/sites.routes.js';
 import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from '../sites/sites.service.js';
 import { commonProblems } from '../shared/errors.js';
@@ -52,6 +53,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createHealthRoutes(deps));
   api.route('/', createAuthorizationRoutes(deps));
   api.route('/', createSitesRoutes(deps));
+  api.route('/', createSiteSettingsRoutes(deps));
   api.route('/', createUptimeRoutes(deps));
   api.route('/', createPerformanceRoutes(deps));
   api.route('/', createBackupsRoutes(deps));

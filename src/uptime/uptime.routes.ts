@@ -2,8 +2,8 @@ import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
-import { SiteIdParam, SiteIdPathParam } from '../sites/sites.schemas.js';
-import { DowntimeEventSchema, DowntimeQuery, MonitoringSettingsSchema, UpdateSiteInput, UptimeReportSchema } from './uptime.schemas.js';
+import { SiteIdPathParam } from '../sites/sites.schemas.js';
+import { DowntimeEventSchema, DowntimeQuery, UptimeReportSchema } from './uptime.schemas.js';
 import type { UptimeService } from './uptime.service.js';
 
 const tags = ['Uptime'];
@@ -28,16 +28,6 @@ const listDowntime = createRoute({
   responses: { 200: jsonContent(pageSchema(DowntimeEventSchema, 'DowntimeEventPage'), 'A page of downtime events'), ...problemResponses(400, 404) },
 });
 
-const updateSite = createRoute({
-  method: 'patch',
-  path: '/sites/{id}',
-  tags: ['Sites'],
-  summary: 'Change a site’s settings',
-  description: 'The `monitoring` section changes how the site is probed: interval, timeout, expected status, keyword, paused. Fields left out keep their value; null restores the default.',
-  request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: UpdateSiteInput } } } },
-  responses: { 200: jsonContent(UpdateSiteInput.required().extend({ monitoring: MonitoringSettingsSchema }).openapi('SiteSettings'), 'The site’s settings now'), ...problemResponses(400, 403, 404, 415) },
-});
-
 export function createUptimeRoutes({ uptime }: { uptime: UptimeService }) {
   return new OpenAPIHono<AppEnv>()
     .openapi(getUptime, (c) => c.json(uptime.report(c.req.valid('param').siteId), 200))
@@ -45,11 +35,5 @@ export function createUptimeRoutes({ uptime }: { uptime: UptimeService }) {
       const { limit, cursor, from, to } = c.req.valid('query');
       const rows = uptime.downtime(c.req.valid('param').siteId, { limit, cursor: decodeCursor(cursor, /^\d+$/), from, to });
       return c.json(toPage(rows, limit), 200);
-    })
-    .openapi(updateSite, (c) => {
-      const { id } = c.req.valid('param');
-      const { monitoring } = c.req.valid('json');
-      const settings = monitoring ? uptime.updateSettings(id, monitoring) : uptime.monitoringSettings(id);
-      return c.json({ monitoring: settings }, 200);
     });
 }

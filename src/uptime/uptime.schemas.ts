@@ -32,8 +32,6 @@ export const MonitoringSettingsInput = z
   .strict()
   .openapi('MonitoringSettingsInput');
 
-export const UpdateSiteInput = z.object({ monitoring: MonitoringSettingsInput.optional() }).strict().openapi('UpdateSiteInput');
-
 /** What the site listing shows; null for sites that are not monitored (not connected). */
 export const SiteUptimeStatusSchema = z
   .object({

@@ -257,13 +257,14 @@ export function createUptimeService(deps: UptimeServiceDeps) {
       return settingsOf(repository.findMonitor(siteId));
     },
 
-    /** Applies a `monitoring` patch; null values restore the defaults. */
-    updateSettings(siteId: string, patch: MonitoringSettingsPatch): MonitoringSettingsView {
-      const site = requireSite(siteId);
-      const at = now();
-      repository.ensureMonitor(siteId, at);
-      const current = repository.findMonitor(siteId)!;
-      const changes: Partial<UptimeMonitorRow> = { updatedAt: at };
+    /**
+     * Validates a `monitoring` patch (null values restore the defaults) and returns the write that
+     * applies it, so a PATCH with several sections writes nothing when any section is invalid.
+     */
+    prepareSettings(siteId: string, patch: MonitoringSettingsPatch): () => MonitoringSettingsView {
+      requireSite(siteId);
+      const current = repository.findMonitor(siteId);
+      const changes: Partial<UptimeMonitorRow> = {};
       if (patch.intervalSeconds !== undefined) changes.intervalSeconds = patch.intervalSeconds;
       if (patch.timeoutMs !== undefined) changes.timeoutMs = patch.timeoutMs;
       if (patch.expectedStatus !== undefined) changes.expectedStatusJson = patch.expectedStatus === null ? null : JSON.stringify(patch.expectedStatus);
@@ -272,14 +273,16 @@ export function createUptimeService(deps: UptimeServiceDeps) {
         changes.keywordMode = patch.keyword?.mode ?? 'present';
       }
       if (patch.paused !== undefined) changes.paused = patch.paused;
-      const next = settingsOf({ ...current, ...changes });
+      const next = settingsOf({ ...current, ...changes } as UptimeMonitorRow);
       if (next.timeoutMs >= next.intervalSeconds * 1000) throw invalid('monitoring.timeoutMs', `the timeout (${next.timeoutMs} ms) must be shorter than the interval (${next.intervalSeconds} s)`);
-      const row = repository.updateMonitor(siteId, changes)!;
-      if (site.state === 'connected') {
-        const monitor = monitors.get(siteId);
-        track(siteId, site.url, row, monitor?.state ?? initialState(row.status, row.statusSince));
-      }
-      return settingsOf(row);
+      return () => {
+        const at = now();
+        repository.ensureMonitor(siteId, at);
+        const row = repository.updateMonitor(siteId, { ...changes, updatedAt: at })!;
+        const site = requireSite(siteId);
+        if (site.state === 'connected') track(siteId, site.url, row, monitors.get(siteId)?.state ?? initialState(row.status, row.statusSince));
+        return settingsOf(row);
+      };
     },
   };
 }
