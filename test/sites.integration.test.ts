@@ -46,7 +46,7 @@ describe('connecting sites with a username and application password', () => {
     const response = await t.call('POST', '/api/sites', { json: { url: `${site.url}/`, username, applicationPassword } });
     expect(response.status, response.text).toBe(201);
     expect(response.headers.get('location')).toBe(`/api/sites/${response.json.id}`);
-    expect(response.json).toMatchObject({ url: site.url, username, status: { connection: 'connected', syncError: null } });
+    expect(response.json).toMatchObject({ url: site.url, username, status: { connection: 'connected', syncError: null, uptime: { status: 'unknown', paused: false } } });
 
     const details = await t.call('GET', `/api/sites/${response.json.id}`, { token: t.readToken });
     expect(details.status).toBe(200);
@@ -233,7 +233,7 @@ describe('connecting through WordPress’s authorize-application screen', () => 
     expect(approval.body).toContain('is now connected');
 
     const details = await daemon.call('GET', `/api/sites/${pending.json.id}`);
-    expect(details.json).toMatchObject({ status: { connection: 'connected' }, username: site.admin.username, authorization: null });
+    expect(details.json).toMatchObject({ status: { connection: 'connected', uptime: { status: expect.any(String) } }, username: site.admin.username, authorization: null });
     expect(details.json.themes.length).toBeGreaterThanOrEqual(3);
     const passwords = await applicationPasswordsOf(site, site.admin.username);
     expect(passwords.map((item) => item.name)).toContain('Sitewarden');

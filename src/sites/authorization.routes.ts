@@ -5,6 +5,7 @@ import type { AppEnv } from '../http/auth.js';
 import { problemResponses } from '../http/openapi.js';
 import { problemDocument } from '../http/problem.js';
 import { isAppError, type AppError } from '../shared/errors.js';
+import type { SiteUptimeStatus } from '../uptime/uptime.schemas.js';
 import { toSiteView } from './site-view.js';
 import { AuthorizationCallbackQuery, SiteSchema } from './sites.schemas.js';
 import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites.service.js';
@@ -27,13 +28,13 @@ const callback = createRoute({
   },
 });
 
-export function createAuthorizationRoutes({ sites }: { sites: SitesService }) {
+export function createAuthorizationRoutes({ sites, uptime }: { sites: SitesService; uptime: { statusOf(siteId: string): SiteUptimeStatus } }) {
   return new OpenAPIHono<AppEnv>().openapi(callback, async (c) => {
     const wantsHtml = (c.req.header('accept') ?? '').includes('text/html');
     try {
       const site = await sites.completeAuthorization(c.req.valid('query'));
       if (wantsHtml) return c.html(page('Site connected', `${site.url} is now connected to Sitewarden. You can close this tab.`), 200);
-      return c.json(toSiteView(site), 200);
+      return c.json(toSiteView(site, uptime.statusOf(site.id)), 200);
     } catch (error) {
       if (!isAppError(error) || !wantsHtml) throw error;
       return htmlProblem(c, error);

@@ -78,7 +78,7 @@ export function createSitesRoutes({ sites, uptime }: { sites: SitesService; upti
         return c.json({ ...toSiteView(result.site), authorizeUrl: result.authorizeUrl }, 202);
       }
       c.header('Location', `/api/sites/${result.site.id}`);
-      return c.json(toSiteDetailsView(result.site, sites.inventory(result.site.id)), 201);
+      return c.json(toSiteDetailsView(result.site, sites.inventory(result.site.id), uptime.statusOf(result.site.id)), 201);
     })
     .openapi(deleteSite, async (c) => {
       await sites.disconnect(c.req.valid('param').id);

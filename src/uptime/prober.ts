@@ -1,5 +1,6 @@
+import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 
 /** Why a probe failed; a stable vocabulary that API clients and alert rules can match on. */
 export const probeCauses = ['dns', 'connect', 'tls', 'timeout', 'http_status', 'keyword', 'body_too_large', 'redirects', 'protocol'] as const;
@@ -31,64 +32,134 @@ export interface Prober {
 
 const MAX_REDIRECTS = 5;
 
+/** One answer: its status and headers, and its body read up to the cap. */
+interface Answer {
+  status: number;
+  location: string | undefined;
+  /** The body as text when asked for ('' otherwise); null when it is over the cap. */
+  body: string | null;
+  certificateExpiresAt: number | null;
+}
+
+/** One probe's progress: the request in flight (the deadline destroys it) and the last status seen. */
+interface Attempt {
+  request?: ClientRequest;
+  expired: boolean;
+  status: number | null;
+}
+
+class ProbeTimeout extends Error {
+  override readonly name = 'ProbeTimeout';
+}
+
 /**
  * One HTTP GET per probe on a fresh connection (distinct sites never share one), following
  * redirects, reading at most `maxBodyBytes`. Never throws: every failure becomes a cause.
+ *
+ * Built on node:http with no agent (a fresh connection, closed after the answer) rather than
+ * undici: for one request per connection it costs about half the CPU (bench/uptime.ts), and the
+ * monitor makes thousands of them a minute. Site calls, which reuse connections, use undici.
  */
 export function createProber({ maxBodyBytes, userAgent, ca }: { maxBodyBytes: number; userAgent: string; ca?: string | Buffer }): Prober {
-  // The peer certificate is only visible on the socket; probes of one origin see the same one.
-  const certificates = new Map<string, number>();
-  const connect = buildConnector({ ...(ca ? { ca } : {}) });
-  const agent = new Agent({
-    pipelining: 0, // no keep-alive: every probe pays its own connection, as separate sites would
-    connect: (options, callback) =>
-      connect(options, (error, socket) => {
-        if (!error && options.protocol === 'https:') {
-          const validTo = (socket as TLSSocket).getPeerCertificate?.().valid_to;
-          if (validTo) certificates.set(`${options.hostname}:${options.port}`, Date.parse(validTo));
+  const inFlight = new Set<ClientRequest>();
+  const headers = { 'user-agent': userAgent, accept: 'text/html,*/*;q=0.8' };
+
+  function get(url: URL, keepText: boolean, deadline: Attempt): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const https = url.protocol === 'https:';
+      if (!https && url.protocol !== 'http:') return reject(Object.assign(new Error(`unsupported protocol ${url.protocol}`), { code: 'ERR_INVALID_PROTOCOL' }));
+      const options: RequestOptions & { ca?: string | Buffer } = { method: 'GET', headers, agent: false, ...(https && ca ? { ca } : {}) };
+      let certificateExpiresAt: number | null = null;
+      const request = (https ? httpsRequest : httpRequest)(url, options, (response: IncomingMessage) => {
+        const status = response.statusCode ?? 0;
+        deadline.status = status;
+        const location = response.headers.location;
+        if (status >= 300 && status < 400 && location !== undefined) {
+          response.destroy();
+          return resolve({ status, location, body: '', certificateExpiresAt });
         }
-        // undici's callback has two shapes; forwarding the same arguments keeps both.
-        (callback as (error: Error | null, socket: unknown) => void)(error, socket);
-      }),
-  });
+        const declared = Number(response.headers['content-length']);
+        if (Number.isFinite(declared) && declared > maxBodyBytes) {
+          response.destroy();
+          return resolve({ status, location: undefined, body: null, certificateExpiresAt });
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > maxBodyBytes) {
+            response.destroy();
+            return resolve({ status, location: undefined, body: null, certificateExpiresAt });
+          }
+          if (keepText) chunks.push(chunk);
+        });
+        response.on('end', () => resolve({ status, location: undefined, body: keepText ? Buffer.concat(chunks).toString('utf8') : '', certificateExpiresAt }));
+        response.on('error', reject);
+        response.on('close', () => {
+          if (!response.complete) reject(Object.assign(new Error('the connection closed before the answer ended'), { code: 'ECONNRESET' }));
+        });
+      });
+      if (https) {
+        request.once('socket', (socket) =>
+          socket.once('secureConnect', () => {
+            const validTo = (socket as TLSSocket).getPeerCertificate().valid_to;
+            if (validTo) certificateExpiresAt = Date.parse(validTo);
+          }),
+        );
+      }
+      request.on('error', reject);
+      request.on('close', () => inFlight.delete(request));
+      inFlight.add(request);
+      deadline.request = request;
+      if (deadline.expired) request.destroy(new ProbeTimeout());
+      request.end();
+    });
+  }
 
   async function probe(settings: ProbeSettings): Promise<ProbeOutcome> {
     const started = performance.now();
-    const deadline = AbortSignal.timeout(settings.timeoutMs);
     const elapsed = () => Math.round(performance.now() - started);
+    const deadline: Attempt = { expired: false, status: null };
+    const timer = setTimeout(() => {
+      deadline.expired = true;
+      deadline.request?.destroy(new ProbeTimeout());
+    }, settings.timeoutMs);
     let url = settings.url;
     let certificateExpiresAt: number | null = null;
-    let status: number | null = null;
     try {
       for (let hop = 0; ; hop++) {
-        const target = new URL(url);
-        const response: Dispatcher.ResponseData = await request(url, { method: 'GET', headers: { 'user-agent': userAgent, accept: 'text/html,*/*;q=0.8' }, signal: deadline, dispatcher: agent });
-        status = response.statusCode;
-        if (target.protocol === 'https:') certificateExpiresAt = certificates.get(`${target.hostname}:${target.port || '443'}`) ?? certificateExpiresAt;
-        const location = response.headers.location;
-        if (status >= 300 && status < 400 && typeof location === 'string') {
-          discard(response);
+        const answer = await get(new URL(url), settings.keyword !== null, deadline);
+        const status = answer.status;
+        certificateExpiresAt = answer.certificateExpiresAt ?? certificateExpiresAt;
+        if (answer.location !== undefined) {
           if (hop >= MAX_REDIRECTS) return failure('redirects', status, elapsed(), certificateExpiresAt);
-          url = new URL(location, url).toString();
+          url = new URL(answer.location, url).toString();
           continue;
         }
-        const body = await readCapped(response, maxBodyBytes, settings.keyword !== null);
         const responseMs = elapsed();
-        if (body === null) return failure('body_too_large', status, responseMs, certificateExpiresAt);
+        if (answer.body === null) return failure('body_too_large', status, responseMs, certificateExpiresAt);
         const expected = settings.expectedStatus ? settings.expectedStatus.includes(status) : status >= 200 && status < 400;
         if (!expected) return failure('http_status', status, responseMs, certificateExpiresAt);
         if (settings.keyword !== null) {
-          const found = body.includes(settings.keyword);
+          const found = answer.body.includes(settings.keyword);
           if (found !== (settings.keywordMode === 'present')) return failure('keyword', status, responseMs, certificateExpiresAt);
         }
         return { up: true, httpStatus: status, responseMs, cause: null, certificateExpiresAt };
       }
     } catch (error) {
-      return failure(deadline.aborted ? 'timeout' : causeOf(error), status, null, certificateExpiresAt);
+      return failure(deadline.expired ? 'timeout' : causeOf(error), deadline.status, null, certificateExpiresAt);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
-  return { probe, close: () => agent.close() };
+  return {
+    probe,
+    async close() {
+      for (const request of inFlight) request.destroy();
+      inFlight.clear();
+    },
+  };
 }
 
 const failure = (cause: ProbeCause, httpStatus: number | null, responseMs: number | null, certificateExpiresAt: number | null): ProbeOutcome => ({
@@ -98,32 +169,6 @@ const failure = (cause: ProbeCause, httpStatus: number | null, responseMs: numbe
   cause,
   certificateExpiresAt,
 });
-
-/** Drops an answer's body without reading it; undici reports the abort as an error nobody needs. */
-function discard(response: Dispatcher.ResponseData): void {
-  response.body.on('error', () => undefined);
-  response.body.destroy();
-}
-
-/** The body as text when a keyword needs it ('' otherwise), or null when it is over the cap. */
-async function readCapped(response: Dispatcher.ResponseData, cap: number, keepText: boolean): Promise<string | null> {
-  const declared = Number(response.headers['content-length']);
-  if (Number.isFinite(declared) && declared > cap) {
-    discard(response);
-    return null;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += (chunk as Buffer).length;
-    if (size > cap) {
-      discard(response);
-      return null;
-    }
-    if (keepText) chunks.push(chunk as Buffer);
-  }
-  return keepText ? Buffer.concat(chunks).toString('utf8') : '';
-}
 
 export function causeOf(error: unknown): ProbeCause {
   const code = (error as { code?: string }).code ?? '';

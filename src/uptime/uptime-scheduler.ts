@@ -5,7 +5,8 @@ import type { Clock } from '../shared/clock.js';
  * Decides when each site is probed. Every site has a fixed offset in its interval (a hash of
  * its id), so one interval's probes are spread across it and a restart keeps the same
  * schedule: every site is probed again within one interval. A tick (every second) takes what
- * falls due before the next tick and queues each at its due time; a bounded queue runs them.
+ * falls due before the next tick and queues each at its due time (in 100 ms slices); a bounded
+ * queue runs them.
  */
 export interface UptimeScheduler {
   /** Adds a site or changes its interval. */
@@ -31,6 +32,9 @@ interface Target {
   /** Changes when the site is removed or re-added, so stale timers do nothing. */
   generation: number;
 }
+
+/** Probes due within one slice start together. */
+const START_SLICE_MS = 100;
 
 export function spreadOffset(siteId: string, intervalMs: number): number {
   // FNV-1a: cheap and evenly spread for ids that differ only in their tail.
@@ -64,6 +68,8 @@ export function createUptimeScheduler({
   const targets = new Map<string, Target>();
   const timers = new Set<NodeJS.Timeout>();
   let generations = 0;
+  /** Probes whose slice timer has not fired yet. */
+  let waiting = 0;
   let stopped = false;
 
   function enqueue(siteId: string, target: Target, dueAt: number): Promise<void> {
@@ -110,15 +116,25 @@ export function createUptimeScheduler({
       if (stopped) return 0;
       const now = clock.now().getTime();
       const due = collect(now + horizonMs);
-      for (const { siteId, target, dueAt } of due) {
-        const delay = dueAt - now;
-        if (delay <= 0) {
-          void enqueue(siteId, target, dueAt);
+      // Probes start in slices of START_SLICE_MS: one timer and one wake-up for each slice's
+      // probes instead of one per probe, for at most a slice of lag.
+      const slices = new Map<number, typeof due>();
+      for (const item of due) {
+        const slice = Math.max(0, Math.ceil((item.dueAt - now) / START_SLICE_MS) * START_SLICE_MS);
+        if (slice === 0) {
+          void enqueue(item.siteId, item.target, item.dueAt);
           continue;
         }
+        const batch = slices.get(slice);
+        if (batch) batch.push(item);
+        else slices.set(slice, [item]);
+      }
+      for (const [delay, batch] of slices) {
+        waiting += batch.length;
         const timer = setTimeout(() => {
           timers.delete(timer);
-          void enqueue(siteId, target, dueAt);
+          waiting -= batch.length;
+          for (const { siteId, target, dueAt } of batch) void enqueue(siteId, target, dueAt);
         }, delay);
         timers.add(timer);
       }
@@ -130,12 +146,13 @@ export function createUptimeScheduler({
       return due.length;
     },
     get pending() {
-      return queue.size + queue.pending + timers.size;
+      return queue.size + queue.pending + waiting;
     },
     async stop() {
       stopped = true;
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
+      waiting = 0;
       queue.clear();
       await queue.onIdle();
     },

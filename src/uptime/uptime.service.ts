@@ -119,7 +119,8 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     } else if (transition?.kind === 'first-up') {
       writer.addStatus({ siteId: monitor.siteId, status: 'up', since: at });
     }
-    if (recheck) scheduler.recheck(monitor.siteId, at + config.recheckDelaySeconds * 1000);
+    // From when the failure became known: a probe that timed out has already used up its wait.
+    if (recheck) scheduler.recheck(monitor.siteId, now() + config.recheckDelaySeconds * 1000);
     if (outcome.certificateExpiresAt !== null) noteCertificate(monitor, outcome.certificateExpiresAt, at);
   }
 
