@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Sitewarden needs. Idempotent: safe to run again.
 #   scripts/setup-system.sh          runtime packages (Chromium for Lighthouse audits)
-#   scripts/setup-system.sh --test   plus what the integration tests need (WordPress, PHP, MariaDB)
+#   scripts/setup-system.sh --test   plus what the tests need (WordPress, PHP, MariaDB; systemd for
+#                                    systemd-analyze, which checks the unit; nothing is started with it)
 set -euo pipefail
 
 runtime_packages=(ca-certificates chromium)
@@ -9,6 +10,7 @@ test_packages=(
   wordpress php-cli php-mysql php-curl php-zip php-xml php-mbstring mariadb-server
   wordpress-theme-twentytwentyone wordpress-theme-twentytwentytwo wordpress-theme-twentytwentythree
   zip unzip
+  systemd
 )
 
 packages=("${runtime_packages[@]}")

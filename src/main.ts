@@ -26,6 +26,9 @@ export interface RunningDaemon {
  */
 export async function startDaemon(config: Config, logger: Logger): Promise<RunningDaemon> {
   const shutdown = createShutdownRegistry({ logger });
+  // One grace period for the whole shutdown (the steps share it), so the unit's TimeoutStopSec holds.
+  let stopBy = Number.POSITIVE_INFINITY;
+  const graceLeft = () => Math.max(0, Math.min(config.shutdownGraceMs, stopBy - Date.now()));
 
   const database = openDatabase(join(config.dataDir, DATABASE_FILE));
   shutdown.register('database', () => database.close());
@@ -36,7 +39,7 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   services.tokens.ensureBootstrapToken(config.dataDir);
 
   shutdown.register('site tasks', async () => {
-    const finished = await services.siteQueue.drain(config.shutdownGraceMs);
+    const finished = await services.siteQueue.drain(graceLeft());
     if (!finished) logger.warn({ graceMs: config.shutdownGraceMs }, 'site tasks still running at shutdown were abandoned');
   });
 
@@ -57,11 +60,12 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   shutdown.register('performance audits', () => services.performance.stop());
   scheduler.every('performance-audits', '* * * * *', () => void services.performance.enqueueDue());
   scheduler.every('performance-reports', '23 * * * *', async () => void (await services.performance.cleanupReports()));
-  // Backups: jobs a killed process left unfinished fail as `interrupted`; a tick every ten
-  // minutes queues the sites whose last backup is older than SITEWARDEN_BACKUP_INTERVAL_HOURS.
+  // Backups: jobs the last process left queued are queued again, running ones fail as
+  // `interrupted` (a backup is retried once); a tick every ten minutes queues the sites whose
+  // slot in their interval came. Shutdown aborts running backups at once.
   await services.backups.recoverInterrupted();
   shutdown.register('backups', async () => {
-    if (!(await services.backups.drain(config.shutdownGraceMs))) logger.warn({ graceMs: config.shutdownGraceMs }, 'backups still running at shutdown were abandoned');
+    if (!(await services.backups.stop(graceLeft()))) logger.warn({ graceMs: config.shutdownGraceMs }, 'a restore still running at shutdown was aborted');
   });
   scheduler.every('backups', '*/10 * * * *', () => void services.backups.enqueueDue());
   shutdown.register('scheduler', () => scheduler.stop());
@@ -81,7 +85,7 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     },
   });
   const server = await listen(app.fetch, config);
-  shutdown.register('http server', () => closeServer(server));
+  shutdown.register('http server', () => closeServer(server, graceLeft()));
 
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -89,6 +93,7 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   return {
     port,
     shutdown: async () => {
+      stopBy = Math.min(stopBy, Date.now() + config.shutdownGraceMs);
       await shutdown.shutdown();
       logEvent(logger, 'daemon.stopped', {});
     },
@@ -102,10 +107,14 @@ function listen(fetch: Parameters<typeof serve>[0]['fetch'], config: Config): Pr
   });
 }
 
-/** Stops accepting connections, lets in-flight requests end, then closes idle keep-alive sockets. */
-function closeServer(server: ServerType): Promise<void> {
+/** Stops accepting connections, lets in-flight requests end (for up to `graceMs`, then cuts them), and closes idle keep-alive sockets. */
+function closeServer(server: ServerType, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
-    server.close(() => resolve());
+    const cut = setTimeout(() => 'closeAllConnections' in server && server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
     if ('closeIdleConnections' in server) server.closeIdleConnections();
   });
 }

@@ -81,6 +81,7 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
   const backups = createBackupsService({
     repository: createBackupsRepository({ db }),
     access,
+    siteExists: (siteId) => sitesRepository.findById(siteId) !== undefined,
     listConnectedSites: () => sitesRepository.list({ limit: 100_000, states: ['connected'] }).map((site) => site.id),
     dataDir: config.dataDir,
     config: config.backups,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -52,12 +52,20 @@ describe('a daemon killed mid-backup', () => {
       expect(writing).toBe(true);
       daemon.child.kill('SIGKILL');
       await daemon.exited;
+      const failedVerify = runCli(['backup', 'verify', backupId], env());
+      expect(failedVerify.status).toBe(1);
+      expect(failedVerify.stdout).toContain('FAILED');
+      const tmpDir = join(dataDir, 'backups/tmp');
+      const leftovers = existsSync(tmpDir) ? readdirSync(tmpDir) : [];
 
       daemon = await startDaemonProcess(env());
       const after = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
       expect(after).toMatchObject({ status: 'failed', reason: 'interrupted', manifest: null });
       expect(daemon.logs()).toContain('"event":"backup.failed"');
-      expect(readdirSync(join(dataDir, 'backups')).includes('tmp') ? readdirSync(join(dataDir, 'backups/tmp')) : []).toEqual([]);
+      expect(daemon.logs()).toMatch(new RegExp(`"event":"job.interrupted"[^\n]*"jobId":"${backupId}"[^\n]*"action":"failed"`));
+      // What the killed process was writing is gone (the retry may be writing new files there already).
+      const tmpNow = existsSync(tmpDir) ? readdirSync(tmpDir) : [];
+      expect(leftovers.filter((name) => tmpNow.includes(name))).toEqual([]);
       // Every object under its final name is complete: it decompresses to content with that hash.
       const objectsDir = join(dataDir, 'backups/objects');
       let objects = 0;
@@ -68,21 +76,20 @@ describe('a daemon killed mid-backup', () => {
         }
       }
       expect(objects).toBeGreaterThan(0);
-      const failedVerify = runCli(['backup', 'verify', backupId], env());
-      expect(failedVerify.status).toBe(1);
-      expect(failedVerify.stdout).toContain('FAILED');
 
-      // The next backup completes, reusing what the killed one stored, and verifies.
-      const next = await call('POST', `/api/sites/${siteId}/backups`);
+      // The daemon retries it once: the retry completes, reusing what the killed one stored, and verifies.
+      const retryId = /"event":"job.interrupted"[^\n]*"action":"retried"[^\n]*"retryId":"(bkp_\w+)"/.exec(daemon.logs())?.[1];
+      expect(retryId, daemon.logs()).toBeDefined();
+      expect((await call('POST', `/api/sites/${siteId}/backups`)).json).toMatchObject({ type: '/problems/backup-in-progress', jobId: retryId });
       let done;
       for (;;) {
-        done = (await call('GET', `/api/sites/${siteId}/backups/${next.json.id}`)).json;
+        done = (await call('GET', `/api/sites/${siteId}/backups/${retryId}`)).json;
         if (done.status === 'completed' || done.status === 'failed') break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      expect(done).toMatchObject({ status: 'completed' });
+      expect(done).toMatchObject({ status: 'completed', retryOf: backupId });
       expect(done.bytes.transferred).toBeLessThan(done.bytes.total);
-      const verified = runCli(['backup', 'verify', next.json.id], env());
+      const verified = runCli(['backup', 'verify', retryId!], env());
       expect(verified.stdout, verified.stderr).toMatch(/^ok: backup /);
       expect(verified.status).toBe(0);
     } finally {

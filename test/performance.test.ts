@@ -10,7 +10,7 @@ import { createReportStore } from '../src/performance/performance.reports.js';
 import { createPerformanceRepository } from '../src/performance/performance.repository.js';
 import { createPerformanceService } from '../src/performance/performance.service.js';
 import { detectRegressions, type AuditFigures } from '../src/performance/regression.js';
-import { isDue, latestSlot, siteOffsetMs } from '../src/performance/schedule.js';
+import { isDue, latestSlot, siteOffsetMs } from '../src/jobs/spread.js';
 import { createId } from '../src/shared/ids.js';
 import { createFakeClock, createTestApp, type TestApp } from './helpers/test-app.js';
 
@@ -196,6 +196,7 @@ describe('performance audits without a browser', () => {
     expect(repository.findById(queued.id)).toMatchObject({ status: 'completed' });
     expect(requests).toHaveLength(1);
     expect(t.logs.events('performance.audit_failed')).toEqual([expect.objectContaining({ auditId: running.id, reason: 'interrupted' })]);
+    expect(t.logs.events('job.interrupted')).toEqual([expect.objectContaining({ kind: 'audit', jobId: running.id, siteId: site.id, action: 'failed' }), expect.objectContaining({ kind: 'audit', jobId: queued.id, siteId: site.id, action: 'requeued' })]);
   });
 
   it('removes reports past their retention but keeps the scores', async () => {

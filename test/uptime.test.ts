@@ -212,7 +212,7 @@ describe('probing loopback targets', () => {
     const pending = t.addSite(`${target.url}/pending`, 'pending');
     const deleted = t.addSite(`${target.url}/deleted`);
     const pausing = await t.call('PATCH', `/api/sites/${paused}`, { json: { monitoring: { paused: true } } });
-    expect(pausing.json).toEqual({ monitoring: { intervalSeconds: 60, timeoutMs: 400, expectedStatus: null, keyword: null, paused: true } });
+    expect(pausing.json.monitoring).toEqual({ intervalSeconds: 60, timeoutMs: 400, expectedStatus: null, keyword: null, paused: true });
     expect((await t.call('DELETE', `/api/sites/${deleted}`)).status).toBe(204);
     expect(t.services.uptime.isScheduled(paused) || t.services.uptime.isScheduled(pending) || t.services.uptime.isScheduled(deleted)).toBe(false);
     t.clock.advance(10 * MINUTE);

@@ -1,6 +1,9 @@
-import { and, desc, eq, inArray, lt } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/sqlite-core';
+import { and, desc, eq, inArray, isNull, lt, ne, notExists } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { backups, restores, type BackupRow, type NewBackupRow, type NewRestoreRow, type RestoreRow } from './backups.table.js';
+import { backupSettings, backups, restores, type BackupRow, type BackupSettingsRow, type NewBackupRow, type NewRestoreRow, type RestoreRow } from './backups.table.js';
+
+const retries = alias(backups, 'retries');
 
 export function createBackupsRepository({ db }: { db: Db }) {
   return {
@@ -43,13 +46,23 @@ export function createBackupsRepository({ db }: { db: Db }) {
       return restore ? { kind: 'restore', id: restore.id } : undefined;
     },
 
-    /** Jobs a previous process left unfinished (it was killed or crashed). */
-    failUnfinished(finishedAt: Date): { backups: BackupRow[]; restores: RestoreRow[] } {
-      const changes = { status: 'failed' as const, reason: 'interrupted', error: 'the daemon stopped while this job was unfinished', finishedAt };
-      return db.transaction((tx) => ({
-        backups: tx.update(backups).set(changes).where(inArray(backups.status, ['queued', 'running'])).returning().all(),
-        restores: tx.update(restores).set(changes).where(inArray(restores.status, ['queued', 'running'])).returning().all(),
-      }));
+    /** Jobs a previous process left in `status`, oldest first (start-up recovery). */
+    backupsWithStatus: (status: 'queued' | 'running'): BackupRow[] => db.select().from(backups).where(eq(backups.status, status)).orderBy(backups.id).all(),
+    restoresWithStatus: (status: 'queued' | 'running'): RestoreRow[] => db.select().from(restores).where(eq(restores.status, status)).orderBy(restores.id).all(),
+
+    /** Interrupted backups that nothing has retried yet and that are not retries themselves, oldest first. */
+    unretriedInterrupted: (): BackupRow[] =>
+      db
+        .select()
+        .from(backups)
+        .where(and(eq(backups.status, 'failed'), eq(backups.reason, 'interrupted'), isNull(backups.retryOf), ne(backups.kind, 'pre_restore'), notExists(db.select({ id: retries.id }).from(retries).where(eq(retries.retryOf, backups.id)))))
+        .orderBy(backups.id)
+        .all(),
+
+    readSettings: (siteId: string): BackupSettingsRow | undefined => db.select().from(backupSettings).where(eq(backupSettings.siteId, siteId)).get(),
+    writeSettings(row: BackupSettingsRow): BackupSettingsRow {
+      const { siteId: _siteId, ...changes } = row;
+      return db.insert(backupSettings).values(row).onConflictDoUpdate({ target: backupSettings.siteId, set: changes }).returning().get();
     },
   };
 }

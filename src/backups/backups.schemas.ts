@@ -28,6 +28,7 @@ export const BackupSchema = z
       stored: z.number().openapi({ description: 'Compressed bytes this backup added to the store (content already stored is not stored again).' }),
     }),
     manifest: z.string().nullable().openapi({ description: 'SHA-256 of the backup’s manifest object once completed.' }),
+    retryOf: z.string().nullable().openapi({ description: 'The `interrupted` backup this one retries: the daemon retries an interrupted backup once, at its next start.' }),
     ...timings,
   })
   .openapi('Backup');
@@ -48,6 +49,26 @@ export const RestoreSchema = z
   })
   .openapi('Restore');
 
+export const BackupSettingsSchema = z
+  .object({
+    enabled: z.boolean().openapi({ description: 'false: the site gets no scheduled backups (manual ones still run, and retention still applies).' }),
+    intervalHours: z.number().int().openapi({ description: 'Hours between scheduled backups (0: none). Each site has a fixed offset into its interval, so sites are spread over it.' }),
+    keepLast: z.number().int().openapi({ description: 'Completed backups kept: the newest this many.' }),
+    keepDays: z.number().int().openapi({ description: 'Also kept: every completed backup younger than this many days (0: count only).' }),
+    nextScheduledAt: z.string().nullable().openapi({ description: 'When the next scheduled backup falls due (at most ten minutes later it is queued); null when none is scheduled.' }),
+  })
+  .openapi('BackupSettings');
+
+export const BackupSettingsInput = z
+  .object({
+    enabled: z.boolean().optional(),
+    intervalHours: z.number().int().min(1).max(8760).nullable().optional().openapi({ description: 'Hours between scheduled backups (1–8760); null: `SITEWARDEN_BACKUP_INTERVAL_HOURS`.' }),
+    keepLast: z.number().int().min(1).max(10_000).nullable().optional().openapi({ description: 'Completed backups kept, newest first (1–10000); null: `SITEWARDEN_BACKUP_KEEP_LAST`.' }),
+    keepDays: z.number().int().min(0).max(36_500).nullable().optional().openapi({ description: 'Also keep completed backups younger than this many days (0–36500); null: `SITEWARDEN_BACKUP_KEEP_DAYS`.' }),
+  })
+  .strict()
+  .openapi('BackupSettingsInput');
+
 export const VerifySchema = z
   .object({ backupId: z.string(), ok: z.boolean(), objectsChecked: z.number(), bytesChecked: z.number(), problems: z.array(z.string()) })
   .openapi('BackupVerification');
@@ -64,6 +85,7 @@ export function backupView(row: BackupRow): z.infer<typeof BackupSchema> {
     rows: row.rows,
     bytes: { total: row.bytesTotal, transferred: row.bytesTransferred, stored: row.bytesStored },
     manifest: row.manifestHash,
+    retryOf: row.retryOf,
     createdAt: row.createdAt.toISOString(),
     startedAt: iso(row.startedAt),
     finishedAt: iso(row.finishedAt),

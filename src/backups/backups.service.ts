@@ -6,9 +6,13 @@ import { isAppError } from '../shared/errors.js';
 import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
 import type { SiteAccess } from '../sites/site-access.js';
+import { sitesProblems } from '../sites/sites.errors.js';
 import { CONNECTOR_DOWNLOAD_PATH } from '../wordpress/connector-client.js';
+import { abortableSession } from './abortable-session.js';
+import { INTERRUPTED_BACKUP, INTERRUPTED_PRE_RESTORE, interruptedRestore, logInterrupted, recoverUnfinished } from './backup-recovery.js';
 import { createBackupConnector } from './backup-connector.js';
 import { runBackup } from './backup-runner.js';
+import { createBackupSettings, type BackupSettingsPatch } from './backup-settings.js';
 import type { BackupsConfig } from './backups.config.js';
 import { backupsProblems } from './backups.errors.js';
 import type { BackupsRepository } from './backups.repository.js';
@@ -22,14 +26,19 @@ import { backupArchive } from './archive.js';
 
 export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
 
+/** Once shutdown aborts a job, how long it waits for the job to record itself before giving up on it. */
+const ABORT_SETTLE_MS = 3_000;
+
 /**
  * Backup and restore jobs: persisted in SQLite, run in the background through one queue
  * (`concurrency` at once over all sites, one job per site at a time), against the site's
- * connector, into the content-addressed store.
+ * connector, into the content-addressed store. At shutdown running backups are aborted (and
+ * retried at the next start); a running restore gets the grace period first.
  */
-export function createBackupsService({ repository, access, listConnectedSites, dataDir, config, clock, logger, requestTimeoutMs, store: injectedStore }: {
+export function createBackupsService({ repository, access, siteExists, listConnectedSites, dataDir, config, clock, logger, requestTimeoutMs, store: injectedStore }: {
   repository: BackupsRepository;
   access: SiteAccess;
+  siteExists: (siteId: string) => boolean;
   listConnectedSites: () => string[];
   dataDir: string;
   config: BackupsConfig;
@@ -43,6 +52,9 @@ export function createBackupsService({ repository, access, listConnectedSites, d
   const queue = new PQueue({ concurrency: config.concurrency });
   const lock = createStoreLock();
   const running = new Set<Promise<unknown>>();
+  const settings = createBackupSettings({ repository, config, clock });
+  /** Jobs executing now, by id, with the switch that stops their site calls at shutdown. */
+  const active = new Map<string, { kind: 'backup' | 'restore'; controller: AbortController; done: Promise<unknown> }>();
 
   const readManifest = async (hash: string): Promise<Manifest> => parseManifest(await store.read(hash));
   const failure = (error: unknown) => {
@@ -67,12 +79,29 @@ export function createBackupsService({ repository, access, listConnectedSites, d
     void tracked.finally(() => running.delete(tracked));
   }
 
+  /** Queues a job; when it runs it gets a signal that shutdown aborts. */
+  function schedule(kind: 'backup' | 'restore', id: string, work: (signal: AbortSignal) => Promise<unknown>): void {
+    track(
+      queue.add(async () => {
+        const controller = new AbortController();
+        const done = work(controller.signal);
+        active.set(id, { kind, controller, done: done.catch(() => undefined) });
+        try {
+          await done;
+        } finally {
+          active.delete(id);
+        }
+      }),
+    );
+  }
+
   /** Runs one backup row to its end; resolves with the finished row, never rejects. */
-  async function executeBackup(row: BackupRow): Promise<BackupRow> {
+  async function executeBackup(row: BackupRow, signal: AbortSignal): Promise<BackupRow> {
     const started = clock.now();
     repository.updateBackup(row.id, { status: 'running', startedAt: started });
     try {
-      const { site, session } = requireSite(row.siteId);
+      const { site, session: siteSession } = requireSite(row.siteId);
+      const session = abortableSession(siteSession, signal);
       const previousRow = repository.completedBackups(row.siteId).find((candidate) => candidate.manifestHash);
       const previous = previousRow?.manifestHash ? await readManifest(previousRow.manifestHash).catch(() => null) : null;
       const result = await runBackup({
@@ -87,40 +116,44 @@ export function createBackupsService({ repository, access, listConnectedSites, d
       logEvent(logger, 'backup.completed', { siteId: row.siteId, backupId: row.id, kind: row.kind, files: finished.files, tables: finished.tables, bytesTransferred: finished.bytesTransferred, bytesStored: finished.bytesStored, durationMs: finished.finishedAt!.getTime() - started.getTime() });
       return finished;
     } catch (error) {
-      const { reason, error: message } = failure(error);
+      const { reason, error: message } = signal.aborted ? { reason: 'interrupted', error: row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP } : failure(error);
       const failed = repository.updateBackup(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() })!;
       logEvent(logger, 'backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason, message });
+      if (signal.aborted) logInterrupted(logger, 'backup', row, 'failed');
       return failed;
     }
   }
 
-  function enqueueBackup(siteId: string, kind: BackupKind): BackupRow {
+  function scheduleBackup(row: BackupRow): void {
+    schedule('backup', row.id, async (signal) => {
+      const finished = await lock.shared(() => executeBackup(row, signal));
+      // Outside the shared lock: retention's garbage collection takes the store exclusively.
+      if (finished.status === 'completed') await applyRetention(row.siteId);
+    });
+  }
+
+  function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): BackupRow {
     requireSite(siteId);
     claimSite(siteId);
-    const row = repository.insertBackup({ id: createId('bkp', clock.now()), siteId, kind, status: 'queued', createdAt: clock.now() });
-    track(
-      queue.add(async () => {
-        const finished = await lock.shared(() => executeBackup(row));
-        if (finished.status === 'completed') await applyRetention(siteId);
-      }),
-    );
+    const row = repository.insertBackup({ id: createId('bkp', clock.now()), siteId, kind, status: 'queued', retryOf, createdAt: clock.now() });
+    scheduleBackup(row);
     return row;
   }
 
-  async function executeRestore(row: RestoreRow, target: BackupRow): Promise<void> {
+  async function executeRestore(row: RestoreRow, target: BackupRow, signal: AbortSignal): Promise<void> {
     const started = clock.now();
     repository.updateRestore(row.id, { status: 'running', startedAt: started });
     try {
       const pre = repository.insertBackup({ id: createId('bkp', clock.now()), siteId: row.siteId, kind: 'pre_restore', status: 'queued', createdAt: clock.now() });
       repository.updateRestore(row.id, { preRestoreBackupId: pre.id });
-      const preResult = await executeBackup(pre);
+      const preResult = await executeBackup(pre, signal);
       if (preResult.status !== 'completed' || !preResult.manifestHash) {
         throw Object.assign(new Error(`the backup of the site before restoring failed (${preResult.reason ?? 'unknown'}: ${preResult.error ?? ''}); nothing was restored`), { reason: 'pre-restore-backup-failed' });
       }
       const [targetManifest, currentManifest] = await Promise.all([readManifest(target.manifestHash!), readManifest(preResult.manifestHash)]);
       const progress = await access.operate(row.siteId, ({ session }) =>
         runRestore({
-          connector: createBackupConnector(session, { timeoutMs: requestTimeoutMs }),
+          connector: createBackupConnector(abortableSession(session, signal), { timeoutMs: requestTimeoutMs }),
           store,
           target: targetManifest,
           current: currentManifest,
@@ -130,11 +163,17 @@ export function createBackupsService({ repository, access, listConnectedSites, d
       const finished = repository.updateRestore(row.id, { ...progress, status: 'completed', finishedAt: clock.now() })!;
       logEvent(logger, 'restore.completed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, preRestoreBackupId: pre.id, durationMs: finished.finishedAt!.getTime() - started.getTime() });
     } catch (error) {
-      const { reason: problemReason, error: message } = failure(error);
-      const reason = (error as { reason?: string }).reason ?? problemReason;
+      const { reason: problemReason, error: problemMessage } = failure(error);
+      const reason = signal.aborted ? 'interrupted' : ((error as { reason?: string }).reason ?? problemReason);
+      const message = signal.aborted ? interruptedRestore(repository.findRestore(row.id)?.preRestoreBackupId ?? null) : problemMessage;
       repository.updateRestore(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() });
       logEvent(logger, 'restore.failed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, reason, message });
+      if (signal.aborted) logInterrupted(logger, 'restore', row, 'failed');
     }
+  }
+
+  function scheduleRestore(row: RestoreRow, target: BackupRow): void {
+    schedule('restore', row.id, (signal) => lock.shared(() => executeRestore(row, target, signal)));
   }
 
   function findBackup(siteId: string, backupId: string): BackupRow {
@@ -143,12 +182,13 @@ export function createBackupsService({ repository, access, listConnectedSites, d
     return row;
   }
 
-  /** Keeps the newest `keepLast` completed backups and those younger than `keepDays`; failed ones older than the oldest kept go too. */
+  /** Keeps the site's newest `keepLast` completed backups and those younger than `keepDays`; failed ones older than the oldest kept go too. */
   async function applyRetention(siteId: string): Promise<{ deletedBackups: string[]; deletedObjects: number }> {
+    const { keepLast, keepDays } = settings.policy(siteId);
     const all = repository.allBackups(siteId);
-    const youngest = clock.now().getTime() - config.keepDays * 86_400_000;
+    const youngest = clock.now().getTime() - keepDays * 86_400_000;
     const completed = all.filter((row) => row.status === 'completed');
-    const kept = completed.filter((row, index) => index < config.keepLast || (config.keepDays > 0 && row.createdAt.getTime() >= youngest));
+    const kept = completed.filter((row, index) => index < keepLast || (keepDays > 0 && row.createdAt.getTime() >= youngest));
     const oldestKept = kept.at(-1)?.id ?? '';
     const doomed = all.filter((row) => (row.status === 'completed' && !kept.includes(row)) || (row.status === 'failed' && row.id < oldestKept));
     for (const row of doomed) repository.deleteBackup(row.id);
@@ -178,12 +218,10 @@ export function createBackupsService({ repository, access, listConnectedSites, d
   return {
     store,
 
-    /** At start-up: jobs a killed process left `queued` or `running` become `failed` (`interrupted`). */
+    /** At start-up: what the last process left unfinished (src/backups/backup-recovery.ts). */
     async recoverInterrupted(): Promise<void> {
       await fileStore.cleanTemporary();
-      const { backups, restores } = repository.failUnfinished(clock.now());
-      for (const row of backups) logEvent(logger, 'backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason: 'interrupted', message: row.error });
-      for (const row of restores) logEvent(logger, 'restore.failed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, reason: 'interrupted', message: row.error });
+      recoverUnfinished({ repository, clock, logger, scheduleBackup, scheduleRestore, retry: (row) => enqueueBackup(row.siteId, row.kind, row.id) });
     },
 
     request: (siteId: string, kind: BackupKind = 'manual') => enqueueBackup(siteId, kind),
@@ -204,7 +242,7 @@ export function createBackupsService({ repository, access, listConnectedSites, d
       if (target.status !== 'completed' || !target.manifestHash) throw backupsProblems.notCompleted.create(`backup ${backupId} is ${target.status}; only a completed backup can be restored`);
       claimSite(siteId);
       const row = repository.insertRestore({ id: createId('rst', clock.now()), siteId, backupId, status: 'queued', createdAt: clock.now() });
-      track(queue.add(() => lock.shared(() => executeRestore(row, target))));
+      scheduleRestore(row, target);
       return row;
     },
 
@@ -231,21 +269,28 @@ export function createBackupsService({ repository, access, listConnectedSites, d
       return verifyBackup({ store, backup: row });
     },
 
+    /** The site's `backups` settings section, with the defaults filled in and when the next scheduled backup falls due. */
+    settings(siteId: string) {
+      requireSiteRow(siteId);
+      return settings.view(siteId);
+    },
+
+    /** Validates a `backups` settings patch and returns the write that applies it. */
+    prepareSettings(siteId: string, patch: BackupSettingsPatch): () => void {
+      requireSiteRow(siteId);
+      return settings.prepare(siteId, patch);
+    },
+
     /**
-     * Scheduler tick: backs up connected sites whose last good backup is older than the interval.
-     * A site whose backup just failed is tried again an hour later, not at every tick.
+     * Scheduler tick: backs up the connected sites whose slot came (each site has a fixed offset
+     * into its interval) with no good backup since. A failed one is tried again an hour later.
      */
     enqueueDue(): string[] {
-      if (config.intervalHours <= 0) return [];
-      const now = clock.now().getTime();
+      const now = clock.now();
       const enqueued: string[] = [];
       for (const siteId of listConnectedSites()) {
-        const history = repository.allBackups(siteId).filter((row) => row.kind !== 'pre_restore');
-        const lastGood = history.find((row) => row.status !== 'failed');
-        const lastFailed = history.find((row) => row.status === 'failed');
-        const recentlyGood = lastGood && lastGood.createdAt.getTime() > now - config.intervalHours * 3_600_000;
-        const recentlyFailed = lastFailed && lastFailed.createdAt.getTime() > now - 3_600_000;
-        if (recentlyGood || recentlyFailed || repository.activeJob(siteId)) continue;
+        const due = settings.nextDueAt(siteId, repository.allBackups(siteId));
+        if (!due || due > now || repository.activeJob(siteId)) continue;
         try {
           enqueueBackup(siteId, 'scheduled');
           enqueued.push(siteId);
@@ -264,15 +309,29 @@ export function createBackupsService({ repository, access, listConnectedSites, d
       while (running.size > 0) await Promise.all([...running]);
     },
 
-    async drain(graceMs: number): Promise<boolean> {
+    /**
+     * Shutdown: queued jobs stay queued for the next start; running backups are aborted at once
+     * (retried at the next start); running restores get `graceMs` to finish, then are aborted.
+     * Returns false when a restore had to be aborted or a job did not settle.
+     */
+    async stop(graceMs: number): Promise<boolean> {
       queue.pause();
+      // Cleared jobs stay queued in the database for the next start; nothing waits for them now.
       queue.clear();
-      let timer: NodeJS.Timeout | undefined;
-      const finished = await Promise.race([queue.onPendingZero().then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)))]);
-      clearTimeout(timer);
-      return finished;
+      running.clear();
+      for (const job of active.values()) if (job.kind === 'backup') job.controller.abort();
+      const restores = [...active.values()].filter((job) => job.kind === 'restore');
+      const restoresFinished = await within(Promise.all(restores.map((job) => job.done)), graceMs);
+      for (const job of active.values()) job.controller.abort();
+      const settled = await within(Promise.all([...active.values()].map((job) => job.done)), ABORT_SETTLE_MS);
+      return restoresFinished && settled;
     },
   };
+
+  /** Settings belong to any site, connected or not. */
+  function requireSiteRow(siteId: string) {
+    if (!siteExists(siteId)) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
+  }
 
   function requireSiteExists(siteId: string) {
     try {
@@ -285,3 +344,11 @@ export function createBackupsService({ repository, access, listConnectedSites, d
 }
 
 export type BackupsService = ReturnType<typeof createBackupsService>;
+
+/** True if `work` settles within `ms`. */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const finished = await Promise.race([work.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  clearTimeout(timer);
+  return finished;
+}

@@ -23,6 +23,8 @@ export const backups = sqliteTable(
     reason: text('reason'),
     error: text('error'),
     manifestHash: text('manifest_hash'),
+    /** The interrupted backup this one retries (at the start after a stop), if any. */
+    retryOf: text('retry_of'),
     files: integer('files').notNull().default(0),
     filesDone: integer('files_done').notNull().default(0),
     tables: integer('tables').notNull().default(0),
@@ -65,7 +67,21 @@ export const restores = sqliteTable(
   (table) => [index('restores_site_idx').on(table.siteId, table.id), index('restores_status_idx').on(table.status)],
 );
 
+/** A site's own backup schedule and retention; null columns follow the SITEWARDEN_BACKUP_* defaults. */
+export const backupSettings = sqliteTable('backup_settings', {
+  siteId: text('site_id')
+    .primaryKey()
+    .references(() => sites.id, { onDelete: 'cascade' }),
+  /** false: no scheduled backups of the site (manual ones still run, retention still applies). */
+  enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+  intervalHours: integer('interval_hours'),
+  keepLast: integer('keep_last'),
+  keepDays: integer('keep_days'),
+  updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
+});
+
 export type BackupRow = typeof backups.$inferSelect;
 export type NewBackupRow = typeof backups.$inferInsert;
 export type RestoreRow = typeof restores.$inferSelect;
 export type NewRestoreRow = typeof restores.$inferInsert;
+export type BackupSettingsRow = typeof backupSettings.$inferSelect;

@@ -12,7 +12,7 @@ import type { PerformanceRepository } from './performance.repository.js';
 import type { ReportStore } from './performance.reports.js';
 import { formFactors, type AuditRow, type AuditTrigger, type FormFactor } from './performance.table.js';
 import { detectRegressions, type AuditFigures } from './regression.js';
-import { isDue, latestSlot } from './schedule.js';
+import { isDue, latestSlot } from '../jobs/spread.js';
 
 export interface PerformanceConfig {
   chromePath: string;
@@ -130,6 +130,7 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
       reportRegressions(stored);
     } else {
       logEvent(logger, 'performance.audit_failed', { siteId: stored.siteId, url: stored.url, auditId: stored.id, formFactor: stored.formFactor, reason: outcome.reason, message: outcome.message });
+      if (outcome.reason === 'interrupted') logEvent(logger, 'job.interrupted', { kind: 'audit', jobId: stored.id, siteId: stored.siteId, action: 'failed' });
     }
   }
 
@@ -207,9 +208,13 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
         const message = 'the daemon stopped while the audit ran';
         repository.update(audit.id, { status: 'failed', finishedAt: clock.now(), failureReason: 'interrupted', failureMessage: message });
         logEvent(logger, 'performance.audit_failed', { siteId: audit.siteId, url: audit.url, auditId: audit.id, formFactor: audit.formFactor, reason: 'interrupted', message });
+        logEvent(logger, 'job.interrupted', { kind: 'audit', jobId: audit.id, siteId: audit.siteId, action: 'failed' });
       }
       const queued = repository.withStatus('queued');
-      for (const audit of queued) enqueue(audit);
+      for (const audit of queued) {
+        enqueue(audit);
+        logEvent(logger, 'job.interrupted', { kind: 'audit', jobId: audit.id, siteId: audit.siteId, action: 'requeued' });
+      }
       return { requeued: queued.length, interrupted: running.length };
     },
 

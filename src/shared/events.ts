@@ -29,6 +29,7 @@ export const eventCatalogue = {
   'backup.failed': { level: 'error', fields: ['siteId', 'backupId', 'kind', 'reason', 'message'], when: 'A backup failed; earlier backups are untouched.' },
   'restore.completed': { level: 'info', fields: ['siteId', 'restoreId', 'backupId', 'preRestoreBackupId', 'durationMs'], when: 'A site was restored from a backup.' },
   'restore.failed': { level: 'error', fields: ['siteId', 'restoreId', 'backupId', 'reason', 'message'], when: 'A restore failed.' },
+  'job.interrupted': { level: 'warn', fields: ['kind', 'jobId', 'siteId', 'action'], when: 'A backup, restore or audit was cut short by a stop of the daemon: `requeued` (it was waiting; queued again at start), `failed` (it was running; failed as `interrupted`) or `retried` (an interrupted backup was queued again as a new backup, `retryId`).' },
 } as const satisfies Record<string, { level: 'info' | 'warn' | 'error'; fields: readonly string[]; when: string }>;
 
 export type EventName = keyof typeof eventCatalogue;

@@ -1,6 +1,8 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
+import { BackupSettingsInput, BackupSettingsSchema } from '../backups/backups.schemas.js';
+import type { BackupsService } from '../backups/backups.service.js';
 import { MonitoringSettingsInput, MonitoringSettingsSchema } from '../uptime/uptime.schemas.js';
 import type { UptimeService } from '../uptime/uptime.service.js';
 import { SiteIdParam } from './sites.schemas.js';
@@ -13,6 +15,7 @@ import { SiteIdParam } from './sites.schemas.js';
 const UpdateSiteInput = z
   .object({
     monitoring: MonitoringSettingsInput.optional(),
+    backups: BackupSettingsInput.optional(),
   })
   .strict()
   .openapi('UpdateSiteInput');
@@ -20,6 +23,7 @@ const UpdateSiteInput = z
 const SiteSettingsSchema = z
   .object({
     monitoring: MonitoringSettingsSchema,
+    backups: BackupSettingsSchema,
   })
   .openapi('SiteSettings');
 
@@ -39,14 +43,15 @@ const updateSite = createRoute({
   tags: ['Sites'],
   summary: 'Change a site’s settings',
   description:
-    'Each section is optional. `monitoring` changes how the site is probed: interval, timeout, expected status, keyword, paused. Fields left out keep their value; null restores the default. An invalid field anywhere changes nothing.',
+    'Each section is optional. `monitoring` changes how the site is probed: interval, timeout, expected status, keyword, paused. `backups` changes its backup schedule and retention: `enabled`, `intervalHours`, `keepLast`, `keepDays`. Fields left out keep their value; null restores the default. An invalid field anywhere changes nothing.',
   request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: UpdateSiteInput } } } },
   responses: { 200: jsonContent(SiteSettingsSchema, 'The site’s settings now'), ...problemResponses(400, 403, 404, 415) },
 });
 
-export function createSiteSettingsRoutes({ uptime }: { uptime: UptimeService }) {
+export function createSiteSettingsRoutes({ uptime, backups }: { uptime: UptimeService; backups: BackupsService }) {
   const settingsOf = (id: string) => ({
     monitoring: uptime.monitoringSettings(id),
+    backups: backups.settings(id),
   });
   return new OpenAPIHono<AppEnv>()
     .openapi(getSettings, (c) => c.json(settingsOf(c.req.valid('param').id), 200))
@@ -54,7 +59,7 @@ export function createSiteSettingsRoutes({ uptime }: { uptime: UptimeService }) 
       const { id } = c.req.valid('param');
       const patch = c.req.valid('json');
       // Validate every section first; only then write.
-      const writes = [patch.monitoring && uptime.prepareSettings(id, patch.monitoring)];
+      const writes = [patch.monitoring && uptime.prepareSettings(id, patch.monitoring), patch.backups && backups.prepareSettings(id, patch.backups)];
       for (const write of writes) write?.();
       return c.json(settingsOf(id), 200);
     });

@@ -216,10 +216,12 @@ export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: 
       }
       return { status: response.statusCode ?? 0, url: req.url, headers: response.headers, body: Readable.from(capped(), { objectMode: false }) };
     },
+    // Called last at shutdown, after work had its grace period: requests still open belong to
+    // abandoned jobs, so they are cut rather than awaited (a hung site would hold the stop up).
     close: async () => {
       streamAgents.http.destroy();
       streamAgents.https.destroy();
-      await agent.close();
+      await agent.destroy();
     },
   };
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Spreads sites' audits over the interval: each site has a fixed offset into it (from its id),
- * so a thousand sites audited daily start at a thousand different minutes.
+ * Spreads sites' scheduled work (audits, backups) over its interval: each site has a fixed offset
+ * into it (from its id), so a thousand sites handled daily start at a thousand different minutes.
  */
 export function siteOffsetMs(siteId: string, intervalMs: number): number {
   const hash = createHash('sha256').update(siteId).digest().readUInt32BE(0);
@@ -15,7 +15,7 @@ export function latestSlot(siteId: string, intervalMs: number, now: Date): Date 
   return new Date(Math.floor((now.getTime() - offset) / intervalMs) * intervalMs + offset);
 }
 
-/** Due when the latest slot has passed since the last scheduled audits (never audited: due now). */
+/** Due when the latest slot has passed since the last scheduled run (never run: due now). */
 export function isDue(siteId: string, intervalMs: number, lastScheduledAt: Date | null, now: Date): boolean {
   return lastScheduledAt === null || lastScheduledAt < latestSlot(siteId, intervalMs, now);
 }

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestSite, type TestSite } from './support/wordpress/index.js';
+import { buildOnce, PROJECT_ROOT, runCli, startDaemonProcess } from './helpers/daemon-process.js';
+import { installConnector } from './helpers/wordpress-state.js';
+
+/** systemd's TimeoutStopSec for the unit: after it, systemd kills the daemon with SIGKILL. */
+function unitStopTimeoutMs(): number {
+  const match = /^TimeoutStopSec=(\d+)s?$/m.exec(readFileSync(join(PROJECT_ROOT, 'systemd/sitewarden.service'), 'utf8'));
+  if (!match) throw new Error('systemd/sitewarden.service has no TimeoutStopSec in seconds');
+  return Number(match[1]) * 1000;
+}
+
+const events = (logs: string) =>
+  logs
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/**
+ * The real daemon process stopped with SIGTERM, as systemd stops it, in the middle of a backup
+ * of a real site while uptime probes run, then started again on the same data directory.
+ */
+describe('a daemon stopped with SIGTERM mid-backup', () => {
+  let site: TestSite;
+  let dataDir: string;
+  const env = () => ({
+    SITEWARDEN_DATA_DIR: dataDir,
+    SITEWARDEN_LOG_LEVEL: 'info',
+    SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
+    SITEWARDEN_UPTIME_INTERVAL_SECONDS: '10',
+    // No Lighthouse audit competes for the two cores: a scheduled one fails at once without a browser.
+    CHROME_PATH: '/nonexistent/chromium',
+  });
+
+  beforeAll(async () => {
+    buildOnce();
+    site = await createTestSite();
+    await installConnector(site);
+    // A large upload keeps the backup busy (in 8 MiB ranges, after the small files) long enough to be stopped.
+    mkdirSync(join(site.root, 'wp-content/uploads/2026/02'), { recursive: true });
+    writeFileSync(join(site.root, 'wp-content/uploads/2026/02/film.bin'), randomBytes(96 * 1024 * 1024));
+    dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-sigterm-'));
+  });
+  afterAll(async () => {
+    await site?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('exits cleanly within the unit’s stop timeout, leaves the backup interrupted, and retries it at the next start', async () => {
+    let daemon = await startDaemonProcess(env());
+    const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    const call = async (method: string, path: string, json?: unknown) => {
+      const response = await fetch(`http://127.0.0.1:${daemon.port}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
+      return { status: response.status, json: (await response.json()) as any };
+    };
+    try {
+      const connected = await call('POST', '/api/sites', { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword });
+      expect(connected.status).toBe(201);
+      const siteId = connected.json.id as string;
+      // Uptime probes run from the start.
+      for (let polls = 0; polls < 200 && (await call('GET', `/api/sites/${siteId}/uptime`)).json.recentProbes.length === 0; polls++) await new Promise((resolve) => setTimeout(resolve, 100));
+      const queued = await call('POST', `/api/sites/${siteId}/backups`);
+      expect(queued.status).toBe(202);
+      const backupId = queued.json.id as string;
+
+      // Stop it once the small files are stored and the large one is on its way.
+      let busy = false;
+      for (let polls = 0; polls < 3000 && !busy; polls++) {
+        const backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
+        expect(backup.status, JSON.stringify(backup)).not.toMatch(/completed|failed/);
+        busy = backup.status === 'running' && backup.progress.files > 0 && backup.progress.filesDone >= backup.progress.files - 1;
+        if (!busy) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(busy).toBe(true);
+      expect((await call('GET', `/api/sites/${siteId}/uptime`)).json.recentProbes.length).toBeGreaterThan(0);
+
+      const signalledAt = performance.now();
+      daemon.child.kill('SIGTERM');
+      expect(await daemon.exited).toBe(0);
+      const stopMs = performance.now() - signalledAt;
+      console.info(`SIGTERM to exit mid-backup: ${Math.round(stopMs)} ms (unit TimeoutStopSec: ${unitStopTimeoutMs()} ms)`);
+      expect(stopMs).toBeLessThan(unitStopTimeoutMs());
+      const stopped = events(daemon.logs());
+      expect(stopped.at(-1)).toMatchObject({ event: 'daemon.stopped' });
+      expect(stopped).toContainEqual(expect.objectContaining({ event: 'backup.failed', backupId, reason: 'interrupted' }));
+      expect(stopped).toContainEqual(expect.objectContaining({ event: 'job.interrupted', kind: 'backup', jobId: backupId, siteId, action: 'failed' }));
+      expect(stopped.filter((record) => record.event === 'backup.completed')).toEqual([]);
+      expect(stopped.filter((record) => record.level === 'error' && record.event === undefined)).toEqual([]);
+
+      daemon = await startDaemonProcess(env());
+      const interrupted = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
+      expect(interrupted).toMatchObject({ status: 'failed', reason: 'interrupted', manifest: null, retryOf: null });
+      const retried = events(daemon.logs()).find((record) => record.event === 'job.interrupted' && record.action === 'retried');
+      expect(retried).toMatchObject({ kind: 'backup', jobId: backupId, siteId });
+      let retry;
+      for (let polls = 0; polls < 1200; polls++) {
+        retry = (await call('GET', `/api/sites/${siteId}/backups/${retried!.retryId}`)).json;
+        if (retry.status === 'completed' || retry.status === 'failed') break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(retry).toMatchObject({ status: 'completed', kind: 'manual', retryOf: backupId });
+      // What the interrupted attempt stored is not downloaded again.
+      expect(retry.bytes.transferred).toBeLessThan(retry.bytes.total);
+
+      // Retention then drops the failed attempt: only the completed retry is left.
+      const all = (await call('GET', `/api/sites/${siteId}/backups`)).json.items as { id: string; status: string }[];
+      expect(all.map((backup) => [backup.id, backup.status])).toEqual([[retry.id, 'completed']]);
+      for (const backup of all.filter((item) => item.status === 'completed')) {
+        const verified = runCli(['backup', 'verify', backup.id], env());
+        expect(verified.stdout, verified.stderr).toMatch(/^ok: backup /);
+        expect(verified.status).toBe(0);
+      }
+    } finally {
+      daemon.child.kill('SIGTERM');
+      expect(await daemon.exited).toBe(0);
+    }
+  }, 240_000);
+});
