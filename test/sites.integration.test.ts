@@ -35,6 +35,7 @@ describe('connecting sites with a username and application password', () => {
   beforeAll(async () => {
     site = await createTestSite();
     t = createTestApp({ clock });
+    t.services.uptime.start(); // monitors sites as they connect (no ticks run here, so nothing is probed)
   });
   afterAll(async () => {
     await t?.close();
@@ -208,6 +209,7 @@ describe('connecting through WordPress’s authorize-application screen', () => 
   beforeAll(async () => {
     site = await createTestSite();
     daemon = await serveTestApp({ clock });
+    daemon.services.uptime.start();
   });
   afterAll(async () => {
     await daemon?.stop();
