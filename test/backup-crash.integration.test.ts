@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from './support/wordpress/index.js';
-import { buildOnce, runCli, startDaemonProcess } from './helpers/daemon-process.js';
+import { buildOnce, daemonApi, runCli, startDaemonProcess } from './helpers/daemon-process.js';
 import { installConnector } from './helpers/wordpress-state.js';
 
 /** The real daemon process, killed with SIGKILL in the middle of a backup. */
@@ -28,11 +28,7 @@ describe('a daemon killed mid-backup', () => {
   it('leaves the backup failed (interrupted), never completed, and no half-written object under a final name', async () => {
     let daemon = await startDaemonProcess(env());
     const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
-    const call = async (method: string, path: string, json?: unknown) => {
-      const response = await fetch(`http://127.0.0.1:${daemon.port}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
-      return { status: response.status, json: (await response.json()) as any };
-    };
+    const call = daemonApi(() => daemon.port, token);
     try {
       const connected = await call('POST', '/api/sites', { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword });
       expect(connected.status).toBe(201);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from './support/wordpress/index.js';
-import { buildOnce, PROJECT_ROOT, runCli, startDaemonProcess } from './helpers/daemon-process.js';
+import { buildOnce, daemonApi, PROJECT_ROOT, runCli, startDaemonProcess } from './helpers/daemon-process.js';
 import { installConnector } from './helpers/wordpress-state.js';
 
 /** systemd's TimeoutStopSec for the unit: after it, systemd kills the daemon with SIGKILL. */
@@ -53,11 +53,7 @@ describe('a daemon stopped with SIGTERM mid-backup', () => {
   it('exits cleanly within the unit’s stop timeout, leaves the backup interrupted, and retries it at the next start', async () => {
     let daemon = await startDaemonProcess(env());
     const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
-    const call = async (method: string, path: string, json?: unknown) => {
-      const response = await fetch(`http://127.0.0.1:${daemon.port}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
-      return { status: response.status, json: (await response.json()) as any };
-    };
+    const call = daemonApi(() => daemon.port, token);
     try {
       const connected = await call('POST', '/api/sites', { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword });
       expect(connected.status).toBe(201);

@@ -35,3 +35,15 @@ export async function startDaemonProcess(env: Record<string, string>): Promise<{
   });
   return { child, port, logs: () => output, exited };
 }
+
+/**
+ * Calls the API of a daemon process with a token; `port` is read on each call, so the caller
+ * keeps working across restarts of the daemon.
+ */
+export function daemonApi(port: () => number, token: string) {
+  return async (method: string, path: string, json?: unknown) => {
+    const response = await fetch(`http://127.0.0.1:${port()}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
+    return { status: response.status, json: (await response.json()) as any };
+  };
+}
