@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
+    globalSetup: ['test/support/global-setup.ts', 'test/support/event-coverage-setup.ts'],
+    setupFiles: ['test/support/event-checks.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,

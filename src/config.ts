@@ -4,6 +4,7 @@ import { DEFAULT_UPTIME_CONFIG, MIN_HOURLY_RETENTION_DAYS, type UptimeConfig } f
 import { DEFAULT_PERFORMANCE_CONFIG } from './performance/performance.config.js';
 import type { PerformanceConfig } from './performance/performance.service.js';
 import { DEFAULT_BACKUPS_CONFIG, type BackupsConfig } from './backups/backups.config.js';
+import { DEFAULT_WEBHOOKS_CONFIG, type WebhooksConfig } from './webhooks/webhooks.config.js';
 
 /**
  * Every setting comes from the environment (systemd's EnvironmentFile in production).
@@ -31,6 +32,13 @@ const envSchema = z.object({
   SITEWARDEN_SYNC_INTERVAL_MINUTES: positiveInt('SITEWARDEN_SYNC_INTERVAL_MINUTES', 60, 7 * 24 * 60),
   SITEWARDEN_AUTHORIZATION_TTL_MINUTES: positiveInt('SITEWARDEN_AUTHORIZATION_TTL_MINUTES', 60, 7 * 24 * 60),
   SITEWARDEN_SHUTDOWN_GRACE_MS: positiveInt('SITEWARDEN_SHUTDOWN_GRACE_MS', 20_000, 600_000),
+  SITEWARDEN_METRICS_LISTEN: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):(\d{1,5})$/, 'SITEWARDEN_METRICS_LISTEN must be host:port (an IPv6 host in brackets)')
+    .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65535, 'SITEWARDEN_METRICS_LISTEN must end with a port number (0–65535)')
+    .optional(),
+  SITEWARDEN_AUTH_FAILURES_PER_MINUTE: positiveInt('SITEWARDEN_AUTH_FAILURES_PER_MINUTE', 30, 1_000_000),
+  SITEWARDEN_QUEUE_STALL_MINUTES: positiveInt('SITEWARDEN_QUEUE_STALL_MINUTES', 60, 7 * 24 * 60),
   SITEWARDEN_UPTIME_CONCURRENCY: positiveInt('SITEWARDEN_UPTIME_CONCURRENCY', DEFAULT_UPTIME_CONFIG.concurrency, 4096),
   SITEWARDEN_UPTIME_INTERVAL_SECONDS: positiveInt('SITEWARDEN_UPTIME_INTERVAL_SECONDS', DEFAULT_UPTIME_CONFIG.defaultIntervalSeconds, 86_400).pipe(z.number().min(10, 'SITEWARDEN_UPTIME_INTERVAL_SECONDS must be at least 10')),
   SITEWARDEN_UPTIME_TIMEOUT_MS: positiveInt('SITEWARDEN_UPTIME_TIMEOUT_MS', DEFAULT_UPTIME_CONFIG.defaultTimeoutMs, 60_000),
@@ -54,6 +62,11 @@ const envSchema = z.object({
   SITEWARDEN_BACKUP_INTERVAL_HOURS: z.coerce.number({ error: 'SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number' }).int('SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number').min(0).max(8760).default(DEFAULT_BACKUPS_CONFIG.intervalHours),
   SITEWARDEN_BACKUP_KEEP_LAST: positiveInt('SITEWARDEN_BACKUP_KEEP_LAST', DEFAULT_BACKUPS_CONFIG.keepLast, 10_000),
   SITEWARDEN_BACKUP_KEEP_DAYS: z.coerce.number({ error: 'SITEWARDEN_BACKUP_KEEP_DAYS must be a whole number' }).int('SITEWARDEN_BACKUP_KEEP_DAYS must be a whole number').min(0).max(36_500).default(DEFAULT_BACKUPS_CONFIG.keepDays),
+  SITEWARDEN_WEBHOOK_MAX_ATTEMPTS: positiveInt('SITEWARDEN_WEBHOOK_MAX_ATTEMPTS', DEFAULT_WEBHOOKS_CONFIG.maxAttempts, 20),
+  SITEWARDEN_WEBHOOK_TIMEOUT_MS: positiveInt('SITEWARDEN_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOKS_CONFIG.timeoutMs, 120_000),
+  SITEWARDEN_WEBHOOK_CONCURRENCY: positiveInt('SITEWARDEN_WEBHOOK_CONCURRENCY', DEFAULT_WEBHOOKS_CONFIG.concurrency, 64),
+  SITEWARDEN_WEBHOOK_MAX_PENDING: positiveInt('SITEWARDEN_WEBHOOK_MAX_PENDING', DEFAULT_WEBHOOKS_CONFIG.maxPending, 1_000_000),
+  SITEWARDEN_WEBHOOK_RETENTION_DAYS: positiveInt('SITEWARDEN_WEBHOOK_RETENTION_DAYS', DEFAULT_WEBHOOKS_CONFIG.retentionDays, 3650),
 });
 
 export interface Config {
@@ -73,9 +86,16 @@ export interface Config {
   syncIntervalMinutes: number;
   authorizationTtlMinutes: number;
   shutdownGraceMs: number;
+  /** Serve /metrics unauthenticated on this address instead of (with a token) on the main listener. */
+  metricsListen: { host: string; port: number } | null;
+  /** Failed authentications an address may send per minute before it gets 429s. */
+  authFailuresPerMinute: number;
+  /** /readyz fails when a queue has work and finished nothing for this long. */
+  queueStallMinutes: number;
   uptime: UptimeConfig;
   performance: PerformanceConfig;
   backups: BackupsConfig;
+  webhooks: WebhooksConfig;
 }
 
 export class ConfigError extends Error {
@@ -106,6 +126,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     syncIntervalMinutes: values.SITEWARDEN_SYNC_INTERVAL_MINUTES,
     authorizationTtlMinutes: values.SITEWARDEN_AUTHORIZATION_TTL_MINUTES,
     shutdownGraceMs: values.SITEWARDEN_SHUTDOWN_GRACE_MS,
+    metricsListen: values.SITEWARDEN_METRICS_LISTEN ? parseListen(values.SITEWARDEN_METRICS_LISTEN) : null,
+    authFailuresPerMinute: values.SITEWARDEN_AUTH_FAILURES_PER_MINUTE,
+    queueStallMinutes: values.SITEWARDEN_QUEUE_STALL_MINUTES,
     uptime: {
       concurrency: values.SITEWARDEN_UPTIME_CONCURRENCY,
       defaultIntervalSeconds: values.SITEWARDEN_UPTIME_INTERVAL_SECONDS,
@@ -135,5 +158,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       keepLast: values.SITEWARDEN_BACKUP_KEEP_LAST,
       keepDays: values.SITEWARDEN_BACKUP_KEEP_DAYS,
     },
+    webhooks: {
+      maxAttempts: values.SITEWARDEN_WEBHOOK_MAX_ATTEMPTS,
+      timeoutMs: values.SITEWARDEN_WEBHOOK_TIMEOUT_MS,
+      concurrency: values.SITEWARDEN_WEBHOOK_CONCURRENCY,
+      maxPending: values.SITEWARDEN_WEBHOOK_MAX_PENDING,
+      retentionDays: values.SITEWARDEN_WEBHOOK_RETENTION_DAYS,
+    },
   };
+}
+
+function parseListen(value: string): { host: string; port: number } {
+  const colon = value.lastIndexOf(':');
+  return { host: value.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(value.slice(colon + 1)) };
 }

@@ -5,6 +5,10 @@ import type { Config } from './config.js';
 import { defaultConnectorZipPath } from './connector/connector-package.js';
 import { openDatabase } from './db/database.js';
 import { createApp } from './http/app.js';
+import { createAuthFailureLimiter } from './http/auth-rate-limit.js';
+import { createMetrics } from './metrics/metrics.js';
+import { createMetricsRoutes } from './metrics/metrics.routes.js';
+import { createReadiness, sqliteWriteCheck } from './metrics/readiness.js';
 import { createScheduler } from './jobs/scheduler.js';
 import { createServices } from './services.js';
 import { systemClock } from './shared/clock.js';
@@ -14,6 +18,8 @@ import { loadSecretKey } from './shared/secret-key.js';
 import { VERSION } from './version.js';
 
 export const DATABASE_FILE = 'sitewarden.db';
+/** How long deliveries in flight at a stop (`daemon.stopping` among them) may take to finish. */
+const WEBHOOK_STOP_GRACE_MS = 2_000;
 
 export interface RunningDaemon {
   port: number;
@@ -34,8 +40,14 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   shutdown.register('database', () => database.close());
 
   const secretKey = loadSecretKey(config);
-  const services = createServices({ config, db: database.db, logger, clock: systemClock, secretKey });
+  const metrics = createMetrics();
+  const services = createServices({ config, db: database.db, logger, clock: systemClock, secretKey, metrics });
   shutdown.register('site http', () => services.http.close());
+  // Webhooks start first and stop last, so events logged while starting (recovered jobs) and
+  // stopping reach them too: each catalogued event is queued for the webhooks that want it and
+  // sent at once, and deliveries the last stop left pending are sent now.
+  services.webhookDispatcher.start();
+  shutdown.register('webhooks', () => services.webhookDispatcher.stop(Math.min(WEBHOOK_STOP_GRACE_MS, graceLeft())));
   services.tokens.ensureBootstrapToken(config.dataDir);
 
   shutdown.register('site tasks', async () => {
@@ -43,7 +55,7 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     if (!finished) logger.warn({ graceMs: config.shutdownGraceMs }, 'site tasks still running at shutdown were abandoned');
   });
 
-  const scheduler = createScheduler({ logger });
+  const scheduler = createScheduler({ logger, clock: systemClock });
   scheduler.every('site-sync', '* * * * *', () => {
     services.sites.expireAuthorizations();
     services.sync.enqueueDue();
@@ -68,6 +80,9 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     if (!(await services.backups.stop(graceLeft()))) logger.warn({ graceMs: config.shutdownGraceMs }, 'a restore still running at shutdown was aborted');
   });
   scheduler.every('backups', '*/10 * * * *', () => void services.backups.enqueueDue());
+  // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
+  scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());
+  scheduler.every('webhook-retention', '41 * * * *', () => void services.webhookDispatcher.prune());
   shutdown.register('scheduler', () => scheduler.stop());
   void scheduler.runAll();
 
@@ -76,6 +91,10 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     connectorZipPath: defaultConnectorZipPath(),
     logger,
     version: VERSION,
+    metrics,
+    metricsOnOwnListener: config.metricsListen !== null,
+    readiness: createReadiness({ clock: systemClock, checkWritable: sqliteWriteCheck(database.sqlite), scheduler, queues: () => metrics.queues(), queueStallMs: config.queueStallMinutes * 60_000 }),
+    authLimiter: createAuthFailureLimiter({ limit: config.authFailuresPerMinute, clock: systemClock }),
     checkDatabase: () => {
       try {
         return database.sqlite.prepare('select 1 as ok').get() !== undefined;
@@ -86,6 +105,10 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   });
   const server = await listen(app.fetch, config);
   shutdown.register('http server', () => closeServer(server, graceLeft()));
+  if (config.metricsListen) {
+    const metricsServer = await listen(createMetricsRoutes({ metrics }).fetch, config.metricsListen);
+    shutdown.register('metrics server', () => closeServer(metricsServer, graceLeft()));
+  }
 
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -100,7 +123,7 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   };
 }
 
-function listen(fetch: Parameters<typeof serve>[0]['fetch'], config: Config): Promise<ServerType> {
+function listen(fetch: Parameters<typeof serve>[0]['fetch'], config: { host: string; port: number }): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, hostname: config.host, port: config.port }, () => resolve(server));
     server.once('error', reject);

@@ -24,18 +24,24 @@ import { createPerformanceRepository } from './performance/performance.repositor
 import { createPerformanceService } from './performance/performance.service.js';
 import { createBackupsRepository } from './backups/backups.repository.js';
 import { createBackupsService } from './backups/backups.service.js';
+import { eventBusOf } from './shared/event-bus.js';
+import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
+import { createWebhookSender } from './webhooks/webhook-sender.js';
+import { createWebhooksRepository } from './webhooks/webhooks.repository.js';
+import { createWebhooksService } from './webhooks/webhooks.service.js';
+import type { Metrics } from './metrics/metrics.js';
 import { VERSION } from './version.js';
 
 export type ServiceConfig = Pick<
   Config,
-  'publicUrl' | 'siteRequestTimeoutMs' | 'siteOperationTimeoutMs' | 'siteMaxResponseBytes' | 'siteConcurrency' | 'syncIntervalMinutes' | 'authorizationTtlMinutes' | 'uptime' | 'performance' | 'dataDir' | 'backups'
+  'publicUrl' | 'siteRequestTimeoutMs' | 'siteOperationTimeoutMs' | 'siteMaxResponseBytes' | 'siteConcurrency' | 'syncIntervalMinutes' | 'authorizationTtlMinutes' | 'uptime' | 'performance' | 'dataDir' | 'backups' | 'webhooks'
 >;
 
 /**
  * Builds every service once from its dependencies; main.ts and the tests share it.
  * `auditWorkerPath` is for tests, which run from src/ where no compiled audit worker exists.
  */
-export function createServices({ config, db, logger, clock, secretKey, auditWorkerPath }: { config: ServiceConfig; db: Db; logger: Logger; clock: Clock; secretKey: Buffer; auditWorkerPath?: string }) {
+export function createServices({ config, db, logger, clock, secretKey, auditWorkerPath, metrics }: { config: ServiceConfig; db: Db; logger: Logger; clock: Clock; secretKey: Buffer; auditWorkerPath?: string; metrics?: Metrics }) {
   const secrets = createSecretBox(secretKey);
   const http = createSiteHttp({ timeoutMs: config.siteRequestTimeoutMs, maxBytes: config.siteMaxResponseBytes, userAgent: `Sitewarden/${VERSION}` });
   const wordpress = createWordPressClient({ http });
@@ -43,7 +49,7 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
   const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, logger });
   const sitesRepository = createSitesRepository({ db });
   const lifecycle = createSiteLifecycle();
-  const sync = createSiteSync({ repository: sitesRepository, wordpress, secrets, queue: siteQueue, clock, logger, intervalMinutes: config.syncIntervalMinutes, operationTimeoutMs: config.siteOperationTimeoutMs });
+  const sync = createSiteSync({ repository: sitesRepository, wordpress, secrets, queue: siteQueue, clock, logger, intervalMinutes: config.syncIntervalMinutes, operationTimeoutMs: config.siteOperationTimeoutMs, metrics });
   const sites = createSitesService({
     repository: sitesRepository,
     http,
@@ -58,8 +64,8 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
     authorizationTtlMinutes: config.authorizationTtlMinutes,
   });
   const access = createSiteAccess({ repository: sitesRepository, sync, queue: siteQueue, operationTimeoutMs: config.siteOperationTimeoutMs });
-  const plugins = createPluginsService({ access });
-  const themes = createThemesService({ access });
+  const plugins = createPluginsService({ access, logger });
+  const themes = createThemesService({ access, logger });
   const uptime = createUptimeService({
     repository: createUptimeRepository({ db }),
     sitesRepository,
@@ -68,6 +74,7 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
     clock,
     logger,
     config: config.uptime,
+    metrics,
   });
   const performance = createPerformanceService({
     repository: createPerformanceRepository({ db }),
@@ -77,6 +84,7 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
     clock,
     logger,
     config: config.performance,
+    metrics,
   });
   const backups = createBackupsService({
     repository: createBackupsRepository({ db }),
@@ -88,8 +96,27 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
     clock,
     logger,
     requestTimeoutMs: config.siteOperationTimeoutMs,
+    metrics,
   });
-  return { http, wordpress, siteQueue, tokens, sites, sitesRepository, lifecycle, sync, secrets, access, plugins, themes, uptime, performance, backups };
+  // Webhooks receive every catalogued event through the logger's event bus.
+  const webhooksRepository = createWebhooksRepository({ db });
+  const webhookDispatcher = createWebhookDispatcher({
+    repository: webhooksRepository,
+    sender: createWebhookSender({ timeoutMs: config.webhooks.timeoutMs, userAgent: `Sitewarden/${VERSION} (webhooks)` }),
+    secrets,
+    events: eventBusOf(logger),
+    clock,
+    logger,
+    config: config.webhooks,
+  });
+  const webhooks = createWebhooksService({ repository: webhooksRepository, dispatcher: webhookDispatcher, secrets, clock });
+  // Read at each scrape: one grouped count and four in-memory sizes.
+  metrics?.setSources({
+    sitesByState: () => sitesRepository.countByState(),
+    queueDepths: () => ({ site_tasks: siteQueue.size, uptime_probes: uptime.pendingProbes, audits: performance.queueDepth, backups: backups.queueDepth }),
+    siteTasksCompleted: () => siteQueue.completed,
+  });
+  return { http, wordpress, siteQueue, tokens, sites, sitesRepository, lifecycle, sync, secrets, access, plugins, themes, uptime, performance, backups, webhooks, webhookDispatcher };
 }
 
 export type Services = ReturnType<typeof createServices>;

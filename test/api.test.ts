@@ -119,10 +119,11 @@ describe('API conventions', () => {
     const doc = (await t.call('GET', '/api/openapi.json', { token: t.readToken })).json;
     expect(doc.openapi).toBe('3.1.0');
     const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
-    const served = t.app.routes
-      .filter((route) => route.method !== 'ALL' && route.path !== '/api/openapi.json')
-      .map((route) => `${route.method} ${route.path.replace(/^\/api/, '').replace(/:([^/]+)/g, '{$1}')}`);
+    const routes = t.app.routes.filter((route) => route.method !== 'ALL' && route.path !== '/api/openapi.json');
+    const served = routes.filter((route) => route.path.startsWith('/api/')).map((route) => `${route.method} ${route.path.replace(/^\/api/, '').replace(/:([^/]+)/g, '{$1}')}`);
     expect(new Set(operations)).toEqual(new Set(served));
+    // Outside /api only what supervisors and Prometheus call (README, "Metrics and health").
+    expect(routes.filter((route) => !route.path.startsWith('/api/')).map((route) => `${route.method} ${route.path}`)).toEqual(['GET /healthz', 'GET /readyz']);
     expect(doc.paths['/sites'].post.requestBody.content).toHaveProperty('application/x-www-form-urlencoded');
     expect(doc.paths['/sites'].post.responses).toHaveProperty('202');
     expect(doc.paths['/health'].get.security).toEqual([]);

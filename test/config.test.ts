@@ -16,6 +16,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ SITEWARDEN_SITE_CONCURRENCY: '0' })).toThrow(/SITEWARDEN_SITE_CONCURRENCY must be at least 1/);
   });
 
+  it('reads the metrics listener as host:port, IPv6 in brackets', () => {
+    expect(loadConfig({}).metricsListen).toBeNull();
+    expect(loadConfig({ SITEWARDEN_METRICS_LISTEN: '127.0.0.1:9464' }).metricsListen).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(loadConfig({ SITEWARDEN_METRICS_LISTEN: '[::1]:9464' }).metricsListen).toEqual({ host: '::1', port: 9464 });
+    expect(() => loadConfig({ SITEWARDEN_METRICS_LISTEN: '9464' })).toThrow(/SITEWARDEN_METRICS_LISTEN must be host:port/);
+    expect(() => loadConfig({ SITEWARDEN_METRICS_LISTEN: '::1:9464' })).toThrow(/SITEWARDEN_METRICS_LISTEN must be host:port/);
+    expect(() => loadConfig({ SITEWARDEN_METRICS_LISTEN: 'localhost:99999' })).toThrow(/SITEWARDEN_METRICS_LISTEN must end with a port number/);
+  });
+
   it('derives the public URL from the listen address unless given', () => {
     expect(loadConfig({ SITEWARDEN_HOST: '::1', SITEWARDEN_PORT: '9000' }).publicUrl).toBe('http://[::1]:9000');
     expect(loadConfig({ SITEWARDEN_PUBLIC_URL: 'https://sitewarden.example.org/' }).publicUrl).toBe('https://sitewarden.example.org');

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from './support/wordpress/index.js';
@@ -19,7 +19,7 @@ describe('plugins on a real site', () => {
     expect(response.json.items).toContainEqual(expect.objectContaining({ slug: 'hello-sitewarden', file: 'hello-sitewarden.php', name: 'Hello Sitewarden', version: '0.1.0', status: 'inactive', update: null }));
     expect(response.json.items).toContainEqual(expect.objectContaining({ slug: 'sitewarden-connector', status: 'active' }));
     const details = await bed.t.call('GET', `/api/sites/${bed.siteId}`);
-    expect(details.json.versions.connector).toBe('1.0.0');
+    expect(details.json.versions.connector).toBe('1.1.0');
     expect(details.json.versions.wordpress).toMatch(/^6\./);
   });
 
@@ -54,6 +54,28 @@ describe('plugins on a real site', () => {
     expect(await activePlugins(bed.site)).not.toContain('sitewarden-demo/sitewarden-demo.php');
   });
 
+  it('logs plugin.update_failed when the site cannot write its files, and keeps the old release', async () => {
+    await bed.t.call('DELETE', plugins('/sitewarden-demo'));
+    installFixturePlugin(bed.site, 'sitewarden-demo', '1.0.0');
+    await bed.t.services.sync.syncNow(bed.siteId);
+    const config = join(bed.site.root, 'wp-config.php');
+    const original = readFileSync(config, 'utf8');
+    writeFileSync(config, original.replace("define( 'FS_METHOD', 'direct' );", "define( 'FS_METHOD', 'ftpext' );"));
+    try {
+      const response = await bed.t.call('POST', plugins('/sitewarden-demo/update'));
+      expect(response.status).toBe(422);
+      expect(response.json.type).toBe('/problems/site-refused');
+    } finally {
+      writeFileSync(config, original);
+    }
+    expect((await wordpressPlugins(bed.site))['sitewarden-demo/sitewarden-demo.php']?.Version).toBe('1.0.0');
+    expect(bed.t.logs.events('plugin.update_failed')).toEqual([
+      expect.objectContaining({ level: 'warn', siteId: bed.siteId, url: bed.site.url, slug: 'sitewarden-demo', fromVersion: '1.0.0', toVersion: '1.1.0', reason: 'site-refused', message: expect.stringContaining('cannot write its files') }),
+    ]);
+    // WordPress would otherwise trust its recent update check for the next test's reinstall.
+    await bed.site.php("delete_site_transient('update_plugins');");
+  });
+
   it('updates an old release to the newest the directory offers, keeping it active', async () => {
     await bed.t.call('DELETE', plugins('/sitewarden-demo'));
     installFixturePlugin(bed.site, 'sitewarden-demo', '1.0.0');
@@ -72,6 +94,8 @@ describe('plugins on a real site', () => {
     const noUpdate = await bed.t.call('POST', plugins('/sitewarden-demo/update'));
     expect(noUpdate.status).toBe(409);
     expect(noUpdate.json.type).toBe('/problems/no-update-available');
+    // Nothing to update is not a failed update.
+    expect(bed.t.logs.events('plugin.update_failed')).toHaveLength(1);
   });
 
   it('deletes an inactive plugin, and refuses to delete an active one', async () => {

@@ -1,4 +1,4 @@
-import { cpSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approveApplicationAuthorization, createTestSite, type TestSite } from './support/wordpress/index.js';
@@ -84,6 +84,26 @@ describe('connecting sites with a username and application password', () => {
     await t.services.siteQueue.run(listed.id, async () => undefined);
     const details = await t.call('GET', `/api/sites/${listed.id}`);
     expect(details.json.plugins).toContainEqual(expect.objectContaining({ slug: 'sitewarden-extra', version: '2.0.0', status: 'inactive' }));
+  });
+
+  it('records a sync that fails while the site errors, and its recovery once the site answers again', async () => {
+    const [listed] = (await t.call('GET', '/api/sites')).json.items;
+    const muPlugins = join(site.root, 'wp-content/mu-plugins');
+    mkdirSync(muPlugins, { recursive: true });
+    // The site's REST API answers every request with an error, as during a broken deploy.
+    writeFileSync(join(muPlugins, 'broken-rest.php'), "<?php add_filter('rest_pre_dispatch', function () { return new WP_Error('broken', 'Broken deploy', array('status' => 500)); });\n");
+    try {
+      await t.services.sync.syncNow(listed.id);
+      const failed = await t.call('GET', `/api/sites/${listed.id}`);
+      expect(failed.json.status.syncError).toEqual(expect.any(String));
+      expect(t.logs.events('site.sync_failed')).toEqual([expect.objectContaining({ level: 'warn', siteId: listed.id, url: site.url, reason: failed.json.status.syncError })]);
+    } finally {
+      rmSync(join(muPlugins, 'broken-rest.php'));
+    }
+    await t.services.sync.syncNow(listed.id);
+    const recovered = await t.call('GET', `/api/sites/${listed.id}`);
+    expect(recovered.json.status.syncError).toBeNull();
+    expect(t.logs.events('site.sync_recovered')).toEqual([expect.objectContaining({ level: 'info', siteId: listed.id, url: site.url })]);
   });
 
   it('disconnects: revokes the application password on the site and forgets the site', async () => {

@@ -28,6 +28,24 @@ describe('themes on a real site', () => {
     expect(details.json.themes.find((theme: { status: string }) => theme.status === 'active').slug).toBe('twentytwentyone');
   });
 
+  it('logs theme.update_failed when the site cannot write its files, and leaves the theme as it was', async () => {
+    const before = await themeVersionOnDisk(bed.site, 'twentytwentyone');
+    const config = join(bed.site.root, 'wp-config.php');
+    const original = readFileSync(config, 'utf8');
+    writeFileSync(config, original.replace("define( 'FS_METHOD', 'direct' );", "define( 'FS_METHOD', 'ftpext' );"));
+    try {
+      const response = await bed.t.call('POST', themes('/twentytwentyone/update'));
+      expect(response.status).toBe(422);
+      expect(response.json.type).toBe('/problems/site-refused');
+    } finally {
+      writeFileSync(config, original);
+    }
+    expect(await themeVersionOnDisk(bed.site, 'twentytwentyone')).toBe(before);
+    expect(bed.t.logs.events('theme.update_failed')).toEqual([
+      expect.objectContaining({ level: 'warn', siteId: bed.siteId, url: bed.site.url, slug: 'twentytwentyone', fromVersion: before, toVersion: '99.0.0', reason: 'site-refused', message: expect.stringContaining('cannot write its files') }),
+    ]);
+  });
+
   it('updates a theme the directory offers a newer version of', async () => {
     const before = await themeVersionOnDisk(bed.site, 'twentytwentyone');
     const response = await bed.t.call('POST', themes('/twentytwentyone/update'));
@@ -38,6 +56,8 @@ describe('themes on a real site', () => {
     const again = await bed.t.call('POST', themes('/twentytwentyone/update'));
     expect(again.status).toBe(409);
     expect(again.json.type).toBe('/problems/no-update-available');
+    // Nothing to update is not a failed update.
+    expect(bed.t.logs.events('theme.update_failed')).toHaveLength(1);
   });
 
   it('deletes an inactive theme and refuses to delete the active one', async () => {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
+import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import { logEvent } from '../shared/events.js';
@@ -35,7 +36,7 @@ const ABORT_SETTLE_MS = 3_000;
  * connector, into the content-addressed store. At shutdown running backups are aborted (and
  * retried at the next start); a running restore gets the grace period first.
  */
-export function createBackupsService({ repository, access, siteExists, listConnectedSites, dataDir, config, clock, logger, requestTimeoutMs, store: injectedStore }: {
+export function createBackupsService({ repository, access, siteExists, listConnectedSites, dataDir, config, clock, logger, requestTimeoutMs, store: injectedStore, metrics }: {
   repository: BackupsRepository;
   access: SiteAccess;
   siteExists: (siteId: string) => boolean;
@@ -46,6 +47,7 @@ export function createBackupsService({ repository, access, siteExists, listConne
   logger: Logger;
   requestTimeoutMs: number;
   store?: ObjectStore;
+  metrics?: JobMetrics;
 }) {
   const fileStore = createFileObjectStore({ dir: backupStoreDir(dataDir) });
   const store = injectedStore ?? fileStore;
@@ -113,11 +115,13 @@ export function createBackupsService({ repository, access, siteExists, listConne
         onProgress: (progress) => repository.updateBackup(row.id, progress),
       });
       const finished = repository.updateBackup(row.id, { ...result.progress, status: 'completed', manifestHash: result.manifestHash, finishedAt: clock.now() })!;
+      metrics?.observeJob('backup', 'completed', finished.finishedAt!.getTime() - started.getTime());
       logEvent(logger, 'backup.completed', { siteId: row.siteId, backupId: row.id, kind: row.kind, files: finished.files, tables: finished.tables, bytesTransferred: finished.bytesTransferred, bytesStored: finished.bytesStored, durationMs: finished.finishedAt!.getTime() - started.getTime() });
       return finished;
     } catch (error) {
       const { reason, error: message } = signal.aborted ? { reason: 'interrupted', error: row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP } : failure(error);
       const failed = repository.updateBackup(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() })!;
+      metrics?.observeJob('backup', 'failed', failed.finishedAt!.getTime() - started.getTime());
       logEvent(logger, 'backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason, message });
       if (signal.aborted) logInterrupted(logger, 'backup', row, 'failed');
       return failed;
@@ -161,12 +165,14 @@ export function createBackupsService({ repository, access, siteExists, listConne
         }),
       );
       const finished = repository.updateRestore(row.id, { ...progress, status: 'completed', finishedAt: clock.now() })!;
+      metrics?.observeJob('restore', 'completed', finished.finishedAt!.getTime() - started.getTime());
       logEvent(logger, 'restore.completed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, preRestoreBackupId: pre.id, durationMs: finished.finishedAt!.getTime() - started.getTime() });
     } catch (error) {
       const { reason: problemReason, error: problemMessage } = failure(error);
       const reason = signal.aborted ? 'interrupted' : ((error as { reason?: string }).reason ?? problemReason);
       const message = signal.aborted ? interruptedRestore(repository.findRestore(row.id)?.preRestoreBackupId ?? null) : problemMessage;
       repository.updateRestore(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() });
+      metrics?.observeJob('restore', 'failed', clock.now().getTime() - started.getTime());
       logEvent(logger, 'restore.failed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, reason, message });
       if (signal.aborted) logInterrupted(logger, 'restore', row, 'failed');
     }
@@ -303,6 +309,11 @@ export function createBackupsService({ repository, access, siteExists, listConne
 
     applyRetention,
     collectGarbage,
+
+    /** Backups and restores waiting or running (metrics, readiness). */
+    get queueDepth() {
+      return queue.size + queue.pending;
+    },
 
     /** Waits for queued and running jobs (tests, shutdown). */
     async idle(): Promise<void> {

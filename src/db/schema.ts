@@ -4,3 +4,4 @@ export * from '../sites/sites.table.js';
 export * from '../uptime/uptime.table.js';
 export * from '../performance/performance.table.js';
 export * from '../backups/backups.table.js';
+export * from '../webhooks/webhooks.table.js';

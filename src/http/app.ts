@@ -18,6 +18,13 @@ import { createSitesRoutes } from '../sites/sites.routes.js';
 import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from '../sites/sites.service.js';
 import { commonProblems } from '../shared/errors.js';
 import type { TokensService } from '../tokens/tokens.service.js';
+import { createWebhooksRoutes } from '../webhooks/webhooks.routes.js';
+import type { WebhooksService } from '../webhooks/webhooks.service.js';
+import { createHealthCheckRoutes } from '../metrics/health-checks.routes.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { createMetricsRoutes, requestMetrics } from '../metrics/metrics.routes.js';
+import type { Readiness } from '../metrics/readiness.js';
+import type { AuthFailureLimiter } from './auth-rate-limit.js';
 import { bearerAuth, type AppEnv } from './auth.js';
 import { createHealthRoutes } from './health.routes.js';
 import { createErrorHandler, problemResponse, validationError } from './problem.js';
@@ -30,10 +37,18 @@ export interface AppDeps {
   uptime: UptimeService;
   performance: PerformanceService;
   backups: BackupsService;
+  webhooks: WebhooksService;
   connectorZipPath: string;
   logger: Logger;
   version: string;
   checkDatabase: () => boolean;
+  /** /readyz's checks; without them /readyz checks only that the database answers. */
+  readiness?: Readiness;
+  /** Request metrics, and `GET /metrics` (with a token) unless it is served on its own listener. */
+  metrics?: Metrics;
+  metricsOnOwnListener?: boolean;
+  /** Refuses addresses that sent too many bad tokens; none in tests that do not ask for it. */
+  authLimiter?: AuthFailureLimiter;
 }
 
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
@@ -47,8 +62,11 @@ export function createApp(deps: AppDeps) {
     },
   });
 
-  api.use('*', bodyLimit({ maxSize: MAX_REQUEST_BODY_BYTES, onError: () => { throw commonProblems.payloadTooLarge.create(`request bodies are limited to ${MAX_REQUEST_BODY_BYTES} bytes`); } }));
-  api.use('*', bearerAuth({ tokens: deps.tokens, publicPaths: PUBLIC_PATHS }));
+  const limitBody = bodyLimit({ maxSize: MAX_REQUEST_BODY_BYTES, onError: () => { throw commonProblems.payloadTooLarge.create(`request bodies are limited to ${MAX_REQUEST_BODY_BYTES} bytes`); } });
+  // GET and HEAD have no body; skipping the check spares @hono/node-server building a full Request on every read.
+  api.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
+  const onLimited = deps.metrics ? () => deps.metrics!.noteRateLimited() : undefined;
+  api.use('*', bearerAuth({ tokens: deps.tokens, publicPaths: PUBLIC_PATHS, limiter: deps.authLimiter, onLimited }));
 
   api.route('/', createHealthRoutes(deps));
   api.route('/', createAuthorizationRoutes(deps));
@@ -59,6 +77,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createBackupsRoutes(deps));
   api.route('/', createPluginsRoutes(deps));
   api.route('/', createThemesRoutes(deps));
+  api.route('/', createWebhooksRoutes(deps));
   api.route('/', createConnectorRoutes(deps));
 
   api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'An API token (`sitewarden token create`).' });
@@ -67,13 +86,19 @@ export function createApp(deps: AppDeps) {
     info: {
       title: 'Sitewarden API',
       version: deps.version,
-      description: 'Manage WordPress sites: connection, plugins, themes, uptime, performance and backups. Errors are RFC 9457 problem documents (`application/problem+json`) with a stable `type`.',
+      description: 'Manage WordPress sites: connection, plugins, themes, uptime, performance and backups; webhooks for events. Errors are RFC 9457 problem documents (`application/problem+json`) with a stable `type`.',
     },
     servers: [{ url: '/api' }],
     security: [{ bearer: [] }],
   });
 
   const app = new OpenAPIHono<AppEnv>();
+  if (deps.metrics) app.use('*', requestMetrics(deps.metrics));
+  // Outside /api (and its OpenAPI document): what supervisors and Prometheus call.
+  app.route('/', createHealthCheckRoutes(deps));
+  if (deps.metrics && !deps.metricsOnOwnListener) {
+    app.route('/', createMetricsRoutes({ metrics: deps.metrics, auth: bearerAuth({ tokens: deps.tokens, publicPaths: new Set(), limiter: deps.authLimiter, onLimited }) }));
+  }
   app.route('/api', api);
 
   const knownRoutes = app.routes.filter((route) => route.method !== 'ALL').map((route) => ({ method: route.method, pattern: routePattern(route.path) }));

@@ -1,26 +1,52 @@
-import type { MiddlewareHandler } from 'hono';
-import { commonProblems } from '../shared/errors.js';
+import type { Context, MiddlewareHandler } from 'hono';
+import { commonProblems, defineProblem } from '../shared/errors.js';
 import type { AuthenticatedToken, TokensService } from '../tokens/tokens.service.js';
+import type { AuthFailureLimiter } from './auth-rate-limit.js';
 
 export type AppEnv = { Variables: { token: AuthenticatedToken } };
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+export const authProblems = {
+  tooManyFailures: defineProblem('too-many-failed-authentications', 429, 'Too many failed authentications'),
+};
+
+/** The peer's address as @hono/node-server hands it over; requests without a socket (app.request in tests) share one. */
+export function clientAddress(env: unknown): string {
+  return (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress ?? 'local';
+}
+
 /**
  * Bearer-token authentication for everything under /api except the paths listed as public.
  * A read token may only read; anything that changes state needs a write token.
  */
-export function bearerAuth({ tokens, publicPaths }: { tokens: TokensService; publicPaths: ReadonlySet<string> }): MiddlewareHandler<AppEnv> {
+export function bearerAuth({ tokens, publicPaths, limiter, onLimited }: { tokens: TokensService; publicPaths: ReadonlySet<string>; limiter?: AuthFailureLimiter; onLimited?: () => void }): MiddlewareHandler<AppEnv> {
+  // A failed authentication counts against the address; past the limit the answer is a 429 (with
+  // Retry-After) instead of a 401. A valid token always passes, whatever its address sent before.
+  const countOrRefuse = (c: Context, address: string) => {
+    if (!limiter) return;
+    const retryAfter = limiter.retryAfterSeconds(address);
+    if (retryAfter === 0) {
+      limiter.fail(address);
+      return;
+    }
+    onLimited?.();
+    c.header('Retry-After', String(retryAfter));
+    throw authProblems.tooManyFailures.create(`too many requests from this address carried no valid API token; try again in ${retryAfter} s`);
+  };
   return async (c, next) => {
     if (publicPaths.has(c.req.path)) return next();
+    const address = limiter ? clientAddress(c.env) : '';
     const header = c.req.header('authorization');
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {
+      countOrRefuse(c, address);
       c.header('WWW-Authenticate', 'Bearer realm="sitewarden"');
       throw commonProblems.unauthorized.create('send an API token as `Authorization: Bearer <token>`');
     }
     const token = tokens.authenticate(match[1]!);
     if (!token) {
+      countOrRefuse(c, address);
       c.header('WWW-Authenticate', 'Bearer realm="sitewarden", error="invalid_token"');
       throw commonProblems.unauthorized.create('the API token is unknown or revoked');
     }
@@ -31,3 +57,4 @@ export function bearerAuth({ tokens, publicPaths }: { tokens: TokensService; pub
     return next();
   };
 }
+

@@ -1,5 +1,6 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
+import { systemClock, type Clock } from '../shared/clock.js';
 
 /**
  * Cron ticks only decide what is due and enqueue it; workers do the work. A tick that is still
@@ -10,11 +11,16 @@ export interface Scheduler {
   /** Runs every registered tick once now (at start-up, so nothing waits a whole period). */
   runAll(): Promise<void>;
   stop(): Promise<void>;
+  /** For readiness: when a tick last started (ms), whether the scheduler was stopped. */
+  health(): { lastTickAt: number | null; stopped: boolean };
 }
 
-export function createScheduler({ logger }: { logger: Logger }): Scheduler {
+export function createScheduler({ logger, clock = systemClock }: { logger: Logger; clock?: Clock }): Scheduler {
   const tasks: { name: string; task: ScheduledTask; tick: () => void | Promise<void> }[] = [];
+  let lastTickAt: number | null = null;
+  let stopped = false;
   const guarded = (name: string, tick: () => void | Promise<void>) => async () => {
+    lastTickAt = clock.now().getTime();
     try {
       await tick();
     } catch (error) {
@@ -30,8 +36,10 @@ export function createScheduler({ logger }: { logger: Logger }): Scheduler {
       for (const { name, tick } of tasks) await guarded(name, tick)();
     },
     async stop() {
+      stopped = true;
       for (const { task } of tasks) await task.destroy();
       tasks.length = 0;
     },
+    health: () => ({ lastTickAt, stopped }),
   };
 }

@@ -9,6 +9,8 @@ export interface SiteTaskQueue {
   /** Tasks waiting or running for a site. */
   isBusy(siteId: string): boolean;
   readonly size: number;
+  /** Tasks finished so far, successfully or not (readiness watches it move). */
+  readonly completed: number;
   /** Stops starting new tasks and waits up to `graceMs` for running ones. Returns true if they all finished. */
   drain(graceMs: number): Promise<boolean>;
 }
@@ -17,6 +19,7 @@ export function createSiteTaskQueue({ concurrency }: { concurrency: number }): S
   const queue = new PQueue({ concurrency });
   const tails = new Map<string, Promise<unknown>>();
   let accepting = true;
+  let completed = 0;
 
   return {
     run(siteId, task) {
@@ -26,7 +29,7 @@ export function createSiteTaskQueue({ concurrency }: { concurrency: number }): S
         () => queue.add(task),
         () => queue.add(task),
       ) as Promise<Awaited<ReturnType<typeof task>>>;
-      const tail = result.catch(() => undefined);
+      const tail = result.catch(() => undefined).finally(() => void completed++);
       tails.set(siteId, tail);
       void tail.then(() => {
         if (tails.get(siteId) === tail) tails.delete(siteId);
@@ -36,6 +39,9 @@ export function createSiteTaskQueue({ concurrency }: { concurrency: number }): S
     isBusy: (siteId) => tails.has(siteId),
     get size() {
       return queue.size + queue.pending;
+    },
+    get completed() {
+      return completed;
     },
     async drain(graceMs) {
       accepting = false;

@@ -1,5 +1,6 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
+import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
@@ -51,13 +52,14 @@ export interface PerformanceServiceDeps {
   clock: Clock;
   logger: Logger;
   config: PerformanceConfig;
+  metrics?: JobMetrics;
 }
 
 /**
  * Lighthouse audits: the scheduler and the API only enqueue (a persisted `queued` row plus a
  * p-queue task); the queue runs each audit in a worker process with bounded concurrency.
  */
-export function createPerformanceService({ repository, sitesRepository, runner, reports, clock, logger, config }: PerformanceServiceDeps) {
+export function createPerformanceService({ repository, sitesRepository, runner, reports, clock, logger, config, metrics }: PerformanceServiceDeps) {
   const queue = new PQueue({ concurrency: config.concurrency });
   const intervalMs = config.intervalHours * 3_600_000;
   let stopping = false;
@@ -125,6 +127,7 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
     // The site (and with it the audit) may have been removed while the audit ran.
     if (!stored || !outcome.ok) await reports.remove(audit.siteId, audit.id);
     if (!stored) return;
+    metrics?.observeJob('audit', outcome.ok ? 'completed' : 'failed', (stored.finishedAt ?? clock.now()).getTime() - (stored.startedAt ?? clock.now()).getTime());
     if (outcome.ok) {
       logger.info({ siteId: stored.siteId, auditId: stored.id, formFactor: stored.formFactor, performance: stored.scorePerformance }, 'performance audit completed');
       reportRegressions(stored);
@@ -231,6 +234,10 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
 
     /** Resolves when nothing is queued or running (tests, the benchmark). */
     idle: () => queue.onIdle(),
+    /** Audits waiting or running (metrics, readiness). */
+    get queueDepth() {
+      return queue.size + queue.pending;
+    },
 
     /** Shutdown: queued audits stay queued for the next start; running ones are killed and fail as `interrupted`. */
     async stop(): Promise<void> {

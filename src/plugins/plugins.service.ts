@@ -1,12 +1,14 @@
+import type { Logger } from 'pino';
 import { isAppError, type AppError } from '../shared/errors.js';
 import type { ConnectedSite, SiteAccess } from '../sites/site-access.js';
 import type { WordPressPlugin } from '../wordpress/wordpress-client.js';
 import { wordpressProblems } from '../wordpress/wordpress.errors.js';
 import { pluginsProblems } from './plugins.errors.js';
 import { pluginFromWordPress, withPluginUpdates, type Plugin } from './plugins.schemas.js';
+import { logUpdateFailure } from './update-failure.js';
 
 /** Plugins on a real site: core REST for listing, installing, (de)activating, deleting; the connector for updates. */
-export function createPluginsService({ access }: { access: SiteAccess }) {
+export function createPluginsService({ access, logger }: { access: SiteAccess; logger: Logger }) {
   async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Plugin[]> {
     const [plugins, updates] = await Promise.all([session.listPlugins(), connector.updatesIfAvailable()]);
     return withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort((a, b) => a.slug.localeCompare(b.slug));
@@ -54,7 +56,13 @@ export function createPluginsService({ access }: { access: SiteAccess }) {
     update(siteId: string, slug: string): Promise<Plugin> {
       return access.operate(siteId, async (site) => {
         const plugin = await find(site, slug);
-        await site.connector.updatePlugin(plugin.file).catch(rethrowOperation);
+        await site.connector
+          .updatePlugin(plugin.file)
+          .catch(rethrowOperation)
+          .catch((error: unknown) => {
+            logUpdateFailure(logger, 'plugin', site, plugin, error);
+            throw error;
+          });
         return find(site, slug);
       });
     },

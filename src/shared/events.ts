@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { publishToLoggerBus } from './event-bus.js';
 
 /**
  * The catalogue of log events a log pipeline can alert on. Each has a stable name, level and
@@ -23,6 +24,8 @@ export const eventCatalogue = {
   'site.down': { level: 'error', fields: ['siteId', 'url', 'cause', 'firstFailureAt'], when: 'A site’s failure was confirmed (consecutive failed probes); a downtime event opened at the first failure. Resolves with `site.up`.' },
   'site.up': { level: 'info', fields: ['siteId', 'url', 'downtimeMs', 'downSince'], when: 'A site that was down answered again; its downtime event closed.' },
   'site.certificate_expiring': { level: 'warn', fields: ['siteId', 'url', 'daysLeft', 'expiresAt'], when: 'A site’s https certificate expires within `SITEWARDEN_UPTIME_CERT_WARNING_DAYS` (once per certificate).' },
+  'plugin.update_failed': { level: 'warn', fields: ['siteId', 'url', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'], when: 'Updating a plugin on a site failed; `reason` is the problem name the API answered.' },
+  'theme.update_failed': { level: 'warn', fields: ['siteId', 'url', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'], when: 'Updating a theme on a site failed; `reason` is the problem name the API answered.' },
   'performance.audit_failed': { level: 'warn', fields: ['siteId', 'url', 'auditId', 'formFactor', 'reason', 'message'], when: 'A Lighthouse audit failed; `reason` is one of the stable failure reasons.' },
   'performance.regressed': { level: 'warn', fields: ['siteId', 'url', 'auditId', 'formFactor', 'regressions'], when: 'An audit’s performance score or a core metric is worse than the recent median by more than the margin.' },
   'backup.completed': { level: 'info', fields: ['siteId', 'backupId', 'kind', 'files', 'tables', 'bytesTransferred', 'bytesStored', 'durationMs'], when: 'A backup completed: every object and its manifest are durably written.' },
@@ -30,14 +33,18 @@ export const eventCatalogue = {
   'restore.completed': { level: 'info', fields: ['siteId', 'restoreId', 'backupId', 'preRestoreBackupId', 'durationMs'], when: 'A site was restored from a backup.' },
   'restore.failed': { level: 'error', fields: ['siteId', 'restoreId', 'backupId', 'reason', 'message'], when: 'A restore failed.' },
   'job.interrupted': { level: 'warn', fields: ['kind', 'jobId', 'siteId', 'action'], when: 'A backup, restore or audit was cut short by a stop of the daemon: `requeued` (it was waiting; queued again at start), `failed` (it was running; failed as `interrupted`) or `retried` (an interrupted backup was queued again as a new backup, `retryId`).' },
+  'webhook.delivery_failed': { level: 'warn', fields: ['webhookId', 'deliveryId', 'deliveryEvent', 'target', 'attempts', 'cause', 'httpStatus'], when: 'A webhook delivery used all its attempts without a 2xx answer and gave up (`failed`).' },
+  'webhook.deliveries_dropped': { level: 'error', fields: ['webhookId', 'droppedEvent', 'pending', 'dropped'], when: 'A webhook had `SITEWARDEN_WEBHOOK_MAX_PENDING` deliveries waiting, so new events for it were not queued (logged at most once a minute per webhook).' },
 } as const satisfies Record<string, { level: 'info' | 'warn' | 'error'; fields: readonly string[]; when: string }>;
 
 export type EventName = keyof typeof eventCatalogue;
 type FieldsOf<E extends EventName> = { [K in (typeof eventCatalogue)[E]['fields'][number]]: unknown };
 
-/** Logs a catalogued event at its catalogued level with its documented fields. */
+/** Logs a catalogued event at its catalogued level with its documented fields, and publishes it on the logger's event bus. */
 export function logEvent<E extends EventName>(logger: Logger, event: E, fields: FieldsOf<E> & Record<string, unknown>, message?: string): void {
   const { level } = eventCatalogue[event];
   const record: Record<string, unknown> = { event, ...fields };
   logger[level](record, message ?? event);
+  // In-process subscribers (webhooks) get it too, whatever the log level lets through.
+  publishToLoggerBus(logger, { event, level, fields });
 }

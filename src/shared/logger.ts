@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import { attachEventBus, type EventBus } from './event-bus.js';
 
 /** Paths that might ever hold a secret are redacted, as a second line of defence. */
 const REDACT_PATHS = [
@@ -14,8 +15,9 @@ const REDACT_PATHS = [
   'headers.authorization',
 ];
 
-export function createLogger({ level, destination }: { level: LevelWithSilent; destination?: DestinationStream }): Logger {
-  return pino(
+/** `events`: the bus `logEvent` publishes catalogued events on (see `eventBusOf`; one is made on first use if none is given). */
+export function createLogger({ level, destination, events }: { level: LevelWithSilent; destination?: DestinationStream; events?: EventBus }): Logger {
+  const logger = pino(
     {
       level,
       base: { service: 'sitewarden' },
@@ -25,4 +27,6 @@ export function createLogger({ level, destination }: { level: LevelWithSilent; d
     },
     destination,
   );
+  if (events) attachEventBus(logger, events);
+  return logger;
 }

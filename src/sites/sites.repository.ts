@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, isNull, lt, lte, or, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, gt, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { siteInventories, sites, type NewSiteRow, type SiteRow, type SiteState } from './sites.table.js';
 
@@ -9,15 +9,34 @@ export interface Inventory {
 }
 
 export function createSitesRepository({ db }: { db: Db }) {
+  // The API's hottest reads, prepared once: drizzle would otherwise build the SQL and SQLite
+  // prepare the statement again on every request (a third of a listing's cost at 10,000 sites).
+  const byId = db.select().from(sites).where(eq(sites.id, sql.placeholder('id'))).prepare();
+  const inventoryOf = db.select().from(siteInventories).where(eq(siteInventories.siteId, sql.placeholder('siteId'))).prepare();
+  const page = {
+    first: db.select().from(sites).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
+    after: db.select().from(sites).where(gt(sites.id, sql.placeholder('after'))).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
+    firstInState: db.select().from(sites).where(eq(sites.state, sql.placeholder('state'))).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
+    afterInState: db
+      .select()
+      .from(sites)
+      .where(and(gt(sites.id, sql.placeholder('after')), eq(sites.state, sql.placeholder('state'))))
+      .orderBy(asc(sites.id))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+  };
+
   return {
     insert(row: NewSiteRow): SiteRow {
       return db.insert(sites).values(row).returning().get();
     },
-    findById: (id: string): SiteRow | undefined => db.select().from(sites).where(eq(sites.id, id)).get(),
+    findById: (id: string): SiteRow | undefined => byId.get({ id }),
     findByUrl: (url: string): SiteRow | undefined => db.select().from(sites).where(eq(sites.url, url)).get(),
     findByAuthorizationState: (stateHash: string): SiteRow | undefined => db.select().from(sites).where(eq(sites.authorizationStateHash, stateHash)).get(),
 
     list({ limit, after, states }: { limit: number; after?: string; states?: SiteState[] }): SiteRow[] {
+      if (!states || states.length === 0) return after ? page.after.all({ after, limit }) : page.first.all({ limit });
+      if (states.length === 1) return after ? page.afterInState.all({ after, state: states[0], limit }) : page.firstInState.all({ state: states[0], limit });
       const conditions: SQL[] = [];
       if (after) conditions.push(gt(sites.id, after));
       if (states && states.length > 0) conditions.push(inArray(sites.state, states));
@@ -28,6 +47,12 @@ export function createSitesRepository({ db }: { db: Db }) {
         .orderBy(asc(sites.id))
         .limit(limit)
         .all();
+    },
+
+    /** Sites per state, one grouped query over the state index (the metrics scrape). */
+    countByState(): Record<string, number> {
+      const rows = db.select({ state: sites.state, n: count() }).from(sites).groupBy(sites.state).all();
+      return Object.fromEntries(rows.map((row) => [row.state, row.n]));
     },
 
     update(id: string, changes: Partial<NewSiteRow>): SiteRow | undefined {
@@ -56,7 +81,7 @@ export function createSitesRepository({ db }: { db: Db }) {
         .where(and(eq(sites.state, 'pending'), lte(sites.authorizationExpiresAt, now)))
         .all(),
 
-    readInventory: (siteId: string): Inventory | undefined => db.select().from(siteInventories).where(eq(siteInventories.siteId, siteId)).get(),
+    readInventory: (siteId: string): Inventory | undefined => inventoryOf.get({ siteId }),
 
     writeInventory(siteId: string, inventory: Inventory): void {
       db.insert(siteInventories)

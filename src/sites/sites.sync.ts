@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
+import type { JobMetrics } from '../metrics/metrics.js';
 import { pluginFromWordPress, withPluginUpdates } from '../plugins/plugins.schemas.js';
 import type { Clock } from '../shared/clock.js';
 import { logEvent } from '../shared/events.js';
@@ -25,6 +26,7 @@ export function createSiteSync({
   logger,
   intervalMinutes,
   operationTimeoutMs,
+  metrics,
 }: {
   repository: SitesRepository;
   wordpress: WordPressClient;
@@ -34,6 +36,7 @@ export function createSiteSync({
   logger: Logger;
   intervalMinutes: number;
   operationTimeoutMs: number;
+  metrics?: JobMetrics;
 }) {
   /** WordPress's own update check may be stale (or never ran where WP-Cron is off); renew it twice a day. */
   async function freshUpdates(connector: Connector): Promise<AvailableUpdates> {
@@ -64,11 +67,13 @@ export function createSiteSync({
         themesJson: JSON.stringify(withThemeUpdates(themes.map(themeFromWordPress), updates)),
         syncedAt,
       });
+      metrics?.observeJob('sync', 'completed', syncedAt.getTime() - attemptAt.getTime());
       if (site.syncError) logEvent(logger, 'site.sync_recovered', { siteId: site.id, url: site.url });
       const versions = info ? { connectorVersion: info.connector, wordpressVersion: info.wordpress, phpVersion: info.php } : { connectorVersion: null };
       return repository.update(site.id, { ...versions, lastSyncedAt: syncedAt, lastSyncAttemptAt: attemptAt, syncError: null, updatedAt: syncedAt });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
+      metrics?.observeJob('sync', 'failed', clock.now().getTime() - attemptAt.getTime());
       logEvent(logger, 'site.sync_failed', { siteId: site.id, url: site.url, reason });
       return repository.update(site.id, { lastSyncAttemptAt: attemptAt, syncError: reason, updatedAt: attemptAt });
     }

@@ -37,9 +37,33 @@ const TOKEN_PREFIX = 'swt_';
 /** last_used_at is refreshed at most this often, so authentication does not write on every request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** Valid tokens remembered (by hash) so a request authenticates without a query. */
+const MAX_CACHED_TOKENS = 256;
+
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export function createTokensService({ repository, clock, logger }: { repository: TokensRepository; clock: Clock; logger: Logger }) {
+  // Recently valid tokens by hash. Emptied on a revoke here and whenever another process (the
+  // CLI's `token revoke`) wrote to the database, which SQLite's data_version tells for free.
+  const valid = new Map<string, ApiTokenRow>();
+  let cachedAtVersion = -1;
+
+  function findActive(tokenHash: string): ApiTokenRow | undefined {
+    const version = repository.dataVersion();
+    if (version !== cachedAtVersion) {
+      valid.clear();
+      cachedAtVersion = version;
+    }
+    const cached = valid.get(tokenHash);
+    if (cached) return cached;
+    const row = repository.findActiveByHash(tokenHash);
+    if (row) {
+      if (valid.size >= MAX_CACHED_TOKENS) valid.delete(valid.keys().next().value!);
+      valid.set(tokenHash, row);
+    }
+    return row;
+  }
+
   function create(name: string, scope: TokenScope): { token: string; summary: TokenSummary } {
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
     const now = clock.now();
@@ -55,10 +79,13 @@ export function createTokensService({ repository, clock, logger }: { repository:
     /** Returns the token's identity, or null for an unknown or revoked token. */
     authenticate(token: string): AuthenticatedToken | null {
       if (!token.startsWith(TOKEN_PREFIX)) return null;
-      const row = repository.findActiveByHash(hashToken(token));
+      const row = findActive(hashToken(token));
       if (!row) return null;
       const now = clock.now();
-      if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) repository.markUsed(row.id, now);
+      if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+        repository.markUsed(row.id, now);
+        row.lastUsedAt = now;
+      }
       return { id: row.id, name: row.name, scope: row.scope };
     },
 
@@ -71,6 +98,7 @@ export function createTokensService({ repository, clock, logger }: { repository:
       const row = matches[0]!;
       const now = clock.now();
       repository.revoke(row.id, now);
+      valid.clear();
       logEvent(logger, 'token.revoked', { tokenId: row.id, name: row.name });
       return toSummary({ ...row, revokedAt: now });
     },

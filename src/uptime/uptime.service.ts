@@ -43,6 +43,8 @@ export interface UptimeServiceDeps {
   config: UptimeConfig;
   /** Called with each probe's lag behind its due time (ms); the benchmark measures with it. */
   onProbeStart?: (lagMs: number) => void;
+  /** Counts probes by outcome and their response times (the daemon's /metrics). */
+  metrics?: { observeProbe(outcome: 'up' | 'down', responseMs: number | null): void };
 }
 
 export function createUptimeService(deps: UptimeServiceDeps) {
@@ -103,6 +105,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
   function record(monitor: SiteMonitor, at: number, outcome: ProbeOutcome): void {
     const row: ProbeRow = { siteId: monitor.siteId, at, ...outcome };
     writer.add(row);
+    deps.metrics?.observeProbe(outcome.up ? 'up' : 'down', outcome.responseMs);
     rollups.add(monitor.siteId, at, outcome.up, outcome.responseMs);
     monitor.recent.push(row);
     if (monitor.recent.length > RECENT_PROBES) monitor.recent.shift();
@@ -186,6 +189,10 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     },
     nextDueAt: (siteId: string) => scheduler.nextDueAt(siteId),
     isScheduled: (siteId: string) => scheduler.has(siteId),
+    /** Probes waiting for their start or running (metrics, readiness). */
+    get pendingProbes() {
+      return scheduler.pending;
+    },
     get monitoredSites() {
       return monitors.size;
     },

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { eventsInOutput, noteEmitted } from '../support/event-coverage.js';
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
 export const CLI = resolve(PROJECT_ROOT, 'dist/src/cli.js');
@@ -21,6 +22,8 @@ export async function startDaemonProcess(env: Record<string, string>): Promise<{
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  // The real process's events count for the end-of-run catalogue check (test/support/event-coverage.ts).
+  child.once('close', () => noteEmitted(eventsInOutput(output)));
   const port = await new Promise<number>((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`daemon did not start:\n${output}`)), 20_000);
     const check = () => {

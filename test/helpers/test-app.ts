@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../../src/db/database.js';
 import { defaultConnectorZipPath } from '../../src/connector/connector-package.js';
-import { createApp } from '../../src/http/app.js';
+import { createApp, type AppDeps } from '../../src/http/app.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 import { createServices, type ServiceConfig } from '../../src/services.js';
 import { createFakeClock, systemClock, type Clock } from '../../src/shared/clock.js';
 import { createCapturedLogger } from './log-capture.js';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
 import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
+import { DEFAULT_WEBHOOKS_CONFIG } from '../../src/webhooks/webhooks.config.js';
 
 export const testServiceConfig: ServiceConfig = {
   publicUrl: 'http://127.0.0.1:8080',
@@ -22,6 +24,7 @@ export const testServiceConfig: ServiceConfig = {
   uptime: DEFAULT_UPTIME_CONFIG,
   performance: DEFAULT_PERFORMANCE_CONFIG,
   backups: DEFAULT_BACKUPS_CONFIG,
+  webhooks: DEFAULT_WEBHOOKS_CONFIG,
   // Only audit reports are written here; tests that run audits pass their own directory.
   dataDir: join(tmpdir(), `sitewarden-test-${process.pid}`),
 };
@@ -30,13 +33,13 @@ export const testServiceConfig: ServiceConfig = {
  * The whole application on a private in-memory database, with real services and a write and
  * a read token. Requests go through `app.request()`, exactly as the server would route them.
  */
-export function createTestApp(options: { clock?: Clock; config?: Partial<ServiceConfig>; connectorZipPath?: string; auditWorkerPath?: string } = {}) {
+export function createTestApp(options: { clock?: Clock; config?: Partial<ServiceConfig>; connectorZipPath?: string; auditWorkerPath?: string; metrics?: Metrics; app?: Pick<AppDeps, 'readiness' | 'authLimiter' | 'metricsOnOwnListener'> } = {}) {
   const clock = options.clock ?? systemClock;
   const database = openDatabase(':memory:');
   const logs = createCapturedLogger();
   const secretKey = randomBytes(32);
-  const services = createServices({ config: { ...testServiceConfig, ...options.config }, db: database.db, logger: logs.logger, clock, secretKey, auditWorkerPath: options.auditWorkerPath });
-  const app = createApp({ ...services, connectorZipPath: options.connectorZipPath ?? defaultConnectorZipPath(), logger: logs.logger, version: 'test', checkDatabase: () => true });
+  const services = createServices({ config: { ...testServiceConfig, ...options.config }, db: database.db, logger: logs.logger, clock, secretKey, auditWorkerPath: options.auditWorkerPath, metrics: options.metrics });
+  const app = createApp({ ...services, connectorZipPath: options.connectorZipPath ?? defaultConnectorZipPath(), logger: logs.logger, version: 'test', checkDatabase: () => true, metrics: options.metrics, ...options.app });
   const writeToken = services.tokens.create('test-write', 'write').token;
   const readToken = services.tokens.create('test-read', 'read').token;
 
@@ -74,6 +77,7 @@ export function createTestApp(options: { clock?: Clock; config?: Partial<Service
     readToken,
     call,
     close: async () => {
+      await services.webhookDispatcher.stop();
       await services.http.close();
       database.close();
     },
