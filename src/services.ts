@@ -90,7 +90,7 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
     repository: createBackupsRepository({ db }),
     access,
     siteExists: (siteId) => sitesRepository.findById(siteId) !== undefined,
-    listConnectedSites: () => sitesRepository.list({ limit: 100_000, states: ['connected'] }).map((site) => site.id),
+    listConnectedSites: () => sitesRepository.connectedIds(),
     dataDir: config.dataDir,
     config: config.backups,
     clock,

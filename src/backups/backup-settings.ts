@@ -1,8 +1,8 @@
 import type { Clock } from '../shared/clock.js';
 import { latestSlot } from '../jobs/spread.js';
 import type { BackupsConfig } from './backups.config.js';
-import type { BackupsRepository } from './backups.repository.js';
-import type { BackupRow } from './backups.table.js';
+import type { BackupsRepository, ScheduleHistory } from './backups.repository.js';
+import type { BackupRow, BackupSettingsRow } from './backups.table.js';
 
 /** A site's backup schedule and retention as they apply (its own values, else the SITEWARDEN_BACKUP_* defaults). */
 export interface BackupPolicy {
@@ -29,8 +29,7 @@ export const FAILED_RETRY_MS = 3_600_000;
  * offset into its interval (src/jobs/spread.ts), so sites backed up daily are spread over the day.
  */
 export function createBackupSettings({ repository, config, clock }: { repository: BackupsRepository; config: BackupsConfig; clock: Clock }) {
-  function policy(siteId: string): BackupPolicy {
-    const row = repository.readSettings(siteId);
+  function policyOf(row: BackupSettingsRow | undefined): BackupPolicy {
     return {
       enabled: row?.enabled ?? true,
       intervalHours: row?.intervalHours ?? config.intervalHours,
@@ -39,30 +38,46 @@ export function createBackupSettings({ repository, config, clock }: { repository
     };
   }
 
+  const policy = (siteId: string): BackupPolicy => policyOf(repository.readSettings(siteId));
+
   /**
    * When the site's next scheduled backup falls due: its latest slot if no good backup (nor a
    * failure within the last hour) came since, else the next slot. null when it is not scheduled.
    */
-  function nextDueAt(siteId: string, history: BackupRow[]): Date | null {
-    const { enabled, intervalHours } = policy(siteId);
+  function nextDueAt(siteId: string, { enabled, intervalHours }: BackupPolicy, { lastGoodAt, lastFailedAt }: ScheduleHistory): Date | null {
     if (!enabled || intervalHours <= 0) return null;
     const intervalMs = intervalHours * 3_600_000;
     const now = clock.now();
     const slot = latestSlot(siteId, intervalMs, now);
-    const own = history.filter((row) => row.kind !== 'pre_restore');
-    const lastGood = own.find((row) => row.status !== 'failed');
-    const lastFailed = own.find((row) => row.status === 'failed');
-    if (lastGood && lastGood.createdAt >= slot) return new Date(slot.getTime() + intervalMs);
-    if (lastFailed && lastFailed.createdAt.getTime() > now.getTime() - FAILED_RETRY_MS) return new Date(lastFailed.createdAt.getTime() + FAILED_RETRY_MS);
-    return lastGood ? slot : now;
+    if (lastGoodAt && lastGoodAt >= slot) return new Date(slot.getTime() + intervalMs);
+    if (lastFailedAt && lastFailedAt.getTime() > now.getTime() - FAILED_RETRY_MS) return new Date(lastFailedAt.getTime() + FAILED_RETRY_MS);
+    return lastGoodAt ? slot : now;
+  }
+
+  /** The newest good and newest failed own backup in a site's history (newest first). */
+  function historyOf(rows: BackupRow[]): ScheduleHistory {
+    const own = rows.filter((row) => row.kind !== 'pre_restore');
+    return { lastGoodAt: own.find((row) => row.status !== 'failed')?.createdAt ?? null, lastFailedAt: own.find((row) => row.status === 'failed')?.createdAt ?? null };
   }
 
   return {
     policy,
-    nextDueAt,
+
+    /** The sites whose scheduled backup is due now and that have no job queued or running. */
+    dueSites(siteIds: string[]): string[] {
+      const { settings, history, busy } = repository.scheduleFacts();
+      const now = clock.now();
+      const none: ScheduleHistory = { lastGoodAt: null, lastFailedAt: null };
+      return siteIds.filter((siteId) => {
+        if (busy.has(siteId)) return false;
+        const due = nextDueAt(siteId, policyOf(settings.get(siteId)), history.get(siteId) ?? none);
+        return due !== null && due <= now;
+      });
+    },
 
     view(siteId: string) {
-      return { ...policy(siteId), nextScheduledAt: nextDueAt(siteId, repository.allBackups(siteId))?.toISOString() ?? null };
+      const applied = policy(siteId);
+      return { ...applied, nextScheduledAt: nextDueAt(siteId, applied, historyOf(repository.allBackups(siteId)))?.toISOString() ?? null };
     },
 
     /** The write that applies a validated patch (the route's zod schema checks the ranges). */

@@ -1,5 +1,5 @@
 import { alias } from 'drizzle-orm/sqlite-core';
-import { and, desc, eq, inArray, isNull, lt, ne, notExists } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, ne, notExists, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { backupSettings, backups, restores, type BackupRow, type BackupSettingsRow, type NewBackupRow, type NewRestoreRow, type RestoreRow } from './backups.table.js';
 
@@ -59,12 +59,46 @@ export function createBackupsRepository({ db }: { db: Db }) {
         .orderBy(backups.id)
         .all(),
 
+    /**
+     * What the schedule needs of every site in three queries rather than three per site: its
+     * settings, its newest good and newest failed own (not pre-restore) backup, and whether a job
+     * of it is queued or running.
+     */
+    scheduleFacts(): { settings: Map<string, BackupSettingsRow>; history: Map<string, ScheduleHistory>; busy: Set<string> } {
+      const settings = new Map(db.select().from(backupSettings).all().map((row) => [row.siteId, row]));
+      const history = new Map(
+        db
+          .select({
+            siteId: backups.siteId,
+            lastGoodAt: sql<number | null>`max(case when ${backups.status} != 'failed' then ${backups.createdAt} end)`,
+            lastFailedAt: sql<number | null>`max(case when ${backups.status} = 'failed' then ${backups.createdAt} end)`,
+          })
+          .from(backups)
+          .where(ne(backups.kind, 'pre_restore'))
+          .groupBy(backups.siteId)
+          .all()
+          .map((row) => [row.siteId, { lastGoodAt: row.lastGoodAt === null ? null : new Date(row.lastGoodAt), lastFailedAt: row.lastFailedAt === null ? null : new Date(row.lastFailedAt) }]),
+      );
+      const active = ['queued', 'running'] as const;
+      const busy = new Set([
+        ...db.selectDistinct({ siteId: backups.siteId }).from(backups).where(inArray(backups.status, active)).all(),
+        ...db.selectDistinct({ siteId: restores.siteId }).from(restores).where(inArray(restores.status, active)).all(),
+      ].map((row) => row.siteId));
+      return { settings, history, busy };
+    },
+
     readSettings: (siteId: string): BackupSettingsRow | undefined => db.select().from(backupSettings).where(eq(backupSettings.siteId, siteId)).get(),
     writeSettings(row: BackupSettingsRow): BackupSettingsRow {
       const { siteId: _siteId, ...changes } = row;
       return db.insert(backupSettings).values(row).onConflictDoUpdate({ target: backupSettings.siteId, set: changes }).returning().get();
     },
   };
+}
+
+/** A site's newest good and newest failed own backup, by creation time. */
+export interface ScheduleHistory {
+  lastGoodAt: Date | null;
+  lastFailedAt: Date | null;
 }
 
 export type BackupsRepository = ReturnType<typeof createBackupsRepository>;

@@ -292,11 +292,8 @@ export function createBackupsService({ repository, access, siteExists, listConne
      * into its interval) with no good backup since. A failed one is tried again an hour later.
      */
     enqueueDue(): string[] {
-      const now = clock.now();
       const enqueued: string[] = [];
-      for (const siteId of listConnectedSites()) {
-        const due = settings.nextDueAt(siteId, repository.allBackups(siteId));
-        if (!due || due > now || repository.activeJob(siteId)) continue;
+      for (const siteId of settings.dueSites(listConnectedSites())) {
         try {
           enqueueBackup(siteId, 'scheduled');
           enqueued.push(siteId);

@@ -11,7 +11,7 @@ import type { AuditOutcome, AuditRunner } from './audit-runner.js';
 import { performanceProblems } from './performance.errors.js';
 import type { PerformanceRepository } from './performance.repository.js';
 import type { ReportStore } from './performance.reports.js';
-import { formFactors, type AuditRow, type AuditTrigger, type FormFactor } from './performance.table.js';
+import { formFactors, type AuditRow, type AuditTrigger, type FormFactor, type PerformanceSettingsRow } from './performance.table.js';
 import { detectRegressions, type AuditFigures } from './regression.js';
 import { isDue, latestSlot } from '../jobs/spread.js';
 
@@ -70,8 +70,9 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
     return site;
   }
 
-  function settingsOf(siteId: string): PerformanceSettings {
-    const row = repository.readSettings(siteId);
+  const settingsOf = (siteId: string): PerformanceSettings => settingsFrom(repository.readSettings(siteId));
+
+  function settingsFrom(row: PerformanceSettingsRow | null | undefined): PerformanceSettings {
     if (!row) return { enabled: true, formFactors: [...formFactors], runs: config.defaultRuns };
     return { enabled: row.enabled, formFactors: row.formFactors.split(',').filter((value): value is FormFactor => (formFactors as readonly string[]).includes(value)), runs: row.runs };
   }
@@ -190,7 +191,7 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
       const now = clock.now();
       let enqueued = 0;
       for (const site of repository.connectedSites()) {
-        const settings = settingsOf(site.id);
+        const settings = settingsFrom(site.settings);
         if (!settings.enabled || !isDue(site.id, intervalMs, site.settings?.lastScheduledAt ?? null, now)) continue;
         repository.writeSettings({ siteId: site.id, enabled: settings.enabled, formFactors: settings.formFactors.join(','), runs: settings.runs, lastScheduledAt: latestSlot(site.id, intervalMs, now) });
         for (const formFactor of settings.formFactors) {
