@@ -124,7 +124,7 @@ async function main(): Promise<void> {
   // BENCH_PROFILE=dir: the daemon writes a CPU profile there when it stops.
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE)] : [];
   const daemon = await startChild([...profile, join(ROOT, 'dist/src/cli.js'), 'start'], daemonEnv, `http://127.0.0.1:${daemonPort}/healthz`);
-  const bare = await startChild([join(ROOT, 'bench/api-bare.mjs'), String(barePort)], {}, `http://127.0.0.1:${barePort}/`);
+  const bare = await startChild([join(ROOT, 'bench/api-bare.mjs'), String(barePort), join(dataDir, DATABASE_FILE)], {}, `http://127.0.0.1:${barePort}/`);
   try {
     const api = `http://127.0.0.1:${daemonPort}`;
     const auth = { authorization: `Bearer ${token}` };
@@ -138,6 +138,11 @@ async function main(): Promise<void> {
       return;
     }
     const bareFigures = await measure({ url: `http://127.0.0.1:${barePort}/` });
+    const bareList = await measure({ url: `http://127.0.0.1:${barePort}/sites` });
+    const bareOne = await measure({
+      url: `http://127.0.0.1:${barePort}`,
+      requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: `/sites/${ids[Math.floor(Math.random() * ids.length)]}` }) }],
+    });
     const health = await measure({ url: `${api}/api/health` });
     const small = await measure({ url: `${api}/api/sites?limit=1`, headers: auth });
     const list = await measure({ url: `${api}/api/sites`, headers: auth });
@@ -152,7 +157,9 @@ async function main(): Promise<void> {
     const [floodResult, valid] = await Promise.all([flood, during]);
     const alone = await measure({ url: `${api}/api/sites`, headers: auth, connections: 2 });
 
-    console.log(line('bare Hono route (same server, child process)', bareFigures));
+    console.log(line('bare Hono route, constant answer', bareFigures));
+    console.log(line('bare Hono route, same page of 50 from SQLite', bareList));
+    console.log(line('bare Hono route, same site + inventory', bareOne));
     console.log(line('GET /api/health (whole stack, no token)', health));
     console.log(line('GET /api/sites?limit=1', small));
     console.log(line(`GET /api/sites (first 50 of ${SITES})`, list));
@@ -161,7 +168,8 @@ async function main(): Promise<void> {
     console.log(line('valid client, 2 connections, during flood', valid));
     console.log(`bad-token flood: ${floodResult.requests.average.toFixed(0)} req/s, statuses ${JSON.stringify(floodResult.statusCodeStats ?? {})}`);
     const ratio = (f: Figures) => (f.rps / bareFigures.rps).toFixed(2);
-    console.log(`throughput / bare: health ${ratio(health)}, limit=1 ${ratio(small)}, list ${ratio(list)}, one site ${ratio(one)} (target ≥ 0.5; p99 ≤ 20 ms)`);
+    console.log(`throughput / bare route doing the same reads: list ${(list.rps / bareList.rps).toFixed(2)}, one site ${(one.rps / bareOne.rps).toFixed(2)} (target ≥ 0.5; p99 ≤ 20 ms)`);
+    console.log(`throughput / constant bare route: health ${ratio(health)}, limit=1 ${ratio(small)}, list ${ratio(list)}, one site ${ratio(one)}`);
     console.log(`response sizes: list ${(await (await fetch(`${api}/api/sites`, { headers: auth })).text()).length} bytes, one site ${(await (await fetch(`${api}/api/sites/${ids[0]}`, { headers: auth })).text()).length} bytes`);
   } finally {
     const stopped = new Promise((done) => daemon.once('exit', done));

@@ -1,6 +1,6 @@
 import type { Plugin } from '../plugins/plugins.schemas.js';
 import type { Theme } from '../themes/themes.schemas.js';
-import type { Inventory } from './sites.repository.js';
+import type { Inventory, SiteListRow } from './sites.repository.js';
 import type { SiteDetailsView, SiteView } from './sites.schemas.js';
 import type { SiteRow } from './sites.table.js';
 import type { SiteUptimeStatus } from '../uptime/uptime.schemas.js';
@@ -8,7 +8,7 @@ import type { SiteUptimeStatus } from '../uptime/uptime.schemas.js';
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
 
 /** `uptime` comes from the uptime monitor's memory, so listing many sites costs no extra query. */
-export function toSiteView(row: SiteRow, uptime: SiteUptimeStatus = null): SiteView {
+export function toSiteView(row: SiteListRow, uptime: SiteUptimeStatus = null): SiteView {
   return {
     id: row.id,
     url: row.url,

@@ -8,17 +8,40 @@ export interface Inventory {
   syncedAt: Date;
 }
 
+/** The columns a site's view shows. */
+const listColumns = {
+  id: sites.id,
+  url: sites.url,
+  name: sites.name,
+  restUrl: sites.restUrl,
+  username: sites.username,
+  state: sites.state,
+  stateReason: sites.stateReason,
+  lastSyncedAt: sites.lastSyncedAt,
+  lastSyncAttemptAt: sites.lastSyncAttemptAt,
+  syncError: sites.syncError,
+  wordpressVersion: sites.wordpressVersion,
+  phpVersion: sites.phpVersion,
+  connectorVersion: sites.connectorVersion,
+  authorizationUrl: sites.authorizationUrl,
+  authorizationExpiresAt: sites.authorizationExpiresAt,
+  createdAt: sites.createdAt,
+  connectedAt: sites.connectedAt,
+};
+export type SiteListRow = Pick<SiteRow, keyof typeof listColumns>;
+
 export function createSitesRepository({ db }: { db: Db }) {
   // The API's hottest reads, prepared once: drizzle would otherwise build the SQL and SQLite
   // prepare the statement again on every request (a third of a listing's cost at 10,000 sites).
   const byId = db.select().from(sites).where(eq(sites.id, sql.placeholder('id'))).prepare();
   const inventoryOf = db.select().from(siteInventories).where(eq(siteInventories.siteId, sql.placeholder('siteId'))).prepare();
+  // A listing reads only what its view shows (no sealed credential, no authorization hashes).
   const page = {
-    first: db.select().from(sites).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
-    after: db.select().from(sites).where(gt(sites.id, sql.placeholder('after'))).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
-    firstInState: db.select().from(sites).where(eq(sites.state, sql.placeholder('state'))).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
+    first: db.select(listColumns).from(sites).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
+    after: db.select(listColumns).from(sites).where(gt(sites.id, sql.placeholder('after'))).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
+    firstInState: db.select(listColumns).from(sites).where(eq(sites.state, sql.placeholder('state'))).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
     afterInState: db
-      .select()
+      .select(listColumns)
       .from(sites)
       .where(and(gt(sites.id, sql.placeholder('after')), eq(sites.state, sql.placeholder('state'))))
       .orderBy(asc(sites.id))
@@ -34,14 +57,14 @@ export function createSitesRepository({ db }: { db: Db }) {
     findByUrl: (url: string): SiteRow | undefined => db.select().from(sites).where(eq(sites.url, url)).get(),
     findByAuthorizationState: (stateHash: string): SiteRow | undefined => db.select().from(sites).where(eq(sites.authorizationStateHash, stateHash)).get(),
 
-    list({ limit, after, states }: { limit: number; after?: string; states?: SiteState[] }): SiteRow[] {
+    list({ limit, after, states }: { limit: number; after?: string; states?: SiteState[] }): SiteListRow[] {
       if (!states || states.length === 0) return after ? page.after.all({ after, limit }) : page.first.all({ limit });
       if (states.length === 1) return after ? page.afterInState.all({ after, state: states[0], limit }) : page.firstInState.all({ state: states[0], limit });
       const conditions: SQL[] = [];
       if (after) conditions.push(gt(sites.id, after));
       if (states && states.length > 0) conditions.push(inArray(sites.state, states));
       return db
-        .select()
+        .select(listColumns)
         .from(sites)
         .where(and(...conditions))
         .orderBy(asc(sites.id))
