@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -35,6 +35,21 @@ describe('the content-addressed object store', () => {
     const listed = [];
     for await (const hash of store.list()) listed.push(hash);
     expect(listed).toEqual([first.hash]);
+  });
+
+  it('tells, without reading the object, whether it still holds the size of content a backup would reuse', async () => {
+    const content = randomBytes(300_000);
+    const { hash } = await store.put(content);
+    expect(await store.holds(hash, content.length)).toBe(true);
+    expect(await store.holds(hash, content.length - 1)).toBe(false);
+    const empty = await store.put(Buffer.alloc(0));
+    expect(await store.holds(empty.hash, 0)).toBe(true);
+    // Cut short on disk (a full disk, a bad copy): no longer reused, though it still exists.
+    const path = join(dir, 'objects', hash.slice(0, 2), hash);
+    writeFileSync(path, readFileSync(path).subarray(0, 1000));
+    expect(await store.has(hash)).toBe(true);
+    expect(await store.holds(hash, content.length)).toBe(false);
+    expect(await store.holds('0'.repeat(64), 0)).toBe(false);
   });
 
   it('refuses content that does not match the expected hash, leaving nothing under any name', async () => {

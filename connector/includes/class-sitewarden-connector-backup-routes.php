@@ -127,9 +127,12 @@ final class Sitewarden_Connector_Backup_Routes {
 			),
 			'restore/finish' => array(
 				'POST',
-				array( 'restore' => array( 'type' => 'string', 'required' => true ) ),
+				array(
+					'restore' => array( 'type' => 'string', 'required' => true ),
+					'tables'  => array( 'type' => 'array', 'items' => array( 'type' => 'string' ), 'default' => array() ),
+				),
 				static function ( WP_REST_Request $request ) use ( $restore ) {
-					return $restore->finish( $request['restore'] );
+					return $restore->finish( $request['restore'], (array) $request['tables'] );
 				},
 			),
 			'restore/abort'  => array(

@@ -20,6 +20,15 @@ final class Sitewarden_Connector_Info {
 		'delete_plugins',
 	);
 
+	/** The connector release that added each feature; the daemon refuses a feature to an older connector. */
+	const FEATURES = array(
+		'updates'        => '1.0.0',
+		'plugins/update' => '1.0.0',
+		'themes'         => '1.0.0',
+		'backups'        => '1.1.0',
+		'restore'        => '1.1.0',
+	);
+
 	/**
 	 * @return array
 	 */
@@ -40,6 +49,7 @@ final class Sitewarden_Connector_Info {
 			'multisite'    => is_multisite(),
 			'filesystem'   => $filesystem ? $filesystem : 'none',
 			'capabilities' => $capabilities,
+			'features'     => array_keys( self::FEATURES ),
 		);
 	}
 }

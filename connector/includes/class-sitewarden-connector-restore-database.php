@@ -31,7 +31,7 @@ final class Sitewarden_Connector_Restore_Database {
 		return $prefix . 'swr_' . substr( $table, strlen( $prefix ) );
 	}
 
-	private function old_name( $table ) {
+	public function old_name( $table ) {
 		global $wpdb;
 		return $wpdb->prefix . 'swo_' . substr( $table, strlen( $wpdb->prefix ) );
 	}
@@ -74,39 +74,84 @@ final class Sitewarden_Connector_Restore_Database {
 	}
 
 	/**
-	 * Swaps every staged table in, in one statement, then drops the replaced ones.
+	 * The site's tables that the backup did not have (created since): the swap drops them.
+	 *
+	 * @param string[] $backup Every table the backup has.
+	 * @return string[]
+	 */
+	public function extra( $backup ) {
+		return array_values( array_diff( $this->database->table_names(), (array) $backup ) );
+	}
+
+	/** Whether the staged copy of a table is there, i.e. the swap has not happened yet. */
+	private function exists( $table ) {
+		global $wpdb;
+		return $table === $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $table ) ) );
+	}
+
+	/**
+	 * Swaps every staged table in and moves the tables to drop aside, in one statement:
+	 * the site has all its old tables or all its restored ones. Safe to call again: once
+	 * the staged tables are gone the swap happened, and nothing is renamed twice.
 	 *
 	 * @param string[] $tables Live names of the staged tables.
-	 * @return int|WP_Error How many tables were swapped.
+	 * @param string[] $drop   Live tables the backup did not have.
+	 * @return true|WP_Error
 	 */
-	public function swap( $tables ) {
+	public function swap( $tables, $drop ) {
 		global $wpdb;
 		$live  = $this->database->table_names();
 		$pairs = array();
-		$olds  = array();
 		foreach ( $tables as $table ) {
 			$staged = $this->staged_name( $table );
 			if ( is_wp_error( $staged ) ) {
 				return $staged;
 			}
+			if ( ! $this->exists( $staged ) ) {
+				continue;
+			}
 			if ( in_array( $table, $live, true ) ) {
-				$old = $this->old_name( $table );
-				$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $old ) ); // phpcs:ignore WordPress.DB
-				$pairs[] = $this->database->quote( $table ) . ' TO ' . $this->database->quote( $old );
-				$olds[]  = $old;
+				$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $this->old_name( $table ) ) ); // phpcs:ignore WordPress.DB
+				$pairs[] = $this->database->quote( $table ) . ' TO ' . $this->database->quote( $this->old_name( $table ) );
 			}
 			$pairs[] = $this->database->quote( $staged ) . ' TO ' . $this->database->quote( $table );
 		}
-		if ( ! $pairs ) {
-			return 0;
+		foreach ( $drop as $table ) {
+			if ( in_array( $table, $live, true ) && ! is_wp_error( $this->staged_name( $table ) ) ) {
+				$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $this->old_name( $table ) ) ); // phpcs:ignore WordPress.DB
+				$pairs[] = $this->database->quote( $table ) . ' TO ' . $this->database->quote( $this->old_name( $table ) );
+			}
 		}
-		if ( false === $wpdb->query( 'RENAME TABLE ' . implode( ', ', $pairs ) ) ) { // phpcs:ignore WordPress.DB
+		if ( $pairs && false === $wpdb->query( 'RENAME TABLE ' . implode( ', ', $pairs ) ) ) { // phpcs:ignore WordPress.DB
 			return new WP_Error( 'sitewarden_restore_failed', sprintf( 'Could not swap the restored tables in: %s', $wpdb->last_error ), array( 'status' => 500 ) );
 		}
-		foreach ( $olds as $old ) {
-			$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $old ) ); // phpcs:ignore WordPress.DB
+		return true;
+	}
+
+	/** Drops the tables the swap replaced. */
+	public function drop_replaced() {
+		global $wpdb;
+		foreach ( $wpdb->get_col( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $wpdb->prefix . 'swo_' ) . '%' ) ) as $table ) {
+			$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $table ) ); // phpcs:ignore WordPress.DB
 		}
-		return count( $tables );
+	}
+
+	/**
+	 * Whether the swap of these staged tables and drops has happened: RENAME TABLE is atomic,
+	 * so the staged tables (or, with none staged, the dropped ones) are either all still there or all gone.
+	 */
+	public function swapped( $tables, $drop ) {
+		global $wpdb;
+		if ( ! $tables ) {
+			return ! array_intersect( (array) $drop, $this->database->table_names() );
+		}
+		foreach ( $tables as $table ) {
+			$staged = $this->staged_name( $table );
+			if ( ! is_wp_error( $staged ) && $this->exists( $staged ) ) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/** Drops every staged table (an aborted or crashed restore). */

@@ -132,6 +132,50 @@ final class Sitewarden_Connector_Restore_Staging {
 		return array( 'moved' => $moved, 'deleted' => $deleted );
 	}
 
+	/** @return array|null The finish journal of a restore whose finish has begun. */
+	public function journal( $dir ) {
+		$journal = is_file( $dir . '/journal.json' ) ? json_decode( (string) file_get_contents( $dir . '/journal.json' ), true ) : null; // phpcs:ignore WordPress.WP.AlternativeFunctions
+		return is_array( $journal ) ? $journal : null;
+	}
+
+	/**
+	 * Written to a temporary name and renamed, so a crash leaves the old journal or the new one, never half of one.
+	 *
+	 * @return true|WP_Error
+	 */
+	public function write_journal( $dir, $journal ) {
+		$written = file_put_contents( $dir . '/journal.tmp', wp_json_encode( $journal ) ); // phpcs:ignore WordPress.WP.AlternativeFunctions
+		if ( false === $written || ! rename( $dir . '/journal.tmp', $dir . '/journal.json' ) ) { // phpcs:ignore WordPress.WP.AlternativeFunctions
+			return new WP_Error( 'sitewarden_filesystem_unavailable', 'Cannot write the restore journal (disk full?).', array( 'status' => 500 ) );
+		}
+		return true;
+	}
+
+	/** Where a finished restore leaves its answer, so a finish asked again (its answer lost) gets it again. */
+	private function done_file( $id ) {
+		return wp_normalize_path( WP_CONTENT_DIR ) . '/' . Sitewarden_Connector_Backup_Paths::STAGING_PREFIX . $id . '.done';
+	}
+
+	/** @return array|null The answer of a finished restore. */
+	public function done( $id ) {
+		if ( ! is_string( $id ) || ! preg_match( self::ID, $id ) || ! is_file( $this->done_file( $id ) ) ) {
+			return null;
+		}
+		$done = json_decode( (string) file_get_contents( $this->done_file( $id ) ), true ); // phpcs:ignore WordPress.WP.AlternativeFunctions
+		return is_array( $done ) ? $done : null;
+	}
+
+	public function mark_done( $id, $result ) {
+		file_put_contents( $this->done_file( $id ), wp_json_encode( $result ) ); // phpcs:ignore WordPress.WP.AlternativeFunctions
+	}
+
+	/** Answers of earlier restores, cleared when the next one begins. */
+	public function clear_done() {
+		foreach ( glob( wp_normalize_path( WP_CONTENT_DIR ) . '/' . Sitewarden_Connector_Backup_Paths::STAGING_PREFIX . '*.done' ) ?: array() as $file ) {
+			unlink( $file ); // phpcs:ignore WordPress.WP.AlternativeFunctions
+		}
+	}
+
 	public function remove( $dir ) {
 		global $wp_filesystem;
 		$wp_filesystem->delete( $dir, true );

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { WordPressSession } from '../wordpress/wordpress-client.js';
-import { CONNECTOR_NAMESPACE } from '../wordpress/connector-client.js';
+import { CONNECTOR_NAMESPACE, createConnectorGate } from '../wordpress/connector-client.js';
 
 /** The connector's backup/... and restore/... routes (connector/includes/class-sitewarden-connector-backup-routes.php). */
 export interface SiteFileEntry {
@@ -20,9 +20,20 @@ export interface SiteTable {
 
 export type RowsCursor = { key: string[] } | { offset: number };
 
+export interface FinishedRestore {
+  tables: number;
+  dropped: number;
+  moved: number;
+  deleted: number;
+}
+
 export function createBackupConnector(session: WordPressSession, { timeoutMs }: { timeoutMs: number }) {
   const route = (path: string) => `${CONNECTOR_NAMESPACE}/${path}`;
+  const ensure = createConnectorGate(session);
   return {
+    /** Refuses (connector-outdated) a connector older than the backups (or restore) feature needs; call before the first step. */
+    ensure: (feature: 'backups' | 'restore') => ensure(feature),
+
     /** A page of the site's files; `known` ([path, size, mtime, sha256]) spares hashing files whose size and mtime did not change. */
     files: (cursor: string, limit: number, known: [string, number, number, string][]) =>
       session.call<{ files: SiteFileEntry[]; next: string | null }>('POST', route('backup/files'), { json: { cursor, limit, known }, timeoutMs }),
@@ -50,8 +61,14 @@ export function createBackupConnector(session: WordPressSession, { timeoutMs }: 
     planDeletions: (restore: string, paths: string[]) => session.call('POST', route('restore/delete'), { json: { restore, paths }, timeoutMs }),
     createTable: (restore: string, table: string, create: string) => session.call('POST', route('restore/table'), { json: { restore, table, create }, timeoutMs }),
     insertRows: (restore: string, table: string, sql: string) => session.call('POST', route('restore/rows'), { json: { restore, table, sql }, timeoutMs }),
-    finish: (restore: string) => session.call<{ tables: number; moved: number; deleted: number }>('POST', route('restore/finish'), { json: { restore }, timeoutMs }),
-    abort: (restore: string) => session.call('POST', route('restore/abort'), { json: { restore }, timeoutMs }),
+    /**
+     * Swaps the staged tables in, drops the site's tables not in `tables` (the backup's complete
+     * list), moves the files into place. Safe to call again after an interruption: the connector
+     * keeps a journal and completes what the first call began.
+     */
+    finish: (restore: string, tables: string[]) => session.call<FinishedRestore>('POST', route('restore/finish'), { json: { restore, tables }, timeoutMs }),
+    /** Discards what was staged; a finish already past its table swap is completed instead (`completed: true`). */
+    abort: (restore: string) => session.call<{ aborted: boolean; completed?: boolean }>('POST', route('restore/abort'), { json: { restore }, timeoutMs }),
   };
 }
 

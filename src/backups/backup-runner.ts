@@ -24,6 +24,7 @@ const BUNDLE_FILE_BYTES = 1024 * 1024;
 const BUNDLE_BYTES = 2 * 1024 * 1024;
 const BUNDLE_FILES = 500;
 const ROWS_PER_BATCH = 2000;
+const REUSE_CHECKS = 16;
 
 /**
  * Takes one backup: lists the site's files and tables through the connector, downloads only
@@ -32,6 +33,7 @@ const ROWS_PER_BATCH = 2000;
  * manifest's hash; the caller marks the backup completed only after this resolves.
  */
 export async function runBackup({ connector, store, previous, siteUrl, now, onProgress }: { connector: BackupConnector; store: ObjectStore; previous: Manifest | null; siteUrl: string; now: () => Date; onProgress: (progress: BackupProgress) => void }): Promise<{ manifestHash: string; manifest: Manifest; progress: BackupProgress }> {
+  await connector.ensure('backups');
   const progress: BackupProgress = { files: 0, filesDone: 0, tables: 0, tablesDone: 0, rows: 0, bytesTotal: 0, bytesTransferred: 0, bytesStored: 0 };
   let lastReport = 0;
   const report = (force = false) => {
@@ -76,12 +78,14 @@ export async function runBackup({ connector, store, previous, siteUrl, now, onPr
   const files: (ManifestFileEntry | null)[] = new Array(readable.length).fill(null);
   const bundled: number[] = [];
   const ranged: number[] = [];
-  for (const [index, entry] of readable.entries()) {
+  // Stored content is reused after a look at its recorded size (a 4-byte read, many at once), not re-read: `verify` re-reads.
+  await forEachConcurrently(readable, REUSE_CHECKS, async (entry, index) => {
     const known = entry.size <= CHUNK_BYTES ? [entry.sha256] : chunksBySha.get(entry.sha256);
-    if (known && (await allPresent(store, known))) {
-      files[index] = { path: entry.path, mtime: entry.mtime, size: entry.size, sha256: entry.sha256, chunks: known };
-      progress.filesDone++;
-    } else (entry.size <= BUNDLE_FILE_BYTES ? bundled : ranged).push(index);
+    if (known && (await allHeld(store, known, entry.size))) files[index] = { path: entry.path, mtime: entry.mtime, size: entry.size, sha256: entry.sha256, chunks: known };
+  });
+  for (const [index, entry] of readable.entries()) {
+    if (files[index]) progress.filesDone++;
+    else (entry.size <= BUNDLE_FILE_BYTES ? bundled : ranged).push(index);
   }
   report(true);
 
@@ -147,29 +151,52 @@ export async function runBackup({ connector, store, previous, siteUrl, now, onPr
     let batches: string[];
     if (unchanged && (await allPresent(store, before.batches))) {
       batches = before.batches;
-    } else {
-      batches = [];
-      for (let after: RowsCursor | null = null; ; ) {
-        const batch = await connector.rows(table.name, after, ROWS_PER_BATCH);
-        if (batch.rows > 0) {
-          const sql = Buffer.from(batch.sql, 'utf8');
-          progress.bytesTransferred += sql.length;
-          batches.push(await stored(sql));
-        }
-        if (batch.next === null) break;
-        after = batch.next;
-      }
-    }
+    } else batches = await readRows(table.name);
     progress.rows += table.rows;
     progress.tablesDone++;
     tables.push({ name: table.name, create: table.create, rows: table.rows, primaryKey: table.primaryKey, checksum: table.checksum, batches });
     report();
   }
 
+  // Each table is read in many requests, so there is no snapshot across them (nor, while it is
+  // being written to, within one). A table whose checksum, row count or schema moved while the
+  // backup read it is read once more, so the backup holds it as it was at a single later moment
+  // unless writes keep coming (see README, "Consistency").
+  const { tables: recheck } = await connector.tables();
+  for (const later of recheck) {
+    const index = tables.findIndex((table) => table.name === later.name);
+    const read = tables[index];
+    if (!read || (later.checksum === read.checksum && later.rows === read.rows && later.create === read.create)) continue;
+    progress.rows += later.rows - read.rows;
+    tables[index] = { name: later.name, create: later.create, rows: later.rows, primaryKey: later.primaryKey, checksum: later.checksum, batches: await readRows(later.name) };
+  }
+
+  async function readRows(table: string): Promise<string[]> {
+    const batches: string[] = [];
+    for (let after: RowsCursor | null = null; ; ) {
+      const batch = await connector.rows(table, after, ROWS_PER_BATCH);
+      if (batch.rows > 0) {
+        const sql = Buffer.from(batch.sql, 'utf8');
+        progress.bytesTransferred += sql.length;
+        batches.push(await stored(sql));
+      }
+      if (batch.next === null) return batches;
+      after = batch.next;
+    }
+  }
+
   const manifest: Manifest = { format: 1, siteUrl, createdAt: now().toISOString(), listedAt, files: files.filter((file): file is ManifestFileEntry => file !== null), tables };
   const manifestHash = await stored(Buffer.from(JSON.stringify(manifest), 'utf8'));
   report(true);
   return { manifestHash, manifest, progress };
+}
+
+/** A file's stored chunks are all there with the sizes its size implies (CHUNK_BYTES each, the rest in the last). */
+async function allHeld(store: ObjectStore, chunks: string[], size: number): Promise<boolean> {
+  for (const [index, hash] of chunks.entries()) {
+    if (!(await store.holds(hash, Math.min(CHUNK_BYTES, Math.max(0, size - index * CHUNK_BYTES))))) return false;
+  }
+  return true;
 }
 
 async function allPresent(store: ObjectStore, hashes: string[]): Promise<boolean> {

@@ -21,6 +21,12 @@ export const HASH_PATTERN = /^[0-9a-f]{64}$/;
 export interface ObjectStore {
   has(hash: string): Promise<boolean>;
   /**
+   * Present, and recorded as holding `size` bytes of content, checked without reading the
+   * object (the file store reads gzip's 4-byte length trailer): a cheap guard against reusing
+   * a truncated or replaced object. `verify` is what reads every byte.
+   */
+  holds(hash: string, size: number): Promise<boolean>;
+  /**
    * Stores content and returns its hash. With `expectedHash` the content must hash to it,
    * otherwise nothing is stored and it throws. Only a complete, verified, durable object
    * ever appears under its final name.
@@ -61,6 +67,22 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
 
   return {
     has,
+
+    async holds(hash, size) {
+      let handle;
+      try {
+        handle = await open(pathOf(hash), 'r');
+        const { size: stored } = await handle.stat();
+        if (stored < 18) return false; // Shorter than an empty gzip member.
+        const trailer = Buffer.alloc(4);
+        await handle.read(trailer, 0, 4, stored - 4);
+        return trailer.readUInt32LE(0) === size % 2 ** 32;
+      } catch {
+        return false;
+      } finally {
+        await handle?.close();
+      }
+    },
 
     async put(content, expectedHash, options = {}) {
       if (expectedHash !== undefined && expectedHash !== null && (await has(expectedHash))) {

@@ -1,5 +1,5 @@
 import type { BackupConnector } from './backup-connector.js';
-import { isSafeRelativePath, manifestProblems, type Manifest } from './manifest.js';
+import { CHUNK_BYTES, isSafeRelativePath, manifestProblems, type Manifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 
 export interface RestoreProgress {
@@ -23,7 +23,10 @@ export async function runRestore({ connector, store, target, current, onProgress
   for (const file of target.files) {
     if (!isSafeRelativePath(file.path)) throw manifestProblems.unsafePath.create(`the backup holds the unsafe path ${JSON.stringify(file.path)}; nothing was restored`);
   }
+  await connector.ensure('restore');
   const progress: RestoreProgress = { filesRestored: 0, filesDeleted: 0, tablesRestored: 0, bytesTransferred: 0 };
+  // One buffer for every chunk: sent one at a time, so reusing it spares an 8 MiB allocation (and its copy) per chunk.
+  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   const { restoreId } = await connector.begin();
   try {
     const now = new Map(current.files.map((file) => [file.path, file.sha256]));
@@ -31,7 +34,7 @@ export async function runRestore({ connector, store, target, current, onProgress
       if (isProtected(file.path) || now.get(file.path) === file.sha256) continue;
       let offset = 0;
       for (const chunk of file.chunks) {
-        const bytes = await store.read(chunk);
+        const bytes = await readChunk(store, chunk, buffer);
         await connector.writeFile(restoreId, file.path, offset, bytes, file.mtime);
         offset += bytes.length;
         progress.bytesTransferred += bytes.length;
@@ -59,11 +62,36 @@ export async function runRestore({ connector, store, target, current, onProgress
       onProgress({ ...progress });
     }
 
-    await connector.finish(restoreId);
+    // The site's tables the backup did not have are dropped, so the database is the backup's exactly.
+    const tables = target.tables.map((table) => table.name);
+    // Finishing is journaled on the site: a second call completes an interrupted first one.
+    await connector.finish(restoreId, tables).catch(() => connector.finish(restoreId, tables));
     onProgress({ ...progress });
     return progress;
   } catch (error) {
-    await connector.abort(restoreId).catch(() => undefined);
+    // A finish that got past its table swap is completed by the abort rather than left half done.
+    const settled = await connector.abort(restoreId).catch(() => null);
+    if (settled?.completed) {
+      onProgress({ ...progress });
+      return progress;
+    }
     throw error;
   }
+}
+
+/** A stored chunk's content in `buffer` (verified against its hash while read); a larger one than expected gets its own buffer. */
+async function readChunk(store: ObjectStore, hash: string, buffer: Buffer): Promise<Buffer> {
+  let length = 0;
+  let overflow: Buffer[] | null = null;
+  for await (const piece of store.get(hash)) {
+    const bytes = piece as Buffer;
+    if (!overflow && length + bytes.length <= buffer.length) {
+      bytes.copy(buffer, length);
+      length += bytes.length;
+    } else {
+      overflow ??= [Buffer.from(buffer.subarray(0, length))];
+      overflow.push(bytes);
+    }
+  }
+  return overflow ? Buffer.concat(overflow) : buffer.subarray(0, length);
 }

@@ -6,8 +6,21 @@ import type { WordPressSession } from './wordpress-client.js';
  * updates, theme activation and deletion, update availability and versions.
  */
 export const CONNECTOR_NAMESPACE = 'sitewarden/v1';
-export const MINIMUM_CONNECTOR_VERSION = '1.0.0';
 export const CONNECTOR_DOWNLOAD_PATH = '/api/connector.zip';
+
+/**
+ * The connector release that added each feature: a site whose connector is older is refused
+ * that feature only (an old connector still updates plugins). Keep in step with
+ * connector/includes/class-sitewarden-connector-info.php.
+ */
+export const CONNECTOR_FEATURES = {
+  updates: '1.0.0',
+  'plugins/update': '1.0.0',
+  themes: '1.0.0',
+  backups: '1.1.0',
+  restore: '1.1.0',
+} as const;
+export type ConnectorFeature = keyof typeof CONNECTOR_FEATURES;
 
 export const connectorProblems = {
   missing: defineProblem('connector-missing', 422, 'The Sitewarden connector is not installed on the site'),
@@ -18,6 +31,8 @@ const installHint = `download it from GET ${CONNECTOR_DOWNLOAD_PATH} and upload 
 
 export interface ConnectorInfo {
   connector: string;
+  /** Advertised from 1.1.0 on; older connectors only have the 1.0.0 features. */
+  features?: string[];
   wordpress: string;
   php: string;
   multisite: boolean;
@@ -43,48 +58,68 @@ export interface Connector {
   deleteTheme(stylesheet: string): Promise<{ stylesheet: string; deleted: boolean }>;
 }
 
-export function createConnector(session: WordPressSession, { operationTimeoutMs }: { operationTimeoutMs: number }): Connector {
-  let checked: Promise<void> | undefined;
-
-  /** Every operation first makes sure a recent enough connector answers. */
-  async function ensureUsable(): Promise<void> {
-    checked ??= (async () => {
-      const info = await readInfo();
-      if (!info) throw connectorProblems.missing.create(`this needs the Sitewarden connector plugin on the site: ${installHint}`);
-      if (compareVersions(info.connector, MINIMUM_CONNECTOR_VERSION) < 0) {
-        throw connectorProblems.outdated.create(`the site has connector ${info.connector}; ${MINIMUM_CONNECTOR_VERSION} or newer is needed: ${installHint}`, { connectorVersion: info.connector });
-      }
-    })();
-    return checked;
+/** The connector's info, or null when it is not installed (or not active). */
+export async function readConnectorInfo(session: WordPressSession): Promise<ConnectorInfo | null> {
+  try {
+    return await session.call<ConnectorInfo>('GET', `${CONNECTOR_NAMESPACE}/info`);
+  } catch (error) {
+    if (isAppError(error) && error.extensions.siteCode === 'rest_no_route') return null;
+    throw error;
   }
+}
 
-  async function readInfo(): Promise<ConnectorInfo | null> {
-    try {
-      return await session.call<ConnectorInfo>('GET', `${CONNECTOR_NAMESPACE}/info`);
-    } catch (error) {
-      if (isAppError(error) && error.extensions.siteCode === 'rest_no_route') return null;
-      throw error;
+/** Throws connector-missing or connector-outdated (naming the feature and both versions) unless the connector has `feature`. */
+export function assertConnectorFeature(info: ConnectorInfo | null, feature: ConnectorFeature): void {
+  if (!info) throw connectorProblems.missing.create(`this needs the Sitewarden connector plugin on the site: ${installHint}`);
+  const required = CONNECTOR_FEATURES[feature];
+  if (compareVersions(info.connector, required) < 0) {
+    throw connectorProblems.outdated.create(`${feature} needs Sitewarden connector ${required} or newer and the site has ${info.connector}: ${updateHint}`, {
+      feature,
+      connectorVersion: info.connector,
+      requiredVersion: required,
+    });
+  }
+}
+
+const updateHint = `download the current one from GET ${CONNECTOR_DOWNLOAD_PATH} and upload it in wp-admin under Plugins → Add New → Upload Plugin (WordPress offers to replace the installed version)`;
+
+/** Reads the connector's info once per session and checks each feature against it. */
+export function createConnectorGate(session: WordPressSession): (feature: ConnectorFeature) => Promise<void> {
+  let info: Promise<ConnectorInfo | null> | undefined;
+  return async (feature) => {
+    if (!info) {
+      const reading = readConnectorInfo(session);
+      // A failed read is not remembered: the next call asks again.
+      reading.catch(() => {
+        if (info === reading) info = undefined;
+      });
+      info = reading;
     }
-  }
+    assertConnectorFeature(await info, feature);
+  };
+}
 
-  const operation = async <T>(route: string, json: unknown): Promise<T> => {
-    await ensureUsable();
+export function createConnector(session: WordPressSession, { operationTimeoutMs }: { operationTimeoutMs: number }): Connector {
+  const ensure = createConnectorGate(session);
+
+  const operation = async <T>(feature: ConnectorFeature, route: string, json: unknown): Promise<T> => {
+    await ensure(feature);
     return session.call<T>('POST', `${CONNECTOR_NAMESPACE}/${route}`, { json, timeoutMs: operationTimeoutMs });
   };
 
   async function updates(options: { refresh?: boolean } = {}): Promise<AvailableUpdates> {
-    await ensureUsable();
+    await ensure('updates');
     return session.call<AvailableUpdates>('GET', `${CONNECTOR_NAMESPACE}/updates`, { query: { refresh: options.refresh ? 1 : undefined }, timeoutMs: operationTimeoutMs });
   }
 
   return {
-    info: readInfo,
+    info: () => readConnectorInfo(session),
     updates,
     updatesIfAvailable: () => updates().catch(() => null),
-    updatePlugin: (file) => operation('plugins/update', { plugin: file }),
-    updateTheme: (stylesheet) => operation('themes/update', { stylesheet }),
-    activateTheme: (stylesheet) => operation('themes/activate', { stylesheet }),
-    deleteTheme: (stylesheet) => operation('themes/delete', { stylesheet }),
+    updatePlugin: (file) => operation('plugins/update', 'plugins/update', { plugin: file }),
+    updateTheme: (stylesheet) => operation('themes', 'themes/update', { stylesheet }),
+    activateTheme: (stylesheet) => operation('themes', 'themes/activate', { stylesheet }),
+    deleteTheme: (stylesheet) => operation('themes', 'themes/delete', { stylesheet }),
   };
 }
 
