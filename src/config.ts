@@ -57,6 +57,7 @@ const envSchema = z.object({
   SITEWARDEN_PERFORMANCE_INTERVAL_HOURS: positiveInt('SITEWARDEN_PERFORMANCE_INTERVAL_HOURS', DEFAULT_PERFORMANCE_CONFIG.intervalHours, 24 * 31),
   SITEWARDEN_PERFORMANCE_REPORT_RETENTION_DAYS: positiveInt('SITEWARDEN_PERFORMANCE_REPORT_RETENTION_DAYS', DEFAULT_PERFORMANCE_CONFIG.reportRetentionDays, 36_500),
   SITEWARDEN_PERFORMANCE_REGRESSION_MARGIN_PERCENT: positiveInt('SITEWARDEN_PERFORMANCE_REGRESSION_MARGIN_PERCENT', DEFAULT_PERFORMANCE_CONFIG.regressionMarginPercent, 100),
+  SITEWARDEN_PERFORMANCE_NICE: z.coerce.number({ error: 'SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19' }).int('SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19').min(0, 'SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19').max(19, 'SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19').default(DEFAULT_PERFORMANCE_CONFIG.nice),
   SITEWARDEN_PERFORMANCE_THIRD_PARTY: z.enum(['block', 'allow'], { error: 'SITEWARDEN_PERFORMANCE_THIRD_PARTY must be block or allow' }).default('block'),
   SITEWARDEN_BACKUP_CONCURRENCY: positiveInt('SITEWARDEN_BACKUP_CONCURRENCY', DEFAULT_BACKUPS_CONFIG.concurrency, 64),
   SITEWARDEN_BACKUP_INTERVAL_HOURS: z.coerce.number({ error: 'SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number' }).int('SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number').min(0).max(8760).default(DEFAULT_BACKUPS_CONFIG.intervalHours),
@@ -151,6 +152,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       reportRetentionDays: values.SITEWARDEN_PERFORMANCE_REPORT_RETENTION_DAYS,
       regressionMarginPercent: values.SITEWARDEN_PERFORMANCE_REGRESSION_MARGIN_PERCENT,
       blockThirdParty: values.SITEWARDEN_PERFORMANCE_THIRD_PARTY === 'block',
+      nice: values.SITEWARDEN_PERFORMANCE_NICE,
     },
     backups: {
       concurrency: values.SITEWARDEN_BACKUP_CONCURRENCY,

@@ -67,8 +67,10 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   scheduler.every('uptime-probes', '* * * * * *', () => services.uptime.tick());
   scheduler.every('uptime-maintenance', '7 * * * *', async () => void (await services.uptime.maintain()));
   // Performance: queued audits left from the last run are queued again, running ones failed as
-  // `interrupted`; a minute tick enqueues the sites whose daily slot came; reports expire hourly.
+  // `interrupted` (their work files and partial reports are swept); a minute tick enqueues the
+  // sites whose daily slot came; reports expire hourly.
   services.performance.recover();
+  void services.performance.cleanupReports().catch((error: unknown) => logger.warn({ err: error }, 'sweeping performance reports at start failed'));
   shutdown.register('performance audits', () => services.performance.stop());
   scheduler.every('performance-audits', '* * * * *', () => void services.performance.enqueueDue());
   scheduler.every('performance-reports', '23 * * * *', async () => void (await services.performance.cleanupReports()));

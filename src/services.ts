@@ -79,7 +79,7 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
   const performance = createPerformanceService({
     repository: createPerformanceRepository({ db }),
     sitesRepository,
-    runner: createAuditRunner({ workerPath: auditWorkerPath ?? defaultAuditWorkerPath(), logger }),
+    runner: createAuditRunner({ workerPath: auditWorkerPath ?? defaultAuditWorkerPath(), logger, nice: config.performance.nice }),
     reports: createReportStore({ dataDir: config.dataDir }),
     clock,
     logger,

@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditRequest, AuditSummary } from '../src/performance/audit-protocol.js';
-import type { AuditOutcome, AuditRunner } from '../src/performance/audit-runner.js';
+import { createAuditRunner, type AuditOutcome, type AuditRunner } from '../src/performance/audit-runner.js';
+import { createLogger } from '../src/shared/logger.js';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../src/performance/performance.config.js';
 import { createReportStore } from '../src/performance/performance.reports.js';
 import { createPerformanceRepository } from '../src/performance/performance.repository.js';
@@ -199,6 +200,30 @@ describe('performance audits without a browser', () => {
     expect(t.logs.events('job.interrupted')).toEqual([expect.objectContaining({ kind: 'audit', jobId: running.id, siteId: site.id, action: 'failed' }), expect.objectContaining({ kind: 'audit', jobId: queued.id, siteId: site.id, action: 'requeued' })]);
   });
 
+  it('sweeps what a killed daemon left: work directories and reports of audits that did not complete', async () => {
+    const site = addSite();
+    const repository = createPerformanceRepository({ db: t.database.db });
+    const reports = createReportStore({ dataDir });
+    const base = { siteId: site.id, url: site.url, formFactor: 'mobile' as const, trigger: 'scheduled' as const, runs: 1, queuedAt: clock.now() };
+    const kept = repository.insert({ ...base, id: createId('perf', clock.now()), status: 'completed', reportBytes: 3, finishedAt: clock.now() });
+    const interrupted = repository.insert({ ...base, id: createId('perf', clock.now()), status: 'running', startedAt: clock.now() });
+    for (const [path, body] of [
+      [reports.pathOf(site.id, kept.id), 'kept'],
+      [reports.pathOf(site.id, interrupted.id), 'written after the daemon died'],
+      [`${reports.pathOf(site.id, interrupted.id)}.partial`, 'half'],
+      [join(reports.workDirOf(interrupted.id), 'profile-0', 'Default', 'Cookies'), 'profile'],
+    ] as const) {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, body);
+    }
+
+    const performance = serviceWith(scriptedRunner([]).runner);
+    performance.recover();
+    expect(existsSync(dirname(reports.workDirOf(interrupted.id)))).toBe(false);
+    expect(await performance.cleanupReports()).toBe(2);
+    expect(readdirSync(dirname(reports.pathOf(site.id, kept.id)))).toEqual([`${kept.id}.html.gz`]);
+  });
+
   it('removes reports past their retention but keeps the scores', async () => {
     const performance = serviceWith(scriptedRunner([{ ok: true, summary: summary(0.9, 2000) }]).runner, { reportRetentionDays: 30 });
     const site = addSite();
@@ -253,5 +278,31 @@ describe('performance audits without a browser', () => {
     const report = await t.call('GET', `/api/sites/${site.id}/performance/${queued.json.id}/report`);
     expect(report.status).toBe(404);
     expect(report.json.type).toBe('/problems/performance-report-not-found');
+  });
+});
+
+describe('the audit runner', () => {
+  it('runs the worker, and what it starts (as Chromium), at the configured lower priority', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sitewarden-nice-'));
+    try {
+      // A stand-in worker: reports its own nice value and that of a process it starts, read from /proc.
+      const workerPath = join(dir, 'worker.mjs');
+      writeFileSync(
+        workerPath,
+        [
+          "import { execFileSync } from 'node:child_process';",
+          "import { getPriority } from 'node:os';",
+          'for await (const chunk of process.stdin) void chunk;',
+          "const stat = execFileSync('cat', ['/proc/self/stat'], { encoding: 'utf8' });",
+          "const childNice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);",
+          "process.stdout.write(JSON.stringify({ type: 'failed', reason: 'lighthouse_error', message: `worker ${getPriority()} child ${childNice}` }) + '\\n');",
+        ].join('\n'),
+      );
+      const runner = createAuditRunner({ workerPath, logger: createLogger({ level: 'silent' }), nice: 7 });
+      const request = { url: 'http://127.0.0.1:9/', formFactor: 'mobile', runs: 1, chromePath: '/nonexistent', workDir: join(dir, 'work'), reportPath: join(dir, 'report.html.gz'), maxWaitForLoadMs: 1000, blockThirdParty: true } as unknown as AuditRequest;
+      expect(await runner.run(request, 10_000)).toEqual({ ok: false, reason: 'lighthouse_error', message: 'worker 7 child 7' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { AuditRequest, AuditSummary, WorkerMessage } from './audit-protocol.js';
@@ -54,7 +55,7 @@ async function killProcessesNaming(workDir: string): Promise<void> {
  * every Chrome group the worker reported (chrome-launcher starts Chrome as a group leader too)
  * when the time limit passes, when the worker exits, and at shutdown: no Chrome outlives its audit.
  */
-export function createAuditRunner({ workerPath, logger }: { workerPath: string; logger: Logger }): AuditRunner {
+export function createAuditRunner({ workerPath, logger, nice = 0 }: { workerPath: string; logger: Logger; nice?: number }): AuditRunner {
   const running = new Set<() => void>();
 
   function run(request: AuditRequest, timeoutMs: number): Promise<AuditOutcome> {
@@ -63,6 +64,14 @@ export function createAuditRunner({ workerPath, logger }: { workerPath: string; 
     }
     return new Promise<AuditOutcome>((resolve) => {
       const child = spawn(process.execPath, [workerPath], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      // Before the request is sent, so the worker's Chromium (which inherits it) starts at it too.
+      if (nice > 0 && child.pid !== undefined) {
+        try {
+          setPriority(child.pid, nice);
+        } catch (error) {
+          logger.warn({ err: error, nice }, 'could not lower the audit worker’s priority');
+        }
+      }
       const chromePids = new Set<number>();
       let outcome: AuditOutcome | undefined;
       let stdout = '';

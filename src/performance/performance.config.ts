@@ -13,4 +13,5 @@ export const DEFAULT_PERFORMANCE_CONFIG: PerformanceConfig = {
   reportRetentionDays: 30,
   regressionMarginPercent: 10,
   blockThirdParty: true,
+  nice: 10,
 };

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -13,9 +13,11 @@ export function createReportStore({ dataDir }: { dataDir: string }) {
   return {
     pathOf,
     workDirOf: (auditId: string) => join(root, 'work', auditId),
+    /** At start, before any audit runs: profiles and work files a killed daemon left behind. */
+    clearWork: () => rmSync(join(root, 'work'), { recursive: true, force: true }),
     read: async (siteId: string, auditId: string): Promise<Buffer | undefined> => readFile(pathOf(siteId, auditId)).catch(() => undefined),
     remove: (siteId: string, auditId: string) => rm(pathOf(siteId, auditId), { force: true }),
-    /** Removes reports whose audit (or site) no longer exists; returns how many. */
+    /** Removes report files (and `.partial` ones) no kept audit owns: deleted audits and sites, failed or interrupted audits; returns how many. */
     async removeOrphans(auditIdsOf: (siteId: string) => Set<string>): Promise<number> {
       if (!existsSync(reportsDir)) return 0;
       let removed = 0;
@@ -24,7 +26,8 @@ export function createReportStore({ dataDir }: { dataDir: string }) {
         if (!(await stat(siteDir)).isDirectory()) continue;
         const known = auditIdsOf(siteId);
         for (const file of await readdir(siteDir)) {
-          if (known.has(file.replace(/\.html\.gz(\.partial)?$/, ''))) continue;
+          if (file.endsWith('.html.gz') && known.has(file.slice(0, -'.html.gz'.length))) continue;
+          if (file.endsWith('.partial') && known.has(file.slice(0, -'.html.gz.partial'.length))) continue;
           await rm(join(siteDir, file), { force: true });
           removed++;
         }

@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, isNotNull, lt, lte, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNotNull, lt, lte, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { sites } from '../sites/sites.table.js';
 import { performanceAudits, performanceSettings, type AuditRow, type AuditStatus, type FormFactor, type NewAuditRow, type PerformanceSettingsRow } from './performance.table.js';
@@ -71,12 +71,13 @@ export function createPerformanceRepository({ db }: { db: Db }) {
         .where(and(isNotNull(performanceAudits.reportBytes), lt(performanceAudits.finishedAt, finishedBefore)))
         .all(),
 
+    /** Audits of the site whose report file is theirs to keep: stored (`reportBytes`), or still queued or running. */
     auditIdsOfSite: (siteId: string): Set<string> =>
       new Set(
         db
           .select({ id: performanceAudits.id })
           .from(performanceAudits)
-          .where(eq(performanceAudits.siteId, siteId))
+          .where(and(eq(performanceAudits.siteId, siteId), or(isNotNull(performanceAudits.reportBytes), inArray(performanceAudits.status, ['queued', 'running']))))
           .all()
           .map((row) => row.id),
       ),

@@ -25,6 +25,8 @@ export interface PerformanceConfig {
   reportRetentionDays: number;
   regressionMarginPercent: number;
   blockThirdParty: boolean;
+  /** Scheduling priority (nice, 0–19) of the audit worker and its Chromium: the daemon keeps the CPU it needs. */
+  nice: number;
 }
 
 export interface PerformanceSettings {
@@ -207,6 +209,7 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
      * one that may have crashed the daemon could crash it again); queued ones are queued again.
      */
     recover(): { requeued: number; interrupted: number } {
+      reports.clearWork();
       const running = repository.withStatus('running');
       for (const audit of running) {
         const message = 'the daemon stopped while the audit ran';
