@@ -77,7 +77,7 @@ async function main() {
       }
       return samples;
     };
-    const idleLatency = await latency(3_000);
+    const idleLatency = await latency(10_000);
 
     const auditOnce = async () => {
       const queued = await api('POST', `/sites/${siteId}/performance`, { formFactor: 'mobile' });
