@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, inject, it } from 'vitest';
 import { backups as backupsTable, restores as restoresTable } from '../src/backups/backups.table.js';
 import type { Manifest } from '../src/backups/manifest.js';
-import { databaseSnapshot, filesSnapshot, useBackupSite } from './helpers/backup-site.js';
+import { connectorCall as callConnector, databaseSnapshot, filesSnapshot, useBackupSite } from './helpers/backup-site.js';
 
 /**
  * Backups and restores of a real WordPress site through the connector: what comes back is
@@ -197,23 +197,7 @@ add_filter( 'rest_pre_dispatch', function ( $result, $server, $request ) {
 });
 
 /** The connector's routes called directly, as the daemon calls them. */
-async function connectorCall(method: 'GET' | 'POST', route: string, init: { query?: Record<string, string>; json?: unknown; body?: Buffer } = {}) {
-  const { username, applicationPassword } = bed.site.admin;
-  const headers: Record<string, string> = { authorization: `Basic ${Buffer.from(`${username}:${applicationPassword}`).toString('base64')}` };
-  if (init.json !== undefined) headers['content-type'] = 'application/json';
-  if (init.body) headers['content-type'] = 'application/octet-stream';
-  const url = `${bed.site.url}/wp-json/sitewarden/v1/${route}?${new URLSearchParams(init.query ?? {})}`;
-  const response = await fetch(url, { method, headers, body: init.json !== undefined ? JSON.stringify(init.json) : init.body });
-  const text = await response.text();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, json, text };
-}
+const connectorCall = (method: 'GET' | 'POST', route: string, init?: Parameters<typeof callConnector>[4]) => callConnector(bed.site, bed.site.admin, method, route, init);
 
 describe('paths escaping the WordPress root (zip-slip)', () => {
   const unsafe = ['../evil.php', '/tmp/evil.php', 'wp-content/../../evil.php', 'wp-content/uploads/../../../evil.php', 'a\\..\\evil.php'];

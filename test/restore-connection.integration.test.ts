@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TestUser } from './support/wordpress/index.js';
 import { parseManifest } from '../src/backups/manifest.js';
-import { databaseSnapshot, useBackupSite } from './helpers/backup-site.js';
+import { connectorCall as callConnector, databaseSnapshot, useBackupSite } from './helpers/backup-site.js';
 import { installFixturePlugin, wordpressPlugins } from './helpers/wordpress-state.js';
 
 /**
@@ -22,25 +22,7 @@ async function backUp() {
 }
 
 /** A connector route called directly, as the daemon calls it. */
-async function connectorCall(user: TestUser, method: 'GET' | 'POST', route: string, init: { query?: Record<string, string>; json?: unknown; body?: Buffer } = {}) {
-  const headers: Record<string, string> = { authorization: `Basic ${Buffer.from(`${user.username}:${user.applicationPassword}`).toString('base64')}` };
-  if (init.json !== undefined) headers['content-type'] = 'application/json';
-  if (init.body) headers['content-type'] = 'application/octet-stream';
-  const response = await fetch(`${bed.site.url}/wp-json/sitewarden/v1/${route}?${new URLSearchParams(init.query ?? {})}`, {
-    method,
-    headers,
-    body: init.json !== undefined ? JSON.stringify(init.json) : init.body,
-  });
-  const text = await response.text();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, json, text };
-}
+const connectorCall = (user: TestUser, method: 'GET' | 'POST', route: string, init?: Parameters<typeof callConnector>[4]) => callConnector(bed.site, user, method, route, init);
 
 const tableNames = async (like: string) => JSON.parse(await bed.site.php(`global $wpdb; echo wp_json_encode( $wpdb->get_col( $wpdb->prepare( 'SHOW TABLES LIKE %s', ${JSON.stringify(like)} ) ) );`)) as string[];
 const stagingDirs = () => readdirSync(join(bed.site.root, 'wp-content')).filter((name) => name.startsWith('sitewarden-restore-') && !name.endsWith('.done'));

@@ -72,3 +72,30 @@ export function filesSnapshot(site: TestSite): Record<string, string> {
   walk(site.root);
   return out;
 }
+
+/** A connector route called directly, as the daemon calls it, as `user` (an application password). */
+export async function connectorCall(
+  site: TestSite,
+  user: { username: string; applicationPassword: string },
+  method: 'GET' | 'POST',
+  route: string,
+  init: { query?: Record<string, string>; json?: unknown; body?: Buffer } = {},
+) {
+  const headers: Record<string, string> = { authorization: `Basic ${Buffer.from(`${user.username}:${user.applicationPassword}`).toString('base64')}` };
+  if (init.json !== undefined) headers['content-type'] = 'application/json';
+  if (init.body) headers['content-type'] = 'application/octet-stream';
+  const response = await fetch(`${site.url}/wp-json/sitewarden/v1/${route}?${new URLSearchParams(init.query ?? {})}`, {
+    method,
+    headers,
+    body: init.json !== undefined ? JSON.stringify(init.json) : init.body,
+  });
+  const text = await response.text();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, json, text };
+}
