@@ -158,6 +158,18 @@ describe('performance audits without a browser', () => {
     expect(performance.enqueueDue()).toBe(1);
     await performance.idle();
     expect(requests.at(-1)).toMatchObject({ formFactor: 'desktop', runs: 3 });
+
+    // A site's own interval: every six hours, four times a day, at its own slots.
+    expect(performance.updateSettings(site.id, { intervalHours: 6 })).toMatchObject({ intervalHours: 6, formFactors: ['desktop'], runs: 3 });
+    performance.enqueueDue(); // the current six-hour slot, if the daily audit came before it
+    await performance.idle();
+    let sixHourly = 0;
+    for (let hour = 0; hour < 24; hour++) {
+      clock.advance(3_600_000);
+      sixHourly += performance.enqueueDue();
+      await performance.idle();
+    }
+    expect(sixHourly).toBe(4);
   });
 
   it('logs performance.regressed with before and after when an audit is worse than the recent median', async () => {
@@ -255,10 +267,13 @@ describe('performance audits without a browser', () => {
 
   it('serves settings, refuses unknown sites and audits, and has no report for a failed audit', async () => {
     const site = addSite();
-    expect((await t.call('GET', `/api/sites/${site.id}/performance/settings`, { token: t.readToken })).json).toEqual({ enabled: true, formFactors: ['mobile', 'desktop'], runs: 1 });
+    expect((await t.call('GET', `/api/sites/${site.id}/performance/settings`, { token: t.readToken })).json).toEqual({ enabled: true, formFactors: ['mobile', 'desktop'], runs: 1, intervalHours: 24 });
+    expect((await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { intervalHours: 6 } })).json).toMatchObject({ intervalHours: 6 });
+    expect((await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { intervalHours: null } })).json).toMatchObject({ intervalHours: 24 });
+    expect((await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { intervalHours: 0 } })).status).toBe(400);
     const patched = await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { formFactors: ['desktop'], runs: 3 } });
     expect(patched.status, patched.text).toBe(200);
-    expect(patched.json).toEqual({ enabled: true, formFactors: ['desktop'], runs: 3 });
+    expect(patched.json).toEqual({ enabled: true, formFactors: ['desktop'], runs: 3, intervalHours: 24 });
     expect((await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { runs: 0, formFactors: ['tablet'] } })).json.errors).toHaveLength(2);
     expect((await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { runs: 2 }, token: t.readToken })).status).toBe(403);
 

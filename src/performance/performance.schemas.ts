@@ -75,7 +75,13 @@ export const PerformanceSettingsSchema = z
     enabled: z.boolean().openapi({ description: 'Whether scheduled audits run for the site (on-demand audits always can).' }),
     formFactors: z.array(z.enum(formFactors)).min(1).openapi({ description: 'Form factors audited at each scheduled slot.' }),
     runs: z.number().int().min(1).max(9).openapi({ description: 'Lighthouse runs per audit; Lighthouse’s median run is kept.' }),
+    intervalHours: z.number().int().min(1).max(744).openapi({ description: 'Hours between scheduled audits (the site’s own, else `SITEWARDEN_PERFORMANCE_INTERVAL_HOURS`); each site’s audits fall at a fixed offset into the interval.' }),
   })
   .openapi('PerformanceSettings');
 
-export const UpdatePerformanceSettingsInput = PerformanceSettingsSchema.partial().strict().openapi('UpdatePerformanceSettingsInput');
+export const UpdatePerformanceSettingsInput = PerformanceSettingsSchema.extend({
+  intervalHours: PerformanceSettingsSchema.shape.intervalHours.nullable().openapi({ description: 'Hours between scheduled audits (1–744); null restores the default.' }),
+})
+  .partial()
+  .strict()
+  .openapi('UpdatePerformanceSettingsInput');

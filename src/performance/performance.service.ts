@@ -33,7 +33,12 @@ export interface PerformanceSettings {
   enabled: boolean;
   formFactors: FormFactor[];
   runs: number;
+  /** Hours between scheduled audits (the site's own, else the configured default). */
+  intervalHours: number;
 }
+
+/** A settings change; `intervalHours: null` restores the configured default. */
+export type PerformanceSettingsPatch = Partial<Omit<PerformanceSettings, 'intervalHours'>> & { intervalHours?: number | null };
 
 export interface HistoryQuery {
   formFactor?: FormFactor;
@@ -63,7 +68,6 @@ export interface PerformanceServiceDeps {
  */
 export function createPerformanceService({ repository, sitesRepository, runner, reports, clock, logger, config, metrics }: PerformanceServiceDeps) {
   const queue = new PQueue({ concurrency: config.concurrency });
-  const intervalMs = config.intervalHours * 3_600_000;
   let stopping = false;
 
   function requireSite(siteId: string) {
@@ -75,8 +79,13 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
   const settingsOf = (siteId: string): PerformanceSettings => settingsFrom(repository.readSettings(siteId));
 
   function settingsFrom(row: PerformanceSettingsRow | null | undefined): PerformanceSettings {
-    if (!row) return { enabled: true, formFactors: [...formFactors], runs: config.defaultRuns };
-    return { enabled: row.enabled, formFactors: row.formFactors.split(',').filter((value): value is FormFactor => (formFactors as readonly string[]).includes(value)), runs: row.runs };
+    if (!row) return { enabled: true, formFactors: [...formFactors], runs: config.defaultRuns, intervalHours: config.intervalHours };
+    return {
+      enabled: row.enabled,
+      formFactors: row.formFactors.split(',').filter((value): value is FormFactor => (formFactors as readonly string[]).includes(value)),
+      runs: row.runs,
+      intervalHours: row.intervalHours ?? config.intervalHours,
+    };
   }
 
   function enqueue(row: AuditRow): void {
@@ -155,11 +164,18 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
       return settingsOf(siteId);
     },
 
-    updateSettings(siteId: string, changes: Partial<PerformanceSettings>): PerformanceSettings {
+    updateSettings(siteId: string, { intervalHours, ...changes }: PerformanceSettingsPatch): PerformanceSettings {
       requireSite(siteId);
+      const current = repository.readSettings(siteId);
       const next = { ...settingsOf(siteId), ...changes };
-      const lastScheduledAt = repository.readSettings(siteId)?.lastScheduledAt ?? null;
-      repository.writeSettings({ siteId, enabled: next.enabled, formFactors: [...new Set(next.formFactors)].join(','), runs: next.runs, lastScheduledAt });
+      repository.writeSettings({
+        siteId,
+        enabled: next.enabled,
+        formFactors: [...new Set(next.formFactors)].join(','),
+        runs: next.runs,
+        intervalHours: intervalHours === undefined ? (current?.intervalHours ?? null) : intervalHours,
+        lastScheduledAt: current?.lastScheduledAt ?? null,
+      });
       return settingsOf(siteId);
     },
 
@@ -194,8 +210,16 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
       let enqueued = 0;
       for (const site of repository.connectedSites()) {
         const settings = settingsFrom(site.settings);
+        const intervalMs = settings.intervalHours * 3_600_000;
         if (!settings.enabled || !isDue(site.id, intervalMs, site.settings?.lastScheduledAt ?? null, now)) continue;
-        repository.writeSettings({ siteId: site.id, enabled: settings.enabled, formFactors: settings.formFactors.join(','), runs: settings.runs, lastScheduledAt: latestSlot(site.id, intervalMs, now) });
+        repository.writeSettings({
+          siteId: site.id,
+          enabled: settings.enabled,
+          formFactors: settings.formFactors.join(','),
+          runs: settings.runs,
+          intervalHours: site.settings?.intervalHours ?? null,
+          lastScheduledAt: latestSlot(site.id, intervalMs, now),
+        });
         for (const formFactor of settings.formFactors) {
           createAudit(site, formFactor, settings.runs, 'scheduled');
           enqueued++;

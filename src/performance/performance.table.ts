@@ -63,6 +63,8 @@ export const performanceSettings = sqliteTable('performance_settings', {
   /** Comma-separated form factors, e.g. `mobile,desktop`. */
   formFactors: text('form_factors').notNull(),
   runs: integer('runs').notNull(),
+  /** Hours between scheduled audits of the site; null: SITEWARDEN_PERFORMANCE_INTERVAL_HOURS. */
+  intervalHours: integer('interval_hours'),
   /** The slot of the last scheduled audits, so a slot enqueues once. */
   lastScheduledAt: integer('last_scheduled_at', { mode: 'timestamp_ms' }),
 });

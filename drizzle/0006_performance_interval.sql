@@ -1,0 +1,1 @@
+ALTER TABLE `performance_settings` ADD `interval_hours` integer;
