@@ -63,7 +63,7 @@ async function main() {
 
   try {
     const { id: siteId } = await api('POST', '/sites', { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword });
-    await api('PATCH', `/sites/${siteId}/performance/settings`, { enabled: false });
+    await api('PATCH', `/sites/${siteId}`, { performance: { enabled: false } });
 
     // API latency with nothing running, as the baseline.
     const latency = async (durationMs: number) => {

@@ -130,7 +130,7 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
     const t = appWith();
     const connected = await t.call('POST', '/api/sites', { json: { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword } });
     expect(connected.status, connected.text).toBe(201);
-    const settings = await t.call('PATCH', `/api/sites/${connected.json.id}/performance/settings`, { json: { formFactors: ['mobile'] } });
+    const settings = await t.call('PATCH', `/api/sites/${connected.json.id}`, { json: { performance: { formFactors: ['mobile'] } } });
     expect(settings.status, settings.text).toBe(200);
     // A site never audited is due at once; the cron tick calls exactly this.
     expect(t.services.performance.enqueueDue()).toBe(1);

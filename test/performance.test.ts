@@ -267,15 +267,22 @@ describe('performance audits without a browser', () => {
 
   it('serves settings, refuses unknown sites and audits, and has no report for a failed audit', async () => {
     const site = addSite();
-    expect((await t.call('GET', `/api/sites/${site.id}/performance/settings`, { token: t.readToken })).json).toEqual({ enabled: true, formFactors: ['mobile', 'desktop'], runs: 1, intervalHours: 24 });
-    expect((await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { intervalHours: 6 } })).json).toMatchObject({ intervalHours: 6 });
-    expect((await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { intervalHours: null } })).json).toMatchObject({ intervalHours: 24 });
-    expect((await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { intervalHours: 0 } })).status).toBe(400);
-    const patched = await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { formFactors: ['desktop'], runs: 3 } });
+    const settings = async () => (await t.call('GET', `/api/sites/${site.id}/settings`, { token: t.readToken })).json;
+    const patch = (performance: unknown, extra: Record<string, unknown> = {}) => t.call('PATCH', `/api/sites/${site.id}`, { json: { performance, ...extra } });
+    expect((await settings()).performance).toEqual({ enabled: true, formFactors: ['mobile', 'desktop'], runs: 1, intervalHours: 24 });
+    expect((await patch({ intervalHours: 6 })).json.performance).toMatchObject({ intervalHours: 6 });
+    expect((await patch({ intervalHours: null })).json.performance).toMatchObject({ intervalHours: 24 });
+    expect((await patch({ intervalHours: 0 })).status).toBe(400);
+    // A valid section beside an invalid one: nothing at all is written.
+    const before = await settings();
+    const mixed = await patch({ runs: 0 }, { monitoring: { intervalSeconds: 300 } });
+    expect(mixed.status).toBe(400);
+    expect(await settings()).toEqual(before);
+    const patched = await t.call('PATCH', `/api/sites/${site.id}`, { json: { performance: { formFactors: ['desktop'], runs: 3 } } });
     expect(patched.status, patched.text).toBe(200);
-    expect(patched.json).toEqual({ enabled: true, formFactors: ['desktop'], runs: 3, intervalHours: 24 });
-    expect((await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { runs: 0, formFactors: ['tablet'] } })).json.errors).toHaveLength(2);
-    expect((await t.call('PATCH', `/api/sites/${site.id}/performance/settings`, { json: { runs: 2 }, token: t.readToken })).status).toBe(403);
+    expect(patched.json.performance).toEqual({ enabled: true, formFactors: ['desktop'], runs: 3, intervalHours: 24 });
+    expect((await patch({ runs: 0, formFactors: ['tablet'] })).json.errors).toHaveLength(2);
+    expect((await t.call('PATCH', `/api/sites/${site.id}`, { json: { performance: { runs: 2 } }, token: t.readToken })).status).toBe(403);
 
     expect((await t.call('GET', '/api/sites/site_01jc0z6x8m3yq4x0h7a9b2c3d4/performance')).json.type).toBe('/problems/site-not-found');
     expect((await t.call('POST', '/api/sites/site_01jc0z6x8m3yq4x0h7a9b2c3d4/performance')).status).toBe(404);

@@ -7,7 +7,7 @@ import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, PaginationQuery, toPage } from '../http/pagination.js';
 import { SiteIdPathParam } from '../sites/sites.schemas.js';
 import { toAuditView } from './performance-view.js';
-import { AuditIdParam, AuditSchema, HistoryQuery, PerformanceOverviewSchema, PerformanceSettingsSchema, RequestAuditInput, UpdatePerformanceSettingsInput } from './performance.schemas.js';
+import { AuditIdParam, AuditSchema, HistoryQuery, PerformanceOverviewSchema, RequestAuditInput } from './performance.schemas.js';
 import type { PerformanceService } from './performance.service.js';
 
 const tags = ['Performance'];
@@ -31,25 +31,6 @@ const requestAudit = createRoute({
   description: 'Queues a Lighthouse audit of the site’s home page and answers at once; poll the audit’s URL (`Location`). An audit of that form factor already waiting or running is returned instead of a second one.',
   request: { params: SiteIdPathParam, ...bodyOrQueryRequest(RequestAuditInput) },
   responses: { 202: jsonContent(AuditSchema, 'The queued audit'), ...problemResponses(400, 403, 404, 415) },
-});
-
-const getSettings = createRoute({
-  method: 'get',
-  path: '/sites/{siteId}/performance/settings',
-  tags,
-  summary: 'Audit schedule settings of a site',
-  request: { params: SiteIdPathParam },
-  responses: { 200: jsonContent(PerformanceSettingsSchema, 'The settings'), ...problemResponses(404) },
-});
-
-const updateSettings = createRoute({
-  method: 'patch',
-  path: '/sites/{siteId}/performance/settings',
-  tags,
-  summary: 'Change the audit schedule of a site',
-  description: 'Fields left out keep their value.',
-  request: { params: SiteIdPathParam, body: { required: true, content: { 'application/json': { schema: UpdatePerformanceSettingsInput } } } },
-  responses: { 200: jsonContent(PerformanceSettingsSchema, 'The settings now'), ...problemResponses(400, 403, 404, 415) },
 });
 
 const getAudit = createRoute({
@@ -93,8 +74,6 @@ export function createPerformanceRoutes({ performance }: { performance: Performa
       c.header('Location', `/api/sites/${siteId}/performance/${audit.id}`);
       return c.json(toAuditView(audit), 202);
     })
-    .openapi(getSettings, (c) => c.json(performance.settings(c.req.valid('param').siteId), 200))
-    .openapi(updateSettings, (c) => c.json(performance.updateSettings(c.req.valid('param').siteId, c.req.valid('json')), 200))
     .openapi(getAudit, (c) => {
       const { siteId, auditId } = c.req.valid('param');
       return c.json(toAuditView(performance.get(siteId, auditId)), 200);

@@ -156,16 +156,10 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
     return audit;
   }
 
-  return {
-    get,
-
-    settings: (siteId: string): PerformanceSettings => {
-      requireSite(siteId);
-      return settingsOf(siteId);
-    },
-
-    updateSettings(siteId: string, { intervalHours, ...changes }: PerformanceSettingsPatch): PerformanceSettings {
-      requireSite(siteId);
+  /** Checks a `performance` settings patch and returns the write that applies it (site settings route). */
+  function prepareSettings(siteId: string, { intervalHours, ...changes }: PerformanceSettingsPatch): () => PerformanceSettings {
+    requireSite(siteId);
+    return () => {
       const current = repository.readSettings(siteId);
       const next = { ...settingsOf(siteId), ...changes };
       repository.writeSettings({
@@ -177,7 +171,19 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
         lastScheduledAt: current?.lastScheduledAt ?? null,
       });
       return settingsOf(siteId);
+    };
+  }
+
+  return {
+    get,
+
+    settings: (siteId: string): PerformanceSettings => {
+      requireSite(siteId);
+      return settingsOf(siteId);
     },
+
+    prepareSettings,
+    updateSettings: (siteId: string, patch: PerformanceSettingsPatch): PerformanceSettings => prepareSettings(siteId, patch)(),
 
     /** An on-demand audit; an audit of that form factor already waiting or running is returned instead. */
     requestAudit(siteId: string, options: { formFactor?: FormFactor; runs?: number }): AuditRow {
