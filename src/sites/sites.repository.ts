@@ -72,10 +72,10 @@ export function createSitesRepository({ db }: { db: Db }) {
         .all();
     },
 
-    /** Sites per state, one grouped query over the state index (the metrics scrape). */
     /** Ids of every connected site (schedulers: no row data, no limit). */
     connectedIds: (): string[] => db.select({ id: sites.id }).from(sites).where(eq(sites.state, 'connected')).all().map((row) => row.id),
 
+    /** Sites per state, one grouped query over the state index (the metrics scrape). */
     countByState(): Record<string, number> {
       const rows = db.select({ state: sites.state, n: count() }).from(sites).groupBy(sites.state).all();
       return Object.fromEntries(rows.map((row) => [row.state, row.n]));
