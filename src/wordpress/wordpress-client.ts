@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { z } from 'zod';
 import type { SiteHttp, SiteResponse } from './site-http.js';
 import { siteHttpProblems } from './site-http.js';
 import { restRouteUrl } from './rest-url.js';
@@ -48,12 +49,22 @@ export interface WordPressSession {
   listPlugins(): Promise<WordPressPlugin[]>;
   listThemes(): Promise<WordPressTheme[]>;
   revokeApplicationPassword(uuid: string): Promise<void>;
-  /** Raw access for feature modules (plugins, themes, the connector). */
-  call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', route: string, options?: { query?: Record<string, string | number | undefined>; json?: unknown; timeoutMs?: number }): Promise<T>;
+  /**
+   * Raw access for feature modules (plugins, themes, the connector). With `schema` the answer is
+   * checked against it (the site boundary): a wrong shape is `site-invalid-response` naming the route.
+   */
+  call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', route: string, options?: CallOptions<T>): Promise<T>;
   /** Raw bytes both ways (backups): a 2xx answer's body as it is, anything else as the problem it means. */
   /** A GET whose 2xx body is streamed (large backup downloads); anything else is the problem it means. */
   callStream(route: string, options: { method?: 'GET' | 'POST'; query?: Record<string, string | number | undefined>; json?: unknown; timeoutMs?: number; maxBytes: number }): Promise<Readable>;
   callRaw(method: 'GET' | 'POST', route: string, options?: { query?: Record<string, string | number | undefined>; json?: unknown; body?: Uint8Array; timeoutMs?: number; maxBytes?: number }): Promise<SiteResponse>;
+}
+
+export interface CallOptions<T> {
+  query?: Record<string, string | number | undefined>;
+  json?: unknown;
+  timeoutMs?: number;
+  schema?: z.ZodType<T>;
 }
 
 export interface WordPressClient {
@@ -63,7 +74,7 @@ export interface WordPressClient {
 export function createWordPressClient({ http }: { http: SiteHttp }): WordPressClient {
   return {
     session(credentials) {
-      const call: WordPressSession['call'] = async (method, route, options = {}) => {
+      const call = async <T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', route: string, options: CallOptions<T> = {}): Promise<T> => {
         const response = await http.request({
           method,
           url: restRouteUrl(credentials.restUrl, route, options.query),
@@ -71,7 +82,8 @@ export function createWordPressClient({ http }: { http: SiteHttp }): WordPressCl
           timeoutMs: options.timeoutMs,
           basicAuth: { username: credentials.username, password: credentials.applicationPassword },
         });
-        return readRestResponse(response);
+        const answer = readRestResponse<T>(response);
+        return options.schema ? checkSiteAnswer(options.schema, answer, route) : answer;
       };
       return {
         call,
@@ -138,6 +150,15 @@ export function readRestResponse<T>(response: SiteResponse): T {
     throw siteHttpProblems.invalidResponse.create(`the site has no REST route for ${answered.searchParams.get('rest_route') ?? answered.pathname}`, extensions);
   }
   throw wordpressProblems.siteError.create(detail, extensions);
+}
+
+/** The site's answer as `schema` describes it, or `site-invalid-response` naming the route and the first misfit. */
+export function checkSiteAnswer<T>(schema: z.ZodType<T>, answer: unknown, route: string): T {
+  const parsed = schema.safeParse(answer);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+  throw siteHttpProblems.invalidResponse.create(`the site's answer to ${route} does not have the expected shape${where}: ${issue?.message ?? 'invalid'}`, { route });
 }
 
 const stripTags = (text: string) => text.replace(/<[^>]*>/g, '').trim();
