@@ -5,7 +5,7 @@
  * of its database in the same run; a second backup of the unchanged site (bytes transferred and
  * time against the first); 30 daily backups of a site changing 1% a day (store size against one
  * full backup); a restore; and the daemon's peak RSS (VmHWM) over all of it. Not run by the
- * tests. Usage (README, "Benchmarks"):
+ * tests. Usage (figures in docs/benchmarks.md):
  *
  *   npm run build && node --import tsx bench/backups.ts
  *   BENCH_MEDIA_MB=200 BENCH_ROWS=100000 BENCH_DAYS=30 node --import tsx bench/backups.ts

@@ -3,7 +3,7 @@
  * WordPress site N times, then Lighthouse's own CLI audits it N times with the same Chromium
  * flags; prints the throughput ratio, the daemon's event-loop delay and API latency while audits
  * run, its RSS across the audits (the audit workers are separate processes), and the bytes stored
- * per audit. Not run by the tests. Usage (README, "Benchmarks"):
+ * per audit. Not run by the tests. Usage (figures in docs/benchmarks.md):
  *
  *   npm run build && node --import tsx bench/performance.ts        # N = 10, RSS over 50 audits
  *   BENCH_AUDITS=5 BENCH_RSS_AUDITS=20 node --import tsx bench/performance.ts

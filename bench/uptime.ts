@@ -1,7 +1,7 @@
 /**
  * Uptime benchmark: the real monitor (service, scheduler, prober, writer, SQLite file) wired as
  * src/main.ts wires it, probing loopback targets run in a child process, one fresh connection
- * per probe. Not run by the tests. Usage (README, "Benchmarks"):
+ * per probe. Not run by the tests. Usage (figures in docs/benchmarks.md):
  *
  *   node --import tsx bench/uptime.ts steady     # 10,000 sites at 60 s for 185 s (measured after the first interval)
  *   node --import tsx bench/uptime.ts capacity   # largest site count at 60 s with p99 lag ≤ 1 s, vs a plain undici loop
