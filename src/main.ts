@@ -15,6 +15,8 @@ import { systemClock } from './shared/clock.js';
 import { logEvent } from './shared/events.js';
 import { createShutdownRegistry } from './shared/shutdown.js';
 import { loadSecretKey } from './shared/secret-key.js';
+import { lockDataDir } from './shared/data-dir-lock.js';
+import { tightenDataDir } from './shared/data-dir-permissions.js';
 import { VERSION } from './version.js';
 
 export const DATABASE_FILE = 'sitewarden.db';
@@ -35,6 +37,14 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   // One grace period for the whole shutdown (the steps share it), so the unit's TimeoutStopSec holds.
   let stopBy = Number.POSITIVE_INFINITY;
   const graceLeft = () => Math.max(0, Math.min(config.shutdownGraceMs, stopBy - Date.now()));
+
+  // Before anything reads or writes the data directory (migrations, recovery of the last run's
+  // jobs): a second process on it stops here. Released last, when the process ends at the latest.
+  const lock = lockDataDir(config.dataDir);
+  shutdown.register('data directory lock', () => lock.release());
+  const permissions = tightenDataDir(config.dataDir);
+  if (permissions.tightened.length > 0) logEvent(logger, 'daemon.permissions_tightened', { dataDir: config.dataDir, paths: permissions.tightened.length, examples: permissions.tightened.slice(0, 5) });
+  for (const { path, error } of permissions.failed) logger.warn({ path, error }, 'could not make a data directory entry owner-only');
 
   const database = openDatabase(join(config.dataDir, DATABASE_FILE));
   shutdown.register('database', () => database.close());
