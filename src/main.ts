@@ -17,6 +17,7 @@ import { createShutdownRegistry } from './shared/shutdown.js';
 import { loadSecretKey } from './shared/secret-key.js';
 import { lockDataDir } from './shared/data-dir-lock.js';
 import { tightenDataDir } from './shared/data-dir-permissions.js';
+import { scheduleSiteWork } from './scheduled-work.js';
 import { VERSION } from './version.js';
 
 export const DATABASE_FILE = 'sitewarden.db';
@@ -70,28 +71,24 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     services.sites.expireAuthorizations();
     services.sync.enqueueDue();
   });
-  // Uptime: a tick a second queues the probes falling due and writes the last second's results;
-  // an hourly job closes hours, rolls days up and prunes by retention.
+  // Uptime: probes are scheduled in src/scheduled-work.ts; an hourly job closes hours, rolls days
+  // up and prunes by retention.
   services.uptime.start();
   shutdown.register('uptime monitor', () => services.uptime.stop());
-  scheduler.every('uptime-probes', '* * * * * *', () => services.uptime.tick());
   scheduler.every('uptime-maintenance', '7 * * * *', async () => void (await services.uptime.maintain()));
   // Performance: queued audits left from the last run are queued again, running ones failed as
-  // `interrupted` (their work files and partial reports are swept); a minute tick enqueues the
-  // sites whose daily slot came; reports expire hourly.
+  // `interrupted` (their work files and partial reports are swept); reports expire hourly.
   services.performance.recover();
   void services.performance.cleanupReports().catch((error: unknown) => logger.warn({ err: error }, 'sweeping performance reports at start failed'));
   shutdown.register('performance audits', () => services.performance.stop());
-  scheduler.every('performance-audits', '* * * * *', () => void services.performance.enqueueDue());
   scheduler.every('performance-reports', '23 * * * *', async () => void (await services.performance.cleanupReports()));
   // Backups: jobs the last process left queued are queued again, running ones fail as
-  // `interrupted` (a backup is retried once); a tick every ten minutes queues the sites whose
-  // slot in their interval came. Shutdown aborts running backups at once.
+  // `interrupted` (a backup is retried once). Shutdown aborts running backups at once.
   await services.backups.recoverInterrupted();
   shutdown.register('backups', async () => {
     if (!(await services.backups.stop(graceLeft()))) logger.warn({ graceMs: config.shutdownGraceMs }, 'a restore still running at shutdown was aborted');
   });
-  scheduler.every('backups', '*/10 * * * *', () => void services.backups.enqueueDue());
+  scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
   scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());
   scheduler.every('webhook-retention', '41 * * * *', () => void services.webhookDispatcher.prune());
