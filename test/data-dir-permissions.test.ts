@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
+import { tightenDataDir } from '../src/shared/data-dir-permissions.js';
 import { buildOnce, startDaemonProcess } from './helpers/daemon-process.js';
 
 beforeAll(() => buildOnce(), 120_000);
@@ -75,5 +76,19 @@ describe('the data directory’s permissions', () => {
       daemon.child.kill('SIGTERM');
       await daemon.exited;
     }
+  });
+
+  it('follow the data directory when it is itself a link the operator made, and no link inside it', () => {
+    const root = mkdtempSync(join(tmpdir(), 'sitewarden-perms-link-'));
+    cleanup.push(root);
+    const real = join(root, 'disk');
+    mkdirSync(real, { mode: 0o755 });
+    chmodSync(real, 0o755);
+    writeFileSync(join(real, 'sitewarden.db'), '');
+    chmodSync(join(real, 'sitewarden.db'), 0o644);
+    symlinkSync(real, join(root, 'data'));
+
+    expect(tightenDataDir(join(root, 'data'))).toEqual({ tightened: [join(root, 'data'), join(root, 'data/sitewarden.db')], failed: [] });
+    expect(ownerOnly(modesUnder(real))).toEqual([]);
   });
 });

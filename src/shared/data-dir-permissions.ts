@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const PRIVATE_DIR_MODE = 0o700;
@@ -15,17 +15,17 @@ export interface TightenResult {
  * Everything in the data directory is secret (the database and its -wal/-shm, the key file,
  * the admin token, backup objects, staged files, audit reports), so at every start the
  * directory tree is made owner-only: 0700 directories, 0600 files, whoever created them and
- * with whatever umask. Symbolic links are left alone: following one could change the mode of
- * a file outside the directory. Only entries with group or other bits are touched, so a tree
+ * with whatever umask. Symbolic links inside are left alone: following one could change the
+ * mode of a file outside the directory (the directory itself may be a link the operator made). Only entries with group or other bits are touched, so a tree
  * already tight costs one lstat per entry.
  */
 export function tightenDataDir(dataDir: string): TightenResult {
   mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const result: TightenResult = { tightened: [], failed: [] };
-  const visit = (path: string) => {
+  const visit = (path: string, isRoot = false) => {
     let stat;
     try {
-      stat = lstatSync(path);
+      stat = isRoot ? statSync(path) : lstatSync(path);
     } catch {
       return; // Removed while we walked: nothing to protect.
     }
@@ -49,6 +49,6 @@ export function tightenDataDir(dataDir: string): TightenResult {
     }
     for (const name of names) visit(join(path, name));
   };
-  visit(dataDir);
+  visit(dataDir, true);
   return result;
 }
