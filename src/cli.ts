@@ -2,13 +2,14 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { openDatabase } from './db/database.js';
+import { MigrationsPendingError, openDatabase } from './db/database.js';
 import { DATABASE_FILE, startDaemon } from './main.js';
 import { systemClock } from './shared/clock.js';
 import { isAppError } from './shared/errors.js';
 import { logEvent } from './shared/events.js';
 import { createLogger } from './shared/logger.js';
 import { KeyError } from './shared/secret-key.js';
+import { DataDirLockedError, lockDataDir, withDataDirShared } from './shared/data-dir-lock.js';
 import { createTokensRepository } from './tokens/tokens.repository.js';
 import { createTokensService, type TokenScope } from './tokens/tokens.service.js';
 import { VERSION } from './version.js';
@@ -29,23 +30,40 @@ Commands:
 class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
+  // Everything this process creates in the data directory is owner-only, SQLite's -wal and -shm
+  // and the audit worker's files included (a child inherits the umask).
+  process.umask(0o077);
   const [command, ...rest] = argv;
   switch (command) {
     case 'start':
       return start(loadConfig());
     case 'migrate': {
+      // Never under a running daemon: its statements were prepared against the schema it migrated.
       const config = loadConfig();
-      openDatabase(join(config.dataDir, DATABASE_FILE)).close();
+      const lock = lockDataDir(config.dataDir);
+      try {
+        openDatabase(join(config.dataDir, DATABASE_FILE)).close();
+      } finally {
+        lock.release();
+      }
       process.stdout.write(`migrations applied to ${join(config.dataDir, DATABASE_FILE)}\n`);
       return 0;
     }
     case 'backup': {
       if (rest[0] !== 'verify' || !rest[1]) throw new UsageError('backup needs: verify BACKUP_ID');
       const config = loadConfig();
-      return verifyBackupCommand({ dataDir: config.dataDir, databaseFile: DATABASE_FILE, backupId: rest[1], out: (line) => process.stdout.write(`${line}\n`) });
+      const backupId = rest[1];
+      // Reads only: it may run beside the daemon.
+      return withDataDirShared(config.dataDir, (holder) => verifyBackupCommand({ dataDir: config.dataDir, databaseFile: DATABASE_FILE, backupId, migrate: holder.owner, out: (line) => process.stdout.write(`${line}\n`) }));
     }
-    case 'token':
-      return token(rest, loadConfig());
+    case 'token': {
+      // Token commands may run beside the daemon (README, "Operator commands"): each is one short
+      // write transaction, which SQLite's WAL serialises with the daemon's writes (both wait up to
+      // busy_timeout for the other), and the daemon notices a revoke through data_version. Beside a
+      // daemon they leave migrations to it; alone they hold the lock, so no daemon starts mid-command.
+      const config = loadConfig();
+      return withDataDirShared(config.dataDir, (holder) => token(rest, config, holder.owner));
+    }
     case 'version':
     case '--version':
       process.stdout.write(`${VERSION}\n`);
@@ -75,10 +93,10 @@ async function start(config: Config): Promise<number> {
   return 0;
 }
 
-function token(args: string[], config: Config): number {
+function token(args: string[], config: Config, migrate: boolean): number {
   const [action, ...rest] = args;
   const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { name: { type: 'string' }, scope: { type: 'string' } } });
-  const database = openDatabase(join(config.dataDir, DATABASE_FILE));
+  const database = openDatabase(join(config.dataDir, DATABASE_FILE), { migrate });
   try {
     // Operator commands log to stderr only at warn and above; their output is the result.
     const tokens = createTokensService({ repository: createTokensRepository({ db: database.db }), clock: systemClock, logger: createLogger({ level: 'silent' }) });
@@ -119,7 +137,8 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     // Expected failures are one clear line; anything else keeps its stack for a bug report.
-    if (error instanceof ConfigError || error instanceof KeyError) console.error(`sitewarden: ${error.message}`);
+    if (error instanceof ConfigError || error instanceof KeyError || error instanceof MigrationsPendingError) console.error(`sitewarden: ${error.message}`);
+    else if (error instanceof DataDirLockedError) console.error(`sitewarden: ${error.message}; stop it first (one process per data directory)`);
     else if (error instanceof UsageError) console.error(`sitewarden: ${error.message}\n\n${USAGE}`);
     else if (isAppError(error)) console.error(`sitewarden: ${error.detail}`);
     else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') console.error(`sitewarden: cannot listen: ${(error as Error).message}`);

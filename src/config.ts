@@ -5,6 +5,7 @@ import { DEFAULT_PERFORMANCE_CONFIG } from './performance/performance.config.js'
 import type { PerformanceConfig } from './performance/performance.service.js';
 import { DEFAULT_BACKUPS_CONFIG, type BackupsConfig } from './backups/backups.config.js';
 import { DEFAULT_WEBHOOKS_CONFIG, type WebhooksConfig } from './webhooks/webhooks.config.js';
+import type { ScheduledWorkSwitches } from './scheduled-work.js';
 
 /**
  * Every setting comes from the environment (systemd's EnvironmentFile in production).
@@ -17,6 +18,12 @@ const positiveInt = (name: string, fallback: number, max = Number.MAX_SAFE_INTEG
     .min(1, `${name} must be at least 1`)
     .max(max, `${name} must be at most ${max}`)
     .default(fallback);
+
+const onOff = (name: string) =>
+  z
+    .enum(['on', 'off'], { error: `${name} must be on or off` })
+    .default('on')
+    .transform((value) => value === 'on');
 
 const envSchema = z.object({
   SITEWARDEN_HOST: z.string().min(1).default('127.0.0.1'),
@@ -68,6 +75,9 @@ const envSchema = z.object({
   SITEWARDEN_WEBHOOK_CONCURRENCY: positiveInt('SITEWARDEN_WEBHOOK_CONCURRENCY', DEFAULT_WEBHOOKS_CONFIG.concurrency, 64),
   SITEWARDEN_WEBHOOK_MAX_PENDING: positiveInt('SITEWARDEN_WEBHOOK_MAX_PENDING', DEFAULT_WEBHOOKS_CONFIG.maxPending, 1_000_000),
   SITEWARDEN_WEBHOOK_RETENTION_DAYS: positiveInt('SITEWARDEN_WEBHOOK_RETENTION_DAYS', DEFAULT_WEBHOOKS_CONFIG.retentionDays, 3650),
+  SITEWARDEN_SCHEDULED_UPTIME_PROBES: onOff('SITEWARDEN_SCHEDULED_UPTIME_PROBES'),
+  SITEWARDEN_SCHEDULED_AUDITS: onOff('SITEWARDEN_SCHEDULED_AUDITS'),
+  SITEWARDEN_SCHEDULED_BACKUPS: onOff('SITEWARDEN_SCHEDULED_BACKUPS'),
 });
 
 export interface Config {
@@ -97,6 +107,8 @@ export interface Config {
   performance: PerformanceConfig;
   backups: BackupsConfig;
   webhooks: WebhooksConfig;
+  /** Work the daemon starts on its own schedule; off leaves only what the API asks for. */
+  scheduled: ScheduledWorkSwitches;
 }
 
 export class ConfigError extends Error {
@@ -166,6 +178,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       concurrency: values.SITEWARDEN_WEBHOOK_CONCURRENCY,
       maxPending: values.SITEWARDEN_WEBHOOK_MAX_PENDING,
       retentionDays: values.SITEWARDEN_WEBHOOK_RETENTION_DAYS,
+    },
+    scheduled: {
+      uptimeProbes: values.SITEWARDEN_SCHEDULED_UPTIME_PROBES,
+      audits: values.SITEWARDEN_SCHEDULED_AUDITS,
+      backups: values.SITEWARDEN_SCHEDULED_BACKUPS,
     },
   };
 }

@@ -15,6 +15,9 @@ import { systemClock } from './shared/clock.js';
 import { logEvent } from './shared/events.js';
 import { createShutdownRegistry } from './shared/shutdown.js';
 import { loadSecretKey } from './shared/secret-key.js';
+import { lockDataDir } from './shared/data-dir-lock.js';
+import { tightenDataDir } from './shared/data-dir-permissions.js';
+import { scheduleSiteWork } from './scheduled-work.js';
 import { VERSION } from './version.js';
 
 export const DATABASE_FILE = 'sitewarden.db';
@@ -35,6 +38,14 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   // One grace period for the whole shutdown (the steps share it), so the unit's TimeoutStopSec holds.
   let stopBy = Number.POSITIVE_INFINITY;
   const graceLeft = () => Math.max(0, Math.min(config.shutdownGraceMs, stopBy - Date.now()));
+
+  // Before anything reads or writes the data directory (migrations, recovery of the last run's
+  // jobs): a second process on it stops here. Released last, when the process ends at the latest.
+  const lock = lockDataDir(config.dataDir);
+  shutdown.register('data directory lock', () => lock.release());
+  const permissions = tightenDataDir(config.dataDir);
+  if (permissions.tightened.length > 0) logEvent(logger, 'daemon.permissions_tightened', { dataDir: config.dataDir, paths: permissions.tightened.length, examples: permissions.tightened.slice(0, 5) });
+  for (const { path, error } of permissions.failed) logger.warn({ path, error }, 'could not make a data directory entry owner-only');
 
   const database = openDatabase(join(config.dataDir, DATABASE_FILE));
   shutdown.register('database', () => database.close());
@@ -60,28 +71,24 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     services.sites.expireAuthorizations();
     services.sync.enqueueDue();
   });
-  // Uptime: a tick a second queues the probes falling due and writes the last second's results;
-  // an hourly job closes hours, rolls days up and prunes by retention.
+  // Uptime: probes are scheduled in src/scheduled-work.ts; an hourly job closes hours, rolls days
+  // up and prunes by retention.
   services.uptime.start();
   shutdown.register('uptime monitor', () => services.uptime.stop());
-  scheduler.every('uptime-probes', '* * * * * *', () => services.uptime.tick());
   scheduler.every('uptime-maintenance', '7 * * * *', async () => void (await services.uptime.maintain()));
   // Performance: queued audits left from the last run are queued again, running ones failed as
-  // `interrupted` (their work files and partial reports are swept); a minute tick enqueues the
-  // sites whose daily slot came; reports expire hourly.
+  // `interrupted` (their work files and partial reports are swept); reports expire hourly.
   services.performance.recover();
   void services.performance.cleanupReports().catch((error: unknown) => logger.warn({ err: error }, 'sweeping performance reports at start failed'));
   shutdown.register('performance audits', () => services.performance.stop());
-  scheduler.every('performance-audits', '* * * * *', () => void services.performance.enqueueDue());
   scheduler.every('performance-reports', '23 * * * *', async () => void (await services.performance.cleanupReports()));
   // Backups: jobs the last process left queued are queued again, running ones fail as
-  // `interrupted` (a backup is retried once); a tick every ten minutes queues the sites whose
-  // slot in their interval came. Shutdown aborts running backups at once.
+  // `interrupted` (a backup is retried once). Shutdown aborts running backups at once.
   await services.backups.recoverInterrupted();
   shutdown.register('backups', async () => {
     if (!(await services.backups.stop(graceLeft()))) logger.warn({ graceMs: config.shutdownGraceMs }, 'a restore still running at shutdown was aborted');
   });
-  scheduler.every('backups', '*/10 * * * *', () => void services.backups.enqueueDue());
+  scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
   scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());
   scheduler.every('webhook-retention', '41 * * * *', () => void services.webhookDispatcher.prune());

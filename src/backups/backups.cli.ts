@@ -6,8 +6,8 @@ import { createFileObjectStore } from './object-store.js';
 import { verifyBackup } from './verify.js';
 
 /** `sitewarden backup verify <backupId>`: re-reads the backup from the store; exit code 0 only when every hash matches. */
-export async function verifyBackupCommand({ dataDir, databaseFile, backupId, out }: { dataDir: string; databaseFile: string; backupId: string; out: (line: string) => void }): Promise<number> {
-  const database = openDatabase(join(dataDir, databaseFile));
+export async function verifyBackupCommand({ dataDir, databaseFile, backupId, migrate = true, out }: { dataDir: string; databaseFile: string; backupId: string; migrate?: boolean; out: (line: string) => void }): Promise<number> {
+  const database = openDatabase(join(dataDir, databaseFile), { migrate });
   try {
     const backup = createBackupsRepository({ db: database.db }).findBackup(backupId);
     if (!backup) {

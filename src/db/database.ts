@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -23,9 +23,11 @@ function findMigrationsFolder(): string {
 
 /**
  * Opens (or creates) the database and applies pending migrations before anything uses it.
- * `:memory:` gives tests a private, migrated database.
+ * `:memory:` gives tests a private, migrated database. `migrate: false` is for a command that
+ * runs beside the daemon that owns the data directory: it only checks that the daemon applied
+ * every migration this version knows (see MigrationsPendingError).
  */
-export function openDatabase(path: string): DatabaseHandle {
+export function openDatabase(path: string, { migrate: applyMigrations = true }: { migrate?: boolean } = {}): DatabaseHandle {
   // The data directory holds sealed credentials and token hashes: owner only.
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const sqlite = new Database(path);
@@ -34,7 +36,11 @@ export function openDatabase(path: string): DatabaseHandle {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   const db = drizzle(sqlite, { schema });
-  migrate(db, { migrationsFolder: findMigrationsFolder() });
+  if (applyMigrations) migrate(db, { migrationsFolder: findMigrationsFolder() });
+  else if (pendingMigrations(sqlite) > 0) {
+    sqlite.close();
+    throw new MigrationsPendingError(path);
+  }
   return {
     db,
     sqlite,
@@ -42,4 +48,21 @@ export function openDatabase(path: string): DatabaseHandle {
       if (sqlite.open) sqlite.close();
     },
   };
+}
+
+/** The database is older than this version's schema and its owner must apply the migrations first. */
+export class MigrationsPendingError extends Error {
+  override name = 'MigrationsPendingError';
+  constructor(path: string) {
+    super(`${path} lacks migrations of this version; stop the daemon using it and start this version (or run migrate)`);
+  }
+}
+
+/** Migrations in drizzle/ newer than the last one the database records, as drizzle's migrator counts them. */
+function pendingMigrations(sqlite: Database.Database): number {
+  const journal = JSON.parse(readFileSync(resolve(findMigrationsFolder(), 'meta/_journal.json'), 'utf8')) as { entries: { when: number }[] };
+  const applied = sqlite.prepare("select name from sqlite_master where type = 'table' and name = '__drizzle_migrations'").get()
+    ? (sqlite.prepare('select max(created_at) as at from __drizzle_migrations').get() as { at: number | null }).at
+    : null;
+  return journal.entries.filter((entry) => applied === null || entry.when > applied).length;
 }

@@ -9,6 +9,7 @@ export const eventCatalogue = {
   'daemon.started': { level: 'info', fields: ['listen', 'dataDir', 'version'], when: 'The HTTP API is listening.' },
   'daemon.stopping': { level: 'info', fields: ['signal'], when: 'A shutdown signal was received; in-flight work is finishing.' },
   'daemon.stopped': { level: 'info', fields: [], when: 'Shutdown completed; the database is closed.' },
+  'daemon.permissions_tightened': { level: 'warn', fields: ['dataDir', 'paths', 'examples'], when: 'At start, entries of the data directory readable by others were made owner-only (0700 directories, 0600 files): `paths` of them, the first few in `examples`.' },
   'token.bootstrap_created': { level: 'warn', fields: ['tokenId', 'path'], when: 'First start with no API token: an admin token was written to a 0600 file (its path is logged, never the token).' },
   'token.created': { level: 'info', fields: ['tokenId', 'name', 'scope'], when: 'An API token was created.' },
   'token.revoked': { level: 'info', fields: ['tokenId', 'name'], when: 'An API token was revoked.' },
