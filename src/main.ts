@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Logger } from 'pino';
@@ -6,6 +7,7 @@ import { defaultConnectorZipPath } from './connector/connector-package.js';
 import { openDatabase } from './db/database.js';
 import { createApp } from './http/app.js';
 import { createAuthFailureLimiter } from './http/auth-rate-limit.js';
+import { answerClientErrorsAsProblems } from './http/client-errors.js';
 import { createMetrics } from './metrics/metrics.js';
 import { createMetricsRoutes } from './metrics/metrics.routes.js';
 import { createReadiness, sqliteWriteCheck } from './metrics/readiness.js';
@@ -136,6 +138,7 @@ function listen(fetch: Parameters<typeof serve>[0]['fetch'], config: { host: str
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, hostname: config.host, port: config.port }, () => resolve(server));
     server.once('error', reject);
+    answerClientErrorsAsProblems(server as Server);
   });
 }
 

@@ -46,9 +46,10 @@ export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => string = 
   return { items, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(keyOf(last)) : null };
 }
 
-/** Pages through a list read whole from a site, sorted by `key`. */
+/** Pages through a list read whole from a site, in code-point order of `key` (the order the cursor compares in). */
 export function pageOfList<T>(all: T[], { limit, cursor }: { limit: number; cursor?: string }, key: (item: T) => string, keyPattern: RegExp) {
   const after = decodeCursor(cursor, keyPattern);
-  const rest = after === undefined ? all : all.filter((item) => key(item) > after);
+  const sorted = [...all].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const rest = after === undefined ? sorted : sorted.filter((item) => key(item) > after);
   return toPage(rest.slice(0, limit + 1), limit, key);
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { isAppError, type AppError } from '../shared/errors.js';
 import type { ConnectedSite, SiteAccess } from '../sites/site-access.js';
-import type { WordPressPlugin } from '../wordpress/wordpress-client.js';
+import { DeletedPluginSchema, WordPressPluginSchema } from '../wordpress/site-schemas.js';
 import { wordpressProblems } from '../wordpress/wordpress.errors.js';
 import { pluginsProblems } from './plugins.errors.js';
 import { pluginFromWordPress, withPluginUpdates, type Plugin } from './plugins.schemas.js';
@@ -26,7 +26,7 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
     return access.operate(siteId, async (site) => {
       const plugin = await find(site, slug);
       if (plugin.status === 'network-active' || plugin.status === status) return plugin;
-      const updated = await site.session.call<WordPressPlugin>('POST', restPath(plugin), { json: { status } }).catch(rethrowOperation);
+      const updated = await site.session.call('POST', restPath(plugin), { json: { status }, schema: WordPressPluginSchema }).catch(rethrowOperation);
       return { ...pluginFromWordPress(updated), update: plugin.update };
     });
   }
@@ -39,7 +39,7 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
         const existing = (await site.session.listPlugins()).map(pluginFromWordPress).find((plugin) => plugin.slug === slug);
         if (existing) throw pluginsProblems.alreadyInstalled.create(`${slug} ${existing.version} is already installed on ${site.site.url}`, { slug });
         try {
-          const installed = await site.session.call<WordPressPlugin>('POST', 'wp/v2/plugins', { json: { slug, status: options.activate ? 'active' : 'inactive' } });
+          const installed = await site.session.call('POST', 'wp/v2/plugins', { json: { slug, status: options.activate ? 'active' : 'inactive' }, schema: WordPressPluginSchema });
           return pluginFromWordPress(installed);
         } catch (error) {
           if (isAppError(error) && error.extensions.siteCode === 'plugins_api_failed') {
@@ -74,7 +74,8 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
       return access.operate(siteId, async (site) => {
         const plugin = await find(site, slug);
         if (plugin.status !== 'inactive') throw pluginsProblems.active.create(`${slug} is ${plugin.status}; deactivate it before deleting it`, { slug });
-        await site.session.call('DELETE', restPath(plugin)).catch(rethrowOperation);
+        const answer = await site.session.call('DELETE', restPath(plugin), { schema: DeletedPluginSchema }).catch(rethrowOperation);
+        if (!answer.deleted) throw pluginsProblems.operationFailed.create(`${site.site.url} did not delete ${slug}`, { slug });
       });
     },
   };

@@ -1,7 +1,7 @@
 import type { Plugin } from '../plugins/plugins.schemas.js';
 import type { Theme } from '../themes/themes.schemas.js';
 import type { Inventory, SiteListRow } from './sites.repository.js';
-import type { SiteDetailsView, SiteView } from './sites.schemas.js';
+import { SITE_DETAIL_MAX_ITEMS, type SiteDetailsView, type SiteView } from './sites.schemas.js';
 import type { SiteRow } from './sites.table.js';
 import type { SiteUptimeStatus } from '../uptime/uptime.schemas.js';
 
@@ -33,10 +33,19 @@ export function toSiteView(row: SiteListRow, uptime: SiteUptimeStatus = null): S
   };
 }
 
+/** At most SITE_DETAIL_MAX_ITEMS plugins and themes (by slug): the rest are in the site's paginated lists. */
 export function toSiteDetailsView(row: SiteRow, inventory: Inventory | undefined, uptime: SiteUptimeStatus = null): SiteDetailsView {
+  const plugins = inventory ? (JSON.parse(inventory.pluginsJson) as Plugin[]) : [];
+  const themes = inventory ? (JSON.parse(inventory.themesJson) as Theme[]) : [];
+  const first = <T extends { slug: string }>(items: T[]) => [...items].sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)).slice(0, SITE_DETAIL_MAX_ITEMS);
+  const base = `/api/sites/${encodeURIComponent(row.id)}`;
   return {
     ...toSiteView(row, uptime),
-    plugins: inventory ? (JSON.parse(inventory.pluginsJson) as Plugin[]) : [],
-    themes: inventory ? (JSON.parse(inventory.themesJson) as Theme[]) : [],
+    plugins: first(plugins),
+    themes: first(themes),
+    inventory: {
+      plugins: { total: plugins.length, list: `${base}/plugins` },
+      themes: { total: themes.length, list: `${base}/themes` },
+    },
   };
 }

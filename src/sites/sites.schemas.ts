@@ -45,9 +45,25 @@ export const SiteSchema = z
   })
   .openapi('Site');
 
+/** A site's detail carries at most this many plugins and this many themes; the paginated lists have them all. */
+export const SITE_DETAIL_MAX_ITEMS = 100;
+
+const InventoryCount = (kind: 'plugins' | 'themes') =>
+  z.object({
+    total: z.number().int().openapi({ description: `How many ${kind} the site had at \`status.lastSyncedAt\`.` }),
+    list: z.string().openapi({ description: `The paginated list of all of them (\`GET /api/sites/{siteId}/${kind}\`, read from the site now).` }),
+  });
+
 export const SiteDetailsSchema = SiteSchema.extend({
-  plugins: z.array(PluginSchema).openapi({ description: 'As of `status.lastSyncedAt`.' }),
-  themes: z.array(ThemeSchema).openapi({ description: 'As of `status.lastSyncedAt`.' }),
+  plugins: z
+    .array(PluginSchema)
+    .max(SITE_DETAIL_MAX_ITEMS)
+    .openapi({ description: `As of \`status.lastSyncedAt\`, sorted by slug: the first ${SITE_DETAIL_MAX_ITEMS} (\`inventory.plugins.total\` says how many there are).` }),
+  themes: z
+    .array(ThemeSchema)
+    .max(SITE_DETAIL_MAX_ITEMS)
+    .openapi({ description: `As of \`status.lastSyncedAt\`, sorted by slug: the first ${SITE_DETAIL_MAX_ITEMS} (\`inventory.themes.total\` says how many there are).` }),
+  inventory: z.object({ plugins: InventoryCount('plugins'), themes: InventoryCount('themes') }).openapi({ description: 'Counts as of the last sync, and where the full lists are.' }),
 }).openapi('SiteDetails');
 
 export const PendingSiteSchema = SiteSchema.extend({

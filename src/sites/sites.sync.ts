@@ -62,9 +62,11 @@ export function createSiteSync({
       const [plugins, themes, info] = await Promise.all([session.listPlugins(), session.listThemes(), connector.info()]);
       const updates = info ? await freshUpdates(connector) : null;
       const syncedAt = clock.now();
+      const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
+      // The session refused lists over MAX_PLUGINS_PER_SITE / MAX_THEMES_PER_SITE, so what is stored stays bounded.
       repository.writeInventory(site.id, {
-        pluginsJson: JSON.stringify(withPluginUpdates(plugins.map(pluginFromWordPress), updates)),
-        themesJson: JSON.stringify(withThemeUpdates(themes.map(themeFromWordPress), updates)),
+        pluginsJson: JSON.stringify(withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort(bySlug)),
+        themesJson: JSON.stringify(withThemeUpdates(themes.map(themeFromWordPress), updates).sort(bySlug)),
         syncedAt,
       });
       metrics?.observeJob('sync', 'completed', syncedAt.getTime() - attemptAt.getTime());

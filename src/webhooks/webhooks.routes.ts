@@ -29,7 +29,7 @@ const routes = {
     description:
       'Every event named in `events` (or every event, with `"*"`) is POSTed to `url` from then on, signed with `secret` if one is set (`Sitewarden-Signature: v1=<hex HMAC-SHA256 of "<Sitewarden-Timestamp>.<body>">`). A delivery that does not get a 2xx answer is retried with exponential backoff up to `SITEWARDEN_WEBHOOK_MAX_ATTEMPTS` attempts.',
     request: { body: jsonBody(CreateWebhookInput) },
-    responses: { 201: jsonContent(WebhookSchema, 'The webhook'), ...problemResponses(400, 403, 413, 415) },
+    responses: { 201: jsonContent(WebhookSchema, 'The webhook'), ...problemResponses(400, 403, 413, 415, 422) },
   }),
   get: createRoute({
     method: 'get',
@@ -47,7 +47,7 @@ const routes = {
     summary: 'Change a webhook',
     description: 'Fields left out keep their value; `secret: null` removes the secret. Deliveries already queued keep the body they were made with.',
     request: { params: WebhookIdParam, body: jsonBody(UpdateWebhookInput) },
-    responses: { 200: jsonContent(WebhookSchema, 'The webhook now'), ...problemResponses(400, 403, 404, 413, 415) },
+    responses: { 200: jsonContent(WebhookSchema, 'The webhook now'), ...problemResponses(400, 403, 404, 413, 415, 422) },
   }),
   delete: createRoute({
     method: 'delete',

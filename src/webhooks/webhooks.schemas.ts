@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { eventCatalogue } from '../shared/events.js';
 import { deliveryCauses } from './webhook-sender.js';
+import { webhooksProblems } from './webhooks.errors.js';
 import { isWebhookEvent } from './webhook-dispatcher.js';
 import { deliveryStatuses, webhookFormats, type DeliveryRow, type WebhookRow } from './webhooks.table.js';
 
@@ -19,11 +20,12 @@ const EventName = z.string().superRefine((name, ctx) => {
   ctx.addIssue({ code: 'custom', message });
 });
 
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+/** Checked by the service (`checkWebhookUrl`), so an unusable address is a 422 `invalid-webhook-url`, whatever it holds. */
 const WebhookUrl = z
-  .url({ protocol: /^https?$/, error: 'url must be an http:// or https:// URL' })
-  .max(2048)
-  .refine((url) => { const parsed = new URL(url); return parsed.username === '' && parsed.password === ''; }, 'url must not carry a user name or password; set a `secret` to authenticate deliveries')
-  .openapi({ description: 'Where deliveries are POSTed (http or https). Redirects are not followed.', example: 'https://hooks.example.com/sitewarden' });
+  .string()
+  .openapi({ description: `Where deliveries are POSTed: an http:// or https:// URL of at most ${MAX_WEBHOOK_URL_LENGTH} characters, without a user name or password (else 422 \`invalid-webhook-url\`). Redirects are not followed.`, example: 'https://hooks.example.com/sitewarden' });
 
 const Events = z
   .array(EventName)
@@ -44,6 +46,22 @@ export const UpdateWebhookInput = z
   .object({ url: WebhookUrl.optional(), events: Events.optional(), secret: Secret.nullable().optional().openapi({ description: 'A new secret; null removes it (deliveries are then unsigned).' }), format: Format.optional() })
   .strict()
   .openapi('UpdateWebhookInput');
+
+/** The URL as it is stored, or `invalid-webhook-url` saying what is wrong with it. */
+export function checkWebhookUrl(input: string): string {
+  const invalid = (reason: string) => webhooksProblems.invalidUrl.create(`url ${reason}`, { field: 'url' });
+  if (input.length > MAX_WEBHOOK_URL_LENGTH) throw invalid(`is ${input.length} characters long; at most ${MAX_WEBHOOK_URL_LENGTH} are allowed`);
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    throw invalid('is not a URL; give an http:// or https:// URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('must be an http:// or https:// URL');
+  if (!url.hostname) throw invalid('has no host');
+  if (url.username !== '' || url.password !== '') throw invalid('must not carry a user name or password; set a `secret` to authenticate deliveries');
+  return input;
+}
 
 export type CreateWebhook = z.infer<typeof CreateWebhookInput>;
 export type UpdateWebhook = z.infer<typeof UpdateWebhookInput>;

@@ -4,7 +4,7 @@ import type { SecretBox } from '../shared/secret-box.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
 import { webhooksProblems } from './webhooks.errors.js';
 import type { WebhooksRepository } from './webhooks.repository.js';
-import type { CreateWebhook, UpdateWebhook } from './webhooks.schemas.js';
+import { checkWebhookUrl, type CreateWebhook, type UpdateWebhook } from './webhooks.schemas.js';
 import type { DeliveryRow, NewWebhookRow, WebhookRow } from './webhooks.table.js';
 
 /** Webhook subscriptions: what is sent where. The dispatcher does the sending. */
@@ -20,14 +20,15 @@ export function createWebhooksService({ repository, dispatcher, secrets, clock }
     list: ({ limit, before }: { limit: number; before?: string }) => repository.list({ limit, before }),
 
     create(input: CreateWebhook): WebhookRow {
+      const url = checkWebhookUrl(input.url);
       const now = clock.now();
-      return repository.insert({ id: createId('whk', now), url: input.url, events: input.events, format: input.format, sealedSecret: input.secret ? secrets.seal(input.secret) : null, createdAt: now, updatedAt: now });
+      return repository.insert({ id: createId('whk', now), url, events: input.events, format: input.format, sealedSecret: input.secret ? secrets.seal(input.secret) : null, createdAt: now, updatedAt: now });
     },
 
     update(id: string, patch: UpdateWebhook): WebhookRow {
       get(id);
       const changes: Partial<NewWebhookRow> = { updatedAt: clock.now() };
-      if (patch.url !== undefined) changes.url = patch.url;
+      if (patch.url !== undefined) changes.url = checkWebhookUrl(patch.url);
       if (patch.events !== undefined) changes.events = patch.events;
       if (patch.format !== undefined) changes.format = patch.format;
       if (patch.secret !== undefined) changes.sealedSecret = patch.secret === null ? null : secrets.seal(patch.secret);

@@ -1,4 +1,15 @@
 import { defineProblem, isAppError } from '../shared/errors.js';
+import type { z } from 'zod';
+import {
+  AvailableUpdatesSchema,
+  ConnectorInfoSchema,
+  PluginUpdatedSchema,
+  ThemeActivatedSchema,
+  ThemeDeletedSchema,
+  ThemeUpdatedSchema,
+  type AvailableUpdates,
+  type ConnectorInfo,
+} from './site-schemas.js';
 import type { WordPressSession } from './wordpress-client.js';
 
 /**
@@ -29,22 +40,7 @@ export const connectorProblems = {
 
 const installHint = `download it from GET ${CONNECTOR_DOWNLOAD_PATH} and upload it in wp-admin under Plugins → Add New → Upload Plugin, then activate it`;
 
-export interface ConnectorInfo {
-  connector: string;
-  /** Advertised from 1.1.0 on; older connectors only have the 1.0.0 features. */
-  features?: string[];
-  wordpress: string;
-  php: string;
-  multisite: boolean;
-  filesystem: string;
-  capabilities: Record<string, boolean>;
-}
-
-export interface AvailableUpdates {
-  checkedAt: string | null;
-  plugins: Record<string, { slug: string; version: string; newVersion: string }>;
-  themes: Record<string, { version: string; newVersion: string }>;
-}
+export type { AvailableUpdates, ConnectorInfo } from './site-schemas.js';
 
 export interface Connector {
   /** The connector's info, or null when it is not installed (or not active). */
@@ -52,16 +48,16 @@ export interface Connector {
   updates(options?: { refresh?: boolean }): Promise<AvailableUpdates>;
   /** Update offers when the connector is installed and answers; null otherwise (they are extra information). */
   updatesIfAvailable(): Promise<AvailableUpdates | null>;
-  updatePlugin(file: string): Promise<{ plugin: string; previousVersion: string; version: string; active: boolean }>;
-  updateTheme(stylesheet: string): Promise<{ stylesheet: string; previousVersion: string; version: string; active: boolean }>;
-  activateTheme(stylesheet: string): Promise<{ stylesheet: string; active: boolean; previous: string }>;
-  deleteTheme(stylesheet: string): Promise<{ stylesheet: string; deleted: boolean }>;
+  updatePlugin(file: string): Promise<z.infer<typeof PluginUpdatedSchema>>;
+  updateTheme(stylesheet: string): Promise<z.infer<typeof ThemeUpdatedSchema>>;
+  activateTheme(stylesheet: string): Promise<z.infer<typeof ThemeActivatedSchema>>;
+  deleteTheme(stylesheet: string): Promise<z.infer<typeof ThemeDeletedSchema>>;
 }
 
 /** The connector's info, or null when it is not installed (or not active). */
 export async function readConnectorInfo(session: WordPressSession): Promise<ConnectorInfo | null> {
   try {
-    return await session.call<ConnectorInfo>('GET', `${CONNECTOR_NAMESPACE}/info`);
+    return await session.call('GET', `${CONNECTOR_NAMESPACE}/info`, { schema: ConnectorInfoSchema });
   } catch (error) {
     if (isAppError(error) && error.extensions.siteCode === 'rest_no_route') return null;
     throw error;
@@ -102,24 +98,24 @@ export function createConnectorGate(session: WordPressSession): (feature: Connec
 export function createConnector(session: WordPressSession, { operationTimeoutMs }: { operationTimeoutMs: number }): Connector {
   const ensure = createConnectorGate(session);
 
-  const operation = async <T>(feature: ConnectorFeature, route: string, json: unknown): Promise<T> => {
+  const operation = async <T>(feature: ConnectorFeature, route: string, json: unknown, schema: z.ZodType<T>): Promise<T> => {
     await ensure(feature);
-    return session.call<T>('POST', `${CONNECTOR_NAMESPACE}/${route}`, { json, timeoutMs: operationTimeoutMs });
+    return session.call('POST', `${CONNECTOR_NAMESPACE}/${route}`, { json, timeoutMs: operationTimeoutMs, schema });
   };
 
   async function updates(options: { refresh?: boolean } = {}): Promise<AvailableUpdates> {
     await ensure('updates');
-    return session.call<AvailableUpdates>('GET', `${CONNECTOR_NAMESPACE}/updates`, { query: { refresh: options.refresh ? 1 : undefined }, timeoutMs: operationTimeoutMs });
+    return session.call('GET', `${CONNECTOR_NAMESPACE}/updates`, { query: { refresh: options.refresh ? 1 : undefined }, timeoutMs: operationTimeoutMs, schema: AvailableUpdatesSchema });
   }
 
   return {
     info: () => readConnectorInfo(session),
     updates,
     updatesIfAvailable: () => updates().catch(() => null),
-    updatePlugin: (file) => operation('plugins/update', 'plugins/update', { plugin: file }),
-    updateTheme: (stylesheet) => operation('themes', 'themes/update', { stylesheet }),
-    activateTheme: (stylesheet) => operation('themes', 'themes/activate', { stylesheet }),
-    deleteTheme: (stylesheet) => operation('themes', 'themes/delete', { stylesheet }),
+    updatePlugin: (file) => operation('plugins/update', 'plugins/update', { plugin: file }, PluginUpdatedSchema),
+    updateTheme: (stylesheet) => operation('themes', 'themes/update', { stylesheet }, ThemeUpdatedSchema),
+    activateTheme: (stylesheet) => operation('themes', 'themes/activate', { stylesheet }, ThemeActivatedSchema),
+    deleteTheme: (stylesheet) => operation('themes', 'themes/delete', { stylesheet }, ThemeDeletedSchema),
   };
 }
 

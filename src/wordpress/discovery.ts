@@ -1,5 +1,8 @@
 import { isAppError } from '../shared/errors.js';
 import type { SiteHttp, SiteResponse } from './site-http.js';
+import { siteHttpProblems } from './site-http.js';
+import { RestIndexSchema, type RestIndex } from './site-schemas.js';
+import { checkSiteAnswer } from './wordpress-client.js';
 import { wordpressProblems } from './wordpress.errors.js';
 
 export interface DiscoveredSite {
@@ -9,14 +12,6 @@ export interface DiscoveredSite {
   name: string | null;
   /** wp-admin/authorize-application.php, present when application passwords are available. */
   authorizationEndpoint: string | null;
-}
-
-interface RestIndex {
-  name?: string;
-  home?: string;
-  url?: string;
-  namespaces?: string[];
-  authentication?: { 'application-passwords'?: { endpoints?: { authorization?: string } } };
 }
 
 const DISCOVERY_MAX_BYTES = 2 * 1024 * 1024;
@@ -37,12 +32,14 @@ export async function discoverSite(http: SiteHttp, url: string): Promise<Discove
   for (const restUrl of [...new Set(candidates)]) {
     const index = await readIndex(http, restUrl);
     if (!index) continue;
-    const appPasswords = index.authentication?.['application-passwords'];
+    const appPasswords = Array.isArray(index.authentication) ? undefined : index.authentication?.['application-passwords'];
+    const homeUrl = normaliseSiteUrl(index.home ?? index.url ?? url);
+    const authorization = appPasswords?.endpoints?.authorization;
     return {
-      homeUrl: normaliseSiteUrl(index.home ?? index.url ?? url),
+      homeUrl,
       restUrl,
       name: index.name ?? null,
-      authorizationEndpoint: appPasswords?.endpoints?.authorization ?? null,
+      authorizationEndpoint: authorization === undefined ? null : checkAuthorizationEndpoint(authorization, homeUrl, restUrl),
     };
   }
   throw wordpressProblems.notWordPress.create(`${url} answered HTTP ${home.status} but does not offer the WordPress REST API`);
@@ -58,13 +55,39 @@ async function readIndex(http: SiteHttp, restUrl: string): Promise<RestIndex | n
     throw error;
   }
   if (response.status !== 200) return null;
-  let index: RestIndex;
+  let index: unknown;
   try {
-    index = response.json<RestIndex>();
+    index = response.json<unknown>();
   } catch {
     return null;
   }
-  return Array.isArray(index?.namespaces) && index.namespaces.includes('wp/v2') ? index : null;
+  // Only an index naming wp/v2 is WordPress's; once it is, the rest of it must have the right shape.
+  const namespaces = (index as { namespaces?: unknown } | null)?.namespaces;
+  if (!Array.isArray(namespaces) || !namespaces.includes('wp/v2')) return null;
+  return checkSiteAnswer(RestIndexSchema, index, restUrl);
+}
+
+/**
+ * The authorize-application URL reaches a person (as `authorizeUrl`, a link in a dashboard), so
+ * it must be an http(s) page of the site itself: on the host of its home URL or of its REST API
+ * (WordPress serves wp-admin from its "WordPress Address", which may differ from the home's
+ * host). Any port; no credentials. Anything else (`javascript:`, `data:`, another host) is refused.
+ */
+export function checkAuthorizationEndpoint(endpoint: string, homeUrl: string, restUrl: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    // Refused below like any other unusable address.
+  }
+  const ownHosts = new Set([new URL(homeUrl).hostname, new URL(restUrl).hostname]);
+  const usable = url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && ownHosts.has(url.hostname) && !url.username && !url.password;
+  if (!usable) {
+    throw siteHttpProblems.invalidResponse.create(`the site's REST index names ${JSON.stringify(endpoint.slice(0, 200))} as its authorize-application page; Sitewarden only sends administrators to an http(s) page on the site's own host (${[...ownHosts].join(' or ')})`, {
+      authorizationUrl: endpoint.slice(0, 2048),
+    });
+  }
+  return url!.toString();
 }
 
 function findApiLink(response: SiteResponse): string | null {

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { SiteHttp, SiteResponse } from './site-http.js';
 import { siteHttpProblems } from './site-http.js';
 import { restRouteUrl } from './rest-url.js';
+import { ApplicationPasswordIntrospectionSchema, CurrentUserSchema, MAX_PLUGINS_PER_SITE, MAX_THEMES_PER_SITE, WordPressPluginListSchema, WordPressThemeListSchema, type WordPressPlugin, type WordPressTheme } from './site-schemas.js';
 import { wordpressProblems, type WordPressErrorBody } from './wordpress.errors.js';
 
 export interface SiteCredentials {
@@ -19,28 +20,7 @@ export interface WordPressUser {
   capabilities: Record<string, boolean>;
 }
 
-export interface WordPressPlugin {
-  plugin: string;
-  status: string;
-  name: string;
-  version: string;
-  network_only?: boolean;
-  requires_wp?: string;
-  requires_php?: string;
-  description?: { raw?: string; rendered?: string } | string;
-  author?: string;
-  plugin_uri?: string;
-}
-
-export interface WordPressTheme {
-  stylesheet: string;
-  template?: string;
-  status: string;
-  name: { raw?: string; rendered?: string } | string;
-  version: string;
-  requires_wp?: string;
-  requires_php?: string;
-}
+export type { WordPressPlugin, WordPressTheme } from './site-schemas.js';
 
 /** Authenticated calls to one site's core REST API. */
 export interface WordPressSession {
@@ -110,19 +90,21 @@ export function createWordPressClient({ http }: { http: SiteHttp }): WordPressCl
           return readRestResponse({ ...response, body, text: () => body.toString('utf8'), json: <T>() => JSON.parse(body.toString('utf8')) as T });
         },
         async currentUser() {
-          const user = await call<{ id: number; slug: string; username?: string; name: string; roles?: string[]; capabilities?: Record<string, boolean> }>('GET', 'wp/v2/users/me', { query: { context: 'edit' } });
-          return { id: user.id, username: user.username ?? user.slug, name: user.name, roles: user.roles ?? [], capabilities: user.capabilities ?? {} };
+          const user = await call('GET', 'wp/v2/users/me', { query: { context: 'edit' }, schema: CurrentUserSchema });
+          return { id: user.id, username: user.username ?? user.slug, name: user.name, roles: user.roles ?? [], capabilities: Object.fromEntries(Object.entries(user.capabilities ?? {}).map(([name, granted]) => [name, granted === true || granted === 1])) };
         },
         async currentApplicationPasswordUuid() {
+          const route = 'wp/v2/users/me/application-passwords/introspect';
+          let answer: unknown;
           try {
-            const item = await call<{ uuid?: string }>('GET', 'wp/v2/users/me/application-passwords/introspect');
-            return item.uuid ?? null;
+            answer = await call('GET', route);
           } catch {
             return null; // Older WordPress has no introspection; disconnecting then cannot revoke.
           }
+          return checkSiteAnswer(ApplicationPasswordIntrospectionSchema, answer, route).uuid;
         },
-        listPlugins: () => call<WordPressPlugin[]>('GET', 'wp/v2/plugins', { query: { context: 'edit' } }),
-        listThemes: () => call<WordPressTheme[]>('GET', 'wp/v2/themes', { query: { context: 'edit', per_page: 100 } }),
+        listPlugins: async () => checkInventory(await call<unknown>('GET', 'wp/v2/plugins', { query: { context: 'edit' } }), 'wp/v2/plugins', 'plugins', MAX_PLUGINS_PER_SITE, WordPressPluginListSchema),
+        listThemes: async () => checkInventory(await call<unknown>('GET', 'wp/v2/themes', { query: { context: 'edit', per_page: 100 } }), 'wp/v2/themes', 'themes', MAX_THEMES_PER_SITE, WordPressThemeListSchema),
         async revokeApplicationPassword(uuid) {
           await call('DELETE', `wp/v2/users/me/application-passwords/${encodeURIComponent(uuid)}`);
         },
@@ -159,6 +141,14 @@ export function checkSiteAnswer<T>(schema: z.ZodType<T>, answer: unknown, route:
   const issue = parsed.error.issues[0];
   const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
   throw siteHttpProblems.invalidResponse.create(`the site's answer to ${route} does not have the expected shape${where}: ${issue?.message ?? 'invalid'}`, { route });
+}
+
+/** A plugin or theme list, refused whole when longer than Sitewarden manages per site (before each entry is checked). */
+function checkInventory<T>(answer: unknown, route: string, kind: 'plugins' | 'themes', cap: number, schema: z.ZodType<T[]>): T[] {
+  if (Array.isArray(answer) && answer.length > cap) {
+    throw wordpressProblems.inventoryTooLarge.create(`the site reports ${answer.length} ${kind} and Sitewarden manages at most ${cap} ${kind} per site`, { route, kind, reported: answer.length, limit: cap });
+  }
+  return checkSiteAnswer(schema, answer, route);
 }
 
 const stripTags = (text: string) => text.replace(/<[^>]*>/g, '').trim();

@@ -6,6 +6,7 @@ export const wordpressProblems = {
   credentialsRejected: defineProblem('credentials-rejected', 422, 'The site rejected the credentials'),
   insufficientCapabilities: defineProblem('insufficient-capabilities', 422, 'The WordPress user lacks the capabilities Sitewarden needs'),
   siteForbidden: defineProblem('site-refused', 422, 'The site refused the operation'),
+  inventoryTooLarge: defineProblem('site-inventory-too-large', 502, 'The site reports more plugins or themes than Sitewarden manages'),
   siteError: defineProblem('site-error', 502, 'The site answered with an error'),
 };
 
