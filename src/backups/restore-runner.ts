@@ -1,6 +1,8 @@
 import type { BackupConnector } from './backup-connector.js';
 import { CHUNK_BYTES, isSafeRelativePath, manifestProblems, type Manifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
+import { backupsProblems } from './backups.errors.js';
+import { schemaOf, storedBatchRows } from './sql-dump.js';
 
 export interface RestoreProgress {
   filesRestored: number;
@@ -51,11 +53,16 @@ export async function runRestore({ connector, store, target, current, onProgress
     const liveTables = new Map(current.tables.map((table) => [table.name, table]));
     for (const table of target.tables) {
       const live = liveTables.get(table.name);
-      if (live && table.checksum !== null && live.checksum === table.checksum && live.rows === table.rows && live.create === table.create) continue;
-      await connector.createTable(restoreId, table.name, table.create);
+      // Backups from before schemas were parsed hold the site's CREATE TABLE: it is parsed here, never sent.
+      const schema = schemaOf(table);
+      if (live && table.checksum !== null && live.checksum === table.checksum && live.rows === table.rows && live.schema && JSON.stringify(live.schema) === JSON.stringify(schema)) continue;
+      await connector.createTable(restoreId, table.name, schema);
+      const columns = schema.columns.map((column) => column.name);
       for (const batch of table.batches) {
         const sql = (await store.read(batch)).toString('utf8');
-        await connector.insertRows(restoreId, table.name, sql);
+        const rows = storedBatchRows(sql, table.name, columns);
+        const inserted = await connector.insertRows(restoreId, table.name, sql);
+        if (inserted.rows !== rows) throw backupsProblems.tableInvalid.create(`the site inserted ${inserted.rows} of the ${rows} rows of a batch of ${JSON.stringify(table.name)}`, { table: table.name });
         progress.bytesTransferred += sql.length;
       }
       progress.tablesRestored++;
