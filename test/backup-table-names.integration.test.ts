@@ -4,6 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { backups as backupsTable } from '../src/backups/backups.table.js';
 import { parseManifest } from '../src/backups/manifest.js';
 import { quoteIdentifier } from '../src/backups/sql-schema.js';
 import { connectorCall, useBackupSite } from './helpers/backup-site.js';
@@ -89,6 +91,52 @@ describe('tables with any legal name', () => {
     const restore = (await bed.t.call('GET', api(`/restores/${started.json.id}`))).json;
     expect(restore, JSON.stringify(restore)).toMatchObject({ status: 'completed', reason: null });
     for (const table of ODD) expect(await siteRows(table), table).toEqual(state.rows![table]);
+  });
+});
+
+describe('backups taken before the daemon wrote its own dump (the site’s CREATE TABLE in the manifest)', () => {
+  /** The completed backup, its manifest rewritten as such a backup held it, with each table's CREATE TABLE as `create` gives it. */
+  async function asOldBackup(create: (name: string, siteCreate: string) => string): Promise<void> {
+    const { store } = bed.t.services.backups;
+    const manifest = parseManifest(await store.read(state.backup.manifest));
+    const names = Buffer.from(JSON.stringify(manifest.tables.map((table) => table.name))).toString('base64');
+    const creates = JSON.parse(await bed.site.php(`global $wpdb; $out = array(); foreach ( json_decode( base64_decode( '${names}' ) ) as $t ) { $out[] = $wpdb->get_row( 'SHOW CREATE TABLE \`' . str_replace( '\`', '\`\`', $t ) . '\`', ARRAY_N )[1]; } echo wp_json_encode( $out );`)) as string[];
+    const old = { ...manifest, tables: manifest.tables.map(({ schema: _, ...table }, index) => ({ ...table, create: create(table.name, creates[index]!) })) };
+    const { hash } = await store.put(Buffer.from(JSON.stringify(old)));
+    bed.t.database.db.update(backupsTable).set({ manifestHash: hash }).where(eq(backupsTable.id, state.backup.id)).run();
+  }
+  const download = () => bed.t.app.request(api(`/backups/${state.backup.id}/download`), { headers: { authorization: `Bearer ${bed.t.readToken}` } });
+
+  it('still download as a dump the daemon writes, and restore', async () => {
+    await asOldBackup((_, create) => create);
+    const response = await download();
+    expect(response.status).toBe(200);
+    const dir = mkdtempSync(join(tmpdir(), 'sitewarden-old-'));
+    try {
+      writeFileSync(join(dir, 'backup.tar.gz'), Buffer.from(await response.arrayBuffer()));
+      execFileSync('tar', ['xzf', 'backup.tar.gz', 'database.sql'], { cwd: dir });
+      expect(dumpStatementKinds(readFileSync(join(dir, 'database.sql'), 'utf8')).filter((kind) => !ALLOWED.has(kind))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await bed.site.php(`global $wpdb; ${php(`DELETE FROM ${quoteIdentifier(ODD[2]!)}`)}`);
+    const started = await bed.t.call('POST', api(`/backups/${state.backup.id}/restore`));
+    await bed.t.services.backups.idle();
+    expect((await bed.t.call('GET', api(`/restores/${started.json.id}`))).json).toMatchObject({ status: 'completed', reason: null });
+    for (const table of ODD) expect(await siteRows(table), table).toEqual(state.rows![table]);
+  });
+
+  it('refuse to download or restore one whose CREATE TABLE carries another statement, naming the table', async () => {
+    const table = ODD[0]!;
+    await asOldBackup((name, create) => (name === table ? `${create};\nDROP DATABASE wordpress` : create));
+    const response = await download();
+    expect(response.status).toBe(422);
+    expect(response.headers.get('content-type')).toContain('application/problem+json');
+    expect(await response.json()).toMatchObject({ type: '/problems/backup-table-unsafe', table });
+    const started = await bed.t.call('POST', api(`/backups/${state.backup.id}/restore`));
+    await bed.t.services.backups.idle();
+    expect((await bed.t.call('GET', api(`/restores/${started.json.id}`))).json).toMatchObject({ status: 'failed', reason: 'backup-table-unsafe' });
+    for (const name of ODD) expect(await siteRows(name), name).toEqual(state.rows![name]);
   });
 });
 
