@@ -31,6 +31,7 @@ final class Sitewarden_Connector_Backup_Database {
 		$tables   = array();
 		$suppress = $wpdb->suppress_errors( true );
 		foreach ( $this->listed() as $name => $type ) {
+			$name = (string) $name; // A name of digits only became an integer key.
 			if ( 'BASE TABLE' !== $type ) {
 				$tables[] = array( 'name' => $name, 'error' => sprintf( 'it is a %s, which backups do not carry', strtolower( $type ) ) );
 				continue;
@@ -143,7 +144,7 @@ final class Sitewarden_Connector_Backup_Database {
 
 	/** @return string[] The site's plain tables. */
 	public function table_names() {
-		return array_keys( array_filter( $this->listed(), function ( $type ) { return 'BASE TABLE' === $type; } ) );
+		return array_map( 'strval', array_keys( array_filter( $this->listed(), function ( $type ) { return 'BASE TABLE' === $type; } ) ) );
 	}
 
 	/** @return array<string, string> Every table of the site's prefix but views and staging tables, by name: its type. */
@@ -157,7 +158,7 @@ final class Sitewarden_Connector_Backup_Database {
 				$listed[ (string) $row[0] ] = $row[1];
 			}
 		}
-		uksort( $listed, 'strcmp' );
+		uksort( $listed, function ( $a, $b ) { return strcmp( (string) $a, (string) $b ); } );
 		return $listed;
 	}
 

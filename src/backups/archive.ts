@@ -62,7 +62,10 @@ export async function backupArchive({ store, manifest, tmpDir }: { store: Object
   const gzip = createGzip();
   const source = Readable.from(entries());
   source.on('error', (error) => gzip.destroy(error));
-  // A download abandoned before it began never runs the generator's cleanup.
-  source.on('close', () => void removeDump());
+  // A download abandoned early may never run the generator's cleanup.
+  gzip.on('close', () => {
+    source.destroy();
+    void removeDump();
+  });
   return source.pipe(gzip);
 }

@@ -25,6 +25,8 @@ export async function runRestore({ connector, store, target, current, onProgress
   for (const file of target.files) {
     if (!isSafeRelativePath(file.path)) throw manifestProblems.unsafePath.create(`the backup holds the unsafe path ${JSON.stringify(file.path)}; nothing was restored`);
   }
+  // Backups from before schemas were parsed hold the site's CREATE TABLE: parsed (or refused) before anything is sent, never sent itself.
+  const schemas = target.tables.map(schemaOf);
   await connector.ensure('restore');
   const progress: RestoreProgress = { filesRestored: 0, filesDeleted: 0, tablesRestored: 0, bytesTransferred: 0 };
   // One buffer for every chunk: sent one at a time, so reusing it spares an 8 MiB allocation (and its copy) per chunk.
@@ -51,10 +53,9 @@ export async function runRestore({ connector, store, target, current, onProgress
     progress.filesDeleted = extra.length;
 
     const liveTables = new Map(current.tables.map((table) => [table.name, table]));
-    for (const table of target.tables) {
+    for (const [index, table] of target.tables.entries()) {
       const live = liveTables.get(table.name);
-      // Backups from before schemas were parsed hold the site's CREATE TABLE: it is parsed here, never sent.
-      const schema = schemaOf(table);
+      const schema = schemas[index]!;
       if (live && table.checksum !== null && live.checksum === table.checksum && live.rows === table.rows && live.schema && JSON.stringify(live.schema) === JSON.stringify(schema)) continue;
       await connector.createTable(restoreId, table.name, schema);
       const columns = schema.columns.map((column) => column.name);
