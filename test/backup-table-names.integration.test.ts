@@ -7,7 +7,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { backups as backupsTable } from '../src/backups/backups.table.js';
 import { parseManifest } from '../src/backups/manifest.js';
-import { quoteIdentifier } from '../src/backups/sql-schema.js';
+import { emitCreateTable, quoteIdentifier } from '../src/backups/sql-schema.js';
 import { connectorCall, useBackupSite } from './helpers/backup-site.js';
 import { dumpStatementKinds } from './helpers/sql-statements.js';
 
@@ -46,6 +46,11 @@ describe('tables with any legal name', () => {
       `CREATE TABLE ${quoteIdentifier(table)} (${quoteIdentifier('id')} INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, ${quoteIdentifier('va`l ue')} VARBINARY(64) NULL, ${quoteIdentifier('ñame')} VARCHAR(40) NOT NULL DEFAULT 'it''s; DROP DATABASE x' COMMENT 'GRANT ALL') ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
       `INSERT INTO ${quoteIdentifier(table)} (${quoteIdentifier('va`l ue')}, ${quoteIdentifier('ñame')}) VALUES (0x00ff60, 'é ${index}'), (NULL, 'tåble'), ('', DEFAULT)`,
     ]);
+    // A WooCommerce-style table: what the dump's grammar must carry beyond core's tables.
+    statements.push(
+      "CREATE TABLE wp_wc_style (id bigint(20) unsigned NOT NULL AUTO_INCREMENT, status enum('wc-pending','it''s') NOT NULL DEFAULT 'wc-pending', flags set('a','b') DEFAULT NULL, total decimal(26,8) DEFAULT -1.5 COMMENT 'a ''comment''; DROP DATABASE x', updated timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, paid datetime(6) DEFAULT CURRENT_TIMESTAMP(6), meta json DEFAULT NULL, bits bit(3) DEFAULT b'101', legacy varchar(10) CHARACTER SET latin1 COLLATE latin1_german1_ci DEFAULT NULL, note text, PRIMARY KEY (id), UNIQUE KEY sf (status, flags), KEY t (total DESC), FULLTEXT KEY n (note)) ENGINE=InnoDB COMMENT='orders' ROW_FORMAT=DYNAMIC",
+      "INSERT INTO wp_wc_style (status, flags, total, meta, note) VALUES ('it''s', 'a,b', 12.5, '[1,2]', 'first order')",
+    );
     await bed.site.php(`global $wpdb; ${statements.map(php).join('\n')}`);
     state.rows = Object.fromEntries(await Promise.all(ODD.map(async (table) => [table, await siteRows(table)] as const)));
     expect(state.rows[ODD[0]!]).toHaveLength(3);
@@ -77,6 +82,7 @@ describe('tables with any legal name', () => {
       for (const table of ODD) {
         expect(mariadb([database, '-N', '--raw', '-e', rowsQuery(table)]).trim().split('\n'), table).toEqual(state.rows![table]);
       }
+      expect(mariadb([database, '-N', '--raw', '-e', 'SELECT status, flags, total, meta FROM wp_wc_style']).trim()).toBe("it's\ta,b\t12.50000000\t[1,2]");
     } finally {
       mariadb(['-e', `DROP DATABASE IF EXISTS ${database}`]);
       rmSync(dir, { recursive: true, force: true });
@@ -141,6 +147,15 @@ describe('backups taken before the daemon wrote its own dump (the site’s CREAT
 });
 
 describe('the connector’s restore', () => {
+  it('writes CREATE TABLE from a schema exactly as the daemon’s dump does', async () => {
+    const manifest = parseManifest(await bed.t.services.backups.store.read(state.backup.manifest));
+    for (const table of manifest.tables) {
+      const schema = Buffer.from(JSON.stringify(table.schema)).toString('base64');
+      const written = await bed.site.php(`echo Sitewarden_Connector_Sql_Schema::create_table( base64_decode( '${Buffer.from(table.name).toString('base64')}' ), json_decode( base64_decode( '${schema}' ), true ) );`);
+      expect(written, table.name).toBe(emitCreateTable(table.name, table.schema!));
+    }
+  });
+
   it('names the table whose staged copy would pass the 64-character limit', async () => {
     const table = `wp_${'x'.repeat(61)}`;
     const begun = await connectorCall(bed.site, bed.site.admin, 'POST', 'restore/begin');
