@@ -1,12 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { backups as backupsTable } from '../src/backups/backups.table.js';
 import { parseManifest } from '../src/backups/manifest.js';
+import type { ObjectStore } from '../src/backups/object-store.js';
+import { batchHeader, writeSqlDump } from '../src/backups/sql-dump.js';
 import { emitCreateTable, quoteIdentifier } from '../src/backups/sql-schema.js';
 import { connectorCall, useBackupSite } from './helpers/backup-site.js';
 import { dumpStatementKinds } from './helpers/sql-statements.js';
@@ -208,6 +210,37 @@ describe('a table the connector cannot read', () => {
       expect(backup.error).toContain('"wp_merged"');
     } finally {
       await bed.site.php(`global $wpdb; ${php('DROP TABLE IF EXISTS wp_merged')}`);
+    }
+  });
+});
+
+describe('a dump imported with the mariadb command-line client', () => {
+  it('runs no client command hidden in a table name, column name or comment, and creates every table', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sitewarden-client-'));
+    const marker = join(dir, 'pwned');
+    const database = `sw_client_${randomBytes(4).toString('hex')}`;
+    // Each name ends a line inside a quoted name or string, then offers the client's shell escape.
+    const command = `\n\\! touch ${marker}\n`;
+    const names = [`wp_a${command}x`, `wp_b\\\`${command}x`, 'wp_c\\', 'wp_d\\\\'];
+    const column = `c\\${command}x`;
+    const batches = new Map<string, Buffer>();
+    const tables = names.map((name) => {
+      const content = Buffer.from(`${batchHeader(name, [column])}(1),\n(NULL);\n`);
+      const hash = createHash('sha256').update(content).digest('hex');
+      batches.set(hash, content);
+      return { name, schema: { columns: [{ name: column, type: { name: 'int' as const }, nullable: true, comment: `x\\'${command}` }], indexes: [], foreignKeys: [], options: [] }, rows: 2, primaryKey: [], checksum: null, batches: [hash] };
+    });
+    let dump = '';
+    const store = { read: async (hash: string) => batches.get(hash)! } as unknown as ObjectStore;
+    await writeSqlDump({ manifest: { format: 1, siteUrl: `http://x.test/${command}`, createdAt: new Date().toISOString(), files: [], tables }, store, write: async (chunk) => void (dump += chunk.toString()) });
+    try {
+      mariadb(['-e', `CREATE DATABASE ${database}`]);
+      mariadb([database], Buffer.from(dump));
+      expect(existsSync(marker)).toBe(false);
+      for (const name of names) expect(mariadb([database, '-N', '--raw', '-e', `SELECT COUNT(*) FROM ${quoteIdentifier(name)}`]).trim(), name).toBe('2');
+    } finally {
+      mariadb(['-e', `DROP DATABASE IF EXISTS ${database}`]);
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

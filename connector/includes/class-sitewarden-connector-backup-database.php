@@ -162,9 +162,9 @@ final class Sitewarden_Connector_Backup_Database {
 		return $listed;
 	}
 
-	/** Any name MariaDB/MySQL accept: 1–64 characters of UTF-8 without NUL or 4-byte characters, no trailing space. */
+	/** Any name MariaDB/MySQL accept: 1–64 characters of UTF-8 without NUL or 4-byte characters, no trailing white space. */
 	public function is_legal_name( $name ) {
-		return is_string( $name ) && '' !== $name && false === strpos( $name, "\0" ) && ' ' !== substr( $name, -1 )
+		return is_string( $name ) && '' !== $name && false === strpos( $name, "\0" ) && ! preg_match( '/[ \t\n\x0B\f\r]$/D', $name )
 			&& 1 === preg_match( '//u', $name ) && 0 === preg_match( '/[\x{10000}-\x{10FFFF}]/u', $name ) && mb_strlen( $name, 'UTF-8' ) <= 64;
 	}
 

@@ -8,9 +8,9 @@ import { z } from 'zod';
  * same statement from the same data (class-sitewarden-connector-restore-database.php).
  */
 
-/** Any name MariaDB/MySQL accept for a table or column: 1–64 characters of Unicode, no NUL, none past U+FFFF, no trailing space. */
+/** Any name MariaDB/MySQL accept for a table or column: 1–64 characters of Unicode, no NUL, none past U+FFFF, no trailing white space. */
 export function isLegalIdentifier(name: string): boolean {
-  if (name.length === 0 || name.includes('\0') || name.endsWith(' ')) return false;
+  if (name.length === 0 || name.includes('\0') || /[ \t\n\v\f\r]$/.test(name)) return false;
   let characters = 0;
   for (const character of name) {
     const code = character.codePointAt(0)!;
