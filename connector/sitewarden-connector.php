@@ -2,7 +2,7 @@
 /**
  * Plugin Name:       Sitewarden Connector
  * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update plugins and themes, activate and delete themes, report available updates, and take and restore backups in small steps (namespace sitewarden/v1). Stores nothing; every route checks the calling user's capabilities.
- * Version:           1.1.0
+ * Version:           1.2.0
  * Requires at least: 6.1
  * Requires PHP:      7.4
  * Author:            Sitewarden
@@ -15,7 +15,7 @@
 
 defined( 'ABSPATH' ) || exit;
 
-define( 'SITEWARDEN_CONNECTOR_VERSION', '1.1.0' );
+define( 'SITEWARDEN_CONNECTOR_VERSION', '1.2.0' );
 
 /*
  * Every class is loaded up front, not on demand: the connector can update itself,
@@ -32,6 +32,7 @@ require_once __DIR__ . '/includes/class-sitewarden-connector-themes.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-paths.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-files.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-database.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-sql-schema.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-restore-staging.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-restore-database.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-restore.php';

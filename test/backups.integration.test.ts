@@ -230,9 +230,11 @@ describe('paths escaping the WordPress root (zip-slip)', () => {
       // wp-config.php and the connector itself are never replaced: quietly skipped, not staged.
       const config = await connectorCall('POST', 'restore/file', { query: { restore, path: 'wp-config.php', offset: '0' }, body: Buffer.from('<?php') });
       expect(config.json).toMatchObject({ skipped: true });
-      const table = await connectorCall('POST', 'restore/table', { json: { restore, table: 'wp_users', create: 'CREATE TABLE `wp_users` (id int); DROP TABLE wp_posts' } });
-      // One statement only, into the staging table wp_swr_users: the smuggled DROP makes it a syntax error.
-      expect(table.json.code).toBe('sitewarden_restore_failed');
+      // Tables travel as data: SQL smuggled into a type or an engine is refused before anything runs.
+      const schema = { columns: [{ name: 'id', type: { name: 'int); DROP TABLE wp_posts; --' }, nullable: false }], indexes: [], foreignKeys: [], engine: 'InnoDB DATA DIRECTORY=/tmp', options: [] };
+      const table = await connectorCall('POST', 'restore/table', { json: { restore, table: 'wp_users', schema } });
+      expect(table.status).toBe(400);
+      expect(table.json.code).toBe('rest_invalid_param');
       const rows = await connectorCall('POST', 'restore/rows', { json: { restore, table: 'wp_users', sql: 'DELETE FROM wp_users' } });
       expect(rows.status).toBe(400);
     } finally {

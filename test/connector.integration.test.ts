@@ -126,14 +126,14 @@ describe('Sitewarden connector', () => {
     expect(pages).toContain('Plugin installed successfully.');
     expect(await uploaded.option('active_plugins')).toContain(CONNECTOR);
     const info = await call(uploaded, uploaded.admin, 'GET', 'info');
-    expect(info.body).toMatchObject({ connector: '1.1.0' });
+    expect(info.body).toMatchObject({ connector: '1.2.0' });
     // The daemon sees it too: the site's details show the connector's version.
     const daemon = createTestApp();
     try {
       const { username, applicationPassword } = uploaded.admin;
       const connected = await daemon.call('POST', '/api/sites', { json: { url: uploaded.url, username, applicationPassword } });
       expect(connected.status, connected.text).toBe(201);
-      expect(connected.json.versions).toMatchObject({ connector: '1.1.0', wordpress: expect.stringMatching(/^6\./), php: expect.stringMatching(/^\d+\.\d+/) });
+      expect(connected.json.versions).toMatchObject({ connector: '1.2.0', wordpress: expect.stringMatching(/^6\./), php: expect.stringMatching(/^\d+\.\d+/) });
     } finally {
       await daemon.close();
     }
@@ -174,7 +174,7 @@ describe('Sitewarden connector', () => {
 
     expect(status).toBe(200);
     expect(body).toEqual({
-      connector: '1.1.0',
+      connector: '1.2.0',
       wordpress: await site.php(`echo get_bloginfo( 'version' );`),
       php: await site.php('echo PHP_VERSION;'),
       multisite: false,

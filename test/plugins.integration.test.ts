@@ -19,7 +19,7 @@ describe('plugins on a real site', () => {
     expect(response.json.items).toContainEqual(expect.objectContaining({ slug: 'hello-sitewarden', file: 'hello-sitewarden.php', name: 'Hello Sitewarden', version: '0.1.0', status: 'inactive', update: null }));
     expect(response.json.items).toContainEqual(expect.objectContaining({ slug: 'sitewarden-connector', status: 'active' }));
     const details = await bed.t.call('GET', `/api/sites/${bed.siteId}`);
-    expect(details.json.versions.connector).toBe('1.1.0');
+    expect(details.json.versions.connector).toBe('1.2.0');
     expect(details.json.versions.wordpress).toMatch(/^6\./);
   });
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TestUser } from './support/wordpress/index.js';
 import { parseManifest } from '../src/backups/manifest.js';
+import { parseCreateTable } from '../src/backups/sql-schema-parser.js';
 import { connectorCall as callConnector, databaseSnapshot, useBackupSite } from './helpers/backup-site.js';
 import { installFixturePlugin, wordpressPlugins } from './helpers/wordpress-state.js';
 
@@ -28,14 +29,14 @@ const tableNames = async (like: string) => JSON.parse(await bed.site.php(`global
 const stagingDirs = () => readdirSync(join(bed.site.root, 'wp-content')).filter((name) => name.startsWith('sitewarden-restore-') && !name.endsWith('.done'));
 
 describe('the connector version gate', () => {
-  it('refuses backups to a connector older than 1.1.0, naming the feature, both versions and the update, while plugin updates still work', async () => {
+  it('refuses backups to a connector older than 1.2.0 (whose backups could leave tables out), naming the feature, both versions and the update, while plugin updates still work', async () => {
     const main = join(bed.site.root, 'wp-content/plugins/sitewarden-connector/sitewarden-connector.php');
     const current = readFileSync(main, 'utf8');
-    writeFileSync(main, current.replace(/define\(\s*'SITEWARDEN_CONNECTOR_VERSION',\s*'[^']+'\s*\)/, "define( 'SITEWARDEN_CONNECTOR_VERSION', '1.0.0' )"));
+    writeFileSync(main, current.replace(/define\(\s*'SITEWARDEN_CONNECTOR_VERSION',\s*'[^']+'\s*\)/, "define( 'SITEWARDEN_CONNECTOR_VERSION', '1.1.0' )"));
     try {
       const refused = await backUp();
       expect(refused, JSON.stringify(refused)).toMatchObject({ status: 'failed', reason: 'connector-outdated', manifest: null });
-      expect(refused.error).toContain('backups needs Sitewarden connector 1.1.0 or newer and the site has 1.0.0');
+      expect(refused.error).toContain('backups needs Sitewarden connector 1.2.0 or newer and the site has 1.1.0');
       expect(refused.error).toContain('/api/connector.zip');
 
       installFixturePlugin(bed.site, 'sitewarden-demo', '1.0.0');
@@ -48,7 +49,7 @@ describe('the connector version gate', () => {
       writeFileSync(main, current);
     }
     const info = await connectorCall(bed.site.admin, 'GET', 'info');
-    expect(info.json).toMatchObject({ connector: '1.1.0', features: expect.arrayContaining(['plugins/update', 'backups', 'restore']) });
+    expect(info.json).toMatchObject({ connector: '1.2.0', features: expect.arrayContaining(['plugins/update', 'backups', 'restore']) });
   });
 });
 
@@ -90,7 +91,7 @@ describe('a restore keeps the site connected and its database exactly the backup
       const plugins = await bed.t.call('GET', api('/plugins'));
       expect(plugins.status, plugins.text).toBe(200);
       await bed.t.services.sync.syncNow(bed.siteId);
-      expect((await bed.t.call('GET', api())).json.versions.connector).toBe('1.1.0');
+      expect((await bed.t.call('GET', api())).json.versions.connector).toBe('1.2.0');
       expect((await connectorCall(second, 'GET', 'info')).json).toMatchObject({ capabilities: { install_plugins: true } });
 
       expect(await tableNames('%sitewarden_since')).toEqual([]);
@@ -158,8 +159,9 @@ describe('a restore’s finish interrupted midway', () => {
     expect(begun.status, begun.text).toBe(200);
     const restore = begun.json.restoreId as string;
     const create = await bed.site.php(`global $wpdb; echo $wpdb->get_row( "SHOW CREATE TABLE {$wpdb->prefix}sitewarden_journal", ARRAY_N )[1];`);
-    expect((await connectorCall(admin(), 'POST', 'restore/table', { json: { restore, table: 'wp_sitewarden_journal', create } })).status).toBe(200);
-    expect((await connectorCall(admin(), 'POST', 'restore/rows', { json: { restore, table: 'wp_sitewarden_journal', sql: "INSERT INTO `wp_sitewarden_journal` (`id`, `v`) VALUES (1, 'new')" } })).status).toBe(200);
+    const schema = parseCreateTable(create, 'wp_sitewarden_journal');
+    expect((await connectorCall(admin(), 'POST', 'restore/table', { json: { restore, table: 'wp_sitewarden_journal', schema } })).status).toBe(200);
+    expect((await connectorCall(admin(), 'POST', 'restore/rows', { json: { restore, table: 'wp_sitewarden_journal', sql: "INSERT INTO `wp_sitewarden_journal` (`id`,`v`) VALUES\n(1,X'6e6577');\n" } })).status).toBe(200);
     for (const name of ['journal-a.txt', 'journal-b.txt']) {
       const written = await connectorCall(admin(), 'POST', 'restore/file', { query: { restore, path: `wp-content/uploads/${name}`, offset: '0' }, body: Buffer.from(name) });
       expect(written.status, written.text).toBe(200);

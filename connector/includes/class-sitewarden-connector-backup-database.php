@@ -19,32 +19,63 @@ final class Sitewarden_Connector_Backup_Database {
 
 	const NUMERIC = '/^(tinyint|smallint|mediumint|int|integer|bigint|decimal|numeric|float|double|real)\b/i';
 
-	/** @return array Only the site's own tables (its prefix), never a restore's staging tables. */
+	/**
+	 * Only the site's own tables (its prefix), never a restore's staging tables, whatever their
+	 * names. A table that cannot be read, or is not a plain table (a sequence, a system-versioned
+	 * table), is listed with an `error` so the backup fails naming it instead of leaving it out.
+	 *
+	 * @return array
+	 */
 	public function tables() {
 		global $wpdb;
-		$tables = array();
-		foreach ( $this->table_names() as $name ) {
-			$create   = $wpdb->get_row( 'SHOW CREATE TABLE `' . $name . '`', ARRAY_N ); // phpcs:ignore WordPress.DB.PreparedSQL -- validated name.
-			$rows     = (int) $wpdb->get_var( 'SELECT COUNT(*) FROM `' . $name . '`' ); // phpcs:ignore WordPress.DB.PreparedSQL
-			$checksum = $wpdb->get_row( 'CHECKSUM TABLE `' . $name . '`', ARRAY_N ); // phpcs:ignore WordPress.DB.PreparedSQL
+		$tables   = array();
+		$suppress = $wpdb->suppress_errors( true );
+		foreach ( $this->listed() as $name => $type ) {
+			$name = (string) $name; // A name of digits only became an integer key.
+			if ( 'BASE TABLE' !== $type ) {
+				$tables[] = array( 'name' => $name, 'error' => sprintf( 'it is a %s, which backups do not carry', strtolower( $type ) ) );
+				continue;
+			}
+			$create = $this->run( 'get_row', 'SHOW CREATE TABLE ' . $this->quote( $name ), ARRAY_N );
+			$rows   = is_array( $create ) && isset( $create[1] ) ? $this->run( 'get_var', 'SELECT COUNT(*) FROM ' . $this->quote( $name ) ) : null;
+			if ( null === $rows || $wpdb->last_error ) {
+				$tables[] = array( 'name' => $name, 'error' => $wpdb->last_error ? $wpdb->last_error : 'it could not be read' );
+				continue;
+			}
+			$checksum = $this->run( 'get_row', 'CHECKSUM TABLE ' . $this->quote( $name ), ARRAY_N );
 			$tables[] = array(
 				'name'       => $name,
 				'create'     => $create[1],
-				'rows'       => $rows,
+				'rows'       => (int) $rows,
 				'primaryKey' => $this->primary_key( $name ),
-				'checksum'   => null === $checksum[1] ? null : (string) $checksum[1],
+				'checksum'   => is_array( $checksum ) && null !== $checksum[1] ? (string) $checksum[1] : null,
 			);
 		}
+		$wpdb->suppress_errors( $suppress );
 		return $tables;
+	}
+
+	/**
+	 * A query on names we quoted ourselves. wpdb checks a non-ASCII query by looking up the table
+	 * it names, unquoted and cut short at characters of three UTF-8 bytes or more, which fails for
+	 * names like ours. Behind a leading empty comment it recognises no table and checks the query
+	 * against the connection's charset instead, which a quoted UTF-8 name passes. An INSERT keeps
+	 * its keyword first, so that wpdb answers the number of rows it inserted.
+	 */
+	public function run( $method, $sql, $output = OBJECT ) {
+		global $wpdb;
+		$sql = 0 === strpos( $sql, 'INSERT INTO ' ) ? 'INSERT /**/INTO ' . substr( $sql, 12 ) : '/**/' . $sql;
+		return 'query' === $method || 'get_var' === $method ? $wpdb->$method( $sql ) : $wpdb->$method( $sql, $output ); // phpcs:ignore WordPress.DB.PreparedSQL -- names quoted by quote().
 	}
 
 	/**
 	 * @param string     $table One of tables().
 	 * @param array|null $after The previous batch's `next` cursor.
 	 * @param int        $limit Most rows.
+	 * @param int        $max_bytes Most bytes of SQL, unless one row alone is larger (then it is sent alone).
 	 * @return array{sql: string, rows: int, next: array|null}|WP_Error
 	 */
-	public function rows( $table, $after, $limit ) {
+	public function rows( $table, $after, $limit, $max_bytes = self::BATCH_BYTES ) {
 		global $wpdb;
 		if ( ! in_array( $table, $this->table_names(), true ) ) {
 			return new WP_Error( 'sitewarden_table_not_found', sprintf( 'The site has no table %s.', $table ), array( 'status' => 404 ) );
@@ -74,25 +105,27 @@ final class Sitewarden_Connector_Backup_Database {
 			$sql    = $select . ' LIMIT ' . $limit . ' OFFSET ' . $offset;
 		}
 
-		$result = $wpdb->get_results( $sql, ARRAY_A ); // phpcs:ignore WordPress.DB.PreparedSQL -- names quoted, cursor literals validated.
+		$result = $this->run( 'get_results', $sql, ARRAY_A ); // Names quoted, cursor literals validated.
 		if ( $wpdb->last_error ) {
-			return new WP_Error( 'sitewarden_query_failed', $wpdb->last_error, array( 'status' => 500 ) );
+			return new WP_Error( 'sitewarden_query_failed', sprintf( 'Could not read the rows of %1$s: %2$s', $table, $wpdb->last_error ), array( 'status' => 500 ) );
 		}
+		$header = 'INSERT INTO ' . $this->quote( $table ) . ' (' . implode( ',', array_map( array( $this, 'quote' ), array_keys( $columns ) ) ) . ") VALUES\n";
 		$values = array();
-		$bytes  = 0;
-		$last   = null;
+		// Every row is followed by ",\n" or ";\n": the batch's exact length as it grows.
+		$bytes = strlen( $header );
+		$last  = null;
 		foreach ( $result as $row ) {
 			$literals = array();
 			foreach ( $columns as $column => $numeric ) {
 				$literals[] = $this->literal( $row[ $column ], $numeric );
 			}
-			$tuple    = '(' . implode( ',', $literals ) . ')';
-			$values[] = $tuple;
-			$bytes   += strlen( $tuple ) + 1;
-			$last     = $row;
-			if ( $bytes >= self::BATCH_BYTES ) {
+			$tuple = '(' . implode( ',', $literals ) . ')';
+			if ( $values && $bytes + strlen( $tuple ) + 2 > $max_bytes ) {
 				break;
 			}
+			$values[] = $tuple;
+			$bytes   += strlen( $tuple ) + 2;
+			$last     = $row;
 		}
 		if ( ! $values ) {
 			return array( 'sql' => '', 'rows' => 0, 'next' => null );
@@ -105,23 +138,34 @@ final class Sitewarden_Connector_Backup_Database {
 		} else {
 			$next = array( 'offset' => ( isset( $offset ) ? $offset : 0 ) + count( $values ) );
 		}
-		$insert = 'INSERT INTO ' . $this->quote( $table ) . ' (' . implode( ',', array_map( array( $this, 'quote' ), array_keys( $columns ) ) ) . ") VALUES\n" . implode( ",\n", $values ) . ";\n";
+		$insert = $header . implode( ",\n", $values ) . ";\n";
 		return array( 'sql' => $insert, 'rows' => count( $values ), 'next' => $next );
 	}
 
-	/** @return string[] */
+	/** @return string[] The site's plain tables. */
 	public function table_names() {
+		return array_map( 'strval', array_keys( array_filter( $this->listed(), function ( $type ) { return 'BASE TABLE' === $type; } ) ) );
+	}
+
+	/** @return array<string, string> Every table of the site's prefix but views and staging tables, by name: its type. */
+	private function listed() {
 		global $wpdb;
-		$names = array();
-		$like  = $wpdb->esc_like( $wpdb->prefix ) . '%';
+		$listed = array();
+		$like   = $wpdb->esc_like( $wpdb->prefix ) . '%';
 		foreach ( $wpdb->get_results( $wpdb->prepare( 'SHOW FULL TABLES LIKE %s', $like ), ARRAY_N ) as $row ) {
-			$name = $row[0];
-			if ( 'BASE TABLE' === $row[1] && preg_match( '/^[A-Za-z0-9_$]+$/D', $name ) && ! $this->is_staging( $name ) ) {
-				$names[] = $name;
+			// Views hold no data of their own.
+			if ( 'VIEW' !== $row[1] && ! $this->is_staging( $row[0] ) ) {
+				$listed[ (string) $row[0] ] = $row[1];
 			}
 		}
-		sort( $names, SORT_STRING );
-		return $names;
+		uksort( $listed, function ( $a, $b ) { return strcmp( (string) $a, (string) $b ); } );
+		return $listed;
+	}
+
+	/** Any name MariaDB/MySQL accept: 1–64 characters of UTF-8 without NUL or 4-byte characters, no trailing white space. */
+	public function is_legal_name( $name ) {
+		return is_string( $name ) && '' !== $name && false === strpos( $name, "\0" ) && ! preg_match( '/[ \t\n\x0B\f\r]$/D', $name )
+			&& 1 === preg_match( '//u', $name ) && 0 === preg_match( '/[\x{10000}-\x{10FFFF}]/u', $name ) && mb_strlen( $name, 'UTF-8' ) <= 64;
 	}
 
 	/** Restore's staging (`<prefix>swr_`) and replaced (`<prefix>swo_`) tables are never backed up. */
@@ -134,7 +178,7 @@ final class Sitewarden_Connector_Backup_Database {
 	public function columns( $table ) {
 		global $wpdb;
 		$columns = array();
-		foreach ( $wpdb->get_results( 'SHOW COLUMNS FROM ' . $this->quote( $table ), ARRAY_A ) as $column ) { // phpcs:ignore WordPress.DB.PreparedSQL
+		foreach ( (array) $this->run( 'get_results', 'SHOW COLUMNS FROM ' . $this->quote( $table ), ARRAY_A ) as $column ) {
 			if ( preg_match( '/VIRTUAL|STORED|PERSISTENT/i', (string) $column['Extra'] ) ) {
 				continue;
 			}
@@ -147,7 +191,7 @@ final class Sitewarden_Connector_Backup_Database {
 	private function primary_key( $table ) {
 		global $wpdb;
 		$key = array();
-		foreach ( $wpdb->get_results( 'SHOW KEYS FROM ' . $this->quote( $table ) . " WHERE Key_name = 'PRIMARY'", ARRAY_A ) as $part ) { // phpcs:ignore WordPress.DB.PreparedSQL
+		foreach ( (array) $this->run( 'get_results', 'SHOW KEYS FROM ' . $this->quote( $table ) . " WHERE Key_name = 'PRIMARY'", ARRAY_A ) as $part ) {
 			$key[ (int) $part['Seq_in_index'] ] = $part['Column_name'];
 		}
 		ksort( $key );

@@ -68,10 +68,11 @@ final class Sitewarden_Connector_Backup_Routes {
 					'table' => array( 'type' => 'string', 'required' => true ),
 					'after' => array( 'type' => 'string', 'default' => '' ),
 					'limit' => array( 'type' => 'integer', 'default' => 1000, 'minimum' => 1, 'maximum' => 5000 ),
+					'bytes' => array( 'type' => 'integer', 'default' => Sitewarden_Connector_Backup_Database::BATCH_BYTES, 'minimum' => 1024, 'maximum' => 16777216 ),
 				),
 				static function ( WP_REST_Request $request ) use ( $database ) {
 					$after = '' === $request['after'] ? null : json_decode( $request['after'], true );
-					return $database->rows( $request['table'], $after, $request['limit'] );
+					return $database->rows( $request['table'], $after, $request['limit'], $request['bytes'] );
 				},
 			),
 			'restore/begin'  => array(
@@ -108,10 +109,11 @@ final class Sitewarden_Connector_Backup_Routes {
 				array(
 					'restore' => array( 'type' => 'string', 'required' => true ),
 					'table'   => array( 'type' => 'string', 'required' => true ),
-					'create'  => array( 'type' => 'string', 'required' => true ),
+					// The table's schema as data (see Sitewarden_Connector_Sql_Schema), never SQL.
+					'schema'  => array( 'type' => 'object', 'required' => true ),
 				),
 				static function ( WP_REST_Request $request ) use ( $restore ) {
-					return $restore->table( $request['restore'], $request['table'], $request['create'] );
+					return $restore->table( $request['restore'], $request['table'], $request['schema'] );
 				},
 			),
 			'restore/rows'   => array(

@@ -25,8 +25,8 @@ final class Sitewarden_Connector_Info {
 		'updates'        => '1.0.0',
 		'plugins/update' => '1.0.0',
 		'themes'         => '1.0.0',
-		'backups'        => '1.1.0',
-		'restore'        => '1.1.0',
+		'backups'        => '1.2.0',
+		'restore'        => '1.2.0',
 	);
 
 	/**

@@ -25,10 +25,14 @@ final class Sitewarden_Connector_Restore_Database {
 	public function staged_name( $table ) {
 		global $wpdb;
 		$prefix = $wpdb->prefix;
-		if ( ! is_string( $table ) || 0 !== strpos( $table, $prefix ) || ! preg_match( '/^[A-Za-z0-9_$]+$/D', $table ) || $this->database->is_staging( $table ) || strlen( $table ) + 4 > 64 ) {
+		if ( ! $this->database->is_legal_name( $table ) || 0 !== strpos( $table, $prefix ) || $this->database->is_staging( $table ) ) {
 			return new WP_Error( 'rest_invalid_param', sprintf( 'table must be one of the site\'s own tables (prefix %s).', $prefix ), array( 'status' => 400 ) );
 		}
-		return $prefix . 'swr_' . substr( $table, strlen( $prefix ) );
+		$staged = $prefix . 'swr_' . substr( $table, strlen( $prefix ) );
+		if ( mb_strlen( $staged, 'UTF-8' ) > 64 ) {
+			return new WP_Error( 'sitewarden_table_name_too_long', sprintf( 'The table %1$s cannot be restored: its staged copy %2$s would be longer than the 64 characters MariaDB and MySQL allow in a name.', $table, $staged ), array( 'status' => 422 ) );
+		}
+		return $staged;
 	}
 
 	public function old_name( $table ) {
@@ -36,37 +40,47 @@ final class Sitewarden_Connector_Restore_Database {
 		return $wpdb->prefix . 'swo_' . substr( $table, strlen( $wpdb->prefix ) );
 	}
 
-	/** @return true|WP_Error */
-	public function create( $table, $create ) {
+	/**
+	 * Creates the staged table from the backup's schema (data, never SQL): the statement is
+	 * written here, by the same rules as the daemon's dump (class-sitewarden-connector-sql-schema.php).
+	 *
+	 * @return true|WP_Error
+	 */
+	public function create( $table, $schema ) {
 		global $wpdb;
 		$staged = $this->staged_name( $table );
 		if ( is_wp_error( $staged ) ) {
 			return $staged;
 		}
-		$header = 'CREATE TABLE ' . $this->database->quote( $table ) . ' (';
-		if ( ! is_string( $create ) || 0 !== strpos( $create, $header ) ) {
-			return new WP_Error( 'rest_invalid_param', sprintf( 'create must be the CREATE TABLE statement of %s.', $table ), array( 'status' => 400 ) );
+		$statement = Sitewarden_Connector_Sql_Schema::create_table( $staged, $schema );
+		if ( is_wp_error( $statement ) ) {
+			return new WP_Error( 'rest_invalid_param', sprintf( 'The schema of %1$s is not one a restore creates: %2$s', $table, $statement->get_error_message() ), array( 'status' => 400 ) );
 		}
-		$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $staged ) ); // phpcs:ignore WordPress.DB
-		$statement = 'CREATE TABLE ' . $this->database->quote( $staged ) . ' (' . substr( $create, strlen( $header ) );
-		if ( false === $wpdb->query( $statement ) ) { // phpcs:ignore WordPress.DB
+		$this->database->run( 'query', 'DROP TABLE IF EXISTS ' . $this->database->quote( $staged ) );
+		if ( false === $this->database->run( 'query', $statement ) ) {
 			return new WP_Error( 'sitewarden_restore_failed', sprintf( 'Could not create %1$s: %2$s', $staged, $wpdb->last_error ), array( 'status' => 500 ) );
 		}
 		return true;
 	}
 
-	/** @return array|WP_Error */
+	/**
+	 * Inserts a batch of rows as the backup wrote it, after checking it is exactly one INSERT of
+	 * this table's rows: quoted column names, then rows of NULL, numbers and X'hex' literals only.
+	 *
+	 * @return array|WP_Error
+	 */
 	public function insert( $table, $sql ) {
 		global $wpdb;
 		$staged = $this->staged_name( $table );
 		if ( is_wp_error( $staged ) ) {
 			return $staged;
 		}
-		$header = 'INSERT INTO ' . $this->database->quote( $table ) . ' (';
-		if ( ! is_string( $sql ) || 0 !== strpos( $sql, $header ) ) {
-			return new WP_Error( 'rest_invalid_param', sprintf( 'sql must be a batch of rows of %s as the backup wrote it.', $table ), array( 'status' => 400 ) );
+		$rows = Sitewarden_Connector_Sql_Schema::count_rows( $table, $sql );
+		if ( is_wp_error( $rows ) ) {
+			return new WP_Error( 'rest_invalid_param', sprintf( 'sql must be a batch of rows of %1$s as the backup wrote it: %2$s', $table, $rows->get_error_message() ), array( 'status' => 400 ) );
 		}
-		$result = $wpdb->query( 'INSERT INTO ' . $this->database->quote( $staged ) . ' (' . substr( $sql, strlen( $header ) ) ); // phpcs:ignore WordPress.DB
+		$header = 'INSERT INTO ' . $this->database->quote( $table ) . ' (';
+		$result = $this->database->run( 'query', 'INSERT INTO ' . $this->database->quote( $staged ) . ' (' . substr( $sql, strlen( $header ) ) );
 		if ( false === $result ) {
 			return new WP_Error( 'sitewarden_restore_failed', sprintf( 'Could not insert rows into %1$s: %2$s', $staged, $wpdb->last_error ), array( 'status' => 500 ) );
 		}
@@ -86,7 +100,7 @@ final class Sitewarden_Connector_Restore_Database {
 	/** Whether the staged copy of a table is there, i.e. the swap has not happened yet. */
 	private function exists( $table ) {
 		global $wpdb;
-		return $table === $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $table ) ) );
+		return $table === $this->database->run( 'get_var', $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $table ) ) );
 	}
 
 	/**
@@ -111,18 +125,18 @@ final class Sitewarden_Connector_Restore_Database {
 				continue;
 			}
 			if ( in_array( $table, $live, true ) ) {
-				$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $this->old_name( $table ) ) ); // phpcs:ignore WordPress.DB
+				$this->database->run( 'query', 'DROP TABLE IF EXISTS ' . $this->database->quote( $this->old_name( $table ) ) );
 				$pairs[] = $this->database->quote( $table ) . ' TO ' . $this->database->quote( $this->old_name( $table ) );
 			}
 			$pairs[] = $this->database->quote( $staged ) . ' TO ' . $this->database->quote( $table );
 		}
 		foreach ( $drop as $table ) {
 			if ( in_array( $table, $live, true ) && ! is_wp_error( $this->staged_name( $table ) ) ) {
-				$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $this->old_name( $table ) ) ); // phpcs:ignore WordPress.DB
+				$this->database->run( 'query', 'DROP TABLE IF EXISTS ' . $this->database->quote( $this->old_name( $table ) ) );
 				$pairs[] = $this->database->quote( $table ) . ' TO ' . $this->database->quote( $this->old_name( $table ) );
 			}
 		}
-		if ( $pairs && false === $wpdb->query( 'RENAME TABLE ' . implode( ', ', $pairs ) ) ) { // phpcs:ignore WordPress.DB
+		if ( $pairs && false === $this->database->run( 'query', 'RENAME TABLE ' . implode( ', ', $pairs ) ) ) {
 			return new WP_Error( 'sitewarden_restore_failed', sprintf( 'Could not swap the restored tables in: %s', $wpdb->last_error ), array( 'status' => 500 ) );
 		}
 		return true;
@@ -132,7 +146,7 @@ final class Sitewarden_Connector_Restore_Database {
 	public function drop_replaced() {
 		global $wpdb;
 		foreach ( $wpdb->get_col( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $wpdb->prefix . 'swo_' ) . '%' ) ) as $table ) {
-			$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $table ) ); // phpcs:ignore WordPress.DB
+			$this->database->run( 'query', 'DROP TABLE IF EXISTS ' . $this->database->quote( $table ) );
 		}
 	}
 
@@ -158,7 +172,7 @@ final class Sitewarden_Connector_Restore_Database {
 	public function drop_staged() {
 		global $wpdb;
 		foreach ( $wpdb->get_col( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $wpdb->prefix . 'swr_' ) . '%' ) ) as $table ) {
-			$wpdb->query( 'DROP TABLE IF EXISTS ' . $this->database->quote( $table ) ); // phpcs:ignore WordPress.DB
+			$this->database->run( 'query', 'DROP TABLE IF EXISTS ' . $this->database->quote( $table ) );
 		}
 	}
 }

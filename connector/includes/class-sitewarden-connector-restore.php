@@ -71,16 +71,17 @@ final class Sitewarden_Connector_Restore {
 		return is_wp_error( $planned ) ? $planned : array( 'planned' => count( (array) $paths ) );
 	}
 
-	public function table( $id, $table, $create ) {
+	public function table( $id, $table, $schema ) {
 		$dir = $this->staging_dir( $id );
 		if ( is_wp_error( $dir ) ) {
 			return $dir;
 		}
-		$created = $this->database->create( $table, $create );
+		$created = $this->database->create( $table, $schema );
 		if ( is_wp_error( $created ) ) {
 			return $created;
 		}
-		file_put_contents( $dir . '/tables', $table . "\n", FILE_APPEND ); // phpcs:ignore WordPress.WP.AlternativeFunctions
+		// One JSON string a line: a table's name may hold a line break.
+		file_put_contents( $dir . '/tables', wp_json_encode( $table ) . "\n", FILE_APPEND ); // phpcs:ignore WordPress.WP.AlternativeFunctions
 		return array( 'table' => $table, 'staged' => true );
 	}
 
@@ -108,7 +109,7 @@ final class Sitewarden_Connector_Restore {
 		}
 		$journal = $this->staging->journal( $dir );
 		if ( null === $journal ) {
-			$staged  = is_file( $dir . '/tables' ) ? array_values( array_unique( file( $dir . '/tables', FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES ) ) ) : array();
+			$staged  = is_file( $dir . '/tables' ) ? array_values( array_unique( array_map( array( $this, 'journal_name' ), file( $dir . '/tables', FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES ) ) ) ) : array();
 			$journal = array(
 				'step'   => 'swap',
 				'staged' => $staged,
@@ -310,5 +311,11 @@ final class Sitewarden_Connector_Restore {
 		if ( ! $staged_only ) {
 			wp_cache_flush();
 		}
+	}
+
+	/** A name as table() wrote it to the journal (lines before 1.2.0 hold the bare name). */
+	private function journal_name( $line ) {
+		$name = json_decode( $line );
+		return is_string( $name ) ? $name : $line;
 	}
 }

@@ -7,37 +7,50 @@ import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { Manifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
+import { writeSqlDump } from './sql-dump.js';
 import { tarEnd, tarFileHeader, tarPadding } from './tar.js';
 
 /**
  * A backup as one standard archive, so nobody is locked in: a tar.gz holding the site's files
- * under `files/` and `database.sql`, an SQL dump any MySQL or MariaDB client imports. Streamed
- * object by object; the dump is assembled in a temporary file first (tar needs its size up front).
+ * under `files/` and `database.sql`, an SQL dump any MySQL or MariaDB client imports, written by
+ * the daemon (src/backups/sql-dump.ts). The dump is assembled in a temporary file before the
+ * archive is returned (tar needs its size up front), so a table that cannot be dumped safely is
+ * a problem answer, not a broken download; the rest is streamed object by object.
  */
-export function backupArchive({ store, manifest, tmpDir }: { store: ObjectStore; manifest: Manifest; tmpDir: string }): Readable {
-  async function* entries(): AsyncGenerator<Buffer> {
-    const created = Math.floor(Date.parse(manifest.createdAt) / 1000) || 0;
-    await mkdir(tmpDir, { recursive: true, mode: 0o700 });
-    const dumpPath = join(tmpDir, `dump-${randomBytes(8).toString('hex')}.sql`);
+export async function backupArchive({ store, manifest, tmpDir }: { store: ObjectStore; manifest: Manifest; tmpDir: string }): Promise<Readable> {
+  const created = Math.floor(Date.parse(manifest.createdAt) / 1000) || 0;
+  await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+  const dumpPath = join(tmpDir, `dump-${randomBytes(8).toString('hex')}.sql`);
+  let dumpSize: number;
+  try {
+    const dump = createWriteStream(dumpPath, { mode: 0o600 });
     try {
-      const dump = createWriteStream(dumpPath, { mode: 0o600 });
-      const write = async (chunk: Buffer | string) => {
+      await writeSqlDump({ manifest, store, write: async (chunk) => {
         if (!dump.write(chunk)) await once(dump, 'drain');
-      };
-      await write(`-- Sitewarden backup of ${manifest.siteUrl} taken ${manifest.createdAt}\nSET NAMES utf8mb4;\nSET FOREIGN_KEY_CHECKS = 0;\n`);
-      for (const table of manifest.tables) {
-        await write(`\nDROP TABLE IF EXISTS \`${table.name}\`;\n${table.create};\n`);
-        for (const batch of table.batches) for await (const chunk of store.get(batch)) await write(chunk as Buffer);
-      }
-      await write('SET FOREIGN_KEY_CHECKS = 1;\n');
+      } });
+    } finally {
       dump.end();
       await once(dump, 'close');
-      const dumpSize = (await stat(dumpPath)).size;
+    }
+    dumpSize = (await stat(dumpPath)).size;
+  } catch (error) {
+    await rm(dumpPath, { force: true });
+    throw error;
+  }
+  let removed = false;
+  const removeDump = async () => {
+    if (removed) return;
+    removed = true;
+    await rm(dumpPath, { force: true });
+  };
+
+  async function* entries(): AsyncGenerator<Buffer> {
+    try {
       yield tarFileHeader('database.sql', dumpSize, created);
       for await (const chunk of createReadStream(dumpPath)) yield chunk as Buffer;
       yield tarPadding(dumpSize);
     } finally {
-      await rm(dumpPath, { force: true });
+      await removeDump();
     }
     for (const file of manifest.files) {
       yield tarFileHeader(`files/${file.path}`, file.size, file.mtime);
@@ -49,5 +62,10 @@ export function backupArchive({ store, manifest, tmpDir }: { store: ObjectStore;
   const gzip = createGzip();
   const source = Readable.from(entries());
   source.on('error', (error) => gzip.destroy(error));
+  // A download abandoned early may never run the generator's cleanup.
+  gzip.on('close', () => {
+    source.destroy();
+    void removeDump();
+  });
   return source.pipe(gzip);
 }

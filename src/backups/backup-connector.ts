@@ -1,6 +1,8 @@
 import type { Readable } from 'node:stream';
+import { z } from 'zod';
 import type { WordPressSession } from '../wordpress/wordpress-client.js';
 import { CONNECTOR_NAMESPACE, createConnectorGate } from '../wordpress/connector-client.js';
+import type { TableSchema } from './sql-schema.js';
 
 /** The connector's backup/... and restore/... routes (connector/includes/class-sitewarden-connector-backup-routes.php). */
 export interface SiteFileEntry {
@@ -10,15 +12,18 @@ export interface SiteFileEntry {
   sha256: string | null;
 }
 
-export interface SiteTable {
-  name: string;
-  create: string;
-  rows: number;
-  primaryKey: string[];
-  checksum: string | null;
-}
+const SiteTableSchema = z.union([
+  z.object({ name: z.string(), create: z.string(), rows: z.number().int().min(0), primaryKey: z.array(z.string()).max(64), checksum: z.string().nullable() }),
+  /** A table the connector could not read (or that is not a plain table): the backup fails naming it. */
+  z.object({ name: z.string(), error: z.string() }),
+]);
+const TablesAnswer = z.object({ tables: z.array(SiteTableSchema).max(100_000) });
+const RowsCursorSchema = z.union([z.object({ key: z.array(z.string()).min(1).max(64) }).strict(), z.object({ offset: z.number().int().min(0) }).strict()]);
+const RowsAnswer = z.object({ sql: z.string(), rows: z.number().int().min(0), next: RowsCursorSchema.nullable() });
+const InsertedAnswer = z.object({ rows: z.number().int().min(0) });
 
-export type RowsCursor = { key: string[] } | { offset: number };
+export type SiteTable = z.infer<typeof SiteTableSchema>;
+export type RowsCursor = z.infer<typeof RowsCursorSchema>;
 
 export interface FinishedRestore {
   tables: number;
@@ -50,17 +55,19 @@ export function createBackupConnector(session: WordPressSession, { timeoutMs }: 
       return parseBundle(Buffer.concat(chunks), paths.length);
     },
 
-    tables: () => session.call<{ tables: SiteTable[] }>('GET', route('backup/tables'), { timeoutMs }),
-    rows: (table: string, after: RowsCursor | null, limit = 1000) =>
-      session.call<{ sql: string; rows: number; next: RowsCursor | null }>('GET', route('backup/rows'), { query: { table, after: after ? JSON.stringify(after) : undefined, limit }, timeoutMs }),
+    tables: () => session.call('GET', route('backup/tables'), { timeoutMs, schema: TablesAnswer }),
+    /** At most `limit` rows in at most `bytes` bytes of SQL, unless one row alone is larger. */
+    rows: (table: string, after: RowsCursor | null, limit: number, bytes: number) =>
+      session.call('GET', route('backup/rows'), { query: { table, after: after ? JSON.stringify(after) : undefined, limit, bytes }, timeoutMs, schema: RowsAnswer }),
 
     begin: () => session.call<{ restoreId: string }>('POST', route('restore/begin'), { timeoutMs }),
     async writeFile(restore: string, path: string, offset: number, bytes: Buffer, mtime: number): Promise<void> {
       await session.callRaw('POST', route('restore/file'), { query: { restore, path, offset, mtime }, body: bytes, timeoutMs });
     },
     planDeletions: (restore: string, paths: string[]) => session.call('POST', route('restore/delete'), { json: { restore, paths }, timeoutMs }),
-    createTable: (restore: string, table: string, create: string) => session.call('POST', route('restore/table'), { json: { restore, table, create }, timeoutMs }),
-    insertRows: (restore: string, table: string, sql: string) => session.call('POST', route('restore/rows'), { json: { restore, table, sql }, timeoutMs }),
+    /** The staged table is created from the schema as data: the connector writes the statement. */
+    createTable: (restore: string, table: string, schema: TableSchema) => session.call('POST', route('restore/table'), { json: { restore, table, schema }, timeoutMs }),
+    insertRows: (restore: string, table: string, sql: string) => session.call('POST', route('restore/rows'), { json: { restore, table, sql }, timeoutMs, schema: InsertedAnswer }),
     /**
      * Swaps the staged tables in, drops the site's tables not in `tables` (the backup's complete
      * list), moves the files into place. Safe to call again after an interruption: the connector

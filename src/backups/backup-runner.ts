@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { isAppError } from '../shared/errors.js';
-import type { BackupConnector, RowsCursor, SiteFileEntry } from './backup-connector.js';
+import type { BackupConnector, SiteFileEntry } from './backup-connector.js';
 import { forEachConcurrently } from './concurrency.js';
-import { CHUNK_BYTES, isSafeRelativePath, manifestProblems, type Manifest, type ManifestFileEntry, type ManifestTableEntry } from './manifest.js';
+import { CHUNK_BYTES, isSafeRelativePath, manifestProblems, type Manifest, type ManifestFileEntry } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
+import { readTables } from './table-reader.js';
 
 export interface BackupProgress {
   files: number;
@@ -23,7 +24,6 @@ const FILES_PER_PAGE = 1000;
 const BUNDLE_FILE_BYTES = 1024 * 1024;
 const BUNDLE_BYTES = 2 * 1024 * 1024;
 const BUNDLE_FILES = 500;
-const ROWS_PER_BATCH = 2000;
 const REUSE_CHECKS = 16;
 
 /**
@@ -141,49 +141,7 @@ export async function runBackup({ connector, store, previous, siteUrl, now, onPr
     return { path: entry.path, mtime: entry.mtime, size, sha256: whole.digest('hex'), chunks };
   }
 
-  const { tables: siteTables } = await connector.tables();
-  progress.tables = siteTables.length;
-  const previousTables = new Map((previous?.tables ?? []).map((table) => [table.name, table]));
-  const tables: ManifestTableEntry[] = [];
-  for (const table of siteTables) {
-    const before = previousTables.get(table.name);
-    const unchanged = before && table.checksum !== null && before.checksum === table.checksum && before.rows === table.rows && before.create === table.create;
-    let batches: string[];
-    if (unchanged && (await allPresent(store, before.batches))) {
-      batches = before.batches;
-    } else batches = await readRows(table.name);
-    progress.rows += table.rows;
-    progress.tablesDone++;
-    tables.push({ name: table.name, create: table.create, rows: table.rows, primaryKey: table.primaryKey, checksum: table.checksum, batches });
-    report();
-  }
-
-  // Each table is read in many requests, so there is no snapshot across them (nor, while it is
-  // being written to, within one). A table whose checksum, row count or schema moved while the
-  // backup read it is read once more, so the backup holds it as it was at a single later moment
-  // unless writes keep coming (see README, "Consistency").
-  const { tables: recheck } = await connector.tables();
-  for (const later of recheck) {
-    const index = tables.findIndex((table) => table.name === later.name);
-    const read = tables[index];
-    if (!read || (later.checksum === read.checksum && later.rows === read.rows && later.create === read.create)) continue;
-    progress.rows += later.rows - read.rows;
-    tables[index] = { name: later.name, create: later.create, rows: later.rows, primaryKey: later.primaryKey, checksum: later.checksum, batches: await readRows(later.name) };
-  }
-
-  async function readRows(table: string): Promise<string[]> {
-    const batches: string[] = [];
-    for (let after: RowsCursor | null = null; ; ) {
-      const batch = await connector.rows(table, after, ROWS_PER_BATCH);
-      if (batch.rows > 0) {
-        const sql = Buffer.from(batch.sql, 'utf8');
-        progress.bytesTransferred += sql.length;
-        batches.push(await stored(sql));
-      }
-      if (batch.next === null) return batches;
-      after = batch.next;
-    }
-  }
+  const tables = await readTables({ connector, store, previous: previous?.tables ?? [], progress, report, put: (content) => stored(content) });
 
   const manifest: Manifest = { format: 1, siteUrl, createdAt: now().toISOString(), listedAt, files: files.filter((file): file is ManifestFileEntry => file !== null), tables };
   const manifestHash = await stored(Buffer.from(JSON.stringify(manifest), 'utf8'));
@@ -196,11 +154,6 @@ async function allHeld(store: ObjectStore, chunks: string[], size: number): Prom
   for (const [index, hash] of chunks.entries()) {
     if (!(await store.holds(hash, Math.min(CHUNK_BYTES, Math.max(0, size - index * CHUNK_BYTES))))) return false;
   }
-  return true;
-}
-
-async function allPresent(store: ObjectStore, hashes: string[]): Promise<boolean> {
-  for (const hash of hashes) if (!(await store.has(hash))) return false;
   return true;
 }
 

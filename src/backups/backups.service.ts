@@ -265,7 +265,7 @@ export function createBackupsService({ repository, access, siteExists, listConne
       if (row.status !== 'completed' || !row.manifestHash) throw backupsProblems.notCompleted.create(`backup ${backupId} is ${row.status}; only a completed backup can be downloaded`);
       const manifest = await readManifest(row.manifestHash);
       const host = new URL(manifest.siteUrl).host.replace(/[^A-Za-z0-9.-]/g, '-');
-      return { filename: `${host}-${row.id}.tar.gz`, stream: backupArchive({ store, manifest, tmpDir: join(backupStoreDir(dataDir), 'tmp') }) };
+      return { filename: `${host}-${row.id}.tar.gz`, stream: await backupArchive({ store, manifest, tmpDir: join(backupStoreDir(dataDir), 'tmp') }) };
     },
 
     /** Re-reads every object of a backup and checks every hash. */

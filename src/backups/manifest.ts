@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { defineProblem } from '../shared/errors.js';
 import { HASH_PATTERN } from './object-store.js';
+import { isLegalIdentifier, TableSchema } from './sql-schema.js';
 
 export const manifestProblems = {
   unsafePath: defineProblem('backup-unsafe-path', 422, 'The backup holds a path outside the WordPress root'),
+  malformed: defineProblem('backup-manifest-malformed', 422, 'The backup manifest is malformed'),
 };
 
 /** Files larger than this travel and are stored in chunks of this size. */
@@ -29,15 +31,20 @@ const ManifestFile = z.object({
   chunks: z.array(hash),
 });
 
-const ManifestTable = z.object({
-  name: z.string().regex(/^[A-Za-z0-9_$]+$/),
-  create: z.string(),
-  rows: z.number().int().min(0),
-  primaryKey: z.array(z.string()),
-  checksum: z.string().nullable(),
-  /** Objects of SQL INSERT text, in order. */
-  batches: z.array(hash),
-});
+const ManifestTable = z
+  .object({
+    name: z.string().refine(isLegalIdentifier, 'not a legal table name'),
+    /** The schema as parsed by the daemon; the dump's CREATE TABLE is written from it. */
+    schema: TableSchema.optional(),
+    /** Backups taken before schemas were parsed hold the site's own CREATE TABLE instead: parsed when used. */
+    create: z.string().optional(),
+    rows: z.number().int().min(0),
+    primaryKey: z.array(z.string()),
+    checksum: z.string().nullable(),
+    /** Objects of SQL INSERT text, in order. */
+    batches: z.array(hash),
+  })
+  .refine((table) => table.schema !== undefined || table.create !== undefined, 'a table needs its schema');
 
 export const ManifestSchema = z.object({
   format: z.literal(1),
@@ -59,7 +66,7 @@ export function parseManifest(content: Buffer | string): Manifest {
   if (!parsed.success) {
     const unsafe = parsed.error.issues.find((issue) => issue.message === 'unsafe path');
     if (unsafe) throw manifestProblems.unsafePath.create(`the backup manifest holds an unsafe path at ${unsafe.path.join('.')}; nothing was restored`);
-    throw new Error(`the backup manifest is malformed: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    throw manifestProblems.malformed.create(`the backup manifest is malformed at ${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   }
   return parsed.data;
 }

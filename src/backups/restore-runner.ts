@@ -1,6 +1,8 @@
 import type { BackupConnector } from './backup-connector.js';
 import { CHUNK_BYTES, isSafeRelativePath, manifestProblems, type Manifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
+import { backupsProblems } from './backups.errors.js';
+import { schemaOf, storedBatchRows } from './sql-dump.js';
 
 export interface RestoreProgress {
   filesRestored: number;
@@ -23,6 +25,8 @@ export async function runRestore({ connector, store, target, current, onProgress
   for (const file of target.files) {
     if (!isSafeRelativePath(file.path)) throw manifestProblems.unsafePath.create(`the backup holds the unsafe path ${JSON.stringify(file.path)}; nothing was restored`);
   }
+  // Backups from before schemas were parsed hold the site's CREATE TABLE: parsed (or refused) before anything is sent, never sent itself.
+  const schemas = target.tables.map(schemaOf);
   await connector.ensure('restore');
   const progress: RestoreProgress = { filesRestored: 0, filesDeleted: 0, tablesRestored: 0, bytesTransferred: 0 };
   // One buffer for every chunk: sent one at a time, so reusing it spares an 8 MiB allocation (and its copy) per chunk.
@@ -49,13 +53,17 @@ export async function runRestore({ connector, store, target, current, onProgress
     progress.filesDeleted = extra.length;
 
     const liveTables = new Map(current.tables.map((table) => [table.name, table]));
-    for (const table of target.tables) {
+    for (const [index, table] of target.tables.entries()) {
       const live = liveTables.get(table.name);
-      if (live && table.checksum !== null && live.checksum === table.checksum && live.rows === table.rows && live.create === table.create) continue;
-      await connector.createTable(restoreId, table.name, table.create);
+      const schema = schemas[index]!;
+      if (live && table.checksum !== null && live.checksum === table.checksum && live.rows === table.rows && live.schema && JSON.stringify(live.schema) === JSON.stringify(schema)) continue;
+      await connector.createTable(restoreId, table.name, schema);
+      const columns = schema.columns.map((column) => column.name);
       for (const batch of table.batches) {
         const sql = (await store.read(batch)).toString('utf8');
-        await connector.insertRows(restoreId, table.name, sql);
+        const rows = storedBatchRows(sql, table.name, columns);
+        const inserted = await connector.insertRows(restoreId, table.name, sql);
+        if (inserted.rows !== rows) throw backupsProblems.tableInvalid.create(`the site inserted ${inserted.rows} of the ${rows} rows of a batch of ${JSON.stringify(table.name)}`, { table: table.name });
         progress.bytesTransferred += sql.length;
       }
       progress.tablesRestored++;

@@ -28,8 +28,9 @@ export const CONNECTOR_FEATURES = {
   updates: '1.0.0',
   'plugins/update': '1.0.0',
   themes: '1.0.0',
-  backups: '1.1.0',
-  restore: '1.1.0',
+  // 1.2.0: every table whatever its name, schemas parsed by the daemon, restores built from data.
+  backups: '1.2.0',
+  restore: '1.2.0',
 } as const;
 export type ConnectorFeature = keyof typeof CONNECTOR_FEATURES;
 
