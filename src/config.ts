@@ -4,6 +4,7 @@ import { DEFAULT_UPTIME_CONFIG, MIN_HOURLY_RETENTION_DAYS, type UptimeConfig } f
 import { DEFAULT_PERFORMANCE_CONFIG } from './performance/performance.config.js';
 import type { PerformanceConfig } from './performance/performance.service.js';
 import { DEFAULT_BACKUPS_CONFIG, type BackupsConfig } from './backups/backups.config.js';
+import { DEFAULT_BACKUP_LIMITS } from './backups/backup-limits.js';
 import { DEFAULT_WEBHOOKS_CONFIG, type WebhooksConfig } from './webhooks/webhooks.config.js';
 import type { ScheduledWorkSwitches } from './scheduled-work.js';
 
@@ -70,6 +71,10 @@ const envSchema = z.object({
   SITEWARDEN_BACKUP_INTERVAL_HOURS: z.coerce.number({ error: 'SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number' }).int('SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number').min(0).max(8760).default(DEFAULT_BACKUPS_CONFIG.intervalHours),
   SITEWARDEN_BACKUP_KEEP_LAST: positiveInt('SITEWARDEN_BACKUP_KEEP_LAST', DEFAULT_BACKUPS_CONFIG.keepLast, 10_000),
   SITEWARDEN_BACKUP_KEEP_DAYS: z.coerce.number({ error: 'SITEWARDEN_BACKUP_KEEP_DAYS must be a whole number' }).int('SITEWARDEN_BACKUP_KEEP_DAYS must be a whole number').min(0).max(36_500).default(DEFAULT_BACKUPS_CONFIG.keepDays),
+  SITEWARDEN_BACKUP_DEADLINE_BASE_MINUTES: positiveInt('SITEWARDEN_BACKUP_DEADLINE_BASE_MINUTES', DEFAULT_BACKUP_LIMITS.deadlineBaseMinutes, 7 * 24 * 60),
+  SITEWARDEN_BACKUP_MIN_THROUGHPUT_KIB: positiveInt('SITEWARDEN_BACKUP_MIN_THROUGHPUT_KIB', DEFAULT_BACKUP_LIMITS.minThroughputKibPerSecond, 10 * 1024 * 1024),
+  SITEWARDEN_BACKUP_BUDGET_FACTOR: z.coerce.number({ error: 'SITEWARDEN_BACKUP_BUDGET_FACTOR must be a number' }).min(1, 'SITEWARDEN_BACKUP_BUDGET_FACTOR must be at least 1').max(100).default(DEFAULT_BACKUP_LIMITS.budgetFactor),
+  SITEWARDEN_BACKUP_BUDGET_SLACK_MB: z.coerce.number({ error: 'SITEWARDEN_BACKUP_BUDGET_SLACK_MB must be a whole number' }).int('SITEWARDEN_BACKUP_BUDGET_SLACK_MB must be a whole number').min(0).max(1024 * 1024).default(DEFAULT_BACKUP_LIMITS.budgetSlackMb),
   SITEWARDEN_WEBHOOK_MAX_ATTEMPTS: positiveInt('SITEWARDEN_WEBHOOK_MAX_ATTEMPTS', DEFAULT_WEBHOOKS_CONFIG.maxAttempts, 20),
   SITEWARDEN_WEBHOOK_TIMEOUT_MS: positiveInt('SITEWARDEN_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOKS_CONFIG.timeoutMs, 120_000),
   SITEWARDEN_WEBHOOK_CONCURRENCY: positiveInt('SITEWARDEN_WEBHOOK_CONCURRENCY', DEFAULT_WEBHOOKS_CONFIG.concurrency, 64),
@@ -171,6 +176,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       intervalHours: values.SITEWARDEN_BACKUP_INTERVAL_HOURS,
       keepLast: values.SITEWARDEN_BACKUP_KEEP_LAST,
       keepDays: values.SITEWARDEN_BACKUP_KEEP_DAYS,
+      limits: {
+        deadlineBaseMinutes: values.SITEWARDEN_BACKUP_DEADLINE_BASE_MINUTES,
+        minThroughputKibPerSecond: values.SITEWARDEN_BACKUP_MIN_THROUGHPUT_KIB,
+        budgetFactor: values.SITEWARDEN_BACKUP_BUDGET_FACTOR,
+        budgetSlackMb: values.SITEWARDEN_BACKUP_BUDGET_SLACK_MB,
+      },
     },
     webhooks: {
       maxAttempts: values.SITEWARDEN_WEBHOOK_MAX_ATTEMPTS,

@@ -98,6 +98,7 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
     requestTimeoutMs: config.siteOperationTimeoutMs,
     metrics,
   });
+  lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));
   // Webhooks receive every catalogued event through the logger's event bus.
   const webhooksRepository = createWebhooksRepository({ db });
   const webhookDispatcher = createWebhookDispatcher({

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backups as backupsTable } from '../src/backups/backups.table.js';
 import { DEFAULT_BACKUPS_CONFIG } from '../src/backups/backups.config.js';
-import { parseManifest, referencedObjects } from '../src/backups/manifest.js';
+import { referencedObjects } from '../src/backups/manifest.js';
 import { useBackupSite } from './helpers/backup-site.js';
 
 const bed = useBackupSite({ backups: { ...DEFAULT_BACKUPS_CONFIG, keepLast: 2 } });
@@ -17,7 +17,7 @@ async function backUp(): Promise<{ id: string; status: string; manifest: string 
 }
 
 async function objectsOf(manifestHash: string): Promise<Set<string>> {
-  const objects = referencedObjects(parseManifest(await bed.t.services.backups.store.read(manifestHash)));
+  const objects = await referencedObjects(bed.t.services.backups.store, manifestHash);
   return objects.add(manifestHash);
 }
 

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseBundle } from '../src/backups/backup-connector.js';
 import type { BackupRow } from '../src/backups/backups.table.js';
 import { createStoreLock } from '../src/backups/concurrency.js';
-import { isSafeRelativePath, parseManifest, type Manifest } from '../src/backups/manifest.js';
+import { FILES_PER_PART, isSafeRelativePath, openManifest, parseManifest, readManifest, referencedObjects, writeManifest, type Manifest } from '../src/backups/manifest.js';
 import { createFileObjectStore, type FileObjectStore } from '../src/backups/object-store.js';
 import { verifyBackup } from '../src/backups/verify.js';
 
@@ -91,6 +91,34 @@ describe('the content-addressed object store', () => {
     expect(damaged.ok).toBe(false);
     expect(damaged.problems).toEqual([expect.stringContaining(chunkB)]);
     expect((await verifyBackup({ store, backup: { ...backup, status: 'failed', manifestHash: null } })).ok).toBe(false);
+  });
+
+  it('fails verification of a backup whose file content is not the size and hash it records', async () => {
+    const content = Buffer.from('<html>critical error</html>');
+    const chunk = (await store.put(content)).hash;
+    const manifest: Manifest = {
+      format: 1,
+      siteUrl: 'http://127.0.0.1',
+      createdAt: new Date().toISOString(),
+      // Recorded as the 3-byte file the site listed, holding the bytes it sent instead.
+      files: [{ path: 'wp-content/index.php', size: 3, mtime: 0, sha256: chunk, chunks: [chunk] }],
+      tables: [],
+    };
+    const manifestHash = (await store.put(Buffer.from(JSON.stringify(manifest)))).hash;
+    const result = await verifyBackup({ store, backup: { id: 'bkp_2', status: 'completed', manifestHash } as BackupRow });
+    expect(result.ok).toBe(false);
+    expect(result.problems).toEqual([expect.stringContaining('wp-content/index.php: its content is 27 bytes')]);
+  });
+
+  it('writes a manifest’s file entries in parts of bounded size, and reads them back in order', async () => {
+    const chunk = (await store.put(Buffer.from('x'))).hash;
+    const files = Array.from({ length: FILES_PER_PART * 2 + 1 }, (_, i) => ({ path: `f/${String(i).padStart(6, '0')}`, size: 1, mtime: i, sha256: chunk, chunks: [chunk] }));
+    const { hash } = await writeManifest(store, { siteUrl: 'http://127.0.0.1', createdAt: new Date().toISOString(), tables: [] }, files);
+    const opened = await openManifest(store, hash);
+    expect(opened.fileParts).toHaveLength(3);
+    expect((await readManifest(store, hash)).files).toEqual(files);
+    expect(await referencedObjects(store, hash)).toEqual(new Set([...opened.fileParts, chunk]));
+    expect(await verifyBackup({ store, backup: { id: 'bkp_3', status: 'completed', manifestHash: hash } as BackupRow })).toMatchObject({ ok: true, problems: [] });
   });
 
   it('clears temporary files a killed process left', async () => {

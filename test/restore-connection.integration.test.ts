@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TestUser } from './support/wordpress/index.js';
-import { parseManifest } from '../src/backups/manifest.js';
+import { readManifest } from '../src/backups/manifest.js';
 import { parseCreateTable } from '../src/backups/sql-schema-parser.js';
 import { connectorCall as callConnector, databaseSnapshot, useBackupSite } from './helpers/backup-site.js';
 import { installFixturePlugin, wordpressPlugins } from './helpers/wordpress-state.js';
@@ -129,7 +129,7 @@ add_filter( 'rest_pre_dispatch', function ( $result, $server, $request ) {
     try {
       const backup = await backUp();
       expect(backup.status, JSON.stringify(backup)).toBe('completed');
-      const manifest = parseManifest(await bed.t.services.backups.store.read(backup.manifest));
+      const manifest = await readManifest(bed.t.services.backups.store, backup.manifest);
       const counter = manifest.tables.find((table) => table.name === 'wp_aaa_counter')!;
       expect(counter.rows).toBe(2);
       const sql = (await Promise.all(counter.batches.map((hash) => bed.t.services.backups.store.read(hash)))).join('');

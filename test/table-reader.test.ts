@@ -13,7 +13,7 @@ import { checkSiteAnswer, type WordPressSession } from '../src/wordpress/wordpre
 const CREATE = 'CREATE TABLE `wp_log` (\n  `id` int(11) NOT NULL,\n  `data` blob DEFAULT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB';
 const HEADER = batchHeader('wp_log', ['id', 'data']);
 const batch = (ids: number[]) => `${HEADER}${ids.map((id) => `(${id},X'${Buffer.from(`row ${id}`).toString('hex')}')`).join(',\n')};\n`;
-const honestTable = (rows: number, create = CREATE) => ({ name: 'wp_log', create, rows, primaryKey: ['id'], checksum: '42' });
+const honestTable = (rows: number, create = CREATE) => ({ name: 'wp_log', create, rows, primaryKey: ['id'], checksum: '42', bytes: rows * 64 });
 
 type RowsAnswer = (query: Record<string, string | number | undefined>, call: number) => unknown;
 

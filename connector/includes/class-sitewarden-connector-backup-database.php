@@ -30,6 +30,7 @@ final class Sitewarden_Connector_Backup_Database {
 		global $wpdb;
 		$tables   = array();
 		$suppress = $wpdb->suppress_errors( true );
+		$sizes    = $this->data_lengths();
 		foreach ( $this->listed() as $name => $type ) {
 			$name = (string) $name; // A name of digits only became an integer key.
 			if ( 'BASE TABLE' !== $type ) {
@@ -49,6 +50,7 @@ final class Sitewarden_Connector_Backup_Database {
 				'rows'       => (int) $rows,
 				'primaryKey' => $this->primary_key( $name ),
 				'checksum'   => is_array( $checksum ) && null !== $checksum[1] ? (string) $checksum[1] : null,
+				'bytes'      => isset( $sizes[ $name ] ) ? $sizes[ $name ] : 0,
 			);
 		}
 		$wpdb->suppress_errors( $suppress );
@@ -160,6 +162,21 @@ final class Sitewarden_Connector_Backup_Database {
 		}
 		uksort( $listed, function ( $a, $b ) { return strcmp( (string) $a, (string) $b ); } );
 		return $listed;
+	}
+
+	/**
+	 * What each table's data takes on disk (the server's estimate, as SHOW TABLE STATUS reports it):
+	 * the daemon sizes a backup's byte budget and deadline from it.
+	 *
+	 * @return array<string, int>
+	 */
+	private function data_lengths() {
+		global $wpdb;
+		$sizes = array();
+		foreach ( (array) $wpdb->get_results( 'SELECT TABLE_NAME, DATA_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()', ARRAY_N ) as $row ) {
+			$sizes[ (string) $row[0] ] = max( 0, (int) $row[1] );
+		}
+		return $sizes;
 	}
 
 	/** Any name MariaDB/MySQL accept: 1–64 characters of UTF-8 without NUL or 4-byte characters, no trailing white space. */

@@ -13,7 +13,8 @@ export interface SiteFileEntry {
 }
 
 const SiteTableSchema = z.union([
-  z.object({ name: z.string(), create: z.string(), rows: z.number().int().min(0), primaryKey: z.array(z.string()).max(64), checksum: z.string().nullable() }),
+  /** `bytes`: the server's estimate of the table's data on disk, which sizes the backup's budget. */
+  z.object({ name: z.string(), create: z.string(), rows: z.number().int().min(0), primaryKey: z.array(z.string()).max(64), checksum: z.string().nullable(), bytes: z.number().int().min(0) }),
   /** A table the connector could not read (or that is not a plain table): the backup fails naming it. */
   z.object({ name: z.string(), error: z.string() }),
 ]);
@@ -21,6 +22,11 @@ const TablesAnswer = z.object({ tables: z.array(SiteTableSchema).max(100_000) })
 const RowsCursorSchema = z.union([z.object({ key: z.array(z.string()).min(1).max(64) }).strict(), z.object({ offset: z.number().int().min(0) }).strict()]);
 const RowsAnswer = z.object({ sql: z.string(), rows: z.number().int().min(0), next: RowsCursorSchema.nullable() });
 const InsertedAnswer = z.object({ rows: z.number().int().min(0) });
+const RestoreBegun = z.object({ restoreId: z.string().regex(/^[a-z0-9]{1,64}$/) });
+const DeletionsPlanned = z.object({ planned: z.number().int().min(0) });
+const TableStaged = z.object({ table: z.string(), staged: z.literal(true) });
+const RestoreFinished = z.object({ tables: z.number().int().min(0), dropped: z.number().int().min(0), moved: z.number().int().min(0), deleted: z.number().int().min(0) });
+const RestoreAborted = z.object({ aborted: z.boolean(), completed: z.boolean().optional() });
 
 export type SiteTable = z.infer<typeof SiteTableSchema>;
 export type RowsCursor = z.infer<typeof RowsCursorSchema>;
@@ -32,6 +38,14 @@ export interface FinishedRestore {
   deleted: number;
 }
 
+const FilesPage = z.object({
+  files: z.array(z.object({ path: z.string(), size: z.number().int().min(0), mtime: z.number().int(), sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable() })),
+  next: z.string().nullable(),
+});
+
+/** A bundle's framing beyond the files' bytes: one length line (at most 20 digits and a newline) per file. */
+const BUNDLE_FRAMING_BYTES = 24;
+
 export function createBackupConnector(session: WordPressSession, { timeoutMs }: { timeoutMs: number }) {
   const route = (path: string) => `${CONNECTOR_NAMESPACE}/${path}`;
   const ensure = createConnectorGate(session);
@@ -40,18 +54,24 @@ export function createBackupConnector(session: WordPressSession, { timeoutMs }: 
     ensure: (feature: 'backups' | 'restore') => ensure(feature),
 
     /** A page of the site's files; `known` ([path, size, mtime, sha256]) spares hashing files whose size and mtime did not change. */
-    files: (cursor: string, limit: number, known: [string, number, number, string][]) =>
-      session.call<{ files: SiteFileEntry[]; next: string | null }>('POST', route('backup/files'), { json: { cursor, limit, known }, timeoutMs }),
+    files: (cursor: string, limit: number, known: [string, number, number, string][]): Promise<{ files: SiteFileEntry[]; next: string | null }> =>
+      session.call('POST', route('backup/files'), { json: { cursor, limit, known }, timeoutMs, schema: FilesPage }),
 
-    /** Up to `length` bytes of a file from `offset`, streamed. */
+    /** `length` bytes of a file from `offset`, streamed; a body longer than that fails with site-response-too-large before it is passed on. */
     fileRange: (path: string, offset: number, length: number): Promise<Readable> =>
-      session.callStream(route('backup/file'), { query: { path, offset, length }, timeoutMs, maxBytes: Math.max(length, 1) }),
+      session.callStream(route('backup/file'), { query: { path, offset, length }, timeoutMs, maxBytes: length }),
 
-    /** Many small files in one request; null for a file that is gone, or too large to bundle now. */
-    async bundle(paths: string[], expectedBytes: number): Promise<(Buffer | null)[]> {
-      const body = await session.callStream(route('backup/bundle'), { method: 'POST', json: { paths }, timeoutMs, maxBytes: expectedBytes + paths.length * 24 + 4 * 1024 * 1024 });
+    /**
+     * Many small files in one request, `expectedBytes` in all as listed (a longer body fails);
+     * null for a file that is gone, or too large to bundle now. `onBytes` sees every byte received.
+     */
+    async bundle(paths: string[], expectedBytes: number, onBytes: (bytes: number) => void = () => {}): Promise<(Buffer | null)[]> {
+      const body = await session.callStream(route('backup/bundle'), { method: 'POST', json: { paths }, timeoutMs, maxBytes: expectedBytes + paths.length * BUNDLE_FRAMING_BYTES });
       const chunks: Buffer[] = [];
-      for await (const chunk of body) chunks.push(chunk as Buffer);
+      for await (const chunk of body) {
+        onBytes((chunk as Buffer).length);
+        chunks.push(chunk as Buffer);
+      }
       return parseBundle(Buffer.concat(chunks), paths.length);
     },
 
@@ -60,22 +80,22 @@ export function createBackupConnector(session: WordPressSession, { timeoutMs }: 
     rows: (table: string, after: RowsCursor | null, limit: number, bytes: number) =>
       session.call('GET', route('backup/rows'), { query: { table, after: after ? JSON.stringify(after) : undefined, limit, bytes }, timeoutMs, schema: RowsAnswer }),
 
-    begin: () => session.call<{ restoreId: string }>('POST', route('restore/begin'), { timeoutMs }),
+    begin: () => session.call('POST', route('restore/begin'), { timeoutMs, schema: RestoreBegun }),
     async writeFile(restore: string, path: string, offset: number, bytes: Buffer, mtime: number): Promise<void> {
       await session.callRaw('POST', route('restore/file'), { query: { restore, path, offset, mtime }, body: bytes, timeoutMs });
     },
-    planDeletions: (restore: string, paths: string[]) => session.call('POST', route('restore/delete'), { json: { restore, paths }, timeoutMs }),
+    planDeletions: (restore: string, paths: string[]) => session.call('POST', route('restore/delete'), { json: { restore, paths }, timeoutMs, schema: DeletionsPlanned }),
     /** The staged table is created from the schema as data: the connector writes the statement. */
-    createTable: (restore: string, table: string, schema: TableSchema) => session.call('POST', route('restore/table'), { json: { restore, table, schema }, timeoutMs }),
+    createTable: (restore: string, table: string, schema: TableSchema) => session.call('POST', route('restore/table'), { json: { restore, table, schema }, timeoutMs, schema: TableStaged }),
     insertRows: (restore: string, table: string, sql: string) => session.call('POST', route('restore/rows'), { json: { restore, table, sql }, timeoutMs, schema: InsertedAnswer }),
     /**
      * Swaps the staged tables in, drops the site's tables not in `tables` (the backup's complete
      * list), moves the files into place. Safe to call again after an interruption: the connector
      * keeps a journal and completes what the first call began.
      */
-    finish: (restore: string, tables: string[]) => session.call<FinishedRestore>('POST', route('restore/finish'), { json: { restore, tables }, timeoutMs }),
+    finish: (restore: string, tables: string[]): Promise<FinishedRestore> => session.call('POST', route('restore/finish'), { json: { restore, tables }, timeoutMs, schema: RestoreFinished }),
     /** Discards what was staged; a finish already past its table swap is completed instead (`completed: true`). */
-    abort: (restore: string) => session.call<{ aborted: boolean; completed?: boolean }>('POST', route('restore/abort'), { json: { restore }, timeoutMs }),
+    abort: (restore: string) => session.call('POST', route('restore/abort'), { json: { restore }, timeoutMs, schema: RestoreAborted }),
   };
 }
 
@@ -96,5 +116,6 @@ export function parseBundle(body: Buffer, count: number): (Buffer | null)[] {
       at += length;
     }
   }
+  if (at !== body.length) throw new Error(`the site's file bundle holds ${body.length - at} bytes more than its ${count} files`);
   return files;
 }

@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
-import { Transform, type Readable } from 'node:stream';
-import { isAppError } from '../shared/errors.js';
-import type { BackupConnector, SiteFileEntry } from './backup-connector.js';
+import type { BackupConnector } from './backup-connector.js';
+import type { BackupLimits } from './backup-limits.js';
+import { openBackupScratch, type DeclaredFile } from './backup-scratch.js';
 import { forEachConcurrently } from './concurrency.js';
-import { CHUNK_BYTES, isSafeRelativePath, manifestProblems, type Manifest, type ManifestFileEntry } from './manifest.js';
+import { listFiles } from './file-listing.js';
+import { createFileTransfer } from './file-transfer.js';
+import { CHUNK_BYTES, writeManifest, type OpenedManifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import { readTables } from './table-reader.js';
 
@@ -19,134 +20,157 @@ export interface BackupProgress {
 }
 
 const FILE_TRANSFERS = 2;
-const FILES_PER_PAGE = 1000;
 /** Files up to this size travel in bundles of up to BUNDLE_BYTES or BUNDLE_FILES files. */
 const BUNDLE_FILE_BYTES = 1024 * 1024;
 const BUNDLE_BYTES = 2 * 1024 * 1024;
 const BUNDLE_FILES = 500;
+/** Listed files taken from the scratch store at a time: what the transfer holds in memory. */
+const FILES_PER_WINDOW = 4000;
 const REUSE_CHECKS = 16;
 
 /**
- * Takes one backup: lists the site's files and tables through the connector, downloads only
- * content the store does not hold yet (and reuses the previous backup's table batches when a
- * table's checksum and row count are unchanged), then writes the manifest. Returns the
- * manifest's hash; the caller marks the backup completed only after this resolves.
+ * Takes one backup: lists the site's files (into a scratch store on disk, page by page) and
+ * tables through the connector, downloads only content this site has not already proven it
+ * holds, checking every file against its declared size and hash (and reuses the previous
+ * backup's table batches when a table's checksum and row count are unchanged), then writes the
+ * manifest. Returns the manifest's hash; the caller marks the backup completed only after this
+ * resolves. `limits` bounds its time and bytes: past the deadline it fails with
+ * `backup-deadline-exceeded`.
  */
-export async function runBackup({ connector, store, previous, siteUrl, now, onProgress }: { connector: BackupConnector; store: ObjectStore; previous: Manifest | null; siteUrl: string; now: () => Date; onProgress: (progress: BackupProgress) => void }): Promise<{ manifestHash: string; manifest: Manifest; progress: BackupProgress }> {
+export async function runBackup({ connector, store, previous, siteUrl, now, onProgress, scratchPath, limits }: { connector: BackupConnector; store: ObjectStore; previous: OpenedManifest | null; siteUrl: string; now: () => Date; onProgress: (progress: BackupProgress) => void; scratchPath: string; limits: BackupLimits }): Promise<{ manifestHash: string; progress: BackupProgress }> {
+  const scratch = openBackupScratch(scratchPath);
+  let done = false;
+  let trailingReport: NodeJS.Timeout | undefined;
+  try {
+    // A stalled body does not end when its call is aborted (it waits for its own timeout): the deadline ends the backup at once.
+    const backingUp = backUp();
+    backingUp.catch(() => undefined);
+    const result = await Promise.race([backingUp, deadline(limits.signal)]);
+    done = true;
+    return result;
+  } catch (error) {
+    throw limits.expired ? limits.deadlineProblem() : error;
+  } finally {
+    clearTimeout(trailingReport);
+    trailingReport = undefined;
+    scratch.close(done);
+  }
+
+  async function backUp() {
   await connector.ensure('backups');
   const progress: BackupProgress = { files: 0, filesDone: 0, tables: 0, tablesDone: 0, rows: 0, bytesTotal: 0, bytesTransferred: 0, bytesStored: 0 };
   let lastReport = 0;
+  // Throttled, but a throttled update still goes out a moment later: a site that then stalls does not hide the progress made.
   const report = (force = false) => {
-    if (!force && Date.now() - lastReport < 500) return;
+    const wait = 500 - (Date.now() - lastReport);
+    if (!force && wait > 0) {
+      trailingReport ??= setTimeout(() => {
+        trailingReport = undefined;
+        report(true);
+      }, wait);
+      return;
+    }
+    clearTimeout(trailingReport);
+    trailingReport = undefined;
     lastReport = Date.now();
     onProgress({ ...progress });
   };
 
+  if (previous) {
+    let batch = [];
+    for await (const file of previous.files()) {
+      if (batch.push(file) >= 1000) {
+        scratch.addPrevious(batch);
+        batch = [];
+      }
+    }
+    scratch.addPrevious(batch);
+  }
   // Both sides order paths by their bytes, so the previous backup's entries after the cursor are the page's candidates.
   // Files changed within the second the previous backup started are hashed again (mtime has one-second resolution).
   const trustedBefore = previous?.listedAt ? Math.floor(Date.parse(previous.listedAt) / 1000) - 2 : 0;
   const listedAt = now().toISOString();
-  const knownFiles = (previous?.files ?? []).filter((file) => file.mtime < trustedBefore);
-  let knownAt = 0;
-  const listed: SiteFileEntry[] = [];
-  for (let cursor = ''; ; ) {
-    while (knownAt < knownFiles.length && Buffer.compare(Buffer.from(knownFiles[knownAt]!.path), Buffer.from(cursor)) <= 0) knownAt++;
-    const known = knownFiles.slice(knownAt, knownAt + FILES_PER_PAGE).map((file): [string, number, number, string] => [file.path, file.size, file.mtime, file.sha256]);
-    const page = await connector.files(cursor, FILES_PER_PAGE, known);
-    listed.push(...page.files);
-    if (page.next === null) break;
-    cursor = page.next;
-  }
-  // A connector that hands out a path escaping the root is not trusted with anything.
-  const unsafe = listed.find((entry) => !isSafeRelativePath(entry.path));
-  if (unsafe) throw manifestProblems.unsafePath.create(`the site listed the unsafe path ${JSON.stringify(unsafe.path)}`);
-  const readable = listed.filter((entry): entry is SiteFileEntry & { sha256: string } => entry.sha256 !== null);
-  progress.files = readable.length;
-  progress.bytesTotal = readable.reduce((sum, entry) => sum + entry.size, 0);
+  await listFiles({ connector, scratch, trustedBefore });
+  const totals = scratch.totals();
+  limits.declare(totals.bytes);
+  progress.files = totals.files;
+  progress.bytesTotal = totals.bytes;
   report(true);
-
-  const chunksBySha = new Map<string, string[]>();
-  for (const file of previous?.files ?? []) chunksBySha.set(file.sha256, file.chunks);
 
   const stored = async (content: Buffer, expectedHash?: string) => {
     const result = await store.put(content, expectedHash);
     progress.bytesStored += result.storedBytes;
     return result.hash;
   };
+  const transfer = createFileTransfer({
+    connector,
+    store,
+    budget: limits.budget,
+    onReceived: (bytes) => (progress.bytesTransferred += bytes),
+    onStored: (bytes) => (progress.bytesStored += bytes),
+  });
 
-  // Content already stored is not downloaded; small files travel many to a request, large ones in ranges.
-  const files: (ManifestFileEntry | null)[] = new Array(readable.length).fill(null);
-  const bundled: number[] = [];
-  const ranged: number[] = [];
+  // A window of the listing at a time. Content is reused only when this site proved it holds it
+  // (its previous backup, or bytes it sent in this one): another site's hash is not proof.
   // Stored content is reused after a look at its recorded size (a 4-byte read, many at once), not re-read: `verify` re-reads.
-  await forEachConcurrently(readable, REUSE_CHECKS, async (entry, index) => {
-    const known = entry.size <= CHUNK_BYTES ? [entry.sha256] : chunksBySha.get(entry.sha256);
-    if (known && (await allHeld(store, known, entry.size))) files[index] = { path: entry.path, mtime: entry.mtime, size: entry.size, sha256: entry.sha256, chunks: known };
-  });
-  for (const [index, entry] of readable.entries()) {
-    if (files[index]) progress.filesDone++;
-    else (entry.size <= BUNDLE_FILE_BYTES ? bundled : ranged).push(index);
-  }
-  report(true);
-
-  await forEachConcurrently(bundles(bundled.map((index) => ({ index, size: readable[index]!.size }))), FILE_TRANSFERS, async (bundle) => {
-    const contents = await connector.bundle(bundle.map(({ index }) => readable[index]!.path), bundle.reduce((sum, { size }) => sum + size, 0));
-    for (const [position, { index }] of bundle.entries()) {
-      const entry = readable[index]!;
-      const content = contents[position];
-      if (content) {
-        progress.bytesTransferred += content.length;
-        const hash = await stored(content);
-        files[index] = { path: entry.path, mtime: entry.mtime, size: content.length, sha256: hash, chunks: [hash] };
-      } else files[index] = await rangedFile(entry); // Grown past the bundle limit, or gone.
-      progress.filesDone++;
-    }
-    report();
-  });
-  await forEachConcurrently(ranged, FILE_TRANSFERS, async (index) => {
-    files[index] = await rangedFile(readable[index]!);
-    progress.filesDone++;
-    report();
-  });
-
-  /** A file in CHUNK_BYTES ranges; null when it is gone. What was read is recorded, even if the file changed since it was listed. */
-  async function rangedFile(entry: SiteFileEntry): Promise<ManifestFileEntry | null> {
-    const whole = createHash('sha256');
-    const chunks: string[] = [];
-    let size = 0;
-    for (let offset = 0; ; offset += CHUNK_BYTES) {
-      let body: Readable;
-      try {
-        body = await connector.fileRange(entry.path, offset, CHUNK_BYTES);
-      } catch (error) {
-        if (isAppError(error) && error.extensions.siteCode === 'sitewarden_file_not_found') return null;
-        throw error;
+  for (let seq = 0; ; ) {
+    const window = scratch.declaredAfter(seq, FILES_PER_WINDOW);
+    if (window.length === 0) break;
+    seq = window.at(-1)!.seq;
+    const wanted: DeclaredFile[] = [];
+    const reused: boolean[] = new Array<boolean>(window.length).fill(false);
+    await forEachConcurrently(window, REUSE_CHECKS, async (entry, index) => {
+      const proven = scratch.provenChunks(entry.sha256);
+      if (proven && (proven.held || (await allHeld(store, proven.chunks, entry.size)))) {
+        scratch.record(entry.seq, { size: entry.size, mtime: entry.mtime, sha256: entry.sha256, chunks: proven.chunks });
+        reused[index] = true;
       }
-      // Streamed into the store: a chunk is never held whole in memory.
-      const tap = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          whole.update(chunk);
-          progress.bytesTransferred += chunk.length;
-          done(null, chunk);
-        },
-      });
-      body.on('error', (error) => tap.destroy(error));
-      // Large files are mostly media that is compressed already: the fastest gzip level costs little there.
-      const result = await store.put(body.pipe(tap), undefined, { compressionLevel: 1 });
-      progress.bytesStored += result.storedBytes;
-      chunks.push(result.hash);
-      size += result.size;
-      if (result.size < CHUNK_BYTES) break;
+    });
+    scratch.flush();
+    for (const [index, entry] of window.entries()) {
+      if (reused[index]) progress.filesDone++;
+      else wanted.push(entry);
     }
-    return { path: entry.path, mtime: entry.mtime, size, sha256: whole.digest('hex'), chunks };
+    report();
+    // Small files travel many to a request, large ones in ranges.
+    const steps = [...bundles(wanted.filter((entry) => entry.size <= BUNDLE_FILE_BYTES)), ...wanted.filter((entry) => entry.size > BUNDLE_FILE_BYTES).map((entry) => [entry])];
+    await forEachConcurrently(steps, FILE_TRANSFERS, async (step) => {
+      const contents = step.length === 1 && step[0]!.size > BUNDLE_FILE_BYTES ? [await transfer.single(step[0]!)] : await transfer.bundle(step);
+      for (const [position, entry] of step.entries()) {
+        const content = contents[position];
+        if (content) scratch.record(entry.seq, content);
+        progress.filesDone++;
+      }
+      // Per step: what a killed backup stored stays proven for its retry.
+      scratch.flush();
+      report();
+    });
   }
 
-  const tables = await readTables({ connector, store, previous: previous?.tables ?? [], progress, report, put: (content) => stored(content) });
+  // Rows count against the same budget, which grows by what the tables declare.
+  const tables = await readTables({
+    connector,
+    store,
+    previous: previous?.tables ?? [],
+    progress,
+    report,
+    put: (content) => stored(content),
+    onBytes: (bytes) => limits.budget.take(bytes),
+    onDeclared: (bytes) => limits.declare(totals.bytes + bytes),
+  });
 
-  const manifest: Manifest = { format: 1, siteUrl, createdAt: now().toISOString(), listedAt, files: files.filter((file): file is ManifestFileEntry => file !== null), tables };
-  const manifestHash = await stored(Buffer.from(JSON.stringify(manifest), 'utf8'));
+  const manifest = await writeManifest(store, { siteUrl, createdAt: now().toISOString(), listedAt, tables }, scratch.recordedFiles());
+  progress.bytesStored += manifest.storedBytes;
   report(true);
-  return { manifestHash, manifest, progress };
+  return { manifestHash: manifest.hash, progress };
+  }
+}
+
+function deadline(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    if (signal.aborted) reject(new Error('deadline passed'));
+    signal.addEventListener('abort', () => reject(new Error('deadline passed')), { once: true });
+  });
 }
 
 /** A file's stored chunks are all there with the sizes its size implies (CHUNK_BYTES each, the rest in the last). */
@@ -157,9 +181,9 @@ async function allHeld(store: ObjectStore, chunks: string[], size: number): Prom
   return true;
 }
 
-function bundles(items: { index: number; size: number }[]): { index: number; size: number }[][] {
-  const groups: { index: number; size: number }[][] = [];
-  let current: { index: number; size: number }[] = [];
+function bundles(items: DeclaredFile[]): DeclaredFile[][] {
+  const groups: DeclaredFile[][] = [];
+  let current: DeclaredFile[] = [];
   let bytes = 0;
   for (const item of items) {
     if (current.length > 0 && (current.length >= BUNDLE_FILES || bytes + item.size > BUNDLE_BYTES)) {

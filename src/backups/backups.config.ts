@@ -1,3 +1,5 @@
+import { DEFAULT_BACKUP_LIMITS, type BackupLimitsConfig } from './backup-limits.js';
+
 export interface BackupsConfig {
   /** Backups and restores running at once, over all sites. */
   concurrency: number;
@@ -6,6 +8,8 @@ export interface BackupsConfig {
   /** Completed backups kept per site: the newest `keepLast`, and any younger than `keepDays` days. */
   keepLast: number;
   keepDays: number;
+  /** Each backup's deadline and byte budget, derived from its listing (src/backups/backup-limits.ts). */
+  limits: BackupLimitsConfig;
 }
 
-export const DEFAULT_BACKUPS_CONFIG: BackupsConfig = { concurrency: 2, intervalHours: 24, keepLast: 14, keepDays: 0 };
+export const DEFAULT_BACKUPS_CONFIG: BackupsConfig = { concurrency: 2, intervalHours: 24, keepLast: 14, keepDays: 0, limits: DEFAULT_BACKUP_LIMITS };

@@ -13,13 +13,15 @@ import { abortableSession } from './abortable-session.js';
 import { INTERRUPTED_BACKUP, INTERRUPTED_PRE_RESTORE, interruptedRestore, logInterrupted, recoverUnfinished } from './backup-recovery.js';
 import { createBackupConnector } from './backup-connector.js';
 import { runBackup } from './backup-runner.js';
+import { removeBackupScratch } from './backup-scratch.js';
 import { createBackupSettings, type BackupSettingsPatch } from './backup-settings.js';
 import type { BackupsConfig } from './backups.config.js';
 import { backupsProblems } from './backups.errors.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupKind, BackupRow, RestoreRow } from './backups.table.js';
 import { createStoreLock } from './concurrency.js';
-import { parseManifest, referencedObjects, type Manifest } from './manifest.js';
+import { openManifest, readManifest as readWholeManifest, referencedObjects, type Manifest } from './manifest.js';
+import { createBackupLimits } from './backup-limits.js';
 import { createFileObjectStore, type ObjectStore } from './object-store.js';
 import { runRestore } from './restore-runner.js';
 import { verifyBackup } from './verify.js';
@@ -50,6 +52,7 @@ export function createBackupsService({ repository, access, siteExists, listConne
   metrics?: JobMetrics;
 }) {
   const fileStore = createFileObjectStore({ dir: backupStoreDir(dataDir) });
+  const scratchPathOf = (siteId: string) => join(backupStoreDir(dataDir), 'sites', `${siteId}.sqlite`);
   const store = injectedStore ?? fileStore;
   const queue = new PQueue({ concurrency: config.concurrency });
   const lock = createStoreLock();
@@ -58,7 +61,7 @@ export function createBackupsService({ repository, access, siteExists, listConne
   /** Jobs executing now, by id, with the switch that stops their site calls at shutdown. */
   const active = new Map<string, { kind: 'backup' | 'restore'; controller: AbortController; done: Promise<unknown> }>();
 
-  const readManifest = async (hash: string): Promise<Manifest> => parseManifest(await store.read(hash));
+  const readManifest = (hash: string): Promise<Manifest> => readWholeManifest(store, hash);
   const failure = (error: unknown) => {
     if (isAppError(error) && error.extensions.siteCode === 'rest_no_route') {
       return { reason: 'connector-outdated', error: `the site’s Sitewarden connector is missing or has no backup routes: install the current one from ${CONNECTOR_DOWNLOAD_PATH}` };
@@ -103,9 +106,11 @@ export function createBackupsService({ repository, access, siteExists, listConne
     repository.updateBackup(row.id, { status: 'running', startedAt: started });
     try {
       const { site, session: siteSession } = requireSite(row.siteId);
-      const session = abortableSession(siteSession, signal);
+      // A site that stalls or sends without end runs into its own deadline, which stops its calls like shutdown does.
+      const limits = createBackupLimits(config.limits);
+      const session = abortableSession(siteSession, AbortSignal.any([signal, limits.signal]));
       const previousRow = repository.completedBackups(row.siteId).find((candidate) => candidate.manifestHash);
-      const previous = previousRow?.manifestHash ? await readManifest(previousRow.manifestHash).catch(() => null) : null;
+      const previous = previousRow?.manifestHash ? await openManifest(store, previousRow.manifestHash).catch(() => null) : null;
       const result = await runBackup({
         connector: createBackupConnector(session, { timeoutMs: requestTimeoutMs }),
         store,
@@ -113,7 +118,9 @@ export function createBackupsService({ repository, access, siteExists, listConne
         siteUrl: site.url,
         now: () => clock.now(),
         onProgress: (progress) => repository.updateBackup(row.id, progress),
-      });
+        scratchPath: scratchPathOf(row.siteId),
+        limits,
+      }).finally(() => limits.dispose());
       const finished = repository.updateBackup(row.id, { ...result.progress, status: 'completed', manifestHash: result.manifestHash, finishedAt: clock.now() })!;
       metrics?.observeJob('backup', 'completed', finished.finishedAt!.getTime() - started.getTime());
       logEvent(logger, 'backup.completed', { siteId: row.siteId, backupId: row.id, kind: row.kind, files: finished.files, tables: finished.tables, bytesTransferred: finished.bytesTransferred, bytesStored: finished.bytesStored, durationMs: finished.finishedAt!.getTime() - started.getTime() });
@@ -209,7 +216,7 @@ export function createBackupsService({ repository, access, siteExists, listConne
       for (const row of repository.completedBackups()) {
         if (!row.manifestHash) continue;
         referenced.add(row.manifestHash);
-        for (const hash of referencedObjects(await readManifest(row.manifestHash))) referenced.add(hash);
+        for (const hash of await referencedObjects(store, row.manifestHash)) referenced.add(hash);
       }
       let deleted = 0;
       for await (const hash of store.list()) {
@@ -223,6 +230,11 @@ export function createBackupsService({ repository, access, siteExists, listConne
 
   return {
     store,
+
+    /** A removed site leaves nothing behind it here but backups retention will delete. */
+    forgetSite(siteId: string): void {
+      removeBackupScratch(scratchPathOf(siteId));
+    },
 
     /** At start-up: what the last process left unfinished (src/backups/backup-recovery.ts). */
     async recoverInterrupted(): Promise<void> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineProblem } from '../shared/errors.js';
-import { HASH_PATTERN } from './object-store.js';
+import { HASH_PATTERN, type ObjectStore } from './object-store.js';
 import { isLegalIdentifier, TableSchema } from './sql-schema.js';
 
 export const manifestProblems = {
@@ -56,25 +56,116 @@ export const ManifestSchema = z.object({
   tables: z.array(ManifestTable),
 });
 
+/**
+ * Format 2 keeps the file entries out of the manifest object: they live, in path order, in
+ * NDJSON objects of at most FILES_PER_PART entries (`fileParts`), so neither writing nor reading
+ * a backup of a large site holds every entry at once.
+ */
+const ManifestV2Schema = ManifestSchema.omit({ format: true, files: true }).extend({
+  format: z.literal(2),
+  fileCount: z.number().int().min(0),
+  fileParts: z.array(hash),
+});
+
+export const FILES_PER_PART = 2000;
+
 export type Manifest = z.infer<typeof ManifestSchema>;
 export type ManifestFileEntry = z.infer<typeof ManifestFile>;
 export type ManifestTableEntry = z.infer<typeof ManifestTable>;
+export type ManifestHeader = Omit<Manifest, 'format' | 'files'> & { format: 1 | 2 };
 
-/** Reads a manifest without trusting it: a path escaping the root refuses the whole manifest. */
+/** A stored manifest whose file entries are read as they are needed. */
+export interface OpenedManifest extends ManifestHeader {
+  /** The objects holding file entries (format 2); none for format 1. */
+  fileParts: string[];
+  files(): AsyncIterable<ManifestFileEntry>;
+}
+
+function refuse(error: z.ZodError): never {
+  const unsafe = error.issues.find((issue) => issue.message === 'unsafe path');
+  if (unsafe) throw manifestProblems.unsafePath.create(`the backup manifest holds an unsafe path at ${unsafe.path.join('.')}; nothing was restored`);
+  throw manifestProblems.malformed.create(`the backup manifest is malformed at ${error.issues[0]?.path.join('.') ?? ''}: ${error.issues[0]?.message ?? 'invalid'}`);
+}
+
+/** Reads a format 1 manifest without trusting it: a path escaping the root refuses the whole manifest. */
 export function parseManifest(content: Buffer | string): Manifest {
   const parsed = ManifestSchema.safeParse(JSON.parse(content.toString()));
-  if (!parsed.success) {
-    const unsafe = parsed.error.issues.find((issue) => issue.message === 'unsafe path');
-    if (unsafe) throw manifestProblems.unsafePath.create(`the backup manifest holds an unsafe path at ${unsafe.path.join('.')}; nothing was restored`);
-    throw manifestProblems.malformed.create(`the backup manifest is malformed at ${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  }
+  if (!parsed.success) refuse(parsed.error);
   return parsed.data;
 }
 
-/** Every object a manifest references (itself not included). */
-export function referencedObjects(manifest: Manifest): Set<string> {
-  const objects = new Set<string>();
-  for (const file of manifest.files) for (const chunk of file.chunks) objects.add(chunk);
-  for (const table of manifest.tables) for (const batch of table.batches) objects.add(batch);
+/** One NDJSON object of file entries, each checked like a format 1 entry. */
+export function parseFilePart(content: Buffer): ManifestFileEntry[] {
+  const entries: ManifestFileEntry[] = [];
+  for (const line of content.toString('utf8').split('\n')) {
+    if (line === '') continue;
+    const parsed = ManifestFile.safeParse(JSON.parse(line));
+    if (!parsed.success) refuse(parsed.error);
+    entries.push(parsed.data);
+  }
+  return entries;
+}
+
+export async function openManifest(store: ObjectStore, manifestHash: string): Promise<OpenedManifest> {
+  const raw = JSON.parse((await store.read(manifestHash)).toString()) as { format?: unknown };
+  if (raw.format !== 2) {
+    const { files: entries, ...header } = parseManifest(JSON.stringify(raw));
+    return {
+      ...header,
+      fileParts: [],
+      async *files() {
+        yield* entries;
+      },
+    };
+  }
+  const parsed = ManifestV2Schema.safeParse(raw);
+  if (!parsed.success) refuse(parsed.error);
+  const { fileParts, fileCount: _count, ...header } = parsed.data;
+  return {
+    ...header,
+    fileParts,
+    async *files() {
+      for (const part of fileParts) yield* parseFilePart(await store.read(part));
+    },
+  };
+}
+
+/** The whole manifest in memory, file entries included (restore and download read it so). */
+export async function readManifest(store: ObjectStore, manifestHash: string): Promise<Manifest> {
+  const { fileParts: _parts, files: entries, ...header } = await openManifest(store, manifestHash);
+  const files: ManifestFileEntry[] = [];
+  for await (const file of entries()) files.push(file);
+  return { ...header, format: 1, files };
+}
+
+/** Writes a format 2 manifest: the entries (in path order) in parts as they come, then the manifest object. */
+export async function writeManifest(store: ObjectStore, header: Omit<ManifestHeader, 'format'>, files: Iterable<ManifestFileEntry> | AsyncIterable<ManifestFileEntry>): Promise<{ hash: string; storedBytes: number }> {
+  const fileParts: string[] = [];
+  let fileCount = 0;
+  let storedBytes = 0;
+  let lines: string[] = [];
+  const flush = async () => {
+    if (lines.length === 0) return;
+    const result = await store.put(Buffer.from(lines.join(''), 'utf8'));
+    fileParts.push(result.hash);
+    storedBytes += result.storedBytes;
+    lines = [];
+  };
+  for await (const file of files) {
+    lines.push(`${JSON.stringify({ path: file.path, size: file.size, mtime: file.mtime, sha256: file.sha256, chunks: file.chunks })}\n`);
+    fileCount++;
+    if (lines.length >= FILES_PER_PART) await flush();
+  }
+  await flush();
+  const result = await store.put(Buffer.from(JSON.stringify({ format: 2, ...header, fileCount, fileParts }), 'utf8'));
+  return { hash: result.hash, storedBytes: storedBytes + result.storedBytes };
+}
+
+/** Every object a manifest references (itself not included): file parts, file chunks, table batches. */
+export async function referencedObjects(store: ObjectStore, manifestHash: string): Promise<Set<string>> {
+  const opened = await openManifest(store, manifestHash);
+  const objects = new Set<string>(opened.fileParts);
+  for await (const file of opened.files()) for (const chunk of file.chunks) objects.add(chunk);
+  for (const table of opened.tables) for (const batch of table.batches) objects.add(batch);
   return objects;
 }

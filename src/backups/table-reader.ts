@@ -33,7 +33,7 @@ type ListedTable = Exclude<SiteTable, { error: string }> & { schema: TableSchema
  * outside the margin fails with a problem naming the table. Tables unchanged since `previous`
  * (same schema, checksum and row count, batches still stored) are not read again.
  */
-export async function readTables({ connector, store, previous, progress, report, put, onBytes }: {
+export async function readTables({ connector, store, previous, progress, report, put, onBytes, onDeclared }: {
   connector: Pick<BackupConnector, 'tables' | 'rows'>;
   store: Pick<ObjectStore, 'has'>;
   previous: ManifestTableEntry[];
@@ -43,9 +43,12 @@ export async function readTables({ connector, store, previous, progress, report,
   put: (content: Buffer) => Promise<string>;
   /** Called with the size of every page of rows received, before it is kept; may throw to stop the backup. */
   onBytes?: (bytes: number) => void;
+  /** Called once the tables are listed, with the most SQL text they may take (see `declaredSqlBytes`). */
+  onDeclared?: (bytes: number) => void;
 }): Promise<ManifestTableEntry[]> {
   const listed = await listTables();
   progress.tables = listed.length;
+  onDeclared?.(listed.reduce((sum, table) => sum + declaredSqlBytes(table), 0));
   const previousTables = new Map(previous.map((table) => [table.name, table]));
   const tables: ManifestTableEntry[] = [];
   for (const table of listed) {
@@ -126,6 +129,13 @@ export async function readTables({ connector, store, previous, progress, report,
     return true;
   }
 }
+
+/**
+ * The SQL text a table's rows may take: text and binary values travel as hex (twice their bytes),
+ * plus each row's framing. The site's data length is the server's estimate, so the budget's factor
+ * and slack cover the rest.
+ */
+export const declaredSqlBytes = (table: { bytes: number; rows: number }) => 2 * table.bytes + 64 * table.rows + 4096;
 
 const invalid = (table: string, what: string) => backupsProblems.tableInvalid.create(`the site's table ${JSON.stringify(table)} cannot be backed up: ${what}`, { table });
 

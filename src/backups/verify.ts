@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { parseManifest } from './manifest.js';
+import { openManifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import type { BackupRow } from './backups.table.js';
 
@@ -12,8 +12,10 @@ export interface VerifyResult {
 }
 
 /**
- * Re-reads a backup from the store: the manifest, every object it references (each must
- * decompress to content with its hash), and every file's chunks together against the file's hash.
+ * Re-reads a backup from the store: the manifest (and its file parts), every object it
+ * references (each must decompress to content with its hash), and every file's chunks together
+ * against the size and hash the file was recorded with: a backup holding other bytes than it
+ * promises never verifies.
  */
 export async function verifyBackup({ store, backup }: { store: ObjectStore; backup: BackupRow }): Promise<VerifyResult> {
   const result: VerifyResult = { backupId: backup.id, ok: false, objectsChecked: 0, bytesChecked: 0, problems: [] };
@@ -23,8 +25,8 @@ export async function verifyBackup({ store, backup }: { store: ObjectStore; back
   }
   let manifest;
   try {
-    manifest = parseManifest(await store.read(backup.manifestHash));
-    result.objectsChecked++;
+    manifest = await openManifest(store, backup.manifestHash);
+    result.objectsChecked += 1 + manifest.fileParts.length;
   } catch (error) {
     result.problems.push(`manifest ${backup.manifestHash}: ${(error as Error).message}`);
     return result;
@@ -50,16 +52,24 @@ export async function verifyBackup({ store, backup }: { store: ObjectStore; back
     }
   }
 
-  for (const file of manifest.files) {
-    if (file.chunks.length === 1) {
-      if (file.chunks[0] !== file.sha256) result.problems.push(`${file.path}: its one chunk ${file.chunks[0]} is not its content hash ${file.sha256}`);
-      await check(file.chunks[0]!);
-      continue;
+  try {
+    for await (const file of manifest.files()) {
+      const whole = createHash('sha256');
+      let size = 0;
+      let intact = true;
+      for (const chunk of file.chunks) {
+        intact =
+          (await check(chunk, (bytes) => {
+            whole.update(bytes);
+            size += bytes.length;
+          })) && intact;
+      }
+      if (!intact) continue;
+      const sha256 = whole.digest('hex');
+      if (size !== file.size || sha256 !== file.sha256) result.problems.push(`${file.path}: its content is ${size} bytes hashing to ${sha256}, not the recorded ${file.size} bytes hashing to ${file.sha256}`);
     }
-    const whole = createHash('sha256');
-    let intact = true;
-    for (const chunk of file.chunks) intact = (await check(chunk, (bytes) => whole.update(bytes))) && intact;
-    if (intact && whole.digest('hex') !== file.sha256) result.problems.push(`${file.path}: its chunks do not add up to its hash ${file.sha256}`);
+  } catch (error) {
+    result.problems.push(`manifest ${backup.manifestHash}: ${(error as Error).message}`);
   }
   for (const table of manifest.tables) for (const batch of table.batches) await check(batch);
   result.ok = result.problems.length === 0;
