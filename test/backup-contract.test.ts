@@ -191,6 +191,26 @@ describe('table rows count against the budget', () => {
   });
 });
 
+describe('tables a site lies about', () => {
+  const hex = (text: string) => Buffer.from(text).toString('hex');
+  const cases: [string, (site: MisbehavingSite) => void, string][] = [
+    ['a CREATE TABLE carrying a second statement', (site) => (site.tables[0]!.create += ';\nDROP DATABASE wordpress'), 'backup-table-invalid'],
+    ['a GRANT in place of a row batch', (site) => (site.tables[0]!.sql = "GRANT ALL ON *.* TO 'x'@'%';\n"), 'backup-table-invalid'],
+    ['a row batch with a second statement', (site) => (site.tables[0]!.sql = `INSERT INTO \`wp_options\` (\`option_id\`,\`option_name\`) VALUES\n(1,X'${hex('a')}');\nCREATE USER 'x'@'%';\n`), 'backup-table-invalid'],
+    ['more rows than declared', (site) => (site.tables[0]!.sql = `INSERT INTO \`wp_options\` (\`option_id\`,\`option_name\`) VALUES\n${Array.from({ length: 150 }, (_, i) => `(${i + 1},X'${hex('a')}')`).join(',\n')};\n`), 'backup-table-invalid'],
+    ['rows of the wrong shape', (site) => site.override('sitewarden/v1/backup/rows', ({ res }) => (res.writeHead(200, { 'content-type': 'application/json' }).end('{"foo":1}'), true)), 'site-invalid-response'],
+  ];
+
+  it.each(cases)('fails the backup on %s, naming the table or route, and never writes it into a dump', async (_name, lie, reason) => {
+    const { site, siteId } = await fakeSite();
+    lie(site);
+    const backup = await backUp(siteId);
+    expect(backup, JSON.stringify(backup)).toMatchObject({ status: 'failed', reason, manifest: null });
+    expect(backup.error).toMatch(/wp_options|backup\/rows/);
+    expect(site.requests.filter((route) => route.endsWith('backup/rows')).length).toBeLessThanOrEqual(2);
+  });
+});
+
 describe('a removed site', () => {
   it('takes its backup scratch store (the listing and proofs a failed backup kept for its retry) with it', async () => {
     const { site, siteId } = await fakeSite();

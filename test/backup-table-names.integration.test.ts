@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { backups as backupsTable } from '../src/backups/backups.table.js';
-import { parseManifest } from '../src/backups/manifest.js';
+import { readManifest } from '../src/backups/manifest.js';
 import type { ObjectStore } from '../src/backups/object-store.js';
 import { batchHeader, writeSqlDump } from '../src/backups/sql-dump.js';
 import { emitCreateTable, quoteIdentifier } from '../src/backups/sql-schema.js';
@@ -59,7 +59,7 @@ describe('tables with any legal name', () => {
 
     const backup = await backUp();
     expect(backup, JSON.stringify(backup)).toMatchObject({ status: 'completed', reason: null });
-    const manifest = parseManifest(await bed.t.services.backups.store.read(backup.manifest));
+    const manifest = await readManifest(bed.t.services.backups.store, backup.manifest);
     for (const table of ODD) expect(manifest.tables.find((entry) => entry.name === table), table).toMatchObject({ rows: 3, schema: { columns: COLUMNS.map((name) => expect.objectContaining({ name })) } });
     const verified = await bed.t.call('POST', api(`/backups/${backup.id}/verify`));
     expect(verified.json).toMatchObject({ ok: true, problems: [] });
@@ -106,7 +106,7 @@ describe('backups taken before the daemon wrote its own dump (the site’s CREAT
   /** The completed backup, its manifest rewritten as such a backup held it, with each table's CREATE TABLE as `create` gives it. */
   async function asOldBackup(create: (name: string, siteCreate: string) => string): Promise<void> {
     const { store } = bed.t.services.backups;
-    const manifest = parseManifest(await store.read(state.backup.manifest));
+    const manifest = await readManifest(store, state.backup.manifest);
     const names = Buffer.from(JSON.stringify(manifest.tables.map((table) => table.name))).toString('base64');
     const creates = JSON.parse(await bed.site.php(`global $wpdb; $out = array(); foreach ( json_decode( base64_decode( '${names}' ) ) as $t ) { $out[] = $wpdb->get_row( 'SHOW CREATE TABLE \`' . str_replace( '\`', '\`\`', $t ) . '\`', ARRAY_N )[1]; } echo wp_json_encode( $out );`)) as string[];
     const old = { ...manifest, tables: manifest.tables.map(({ schema: _, ...table }, index) => ({ ...table, create: create(table.name, creates[index]!) })) };
@@ -150,7 +150,7 @@ describe('backups taken before the daemon wrote its own dump (the site’s CREAT
 
 describe('the connector’s restore', () => {
   it('writes CREATE TABLE from a schema exactly as the daemon’s dump does', async () => {
-    const manifest = parseManifest(await bed.t.services.backups.store.read(state.backup.manifest));
+    const manifest = await readManifest(bed.t.services.backups.store, state.backup.manifest);
     for (const table of manifest.tables) {
       const schema = Buffer.from(JSON.stringify(table.schema)).toString('base64');
       const written = await bed.site.php(`echo Sitewarden_Connector_Sql_Schema::create_table( base64_decode( '${Buffer.from(table.name).toString('base64')}' ), json_decode( base64_decode( '${schema}' ), true ) );`);
