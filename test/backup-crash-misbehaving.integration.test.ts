@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOnce, daemonApi, startDaemonProcess } from './helpers/daemon-process.js';
+import { buildOnce, daemonApi, queueBackup, startDaemonProcess, waitForBackup } from './helpers/daemon-process.js';
 import { startMisbehavingSite, type MisbehavingSite } from './helpers/misbehaving-site.js';
 
 const BIG = 'wp-content/uploads/video.bin';
@@ -37,17 +37,8 @@ describe('a daemon killed mid-backup of a misbehaving site', () => {
       const siteId = connected.json.id as string;
       // The large file's ranges stall: the backup holds there, with the small files stored.
       site.misbehaviour.stall = ['sitewarden/v1/backup/file'];
-      const queued = await call('POST', `/api/sites/${siteId}/backups`);
-      expect(queued.status).toBe(202);
-      const backupId = queued.json.id as string;
-      let writing = false;
-      for (let polls = 0; polls < 1500 && !writing; polls++) {
-        const backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
-        expect(backup.status, JSON.stringify(backup)).not.toMatch(/completed|failed/);
-        writing = backup.status === 'running' && backup.progress.filesDone > 0;
-        if (!writing) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expect(writing).toBe(true);
+      const backupId = await queueBackup(call, siteId);
+      expect(await waitForBackup(call, siteId, backupId, (backup) => backup.status === 'running' && backup.progress.filesDone > 0)).toBe(true);
       daemon.child.kill('SIGKILL');
       await daemon.exited;
 

@@ -1,57 +1,34 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestSite, type TestSite } from './support/wordpress/index.js';
-import { buildOnce, daemonApi, runCli, startDaemonProcess } from './helpers/daemon-process.js';
-import { installConnector } from './helpers/wordpress-state.js';
+import { describe, expect, it } from 'vitest';
+import { daemonApi, queueBackup, runCli, startDaemonProcess, useDaemonSite, waitForBackup } from './helpers/daemon-process.js';
 
 /** The real daemon process, killed with SIGKILL in the middle of a backup. */
 describe('a daemon killed mid-backup', () => {
-  let site: TestSite;
-  let dataDir: string;
-  const env = () => ({ SITEWARDEN_DATA_DIR: dataDir, SITEWARDEN_LOG_LEVEL: 'info', SITEWARDEN_BACKUP_INTERVAL_HOURS: '0' });
+  const bed = useDaemonSite('crash');
+  const env = () => ({ SITEWARDEN_DATA_DIR: bed.dataDir, SITEWARDEN_LOG_LEVEL: 'info', SITEWARDEN_BACKUP_INTERVAL_HOURS: '0' });
 
-  beforeAll(async () => {
-    buildOnce();
-    site = await createTestSite();
-    await installConnector(site);
-    dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-crash-'));
-  });
-  afterAll(async () => {
-    await site?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
 
   it('leaves the backup failed (interrupted), never completed, and no half-written object under a final name', async () => {
     let daemon = await startDaemonProcess(env());
-    const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    const token = readFileSync(join(bed.dataDir, 'admin-token'), 'utf8').trim();
     const call = daemonApi(() => daemon.port, token);
     try {
-      const connected = await call('POST', '/api/sites', { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword });
+      const connected = await call('POST', '/api/sites', { url: bed.site.url, username: bed.site.admin.username, applicationPassword: bed.site.admin.applicationPassword });
       expect(connected.status).toBe(201);
       const siteId = connected.json.id as string;
-      const queued = await call('POST', `/api/sites/${siteId}/backups`);
-      expect(queued.status).toBe(202);
-      const backupId = queued.json.id as string;
+      const backupId = await queueBackup(call, siteId);
 
       // Kill it once objects are being written.
-      let writing = false;
-      for (let polls = 0; polls < 1500 && !writing; polls++) {
-        const backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
-        expect(backup.status, JSON.stringify(backup)).not.toMatch(/completed|failed/);
-        writing = backup.status === 'running' && backup.progress.filesDone > 0;
-        if (!writing) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expect(writing).toBe(true);
+      expect(await waitForBackup(call, siteId, backupId, (backup) => backup.status === 'running' && backup.progress.filesDone > 0)).toBe(true);
       daemon.child.kill('SIGKILL');
       await daemon.exited;
       const failedVerify = runCli(['backup', 'verify', backupId], env());
       expect(failedVerify.status).toBe(1);
       expect(failedVerify.stdout).toContain('FAILED');
-      const tmpDir = join(dataDir, 'backups/tmp');
+      const tmpDir = join(bed.dataDir, 'backups/tmp');
       const leftovers = existsSync(tmpDir) ? readdirSync(tmpDir) : [];
 
       daemon = await startDaemonProcess(env());
@@ -63,7 +40,7 @@ describe('a daemon killed mid-backup', () => {
       const tmpNow = existsSync(tmpDir) ? readdirSync(tmpDir) : [];
       expect(leftovers.filter((name) => tmpNow.includes(name))).toEqual([]);
       // Every object under its final name is complete: it decompresses to content with that hash.
-      const objectsDir = join(dataDir, 'backups/objects');
+      const objectsDir = join(bed.dataDir, 'backups/objects');
       let objects = 0;
       for (const prefix of readdirSync(objectsDir)) {
         for (const name of readdirSync(join(objectsDir, prefix))) {

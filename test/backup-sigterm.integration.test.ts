@@ -1,11 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestSite, type TestSite } from './support/wordpress/index.js';
-import { buildOnce, daemonApi, PROJECT_ROOT, runCli, startDaemonProcess } from './helpers/daemon-process.js';
-import { installConnector } from './helpers/wordpress-state.js';
+import { describe, expect, it } from 'vitest';
+import { daemonApi, PROJECT_ROOT, queueBackup, runCli, startDaemonProcess, useDaemonSite, waitForBackup } from './helpers/daemon-process.js';
 
 /** systemd's TimeoutStopSec for the unit: after it, systemd kills the daemon with SIGKILL. */
 function unitStopTimeoutMs(): number {
@@ -25,10 +21,9 @@ const events = (logs: string) =>
  * of a real site while uptime probes run, then started again on the same data directory.
  */
 describe('a daemon stopped with SIGTERM mid-backup', () => {
-  let site: TestSite;
-  let dataDir: string;
+  const bed = useDaemonSite('sigterm', { uploadMb: 96 });
   const env = () => ({
-    SITEWARDEN_DATA_DIR: dataDir,
+    SITEWARDEN_DATA_DIR: bed.dataDir,
     SITEWARDEN_LOG_LEVEL: 'info',
     SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
     SITEWARDEN_UPTIME_INTERVAL_SECONDS: '10',
@@ -36,42 +31,21 @@ describe('a daemon stopped with SIGTERM mid-backup', () => {
     CHROME_PATH: '/nonexistent/chromium',
   });
 
-  beforeAll(async () => {
-    buildOnce();
-    site = await createTestSite();
-    await installConnector(site);
-    // A large upload keeps the backup busy (in 8 MiB ranges, after the small files) long enough to be stopped.
-    mkdirSync(join(site.root, 'wp-content/uploads/2026/02'), { recursive: true });
-    writeFileSync(join(site.root, 'wp-content/uploads/2026/02/film.bin'), randomBytes(96 * 1024 * 1024));
-    dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-sigterm-'));
-  });
-  afterAll(async () => {
-    await site?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
 
   it('exits cleanly within the unit’s stop timeout, leaves the backup interrupted, and retries it at the next start', async () => {
     let daemon = await startDaemonProcess(env());
-    const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    const token = readFileSync(join(bed.dataDir, 'admin-token'), 'utf8').trim();
     const call = daemonApi(() => daemon.port, token);
     try {
-      const connected = await call('POST', '/api/sites', { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword });
+      const connected = await call('POST', '/api/sites', { url: bed.site.url, username: bed.site.admin.username, applicationPassword: bed.site.admin.applicationPassword });
       expect(connected.status).toBe(201);
       const siteId = connected.json.id as string;
       // Uptime probes run from the start.
       for (let polls = 0; polls < 200 && (await call('GET', `/api/sites/${siteId}/uptime`)).json.recentProbes.length === 0; polls++) await new Promise((resolve) => setTimeout(resolve, 100));
-      const queued = await call('POST', `/api/sites/${siteId}/backups`);
-      expect(queued.status).toBe(202);
-      const backupId = queued.json.id as string;
+      const backupId = await queueBackup(call, siteId);
 
       // Stop it once the small files are stored and the large one is on its way.
-      let busy = false;
-      for (let polls = 0; polls < 3000 && !busy; polls++) {
-        const backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
-        expect(backup.status, JSON.stringify(backup)).not.toMatch(/completed|failed/);
-        busy = backup.status === 'running' && backup.progress.files > 0 && backup.progress.filesDone >= backup.progress.files - 1;
-        if (!busy) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const busy = await waitForBackup(call, siteId, backupId, (backup) => backup.status === 'running' && backup.progress.files > 0 && backup.progress.filesDone >= backup.progress.files - 1, 3000);
       expect(busy).toBe(true);
       expect((await call('GET', `/api/sites/${siteId}/uptime`)).json.recentProbes.length).toBeGreaterThan(0);
 

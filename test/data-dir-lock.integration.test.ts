@@ -1,11 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestSite, type TestSite } from './support/wordpress/index.js';
-import { buildOnce, daemonApi, runCli, startDaemonProcess } from './helpers/daemon-process.js';
-import { installConnector } from './helpers/wordpress-state.js';
+import { describe, expect, it } from 'vitest';
+import { daemonApi, queueBackup, runCli, startDaemonProcess, useDaemonSite, waitForBackup } from './helpers/daemon-process.js';
 
 /**
  * One daemon per data directory: a real daemon backing up a real site holds its data directory,
@@ -13,53 +9,32 @@ import { installConnector } from './helpers/wordpress-state.js';
  * before it touches anything, instead of running its start-up recovery on the first one's jobs.
  */
 describe('a data directory already in use', () => {
-  let site: TestSite;
-  let dataDir: string;
+  const bed = useDaemonSite('lock', { uploadMb: 64 });
   const env = () => ({
-    SITEWARDEN_DATA_DIR: dataDir,
+    SITEWARDEN_DATA_DIR: bed.dataDir,
     SITEWARDEN_LOG_LEVEL: 'info',
     SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
     // No Lighthouse audit competes for the two cores: a scheduled one fails at once without a browser.
     CHROME_PATH: '/nonexistent/chromium',
   });
 
-  beforeAll(async () => {
-    buildOnce();
-    site = await createTestSite();
-    await installConnector(site);
-    // A large upload keeps the backup running (in 8 MiB ranges) while the second process tries its luck.
-    mkdirSync(join(site.root, 'wp-content/uploads/2026/03'), { recursive: true });
-    writeFileSync(join(site.root, 'wp-content/uploads/2026/03/film.bin'), randomBytes(64 * 1024 * 1024));
-    dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-lock-'));
-  });
-  afterAll(async () => {
-    await site?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
 
   it('refuses a second daemon at once, naming the directory and the holder’s PID, and leaves the first one’s backup running; after kill -9 a new start succeeds', async () => {
     let daemon = await startDaemonProcess(env());
-    const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    const token = readFileSync(join(bed.dataDir, 'admin-token'), 'utf8').trim();
     const call = daemonApi(() => daemon.port, token);
     try {
-      const connected = await call('POST', '/api/sites', { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword });
+      const connected = await call('POST', '/api/sites', { url: bed.site.url, username: bed.site.admin.username, applicationPassword: bed.site.admin.applicationPassword });
       expect(connected.status).toBe(201);
       const siteId = connected.json.id as string;
-      const queued = await call('POST', `/api/sites/${siteId}/backups`);
-      expect(queued.status).toBe(202);
-      const backupId = queued.json.id as string;
-      let running = false;
-      for (let polls = 0; polls < 1500 && !running; polls++) {
-        running = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json.status === 'running';
-        if (!running) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expect(running).toBe(true);
+      const backupId = await queueBackup(call, siteId);
+      expect(await waitForBackup(call, siteId, backupId, (backup) => backup.status === 'running')).toBe(true);
 
       const startedAt = Date.now();
       const second = runCli(['start'], { ...env(), SITEWARDEN_PORT: String(daemon.port) });
       const tookMs = Date.now() - startedAt;
       expect(second.status).toBe(1);
-      expect(second.stderr.trim().split('\n')).toEqual([`sitewarden: the data directory ${dataDir} is in use by another sitewarden process (pid ${daemon.child.pid}); stop it first (one process per data directory)`]);
+      expect(second.stderr.trim().split('\n')).toEqual([`sitewarden: the data directory ${bed.dataDir} is in use by another sitewarden process (pid ${daemon.child.pid}); stop it first (one process per data directory)`]);
       expect(second.stdout).toBe(''); // It logged nothing: no recovery, no `job.interrupted`.
       expect(tookMs).toBeLessThan(5_000);
 
@@ -78,7 +53,7 @@ describe('a data directory already in use', () => {
       // Commands that write: migrate refuses beside the daemon; token commands share the directory.
       const migrate = runCli(['migrate'], env());
       expect(migrate.status).toBe(1);
-      expect(migrate.stderr).toContain(`the data directory ${dataDir} is in use by another sitewarden process (pid ${daemon.child.pid})`);
+      expect(migrate.stderr).toContain(`the data directory ${bed.dataDir} is in use by another sitewarden process (pid ${daemon.child.pid})`);
       const created = runCli(['token', 'create', '--name', 'beside', '--scope', 'read'], env());
       expect(created.status, created.stderr).toBe(0);
       expect((await daemonApi(() => daemon.port, created.stdout.trim())('GET', '/api/sites')).status).toBe(200);
@@ -88,7 +63,7 @@ describe('a data directory already in use', () => {
       await daemon.exited;
       daemon = await startDaemonProcess(env());
       expect((await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json.status).toBe('completed');
-      expect(readFileSync(join(dataDir, 'sitewarden.pid'), 'utf8').trim()).toBe(String(daemon.child.pid));
+      expect(readFileSync(join(bed.dataDir, 'sitewarden.pid'), 'utf8').trim()).toBe(String(daemon.child.pid));
     } finally {
       daemon.child.kill('SIGTERM');
       await daemon.exited;

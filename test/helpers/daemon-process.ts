@@ -1,5 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { createTestSite, type TestSite } from '../support/wordpress/index.js';
+import { installConnector } from './wordpress-state.js';
 import { eventsInOutput, noteEmitted } from '../support/event-coverage.js';
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
@@ -49,4 +55,52 @@ export function daemonApi(port: () => number, token: string) {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
     return { status: response.status, json: (await response.json()) as any };
   };
+}
+
+export type DaemonApi = ReturnType<typeof daemonApi>;
+
+/** Queues a manual backup of a site through the daemon's API. */
+export async function queueBackup(call: DaemonApi, siteId: string): Promise<string> {
+  const queued = await call('POST', `/api/sites/${siteId}/backups`);
+  if (queued.status !== 202) throw new Error(`queueing a backup answered ${queued.status}: ${JSON.stringify(queued.json)}`);
+  return queued.json.id as string;
+}
+
+/**
+ * Polls a backup every 20 ms until `reached` holds for it (true), or gives up after `polls` (false).
+ * A backup that ends (completed or failed) before that fails the test: the moment was missed.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the backup as the API answers it
+export async function waitForBackup(call: DaemonApi, siteId: string, backupId: string, reached: (backup: any) => boolean, polls = 1500): Promise<boolean> {
+  for (let poll = 0; poll < polls; poll++) {
+    const backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
+    if (reached(backup)) return true;
+    if (backup.status === 'completed' || backup.status === 'failed') throw new Error(`the backup ended before the moment the test waits for: ${JSON.stringify(backup)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
+/**
+ * For tests of the daemon process: a real site with the connector (and, with `uploadMb`, one
+ * large upload, so a backup of it runs long enough to be caught in the middle) and a fresh data
+ * directory; both go when the file's tests end.
+ */
+export function useDaemonSite(name: string, { uploadMb = 0 }: { uploadMb?: number } = {}): { site: TestSite; dataDir: string } {
+  const bed = {} as { site: TestSite; dataDir: string };
+  beforeAll(async () => {
+    buildOnce();
+    bed.site = await createTestSite();
+    await installConnector(bed.site);
+    if (uploadMb > 0) {
+      mkdirSync(join(bed.site.root, 'wp-content/uploads/2026/02'), { recursive: true });
+      writeFileSync(join(bed.site.root, 'wp-content/uploads/2026/02/film.bin'), randomBytes(uploadMb * 1024 * 1024));
+    }
+    bed.dataDir = mkdtempSync(join(tmpdir(), `sitewarden-${name}-`));
+  });
+  afterAll(async () => {
+    await bed.site?.stop();
+    if (bed.dataDir) rmSync(bed.dataDir, { recursive: true, force: true });
+  });
+  return bed;
 }
