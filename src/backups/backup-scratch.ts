@@ -28,7 +28,7 @@ export function openBackupScratch(path: string) {
     db = openFile(path);
   } catch {
     // Damaged (a crash can do that): it only held proofs, which the next downloads renew.
-    removeFiles(path);
+    removeBackupScratch(path);
     db = openFile(path);
   }
   const insertPrevious = db.prepare('INSERT OR REPLACE INTO previous (path, size, mtime, sha256) VALUES (?, ?, ?, ?)');
@@ -88,7 +88,7 @@ export function openBackupScratch(path: string) {
     /** `done`: the backup completed, its manifest proves its content, the file goes. */
     close(done: boolean) {
       db.close();
-      if (done) removeFiles(path);
+      if (done) removeBackupScratch(path);
     },
   };
 }
@@ -111,12 +111,8 @@ function openFile(path: string): Database.Database {
   return db;
 }
 
-/** A removed site's scratch store: what it listed and proved goes with it. */
+/** Removes a scratch store with its -wal and -shm (a completed backup's, a damaged one, a removed site's). */
 export function removeBackupScratch(path: string): void {
-  removeFiles(path);
-}
-
-function removeFiles(path: string): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
 }
 
