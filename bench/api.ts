@@ -49,20 +49,61 @@ async function freePort(): Promise<number> {
 function seed(dataDir: string): { token: string; ids: string[] } {
   const database = openDatabase(join(dataDir, DATABASE_FILE));
   const now = new Date();
-  const plugins = Array.from({ length: 20 }, (_, i) => ({ slug: `plugin-${i}`, file: `plugin-${i}/plugin-${i}.php`, name: `Plugin ${i}`, version: '1.2.3', status: i % 3 ? 'active' : 'inactive', update: i % 7 ? null : { version: '1.3.0' } }));
-  const themes = Array.from({ length: 3 }, (_, i) => ({ slug: `theme-${i}`, name: `Theme ${i}`, version: '2.0', status: i ? 'inactive' : 'active', update: null }));
+  const plugins = Array.from({ length: 20 }, (_, i) => ({
+    slug: `plugin-${i}`,
+    file: `plugin-${i}/plugin-${i}.php`,
+    name: `Plugin ${i}`,
+    version: '1.2.3',
+    status: i % 3 ? 'active' : 'inactive',
+    update: i % 7 ? null : { version: '1.3.0' },
+  }));
+  const themes = Array.from({ length: 3 }, (_, i) => ({
+    slug: `theme-${i}`,
+    name: `Theme ${i}`,
+    version: '2.0',
+    status: i ? 'inactive' : 'active',
+    update: null,
+  }));
   const inventory = { pluginsJson: JSON.stringify(plugins), themesJson: JSON.stringify(themes), syncedAt: now };
   const ids = Array.from({ length: SITES }, (_, i) => `site_bench${String(i).padStart(6, '0')}`);
   database.sqlite.transaction(() => {
     ids.forEach((id, i) => {
       const url = `http://127.0.0.1:9/site-${i}`;
-      database.db.insert(sites).values({ id, url, name: `Site ${i}`, restUrl: `${url}/wp-json/`, state: 'connected', username: 'admin', wordpressVersion: '6.8', phpVersion: '8.2', connectorVersion: '1.0.0', lastSyncedAt: now, lastSyncAttemptAt: now, createdAt: now, updatedAt: now, connectedAt: now }).run();
-      database.db.insert(siteInventories).values({ siteId: id, ...inventory }).run();
+      database.db
+        .insert(sites)
+        .values({
+          id,
+          url,
+          name: `Site ${i}`,
+          restUrl: `${url}/wp-json/`,
+          state: 'connected',
+          username: 'admin',
+          wordpressVersion: '6.8',
+          phpVersion: '8.2',
+          connectorVersion: '1.0.0',
+          lastSyncedAt: now,
+          lastSyncAttemptAt: now,
+          createdAt: now,
+          updatedAt: now,
+          connectedAt: now,
+        })
+        .run();
+      database.db
+        .insert(siteInventories)
+        .values({ siteId: id, ...inventory })
+        .run();
       database.db.insert(uptimeMonitors).values({ siteId: id, paused: true, updatedAt: now.getTime() }).run();
-      database.db.insert(performanceSettings).values({ siteId: id, enabled: false, formFactors: 'mobile', runs: 1 }).run();
+      database.db
+        .insert(performanceSettings)
+        .values({ siteId: id, enabled: false, formFactors: 'mobile', runs: 1 })
+        .run();
     });
   })();
-  const tokens = createTokensService({ repository: createTokensRepository({ db: database.db }), clock: systemClock, logger: createLogger({ level: 'silent' }) });
+  const tokens = createTokensService({
+    repository: createTokensRepository({ db: database.db }),
+    clock: systemClock,
+    logger: createLogger({ level: 'silent' }),
+  });
   const { token } = tokens.create('bench', 'read');
   database.close();
   return { token, ids };
@@ -81,7 +122,11 @@ async function waitForHttp(url: string): Promise<void> {
 }
 
 async function startChild(args: string[], env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   await waitForHttp(readyUrl);
   return child;
 }
@@ -97,10 +142,17 @@ interface Figures {
 async function measure(options: autocannon.Options): Promise<Figures> {
   const result = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...options });
   const statuses: Record<string, number> = { '2xx': result['2xx'], '4xx': result['4xx'], '5xx': result['5xx'] };
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, statuses };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    statuses,
+  };
 }
 
-const line = (name: string, f: Figures) => `${name.padEnd(44)} ${f.rps.toFixed(0).padStart(7)} req/s   p50 ${f.p50.toFixed(2).padStart(6)} ms   p99 ${f.p99.toFixed(2).padStart(6)} ms   non-2xx ${f.non2xx}`;
+const line = (name: string, f: Figures) =>
+  `${name.padEnd(44)} ${f.rps.toFixed(0).padStart(7)} req/s   p50 ${f.p50.toFixed(2).padStart(6)} ms   p99 ${f.p99.toFixed(2).padStart(6)} ms   non-2xx ${f.non2xx}`;
 
 async function main(): Promise<void> {
   if (!process.env.BENCH_NO_BUILD) {
@@ -110,7 +162,9 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-api-'));
   const seeded = Date.now();
   const { token, ids } = seed(dataDir);
-  console.log(`${SITES} sites inserted in ${((Date.now() - seeded) / 1000).toFixed(1)} s; ${SECONDS} s per scenario, ${CONNECTIONS} connections`);
+  console.log(
+    `${SITES} sites inserted in ${((Date.now() - seeded) / 1000).toFixed(1)} s; ${SECONDS} s per scenario, ${CONNECTIONS} connections`,
+  );
 
   const [daemonPort, barePort] = await Promise.all([freePort(), freePort()]);
   const daemonEnv = {
@@ -123,8 +177,16 @@ async function main(): Promise<void> {
   };
   // BENCH_PROFILE=dir: the daemon writes a CPU profile there when it stops.
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE)] : [];
-  const daemon = await startChild([...profile, join(ROOT, 'dist/src/cli.js'), 'start'], daemonEnv, `http://127.0.0.1:${daemonPort}/healthz`);
-  const bare = await startChild([join(ROOT, 'bench/api-bare.mjs'), String(barePort), join(dataDir, DATABASE_FILE)], {}, `http://127.0.0.1:${barePort}/`);
+  const daemon = await startChild(
+    [...profile, join(ROOT, 'dist/src/cli.js'), 'start'],
+    daemonEnv,
+    `http://127.0.0.1:${daemonPort}/healthz`,
+  );
+  const bare = await startChild(
+    [join(ROOT, 'bench/api-bare.mjs'), String(barePort), join(dataDir, DATABASE_FILE)],
+    {},
+    `http://127.0.0.1:${barePort}/`,
+  );
   try {
     const api = `http://127.0.0.1:${daemonPort}`;
     const auth = { authorization: `Bearer ${token}` };
@@ -134,25 +196,46 @@ async function main(): Promise<void> {
 
     if (process.env.BENCH_ONLY) {
       // One path alone (with the token), e.g. to profile it: BENCH_ONLY=/api/sites?limit=1
-      console.log(line(`GET ${process.env.BENCH_ONLY}`, await measure({ url: `${api}${process.env.BENCH_ONLY}`, headers: auth })));
+      console.log(
+        line(`GET ${process.env.BENCH_ONLY}`, await measure({ url: `${api}${process.env.BENCH_ONLY}`, headers: auth })),
+      );
       return;
     }
     const bareFigures = await measure({ url: `http://127.0.0.1:${barePort}/` });
     const bareList = await measure({ url: `http://127.0.0.1:${barePort}/sites` });
     const bareOne = await measure({
       url: `http://127.0.0.1:${barePort}`,
-      requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: `/sites/${ids[Math.floor(Math.random() * ids.length)]}` }) }],
+      requests: [
+        {
+          method: 'GET',
+          setupRequest: (request) => ({ ...request, path: `/sites/${ids[Math.floor(Math.random() * ids.length)]}` }),
+        },
+      ],
     });
     const health = await measure({ url: `${api}/api/health` });
     const small = await measure({ url: `${api}/api/sites?limit=1`, headers: auth });
     const list = await measure({ url: `${api}/api/sites`, headers: auth });
     const one = await measure({
       url: api,
-      requests: [{ method: 'GET', headers: auth, setupRequest: (request) => ({ ...request, path: `/api/sites/${ids[Math.floor(Math.random() * ids.length)]}` }) }],
+      requests: [
+        {
+          method: 'GET',
+          headers: auth,
+          setupRequest: (request) => ({
+            ...request,
+            path: `/api/sites/${ids[Math.floor(Math.random() * ids.length)]}`,
+          }),
+        },
+      ],
     });
 
     // A flood of bad tokens from the same address, and a valid client alongside it.
-    const flood = autocannon({ url: `${api}/api/sites`, headers: { authorization: 'Bearer swt_not-a-valid-token' }, connections: CONNECTIONS, duration: SECONDS });
+    const flood = autocannon({
+      url: `${api}/api/sites`,
+      headers: { authorization: 'Bearer swt_not-a-valid-token' },
+      connections: CONNECTIONS,
+      duration: SECONDS,
+    });
     const during = measure({ url: `${api}/api/sites`, headers: auth, connections: 2 });
     const [floodResult, valid] = await Promise.all([flood, during]);
     const alone = await measure({ url: `${api}/api/sites`, headers: auth, connections: 2 });
@@ -166,11 +249,19 @@ async function main(): Promise<void> {
     console.log(line('GET /api/sites/{id} (random ids)', one));
     console.log(line('valid client, 2 connections, alone', alone));
     console.log(line('valid client, 2 connections, during flood', valid));
-    console.log(`bad-token flood: ${floodResult.requests.average.toFixed(0)} req/s, statuses ${JSON.stringify(floodResult.statusCodeStats ?? {})}`);
+    console.log(
+      `bad-token flood: ${floodResult.requests.average.toFixed(0)} req/s, statuses ${JSON.stringify(floodResult.statusCodeStats ?? {})}`,
+    );
     const ratio = (f: Figures) => (f.rps / bareFigures.rps).toFixed(2);
-    console.log(`throughput / bare route doing the same reads: list ${(list.rps / bareList.rps).toFixed(2)}, one site ${(one.rps / bareOne.rps).toFixed(2)} (target ≥ 0.5; p99 ≤ 20 ms)`);
-    console.log(`throughput / constant bare route: health ${ratio(health)}, limit=1 ${ratio(small)}, list ${ratio(list)}, one site ${ratio(one)}`);
-    console.log(`response sizes: list ${(await (await fetch(`${api}/api/sites`, { headers: auth })).text()).length} bytes, one site ${(await (await fetch(`${api}/api/sites/${ids[0]}`, { headers: auth })).text()).length} bytes`);
+    console.log(
+      `throughput / bare route doing the same reads: list ${(list.rps / bareList.rps).toFixed(2)}, one site ${(one.rps / bareOne.rps).toFixed(2)} (target ≥ 0.5; p99 ≤ 20 ms)`,
+    );
+    console.log(
+      `throughput / constant bare route: health ${ratio(health)}, limit=1 ${ratio(small)}, list ${ratio(list)}, one site ${ratio(one)}`,
+    );
+    console.log(
+      `response sizes: list ${(await (await fetch(`${api}/api/sites`, { headers: auth })).text()).length} bytes, one site ${(await (await fetch(`${api}/api/sites/${ids[0]}`, { headers: auth })).text()).length} bytes`,
+    );
   } finally {
     const stopped = new Promise((done) => daemon.once('exit', done));
     daemon.kill('SIGTERM');
@@ -186,7 +277,13 @@ async function ticks(): Promise<void> {
   seed(dataDir);
   const database = openDatabase(join(dataDir, DATABASE_FILE));
   const config = loadConfig({ SITEWARDEN_DATA_DIR: dataDir, SITEWARDEN_BACKUP_INTERVAL_HOURS: '0' });
-  const services = createServices({ config, db: database.db, logger: createLogger({ level: 'silent' }), clock: systemClock, secretKey: randomBytes(32) });
+  const services = createServices({
+    config,
+    db: database.db,
+    logger: createLogger({ level: 'silent' }),
+    clock: systemClock,
+    secretKey: randomBytes(32),
+  });
   services.uptime.start();
   const all: [string, string, () => unknown][] = [
     ['site-sync', 'every minute', () => (services.sites.expireAuthorizations(), services.sync.enqueueDue())],

@@ -15,7 +15,17 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -59,7 +69,10 @@ function generateManyFiles(site: TestSite): void {
 }
 
 function mariadb(socket: string, database: string, sql: string): string {
-  return execFileSync('mariadb', ['--no-defaults', `--socket=${socket}`, '-uroot', database, '-N', '-e', sql], { encoding: 'utf8', maxBuffer: 64 * MiB });
+  return execFileSync('mariadb', ['--no-defaults', `--socket=${socket}`, '-uroot', database, '-N', '-e', sql], {
+    encoding: 'utf8',
+    maxBuffer: 64 * MiB,
+  });
 }
 
 function peakRssMb(pid: number): number {
@@ -81,42 +94,75 @@ async function main() {
   if (!existsSync(join(ROOT, 'dist/src/cli.js'))) throw new Error('run `npm run build` first');
   const runDir = createRunDir();
   const db = await startPrivateMariaDb({ dir: runDir });
-  const mirror = await startPluginMirror({ fixturesDir: join(FIXTURES_DIR, 'directory'), zipDir: join(runDir, 'mirror'), forks: [] });
-  const site = await provisionTestSite({ mariadbSocket: db.socketPath, pluginMirrorUrl: mirror.url, testWorkDir: runDir });
+  const mirror = await startPluginMirror({
+    fixturesDir: join(FIXTURES_DIR, 'directory'),
+    zipDir: join(runDir, 'mirror'),
+    forks: [],
+  });
+  const site = await provisionTestSite({
+    mariadbSocket: db.socketPath,
+    pluginMirrorUrl: mirror.url,
+    testWorkDir: runDir,
+  });
   const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-backups-'));
   const scratch = mkdtempSync(join(tmpdir(), 'sitewarden-bench-baseline-'));
   let daemon: Awaited<ReturnType<typeof startDaemonProcess>> | undefined;
   try {
     cpSync(join(ROOT, 'connector'), join(site.root, 'wp-content/plugins/sitewarden-connector'), { recursive: true });
-    await site.php(`require_once ABSPATH . 'wp-admin/includes/plugin.php'; activate_plugin( 'sitewarden-connector/sitewarden-connector.php' );`);
-    const database = /define\( 'DB_NAME', '([^']+)' \)/.exec(readFileSync(join(site.root, 'wp-config.php'), 'utf8'))![1]!;
+    await site.php(
+      `require_once ABSPATH . 'wp-admin/includes/plugin.php'; activate_plugin( 'sitewarden-connector/sitewarden-connector.php' );`,
+    );
+    const database = /define\( 'DB_NAME', '([^']+)' \)/.exec(
+      readFileSync(join(site.root, 'wp-config.php'), 'utf8'),
+    )![1]!;
 
     console.log(`generating ${MEDIA_MB} MiB of media and ${ROWS} rows…`);
     generateMedia(site);
     generateManyFiles(site);
-    mariadb(db.socketPath, database, `CREATE TABLE wp_bench_events ( id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, created DATETIME NOT NULL, kind VARCHAR(20) NOT NULL, payload TEXT NOT NULL, digest BINARY(32) NOT NULL ) ENGINE=InnoDB;
-      INSERT INTO wp_bench_events (created, kind, payload, digest) SELECT NOW() - INTERVAL seq MINUTE, ELT(1 + seq % 4, 'view', 'click', 'order', 'login'), CONCAT('{"visitor":"', MD5(seq), '","path":"/page-', seq % 500, '/","ms":', seq % 997, '}'), UNHEX(SHA2(seq, 256)) FROM seq_1_to_${ROWS};`);
+    mariadb(
+      db.socketPath,
+      database,
+      `CREATE TABLE wp_bench_events ( id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, created DATETIME NOT NULL, kind VARCHAR(20) NOT NULL, payload TEXT NOT NULL, digest BINARY(32) NOT NULL ) ENGINE=InnoDB;
+      INSERT INTO wp_bench_events (created, kind, payload, digest) SELECT NOW() - INTERVAL seq MINUTE, ELT(1 + seq % 4, 'view', 'click', 'order', 'login'), CONCAT('{"visitor":"', MD5(seq), '","path":"/page-', seq % 500, '/","ms":', seq % 997, '}'), UNHEX(SHA2(seq, 256)) FROM seq_1_to_${ROWS};`,
+    );
     const siteBytes = duBytes(site.root);
-    console.log(`site: ${mb(siteBytes)} of files, ${mariadb(db.socketPath, database, 'SELECT SUM(TABLE_ROWS) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()').trim()} rows`);
+    console.log(
+      `site: ${mb(siteBytes)} of files, ${mariadb(db.socketPath, database, 'SELECT SUM(TABLE_ROWS) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()').trim()} rows`,
+    );
 
     // Baseline: tar czf of the WordPress directory plus mysqldump of its database.
     const baselineStart = performance.now();
     const tar = spawnSync('tar', ['czf', join(scratch, 'site.tar.gz'), '-C', site.root, '.']);
     if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
-    const dump = spawnSync('sh', ['-c', `mysqldump --no-defaults --socket=${db.socketPath} -uroot --single-transaction ${database} > ${join(scratch, 'db.sql')}`]);
+    const dump = spawnSync('sh', [
+      '-c',
+      `mysqldump --no-defaults --socket=${db.socketPath} -uroot --single-transaction ${database} > ${join(scratch, 'db.sql')}`,
+    ]);
     if (dump.status !== 0) throw new Error(`mysqldump failed: ${dump.stderr}`);
     const baselineMs = performance.now() - baselineStart;
     rmSync(scratch, { recursive: true, force: true });
 
-    daemon = await startDaemonProcess({ SITEWARDEN_DATA_DIR: dataDir, SITEWARDEN_BACKUP_INTERVAL_HOURS: '0', SITEWARDEN_BACKUP_KEEP_LAST: '1000' });
+    daemon = await startDaemonProcess({
+      SITEWARDEN_DATA_DIR: dataDir,
+      SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
+      SITEWARDEN_BACKUP_KEEP_LAST: '1000',
+    });
     const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     const api = async (method: string, path: string, json?: unknown) => {
-      const response = await fetch(`http://127.0.0.1:${daemon!.port}/api${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
+      const response = await fetch(`http://127.0.0.1:${daemon!.port}/api${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) },
+        body: json ? JSON.stringify(json) : undefined,
+      });
       const text = await response.text();
       if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${text}`);
       return JSON.parse(text);
     };
-    const { id: siteId } = await api('POST', '/sites', { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword });
+    const { id: siteId } = await api('POST', '/sites', {
+      url: site.url,
+      username: site.admin.username,
+      applicationPassword: site.admin.applicationPassword,
+    });
     const backUp = async () => {
       const start = performance.now();
       const { id } = await api('POST', `/sites/${siteId}/backups`);
@@ -142,8 +188,12 @@ async function main() {
       const dir = join(site.root, `wp-content/uploads/2026/day-${day}`);
       mkdirSync(dir, { recursive: true });
       for (let i = 0; i < dailyMedia; i++) writeFileSync(join(dir, `upload-${i}.bin`), randomBytes(2 * MiB));
-      mariadb(db.socketPath, database, `INSERT INTO wp_bench_events (created, kind, payload, digest) SELECT NOW(), 'view', CONCAT('{"day":${day},"n":', seq, '}'), UNHEX(SHA2(CONCAT(${day}, '-', seq), 256)) FROM seq_1_to_${dailyRows};
-        UPDATE wp_bench_events SET kind = 'edited' ORDER BY id DESC LIMIT ${Math.round(dailyRows / 10)};`);
+      mariadb(
+        db.socketPath,
+        database,
+        `INSERT INTO wp_bench_events (created, kind, payload, digest) SELECT NOW(), 'view', CONCAT('{"day":${day},"n":', seq, '}'), UNHEX(SHA2(CONCAT(${day}, '-', seq), 256)) FROM seq_1_to_${dailyRows};
+        UPDATE wp_bench_events SET kind = 'edited' ORDER BY id DESC LIMIT ${Math.round(dailyRows / 10)};`,
+      );
       dailyMs += (await backUp()).ms;
     }
     const storeAfterDays = duBytes(join(dataDir, 'backups/objects'));
@@ -179,7 +229,12 @@ async function main() {
       storeAfterDaysRatio: round(storeAfterDays / storeAfterFirst),
       restoreS: round(restoreMs / 1000, 1),
       daemonPeakRssMb: round(peak, 0),
-      daemonPeakRssMbByPhase: { started: round(rssAtStart, 0), firstBackup: round(rssAfterFirst, 0), dailyBackups: round(rssAfterDays, 0), restore: round(peak, 0) },
+      daemonPeakRssMbByPhase: {
+        started: round(rssAtStart, 0),
+        firstBackup: round(rssAfterFirst, 0),
+        dailyBackups: round(rssAfterDays, 0),
+        restore: round(peak, 0),
+      },
     };
     console.log(JSON.stringify(figures, null, 2));
     const targets = [
@@ -188,7 +243,14 @@ async function main() {
       ['second backup takes ≤ 10%', figures.secondTimePercent <= 10],
       [`${DAYS} daily backups ≤ 1.5× one full backup`, figures.storeAfterDaysRatio <= 1.5],
       ['daemon peak RSS ≤ 200 MB', figures.daemonPeakRssMb <= 200],
-      ...(MANY_FILES > 0 ? ([[`daemon peak RSS backing up ${MANY_FILES} more files ≤ 250 MB`, figures.daemonPeakRssMbByPhase.firstBackup <= 250]] as const) : []),
+      ...(MANY_FILES > 0
+        ? ([
+            [
+              `daemon peak RSS backing up ${MANY_FILES} more files ≤ 250 MB`,
+              figures.daemonPeakRssMbByPhase.firstBackup <= 250,
+            ],
+          ] as const)
+        : []),
     ] as const;
     for (const [target, met] of targets) console.log(`${met ? 'MET   ' : 'MISSED'} ${target}`);
   } catch (error) {

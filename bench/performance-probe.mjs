@@ -17,6 +17,16 @@ if (file && process.argv[1]?.endsWith('cli.js') && process.argv[2] === 'start') 
   const ms = (ns) => Math.round((ns / 1e6) * 100) / 100;
   setInterval(() => {
     const { rss, heapUsed } = process.memoryUsage();
-    writeFileSync(file, JSON.stringify({ resets, p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), rss, heapUsed }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        resets,
+        p50: ms(histogram.percentile(50)),
+        p99: ms(histogram.percentile(99)),
+        max: ms(histogram.max),
+        rss,
+        heapUsed,
+      }),
+    );
   }, 500).unref();
 }

@@ -46,15 +46,32 @@ async function main() {
   if (!existsSync(join(ROOT, 'dist/src/performance/audit-worker.js'))) throw new Error('run `npm run build` first');
   const runDir = createRunDir();
   const mariadb = await startPrivateMariaDb({ dir: runDir });
-  const mirror = await startPluginMirror({ fixturesDir: join(FIXTURES_DIR, 'directory'), zipDir: join(runDir, 'mirror'), forks: [] });
-  const site = await provisionTestSite({ mariadbSocket: mariadb.socketPath, pluginMirrorUrl: mirror.url, testWorkDir: runDir });
+  const mirror = await startPluginMirror({
+    fixturesDir: join(FIXTURES_DIR, 'directory'),
+    zipDir: join(runDir, 'mirror'),
+    forks: [],
+  });
+  const site = await provisionTestSite({
+    mariadbSocket: mariadb.socketPath,
+    pluginMirrorUrl: mirror.url,
+    testWorkDir: runDir,
+  });
   const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-'));
   const probeFile = join(dataDir, 'probe.json');
-  const daemon = await startDaemonProcess({ SITEWARDEN_DATA_DIR: dataDir, CHROME_PATH, PERF_PROBE_FILE: probeFile, NODE_OPTIONS: `--import ${join(ROOT, 'bench/performance-probe.mjs')}` });
+  const daemon = await startDaemonProcess({
+    SITEWARDEN_DATA_DIR: dataDir,
+    CHROME_PATH,
+    PERF_PROBE_FILE: probeFile,
+    NODE_OPTIONS: `--import ${join(ROOT, 'bench/performance-probe.mjs')}`,
+  });
   const base = `http://127.0.0.1:${daemon.port}/api`;
   const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   const api = async (method: string, path: string, json?: unknown) => {
-    const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) },
+      body: json ? JSON.stringify(json) : undefined,
+    });
     const text = await response.text();
     if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${text}`);
     return text ? JSON.parse(text) : undefined;
@@ -62,7 +79,11 @@ async function main() {
   const probe = (): Probe => JSON.parse(readFileSync(probeFile, 'utf8')) as Probe;
 
   try {
-    const { id: siteId } = await api('POST', '/sites', { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword });
+    const { id: siteId } = await api('POST', '/sites', {
+      url: site.url,
+      username: site.admin.username,
+      applicationPassword: site.admin.applicationPassword,
+    });
     await api('PATCH', `/sites/${siteId}`, { performance: { enabled: false } });
 
     // API latency with nothing running, as the baseline.
@@ -114,11 +135,26 @@ async function main() {
     // The same N audits through Lighthouse's CLI, same Chromium and flags.
     const cliDir = join(dataDir, 'cli');
     mkdirSync(cliDir);
-    const flags = chromeFlags({ auditedHost: new URL(site.url).hostname, runningAsRoot: process.getuid?.() === 0, blockThirdParty: true });
+    const flags = chromeFlags({
+      auditedHost: new URL(site.url).hostname,
+      runningAsRoot: process.getuid?.() === 0,
+      blockThirdParty: true,
+    });
     const cliStart = performance.now();
     for (let i = 0; i < N; i++) {
-      const args = [join(ROOT, 'node_modules/lighthouse/cli/index.js'), site.url, '--quiet', '--output=html', `--output-path=${join(cliDir, `${i}.html`)}`, '--only-categories=performance,accessibility,best-practices,seo', '--disable-full-page-screenshot', `--chrome-flags=${flags.join(' ')}`];
-      const code = await new Promise<number | null>((done) => spawn(process.execPath, args, { stdio: 'ignore', env: { ...process.env, CHROME_PATH } }).once('exit', done));
+      const args = [
+        join(ROOT, 'node_modules/lighthouse/cli/index.js'),
+        site.url,
+        '--quiet',
+        '--output=html',
+        `--output-path=${join(cliDir, `${i}.html`)}`,
+        '--only-categories=performance,accessibility,best-practices,seo',
+        '--disable-full-page-screenshot',
+        `--chrome-flags=${flags.join(' ')}`,
+      ];
+      const code = await new Promise<number | null>((done) =>
+        spawn(process.execPath, args, { stdio: 'ignore', env: { ...process.env, CHROME_PATH } }).once('exit', done),
+      );
       if (code !== 0) throw new Error(`lighthouse CLI exited with ${code}`);
     }
     const cliSeconds = (performance.now() - cliStart) / 1000;
@@ -134,11 +170,22 @@ async function main() {
     const db = new Database(join(dataDir, 'sitewarden.db'), { readonly: true });
     const rows = db.prepare('select count(*) as count from performance_audits').get() as { count: number };
     // The row's own bytes (text lengths, 8 per number), and the pages the table and its indexes take.
-    const columns = (db.prepare('select name from pragma_table_info(?)').all('performance_audits') as { name: string }[]).map(({ name }) => `coalesce(case typeof("${name}") when 'text' then length("${name}") when 'null' then 0 else 8 end, 0)`);
-    const rowBytes = (db.prepare(`select sum(${columns.join(' + ')}) as bytes from performance_audits`).get() as { bytes: number }).bytes;
+    const columns = (
+      db.prepare('select name from pragma_table_info(?)').all('performance_audits') as { name: string }[]
+    ).map(
+      ({ name }) =>
+        `coalesce(case typeof("${name}") when 'text' then length("${name}") when 'null' then 0 else 8 end, 0)`,
+    );
+    const rowBytes = (
+      db.prepare(`select sum(${columns.join(' + ')}) as bytes from performance_audits`).get() as { bytes: number }
+    ).bytes;
     let pageBytes = NaN;
     try {
-      pageBytes = (db.prepare("select sum(pgsize) as bytes from dbstat where name like 'performance_audits%'").get() as { bytes: number }).bytes;
+      pageBytes = (
+        db.prepare("select sum(pgsize) as bytes from dbstat where name like 'performance_audits%'").get() as {
+          bytes: number;
+        }
+      ).bytes;
     } catch {
       // dbstat not compiled in
     }
@@ -149,14 +196,28 @@ async function main() {
     const firstRss = rssSeries[1] ?? rssSeries[0]!;
     const lastRss = rssSeries.at(-1)!;
 
-    console.log(`\nperformance benchmark: ${N} audits for the ratio, ${rssSeries.length - 1} for RSS (mobile, ${site.url}, ${CHROME_PATH})`);
-    console.log(`throughput   daemon ${round(daemonSeconds / N, 2)} s/audit, lighthouse CLI ${round(cliSeconds / N, 2)} s/audit, overhead ${round((daemonSeconds / cliSeconds - 1) * 100)} % (target ≤ 10 %)`);
-    console.log(`event loop   while auditing p50 ${loop.p50} ms, p99 ${loop.p99} ms, max ${loop.max} ms (target p99 ≤ 50 ms)`);
-    console.log(`API latency  idle p50 ${round(percentile(idleLatency, 50), 2)} ms p99 ${round(percentile(idleLatency, 99), 2)} ms; while the daemon audits p50 ${round(percentile(auditLatency, 50), 2)} ms p99 ${round(percentile(auditLatency, 99), 2)} ms (${auditLatency.length} requests)`);
+    console.log(
+      `\nperformance benchmark: ${N} audits for the ratio, ${rssSeries.length - 1} for RSS (mobile, ${site.url}, ${CHROME_PATH})`,
+    );
+    console.log(
+      `throughput   daemon ${round(daemonSeconds / N, 2)} s/audit, lighthouse CLI ${round(cliSeconds / N, 2)} s/audit, overhead ${round((daemonSeconds / cliSeconds - 1) * 100)} % (target ≤ 10 %)`,
+    );
+    console.log(
+      `event loop   while auditing p50 ${loop.p50} ms, p99 ${loop.p99} ms, max ${loop.max} ms (target p99 ≤ 50 ms)`,
+    );
+    console.log(
+      `API latency  idle p50 ${round(percentile(idleLatency, 50), 2)} ms p99 ${round(percentile(idleLatency, 99), 2)} ms; while the daemon audits p50 ${round(percentile(auditLatency, 50), 2)} ms p99 ${round(percentile(auditLatency, 99), 2)} ms (${auditLatency.length} requests)`,
+    );
     const every10 = rssSeries.map((rss, i) => [i, rss] as const).filter(([i]) => i === 1 || i % 10 === 0);
-    console.log(`daemon RSS   by audit: ${every10.map(([i, rss]) => `${i}: ${mb(rss)} MB`).join(', ')}; heap used at the end ${mb(probe().heapUsed)} MB`);
-    console.log(`daemon RSS   after warm-up ${mb(rssSeries[0]!)} MB, after audit 1 ${mb(firstRss)} MB, after audit ${rssSeries.length - 1} ${mb(lastRss)} MB, max ${mb(Math.max(...rssSeries))} MB (growth ${mb(lastRss - firstRss)} MB)`);
-    console.log(`storage      SQLite ${round(rowBytes / rows.count, 0)} bytes/audit of row data, ${round(pageBytes / rows.count, 0)} bytes/audit of table + index pages (${rows.count} audits); report on disk ${round(reportSizes.reduce((a, b) => a + b, 0) / reportSizes.length / 1024)} KB/audit gzip`);
+    console.log(
+      `daemon RSS   by audit: ${every10.map(([i, rss]) => `${i}: ${mb(rss)} MB`).join(', ')}; heap used at the end ${mb(probe().heapUsed)} MB`,
+    );
+    console.log(
+      `daemon RSS   after warm-up ${mb(rssSeries[0]!)} MB, after audit 1 ${mb(firstRss)} MB, after audit ${rssSeries.length - 1} ${mb(lastRss)} MB, max ${mb(Math.max(...rssSeries))} MB (growth ${mb(lastRss - firstRss)} MB)`,
+    );
+    console.log(
+      `storage      SQLite ${round(rowBytes / rows.count, 0)} bytes/audit of row data, ${round(pageBytes / rows.count, 0)} bytes/audit of table + index pages (${rows.count} audits); report on disk ${round(reportSizes.reduce((a, b) => a + b, 0) / reportSizes.length / 1024)} KB/audit gzip`,
+    );
   } finally {
     daemon.child.kill('SIGTERM');
     await daemon.exited;

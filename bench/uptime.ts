@@ -48,7 +48,10 @@ async function freePort(host: string): Promise<number> {
 
 /** The site mix: 85 % fine, 5 % slow (0.3–1.5 s), 4 % failing (500), 3 % flapping, 2 % refusing, 1 % hanging past the timeout. */
 async function startTargets(): Promise<Targets> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/uptime-targets.ts')], { stdio: ['pipe', 'pipe', 'inherit'], cwd: ROOT });
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/uptime-targets.ts')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    cwd: ROOT,
+  });
   const line = await new Promise<string>((done) => createInterface({ input: child.stdout! }).once('line', done));
   const { port, addresses } = JSON.parse(line) as { port: number; addresses: string[] };
   const refusedPort = await freePort('127.0.0.1');
@@ -69,11 +72,14 @@ async function startTargets(): Promise<Targets> {
 }
 
 const writeBytes = () => Number(/write_bytes:\s*(\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
-const quantile = (sorted: number[], q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
+const quantile = (sorted: number[], q: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
 function insertSites(sqlite: ReturnType<typeof openDatabase>['sqlite'], urls: string[]): void {
-  const insert = sqlite.prepare("insert into sites (id, url, rest_url, state, created_at, updated_at, connected_at) values (?, ?, ?, 'connected', ?, ?, ?)");
+  const insert = sqlite.prepare(
+    "insert into sites (id, url, rest_url, state, created_at, updated_at, connected_at) values (?, ?, ?, 'connected', ?, ?, ?)",
+  );
   const now = Date.now();
   sqlite.transaction(() => {
     for (const url of urls) insert.run(createId('site'), url, `${url}/wp-json/`, now, now, now);
@@ -81,7 +87,10 @@ function insertSites(sqlite: ReturnType<typeof openDatabase>['sqlite'], urls: st
 }
 
 /** Runs the monitor on `urls` for `seconds`, measuring from `warmupSeconds` on. */
-async function runDaemon(urls: string[], { seconds, warmupSeconds, concurrency }: { seconds: number; warmupSeconds: number; concurrency: number }) {
+async function runDaemon(
+  urls: string[],
+  { seconds, warmupSeconds, concurrency }: { seconds: number; warmupSeconds: number; concurrency: number },
+) {
   const dir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-'));
   const database = openDatabase(join(dir, 'sitewarden.db'));
   insertSites(database.sqlite, urls);
@@ -150,14 +159,30 @@ async function runDaemon(urls: string[], { seconds, warmupSeconds, concurrency }
 
 async function steady(targets: Targets) {
   // The first interval is every site's first probe (new sites' statuses written); steady state is measured after it.
-  console.log(`\n== steady: 10,000 sites at ${INTERVAL_S} s, 185 s run (measured from 65 s, after the first interval), concurrency ${DEFAULT_UPTIME_CONFIG.concurrency} ==`);
-  const r = await runDaemon(targets.urls(10_000), { seconds: 185, warmupSeconds: 65, concurrency: DEFAULT_UPTIME_CONFIG.concurrency });
-  console.log(`probes measured          ${r.probes} (${fmt(r.probesPerSecond, 1)}/s; ${r.storedProbes} stored in the run, ${r.downtimeEvents} downtime events)`);
-  console.log(`lag due→start            p50 ${fmt(r.p50, 0)} ms, p99 ${fmt(r.p99, 0)} ms, max ${fmt(r.maxLag, 0)} ms   (target p99 ≤ 1000 ms)`);
-  console.log(`daemon CPU per probe     ${fmt(r.cpuMsPerProbe, 3)} ms (user ${fmt(r.userMsPerProbe, 3)} + sys ${fmt(r.systemMsPerProbe, 3)})   (target ≤ 0.5 ms)`);
+  console.log(
+    `\n== steady: 10,000 sites at ${INTERVAL_S} s, 185 s run (measured from 65 s, after the first interval), concurrency ${DEFAULT_UPTIME_CONFIG.concurrency} ==`,
+  );
+  const r = await runDaemon(targets.urls(10_000), {
+    seconds: 185,
+    warmupSeconds: 65,
+    concurrency: DEFAULT_UPTIME_CONFIG.concurrency,
+  });
+  console.log(
+    `probes measured          ${r.probes} (${fmt(r.probesPerSecond, 1)}/s; ${r.storedProbes} stored in the run, ${r.downtimeEvents} downtime events)`,
+  );
+  console.log(
+    `lag due→start            p50 ${fmt(r.p50, 0)} ms, p99 ${fmt(r.p99, 0)} ms, max ${fmt(r.maxLag, 0)} ms   (target p99 ≤ 1000 ms)`,
+  );
+  console.log(
+    `daemon CPU per probe     ${fmt(r.cpuMsPerProbe, 3)} ms (user ${fmt(r.userMsPerProbe, 3)} + sys ${fmt(r.systemMsPerProbe, 3)})   (target ≤ 0.5 ms)`,
+  );
   console.log(`peak RSS                 ${fmt(r.peakRss / 2 ** 20, 0)} MB   (target ≤ 300 MB)`);
-  console.log(`disk writes per probe    ${fmt(r.writeBytesPerProbe, 0)} bytes (/proc/self/io write_bytes)   (target ≤ 1024)`);
-  console.log(`  first interval         ${fmt(r.warmupWriteBytesPerProbe, 0)} bytes per probe (10,000 new sites: each first status written once)`);
+  console.log(
+    `disk writes per probe    ${fmt(r.writeBytesPerProbe, 0)} bytes (/proc/self/io write_bytes)   (target ≤ 1024)`,
+  );
+  console.log(
+    `  first interval         ${fmt(r.warmupWriteBytesPerProbe, 0)} bytes per probe (10,000 new sites: each first status written once)`,
+  );
 }
 
 /** A plain undici loop over the same URLs at the same concurrency, fresh connection per request. */
@@ -170,7 +195,10 @@ async function plainUndiciRate(urls: string[], concurrency: number, seconds: num
     while (performance.now() < end) {
       const url = urls[next++ % urls.length]!;
       try {
-        const response = await request(url, { dispatcher: agent, signal: AbortSignal.timeout(DEFAULT_UPTIME_CONFIG.defaultTimeoutMs) });
+        const response = await request(url, {
+          dispatcher: agent,
+          signal: AbortSignal.timeout(DEFAULT_UPTIME_CONFIG.defaultTimeoutMs),
+        });
         await response.body.dump({ limit: DEFAULT_UPTIME_CONFIG.maxBodyBytes });
       } catch {
         // failures count as requests made, as they do for the monitor
@@ -188,12 +216,16 @@ async function plainUndiciRate(urls: string[], concurrency: number, seconds: num
 
 async function capacity(targets: Targets) {
   const concurrency = 512;
-  console.log(`\n== capacity: sites at ${INTERVAL_S} s until p99 lag > 1 s (each step 35 s, measured from 10 s), concurrency ${concurrency} ==`);
+  console.log(
+    `\n== capacity: sites at ${INTERVAL_S} s until p99 lag > 1 s (each step 35 s, measured from 10 s), concurrency ${concurrency} ==`,
+  );
   let best: Awaited<ReturnType<typeof runDaemon>> | undefined;
   for (let sites = 40_000, step = 0; step < 6; step++, sites = Math.round(sites * 1.3)) {
     const r = await runDaemon(targets.urls(sites), { seconds: 35, warmupSeconds: 10, concurrency });
     const holds = r.p99 <= 1000;
-    console.log(`${String(sites).padStart(7)} sites: ${fmt(r.probesPerSecond, 0)} probes/s, lag p99 ${fmt(r.p99, 0)} ms, CPU ${fmt(r.cpuMsPerProbe, 3)} ms/probe, RSS ${fmt(r.peakRss / 2 ** 20, 0)} MB → ${holds ? 'holds' : 'falls behind'}`);
+    console.log(
+      `${String(sites).padStart(7)} sites: ${fmt(r.probesPerSecond, 0)} probes/s, lag p99 ${fmt(r.p99, 0)} ms, CPU ${fmt(r.cpuMsPerProbe, 3)} ms/probe, RSS ${fmt(r.peakRss / 2 ** 20, 0)} MB → ${holds ? 'holds' : 'falls behind'}`,
+    );
     if (!holds) break;
     best = r;
     await sleep(2000);
@@ -202,7 +234,9 @@ async function capacity(targets: Targets) {
   console.log(`plain undici loop        ${fmt(baseline, 0)} requests/s (same URLs, same concurrency, no keep-alive)`);
   if (best) {
     const rate = best.sites / INTERVAL_S;
-    console.log(`largest site count held  ${best.sites} sites at ${INTERVAL_S} s = ${fmt(rate, 0)} probes/s; ratio to the plain loop ${fmt(rate / baseline)}   (aim ≥ 0.5)`);
+    console.log(
+      `largest site count held  ${best.sites} sites at ${INTERVAL_S} s = ${fmt(rate, 0)} probes/s; ratio to the plain loop ${fmt(rate / baseline)}   (aim ≥ 0.5)`,
+    );
   } else {
     console.log('largest site count held  below 40,000');
   }
@@ -211,14 +245,18 @@ async function capacity(targets: Targets) {
 /** Writes a year of history for 1,000 sites through the real roll-up and pruning code, then measures the file. */
 async function storage() {
   const sites = 1000;
-  console.log(`\n== storage: ${sites} sites, a simulated year at ${INTERVAL_S} s with the default retention (raw ${DEFAULT_UPTIME_CONFIG.rawRetentionHours} h, hourly ${DEFAULT_UPTIME_CONFIG.hourlyRetentionDays} d, daily ${DEFAULT_UPTIME_CONFIG.dailyRetentionDays} d) ==`);
+  console.log(
+    `\n== storage: ${sites} sites, a simulated year at ${INTERVAL_S} s with the default retention (raw ${DEFAULT_UPTIME_CONFIG.rawRetentionHours} h, hourly ${DEFAULT_UPTIME_CONFIG.hourlyRetentionDays} d, daily ${DEFAULT_UPTIME_CONFIG.dailyRetentionDays} d) ==`,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-'));
   const file = join(dir, 'sitewarden.db');
   const database = openDatabase(file);
   const ids: string[] = [];
   const now = Date.now();
   database.sqlite.transaction(() => {
-    const insert = database.sqlite.prepare("insert into sites (id, url, rest_url, state, created_at, updated_at) values (?, ?, ?, 'connected', ?, ?)");
+    const insert = database.sqlite.prepare(
+      "insert into sites (id, url, rest_url, state, created_at, updated_at) values (?, ?, ?, 'connected', ?, ?)",
+    );
     for (let i = 0; i < sites; i++) {
       const id = createId('site');
       ids.push(id);
@@ -237,34 +275,73 @@ async function storage() {
       for (let i = 0; i < sites; i++) {
         const down = (i + h + day / DAY_MS) % 500 === 0 ? 3 : 0;
         const r = response(i, h);
-        rows.push({ siteId: ids[i]!, bucket: day + h * HOUR_MS, up: 60 - down, down, responseSum: r * (60 - down), responseCount: 60 - down, responseMin: r - 40, responseMax: r + 300 });
+        rows.push({
+          siteId: ids[i]!,
+          bucket: day + h * HOUR_MS,
+          up: 60 - down,
+          down,
+          responseSum: r * (60 - down),
+          responseCount: 60 - down,
+          responseMin: r - 40,
+          responseMax: r + 300,
+        });
       }
     }
     repository.addHourly(rows, day + DAY_MS);
     repository.rollupDay(day, day + DAY_MS);
-    repository.pruneRollups(day - DEFAULT_UPTIME_CONFIG.hourlyRetentionDays * DAY_MS, day - DEFAULT_UPTIME_CONFIG.dailyRetentionDays * DAY_MS);
+    repository.pruneRollups(
+      day - DEFAULT_UPTIME_CONFIG.hourlyRetentionDays * DAY_MS,
+      day - DEFAULT_UPTIME_CONFIG.dailyRetentionDays * DAY_MS,
+    );
     // About one outage per site a fortnight.
-    if ((day / DAY_MS) % 14 === 0) for (const siteId of ids) repository.recordTransition(siteId, { status: 'down', since: day + 3 * HOUR_MS, open: { startedAt: day + 3 * HOUR_MS, cause: 'timeout' } });
-    if ((day / DAY_MS) % 14 === 0) for (const siteId of ids) repository.recordTransition(siteId, { status: 'up', since: day + 4 * HOUR_MS, closeAt: day + 4 * HOUR_MS });
+    if ((day / DAY_MS) % 14 === 0)
+      for (const siteId of ids)
+        repository.recordTransition(siteId, {
+          status: 'down',
+          since: day + 3 * HOUR_MS,
+          open: { startedAt: day + 3 * HOUR_MS, cause: 'timeout' },
+        });
+    if ((day / DAY_MS) % 14 === 0)
+      for (const siteId of ids)
+        repository.recordTransition(siteId, { status: 'up', since: day + 4 * HOUR_MS, closeAt: day + 4 * HOUR_MS });
   }
   // The raw window at its fullest: retention plus the hour before the next prune.
   const rawFrom = now - (DEFAULT_UPTIME_CONFIG.rawRetentionHours + 1) * HOUR_MS;
   for (let at = rawFrom; at < now; at += INTERVAL_S * 1000) {
-    const rows: ProbeRow[] = ids.map((siteId, i) => ({ siteId, at: at + i * 60, up: true, httpStatus: 200, responseMs: response(i, at % 24), cause: null, certificateExpiresAt: Date.parse('2027-01-01T00:00:00Z') }));
+    const rows: ProbeRow[] = ids.map((siteId, i) => ({
+      siteId,
+      at: at + i * 60,
+      up: true,
+      httpStatus: 200,
+      responseMs: response(i, at % 24),
+      cause: null,
+      certificateExpiresAt: Date.parse('2027-01-01T00:00:00Z'),
+    }));
     repository.insertProbes(rows);
   }
   database.sqlite.pragma('wal_checkpoint(TRUNCATE)');
   const pageSize = database.sqlite.pragma('page_size', { simple: true }) as number;
   const pages = database.sqlite.pragma('page_count', { simple: true }) as number;
   const free = database.sqlite.pragma('freelist_count', { simple: true }) as number;
-  const counts = Object.fromEntries(['uptime_probes', 'uptime_hourly', 'uptime_daily', 'downtime_events'].map((table) => [table, (database.sqlite.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n]));
+  const counts = Object.fromEntries(
+    ['uptime_probes', 'uptime_hourly', 'uptime_daily', 'downtime_events'].map((table) => [
+      table,
+      (database.sqlite.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n,
+    ]),
+  );
   database.close();
   const fileBytes = statSync(file).size;
   rmSync(dir, { recursive: true, force: true });
   const siteDays = sites * 365;
-  console.log(`rows                     ${JSON.stringify(counts)} (simulated in ${fmt((performance.now() - started) / 1000, 0)} s)`);
-  console.log(`database file            ${fmt(fileBytes / 2 ** 20, 1)} MB (${pages} pages of ${pageSize} B, ${free} free)`);
-  console.log(`per site-day             ${fmt(fileBytes / siteDays, 0)} bytes (file size / ${siteDays} site-days)   (aim ≤ 2048)`);
+  console.log(
+    `rows                     ${JSON.stringify(counts)} (simulated in ${fmt((performance.now() - started) / 1000, 0)} s)`,
+  );
+  console.log(
+    `database file            ${fmt(fileBytes / 2 ** 20, 1)} MB (${pages} pages of ${pageSize} B, ${free} free)`,
+  );
+  console.log(
+    `per site-day             ${fmt(fileBytes / siteDays, 0)} bytes (file size / ${siteDays} site-days)   (aim ≤ 2048)`,
+  );
 }
 
 async function main() {
@@ -272,7 +349,8 @@ async function main() {
   // error's stack through source maps would bill the monitor for the benchmark's convenience.
   process.setSourceMapsEnabled(false);
   const mode = process.argv[2] ?? 'all';
-  if (!['steady', 'capacity', 'storage', 'all'].includes(mode)) throw new Error(`unknown mode ${mode}: steady, capacity, storage or all`);
+  if (!['steady', 'capacity', 'storage', 'all'].includes(mode))
+    throw new Error(`unknown mode ${mode}: steady, capacity, storage or all`);
   console.log(`uptime benchmark (${mode}); node ${process.version}; loopback targets only`);
   if (mode === 'storage' || mode === 'all') await storage();
   if (mode === 'storage') return;

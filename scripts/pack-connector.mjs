@@ -27,7 +27,10 @@ const MADE_BY_UNIX = (3 << 8) | 20;
 const VERSION_NEEDED = 20;
 
 /** @returns {{ files: number, bytes: number, outPath: string }} */
-export function packConnector({ sourceDir = join(PROJECT_ROOT, 'connector'), outPath = join(PROJECT_ROOT, 'dist/sitewarden-connector.zip') } = {}) {
+export function packConnector({
+  sourceDir = join(PROJECT_ROOT, 'connector'),
+  outPath = join(PROJECT_ROOT, 'dist/sitewarden-connector.zip'),
+} = {}) {
   const entries = collect(sourceDir).map(({ path, isDirectory }) => ({
     name: [TOP_FOLDER, ...relative(sourceDir, path).split(sep).filter(Boolean)].join('/') + (isDirectory ? '/' : ''),
     data: isDirectory ? null : readFileSync(path),

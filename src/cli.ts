@@ -54,7 +54,15 @@ async function main(argv: string[]): Promise<number> {
       const config = loadConfig();
       const backupId = rest[1];
       // Reads only: it may run beside the daemon.
-      return withDataDirShared(config.dataDir, (holder) => verifyBackupCommand({ dataDir: config.dataDir, databaseFile: DATABASE_FILE, backupId, migrate: holder.owner, out: (line) => process.stdout.write(`${line}\n`) }));
+      return withDataDirShared(config.dataDir, (holder) =>
+        verifyBackupCommand({
+          dataDir: config.dataDir,
+          databaseFile: DATABASE_FILE,
+          backupId,
+          migrate: holder.owner,
+          out: (line) => process.stdout.write(`${line}\n`),
+        }),
+      );
     }
     case 'token': {
       // Token commands may run beside the daemon (README, "Operator commands"): each is one short
@@ -95,11 +103,19 @@ async function start(config: Config): Promise<number> {
 
 function token(args: string[], config: Config, migrate: boolean): number {
   const [action, ...rest] = args;
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { name: { type: 'string' }, scope: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, scope: { type: 'string' } },
+  });
   const database = openDatabase(join(config.dataDir, DATABASE_FILE), { migrate });
   try {
     // Operator commands log to stderr only at warn and above; their output is the result.
-    const tokens = createTokensService({ repository: createTokensRepository({ db: database.db }), clock: systemClock, logger: createLogger({ level: 'silent' }) });
+    const tokens = createTokensService({
+      repository: createTokensRepository({ db: database.db }),
+      clock: systemClock,
+      logger: createLogger({ level: 'silent' }),
+    });
     switch (action) {
       case 'create': {
         if (!values.name) throw new UsageError('token create needs --name NAME');
@@ -114,7 +130,9 @@ function token(args: string[], config: Config, migrate: boolean): number {
         const rows = tokens.list();
         process.stdout.write(`${['ID', 'NAME', 'SCOPE', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'].join('\t')}\n`);
         for (const row of rows) {
-          process.stdout.write(`${[row.id, row.name, row.scope, `${row.prefix}…`, row.createdAt.toISOString(), row.lastUsedAt?.toISOString() ?? '-', row.revokedAt?.toISOString() ?? '-'].join('\t')}\n`);
+          process.stdout.write(
+            `${[row.id, row.name, row.scope, `${row.prefix}…`, row.createdAt.toISOString(), row.lastUsedAt?.toISOString() ?? '-', row.revokedAt?.toISOString() ?? '-'].join('\t')}\n`,
+          );
         }
         return 0;
       }
@@ -137,12 +155,16 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     // Expected failures are one clear line; anything else keeps its stack for a bug report.
-    if (error instanceof ConfigError || error instanceof KeyError || error instanceof MigrationsPendingError) console.error(`sitewarden: ${error.message}`);
-    else if (error instanceof DataDirLockedError) console.error(`sitewarden: ${error.message}; stop it first (one process per data directory)`);
+    if (error instanceof ConfigError || error instanceof KeyError || error instanceof MigrationsPendingError)
+      console.error(`sitewarden: ${error.message}`);
+    else if (error instanceof DataDirLockedError)
+      console.error(`sitewarden: ${error.message}; stop it first (one process per data directory)`);
     else if (error instanceof UsageError) console.error(`sitewarden: ${error.message}\n\n${USAGE}`);
     else if (isAppError(error)) console.error(`sitewarden: ${error.detail}`);
-    else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') console.error(`sitewarden: cannot listen: ${(error as Error).message}`);
-    else if ((error as NodeJS.ErrnoException).code === 'EACCES' || (error as NodeJS.ErrnoException).code === 'EROFS') console.error(`sitewarden: ${(error as Error).message}`);
+    else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      console.error(`sitewarden: cannot listen: ${(error as Error).message}`);
+    else if ((error as NodeJS.ErrnoException).code === 'EACCES' || (error as NodeJS.ErrnoException).code === 'EROFS')
+      console.error(`sitewarden: ${(error as Error).message}`);
     else console.error(error);
     process.exit(1);
   },

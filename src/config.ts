@@ -28,10 +28,21 @@ const onOff = (name: string) =>
 
 const envSchema = z.object({
   SITEWARDEN_HOST: z.string().min(1).default('127.0.0.1'),
-  SITEWARDEN_PORT: z.coerce.number({ error: 'SITEWARDEN_PORT must be a port number' }).int().min(0).max(65535, 'SITEWARDEN_PORT must be a port number (0–65535)').default(8080),
+  SITEWARDEN_PORT: z.coerce
+    .number({ error: 'SITEWARDEN_PORT must be a port number' })
+    .int()
+    .min(0)
+    .max(65535, 'SITEWARDEN_PORT must be a port number (0–65535)')
+    .default(8080),
   SITEWARDEN_DATA_DIR: z.string().min(1).default('./data'),
-  SITEWARDEN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'SITEWARDEN_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
-  SITEWARDEN_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'SITEWARDEN_PUBLIC_URL must be an http(s) URL' }).optional(),
+  SITEWARDEN_LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'SITEWARDEN_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
+  SITEWARDEN_PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'SITEWARDEN_PUBLIC_URL must be an http(s) URL' })
+    .optional(),
   SITEWARDEN_SECRET_KEY: z.string().optional(),
   SITEWARDEN_SITE_TIMEOUT_MS: positiveInt('SITEWARDEN_SITE_TIMEOUT_MS', 15_000, 600_000),
   SITEWARDEN_SITE_OPERATION_TIMEOUT_MS: positiveInt('SITEWARDEN_SITE_OPERATION_TIMEOUT_MS', 120_000, 3_600_000),
@@ -42,44 +53,165 @@ const envSchema = z.object({
   SITEWARDEN_SHUTDOWN_GRACE_MS: positiveInt('SITEWARDEN_SHUTDOWN_GRACE_MS', 20_000, 600_000),
   SITEWARDEN_METRICS_LISTEN: z
     .string()
-    .regex(/^(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):(\d{1,5})$/, 'SITEWARDEN_METRICS_LISTEN must be host:port (an IPv6 host in brackets)')
-    .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65535, 'SITEWARDEN_METRICS_LISTEN must end with a port number (0–65535)')
+    .regex(
+      /^(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):(\d{1,5})$/,
+      'SITEWARDEN_METRICS_LISTEN must be host:port (an IPv6 host in brackets)',
+    )
+    .refine(
+      (value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65535,
+      'SITEWARDEN_METRICS_LISTEN must end with a port number (0–65535)',
+    )
     .optional(),
   SITEWARDEN_AUTH_FAILURES_PER_MINUTE: positiveInt('SITEWARDEN_AUTH_FAILURES_PER_MINUTE', 30, 1_000_000),
   SITEWARDEN_QUEUE_STALL_MINUTES: positiveInt('SITEWARDEN_QUEUE_STALL_MINUTES', 60, 7 * 24 * 60),
   SITEWARDEN_UPTIME_CONCURRENCY: positiveInt('SITEWARDEN_UPTIME_CONCURRENCY', DEFAULT_UPTIME_CONFIG.concurrency, 4096),
-  SITEWARDEN_UPTIME_INTERVAL_SECONDS: positiveInt('SITEWARDEN_UPTIME_INTERVAL_SECONDS', DEFAULT_UPTIME_CONFIG.defaultIntervalSeconds, 86_400).pipe(z.number().min(10, 'SITEWARDEN_UPTIME_INTERVAL_SECONDS must be at least 10')),
-  SITEWARDEN_UPTIME_TIMEOUT_MS: positiveInt('SITEWARDEN_UPTIME_TIMEOUT_MS', DEFAULT_UPTIME_CONFIG.defaultTimeoutMs, 60_000),
-  SITEWARDEN_UPTIME_CONFIRMATIONS: positiveInt('SITEWARDEN_UPTIME_CONFIRMATIONS', DEFAULT_UPTIME_CONFIG.confirmations, 10),
-  SITEWARDEN_UPTIME_RECHECK_SECONDS: positiveInt('SITEWARDEN_UPTIME_RECHECK_SECONDS', DEFAULT_UPTIME_CONFIG.recheckDelaySeconds, 3600),
-  SITEWARDEN_UPTIME_RAW_RETENTION_HOURS: positiveInt('SITEWARDEN_UPTIME_RAW_RETENTION_HOURS', DEFAULT_UPTIME_CONFIG.rawRetentionHours, 24 * 31),
-  SITEWARDEN_UPTIME_HOURLY_RETENTION_DAYS: positiveInt('SITEWARDEN_UPTIME_HOURLY_RETENTION_DAYS', DEFAULT_UPTIME_CONFIG.hourlyRetentionDays, 3650).pipe(
-    z.number().min(MIN_HOURLY_RETENTION_DAYS, `SITEWARDEN_UPTIME_HOURLY_RETENTION_DAYS must be at least ${MIN_HOURLY_RETENTION_DAYS} (the 30-day uptime figure reads hourly roll-ups)`),
+  SITEWARDEN_UPTIME_INTERVAL_SECONDS: positiveInt(
+    'SITEWARDEN_UPTIME_INTERVAL_SECONDS',
+    DEFAULT_UPTIME_CONFIG.defaultIntervalSeconds,
+    86_400,
+  ).pipe(z.number().min(10, 'SITEWARDEN_UPTIME_INTERVAL_SECONDS must be at least 10')),
+  SITEWARDEN_UPTIME_TIMEOUT_MS: positiveInt(
+    'SITEWARDEN_UPTIME_TIMEOUT_MS',
+    DEFAULT_UPTIME_CONFIG.defaultTimeoutMs,
+    60_000,
   ),
-  SITEWARDEN_UPTIME_DAILY_RETENTION_DAYS: positiveInt('SITEWARDEN_UPTIME_DAILY_RETENTION_DAYS', DEFAULT_UPTIME_CONFIG.dailyRetentionDays, 36_500),
-  SITEWARDEN_UPTIME_CERT_WARNING_DAYS: positiveInt('SITEWARDEN_UPTIME_CERT_WARNING_DAYS', DEFAULT_UPTIME_CONFIG.certificateWarningDays, 365),
-  SITEWARDEN_UPTIME_MAX_BODY_BYTES: positiveInt('SITEWARDEN_UPTIME_MAX_BODY_BYTES', DEFAULT_UPTIME_CONFIG.maxBodyBytes, 64 * 1024 * 1024),
-  SITEWARDEN_PERFORMANCE_CONCURRENCY: positiveInt('SITEWARDEN_PERFORMANCE_CONCURRENCY', DEFAULT_PERFORMANCE_CONFIG.concurrency, 16),
-  SITEWARDEN_PERFORMANCE_TIMEOUT_MS: positiveInt('SITEWARDEN_PERFORMANCE_TIMEOUT_MS', DEFAULT_PERFORMANCE_CONFIG.timeoutMs, 900_000),
+  SITEWARDEN_UPTIME_CONFIRMATIONS: positiveInt(
+    'SITEWARDEN_UPTIME_CONFIRMATIONS',
+    DEFAULT_UPTIME_CONFIG.confirmations,
+    10,
+  ),
+  SITEWARDEN_UPTIME_RECHECK_SECONDS: positiveInt(
+    'SITEWARDEN_UPTIME_RECHECK_SECONDS',
+    DEFAULT_UPTIME_CONFIG.recheckDelaySeconds,
+    3600,
+  ),
+  SITEWARDEN_UPTIME_RAW_RETENTION_HOURS: positiveInt(
+    'SITEWARDEN_UPTIME_RAW_RETENTION_HOURS',
+    DEFAULT_UPTIME_CONFIG.rawRetentionHours,
+    24 * 31,
+  ),
+  SITEWARDEN_UPTIME_HOURLY_RETENTION_DAYS: positiveInt(
+    'SITEWARDEN_UPTIME_HOURLY_RETENTION_DAYS',
+    DEFAULT_UPTIME_CONFIG.hourlyRetentionDays,
+    3650,
+  ).pipe(
+    z
+      .number()
+      .min(
+        MIN_HOURLY_RETENTION_DAYS,
+        `SITEWARDEN_UPTIME_HOURLY_RETENTION_DAYS must be at least ${MIN_HOURLY_RETENTION_DAYS} (the 30-day uptime figure reads hourly roll-ups)`,
+      ),
+  ),
+  SITEWARDEN_UPTIME_DAILY_RETENTION_DAYS: positiveInt(
+    'SITEWARDEN_UPTIME_DAILY_RETENTION_DAYS',
+    DEFAULT_UPTIME_CONFIG.dailyRetentionDays,
+    36_500,
+  ),
+  SITEWARDEN_UPTIME_CERT_WARNING_DAYS: positiveInt(
+    'SITEWARDEN_UPTIME_CERT_WARNING_DAYS',
+    DEFAULT_UPTIME_CONFIG.certificateWarningDays,
+    365,
+  ),
+  SITEWARDEN_UPTIME_MAX_BODY_BYTES: positiveInt(
+    'SITEWARDEN_UPTIME_MAX_BODY_BYTES',
+    DEFAULT_UPTIME_CONFIG.maxBodyBytes,
+    64 * 1024 * 1024,
+  ),
+  SITEWARDEN_PERFORMANCE_CONCURRENCY: positiveInt(
+    'SITEWARDEN_PERFORMANCE_CONCURRENCY',
+    DEFAULT_PERFORMANCE_CONFIG.concurrency,
+    16,
+  ),
+  SITEWARDEN_PERFORMANCE_TIMEOUT_MS: positiveInt(
+    'SITEWARDEN_PERFORMANCE_TIMEOUT_MS',
+    DEFAULT_PERFORMANCE_CONFIG.timeoutMs,
+    900_000,
+  ),
   SITEWARDEN_PERFORMANCE_RUNS: positiveInt('SITEWARDEN_PERFORMANCE_RUNS', DEFAULT_PERFORMANCE_CONFIG.defaultRuns, 9),
-  SITEWARDEN_PERFORMANCE_INTERVAL_HOURS: positiveInt('SITEWARDEN_PERFORMANCE_INTERVAL_HOURS', DEFAULT_PERFORMANCE_CONFIG.intervalHours, 24 * 31),
-  SITEWARDEN_PERFORMANCE_REPORT_RETENTION_DAYS: positiveInt('SITEWARDEN_PERFORMANCE_REPORT_RETENTION_DAYS', DEFAULT_PERFORMANCE_CONFIG.reportRetentionDays, 36_500),
-  SITEWARDEN_PERFORMANCE_REGRESSION_MARGIN_PERCENT: positiveInt('SITEWARDEN_PERFORMANCE_REGRESSION_MARGIN_PERCENT', DEFAULT_PERFORMANCE_CONFIG.regressionMarginPercent, 100),
-  SITEWARDEN_PERFORMANCE_NICE: z.coerce.number({ error: 'SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19' }).int('SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19').min(0, 'SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19').max(19, 'SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19').default(DEFAULT_PERFORMANCE_CONFIG.nice),
-  SITEWARDEN_PERFORMANCE_THIRD_PARTY: z.enum(['block', 'allow'], { error: 'SITEWARDEN_PERFORMANCE_THIRD_PARTY must be block or allow' }).default('block'),
+  SITEWARDEN_PERFORMANCE_INTERVAL_HOURS: positiveInt(
+    'SITEWARDEN_PERFORMANCE_INTERVAL_HOURS',
+    DEFAULT_PERFORMANCE_CONFIG.intervalHours,
+    24 * 31,
+  ),
+  SITEWARDEN_PERFORMANCE_REPORT_RETENTION_DAYS: positiveInt(
+    'SITEWARDEN_PERFORMANCE_REPORT_RETENTION_DAYS',
+    DEFAULT_PERFORMANCE_CONFIG.reportRetentionDays,
+    36_500,
+  ),
+  SITEWARDEN_PERFORMANCE_REGRESSION_MARGIN_PERCENT: positiveInt(
+    'SITEWARDEN_PERFORMANCE_REGRESSION_MARGIN_PERCENT',
+    DEFAULT_PERFORMANCE_CONFIG.regressionMarginPercent,
+    100,
+  ),
+  SITEWARDEN_PERFORMANCE_NICE: z.coerce
+    .number({ error: 'SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19' })
+    .int('SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19')
+    .min(0, 'SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19')
+    .max(19, 'SITEWARDEN_PERFORMANCE_NICE must be a whole number from 0 to 19')
+    .default(DEFAULT_PERFORMANCE_CONFIG.nice),
+  SITEWARDEN_PERFORMANCE_THIRD_PARTY: z
+    .enum(['block', 'allow'], { error: 'SITEWARDEN_PERFORMANCE_THIRD_PARTY must be block or allow' })
+    .default('block'),
   SITEWARDEN_BACKUP_CONCURRENCY: positiveInt('SITEWARDEN_BACKUP_CONCURRENCY', DEFAULT_BACKUPS_CONFIG.concurrency, 64),
-  SITEWARDEN_BACKUP_INTERVAL_HOURS: z.coerce.number({ error: 'SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number' }).int('SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number').min(0).max(8760).default(DEFAULT_BACKUPS_CONFIG.intervalHours),
+  SITEWARDEN_BACKUP_INTERVAL_HOURS: z.coerce
+    .number({ error: 'SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number' })
+    .int('SITEWARDEN_BACKUP_INTERVAL_HOURS must be a whole number')
+    .min(0)
+    .max(8760)
+    .default(DEFAULT_BACKUPS_CONFIG.intervalHours),
   SITEWARDEN_BACKUP_KEEP_LAST: positiveInt('SITEWARDEN_BACKUP_KEEP_LAST', DEFAULT_BACKUPS_CONFIG.keepLast, 10_000),
-  SITEWARDEN_BACKUP_KEEP_DAYS: z.coerce.number({ error: 'SITEWARDEN_BACKUP_KEEP_DAYS must be a whole number' }).int('SITEWARDEN_BACKUP_KEEP_DAYS must be a whole number').min(0).max(36_500).default(DEFAULT_BACKUPS_CONFIG.keepDays),
-  SITEWARDEN_BACKUP_DEADLINE_BASE_MINUTES: positiveInt('SITEWARDEN_BACKUP_DEADLINE_BASE_MINUTES', DEFAULT_BACKUP_LIMITS.deadlineBaseMinutes, 7 * 24 * 60),
-  SITEWARDEN_BACKUP_MIN_THROUGHPUT_KIB: positiveInt('SITEWARDEN_BACKUP_MIN_THROUGHPUT_KIB', DEFAULT_BACKUP_LIMITS.minThroughputKibPerSecond, 10 * 1024 * 1024),
-  SITEWARDEN_BACKUP_BUDGET_FACTOR: z.coerce.number({ error: 'SITEWARDEN_BACKUP_BUDGET_FACTOR must be a number' }).min(1, 'SITEWARDEN_BACKUP_BUDGET_FACTOR must be at least 1').max(100).default(DEFAULT_BACKUP_LIMITS.budgetFactor),
-  SITEWARDEN_BACKUP_BUDGET_SLACK_MB: z.coerce.number({ error: 'SITEWARDEN_BACKUP_BUDGET_SLACK_MB must be a whole number' }).int('SITEWARDEN_BACKUP_BUDGET_SLACK_MB must be a whole number').min(0).max(1024 * 1024).default(DEFAULT_BACKUP_LIMITS.budgetSlackMb),
-  SITEWARDEN_WEBHOOK_MAX_ATTEMPTS: positiveInt('SITEWARDEN_WEBHOOK_MAX_ATTEMPTS', DEFAULT_WEBHOOKS_CONFIG.maxAttempts, 20),
-  SITEWARDEN_WEBHOOK_TIMEOUT_MS: positiveInt('SITEWARDEN_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOKS_CONFIG.timeoutMs, 120_000),
-  SITEWARDEN_WEBHOOK_CONCURRENCY: positiveInt('SITEWARDEN_WEBHOOK_CONCURRENCY', DEFAULT_WEBHOOKS_CONFIG.concurrency, 64),
-  SITEWARDEN_WEBHOOK_MAX_PENDING: positiveInt('SITEWARDEN_WEBHOOK_MAX_PENDING', DEFAULT_WEBHOOKS_CONFIG.maxPending, 1_000_000),
-  SITEWARDEN_WEBHOOK_RETENTION_DAYS: positiveInt('SITEWARDEN_WEBHOOK_RETENTION_DAYS', DEFAULT_WEBHOOKS_CONFIG.retentionDays, 3650),
+  SITEWARDEN_BACKUP_KEEP_DAYS: z.coerce
+    .number({ error: 'SITEWARDEN_BACKUP_KEEP_DAYS must be a whole number' })
+    .int('SITEWARDEN_BACKUP_KEEP_DAYS must be a whole number')
+    .min(0)
+    .max(36_500)
+    .default(DEFAULT_BACKUPS_CONFIG.keepDays),
+  SITEWARDEN_BACKUP_DEADLINE_BASE_MINUTES: positiveInt(
+    'SITEWARDEN_BACKUP_DEADLINE_BASE_MINUTES',
+    DEFAULT_BACKUP_LIMITS.deadlineBaseMinutes,
+    7 * 24 * 60,
+  ),
+  SITEWARDEN_BACKUP_MIN_THROUGHPUT_KIB: positiveInt(
+    'SITEWARDEN_BACKUP_MIN_THROUGHPUT_KIB',
+    DEFAULT_BACKUP_LIMITS.minThroughputKibPerSecond,
+    10 * 1024 * 1024,
+  ),
+  SITEWARDEN_BACKUP_BUDGET_FACTOR: z.coerce
+    .number({ error: 'SITEWARDEN_BACKUP_BUDGET_FACTOR must be a number' })
+    .min(1, 'SITEWARDEN_BACKUP_BUDGET_FACTOR must be at least 1')
+    .max(100)
+    .default(DEFAULT_BACKUP_LIMITS.budgetFactor),
+  SITEWARDEN_BACKUP_BUDGET_SLACK_MB: z.coerce
+    .number({ error: 'SITEWARDEN_BACKUP_BUDGET_SLACK_MB must be a whole number' })
+    .int('SITEWARDEN_BACKUP_BUDGET_SLACK_MB must be a whole number')
+    .min(0)
+    .max(1024 * 1024)
+    .default(DEFAULT_BACKUP_LIMITS.budgetSlackMb),
+  SITEWARDEN_WEBHOOK_MAX_ATTEMPTS: positiveInt(
+    'SITEWARDEN_WEBHOOK_MAX_ATTEMPTS',
+    DEFAULT_WEBHOOKS_CONFIG.maxAttempts,
+    20,
+  ),
+  SITEWARDEN_WEBHOOK_TIMEOUT_MS: positiveInt(
+    'SITEWARDEN_WEBHOOK_TIMEOUT_MS',
+    DEFAULT_WEBHOOKS_CONFIG.timeoutMs,
+    120_000,
+  ),
+  SITEWARDEN_WEBHOOK_CONCURRENCY: positiveInt(
+    'SITEWARDEN_WEBHOOK_CONCURRENCY',
+    DEFAULT_WEBHOOKS_CONFIG.concurrency,
+    64,
+  ),
+  SITEWARDEN_WEBHOOK_MAX_PENDING: positiveInt(
+    'SITEWARDEN_WEBHOOK_MAX_PENDING',
+    DEFAULT_WEBHOOKS_CONFIG.maxPending,
+    1_000_000,
+  ),
+  SITEWARDEN_WEBHOOK_RETENTION_DAYS: positiveInt(
+    'SITEWARDEN_WEBHOOK_RETENTION_DAYS',
+    DEFAULT_WEBHOOKS_CONFIG.retentionDays,
+    3650,
+  ),
   SITEWARDEN_SCHEDULED_UPTIME_PROBES: onOff('SITEWARDEN_SCHEDULED_UPTIME_PROBES'),
   SITEWARDEN_SCHEDULED_AUDITS: onOff('SITEWARDEN_SCHEDULED_AUDITS'),
   SITEWARDEN_SCHEDULED_BACKUPS: onOff('SITEWARDEN_SCHEDULED_BACKUPS'),
@@ -121,7 +253,9 @@ export class ConfigError extends Error {
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key.startsWith('SITEWARDEN_') && value !== ''));
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([key, value]) => key.startsWith('SITEWARDEN_') && value !== ''),
+  );
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -46,8 +46,14 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   const lock = lockDataDir(config.dataDir);
   shutdown.register('data directory lock', () => lock.release());
   const permissions = tightenDataDir(config.dataDir);
-  if (permissions.tightened.length > 0) logEvent(logger, 'daemon.permissions_tightened', { dataDir: config.dataDir, paths: permissions.tightened.length, examples: permissions.tightened.slice(0, 5) });
-  for (const { path, error } of permissions.failed) logger.warn({ path, error }, 'could not make a data directory entry owner-only');
+  if (permissions.tightened.length > 0)
+    logEvent(logger, 'daemon.permissions_tightened', {
+      dataDir: config.dataDir,
+      paths: permissions.tightened.length,
+      examples: permissions.tightened.slice(0, 5),
+    });
+  for (const { path, error } of permissions.failed)
+    logger.warn({ path, error }, 'could not make a data directory entry owner-only');
 
   const database = openDatabase(join(config.dataDir, DATABASE_FILE));
   shutdown.register('database', () => database.close());
@@ -65,7 +71,8 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
 
   shutdown.register('site tasks', async () => {
     const finished = await services.siteQueue.drain(graceLeft());
-    if (!finished) logger.warn({ graceMs: config.shutdownGraceMs }, 'site tasks still running at shutdown were abandoned');
+    if (!finished)
+      logger.warn({ graceMs: config.shutdownGraceMs }, 'site tasks still running at shutdown were abandoned');
   });
 
   const scheduler = createScheduler({ logger, clock: systemClock });
@@ -81,14 +88,17 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   // Performance: queued audits left from the last run are queued again, running ones failed as
   // `interrupted` (their work files and partial reports are swept); reports expire hourly.
   services.performance.recover();
-  void services.performance.cleanupReports().catch((error: unknown) => logger.warn({ err: error }, 'sweeping performance reports at start failed'));
+  void services.performance
+    .cleanupReports()
+    .catch((error: unknown) => logger.warn({ err: error }, 'sweeping performance reports at start failed'));
   shutdown.register('performance audits', () => services.performance.stop());
   scheduler.every('performance-reports', '23 * * * *', async () => void (await services.performance.cleanupReports()));
   // Backups: jobs the last process left queued are queued again, running ones fail as
   // `interrupted` (a backup is retried once). Shutdown aborts running backups at once.
   await services.backups.recoverInterrupted();
   shutdown.register('backups', async () => {
-    if (!(await services.backups.stop(graceLeft()))) logger.warn({ graceMs: config.shutdownGraceMs }, 'a restore still running at shutdown was aborted');
+    if (!(await services.backups.stop(graceLeft())))
+      logger.warn({ graceMs: config.shutdownGraceMs }, 'a restore still running at shutdown was aborted');
   });
   scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
@@ -104,7 +114,13 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     version: VERSION,
     metrics,
     metricsOnOwnListener: config.metricsListen !== null,
-    readiness: createReadiness({ clock: systemClock, checkWritable: sqliteWriteCheck(database.sqlite), scheduler, queues: () => metrics.queues(), queueStallMs: config.queueStallMinutes * 60_000 }),
+    readiness: createReadiness({
+      clock: systemClock,
+      checkWritable: sqliteWriteCheck(database.sqlite),
+      scheduler,
+      queues: () => metrics.queues(),
+      queueStallMs: config.queueStallMinutes * 60_000,
+    }),
     authLimiter: createAuthFailureLimiter({ limit: config.authFailuresPerMinute, clock: systemClock }),
     checkDatabase: () => {
       try {
@@ -134,7 +150,10 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   };
 }
 
-function listen(fetch: Parameters<typeof serve>[0]['fetch'], config: { host: string; port: number }): Promise<ServerType> {
+function listen(
+  fetch: Parameters<typeof serve>[0]['fetch'],
+  config: { host: string; port: number },
+): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, hostname: config.host, port: config.port }, () => resolve(server));
     server.once('error', reject);

@@ -16,9 +16,18 @@ export interface ScheduledWorkSwitches {
  * backup) goes straight to the services' queues and works either way, and so do the
  * housekeeping ticks (roll-ups, retention), which main.ts registers on their own.
  */
-export function scheduleSiteWork({ scheduler, services, switches, logger }: {
+export function scheduleSiteWork({
+  scheduler,
+  services,
+  switches,
+  logger,
+}: {
   scheduler: Pick<Scheduler, 'every'>;
-  services: { uptime: Pick<Services['uptime'], 'tick'>; performance: Pick<Services['performance'], 'enqueueDue'>; backups: Pick<Services['backups'], 'enqueueDue'> };
+  services: {
+    uptime: Pick<Services['uptime'], 'tick'>;
+    performance: Pick<Services['performance'], 'enqueueDue'>;
+    backups: Pick<Services['backups'], 'enqueueDue'>;
+  };
   switches: ScheduledWorkSwitches;
   logger: Logger;
 }): void {

@@ -34,22 +34,63 @@ import { VERSION } from './version.js';
 
 export type ServiceConfig = Pick<
   Config,
-  'publicUrl' | 'siteRequestTimeoutMs' | 'siteOperationTimeoutMs' | 'siteMaxResponseBytes' | 'siteConcurrency' | 'syncIntervalMinutes' | 'authorizationTtlMinutes' | 'uptime' | 'performance' | 'dataDir' | 'backups' | 'webhooks'
+  | 'publicUrl'
+  | 'siteRequestTimeoutMs'
+  | 'siteOperationTimeoutMs'
+  | 'siteMaxResponseBytes'
+  | 'siteConcurrency'
+  | 'syncIntervalMinutes'
+  | 'authorizationTtlMinutes'
+  | 'uptime'
+  | 'performance'
+  | 'dataDir'
+  | 'backups'
+  | 'webhooks'
 >;
 
 /**
  * Builds every service once from its dependencies; main.ts and the tests share it.
  * `auditWorkerPath` is for tests, which run from src/ where no compiled audit worker exists.
  */
-export function createServices({ config, db, logger, clock, secretKey, auditWorkerPath, metrics }: { config: ServiceConfig; db: Db; logger: Logger; clock: Clock; secretKey: Buffer; auditWorkerPath?: string; metrics?: Metrics }) {
+export function createServices({
+  config,
+  db,
+  logger,
+  clock,
+  secretKey,
+  auditWorkerPath,
+  metrics,
+}: {
+  config: ServiceConfig;
+  db: Db;
+  logger: Logger;
+  clock: Clock;
+  secretKey: Buffer;
+  auditWorkerPath?: string;
+  metrics?: Metrics;
+}) {
   const secrets = createSecretBox(secretKey);
-  const http = createSiteHttp({ timeoutMs: config.siteRequestTimeoutMs, maxBytes: config.siteMaxResponseBytes, userAgent: `Sitewarden/${VERSION}` });
+  const http = createSiteHttp({
+    timeoutMs: config.siteRequestTimeoutMs,
+    maxBytes: config.siteMaxResponseBytes,
+    userAgent: `Sitewarden/${VERSION}`,
+  });
   const wordpress = createWordPressClient({ http });
   const siteQueue = createSiteTaskQueue({ concurrency: config.siteConcurrency });
   const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, logger });
   const sitesRepository = createSitesRepository({ db });
   const lifecycle = createSiteLifecycle();
-  const sync = createSiteSync({ repository: sitesRepository, wordpress, secrets, queue: siteQueue, clock, logger, intervalMinutes: config.syncIntervalMinutes, operationTimeoutMs: config.siteOperationTimeoutMs, metrics });
+  const sync = createSiteSync({
+    repository: sitesRepository,
+    wordpress,
+    secrets,
+    queue: siteQueue,
+    clock,
+    logger,
+    intervalMinutes: config.syncIntervalMinutes,
+    operationTimeoutMs: config.siteOperationTimeoutMs,
+    metrics,
+  });
   const sites = createSitesService({
     repository: sitesRepository,
     http,
@@ -63,7 +104,12 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
     publicUrl: config.publicUrl,
     authorizationTtlMinutes: config.authorizationTtlMinutes,
   });
-  const access = createSiteAccess({ repository: sitesRepository, sync, queue: siteQueue, operationTimeoutMs: config.siteOperationTimeoutMs });
+  const access = createSiteAccess({
+    repository: sitesRepository,
+    sync,
+    queue: siteQueue,
+    operationTimeoutMs: config.siteOperationTimeoutMs,
+  });
   const plugins = createPluginsService({ access, logger });
   const themes = createThemesService({ access, logger });
   const uptime = createUptimeService({
@@ -79,7 +125,11 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
   const performance = createPerformanceService({
     repository: createPerformanceRepository({ db }),
     sitesRepository,
-    runner: createAuditRunner({ workerPath: auditWorkerPath ?? defaultAuditWorkerPath(), logger, nice: config.performance.nice }),
+    runner: createAuditRunner({
+      workerPath: auditWorkerPath ?? defaultAuditWorkerPath(),
+      logger,
+      nice: config.performance.nice,
+    }),
     reports: createReportStore({ dataDir: config.dataDir }),
     clock,
     logger,
@@ -103,21 +153,52 @@ export function createServices({ config, db, logger, clock, secretKey, auditWork
   const webhooksRepository = createWebhooksRepository({ db });
   const webhookDispatcher = createWebhookDispatcher({
     repository: webhooksRepository,
-    sender: createWebhookSender({ timeoutMs: config.webhooks.timeoutMs, userAgent: `Sitewarden/${VERSION} (webhooks)` }),
+    sender: createWebhookSender({
+      timeoutMs: config.webhooks.timeoutMs,
+      userAgent: `Sitewarden/${VERSION} (webhooks)`,
+    }),
     secrets,
     events: eventBusOf(logger),
     clock,
     logger,
     config: config.webhooks,
   });
-  const webhooks = createWebhooksService({ repository: webhooksRepository, dispatcher: webhookDispatcher, secrets, clock });
+  const webhooks = createWebhooksService({
+    repository: webhooksRepository,
+    dispatcher: webhookDispatcher,
+    secrets,
+    clock,
+  });
   // Read at each scrape: one grouped count and four in-memory sizes.
   metrics?.setSources({
     sitesByState: () => sitesRepository.countByState(),
-    queueDepths: () => ({ site_tasks: siteQueue.size, uptime_probes: uptime.pendingProbes, audits: performance.queueDepth, backups: backups.queueDepth }),
+    queueDepths: () => ({
+      site_tasks: siteQueue.size,
+      uptime_probes: uptime.pendingProbes,
+      audits: performance.queueDepth,
+      backups: backups.queueDepth,
+    }),
     siteTasksCompleted: () => siteQueue.completed,
   });
-  return { http, wordpress, siteQueue, tokens, sites, sitesRepository, lifecycle, sync, secrets, access, plugins, themes, uptime, performance, backups, webhooks, webhookDispatcher };
+  return {
+    http,
+    wordpress,
+    siteQueue,
+    tokens,
+    sites,
+    sitesRepository,
+    lifecycle,
+    sync,
+    secrets,
+    access,
+    plugins,
+    themes,
+    uptime,
+    performance,
+    backups,
+    webhooks,
+    webhookDispatcher,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -16,9 +16,16 @@ describe('API conventions', () => {
     expect(missing.status).toBe(401);
     expect(missing.headers.get('content-type')).toBe('application/problem+json');
     expect(missing.headers.get('www-authenticate')).toContain('Bearer');
-    expect(missing.json).toMatchObject({ type: '/problems/unauthorized', status: 401, title: expect.any(String), detail: expect.any(String) });
+    expect(missing.json).toMatchObject({
+      type: '/problems/unauthorized',
+      status: 401,
+      title: expect.any(String),
+      detail: expect.any(String),
+    });
     expect((await t.call('GET', '/api/sites', { token: 'swt_not-a-real-token' })).status).toBe(401);
-    expect((await t.call('GET', '/api/sites', { token: null, headers: { authorization: 'Basic abc' } })).status).toBe(401);
+    expect((await t.call('GET', '/api/sites', { token: null, headers: { authorization: 'Basic abc' } })).status).toBe(
+      401,
+    );
     expect((await t.call('GET', '/api/openapi.json', { token: null })).status).toBe(401);
   });
 
@@ -75,10 +82,18 @@ describe('API conventions', () => {
   });
 
   it('rejects malformed bodies, other media types and oversized bodies', async () => {
-    const malformed = await t.app.request('/api/sites', { method: 'POST', headers: { authorization: `Bearer ${t.writeToken}`, 'content-type': 'application/json' }, body: '{"url":' });
+    const malformed = await t.app.request('/api/sites', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.writeToken}`, 'content-type': 'application/json' },
+      body: '{"url":',
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.headers.get('content-type')).toBe('application/problem+json');
-    const xml = await t.app.request('/api/sites', { method: 'POST', headers: { authorization: `Bearer ${t.writeToken}`, 'content-type': 'application/xml' }, body: '<url/>' });
+    const xml = await t.app.request('/api/sites', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.writeToken}`, 'content-type': 'application/xml' },
+      body: '<url/>',
+    });
     expect(xml.status).toBe(415);
     const huge = await t.call('POST', '/api/sites', { json: { url: 'x'.repeat(2 * 1024 * 1024) } });
     expect(huge.status).toBe(413);
@@ -89,13 +104,27 @@ describe('API conventions', () => {
     const now = new Date();
     for (let i = 0; i < 5; i++) {
       t.database.sqlite
-        .prepare("insert into sites (id, url, rest_url, state, created_at, updated_at) values (?, ?, ?, 'connected', ?, ?)")
-        .run(`site_0000000000000000000000000${i}`, `http://site-${i}.test`, `http://site-${i}.test/wp-json/`, now.getTime(), now.getTime());
+        .prepare(
+          "insert into sites (id, url, rest_url, state, created_at, updated_at) values (?, ?, ?, 'connected', ?, ?)",
+        )
+        .run(
+          `site_0000000000000000000000000${i}`,
+          `http://site-${i}.test`,
+          `http://site-${i}.test/wp-json/`,
+          now.getTime(),
+          now.getTime(),
+        );
     }
     const first = await t.call('GET', '/api/sites?limit=2');
-    expect(first.json.items.map((site: { url: string }) => site.url)).toEqual(['http://site-0.test', 'http://site-1.test']);
+    expect(first.json.items.map((site: { url: string }) => site.url)).toEqual([
+      'http://site-0.test',
+      'http://site-1.test',
+    ]);
     const second = await t.call('GET', `/api/sites?limit=2&cursor=${first.json.nextCursor}`);
-    expect(second.json.items.map((site: { url: string }) => site.url)).toEqual(['http://site-2.test', 'http://site-3.test']);
+    expect(second.json.items.map((site: { url: string }) => site.url)).toEqual([
+      'http://site-2.test',
+      'http://site-3.test',
+    ]);
     const last = await t.call('GET', `/api/sites?limit=2&cursor=${second.json.nextCursor}`);
     expect(last.json.items).toHaveLength(1);
     expect(last.json.nextCursor).toBeNull();
@@ -118,12 +147,18 @@ describe('API conventions', () => {
   it('describes every route in the OpenAPI document', async () => {
     const doc = (await t.call('GET', '/api/openapi.json', { token: t.readToken })).json;
     expect(doc.openapi).toBe('3.1.0');
-    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     const routes = t.app.routes.filter((route) => route.method !== 'ALL' && route.path !== '/api/openapi.json');
-    const served = routes.filter((route) => route.path.startsWith('/api/')).map((route) => `${route.method} ${route.path.replace(/^\/api/, '').replace(/:([^/]+)/g, '{$1}')}`);
+    const served = routes
+      .filter((route) => route.path.startsWith('/api/'))
+      .map((route) => `${route.method} ${route.path.replace(/^\/api/, '').replace(/:([^/]+)/g, '{$1}')}`);
     expect(new Set(operations)).toEqual(new Set(served));
     // Outside /api only what supervisors and Prometheus call (README, "Metrics and health").
-    expect(routes.filter((route) => !route.path.startsWith('/api/')).map((route) => `${route.method} ${route.path}`)).toEqual(['GET /healthz', 'GET /readyz']);
+    expect(
+      routes.filter((route) => !route.path.startsWith('/api/')).map((route) => `${route.method} ${route.path}`),
+    ).toEqual(['GET /healthz', 'GET /readyz']);
     expect(doc.paths['/sites'].post.requestBody.content).toHaveProperty('application/x-www-form-urlencoded');
     expect(doc.paths['/sites'].post.responses).toHaveProperty('202');
     expect(doc.paths['/health'].get.security).toEqual([]);

@@ -25,9 +25,24 @@ describe('audits at shutdown', () => {
       killAll: () => killed({ ok: false, reason: 'worker_crashed', message: 'killed' }),
     };
     const repository = createPerformanceRepository({ db: t.database.db });
-    const performance = createPerformanceService({ repository, sitesRepository: t.services.sitesRepository, runner, reports: createReportStore({ dataDir }), clock, logger: t.logs.logger, config: { ...DEFAULT_PERFORMANCE_CONFIG, concurrency: 1 } });
+    const performance = createPerformanceService({
+      repository,
+      sitesRepository: t.services.sitesRepository,
+      runner,
+      reports: createReportStore({ dataDir }),
+      clock,
+      logger: t.logs.logger,
+      config: { ...DEFAULT_PERFORMANCE_CONFIG, concurrency: 1 },
+    });
     const now = clock.now();
-    const site = t.services.sitesRepository.insert({ id: createId('site', now), url: 'http://127.0.0.1:9/audited', restUrl: 'http://127.0.0.1:9/audited/wp-json/', state: 'connected', createdAt: now, updatedAt: now });
+    const site = t.services.sitesRepository.insert({
+      id: createId('site', now),
+      url: 'http://127.0.0.1:9/audited',
+      restUrl: 'http://127.0.0.1:9/audited/wp-json/',
+      state: 'connected',
+      createdAt: now,
+      updatedAt: now,
+    });
     const running = performance.requestAudit(site.id, { formFactor: 'mobile' });
     const waiting = performance.requestAudit(site.id, { formFactor: 'desktop' });
     while (repository.findById(running.id)?.status !== 'running') await new Promise((resolve) => setImmediate(resolve));
@@ -35,7 +50,9 @@ describe('audits at shutdown', () => {
     await performance.stop();
     expect(repository.findById(running.id)).toMatchObject({ status: 'failed', failureReason: 'interrupted' });
     expect(repository.findById(waiting.id)).toMatchObject({ status: 'queued' });
-    expect(t.logs.events('job.interrupted')).toEqual([expect.objectContaining({ kind: 'audit', jobId: running.id, siteId: site.id, action: 'failed' })]);
+    expect(t.logs.events('job.interrupted')).toEqual([
+      expect.objectContaining({ kind: 'audit', jobId: running.id, siteId: site.id, action: 'failed' }),
+    ]);
     await t.close();
   });
 });

@@ -40,7 +40,9 @@ describe('failed authentications per client address', () => {
     expect(limited.json).toMatchObject({ type: '/problems/too-many-failed-authentications', status: 429 });
     // Without a token, or with a malformed header, it is refused the same way; a write token still writes.
     expect((await t.call('GET', '/api/sites', { token: null })).status).toBe(429);
-    expect((await t.call('GET', '/api/sites', { token: null, headers: { authorization: 'Basic abc' } })).status).toBe(429);
+    expect((await t.call('GET', '/api/sites', { token: null, headers: { authorization: 'Basic abc' } })).status).toBe(
+      429,
+    );
     expect((await t.call('POST', '/api/sites', { json: { url: 'ftp://nowhere' } })).status).toBe(400);
     // The public health check is not behind authentication at all.
     expect((await t.call('GET', '/api/health', { token: null })).status).toBe(200);
@@ -52,7 +54,9 @@ describe('failed authentications per client address', () => {
     for (let i = 0; i < 4; i++) await t.call('GET', '/api/sites', { token: `swt_next-${i}` });
     expect((await t.call('GET', '/api/sites', { token: 'swt_flood-sixth' })).status).toBe(429);
 
-    const scraped = parsePrometheusText(await (await t.app.request('/metrics', { headers: { authorization: `Bearer ${t.readToken}` } })).text());
+    const scraped = parsePrometheusText(
+      await (await t.app.request('/metrics', { headers: { authorization: `Bearer ${t.readToken}` } })).text(),
+    );
     expect(sampleValue(scraped, 'sitewarden_auth_rate_limited_total')).toBe(20);
   });
 
@@ -83,14 +87,18 @@ describe('token checks stay cheap and exact', () => {
       const logger = createLogger({ level: 'silent' });
       const repository = createTokensRepository({ db: daemonDb.db });
       let lookups = 0;
-      const counted = { ...repository, findActiveByHash: (hash: string) => (lookups++, repository.findActiveByHash(hash)) };
+      const counted = {
+        ...repository,
+        findActiveByHash: (hash: string) => (lookups++, repository.findActiveByHash(hash)),
+      };
       const daemon = createTokensService({ repository: counted, clock, logger });
       const cli = createTokensService({ repository: createTokensRepository({ db: cliDb.db }), clock, logger });
 
       const kept = daemon.create('kept', 'read').token;
       const revokedHere = daemon.create('revoked-here', 'read').token;
       const revokedByCli = daemon.create('revoked-by-cli', 'write').token;
-      for (const token of [kept, revokedHere, revokedByCli, kept, revokedHere, revokedByCli]) expect(daemon.authenticate(token)).not.toBeNull();
+      for (const token of [kept, revokedHere, revokedByCli, kept, revokedHere, revokedByCli])
+        expect(daemon.authenticate(token)).not.toBeNull();
       expect(lookups).toBe(3); // the second round came from memory
 
       daemon.revoke('revoked-here');

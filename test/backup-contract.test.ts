@@ -18,13 +18,20 @@ let t: TestApp;
 const sites: MisbehavingSite[] = [];
 
 function useApp(limits: Partial<BackupLimitsConfig> = {}) {
-  t = createTestApp({ config: { dataDir, backups: { ...DEFAULT_BACKUPS_CONFIG, limits: { ...DEFAULT_BACKUPS_CONFIG.limits, ...limits } } } });
+  t = createTestApp({
+    config: {
+      dataDir,
+      backups: { ...DEFAULT_BACKUPS_CONFIG, limits: { ...DEFAULT_BACKUPS_CONFIG.limits, ...limits } },
+    },
+  });
 }
 
 async function fakeSite(files?: Record<string, Buffer | string>) {
   const site = await startMisbehavingSite({ files });
   sites.push(site);
-  const connected = await t.call('POST', '/api/sites', { json: { url: site.url, username: site.username, applicationPassword: site.applicationPassword } });
+  const connected = await t.call('POST', '/api/sites', {
+    json: { url: site.url, username: site.username, applicationPassword: site.applicationPassword },
+  });
   expect(connected.status, connected.text).toBe(201);
   return { site, siteId: connected.json.id as string };
 }
@@ -37,7 +44,9 @@ async function backUp(siteId: string) {
 }
 
 async function downloaded(siteId: string, backupId: string): Promise<Buffer> {
-  const response = await t.app.request(`/api/sites/${siteId}/backups/${backupId}/download`, { headers: { authorization: `Bearer ${t.readToken}` } });
+  const response = await t.app.request(`/api/sites/${siteId}/backups/${backupId}/download`, {
+    headers: { authorization: `Bearer ${t.readToken}` },
+  });
   expect(response.status).toBe(200);
   return gunzipSync(Buffer.from(await response.arrayBuffer()));
 }
@@ -62,13 +71,24 @@ describe('the listing is a contract', () => {
     site.setFile(BIG, bigContent());
     const backup = await backUp(siteId);
     expect(backup, JSON.stringify(backup)).toMatchObject({ status: 'completed', progress: { files: 4, filesDone: 4 } });
-    expect((await t.call('POST', `/api/sites/${siteId}/backups/${backup.id}/verify`)).json).toMatchObject({ ok: true, problems: [] });
+    expect((await t.call('POST', `/api/sites/${siteId}/backups/${backup.id}/verify`)).json).toMatchObject({
+      ok: true,
+      problems: [],
+    });
     expect((await downloaded(siteId, backup.id)).includes('hello from the fake site')).toBe(true);
   });
 
   it.each([
-    ['an HTML error page with HTTP 200 in place of a small file', 'wp-content/uploads/2026/hello.txt', { served: 'html' as const }],
-    ['other bytes of the declared size', 'wp-content/uploads/2026/hello.txt', { served: Buffer.from('HELLO FROM THE FAKE SITE\n') }],
+    [
+      'an HTML error page with HTTP 200 in place of a small file',
+      'wp-content/uploads/2026/hello.txt',
+      { served: 'html' as const },
+    ],
+    [
+      'other bytes of the declared size',
+      'wp-content/uploads/2026/hello.txt',
+      { served: Buffer.from('HELLO FROM THE FAKE SITE\n') },
+    ],
     ['a size other than the declared one', 'wp-content/uploads/2026/hello.txt', { declared: { size: 3 } }],
     ['a hash other than the declared one, in ranges', BIG, { declared: { sha256: sha256('something else') } }],
     ['an HTML error page with HTTP 200 in place of a large file', BIG, { served: 'html' as const }],
@@ -77,7 +97,11 @@ describe('the listing is a contract', () => {
     site.setFile(BIG, bigContent());
     Object.assign(site.files.get(path)!, misbehaviour);
     const backup = await backUp(siteId);
-    expect(backup, JSON.stringify(backup)).toMatchObject({ status: 'failed', reason: 'backup-content-mismatch', manifest: null });
+    expect(backup, JSON.stringify(backup)).toMatchObject({
+      status: 'failed',
+      reason: 'backup-content-mismatch',
+      manifest: null,
+    });
     expect(backup.error).toContain(path);
     // The file was asked again (re-declared and re-read) before the backup gave up.
     expect(site.requests.filter((route) => route === 'sitewarden/v1/backup/file').length).toBeGreaterThanOrEqual(2);
@@ -150,7 +174,9 @@ describe('bounded backups', () => {
       limits.declare(10 * 1024 * 1024);
       expect(limits.budget.limit).toBe(21 * 1024 * 1024);
       limits.budget.take(21 * 1024 * 1024);
-      expect(() => limits.budget.take(1)).toThrow(expect.objectContaining({ problem: expect.objectContaining({ name: 'backup-budget-exceeded' }) }));
+      expect(() => limits.budget.take(1)).toThrow(
+        expect.objectContaining({ problem: expect.objectContaining({ name: 'backup-budget-exceeded' }) }),
+      );
       expect(limits.deadlineProblem().detail).toMatch(/deadline of 3620 s/);
     } finally {
       limits.dispose();
@@ -170,7 +196,8 @@ describe('bounded backups', () => {
 });
 
 describe('table rows count against the budget', () => {
-  const oneRow = (bytes: number) => `INSERT INTO \`wp_options\` (\`option_id\`,\`option_name\`) VALUES\n(1,X'${Buffer.alloc(bytes, 0x61).toString('hex')}');\n`;
+  const oneRow = (bytes: number) =>
+    `INSERT INTO \`wp_options\` (\`option_id\`,\`option_name\`) VALUES\n(1,X'${Buffer.alloc(bytes, 0x61).toString('hex')}');\n`;
 
   it('grows the budget by what the tables declare, so a database larger than the files backs up', async () => {
     await t.close();
@@ -178,7 +205,11 @@ describe('table rows count against the budget', () => {
     const { site, siteId } = await fakeSite();
     Object.assign(site.tables[0]!, { bytes: 40_000, sql: oneRow(30_000) });
     const backup = await backUp(siteId);
-    expect(backup, JSON.stringify(backup)).toMatchObject({ status: 'completed', progress: { tables: 1, tablesDone: 1 }, rows: 1 });
+    expect(backup, JSON.stringify(backup)).toMatchObject({
+      status: 'completed',
+      progress: { tables: 1, tablesDone: 1 },
+      rows: 1,
+    });
   });
 
   it('ends a backup whose table sends more than its declared size allows', async () => {
@@ -194,21 +225,50 @@ describe('table rows count against the budget', () => {
 describe('tables a site lies about', () => {
   const hex = (text: string) => Buffer.from(text).toString('hex');
   const cases: [string, (site: MisbehavingSite) => void, string][] = [
-    ['a CREATE TABLE carrying a second statement', (site) => (site.tables[0]!.create += ';\nDROP DATABASE wordpress'), 'backup-table-invalid'],
-    ['a GRANT in place of a row batch', (site) => (site.tables[0]!.sql = "GRANT ALL ON *.* TO 'x'@'%';\n"), 'backup-table-invalid'],
-    ['a row batch with a second statement', (site) => (site.tables[0]!.sql = `INSERT INTO \`wp_options\` (\`option_id\`,\`option_name\`) VALUES\n(1,X'${hex('a')}');\nCREATE USER 'x'@'%';\n`), 'backup-table-invalid'],
-    ['more rows than declared', (site) => (site.tables[0]!.sql = `INSERT INTO \`wp_options\` (\`option_id\`,\`option_name\`) VALUES\n${Array.from({ length: 150 }, (_, i) => `(${i + 1},X'${hex('a')}')`).join(',\n')};\n`), 'backup-table-invalid'],
-    ['rows of the wrong shape', (site) => site.override('sitewarden/v1/backup/rows', ({ res }) => (res.writeHead(200, { 'content-type': 'application/json' }).end('{"foo":1}'), true)), 'site-invalid-response'],
+    [
+      'a CREATE TABLE carrying a second statement',
+      (site) => (site.tables[0]!.create += ';\nDROP DATABASE wordpress'),
+      'backup-table-invalid',
+    ],
+    [
+      'a GRANT in place of a row batch',
+      (site) => (site.tables[0]!.sql = "GRANT ALL ON *.* TO 'x'@'%';\n"),
+      'backup-table-invalid',
+    ],
+    [
+      'a row batch with a second statement',
+      (site) =>
+        (site.tables[0]!.sql = `INSERT INTO \`wp_options\` (\`option_id\`,\`option_name\`) VALUES\n(1,X'${hex('a')}');\nCREATE USER 'x'@'%';\n`),
+      'backup-table-invalid',
+    ],
+    [
+      'more rows than declared',
+      (site) =>
+        (site.tables[0]!.sql = `INSERT INTO \`wp_options\` (\`option_id\`,\`option_name\`) VALUES\n${Array.from({ length: 150 }, (_, i) => `(${i + 1},X'${hex('a')}')`).join(',\n')};\n`),
+      'backup-table-invalid',
+    ],
+    [
+      'rows of the wrong shape',
+      (site) =>
+        site.override(
+          'sitewarden/v1/backup/rows',
+          ({ res }) => (res.writeHead(200, { 'content-type': 'application/json' }).end('{"foo":1}'), true),
+        ),
+      'site-invalid-response',
+    ],
   ];
 
-  it.each(cases)('fails the backup on %s, naming the table or route, and never writes it into a dump', async (_name, lie, reason) => {
-    const { site, siteId } = await fakeSite();
-    lie(site);
-    const backup = await backUp(siteId);
-    expect(backup, JSON.stringify(backup)).toMatchObject({ status: 'failed', reason, manifest: null });
-    expect(backup.error).toMatch(/wp_options|backup\/rows/);
-    expect(site.requests.filter((route) => route.endsWith('backup/rows')).length).toBeLessThanOrEqual(2);
-  });
+  it.each(cases)(
+    'fails the backup on %s, naming the table or route, and never writes it into a dump',
+    async (_name, lie, reason) => {
+      const { site, siteId } = await fakeSite();
+      lie(site);
+      const backup = await backUp(siteId);
+      expect(backup, JSON.stringify(backup)).toMatchObject({ status: 'failed', reason, manifest: null });
+      expect(backup.error).toMatch(/wp_options|backup\/rows/);
+      expect(site.requests.filter((route) => route.endsWith('backup/rows')).length).toBeLessThanOrEqual(2);
+    },
+  );
 });
 
 describe('a removed site', () => {
@@ -234,13 +294,19 @@ describe('dedup per site', () => {
 
     // B declares A's size and hash, and sends other bytes: refused.
     const b = await fakeSite({ 'wp-content/uploads/stolen.csv': forgery });
-    b.site.files.get('wp-content/uploads/stolen.csv')!.declared = { size: Buffer.byteLength(secret), sha256: sha256(secret) };
+    b.site.files.get('wp-content/uploads/stolen.csv')!.declared = {
+      size: Buffer.byteLength(secret),
+      sha256: sha256(secret),
+    };
     const refused = await backUp(b.siteId);
     expect(refused, JSON.stringify(refused)).toMatchObject({ status: 'failed', reason: 'backup-content-mismatch' });
 
     // C declares A's hash and sends nothing at all (the file is gone when asked): C's backup holds none of A's bytes.
     const c = await fakeSite({ 'index.php': '<?php\n', 'wp-content/uploads/stolen.csv': forgery });
-    c.site.files.get('wp-content/uploads/stolen.csv')!.declared = { size: Buffer.byteLength(secret), sha256: sha256(secret) };
+    c.site.files.get('wp-content/uploads/stolen.csv')!.declared = {
+      size: Buffer.byteLength(secret),
+      sha256: sha256(secret),
+    };
     c.site.override('sitewarden/v1/backup/bundle', () => {
       c.site.files.delete('wp-content/uploads/stolen.csv');
       return false;

@@ -13,7 +13,11 @@ const BIG = 'wp-content/uploads/video.bin';
 describe('a daemon killed mid-backup of a misbehaving site', () => {
   let site: MisbehavingSite;
   let dataDir: string;
-  const env = () => ({ SITEWARDEN_DATA_DIR: dataDir, SITEWARDEN_LOG_LEVEL: 'info', SITEWARDEN_BACKUP_INTERVAL_HOURS: '0' });
+  const env = () => ({
+    SITEWARDEN_DATA_DIR: dataDir,
+    SITEWARDEN_LOG_LEVEL: 'info',
+    SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
+  });
 
   beforeAll(async () => {
     buildOnce();
@@ -32,13 +36,24 @@ describe('a daemon killed mid-backup of a misbehaving site', () => {
     const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     const call = daemonApi(() => daemon.port, token);
     try {
-      const connected = await call('POST', '/api/sites', { url: site.url, username: site.username, applicationPassword: site.applicationPassword });
+      const connected = await call('POST', '/api/sites', {
+        url: site.url,
+        username: site.username,
+        applicationPassword: site.applicationPassword,
+      });
       expect(connected.status, JSON.stringify(connected.json)).toBe(201);
       const siteId = connected.json.id as string;
       // The large file's ranges stall: the backup holds there, with the small files stored.
       site.misbehaviour.stall = ['sitewarden/v1/backup/file'];
       const backupId = await queueBackup(call, siteId);
-      expect(await waitForBackup(call, siteId, backupId, (backup) => backup.status === 'running' && backup.progress.filesDone > 0)).toBe(true);
+      expect(
+        await waitForBackup(
+          call,
+          siteId,
+          backupId,
+          (backup) => backup.status === 'running' && backup.progress.filesDone > 0,
+        ),
+      ).toBe(true);
       daemon.child.kill('SIGKILL');
       await daemon.exited;
 
@@ -46,8 +61,14 @@ describe('a daemon killed mid-backup of a misbehaving site', () => {
       site.misbehaviour.stall = [];
       site.files.get(BIG)!.served = 'html';
       daemon = await startDaemonProcess(env());
-      expect((await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json).toMatchObject({ status: 'failed', reason: 'interrupted', manifest: null });
-      const retryId = /"event":"job.interrupted"[^\n]*"action":"retried"[^\n]*"retryId":"(bkp_\w+)"/.exec(daemon.logs())?.[1];
+      expect((await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json).toMatchObject({
+        status: 'failed',
+        reason: 'interrupted',
+        manifest: null,
+      });
+      const retryId = /"event":"job.interrupted"[^\n]*"action":"retried"[^\n]*"retryId":"(bkp_\w+)"/.exec(
+        daemon.logs(),
+      )?.[1];
       expect(retryId, daemon.logs()).toBeDefined();
       let retry;
       for (;;) {
@@ -55,7 +76,12 @@ describe('a daemon killed mid-backup of a misbehaving site', () => {
         if (retry.status === 'completed' || retry.status === 'failed') break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      expect(retry).toMatchObject({ status: 'failed', reason: 'backup-content-mismatch', manifest: null, retryOf: backupId });
+      expect(retry).toMatchObject({
+        status: 'failed',
+        reason: 'backup-content-mismatch',
+        manifest: null,
+        retryOf: backupId,
+      });
       expect(retry.error).toContain(BIG);
       const all = (await call('GET', `/api/sites/${siteId}/backups`)).json.items as { status: string }[];
       expect(all.map((backup) => backup.status)).not.toContain('completed');
@@ -64,7 +90,11 @@ describe('a daemon killed mid-backup of a misbehaving site', () => {
       const objectsDir = join(dataDir, 'backups/objects');
       for (const prefix of readdirSync(objectsDir)) {
         for (const name of readdirSync(join(objectsDir, prefix))) {
-          expect(createHash('sha256').update(gunzipSync(readFileSync(join(objectsDir, prefix, name)))).digest('hex')).toBe(name);
+          expect(
+            createHash('sha256')
+              .update(gunzipSync(readFileSync(join(objectsDir, prefix, name))))
+              .digest('hex'),
+          ).toBe(name);
         }
       }
       const tmpDir = join(dataDir, 'backups/tmp');

@@ -11,7 +11,10 @@ const WORKER = resolve(import.meta.dirname, 'helpers/backup-memory-worker.ts');
  */
 describe('backup memory', () => {
   it('backs up a 100,000-file site twice (the second on top of the first manifest) within a 40 MB heap', () => {
-    const run = spawnSync(process.execPath, ['--max-old-space-size=40', '--import', 'tsx', WORKER, '100000'], { encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync(process.execPath, ['--max-old-space-size=40', '--import', 'tsx', WORKER, '100000'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(run.stderr.slice(-2000)).not.toMatch(/heap out of memory/);
     expect(run.status, run.stderr.slice(-2000)).toBe(0);
     expect(run.stdout).toMatch(/^ok /);

@@ -38,18 +38,25 @@ describe('retention', () => {
 
     const list = await bed.t.call('GET', `/api/sites/${bed.siteId}/backups`);
     expect(list.json.items.map((item: { id: string }) => item.id)).toEqual([c.id, b.id]);
-    expect((await bed.t.call('GET', `/api/sites/${bed.siteId}/backups/${a.id}`)).json.type).toBe('/problems/backup-not-found');
+    expect((await bed.t.call('GET', `/api/sites/${bed.siteId}/backups/${a.id}`)).json.type).toBe(
+      '/problems/backup-not-found',
+    );
 
     const onlyA = [...objectsA].filter((hash) => !objectsB.has(hash) && !objectsC.has(hash));
     expect(onlyA.length).toBeGreaterThanOrEqual(2); // Its manifest and only-in-a.bin at least.
     for (const hash of onlyA) expect(await bed.t.services.backups.store.has(hash), hash).toBe(false);
-    for (const hash of [...objectsB, ...objectsC]) expect(await bed.t.services.backups.store.has(hash), hash).toBe(true);
-    for (const backup of [b, c]) expect((await bed.t.call('POST', `/api/sites/${bed.siteId}/backups/${backup.id}/verify`)).json.ok).toBe(true);
+    for (const hash of [...objectsB, ...objectsC])
+      expect(await bed.t.services.backups.store.has(hash), hash).toBe(true);
+    for (const backup of [b, c])
+      expect((await bed.t.call('POST', `/api/sites/${bed.siteId}/backups/${backup.id}/verify`)).json.ok).toBe(true);
   });
 
   it('backs up a site on schedule once its last backup is older than SITEWARDEN_BACKUP_INTERVAL_HOURS', async () => {
     expect(bed.t.services.backups.enqueueDue()).toEqual([]);
-    bed.t.database.db.update(backupsTable).set({ createdAt: new Date(Date.now() - 25 * 3_600_000) }).run();
+    bed.t.database.db
+      .update(backupsTable)
+      .set({ createdAt: new Date(Date.now() - 25 * 3_600_000) })
+      .run();
     expect(bed.t.services.backups.enqueueDue()).toEqual([bed.siteId]);
     expect(bed.t.services.backups.enqueueDue()).toEqual([]); // Queued already: not twice.
     await bed.t.services.backups.idle();

@@ -28,7 +28,17 @@ function createBackupTestApp(backups: Partial<BackupsConfig> = {}) {
   function addSite(url = `http://127.0.0.1:${port++}`): string {
     const now = clock.now();
     const id = createId('site', now);
-    t.services.sitesRepository.insert({ id, url, restUrl: `${url}/wp-json/`, state: 'connected', username: 'admin', credentialSealed: t.services.secrets.seal('xxxx xxxx xxxx xxxx xxxx xxxx'), createdAt: now, updatedAt: now, connectedAt: now });
+    t.services.sitesRepository.insert({
+      id,
+      url,
+      restUrl: `${url}/wp-json/`,
+      state: 'connected',
+      username: 'admin',
+      credentialSealed: t.services.secrets.seal('xxxx xxxx xxxx xxxx xxxx xxxx'),
+      createdAt: now,
+      updatedAt: now,
+      connectedAt: now,
+    });
     return id;
   }
   const insertBackup = (row: Omit<NewBackupRow, 'id' | 'createdAt'> & { id?: string; createdAt?: Date }) =>
@@ -37,7 +47,8 @@ function createBackupTestApp(backups: Partial<BackupsConfig> = {}) {
       .values({ id: createId('bkp', row.createdAt ?? clock.now()), createdAt: clock.now(), ...row })
       .returning()
       .get();
-  const backupsOf = (siteId: string) => t.database.db.select().from(backupsTable).where(eq(backupsTable.siteId, siteId)).orderBy(backupsTable.id).all();
+  const backupsOf = (siteId: string) =>
+    t.database.db.select().from(backupsTable).where(eq(backupsTable.siteId, siteId)).orderBy(backupsTable.id).all();
   return { t, clock, addSite, insertBackup, backupsOf };
 }
 
@@ -55,15 +66,31 @@ describe('a site’s backup settings', () => {
     const siteId = addSite();
     const settings = await t.call('GET', `/api/sites/${siteId}/settings`, { token: t.readToken });
     expect(settings.status).toBe(200);
-    expect(settings.json.backups).toEqual({ enabled: true, intervalHours: 24, keepLast: 14, keepDays: 0, nextScheduledAt: START.toISOString() });
+    expect(settings.json.backups).toEqual({
+      enabled: true,
+      intervalHours: 24,
+      keepLast: 14,
+      keepDays: 0,
+      nextScheduledAt: START.toISOString(),
+    });
 
-    const patched = await t.call('PATCH', `/api/sites/${siteId}`, { json: { backups: { intervalHours: 6, keepLast: 3, keepDays: 10 } } });
+    const patched = await t.call('PATCH', `/api/sites/${siteId}`, {
+      json: { backups: { intervalHours: 6, keepLast: 3, keepDays: 10 } },
+    });
     expect(patched.status, patched.text).toBe(200);
     expect(patched.json.backups).toMatchObject({ enabled: true, intervalHours: 6, keepLast: 3, keepDays: 10 });
     expect(patched.json.monitoring).toBeDefined();
 
-    const reset = await t.call('PATCH', `/api/sites/${siteId}`, { json: { backups: { keepLast: null, enabled: false } } });
-    expect(reset.json.backups).toEqual({ enabled: false, intervalHours: 6, keepLast: 14, keepDays: 10, nextScheduledAt: null });
+    const reset = await t.call('PATCH', `/api/sites/${siteId}`, {
+      json: { backups: { keepLast: null, enabled: false } },
+    });
+    expect(reset.json.backups).toEqual({
+      enabled: false,
+      intervalHours: 6,
+      keepLast: 14,
+      keepDays: 10,
+      nextScheduledAt: null,
+    });
     expect((await t.call('GET', `/api/sites/${siteId}/settings`)).json.backups).toEqual(reset.json.backups);
   });
 
@@ -71,24 +98,44 @@ describe('a site’s backup settings', () => {
     const { t, addSite } = createBackupTestApp();
     const siteId = addSite();
     const before = (await t.call('GET', `/api/sites/${siteId}/settings`)).json;
-    const invalid = await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { paused: true }, backups: { intervalHours: 0, keepLast: 0, keepDays: -1 } } });
+    const invalid = await t.call('PATCH', `/api/sites/${siteId}`, {
+      json: { monitoring: { paused: true }, backups: { intervalHours: 0, keepLast: 0, keepDays: -1 } },
+    });
     expect(invalid.status).toBe(400);
     expect(invalid.json.type).toBe('/problems/validation-failed');
-    expect(invalid.json.errors.map((error: { field: string }) => error.field).sort()).toEqual(['backups.intervalHours', 'backups.keepDays', 'backups.keepLast']);
+    expect(invalid.json.errors.map((error: { field: string }) => error.field).sort()).toEqual([
+      'backups.intervalHours',
+      'backups.keepDays',
+      'backups.keepLast',
+    ]);
     expect((await t.call('PATCH', `/api/sites/${siteId}`, { json: { backups: { retention: 3 } } })).status).toBe(400);
-    expect((await t.call('PATCH', `/api/sites/${siteId}`, { json: { backups: { intervalHours: 2.5 } } })).status).toBe(400);
+    expect((await t.call('PATCH', `/api/sites/${siteId}`, { json: { backups: { intervalHours: 2.5 } } })).status).toBe(
+      400,
+    );
     expect((await t.call('GET', `/api/sites/${siteId}/settings`)).json).toEqual(before);
 
-    expect((await t.call('PATCH', `/api/sites/${siteId}`, { json: { backups: { enabled: false } }, token: t.readToken })).status).toBe(403);
+    expect(
+      (await t.call('PATCH', `/api/sites/${siteId}`, { json: { backups: { enabled: false } }, token: t.readToken }))
+        .status,
+    ).toBe(403);
     expect((await t.call('GET', '/api/sites/site_unknown/settings')).status).toBe(404);
-    expect((await t.call('PATCH', '/api/sites/site_unknown', { json: { backups: { enabled: false } } })).status).toBe(404);
+    expect((await t.call('PATCH', '/api/sites/site_unknown', { json: { backups: { enabled: false } } })).status).toBe(
+      404,
+    );
   });
 
   it('are in the OpenAPI document', async () => {
     const { t } = createBackupTestApp();
     const doc = (await t.call('GET', '/api/openapi.json', { token: t.readToken })).json;
-    expect(Object.keys(doc.components.schemas.BackupSettingsInput.properties).sort()).toEqual(['enabled', 'intervalHours', 'keepDays', 'keepLast']);
-    expect(doc.components.schemas.SiteSettings.properties.backups).toEqual({ $ref: '#/components/schemas/BackupSettings' });
+    expect(Object.keys(doc.components.schemas.BackupSettingsInput.properties).sort()).toEqual([
+      'enabled',
+      'intervalHours',
+      'keepDays',
+      'keepLast',
+    ]);
+    expect(doc.components.schemas.SiteSettings.properties.backups).toEqual({
+      $ref: '#/components/schemas/BackupSettings',
+    });
   });
 });
 
@@ -97,10 +144,15 @@ describe('scheduled backups', () => {
   async function runTicks(app: ReturnType<typeof createBackupTestApp>, hours: number): Promise<Map<string, Date[]>> {
     const queuedAt = new Map<string, Date[]>();
     for (let tick = 0; tick < (hours * 60) / 10; tick++) {
-      for (const siteId of app.t.services.backups.enqueueDue()) queuedAt.set(siteId, [...(queuedAt.get(siteId) ?? []), app.clock.now()]);
+      for (const siteId of app.t.services.backups.enqueueDue())
+        queuedAt.set(siteId, [...(queuedAt.get(siteId) ?? []), app.clock.now()]);
       await app.t.services.backups.idle();
       // The sites refuse connections; count the backups as taken so only the schedule decides.
-      app.t.database.db.update(backupsTable).set({ status: 'completed' }).where(eq(backupsTable.status, 'failed')).run();
+      app.t.database.db
+        .update(backupsTable)
+        .set({ status: 'completed' })
+        .where(eq(backupsTable.status, 'failed'))
+        .run();
       app.clock.advance(10 * 60_000);
     }
     return queuedAt;
@@ -122,7 +174,8 @@ describe('scheduled backups', () => {
       expect(times.length, siteId).toBeLessThanOrEqual(2);
       if (times.length === 2) expect(times[1]!.getTime() - times[0]!.getTime()).toBe(dayMs);
       // Each time at the first tick at or after its slot.
-      for (const time of times) expect(time.getTime() - latestSlot(siteId, dayMs, time).getTime()).toBeLessThan(10 * 60_000);
+      for (const time of times)
+        expect(time.getTime() - latestSlot(siteId, dayMs, time).getTime()).toBeLessThan(10 * 60_000);
       firstQueued.add(times[0]!.getTime());
       total += times.length;
     }
@@ -134,9 +187,18 @@ describe('scheduled backups', () => {
   it('follows a site’s own interval and off switch, even with scheduled backups off by default', async () => {
     const app = createBackupTestApp({ intervalHours: 0 });
     const [byDefault, everySixHours, switchedOff] = [app.addSite(), app.addSite(), app.addSite()];
-    for (const siteId of [byDefault, everySixHours, switchedOff]) app.insertBackup({ siteId, kind: 'manual', status: 'completed' });
-    expect((await app.t.call('PATCH', `/api/sites/${everySixHours}`, { json: { backups: { intervalHours: 6 } } })).status).toBe(200);
-    expect((await app.t.call('PATCH', `/api/sites/${switchedOff}`, { json: { backups: { intervalHours: 6, enabled: false } } })).status).toBe(200);
+    for (const siteId of [byDefault, everySixHours, switchedOff])
+      app.insertBackup({ siteId, kind: 'manual', status: 'completed' });
+    expect(
+      (await app.t.call('PATCH', `/api/sites/${everySixHours}`, { json: { backups: { intervalHours: 6 } } })).status,
+    ).toBe(200);
+    expect(
+      (
+        await app.t.call('PATCH', `/api/sites/${switchedOff}`, {
+          json: { backups: { intervalHours: 6, enabled: false } },
+        })
+      ).status,
+    ).toBe(200);
     const next = (await app.t.call('GET', `/api/sites/${everySixHours}/settings`)).json.backups.nextScheduledAt;
     expect(Date.parse(next)).toBe(latestSlot(everySixHours, 6 * 3_600_000, START).getTime() + 6 * 3_600_000);
     const queuedAt = await runTicks(app, 25);
@@ -157,7 +219,9 @@ describe('scheduled backups', () => {
       app.insertBackup({ siteId, kind: 'manual', status: 'completed' });
       app.clock.advance(60_000);
     }
-    expect((await app.t.call('PATCH', `/api/sites/${siteId}`, { json: { backups: { keepLast: 2 } } })).status).toBe(200);
+    expect((await app.t.call('PATCH', `/api/sites/${siteId}`, { json: { backups: { keepLast: 2 } } })).status).toBe(
+      200,
+    );
     const { deletedBackups } = await app.t.services.backups.applyRetention(siteId);
     expect(deletedBackups).toHaveLength(3);
     expect(app.backupsOf(siteId)).toHaveLength(2);
@@ -167,23 +231,55 @@ describe('scheduled backups', () => {
 describe('a restart', () => {
   it('queues waiting jobs again, fails running ones as interrupted, and retries an interrupted backup once', async () => {
     const app = createBackupTestApp();
-    const [wasRunning, wasQueued, wasRestoring, alreadyRetried, backedUpSince] = [app.addSite(), app.addSite(), app.addSite(), app.addSite(), app.addSite()];
-    const target = app.insertBackup({ siteId: wasRestoring, kind: 'manual', status: 'completed', manifestHash: 'a'.repeat(64) });
+    const [wasRunning, wasQueued, wasRestoring, alreadyRetried, backedUpSince] = [
+      app.addSite(),
+      app.addSite(),
+      app.addSite(),
+      app.addSite(),
+      app.addSite(),
+    ];
+    const target = app.insertBackup({
+      siteId: wasRestoring,
+      kind: 'manual',
+      status: 'completed',
+      manifestHash: 'a'.repeat(64),
+    });
     app.clock.advance(60_000);
-    const running = app.insertBackup({ siteId: wasRunning, kind: 'scheduled', status: 'running', startedAt: app.clock.now() });
+    const running = app.insertBackup({
+      siteId: wasRunning,
+      kind: 'scheduled',
+      status: 'running',
+      startedAt: app.clock.now(),
+    });
     const queued = app.insertBackup({ siteId: wasQueued, kind: 'manual', status: 'queued' });
     const preRestore = app.insertBackup({ siteId: wasRestoring, kind: 'pre_restore', status: 'running' });
-    app.t.database.db.insert(restoresTable).values({ id: 'rst_interrupted', siteId: wasRestoring, backupId: target.id, preRestoreBackupId: preRestore.id, status: 'running', createdAt: app.clock.now() }).run();
+    app.t.database.db
+      .insert(restoresTable)
+      .values({
+        id: 'rst_interrupted',
+        siteId: wasRestoring,
+        backupId: target.id,
+        preRestoreBackupId: preRestore.id,
+        status: 'running',
+        createdAt: app.clock.now(),
+      })
+      .run();
     const first = app.insertBackup({ siteId: alreadyRetried, kind: 'manual', status: 'failed', reason: 'interrupted' });
     app.clock.advance(60_000);
-    const retryOfFirst = app.insertBackup({ siteId: alreadyRetried, kind: 'manual', status: 'running', retryOf: first.id });
+    const retryOfFirst = app.insertBackup({
+      siteId: alreadyRetried,
+      kind: 'manual',
+      status: 'running',
+      retryOf: first.id,
+    });
     const old = app.insertBackup({ siteId: backedUpSince, kind: 'manual', status: 'running' });
     app.clock.advance(60_000);
     app.insertBackup({ siteId: backedUpSince, kind: 'manual', status: 'completed' });
 
     await app.t.services.backups.recoverInterrupted();
     await app.t.services.backups.idle();
-    const get = (siteId: string, id: string) => app.t.call('GET', `/api/sites/${siteId}/backups/${id}`).then((response) => response.json);
+    const get = (siteId: string, id: string) =>
+      app.t.call('GET', `/api/sites/${siteId}/backups/${id}`).then((response) => response.json);
 
     // Running → failed `interrupted`, then retried once as a new backup of the same kind.
     expect(await get(wasRunning, running.id)).toMatchObject({ status: 'failed', reason: 'interrupted', retryOf: null });
@@ -193,8 +289,13 @@ describe('a restart', () => {
     expect(app.backupsOf(wasQueued)).toHaveLength(1);
     expect(await get(wasQueued, queued.id)).toMatchObject({ status: 'failed', reason: 'site-unreachable' });
     // A restore is never re-run; its pre-restore backup is not retried.
-    expect((await app.t.call('GET', `/api/sites/${wasRestoring}/restores/rst_interrupted`)).json).toMatchObject({ status: 'failed', reason: 'interrupted' });
-    expect((await app.t.call('GET', `/api/sites/${wasRestoring}/restores/rst_interrupted`)).json.error).toContain('not re-run automatically');
+    expect((await app.t.call('GET', `/api/sites/${wasRestoring}/restores/rst_interrupted`)).json).toMatchObject({
+      status: 'failed',
+      reason: 'interrupted',
+    });
+    expect((await app.t.call('GET', `/api/sites/${wasRestoring}/restores/rst_interrupted`)).json.error).toContain(
+      'not re-run automatically',
+    );
     expect(app.backupsOf(wasRestoring).map((row) => [row.id, row.status, row.reason])).toEqual([
       [target.id, 'completed', null],
       [preRestore.id, 'failed', 'interrupted'],
@@ -204,7 +305,9 @@ describe('a restart', () => {
     expect(app.backupsOf(backedUpSince)).toHaveLength(2);
     expect(await get(backedUpSince, old.id)).toMatchObject({ status: 'failed', reason: 'interrupted' });
 
-    const events = app.t.logs.events('job.interrupted').map(({ kind, jobId, siteId, action }) => ({ kind, jobId, siteId, action }));
+    const events = app.t.logs
+      .events('job.interrupted')
+      .map(({ kind, jobId, siteId, action }) => ({ kind, jobId, siteId, action }));
     expect(events).toEqual(
       expect.arrayContaining([
         { kind: 'backup', jobId: running.id, siteId: wasRunning, action: 'failed' },
@@ -217,7 +320,9 @@ describe('a restart', () => {
       ]),
     );
     expect(events).toHaveLength(7);
-    expect(app.t.logs.events('job.interrupted').find((event) => event.action === 'retried')).toMatchObject({ retryId: retry!.id });
+    expect(app.t.logs.events('job.interrupted').find((event) => event.action === 'retried')).toMatchObject({
+      retryId: retry!.id,
+    });
 
     // A second start finds nothing more to do.
     await app.t.services.backups.recoverInterrupted();
@@ -244,7 +349,9 @@ describe('shutdown', () => {
       expect(performance.now() - started).toBeLessThan(1_000);
       expect(app.backupsOf(siteId)[0]).toMatchObject({ status: 'failed', reason: 'interrupted' });
       expect(app.backupsOf(siteId)[0]!.error).toContain('retried once at the next start');
-      expect(app.t.logs.events('job.interrupted')).toEqual([expect.objectContaining({ kind: 'backup', jobId: queued.json.id, action: 'failed' })]);
+      expect(app.t.logs.events('job.interrupted')).toEqual([
+        expect.objectContaining({ kind: 'backup', jobId: queued.json.id, action: 'failed' }),
+      ]);
       expect(app.backupsOf(waitingQueued)[0]!.status).toBe('queued');
       // The abandoned request to the site is cut, not awaited, when the site client closes last.
       const closing = performance.now();
@@ -260,11 +367,16 @@ describe('shutdown', () => {
     try {
       const app = createBackupTestApp();
       const siteId = app.addSite(hanging.url);
-      const { hash } = await app.t.services.backups.store.put(Buffer.from(JSON.stringify({ format: 1, siteUrl: hanging.url, createdAt: START.toISOString(), files: [], tables: [] })));
+      const { hash } = await app.t.services.backups.store.put(
+        Buffer.from(
+          JSON.stringify({ format: 1, siteUrl: hanging.url, createdAt: START.toISOString(), files: [], tables: [] }),
+        ),
+      );
       const target = app.insertBackup({ siteId, kind: 'manual', status: 'completed', manifestHash: hash });
       const restore = await app.t.call('POST', `/api/sites/${siteId}/backups/${target.id}/restore`);
       expect(restore.status, restore.text).toBe(202);
-      while (app.t.database.db.select().from(restoresTable).get()?.status !== 'running') await new Promise((resolve) => setImmediate(resolve));
+      while (app.t.database.db.select().from(restoresTable).get()?.status !== 'running')
+        await new Promise((resolve) => setImmediate(resolve));
 
       const started = performance.now();
       expect(await app.t.services.backups.stop(300)).toBe(false);

@@ -48,8 +48,12 @@ describe('site http streams', () => {
   });
 
   it('fails a body larger than the limit, and one that stalls past the time limit', async () => {
-    expect(await problemOf(read((await http.stream({ url: `${site.url}/bytes` })).body))).toBe('site-response-too-large');
-    expect(await problemOf(read((await http.stream({ url: `${site.url}/stall`, timeoutMs: 300 })).body))).toBe('site-timeout');
+    expect(await problemOf(read((await http.stream({ url: `${site.url}/bytes` })).body))).toBe(
+      'site-response-too-large',
+    );
+    expect(await problemOf(read((await http.stream({ url: `${site.url}/stall`, timeoutMs: 300 })).body))).toBe(
+      'site-timeout',
+    );
     expect(await problemOf(http.stream({ url: 'http://127.0.0.1:1/' }))).toBe('site-unreachable');
   });
 });

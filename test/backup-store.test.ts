@@ -8,7 +8,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseBundle } from '../src/backups/backup-connector.js';
 import type { BackupRow } from '../src/backups/backups.table.js';
 import { createStoreLock } from '../src/backups/concurrency.js';
-import { FILES_PER_PART, isSafeRelativePath, openManifest, parseManifest, readManifest, referencedObjects, writeManifest, type Manifest } from '../src/backups/manifest.js';
+import {
+  FILES_PER_PART,
+  isSafeRelativePath,
+  openManifest,
+  parseManifest,
+  readManifest,
+  referencedObjects,
+  writeManifest,
+  type Manifest,
+} from '../src/backups/manifest.js';
 import { createFileObjectStore, type FileObjectStore } from '../src/backups/object-store.js';
 import { verifyBackup } from '../src/backups/verify.js';
 
@@ -29,7 +38,11 @@ describe('the content-addressed object store', () => {
     expect(first).toMatchObject({ hash: sha(content), size: content.length, created: true });
     expect(first.storedBytes).toBeLessThan(content.length / 10);
     expect(existsSync(join(dir, 'objects', first.hash.slice(0, 2), first.hash))).toBe(true);
-    expect(await store.put(Readable.from([content.subarray(0, 5), content.subarray(5)]))).toMatchObject({ hash: first.hash, created: false, storedBytes: 0 });
+    expect(await store.put(Readable.from([content.subarray(0, 5), content.subarray(5)]))).toMatchObject({
+      hash: first.hash,
+      created: false,
+      storedBytes: 0,
+    });
     expect((await store.read(first.hash)).equals(content)).toBe(true);
     expect(await store.has(first.hash)).toBe(true);
     const listed = [];
@@ -80,11 +93,24 @@ describe('the content-addressed object store', () => {
       siteUrl: 'http://127.0.0.1',
       createdAt: new Date().toISOString(),
       files: [{ path: 'wp-content/big.bin', size: 3000, mtime: 0, sha256: sha(big), chunks: [chunkA, chunkB] }],
-      tables: [{ name: 'wp_t', create: 'CREATE TABLE `wp_t` (a int)', rows: 1, primaryKey: [], checksum: '1', batches: [batch] }],
+      tables: [
+        {
+          name: 'wp_t',
+          create: 'CREATE TABLE `wp_t` (a int)',
+          rows: 1,
+          primaryKey: [],
+          checksum: '1',
+          batches: [batch],
+        },
+      ],
     };
     const manifestHash = (await store.put(Buffer.from(JSON.stringify(manifest)))).hash;
     const backup = { id: 'bkp_1', status: 'completed', manifestHash } as BackupRow;
-    expect(await verifyBackup({ store, backup })).toMatchObject({ ok: true, objectsChecked: 4, bytesChecked: 3000 + sql.length });
+    expect(await verifyBackup({ store, backup })).toMatchObject({
+      ok: true,
+      objectsChecked: 4,
+      bytesChecked: 3000 + sql.length,
+    });
 
     writeFileSync(join(dir, 'objects', chunkB.slice(0, 2), chunkB), gzipSync(Buffer.alloc(2000)));
     const damaged = await verifyBackup({ store, backup });
@@ -105,20 +131,35 @@ describe('the content-addressed object store', () => {
       tables: [],
     };
     const manifestHash = (await store.put(Buffer.from(JSON.stringify(manifest)))).hash;
-    const result = await verifyBackup({ store, backup: { id: 'bkp_2', status: 'completed', manifestHash } as BackupRow });
+    const result = await verifyBackup({
+      store,
+      backup: { id: 'bkp_2', status: 'completed', manifestHash } as BackupRow,
+    });
     expect(result.ok).toBe(false);
     expect(result.problems).toEqual([expect.stringContaining('wp-content/index.php: its content is 27 bytes')]);
   });
 
   it('writes a manifest’s file entries in parts of bounded size, and reads them back in order', async () => {
     const chunk = (await store.put(Buffer.from('x'))).hash;
-    const files = Array.from({ length: FILES_PER_PART * 2 + 1 }, (_, i) => ({ path: `f/${String(i).padStart(6, '0')}`, size: 1, mtime: i, sha256: chunk, chunks: [chunk] }));
-    const { hash } = await writeManifest(store, { siteUrl: 'http://127.0.0.1', createdAt: new Date().toISOString(), tables: [] }, files);
+    const files = Array.from({ length: FILES_PER_PART * 2 + 1 }, (_, i) => ({
+      path: `f/${String(i).padStart(6, '0')}`,
+      size: 1,
+      mtime: i,
+      sha256: chunk,
+      chunks: [chunk],
+    }));
+    const { hash } = await writeManifest(
+      store,
+      { siteUrl: 'http://127.0.0.1', createdAt: new Date().toISOString(), tables: [] },
+      files,
+    );
     const opened = await openManifest(store, hash);
     expect(opened.fileParts).toHaveLength(3);
     expect((await readManifest(store, hash)).files).toEqual(files);
     expect(await referencedObjects(store, hash)).toEqual(new Set([...opened.fileParts, chunk]));
-    expect(await verifyBackup({ store, backup: { id: 'bkp_3', status: 'completed', manifestHash: hash } as BackupRow })).toMatchObject({ ok: true, problems: [] });
+    expect(
+      await verifyBackup({ store, backup: { id: 'bkp_3', status: 'completed', manifestHash: hash } as BackupRow }),
+    ).toMatchObject({ ok: true, problems: [] });
   });
 
   it('clears temporary files a killed process left', async () => {
@@ -131,12 +172,31 @@ describe('the content-addressed object store', () => {
 
 describe('manifests are not trusted', () => {
   it('accepts only relative paths inside the root', () => {
-    for (const path of ['index.php', 'wp-content/uploads/a b.jpg', '.htaccess', 'wp-content/..hidden']) expect(isSafeRelativePath(path), path).toBe(true);
-    for (const path of ['', '/etc/passwd', '../wp-config.php', 'wp-content/../../x', 'a//b', './a', 'a/.', 'a\\..\\b', 'C:/x', 'a\0b']) expect(isSafeRelativePath(path), path).toBe(false);
+    for (const path of ['index.php', 'wp-content/uploads/a b.jpg', '.htaccess', 'wp-content/..hidden'])
+      expect(isSafeRelativePath(path), path).toBe(true);
+    for (const path of [
+      '',
+      '/etc/passwd',
+      '../wp-config.php',
+      'wp-content/../../x',
+      'a//b',
+      './a',
+      'a/.',
+      'a\\..\\b',
+      'C:/x',
+      'a\0b',
+    ])
+      expect(isSafeRelativePath(path), path).toBe(false);
   });
 
   it('refuses a whole manifest holding one path that escapes the root', () => {
-    const manifest = { format: 1, siteUrl: 'x', createdAt: 'x', tables: [], files: [{ path: '../../evil.php', size: 1, mtime: 0, sha256: sha('a'), chunks: [sha('a')] }] };
+    const manifest = {
+      format: 1,
+      siteUrl: 'x',
+      createdAt: 'x',
+      tables: [],
+      files: [{ path: '../../evil.php', size: 1, mtime: 0, sha256: sha('a'), chunks: [sha('a')] }],
+    };
     expect(() => parseManifest(JSON.stringify(manifest))).toThrow(/unsafe path/);
   });
 });

@@ -24,9 +24,17 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-async function call(site: TestSite, user: TestUser | null, method: 'GET' | 'POST', route: string, json?: unknown): Promise<Answer> {
+async function call(
+  site: TestSite,
+  user: TestUser | null,
+  method: 'GET' | 'POST',
+  route: string,
+  json?: unknown,
+): Promise<Answer> {
   const headers: Record<string, string> = {};
-  if (user) headers['authorization'] = `Basic ${Buffer.from(`${user.username}:${user.applicationPassword}`).toString('base64')}`;
+  if (user)
+    headers['authorization'] =
+      `Basic ${Buffer.from(`${user.username}:${user.applicationPassword}`).toString('base64')}`;
   if (json !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(`${site.url}/wp-json/sitewarden/v1/${route}`, {
     method,
@@ -37,7 +45,9 @@ async function call(site: TestSite, user: TestUser | null, method: 'GET' | 'POST
   try {
     return { status: response.status, body: JSON.parse(text) as Record<string, unknown> };
   } catch {
-    throw new Error(`${method} ${route} answered ${response.status} with something other than JSON:\n${text.slice(0, 2000)}`);
+    throw new Error(
+      `${method} ${route} answered ${response.status} with something other than JSON:\n${text.slice(0, 2000)}`,
+    );
   }
 }
 
@@ -54,7 +64,9 @@ async function pluginState(site: TestSite, file: string): Promise<{ version: str
 }
 
 const themeVersionOnDisk = (site: TestSite, stylesheet: string) =>
-  /^\s*Version:\s*(\S+)/m.exec(readFileSync(join(site.root, 'wp-content/themes', stylesheet, 'style.css'), 'utf8'))?.[1];
+  /^\s*Version:\s*(\S+)/m.exec(
+    readFileSync(join(site.root, 'wp-content/themes', stylesheet, 'style.css'), 'utf8'),
+  )?.[1];
 
 function copyPlugin(site: TestSite, from: string, slug: string) {
   cpSync(from, join(site.root, 'wp-content/plugins', slug), { recursive: true });
@@ -97,7 +109,9 @@ describe('Sitewarden connector', () => {
     [uploaded, site] = await Promise.all([createTestSite(), createTestSite()]);
 
     // The quick way in for the route tests; the upload test covers the operator's way.
-    cpSync(join(PROJECT_ROOT, 'connector'), join(site.root, 'wp-content/plugins/sitewarden-connector'), { recursive: true });
+    cpSync(join(PROJECT_ROOT, 'connector'), join(site.root, 'wp-content/plugins/sitewarden-connector'), {
+      recursive: true,
+    });
     await activatePlugin(site, CONNECTOR);
 
     // Old releases, as if installed long ago: demo 1.0.0 active, "extra" inactive and made to look old.
@@ -106,9 +120,13 @@ describe('Sitewarden connector', () => {
     copyPlugin(site, join(FIXTURES, 'plugins/sitewarden-extra/2.0.0/sitewarden-extra'), 'sitewarden-extra');
     const extraMain = join(site.root, 'wp-content/plugins', EXTRA);
     writeFileSync(extraMain, readFileSync(extraMain, 'utf8').replace('Version: 2.0.0', 'Version: 1.5.0'));
-    cpSync(join(FIXTURES, 'themes/sitewarden-demo-theme/1.0.0/sitewarden-demo-theme'), join(site.root, 'wp-content/themes/sitewarden-demo-theme'), {
-      recursive: true,
-    });
+    cpSync(
+      join(FIXTURES, 'themes/sitewarden-demo-theme/1.0.0/sitewarden-demo-theme'),
+      join(site.root, 'wp-content/themes/sitewarden-demo-theme'),
+      {
+        recursive: true,
+      },
+    );
 
     [editor, subscriber] = await Promise.all([site.createUser('editor'), site.createUser('subscriber')]);
   });
@@ -119,7 +137,12 @@ describe('Sitewarden connector', () => {
 
   it('installs from the packed zip through wp-admin’s Upload Plugin form', async () => {
     const zip = packConnector();
-    expect(execFileSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).trim().split('\n').every((name) => name.startsWith('sitewarden-connector/'))).toBe(true);
+    expect(
+      execFileSync('unzip', ['-Z1', zip], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .every((name) => name.startsWith('sitewarden-connector/')),
+    ).toBe(true);
 
     const pages = await uploadThroughWpAdmin(uploaded, zip);
 
@@ -131,9 +154,15 @@ describe('Sitewarden connector', () => {
     const daemon = createTestApp();
     try {
       const { username, applicationPassword } = uploaded.admin;
-      const connected = await daemon.call('POST', '/api/sites', { json: { url: uploaded.url, username, applicationPassword } });
+      const connected = await daemon.call('POST', '/api/sites', {
+        json: { url: uploaded.url, username, applicationPassword },
+      });
       expect(connected.status, connected.text).toBe(201);
-      expect(connected.json.versions).toMatchObject({ connector: '1.2.0', wordpress: expect.stringMatching(/^6\./), php: expect.stringMatching(/^\d+\.\d+/) });
+      expect(connected.json.versions).toMatchObject({
+        connector: '1.2.0',
+        wordpress: expect.stringMatching(/^6\./),
+        php: expect.stringMatching(/^\d+\.\d+/),
+      });
     } finally {
       await daemon.close();
     }
@@ -155,7 +184,10 @@ describe('Sitewarden connector', () => {
 
   it('explains that it cannot write files when WordPress would need FTP credentials, and changes nothing', async () => {
     const config = join(uploaded.root, 'wp-config.php');
-    writeFileSync(config, readFileSync(config, 'utf8').replace("define( 'FS_METHOD', 'direct' );", "define( 'FS_METHOD', 'ftpext' );"));
+    writeFileSync(
+      config,
+      readFileSync(config, 'utf8').replace("define( 'FS_METHOD', 'direct' );", "define( 'FS_METHOD', 'ftpext' );"),
+    );
     const offered = await call(uploaded, uploaded.admin, 'GET', 'updates?refresh=1');
     expect(offered.body['themes']).toHaveProperty('twentytwentyone');
     const version = themeVersionOnDisk(uploaded, 'twentytwentyone');
@@ -236,7 +268,12 @@ describe('Sitewarden connector', () => {
     for (const [method, route, json] of routes) {
       for (const [who, user, expected] of callers) {
         const { status, body } = await call(site, user, method, route, json);
-        expect({ route, who, status, code: body['code'] }).toEqual({ route, who, status: expected, code: 'rest_forbidden' });
+        expect({ route, who, status, code: body['code'] }).toEqual({
+          route,
+          who,
+          status: expected,
+          code: 'rest_forbidden',
+        });
       }
     }
 
@@ -285,11 +322,13 @@ describe('Sitewarden connector', () => {
     expect([again.status, again.body['code']]).toEqual([409, 'sitewarden_no_update']);
     expect(again.body['data']).toMatchObject({ status: 409, version: '1.1.0' });
 
-    const unknown = await call(site, site.admin, 'POST', 'plugins/update', { plugin: 'no-such-plugin/no-such-plugin.php' });
+    const unknown = await call(site, site.admin, 'POST', 'plugins/update', {
+      plugin: 'no-such-plugin/no-such-plugin.php',
+    });
     expect([unknown.status, unknown.body['code']]).toEqual([404, 'sitewarden_plugin_not_found']);
   });
 
-  it('answers 500 with the upgrader\'s reason when an update fails, leaving the plugin as it was', async () => {
+  it("answers 500 with the upgrader's reason when an update fails, leaving the plugin as it was", async () => {
     await site.php(`
       $updates = get_site_transient( 'update_plugins' );
       $updates->response['${EXTRA}'] = (object) array(
@@ -312,7 +351,12 @@ describe('Sitewarden connector', () => {
     const { status, body } = await call(site, site.admin, 'POST', 'themes/update', { stylesheet: 'twentytwentyone' });
 
     expect(status, JSON.stringify(body)).toBe(200);
-    expect(body).toEqual({ stylesheet: 'twentytwentyone', previousVersion: previous, version: '99.0.0', active: false });
+    expect(body).toEqual({
+      stylesheet: 'twentytwentyone',
+      previousVersion: previous,
+      version: '99.0.0',
+      active: false,
+    });
     expect(themeVersionOnDisk(site, 'twentytwentyone')).toBe('99.0.0');
 
     const again = await call(site, site.admin, 'POST', 'themes/update', { stylesheet: 'twentytwentyone' });
@@ -323,7 +367,9 @@ describe('Sitewarden connector', () => {
 
   it('activates a theme, and treats activating the active theme as done', async () => {
     const previous = await site.option('stylesheet');
-    const { status, body } = await call(site, site.admin, 'POST', 'themes/activate', { stylesheet: 'sitewarden-demo-theme' });
+    const { status, body } = await call(site, site.admin, 'POST', 'themes/activate', {
+      stylesheet: 'sitewarden-demo-theme',
+    });
 
     expect(status, JSON.stringify(body)).toBe(200);
     expect(body).toEqual({ stylesheet: 'sitewarden-demo-theme', active: true, previous });
@@ -331,14 +377,24 @@ describe('Sitewarden connector', () => {
     expect(await site.option('template')).toBe('sitewarden-demo-theme');
 
     const again = await call(site, site.admin, 'POST', 'themes/activate', { stylesheet: 'sitewarden-demo-theme' });
-    expect([again.status, again.body]).toEqual([200, { stylesheet: 'sitewarden-demo-theme', active: true, previous: 'sitewarden-demo-theme' }]);
+    expect([again.status, again.body]).toEqual([
+      200,
+      { stylesheet: 'sitewarden-demo-theme', active: true, previous: 'sitewarden-demo-theme' },
+    ]);
   });
 
   it('updates the active theme and keeps it active', async () => {
-    const { status, body } = await call(site, site.admin, 'POST', 'themes/update', { stylesheet: 'sitewarden-demo-theme' });
+    const { status, body } = await call(site, site.admin, 'POST', 'themes/update', {
+      stylesheet: 'sitewarden-demo-theme',
+    });
 
     expect(status, JSON.stringify(body)).toBe(200);
-    expect(body).toEqual({ stylesheet: 'sitewarden-demo-theme', previousVersion: '1.0.0', version: '1.1.0', active: true });
+    expect(body).toEqual({
+      stylesheet: 'sitewarden-demo-theme',
+      previousVersion: '1.0.0',
+      version: '1.1.0',
+      active: true,
+    });
     expect(themeVersionOnDisk(site, 'sitewarden-demo-theme')).toBe('1.1.0');
     expect(await site.option('stylesheet')).toBe('sitewarden-demo-theme');
     expect(existsSync(join(site.root, '.maintenance'))).toBe(false);
@@ -347,7 +403,10 @@ describe('Sitewarden connector', () => {
   it('refuses to activate a theme that is missing or broken', async () => {
     const orphan = join(site.root, 'wp-content/themes/sitewarden-orphan');
     mkdirSync(orphan);
-    writeFileSync(join(orphan, 'style.css'), '/*\nTheme Name: Sitewarden Orphan\nTemplate: no-such-parent\nVersion: 1.0.0\n*/\n');
+    writeFileSync(
+      join(orphan, 'style.css'),
+      '/*\nTheme Name: Sitewarden Orphan\nTemplate: no-such-parent\nVersion: 1.0.0\n*/\n',
+    );
 
     const broken = await call(site, site.admin, 'POST', 'themes/activate', { stylesheet: 'sitewarden-orphan' });
     expect([broken.status, broken.body['code']]).toEqual([409, 'sitewarden_theme_broken']);
@@ -374,8 +433,13 @@ describe('Sitewarden connector', () => {
 
     const child = join(site.root, 'wp-content/themes/sitewarden-child');
     mkdirSync(child);
-    writeFileSync(join(child, 'style.css'), '/*\nTheme Name: Sitewarden Child\nTemplate: twentytwentytwo\nVersion: 1.0.0\n*/\n');
-    expect((await call(site, site.admin, 'POST', 'themes/activate', { stylesheet: 'sitewarden-child' })).status).toBe(200);
+    writeFileSync(
+      join(child, 'style.css'),
+      '/*\nTheme Name: Sitewarden Child\nTemplate: twentytwentytwo\nVersion: 1.0.0\n*/\n',
+    );
+    expect((await call(site, site.admin, 'POST', 'themes/activate', { stylesheet: 'sitewarden-child' })).status).toBe(
+      200,
+    );
 
     const parent = await call(site, site.admin, 'POST', 'themes/delete', { stylesheet: 'twentytwentytwo' });
     expect([parent.status, parent.body['code']]).toEqual([409, 'sitewarden_theme_active']);

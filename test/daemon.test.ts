@@ -19,13 +19,19 @@ describe('the sitewarden process', () => {
     expect(daemon.logs()).toContain(tokenFile);
     expect(daemon.logs()).not.toContain(token);
 
-    const sites = await fetch(`http://127.0.0.1:${daemon.port}/api/sites`, { headers: { authorization: `Bearer ${token}` } });
+    const sites = await fetch(`http://127.0.0.1:${daemon.port}/api/sites`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(sites.status).toBe(200);
     expect(await sites.json()).toEqual({ items: [], nextCursor: null });
 
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toBe(0);
-    const events = daemon.logs().split('\n').filter(Boolean).map((line) => JSON.parse(line).event);
+    const events = daemon
+      .logs()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line).event);
     expect(events).toEqual(expect.arrayContaining(['daemon.started', 'daemon.stopping', 'daemon.stopped']));
     expect(events.indexOf('daemon.stopped')).toBe(events.length - 1);
   });
@@ -42,8 +48,14 @@ describe('the sitewarden process', () => {
   it('refuses bad configuration with one clear line', () => {
     const result = runCli(['start'], { SITEWARDEN_PORT: 'http', SITEWARDEN_DATA_DIR: freshDataDir() });
     expect(result.status).toBe(1);
-    expect(result.stderr.trim().split('\n')).toEqual(['sitewarden: invalid configuration: SITEWARDEN_PORT: SITEWARDEN_PORT must be a port number']);
-    const badKey = runCli(['start'], { SITEWARDEN_SECRET_KEY: 'abc', SITEWARDEN_DATA_DIR: freshDataDir(), SITEWARDEN_PORT: '0' });
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'sitewarden: invalid configuration: SITEWARDEN_PORT: SITEWARDEN_PORT must be a port number',
+    ]);
+    const badKey = runCli(['start'], {
+      SITEWARDEN_SECRET_KEY: 'abc',
+      SITEWARDEN_DATA_DIR: freshDataDir(),
+      SITEWARDEN_PORT: '0',
+    });
     expect(badKey.status).toBe(1);
     expect(badKey.stderr.trim().split('\n')).toHaveLength(1);
     expect(badKey.stderr).toContain('SITEWARDEN_SECRET_KEY must hold a 32-byte key');
@@ -60,10 +72,15 @@ describe('the sitewarden process', () => {
     expect(list).toContain('dashboard');
     expect(list).toContain('read');
     expect(list).not.toContain(token);
-    expect(runCli(['token', 'create', '--name', 'x', '--scope', 'admin'], env).stderr).toContain('--scope must be read or write');
+    expect(runCli(['token', 'create', '--name', 'x', '--scope', 'admin'], env).stderr).toContain(
+      '--scope must be read or write',
+    );
 
     const daemon = await startDaemonProcess(env);
-    const ask = () => fetch(`http://127.0.0.1:${daemon.port}/api/sites`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+    const ask = () =>
+      fetch(`http://127.0.0.1:${daemon.port}/api/sites`, { headers: { authorization: `Bearer ${token}` } }).then(
+        (r) => r.status,
+      );
     expect(await ask()).toBe(200);
     expect(runCli(['token', 'revoke', 'dashboard'], env).stdout).toContain('revoked');
     expect(await ask()).toBe(401);

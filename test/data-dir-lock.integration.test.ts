@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { daemonApi, queueBackup, runCli, startDaemonProcess, useDaemonSite, waitForBackup } from './helpers/daemon-process.js';
+import {
+  daemonApi,
+  queueBackup,
+  runCli,
+  startDaemonProcess,
+  useDaemonSite,
+  waitForBackup,
+} from './helpers/daemon-process.js';
 
 /**
  * One daemon per data directory: a real daemon backing up a real site holds its data directory,
@@ -18,13 +25,16 @@ describe('a data directory already in use', () => {
     CHROME_PATH: '/nonexistent/chromium',
   });
 
-
   it('refuses a second daemon at once, naming the directory and the holder’s PID, and leaves the first one’s backup running; after kill -9 a new start succeeds', async () => {
     let daemon = await startDaemonProcess(env());
     const token = readFileSync(join(bed.dataDir, 'admin-token'), 'utf8').trim();
     const call = daemonApi(() => daemon.port, token);
     try {
-      const connected = await call('POST', '/api/sites', { url: bed.site.url, username: bed.site.admin.username, applicationPassword: bed.site.admin.applicationPassword });
+      const connected = await call('POST', '/api/sites', {
+        url: bed.site.url,
+        username: bed.site.admin.username,
+        applicationPassword: bed.site.admin.applicationPassword,
+      });
       expect(connected.status).toBe(201);
       const siteId = connected.json.id as string;
       const backupId = await queueBackup(call, siteId);
@@ -34,7 +44,9 @@ describe('a data directory already in use', () => {
       const second = runCli(['start'], { ...env(), SITEWARDEN_PORT: String(daemon.port) });
       const tookMs = Date.now() - startedAt;
       expect(second.status).toBe(1);
-      expect(second.stderr.trim().split('\n')).toEqual([`sitewarden: the data directory ${bed.dataDir} is in use by another sitewarden process (pid ${daemon.child.pid}); stop it first (one process per data directory)`]);
+      expect(second.stderr.trim().split('\n')).toEqual([
+        `sitewarden: the data directory ${bed.dataDir} is in use by another sitewarden process (pid ${daemon.child.pid}); stop it first (one process per data directory)`,
+      ]);
       expect(second.stdout).toBe(''); // It logged nothing: no recovery, no `job.interrupted`.
       expect(tookMs).toBeLessThan(5_000);
 
@@ -47,13 +59,17 @@ describe('a data directory already in use', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed', retryOf: null });
-      expect((await call('GET', `/api/sites/${siteId}/backups`)).json.items.map((backup: { id: string }) => backup.id)).toEqual([backupId]);
+      expect(
+        (await call('GET', `/api/sites/${siteId}/backups`)).json.items.map((backup: { id: string }) => backup.id),
+      ).toEqual([backupId]);
       expect(daemon.logs()).not.toContain('job.interrupted');
 
       // Commands that write: migrate refuses beside the daemon; token commands share the directory.
       const migrate = runCli(['migrate'], env());
       expect(migrate.status).toBe(1);
-      expect(migrate.stderr).toContain(`the data directory ${bed.dataDir} is in use by another sitewarden process (pid ${daemon.child.pid})`);
+      expect(migrate.stderr).toContain(
+        `the data directory ${bed.dataDir} is in use by another sitewarden process (pid ${daemon.child.pid})`,
+      );
       const created = runCli(['token', 'create', '--name', 'beside', '--scope', 'read'], env());
       expect(created.status, created.stderr).toBe(0);
       expect((await daemonApi(() => daemon.port, created.stdout.trim())('GET', '/api/sites')).status).toBe(200);

@@ -28,7 +28,9 @@ describe('the data directory lock', () => {
       refused = error;
     }
     expect(refused).toBeInstanceOf(DataDirLockedError);
-    expect((refused as Error).message).toBe(`the data directory ${dataDir} is in use by another sitewarden process (pid ${process.pid})`);
+    expect((refused as Error).message).toBe(
+      `the data directory ${dataDir} is in use by another sitewarden process (pid ${process.pid})`,
+    );
 
     lock.release();
     expect(existsSync(join(dataDir, 'sitewarden.pid'))).toBe(false);
@@ -53,9 +55,13 @@ describe('a command beside the daemon', () => {
 
     const older = join(dataDir, 'older.db');
     const sqlite = new Database(older);
-    sqlite.exec('create table __drizzle_migrations (id integer primary key, hash text not null, created_at numeric); insert into __drizzle_migrations (hash, created_at) values (\'x\', 1)');
+    sqlite.exec(
+      "create table __drizzle_migrations (id integer primary key, hash text not null, created_at numeric); insert into __drizzle_migrations (hash, created_at) values ('x', 1)",
+    );
     sqlite.close();
     expect(() => openDatabase(older, { migrate: false })).toThrow(MigrationsPendingError);
-    expect(() => openDatabase(join(dataDir, 'empty.db'), { migrate: false })).toThrow(/lacks migrations of this version/);
+    expect(() => openDatabase(join(dataDir, 'empty.db'), { migrate: false })).toThrow(
+      /lacks migrations of this version/,
+    );
   });
 });

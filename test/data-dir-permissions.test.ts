@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -25,7 +35,8 @@ function modesUnder(dir: string): Record<string, string> {
   return modes;
 }
 
-const ownerOnly = (modes: Record<string, string>) => Object.entries(modes).filter(([, mode]) => mode !== '700' && mode !== '600');
+const ownerOnly = (modes: Record<string, string>) =>
+  Object.entries(modes).filter(([, mode]) => mode !== '700' && mode !== '600');
 
 describe('the data directory’s permissions', () => {
   it('are tightened at start when another tool created it loose: 0700 directories, 0600 files, the database’s -wal and -shm included', async () => {
@@ -37,7 +48,8 @@ describe('the data directory’s permissions', () => {
     const earlier = openDatabase(join(dataDir, 'sitewarden.db'));
     try {
       writeFileSync(join(dataDir, 'secret.key'), `${randomBytes(32).toString('base64')}\n`);
-      for (const dir of ['backups/objects/ab', 'backups/tmp', 'performance/reports/site_1']) mkdirSync(join(dataDir, dir), { recursive: true, mode: 0o755 });
+      for (const dir of ['backups/objects/ab', 'backups/tmp', 'performance/reports/site_1'])
+        mkdirSync(join(dataDir, dir), { recursive: true, mode: 0o755 });
       writeFileSync(join(dataDir, 'backups/objects/ab', 'ab'.padEnd(64, '0')), 'object');
       writeFileSync(join(dataDir, 'backups/tmp/staged.part'), 'staged');
       writeFileSync(join(dataDir, 'performance/reports/site_1/aud_1.html.gz'), 'report');
@@ -46,8 +58,11 @@ describe('the data directory’s permissions', () => {
       writeFileSync(outside, 'not ours');
       chmodSync(outside, 0o644);
       symlinkSync(outside, join(dataDir, 'link-out'));
-      for (const path of Object.keys(modesUnder(dataDir))) chmodSync(join(dataDir, path), lstatSync(join(dataDir, path)).isDirectory() ? 0o755 : 0o644);
-      expect(existsSync(join(dataDir, 'sitewarden.db-wal')) && existsSync(join(dataDir, 'sitewarden.db-shm'))).toBe(true);
+      for (const path of Object.keys(modesUnder(dataDir)))
+        chmodSync(join(dataDir, path), lstatSync(join(dataDir, path)).isDirectory() ? 0o755 : 0o644);
+      expect(existsSync(join(dataDir, 'sitewarden.db-wal')) && existsSync(join(dataDir, 'sitewarden.db-shm'))).toBe(
+        true,
+      );
       const loose = ownerOnly(modesUnder(dataDir)).length;
       expect(loose).toBe(15);
 
@@ -69,7 +84,17 @@ describe('the data directory’s permissions', () => {
     const daemon = await startDaemonProcess({ SITEWARDEN_DATA_DIR: dataDir });
     try {
       const modes = modesUnder(dataDir);
-      expect(Object.keys(modes)).toEqual(expect.arrayContaining(['sitewarden.db', 'sitewarden.db-wal', 'sitewarden.db-shm', 'secret.key', 'admin-token', 'sitewarden.lock', 'sitewarden.pid']));
+      expect(Object.keys(modes)).toEqual(
+        expect.arrayContaining([
+          'sitewarden.db',
+          'sitewarden.db-wal',
+          'sitewarden.db-shm',
+          'secret.key',
+          'admin-token',
+          'sitewarden.lock',
+          'sitewarden.pid',
+        ]),
+      );
       expect(ownerOnly(modes)).toEqual([]);
       expect(daemon.logs()).not.toContain('daemon.permissions_tightened');
     } finally {
@@ -88,7 +113,10 @@ describe('the data directory’s permissions', () => {
     chmodSync(join(real, 'sitewarden.db'), 0o644);
     symlinkSync(real, join(root, 'data'));
 
-    expect(tightenDataDir(join(root, 'data'))).toEqual({ tightened: [join(root, 'data'), join(root, 'data/sitewarden.db')], failed: [] });
+    expect(tightenDataDir(join(root, 'data'))).toEqual({
+      tightened: [join(root, 'data'), join(root, 'data/sitewarden.db')],
+      failed: [],
+    });
     expect(ownerOnly(modesUnder(real))).toEqual([]);
   });
 });

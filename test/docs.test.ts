@@ -16,7 +16,10 @@ describe('the documentation stays true', () => {
   const code = sources(join(root, 'src')).join('\n');
 
   it('lists every problem type the code defines, with its status', () => {
-    const defined = [...code.matchAll(/defineProblem\('([a-z-]+)', (\d{3}),/g)].map((match) => ({ name: match[1]!, status: match[2]! }));
+    const defined = [...code.matchAll(/defineProblem\('([a-z-]+)', (\d{3}),/g)].map((match) => ({
+      name: match[1]!,
+      status: match[2]!,
+    }));
     expect(defined.length).toBeGreaterThan(20);
     for (const { name, status } of defined) {
       expect(readme, name).toMatch(new RegExp(`\\| \`[^|]*\\b${name}\\b[^|]*\` \\| ${status} \\|`));
@@ -25,7 +28,13 @@ describe('the documentation stays true', () => {
 
   it('documents every configuration variable in the README and the example env file', () => {
     const example = readFileSync(join(root, 'systemd/sitewarden.env.example'), 'utf8');
-    const variables = [...new Set([...readFileSync(join(root, 'src/config.ts'), 'utf8').matchAll(/\b(SITEWARDEN_[A-Z_]+):/g)].map((match) => match[1]!))];
+    const variables = [
+      ...new Set(
+        [...readFileSync(join(root, 'src/config.ts'), 'utf8').matchAll(/\b(SITEWARDEN_[A-Z_]+):/g)].map(
+          (match) => match[1]!,
+        ),
+      ),
+    ];
     expect(variables.length).toBeGreaterThan(8);
     for (const variable of variables) {
       expect(readme, variable).toContain(`\`${variable}\``);

@@ -15,12 +15,20 @@ describe('the in-process event bus', () => {
     bus.subscribe((event) => received.push(event));
 
     logEvent(logger, 'token.created', { tokenId: 'tok_1', name: 'ci', scope: 'read' });
-    logEvent(logger.child({ component: 'sync' }), 'site.sync_failed', { siteId: 'site_1', url: 'http://127.0.0.1:1', reason: 'connect' });
+    logEvent(logger.child({ component: 'sync' }), 'site.sync_failed', {
+      siteId: 'site_1',
+      url: 'http://127.0.0.1:1',
+      reason: 'connect',
+    });
     await settle();
 
     expect(received).toEqual([
       { event: 'token.created', level: 'info', fields: { tokenId: 'tok_1', name: 'ci', scope: 'read' } },
-      { event: 'site.sync_failed', level: 'warn', fields: { siteId: 'site_1', url: 'http://127.0.0.1:1', reason: 'connect' } },
+      {
+        event: 'site.sync_failed',
+        level: 'warn',
+        fields: { siteId: 'site_1', url: 'http://127.0.0.1:1', reason: 'connect' },
+      },
     ]);
   });
 

@@ -15,10 +15,12 @@ function sourceFiles(dir: string): string[] {
 
 describe('the log-event catalogue', () => {
   const documented = new Map(
-    [...readFileSync(join(root, 'docs/events.md'), 'utf8').matchAll(/^\| `([a-z_.]+)` \| (\w+) \| ([^|]*) \|/gm)].map((match) => [
-      match[1]!,
-      { level: match[2]!, fields: [...match[3]!.matchAll(/`(\w+)`/g)].map((field) => field[1]!) },
-    ]),
+    [...readFileSync(join(root, 'docs/events.md'), 'utf8').matchAll(/^\| `([a-z_.]+)` \| (\w+) \| ([^|]*) \|/gm)].map(
+      (match) => [
+        match[1]!,
+        { level: match[2]!, fields: [...match[3]!.matchAll(/`(\w+)`/g)].map((field) => field[1]!) },
+      ],
+    ),
   );
 
   it('documents every event in the code with the same level and fields', () => {
@@ -29,7 +31,9 @@ describe('the log-event catalogue', () => {
   });
 
   it('has every emitted event in the catalogue', () => {
-    const emitted = sourceFiles(join(root, 'src')).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/logEvent\(\s*[\w.]+,\s*'([^']+)'/g)].map((match) => match[1]!));
+    const emitted = sourceFiles(join(root, 'src')).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/logEvent\(\s*[\w.]+,\s*'([^']+)'/g)].map((match) => match[1]!),
+    );
     expect(emitted.length).toBeGreaterThan(10);
     for (const name of emitted) expect(Object.keys(eventCatalogue), name).toContain(name);
   });
@@ -37,12 +41,20 @@ describe('the log-event catalogue', () => {
   it('never names a field after a key every log line already has', () => {
     // `logEvent` spreads the fields after `event`: a field called `event` would overwrite the event's name.
     for (const [name, entry] of Object.entries(eventCatalogue)) {
-      for (const reserved of ['event', 'level', 'time', 'msg', 'service']) expect(entry.fields, name).not.toContain(reserved);
+      for (const reserved of ['event', 'level', 'time', 'msg', 'service'])
+        expect(entry.fields, name).not.toContain(reserved);
     }
   });
 
   it('checks logged records against the catalogue: a missing field or another level is a violation, a null value is not', () => {
-    const record = { level: 'error', event: 'site.down', siteId: 'site_1', url: 'http://127.0.0.1:1', cause: 'connect', firstFailureAt: null };
+    const record = {
+      level: 'error',
+      event: 'site.down',
+      siteId: 'site_1',
+      url: 'http://127.0.0.1:1',
+      cause: 'connect',
+      firstFailureAt: null,
+    };
     expect(catalogueViolation(record)).toBeNull();
     const { cause: _cause, ...withoutCause } = record;
     expect(catalogueViolation(withoutCause)).toMatch(/site\.down was logged without its documented field\(s\) cause/);

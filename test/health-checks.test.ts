@@ -25,14 +25,22 @@ function readyApp() {
   stopScheduler = () => scheduler.stop();
   // The checks need the app's database, the app needs the checks: they meet through this holder.
   const built: { app?: TestApp } = {};
-  const readiness = createReadiness({ clock, checkWritable: () => sqliteWriteCheck(built.app!.database.sqlite)(), scheduler, queues: () => metrics.queues(), queueStallMs: STALL_MS });
+  const readiness = createReadiness({
+    clock,
+    checkWritable: () => sqliteWriteCheck(built.app!.database.sqlite)(),
+    scheduler,
+    queues: () => metrics.queues(),
+    queueStallMs: STALL_MS,
+  });
   const app = (built.app = t = createTestApp({ clock, metrics, app: { readiness } }));
   return { app, clock, scheduler };
 }
 
 async function readyz(app: TestApp) {
   const response = await app.call('GET', '/readyz', { token: null });
-  const failing = (response.json.checks as { name: string; ok: boolean }[]).filter((check) => !check.ok).map((check) => check.name);
+  const failing = (response.json.checks as { name: string; ok: boolean }[])
+    .filter((check) => !check.ok)
+    .map((check) => check.name);
   return { status: response.status, body: response.json, failing };
 }
 
@@ -51,7 +59,14 @@ describe('/healthz and /readyz', () => {
     const ready = await readyz(app);
     expect(ready.status).toBe(200);
     expect(ready.body.status).toBe('ready');
-    expect(ready.body.checks.map((check: { name: string }) => check.name)).toEqual(['database', 'scheduler', 'queue:site_tasks', 'queue:uptime_probes', 'queue:audits', 'queue:backups']);
+    expect(ready.body.checks.map((check: { name: string }) => check.name)).toEqual([
+      'database',
+      'scheduler',
+      'queue:site_tasks',
+      'queue:uptime_probes',
+      'queue:audits',
+      'queue:backups',
+    ]);
 
     clock.advance(2 * 60_000);
     expect((await readyz(app)).status).toBe(200);
@@ -92,14 +107,18 @@ describe('/healthz and /readyz', () => {
     expect((await check(STALL_MS - 60_000)).status).toBe(200);
     const stalled = await check(2 * 60_000);
     expect(stalled).toMatchObject({ status: 503, failing: ['queue:site_tasks'] });
-    expect(stalled.body.checks.find((c: { name: string }) => c.name === 'queue:site_tasks').detail).toMatch(/1 waiting or running, nothing finished for 3660 s/);
+    expect(stalled.body.checks.find((c: { name: string }) => c.name === 'queue:site_tasks').detail).toMatch(
+      /1 waiting or running, nothing finished for 3660 s/,
+    );
     release();
     await stuck;
     expect((await check(0)).status).toBe(200);
 
     // A queue that keeps finishing tasks is not stuck, however long it stays busy.
     let next!: () => void;
-    const tasks = [0, 1, 2].map(() => app.services.siteQueue.run('site_busy', () => new Promise<void>((done) => (next = done))));
+    const tasks = [0, 1, 2].map(() =>
+      app.services.siteQueue.run('site_busy', () => new Promise<void>((done) => (next = done))),
+    );
     expect((await check(0)).status).toBe(200);
     for (const task of tasks) {
       expect((await check(STALL_MS - 1000)).status).toBe(200);

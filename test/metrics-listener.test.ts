@@ -30,7 +30,13 @@ describe('the daemon process serving health and metrics', () => {
       const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } });
       expect(metrics.status).toBe(200);
       const families = parsePrometheusText(await metrics.text());
-      expect(sampleValue(families, 'sitewarden_http_request_duration_seconds_count', { method: 'GET', route: '/api/sites', status: '2xx' })).toBe(1);
+      expect(
+        sampleValue(families, 'sitewarden_http_request_duration_seconds_count', {
+          method: 'GET',
+          route: '/api/sites',
+          status: '2xx',
+        }),
+      ).toBe(1);
       expect(families.get('process_cpu_seconds_total')?.type).toBe('counter');
     } finally {
       await stop(daemon);
@@ -39,7 +45,10 @@ describe('the daemon process serving health and metrics', () => {
 
   it('serves /metrics without a token on SITEWARDEN_METRICS_LISTEN, and not on the main listener', async () => {
     const metricsPort = await freePort();
-    const daemon = await startDaemonProcess({ SITEWARDEN_DATA_DIR: mkdtempSync(join(tmpdir(), 'sitewarden-metrics-')), SITEWARDEN_METRICS_LISTEN: `127.0.0.1:${metricsPort}` });
+    const daemon = await startDaemonProcess({
+      SITEWARDEN_DATA_DIR: mkdtempSync(join(tmpdir(), 'sitewarden-metrics-')),
+      SITEWARDEN_METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
+    });
     try {
       const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(scraped.status).toBe(200);

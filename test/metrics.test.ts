@@ -28,7 +28,11 @@ describe('GET /metrics', () => {
   it('serves the Prometheus text format, and its figures move with what the daemon does', async () => {
     const clock = createFakeClock(new Date('2026-03-02T10:00:00Z'));
     // No Chromium there: the audit fails at once, which is all the metrics need.
-    t = createTestApp({ clock, metrics: createMetrics(), config: { performance: { ...DEFAULT_PERFORMANCE_CONFIG, chromePath: '/nonexistent/chromium' } } });
+    t = createTestApp({
+      clock,
+      metrics: createMetrics(),
+      config: { performance: { ...DEFAULT_PERFORMANCE_CONFIG, chromePath: '/nonexistent/chromium' } },
+    });
     const scrape = async () => {
       const response = await t!.call('GET', '/metrics', { token: t!.readToken });
       expect(response.status).toBe(200);
@@ -52,7 +56,8 @@ describe('GET /metrics', () => {
     ] as const) {
       expect(before.get(name)?.type, name).toBe(type);
     }
-    for (const queue of ['site_tasks', 'uptime_probes', 'audits', 'backups']) expect(sampleValue(before, 'sitewarden_queue_depth', { queue })).toBe(0);
+    for (const queue of ['site_tasks', 'uptime_probes', 'audits', 'backups'])
+      expect(sampleValue(before, 'sitewarden_queue_depth', { queue })).toBe(0);
     expect(sampleValue(before, 'sitewarden_sites', { state: 'connected' })).toBe(0);
 
     // A monitored site answering on loopback, one that refuses connections, and a pending one.
@@ -60,11 +65,36 @@ describe('GET /metrics', () => {
     const now = clock.now();
     const up = createId('site', now);
     const url = await loopbackSite();
-    t.services.sitesRepository.insert({ id: up, url, restUrl: `${url}/wp-json/`, state: 'connected', createdAt: now, updatedAt: now, connectedAt: now });
+    t.services.sitesRepository.insert({
+      id: up,
+      url,
+      restUrl: `${url}/wp-json/`,
+      state: 'connected',
+      createdAt: now,
+      updatedAt: now,
+      connectedAt: now,
+    });
     t.services.lifecycle.connected(up);
     const refusing = createId('site', now);
-    t.services.sitesRepository.insert({ id: refusing, url: 'http://127.0.0.1:9', restUrl: 'http://127.0.0.1:9/wp-json/', state: 'connected', username: 'admin', credentialSealed: t.services.secrets.seal('xxxx xxxx xxxx xxxx xxxx xxxx'), createdAt: now, updatedAt: now, connectedAt: now });
-    t.services.sitesRepository.insert({ id: createId('site', now), url: 'http://127.0.0.1:9/pending', restUrl: 'http://127.0.0.1:9/pending/wp-json/', state: 'pending', createdAt: now, updatedAt: now });
+    t.services.sitesRepository.insert({
+      id: refusing,
+      url: 'http://127.0.0.1:9',
+      restUrl: 'http://127.0.0.1:9/wp-json/',
+      state: 'connected',
+      username: 'admin',
+      credentialSealed: t.services.secrets.seal('xxxx xxxx xxxx xxxx xxxx xxxx'),
+      createdAt: now,
+      updatedAt: now,
+      connectedAt: now,
+    });
+    t.services.sitesRepository.insert({
+      id: createId('site', now),
+      url: 'http://127.0.0.1:9/pending',
+      restUrl: 'http://127.0.0.1:9/pending/wp-json/',
+      state: 'pending',
+      createdAt: now,
+      updatedAt: now,
+    });
 
     clock.set(new Date(t.services.uptime.nextDueAt(up)!));
     expect(await t.services.uptime.runDue()).toBeGreaterThanOrEqual(1);
@@ -91,14 +121,44 @@ describe('GET /metrics', () => {
     expect(sampleValue(after, 'sitewarden_jobs_total', { kind: 'audit', outcome: 'failed' })).toBe(1);
     expect(sampleValue(after, 'sitewarden_job_duration_seconds_count', { kind: 'audit' })).toBe(1);
     // Route patterns, never raw paths: the two unknown ids share one series.
-    expect(sampleValue(after, 'sitewarden_http_request_duration_seconds_count', { method: 'GET', route: '/api/sites', status: '2xx' })).toBe(1);
-    expect(sampleValue(after, 'sitewarden_http_request_duration_seconds_count', { method: 'GET', route: '/api/sites/:id', status: '4xx' })).toBe(2);
-    expect(sampleValue(after, 'sitewarden_http_request_duration_seconds_count', { method: 'GET', route: '/metrics', status: '2xx' })).toBe(1);
-    expect(sampleValue(after, 'sitewarden_http_request_duration_seconds_count', { method: 'GET', route: 'unmatched', status: '4xx' })).toBe(2);
-    const routes = new Set(after.get('sitewarden_http_request_duration_seconds')!.samples.map((sample) => sample.labels.route));
+    expect(
+      sampleValue(after, 'sitewarden_http_request_duration_seconds_count', {
+        method: 'GET',
+        route: '/api/sites',
+        status: '2xx',
+      }),
+    ).toBe(1);
+    expect(
+      sampleValue(after, 'sitewarden_http_request_duration_seconds_count', {
+        method: 'GET',
+        route: '/api/sites/:id',
+        status: '4xx',
+      }),
+    ).toBe(2);
+    expect(
+      sampleValue(after, 'sitewarden_http_request_duration_seconds_count', {
+        method: 'GET',
+        route: '/metrics',
+        status: '2xx',
+      }),
+    ).toBe(1);
+    expect(
+      sampleValue(after, 'sitewarden_http_request_duration_seconds_count', {
+        method: 'GET',
+        route: 'unmatched',
+        status: '4xx',
+      }),
+    ).toBe(2);
+    const routes = new Set(
+      after.get('sitewarden_http_request_duration_seconds')!.samples.map((sample) => sample.labels.route),
+    );
     expect([...routes].some((route) => route?.includes('site_unknown'))).toBe(false);
-    const labelValues = [...after.values()].flatMap((family) => family.samples.flatMap((sample) => Object.values(sample.labels)));
-    expect(labelValues.filter((value) => value.includes(up) || value.includes(refusing) || value.includes('site_unknown'))).toEqual([]);
+    const labelValues = [...after.values()].flatMap((family) =>
+      family.samples.flatMap((sample) => Object.values(sample.labels)),
+    );
+    expect(
+      labelValues.filter((value) => value.includes(up) || value.includes(refusing) || value.includes('site_unknown')),
+    ).toEqual([]);
   });
 
   it('needs an API token on the main listener, and is not there at all when it has its own', async () => {

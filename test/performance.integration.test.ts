@@ -41,7 +41,10 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
   function appWith(performance: Partial<PerformanceConfig> = {}): TestApp & { dataDir: string } {
     const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-perf-'));
     dataDirs.push(dataDir);
-    const app = createTestApp({ auditWorkerPath: workerPath, config: { dataDir, performance: { ...DEFAULT_PERFORMANCE_CONFIG, ...performance } } });
+    const app = createTestApp({
+      auditWorkerPath: workerPath,
+      config: { dataDir, performance: { ...DEFAULT_PERFORMANCE_CONFIG, ...performance } },
+    });
     apps.push(app);
     return Object.assign(app, { dataDir });
   }
@@ -49,7 +52,14 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
   /** A site row pointing anywhere, for audits of pages that are not WordPress. */
   function addSiteAt(t: TestApp, url: string) {
     const now = new Date();
-    return t.services.sitesRepository.insert({ id: createId('site', now), url, restUrl: `${url}/wp-json/`, state: 'connected', createdAt: now, updatedAt: now });
+    return t.services.sitesRepository.insert({
+      id: createId('site', now),
+      url,
+      restUrl: `${url}/wp-json/`,
+      state: 'connected',
+      createdAt: now,
+      updatedAt: now,
+    });
   }
 
   beforeAll(async () => {
@@ -71,7 +81,9 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
 
     beforeAll(async () => {
       t = appWith();
-      const connected = await t.call('POST', '/api/sites', { json: { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword } });
+      const connected = await t.call('POST', '/api/sites', {
+        json: { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword },
+      });
       expect(connected.status, connected.text).toBe(201);
       siteId = connected.json.id;
       const queued = await t.call('POST', `/api/sites/${siteId}/performance`, { json: { formFactor: 'desktop' } });
@@ -83,14 +95,23 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
 
     it('completes with the four category scores in [0, 1], the key metrics and the versions', async () => {
       const { json } = await t.call('GET', `/api/sites/${siteId}/performance/${audit.id}`, { token: t.readToken });
-      expect(json, JSON.stringify(json)).toMatchObject({ status: 'completed', failure: null, versions: { lighthouse: expect.stringMatching(/^12\.8\./), chromium: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/) } });
+      expect(json, JSON.stringify(json)).toMatchObject({
+        status: 'completed',
+        failure: null,
+        versions: {
+          lighthouse: expect.stringMatching(/^12\.8\./),
+          chromium: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/),
+        },
+      });
       for (const score of Object.values(json.scores)) {
         expect(score).toBeGreaterThanOrEqual(0);
         expect(score).toBeLessThanOrEqual(1);
       }
       expect(Object.keys(json.scores).sort()).toEqual(['accessibility', 'bestPractices', 'performance', 'seo']);
-      for (const name of ['firstContentfulPaintMs', 'largestContentfulPaintMs', 'speedIndexMs', 'timeToFirstByteMs']) expect(json.metrics[name], name).toBeGreaterThan(0);
-      for (const name of ['totalBlockingTimeMs', 'cumulativeLayoutShift']) expect(json.metrics[name], name).toBeGreaterThanOrEqual(0);
+      for (const name of ['firstContentfulPaintMs', 'largestContentfulPaintMs', 'speedIndexMs', 'timeToFirstByteMs'])
+        expect(json.metrics[name], name).toBeGreaterThan(0);
+      for (const name of ['totalBlockingTimeMs', 'cumulativeLayoutShift'])
+        expect(json.metrics[name], name).toBeGreaterThanOrEqual(0);
       expect(Date.parse(json.finishedAt)).toBeGreaterThanOrEqual(Date.parse(json.startedAt));
     });
 
@@ -99,9 +120,25 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
       expect(json.latest.desktop.id).toBe(audit.id);
       expect(json.latest.mobile).toBeNull();
       expect(json.history.items.map((item: { id: string }) => item.id)).toEqual([audit.id]);
-      expect((await t.call('GET', `/api/sites/${siteId}/performance?formFactor=mobile`)).json.history.items).toEqual([]);
-      expect((await t.call('GET', `/api/sites/${siteId}/performance?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).json.history.items).toEqual([]);
-      expect((await t.call('GET', `/api/sites/${siteId}/performance?to=${encodeURIComponent(new Date().toISOString())}&limit=1`)).json.history).toEqual({ items: [expect.objectContaining({ id: audit.id })], nextCursor: null });
+      expect((await t.call('GET', `/api/sites/${siteId}/performance?formFactor=mobile`)).json.history.items).toEqual(
+        [],
+      );
+      expect(
+        (
+          await t.call(
+            'GET',
+            `/api/sites/${siteId}/performance?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+          )
+        ).json.history.items,
+      ).toEqual([]);
+      expect(
+        (
+          await t.call(
+            'GET',
+            `/api/sites/${siteId}/performance?to=${encodeURIComponent(new Date().toISOString())}&limit=1`,
+          )
+        ).json.history,
+      ).toEqual({ items: [expect.objectContaining({ id: audit.id })], nextCursor: null });
     });
 
     it('serves the full HTML report, gzip-encoded to clients that accept it', async () => {
@@ -111,13 +148,18 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
       expect(plain.text).toMatch(/<!doctype html>/i);
       expect(plain.text).toContain('Lighthouse Report');
       expect(plain.text).toContain(site.url);
-      const gzipped = await t.app.request(`/api/sites/${siteId}/performance/${audit.id}/report`, { headers: { authorization: `Bearer ${t.readToken}`, 'accept-encoding': 'gzip' } });
+      const gzipped = await t.app.request(`/api/sites/${siteId}/performance/${audit.id}/report`, {
+        headers: { authorization: `Bearer ${t.readToken}`, 'accept-encoding': 'gzip' },
+      });
       expect(gzipped.headers.get('content-encoding')).toBe('gzip');
       expect(gunzipSync(Buffer.from(await gzipped.arrayBuffer())).toString('utf8')).toBe(plain.text);
     });
 
     it('keeps a few hundred bytes in SQLite and the compressed report on disk', async () => {
-      const row = t.database.sqlite.prepare('select * from performance_audits where id = ?').get(audit.id) as Record<string, unknown>;
+      const row = t.database.sqlite.prepare('select * from performance_audits where id = ?').get(audit.id) as Record<
+        string,
+        unknown
+      >;
       expect(JSON.stringify(row).length).toBeLessThan(2048);
       const { json } = await t.call('GET', `/api/sites/${siteId}/performance/${audit.id}`);
       expect(json.report.bytes).toBeGreaterThan(10_000);
@@ -128,16 +170,24 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
 
   it('runs a scheduled audit of a connected site to completion when its slot comes', async () => {
     const t = appWith();
-    const connected = await t.call('POST', '/api/sites', { json: { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword } });
+    const connected = await t.call('POST', '/api/sites', {
+      json: { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword },
+    });
     expect(connected.status, connected.text).toBe(201);
-    const settings = await t.call('PATCH', `/api/sites/${connected.json.id}`, { json: { performance: { formFactors: ['mobile'] } } });
+    const settings = await t.call('PATCH', `/api/sites/${connected.json.id}`, {
+      json: { performance: { formFactors: ['mobile'] } },
+    });
     expect(settings.status, settings.text).toBe(200);
     // A site never audited is due at once; the cron tick calls exactly this.
     expect(t.services.performance.enqueueDue()).toBe(1);
     expect(t.services.performance.enqueueDue()).toBe(0);
     await t.services.performance.idle();
     const { json } = await t.call('GET', `/api/sites/${connected.json.id}/performance`);
-    expect(json.latest.mobile, JSON.stringify(json)).toMatchObject({ status: 'completed', trigger: 'scheduled', formFactor: 'mobile' });
+    expect(json.latest.mobile, JSON.stringify(json)).toMatchObject({
+      status: 'completed',
+      trigger: 'scheduled',
+      formFactor: 'mobile',
+    });
     expect(json.latest.mobile.scores.performance).toBeGreaterThan(0);
   }, 120_000);
 
@@ -146,8 +196,14 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
     const unreachable = addSiteAt(t, `http://127.0.0.1:${await freePort()}`);
     const queued = t.services.performance.requestAudit(unreachable.id, { formFactor: 'mobile' });
     await t.services.performance.idle();
-    expect(t.services.performance.get(unreachable.id, queued.id)).toMatchObject({ status: 'failed', failureReason: 'page_unreachable', reportBytes: null });
-    expect(t.logs.events('performance.audit_failed')).toEqual([expect.objectContaining({ auditId: queued.id, reason: 'page_unreachable', siteId: unreachable.id })]);
+    expect(t.services.performance.get(unreachable.id, queued.id)).toMatchObject({
+      status: 'failed',
+      failureReason: 'page_unreachable',
+      reportBytes: null,
+    });
+    expect(t.logs.events('performance.audit_failed')).toEqual([
+      expect.objectContaining({ auditId: queued.id, reason: 'page_unreachable', siteId: unreachable.id }),
+    ]);
   });
 
   it('fails with chrome_unavailable and a clear message when Chromium is missing, and keeps working', async () => {
@@ -156,7 +212,10 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
     const queued = await t.call('POST', `/api/sites/${target.id}/performance`);
     await t.services.performance.idle();
     const { json } = await t.call('GET', `/api/sites/${target.id}/performance/${queued.json.id}`);
-    expect(json).toMatchObject({ status: 'failed', failure: { reason: 'chrome_unavailable', message: expect.stringContaining('/nonexistent/chromium') } });
+    expect(json).toMatchObject({
+      status: 'failed',
+      failure: { reason: 'chrome_unavailable', message: expect.stringContaining('/nonexistent/chromium') },
+    });
     expect(json.failure.message).toContain('CHROME_PATH');
     expect((await t.call('GET', '/api/health', { token: null })).status).toBe(200);
   });
@@ -177,7 +236,10 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
       await waitFor(() => (processesNaming(workDir).length > 0 ? true : undefined), 8_000);
       await t.services.performance.idle();
       expect(Date.now() - started).toBeLessThan(15_000);
-      expect(t.services.performance.get(target.id, queued.id)).toMatchObject({ status: 'failed', failureReason: 'timeout' });
+      expect(t.services.performance.get(target.id, queued.id)).toMatchObject({
+        status: 'failed',
+        failureReason: 'timeout',
+      });
       expect(processesNaming(workDir)).toEqual([]);
       expect(processesNaming(queued.id)).toEqual([]);
     } finally {

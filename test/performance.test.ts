@@ -18,7 +18,15 @@ import { createFakeClock, createTestApp, type TestApp } from './helpers/test-app
 const DAY = 86_400_000;
 
 function figures(performance: number, lcp: number, tbt = 0, cls = 0, fcp = 800): AuditFigures {
-  return { scores: { performance }, metrics: { firstContentfulPaintMs: fcp, largestContentfulPaintMs: lcp, totalBlockingTimeMs: tbt, cumulativeLayoutShift: cls } };
+  return {
+    scores: { performance },
+    metrics: {
+      firstContentfulPaintMs: fcp,
+      largestContentfulPaintMs: lcp,
+      totalBlockingTimeMs: tbt,
+      cumulativeLayoutShift: cls,
+    },
+  };
 }
 
 function summary(performance: number, lcp: number): AuditSummary {
@@ -26,7 +34,14 @@ function summary(performance: number, lcp: number): AuditSummary {
     lighthouseVersion: '12.8.2',
     chromeVersion: '156.0.0.1',
     scores: { performance, accessibility: 0.9, bestPractices: 1, seo: 0.8 },
-    metrics: { firstContentfulPaintMs: 800, largestContentfulPaintMs: lcp, totalBlockingTimeMs: 10, cumulativeLayoutShift: 0, speedIndexMs: 900, timeToFirstByteMs: 20 },
+    metrics: {
+      firstContentfulPaintMs: 800,
+      largestContentfulPaintMs: lcp,
+      totalBlockingTimeMs: 10,
+      cumulativeLayoutShift: 0,
+      speedIndexMs: 900,
+      timeToFirstByteMs: 20,
+    },
     reportBytes: 0,
   };
 }
@@ -50,7 +65,9 @@ describe('regression detection', () => {
   it('ignores changes below the noise floor even when the percentage is large', () => {
     const quiet = [figures(0.9, 2000, 0, 0.001), figures(0.9, 2000, 0, 0.001), figures(0.9, 2000, 0, 0.001)];
     expect(detectRegressions(figures(0.9, 2000, 30, 0.005), quiet, 10)).toEqual([]);
-    expect(detectRegressions(figures(0.9, 2000, 400, 0.25), quiet, 10).map((regression) => regression.measure)).toEqual(['totalBlockingTimeMs', 'cumulativeLayoutShift']);
+    expect(detectRegressions(figures(0.9, 2000, 400, 0.25), quiet, 10).map((regression) => regression.measure)).toEqual(
+      ['totalBlockingTimeMs', 'cumulativeLayoutShift'],
+    );
   });
 });
 
@@ -111,7 +128,14 @@ describe('performance audits without a browser', () => {
 
   function addSite(state: 'connected' | 'pending' = 'connected', url = 'http://127.0.0.1:9/') {
     const now = clock.now();
-    return t.services.sitesRepository.insert({ id: createId('site', now), url: `${url}${Math.random().toString(36).slice(2)}`, restUrl: `${url}wp-json/`, state, createdAt: now, updatedAt: now });
+    return t.services.sitesRepository.insert({
+      id: createId('site', now),
+      url: `${url}${Math.random().toString(36).slice(2)}`,
+      restUrl: `${url}wp-json/`,
+      state,
+      createdAt: now,
+      updatedAt: now,
+    });
   }
 
   function serviceWith(runner: AuditRunner, overrides: Partial<typeof DEFAULT_PERFORMANCE_CONFIG> = {}) {
@@ -127,7 +151,9 @@ describe('performance audits without a browser', () => {
   }
 
   it('the scheduler enqueues each connected site once per slot, both form factors by default', async () => {
-    const { runner, requests } = scriptedRunner(Array.from({ length: 10 }, () => ({ ok: true, summary: summary(0.9, 2000) }) as AuditOutcome));
+    const { runner, requests } = scriptedRunner(
+      Array.from({ length: 10 }, () => ({ ok: true, summary: summary(0.9, 2000) }) as AuditOutcome),
+    );
     const performance = serviceWith(runner);
     const site = addSite();
     addSite('pending');
@@ -160,7 +186,11 @@ describe('performance audits without a browser', () => {
     expect(requests.at(-1)).toMatchObject({ formFactor: 'desktop', runs: 3 });
 
     // A site's own interval: every six hours, four times a day, at its own slots.
-    expect(performance.updateSettings(site.id, { intervalHours: 6 })).toMatchObject({ intervalHours: 6, formFactors: ['desktop'], runs: 3 });
+    expect(performance.updateSettings(site.id, { intervalHours: 6 })).toMatchObject({
+      intervalHours: 6,
+      formFactors: ['desktop'],
+      runs: 3,
+    });
     performance.enqueueDue(); // the current six-hour slot, if the daily audit came before it
     await performance.idle();
     let sixHourly = 0;
@@ -173,7 +203,10 @@ describe('performance audits without a browser', () => {
   });
 
   it('logs performance.regressed with before and after when an audit is worse than the recent median', async () => {
-    const outcomes: AuditOutcome[] = [0.9, 0.91, 0.89, 0.9, 0.6].map((score) => ({ ok: true, summary: summary(score, score > 0.8 ? 2000 : 4000) }));
+    const outcomes: AuditOutcome[] = [0.9, 0.91, 0.89, 0.9, 0.6].map((score) => ({
+      ok: true,
+      summary: summary(score, score > 0.8 ? 2000 : 4000),
+    }));
     const performance = serviceWith(scriptedRunner(outcomes).runner);
     const site = addSite();
     for (let i = 0; i < 5; i++) {
@@ -197,9 +230,26 @@ describe('performance audits without a browser', () => {
   it('fails audits that were running at a crash as interrupted and queues the waiting ones again', async () => {
     const site = addSite();
     const repository = createPerformanceRepository({ db: t.database.db });
-    const base = { siteId: site.id, url: site.url, formFactor: 'mobile' as const, trigger: 'scheduled' as const, runs: 1, queuedAt: clock.now() };
-    const running = repository.insert({ ...base, id: createId('perf', clock.now()), status: 'running', startedAt: clock.now() });
-    const queued = repository.insert({ ...base, id: createId('perf', clock.now()), formFactor: 'desktop', status: 'queued' });
+    const base = {
+      siteId: site.id,
+      url: site.url,
+      formFactor: 'mobile' as const,
+      trigger: 'scheduled' as const,
+      runs: 1,
+      queuedAt: clock.now(),
+    };
+    const running = repository.insert({
+      ...base,
+      id: createId('perf', clock.now()),
+      status: 'running',
+      startedAt: clock.now(),
+    });
+    const queued = repository.insert({
+      ...base,
+      id: createId('perf', clock.now()),
+      formFactor: 'desktop',
+      status: 'queued',
+    });
 
     const { runner, requests } = scriptedRunner([{ ok: true, summary: summary(0.9, 2000) }]);
     const performance = serviceWith(runner);
@@ -208,17 +258,40 @@ describe('performance audits without a browser', () => {
     expect(repository.findById(running.id)).toMatchObject({ status: 'failed', failureReason: 'interrupted' });
     expect(repository.findById(queued.id)).toMatchObject({ status: 'completed' });
     expect(requests).toHaveLength(1);
-    expect(t.logs.events('performance.audit_failed')).toEqual([expect.objectContaining({ auditId: running.id, reason: 'interrupted' })]);
-    expect(t.logs.events('job.interrupted')).toEqual([expect.objectContaining({ kind: 'audit', jobId: running.id, siteId: site.id, action: 'failed' }), expect.objectContaining({ kind: 'audit', jobId: queued.id, siteId: site.id, action: 'requeued' })]);
+    expect(t.logs.events('performance.audit_failed')).toEqual([
+      expect.objectContaining({ auditId: running.id, reason: 'interrupted' }),
+    ]);
+    expect(t.logs.events('job.interrupted')).toEqual([
+      expect.objectContaining({ kind: 'audit', jobId: running.id, siteId: site.id, action: 'failed' }),
+      expect.objectContaining({ kind: 'audit', jobId: queued.id, siteId: site.id, action: 'requeued' }),
+    ]);
   });
 
   it('sweeps what a killed daemon left: work directories and reports of audits that did not complete', async () => {
     const site = addSite();
     const repository = createPerformanceRepository({ db: t.database.db });
     const reports = createReportStore({ dataDir });
-    const base = { siteId: site.id, url: site.url, formFactor: 'mobile' as const, trigger: 'scheduled' as const, runs: 1, queuedAt: clock.now() };
-    const kept = repository.insert({ ...base, id: createId('perf', clock.now()), status: 'completed', reportBytes: 3, finishedAt: clock.now() });
-    const interrupted = repository.insert({ ...base, id: createId('perf', clock.now()), status: 'running', startedAt: clock.now() });
+    const base = {
+      siteId: site.id,
+      url: site.url,
+      formFactor: 'mobile' as const,
+      trigger: 'scheduled' as const,
+      runs: 1,
+      queuedAt: clock.now(),
+    };
+    const kept = repository.insert({
+      ...base,
+      id: createId('perf', clock.now()),
+      status: 'completed',
+      reportBytes: 3,
+      finishedAt: clock.now(),
+    });
+    const interrupted = repository.insert({
+      ...base,
+      id: createId('perf', clock.now()),
+      status: 'running',
+      startedAt: clock.now(),
+    });
     for (const [path, body] of [
       [reports.pathOf(site.id, kept.id), 'kept'],
       [reports.pathOf(site.id, interrupted.id), 'written after the daemon died'],
@@ -237,7 +310,9 @@ describe('performance audits without a browser', () => {
   });
 
   it('removes reports past their retention but keeps the scores', async () => {
-    const performance = serviceWith(scriptedRunner([{ ok: true, summary: summary(0.9, 2000) }]).runner, { reportRetentionDays: 30 });
+    const performance = serviceWith(scriptedRunner([{ ok: true, summary: summary(0.9, 2000) }]).runner, {
+      reportRetentionDays: 30,
+    });
     const site = addSite();
     const audit = performance.requestAudit(site.id, {});
     await performance.idle();
@@ -246,14 +321,23 @@ describe('performance audits without a browser', () => {
     expect(await performance.cleanupReports()).toBe(0);
     clock.advance(2 * DAY);
     expect(await performance.cleanupReports()).toBe(1);
-    expect(performance.get(site.id, audit.id)).toMatchObject({ status: 'completed', scorePerformance: 0.9, reportBytes: null });
-    await expect(performance.report(site.id, audit.id)).rejects.toMatchObject({ problem: { name: 'performance-report-not-found' } });
+    expect(performance.get(site.id, audit.id)).toMatchObject({
+      status: 'completed',
+      scorePerformance: 0.9,
+      reportBytes: null,
+    });
+    await expect(performance.report(site.id, audit.id)).rejects.toMatchObject({
+      problem: { name: 'performance-report-not-found' },
+    });
   });
 
   it('returns the waiting audit instead of queueing a second one of the same form factor', async () => {
     let open: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (open = resolve));
-    const runner: AuditRunner = { run: async () => (await gate, { ok: false, reason: 'page_error', message: 'NO_FCP' }), killAll: () => undefined };
+    const runner: AuditRunner = {
+      run: async () => (await gate, { ok: false, reason: 'page_error', message: 'NO_FCP' }),
+      killAll: () => undefined,
+    };
     const performance = serviceWith(runner);
     const site = addSite();
     const first = performance.requestAudit(site.id, { formFactor: 'mobile' });
@@ -268,8 +352,14 @@ describe('performance audits without a browser', () => {
   it('serves settings, refuses unknown sites and audits, and has no report for a failed audit', async () => {
     const site = addSite();
     const settings = async () => (await t.call('GET', `/api/sites/${site.id}/settings`, { token: t.readToken })).json;
-    const patch = (performance: unknown, extra: Record<string, unknown> = {}) => t.call('PATCH', `/api/sites/${site.id}`, { json: { performance, ...extra } });
-    expect((await settings()).performance).toEqual({ enabled: true, formFactors: ['mobile', 'desktop'], runs: 1, intervalHours: 24 });
+    const patch = (performance: unknown, extra: Record<string, unknown> = {}) =>
+      t.call('PATCH', `/api/sites/${site.id}`, { json: { performance, ...extra } });
+    expect((await settings()).performance).toEqual({
+      enabled: true,
+      formFactors: ['mobile', 'desktop'],
+      runs: 1,
+      intervalHours: 24,
+    });
     expect((await patch({ intervalHours: 6 })).json.performance).toMatchObject({ intervalHours: 6 });
     expect((await patch({ intervalHours: null })).json.performance).toMatchObject({ intervalHours: 24 });
     expect((await patch({ intervalHours: 0 })).status).toBe(400);
@@ -278,25 +368,44 @@ describe('performance audits without a browser', () => {
     const mixed = await patch({ runs: 0 }, { monitoring: { intervalSeconds: 300 } });
     expect(mixed.status).toBe(400);
     expect(await settings()).toEqual(before);
-    const patched = await t.call('PATCH', `/api/sites/${site.id}`, { json: { performance: { formFactors: ['desktop'], runs: 3 } } });
+    const patched = await t.call('PATCH', `/api/sites/${site.id}`, {
+      json: { performance: { formFactors: ['desktop'], runs: 3 } },
+    });
     expect(patched.status, patched.text).toBe(200);
     expect(patched.json.performance).toEqual({ enabled: true, formFactors: ['desktop'], runs: 3, intervalHours: 24 });
     expect((await patch({ runs: 0, formFactors: ['tablet'] })).json.errors).toHaveLength(2);
-    expect((await t.call('PATCH', `/api/sites/${site.id}`, { json: { performance: { runs: 2 } }, token: t.readToken })).status).toBe(403);
+    expect(
+      (await t.call('PATCH', `/api/sites/${site.id}`, { json: { performance: { runs: 2 } }, token: t.readToken }))
+        .status,
+    ).toBe(403);
 
-    expect((await t.call('GET', '/api/sites/site_01jc0z6x8m3yq4x0h7a9b2c3d4/performance')).json.type).toBe('/problems/site-not-found');
+    expect((await t.call('GET', '/api/sites/site_01jc0z6x8m3yq4x0h7a9b2c3d4/performance')).json.type).toBe(
+      '/problems/site-not-found',
+    );
     expect((await t.call('POST', '/api/sites/site_01jc0z6x8m3yq4x0h7a9b2c3d4/performance')).status).toBe(404);
-    expect((await t.call('GET', `/api/sites/${site.id}/performance/perf_01jc0z6x8m3yq4x0h7a9b2c3d4`)).json.type).toBe('/problems/performance-audit-not-found');
+    expect((await t.call('GET', `/api/sites/${site.id}/performance/perf_01jc0z6x8m3yq4x0h7a9b2c3d4`)).json.type).toBe(
+      '/problems/performance-audit-not-found',
+    );
     expect((await t.call('GET', `/api/sites/${site.id}/performance/nonsense`)).status).toBe(400);
 
     // Running from src/, the test app has no compiled audit worker: the audit fails, saying so.
     const queued = await t.call('POST', `/api/sites/${site.id}/performance`, { form: { formFactor: 'desktop' } });
     expect(queued.status, queued.text).toBe(202);
-    expect(queued.json).toMatchObject({ status: 'queued', formFactor: 'desktop', runs: 3, trigger: 'manual', scores: null, report: null });
+    expect(queued.json).toMatchObject({
+      status: 'queued',
+      formFactor: 'desktop',
+      runs: 3,
+      trigger: 'manual',
+      scores: null,
+      report: null,
+    });
     expect(queued.headers.get('location')).toBe(`/api/sites/${site.id}/performance/${queued.json.id}`);
     await t.services.performance.idle();
     const failed = await t.call('GET', `/api/sites/${site.id}/performance/${queued.json.id}`, { token: t.readToken });
-    expect(failed.json).toMatchObject({ status: 'failed', failure: { reason: 'worker_crashed', message: expect.stringContaining('npm run build') } });
+    expect(failed.json).toMatchObject({
+      status: 'failed',
+      failure: { reason: 'worker_crashed', message: expect.stringContaining('npm run build') },
+    });
     const report = await t.call('GET', `/api/sites/${site.id}/performance/${queued.json.id}/report`);
     expect(report.status).toBe(404);
     expect(report.json.type).toBe('/problems/performance-report-not-found');
@@ -321,8 +430,21 @@ describe('the audit runner', () => {
         ].join('\n'),
       );
       const runner = createAuditRunner({ workerPath, logger: createLogger({ level: 'silent' }), nice: 7 });
-      const request = { url: 'http://127.0.0.1:9/', formFactor: 'mobile', runs: 1, chromePath: '/nonexistent', workDir: join(dir, 'work'), reportPath: join(dir, 'report.html.gz'), maxWaitForLoadMs: 1000, blockThirdParty: true } as unknown as AuditRequest;
-      expect(await runner.run(request, 10_000)).toEqual({ ok: false, reason: 'lighthouse_error', message: 'worker 7 child 7' });
+      const request = {
+        url: 'http://127.0.0.1:9/',
+        formFactor: 'mobile',
+        runs: 1,
+        chromePath: '/nonexistent',
+        workDir: join(dir, 'work'),
+        reportPath: join(dir, 'report.html.gz'),
+        maxWaitForLoadMs: 1000,
+        blockThirdParty: true,
+      } as unknown as AuditRequest;
+      expect(await runner.run(request, 10_000)).toEqual({
+        ok: false,
+        reason: 'lighthouse_error',
+        message: 'worker 7 child 7',
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from './support/wordpress/index.js';
 import { createTestApp } from './helpers/test-app.js';
-import { activePlugins, connectSite, installFixturePlugin, installSingleFilePlugin, useConnectedSite, wordpressPlugins } from './helpers/wordpress-state.js';
+import {
+  activePlugins,
+  connectSite,
+  installFixturePlugin,
+  installSingleFilePlugin,
+  useConnectedSite,
+  wordpressPlugins,
+} from './helpers/wordpress-state.js';
 
 const bed = useConnectedSite();
 
@@ -16,8 +23,19 @@ describe('plugins on a real site', () => {
     expect(response.status).toBe(200);
     const onDisk = Object.keys(await wordpressPlugins(bed.site)).sort();
     expect(response.json.items.map((plugin: { file: string }) => plugin.file).sort()).toEqual(onDisk);
-    expect(response.json.items).toContainEqual(expect.objectContaining({ slug: 'hello-sitewarden', file: 'hello-sitewarden.php', name: 'Hello Sitewarden', version: '0.1.0', status: 'inactive', update: null }));
-    expect(response.json.items).toContainEqual(expect.objectContaining({ slug: 'sitewarden-connector', status: 'active' }));
+    expect(response.json.items).toContainEqual(
+      expect.objectContaining({
+        slug: 'hello-sitewarden',
+        file: 'hello-sitewarden.php',
+        name: 'Hello Sitewarden',
+        version: '0.1.0',
+        status: 'inactive',
+        update: null,
+      }),
+    );
+    expect(response.json.items).toContainEqual(
+      expect.objectContaining({ slug: 'sitewarden-connector', status: 'active' }),
+    );
     const details = await bed.t.call('GET', `/api/sites/${bed.siteId}`);
     expect(details.json.versions.connector).toBe('1.2.0');
     expect(details.json.versions.wordpress).toMatch(/^6\./);
@@ -39,7 +57,9 @@ describe('plugins on a real site', () => {
     expect(existsSync(join(bed.site.root, 'wp-content/plugins/no-such-plugin-anywhere'))).toBe(false);
 
     const inventory = await bed.t.call('GET', `/api/sites/${bed.siteId}`);
-    expect(inventory.json.plugins).toContainEqual(expect.objectContaining({ slug: 'sitewarden-demo', version: '1.1.0' }));
+    expect(inventory.json.plugins).toContainEqual(
+      expect.objectContaining({ slug: 'sitewarden-demo', version: '1.1.0' }),
+    );
   });
 
   it('activates and deactivates, as WordPress records it', async () => {
@@ -70,7 +90,16 @@ describe('plugins on a real site', () => {
     }
     expect((await wordpressPlugins(bed.site))['sitewarden-demo/sitewarden-demo.php']?.Version).toBe('1.0.0');
     expect(bed.t.logs.events('plugin.update_failed')).toEqual([
-      expect.objectContaining({ level: 'warn', siteId: bed.siteId, url: bed.site.url, slug: 'sitewarden-demo', fromVersion: '1.0.0', toVersion: '1.1.0', reason: 'site-refused', message: expect.stringContaining('cannot write its files') }),
+      expect.objectContaining({
+        level: 'warn',
+        siteId: bed.siteId,
+        url: bed.site.url,
+        slug: 'sitewarden-demo',
+        fromVersion: '1.0.0',
+        toVersion: '1.1.0',
+        reason: 'site-refused',
+        message: expect.stringContaining('cannot write its files'),
+      }),
     ]);
     // WordPress would otherwise trust its recent update check for the next test's reinstall.
     await bed.site.php("delete_site_transient('update_plugins');");
@@ -83,7 +112,9 @@ describe('plugins on a real site', () => {
     await bed.t.services.sync.syncNow(bed.siteId);
 
     const listed = await bed.t.call('GET', plugins());
-    expect(listed.json.items).toContainEqual(expect.objectContaining({ slug: 'sitewarden-demo', version: '1.0.0', update: { version: '1.1.0' } }));
+    expect(listed.json.items).toContainEqual(
+      expect.objectContaining({ slug: 'sitewarden-demo', version: '1.0.0', update: { version: '1.1.0' } }),
+    );
 
     const updated = await bed.t.call('POST', plugins('/sitewarden-demo/update'));
     expect(updated.status, updated.text).toBe(200);
@@ -131,7 +162,9 @@ describe('plugins on a real site', () => {
     const { username, applicationPassword } = await bed.site.createUser('administrator');
     const other = createTestApp();
     try {
-      const connected = await other.call('POST', '/api/sites', { json: { url: bed.site.url, username, applicationPassword } });
+      const connected = await other.call('POST', '/api/sites', {
+        json: { url: bed.site.url, username, applicationPassword },
+      });
       await bed.site.php(`$user = get_user_by('login', ${JSON.stringify(username)}); $user->set_role('editor');`);
       const response = await other.call('POST', `/api/sites/${connected.json.id}/plugins/akismet/activate`);
       expect(response.status).toBe(422);
@@ -157,7 +190,9 @@ describe('plugins on a site without the connector', () => {
   it('still lists, installs and activates through core REST', async () => {
     const details = await bed.t.call('GET', `/api/sites/${bareId}`);
     expect(details.json.versions.connector).toBeNull();
-    const installed = await bed.t.call('POST', `/api/sites/${bareId}/plugins/install`, { json: { slug: 'sitewarden-extra', activate: true } });
+    const installed = await bed.t.call('POST', `/api/sites/${bareId}/plugins/install`, {
+      json: { slug: 'sitewarden-extra', activate: true },
+    });
     expect(installed.status, installed.text).toBe(201);
     expect(installed.json.status).toBe('active');
     expect(await activePlugins(bare)).toContain('sitewarden-extra/sitewarden-extra.php');
@@ -178,7 +213,11 @@ describe('plugins on a site without the connector', () => {
 
     // Disconnecting still works; the application password left on the site is reported.
     expect((await bed.t.call('DELETE', `/api/sites/${bareId}`)).status).toBe(204);
-    expect(bed.t.logs.events('site.credential_revoke_failed')).toEqual([expect.objectContaining({ siteId: bareId, reason: expect.stringContaining('refused') })]);
-    expect(bed.t.logs.events('site.disconnected')).toContainEqual(expect.objectContaining({ siteId: bareId, credentialRevoked: false }));
+    expect(bed.t.logs.events('site.credential_revoke_failed')).toEqual([
+      expect.objectContaining({ siteId: bareId, reason: expect.stringContaining('refused') }),
+    ]);
+    expect(bed.t.logs.events('site.disconnected')).toContainEqual(
+      expect.objectContaining({ siteId: bareId, credentialRevoked: false }),
+    );
   });
 });

@@ -8,7 +8,14 @@ describe('the uptime prober', () => {
   let server: Server;
   let base: string;
   const prober = createProber({ maxBodyBytes: 4096, userAgent: 'test' });
-  const settings = (path: string, extra: Partial<ProbeSettings> = {}): ProbeSettings => ({ url: `${base}${path}`, timeoutMs: 1000, expectedStatus: null, keyword: null, keywordMode: 'present', ...extra });
+  const settings = (path: string, extra: Partial<ProbeSettings> = {}): ProbeSettings => ({
+    url: `${base}${path}`,
+    timeoutMs: 1000,
+    expectedStatus: null,
+    keyword: null,
+    keywordMode: 'present',
+    ...extra,
+  });
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -48,7 +55,11 @@ describe('the uptime prober', () => {
   });
 
   it('follows redirects to the final answer and keeps its status', async () => {
-    expect(await prober.probe(settings('/redirect/3', { keyword: 'Hello' }))).toMatchObject({ up: true, httpStatus: 200, cause: null });
+    expect(await prober.probe(settings('/redirect/3', { keyword: 'Hello' }))).toMatchObject({
+      up: true,
+      httpStatus: 200,
+      cause: null,
+    });
   });
 
   it('gives up on a redirect loop', async () => {
@@ -56,11 +67,20 @@ describe('the uptime prober', () => {
   });
 
   it('stops reading a body without a length once it passes the cap', async () => {
-    expect(await prober.probe(settings('/chunked-big'))).toMatchObject({ up: false, httpStatus: 200, cause: 'body_too_large' });
+    expect(await prober.probe(settings('/chunked-big'))).toMatchObject({
+      up: false,
+      httpStatus: 200,
+      cause: 'body_too_large',
+    });
   });
 
   it('treats a connection cut in the middle of the body as a connection failure', async () => {
-    expect(await prober.probe(settings('/cut'))).toMatchObject({ up: false, httpStatus: 200, cause: 'connect', responseMs: null });
+    expect(await prober.probe(settings('/cut'))).toMatchObject({
+      up: false,
+      httpStatus: 200,
+      cause: 'connect',
+      responseMs: null,
+    });
   });
 
   it('reports an answer that is not HTTP as a protocol failure', async () => {
@@ -69,16 +89,30 @@ describe('the uptime prober', () => {
 
   it('times out a body that never ends, at the probe’s time limit', async () => {
     const started = performance.now();
-    expect(await prober.probe(settings('/slow-body', { timeoutMs: 300 }))).toMatchObject({ up: false, httpStatus: 200, cause: 'timeout' });
+    expect(await prober.probe(settings('/slow-body', { timeoutMs: 300 }))).toMatchObject({
+      up: false,
+      httpStatus: 200,
+      cause: 'timeout',
+    });
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
   it('accepts only the expected statuses when they are given', async () => {
-    expect(await prober.probe(settings('/missing', { expectedStatus: [404] }))).toMatchObject({ up: true, httpStatus: 404 });
-    expect(await prober.probe(settings('/ok', { expectedStatus: [204] }))).toMatchObject({ up: false, httpStatus: 200, cause: 'http_status' });
+    expect(await prober.probe(settings('/missing', { expectedStatus: [404] }))).toMatchObject({
+      up: true,
+      httpStatus: 404,
+    });
+    expect(await prober.probe(settings('/ok', { expectedStatus: [204] }))).toMatchObject({
+      up: false,
+      httpStatus: 200,
+      cause: 'http_status',
+    });
   });
 
   it('refuses a URL that is not http or https', async () => {
-    expect(await prober.probe(settings('', { url: 'ftp://127.0.0.1/' }))).toMatchObject({ up: false, cause: 'protocol' });
+    expect(await prober.probe(settings('', { url: 'ftp://127.0.0.1/' }))).toMatchObject({
+      up: false,
+      cause: 'protocol',
+    });
   });
 });

@@ -3,8 +3,12 @@ import { restRouteUrl } from '../src/wordpress/rest-url.js';
 
 describe('REST route URLs', () => {
   it('appends routes and query to a pretty-permalink API root', () => {
-    expect(restRouteUrl('http://example.test/wp-json/', 'wp/v2/plugins', { context: 'edit' })).toBe('http://example.test/wp-json/wp/v2/plugins?context=edit');
-    expect(restRouteUrl('http://example.test/blog/wp-json', '/wp/v2/users/me')).toBe('http://example.test/blog/wp-json/wp/v2/users/me');
+    expect(restRouteUrl('http://example.test/wp-json/', 'wp/v2/plugins', { context: 'edit' })).toBe(
+      'http://example.test/wp-json/wp/v2/plugins?context=edit',
+    );
+    expect(restRouteUrl('http://example.test/blog/wp-json', '/wp/v2/users/me')).toBe(
+      'http://example.test/blog/wp-json/wp/v2/users/me',
+    );
   });
 
   it('merges routes into rest_route for sites without pretty permalinks', () => {

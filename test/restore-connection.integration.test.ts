@@ -23,24 +23,49 @@ async function backUp() {
 }
 
 /** A connector route called directly, as the daemon calls it. */
-const connectorCall = (user: TestUser, method: 'GET' | 'POST', route: string, init?: Parameters<typeof callConnector>[4]) => callConnector(bed.site, user, method, route, init);
+const connectorCall = (
+  user: TestUser,
+  method: 'GET' | 'POST',
+  route: string,
+  init?: Parameters<typeof callConnector>[4],
+) => callConnector(bed.site, user, method, route, init);
 
-const tableNames = async (like: string) => JSON.parse(await bed.site.php(`global $wpdb; echo wp_json_encode( $wpdb->get_col( $wpdb->prepare( 'SHOW TABLES LIKE %s', ${JSON.stringify(like)} ) ) );`)) as string[];
-const stagingDirs = () => readdirSync(join(bed.site.root, 'wp-content')).filter((name) => name.startsWith('sitewarden-restore-') && !name.endsWith('.done'));
+const tableNames = async (like: string) =>
+  JSON.parse(
+    await bed.site.php(
+      `global $wpdb; echo wp_json_encode( $wpdb->get_col( $wpdb->prepare( 'SHOW TABLES LIKE %s', ${JSON.stringify(like)} ) ) );`,
+    ),
+  ) as string[];
+const stagingDirs = () =>
+  readdirSync(join(bed.site.root, 'wp-content')).filter(
+    (name) => name.startsWith('sitewarden-restore-') && !name.endsWith('.done'),
+  );
 
 describe('the connector version gate', () => {
   it('refuses backups to a connector older than 1.2.0 (whose backups could leave tables out), naming the feature, both versions and the update, while plugin updates still work', async () => {
     const main = join(bed.site.root, 'wp-content/plugins/sitewarden-connector/sitewarden-connector.php');
     const current = readFileSync(main, 'utf8');
-    writeFileSync(main, current.replace(/define\(\s*'SITEWARDEN_CONNECTOR_VERSION',\s*'[^']+'\s*\)/, "define( 'SITEWARDEN_CONNECTOR_VERSION', '1.1.0' )"));
+    writeFileSync(
+      main,
+      current.replace(
+        /define\(\s*'SITEWARDEN_CONNECTOR_VERSION',\s*'[^']+'\s*\)/,
+        "define( 'SITEWARDEN_CONNECTOR_VERSION', '1.1.0' )",
+      ),
+    );
     try {
       const refused = await backUp();
-      expect(refused, JSON.stringify(refused)).toMatchObject({ status: 'failed', reason: 'connector-outdated', manifest: null });
+      expect(refused, JSON.stringify(refused)).toMatchObject({
+        status: 'failed',
+        reason: 'connector-outdated',
+        manifest: null,
+      });
       expect(refused.error).toContain('backups needs Sitewarden connector 1.2.0 or newer and the site has 1.1.0');
       expect(refused.error).toContain('/api/connector.zip');
 
       installFixturePlugin(bed.site, 'sitewarden-demo', '1.0.0');
-      await bed.site.php("require_once ABSPATH . 'wp-admin/includes/plugin.php'; activate_plugin( 'sitewarden-demo/sitewarden-demo.php' ); delete_site_transient( 'update_plugins' );");
+      await bed.site.php(
+        "require_once ABSPATH . 'wp-admin/includes/plugin.php'; activate_plugin( 'sitewarden-demo/sitewarden-demo.php' ); delete_site_transient( 'update_plugins' );",
+      );
       await bed.t.services.sync.syncNow(bed.siteId);
       const updated = await bed.t.call('POST', api('/plugins/sitewarden-demo/update'));
       expect(updated.status, updated.text).toBe(200);
@@ -49,7 +74,10 @@ describe('the connector version gate', () => {
       writeFileSync(main, current);
     }
     const info = await connectorCall(bed.site.admin, 'GET', 'info');
-    expect(info.json).toMatchObject({ connector: '1.2.0', features: expect.arrayContaining(['plugins/update', 'backups', 'restore']) });
+    expect(info.json).toMatchObject({
+      connector: '1.2.0',
+      features: expect.arrayContaining(['plugins/update', 'backups', 'restore']),
+    });
   });
 });
 
@@ -62,7 +90,10 @@ describe('a restore keeps the site connected and its database exactly the backup
 
     // Created after the backup: an administrator, whose application password Sitewarden then uses.
     const second = await bed.site.createUser('administrator');
-    bed.t.services.sitesRepository.update(bed.siteId, { username: second.username, credentialSealed: bed.t.services.secrets.seal(second.applicationPassword) });
+    bed.t.services.sitesRepository.update(bed.siteId, {
+      username: second.username,
+      credentialSealed: bed.t.services.secrets.seal(second.applicationPassword),
+    });
     expect((await bed.t.call('GET', api('/plugins'))).status).toBe(200);
     await bed.site.php(`global $wpdb;
       $wpdb->query( "CREATE TABLE {$wpdb->prefix}sitewarden_since ( id INT PRIMARY KEY )" );
@@ -92,18 +123,26 @@ describe('a restore keeps the site connected and its database exactly the backup
       expect(plugins.status, plugins.text).toBe(200);
       await bed.t.services.sync.syncNow(bed.siteId);
       expect((await bed.t.call('GET', api())).json.versions.connector).toBe('1.2.0');
-      expect((await connectorCall(second, 'GET', 'info')).json).toMatchObject({ capabilities: { install_plugins: true } });
+      expect((await connectorCall(second, 'GET', 'info')).json).toMatchObject({
+        capabilities: { install_plugins: true },
+      });
 
       expect(await tableNames('%sitewarden_since')).toEqual([]);
-      expect(await bed.site.php(`global $wpdb; echo $wpdb->get_var( 'SELECT id FROM sitewarden_unprefixed' );`)).toBe('7');
+      expect(await bed.site.php(`global $wpdb; echo $wpdb->get_var( 'SELECT id FROM sitewarden_unprefixed' );`)).toBe(
+        '7',
+      );
       // Every other row is the backup's; users and usermeta differ only by the kept administrator.
       const after = await databaseSnapshot(bed.site);
-      const withoutUsers = (snapshot: typeof after) => Object.fromEntries(Object.entries(snapshot).filter(([name]) => name !== 'wp_users' && name !== 'wp_usermeta'));
+      const withoutUsers = (snapshot: typeof after) =>
+        Object.fromEntries(Object.entries(snapshot).filter(([name]) => name !== 'wp_users' && name !== 'wp_usermeta'));
       expect(withoutUsers(after)).toEqual(withoutUsers(before));
       expect(after['wp_users']!.rows).toBe(before['wp_users']!.rows + 1);
     } finally {
       await bed.site.php(`global $wpdb; $wpdb->query( 'DROP TABLE IF EXISTS sitewarden_unprefixed' );`);
-      bed.t.services.sitesRepository.update(bed.siteId, { username: bed.site.admin.username, credentialSealed: bed.t.services.secrets.seal(bed.site.admin.applicationPassword) });
+      bed.t.services.sitesRepository.update(bed.siteId, {
+        username: bed.site.admin.username,
+        credentialSealed: bed.t.services.secrets.seal(bed.site.admin.applicationPassword),
+      });
     }
   });
 });
@@ -118,14 +157,17 @@ describe('tables written to while a backup reads them', () => {
     // A visitor's write lands after the backup read wp_aaa_counter (tables are read in name order).
     const muPlugin = join(bed.site.root, 'wp-content/mu-plugins/sitewarden-write-during-backup.php');
     mkdirSync(join(bed.site.root, 'wp-content/mu-plugins'), { recursive: true });
-    writeFileSync(muPlugin, `<?php
+    writeFileSync(
+      muPlugin,
+      `<?php
 add_filter( 'rest_pre_dispatch', function ( $result, $server, $request ) {
   global $wpdb;
   if ( '/sitewarden/v1/backup/rows' === $request->get_route() && $wpdb->prefix . 'zzz_trigger' === $request['table'] ) {
     $wpdb->query( "INSERT IGNORE INTO {$wpdb->prefix}aaa_counter VALUES ( 2 )" );
   }
   return $result;
-}, 10, 3 );`);
+}, 10, 3 );`,
+    );
     try {
       const backup = await backUp();
       expect(backup.status, JSON.stringify(backup)).toBe('completed');
@@ -136,7 +178,9 @@ add_filter( 'rest_pre_dispatch', function ( $result, $server, $request ) {
       expect(sql).toMatch(/\(2\)/);
     } finally {
       rmSync(muPlugin);
-      await bed.site.php(`global $wpdb; $wpdb->query( "DROP TABLE {$wpdb->prefix}aaa_counter, {$wpdb->prefix}zzz_trigger" );`);
+      await bed.site.php(
+        `global $wpdb; $wpdb->query( "DROP TABLE {$wpdb->prefix}aaa_counter, {$wpdb->prefix}zzz_trigger" );`,
+      );
     }
   });
 });
@@ -146,7 +190,10 @@ describe('a restore’s finish interrupted midway', () => {
   /** Ends the PHP request at a finishing step, as a killed PHP worker or a host's time limit would. */
   const interruptAt = (step: 'swap' | 'files') => {
     mkdirSync(join(bed.site.root, 'wp-content/mu-plugins'), { recursive: true });
-    writeFileSync(muPlugin(), `<?php\nadd_action( 'sitewarden_connector_restore_step', function ( $step ) { if ( ${JSON.stringify(step)} === $step ) { exit; } } );\n`);
+    writeFileSync(
+      muPlugin(),
+      `<?php\nadd_action( 'sitewarden_connector_restore_step', function ( $step ) { if ( ${JSON.stringify(step)} === $step ) { exit; } } );\n`,
+    );
   };
   const admin = () => bed.site.admin;
 
@@ -158,19 +205,42 @@ describe('a restore’s finish interrupted midway', () => {
     const begun = await connectorCall(admin(), 'POST', 'restore/begin');
     expect(begun.status, begun.text).toBe(200);
     const restore = begun.json.restoreId as string;
-    const create = await bed.site.php(`global $wpdb; echo $wpdb->get_row( "SHOW CREATE TABLE {$wpdb->prefix}sitewarden_journal", ARRAY_N )[1];`);
+    const create = await bed.site.php(
+      `global $wpdb; echo $wpdb->get_row( "SHOW CREATE TABLE {$wpdb->prefix}sitewarden_journal", ARRAY_N )[1];`,
+    );
     const schema = parseCreateTable(create, 'wp_sitewarden_journal');
-    expect((await connectorCall(admin(), 'POST', 'restore/table', { json: { restore, table: 'wp_sitewarden_journal', schema } })).status).toBe(200);
-    expect((await connectorCall(admin(), 'POST', 'restore/rows', { json: { restore, table: 'wp_sitewarden_journal', sql: "INSERT INTO `wp_sitewarden_journal` (`id`,`v`) VALUES\n(1,X'6e6577');\n" } })).status).toBe(200);
+    expect(
+      (
+        await connectorCall(admin(), 'POST', 'restore/table', {
+          json: { restore, table: 'wp_sitewarden_journal', schema },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await connectorCall(admin(), 'POST', 'restore/rows', {
+          json: {
+            restore,
+            table: 'wp_sitewarden_journal',
+            sql: "INSERT INTO `wp_sitewarden_journal` (`id`,`v`) VALUES\n(1,X'6e6577');\n",
+          },
+        })
+      ).status,
+    ).toBe(200);
     for (const name of ['journal-a.txt', 'journal-b.txt']) {
-      const written = await connectorCall(admin(), 'POST', 'restore/file', { query: { restore, path: `wp-content/uploads/${name}`, offset: '0' }, body: Buffer.from(name) });
+      const written = await connectorCall(admin(), 'POST', 'restore/file', {
+        query: { restore, path: `wp-content/uploads/${name}`, offset: '0' },
+        body: Buffer.from(name),
+      });
       expect(written.status, written.text).toBe(200);
     }
     return restore;
   }
-  const journalValue = () => bed.site.php(`global $wpdb; echo $wpdb->get_var( "SELECT v FROM {$wpdb->prefix}sitewarden_journal" );`);
+  const journalValue = () =>
+    bed.site.php(`global $wpdb; echo $wpdb->get_var( "SELECT v FROM {$wpdb->prefix}sitewarden_journal" );`);
   const uploaded = (name: string) => join(bed.site.root, 'wp-content/uploads', name);
-  const tables = async () => (await bed.site.php(`global $wpdb; echo implode( ',', $wpdb->get_col( "SHOW TABLES" ) );`)).split(',');
+  const tables = async () =>
+    (await bed.site.php(`global $wpdb; echo implode( ',', $wpdb->get_col( "SHOW TABLES" ) );`)).split(',');
 
   it('completes a finish cut off after the table swap when finish is called again, and answers the same to a third call', async () => {
     const restore = await stageRestore();
@@ -184,9 +254,20 @@ describe('a restore’s finish interrupted midway', () => {
     // The tables are the restored ones, all at once; the files wait in staging with the journal.
     expect(await journalValue()).toBe('new');
     expect(existsSync(uploaded('journal-a.txt'))).toBe(false);
-    expect(JSON.parse(readFileSync(join(bed.site.root, 'wp-content', `sitewarden-restore-${restore}`, 'journal.json'), 'utf8'))).toMatchObject({ step: 'files' });
+    expect(
+      JSON.parse(
+        readFileSync(join(bed.site.root, 'wp-content', `sitewarden-restore-${restore}`, 'journal.json'), 'utf8'),
+      ),
+    ).toMatchObject({ step: 'files' });
     // Nothing more may be staged into a finishing restore.
-    expect((await connectorCall(admin(), 'POST', 'restore/file', { query: { restore, path: 'wp-content/uploads/late.txt', offset: '0' }, body: Buffer.from('late') })).status).toBe(409);
+    expect(
+      (
+        await connectorCall(admin(), 'POST', 'restore/file', {
+          query: { restore, path: 'wp-content/uploads/late.txt', offset: '0' },
+          body: Buffer.from('late'),
+        })
+      ).status,
+    ).toBe(409);
 
     const again = await connectorCall(admin(), 'POST', 'restore/finish', { json: { restore, tables: [] } });
     expect(again.status, again.text).toBe(200);

@@ -26,21 +26,38 @@ async function siteServer(): Promise<{ url: string; hits: () => number; server: 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
-  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, hits: () => hits, server };
+  return {
+    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
+    hits: () => hits,
+    server,
+  };
 }
 
 async function daemonScheduler(switches: ScheduledWorkSwitches) {
   const clock = createFakeClock(START);
   const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-scheduled-'));
   // A scheduled audit fails at once without a browser: what counts here is that it was queued.
-  const t = createTestApp({ clock, config: { dataDir, performance: { ...DEFAULT_PERFORMANCE_CONFIG, chromePath: '/nonexistent/chromium' } } });
+  const t = createTestApp({
+    clock,
+    config: { dataDir, performance: { ...DEFAULT_PERFORMANCE_CONFIG, chromePath: '/nonexistent/chromium' } },
+  });
   t.services.uptime.start();
   const scheduler = createScheduler({ logger: t.logs.logger, clock });
   scheduleSiteWork({ scheduler, services: t.services, switches, logger: t.logs.logger });
   const site = await siteServer();
   const now = clock.now();
   const siteId = createId('site', now);
-  t.services.sitesRepository.insert({ id: siteId, url: site.url, restUrl: `${site.url}/wp-json/`, state: 'connected', username: 'admin', credentialSealed: t.services.secrets.seal('xxxx xxxx xxxx xxxx xxxx xxxx'), createdAt: now, updatedAt: now, connectedAt: now });
+  t.services.sitesRepository.insert({
+    id: siteId,
+    url: site.url,
+    restUrl: `${site.url}/wp-json/`,
+    state: 'connected',
+    username: 'admin',
+    credentialSealed: t.services.secrets.seal('xxxx xxxx xxxx xxxx xxxx xxxx'),
+    createdAt: now,
+    updatedAt: now,
+    connectedAt: now,
+  });
   t.services.lifecycle.connected(siteId);
   running.push({
     t,
@@ -95,23 +112,35 @@ describe('scheduled work', () => {
     ['SITEWARDEN_SCHEDULED_UPTIME_PROBES', 'uptimeProbes'],
     ['SITEWARDEN_SCHEDULED_AUDITS', 'audits'],
     ['SITEWARDEN_SCHEDULED_BACKUPS', 'backups'],
-  ] as const)('%s=off stops that kind of scheduled work for every site and leaves the others', async (variable, kind) => {
-    const switches = loadConfig({ [variable]: 'off' }).scheduled;
-    expect(switches).toEqual({ uptimeProbes: true, audits: true, backups: true, [kind]: false });
-    const daemon = await daemonScheduler(switches);
-    await daemon.anHourPasses();
-    const started = daemon.started();
-    expect(started[kind]).toBe(0);
-    for (const other of (['uptimeProbes', 'audits', 'backups'] as const).filter((name) => name !== kind)) expect(started[other], other).toBeGreaterThan(0);
-  });
+  ] as const)(
+    '%s=off stops that kind of scheduled work for every site and leaves the others',
+    async (variable, kind) => {
+      const switches = loadConfig({ [variable]: 'off' }).scheduled;
+      expect(switches).toEqual({ uptimeProbes: true, audits: true, backups: true, [kind]: false });
+      const daemon = await daemonScheduler(switches);
+      await daemon.anHourPasses();
+      const started = daemon.started();
+      expect(started[kind]).toBe(0);
+      for (const other of (['uptimeProbes', 'audits', 'backups'] as const).filter((name) => name !== kind))
+        expect(started[other], other).toBeGreaterThan(0);
+    },
+  );
 
   it('with everything switched off, starts nothing on its own, not even a newly connected site’s first audit, and still runs what the API asks for', async () => {
-    const daemon = await daemonScheduler(loadConfig({ SITEWARDEN_SCHEDULED_UPTIME_PROBES: 'off', SITEWARDEN_SCHEDULED_AUDITS: 'off', SITEWARDEN_SCHEDULED_BACKUPS: 'off' }).scheduled);
+    const daemon = await daemonScheduler(
+      loadConfig({
+        SITEWARDEN_SCHEDULED_UPTIME_PROBES: 'off',
+        SITEWARDEN_SCHEDULED_AUDITS: 'off',
+        SITEWARDEN_SCHEDULED_BACKUPS: 'off',
+      }).scheduled,
+    );
     await daemon.anHourPasses();
     expect(daemon.started()).toEqual({ uptimeProbes: 0, audits: 0, backups: 0 });
     expect(daemon.siteHits()).toBe(0);
 
-    const audit = await daemon.t.call('POST', `/api/sites/${daemon.siteId}/performance`, { json: { formFactor: 'mobile' } });
+    const audit = await daemon.t.call('POST', `/api/sites/${daemon.siteId}/performance`, {
+      json: { formFactor: 'mobile' },
+    });
     expect(audit.status, audit.text).toBe(202);
     expect(audit.json).toMatchObject({ trigger: 'manual', formFactor: 'mobile' });
     const backup = await daemon.t.call('POST', `/api/sites/${daemon.siteId}/backups`);
@@ -120,12 +149,18 @@ describe('scheduled work', () => {
     await daemon.t.services.backups.idle();
     await daemon.t.services.performance.idle();
     // Both ran (and failed: the site is no WordPress and there is no browser), rather than waiting for a tick that never comes.
-    expect((await daemon.t.call('GET', `/api/sites/${daemon.siteId}/backups/${backup.json.id}`)).json.status).toBe('failed');
-    expect((await daemon.t.call('GET', `/api/sites/${daemon.siteId}/performance/${audit.json.id}`)).json.status).toBe('failed');
+    expect((await daemon.t.call('GET', `/api/sites/${daemon.siteId}/backups/${backup.json.id}`)).json.status).toBe(
+      'failed',
+    );
+    expect((await daemon.t.call('GET', `/api/sites/${daemon.siteId}/performance/${audit.json.id}`)).json.status).toBe(
+      'failed',
+    );
     expect(daemon.siteHits()).toBeGreaterThan(0);
   });
 
   it('refuses a switch that is neither on nor off, naming the variable', () => {
-    expect(() => loadConfig({ SITEWARDEN_SCHEDULED_AUDITS: 'no' })).toThrow('invalid configuration: SITEWARDEN_SCHEDULED_AUDITS: SITEWARDEN_SCHEDULED_AUDITS must be on or off');
+    expect(() => loadConfig({ SITEWARDEN_SCHEDULED_AUDITS: 'no' })).toThrow(
+      'invalid configuration: SITEWARDEN_SCHEDULED_AUDITS: SITEWARDEN_SCHEDULED_AUDITS must be on or off',
+    );
   });
 });

@@ -16,13 +16,17 @@ async function misbehavingWordPress(usersMe: (req: IncomingMessage, res: ServerR
           name: 'Broken',
           home: host,
           namespaces: ['wp/v2'],
-          authentication: { 'application-passwords': { endpoints: { authorization: `${host}/wp-admin/authorize-application.php` } } },
+          authentication: {
+            'application-passwords': { endpoints: { authorization: `${host}/wp-admin/authorize-application.php` } },
+          },
         }),
       );
       return;
     }
     if (req.url?.startsWith('/wp-json/wp/v2/users/me')) return usersMe(req, res);
-    res.writeHead(200, { 'content-type': 'text/html', link: `<${host}/wp-json/>; rel="https://api.w.org/"` }).end('<html></html>');
+    res
+      .writeHead(200, { 'content-type': 'text/html', link: `<${host}/wp-json/>; rel="https://api.w.org/"` })
+      .end('<html></html>');
   });
 }
 
@@ -37,20 +41,36 @@ async function connectTo(usersMe: (req: IncomingMessage, res: ServerResponse) =>
   const site = await misbehavingWordPress(usersMe);
   closers.push(site.close);
   t = createTestApp({ config });
-  return t.call('POST', '/api/sites', { json: { url: site.url, username: 'admin', applicationPassword: 'abcd efgh ijkl mnop qrst uvwx' } });
+  return t.call('POST', '/api/sites', {
+    json: { url: site.url, username: 'admin', applicationPassword: 'abcd efgh ijkl mnop qrst uvwx' },
+  });
 }
 
 describe('sites that misbehave', () => {
   it('turns a WordPress error 500 into a site-error problem with its code', async () => {
-    const response = await connectTo((_req, res) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'internal_server_error', message: '<p>There has been a critical error on this website.</p>', data: { status: 500 } })));
+    const response = await connectTo((_req, res) =>
+      res.writeHead(500, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          code: 'internal_server_error',
+          message: '<p>There has been a critical error on this website.</p>',
+          data: { status: 500 },
+        }),
+      ),
+    );
     expect(response.status).toBe(502);
-    expect(response.json).toMatchObject({ type: '/problems/site-error', siteStatus: 500, siteCode: 'internal_server_error' });
+    expect(response.json).toMatchObject({
+      type: '/problems/site-error',
+      siteStatus: 500,
+      siteCode: 'internal_server_error',
+    });
     expect(response.json.detail).toContain('There has been a critical error on this website.');
     expect(response.json.detail).not.toContain('<p>');
   });
 
   it('explains HTML where JSON should be', async () => {
-    const response = await connectTo((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Under maintenance</body></html>'));
+    const response = await connectTo((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Under maintenance</body></html>'),
+    );
     expect(response.status).toBe(502);
     expect(response.json.type).toBe('/problems/site-invalid-response');
   });

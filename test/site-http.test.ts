@@ -16,7 +16,11 @@ async function fakeSite(handler: Parameters<typeof startFakeSite>[0]) {
 }
 
 function client(options: { timeoutMs?: number; maxBytes?: number } = {}) {
-  const http = createSiteHttp({ timeoutMs: options.timeoutMs ?? 2_000, maxBytes: options.maxBytes ?? 64 * 1024, userAgent: 'test' });
+  const http = createSiteHttp({
+    timeoutMs: options.timeoutMs ?? 2_000,
+    maxBytes: options.maxBytes ?? 64 * 1024,
+    userAgent: 'test',
+  });
   closers.push(() => http.close());
   return http;
 }
@@ -47,13 +51,18 @@ describe('calls to remote sites', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"partial":');
     });
-    expect(await problemOf(client({ timeoutMs: 300 }).request({ url: site.url }))).toMatchObject({ name: 'site-timeout' });
+    expect(await problemOf(client({ timeoutMs: 300 }).request({ url: site.url }))).toMatchObject({
+      name: 'site-timeout',
+    });
   });
 
   it('refuses bodies over the size cap, announced or not', async () => {
     const big = Buffer.alloc(200 * 1024, 'a');
     const announced = await fakeSite((_req, res) => res.end(big));
-    expect(await problemOf(client().request({ url: announced.url }))).toMatchObject({ name: 'site-response-too-large', status: 502 });
+    expect(await problemOf(client().request({ url: announced.url }))).toMatchObject({
+      name: 'site-response-too-large',
+      status: 502,
+    });
     const streamed = await fakeSite((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       for (let i = 0; i < 20; i++) res.write(Buffer.alloc(16 * 1024, 'b'));
@@ -68,14 +77,20 @@ describe('calls to remote sites', () => {
       res.end('<html><body>Maintenance</body></html>');
     });
     const response = await client().request({ url: site.url });
-    expect(await problemOf(Promise.resolve().then(() => response.json()))).toMatchObject({ name: 'site-invalid-response', status: 502 });
+    expect(await problemOf(Promise.resolve().then(() => response.json()))).toMatchObject({
+      name: 'site-invalid-response',
+      status: 502,
+    });
   });
 
   it('reports a refused connection as unreachable', async () => {
     const site = await fakeSite(() => undefined);
     await site.close();
     closers.pop();
-    expect(await problemOf(client().request({ url: site.url }))).toMatchObject({ name: 'site-unreachable', status: 502 });
+    expect(await problemOf(client().request({ url: site.url }))).toMatchObject({
+      name: 'site-unreachable',
+      status: 502,
+    });
   });
 
   it('retries a GET once after a 503, and never retries a POST', async () => {
@@ -111,19 +126,38 @@ describe('calls to remote sites', () => {
 
 describe('WordPress discovery', () => {
   it('says plainly when an address is not WordPress', async () => {
-    const site = await fakeSite((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Just a page</html>'));
+    const site = await fakeSite((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Just a page</html>'),
+    );
     expect(await problemOf(discoverSite(client(), site.url))).toMatchObject({ name: 'not-wordpress', status: 422 });
   });
 
   it('follows the api.w.org Link header to the REST index', async () => {
     const site = await fakeSite((req, res) => {
       if (req.url === '/custom-api/') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name: 'Blog', home: `http://${req.headers.host}/`, namespaces: ['wp/v2'], authentication: [] }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            name: 'Blog',
+            home: `http://${req.headers.host}/`,
+            namespaces: ['wp/v2'],
+            authentication: [],
+          }),
+        );
         return;
       }
-      res.writeHead(200, { 'content-type': 'text/html', link: `<http://${req.headers.host}/custom-api/>; rel="https://api.w.org/"` }).end('<html></html>');
+      res
+        .writeHead(200, {
+          'content-type': 'text/html',
+          link: `<http://${req.headers.host}/custom-api/>; rel="https://api.w.org/"`,
+        })
+        .end('<html></html>');
     });
     const discovered = await discoverSite(client(), site.url);
-    expect(discovered).toMatchObject({ restUrl: `${site.url}/custom-api/`, name: 'Blog', homeUrl: site.url, authorizationEndpoint: null });
+    expect(discovered).toMatchObject({
+      restUrl: `${site.url}/custom-api/`,
+      name: 'Blog',
+      homeUrl: site.url,
+      authorizationEndpoint: null,
+    });
   });
 });

@@ -13,7 +13,10 @@ describe('the site task queue', () => {
     const task = (site: string, label: string) => async () => {
       running.set(site, (running.get(site) ?? 0) + 1);
       maxPerSite = Math.max(maxPerSite, running.get(site)!);
-      maxOverall = Math.max(maxOverall, [...running.values()].reduce((a, b) => a + b, 0));
+      maxOverall = Math.max(
+        maxOverall,
+        [...running.values()].reduce((a, b) => a + b, 0),
+      );
       await tick();
       order.push(label);
       running.set(site, running.get(site)! - 1);

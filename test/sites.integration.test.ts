@@ -18,11 +18,17 @@ async function applicationPasswordsOf(site: TestSite, username: string): Promise
 }
 
 async function installedPluginFiles(site: TestSite): Promise<string[]> {
-  return JSON.parse(await site.php(`require_once ABSPATH . 'wp-admin/includes/plugin.php'; echo wp_json_encode(array_keys(get_plugins()));`)) as string[];
+  return JSON.parse(
+    await site.php(
+      `require_once ABSPATH . 'wp-admin/includes/plugin.php'; echo wp_json_encode(array_keys(get_plugins()));`,
+    ),
+  ) as string[];
 }
 
 async function basicAuthStatus(site: TestSite, username: string, password: string): Promise<number> {
-  const response = await fetch(`${site.url}/wp-json/wp/v2/users/me`, { headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` } });
+  const response = await fetch(`${site.url}/wp-json/wp/v2/users/me`, {
+    headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
+  });
   await response.arrayBuffer();
   return response.status;
 }
@@ -44,19 +50,38 @@ describe('connecting sites with a username and application password', () => {
 
   it('connects, stores the credential encrypted, and shows the plugins and themes WordPress has', async () => {
     const { username, applicationPassword } = site.admin;
-    const response = await t.call('POST', '/api/sites', { json: { url: `${site.url}/`, username, applicationPassword } });
+    const response = await t.call('POST', '/api/sites', {
+      json: { url: `${site.url}/`, username, applicationPassword },
+    });
     expect(response.status, response.text).toBe(201);
     expect(response.headers.get('location')).toBe(`/api/sites/${response.json.id}`);
-    expect(response.json).toMatchObject({ url: site.url, username, status: { connection: 'connected', syncError: null, uptime: { status: 'unknown', paused: false } } });
+    expect(response.json).toMatchObject({
+      url: site.url,
+      username,
+      status: { connection: 'connected', syncError: null, uptime: { status: 'unknown', paused: false } },
+    });
 
     const details = await t.call('GET', `/api/sites/${response.json.id}`, { token: t.readToken });
     expect(details.status).toBe(200);
     const files = await installedPluginFiles(site);
     expect(details.json.plugins.map((plugin: { file: string }) => plugin.file).sort()).toEqual(files.sort());
-    expect(details.json.plugins).toContainEqual(expect.objectContaining({ slug: 'akismet', file: 'akismet/akismet.php', status: 'inactive', version: expect.any(String) }));
+    expect(details.json.plugins).toContainEqual(
+      expect.objectContaining({
+        slug: 'akismet',
+        file: 'akismet/akismet.php',
+        status: 'inactive',
+        version: expect.any(String),
+      }),
+    );
     const activeTheme = await site.option('stylesheet');
-    expect(details.json.themes.map((theme: { slug: string }) => theme.slug)).toEqual(expect.arrayContaining(['twentytwentyone', 'twentytwentytwo', 'twentytwentythree']));
-    expect(details.json.themes.filter((theme: { status: string }) => theme.status === 'active').map((theme: { slug: string }) => theme.slug)).toEqual([activeTheme]);
+    expect(details.json.themes.map((theme: { slug: string }) => theme.slug)).toEqual(
+      expect.arrayContaining(['twentytwentyone', 'twentytwentytwo', 'twentytwentythree']),
+    );
+    expect(
+      details.json.themes
+        .filter((theme: { status: string }) => theme.status === 'active')
+        .map((theme: { slug: string }) => theme.slug),
+    ).toEqual([activeTheme]);
     expect(details.json.status.lastSyncedAt).not.toBeNull();
 
     const list = await t.call('GET', '/api/sites');
@@ -66,24 +91,34 @@ describe('connecting sites with a username and application password', () => {
     expect(stored).not.toContain(applicationPassword);
     expect(stored).not.toContain(applicationPassword.replace(/ /g, ''));
     expect(t.logs.raw()).not.toContain(applicationPassword);
-    expect(t.logs.events('site.connected')).toEqual([expect.objectContaining({ siteId: response.json.id, mode: 'credentials', url: site.url })]);
+    expect(t.logs.events('site.connected')).toEqual([
+      expect.objectContaining({ siteId: response.json.id, mode: 'credentials', url: site.url }),
+    ]);
   });
 
   it('refuses to connect the same site twice', async () => {
-    const response = await t.call('POST', '/api/sites', { json: { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword } });
+    const response = await t.call('POST', '/api/sites', {
+      json: { url: site.url, username: site.admin.username, applicationPassword: site.admin.applicationPassword },
+    });
     expect(response.status).toBe(409);
     expect(response.json.type).toBe('/problems/site-already-connected');
   });
 
   it('picks up plugins added on the site at the next scheduled sync', async () => {
-    cpSync(join(FIXTURES, 'plugins/sitewarden-extra/2.0.0/sitewarden-extra'), join(site.root, 'wp-content/plugins/sitewarden-extra'), { recursive: true });
+    cpSync(
+      join(FIXTURES, 'plugins/sitewarden-extra/2.0.0/sitewarden-extra'),
+      join(site.root, 'wp-content/plugins/sitewarden-extra'),
+      { recursive: true },
+    );
     const [listed] = (await t.call('GET', '/api/sites')).json.items;
     expect(t.services.sync.enqueueDue()).toBe(0);
     clock.advance(61 * 60_000);
     expect(t.services.sync.enqueueDue()).toBe(1);
     await t.services.siteQueue.run(listed.id, async () => undefined);
     const details = await t.call('GET', `/api/sites/${listed.id}`);
-    expect(details.json.plugins).toContainEqual(expect.objectContaining({ slug: 'sitewarden-extra', version: '2.0.0', status: 'inactive' }));
+    expect(details.json.plugins).toContainEqual(
+      expect.objectContaining({ slug: 'sitewarden-extra', version: '2.0.0', status: 'inactive' }),
+    );
   });
 
   it('records a sync that fails while the site errors, and its recovery once the site answers again', async () => {
@@ -91,26 +126,40 @@ describe('connecting sites with a username and application password', () => {
     const muPlugins = join(site.root, 'wp-content/mu-plugins');
     mkdirSync(muPlugins, { recursive: true });
     // The site's REST API answers every request with an error, as during a broken deploy.
-    writeFileSync(join(muPlugins, 'broken-rest.php'), "<?php add_filter('rest_pre_dispatch', function () { return new WP_Error('broken', 'Broken deploy', array('status' => 500)); });\n");
+    writeFileSync(
+      join(muPlugins, 'broken-rest.php'),
+      "<?php add_filter('rest_pre_dispatch', function () { return new WP_Error('broken', 'Broken deploy', array('status' => 500)); });\n",
+    );
     try {
       await t.services.sync.syncNow(listed.id);
       const failed = await t.call('GET', `/api/sites/${listed.id}`);
       expect(failed.json.status.syncError).toEqual(expect.any(String));
-      expect(t.logs.events('site.sync_failed')).toEqual([expect.objectContaining({ level: 'warn', siteId: listed.id, url: site.url, reason: failed.json.status.syncError })]);
+      expect(t.logs.events('site.sync_failed')).toEqual([
+        expect.objectContaining({
+          level: 'warn',
+          siteId: listed.id,
+          url: site.url,
+          reason: failed.json.status.syncError,
+        }),
+      ]);
     } finally {
       rmSync(join(muPlugins, 'broken-rest.php'));
     }
     await t.services.sync.syncNow(listed.id);
     const recovered = await t.call('GET', `/api/sites/${listed.id}`);
     expect(recovered.json.status.syncError).toBeNull();
-    expect(t.logs.events('site.sync_recovered')).toEqual([expect.objectContaining({ level: 'info', siteId: listed.id, url: site.url })]);
+    expect(t.logs.events('site.sync_recovered')).toEqual([
+      expect.objectContaining({ level: 'info', siteId: listed.id, url: site.url }),
+    ]);
   });
 
   it('disconnects: revokes the application password on the site and forgets the site', async () => {
     const { username, applicationPassword } = await site.createUser('administrator');
     const other = createTestApp();
     try {
-      const connected = await other.call('POST', '/api/sites', { json: { url: site.url, username, applicationPassword } });
+      const connected = await other.call('POST', '/api/sites', {
+        json: { url: site.url, username, applicationPassword },
+      });
       expect(connected.status, connected.text).toBe(201);
       expect(await basicAuthStatus(site, username, applicationPassword)).toBe(200);
       const removed = await other.call('DELETE', `/api/sites/${connected.json.id}`);
@@ -140,17 +189,27 @@ describe('refusing connections that cannot work', () => {
   const connect = (json: Record<string, string>) => t.call('POST', '/api/sites', { json });
 
   it('says when the site rejects the credentials', async () => {
-    const response = await connect({ url: site.url, username: site.admin.username, applicationPassword: 'abcd efgh ijkl mnop qrst uvwx' });
+    const response = await connect({
+      url: site.url,
+      username: site.admin.username,
+      applicationPassword: 'abcd efgh ijkl mnop qrst uvwx',
+    });
     expect(response.status).toBe(422);
     expect(response.json.type).toBe('/problems/credentials-rejected');
   });
 
   it('says which capabilities a non-administrator lacks', async () => {
     const editor = await site.createUser('editor');
-    const response = await connect({ url: site.url, username: editor.username, applicationPassword: editor.applicationPassword });
+    const response = await connect({
+      url: site.url,
+      username: editor.username,
+      applicationPassword: editor.applicationPassword,
+    });
     expect(response.status).toBe(422);
     expect(response.json.type).toBe('/problems/insufficient-capabilities');
-    expect(response.json.missingCapabilities).toEqual(expect.arrayContaining(['install_plugins', 'activate_plugins', 'switch_themes']));
+    expect(response.json.missingCapabilities).toEqual(
+      expect.arrayContaining(['install_plugins', 'activate_plugins', 'switch_themes']),
+    );
     expect((await t.call('GET', '/api/sites')).json.items).toEqual([]);
   });
 
@@ -161,7 +220,9 @@ describe('refusing connections that cannot work', () => {
   });
 
   it('says when an address is not WordPress', async () => {
-    const fake = await startFakeSite((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Static</title>'));
+    const fake = await startFakeSite((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Static</title>'),
+    );
     try {
       const response = await connect({ url: fake.url });
       expect(response.status).toBe(422);
@@ -199,7 +260,10 @@ describe('sites without pretty permalinks or application passwords', () => {
   let disabled: TestSite;
   let t: TestApp;
   beforeAll(async () => {
-    [plain, disabled] = await Promise.all([createTestSite({ permalinks: 'plain' }), createTestSite({ applicationPasswords: false })]);
+    [plain, disabled] = await Promise.all([
+      createTestSite({ permalinks: 'plain' }),
+      createTestSite({ applicationPasswords: false }),
+    ]);
     t = createTestApp();
   });
   afterAll(async () => {
@@ -208,7 +272,9 @@ describe('sites without pretty permalinks or application passwords', () => {
   });
 
   it('finds the REST API through ?rest_route= and connects', async () => {
-    const response = await t.call('POST', '/api/sites', { json: { url: plain.url, username: plain.admin.username, applicationPassword: plain.admin.applicationPassword } });
+    const response = await t.call('POST', '/api/sites', {
+      json: { url: plain.url, username: plain.admin.username, applicationPassword: plain.admin.applicationPassword },
+    });
     expect(response.status, response.text).toBe(201);
     expect(response.json.restUrl).toContain('rest_route=');
     expect(response.json.plugins.length).toBeGreaterThan(0);
@@ -244,7 +310,9 @@ describe('connecting through WordPress’s authorize-application screen', () => 
     expect(`${authorizeUrl.origin}${authorizeUrl.pathname}`).toBe(`${site.url}/wp-admin/authorize-application.php`);
     expect(authorizeUrl.searchParams.get('app_name')).toBe('Sitewarden');
     expect(authorizeUrl.searchParams.get('app_id')).toMatch(/^[0-9a-f-]{36}$/);
-    expect(authorizeUrl.searchParams.get('success_url')).toMatch(new RegExp(`^${daemon.baseUrl}/api/authorization/callback\\?state=`));
+    expect(authorizeUrl.searchParams.get('success_url')).toMatch(
+      new RegExp(`^${daemon.baseUrl}/api/authorization/callback\\?state=`),
+    );
 
     const again = await daemon.call('POST', '/api/sites', { json: { url: site.url } });
     expect(again.status).toBe(409);
@@ -255,7 +323,11 @@ describe('connecting through WordPress’s authorize-application screen', () => 
     expect(approval.body).toContain('is now connected');
 
     const details = await daemon.call('GET', `/api/sites/${pending.json.id}`);
-    expect(details.json).toMatchObject({ status: { connection: 'connected', uptime: { status: expect.any(String) } }, username: site.admin.username, authorization: null });
+    expect(details.json).toMatchObject({
+      status: { connection: 'connected', uptime: { status: expect.any(String) } },
+      username: site.admin.username,
+      authorization: null,
+    });
     expect(details.json.themes.length).toBeGreaterThanOrEqual(3);
     const passwords = await applicationPasswordsOf(site, site.admin.username);
     expect(passwords.map((item) => item.name)).toContain('Sitewarden');
@@ -300,16 +372,22 @@ describe('connecting through WordPress’s authorize-application screen', () => 
       const response = await fetch(callbackFor(late.json.authorizeUrl), { headers: { accept: 'application/json' } });
       expect(response.status).toBe(410);
       expect(((await response.json()) as { type: string }).type).toBe('/problems/authorization-expired');
-      expect((await daemon.call('GET', `/api/sites/${late.json.id}`)).json.status.connection).toBe('authorization_expired');
+      expect((await daemon.call('GET', `/api/sites/${late.json.id}`)).json.status.connection).toBe(
+        'authorization_expired',
+      );
 
       const forgotten = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
       expect(forgotten.status).toBe(202);
       expect(daemon.services.sites.expireAuthorizations()).toBe(0);
       clock.advance(61 * 60_000);
       expect(daemon.services.sites.expireAuthorizations()).toBe(1);
-      expect((await daemon.call('GET', `/api/sites/${forgotten.json.id}`)).json.status.connection).toBe('authorization_expired');
+      expect((await daemon.call('GET', `/api/sites/${forgotten.json.id}`)).json.status.connection).toBe(
+        'authorization_expired',
+      );
       expect(daemon.logs.events('site.authorization_expired')).toHaveLength(2);
-      const afterTick = await fetch(callbackFor(forgotten.json.authorizeUrl), { headers: { accept: 'application/json' } });
+      const afterTick = await fetch(callbackFor(forgotten.json.authorizeUrl), {
+        headers: { accept: 'application/json' },
+      });
       expect(afterTick.status).toBe(400);
     } finally {
       await other.stop();
@@ -327,7 +405,9 @@ describe('connecting through WordPress’s authorize-application screen', () => 
       const response = await fetch(callback, { headers: { accept: 'application/json' } });
       expect(response.status).toBe(422);
       expect(((await response.json()) as { type: string }).type).toBe('/problems/authorization-site-mismatch');
-      expect((await daemon.call('GET', `/api/sites/${pending.json.id}`)).json.status.connection).toBe('authorization_failed');
+      expect((await daemon.call('GET', `/api/sites/${pending.json.id}`)).json.status.connection).toBe(
+        'authorization_failed',
+      );
     } finally {
       await other.stop();
     }

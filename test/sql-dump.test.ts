@@ -48,8 +48,18 @@ const ORDERS = `CREATE TABLE \`wp_wc_orders\` (
 describe('parsing a site’s CREATE TABLE and writing it again', () => {
   it('keeps everything real WordPress and plugin tables use, written the way MariaDB prints it', () => {
     const posts = parseCreateTable(POSTS, 'wp_posts');
-    expect(posts.columns.map((column) => column.name)).toEqual(['ID', 'post_author', 'post_date', 'post_content', 'post_name']);
-    expect(posts.indexes).toContainEqual({ kind: 'key', name: 'post_name', columns: [{ name: 'post_name', length: 191 }] });
+    expect(posts.columns.map((column) => column.name)).toEqual([
+      'ID',
+      'post_author',
+      'post_date',
+      'post_content',
+      'post_name',
+    ]);
+    expect(posts.indexes).toContainEqual({
+      kind: 'key',
+      name: 'post_name',
+      columns: [{ name: 'post_name', length: 191 }],
+    });
     expect(emitCreateTable('wp_posts', posts)).toBe(POSTS);
 
     const orders = parseCreateTable(ORDERS, 'wp_wc_orders');
@@ -57,7 +67,16 @@ describe('parsing a site’s CREATE TABLE and writing it again', () => {
     expect(orders.columns[3]!.comment).toBe("a 'comment'; DROP DATABASE x");
     expect(orders.columns[4]).toMatchObject({ default: { kind: 'now', precision: null }, onUpdateNow: null });
     expect(orders.columns[6]).toMatchObject({ charset: 'utf8mb4', collation: 'utf8mb4_bin', jsonValid: true });
-    expect(orders.foreignKeys).toEqual([{ name: 'parent', columns: ['parent_order_id'], table: 'wp_wc_orders', references: ['id'], onDelete: 'CASCADE', onUpdate: 'SET NULL' }]);
+    expect(orders.foreignKeys).toEqual([
+      {
+        name: 'parent',
+        columns: ['parent_order_id'],
+        table: 'wp_wc_orders',
+        references: ['id'],
+        onDelete: 'CASCADE',
+        onUpdate: 'SET NULL',
+      },
+    ]);
     // Written again it parses to the same schema: nothing is lost on the way through a dump.
     expect(parseCreateTable(emitCreateTable('wp_wc_orders', orders), 'wp_wc_orders')).toEqual(orders);
   });
@@ -67,19 +86,24 @@ describe('parsing a site’s CREATE TABLE and writing it again', () => {
     const create = `CREATE TABLE ${quoteIdentifier(name)} (\n  ${quoteIdentifier('col `` x')} int(11) NOT NULL\n) ENGINE=InnoDB`;
     const schema = parseCreateTable(create, name);
     expect(schema.columns[0]!.name).toBe('col `` x');
-    expect(emitCreateTable(name, schema)).toBe('CREATE TABLE `wp_we``ird tåble ✓` (\n  `col ```` x` int(11) NOT NULL\n) ENGINE=InnoDB');
+    expect(emitCreateTable(name, schema)).toBe(
+      'CREATE TABLE `wp_we``ird tåble ✓` (\n  `col ```` x` int(11) NOT NULL\n) ENGINE=InnoDB',
+    );
   });
 
   const hostile: [string, string][] = [
     ['a second statement after the table', `${POSTS}; DROP DATABASE wordpress`],
     ['a statement after a column', 'CREATE TABLE `t` (`a` int); GRANT ALL ON *.* TO evil'],
-    ['an executable comment in a default', "CREATE TABLE `t` (`a` int DEFAULT 1 /*!50000 , b int) ; CREATE USER evil */)"],
-    ['a line comment', "CREATE TABLE `t` (`a` int -- x\n)"],
-    ['a hash comment', "CREATE TABLE `t` (`a` int # x\n)"],
+    [
+      'an executable comment in a default',
+      'CREATE TABLE `t` (`a` int DEFAULT 1 /*!50000 , b int) ; CREATE USER evil */)',
+    ],
+    ['a line comment', 'CREATE TABLE `t` (`a` int -- x\n)'],
+    ['a hash comment', 'CREATE TABLE `t` (`a` int # x\n)'],
     ['an expression default', 'CREATE TABLE `t` (`a` int DEFAULT (1 + (SELECT 1)))'],
     ['a generated column', 'CREATE TABLE `t` (`a` int, `b` int GENERATED ALWAYS AS (`a` + 1) VIRTUAL)'],
     ['a CHECK other than json_valid', 'CREATE TABLE `t` (`a` int CHECK (`a` > 0))'],
-    ['a federated engine', 'CREATE TABLE `t` (`a` int) ENGINE=FEDERATED CONNECTION=\'mysql://u@evil/db/t\''],
+    ['a federated engine', "CREATE TABLE `t` (`a` int) ENGINE=FEDERATED CONNECTION='mysql://u@evil/db/t'"],
     ['a data directory', "CREATE TABLE `t` (`a` int) ENGINE=InnoDB DATA DIRECTORY='/etc'"],
     ['a MERGE union', 'CREATE TABLE `t` (`a` int) ENGINE=MRG_MyISAM UNION=(`wp_users`)'],
     ['partitions', 'CREATE TABLE `t` (`a` int) ENGINE=InnoDB PARTITION BY HASH (`a`)'],
@@ -94,9 +118,12 @@ describe('parsing a site’s CREATE TABLE and writing it again', () => {
   });
 
   it('keeps SQL smuggled into a comment or string default a string, quoted again by the daemon', () => {
-    const create = "CREATE TABLE `t` (`a` varchar(9) DEFAULT 'x''); GRANT ALL ON *.* TO evil; -- ' COMMENT 'CREATE USER evil'\n) ENGINE=InnoDB";
+    const create =
+      "CREATE TABLE `t` (`a` varchar(9) DEFAULT 'x''); GRANT ALL ON *.* TO evil; -- ' COMMENT 'CREATE USER evil'\n) ENGINE=InnoDB";
     const emitted = emitCreateTable('t', parseCreateTable(create, 't'));
-    expect(emitted).toBe("CREATE TABLE `t` (\n  `a` varchar(9) NULL DEFAULT 'x''); GRANT ALL ON *.* TO evil; -- ' COMMENT 'CREATE USER evil'\n) ENGINE=InnoDB");
+    expect(emitted).toBe(
+      "CREATE TABLE `t` (\n  `a` varchar(9) NULL DEFAULT 'x''); GRANT ALL ON *.* TO evil; -- ' COMMENT 'CREATE USER evil'\n) ENGINE=InnoDB",
+    );
     expect(dumpStatementKinds(`${emitted};\n`)).toEqual(['CREATE TABLE']);
   });
 
@@ -104,25 +131,31 @@ describe('parsing a site’s CREATE TABLE and writing it again', () => {
     const name = fc.string({ unit: 'binary', minLength: 1, maxLength: 64 }).filter(isLegalIdentifier);
     const text = fc.string({ unit: 'binary', maxLength: 40 }).filter((value) => isLegalIdentifier(`x${value}x`));
     fc.assert(
-      fc.property(name, fc.uniqueArray(name, { minLength: 1, maxLength: 4 }), text, fc.array(text, { minLength: 1, maxLength: 4 }), (table, columns, comment, members) => {
-        const schema: TableSchema = {
-          columns: columns.map((column, index) => ({
-            name: column,
-            type: index === 0 ? { name: 'enum', values: members } : { name: 'varchar', args: [50] },
-            nullable: index !== 0,
-            ...(index === 0 ? {} : { default: { kind: 'string' as const, value: comment } }),
+      fc.property(
+        name,
+        fc.uniqueArray(name, { minLength: 1, maxLength: 4 }),
+        text,
+        fc.array(text, { minLength: 1, maxLength: 4 }),
+        (table, columns, comment, members) => {
+          const schema: TableSchema = {
+            columns: columns.map((column, index) => ({
+              name: column,
+              type: index === 0 ? { name: 'enum', values: members } : { name: 'varchar', args: [50] },
+              nullable: index !== 0,
+              ...(index === 0 ? {} : { default: { kind: 'string' as const, value: comment } }),
+              comment,
+            })),
+            indexes: [{ kind: 'key', name: columns[0]!, columns: [{ name: columns[0]! }] }],
+            foreignKeys: [],
+            engine: 'InnoDB',
             comment,
-          })),
-          indexes: [{ kind: 'key', name: columns[0]!, columns: [{ name: columns[0]! }] }],
-          foreignKeys: [],
-          engine: 'InnoDB',
-          comment,
-          options: [],
-        };
-        const emitted = emitCreateTable(table, schema);
-        expect(parseCreateTable(emitted, table)).toEqual(schema);
-        expect(dumpStatementKinds(`${emitted};\n`)).toEqual(['CREATE TABLE']);
-      }),
+            options: [],
+          };
+          const emitted = emitCreateTable(table, schema);
+          expect(parseCreateTable(emitted, table)).toEqual(schema);
+          expect(dumpStatementKinds(`${emitted};\n`)).toEqual(['CREATE TABLE']);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -153,7 +186,12 @@ describe('a batch of rows', () => {
   });
 
   it('counts generated batches exactly', () => {
-    const literal = fc.oneof(fc.constant('NULL'), fc.integer().map(String), fc.double({ noNaN: true, noDefaultInfinity: true }).map((value) => value.toExponential()), fc.uint8Array({ maxLength: 20 }).map((bytes) => `X'${Buffer.from(bytes).toString('hex')}'`));
+    const literal = fc.oneof(
+      fc.constant('NULL'),
+      fc.integer().map(String),
+      fc.double({ noNaN: true, noDefaultInfinity: true }).map((value) => value.toExponential()),
+      fc.uint8Array({ maxLength: 20 }).map((bytes) => `X'${Buffer.from(bytes).toString('hex')}'`),
+    );
     fc.assert(
       fc.property(fc.array(fc.tuple(literal, literal), { minLength: 1, maxLength: 30 }), (rows) => {
         const sql = `${header}${rows.map((row) => `(${row.join(',')})`).join(',\n')};\n`;
@@ -167,7 +205,10 @@ describe('a batch of rows', () => {
 describe('the dump of a backup taken before the daemon wrote its own', () => {
   function memoryStore(objects: Buffer[]): { store: ObjectStore; hashes: string[] } {
     const byHash = new Map(objects.map((content) => [createHash('sha256').update(content).digest('hex'), content]));
-    return { store: { read: async (hash: string) => byHash.get(hash)! } as unknown as ObjectStore, hashes: [...byHash.keys()] };
+    return {
+      store: { read: async (hash: string) => byHash.get(hash)! } as unknown as ObjectStore,
+      hashes: [...byHash.keys()],
+    };
   }
   const manifest = (create: string, batches: string[]): Manifest => ({
     format: 1,
@@ -183,19 +224,39 @@ describe('the dump of a backup taken before the daemon wrote its own', () => {
   };
 
   it('writes the site’s CREATE TABLE again from its parsed schema, with only the statements a dump needs', async () => {
-    const { store, hashes } = memoryStore([Buffer.from(`${batchHeader('wp_posts', ['ID', 'post_author', 'post_date', 'post_content', 'post_name'])}(1,0,X'',X'',X'');\n`)]);
+    const { store, hashes } = memoryStore([
+      Buffer.from(
+        `${batchHeader('wp_posts', ['ID', 'post_author', 'post_date', 'post_content', 'post_name'])}(1,0,X'',X'',X'');\n`,
+      ),
+    ]);
     const text = await dump(manifest(POSTS, hashes), store);
-    expect(dumpStatementKinds(text)).toEqual(['SET', 'SET', 'SET', 'DROP TABLE IF EXISTS', 'CREATE TABLE', 'INSERT', 'SET']);
+    expect(dumpStatementKinds(text)).toEqual([
+      'SET',
+      'SET',
+      'SET',
+      'DROP TABLE IF EXISTS',
+      'CREATE TABLE',
+      'INSERT',
+      'SET',
+    ]);
     expect(text).not.toContain('\nDROP DATABASE');
   });
 
   it('refuses a CREATE TABLE carrying another statement, naming the table (backup-table-unsafe)', async () => {
     const { store } = memoryStore([]);
-    await expect(dump(manifest(`${POSTS};\nDROP DATABASE wordpress`, []), store)).rejects.toMatchObject({ problem: { name: 'backup-table-unsafe', status: 422 }, extensions: { table: 'wp_posts' } });
+    await expect(dump(manifest(`${POSTS};\nDROP DATABASE wordpress`, []), store)).rejects.toMatchObject({
+      problem: { name: 'backup-table-unsafe', status: 422 },
+      extensions: { table: 'wp_posts' },
+    });
   });
 
   it('refuses a stored batch that is not plain INSERT rows, naming the table', async () => {
-    const { store, hashes } = memoryStore([Buffer.from("INSERT INTO `wp_posts` (`ID`) VALUES (1); GRANT ALL ON *.* TO 'evil';\n")]);
-    await expect(dump(manifest(POSTS, hashes), store)).rejects.toMatchObject({ problem: { name: 'backup-table-unsafe' }, extensions: { table: 'wp_posts' } });
+    const { store, hashes } = memoryStore([
+      Buffer.from("INSERT INTO `wp_posts` (`ID`) VALUES (1); GRANT ALL ON *.* TO 'evil';\n"),
+    ]);
+    await expect(dump(manifest(POSTS, hashes), store)).rejects.toMatchObject({
+      problem: { name: 'backup-table-unsafe' },
+      extensions: { table: 'wp_posts' },
+    });
   });
 });

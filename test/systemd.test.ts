@@ -9,7 +9,8 @@ import { PROJECT_ROOT } from './helpers/daemon-process.js';
 const root = mkdtempSync(join(tmpdir(), 'sitewarden-install-'));
 const unitPath = join(root, 'etc/systemd/system/sitewarden.service');
 const envPath = join(root, 'etc/sitewarden/sitewarden.env');
-const install = () => spawnSync('bash', [join(PROJECT_ROOT, 'scripts/install-service.sh'), '--root', root], { encoding: 'utf8' });
+const install = () =>
+  spawnSync('bash', [join(PROJECT_ROOT, 'scripts/install-service.sh'), '--root', root], { encoding: 'utf8' });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -21,12 +22,16 @@ describe('the systemd installation', () => {
     expect(result.stdout.trim().split('\n')).toEqual([`installed ${unitPath}`, `installed ${envPath}`]);
     expect(statSync(unitPath).mode & 0o777).toBe(0o644);
     expect(statSync(envPath).mode & 0o777).toBe(0o640);
-    expect(readFileSync(envPath, 'utf8')).toBe(readFileSync(join(PROJECT_ROOT, 'systemd/sitewarden.env.example'), 'utf8'));
+    expect(readFileSync(envPath, 'utf8')).toBe(
+      readFileSync(join(PROJECT_ROOT, 'systemd/sitewarden.env.example'), 'utf8'),
+    );
 
     const unit = readFileSync(unitPath, 'utf8');
     expect(unit).not.toContain('/opt/sitewarden');
     const node = spawnSync('bash', ['-c', 'command -v node'], { encoding: 'utf8' }).stdout.trim();
-    expect(unit).toMatch(new RegExp(`^ExecStart=${escape(node)} ${escape(PROJECT_ROOT)}/dist/src/cli\\.js start$`, 'm'));
+    expect(unit).toMatch(
+      new RegExp(`^ExecStart=${escape(node)} ${escape(PROJECT_ROOT)}/dist/src/cli\\.js start$`, 'm'),
+    );
     expect(unit).toMatch(new RegExp(`^WorkingDirectory=${escape(PROJECT_ROOT)}$`, 'm'));
     expect(unit).toContain('EnvironmentFile=-/etc/sitewarden/sitewarden.env');
   });
@@ -39,8 +44,13 @@ describe('the systemd installation', () => {
     expect(verify.status).toBe(0);
     // The same check catches a broken unit (an unknown key is only a warning, so stderr counts).
     const broken = join(root, 'etc/systemd/system/broken.service');
-    writeFileSync(broken, readFileSync(unitPath, 'utf8').replace('KillSignal=SIGTERM', 'KillSignal=SIGTERM\nTimeoutStopSecs=30s'));
-    expect(spawnSync('systemd-analyze', ['verify', broken], { encoding: 'utf8' }).stderr).toContain("Unknown key 'TimeoutStopSecs'");
+    writeFileSync(
+      broken,
+      readFileSync(unitPath, 'utf8').replace('KillSignal=SIGTERM', 'KillSignal=SIGTERM\nTimeoutStopSecs=30s'),
+    );
+    expect(spawnSync('systemd-analyze', ['verify', broken], { encoding: 'utf8' }).stderr).toContain(
+      "Unknown key 'TimeoutStopSecs'",
+    );
     rmSync(broken);
   });
 
@@ -61,9 +71,13 @@ describe('the systemd installation', () => {
 
   it('is installed the way the README says', () => {
     const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Running under systemd'), readme.indexOf('\n## ', readme.indexOf('## Running under systemd') + 1));
+    const section = readme.slice(
+      readme.indexOf('## Running under systemd'),
+      readme.indexOf('\n## ', readme.indexOf('## Running under systemd') + 1),
+    );
     expect(section).toContain('bash scripts/install-service.sh');
-    for (const path of ['/etc/systemd/system/sitewarden.service', '/etc/sitewarden/sitewarden.env']) expect(section).toContain(path);
+    for (const path of ['/etc/systemd/system/sitewarden.service', '/etc/sitewarden/sitewarden.env'])
+      expect(section).toContain(path);
     expect(section).toContain('systemctl daemon-reload && systemctl enable --now sitewarden');
     expect(section).toMatch(/never overwrit/);
   });

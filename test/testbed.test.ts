@@ -16,9 +16,13 @@ const basicAuth = (username: string, applicationPassword: string) =>
   `Basic ${Buffer.from(`${username}:${applicationPassword}`).toString('base64')}`;
 
 /** REST URL that works whatever the permalink setting. */
-const restRoute = (site: TestSite, route: string, query = '') => `${site.url}/?rest_route=${route}${query ? `&${query}` : ''}`;
+const restRoute = (site: TestSite, route: string, query = '') =>
+  `${site.url}/?rest_route=${route}${query ? `&${query}` : ''}`;
 
-async function getJson(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function getJson(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(url, init);
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
@@ -84,7 +88,9 @@ describe('WordPress test bed', () => {
     it('can have application passwords switched off', async () => {
       const index = await getJson(`${withoutAppPasswords.url}/wp-json/`);
       expect(Object.keys(index.body['authentication'] as object)).not.toContain('application-passwords');
-      expect(Object.keys(((await getJson(`${pretty.url}/wp-json/`)).body['authentication']) as object)).toContain('application-passwords');
+      expect(Object.keys((await getJson(`${pretty.url}/wp-json/`)).body['authentication'] as object)).toContain(
+        'application-passwords',
+      );
 
       const { admin } = withoutAppPasswords;
       const me = await getJson(`${withoutAppPasswords.url}/wp-json/wp/v2/users/me`, {
@@ -109,7 +115,12 @@ describe('WordPress test bed', () => {
           $info = plugins_api( 'plugin_information', array( 'slug' => 'sitewarden-demo' ) );
           echo wp_json_encode( $info );`),
       ) as Record<string, unknown>;
-      expect(found).toMatchObject({ slug: 'sitewarden-demo', name: 'Sitewarden Demo', version: '1.1.0', language_packs: [] });
+      expect(found).toMatchObject({
+        slug: 'sitewarden-demo',
+        name: 'Sitewarden Demo',
+        version: '1.1.0',
+        language_packs: [],
+      });
       expect(found['download_link']).toBe(`${inject('pluginMirrorUrl')}/plugin/sitewarden-demo.1.1.0.zip`);
 
       const missing = JSON.parse(
@@ -128,7 +139,11 @@ describe('WordPress test bed', () => {
         body: JSON.stringify({ slug: 'sitewarden-demo' }),
       });
       expect(installed.status, JSON.stringify(installed.body)).toBe(201);
-      expect(installed.body).toMatchObject({ plugin: 'sitewarden-demo/sitewarden-demo', version: '1.1.0', status: 'inactive' });
+      expect(installed.body).toMatchObject({
+        plugin: 'sitewarden-demo/sitewarden-demo',
+        version: '1.1.0',
+        status: 'inactive',
+      });
       const onDisk = readFileSync(join(pretty.root, 'wp-content/plugins/sitewarden-demo/sitewarden-demo.php'), 'utf8');
       expect(onDisk).toMatch(/^ \* Version: 1\.1\.0$/m);
 
@@ -174,8 +189,12 @@ describe('WordPress test bed', () => {
         $theme  = ( new Theme_Upgrader( new Automatic_Upgrader_Skin() ) )->upgrade( 'twentytwentyone' );
         echo wp_json_encode( array( $plugin, $theme ) );`);
       expect(JSON.parse(upgraded)).toEqual([true, true]);
-      expect(readFileSync(join(plain.root, 'wp-content/plugins/sitewarden-demo/sitewarden-demo.php'), 'utf8')).toContain('Version: 1.1.0');
-      expect(readFileSync(join(plain.root, 'wp-content/themes/twentytwentyone/style.css'), 'utf8')).toMatch(/^Version: 99\.0\.0$/m);
+      expect(
+        readFileSync(join(plain.root, 'wp-content/plugins/sitewarden-demo/sitewarden-demo.php'), 'utf8'),
+      ).toContain('Version: 1.1.0');
+      expect(readFileSync(join(plain.root, 'wp-content/themes/twentytwentyone/style.css'), 'utf8')).toMatch(
+        /^Version: 99\.0\.0$/m,
+      );
     });
   });
 
@@ -225,7 +244,9 @@ describe('WordPress test bed', () => {
       const password = params.get('password')!;
       expect(password).toMatch(/^([A-Za-z0-9]{4} ){5}[A-Za-z0-9]{4}$/);
 
-      const me = await getJson(`${pretty.url}/wp-json/wp/v2/users/me`, { headers: { authorization: basicAuth('admin', password) } });
+      const me = await getJson(`${pretty.url}/wp-json/wp/v2/users/me`, {
+        headers: { authorization: basicAuth('admin', password) },
+      });
       expect(me.status).toBe(200);
     });
 

@@ -15,7 +15,9 @@ describe('themes on a real site', () => {
     expect(slugs).toEqual(expect.arrayContaining(['twentytwentyone', 'twentytwentythree', 'twentytwentytwo']));
     const active = response.json.items.filter((theme: { status: string }) => theme.status === 'active');
     expect(active.map((theme: { slug: string }) => theme.slug)).toEqual([await bed.site.option('stylesheet')]);
-    expect(response.json.items).toContainEqual(expect.objectContaining({ slug: 'twentytwentyone', update: { version: '99.0.0' } }));
+    expect(response.json.items).toContainEqual(
+      expect.objectContaining({ slug: 'twentytwentyone', update: { version: '99.0.0' } }),
+    );
   });
 
   it('activates a theme, as WordPress records it', async () => {
@@ -25,7 +27,9 @@ describe('themes on a real site', () => {
     expect(await bed.site.option('stylesheet')).toBe('twentytwentyone');
     expect(await bed.site.option('template')).toBe('twentytwentyone');
     const details = await bed.t.call('GET', `/api/sites/${bed.siteId}`);
-    expect(details.json.themes.find((theme: { status: string }) => theme.status === 'active').slug).toBe('twentytwentyone');
+    expect(details.json.themes.find((theme: { status: string }) => theme.status === 'active').slug).toBe(
+      'twentytwentyone',
+    );
   });
 
   it('logs theme.update_failed when the site cannot write its files, and leaves the theme as it was', async () => {
@@ -42,7 +46,16 @@ describe('themes on a real site', () => {
     }
     expect(await themeVersionOnDisk(bed.site, 'twentytwentyone')).toBe(before);
     expect(bed.t.logs.events('theme.update_failed')).toEqual([
-      expect.objectContaining({ level: 'warn', siteId: bed.siteId, url: bed.site.url, slug: 'twentytwentyone', fromVersion: before, toVersion: '99.0.0', reason: 'site-refused', message: expect.stringContaining('cannot write its files') }),
+      expect.objectContaining({
+        level: 'warn',
+        siteId: bed.siteId,
+        url: bed.site.url,
+        slug: 'twentytwentyone',
+        fromVersion: before,
+        toVersion: '99.0.0',
+        reason: 'site-refused',
+        message: expect.stringContaining('cannot write its files'),
+      }),
     ]);
   });
 
@@ -102,7 +115,13 @@ describe('themes on a real site', () => {
   it('says when the connector on the site is too old', async () => {
     const main = join(bed.site.root, 'wp-content/plugins/sitewarden-connector/sitewarden-connector.php');
     const original = readFileSync(main, 'utf8');
-    writeFileSync(main, original.replace(/define\(\s*'SITEWARDEN_CONNECTOR_VERSION',\s*'[^']+'\s*\)/, "define( 'SITEWARDEN_CONNECTOR_VERSION', '0.9.0' )"));
+    writeFileSync(
+      main,
+      original.replace(
+        /define\(\s*'SITEWARDEN_CONNECTOR_VERSION',\s*'[^']+'\s*\)/,
+        "define( 'SITEWARDEN_CONNECTOR_VERSION', '0.9.0' )",
+      ),
+    );
     try {
       const response = await bed.t.call('POST', themes('/twentytwentythree/activate'));
       expect(response.status).toBe(422);

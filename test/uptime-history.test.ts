@@ -30,10 +30,14 @@ async function switchableTarget() {
 describe('uptime history', () => {
   let t: UptimeTestApp;
   let target: Awaited<ReturnType<typeof switchableTarget>>;
-  const count = (table: string) => (t.database.sqlite.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
+  const count = (table: string) =>
+    (t.database.sqlite.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
 
   beforeEach(async () => {
-    t = createUptimeTestApp({ uptime: { confirmations: 1, rawRetentionHours: 1 }, start: new Date('2026-03-02T10:00:00Z') });
+    t = createUptimeTestApp({
+      uptime: { confirmations: 1, rawRetentionHours: 1 },
+      start: new Date('2026-03-02T10:00:00Z'),
+    });
     target = await switchableTarget();
   });
   afterEach(async () => {
@@ -55,9 +59,21 @@ describe('uptime history', () => {
     await twoKnownHours(siteId);
     expect(target.hits).toBe(120);
     const repository = createUptimeRepository({ db: t.database.db });
-    const older = (bucket: number, up: number, down: number) => ({ siteId, bucket, up, down, responseSum: 0, responseCount: 0, responseMin: null, responseMax: null });
+    const older = (bucket: number, up: number, down: number) => ({
+      siteId,
+      bucket,
+      up,
+      down,
+      responseSum: 0,
+      responseCount: 0,
+      responseMin: null,
+      responseMax: null,
+    });
     const today = Date.parse('2026-03-02T00:00:00Z');
-    repository.addHourly([older(today - 3 * DAY, 0, 60), older(today - 10 * DAY, 60, 0), older(today - 40 * DAY, 0, 60)], 0);
+    repository.addHourly(
+      [older(today - 3 * DAY, 0, 60), older(today - 10 * DAY, 60, 0), older(today - 40 * DAY, 0, 60)],
+      0,
+    );
 
     const open = t.services.uptime.report(siteId);
     expect(open.uptimePercent).toEqual({ last24h: 87.5, last7d: 58.33, last30d: 68.75 });
@@ -69,8 +85,18 @@ describe('uptime history', () => {
     const closed = t.services.uptime.report(siteId);
     expect(closed.uptimePercent).toEqual(open.uptimePercent);
     expect(closed.hourly).toEqual([
-      { hour: '2026-03-02T10:00:00.000Z', up: 45, down: 15, responseTimeMs: { avg: expect.any(Number), min: expect.any(Number), max: expect.any(Number) } },
-      { hour: '2026-03-02T11:00:00.000Z', up: 60, down: 0, responseTimeMs: expect.objectContaining({ avg: expect.any(Number) }) },
+      {
+        hour: '2026-03-02T10:00:00.000Z',
+        up: 45,
+        down: 15,
+        responseTimeMs: { avg: expect.any(Number), min: expect.any(Number), max: expect.any(Number) },
+      },
+      {
+        hour: '2026-03-02T11:00:00.000Z',
+        up: 60,
+        down: 0,
+        responseTimeMs: expect.objectContaining({ avg: expect.any(Number) }),
+      },
     ]);
     expect(closed.recentProbes).toHaveLength(10);
   });
@@ -90,7 +116,9 @@ describe('uptime history', () => {
 
     t.clock.set(new Date('2026-03-03T00:10:00Z'));
     await t.services.uptime.maintain();
-    expect(t.database.sqlite.prepare('select bucket, up, down from uptime_daily where site_id = ?').all(siteId)).toEqual([{ bucket: Date.parse('2026-03-02T00:00:00Z'), up: 105, down: 15 }]);
+    expect(
+      t.database.sqlite.prepare('select bucket, up, down from uptime_daily where site_id = ?').all(siteId),
+    ).toEqual([{ bucket: Date.parse('2026-03-02T00:00:00Z'), up: 105, down: 15 }]);
 
     // Past the hourly retention only the daily roll-up remains; nothing grows without bound.
     t.clock.set(new Date('2026-04-10T00:10:00Z'));
@@ -104,7 +132,9 @@ describe('uptime history', () => {
 
   it('keeps rows small: roll-ups are WITHOUT ROWID tables', () => {
     for (const table of ['uptime_hourly', 'uptime_daily']) {
-      expect((t.database.sqlite.prepare('select sql from sqlite_master where name = ?').get(table) as { sql: string }).sql).toMatch(/WITHOUT ROWID/i);
+      expect(
+        (t.database.sqlite.prepare('select sql from sqlite_master where name = ?').get(table) as { sql: string }).sql,
+      ).toMatch(/WITHOUT ROWID/i);
     }
   });
 
@@ -129,7 +159,11 @@ describe('uptime history', () => {
     });
     try {
       restarted.start();
-      expect(restarted.statusOf(siteId)).toMatchObject({ status: 'down', since: new Date(downSince).toISOString(), lastCheckedAt: new Date(downSince).toISOString() });
+      expect(restarted.statusOf(siteId)).toMatchObject({
+        status: 'down',
+        since: new Date(downSince).toISOString(),
+        lastCheckedAt: new Date(downSince).toISOString(),
+      });
       const due = restarted.nextDueAt(siteId)!;
       expect(due - t.clock.now().getTime()).toBeLessThan(MINUTE);
       expect(due % MINUTE).toBe(slot);
@@ -138,7 +172,9 @@ describe('uptime history', () => {
       t.clock.set(new Date(due));
       await restarted.runDue();
       restarted.flush();
-      expect(t.database.sqlite.prepare('select started_at as startedAt, ended_at as endedAt from downtime_events').all()).toEqual([{ startedAt: downSince, endedAt: due }]);
+      expect(
+        t.database.sqlite.prepare('select started_at as startedAt, ended_at as endedAt from downtime_events').all(),
+      ).toEqual([{ startedAt: downSince, endedAt: due }]);
       expect(t.logs.events('site.up')).toEqual([expect.objectContaining({ downtimeMs: due - downSince })]);
       expect(t.logs.events('site.down')).toHaveLength(1);
     } finally {
@@ -150,7 +186,27 @@ describe('uptime history', () => {
 describe('https certificates', () => {
   it('records the certificate’s expiry and reports one that expires soon, once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sitewarden-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '5', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '5',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const cert = readFileSync(join(dir, 'cert.pem'));
     const server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (_req, res) => res.end('secure'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -178,7 +234,13 @@ describe('https certificates', () => {
       expect(report.certificate).toMatchObject({ daysLeft: expect.any(Number), expiringSoon: true });
       expect(report.certificate!.daysLeft).toBeGreaterThanOrEqual(3);
       expect(report.certificate!.daysLeft).toBeLessThanOrEqual(5);
-      expect(t.logs.events('site.certificate_expiring')).toEqual([expect.objectContaining({ siteId, daysLeft: report.certificate!.daysLeft, expiresAt: report.certificate!.expiresAt })]);
+      expect(t.logs.events('site.certificate_expiring')).toEqual([
+        expect.objectContaining({
+          siteId,
+          daysLeft: report.certificate!.daysLeft,
+          expiresAt: report.certificate!.expiresAt,
+        }),
+      ]);
     } finally {
       await service.stop();
       await t.stop();

@@ -57,14 +57,21 @@ describe('the monitor state machine', () => {
   });
 
   it('with one confirmation goes down on the first failure', () => {
-    expect(applyProbe(initialState(), { at: 5, up: false, cause: 'dns' }, 1).transition).toEqual({ kind: 'down', startedAt: 5, cause: 'dns' });
+    expect(applyProbe(initialState(), { at: 5, up: false, cause: 'dns' }, 1).transition).toEqual({
+      kind: 'down',
+      startedAt: 5,
+      cause: 'dns',
+    });
   });
 });
 
 describe('the probe schedule', () => {
   it('spreads one interval’s probes evenly across it', () => {
     const perTenth = new Array<number>(10).fill(0);
-    for (let i = 0; i < 10_000; i++) perTenth[Math.floor(spreadOffset(`site_01jc0z6x8m3yq4x0h7a9b${String(i).padStart(5, '0')}`, MINUTE) / (MINUTE / 10))]!++;
+    for (let i = 0; i < 10_000; i++)
+      perTenth[
+        Math.floor(spreadOffset(`site_01jc0z6x8m3yq4x0h7a9b${String(i).padStart(5, '0')}`, MINUTE) / (MINUTE / 10))
+      ]!++;
     for (const count of perTenth) expect(count).toBeGreaterThan(850);
   });
 
@@ -98,8 +105,15 @@ describe('probing loopback targets', () => {
     const siteId = t.addSite(target.url);
     expect(await t.probeNext(siteId)).toBe(1);
     const report = t.services.uptime.report(siteId);
-    expect(report).toMatchObject({ status: 'up', since: t.clock.now().toISOString(), lastCheckedAt: t.clock.now().toISOString(), certificate: null });
-    expect(report.recentProbes).toEqual([{ at: t.clock.now().toISOString(), up: true, httpStatus: 200, responseTimeMs: expect.any(Number), cause: null }]);
+    expect(report).toMatchObject({
+      status: 'up',
+      since: t.clock.now().toISOString(),
+      lastCheckedAt: t.clock.now().toISOString(),
+      certificate: null,
+    });
+    expect(report.recentProbes).toEqual([
+      { at: t.clock.now().toISOString(), up: true, httpStatus: 200, responseTimeMs: expect.any(Number), cause: null },
+    ]);
     expect(target.hits).toBe(1);
   });
 
@@ -118,11 +132,15 @@ describe('probing loopback targets', () => {
     expect(lastCause(siteId)).toBe('body_too_large');
 
     target.answer(200, 'Welcome');
-    expect((await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { keyword: { text: 'Hello' } } } })).status).toBe(200);
+    expect(
+      (await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { keyword: { text: 'Hello' } } } })).status,
+    ).toBe(200);
     await t.probeNext(siteId);
     expect(lastCause(siteId)).toBe('keyword');
     target.answer(200, 'Hello, maintenance mode');
-    await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { keyword: { text: 'maintenance', mode: 'absent' } } } });
+    await t.call('PATCH', `/api/sites/${siteId}`, {
+      json: { monitoring: { keyword: { text: 'maintenance', mode: 'absent' } } },
+    });
     await t.probeNext(siteId);
     expect(lastCause(siteId)).toBe('keyword');
 
@@ -135,7 +153,9 @@ describe('probing loopback targets', () => {
     await t.probeNext(plain);
     expect(lastCause(plain)).toBe('tls');
 
-    expect(causeOf(Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' }))).toBe('dns');
+    expect(causeOf(Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' }))).toBe(
+      'dns',
+    );
   });
 
   it('follows redirects and accepts only the expected statuses when set', async () => {
@@ -156,18 +176,39 @@ describe('probing loopback targets', () => {
     // The unconfirmed failure is re-checked after 5 s rather than a whole interval later.
     expect(t.services.uptime.nextDueAt(siteId)).toBe(firstFailure + 5000);
     await t.probeNext(siteId);
-    expect(t.services.uptime.statusOf(siteId)).toMatchObject({ status: 'down', since: new Date(firstFailure).toISOString() });
+    expect(t.services.uptime.statusOf(siteId)).toMatchObject({
+      status: 'down',
+      since: new Date(firstFailure).toISOString(),
+    });
     for (let i = 0; i < 3; i++) await t.probeNext(siteId);
     target.answer(200);
     await t.probeNext(siteId);
     const recovered = t.clock.now().getTime();
 
-    expect(t.logs.events('site.down')).toEqual([expect.objectContaining({ siteId, cause: 'http_status', firstFailureAt: new Date(firstFailure).toISOString(), level: 'error' })]);
-    expect(t.logs.events('site.up')).toEqual([expect.objectContaining({ siteId, downtimeMs: recovered - firstFailure })]);
+    expect(t.logs.events('site.down')).toEqual([
+      expect.objectContaining({
+        siteId,
+        cause: 'http_status',
+        firstFailureAt: new Date(firstFailure).toISOString(),
+        level: 'error',
+      }),
+    ]);
+    expect(t.logs.events('site.up')).toEqual([
+      expect.objectContaining({ siteId, downtimeMs: recovered - firstFailure }),
+    ]);
     const events = await t.call('GET', `/api/sites/${siteId}/uptime/downtime`, { token: t.readToken });
     expect(events.status).toBe(200);
     expect(events.json).toEqual({
-      items: [{ id: expect.any(String), startedAt: new Date(firstFailure).toISOString(), endedAt: new Date(recovered).toISOString(), durationMs: recovered - firstFailure, ongoing: false, cause: 'http_status' }],
+      items: [
+        {
+          id: expect.any(String),
+          startedAt: new Date(firstFailure).toISOString(),
+          endedAt: new Date(recovered).toISOString(),
+          durationMs: recovered - firstFailure,
+          ongoing: false,
+          cause: 'http_status',
+        },
+      ],
       nextCursor: null,
     });
   });
@@ -198,13 +239,28 @@ describe('probing loopback targets', () => {
       t.clock.advance(60 * MINUTE);
     }
     const first = await t.call('GET', `/api/sites/${siteId}/uptime/downtime?limit=2`);
-    expect(first.json.items.map((event: { startedAt: string }) => event.startedAt)).toEqual([starts[2], starts[1]].map((ms) => new Date(ms!).toISOString()));
+    expect(first.json.items.map((event: { startedAt: string }) => event.startedAt)).toEqual(
+      [starts[2], starts[1]].map((ms) => new Date(ms!).toISOString()),
+    );
     const second = await t.call('GET', `/api/sites/${siteId}/uptime/downtime?limit=2&cursor=${first.json.nextCursor}`);
-    expect(second.json).toEqual({ items: [expect.objectContaining({ startedAt: new Date(starts[0]!).toISOString() })], nextCursor: null });
-    const ranged = await t.call('GET', `/api/sites/${siteId}/uptime/downtime?from=${new Date(starts[1]! - 1000).toISOString()}&to=${new Date(starts[1]! + 1000).toISOString()}`);
-    expect(ranged.json.items.map((event: { startedAt: string }) => event.startedAt)).toEqual([new Date(starts[1]!).toISOString()]);
-    expect((await t.call('GET', `/api/sites/${siteId}/uptime/downtime?from=2026-05-01T00:00:00Z&to=2026-04-01T00:00:00Z`)).json.type).toBe('/problems/invalid-time-range');
-    expect((await t.call('GET', `/api/sites/${siteId}/uptime/downtime?cursor=bm9wZQ`)).json.type).toBe('/problems/invalid-cursor');
+    expect(second.json).toEqual({
+      items: [expect.objectContaining({ startedAt: new Date(starts[0]!).toISOString() })],
+      nextCursor: null,
+    });
+    const ranged = await t.call(
+      'GET',
+      `/api/sites/${siteId}/uptime/downtime?from=${new Date(starts[1]! - 1000).toISOString()}&to=${new Date(starts[1]! + 1000).toISOString()}`,
+    );
+    expect(ranged.json.items.map((event: { startedAt: string }) => event.startedAt)).toEqual([
+      new Date(starts[1]!).toISOString(),
+    ]);
+    expect(
+      (await t.call('GET', `/api/sites/${siteId}/uptime/downtime?from=2026-05-01T00:00:00Z&to=2026-04-01T00:00:00Z`))
+        .json.type,
+    ).toBe('/problems/invalid-time-range');
+    expect((await t.call('GET', `/api/sites/${siteId}/uptime/downtime?cursor=bm9wZQ`)).json.type).toBe(
+      '/problems/invalid-cursor',
+    );
   });
 
   it('does not probe paused, pending or deleted sites', async () => {
@@ -212,9 +268,19 @@ describe('probing loopback targets', () => {
     const pending = t.addSite(`${target.url}/pending`, 'pending');
     const deleted = t.addSite(`${target.url}/deleted`);
     const pausing = await t.call('PATCH', `/api/sites/${paused}`, { json: { monitoring: { paused: true } } });
-    expect(pausing.json.monitoring).toEqual({ intervalSeconds: 60, timeoutMs: 400, expectedStatus: null, keyword: null, paused: true });
+    expect(pausing.json.monitoring).toEqual({
+      intervalSeconds: 60,
+      timeoutMs: 400,
+      expectedStatus: null,
+      keyword: null,
+      paused: true,
+    });
     expect((await t.call('DELETE', `/api/sites/${deleted}`)).status).toBe(204);
-    expect(t.services.uptime.isScheduled(paused) || t.services.uptime.isScheduled(pending) || t.services.uptime.isScheduled(deleted)).toBe(false);
+    expect(
+      t.services.uptime.isScheduled(paused) ||
+        t.services.uptime.isScheduled(pending) ||
+        t.services.uptime.isScheduled(deleted),
+    ).toBe(false);
     t.clock.advance(10 * MINUTE);
     expect(await t.services.uptime.runDue()).toBe(0);
     expect(target.hits).toBe(0);
@@ -241,17 +307,31 @@ describe('probing loopback targets', () => {
 
   it('validates monitoring settings and documents them', async () => {
     const siteId = t.addSite(target.url);
-    const tooLong = await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { intervalSeconds: 10, timeoutMs: 20_000 } } });
+    const tooLong = await t.call('PATCH', `/api/sites/${siteId}`, {
+      json: { monitoring: { intervalSeconds: 10, timeoutMs: 20_000 } },
+    });
     expect(tooLong.status).toBe(400);
     expect(tooLong.json.errors).toEqual([expect.objectContaining({ field: 'monitoring.timeoutMs' })]);
-    const bad = await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { intervalSeconds: 1, expectedStatus: [99], colour: 'red' } } });
+    const bad = await t.call('PATCH', `/api/sites/${siteId}`, {
+      json: { monitoring: { intervalSeconds: 1, expectedStatus: [99], colour: 'red' } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.type).toBe('/problems/validation-failed');
-    expect((await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { paused: true } }, token: t.readToken })).status).toBe(403);
-    expect((await t.call('PATCH', '/api/sites/site_00000000000000000000000000', { json: { monitoring: { paused: true } } })).status).toBe(404);
-    expect((await t.call('GET', '/api/sites/site_00000000000000000000000000/uptime')).json.type).toBe('/problems/site-not-found');
+    expect(
+      (await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { paused: true } }, token: t.readToken }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await t.call('PATCH', '/api/sites/site_00000000000000000000000000', { json: { monitoring: { paused: true } } }))
+        .status,
+    ).toBe(404);
+    expect((await t.call('GET', '/api/sites/site_00000000000000000000000000/uptime')).json.type).toBe(
+      '/problems/site-not-found',
+    );
 
-    const changed = await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { intervalSeconds: 300, timeoutMs: 5000 } } });
+    const changed = await t.call('PATCH', `/api/sites/${siteId}`, {
+      json: { monitoring: { intervalSeconds: 300, timeoutMs: 5000 } },
+    });
     expect(changed.json.monitoring).toMatchObject({ intervalSeconds: 300, timeoutMs: 5000 });
     const due = t.services.uptime.nextDueAt(siteId)!;
     expect(due - t.clock.now().getTime()).toBeLessThan(300_000);
@@ -260,8 +340,12 @@ describe('probing loopback targets', () => {
     expect(reset.json.monitoring.intervalSeconds).toBe(60);
 
     const doc = (await t.call('GET', '/api/openapi.json')).json;
-    expect(doc.paths['/sites/{id}'].patch.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/UpdateSiteInput');
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/sites/{siteId}/uptime', '/sites/{siteId}/uptime/downtime']));
+    expect(doc.paths['/sites/{id}'].patch.requestBody.content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/UpdateSiteInput',
+    );
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/sites/{siteId}/uptime', '/sites/{siteId}/uptime/downtime']),
+    );
     expect(doc.components.schemas.MonitoringSettingsInput.properties).toHaveProperty('keyword');
   });
 
@@ -270,8 +354,16 @@ describe('probing loopback targets', () => {
     const pending = t.addSite(`${target.url}/pending`, 'pending');
     await t.probeNext(up);
     const list = await t.call('GET', '/api/sites');
-    const byId = Object.fromEntries(list.json.items.map((item: { id: string; status: unknown }) => [item.id, item.status]));
-    expect(byId[up].uptime).toEqual({ status: 'up', since: t.clock.now().toISOString(), lastCheckedAt: t.clock.now().toISOString(), responseTimeMs: expect.any(Number), paused: false });
+    const byId = Object.fromEntries(
+      list.json.items.map((item: { id: string; status: unknown }) => [item.id, item.status]),
+    );
+    expect(byId[up].uptime).toEqual({
+      status: 'up',
+      since: t.clock.now().toISOString(),
+      lastCheckedAt: t.clock.now().toISOString(),
+      responseTimeMs: expect.any(Number),
+      paused: false,
+    });
     expect(byId[pending].uptime).toBeNull();
     expect((await t.call('GET', `/api/sites/${up}`)).json.status.uptime.status).toBe('up');
   });

@@ -5,7 +5,12 @@ import { webhooks as webhooksTable } from '../src/webhooks/webhooks.table.js';
 import { createWebhookDispatcher, retryDelayMs } from '../src/webhooks/webhook-dispatcher.js';
 import { createWebhookSender } from '../src/webhooks/webhook-sender.js';
 import { createWebhooksRepository } from '../src/webhooks/webhooks.repository.js';
-import { DEFAULT_WEBHOOKS_CONFIG, RETRY_BASE_MS, RETRY_MAX_MS, type WebhooksConfig } from '../src/webhooks/webhooks.config.js';
+import {
+  DEFAULT_WEBHOOKS_CONFIG,
+  RETRY_BASE_MS,
+  RETRY_MAX_MS,
+  type WebhooksConfig,
+} from '../src/webhooks/webhooks.config.js';
 import { eventBusOf } from '../src/shared/event-bus.js';
 import { createFakeClock, createTestApp, type TestApp } from './helpers/test-app.js';
 import { startWebhookReceiver, type Behaviour } from './helpers/webhook-receiver.js';
@@ -40,7 +45,8 @@ async function addWebhook(t: TestApp, body: Record<string, unknown>) {
   return created.json as { id: string; hasSecret: boolean };
 }
 
-const deliveriesOf = async (t: TestApp, id: string) => (await t.call('GET', `/api/webhooks/${id}/deliveries`)).json.items;
+const deliveriesOf = async (t: TestApp, id: string) =>
+  (await t.call('GET', `/api/webhooks/${id}/deliveries`)).json.items;
 
 describe('webhooks', () => {
   it('delivers an event as signed JSON that the receiver can verify with the shared secret', async () => {
@@ -55,18 +61,32 @@ describe('webhooks', () => {
     const timestamp = request!.headers['sitewarden-timestamp'] as string;
     expect(Number(timestamp)).toBe(Math.floor(clock.now().getTime() / 1000));
     // Verified the way a receiver would, independently of Sitewarden's code.
-    const expected = Buffer.from(`v1=${createHmac('sha256', SECRET).update(`${timestamp}.${request!.body}`).digest('hex')}`);
+    const expected = Buffer.from(
+      `v1=${createHmac('sha256', SECRET).update(`${timestamp}.${request!.body}`).digest('hex')}`,
+    );
     const given = Buffer.from(request!.headers['sitewarden-signature'] as string);
     expect(given.length === expected.length && timingSafeEqual(given, expected)).toBe(true);
     expect(request!.method).toBe('POST');
     expect(request!.headers['content-type']).toBe('application/json');
 
     const payload = JSON.parse(request!.body);
-    expect(payload).toEqual({ id: expect.stringMatching(/^evt_/), event: 'token.created', occurredAt: '2026-03-01T12:00:00.000Z', data: { tokenId: token.id, name: 'ci', scope: 'read' } });
+    expect(payload).toEqual({
+      id: expect.stringMatching(/^evt_/),
+      event: 'token.created',
+      occurredAt: '2026-03-01T12:00:00.000Z',
+      data: { tokenId: token.id, name: 'ci', scope: 'read' },
+    });
 
     const [delivery] = await deliveriesOf(t, webhook.id);
     expect(request!.headers['sitewarden-delivery']).toBe(delivery.id);
-    expect(delivery).toMatchObject({ event: 'token.created', eventId: payload.id, status: 'succeeded', attempts: 1, nextAttemptAt: null, lastAttempt: { status: 200, cause: null, error: null } });
+    expect(delivery).toMatchObject({
+      event: 'token.created',
+      eventId: payload.id,
+      status: 'succeeded',
+      attempts: 1,
+      nextAttemptAt: null,
+      lastAttempt: { status: 200, cause: null, error: null },
+    });
     // Events a webhook does not subscribe to are not sent.
     t.services.tokens.revoke(token.id);
     await settled(t);
@@ -80,7 +100,11 @@ describe('webhooks', () => {
     t.services.tokens.create('ci', 'read');
     await settled(t);
     let [delivery] = await deliveriesOf(t, webhook.id);
-    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastAttempt: { status: 500, cause: 'http_status' } });
+    expect(delivery).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastAttempt: { status: 500, cause: 'http_status' },
+    });
     const retryAt = new Date(delivery.nextAttemptAt).getTime() - clock.now().getTime();
     expect(retryAt).toBeGreaterThanOrEqual(RETRY_BASE_MS / 2);
     expect(retryAt).toBeLessThanOrEqual(RETRY_BASE_MS);
@@ -95,10 +119,18 @@ describe('webhooks', () => {
     await settled(t);
     expect(receiver.received).toHaveLength(2);
     expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body);
-    expect(receiver.received[1]!.headers['sitewarden-delivery']).toBe(receiver.received[0]!.headers['sitewarden-delivery']);
+    expect(receiver.received[1]!.headers['sitewarden-delivery']).toBe(
+      receiver.received[0]!.headers['sitewarden-delivery'],
+    );
 
     [delivery] = await deliveriesOf(t, webhook.id);
-    expect(delivery).toMatchObject({ status: 'succeeded', attempts: 2, nextAttemptAt: null, lastAttempt: { status: 200, cause: null }, finishedAt: clock.now().toISOString() });
+    expect(delivery).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+      nextAttemptAt: null,
+      lastAttempt: { status: 200, cause: null },
+      finishedAt: clock.now().toISOString(),
+    });
   });
 
   it('backs off exponentially with jitter, up to a cap', () => {
@@ -126,9 +158,23 @@ describe('webhooks', () => {
     expect(receiver.received).toHaveLength(3);
     expect(receiver.received.every((request) => JSON.parse(request.body).event === 'token.created')).toBe(true);
     const [delivery] = await deliveriesOf(t, webhook.id);
-    expect(delivery).toMatchObject({ status: 'failed', attempts: 3, nextAttemptAt: null, lastAttempt: { status: 503, cause: 'http_status' } });
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      attempts: 3,
+      nextAttemptAt: null,
+      lastAttempt: { status: 503, cause: 'http_status' },
+    });
     const [failed] = t.logs.events('webhook.delivery_failed');
-    expect(failed).toMatchObject({ level: 'warn', webhookId: webhook.id, deliveryId: delivery.id, deliveryEvent: 'token.created', target: new URL(receiver.url).origin, attempts: 3, cause: 'http_status', httpStatus: 503 });
+    expect(failed).toMatchObject({
+      level: 'warn',
+      webhookId: webhook.id,
+      deliveryId: delivery.id,
+      deliveryEvent: 'token.created',
+      target: new URL(receiver.url).origin,
+      attempts: 3,
+      cause: 'http_status',
+      httpStatus: 503,
+    });
     expect(t.logs.raw()).not.toContain('/hooks/sitewarden');
   });
 
@@ -136,7 +182,10 @@ describe('webhooks', () => {
     const { t, receiver: hanging } = await setup({ answers: ['hang'], webhooks: { timeoutMs: 800 } });
     const healthy = await startWebhookReceiver([200]);
     const flooding = await startWebhookReceiver(['flood']);
-    cleanups.push(() => healthy.close(), () => flooding.close());
+    cleanups.push(
+      () => healthy.close(),
+      () => flooding.close(),
+    );
     const slow = await addWebhook(t, { url: hanging.url, events: ['token.created'] });
     const fast = await addWebhook(t, { url: healthy.url, events: ['token.created'] });
     const huge = await addWebhook(t, { url: flooding.url, events: ['token.created'] });
@@ -182,24 +231,44 @@ describe('webhooks', () => {
     expect(queued.status).toBe(202);
     expect(queued.json).toMatchObject({ event: 'webhook.test', status: 'pending', attempts: 0 });
     await settled(t);
-    expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ event: 'webhook.test', data: { webhookId: webhook.id } });
+    expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({
+      event: 'webhook.test',
+      data: { webhookId: webhook.id },
+    });
     expect((await deliveriesOf(t, webhook.id))[0]).toMatchObject({ id: queued.json.id, status: 'succeeded' });
   });
 
   it('never returns or logs the secret, and stores it sealed', async () => {
     const { t } = await setup();
-    const created = await t.call('POST', '/api/webhooks', { json: { url: 'http://127.0.0.1:9/hook', events: ['site.down'], secret: SECRET } });
+    const created = await t.call('POST', '/api/webhooks', {
+      json: { url: 'http://127.0.0.1:9/hook', events: ['site.down'], secret: SECRET },
+    });
     expect(created.status).toBe(201);
-    expect(created.json).toEqual({ id: expect.stringMatching(/^whk_/), url: 'http://127.0.0.1:9/hook', events: ['site.down'], format: 'json', hasSecret: true, createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(created.json).toEqual({
+      id: expect.stringMatching(/^whk_/),
+      url: 'http://127.0.0.1:9/hook',
+      events: ['site.down'],
+      format: 'json',
+      hasSecret: true,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
     const id = created.json.id;
-    const answers = [created, await t.call('GET', `/api/webhooks/${id}`), await t.call('GET', '/api/webhooks'), await t.call('PATCH', `/api/webhooks/${id}`, { json: { secret: `${SECRET}-rotated` } })];
+    const answers = [
+      created,
+      await t.call('GET', `/api/webhooks/${id}`),
+      await t.call('GET', '/api/webhooks'),
+      await t.call('PATCH', `/api/webhooks/${id}`, { json: { secret: `${SECRET}-rotated` } }),
+    ];
     for (const answer of answers) expect(answer.text).not.toContain(SECRET);
     expect(t.logs.raw()).not.toContain(SECRET);
     const [row] = t.database.db.select().from(webhooksTable).all();
     expect(row!.sealedSecret).not.toContain(SECRET);
     expect(t.services.secrets.open(row!.sealedSecret!)).toBe(`${SECRET}-rotated`);
 
-    const removed = await t.call('PATCH', `/api/webhooks/${id}`, { json: { secret: null, events: ['*'], format: 'slack' } });
+    const removed = await t.call('PATCH', `/api/webhooks/${id}`, {
+      json: { secret: null, events: ['*'], format: 'slack' },
+    });
     expect(removed.json).toMatchObject({ hasSecret: false, events: ['*'], format: 'slack' });
   });
 
@@ -207,18 +276,32 @@ describe('webhooks', () => {
     const { t } = await setup();
     const attempt = (json: unknown) => t.call('POST', '/api/webhooks', { json });
     const cases: { json: unknown; field: string; message: RegExp }[] = [
-      { json: { url: 'http://127.0.0.1:9/h', events: ['site.dwon'] }, field: 'events.0', message: /unknown event "site\.dwon"/ },
-      { json: { url: 'http://127.0.0.1:9/h', events: ['webhook.delivery_failed'] }, field: 'events.0', message: /never delivered by one/ },
+      {
+        json: { url: 'http://127.0.0.1:9/h', events: ['site.dwon'] },
+        field: 'events.0',
+        message: /unknown event "site\.dwon"/,
+      },
+      {
+        json: { url: 'http://127.0.0.1:9/h', events: ['webhook.delivery_failed'] },
+        field: 'events.0',
+        message: /never delivered by one/,
+      },
       { json: { url: 'http://127.0.0.1:9/h', events: [] }, field: 'events', message: /at least one/ },
       { json: { url: 'http://127.0.0.1:9/h', events: ['site.up', 'site.up'] }, field: 'events', message: /twice/ },
-      { json: { url: 'http://127.0.0.1:9/h', events: ['*'], secret: 'short' }, field: 'secret', message: /at least 16/ },
+      {
+        json: { url: 'http://127.0.0.1:9/h', events: ['*'], secret: 'short' },
+        field: 'secret',
+        message: /at least 16/,
+      },
       { json: { url: 'http://127.0.0.1:9/h', events: ['*'], format: 'xml' }, field: 'format', message: /json|slack/ },
     ];
     for (const { json, field, message } of cases) {
       const answer = await attempt(json);
       expect(answer.status, JSON.stringify(json)).toBe(400);
       expect(answer.json.type).toBe('/problems/validation-failed');
-      expect(answer.json.errors, JSON.stringify(json)).toContainEqual(expect.objectContaining({ field, message: expect.stringMatching(message) }));
+      expect(answer.json.errors, JSON.stringify(json)).toContainEqual(
+        expect.objectContaining({ field, message: expect.stringMatching(message) }),
+      );
     }
     const missing = await t.call('PATCH', '/api/webhooks/whk_01jc0z6x8m3yq4x0h7a9b2c3d4', { json: { events: ['*'] } });
     expect(missing.status).toBe(404);
@@ -240,14 +323,24 @@ describe('webhooks', () => {
       { url: 'http://user:pw@127.0.0.1:9/h', reason: /user name or password/ },
     ];
     for (const { url, reason } of cases) {
-      for (const answer of [await t.call('POST', '/api/webhooks', { json: { url, events: ['*'] } }), await t.call('PATCH', `/api/webhooks/${kept.id}`, { json: { url } })]) {
+      for (const answer of [
+        await t.call('POST', '/api/webhooks', { json: { url, events: ['*'] } }),
+        await t.call('PATCH', `/api/webhooks/${kept.id}`, { json: { url } }),
+      ]) {
         expect(answer.status, url.slice(0, 40)).toBe(422);
         expect(answer.headers.get('content-type')).toBe('application/problem+json');
-        expect(answer.json).toMatchObject({ type: '/problems/invalid-webhook-url', title: 'The webhook URL is not usable', status: 422, field: 'url' });
+        expect(answer.json).toMatchObject({
+          type: '/problems/invalid-webhook-url',
+          title: 'The webhook URL is not usable',
+          status: 422,
+          field: 'url',
+        });
         expect(answer.json.detail).toMatch(reason);
       }
     }
-    expect((await t.call('GET', '/api/webhooks')).json.items.map((webhook: { url: string }) => webhook.url)).toEqual(['http://127.0.0.1:9/h']);
+    expect((await t.call('GET', '/api/webhooks')).json.items.map((webhook: { url: string }) => webhook.url)).toEqual([
+      'http://127.0.0.1:9/h',
+    ]);
   });
 
   it('removes a webhook with its deliveries, and prunes finished deliveries after the retention', async () => {
@@ -275,7 +368,15 @@ describe('webhooks', () => {
     await new Promise((resolve) => setImmediate(resolve));
     t.services.tokens.revoke(token.id);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(t.logs.events('webhook.deliveries_dropped')).toEqual([expect.objectContaining({ level: 'error', webhookId: webhook.id, droppedEvent: 'token.revoked', pending: 1, dropped: 1 })]);
+    expect(t.logs.events('webhook.deliveries_dropped')).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        webhookId: webhook.id,
+        droppedEvent: 'token.revoked',
+        pending: 1,
+        dropped: 1,
+      }),
+    ]);
 
     // The daemon stops while the attempt hangs: it is cut short and stays pending, untried.
     await t.services.webhookDispatcher.stop();

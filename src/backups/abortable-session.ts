@@ -41,7 +41,10 @@ export function abortableSession(session: WordPressSession, signal: AbortSignal)
     listThemes: () => guard(() => session.listThemes()),
     revokeApplicationPassword: (uuid) => guard(() => session.revokeApplicationPassword(uuid)),
     // A restore's abort still goes out: it discards what the restore staged on the site.
-    call: (method, route, options) => (route.endsWith('/restore/abort') ? session.call(method, route, options) : guard(() => session.call(method, route, options))),
+    call: (method, route, options) =>
+      route.endsWith('/restore/abort')
+        ? session.call(method, route, options)
+        : guard(() => session.call(method, route, options)),
     callRaw: (method, route, options) => guard(() => session.callRaw(method, route, options)),
     callStream: async (route, options) => destroyOnAbort(await guard(() => session.callStream(route, options))),
   };

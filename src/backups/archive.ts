@@ -17,7 +17,15 @@ import { tarEnd, tarFileHeader, tarPadding } from './tar.js';
  * archive is returned (tar needs its size up front), so a table that cannot be dumped safely is
  * a problem answer, not a broken download; the rest is streamed object by object.
  */
-export async function backupArchive({ store, manifest, tmpDir }: { store: ObjectStore; manifest: Manifest; tmpDir: string }): Promise<Readable> {
+export async function backupArchive({
+  store,
+  manifest,
+  tmpDir,
+}: {
+  store: ObjectStore;
+  manifest: Manifest;
+  tmpDir: string;
+}): Promise<Readable> {
   const created = Math.floor(Date.parse(manifest.createdAt) / 1000) || 0;
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const dumpPath = join(tmpDir, `dump-${randomBytes(8).toString('hex')}.sql`);
@@ -25,9 +33,13 @@ export async function backupArchive({ store, manifest, tmpDir }: { store: Object
   try {
     const dump = createWriteStream(dumpPath, { mode: 0o600 });
     try {
-      await writeSqlDump({ manifest, store, write: async (chunk) => {
-        if (!dump.write(chunk)) await once(dump, 'drain');
-      } });
+      await writeSqlDump({
+        manifest,
+        store,
+        write: async (chunk) => {
+          if (!dump.write(chunk)) await once(dump, 'drain');
+        },
+      });
     } finally {
       dump.end();
       await once(dump, 'close');

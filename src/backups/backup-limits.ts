@@ -12,7 +12,12 @@ export interface BackupLimitsConfig {
   budgetSlackMb: number;
 }
 
-export const DEFAULT_BACKUP_LIMITS: BackupLimitsConfig = { deadlineBaseMinutes: 60, minThroughputKibPerSecond: 512, budgetFactor: 2, budgetSlackMb: 512 };
+export const DEFAULT_BACKUP_LIMITS: BackupLimitsConfig = {
+  deadlineBaseMinutes: 60,
+  minThroughputKibPerSecond: 512,
+  budgetFactor: 2,
+  budgetSlackMb: 512,
+};
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -40,7 +45,10 @@ export function createBackupLimits(config: BackupLimitsConfig, now: () => number
 
   const arm = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => (now() >= deadlineAt ? controller.abort() : arm()), Math.min(MAX_TIMER_MS, Math.max(0, deadlineAt - now())));
+    timer = setTimeout(
+      () => (now() >= deadlineAt ? controller.abort() : arm()),
+      Math.min(MAX_TIMER_MS, Math.max(0, deadlineAt - now())),
+    );
     timer.unref();
   };
   arm();
@@ -54,7 +62,11 @@ export function createBackupLimits(config: BackupLimitsConfig, now: () => number
     },
     take(bytes) {
       used += bytes;
-      if (used > limit) throw backupContractProblems.budgetExceeded.create(`the site sent ${used} bytes, more than the ${limit} its listing allows (declared bytes × ${config.budgetFactor} + ${config.budgetSlackMb} MiB)`, { bytesReceived: used, budgetBytes: limit });
+      if (used > limit)
+        throw backupContractProblems.budgetExceeded.create(
+          `the site sent ${used} bytes, more than the ${limit} its listing allows (declared bytes × ${config.budgetFactor} + ${config.budgetSlackMb} MiB)`,
+          { bytesReceived: used, budgetBytes: limit },
+        );
     },
   };
 
@@ -73,7 +85,10 @@ export function createBackupLimits(config: BackupLimitsConfig, now: () => number
     },
     deadlineProblem() {
       const seconds = Math.round((deadlineAt - started) / 1000);
-      return backupContractProblems.deadlineExceeded.create(`the backup did not finish within its deadline of ${seconds} s (${config.deadlineBaseMinutes} min + declared bytes at ${config.minThroughputKibPerSecond} KiB/s)`, { deadlineSeconds: seconds });
+      return backupContractProblems.deadlineExceeded.create(
+        `the backup did not finish within its deadline of ${seconds} s (${config.deadlineBaseMinutes} min + declared bytes at ${config.minThroughputKibPerSecond} KiB/s)`,
+        { deadlineSeconds: seconds },
+      );
     },
     dispose() {
       clearTimeout(timer);

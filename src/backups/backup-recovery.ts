@@ -9,7 +9,13 @@ export const INTERRUPTED_PRE_RESTORE = 'the daemon stopped while this backup ran
 export const interruptedRestore = (preRestoreBackupId: string | null) =>
   `the daemon stopped while this restore ran; it is not re-run automatically: check the site, and restore again if needed${preRestoreBackupId ? ` (backup ${preRestoreBackupId} holds the site as it was before)` : ''}`;
 
-export function logInterrupted(logger: Logger, kind: 'backup' | 'restore', row: { id: string; siteId: string }, action: 'requeued' | 'failed' | 'retried', extra: Record<string, unknown> = {}): void {
+export function logInterrupted(
+  logger: Logger,
+  kind: 'backup' | 'restore',
+  row: { id: string; siteId: string },
+  action: 'requeued' | 'failed' | 'retried',
+  extra: Record<string, unknown> = {},
+): void {
   logEvent(logger, 'job.interrupted', { kind, jobId: row.id, siteId: row.siteId, action, ...extra });
 }
 
@@ -19,7 +25,14 @@ export function logInterrupted(logger: Logger, kind: 'backup' | 'restore', row: 
  * new backup that reuses every object the first attempt stored. An interrupted restore is never
  * re-run on its own: the site may have changed since, so an operator decides.
  */
-export function recoverUnfinished({ repository, clock, logger, scheduleBackup, scheduleRestore, retry }: {
+export function recoverUnfinished({
+  repository,
+  clock,
+  logger,
+  scheduleBackup,
+  scheduleRestore,
+  retry,
+}: {
   repository: BackupsRepository;
   clock: Clock;
   logger: Logger;
@@ -32,13 +45,25 @@ export function recoverUnfinished({ repository, clock, logger, scheduleBackup, s
   for (const row of repository.backupsWithStatus('running')) {
     const message = row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP;
     repository.updateBackup(row.id, { status: 'failed', reason: 'interrupted', error: message, finishedAt: at });
-    logEvent(logger, 'backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason: 'interrupted', message });
+    logEvent(logger, 'backup.failed', {
+      siteId: row.siteId,
+      backupId: row.id,
+      kind: row.kind,
+      reason: 'interrupted',
+      message,
+    });
     logInterrupted(logger, 'backup', row, 'failed');
   }
   for (const row of repository.restoresWithStatus('running')) {
     const message = interruptedRestore(row.preRestoreBackupId);
     repository.updateRestore(row.id, { status: 'failed', reason: 'interrupted', error: message, finishedAt: at });
-    logEvent(logger, 'restore.failed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, reason: 'interrupted', message });
+    logEvent(logger, 'restore.failed', {
+      siteId: row.siteId,
+      restoreId: row.id,
+      backupId: row.backupId,
+      reason: 'interrupted',
+      message,
+    });
     logInterrupted(logger, 'restore', row, 'failed');
   }
   for (const row of repository.backupsWithStatus('queued')) {
@@ -54,7 +79,13 @@ export function recoverUnfinished({ repository, clock, logger, scheduleBackup, s
     }
     const message = `backup ${row.backupId} is no longer there to restore from`;
     repository.updateRestore(row.id, { status: 'failed', reason: 'backup-not-found', error: message, finishedAt: at });
-    logEvent(logger, 'restore.failed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, reason: 'backup-not-found', message });
+    logEvent(logger, 'restore.failed', {
+      siteId: row.siteId,
+      restoreId: row.id,
+      backupId: row.backupId,
+      reason: 'backup-not-found',
+      message,
+    });
   }
   // Only a site's newest backup is retried: a backup taken since makes the retry pointless.
   for (const row of repository.unretriedInterrupted()) {

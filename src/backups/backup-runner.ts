@@ -37,7 +37,25 @@ const REUSE_CHECKS = 16;
  * resolves. `limits` bounds its time and bytes: past the deadline it fails with
  * `backup-deadline-exceeded`.
  */
-export async function runBackup({ connector, store, previous, siteUrl, now, onProgress, scratchPath, limits }: { connector: BackupConnector; store: ObjectStore; previous: OpenedManifest | null; siteUrl: string; now: () => Date; onProgress: (progress: BackupProgress) => void; scratchPath: string; limits: BackupLimits }): Promise<{ manifestHash: string; progress: BackupProgress }> {
+export async function runBackup({
+  connector,
+  store,
+  previous,
+  siteUrl,
+  now,
+  onProgress,
+  scratchPath,
+  limits,
+}: {
+  connector: BackupConnector;
+  store: ObjectStore;
+  previous: OpenedManifest | null;
+  siteUrl: string;
+  now: () => Date;
+  onProgress: (progress: BackupProgress) => void;
+  scratchPath: string;
+  limits: BackupLimits;
+}): Promise<{ manifestHash: string; progress: BackupProgress }> {
   const scratch = openBackupScratch(scratchPath);
   let done = false;
   let trailingReport: NodeJS.Timeout | undefined;
@@ -57,112 +75,136 @@ export async function runBackup({ connector, store, previous, siteUrl, now, onPr
   }
 
   async function backUp() {
-  await connector.ensure('backups');
-  const progress: BackupProgress = { files: 0, filesDone: 0, tables: 0, tablesDone: 0, rows: 0, bytesTotal: 0, bytesTransferred: 0, bytesStored: 0 };
-  let lastReport = 0;
-  // Throttled, but a throttled update still goes out a moment later: a site that then stalls does not hide the progress made.
-  const report = (force = false) => {
-    const wait = 500 - (Date.now() - lastReport);
-    if (!force && wait > 0) {
-      trailingReport ??= setTimeout(() => {
-        trailingReport = undefined;
-        report(true);
-      }, wait);
-      return;
-    }
-    clearTimeout(trailingReport);
-    trailingReport = undefined;
-    lastReport = Date.now();
-    onProgress({ ...progress });
-  };
-
-  if (previous) {
-    let batch = [];
-    for await (const file of previous.files()) {
-      if (batch.push(file) >= 1000) {
-        scratch.addPrevious(batch);
-        batch = [];
+    await connector.ensure('backups');
+    const progress: BackupProgress = {
+      files: 0,
+      filesDone: 0,
+      tables: 0,
+      tablesDone: 0,
+      rows: 0,
+      bytesTotal: 0,
+      bytesTransferred: 0,
+      bytesStored: 0,
+    };
+    let lastReport = 0;
+    // Throttled, but a throttled update still goes out a moment later: a site that then stalls does not hide the progress made.
+    const report = (force = false) => {
+      const wait = 500 - (Date.now() - lastReport);
+      if (!force && wait > 0) {
+        trailingReport ??= setTimeout(() => {
+          trailingReport = undefined;
+          report(true);
+        }, wait);
+        return;
       }
-    }
-    scratch.addPrevious(batch);
-  }
-  // Both sides order paths by their bytes, so the previous backup's entries after the cursor are the page's candidates.
-  // Files changed within the second the previous backup started are hashed again (mtime has one-second resolution).
-  const trustedBefore = previous?.listedAt ? Math.floor(Date.parse(previous.listedAt) / 1000) - 2 : 0;
-  const listedAt = now().toISOString();
-  await listFiles({ connector, scratch, trustedBefore });
-  const totals = scratch.totals();
-  limits.declare(totals.bytes);
-  progress.files = totals.files;
-  progress.bytesTotal = totals.bytes;
-  report(true);
+      clearTimeout(trailingReport);
+      trailingReport = undefined;
+      lastReport = Date.now();
+      onProgress({ ...progress });
+    };
 
-  const stored = async (content: Buffer, expectedHash?: string) => {
-    const result = await store.put(content, expectedHash);
-    progress.bytesStored += result.storedBytes;
-    return result.hash;
-  };
-  const transfer = createFileTransfer({
-    connector,
-    store,
-    budget: limits.budget,
-    onReceived: (bytes) => (progress.bytesTransferred += bytes),
-    onStored: (bytes) => (progress.bytesStored += bytes),
-  });
-
-  // A window of the listing at a time. Content is reused only when this site proved it holds it
-  // (its previous backup, or bytes it sent in this one): another site's hash is not proof.
-  // Stored content is reused after a look at its recorded size (a 4-byte read, many at once), not re-read: `verify` re-reads.
-  for (let seq = 0; ; ) {
-    const window = scratch.declaredAfter(seq, FILES_PER_WINDOW);
-    if (window.length === 0) break;
-    seq = window.at(-1)!.seq;
-    const wanted: DeclaredFile[] = [];
-    const reused: boolean[] = new Array<boolean>(window.length).fill(false);
-    await forEachConcurrently(window, REUSE_CHECKS, async (entry, index) => {
-      const proven = scratch.provenChunks(entry.sha256);
-      if (proven && (proven.held || (await allHeld(store, proven.chunks, entry.size)))) {
-        scratch.record(entry.seq, { size: entry.size, mtime: entry.mtime, sha256: entry.sha256, chunks: proven.chunks });
-        reused[index] = true;
+    if (previous) {
+      let batch = [];
+      for await (const file of previous.files()) {
+        if (batch.push(file) >= 1000) {
+          scratch.addPrevious(batch);
+          batch = [];
+        }
       }
+      scratch.addPrevious(batch);
+    }
+    // Both sides order paths by their bytes, so the previous backup's entries after the cursor are the page's candidates.
+    // Files changed within the second the previous backup started are hashed again (mtime has one-second resolution).
+    const trustedBefore = previous?.listedAt ? Math.floor(Date.parse(previous.listedAt) / 1000) - 2 : 0;
+    const listedAt = now().toISOString();
+    await listFiles({ connector, scratch, trustedBefore });
+    const totals = scratch.totals();
+    limits.declare(totals.bytes);
+    progress.files = totals.files;
+    progress.bytesTotal = totals.bytes;
+    report(true);
+
+    const stored = async (content: Buffer, expectedHash?: string) => {
+      const result = await store.put(content, expectedHash);
+      progress.bytesStored += result.storedBytes;
+      return result.hash;
+    };
+    const transfer = createFileTransfer({
+      connector,
+      store,
+      budget: limits.budget,
+      onReceived: (bytes) => (progress.bytesTransferred += bytes),
+      onStored: (bytes) => (progress.bytesStored += bytes),
     });
-    scratch.flush();
-    for (const [index, entry] of window.entries()) {
-      if (reused[index]) progress.filesDone++;
-      else wanted.push(entry);
-    }
-    report();
-    // Small files travel many to a request, large ones in ranges.
-    const steps = [...bundles(wanted.filter((entry) => entry.size <= BUNDLE_FILE_BYTES)), ...wanted.filter((entry) => entry.size > BUNDLE_FILE_BYTES).map((entry) => [entry])];
-    await forEachConcurrently(steps, FILE_TRANSFERS, async (step) => {
-      const contents = step.length === 1 && step[0]!.size > BUNDLE_FILE_BYTES ? [await transfer.single(step[0]!)] : await transfer.bundle(step);
-      for (const [position, entry] of step.entries()) {
-        const content = contents[position];
-        if (content) scratch.record(entry.seq, content);
-        progress.filesDone++;
-      }
-      // Per step: what a killed backup stored stays proven for its retry.
+
+    // A window of the listing at a time. Content is reused only when this site proved it holds it
+    // (its previous backup, or bytes it sent in this one): another site's hash is not proof.
+    // Stored content is reused after a look at its recorded size (a 4-byte read, many at once), not re-read: `verify` re-reads.
+    for (let seq = 0; ;) {
+      const window = scratch.declaredAfter(seq, FILES_PER_WINDOW);
+      if (window.length === 0) break;
+      seq = window.at(-1)!.seq;
+      const wanted: DeclaredFile[] = [];
+      const reused: boolean[] = new Array<boolean>(window.length).fill(false);
+      await forEachConcurrently(window, REUSE_CHECKS, async (entry, index) => {
+        const proven = scratch.provenChunks(entry.sha256);
+        if (proven && (proven.held || (await allHeld(store, proven.chunks, entry.size)))) {
+          scratch.record(entry.seq, {
+            size: entry.size,
+            mtime: entry.mtime,
+            sha256: entry.sha256,
+            chunks: proven.chunks,
+          });
+          reused[index] = true;
+        }
+      });
       scratch.flush();
+      for (const [index, entry] of window.entries()) {
+        if (reused[index]) progress.filesDone++;
+        else wanted.push(entry);
+      }
       report();
+      // Small files travel many to a request, large ones in ranges.
+      const steps = [
+        ...bundles(wanted.filter((entry) => entry.size <= BUNDLE_FILE_BYTES)),
+        ...wanted.filter((entry) => entry.size > BUNDLE_FILE_BYTES).map((entry) => [entry]),
+      ];
+      await forEachConcurrently(steps, FILE_TRANSFERS, async (step) => {
+        const contents =
+          step.length === 1 && step[0]!.size > BUNDLE_FILE_BYTES
+            ? [await transfer.single(step[0]!)]
+            : await transfer.bundle(step);
+        for (const [position, entry] of step.entries()) {
+          const content = contents[position];
+          if (content) scratch.record(entry.seq, content);
+          progress.filesDone++;
+        }
+        // Per step: what a killed backup stored stays proven for its retry.
+        scratch.flush();
+        report();
+      });
+    }
+
+    // Rows count against the same budget, which grows by what the tables declare.
+    const tables = await readTables({
+      connector,
+      store,
+      previous: previous?.tables ?? [],
+      progress,
+      report,
+      put: (content) => stored(content),
+      onBytes: (bytes) => limits.budget.take(bytes),
+      onDeclared: (bytes) => limits.declare(totals.bytes + bytes),
     });
-  }
 
-  // Rows count against the same budget, which grows by what the tables declare.
-  const tables = await readTables({
-    connector,
-    store,
-    previous: previous?.tables ?? [],
-    progress,
-    report,
-    put: (content) => stored(content),
-    onBytes: (bytes) => limits.budget.take(bytes),
-    onDeclared: (bytes) => limits.declare(totals.bytes + bytes),
-  });
-
-  const manifest = await writeManifest(store, { siteUrl, createdAt: now().toISOString(), listedAt, tables }, scratch.recordedFiles());
-  progress.bytesStored += manifest.storedBytes;
-  report(true);
-  return { manifestHash: manifest.hash, progress };
+    const manifest = await writeManifest(
+      store,
+      { siteUrl, createdAt: now().toISOString(), listedAt, tables },
+      scratch.recordedFiles(),
+    );
+    progress.bytesStored += manifest.storedBytes;
+    report(true);
+    return { manifestHash: manifest.hash, progress };
   }
 }
 

@@ -35,12 +35,24 @@ export function openBackupScratch(path: string) {
   const insertProven = db.prepare('INSERT OR REPLACE INTO proven (sha256, chunks) VALUES (?, ?)');
   const storedNow = db.prepare('INSERT OR REPLACE INTO proven (sha256, chunks, held) VALUES (?, ?, 1)');
   const insertListed = db.prepare('INSERT INTO listed (path, size, mtime, sha256) VALUES (?, ?, ?, ?)');
-  const knownAfter = db.prepare<[string, number, number], [string, number, number, string]>('SELECT path, size, mtime, sha256 FROM previous WHERE path > ? AND mtime < ? ORDER BY path LIMIT ?').raw();
-  const provenChunks = db.prepare<[string], { chunks: string; held: number }>('SELECT chunks, held FROM proven WHERE sha256 = ?');
-  const declaredAfter = db.prepare<[number, number], DeclaredFile>('SELECT seq, path, size, mtime, sha256 FROM listed WHERE seq > ? AND sha256 IS NOT NULL ORDER BY seq LIMIT ?');
+  const knownAfter = db
+    .prepare<[string, number, number], [string, number, number, string]>(
+      'SELECT path, size, mtime, sha256 FROM previous WHERE path > ? AND mtime < ? ORDER BY path LIMIT ?',
+    )
+    .raw();
+  const provenChunks = db.prepare<[string], { chunks: string; held: number }>(
+    'SELECT chunks, held FROM proven WHERE sha256 = ?',
+  );
+  const declaredAfter = db.prepare<[number, number], DeclaredFile>(
+    'SELECT seq, path, size, mtime, sha256 FROM listed WHERE seq > ? AND sha256 IS NOT NULL ORDER BY seq LIMIT ?',
+  );
   const record = db.prepare('UPDATE listed SET size = ?, mtime = ?, sha256 = ?, chunks = ? WHERE seq = ?');
-  const totals = db.prepare<[], { files: number; bytes: number | null }>('SELECT COUNT(*) AS files, SUM(size) AS bytes FROM listed WHERE sha256 IS NOT NULL');
-  const recorded = db.prepare<[], { path: string; size: number; mtime: number; sha256: string; chunks: string }>('SELECT path, size, mtime, sha256, chunks FROM listed WHERE chunks IS NOT NULL ORDER BY seq');
+  const totals = db.prepare<[], { files: number; bytes: number | null }>(
+    'SELECT COUNT(*) AS files, SUM(size) AS bytes FROM listed WHERE sha256 IS NOT NULL',
+  );
+  const recorded = db.prepare<[], { path: string; size: number; mtime: number; sha256: string; chunks: string }>(
+    'SELECT path, size, mtime, sha256, chunks FROM listed WHERE chunks IS NOT NULL ORDER BY seq',
+  );
 
   let pending: [number, Omit<ManifestFileEntry, 'path'>][] = [];
 
@@ -83,7 +95,14 @@ export function openBackupScratch(path: string) {
       pending = [];
     }),
     *recordedFiles(): Generator<ManifestFileEntry> {
-      for (const row of recorded.iterate()) yield { path: row.path, size: row.size, mtime: row.mtime, sha256: row.sha256, chunks: JSON.parse(row.chunks) as string[] };
+      for (const row of recorded.iterate())
+        yield {
+          path: row.path,
+          size: row.size,
+          mtime: row.mtime,
+          sha256: row.sha256,
+          chunks: JSON.parse(row.chunks) as string[],
+        };
     },
     /** `done`: the backup completed, its manifest proves its content, the file goes. */
     close(done: boolean) {

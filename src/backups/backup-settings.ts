@@ -28,7 +28,15 @@ export const FAILED_RETRY_MS = 3_600_000;
  * Per-site backup settings and the schedule they make: each site's backups fall at a fixed
  * offset into its interval (src/jobs/spread.ts), so sites backed up daily are spread over the day.
  */
-export function createBackupSettings({ repository, config, clock }: { repository: BackupsRepository; config: BackupsConfig; clock: Clock }) {
+export function createBackupSettings({
+  repository,
+  config,
+  clock,
+}: {
+  repository: BackupsRepository;
+  config: BackupsConfig;
+  clock: Clock;
+}) {
   function policyOf(row: BackupSettingsRow | undefined): BackupPolicy {
     return {
       enabled: row?.enabled ?? true,
@@ -44,20 +52,28 @@ export function createBackupSettings({ repository, config, clock }: { repository
    * When the site's next scheduled backup falls due: its latest slot if no good backup (nor a
    * failure within the last hour) came since, else the next slot. null when it is not scheduled.
    */
-  function nextDueAt(siteId: string, { enabled, intervalHours }: BackupPolicy, { lastGoodAt, lastFailedAt }: ScheduleHistory): Date | null {
+  function nextDueAt(
+    siteId: string,
+    { enabled, intervalHours }: BackupPolicy,
+    { lastGoodAt, lastFailedAt }: ScheduleHistory,
+  ): Date | null {
     if (!enabled || intervalHours <= 0) return null;
     const intervalMs = intervalHours * 3_600_000;
     const now = clock.now();
     const slot = latestSlot(siteId, intervalMs, now);
     if (lastGoodAt && lastGoodAt >= slot) return new Date(slot.getTime() + intervalMs);
-    if (lastFailedAt && lastFailedAt.getTime() > now.getTime() - FAILED_RETRY_MS) return new Date(lastFailedAt.getTime() + FAILED_RETRY_MS);
+    if (lastFailedAt && lastFailedAt.getTime() > now.getTime() - FAILED_RETRY_MS)
+      return new Date(lastFailedAt.getTime() + FAILED_RETRY_MS);
     return lastGoodAt ? slot : now;
   }
 
   /** The newest good and newest failed own backup in a site's history (newest first). */
   function historyOf(rows: BackupRow[]): ScheduleHistory {
     const own = rows.filter((row) => row.kind !== 'pre_restore');
-    return { lastGoodAt: own.find((row) => row.status !== 'failed')?.createdAt ?? null, lastFailedAt: own.find((row) => row.status === 'failed')?.createdAt ?? null };
+    return {
+      lastGoodAt: own.find((row) => row.status !== 'failed')?.createdAt ?? null,
+      lastFailedAt: own.find((row) => row.status === 'failed')?.createdAt ?? null,
+    };
   }
 
   return {
@@ -77,7 +93,10 @@ export function createBackupSettings({ repository, config, clock }: { repository
 
     view(siteId: string) {
       const applied = policy(siteId);
-      return { ...applied, nextScheduledAt: nextDueAt(siteId, applied, historyOf(repository.allBackups(siteId)))?.toISOString() ?? null };
+      return {
+        ...applied,
+        nextScheduledAt: nextDueAt(siteId, applied, historyOf(repository.allBackups(siteId)))?.toISOString() ?? null,
+      };
     },
 
     /** The write that applies a validated patch (the route's zod schema checks the ranges). */

@@ -6,7 +6,19 @@ import { createFileObjectStore } from './object-store.js';
 import { verifyBackup } from './verify.js';
 
 /** `sitewarden backup verify <backupId>`: re-reads the backup from the store; exit code 0 only when every hash matches. */
-export async function verifyBackupCommand({ dataDir, databaseFile, backupId, migrate = true, out }: { dataDir: string; databaseFile: string; backupId: string; migrate?: boolean; out: (line: string) => void }): Promise<number> {
+export async function verifyBackupCommand({
+  dataDir,
+  databaseFile,
+  backupId,
+  migrate = true,
+  out,
+}: {
+  dataDir: string;
+  databaseFile: string;
+  backupId: string;
+  migrate?: boolean;
+  out: (line: string) => void;
+}): Promise<number> {
   const database = openDatabase(join(dataDir, databaseFile), { migrate });
   try {
     const backup = createBackupsRepository({ db: database.db }).findBackup(backupId);
@@ -15,7 +27,9 @@ export async function verifyBackupCommand({ dataDir, databaseFile, backupId, mig
       return 2;
     }
     const result = await verifyBackup({ store: createFileObjectStore({ dir: backupStoreDir(dataDir) }), backup });
-    out(`${result.ok ? 'ok' : 'FAILED'}: backup ${backupId}, ${result.objectsChecked} objects, ${result.bytesChecked} bytes checked`);
+    out(
+      `${result.ok ? 'ok' : 'FAILED'}: backup ${backupId}, ${result.objectsChecked} objects, ${result.bytesChecked} bytes checked`,
+    );
     for (const problem of result.problems) out(`  ${problem}`);
     return result.ok ? 0 : 1;
   } finally {

@@ -12,4 +12,10 @@ export interface BackupsConfig {
   limits: BackupLimitsConfig;
 }
 
-export const DEFAULT_BACKUPS_CONFIG: BackupsConfig = { concurrency: 2, intervalHours: 24, keepLast: 14, keepDays: 0, limits: DEFAULT_BACKUP_LIMITS };
+export const DEFAULT_BACKUPS_CONFIG: BackupsConfig = {
+  concurrency: 2,
+  intervalHours: 24,
+  keepLast: 14,
+  keepDays: 0,
+  limits: DEFAULT_BACKUP_LIMITS,
+};

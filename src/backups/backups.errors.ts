@@ -14,7 +14,11 @@ export const backupsProblems = {
 
 /** What a site that breaks its own listing's promises ends its backup with (src/backups/backup-limits.ts). */
 export const backupContractProblems = {
-  contentMismatch: defineProblem('backup-content-mismatch', 502, 'A file’s bytes do not match what the site’s listing declared'),
+  contentMismatch: defineProblem(
+    'backup-content-mismatch',
+    502,
+    'A file’s bytes do not match what the site’s listing declared',
+  ),
   listingInvalid: defineProblem('backup-listing-invalid', 502, 'The site’s file listing breaks its paging contract'),
   deadlineExceeded: defineProblem('backup-deadline-exceeded', 504, 'The backup ran past its deadline'),
   budgetExceeded: defineProblem('backup-budget-exceeded', 502, 'The site sent more bytes than its listing allows'),

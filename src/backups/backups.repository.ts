@@ -1,14 +1,24 @@
 import { alias } from 'drizzle-orm/sqlite-core';
 import { and, desc, eq, inArray, isNull, lt, ne, notExists, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { backupSettings, backups, restores, type BackupRow, type BackupSettingsRow, type NewBackupRow, type NewRestoreRow, type RestoreRow } from './backups.table.js';
+import {
+  backupSettings,
+  backups,
+  restores,
+  type BackupRow,
+  type BackupSettingsRow,
+  type NewBackupRow,
+  type NewRestoreRow,
+  type RestoreRow,
+} from './backups.table.js';
 
 const retries = alias(backups, 'retries');
 
 export function createBackupsRepository({ db }: { db: Db }) {
   return {
     insertBackup: (row: NewBackupRow): BackupRow => db.insert(backups).values(row).returning().get(),
-    updateBackup: (id: string, changes: Partial<NewBackupRow>): BackupRow | undefined => db.update(backups).set(changes).where(eq(backups.id, id)).returning().get(),
+    updateBackup: (id: string, changes: Partial<NewBackupRow>): BackupRow | undefined =>
+      db.update(backups).set(changes).where(eq(backups.id, id)).returning().get(),
     findBackup: (id: string): BackupRow | undefined => db.select().from(backups).where(eq(backups.id, id)).get(),
     deleteBackup: (id: string): boolean => db.delete(backups).where(eq(backups.id, id)).run().changes > 0,
 
@@ -32,30 +42,50 @@ export function createBackupsRepository({ db }: { db: Db }) {
         .all(),
 
     /** Every backup of the site, newest first (retention). */
-    allBackups: (siteId: string): BackupRow[] => db.select().from(backups).where(eq(backups.siteId, siteId)).orderBy(desc(backups.id)).all(),
+    allBackups: (siteId: string): BackupRow[] =>
+      db.select().from(backups).where(eq(backups.siteId, siteId)).orderBy(desc(backups.id)).all(),
 
     insertRestore: (row: NewRestoreRow): RestoreRow => db.insert(restores).values(row).returning().get(),
-    updateRestore: (id: string, changes: Partial<NewRestoreRow>): RestoreRow | undefined => db.update(restores).set(changes).where(eq(restores.id, id)).returning().get(),
+    updateRestore: (id: string, changes: Partial<NewRestoreRow>): RestoreRow | undefined =>
+      db.update(restores).set(changes).where(eq(restores.id, id)).returning().get(),
     findRestore: (id: string): RestoreRow | undefined => db.select().from(restores).where(eq(restores.id, id)).get(),
 
     /** A backup or restore of the site that is queued or running. */
     activeJob(siteId: string): { kind: 'backup' | 'restore'; id: string } | undefined {
-      const backup = db.select({ id: backups.id }).from(backups).where(and(eq(backups.siteId, siteId), inArray(backups.status, ['queued', 'running']))).get();
+      const backup = db
+        .select({ id: backups.id })
+        .from(backups)
+        .where(and(eq(backups.siteId, siteId), inArray(backups.status, ['queued', 'running'])))
+        .get();
       if (backup) return { kind: 'backup', id: backup.id };
-      const restore = db.select({ id: restores.id }).from(restores).where(and(eq(restores.siteId, siteId), inArray(restores.status, ['queued', 'running']))).get();
+      const restore = db
+        .select({ id: restores.id })
+        .from(restores)
+        .where(and(eq(restores.siteId, siteId), inArray(restores.status, ['queued', 'running'])))
+        .get();
       return restore ? { kind: 'restore', id: restore.id } : undefined;
     },
 
     /** Jobs a previous process left in `status`, oldest first (start-up recovery). */
-    backupsWithStatus: (status: 'queued' | 'running'): BackupRow[] => db.select().from(backups).where(eq(backups.status, status)).orderBy(backups.id).all(),
-    restoresWithStatus: (status: 'queued' | 'running'): RestoreRow[] => db.select().from(restores).where(eq(restores.status, status)).orderBy(restores.id).all(),
+    backupsWithStatus: (status: 'queued' | 'running'): BackupRow[] =>
+      db.select().from(backups).where(eq(backups.status, status)).orderBy(backups.id).all(),
+    restoresWithStatus: (status: 'queued' | 'running'): RestoreRow[] =>
+      db.select().from(restores).where(eq(restores.status, status)).orderBy(restores.id).all(),
 
     /** Interrupted backups that nothing has retried yet and that are not retries themselves, oldest first. */
     unretriedInterrupted: (): BackupRow[] =>
       db
         .select()
         .from(backups)
-        .where(and(eq(backups.status, 'failed'), eq(backups.reason, 'interrupted'), isNull(backups.retryOf), ne(backups.kind, 'pre_restore'), notExists(db.select({ id: retries.id }).from(retries).where(eq(retries.retryOf, backups.id)))))
+        .where(
+          and(
+            eq(backups.status, 'failed'),
+            eq(backups.reason, 'interrupted'),
+            isNull(backups.retryOf),
+            ne(backups.kind, 'pre_restore'),
+            notExists(db.select({ id: retries.id }).from(retries).where(eq(retries.retryOf, backups.id))),
+          ),
+        )
         .orderBy(backups.id)
         .all(),
 
@@ -64,8 +94,18 @@ export function createBackupsRepository({ db }: { db: Db }) {
      * settings, its newest good and newest failed own (not pre-restore) backup, and whether a job
      * of it is queued or running.
      */
-    scheduleFacts(): { settings: Map<string, BackupSettingsRow>; history: Map<string, ScheduleHistory>; busy: Set<string> } {
-      const settings = new Map(db.select().from(backupSettings).all().map((row) => [row.siteId, row]));
+    scheduleFacts(): {
+      settings: Map<string, BackupSettingsRow>;
+      history: Map<string, ScheduleHistory>;
+      busy: Set<string>;
+    } {
+      const settings = new Map(
+        db
+          .select()
+          .from(backupSettings)
+          .all()
+          .map((row) => [row.siteId, row]),
+      );
       const history = new Map(
         db
           .select({
@@ -77,20 +117,38 @@ export function createBackupsRepository({ db }: { db: Db }) {
           .where(ne(backups.kind, 'pre_restore'))
           .groupBy(backups.siteId)
           .all()
-          .map((row) => [row.siteId, { lastGoodAt: row.lastGoodAt === null ? null : new Date(row.lastGoodAt), lastFailedAt: row.lastFailedAt === null ? null : new Date(row.lastFailedAt) }]),
+          .map((row) => [
+            row.siteId,
+            {
+              lastGoodAt: row.lastGoodAt === null ? null : new Date(row.lastGoodAt),
+              lastFailedAt: row.lastFailedAt === null ? null : new Date(row.lastFailedAt),
+            },
+          ]),
       );
       const active = ['queued', 'running'] as const;
-      const busy = new Set([
-        ...db.selectDistinct({ siteId: backups.siteId }).from(backups).where(inArray(backups.status, active)).all(),
-        ...db.selectDistinct({ siteId: restores.siteId }).from(restores).where(inArray(restores.status, active)).all(),
-      ].map((row) => row.siteId));
+      const busy = new Set(
+        [
+          ...db.selectDistinct({ siteId: backups.siteId }).from(backups).where(inArray(backups.status, active)).all(),
+          ...db
+            .selectDistinct({ siteId: restores.siteId })
+            .from(restores)
+            .where(inArray(restores.status, active))
+            .all(),
+        ].map((row) => row.siteId),
+      );
       return { settings, history, busy };
     },
 
-    readSettings: (siteId: string): BackupSettingsRow | undefined => db.select().from(backupSettings).where(eq(backupSettings.siteId, siteId)).get(),
+    readSettings: (siteId: string): BackupSettingsRow | undefined =>
+      db.select().from(backupSettings).where(eq(backupSettings.siteId, siteId)).get(),
     writeSettings(row: BackupSettingsRow): BackupSettingsRow {
       const { siteId: _siteId, ...changes } = row;
-      return db.insert(backupSettings).values(row).onConflictDoUpdate({ target: backupSettings.siteId, set: changes }).returning().get();
+      return db
+        .insert(backupSettings)
+        .values(row)
+        .onConflictDoUpdate({ target: backupSettings.siteId, set: changes })
+        .returning()
+        .get();
     },
   };
 }

@@ -4,7 +4,15 @@ import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
 import { SiteIdPathParam } from '../sites/sites.schemas.js';
-import { BackupParams, BackupSchema, backupView, RestoreParams, RestoreSchema, restoreView, VerifySchema } from './backups.schemas.js';
+import {
+  BackupParams,
+  BackupSchema,
+  backupView,
+  RestoreParams,
+  RestoreSchema,
+  restoreView,
+  VerifySchema,
+} from './backups.schemas.js';
 import type { BackupsService } from './backups.service.js';
 
 const tags = ['Backups'];
@@ -15,16 +23,21 @@ const routes = {
     path: '/sites/{siteId}/backups',
     tags,
     summary: 'Backup history of a site',
-    description: 'Newest first, with status (`queued`, `running`, `completed`, `failed` with a `reason`), progress and sizes.',
+    description:
+      'Newest first, with status (`queued`, `running`, `completed`, `failed` with a `reason`), progress and sizes.',
     request: { params: SiteIdPathParam, query: PaginationQuery },
-    responses: { 200: jsonContent(pageSchema(BackupSchema, 'BackupPage'), 'A page of backups'), ...problemResponses(400, 404) },
+    responses: {
+      200: jsonContent(pageSchema(BackupSchema, 'BackupPage'), 'A page of backups'),
+      ...problemResponses(400, 404),
+    },
   }),
   create: createRoute({
     method: 'post',
     path: '/sites/{siteId}/backups',
     tags,
     summary: 'Back up a site',
-    description: 'Answers 202 at once with the queued backup; the work happens in the background (poll `GET …/backups/{backupId}`). Only one backup or restore of a site runs at a time: another request meanwhile answers 409 `backup-in-progress`.',
+    description:
+      'Answers 202 at once with the queued backup; the work happens in the background (poll `GET …/backups/{backupId}`). Only one backup or restore of a site runs at a time: another request meanwhile answers 409 `backup-in-progress`.',
     request: { params: SiteIdPathParam },
     responses: { 202: jsonContent(BackupSchema, 'Queued'), ...problemResponses(403, 404, 409, 422) },
   }),
@@ -41,25 +54,37 @@ const routes = {
     path: '/sites/{siteId}/backups/{backupId}/verify',
     tags,
     summary: 'Verify a backup',
-    description: 'Re-reads every object of the backup from the store and checks every hash (the same as `sitewarden backup verify`).',
+    description:
+      'Re-reads every object of the backup from the store and checks every hash (the same as `sitewarden backup verify`).',
     request: { params: BackupParams },
-    responses: { 200: jsonContent(VerifySchema, 'What was checked, and any problem found'), ...problemResponses(403, 404) },
+    responses: {
+      200: jsonContent(VerifySchema, 'What was checked, and any problem found'),
+      ...problemResponses(403, 404),
+    },
   }),
   download: createRoute({
     method: 'get',
     path: '/sites/{siteId}/backups/{backupId}/download',
     tags,
     summary: 'Download a backup as tar.gz',
-    description: 'One standard archive, so you are never locked in: the site’s files under `files/` and `database.sql`, an SQL dump (`mariadb DB < database.sql`). Streamed from the store; every object is checked against its hash as it is read.',
+    description:
+      'One standard archive, so you are never locked in: the site’s files under `files/` and `database.sql`, an SQL dump (`mariadb DB < database.sql`). Streamed from the store; every object is checked against its hash as it is read.',
     request: { params: BackupParams },
-    responses: { 200: { description: 'The archive', content: { 'application/gzip': { schema: z.string().openapi({ format: 'binary' }) } } }, ...problemResponses(404, 409) },
+    responses: {
+      200: {
+        description: 'The archive',
+        content: { 'application/gzip': { schema: z.string().openapi({ format: 'binary' }) } },
+      },
+      ...problemResponses(404, 409),
+    },
   }),
   restore: createRoute({
     method: 'post',
     path: '/sites/{siteId}/backups/{backupId}/restore',
     tags,
     summary: 'Restore a site from a backup',
-    description: 'Answers 202 with the queued restore (poll `GET …/restores/{restoreId}`). It first takes a `pre_restore` backup of the site as it is, then sends back the files and tables that differ; the tables are swapped in together. wp-config.php, the connector, the site’s address and the daemon’s application password are kept.',
+    description:
+      'Answers 202 with the queued restore (poll `GET …/restores/{restoreId}`). It first takes a `pre_restore` backup of the site as it is, then sends back the files and tables that differ; the tables are swapped in together. wp-config.php, the connector, the site’s address and the daemon’s application password are kept.',
     request: { params: BackupParams },
     responses: { 202: jsonContent(RestoreSchema, 'Queued'), ...problemResponses(403, 404, 409, 422) },
   }),
@@ -82,7 +107,9 @@ export function createBackupsRoutes({ backups }: { backups: BackupsService }) {
       return c.json({ items: page.items.map(backupView), nextCursor: page.nextCursor }, 200);
     })
     .openapi(routes.create, (c) => c.json(backupView(backups.request(c.req.valid('param').siteId)), 202))
-    .openapi(routes.get, (c) => c.json(backupView(backups.get(c.req.valid('param').siteId, c.req.valid('param').backupId)), 200))
+    .openapi(routes.get, (c) =>
+      c.json(backupView(backups.get(c.req.valid('param').siteId, c.req.valid('param').backupId)), 200),
+    )
     .openapi(routes.verify, async (c) => {
       const { siteId, backupId } = c.req.valid('param');
       backups.get(siteId, backupId);
@@ -94,6 +121,10 @@ export function createBackupsRoutes({ backups }: { backups: BackupsService }) {
       c.header('content-disposition', `attachment; filename="${filename}"`);
       return c.body(Readable.toWeb(stream) as ReadableStream, 200);
     })
-    .openapi(routes.restore, (c) => c.json(restoreView(backups.restore(c.req.valid('param').siteId, c.req.valid('param').backupId)), 202))
-    .openapi(routes.getRestore, (c) => c.json(restoreView(backups.getRestore(c.req.valid('param').siteId, c.req.valid('param').restoreId)), 200));
+    .openapi(routes.restore, (c) =>
+      c.json(restoreView(backups.restore(c.req.valid('param').siteId, c.req.valid('param').backupId)), 202),
+    )
+    .openapi(routes.getRestore, (c) =>
+      c.json(restoreView(backups.getRestore(c.req.valid('param').siteId, c.req.valid('param').restoreId)), 200),
+    );
 }

@@ -2,12 +2,22 @@ import { z } from '@hono/zod-openapi';
 import { SiteIdPathParam } from '../sites/sites.schemas.js';
 import { backupKinds, jobStatuses, type BackupRow, type RestoreRow } from './backups.table.js';
 
-const JobId = (name: string, example: string) => z.string().min(1).max(64).openapi({ param: { name, in: 'path' }, example });
+const JobId = (name: string, example: string) =>
+  z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name, in: 'path' }, example });
 export const BackupParams = SiteIdPathParam.extend({ backupId: JobId('backupId', 'bkp_01jc0z6x8m3yq4x0h7a9b2c3d4') });
-export const RestoreParams = SiteIdPathParam.extend({ restoreId: JobId('restoreId', 'rst_01jc0z6x8m3yq4x0h7a9b2c3d4') });
+export const RestoreParams = SiteIdPathParam.extend({
+  restoreId: JobId('restoreId', 'rst_01jc0z6x8m3yq4x0h7a9b2c3d4'),
+});
 
 const failureFields = {
-  reason: z.string().nullable().openapi({ description: 'Why it failed: `interrupted` (the daemon stopped while it ran), `pre-restore-backup-failed`, or the problem name of the failure (`site-unreachable`, `connector-missing`, `backup-unsafe-path`, …).' }),
+  reason: z.string().nullable().openapi({
+    description:
+      'Why it failed: `interrupted` (the daemon stopped while it ran), `pre-restore-backup-failed`, or the problem name of the failure (`site-unreachable`, `connector-missing`, `backup-unsafe-path`, …).',
+  }),
   error: z.string().nullable(),
 };
 const timings = { createdAt: z.string(), startedAt: z.string().nullable(), finishedAt: z.string().nullable() };
@@ -17,7 +27,9 @@ export const BackupSchema = z
   .object({
     id: z.string(),
     siteId: z.string(),
-    kind: z.enum(backupKinds).openapi({ description: '`manual`, `scheduled`, or `pre_restore` (taken just before a restore, so it can be undone).' }),
+    kind: z.enum(backupKinds).openapi({
+      description: '`manual`, `scheduled`, or `pre_restore` (taken just before a restore, so it can be undone).',
+    }),
     status: z.enum(jobStatuses),
     ...failureFields,
     progress: z.object({ files: z.number(), filesDone: z.number(), tables: z.number(), tablesDone: z.number() }),
@@ -25,10 +37,15 @@ export const BackupSchema = z
     bytes: z.object({
       total: z.number().openapi({ description: 'The site’s files as they are (uncompressed).' }),
       transferred: z.number().openapi({ description: 'Downloaded from the site by this backup (files and SQL).' }),
-      stored: z.number().openapi({ description: 'Compressed bytes this backup added to the store (content already stored is not stored again).' }),
+      stored: z.number().openapi({
+        description: 'Compressed bytes this backup added to the store (content already stored is not stored again).',
+      }),
     }),
     manifest: z.string().nullable().openapi({ description: 'SHA-256 of the backup’s manifest object once completed.' }),
-    retryOf: z.string().nullable().openapi({ description: 'The `interrupted` backup this one retries: the daemon retries an interrupted backup once, at its next start.' }),
+    retryOf: z.string().nullable().openapi({
+      description:
+        'The `interrupted` backup this one retries: the daemon retries an interrupted backup once, at its next start.',
+    }),
     ...timings,
   })
   .openapi('Backup');
@@ -38,7 +55,10 @@ export const RestoreSchema = z
     id: z.string(),
     siteId: z.string(),
     backupId: z.string(),
-    preRestoreBackupId: z.string().nullable().openapi({ description: 'The backup of the site taken just before restoring.' }),
+    preRestoreBackupId: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The backup of the site taken just before restoring.' }),
     status: z.enum(jobStatuses),
     ...failureFields,
     filesRestored: z.number(),
@@ -51,26 +71,60 @@ export const RestoreSchema = z
 
 export const BackupSettingsSchema = z
   .object({
-    enabled: z.boolean().openapi({ description: 'false: the site gets no scheduled backups (manual ones still run, and retention still applies).' }),
-    intervalHours: z.number().int().openapi({ description: 'Hours between scheduled backups (0: none). Each site has a fixed offset into its interval, so sites are spread over it.' }),
+    enabled: z.boolean().openapi({
+      description: 'false: the site gets no scheduled backups (manual ones still run, and retention still applies).',
+    }),
+    intervalHours: z.number().int().openapi({
+      description:
+        'Hours between scheduled backups (0: none). Each site has a fixed offset into its interval, so sites are spread over it.',
+    }),
     keepLast: z.number().int().openapi({ description: 'Completed backups kept: the newest this many.' }),
-    keepDays: z.number().int().openapi({ description: 'Also kept: every completed backup younger than this many days (0: count only).' }),
-    nextScheduledAt: z.string().nullable().openapi({ description: 'When the next scheduled backup falls due (at most ten minutes later it is queued); null when none is scheduled.' }),
+    keepDays: z
+      .number()
+      .int()
+      .openapi({ description: 'Also kept: every completed backup younger than this many days (0: count only).' }),
+    nextScheduledAt: z.string().nullable().openapi({
+      description:
+        'When the next scheduled backup falls due (at most ten minutes later it is queued); null when none is scheduled.',
+    }),
   })
   .openapi('BackupSettings');
 
 export const BackupSettingsInput = z
   .object({
     enabled: z.boolean().optional(),
-    intervalHours: z.number().int().min(1).max(8760).nullable().optional().openapi({ description: 'Hours between scheduled backups (1–8760); null: `SITEWARDEN_BACKUP_INTERVAL_HOURS`.' }),
-    keepLast: z.number().int().min(1).max(10_000).nullable().optional().openapi({ description: 'Completed backups kept, newest first (1–10000); null: `SITEWARDEN_BACKUP_KEEP_LAST`.' }),
-    keepDays: z.number().int().min(0).max(36_500).nullable().optional().openapi({ description: 'Also keep completed backups younger than this many days (0–36500); null: `SITEWARDEN_BACKUP_KEEP_DAYS`.' }),
+    intervalHours: z
+      .number()
+      .int()
+      .min(1)
+      .max(8760)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Hours between scheduled backups (1–8760); null: `SITEWARDEN_BACKUP_INTERVAL_HOURS`.' }),
+    keepLast: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Completed backups kept, newest first (1–10000); null: `SITEWARDEN_BACKUP_KEEP_LAST`.' }),
+    keepDays: z.number().int().min(0).max(36_500).nullable().optional().openapi({
+      description:
+        'Also keep completed backups younger than this many days (0–36500); null: `SITEWARDEN_BACKUP_KEEP_DAYS`.',
+    }),
   })
   .strict()
   .openapi('BackupSettingsInput');
 
 export const VerifySchema = z
-  .object({ backupId: z.string(), ok: z.boolean(), objectsChecked: z.number(), bytesChecked: z.number(), problems: z.array(z.string()) })
+  .object({
+    backupId: z.string(),
+    ok: z.boolean(),
+    objectsChecked: z.number(),
+    bytesChecked: z.number(),
+    problems: z.array(z.string()),
+  })
   .openapi('BackupVerification');
 
 export function backupView(row: BackupRow): z.infer<typeof BackupSchema> {

@@ -10,7 +10,13 @@ import type { SiteAccess } from '../sites/site-access.js';
 import { sitesProblems } from '../sites/sites.errors.js';
 import { CONNECTOR_DOWNLOAD_PATH } from '../wordpress/connector-client.js';
 import { abortableSession } from './abortable-session.js';
-import { INTERRUPTED_BACKUP, INTERRUPTED_PRE_RESTORE, interruptedRestore, logInterrupted, recoverUnfinished } from './backup-recovery.js';
+import {
+  INTERRUPTED_BACKUP,
+  INTERRUPTED_PRE_RESTORE,
+  interruptedRestore,
+  logInterrupted,
+  recoverUnfinished,
+} from './backup-recovery.js';
 import { createBackupConnector } from './backup-connector.js';
 import { runBackup } from './backup-runner.js';
 import { removeBackupScratch } from './backup-scratch.js';
@@ -38,7 +44,19 @@ const ABORT_SETTLE_MS = 3_000;
  * connector, into the content-addressed store. At shutdown running backups are aborted (and
  * retried at the next start); a running restore gets the grace period first.
  */
-export function createBackupsService({ repository, access, siteExists, listConnectedSites, dataDir, config, clock, logger, requestTimeoutMs, store: injectedStore, metrics }: {
+export function createBackupsService({
+  repository,
+  access,
+  siteExists,
+  listConnectedSites,
+  dataDir,
+  config,
+  clock,
+  logger,
+  requestTimeoutMs,
+  store: injectedStore,
+  metrics,
+}: {
   repository: BackupsRepository;
   access: SiteAccess;
   siteExists: (siteId: string) => boolean;
@@ -64,9 +82,15 @@ export function createBackupsService({ repository, access, siteExists, listConne
   const readManifest = (hash: string): Promise<Manifest> => readWholeManifest(store, hash);
   const failure = (error: unknown) => {
     if (isAppError(error) && error.extensions.siteCode === 'rest_no_route') {
-      return { reason: 'connector-outdated', error: `the site’s Sitewarden connector is missing or has no backup routes: install the current one from ${CONNECTOR_DOWNLOAD_PATH}` };
+      return {
+        reason: 'connector-outdated',
+        error: `the site’s Sitewarden connector is missing or has no backup routes: install the current one from ${CONNECTOR_DOWNLOAD_PATH}`,
+      };
     }
-    return { reason: isAppError(error) ? error.problem.name : 'internal-error', error: isAppError(error) ? error.detail : (error as Error).message };
+    return {
+      reason: isAppError(error) ? error.problem.name : 'internal-error',
+      error: isAppError(error) ? error.detail : (error as Error).message,
+    };
   };
 
   function requireSite(siteId: string) {
@@ -75,7 +99,11 @@ export function createBackupsService({ repository, access, siteExists, listConne
 
   function claimSite(siteId: string) {
     const active = repository.activeJob(siteId);
-    if (active) throw backupsProblems.inProgress.create(`a ${active.kind} of site ${siteId} is already queued or running (${active.id}); try again when it has finished`, { jobId: active.id });
+    if (active)
+      throw backupsProblems.inProgress.create(
+        `a ${active.kind} of site ${siteId} is already queued or running (${active.id}); try again when it has finished`,
+        { jobId: active.id },
+      );
   }
 
   function track<T>(promise: Promise<T>): void {
@@ -110,7 +138,9 @@ export function createBackupsService({ repository, access, siteExists, listConne
       const limits = createBackupLimits(config.limits);
       const session = abortableSession(siteSession, AbortSignal.any([signal, limits.signal]));
       const previousRow = repository.completedBackups(row.siteId).find((candidate) => candidate.manifestHash);
-      const previous = previousRow?.manifestHash ? await openManifest(store, previousRow.manifestHash).catch(() => null) : null;
+      const previous = previousRow?.manifestHash
+        ? await openManifest(store, previousRow.manifestHash).catch(() => null)
+        : null;
       const result = await runBackup({
         connector: createBackupConnector(session, { timeoutMs: requestTimeoutMs }),
         store,
@@ -121,13 +151,34 @@ export function createBackupsService({ repository, access, siteExists, listConne
         scratchPath: scratchPathOf(row.siteId),
         limits,
       }).finally(() => limits.dispose());
-      const finished = repository.updateBackup(row.id, { ...result.progress, status: 'completed', manifestHash: result.manifestHash, finishedAt: clock.now() })!;
+      const finished = repository.updateBackup(row.id, {
+        ...result.progress,
+        status: 'completed',
+        manifestHash: result.manifestHash,
+        finishedAt: clock.now(),
+      })!;
       metrics?.observeJob('backup', 'completed', finished.finishedAt!.getTime() - started.getTime());
-      logEvent(logger, 'backup.completed', { siteId: row.siteId, backupId: row.id, kind: row.kind, files: finished.files, tables: finished.tables, bytesTransferred: finished.bytesTransferred, bytesStored: finished.bytesStored, durationMs: finished.finishedAt!.getTime() - started.getTime() });
+      logEvent(logger, 'backup.completed', {
+        siteId: row.siteId,
+        backupId: row.id,
+        kind: row.kind,
+        files: finished.files,
+        tables: finished.tables,
+        bytesTransferred: finished.bytesTransferred,
+        bytesStored: finished.bytesStored,
+        durationMs: finished.finishedAt!.getTime() - started.getTime(),
+      });
       return finished;
     } catch (error) {
-      const { reason, error: message } = signal.aborted ? { reason: 'interrupted', error: row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP } : failure(error);
-      const failed = repository.updateBackup(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() })!;
+      const { reason, error: message } = signal.aborted
+        ? { reason: 'interrupted', error: row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP }
+        : failure(error);
+      const failed = repository.updateBackup(row.id, {
+        status: 'failed',
+        reason,
+        error: message,
+        finishedAt: clock.now(),
+      })!;
       metrics?.observeJob('backup', 'failed', failed.finishedAt!.getTime() - started.getTime());
       logEvent(logger, 'backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason, message });
       if (signal.aborted) logInterrupted(logger, 'backup', row, 'failed');
@@ -146,7 +197,14 @@ export function createBackupsService({ repository, access, siteExists, listConne
   function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): BackupRow {
     requireSite(siteId);
     claimSite(siteId);
-    const row = repository.insertBackup({ id: createId('bkp', clock.now()), siteId, kind, status: 'queued', retryOf, createdAt: clock.now() });
+    const row = repository.insertBackup({
+      id: createId('bkp', clock.now()),
+      siteId,
+      kind,
+      status: 'queued',
+      retryOf,
+      createdAt: clock.now(),
+    });
     scheduleBackup(row);
     return row;
   }
@@ -155,13 +213,27 @@ export function createBackupsService({ repository, access, siteExists, listConne
     const started = clock.now();
     repository.updateRestore(row.id, { status: 'running', startedAt: started });
     try {
-      const pre = repository.insertBackup({ id: createId('bkp', clock.now()), siteId: row.siteId, kind: 'pre_restore', status: 'queued', createdAt: clock.now() });
+      const pre = repository.insertBackup({
+        id: createId('bkp', clock.now()),
+        siteId: row.siteId,
+        kind: 'pre_restore',
+        status: 'queued',
+        createdAt: clock.now(),
+      });
       repository.updateRestore(row.id, { preRestoreBackupId: pre.id });
       const preResult = await executeBackup(pre, signal);
       if (preResult.status !== 'completed' || !preResult.manifestHash) {
-        throw Object.assign(new Error(`the backup of the site before restoring failed (${preResult.reason ?? 'unknown'}: ${preResult.error ?? ''}); nothing was restored`), { reason: 'pre-restore-backup-failed' });
+        throw Object.assign(
+          new Error(
+            `the backup of the site before restoring failed (${preResult.reason ?? 'unknown'}: ${preResult.error ?? ''}); nothing was restored`,
+          ),
+          { reason: 'pre-restore-backup-failed' },
+        );
       }
-      const [targetManifest, currentManifest] = await Promise.all([readManifest(target.manifestHash!), readManifest(preResult.manifestHash)]);
+      const [targetManifest, currentManifest] = await Promise.all([
+        readManifest(target.manifestHash!),
+        readManifest(preResult.manifestHash),
+      ]);
       const progress = await access.operate(row.siteId, ({ session }) =>
         runRestore({
           connector: createBackupConnector(abortableSession(session, signal), { timeoutMs: requestTimeoutMs }),
@@ -173,14 +245,28 @@ export function createBackupsService({ repository, access, siteExists, listConne
       );
       const finished = repository.updateRestore(row.id, { ...progress, status: 'completed', finishedAt: clock.now() })!;
       metrics?.observeJob('restore', 'completed', finished.finishedAt!.getTime() - started.getTime());
-      logEvent(logger, 'restore.completed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, preRestoreBackupId: pre.id, durationMs: finished.finishedAt!.getTime() - started.getTime() });
+      logEvent(logger, 'restore.completed', {
+        siteId: row.siteId,
+        restoreId: row.id,
+        backupId: row.backupId,
+        preRestoreBackupId: pre.id,
+        durationMs: finished.finishedAt!.getTime() - started.getTime(),
+      });
     } catch (error) {
       const { reason: problemReason, error: problemMessage } = failure(error);
       const reason = signal.aborted ? 'interrupted' : ((error as { reason?: string }).reason ?? problemReason);
-      const message = signal.aborted ? interruptedRestore(repository.findRestore(row.id)?.preRestoreBackupId ?? null) : problemMessage;
+      const message = signal.aborted
+        ? interruptedRestore(repository.findRestore(row.id)?.preRestoreBackupId ?? null)
+        : problemMessage;
       repository.updateRestore(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() });
       metrics?.observeJob('restore', 'failed', clock.now().getTime() - started.getTime());
-      logEvent(logger, 'restore.failed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, reason, message });
+      logEvent(logger, 'restore.failed', {
+        siteId: row.siteId,
+        restoreId: row.id,
+        backupId: row.backupId,
+        reason,
+        message,
+      });
       if (signal.aborted) logInterrupted(logger, 'restore', row, 'failed');
     }
   }
@@ -191,7 +277,8 @@ export function createBackupsService({ repository, access, siteExists, listConne
 
   function findBackup(siteId: string, backupId: string): BackupRow {
     const row = repository.findBackup(backupId);
-    if (!row || row.siteId !== siteId) throw backupsProblems.notFound.create(`site ${siteId} has no backup ${backupId}`);
+    if (!row || row.siteId !== siteId)
+      throw backupsProblems.notFound.create(`site ${siteId} has no backup ${backupId}`);
     return row;
   }
 
@@ -201,9 +288,13 @@ export function createBackupsService({ repository, access, siteExists, listConne
     const all = repository.allBackups(siteId);
     const youngest = clock.now().getTime() - keepDays * 86_400_000;
     const completed = all.filter((row) => row.status === 'completed');
-    const kept = completed.filter((row, index) => index < keepLast || (keepDays > 0 && row.createdAt.getTime() >= youngest));
+    const kept = completed.filter(
+      (row, index) => index < keepLast || (keepDays > 0 && row.createdAt.getTime() >= youngest),
+    );
     const oldestKept = kept.at(-1)?.id ?? '';
-    const doomed = all.filter((row) => (row.status === 'completed' && !kept.includes(row)) || (row.status === 'failed' && row.id < oldestKept));
+    const doomed = all.filter(
+      (row) => (row.status === 'completed' && !kept.includes(row)) || (row.status === 'failed' && row.id < oldestKept),
+    );
     for (const row of doomed) repository.deleteBackup(row.id);
     const deletedObjects = doomed.length > 0 ? await collectGarbage() : 0;
     return { deletedBackups: doomed.map((row) => row.id), deletedObjects };
@@ -239,7 +330,14 @@ export function createBackupsService({ repository, access, siteExists, listConne
     /** At start-up: what the last process left unfinished (src/backups/backup-recovery.ts). */
     async recoverInterrupted(): Promise<void> {
       await fileStore.cleanTemporary();
-      recoverUnfinished({ repository, clock, logger, scheduleBackup, scheduleRestore, retry: (row) => enqueueBackup(row.siteId, row.kind, row.id) });
+      recoverUnfinished({
+        repository,
+        clock,
+        logger,
+        scheduleBackup,
+        scheduleRestore,
+        retry: (row) => enqueueBackup(row.siteId, row.kind, row.id),
+      });
     },
 
     request: (siteId: string, kind: BackupKind = 'manual') => enqueueBackup(siteId, kind),
@@ -257,16 +355,26 @@ export function createBackupsService({ repository, access, siteExists, listConne
     restore(siteId: string, backupId: string): RestoreRow {
       requireSite(siteId);
       const target = findBackup(siteId, backupId);
-      if (target.status !== 'completed' || !target.manifestHash) throw backupsProblems.notCompleted.create(`backup ${backupId} is ${target.status}; only a completed backup can be restored`);
+      if (target.status !== 'completed' || !target.manifestHash)
+        throw backupsProblems.notCompleted.create(
+          `backup ${backupId} is ${target.status}; only a completed backup can be restored`,
+        );
       claimSite(siteId);
-      const row = repository.insertRestore({ id: createId('rst', clock.now()), siteId, backupId, status: 'queued', createdAt: clock.now() });
+      const row = repository.insertRestore({
+        id: createId('rst', clock.now()),
+        siteId,
+        backupId,
+        status: 'queued',
+        createdAt: clock.now(),
+      });
       scheduleRestore(row, target);
       return row;
     },
 
     getRestore(siteId: string, restoreId: string): RestoreRow {
       const row = repository.findRestore(restoreId);
-      if (!row || row.siteId !== siteId) throw backupsProblems.restoreNotFound.create(`site ${siteId} has no restore ${restoreId}`);
+      if (!row || row.siteId !== siteId)
+        throw backupsProblems.restoreNotFound.create(`site ${siteId} has no restore ${restoreId}`);
       return row;
     },
 
@@ -274,10 +382,16 @@ export function createBackupsService({ repository, access, siteExists, listConne
     async archive(siteId: string, backupId: string) {
       requireSiteExists(siteId);
       const row = findBackup(siteId, backupId);
-      if (row.status !== 'completed' || !row.manifestHash) throw backupsProblems.notCompleted.create(`backup ${backupId} is ${row.status}; only a completed backup can be downloaded`);
+      if (row.status !== 'completed' || !row.manifestHash)
+        throw backupsProblems.notCompleted.create(
+          `backup ${backupId} is ${row.status}; only a completed backup can be downloaded`,
+        );
       const manifest = await readManifest(row.manifestHash);
       const host = new URL(manifest.siteUrl).host.replace(/[^A-Za-z0-9.-]/g, '-');
-      return { filename: `${host}-${row.id}.tar.gz`, stream: await backupArchive({ store, manifest, tmpDir: join(backupStoreDir(dataDir), 'tmp') }) };
+      return {
+        filename: `${host}-${row.id}.tar.gz`,
+        stream: await backupArchive({ store, manifest, tmpDir: join(backupStoreDir(dataDir), 'tmp') }),
+      };
     },
 
     /** Re-reads every object of a backup and checks every hash. */
@@ -368,7 +482,10 @@ export type BackupsService = ReturnType<typeof createBackupsService>;
 /** True if `work` settles within `ms`. */
 async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const finished = await Promise.race([work.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  const finished = await Promise.race([
+    work.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
   clearTimeout(timer);
   return finished;
 }

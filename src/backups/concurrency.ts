@@ -1,5 +1,9 @@
 /** Runs `work` over `items` with at most `limit` at once; the first failure stops new work and is thrown. */
-export async function forEachConcurrently<T>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function forEachConcurrently<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let failed = false;
   const worker = async () => {

@@ -18,13 +18,16 @@ export type FileContent = Omit<ManifestFileEntry, 'path'>;
 const sha256Of = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 function mismatch(entry: SiteFileEntry, received: { size: number; sha256: string | null }, how: string) {
-  return backupContractProblems.contentMismatch.create(`${entry.path}: the listing declared ${entry.size} bytes with SHA-256 ${entry.sha256}, the site ${how}`, {
-    path: entry.path,
-    declaredSize: entry.size,
-    declaredSha256: entry.sha256,
-    receivedSize: received.size,
-    receivedSha256: received.sha256,
-  });
+  return backupContractProblems.contentMismatch.create(
+    `${entry.path}: the listing declared ${entry.size} bytes with SHA-256 ${entry.sha256}, the site ${how}`,
+    {
+      path: entry.path,
+      declaredSize: entry.size,
+      declaredSha256: entry.sha256,
+      receivedSize: received.size,
+      receivedSha256: received.sha256,
+    },
+  );
 }
 
 /**
@@ -33,7 +36,19 @@ function mismatch(entry: SiteFileEntry, received: { size: number; sha256: string
  * asked is cut off unstored. A file that does not match is declared again by the site and read
  * again, up to FILE_ATTEMPTS reads, then fails the backup with `backup-content-mismatch`.
  */
-export function createFileTransfer({ connector, store, budget, onReceived, onStored }: { connector: BackupConnector; store: ObjectStore; budget: ByteBudget; onReceived: (bytes: number) => void; onStored: (bytes: number) => void }) {
+export function createFileTransfer({
+  connector,
+  store,
+  budget,
+  onReceived,
+  onStored,
+}: {
+  connector: BackupConnector;
+  store: ObjectStore;
+  budget: ByteBudget;
+  onReceived: (bytes: number) => void;
+  onStored: (bytes: number) => void;
+}) {
   const received = (bytes: number) => {
     budget.take(bytes);
     onReceived(bytes);
@@ -67,13 +82,23 @@ export function createFileTransfer({ connector, store, budget, onReceived, onSto
         // Large files are mostly media that is compressed already: the fastest gzip level costs little there.
         result = await store.put(Readable.from(tapped(body)), undefined, { compressionLevel: 1 });
       } catch (error) {
-        if (isAppError(error) && error.problem.name === 'site-response-too-large') return mismatch(entry, { size: size + wanted + 1, sha256: null }, `sent more than the ${wanted} bytes asked from offset ${offset}`);
+        if (isAppError(error) && error.problem.name === 'site-response-too-large')
+          return mismatch(
+            entry,
+            { size: size + wanted + 1, sha256: null },
+            `sent more than the ${wanted} bytes asked from offset ${offset}`,
+          );
         throw error;
       }
       onStored(result.storedBytes);
       chunks.push(result.hash);
       size += result.size;
-      if (result.size !== wanted) return mismatch(entry, { size, sha256: null }, `sent ${result.size} bytes for the ${wanted} asked from offset ${offset}`);
+      if (result.size !== wanted)
+        return mismatch(
+          entry,
+          { size, sha256: null },
+          `sent ${result.size} bytes for the ${wanted} asked from offset ${offset}`,
+        );
     }
     const sha256 = whole.digest('hex');
     if (sha256 !== entry.sha256) return mismatch(entry, { size, sha256 }, `sent ${size} bytes hashing to ${sha256}`);
@@ -124,7 +149,13 @@ export function createFileTransfer({ connector, store, budget, onReceived, onSto
       }
       const sha256 = sha256Of(content);
       if (content.length !== entry.size || sha256 !== entry.sha256) {
-        results.push(await single(entry, 1, mismatch(entry, { size: content.length, sha256 }, `sent ${content.length} bytes hashing to ${sha256}`)));
+        results.push(
+          await single(
+            entry,
+            1,
+            mismatch(entry, { size: content.length, sha256 }, `sent ${content.length} bytes hashing to ${sha256}`),
+          ),
+        );
         continue;
       }
       const result = await store.put(content, sha256);

@@ -16,7 +16,15 @@ export const CHUNK_BYTES = 8 * 1024 * 1024;
  * `..` or `.` segment, no empty segment, no backslash or NUL (no zip-slip).
  */
 export function isSafeRelativePath(path: string): boolean {
-  if (path.length === 0 || path.length > 4096 || path.startsWith('/') || /^[A-Za-z]:/.test(path) || path.includes('\\') || path.includes('\0')) return false;
+  if (
+    path.length === 0 ||
+    path.length > 4096 ||
+    path.startsWith('/') ||
+    /^[A-Za-z]:/.test(path) ||
+    path.includes('\\') ||
+    path.includes('\0')
+  )
+    return false;
   return path.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..');
 }
 
@@ -83,8 +91,13 @@ export interface OpenedManifest extends ManifestHeader {
 
 function refuse(error: z.ZodError): never {
   const unsafe = error.issues.find((issue) => issue.message === 'unsafe path');
-  if (unsafe) throw manifestProblems.unsafePath.create(`the backup manifest holds an unsafe path at ${unsafe.path.join('.')}; nothing was restored`);
-  throw manifestProblems.malformed.create(`the backup manifest is malformed at ${error.issues[0]?.path.join('.') ?? ''}: ${error.issues[0]?.message ?? 'invalid'}`);
+  if (unsafe)
+    throw manifestProblems.unsafePath.create(
+      `the backup manifest holds an unsafe path at ${unsafe.path.join('.')}; nothing was restored`,
+    );
+  throw manifestProblems.malformed.create(
+    `the backup manifest is malformed at ${error.issues[0]?.path.join('.') ?? ''}: ${error.issues[0]?.message ?? 'invalid'}`,
+  );
 }
 
 /** Reads a format 1 manifest without trusting it: a path escaping the root refuses the whole manifest. */
@@ -139,7 +152,11 @@ export async function readManifest(store: ObjectStore, manifestHash: string): Pr
 }
 
 /** Writes a format 2 manifest: the entries (in path order) in parts as they come, then the manifest object. */
-export async function writeManifest(store: ObjectStore, header: Omit<ManifestHeader, 'format'>, files: Iterable<ManifestFileEntry> | AsyncIterable<ManifestFileEntry>): Promise<{ hash: string; storedBytes: number }> {
+export async function writeManifest(
+  store: ObjectStore,
+  header: Omit<ManifestHeader, 'format'>,
+  files: Iterable<ManifestFileEntry> | AsyncIterable<ManifestFileEntry>,
+): Promise<{ hash: string; storedBytes: number }> {
   const fileParts: string[] = [];
   let fileCount = 0;
   let storedBytes = 0;
@@ -152,7 +169,9 @@ export async function writeManifest(store: ObjectStore, header: Omit<ManifestHea
     lines = [];
   };
   for await (const file of files) {
-    lines.push(`${JSON.stringify({ path: file.path, size: file.size, mtime: file.mtime, sha256: file.sha256, chunks: file.chunks })}\n`);
+    lines.push(
+      `${JSON.stringify({ path: file.path, size: file.size, mtime: file.mtime, sha256: file.sha256, chunks: file.chunks })}\n`,
+    );
     fileCount++;
     if (lines.length >= FILES_PER_PART) await flush();
   }

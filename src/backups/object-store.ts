@@ -31,7 +31,11 @@ export interface ObjectStore {
    * otherwise nothing is stored and it throws. Only a complete, verified, durable object
    * ever appears under its final name.
    */
-  put(content: Buffer | Readable, expectedHash?: string, options?: { compressionLevel?: number }): Promise<{ hash: string; size: number; storedBytes: number; created: boolean }>;
+  put(
+    content: Buffer | Readable,
+    expectedHash?: string,
+    options?: { compressionLevel?: number },
+  ): Promise<{ hash: string; size: number; storedBytes: number; created: boolean }>;
   /** The uncompressed content; reading to the end checks it against its hash (an error if it does not match). */
   get(hash: string): Readable;
   read(hash: string): Promise<Buffer>;
@@ -88,7 +92,8 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
       if (expectedHash !== undefined && expectedHash !== null && (await has(expectedHash))) {
         if (Buffer.isBuffer(content)) {
           const actual = createHash('sha256').update(content).digest('hex');
-          if (actual !== expectedHash) throw objectStoreProblems.corrupt.create(`content hashes to ${actual}, not the expected ${expectedHash}`);
+          if (actual !== expectedHash)
+            throw objectStoreProblems.corrupt.create(`content hashes to ${actual}, not the expected ${expectedHash}`);
         } else content.destroy();
         return { hash: expectedHash, size: 0, storedBytes: 0, created: false };
       }
@@ -105,9 +110,15 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
       });
       try {
         const source = Buffer.isBuffer(content) ? Readable.from([content]) : content;
-        await pipeline(source, tap, createGzip({ level: options.compressionLevel ?? 6 }), createWriteStream(temporary, { mode: 0o600 }));
+        await pipeline(
+          source,
+          tap,
+          createGzip({ level: options.compressionLevel ?? 6 }),
+          createWriteStream(temporary, { mode: 0o600 }),
+        );
         const hash = hasher.digest('hex');
-        if (expectedHash && hash !== expectedHash) throw objectStoreProblems.corrupt.create(`content hashes to ${hash}, not the expected ${expectedHash}`);
+        if (expectedHash && hash !== expectedHash)
+          throw objectStoreProblems.corrupt.create(`content hashes to ${hash}, not the expected ${expectedHash}`);
         const storedBytes = (await stat(temporary)).size;
         if (await has(hash)) {
           await rm(temporary, { force: true });
@@ -134,13 +145,19 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
         },
         flush(done) {
           const actual = hasher.digest('hex');
-          done(actual === hash ? null : objectStoreProblems.corrupt.create(`object ${hash} holds content hashing to ${actual}`));
+          done(
+            actual === hash
+              ? null
+              : objectStoreProblems.corrupt.create(`object ${hash} holds content hashing to ${actual}`),
+          );
         },
       });
       const file = createReadStream(pathOf(hash));
       const gunzip = createGunzip();
       file.on('error', (error) => verify.destroy(error));
-      gunzip.on('error', (error) => verify.destroy(objectStoreProblems.corrupt.create(`object ${hash} cannot be decompressed: ${error.message}`)));
+      gunzip.on('error', (error) =>
+        verify.destroy(objectStoreProblems.corrupt.create(`object ${hash} cannot be decompressed: ${error.message}`)),
+      );
       return file.pipe(gunzip).pipe(verify);
     },
 

@@ -12,7 +12,11 @@ export interface RestoreProgress {
 }
 
 /** Never sent: the site's configuration and the connector the daemon talks through (the connector refuses them too). */
-const PROTECTED = [/^wp-config\.php$/, /^wp-content\/plugins\/sitewarden-connector(\/|$)/, /^wp-content\/sitewarden-restore-/];
+const PROTECTED = [
+  /^wp-config\.php$/,
+  /^wp-content\/plugins\/sitewarden-connector(\/|$)/,
+  /^wp-content\/sitewarden-restore-/,
+];
 const isProtected = (path: string) => PROTECTED.some((pattern) => pattern.test(path));
 const DELETIONS_PER_REQUEST = 500;
 
@@ -21,9 +25,24 @@ const DELETIONS_PER_REQUEST = 500;
  * backup of the site as it is now): changed and missing files, deletions of files the backup
  * did not have, and changed tables, rebuilt beside the live ones and swapped in at the end.
  */
-export async function runRestore({ connector, store, target, current, onProgress }: { connector: BackupConnector; store: ObjectStore; target: Manifest; current: Manifest; onProgress: (progress: RestoreProgress) => void }): Promise<RestoreProgress> {
+export async function runRestore({
+  connector,
+  store,
+  target,
+  current,
+  onProgress,
+}: {
+  connector: BackupConnector;
+  store: ObjectStore;
+  target: Manifest;
+  current: Manifest;
+  onProgress: (progress: RestoreProgress) => void;
+}): Promise<RestoreProgress> {
   for (const file of target.files) {
-    if (!isSafeRelativePath(file.path)) throw manifestProblems.unsafePath.create(`the backup holds the unsafe path ${JSON.stringify(file.path)}; nothing was restored`);
+    if (!isSafeRelativePath(file.path))
+      throw manifestProblems.unsafePath.create(
+        `the backup holds the unsafe path ${JSON.stringify(file.path)}; nothing was restored`,
+      );
   }
   // Backups from before schemas were parsed hold the site's CREATE TABLE: parsed (or refused) before anything is sent, never sent itself.
   const schemas = target.tables.map(schemaOf);
@@ -49,21 +68,34 @@ export async function runRestore({ connector, store, target, current, onProgress
 
     const wanted = new Set(target.files.map((file) => file.path));
     const extra = current.files.map((file) => file.path).filter((path) => !wanted.has(path) && !isProtected(path));
-    for (let i = 0; i < extra.length; i += DELETIONS_PER_REQUEST) await connector.planDeletions(restoreId, extra.slice(i, i + DELETIONS_PER_REQUEST));
+    for (let i = 0; i < extra.length; i += DELETIONS_PER_REQUEST)
+      await connector.planDeletions(restoreId, extra.slice(i, i + DELETIONS_PER_REQUEST));
     progress.filesDeleted = extra.length;
 
     const liveTables = new Map(current.tables.map((table) => [table.name, table]));
     for (const [index, table] of target.tables.entries()) {
       const live = liveTables.get(table.name);
       const schema = schemas[index]!;
-      if (live && table.checksum !== null && live.checksum === table.checksum && live.rows === table.rows && live.schema && JSON.stringify(live.schema) === JSON.stringify(schema)) continue;
+      if (
+        live &&
+        table.checksum !== null &&
+        live.checksum === table.checksum &&
+        live.rows === table.rows &&
+        live.schema &&
+        JSON.stringify(live.schema) === JSON.stringify(schema)
+      )
+        continue;
       await connector.createTable(restoreId, table.name, schema);
       const columns = schema.columns.map((column) => column.name);
       for (const batch of table.batches) {
         const sql = (await store.read(batch)).toString('utf8');
         const rows = storedBatchRows(sql, table.name, columns);
         const inserted = await connector.insertRows(restoreId, table.name, sql);
-        if (inserted.rows !== rows) throw backupsProblems.tableInvalid.create(`the site inserted ${inserted.rows} of the ${rows} rows of a batch of ${JSON.stringify(table.name)}`, { table: table.name });
+        if (inserted.rows !== rows)
+          throw backupsProblems.tableInvalid.create(
+            `the site inserted ${inserted.rows} of the ${rows} rows of a batch of ${JSON.stringify(table.name)}`,
+            { table: table.name },
+          );
         progress.bytesTransferred += sql.length;
       }
       progress.tablesRestored++;

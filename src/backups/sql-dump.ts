@@ -21,7 +21,8 @@ function tupleOf(arity: number): RegExp {
   return pattern;
 }
 
-export const batchHeader = (table: string, columns: string[]) => `INSERT INTO ${quoteIdentifier(table)} (${columns.map(quoteIdentifier).join(',')}) VALUES\n`;
+export const batchHeader = (table: string, columns: string[]) =>
+  `INSERT INTO ${quoteIdentifier(table)} (${columns.map(quoteIdentifier).join(',')}) VALUES\n`;
 
 /** The number of rows in a batch of `table` with exactly `columns`; throws saying what breaks the grammar. */
 export function countBatchRows(sql: string, table: string, columns: string[]): number {
@@ -31,7 +32,10 @@ export function countBatchRows(sql: string, table: string, columns: string[]): n
   tuple.lastIndex = header.length;
   for (let rows = 1; ; rows++) {
     const match = tuple.exec(sql);
-    if (!match) throw new Error(`row ${rows} of the batch is not ${columns.length} literals (NULL, a number or X'hex') followed by "," or ";"`);
+    if (!match)
+      throw new Error(
+        `row ${rows} of the batch is not ${columns.length} literals (NULL, a number or X'hex') followed by "," or ";"`,
+      );
     if (match[1] === ';\n') {
       if (tuple.lastIndex !== sql.length) throw new Error(`the batch goes on after its statement ends (row ${rows})`);
       return rows;
@@ -45,7 +49,10 @@ export function schemaOf(table: ManifestTableEntry): TableSchema {
   try {
     return parseCreateTable(table.create ?? '', table.name);
   } catch (error) {
-    throw backupsProblems.tableUnsafe.create(`the backup's table ${JSON.stringify(table.name)} cannot be written as a safe SQL dump: ${(error as Error).message}`, { table: table.name });
+    throw backupsProblems.tableUnsafe.create(
+      `the backup's table ${JSON.stringify(table.name)} cannot be written as a safe SQL dump: ${(error as Error).message}`,
+      { table: table.name },
+    );
   }
 }
 
@@ -54,7 +61,10 @@ export function storedBatchRows(sql: string, table: string, columns: string[]): 
   try {
     return countBatchRows(sql, table, columns);
   } catch (error) {
-    throw backupsProblems.tableUnsafe.create(`a batch of rows of the backup's table ${JSON.stringify(table)} is not plain INSERT rows: ${(error as Error).message}`, { table });
+    throw backupsProblems.tableUnsafe.create(
+      `a batch of rows of the backup's table ${JSON.stringify(table)} is not plain INSERT rows: ${(error as Error).message}`,
+      { table },
+    );
   }
 }
 
@@ -62,11 +72,22 @@ export function storedBatchRows(sql: string, table: string, columns: string[]): 
  * The SQL dump of a backup, written by the daemon: SET, DROP TABLE IF EXISTS, CREATE TABLE
  * (from the parsed schema) and INSERT (each batch checked again) only, every name quoted.
  */
-export async function writeSqlDump({ manifest, store, write }: { manifest: Manifest; store: ObjectStore; write: (chunk: string | Buffer) => Promise<void> }): Promise<void> {
+export async function writeSqlDump({
+  manifest,
+  store,
+  write,
+}: {
+  manifest: Manifest;
+  store: ObjectStore;
+  write: (chunk: string | Buffer) => Promise<void>;
+}): Promise<void> {
   const schemas = manifest.tables.map(schemaOf);
   // A comment ends at a line break: nothing the site controls may hold one.
-  const safe = (text: string) => Array.from(text, (character) => (character < ' ' || character === '\x7f' ? ' ' : character)).join('');
-  await write(`-- Sitewarden backup of ${safe(manifest.siteUrl)} taken ${safe(manifest.createdAt)}\nSET NAMES utf8mb4;\nSET FOREIGN_KEY_CHECKS = 0;\nSET SQL_MODE = 'NO_AUTO_VALUE_ON_ZERO';\n`);
+  const safe = (text: string) =>
+    Array.from(text, (character) => (character < ' ' || character === '\x7f' ? ' ' : character)).join('');
+  await write(
+    `-- Sitewarden backup of ${safe(manifest.siteUrl)} taken ${safe(manifest.createdAt)}\nSET NAMES utf8mb4;\nSET FOREIGN_KEY_CHECKS = 0;\nSET SQL_MODE = 'NO_AUTO_VALUE_ON_ZERO';\n`,
+  );
   for (const [index, table] of manifest.tables.entries()) {
     const schema = schemas[index]!;
     await write(`\nDROP TABLE IF EXISTS ${quoteIdentifier(table.name)};\n${emitCreateTable(table.name, schema)};\n`);

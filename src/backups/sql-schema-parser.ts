@@ -9,7 +9,16 @@ import { isLegalIdentifier, TableSchema } from './sql-schema.js';
  */
 type Token = { kind: 'ident' | 'string' | 'number' | 'word' | 'bits' | 'punct'; text: string };
 
-const ESCAPES: Record<string, string> = { '0': '\0', n: '\n', r: '\r', t: '\t', b: '\b', Z: '\x1a', '%': '\\%', _: '\\_' };
+const ESCAPES: Record<string, string> = {
+  '0': '\0',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  b: '\b',
+  Z: '\x1a',
+  '%': '\\%',
+  _: '\\_',
+};
 
 function tokenize(sql: string): Token[] {
   const tokens: Token[] = [];
@@ -22,7 +31,7 @@ function tokenize(sql: string): Token[] {
       at++;
     } else if (character === '`') {
       let text = '';
-      for (at++; ; ) {
+      for (at++; ;) {
         const end = sql.indexOf('`', at);
         if (end < 0) throw new Error('an identifier is not closed');
         text += sql.slice(at, end);
@@ -90,7 +99,9 @@ export function parseCreateTable(sql: string, expectedName: string): TableSchema
   const isPunct = (text: string) => peek()?.kind === 'punct' && peek()!.text === text;
   const fail = (what: string): never => {
     const token = peek();
-    throw new Error(`${what} expected${token ? ` at ${JSON.stringify(token.kind === 'ident' ? `\`${token.text}\`` : token.text)}` : ' at the end'}`);
+    throw new Error(
+      `${what} expected${token ? ` at ${JSON.stringify(token.kind === 'ident' ? `\`${token.text}\`` : token.text)}` : ' at the end'}`,
+    );
   };
   const word = (text: string) => (isWord(text) ? (at++, true) : false);
   const expectWord = (...texts: string[]) => texts.forEach((text) => word(text) || fail(text));
@@ -116,7 +127,8 @@ export function parseCreateTable(sql: string, expectedName: string): TableSchema
   };
   const charsetWord = () => {
     const token = peek();
-    if (!token || (token.kind !== 'word' && token.kind !== 'ident') || !/^[A-Za-z0-9_]{1,64}$/.test(token.text)) fail('a character set or collation');
+    if (!token || (token.kind !== 'word' && token.kind !== 'ident') || !/^[A-Za-z0-9_]{1,64}$/.test(token.text))
+      fail('a character set or collation');
     at++;
     return token!.text.toLowerCase();
   };
@@ -144,7 +156,9 @@ export function parseCreateTable(sql: string, expectedName: string): TableSchema
     if (word('ENGINE')) {
       equals();
       const engine = take('word', 'an engine');
-      const known = (['InnoDB', 'MyISAM', 'Aria', 'MEMORY', 'ARCHIVE', 'CSV', 'BLACKHOLE'] as const).find((candidate) => candidate.toUpperCase() === engine);
+      const known = (['InnoDB', 'MyISAM', 'Aria', 'MEMORY', 'ARCHIVE', 'CSV', 'BLACKHOLE'] as const).find(
+        (candidate) => candidate.toUpperCase() === engine,
+      );
       if (!known) throw new Error(`the engine ${engine} is not one a backup restores`);
       schema.engine = known;
     } else if (word('CHARSET') || (word('CHARACTER') && (expectWord('SET'), true))) {
@@ -156,14 +170,33 @@ export function parseCreateTable(sql: string, expectedName: string): TableSchema
     } else if (word('ROW_FORMAT')) {
       equals();
       const format = take('word', 'a row format');
-      if (!['DEFAULT', 'DYNAMIC', 'FIXED', 'COMPRESSED', 'REDUNDANT', 'COMPACT', 'PAGE'].includes(format)) fail('a row format');
+      if (!['DEFAULT', 'DYNAMIC', 'FIXED', 'COMPRESSED', 'REDUNDANT', 'COMPACT', 'PAGE'].includes(format))
+        fail('a row format');
       schema.rowFormat = format as TableSchema['rowFormat'];
     } else if (word('COMMENT')) {
       equals();
       schema.comment = take('string', 'a comment');
     } else {
       const option = take('word', 'a table option');
-      if (!['AUTO_INCREMENT', 'AVG_ROW_LENGTH', 'CHECKSUM', 'DELAY_KEY_WRITE', 'KEY_BLOCK_SIZE', 'MAX_ROWS', 'MIN_ROWS', 'PACK_KEYS', 'PAGE_CHECKSUM', 'PAGE_COMPRESSED', 'PAGE_COMPRESSION_LEVEL', 'STATS_AUTO_RECALC', 'STATS_PERSISTENT', 'STATS_SAMPLE_PAGES', 'TRANSACTIONAL'].includes(option)) {
+      if (
+        ![
+          'AUTO_INCREMENT',
+          'AVG_ROW_LENGTH',
+          'CHECKSUM',
+          'DELAY_KEY_WRITE',
+          'KEY_BLOCK_SIZE',
+          'MAX_ROWS',
+          'MIN_ROWS',
+          'PACK_KEYS',
+          'PAGE_CHECKSUM',
+          'PAGE_COMPRESSED',
+          'PAGE_COMPRESSION_LEVEL',
+          'STATS_AUTO_RECALC',
+          'STATS_PERSISTENT',
+          'STATS_SAMPLE_PAGES',
+          'TRANSACTIONAL',
+        ].includes(option)
+      ) {
         throw new Error(`the table option ${option} is not one a backup carries`);
       }
       equals();
@@ -173,7 +206,8 @@ export function parseCreateTable(sql: string, expectedName: string): TableSchema
     }
   }
   const parsed = TableSchema.safeParse(schema);
-  if (!parsed.success) throw new Error(`the schema is not one a backup can hold: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  if (!parsed.success)
+    throw new Error(`the schema is not one a backup can hold: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   return parsed.data;
 
   function column(): TableSchema['columns'][number] {
@@ -223,7 +257,10 @@ export function parseCreateTable(sql: string, expectedName: string): TableSchema
 
   /** CURRENT_TIMESTAMP, CURRENT_TIMESTAMP(p), NOW(p) and friends: the precision (null: none); undefined if it is none of them. */
   function now(): number | null | undefined {
-    if (!['CURRENT_TIMESTAMP', 'NOW', 'LOCALTIMESTAMP', 'LOCALTIME'].includes(peek()?.kind === 'word' ? peek()!.text : '')) return undefined;
+    if (
+      !['CURRENT_TIMESTAMP', 'NOW', 'LOCALTIMESTAMP', 'LOCALTIME'].includes(peek()?.kind === 'word' ? peek()!.text : '')
+    )
+      return undefined;
     at++;
     if (!punct('(')) return null;
     const precision = isPunct(')') ? null : integer();

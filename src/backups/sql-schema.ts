@@ -23,19 +23,86 @@ export function isLegalIdentifier(name: string): boolean {
 
 export const quoteIdentifier = (name: string) => `\`${name.replaceAll('`', '``')}\``;
 /** Backslashes are escaped too: a dump and WordPress both run with backslash escapes on (no NO_BACKSLASH_ESCAPES). */
-export const quoteString = (text: string) => `'${text.replaceAll('\\', '\\\\').replaceAll("'", "''").replaceAll('\0', '\\0')}'`;
+export const quoteString = (text: string) =>
+  `'${text.replaceAll('\\', '\\\\').replaceAll("'", "''").replaceAll('\0', '\\0')}'`;
 
-const TYPES = ['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'decimal', 'numeric', 'float', 'double', 'real', 'bit', 'bool', 'boolean', 'char', 'varchar', 'binary', 'varbinary', 'tinytext', 'text', 'mediumtext', 'longtext', 'tinyblob', 'blob', 'mediumblob', 'longblob', 'enum', 'set', 'date', 'time', 'datetime', 'timestamp', 'year', 'json', 'uuid', 'inet4', 'inet6', 'geometry', 'point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection'] as const;
+const TYPES = [
+  'tinyint',
+  'smallint',
+  'mediumint',
+  'int',
+  'integer',
+  'bigint',
+  'decimal',
+  'numeric',
+  'float',
+  'double',
+  'real',
+  'bit',
+  'bool',
+  'boolean',
+  'char',
+  'varchar',
+  'binary',
+  'varbinary',
+  'tinytext',
+  'text',
+  'mediumtext',
+  'longtext',
+  'tinyblob',
+  'blob',
+  'mediumblob',
+  'longblob',
+  'enum',
+  'set',
+  'date',
+  'time',
+  'datetime',
+  'timestamp',
+  'year',
+  'json',
+  'uuid',
+  'inet4',
+  'inet6',
+  'geometry',
+  'point',
+  'linestring',
+  'polygon',
+  'multipoint',
+  'multilinestring',
+  'multipolygon',
+  'geometrycollection',
+] as const;
 const ENGINES = ['InnoDB', 'MyISAM', 'Aria', 'MEMORY', 'ARCHIVE', 'CSV', 'BLACKHOLE'] as const;
 const ROW_FORMATS = ['DEFAULT', 'DYNAMIC', 'FIXED', 'COMPRESSED', 'REDUNDANT', 'COMPACT', 'PAGE'] as const;
 /** Table options whose value is a number (or DEFAULT): harmless storage hints. Directories, CONNECTION, UNION, partitions are not among them. */
-const NUMERIC_OPTIONS = ['AUTO_INCREMENT', 'AVG_ROW_LENGTH', 'CHECKSUM', 'DELAY_KEY_WRITE', 'KEY_BLOCK_SIZE', 'MAX_ROWS', 'MIN_ROWS', 'PACK_KEYS', 'PAGE_CHECKSUM', 'PAGE_COMPRESSED', 'PAGE_COMPRESSION_LEVEL', 'STATS_AUTO_RECALC', 'STATS_PERSISTENT', 'STATS_SAMPLE_PAGES', 'TRANSACTIONAL'] as const;
+const NUMERIC_OPTIONS = [
+  'AUTO_INCREMENT',
+  'AVG_ROW_LENGTH',
+  'CHECKSUM',
+  'DELAY_KEY_WRITE',
+  'KEY_BLOCK_SIZE',
+  'MAX_ROWS',
+  'MIN_ROWS',
+  'PACK_KEYS',
+  'PAGE_CHECKSUM',
+  'PAGE_COMPRESSED',
+  'PAGE_COMPRESSION_LEVEL',
+  'STATS_AUTO_RECALC',
+  'STATS_PERSISTENT',
+  'STATS_SAMPLE_PAGES',
+  'TRANSACTIONAL',
+] as const;
 const ACTIONS = ['RESTRICT', 'CASCADE', 'SET NULL', 'NO ACTION', 'SET DEFAULT'] as const;
 const NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/;
 
 const identifier = z.string().refine(isLegalIdentifier, 'not a legal identifier');
 const charsetName = z.string().regex(/^[A-Za-z0-9_]{1,64}$/);
-const count = z.number().int().min(0).max(2 ** 32);
+const count = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 32);
 
 const DefaultValue = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('null') }),
@@ -104,12 +171,25 @@ export function emitCreateTable(name: string, input: TableSchema): string {
   if (!isLegalIdentifier(name)) throw new Error('the table name is not a legal identifier');
   const lines = schema.columns.map(emitColumn);
   for (const index of schema.indexes) {
-    const head = { primary: 'PRIMARY KEY', unique: 'UNIQUE KEY', key: 'KEY', fulltext: 'FULLTEXT KEY', spatial: 'SPATIAL KEY' }[index.kind];
-    const parts = index.columns.map((part) => `${quoteIdentifier(part.name)}${part.length !== undefined ? `(${part.length})` : ''}${part.descending ? ' DESC' : ''}`);
-    lines.push(`${head}${index.kind !== 'primary' && index.name !== undefined ? ` ${quoteIdentifier(index.name)}` : ''} (${parts.join(',')})${index.using ? ` USING ${index.using}` : ''}${index.comment !== undefined ? ` COMMENT ${quoteString(index.comment)}` : ''}`);
+    const head = {
+      primary: 'PRIMARY KEY',
+      unique: 'UNIQUE KEY',
+      key: 'KEY',
+      fulltext: 'FULLTEXT KEY',
+      spatial: 'SPATIAL KEY',
+    }[index.kind];
+    const parts = index.columns.map(
+      (part) =>
+        `${quoteIdentifier(part.name)}${part.length !== undefined ? `(${part.length})` : ''}${part.descending ? ' DESC' : ''}`,
+    );
+    lines.push(
+      `${head}${index.kind !== 'primary' && index.name !== undefined ? ` ${quoteIdentifier(index.name)}` : ''} (${parts.join(',')})${index.using ? ` USING ${index.using}` : ''}${index.comment !== undefined ? ` COMMENT ${quoteString(index.comment)}` : ''}`,
+    );
   }
   for (const key of schema.foreignKeys) {
-    lines.push(`${key.name !== undefined ? `CONSTRAINT ${quoteIdentifier(key.name)} ` : ''}FOREIGN KEY (${key.columns.map(quoteIdentifier).join(',')}) REFERENCES ${quoteIdentifier(key.table)} (${key.references.map(quoteIdentifier).join(',')})${key.onDelete ? ` ON DELETE ${key.onDelete}` : ''}${key.onUpdate ? ` ON UPDATE ${key.onUpdate}` : ''}`);
+    lines.push(
+      `${key.name !== undefined ? `CONSTRAINT ${quoteIdentifier(key.name)} ` : ''}FOREIGN KEY (${key.columns.map(quoteIdentifier).join(',')}) REFERENCES ${quoteIdentifier(key.table)} (${key.references.map(quoteIdentifier).join(',')})${key.onDelete ? ` ON DELETE ${key.onDelete}` : ''}${key.onUpdate ? ` ON UPDATE ${key.onUpdate}` : ''}`,
+    );
   }
   const options: string[] = [];
   if (schema.engine) options.push(`ENGINE=${schema.engine}`);

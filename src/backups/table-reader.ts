@@ -33,7 +33,16 @@ type ListedTable = Exclude<SiteTable, { error: string }> & { schema: TableSchema
  * outside the margin fails with a problem naming the table. Tables unchanged since `previous`
  * (same schema, checksum and row count, batches still stored) are not read again.
  */
-export async function readTables({ connector, store, previous, progress, report, put, onBytes, onDeclared }: {
+export async function readTables({
+  connector,
+  store,
+  previous,
+  progress,
+  report,
+  put,
+  onBytes,
+  onDeclared,
+}: {
   connector: Pick<BackupConnector, 'tables' | 'rows'>;
   store: Pick<ObjectStore, 'has'>;
   previous: ManifestTableEntry[];
@@ -53,7 +62,12 @@ export async function readTables({ connector, store, previous, progress, report,
   const tables: ManifestTableEntry[] = [];
   for (const table of listed) {
     const before = previousTables.get(table.name);
-    const unchanged = before?.schema && table.checksum !== null && before.checksum === table.checksum && before.rows === table.rows && sameSchema(before.schema, table.schema);
+    const unchanged =
+      before?.schema &&
+      table.checksum !== null &&
+      before.checksum === table.checksum &&
+      before.rows === table.rows &&
+      sameSchema(before.schema, table.schema);
     const batches = unchanged && (await allPresent(before.batches)) ? before.batches : await readRows(table);
     progress.rows += table.rows;
     progress.tablesDone++;
@@ -68,7 +82,11 @@ export async function readTables({ connector, store, previous, progress, report,
   for (const later of await listTables()) {
     const index = tables.findIndex((table) => table.name === later.name);
     const read = tables[index];
-    if (!read || (later.checksum === read.checksum && later.rows === read.rows && sameSchema(later.schema, read.schema!))) continue;
+    if (
+      !read ||
+      (later.checksum === read.checksum && later.rows === read.rows && sameSchema(later.schema, read.schema!))
+    )
+      continue;
     progress.rows += later.rows - read.rows;
     tables[index] = entry(later, await readRows(later));
   }
@@ -81,7 +99,11 @@ export async function readTables({ connector, store, previous, progress, report,
       if (!isLegalIdentifier(table.name)) throw invalid(table.name, 'its name is not a legal table name');
       if (names.has(table.name)) throw invalid(table.name, 'the site listed it twice');
       names.add(table.name);
-      if ('error' in table) throw backupsProblems.tableUnreadable.create(`the site could not read its table ${JSON.stringify(table.name)}: ${table.error.slice(0, 500)}`, { table: table.name });
+      if ('error' in table)
+        throw backupsProblems.tableUnreadable.create(
+          `the site could not read its table ${JSON.stringify(table.name)}: ${table.error.slice(0, 500)}`,
+          { table: table.name },
+        );
       try {
         return { ...table, schema: parseCreateTable(table.create, table.name) };
       } catch (error) {
@@ -95,13 +117,21 @@ export async function readTables({ connector, store, previous, progress, report,
     const most = table.rows + rowMargin(table.rows);
     const batches: string[] = [];
     let received = 0;
-    for (let after: RowsCursor | null = null; ; ) {
+    for (let after: RowsCursor | null = null; ;) {
       const page = await connector.rows(table.name, after, ROWS_PER_BATCH, BATCH_BYTES);
       const sql = Buffer.from(page.sql, 'utf8');
       onBytes?.(sql.length);
       progress.bytesTransferred += sql.length;
-      if (page.rows > ROWS_PER_BATCH) throw invalid(table.name, `a page of rows holds ${page.rows} rows where at most ${ROWS_PER_BATCH} were asked for`);
-      if (sql.length > BATCH_BYTES && page.rows > 1) throw invalid(table.name, `a page of ${page.rows} rows holds ${sql.length} bytes where at most ${BATCH_BYTES} were asked for`);
+      if (page.rows > ROWS_PER_BATCH)
+        throw invalid(
+          table.name,
+          `a page of rows holds ${page.rows} rows where at most ${ROWS_PER_BATCH} were asked for`,
+        );
+      if (sql.length > BATCH_BYTES && page.rows > 1)
+        throw invalid(
+          table.name,
+          `a page of ${page.rows} rows holds ${sql.length} bytes where at most ${BATCH_BYTES} were asked for`,
+        );
       if (page.rows === 0) {
         if (sql.length > 0 || page.next !== null) throw invalid(table.name, 'a page without rows is not the last one');
       } else {
@@ -109,18 +139,31 @@ export async function readTables({ connector, store, previous, progress, report,
         try {
           counted = countBatchRows(page.sql, table.name, columns);
         } catch (error) {
-          throw invalid(table.name, `a page of rows is not plain INSERT rows of its columns: ${(error as Error).message}`);
+          throw invalid(
+            table.name,
+            `a page of rows is not plain INSERT rows of its columns: ${(error as Error).message}`,
+          );
         }
-        if (counted !== page.rows) throw invalid(table.name, `a page of rows says it holds ${page.rows} rows and holds ${counted}`);
+        if (counted !== page.rows)
+          throw invalid(table.name, `a page of rows says it holds ${page.rows} rows and holds ${counted}`);
         received += counted;
-        if (received > most) throw invalid(table.name, `the site sent more than the ${table.rows} rows it declared (${received} so far, margin ${rowMargin(table.rows)})`);
+        if (received > most)
+          throw invalid(
+            table.name,
+            `the site sent more than the ${table.rows} rows it declared (${received} so far, margin ${rowMargin(table.rows)})`,
+          );
         batches.push(await put(sql));
       }
       if (page.next === null) break;
-      if (after !== null && JSON.stringify(page.next) === JSON.stringify(after)) throw invalid(table.name, 'the cursor to the next page of rows does not move');
+      if (after !== null && JSON.stringify(page.next) === JSON.stringify(after))
+        throw invalid(table.name, 'the cursor to the next page of rows does not move');
       after = page.next;
     }
-    if (received < table.rows - rowMargin(table.rows)) throw invalid(table.name, `the site sent ${received} of the ${table.rows} rows it declared (margin ${rowMargin(table.rows)})`);
+    if (received < table.rows - rowMargin(table.rows))
+      throw invalid(
+        table.name,
+        `the site sent ${received} of the ${table.rows} rows it declared (margin ${rowMargin(table.rows)})`,
+      );
     return batches;
   }
 
@@ -137,8 +180,18 @@ export async function readTables({ connector, store, previous, progress, report,
  */
 export const declaredSqlBytes = (table: { bytes: number; rows: number }) => 2 * table.bytes + 64 * table.rows + 4096;
 
-const invalid = (table: string, what: string) => backupsProblems.tableInvalid.create(`the site's table ${JSON.stringify(table)} cannot be backed up: ${what}`, { table });
+const invalid = (table: string, what: string) =>
+  backupsProblems.tableInvalid.create(`the site's table ${JSON.stringify(table)} cannot be backed up: ${what}`, {
+    table,
+  });
 
 const sameSchema = (a: TableSchema, b: TableSchema) => JSON.stringify(a) === JSON.stringify(b);
 
-const entry = (table: ListedTable, batches: string[]): ManifestTableEntry => ({ name: table.name, schema: table.schema, rows: table.rows, primaryKey: table.primaryKey, checksum: table.checksum, batches });
+const entry = (table: ListedTable, batches: string[]): ManifestTableEntry => ({
+  name: table.name,
+  schema: table.schema,
+  rows: table.rows,
+  primaryKey: table.primaryKey,
+  checksum: table.checksum,
+  batches,
+});

@@ -26,7 +26,8 @@ function header(name: string, size: number, mtime: number, type: '0' | 'x'): Buf
 function paxRecord(key: string, value: string): string {
   const body = ` ${key}=${value}\n`;
   let length = Buffer.byteLength(body) + 1;
-  while (String(length).length + Buffer.byteLength(body) !== length) length = String(length).length + Buffer.byteLength(body);
+  while (String(length).length + Buffer.byteLength(body) !== length)
+    length = String(length).length + Buffer.byteLength(body);
   return `${length}${body}`;
 }
 
@@ -34,7 +35,12 @@ function paxRecord(key: string, value: string): string {
 export function tarFileHeader(name: string, size: number, mtime: number): Buffer {
   if (Buffer.byteLength(name) <= 100 && /^[\x20-\x7e]*$/.test(name)) return header(name, size, mtime, '0');
   const pax = Buffer.from(paxRecord('path', name), 'utf8');
-  return Buffer.concat([header('PaxHeader', pax.length, mtime, 'x'), pax, tarPadding(pax.length), header(name.slice(-100).replace(/[^\x20-\x7e]/g, '_'), size, mtime, '0')]);
+  return Buffer.concat([
+    header('PaxHeader', pax.length, mtime, 'x'),
+    pax,
+    tarPadding(pax.length),
+    header(name.slice(-100).replace(/[^\x20-\x7e]/g, '_'), size, mtime, '0'),
+  ]);
 }
 
 /** Zeros that complete a file's last block. */

@@ -17,7 +17,13 @@ export interface VerifyResult {
  * against the size and hash the file was recorded with: a backup holding other bytes than it
  * promises never verifies.
  */
-export async function verifyBackup({ store, backup }: { store: ObjectStore; backup: BackupRow }): Promise<VerifyResult> {
+export async function verifyBackup({
+  store,
+  backup,
+}: {
+  store: ObjectStore;
+  backup: BackupRow;
+}): Promise<VerifyResult> {
   const result: VerifyResult = { backupId: backup.id, ok: false, objectsChecked: 0, bytesChecked: 0, problems: [] };
   if (backup.status !== 'completed' || !backup.manifestHash) {
     result.problems.push(`the backup is ${backup.status}, not completed`);
@@ -61,7 +67,10 @@ export async function verifyBackup({ store, backup }: { store: ObjectStore; back
       // A single object named by the file's hash: its own check proves the content, and it is read once however many files share it.
       if (file.chunks.length === 1 && file.chunks[0] === file.sha256) {
         const size = await check(file.sha256);
-        if (size !== false && size !== file.size) result.problems.push(`${file.path}: its content is ${size} bytes hashing to ${file.sha256}, not the recorded ${file.size} bytes hashing to ${file.sha256}`);
+        if (size !== false && size !== file.size)
+          result.problems.push(
+            `${file.path}: its content is ${size} bytes hashing to ${file.sha256}, not the recorded ${file.size} bytes hashing to ${file.sha256}`,
+          );
         continue;
       }
       const whole = createHash('sha256');
@@ -76,7 +85,10 @@ export async function verifyBackup({ store, backup }: { store: ObjectStore; back
       }
       if (!intact) continue;
       const sha256 = whole.digest('hex');
-      if (size !== file.size || sha256 !== file.sha256) result.problems.push(`${file.path}: its content is ${size} bytes hashing to ${sha256}, not the recorded ${file.size} bytes hashing to ${file.sha256}`);
+      if (size !== file.size || sha256 !== file.sha256)
+        result.problems.push(
+          `${file.path}: its content is ${size} bytes hashing to ${sha256}, not the recorded ${file.size} bytes hashing to ${file.sha256}`,
+        );
     }
   } catch (error) {
     result.problems.push(`manifest ${backup.manifestHash}: ${(error as Error).message}`);

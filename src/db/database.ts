@@ -27,7 +27,10 @@ function findMigrationsFolder(): string {
  * runs beside the daemon that owns the data directory: it only checks that the daemon applied
  * every migration this version knows (see MigrationsPendingError).
  */
-export function openDatabase(path: string, { migrate: applyMigrations = true }: { migrate?: boolean } = {}): DatabaseHandle {
+export function openDatabase(
+  path: string,
+  { migrate: applyMigrations = true }: { migrate?: boolean } = {},
+): DatabaseHandle {
   // The data directory holds sealed credentials and token hashes: owner only.
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const sqlite = new Database(path);
@@ -60,8 +63,12 @@ export class MigrationsPendingError extends Error {
 
 /** Migrations in drizzle/ newer than the last one the database records, as drizzle's migrator counts them. */
 function pendingMigrations(sqlite: Database.Database): number {
-  const journal = JSON.parse(readFileSync(resolve(findMigrationsFolder(), 'meta/_journal.json'), 'utf8')) as { entries: { when: number }[] };
-  const applied = sqlite.prepare("select name from sqlite_master where type = 'table' and name = '__drizzle_migrations'").get()
+  const journal = JSON.parse(readFileSync(resolve(findMigrationsFolder(), 'meta/_journal.json'), 'utf8')) as {
+    entries: { when: number }[];
+  };
+  const applied = sqlite
+    .prepare("select name from sqlite_master where type = 'table' and name = '__drizzle_migrations'")
+    .get()
     ? (sqlite.prepare('select max(created_at) as at from __drizzle_migrations').get() as { at: number | null }).at
     : null;
   return journal.entries.filter((entry) => applied === null || entry.when > applied).length;

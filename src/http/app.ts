@@ -58,11 +58,24 @@ const PUBLIC_PATHS = new Set(['/api/health', AUTHORIZATION_CALLBACK_PATH]);
 export function createApp(deps: AppDeps) {
   const api = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
-      if (!result.success) throw validationError(result.error, result.target === 'param' ? 'path' : result.target === 'json' || result.target === 'form' ? 'body' : result.target);
+      if (!result.success)
+        throw validationError(
+          result.error,
+          result.target === 'param'
+            ? 'path'
+            : result.target === 'json' || result.target === 'form'
+              ? 'body'
+              : result.target,
+        );
     },
   });
 
-  const limitBody = bodyLimit({ maxSize: MAX_REQUEST_BODY_BYTES, onError: () => { throw commonProblems.payloadTooLarge.create(`request bodies are limited to ${MAX_REQUEST_BODY_BYTES} bytes`); } });
+  const limitBody = bodyLimit({
+    maxSize: MAX_REQUEST_BODY_BYTES,
+    onError: () => {
+      throw commonProblems.payloadTooLarge.create(`request bodies are limited to ${MAX_REQUEST_BODY_BYTES} bytes`);
+    },
+  });
   // GET and HEAD have no body; skipping the check spares @hono/node-server building a full Request on every read.
   api.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   const onLimited = deps.metrics ? () => deps.metrics!.noteRateLimited() : undefined;
@@ -80,13 +93,18 @@ export function createApp(deps: AppDeps) {
   api.route('/', createWebhooksRoutes(deps));
   api.route('/', createConnectorRoutes(deps));
 
-  api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'An API token (`sitewarden token create`).' });
+  api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API token (`sitewarden token create`).',
+  });
   api.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {
       title: 'Sitewarden API',
       version: deps.version,
-      description: 'Manage WordPress sites: connection, plugins, themes, uptime, performance and backups; webhooks for events. Errors are RFC 9457 problem documents (`application/problem+json`) with a stable `type`.',
+      description:
+        'Manage WordPress sites: connection, plugins, themes, uptime, performance and backups; webhooks for events. Errors are RFC 9457 problem documents (`application/problem+json`) with a stable `type`.',
     },
     servers: [{ url: '/api' }],
     security: [{ bearer: [] }],
@@ -97,16 +115,31 @@ export function createApp(deps: AppDeps) {
   // Outside /api (and its OpenAPI document): what supervisors and Prometheus call.
   app.route('/', createHealthCheckRoutes(deps));
   if (deps.metrics && !deps.metricsOnOwnListener) {
-    app.route('/', createMetricsRoutes({ metrics: deps.metrics, auth: bearerAuth({ tokens: deps.tokens, publicPaths: new Set(), limiter: deps.authLimiter, onLimited }) }));
+    app.route(
+      '/',
+      createMetricsRoutes({
+        metrics: deps.metrics,
+        auth: bearerAuth({ tokens: deps.tokens, publicPaths: new Set(), limiter: deps.authLimiter, onLimited }),
+      }),
+    );
   }
   app.route('/api', api);
 
-  const knownRoutes = app.routes.filter((route) => route.method !== 'ALL').map((route) => ({ method: route.method, pattern: routePattern(route.path) }));
+  const knownRoutes = app.routes
+    .filter((route) => route.method !== 'ALL')
+    .map((route) => ({ method: route.method, pattern: routePattern(route.path) }));
   app.notFound((c) => {
-    const allowed = [...new Set(knownRoutes.filter((route) => route.pattern.test(c.req.path)).map((route) => route.method))];
+    const allowed = [
+      ...new Set(knownRoutes.filter((route) => route.pattern.test(c.req.path)).map((route) => route.method)),
+    ];
     if (allowed.length > 0) {
       c.header('Allow', allowed.join(', '));
-      return problemResponse(c, commonProblems.methodNotAllowed.create(`${c.req.method} is not supported on ${c.req.path}; use ${allowed.join(' or ')}`));
+      return problemResponse(
+        c,
+        commonProblems.methodNotAllowed.create(
+          `${c.req.method} is not supported on ${c.req.path}; use ${allowed.join(' or ')}`,
+        ),
+      );
     }
     return problemResponse(c, commonProblems.notFound.create(`there is no route ${c.req.method} ${c.req.path}`));
   });

@@ -18,7 +18,17 @@ export interface AuthFailureLimiter {
  * until the window ends; requests with a valid token are never refused (a flood from a shared
  * address must not lock out the valid clients behind it).
  */
-export function createAuthFailureLimiter({ limit, clock, windowMs = AUTH_FAILURE_WINDOW_MS, maxAddresses = MAX_TRACKED_ADDRESSES }: { limit: number; clock: Clock; windowMs?: number; maxAddresses?: number }): AuthFailureLimiter {
+export function createAuthFailureLimiter({
+  limit,
+  clock,
+  windowMs = AUTH_FAILURE_WINDOW_MS,
+  maxAddresses = MAX_TRACKED_ADDRESSES,
+}: {
+  limit: number;
+  clock: Clock;
+  windowMs?: number;
+  maxAddresses?: number;
+}): AuthFailureLimiter {
   const windows = new Map<string, { startedAt: number; failures: number }>();
 
   function current(address: string, now: number) {

@@ -13,14 +13,27 @@ export const authProblems = {
 
 /** The peer's address as @hono/node-server hands it over; requests without a socket (app.request in tests) share one. */
 export function clientAddress(env: unknown): string {
-  return (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress ?? 'local';
+  return (
+    (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress ??
+    'local'
+  );
 }
 
 /**
  * Bearer-token authentication for everything under /api except the paths listed as public.
  * A read token may only read; anything that changes state needs a write token.
  */
-export function bearerAuth({ tokens, publicPaths, limiter, onLimited }: { tokens: TokensService; publicPaths: ReadonlySet<string>; limiter?: AuthFailureLimiter; onLimited?: () => void }): MiddlewareHandler<AppEnv> {
+export function bearerAuth({
+  tokens,
+  publicPaths,
+  limiter,
+  onLimited,
+}: {
+  tokens: TokensService;
+  publicPaths: ReadonlySet<string>;
+  limiter?: AuthFailureLimiter;
+  onLimited?: () => void;
+}): MiddlewareHandler<AppEnv> {
   // A failed authentication counts against the address; past the limit the answer is a 429 (with
   // Retry-After) instead of a 401. A valid token always passes, whatever its address sent before.
   const countOrRefuse = (c: Context, address: string) => {
@@ -32,7 +45,9 @@ export function bearerAuth({ tokens, publicPaths, limiter, onLimited }: { tokens
     }
     onLimited?.();
     c.header('Retry-After', String(retryAfter));
-    throw authProblems.tooManyFailures.create(`too many requests from this address carried no valid API token; try again in ${retryAfter} s`);
+    throw authProblems.tooManyFailures.create(
+      `too many requests from this address carried no valid API token; try again in ${retryAfter} s`,
+    );
   };
   return async (c, next) => {
     if (publicPaths.has(c.req.path)) return next();
@@ -51,10 +66,11 @@ export function bearerAuth({ tokens, publicPaths, limiter, onLimited }: { tokens
       throw commonProblems.unauthorized.create('the API token is unknown or revoked');
     }
     if (!READ_METHODS.has(c.req.method) && token.scope !== 'write') {
-      throw commonProblems.forbidden.create(`the token "${token.name}" has the read scope; ${c.req.method} needs a write token`);
+      throw commonProblems.forbidden.create(
+        `the token "${token.name}" has the read scope; ${c.req.method} needs a write token`,
+      );
     }
     c.set('token', token);
     return next();
   };
 }
-

@@ -11,12 +11,17 @@ const health = createRoute({
   security: [],
   responses: {
     200: jsonContent(z.object({ status: z.literal('ok'), version: z.string() }).openapi('Health'), 'Healthy'),
-    503: jsonContent(z.object({ status: z.literal('unavailable'), version: z.string() }), 'The database does not answer'),
+    503: jsonContent(
+      z.object({ status: z.literal('unavailable'), version: z.string() }),
+      'The database does not answer',
+    ),
   },
 });
 
 export function createHealthRoutes({ checkDatabase, version }: { checkDatabase: () => boolean; version: string }) {
   return new OpenAPIHono<AppEnv>().openapi(health, (c) =>
-    checkDatabase() ? c.json({ status: 'ok' as const, version }, 200) : c.json({ status: 'unavailable' as const, version }, 503),
+    checkDatabase()
+      ? c.json({ status: 'ok' as const, version }, 200)
+      : c.json({ status: 'unavailable' as const, version }, 503),
   );
 }

@@ -22,7 +22,11 @@ export function bodyOrQueryRequest<T extends z.ZodObject>(schema: T) {
 export function readBodyOrQuery<T extends z.ZodObject>(c: Context, schema: T): z.infer<T> {
   const valid = (c.req.valid as (target: string) => Record<string, unknown> | undefined).bind(c.req);
   const contentType = c.req.header('content-type') ?? '';
-  const fromBody = contentType.includes('json') ? valid('json') : contentType.includes('form') ? valid('form') : undefined;
+  const fromBody = contentType.includes('json')
+    ? valid('json')
+    : contentType.includes('form')
+      ? valid('form')
+      : undefined;
   const location = fromBody && Object.keys(fromBody).length > 0 ? 'body' : 'query';
   const source = location === 'body' ? fromBody : c.req.query();
   const parsed = schema.safeParse(source);

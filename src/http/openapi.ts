@@ -3,7 +3,10 @@ import { PROBLEM_CONTENT_TYPE } from './problem.js';
 
 export const ProblemSchema = z
   .object({
-    type: z.string().openapi({ description: 'Stable problem type, `/problems/<name>`; see the README’s problem catalogue.', example: '/problems/site-not-found' }),
+    type: z.string().openapi({
+      description: 'Stable problem type, `/problems/<name>`; see the README’s problem catalogue.',
+      example: '/problems/site-not-found',
+    }),
     title: z.string(),
     status: z.number().int(),
     detail: z.string(),
@@ -33,7 +36,15 @@ export function problemResponses(...statuses: number[]) {
     502: 'The site could not be reached or answered with an error',
     504: 'The site did not answer in time',
   };
-  return Object.fromEntries([401, ...statuses].map((status) => [status, { description: descriptions[status] ?? 'Problem', content: problemContent }]));
+  return Object.fromEntries(
+    [401, ...statuses].map((status) => [
+      status,
+      { description: descriptions[status] ?? 'Problem', content: problemContent },
+    ]),
+  );
 }
 
-export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});

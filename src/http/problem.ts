@@ -29,7 +29,9 @@ export function problemDocument(error: AppError, instance?: string): ProblemDocu
 
 export function problemResponse(c: Context, error: AppError): Response {
   const body = problemDocument(error, c.req.path);
-  return c.body(JSON.stringify(body), error.problem.status as ContentfulStatusCode, { 'content-type': PROBLEM_CONTENT_TYPE });
+  return c.body(JSON.stringify(body), error.problem.status as ContentfulStatusCode, {
+    'content-type': PROBLEM_CONTENT_TYPE,
+  });
 }
 
 /** A zod failure becomes one `validation-failed` problem listing every offending field. */
@@ -59,6 +61,9 @@ export function createErrorHandler(logger: Logger) {
       if (problem) return problemResponse(c, problem.create(error.message || problem.title));
     }
     logger.error({ err: error, method: c.req.method, path: c.req.path }, 'unhandled error');
-    return problemResponse(c, commonProblems.internal.create('an unexpected error occurred; the daemon log has the details'));
+    return problemResponse(
+      c,
+      commonProblems.internal.create('an unexpected error occurred; the daemon log has the details'),
+    );
   };
 }

@@ -5,7 +5,13 @@ import type { Readiness, ReadinessReport } from './readiness.js';
  * Liveness and readiness for supervisors and load balancers, at the root and unauthenticated:
  * `/healthz` answers while the process serves requests; `/readyz` runs the readiness checks.
  */
-export function createHealthCheckRoutes({ readiness, checkDatabase }: { readiness?: Readiness; checkDatabase: () => boolean }) {
+export function createHealthCheckRoutes({
+  readiness,
+  checkDatabase,
+}: {
+  readiness?: Readiness;
+  checkDatabase: () => boolean;
+}) {
   const check = (): ReadinessReport => {
     if (readiness) return readiness.check();
     const ok = checkDatabase();
@@ -15,6 +21,8 @@ export function createHealthCheckRoutes({ readiness, checkDatabase }: { readines
     .get('/healthz', (c) => c.json({ status: 'ok' }, 200, { 'Cache-Control': 'no-store' }))
     .get('/readyz', (c) => {
       const { ready, checks } = check();
-      return c.json({ status: ready ? 'ready' : 'unavailable', checks }, ready ? 200 : 503, { 'Cache-Control': 'no-store' });
+      return c.json({ status: ready ? 'ready' : 'unavailable', checks }, ready ? 200 : 503, {
+        'Cache-Control': 'no-store',
+      });
     });
 }

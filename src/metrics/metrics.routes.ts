@@ -6,7 +6,9 @@ import type { Metrics } from './metrics.js';
 export function createMetricsRoutes({ metrics, auth }: { metrics: Metrics; auth?: MiddlewareHandler }) {
   const routes = new Hono();
   if (auth) routes.use('/metrics', auth);
-  routes.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'Content-Type': metrics.contentType, 'Cache-Control': 'no-store' }));
+  routes.get('/metrics', async (c) =>
+    c.body(await metrics.render(), 200, { 'Content-Type': metrics.contentType, 'Cache-Control': 'no-store' }),
+  );
   return routes;
 }
 
@@ -21,7 +23,12 @@ export function requestMetrics(metrics: Metrics): MiddlewareHandler {
       await next();
     } finally {
       const route = routePath(c, -1);
-      metrics.observeRequest(c.req.method, route.endsWith('*') ? 'unmatched' : route, c.res.status, (performance.now() - started) / 1000);
+      metrics.observeRequest(
+        c.req.method,
+        route.endsWith('*') ? 'unmatched' : route,
+        c.res.status,
+        (performance.now() - started) / 1000,
+      );
     }
   };
 }

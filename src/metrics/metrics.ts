@@ -52,10 +52,32 @@ export function createMetrics({ processMetrics = true }: { processMetrics?: bool
       for (const [queue, n] of Object.entries(sources.queueDepths())) this.set({ queue }, n);
     },
   });
-  const probes = new Counter({ name: 'sitewarden_uptime_probes_total', help: 'Uptime probes by outcome.', labelNames: ['outcome'], registers: [registry] });
-  const probeSeconds = new Histogram({ name: 'sitewarden_uptime_probe_duration_seconds', help: 'Uptime probe response time.', labelNames: ['outcome'], buckets: PROBE_SECONDS, registers: [registry] });
-  const jobs = new Counter({ name: 'sitewarden_jobs_total', help: 'Finished backups, restores, audits and syncs by outcome.', labelNames: ['kind', 'outcome'], registers: [registry] });
-  const jobSeconds = new Histogram({ name: 'sitewarden_job_duration_seconds', help: 'How long backups, restores, audits and syncs took.', labelNames: ['kind'], buckets: JOB_SECONDS, registers: [registry] });
+  const probes = new Counter({
+    name: 'sitewarden_uptime_probes_total',
+    help: 'Uptime probes by outcome.',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const probeSeconds = new Histogram({
+    name: 'sitewarden_uptime_probe_duration_seconds',
+    help: 'Uptime probe response time.',
+    labelNames: ['outcome'],
+    buckets: PROBE_SECONDS,
+    registers: [registry],
+  });
+  const jobs = new Counter({
+    name: 'sitewarden_jobs_total',
+    help: 'Finished backups, restores, audits and syncs by outcome.',
+    labelNames: ['kind', 'outcome'],
+    registers: [registry],
+  });
+  const jobSeconds = new Histogram({
+    name: 'sitewarden_job_duration_seconds',
+    help: 'How long backups, restores, audits and syncs took.',
+    labelNames: ['kind'],
+    buckets: JOB_SECONDS,
+    registers: [registry],
+  });
   const httpSeconds = new Histogram({
     name: 'sitewarden_http_request_duration_seconds',
     help: 'API request latency by method, route pattern and status class.',
@@ -63,9 +85,17 @@ export function createMetrics({ processMetrics = true }: { processMetrics?: bool
     buckets: HTTP_SECONDS,
     registers: [registry],
   });
-  const authRejected = new Counter({ name: 'sitewarden_auth_rate_limited_total', help: 'Requests refused because their address sent too many bad tokens.', registers: [registry] });
+  const authRejected = new Counter({
+    name: 'sitewarden_auth_rate_limited_total',
+    help: 'Requests refused because their address sent too many bad tokens.',
+    registers: [registry],
+  });
 
-  const queueOf: Record<Exclude<JobKind, 'sync'>, QueueName> = { backup: 'backups', restore: 'backups', audit: 'audits' };
+  const queueOf: Record<Exclude<JobKind, 'sync'>, QueueName> = {
+    backup: 'backups',
+    restore: 'backups',
+    audit: 'audits',
+  };
 
   return {
     registry,

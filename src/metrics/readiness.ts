@@ -42,7 +42,11 @@ export function createReadiness(deps: ReadinessDeps) {
       deps.checkWritable();
       return { name: 'database', ok: true, detail: 'takes writes' };
     } catch (error) {
-      return { name: 'database', ok: false, detail: `does not take writes: ${error instanceof Error ? error.message : String(error)}` };
+      return {
+        name: 'database',
+        ok: false,
+        detail: `does not take writes: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
   }
 
@@ -51,7 +55,8 @@ export function createReadiness(deps: ReadinessDeps) {
     if (stopped) return { name: 'scheduler', ok: false, detail: 'stopped' };
     if (lastTickAt === null) return { name: 'scheduler', ok: false, detail: 'has not ticked yet' };
     const ageMs = now - lastTickAt;
-    if (ageMs > schedulerStaleMs) return { name: 'scheduler', ok: false, detail: `last ticked ${Math.round(ageMs / 1000)} s ago` };
+    if (ageMs > schedulerStaleMs)
+      return { name: 'scheduler', ok: false, detail: `last ticked ${Math.round(ageMs / 1000)} s ago` };
     return { name: 'scheduler', ok: true, detail: `last ticked ${Math.round(ageMs / 1000)} s ago` };
   }
 
@@ -69,7 +74,11 @@ export function createReadiness(deps: ReadinessDeps) {
       }
       const stalledMs = now - seen.since;
       const ok = stalledMs <= deps.queueStallMs;
-      return { name: `queue:${queue}`, ok, detail: `${depth} waiting or running, nothing finished for ${Math.round(stalledMs / 1000)} s` };
+      return {
+        name: `queue:${queue}`,
+        ok,
+        detail: `${depth} waiting or running, nothing finished for ${Math.round(stalledMs / 1000)} s`,
+      };
     });
   }
 

@@ -7,7 +7,8 @@ import type { Logger } from 'pino';
 import type { AuditRequest, AuditSummary, WorkerMessage } from './audit-protocol.js';
 import type { AuditFailureReason } from './performance.table.js';
 
-export type AuditOutcome = { ok: true; summary: AuditSummary } | { ok: false; reason: AuditFailureReason; message: string };
+export type AuditOutcome =
+  { ok: true; summary: AuditSummary } | { ok: false; reason: AuditFailureReason; message: string };
 
 export interface AuditRunner {
   /** Runs one audit in a worker process; never rejects. `timeoutMs` is the hard limit. */
@@ -55,12 +56,24 @@ async function killProcessesNaming(workDir: string): Promise<void> {
  * every Chrome group the worker reported (chrome-launcher starts Chrome as a group leader too)
  * when the time limit passes, when the worker exits, and at shutdown: no Chrome outlives its audit.
  */
-export function createAuditRunner({ workerPath, logger, nice = 0 }: { workerPath: string; logger: Logger; nice?: number }): AuditRunner {
+export function createAuditRunner({
+  workerPath,
+  logger,
+  nice = 0,
+}: {
+  workerPath: string;
+  logger: Logger;
+  nice?: number;
+}): AuditRunner {
   const running = new Set<() => void>();
 
   function run(request: AuditRequest, timeoutMs: number): Promise<AuditOutcome> {
     if (!existsSync(workerPath)) {
-      return Promise.resolve({ ok: false, reason: 'worker_crashed', message: `the audit worker ${workerPath} is missing; run npm run build` });
+      return Promise.resolve({
+        ok: false,
+        reason: 'worker_crashed',
+        message: `the audit worker ${workerPath} is missing; run npm run build`,
+      });
     }
     return new Promise<AuditOutcome>((resolve) => {
       const child = spawn(process.execPath, [workerPath], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -82,7 +95,11 @@ export function createAuditRunner({ workerPath, logger, nice = 0 }: { workerPath
         for (const pid of chromePids) killGroup(pid);
       };
       const timer = setTimeout(() => {
-        outcome ??= { ok: false, reason: 'timeout', message: `the audit did not finish within ${timeoutMs} ms and was killed` };
+        outcome ??= {
+          ok: false,
+          reason: 'timeout',
+          message: `the audit did not finish within ${timeoutMs} ms and was killed`,
+        };
         killEverything();
       }, timeoutMs);
       running.add(killEverything);
@@ -112,13 +129,21 @@ export function createAuditRunner({ workerPath, logger, nice = 0 }: { workerPath
       child.stdin.end(JSON.stringify(request));
 
       child.once('error', (error) => {
-        outcome ??= { ok: false, reason: 'worker_crashed', message: `the audit worker did not start: ${error.message}` };
+        outcome ??= {
+          ok: false,
+          reason: 'worker_crashed',
+          message: `the audit worker did not start: ${error.message}`,
+        };
       });
       child.once('close', (code, signal) => {
         clearTimeout(timer);
         running.delete(killEverything);
         killEverything();
-        outcome ??= { ok: false, reason: 'worker_crashed', message: `the audit worker exited (${signal ?? `code ${code}`}) without a result${stderrTail ? `: ${stderrTail.trim().split('\n').slice(-3).join(' | ')}` : ''}` };
+        outcome ??= {
+          ok: false,
+          reason: 'worker_crashed',
+          message: `the audit worker exited (${signal ?? `code ${code}`}) without a result${stderrTail ? `: ${stderrTail.trim().split('\n').slice(-3).join(' | ')}` : ''}`,
+        };
         void killProcessesNaming(request.workDir)
           .then(() => rm(request.workDir, { recursive: true, force: true }))
           .catch(() => undefined)

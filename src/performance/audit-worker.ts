@@ -38,8 +38,23 @@ setInterval(() => {
 
 /** Lighthouse's runtime error codes, folded into our vocabulary. */
 function failureOf(code: string, message: string): AuditFailure {
-  const unreachable = ['FAILED_DOCUMENT_REQUEST', 'DNS_FAILURE', 'CHROME_INTERSTITIAL_ERROR', 'INSECURE_DOCUMENT_REQUEST'];
-  const pageErrors = ['ERRORED_DOCUMENT_REQUEST', 'NO_FCP', 'PAGE_HUNG', 'NOT_HTML', 'NO_LCP', 'TARGET_CRASHED', 'NO_NAVSTART', 'NO_SPEEDLINE_FRAMES', 'SPEEDINDEX_OF_ZERO'];
+  const unreachable = [
+    'FAILED_DOCUMENT_REQUEST',
+    'DNS_FAILURE',
+    'CHROME_INTERSTITIAL_ERROR',
+    'INSECURE_DOCUMENT_REQUEST',
+  ];
+  const pageErrors = [
+    'ERRORED_DOCUMENT_REQUEST',
+    'NO_FCP',
+    'PAGE_HUNG',
+    'NOT_HTML',
+    'NO_LCP',
+    'TARGET_CRASHED',
+    'NO_NAVSTART',
+    'NO_SPEEDLINE_FRAMES',
+    'SPEEDINDEX_OF_ZERO',
+  ];
   if (unreachable.includes(code)) return new AuditFailure('page_unreachable', `${code}: ${message}`);
   if (pageErrors.includes(code)) return new AuditFailure('page_error', `${code}: ${message}`);
   return new AuditFailure('lighthouse_error', `${code}: ${message}`);
@@ -49,7 +64,10 @@ function checkChrome(path: string): void {
   try {
     accessSync(path, constants.X_OK);
   } catch {
-    throw new AuditFailure('chrome_unavailable', `no Chromium at ${path}: install Debian's chromium package or set CHROME_PATH to the browser`);
+    throw new AuditFailure(
+      'chrome_unavailable',
+      `no Chromium at ${path}: install Debian's chromium package or set CHROME_PATH to the browser`,
+    );
   }
 }
 
@@ -61,21 +79,44 @@ async function runOnce(request: AuditRequest, run: number): Promise<LighthouseRe
     chrome = await chromeLauncher.launch({
       chromePath: request.chromePath,
       userDataDir,
-      chromeFlags: chromeFlags({ auditedHost: new URL(request.url).hostname, runningAsRoot: process.getuid?.() === 0, blockThirdParty: request.blockThirdParty }),
+      chromeFlags: chromeFlags({
+        auditedHost: new URL(request.url).hostname,
+        runningAsRoot: process.getuid?.() === 0,
+        blockThirdParty: request.blockThirdParty,
+      }),
       // HOME too: a dynamic systemd user has none, and Chrome writes below it.
-      envVars: { HOME: userDataDir, XDG_CONFIG_HOME: userDataDir, XDG_CACHE_HOME: userDataDir, PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      envVars: {
+        HOME: userDataDir,
+        XDG_CONFIG_HOME: userDataDir,
+        XDG_CACHE_HOME: userDataDir,
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+      },
       handleSIGINT: false,
       logLevel: 'silent',
     });
   } catch (error) {
-    throw new AuditFailure('chrome_unavailable', `Chromium at ${request.chromePath} did not start: ${(error as Error).message}`);
+    throw new AuditFailure(
+      'chrome_unavailable',
+      `Chromium at ${request.chromePath} did not start: ${(error as Error).message}`,
+    );
   }
   runningChrome = chrome;
   send({ type: 'chrome', pid: chrome.pid });
   try {
     chromeVersion ??= await browserVersion(chrome.port);
-    const flags = { port: chrome.port, output: 'html' as const, logLevel: 'error' as const, maxWaitForLoad: request.maxWaitForLoadMs, disableFullPageScreenshot: true, onlyCategories: ['performance', 'accessibility', 'best-practices', 'seo'] };
-    const result = await lighthouse(request.url, flags, request.formFactor === 'desktop' ? desktopConfig : undefined).catch((error: unknown) => {
+    const flags = {
+      port: chrome.port,
+      output: 'html' as const,
+      logLevel: 'error' as const,
+      maxWaitForLoad: request.maxWaitForLoadMs,
+      disableFullPageScreenshot: true,
+      onlyCategories: ['performance', 'accessibility', 'best-practices', 'seo'],
+    };
+    const result = await lighthouse(
+      request.url,
+      flags,
+      request.formFactor === 'desktop' ? desktopConfig : undefined,
+    ).catch((error: unknown) => {
       // Lighthouse throws its fatal errors (PROTOCOL_TIMEOUT, …) with the same codes it reports.
       const code = (error as { code?: unknown }).code;
       throw typeof code === 'string' ? failureOf(code, (error as Error).message) : error;
@@ -109,7 +150,12 @@ const score = (lhr: LighthouseResult, category: string): number | null => lhr.ca
 
 function summarise(lhr: LighthouseResult): { scores: AuditScores; metrics: AuditMetrics } {
   return {
-    scores: { performance: score(lhr, 'performance'), accessibility: score(lhr, 'accessibility'), bestPractices: score(lhr, 'best-practices'), seo: score(lhr, 'seo') },
+    scores: {
+      performance: score(lhr, 'performance'),
+      accessibility: score(lhr, 'accessibility'),
+      bestPractices: score(lhr, 'best-practices'),
+      seo: score(lhr, 'seo'),
+    },
     metrics: {
       firstContentfulPaintMs: numeric(lhr, 'first-contentful-paint'),
       largestContentfulPaintMs: numeric(lhr, 'largest-contentful-paint'),
@@ -133,7 +179,15 @@ async function audit(request: AuditRequest): Promise<void> {
   const partial = `${request.reportPath}.partial`;
   await writeFile(partial, report);
   await rename(partial, request.reportPath);
-  send({ type: 'completed', summary: { lighthouseVersion: chosen.lighthouseVersion, chromeVersion, ...summarise(chosen), reportBytes: report.length } });
+  send({
+    type: 'completed',
+    summary: {
+      lighthouseVersion: chosen.lighthouseVersion,
+      chromeVersion,
+      ...summarise(chosen),
+      reportBytes: report.length,
+    },
+  });
 }
 
 async function readRequest(): Promise<AuditRequest> {
@@ -147,6 +201,11 @@ try {
   process.exitCode = 0;
 } catch (error) {
   if (error instanceof AuditFailure) send({ type: 'failed', reason: error.reason, message: error.message });
-  else send({ type: 'failed', reason: 'lighthouse_error', message: error instanceof Error ? error.message : String(error) });
+  else
+    send({
+      type: 'failed',
+      reason: 'lighthouse_error',
+      message: error instanceof Error ? error.message : String(error),
+    });
   process.exitCode = 0;
 }

@@ -4,7 +4,15 @@
  * With `blockThirdParty` the page may reach only its own host: every other host name resolves to
  * nothing and everything else goes to a dead proxy, except loopback and the audited host.
  */
-export function chromeFlags({ auditedHost, runningAsRoot, blockThirdParty }: { auditedHost: string; runningAsRoot: boolean; blockThirdParty: boolean }): string[] {
+export function chromeFlags({
+  auditedHost,
+  runningAsRoot,
+  blockThirdParty,
+}: {
+  auditedHost: string;
+  runningAsRoot: boolean;
+  blockThirdParty: boolean;
+}): string[] {
   const loopback = ['localhost', '127.0.0.1', '[::1]'];
   const allowed = loopback.includes(auditedHost) ? loopback : [...loopback, auditedHost];
   const confinement = [

@@ -18,7 +18,14 @@ export function toAuditView(row: AuditRow): AuditView {
     startedAt: row.startedAt?.toISOString() ?? null,
     finishedAt: row.finishedAt?.toISOString() ?? null,
     versions: { lighthouse: row.lighthouseVersion, chromium: row.chromeVersion },
-    scores: completed ? { performance: row.scorePerformance, accessibility: row.scoreAccessibility, bestPractices: row.scoreBestPractices, seo: row.scoreSeo } : null,
+    scores: completed
+      ? {
+          performance: row.scorePerformance,
+          accessibility: row.scoreAccessibility,
+          bestPractices: row.scoreBestPractices,
+          seo: row.scoreSeo,
+        }
+      : null,
     metrics: completed
       ? {
           firstContentfulPaintMs: row.firstContentfulPaintMs,
@@ -29,7 +36,13 @@ export function toAuditView(row: AuditRow): AuditView {
           timeToFirstByteMs: row.timeToFirstByteMs,
         }
       : null,
-    failure: row.status === 'failed' && row.failureReason ? { reason: row.failureReason, message: row.failureMessage ?? '' } : null,
-    report: row.reportBytes === null ? null : { url: `/api/sites/${row.siteId}/performance/${row.id}/report`, bytes: row.reportBytes },
+    failure:
+      row.status === 'failed' && row.failureReason
+        ? { reason: row.failureReason, message: row.failureMessage ?? '' }
+        : null,
+    report:
+      row.reportBytes === null
+        ? null
+        : { url: `/api/sites/${row.siteId}/performance/${row.id}/report`, bytes: row.reportBytes },
   };
 }

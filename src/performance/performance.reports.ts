@@ -15,7 +15,8 @@ export function createReportStore({ dataDir }: { dataDir: string }) {
     workDirOf: (auditId: string) => join(root, 'work', auditId),
     /** At start, before any audit runs: profiles and work files a killed daemon left behind. */
     clearWork: () => rmSync(join(root, 'work'), { recursive: true, force: true }),
-    read: async (siteId: string, auditId: string): Promise<Buffer | undefined> => readFile(pathOf(siteId, auditId)).catch(() => undefined),
+    read: async (siteId: string, auditId: string): Promise<Buffer | undefined> =>
+      readFile(pathOf(siteId, auditId)).catch(() => undefined),
     remove: (siteId: string, auditId: string) => rm(pathOf(siteId, auditId), { force: true }),
     /** Removes report files (and `.partial` ones) no kept audit owns: deleted audits and sites, failed or interrupted audits; returns how many. */
     async removeOrphans(auditIdsOf: (siteId: string) => Set<string>): Promise<number> {

@@ -1,7 +1,15 @@
 import { and, desc, eq, gte, inArray, isNotNull, lt, lte, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { sites } from '../sites/sites.table.js';
-import { performanceAudits, performanceSettings, type AuditRow, type AuditStatus, type FormFactor, type NewAuditRow, type PerformanceSettingsRow } from './performance.table.js';
+import {
+  performanceAudits,
+  performanceSettings,
+  type AuditRow,
+  type AuditStatus,
+  type FormFactor,
+  type NewAuditRow,
+  type PerformanceSettingsRow,
+} from './performance.table.js';
 
 export interface HistoryFilter {
   siteId: string;
@@ -16,8 +24,10 @@ export interface HistoryFilter {
 export function createPerformanceRepository({ db }: { db: Db }) {
   return {
     insert: (row: NewAuditRow): AuditRow => db.insert(performanceAudits).values(row).returning().get(),
-    update: (id: string, changes: Partial<NewAuditRow>): AuditRow | undefined => db.update(performanceAudits).set(changes).where(eq(performanceAudits.id, id)).returning().get(),
-    findById: (id: string): AuditRow | undefined => db.select().from(performanceAudits).where(eq(performanceAudits.id, id)).get(),
+    update: (id: string, changes: Partial<NewAuditRow>): AuditRow | undefined =>
+      db.update(performanceAudits).set(changes).where(eq(performanceAudits.id, id)).returning().get(),
+    findById: (id: string): AuditRow | undefined =>
+      db.select().from(performanceAudits).where(eq(performanceAudits.id, id)).get(),
 
     /** Audits of a site, newest first. */
     history({ siteId, formFactor, from, to, before, limit }: HistoryFilter): AuditRow[] {
@@ -39,7 +49,13 @@ export function createPerformanceRepository({ db }: { db: Db }) {
       db
         .select()
         .from(performanceAudits)
-        .where(and(eq(performanceAudits.siteId, siteId), eq(performanceAudits.formFactor, formFactor), eq(performanceAudits.status, 'completed')))
+        .where(
+          and(
+            eq(performanceAudits.siteId, siteId),
+            eq(performanceAudits.formFactor, formFactor),
+            eq(performanceAudits.status, 'completed'),
+          ),
+        )
         .orderBy(desc(performanceAudits.id))
         .limit(1)
         .get(),
@@ -49,7 +65,14 @@ export function createPerformanceRepository({ db }: { db: Db }) {
       db
         .select()
         .from(performanceAudits)
-        .where(and(eq(performanceAudits.siteId, siteId), eq(performanceAudits.formFactor, formFactor), eq(performanceAudits.status, 'completed'), lt(performanceAudits.id, beforeId)))
+        .where(
+          and(
+            eq(performanceAudits.siteId, siteId),
+            eq(performanceAudits.formFactor, formFactor),
+            eq(performanceAudits.status, 'completed'),
+            lt(performanceAudits.id, beforeId),
+          ),
+        )
         .orderBy(desc(performanceAudits.id))
         .limit(limit)
         .all(),
@@ -58,10 +81,22 @@ export function createPerformanceRepository({ db }: { db: Db }) {
       db
         .select()
         .from(performanceAudits)
-        .where(and(eq(performanceAudits.siteId, siteId), eq(performanceAudits.formFactor, formFactor), inArray(performanceAudits.status, ['queued', 'running'])))
+        .where(
+          and(
+            eq(performanceAudits.siteId, siteId),
+            eq(performanceAudits.formFactor, formFactor),
+            inArray(performanceAudits.status, ['queued', 'running']),
+          ),
+        )
         .get(),
 
-    withStatus: (status: AuditStatus): AuditRow[] => db.select().from(performanceAudits).where(eq(performanceAudits.status, status)).orderBy(performanceAudits.id).all(),
+    withStatus: (status: AuditStatus): AuditRow[] =>
+      db
+        .select()
+        .from(performanceAudits)
+        .where(eq(performanceAudits.status, status))
+        .orderBy(performanceAudits.id)
+        .all(),
 
     /** Audits with a report on disk that finished before `finishedBefore`. */
     reportsFinishedBefore: (finishedBefore: Date): AuditRow[] =>
@@ -77,16 +112,27 @@ export function createPerformanceRepository({ db }: { db: Db }) {
         db
           .select({ id: performanceAudits.id })
           .from(performanceAudits)
-          .where(and(eq(performanceAudits.siteId, siteId), or(isNotNull(performanceAudits.reportBytes), inArray(performanceAudits.status, ['queued', 'running']))))
+          .where(
+            and(
+              eq(performanceAudits.siteId, siteId),
+              or(isNotNull(performanceAudits.reportBytes), inArray(performanceAudits.status, ['queued', 'running'])),
+            ),
+          )
           .all()
           .map((row) => row.id),
       ),
 
-    readSettings: (siteId: string): PerformanceSettingsRow | undefined => db.select().from(performanceSettings).where(eq(performanceSettings.siteId, siteId)).get(),
+    readSettings: (siteId: string): PerformanceSettingsRow | undefined =>
+      db.select().from(performanceSettings).where(eq(performanceSettings.siteId, siteId)).get(),
 
     writeSettings(row: PerformanceSettingsRow): PerformanceSettingsRow {
       const { siteId: _siteId, ...changes } = row;
-      return db.insert(performanceSettings).values(row).onConflictDoUpdate({ target: performanceSettings.siteId, set: changes }).returning().get();
+      return db
+        .insert(performanceSettings)
+        .values(row)
+        .onConflictDoUpdate({ target: performanceSettings.siteId, set: changes })
+        .returning()
+        .get();
     },
 
     /** Connected sites with their settings row, if any: what the scheduler looks at. */

@@ -7,7 +7,13 @@ import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, PaginationQuery, toPage } from '../http/pagination.js';
 import { SiteIdPathParam } from '../sites/sites.schemas.js';
 import { toAuditView } from './performance-view.js';
-import { AuditIdParam, AuditSchema, HistoryQuery, PerformanceOverviewSchema, RequestAuditInput } from './performance.schemas.js';
+import {
+  AuditIdParam,
+  AuditSchema,
+  HistoryQuery,
+  PerformanceOverviewSchema,
+  RequestAuditInput,
+} from './performance.schemas.js';
 import type { PerformanceService } from './performance.service.js';
 
 const tags = ['Performance'];
@@ -18,9 +24,13 @@ const overview = createRoute({
   path: '/sites/{siteId}/performance',
   tags,
   summary: 'Performance of a site',
-  description: 'The latest completed Lighthouse audit per form factor, and the history of audits (newest first; filter by form factor and time range).',
+  description:
+    'The latest completed Lighthouse audit per form factor, and the history of audits (newest first; filter by form factor and time range).',
   request: { params: SiteIdPathParam, query: PaginationQuery.extend(HistoryQuery.shape) },
-  responses: { 200: jsonContent(PerformanceOverviewSchema, 'Latest audits and history'), ...problemResponses(400, 404) },
+  responses: {
+    200: jsonContent(PerformanceOverviewSchema, 'Latest audits and history'),
+    ...problemResponses(400, 404),
+  },
 });
 
 const requestAudit = createRoute({
@@ -28,7 +38,8 @@ const requestAudit = createRoute({
   path: '/sites/{siteId}/performance',
   tags,
   summary: 'Audit a site now',
-  description: 'Queues a Lighthouse audit of the site’s home page and answers at once; poll the audit’s URL (`Location`). An audit of that form factor already waiting or running is returned instead of a second one.',
+  description:
+    'Queues a Lighthouse audit of the site’s home page and answers at once; poll the audit’s URL (`Location`). An audit of that form factor already waiting or running is returned instead of a second one.',
   request: { params: SiteIdPathParam, ...bodyOrQueryRequest(RequestAuditInput) },
   responses: { 202: jsonContent(AuditSchema, 'The queued audit'), ...problemResponses(400, 403, 404, 415) },
 });
@@ -49,7 +60,10 @@ const getReport = createRoute({
   summary: 'The Lighthouse HTML report of an audit',
   description: 'Self-contained HTML, sent gzip-encoded to clients that accept it.',
   request: { params: AuditIdParam },
-  responses: { 200: { description: 'The report', content: { 'text/html': { schema: { type: 'string' } } } }, ...problemResponses(400, 404) },
+  responses: {
+    200: { description: 'The report', content: { 'text/html': { schema: { type: 'string' } } } },
+    ...problemResponses(400, 404),
+  },
 });
 
 export function createPerformanceRoutes({ performance }: { performance: PerformanceService }) {
@@ -57,12 +71,21 @@ export function createPerformanceRoutes({ performance }: { performance: Performa
     .openapi(overview, (c) => {
       const { siteId } = c.req.valid('param');
       const { limit, cursor, formFactor, from, to } = c.req.valid('query');
-      const rows = performance.history(siteId, { limit, before: decodeCursor(cursor), formFactor, from: from ? new Date(from) : undefined, to: to ? new Date(to) : undefined });
+      const rows = performance.history(siteId, {
+        limit,
+        before: decodeCursor(cursor),
+        formFactor,
+        from: from ? new Date(from) : undefined,
+        to: to ? new Date(to) : undefined,
+      });
       const page = toPage(rows, limit);
       const latest = performance.latest(siteId);
       return c.json(
         {
-          latest: { mobile: latest.mobile && toAuditView(latest.mobile), desktop: latest.desktop && toAuditView(latest.desktop) },
+          latest: {
+            mobile: latest.mobile && toAuditView(latest.mobile),
+            desktop: latest.desktop && toAuditView(latest.desktop),
+          },
           history: { items: page.items.map(toAuditView), nextCursor: page.nextCursor },
         },
         200,
@@ -84,7 +107,10 @@ export function createPerformanceRoutes({ performance }: { performance: Performa
       c.header('Content-Type', 'text/html; charset=utf-8');
       c.header('Vary', 'Accept-Encoding');
       // The report runs its own scripts; keep it from reaching anything but itself.
-      c.header('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:");
+      c.header(
+        'Content-Security-Policy',
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:",
+      );
       if (/\bgzip\b/.test(c.req.header('accept-encoding') ?? '')) {
         c.header('Content-Encoding', 'gzip');
         return c.body(new Uint8Array(gzipped), 200);

@@ -11,7 +11,13 @@ import type { AuditOutcome, AuditRunner } from './audit-runner.js';
 import { performanceProblems } from './performance.errors.js';
 import type { PerformanceRepository } from './performance.repository.js';
 import type { ReportStore } from './performance.reports.js';
-import { formFactors, type AuditRow, type AuditTrigger, type FormFactor, type PerformanceSettingsRow } from './performance.table.js';
+import {
+  formFactors,
+  type AuditRow,
+  type AuditTrigger,
+  type FormFactor,
+  type PerformanceSettingsRow,
+} from './performance.table.js';
 import { detectRegressions, type AuditFigures } from './regression.js';
 import { isDue, latestSlot } from '../jobs/spread.js';
 
@@ -38,7 +44,9 @@ export interface PerformanceSettings {
 }
 
 /** A settings change; `intervalHours: null` restores the configured default. */
-export type PerformanceSettingsPatch = Partial<Omit<PerformanceSettings, 'intervalHours'>> & { intervalHours?: number | null };
+export type PerformanceSettingsPatch = Partial<Omit<PerformanceSettings, 'intervalHours'>> & {
+  intervalHours?: number | null;
+};
 
 export interface HistoryQuery {
   formFactor?: FormFactor;
@@ -66,7 +74,16 @@ export interface PerformanceServiceDeps {
  * Lighthouse audits: the scheduler and the API only enqueue (a persisted `queued` row plus a
  * p-queue task); the queue runs each audit in a worker process with bounded concurrency.
  */
-export function createPerformanceService({ repository, sitesRepository, runner, reports, clock, logger, config, metrics }: PerformanceServiceDeps) {
+export function createPerformanceService({
+  repository,
+  sitesRepository,
+  runner,
+  reports,
+  clock,
+  logger,
+  config,
+  metrics,
+}: PerformanceServiceDeps) {
   const queue = new PQueue({ concurrency: config.concurrency });
   let stopping = false;
 
@@ -79,10 +96,18 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
   const settingsOf = (siteId: string): PerformanceSettings => settingsFrom(repository.readSettings(siteId));
 
   function settingsFrom(row: PerformanceSettingsRow | null | undefined): PerformanceSettings {
-    if (!row) return { enabled: true, formFactors: [...formFactors], runs: config.defaultRuns, intervalHours: config.intervalHours };
+    if (!row)
+      return {
+        enabled: true,
+        formFactors: [...formFactors],
+        runs: config.defaultRuns,
+        intervalHours: config.intervalHours,
+      };
     return {
       enabled: row.enabled,
-      formFactors: row.formFactors.split(',').filter((value): value is FormFactor => (formFactors as readonly string[]).includes(value)),
+      formFactors: row.formFactors
+        .split(',')
+        .filter((value): value is FormFactor => (formFactors as readonly string[]).includes(value)),
       runs: row.runs,
       intervalHours: row.intervalHours ?? config.intervalHours,
     };
@@ -92,11 +117,25 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
     void queue.add(() => execute(row.id));
   }
 
-  function createAudit(site: { id: string; url: string }, formFactor: FormFactor, runs: number, trigger: AuditTrigger): AuditRow {
+  function createAudit(
+    site: { id: string; url: string },
+    formFactor: FormFactor,
+    runs: number,
+    trigger: AuditTrigger,
+  ): AuditRow {
     const pending = repository.pending(site.id, formFactor);
     if (pending) return pending;
     const now = clock.now();
-    const row = repository.insert({ id: createId('perf', now), siteId: site.id, url: site.url, formFactor, trigger, runs, status: 'queued', queuedAt: now });
+    const row = repository.insert({
+      id: createId('perf', now),
+      siteId: site.id,
+      url: site.url,
+      formFactor,
+      trigger,
+      runs,
+      status: 'queued',
+      queuedAt: now,
+    });
     enqueue(row);
     return row;
   }
@@ -105,15 +144,34 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
     const finishedAt = clock.now();
     if (outcome.ok) {
       const { summary } = outcome;
-      return repository.update(audit.id, { status: 'completed', finishedAt, ...columnsOf(summary), reportBytes: summary.reportBytes });
+      return repository.update(audit.id, {
+        status: 'completed',
+        finishedAt,
+        ...columnsOf(summary),
+        reportBytes: summary.reportBytes,
+      });
     }
-    return repository.update(audit.id, { status: 'failed', finishedAt, failureReason: outcome.reason, failureMessage: outcome.message.slice(0, 1000) });
+    return repository.update(audit.id, {
+      status: 'failed',
+      finishedAt,
+      failureReason: outcome.reason,
+      failureMessage: outcome.message.slice(0, 1000),
+    });
   }
 
   function reportRegressions(audit: AuditRow): void {
-    const recent = repository.recentCompleted(audit.siteId, audit.formFactor, audit.id, REGRESSION_WINDOW).map(figuresOf);
+    const recent = repository
+      .recentCompleted(audit.siteId, audit.formFactor, audit.id, REGRESSION_WINDOW)
+      .map(figuresOf);
     const regressions = detectRegressions(figuresOf(audit), recent, config.regressionMarginPercent);
-    if (regressions.length > 0) logEvent(logger, 'performance.regressed', { siteId: audit.siteId, url: audit.url, auditId: audit.id, formFactor: audit.formFactor, regressions });
+    if (regressions.length > 0)
+      logEvent(logger, 'performance.regressed', {
+        siteId: audit.siteId,
+        url: audit.url,
+        auditId: audit.id,
+        formFactor: audit.formFactor,
+        regressions,
+      });
   }
 
   async function execute(auditId: string): Promise<void> {
@@ -134,30 +192,60 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
       },
       config.timeoutMs * runs,
     );
-    if (stopping && !outcome.ok) outcome = { ok: false, reason: 'interrupted', message: 'the daemon shut down while the audit ran' };
+    if (stopping && !outcome.ok)
+      outcome = { ok: false, reason: 'interrupted', message: 'the daemon shut down while the audit ran' };
     const stored = store(audit, outcome);
     // The site (and with it the audit) may have been removed while the audit ran.
     if (!stored || !outcome.ok) await reports.remove(audit.siteId, audit.id);
     if (!stored) return;
-    metrics?.observeJob('audit', outcome.ok ? 'completed' : 'failed', (stored.finishedAt ?? clock.now()).getTime() - (stored.startedAt ?? clock.now()).getTime());
+    metrics?.observeJob(
+      'audit',
+      outcome.ok ? 'completed' : 'failed',
+      (stored.finishedAt ?? clock.now()).getTime() - (stored.startedAt ?? clock.now()).getTime(),
+    );
     if (outcome.ok) {
-      logger.info({ siteId: stored.siteId, auditId: stored.id, formFactor: stored.formFactor, performance: stored.scorePerformance }, 'performance audit completed');
+      logger.info(
+        {
+          siteId: stored.siteId,
+          auditId: stored.id,
+          formFactor: stored.formFactor,
+          performance: stored.scorePerformance,
+        },
+        'performance audit completed',
+      );
       reportRegressions(stored);
     } else {
-      logEvent(logger, 'performance.audit_failed', { siteId: stored.siteId, url: stored.url, auditId: stored.id, formFactor: stored.formFactor, reason: outcome.reason, message: outcome.message });
-      if (outcome.reason === 'interrupted') logEvent(logger, 'job.interrupted', { kind: 'audit', jobId: stored.id, siteId: stored.siteId, action: 'failed' });
+      logEvent(logger, 'performance.audit_failed', {
+        siteId: stored.siteId,
+        url: stored.url,
+        auditId: stored.id,
+        formFactor: stored.formFactor,
+        reason: outcome.reason,
+        message: outcome.message,
+      });
+      if (outcome.reason === 'interrupted')
+        logEvent(logger, 'job.interrupted', {
+          kind: 'audit',
+          jobId: stored.id,
+          siteId: stored.siteId,
+          action: 'failed',
+        });
     }
   }
 
   function get(siteId: string, auditId: string): AuditRow {
     requireSite(siteId);
     const audit = repository.findById(auditId);
-    if (!audit || audit.siteId !== siteId) throw performanceProblems.auditNotFound.create(`site ${siteId} has no audit ${auditId}`);
+    if (!audit || audit.siteId !== siteId)
+      throw performanceProblems.auditNotFound.create(`site ${siteId} has no audit ${auditId}`);
     return audit;
   }
 
   /** Checks a `performance` settings patch and returns the write that applies it (site settings route). */
-  function prepareSettings(siteId: string, { intervalHours, ...changes }: PerformanceSettingsPatch): () => PerformanceSettings {
+  function prepareSettings(
+    siteId: string,
+    { intervalHours, ...changes }: PerformanceSettingsPatch,
+  ): () => PerformanceSettings {
     requireSite(siteId);
     return () => {
       const current = repository.readSettings(siteId);
@@ -183,18 +271,27 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
     },
 
     prepareSettings,
-    updateSettings: (siteId: string, patch: PerformanceSettingsPatch): PerformanceSettings => prepareSettings(siteId, patch)(),
+    updateSettings: (siteId: string, patch: PerformanceSettingsPatch): PerformanceSettings =>
+      prepareSettings(siteId, patch)(),
 
     /** An on-demand audit; an audit of that form factor already waiting or running is returned instead. */
     requestAudit(siteId: string, options: { formFactor?: FormFactor; runs?: number }): AuditRow {
       const site = requireSite(siteId);
       const settings = settingsOf(siteId);
-      return createAudit(site, options.formFactor ?? settings.formFactors[0] ?? 'mobile', options.runs ?? settings.runs, 'manual');
+      return createAudit(
+        site,
+        options.formFactor ?? settings.formFactors[0] ?? 'mobile',
+        options.runs ?? settings.runs,
+        'manual',
+      );
     },
 
     latest(siteId: string): Record<FormFactor, AuditRow | null> {
       requireSite(siteId);
-      return { mobile: repository.latestCompleted(siteId, 'mobile') ?? null, desktop: repository.latestCompleted(siteId, 'desktop') ?? null };
+      return {
+        mobile: repository.latestCompleted(siteId, 'mobile') ?? null,
+        desktop: repository.latestCompleted(siteId, 'desktop') ?? null,
+      };
     },
 
     /** limit + 1 rows, newest first, for toPage(). */
@@ -206,7 +303,12 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
     async report(siteId: string, auditId: string): Promise<Buffer> {
       const audit = get(siteId, auditId);
       const report = audit.reportBytes === null ? undefined : await reports.read(siteId, auditId);
-      if (!report) throw performanceProblems.reportNotFound.create(audit.status === 'completed' ? `the report of ${auditId} was removed after ${config.reportRetentionDays} days` : `audit ${auditId} is ${audit.status}; only completed audits have a report`);
+      if (!report)
+        throw performanceProblems.reportNotFound.create(
+          audit.status === 'completed'
+            ? `the report of ${auditId} was removed after ${config.reportRetentionDays} days`
+            : `audit ${auditId} is ${audit.status}; only completed audits have a report`,
+        );
       return report;
     },
 
@@ -243,14 +345,31 @@ export function createPerformanceService({ repository, sitesRepository, runner, 
       const running = repository.withStatus('running');
       for (const audit of running) {
         const message = 'the daemon stopped while the audit ran';
-        repository.update(audit.id, { status: 'failed', finishedAt: clock.now(), failureReason: 'interrupted', failureMessage: message });
-        logEvent(logger, 'performance.audit_failed', { siteId: audit.siteId, url: audit.url, auditId: audit.id, formFactor: audit.formFactor, reason: 'interrupted', message });
+        repository.update(audit.id, {
+          status: 'failed',
+          finishedAt: clock.now(),
+          failureReason: 'interrupted',
+          failureMessage: message,
+        });
+        logEvent(logger, 'performance.audit_failed', {
+          siteId: audit.siteId,
+          url: audit.url,
+          auditId: audit.id,
+          formFactor: audit.formFactor,
+          reason: 'interrupted',
+          message,
+        });
         logEvent(logger, 'job.interrupted', { kind: 'audit', jobId: audit.id, siteId: audit.siteId, action: 'failed' });
       }
       const queued = repository.withStatus('queued');
       for (const audit of queued) {
         enqueue(audit);
-        logEvent(logger, 'job.interrupted', { kind: 'audit', jobId: audit.id, siteId: audit.siteId, action: 'requeued' });
+        logEvent(logger, 'job.interrupted', {
+          kind: 'audit',
+          jobId: audit.id,
+          siteId: audit.siteId,
+          action: 'requeued',
+        });
       }
       return { requeued: queued.length, interrupted: running.length };
     },

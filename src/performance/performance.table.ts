@@ -8,7 +8,15 @@ export const auditStatuses = ['queued', 'running', 'completed', 'failed'] as con
 export type AuditStatus = (typeof auditStatuses)[number];
 
 /** A stable vocabulary: alerting and clients may match on these. */
-export const auditFailureReasons = ['chrome_unavailable', 'page_unreachable', 'page_error', 'timeout', 'lighthouse_error', 'worker_crashed', 'interrupted'] as const;
+export const auditFailureReasons = [
+  'chrome_unavailable',
+  'page_unreachable',
+  'page_error',
+  'timeout',
+  'lighthouse_error',
+  'worker_crashed',
+  'interrupted',
+] as const;
 export type AuditFailureReason = (typeof auditFailureReasons)[number];
 
 export const auditTriggers = ['scheduled', 'manual'] as const;
@@ -51,7 +59,10 @@ export const performanceAudits = sqliteTable(
     /** Size of the gzip report on disk; null when there is none (failed, or removed by retention). */
     reportBytes: integer('report_bytes'),
   },
-  (table) => [index('performance_audits_site_idx').on(table.siteId, table.formFactor, table.id), index('performance_audits_status_idx').on(table.status)],
+  (table) => [
+    index('performance_audits_site_idx').on(table.siteId, table.formFactor, table.id),
+    index('performance_audits_status_idx').on(table.status),
+  ],
 );
 
 /** Per-site schedule settings; a site without a row uses the defaults. */

@@ -3,11 +3,19 @@ import type { AuditMetrics, AuditScores } from './audit-protocol.js';
 /** What regression detection looks at: the performance score and the core timing metrics. */
 export interface AuditFigures {
   scores: Pick<AuditScores, 'performance'>;
-  metrics: Pick<AuditMetrics, 'firstContentfulPaintMs' | 'largestContentfulPaintMs' | 'totalBlockingTimeMs' | 'cumulativeLayoutShift'>;
+  metrics: Pick<
+    AuditMetrics,
+    'firstContentfulPaintMs' | 'largestContentfulPaintMs' | 'totalBlockingTimeMs' | 'cumulativeLayoutShift'
+  >;
 }
 
 export interface Regression {
-  measure: 'performance' | 'firstContentfulPaintMs' | 'largestContentfulPaintMs' | 'totalBlockingTimeMs' | 'cumulativeLayoutShift';
+  measure:
+    | 'performance'
+    | 'firstContentfulPaintMs'
+    | 'largestContentfulPaintMs'
+    | 'totalBlockingTimeMs'
+    | 'cumulativeLayoutShift';
   /** The median of the recent audits. */
   before: number;
   after: number;
@@ -38,7 +46,11 @@ export function median(values: number[]): number {
 export function detectRegressions(current: AuditFigures, recent: AuditFigures[], marginPercent: number): Regression[] {
   const margin = marginPercent / 100;
   const found: Regression[] = [];
-  const compare = (measure: Regression['measure'], pick: (figures: AuditFigures) => number | null, higherIsWorse: boolean) => {
+  const compare = (
+    measure: Regression['measure'],
+    pick: (figures: AuditFigures) => number | null,
+    higherIsWorse: boolean,
+  ) => {
     const after = pick(current);
     const history = recent.map(pick).filter((value): value is number => value !== null && Number.isFinite(value));
     if (after === null || history.length < MIN_HISTORY) return;

@@ -9,11 +9,19 @@ import type { PluginsService } from './plugins.service.js';
 
 const tags = ['Plugins'];
 const PluginParams = SiteIdPathParam.extend({
-  slug: z.string().regex(SlugPattern, 'a plugin slug has only letters, digits, dots, dashes and underscores').max(200).openapi({ param: { name: 'slug', in: 'path' }, example: 'akismet' }),
+  slug: z
+    .string()
+    .regex(SlugPattern, 'a plugin slug has only letters, digits, dots, dashes and underscores')
+    .max(200)
+    .openapi({ param: { name: 'slug', in: 'path' }, example: 'akismet' }),
 });
 const InstallInput = z
   .object({
-    slug: z.string({ error: 'slug is required' }).regex(SlugPattern, 'a plugin slug has only letters, digits, dots, dashes and underscores').max(200).openapi({ description: 'The plugin’s slug in the public plugin directory.', example: 'akismet' }),
+    slug: z
+      .string({ error: 'slug is required' })
+      .regex(SlugPattern, 'a plugin slug has only letters, digits, dots, dashes and underscores')
+      .max(200)
+      .openapi({ description: 'The plugin’s slug in the public plugin directory.', example: 'akismet' }),
     activate: z
       .union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1')])
       .optional()
@@ -24,7 +32,15 @@ const InstallInput = z
 const siteProblems = [403, 404, 409, 422, 502, 504] as const;
 const single = (description: string) => jsonContent(PluginSchema, description);
 const action = (verb: 'update' | 'activate' | 'deactivate', summary: string, description: string) =>
-  createRoute({ method: 'post', path: `/sites/{siteId}/plugins/{slug}/${verb}`, tags, summary, description, request: { params: PluginParams }, responses: { 200: single('The plugin as WordPress now reports it'), ...problemResponses(400, ...siteProblems) } });
+  createRoute({
+    method: 'post',
+    path: `/sites/{siteId}/plugins/{slug}/${verb}`,
+    tags,
+    summary,
+    description,
+    request: { params: PluginParams },
+    responses: { 200: single('The plugin as WordPress now reports it'), ...problemResponses(400, ...siteProblems) },
+  });
 
 const routes = {
   list: createRoute({
@@ -32,28 +48,42 @@ const routes = {
     path: '/sites/{siteId}/plugins',
     tags,
     summary: 'List plugins',
-    description: 'Every plugin installed on the site, read from the site now, sorted by slug; `update` is filled in when the connector is installed.',
+    description:
+      'Every plugin installed on the site, read from the site now, sorted by slug; `update` is filled in when the connector is installed.',
     request: { params: SiteIdPathParam, query: PaginationQuery },
-    responses: { 200: jsonContent(pageSchema(PluginSchema, 'PluginPage'), 'A page of plugins'), ...problemResponses(400, 404, 409, 422, 502, 504) },
+    responses: {
+      200: jsonContent(pageSchema(PluginSchema, 'PluginPage'), 'A page of plugins'),
+      ...problemResponses(400, 404, 409, 422, 502, 504),
+    },
   }),
   install: createRoute({
     method: 'post',
     path: '/sites/{siteId}/plugins/install',
     tags,
     summary: 'Install a plugin from the plugin directory',
-    description: '`install` is a fixed segment, never a slug. `slug` may be sent as JSON, as a form, or in the query string.',
+    description:
+      '`install` is a fixed segment, never a slug. `slug` may be sent as JSON, as a form, or in the query string.',
     request: { params: SiteIdPathParam, ...bodyOrQueryRequest(InstallInput) },
     responses: { 201: single('Installed'), ...problemResponses(400, 415, ...siteProblems) },
   }),
-  update: action('update', 'Update a plugin', 'Updates the plugin to the newest version the site knows of, through the connector. Its active state is kept.'),
+  update: action(
+    'update',
+    'Update a plugin',
+    'Updates the plugin to the newest version the site knows of, through the connector. Its active state is kept.',
+  ),
   activate: action('activate', 'Activate a plugin', 'Activating an active plugin changes nothing and answers 200.'),
-  deactivate: action('deactivate', 'Deactivate a plugin', 'Deactivating an inactive plugin changes nothing and answers 200.'),
+  deactivate: action(
+    'deactivate',
+    'Deactivate a plugin',
+    'Deactivating an inactive plugin changes nothing and answers 200.',
+  ),
   remove: createRoute({
     method: 'delete',
     path: '/sites/{siteId}/plugins/{slug}',
     tags,
     summary: 'Delete a plugin',
-    description: 'Deletes an inactive plugin’s files from the site. An active plugin must be deactivated first (409 `plugin-active`).',
+    description:
+      'Deletes an inactive plugin’s files from the site. An active plugin must be deactivated first (409 `plugin-active`).',
     request: { params: PluginParams },
     responses: { 204: { description: 'Deleted' }, ...problemResponses(400, ...siteProblems) },
   }),
@@ -63,15 +93,24 @@ export function createPluginsRoutes({ plugins }: { plugins: PluginsService }) {
   return new OpenAPIHono<AppEnv>()
     .openapi(routes.list, async (c) => {
       const all = await plugins.list(c.req.valid('param').siteId);
-      return c.json(pageOfList(all, c.req.valid('query'), (plugin) => plugin.slug, SlugPattern), 200);
+      return c.json(
+        pageOfList(all, c.req.valid('query'), (plugin) => plugin.slug, SlugPattern),
+        200,
+      );
     })
     .openapi(routes.install, async (c) => {
       const { slug, activate } = readBodyOrQuery(c, InstallInput);
       return c.json(await plugins.install(c.req.valid('param').siteId, slug, { activate }), 201);
     })
-    .openapi(routes.update, async (c) => c.json(await plugins.update(c.req.valid('param').siteId, c.req.valid('param').slug), 200))
-    .openapi(routes.activate, async (c) => c.json(await plugins.activate(c.req.valid('param').siteId, c.req.valid('param').slug), 200))
-    .openapi(routes.deactivate, async (c) => c.json(await plugins.deactivate(c.req.valid('param').siteId, c.req.valid('param').slug), 200))
+    .openapi(routes.update, async (c) =>
+      c.json(await plugins.update(c.req.valid('param').siteId, c.req.valid('param').slug), 200),
+    )
+    .openapi(routes.activate, async (c) =>
+      c.json(await plugins.activate(c.req.valid('param').siteId, c.req.valid('param').slug), 200),
+    )
+    .openapi(routes.deactivate, async (c) =>
+      c.json(await plugins.deactivate(c.req.valid('param').siteId, c.req.valid('param').slug), 200),
+    )
     .openapi(routes.remove, async (c) => {
       await plugins.remove(c.req.valid('param').siteId, c.req.valid('param').slug);
       return c.body(null, 204);

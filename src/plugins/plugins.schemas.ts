@@ -4,8 +4,15 @@ import type { WordPressPlugin } from '../wordpress/wordpress-client.js';
 
 export const PluginSchema = z
   .object({
-    slug: z.string().openapi({ description: 'The plugin’s folder (`akismet` for `akismet/akismet.php`); a single-file plugin’s file name without `.php` (`hello` for `hello.php`).', example: 'akismet' }),
-    file: z.string().openapi({ description: 'The plugin’s main file relative to the plugins folder.', example: 'akismet/akismet.php' }),
+    slug: z.string().openapi({
+      description:
+        'The plugin’s folder (`akismet` for `akismet/akismet.php`); a single-file plugin’s file name without `.php` (`hello` for `hello.php`).',
+      example: 'akismet',
+    }),
+    file: z.string().openapi({
+      description: 'The plugin’s main file relative to the plugins folder.',
+      example: 'akismet/akismet.php',
+    }),
     name: z.string(),
     version: z.string(),
     status: z.enum(['active', 'inactive', 'network-active']),

@@ -16,7 +16,8 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
 
   async function find(site: ConnectedSite, slug: string): Promise<Plugin> {
     const plugin = (await listWithUpdates(site)).find((candidate) => candidate.slug === slug);
-    if (!plugin) throw pluginsProblems.notFound.create(`${site.site.url} has no plugin with the slug ${slug}`, { slug });
+    if (!plugin)
+      throw pluginsProblems.notFound.create(`${site.site.url} has no plugin with the slug ${slug}`, { slug });
     return plugin;
   }
 
@@ -26,7 +27,9 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
     return access.operate(siteId, async (site) => {
       const plugin = await find(site, slug);
       if (plugin.status === 'network-active' || plugin.status === status) return plugin;
-      const updated = await site.session.call('POST', restPath(plugin), { json: { status }, schema: WordPressPluginSchema }).catch(rethrowOperation);
+      const updated = await site.session
+        .call('POST', restPath(plugin), { json: { status }, schema: WordPressPluginSchema })
+        .catch(rethrowOperation);
       return { ...pluginFromWordPress(updated), update: plugin.update };
     });
   }
@@ -36,17 +39,31 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
 
     install(siteId: string, slug: string, options: { activate?: boolean } = {}): Promise<Plugin> {
       return access.operate(siteId, async (site) => {
-        const existing = (await site.session.listPlugins()).map(pluginFromWordPress).find((plugin) => plugin.slug === slug);
-        if (existing) throw pluginsProblems.alreadyInstalled.create(`${slug} ${existing.version} is already installed on ${site.site.url}`, { slug });
+        const existing = (await site.session.listPlugins())
+          .map(pluginFromWordPress)
+          .find((plugin) => plugin.slug === slug);
+        if (existing)
+          throw pluginsProblems.alreadyInstalled.create(
+            `${slug} ${existing.version} is already installed on ${site.site.url}`,
+            { slug },
+          );
         try {
-          const installed = await site.session.call('POST', 'wp/v2/plugins', { json: { slug, status: options.activate ? 'active' : 'inactive' }, schema: WordPressPluginSchema });
+          const installed = await site.session.call('POST', 'wp/v2/plugins', {
+            json: { slug, status: options.activate ? 'active' : 'inactive' },
+            schema: WordPressPluginSchema,
+          });
           return pluginFromWordPress(installed);
         } catch (error) {
           if (isAppError(error) && error.extensions.siteCode === 'plugins_api_failed') {
-            throw pluginsProblems.notInDirectory.create(`the plugin directory has no plugin with the slug ${slug}`, { slug });
+            throw pluginsProblems.notInDirectory.create(`the plugin directory has no plugin with the slug ${slug}`, {
+              slug,
+            });
           }
           if (isAppError(error) && error.extensions.siteCode === 'folder_exists') {
-            throw pluginsProblems.alreadyInstalled.create(`a folder named ${slug} already exists in the site's plugins folder`, { slug });
+            throw pluginsProblems.alreadyInstalled.create(
+              `a folder named ${slug} already exists in the site's plugins folder`,
+              { slug },
+            );
           }
           return rethrowOperation(error);
         }
@@ -73,9 +90,15 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
     remove(siteId: string, slug: string): Promise<void> {
       return access.operate(siteId, async (site) => {
         const plugin = await find(site, slug);
-        if (plugin.status !== 'inactive') throw pluginsProblems.active.create(`${slug} is ${plugin.status}; deactivate it before deleting it`, { slug });
-        const answer = await site.session.call('DELETE', restPath(plugin), { schema: DeletedPluginSchema }).catch(rethrowOperation);
-        if (!answer.deleted) throw pluginsProblems.operationFailed.create(`${site.site.url} did not delete ${slug}`, { slug });
+        if (plugin.status !== 'inactive')
+          throw pluginsProblems.active.create(`${slug} is ${plugin.status}; deactivate it before deleting it`, {
+            slug,
+          });
+        const answer = await site.session
+          .call('DELETE', restPath(plugin), { schema: DeletedPluginSchema })
+          .catch(rethrowOperation);
+        if (!answer.deleted)
+          throw pluginsProblems.operationFailed.create(`${site.site.url} did not delete ${slug}`, { slug });
       });
     },
   };
@@ -88,7 +111,8 @@ export function rethrowOperation(error: unknown): never {
   const byCode: Record<string, () => AppError> = {
     sitewarden_no_update: () => pluginsProblems.noUpdate.create(error.detail, error.extensions),
     sitewarden_plugin_not_found: () => pluginsProblems.notFound.create(error.detail, error.extensions),
-    sitewarden_filesystem_unavailable: () => wordpressProblems.siteForbidden.create(`the site cannot write its files: ${error.detail}`, error.extensions),
+    sitewarden_filesystem_unavailable: () =>
+      wordpressProblems.siteForbidden.create(`the site cannot write its files: ${error.detail}`, error.extensions),
     sitewarden_update_failed: () => pluginsProblems.operationFailed.create(error.detail, error.extensions),
     sitewarden_delete_failed: () => pluginsProblems.operationFailed.create(error.detail, error.extensions),
     rest_cannot_delete_active_plugin: () => pluginsProblems.active.create(error.detail, error.extensions),

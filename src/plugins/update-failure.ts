@@ -11,10 +11,24 @@ const NOTHING_TO_UPDATE = new Set(['no-update-available', 'plugin-not-found', 't
  * (it refused, could not write its files, failed, or could not be reached); `reason` is the
  * problem name the API answers.
  */
-export function logUpdateFailure(logger: Logger, kind: 'plugin' | 'theme', site: ConnectedSite, item: { slug: string; version: string | null; update: { version: string } | null }, error: unknown): void {
+export function logUpdateFailure(
+  logger: Logger,
+  kind: 'plugin' | 'theme',
+  site: ConnectedSite,
+  item: { slug: string; version: string | null; update: { version: string } | null },
+  error: unknown,
+): void {
   const reason = isAppError(error) ? error.problem.name : 'internal-error';
   if (NOTHING_TO_UPDATE.has(reason)) return;
-  const fields = { siteId: site.site.id, url: site.site.url, slug: item.slug, fromVersion: item.version, toVersion: item.update?.version ?? null, reason, message: error instanceof Error ? error.message : String(error) };
+  const fields = {
+    siteId: site.site.id,
+    url: site.site.url,
+    slug: item.slug,
+    fromVersion: item.version,
+    toVersion: item.update?.version ?? null,
+    reason,
+    message: error instanceof Error ? error.message : String(error),
+  };
   if (kind === 'plugin') logEvent(logger, 'plugin.update_failed', fields);
   else logEvent(logger, 'theme.update_failed', fields);
 }

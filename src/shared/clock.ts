@@ -5,7 +5,9 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
-export function createFakeClock(start: Date = new Date('2026-01-01T00:00:00Z')): Clock & { advance(ms: number): void; set(date: Date): void } {
+export function createFakeClock(
+  start: Date = new Date('2026-01-01T00:00:00Z'),
+): Clock & { advance(ms: number): void; set(date: Date): void } {
   let current = start.getTime();
   return {
     now: () => new Date(current),

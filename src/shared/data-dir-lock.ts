@@ -16,7 +16,9 @@ export class DataDirLockedError extends Error {
     readonly dataDir: string,
     readonly pid: number | null,
   ) {
-    super(`the data directory ${dataDir} is in use by another sitewarden process (${pid === null ? 'pid unknown' : `pid ${pid}`})`);
+    super(
+      `the data directory ${dataDir} is in use by another sitewarden process (${pid === null ? 'pid unknown' : `pid ${pid}`})`,
+    );
   }
 }
 
@@ -36,7 +38,8 @@ export function lockDataDir(dataDir: string): DataDirLock {
     sqlite.exec('BEGIN EXCLUSIVE');
   } catch (error) {
     sqlite.close();
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') throw new DataDirLockedError(dataDir, readHolderPid(dataDir));
+    if ((error as { code?: string }).code === 'SQLITE_BUSY')
+      throw new DataDirLockedError(dataDir, readHolderPid(dataDir));
     throw error;
   }
   const pidPath = join(dataDir, PID_FILE);
@@ -56,7 +59,10 @@ export function lockDataDir(dataDir: string): DataDirLock {
  * Runs `work` holding the lock when no other process does (`owner: true`), or beside the process
  * that holds it (`owner: false`, with its PID) for commands that may share the directory.
  */
-export async function withDataDirShared<T>(dataDir: string, work: (holder: { owner: true } | { owner: false; pid: number | null }) => T | Promise<T>): Promise<T> {
+export async function withDataDirShared<T>(
+  dataDir: string,
+  work: (holder: { owner: true } | { owner: false; pid: number | null }) => T | Promise<T>,
+): Promise<T> {
   let lock: DataDirLock;
   try {
     lock = lockDataDir(dataDir);

@@ -14,7 +14,12 @@ export class AppError extends Error {
   readonly detail: string;
   readonly extensions: Record<string, unknown>;
 
-  constructor(problem: ProblemFields, detail: string, extensions: Record<string, unknown> = {}, options?: ErrorOptions) {
+  constructor(
+    problem: ProblemFields,
+    detail: string,
+    extensions: Record<string, unknown> = {},
+    options?: ErrorOptions,
+  ) {
     super(detail, options);
     this.name = 'AppError';
     this.problem = problem;
@@ -26,7 +31,13 @@ export class AppError extends Error {
 export const problemType = (name: string): string => `/problems/${name}`;
 
 /** Declares a problem once so the same name, status and title are used everywhere. */
-export function defineProblem(name: string, status: number, title: string): ProblemFields & { create: (detail: string, extensions?: Record<string, unknown>, options?: ErrorOptions) => AppError } {
+export function defineProblem(
+  name: string,
+  status: number,
+  title: string,
+): ProblemFields & {
+  create: (detail: string, extensions?: Record<string, unknown>, options?: ErrorOptions) => AppError;
+} {
   const fields = { name, status, title };
   return { ...fields, create: (detail, extensions, options) => new AppError(fields, detail, extensions, options) };
 }

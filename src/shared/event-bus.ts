@@ -20,7 +20,9 @@ export interface EventBus {
  * is done (a microtask), so a subscriber never runs inside the caller's transaction, never
  * delays it, and a subscriber that throws reaches `onError`, never the caller.
  */
-export function createEventBus({ onError }: { onError?: (error: unknown, event: PublishedEvent) => void } = {}): EventBus {
+export function createEventBus({
+  onError,
+}: { onError?: (error: unknown, event: PublishedEvent) => void } = {}): EventBus {
   const subscribers = new Set<EventSubscriber>();
   return {
     publish(event) {
@@ -64,7 +66,13 @@ export function attachEventBus(logger: Logger, bus: EventBus): EventBus {
 export function eventBusOf(logger: Logger): EventBus {
   const existing = (logger as WithBus)[EVENT_BUS];
   if (existing) return existing;
-  return attachEventBus(logger, createEventBus({ onError: (error, event) => logger.warn({ err: error, subscribedEvent: event.event }, 'an event subscriber failed') }));
+  return attachEventBus(
+    logger,
+    createEventBus({
+      onError: (error, event) =>
+        logger.warn({ err: error, subscribedEvent: event.event }, 'an event subscriber failed'),
+    }),
+  );
 }
 
 /** For `logEvent`: publishes only when the logger carries a bus (nobody can be subscribed otherwise). */

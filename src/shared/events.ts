@@ -7,42 +7,147 @@ import { publishToLoggerBus } from './event-bus.js';
  */
 export const eventCatalogue = {
   'daemon.started': { level: 'info', fields: ['listen', 'dataDir', 'version'], when: 'The HTTP API is listening.' },
-  'daemon.stopping': { level: 'info', fields: ['signal'], when: 'A shutdown signal was received; in-flight work is finishing.' },
+  'daemon.stopping': {
+    level: 'info',
+    fields: ['signal'],
+    when: 'A shutdown signal was received; in-flight work is finishing.',
+  },
   'daemon.stopped': { level: 'info', fields: [], when: 'Shutdown completed; the database is closed.' },
-  'daemon.permissions_tightened': { level: 'warn', fields: ['dataDir', 'paths', 'examples'], when: 'At start, entries of the data directory readable by others were made owner-only (0700 directories, 0600 files): `paths` of them, the first few in `examples`.' },
-  'token.bootstrap_created': { level: 'warn', fields: ['tokenId', 'path'], when: 'First start with no API token: an admin token was written to a 0600 file (its path is logged, never the token).' },
+  'daemon.permissions_tightened': {
+    level: 'warn',
+    fields: ['dataDir', 'paths', 'examples'],
+    when: 'At start, entries of the data directory readable by others were made owner-only (0700 directories, 0600 files): `paths` of them, the first few in `examples`.',
+  },
+  'token.bootstrap_created': {
+    level: 'warn',
+    fields: ['tokenId', 'path'],
+    when: 'First start with no API token: an admin token was written to a 0600 file (its path is logged, never the token).',
+  },
   'token.created': { level: 'info', fields: ['tokenId', 'name', 'scope'], when: 'An API token was created.' },
   'token.revoked': { level: 'info', fields: ['tokenId', 'name'], when: 'An API token was revoked.' },
-  'site.connection_started': { level: 'info', fields: ['siteId', 'url'], when: 'A site connection is pending the admin’s approval in wp-admin.' },
-  'site.connected': { level: 'info', fields: ['siteId', 'url', 'username', 'mode'], when: 'A site was connected (mode `credentials` or `authorization`).' },
-  'site.authorization_rejected': { level: 'warn', fields: ['siteId', 'url'], when: 'The site’s admin rejected the authorization request.' },
-  'site.authorization_expired': { level: 'warn', fields: ['siteId', 'url'], when: 'A pending authorization was not approved in time.' },
-  'site.authorization_failed': { level: 'warn', fields: ['siteId', 'url', 'reason'], when: 'The callback carried credentials that the site did not accept.' },
+  'site.connection_started': {
+    level: 'info',
+    fields: ['siteId', 'url'],
+    when: 'A site connection is pending the admin’s approval in wp-admin.',
+  },
+  'site.connected': {
+    level: 'info',
+    fields: ['siteId', 'url', 'username', 'mode'],
+    when: 'A site was connected (mode `credentials` or `authorization`).',
+  },
+  'site.authorization_rejected': {
+    level: 'warn',
+    fields: ['siteId', 'url'],
+    when: 'The site’s admin rejected the authorization request.',
+  },
+  'site.authorization_expired': {
+    level: 'warn',
+    fields: ['siteId', 'url'],
+    when: 'A pending authorization was not approved in time.',
+  },
+  'site.authorization_failed': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'reason'],
+    when: 'The callback carried credentials that the site did not accept.',
+  },
   'site.disconnected': { level: 'info', fields: ['siteId', 'url', 'credentialRevoked'], when: 'A site was removed.' },
-  'site.credential_revoke_failed': { level: 'warn', fields: ['siteId', 'url', 'reason'], when: 'Removing a site could not revoke its application password on the site; revoke it in wp-admin.' },
-  'site.sync_failed': { level: 'warn', fields: ['siteId', 'url', 'reason'], when: 'Refreshing a site’s inventory failed. Resolves with `site.sync_recovered`.' },
-  'site.sync_recovered': { level: 'info', fields: ['siteId', 'url'], when: 'A site whose last sync failed synced again.' },
-  'site.down': { level: 'error', fields: ['siteId', 'url', 'cause', 'firstFailureAt'], when: 'A site’s failure was confirmed (consecutive failed probes); a downtime event opened at the first failure. Resolves with `site.up`.' },
-  'site.up': { level: 'info', fields: ['siteId', 'url', 'downtimeMs', 'downSince'], when: 'A site that was down answered again; its downtime event closed.' },
-  'site.certificate_expiring': { level: 'warn', fields: ['siteId', 'url', 'daysLeft', 'expiresAt'], when: 'A site’s https certificate expires within `SITEWARDEN_UPTIME_CERT_WARNING_DAYS` (once per certificate).' },
-  'plugin.update_failed': { level: 'warn', fields: ['siteId', 'url', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'], when: 'Updating a plugin on a site failed; `reason` is the problem name the API answered.' },
-  'theme.update_failed': { level: 'warn', fields: ['siteId', 'url', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'], when: 'Updating a theme on a site failed; `reason` is the problem name the API answered.' },
-  'performance.audit_failed': { level: 'warn', fields: ['siteId', 'url', 'auditId', 'formFactor', 'reason', 'message'], when: 'A Lighthouse audit failed; `reason` is one of the stable failure reasons.' },
-  'performance.regressed': { level: 'warn', fields: ['siteId', 'url', 'auditId', 'formFactor', 'regressions'], when: 'An audit’s performance score or a core metric is worse than the recent median by more than the margin.' },
-  'backup.completed': { level: 'info', fields: ['siteId', 'backupId', 'kind', 'files', 'tables', 'bytesTransferred', 'bytesStored', 'durationMs'], when: 'A backup completed: every object and its manifest are durably written.' },
-  'backup.failed': { level: 'error', fields: ['siteId', 'backupId', 'kind', 'reason', 'message'], when: 'A backup failed; earlier backups are untouched.' },
-  'restore.completed': { level: 'info', fields: ['siteId', 'restoreId', 'backupId', 'preRestoreBackupId', 'durationMs'], when: 'A site was restored from a backup.' },
-  'restore.failed': { level: 'error', fields: ['siteId', 'restoreId', 'backupId', 'reason', 'message'], when: 'A restore failed.' },
-  'job.interrupted': { level: 'warn', fields: ['kind', 'jobId', 'siteId', 'action'], when: 'A backup, restore or audit was cut short by a stop of the daemon: `requeued` (it was waiting; queued again at start), `failed` (it was running; failed as `interrupted`) or `retried` (an interrupted backup was queued again as a new backup, `retryId`).' },
-  'webhook.delivery_failed': { level: 'warn', fields: ['webhookId', 'deliveryId', 'deliveryEvent', 'target', 'attempts', 'cause', 'httpStatus'], when: 'A webhook delivery used all its attempts without a 2xx answer and gave up (`failed`).' },
-  'webhook.deliveries_dropped': { level: 'error', fields: ['webhookId', 'droppedEvent', 'pending', 'dropped'], when: 'A webhook had `SITEWARDEN_WEBHOOK_MAX_PENDING` deliveries waiting, so new events for it were not queued (logged at most once a minute per webhook).' },
+  'site.credential_revoke_failed': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'reason'],
+    when: 'Removing a site could not revoke its application password on the site; revoke it in wp-admin.',
+  },
+  'site.sync_failed': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'reason'],
+    when: 'Refreshing a site’s inventory failed. Resolves with `site.sync_recovered`.',
+  },
+  'site.sync_recovered': {
+    level: 'info',
+    fields: ['siteId', 'url'],
+    when: 'A site whose last sync failed synced again.',
+  },
+  'site.down': {
+    level: 'error',
+    fields: ['siteId', 'url', 'cause', 'firstFailureAt'],
+    when: 'A site’s failure was confirmed (consecutive failed probes); a downtime event opened at the first failure. Resolves with `site.up`.',
+  },
+  'site.up': {
+    level: 'info',
+    fields: ['siteId', 'url', 'downtimeMs', 'downSince'],
+    when: 'A site that was down answered again; its downtime event closed.',
+  },
+  'site.certificate_expiring': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'daysLeft', 'expiresAt'],
+    when: 'A site’s https certificate expires within `SITEWARDEN_UPTIME_CERT_WARNING_DAYS` (once per certificate).',
+  },
+  'plugin.update_failed': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'],
+    when: 'Updating a plugin on a site failed; `reason` is the problem name the API answered.',
+  },
+  'theme.update_failed': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'],
+    when: 'Updating a theme on a site failed; `reason` is the problem name the API answered.',
+  },
+  'performance.audit_failed': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'auditId', 'formFactor', 'reason', 'message'],
+    when: 'A Lighthouse audit failed; `reason` is one of the stable failure reasons.',
+  },
+  'performance.regressed': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'auditId', 'formFactor', 'regressions'],
+    when: 'An audit’s performance score or a core metric is worse than the recent median by more than the margin.',
+  },
+  'backup.completed': {
+    level: 'info',
+    fields: ['siteId', 'backupId', 'kind', 'files', 'tables', 'bytesTransferred', 'bytesStored', 'durationMs'],
+    when: 'A backup completed: every object and its manifest are durably written.',
+  },
+  'backup.failed': {
+    level: 'error',
+    fields: ['siteId', 'backupId', 'kind', 'reason', 'message'],
+    when: 'A backup failed; earlier backups are untouched.',
+  },
+  'restore.completed': {
+    level: 'info',
+    fields: ['siteId', 'restoreId', 'backupId', 'preRestoreBackupId', 'durationMs'],
+    when: 'A site was restored from a backup.',
+  },
+  'restore.failed': {
+    level: 'error',
+    fields: ['siteId', 'restoreId', 'backupId', 'reason', 'message'],
+    when: 'A restore failed.',
+  },
+  'job.interrupted': {
+    level: 'warn',
+    fields: ['kind', 'jobId', 'siteId', 'action'],
+    when: 'A backup, restore or audit was cut short by a stop of the daemon: `requeued` (it was waiting; queued again at start), `failed` (it was running; failed as `interrupted`) or `retried` (an interrupted backup was queued again as a new backup, `retryId`).',
+  },
+  'webhook.delivery_failed': {
+    level: 'warn',
+    fields: ['webhookId', 'deliveryId', 'deliveryEvent', 'target', 'attempts', 'cause', 'httpStatus'],
+    when: 'A webhook delivery used all its attempts without a 2xx answer and gave up (`failed`).',
+  },
+  'webhook.deliveries_dropped': {
+    level: 'error',
+    fields: ['webhookId', 'droppedEvent', 'pending', 'dropped'],
+    when: 'A webhook had `SITEWARDEN_WEBHOOK_MAX_PENDING` deliveries waiting, so new events for it were not queued (logged at most once a minute per webhook).',
+  },
 } as const satisfies Record<string, { level: 'info' | 'warn' | 'error'; fields: readonly string[]; when: string }>;
 
 export type EventName = keyof typeof eventCatalogue;
 type FieldsOf<E extends EventName> = { [K in (typeof eventCatalogue)[E]['fields'][number]]: unknown };
 
 /** Logs a catalogued event at its catalogued level with its documented fields, and publishes it on the logger's event bus. */
-export function logEvent<E extends EventName>(logger: Logger, event: E, fields: FieldsOf<E> & Record<string, unknown>, message?: string): void {
+export function logEvent<E extends EventName>(
+  logger: Logger,
+  event: E,
+  fields: FieldsOf<E> & Record<string, unknown>,
+  message?: string,
+): void {
   const { level } = eventCatalogue[event];
   const record: Record<string, unknown> = { event, ...fields };
   logger[level](record, message ?? event);

@@ -16,7 +16,15 @@ const REDACT_PATHS = [
 ];
 
 /** `events`: the bus `logEvent` publishes catalogued events on (see `eventBusOf`; one is made on first use if none is given). */
-export function createLogger({ level, destination, events }: { level: LevelWithSilent; destination?: DestinationStream; events?: EventBus }): Logger {
+export function createLogger({
+  level,
+  destination,
+  events,
+}: {
+  level: LevelWithSilent;
+  destination?: DestinationStream;
+  events?: EventBus;
+}): Logger {
   const logger = pino(
     {
       level,

@@ -15,7 +15,12 @@ export function createSecretBox(key: Buffer): SecretBox {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      return [VERSION, iv.toString('base64'), cipher.getAuthTag().toString('base64'), ciphertext.toString('base64')].join(':');
+      return [
+        VERSION,
+        iv.toString('base64'),
+        cipher.getAuthTag().toString('base64'),
+        ciphertext.toString('base64'),
+      ].join(':');
     },
     open(sealed) {
       const [version, iv, tag, ciphertext] = sealed.split(':');

@@ -23,7 +23,8 @@ export function loadSecretKey({ secretKey, dataDir }: { secretKey: string | unde
 
 function decodeKey(text: string, source: string): Buffer {
   const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
-  if (key.length !== 32) throw new KeyError(`${source} must hold a 32-byte key in base64 or hex (openssl rand -base64 32)`);
+  if (key.length !== 32)
+    throw new KeyError(`${source} must hold a 32-byte key in base64 or hex (openssl rand -base64 32)`);
   return key;
 }
 

@@ -28,12 +28,22 @@ const callback = createRoute({
   },
 });
 
-export function createAuthorizationRoutes({ sites, uptime }: { sites: SitesService; uptime: { statusOf(siteId: string): SiteUptimeStatus } }) {
+export function createAuthorizationRoutes({
+  sites,
+  uptime,
+}: {
+  sites: SitesService;
+  uptime: { statusOf(siteId: string): SiteUptimeStatus };
+}) {
   return new OpenAPIHono<AppEnv>().openapi(callback, async (c) => {
     const wantsHtml = (c.req.header('accept') ?? '').includes('text/html');
     try {
       const site = await sites.completeAuthorization(c.req.valid('query'));
-      if (wantsHtml) return c.html(page('Site connected', `${site.url} is now connected to Sitewarden. You can close this tab.`), 200);
+      if (wantsHtml)
+        return c.html(
+          page('Site connected', `${site.url} is now connected to Sitewarden. You can close this tab.`),
+          200,
+        );
       return c.json(toSiteView(site, uptime.statusOf(site.id)), 200);
     } catch (error) {
       if (!isAppError(error) || !wantsHtml) throw error;

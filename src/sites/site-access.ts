@@ -17,11 +17,22 @@ export interface ConnectedSite {
  * its authenticated session and connector inside the site's queue, then the inventory is
  * refreshed so GET /api/sites/{id} shows the result.
  */
-export function createSiteAccess({ repository, sync, queue, operationTimeoutMs }: { repository: SitesRepository; sync: SiteSync; queue: SiteTaskQueue; operationTimeoutMs: number }) {
+export function createSiteAccess({
+  repository,
+  sync,
+  queue,
+  operationTimeoutMs,
+}: {
+  repository: SitesRepository;
+  sync: SiteSync;
+  queue: SiteTaskQueue;
+  operationTimeoutMs: number;
+}) {
   function connected(siteId: string): ConnectedSite {
     const site = repository.findById(siteId);
     if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
-    if (site.state !== 'connected') throw sitesProblems.notConnected.create(`site ${siteId} is ${site.state.replace(/_/g, ' ')}, not connected`);
+    if (site.state !== 'connected')
+      throw sitesProblems.notConnected.create(`site ${siteId} is ${site.state.replace(/_/g, ' ')}, not connected`);
     const session = sync.sessionFor(site);
     return { site, session, connector: createConnector(session, { operationTimeoutMs }) };
   }

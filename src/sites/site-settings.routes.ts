@@ -48,11 +48,25 @@ const updateSite = createRoute({
   summary: 'Change a site’s settings',
   description:
     'Each section is optional. `monitoring` changes how the site is probed: interval, timeout, expected status, keyword, paused. `backups` changes its backup schedule and retention: `enabled`, `intervalHours`, `keepLast`, `keepDays`. `performance` changes its Lighthouse audit schedule: `enabled`, `formFactors`, `runs`, `intervalHours`. Fields left out keep their value; null restores the default. An invalid field anywhere changes nothing.',
-  request: { params: SiteIdParam, body: { required: true, content: { 'application/json': { schema: UpdateSiteInput } } } },
-  responses: { 200: jsonContent(SiteSettingsSchema, 'The site’s settings now'), ...problemResponses(400, 403, 404, 415) },
+  request: {
+    params: SiteIdParam,
+    body: { required: true, content: { 'application/json': { schema: UpdateSiteInput } } },
+  },
+  responses: {
+    200: jsonContent(SiteSettingsSchema, 'The site’s settings now'),
+    ...problemResponses(400, 403, 404, 415),
+  },
 });
 
-export function createSiteSettingsRoutes({ uptime, backups, performance }: { uptime: UptimeService; backups: BackupsService; performance: PerformanceService }) {
+export function createSiteSettingsRoutes({
+  uptime,
+  backups,
+  performance,
+}: {
+  uptime: UptimeService;
+  backups: BackupsService;
+  performance: PerformanceService;
+}) {
   const settingsOf = (id: string) => ({
     monitoring: uptime.monitoringSettings(id),
     backups: backups.settings(id),

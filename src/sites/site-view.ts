@@ -34,10 +34,15 @@ export function toSiteView(row: SiteListRow, uptime: SiteUptimeStatus = null): S
 }
 
 /** At most SITE_DETAIL_MAX_ITEMS plugins and themes (by slug): the rest are in the site's paginated lists. */
-export function toSiteDetailsView(row: SiteRow, inventory: Inventory | undefined, uptime: SiteUptimeStatus = null): SiteDetailsView {
+export function toSiteDetailsView(
+  row: SiteRow,
+  inventory: Inventory | undefined,
+  uptime: SiteUptimeStatus = null,
+): SiteDetailsView {
   const plugins = inventory ? (JSON.parse(inventory.pluginsJson) as Plugin[]) : [];
   const themes = inventory ? (JSON.parse(inventory.themesJson) as Theme[]) : [];
-  const first = <T extends { slug: string }>(items: T[]) => [...items].sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)).slice(0, SITE_DETAIL_MAX_ITEMS);
+  const first = <T extends { slug: string }>(items: T[]) =>
+    [...items].sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)).slice(0, SITE_DETAIL_MAX_ITEMS);
   const base = `/api/sites/${encodeURIComponent(row.id)}`;
   return {
     ...toSiteView(row, uptime),

@@ -33,13 +33,33 @@ export type SiteListRow = Pick<SiteRow, keyof typeof listColumns>;
 export function createSitesRepository({ db }: { db: Db }) {
   // The API's hottest reads, prepared once: drizzle would otherwise build the SQL and SQLite
   // prepare the statement again on every request (a third of a listing's cost at 10,000 sites).
-  const byId = db.select().from(sites).where(eq(sites.id, sql.placeholder('id'))).prepare();
-  const inventoryOf = db.select().from(siteInventories).where(eq(siteInventories.siteId, sql.placeholder('siteId'))).prepare();
+  const byId = db
+    .select()
+    .from(sites)
+    .where(eq(sites.id, sql.placeholder('id')))
+    .prepare();
+  const inventoryOf = db
+    .select()
+    .from(siteInventories)
+    .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
+    .prepare();
   // A listing reads only what its view shows (no sealed credential, no authorization hashes).
   const page = {
     first: db.select(listColumns).from(sites).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
-    after: db.select(listColumns).from(sites).where(gt(sites.id, sql.placeholder('after'))).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
-    firstInState: db.select(listColumns).from(sites).where(eq(sites.state, sql.placeholder('state'))).orderBy(asc(sites.id)).limit(sql.placeholder('limit')).prepare(),
+    after: db
+      .select(listColumns)
+      .from(sites)
+      .where(gt(sites.id, sql.placeholder('after')))
+      .orderBy(asc(sites.id))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+    firstInState: db
+      .select(listColumns)
+      .from(sites)
+      .where(eq(sites.state, sql.placeholder('state')))
+      .orderBy(asc(sites.id))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
     afterInState: db
       .select(listColumns)
       .from(sites)
@@ -55,11 +75,15 @@ export function createSitesRepository({ db }: { db: Db }) {
     },
     findById: (id: string): SiteRow | undefined => byId.get({ id }),
     findByUrl: (url: string): SiteRow | undefined => db.select().from(sites).where(eq(sites.url, url)).get(),
-    findByAuthorizationState: (stateHash: string): SiteRow | undefined => db.select().from(sites).where(eq(sites.authorizationStateHash, stateHash)).get(),
+    findByAuthorizationState: (stateHash: string): SiteRow | undefined =>
+      db.select().from(sites).where(eq(sites.authorizationStateHash, stateHash)).get(),
 
     list({ limit, after, states }: { limit: number; after?: string; states?: SiteState[] }): SiteListRow[] {
       if (!states || states.length === 0) return after ? page.after.all({ after, limit }) : page.first.all({ limit });
-      if (states.length === 1) return after ? page.afterInState.all({ after, state: states[0], limit }) : page.firstInState.all({ state: states[0], limit });
+      if (states.length === 1)
+        return after
+          ? page.afterInState.all({ after, state: states[0], limit })
+          : page.firstInState.all({ state: states[0], limit });
       const conditions: SQL[] = [];
       if (after) conditions.push(gt(sites.id, after));
       if (states && states.length > 0) conditions.push(inArray(sites.state, states));
@@ -73,7 +97,13 @@ export function createSitesRepository({ db }: { db: Db }) {
     },
 
     /** Ids of every connected site (schedulers: no row data, no limit). */
-    connectedIds: (): string[] => db.select({ id: sites.id }).from(sites).where(eq(sites.state, 'connected')).all().map((row) => row.id),
+    connectedIds: (): string[] =>
+      db
+        .select({ id: sites.id })
+        .from(sites)
+        .where(eq(sites.state, 'connected'))
+        .all()
+        .map((row) => row.id),
 
     /** Sites per state, one grouped query over the state index (the metrics scrape). */
     countByState(): Record<string, number> {
@@ -94,7 +124,12 @@ export function createSitesRepository({ db }: { db: Db }) {
       return db
         .select()
         .from(sites)
-        .where(and(eq(sites.state, 'connected'), or(isNull(sites.lastSyncAttemptAt), lt(sites.lastSyncAttemptAt, syncedBefore))))
+        .where(
+          and(
+            eq(sites.state, 'connected'),
+            or(isNull(sites.lastSyncAttemptAt), lt(sites.lastSyncAttemptAt, syncedBefore)),
+          ),
+        )
         .orderBy(asc(sites.lastSyncAttemptAt))
         .limit(limit)
         .all();

@@ -4,7 +4,14 @@ import { bodyOrQueryRequest, readBodyOrQuery } from '../http/input.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
 import { toSiteDetailsView, toSiteView } from './site-view.js';
-import { ConnectSiteInput, ListSitesQuery, PendingSiteSchema, SiteDetailsSchema, SiteIdParam, SiteSchema } from './sites.schemas.js';
+import {
+  ConnectSiteInput,
+  ListSitesQuery,
+  PendingSiteSchema,
+  SiteDetailsSchema,
+  SiteIdParam,
+  SiteSchema,
+} from './sites.schemas.js';
 import type { SitesService } from './sites.service.js';
 import type { SiteUptimeStatus } from '../uptime/uptime.schemas.js';
 
@@ -53,18 +60,28 @@ const deleteSite = createRoute({
   path: '/sites/{id}',
   tags,
   summary: 'Disconnect a site',
-  description: 'Revokes Sitewarden’s application password on the site (best effort; a failure is logged as `site.credential_revoke_failed`) and removes the site.',
+  description:
+    'Revokes Sitewarden’s application password on the site (best effort; a failure is logged as `site.credential_revoke_failed`) and removes the site.',
   request: { params: SiteIdParam },
   responses: { 204: { description: 'Removed' }, ...problemResponses(403, 404) },
 });
 
-export function createSitesRoutes({ sites, uptime }: { sites: SitesService; uptime: { statusOf(siteId: string): SiteUptimeStatus } }) {
+export function createSitesRoutes({
+  sites,
+  uptime,
+}: {
+  sites: SitesService;
+  uptime: { statusOf(siteId: string): SiteUptimeStatus };
+}) {
   return new OpenAPIHono<AppEnv>()
     .openapi(listSites, (c) => {
       const { limit, cursor, state } = c.req.valid('query');
       const rows = sites.list({ limit, after: decodeCursor(cursor), state });
       const page = toPage(rows, limit);
-      return c.json({ items: page.items.map((row) => toSiteView(row, uptime.statusOf(row.id))), nextCursor: page.nextCursor }, 200);
+      return c.json(
+        { items: page.items.map((row) => toSiteView(row, uptime.statusOf(row.id))), nextCursor: page.nextCursor },
+        200,
+      );
     })
     .openapi(getSite, (c) => {
       const site = sites.get(c.req.valid('param').id);
@@ -78,11 +95,13 @@ export function createSitesRoutes({ sites, uptime }: { sites: SitesService; upti
         return c.json({ ...toSiteView(result.site), authorizeUrl: result.authorizeUrl }, 202);
       }
       c.header('Location', `/api/sites/${result.site.id}`);
-      return c.json(toSiteDetailsView(result.site, sites.inventory(result.site.id), uptime.statusOf(result.site.id)), 201);
+      return c.json(
+        toSiteDetailsView(result.site, sites.inventory(result.site.id), uptime.statusOf(result.site.id)),
+        201,
+      );
     })
     .openapi(deleteSite, async (c) => {
       await sites.disconnect(c.req.valid('param').id);
       return c.body(null, 204);
     });
 }
-

@@ -5,14 +5,29 @@ import { siteStates } from './sites.table.js';
 import { SiteUptimeStatusSchema } from '../uptime/uptime.schemas.js';
 
 export const SiteIdParam = z.object({
-  id: z.string().min(1).max(64).openapi({ param: { name: 'id', in: 'path' }, example: 'site_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'site_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
 });
 
 export const ConnectSiteInput = z
   .object({
-    url: z.string({ error: 'url is required' }).min(1, 'url is required').max(2048).openapi({ description: 'The site’s address, e.g. `https://example.com`.', example: 'https://example.com' }),
-    username: z.string().min(1).max(200).optional().openapi({ description: 'A WordPress user with administrator capabilities. With `applicationPassword`, connects at once.' }),
-    applicationPassword: z.string().min(1).max(200).optional().openapi({ description: 'An application password of that user (spaces allowed, as WordPress shows it).' }),
+    url: z
+      .string({ error: 'url is required' })
+      .min(1, 'url is required')
+      .max(2048)
+      .openapi({ description: 'The site’s address, e.g. `https://example.com`.', example: 'https://example.com' }),
+    username: z.string().min(1).max(200).optional().openapi({
+      description: 'A WordPress user with administrator capabilities. With `applicationPassword`, connects at once.',
+    }),
+    applicationPassword: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({ description: 'An application password of that user (spaces allowed, as WordPress shows it).' }),
   })
   .openapi('ConnectSiteInput');
 
@@ -24,17 +39,32 @@ export const SiteSchema = z
     restUrl: z.string().openapi({ description: 'The REST API root the site advertises.' }),
     username: z.string().nullable().openapi({ description: 'The WordPress user Sitewarden acts as.' }),
     status: z.object({
-      connection: z.enum(siteStates).openapi({ description: '`pending` until the admin approves in wp-admin; `connected`; or why the connection did not happen.' }),
+      connection: z.enum(siteStates).openapi({
+        description:
+          '`pending` until the admin approves in wp-admin; `connected`; or why the connection did not happen.',
+      }),
       reason: z.string().nullable().openapi({ description: 'Why the site is in a non-connected state.' }),
-      lastSyncedAt: z.string().nullable().openapi({ description: 'When plugins and themes were last read from the site.' }),
+      lastSyncedAt: z
+        .string()
+        .nullable()
+        .openapi({ description: 'When plugins and themes were last read from the site.' }),
       lastSyncAttemptAt: z.string().nullable(),
-      syncError: z.string().nullable().openapi({ description: 'Why the last sync failed; null after a successful sync.' }),
-      uptime: SiteUptimeStatusSchema.openapi({ description: 'The uptime monitor’s view (details: `GET /sites/{siteId}/uptime`); null while the site is not connected.' }),
+      syncError: z
+        .string()
+        .nullable()
+        .openapi({ description: 'Why the last sync failed; null after a successful sync.' }),
+      uptime: SiteUptimeStatusSchema.openapi({
+        description:
+          'The uptime monitor’s view (details: `GET /sites/{siteId}/uptime`); null while the site is not connected.',
+      }),
     }),
     versions: z.object({
       wordpress: z.string().nullable(),
       php: z.string().nullable(),
-      connector: z.string().nullable().openapi({ description: 'The Sitewarden connector plugin’s version, null when it is not installed.' }),
+      connector: z
+        .string()
+        .nullable()
+        .openapi({ description: 'The Sitewarden connector plugin’s version, null when it is not installed.' }),
     }),
     authorization: z
       .object({ url: z.string(), expiresAt: z.string() })
@@ -50,24 +80,37 @@ export const SITE_DETAIL_MAX_ITEMS = 100;
 
 const InventoryCount = (kind: 'plugins' | 'themes') =>
   z.object({
-    total: z.number().int().openapi({ description: `How many ${kind} the site had at \`status.lastSyncedAt\`.` }),
-    list: z.string().openapi({ description: `The paginated list of all of them (\`GET /api/sites/{siteId}/${kind}\`, read from the site now).` }),
+    total: z
+      .number()
+      .int()
+      .openapi({ description: `How many ${kind} the site had at \`status.lastSyncedAt\`.` }),
+    list: z.string().openapi({
+      description: `The paginated list of all of them (\`GET /api/sites/{siteId}/${kind}\`, read from the site now).`,
+    }),
   });
 
 export const SiteDetailsSchema = SiteSchema.extend({
   plugins: z
     .array(PluginSchema)
     .max(SITE_DETAIL_MAX_ITEMS)
-    .openapi({ description: `As of \`status.lastSyncedAt\`, sorted by slug: the first ${SITE_DETAIL_MAX_ITEMS} (\`inventory.plugins.total\` says how many there are).` }),
+    .openapi({
+      description: `As of \`status.lastSyncedAt\`, sorted by slug: the first ${SITE_DETAIL_MAX_ITEMS} (\`inventory.plugins.total\` says how many there are).`,
+    }),
   themes: z
     .array(ThemeSchema)
     .max(SITE_DETAIL_MAX_ITEMS)
-    .openapi({ description: `As of \`status.lastSyncedAt\`, sorted by slug: the first ${SITE_DETAIL_MAX_ITEMS} (\`inventory.themes.total\` says how many there are).` }),
-  inventory: z.object({ plugins: InventoryCount('plugins'), themes: InventoryCount('themes') }).openapi({ description: 'Counts as of the last sync, and where the full lists are.' }),
+    .openapi({
+      description: `As of \`status.lastSyncedAt\`, sorted by slug: the first ${SITE_DETAIL_MAX_ITEMS} (\`inventory.themes.total\` says how many there are).`,
+    }),
+  inventory: z
+    .object({ plugins: InventoryCount('plugins'), themes: InventoryCount('themes') })
+    .openapi({ description: 'Counts as of the last sync, and where the full lists are.' }),
 }).openapi('SiteDetails');
 
 export const PendingSiteSchema = SiteSchema.extend({
-  authorizeUrl: z.string().openapi({ description: 'Open this in a browser logged in to the site as an administrator and approve the connection.' }),
+  authorizeUrl: z.string().openapi({
+    description: 'Open this in a browser logged in to the site as an administrator and approve the connection.',
+  }),
 }).openapi('PendingSite');
 
 export const ListSitesQuery = z.object({
@@ -75,7 +118,11 @@ export const ListSitesQuery = z.object({
 });
 
 export const AuthorizationCallbackQuery = z.object({
-  state: z.string().min(1).max(200).openapi({ description: 'The one-time value tying the approval to the pending site.' }),
+  state: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ description: 'The one-time value tying the approval to the pending site.' }),
   success: z.string().optional().openapi({ description: '`false` when the admin rejected the request.' }),
   site_url: z.string().max(2048).optional(),
   user_login: z.string().max(200).optional(),
@@ -87,7 +134,11 @@ export type SiteDetailsView = z.infer<typeof SiteDetailsSchema>;
 
 /** Nested routes name the site `{siteId}`. */
 export const SiteIdPathParam = z.object({
-  siteId: z.string().min(1).max(64).openapi({ param: { name: 'siteId', in: 'path' }, example: 'site_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
+  siteId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'siteId', in: 'path' }, example: 'site_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
 });
 
 /** Plugin and theme slugs: folder names. */

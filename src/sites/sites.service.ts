@@ -17,7 +17,15 @@ import type { SiteSync } from './sites.sync.js';
 import type { SiteRow, SiteState } from './sites.table.js';
 
 /** What Sitewarden does on a site needs these; an administrator on a single site has them all. */
-export const REQUIRED_CAPABILITIES = ['activate_plugins', 'install_plugins', 'update_plugins', 'delete_plugins', 'switch_themes', 'update_themes', 'delete_themes'] as const;
+export const REQUIRED_CAPABILITIES = [
+  'activate_plugins',
+  'install_plugins',
+  'update_plugins',
+  'delete_plugins',
+  'switch_themes',
+  'update_themes',
+  'delete_themes',
+] as const;
 
 export const APP_NAME = 'Sitewarden';
 export const AUTHORIZATION_CALLBACK_PATH = '/api/authorization/callback';
@@ -49,8 +57,14 @@ export function createSitesService(deps: SitesServiceDeps) {
     } catch {
       throw sitesProblems.invalidUrl.create(`"${input}" is not a URL`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw sitesProblems.invalidUrl.create(`only http and https sites can be connected, not ${url.protocol.replace(':', '')}`);
-    if (url.username || url.password) throw sitesProblems.invalidUrl.create('the URL must not contain credentials; pass username and applicationPassword instead');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw sitesProblems.invalidUrl.create(
+        `only http and https sites can be connected, not ${url.protocol.replace(':', '')}`,
+      );
+    if (url.username || url.password)
+      throw sitesProblems.invalidUrl.create(
+        'the URL must not contain credentials; pass username and applicationPassword instead',
+      );
     if (!url.hostname) throw sitesProblems.invalidUrl.create('the URL has no host');
     return normaliseSiteUrl(url.toString());
   }
@@ -59,9 +73,19 @@ export function createSitesService(deps: SitesServiceDeps) {
   function claimUrl(url: string): void {
     const existing = repository.findByUrl(url);
     if (!existing) return;
-    if (existing.state === 'connected') throw sitesProblems.alreadyConnected.create(`${url} is already connected as ${existing.id}`, { siteId: existing.id });
-    if (existing.state === 'pending' && existing.authorizationExpiresAt && existing.authorizationExpiresAt > clock.now()) {
-      throw sitesProblems.connectionPending.create(`${url} is waiting for approval as ${existing.id}; approve it, or delete that site to start again`, { siteId: existing.id });
+    if (existing.state === 'connected')
+      throw sitesProblems.alreadyConnected.create(`${url} is already connected as ${existing.id}`, {
+        siteId: existing.id,
+      });
+    if (
+      existing.state === 'pending' &&
+      existing.authorizationExpiresAt &&
+      existing.authorizationExpiresAt > clock.now()
+    ) {
+      throw sitesProblems.connectionPending.create(
+        `${url} is waiting for approval as ${existing.id}; approve it, or delete that site to start again`,
+        { siteId: existing.id },
+      );
     }
     if (existing.state === 'pending' || STALE_STATES.includes(existing.state)) repository.delete(existing.id);
   }
@@ -74,16 +98,26 @@ export function createSitesService(deps: SitesServiceDeps) {
       user = await session.currentUser();
     } catch (error) {
       if (isAppError(error) && error.problem.name === 'credentials-rejected') {
-        throw wordpressProblems.credentialsRejected.create(`the site did not accept the application password for ${username}: ${error.detail}`, error.extensions);
+        throw wordpressProblems.credentialsRejected.create(
+          `the site did not accept the application password for ${username}: ${error.detail}`,
+          error.extensions,
+        );
       }
       throw error;
     }
     const missing = REQUIRED_CAPABILITIES.filter((capability) => !user.capabilities[capability]);
     if (missing.length > 0) {
-      throw wordpressProblems.insufficientCapabilities.create(`${user.username} lacks ${missing.join(', ')}; connect as an administrator`, { missingCapabilities: missing, roles: user.roles });
+      throw wordpressProblems.insufficientCapabilities.create(
+        `${user.username} lacks ${missing.join(', ')}; connect as an administrator`,
+        { missingCapabilities: missing, roles: user.roles },
+      );
     }
     const uuid = await session.currentApplicationPasswordUuid();
-    return { username: user.username, credentialSealed: secrets.seal(applicationPassword), applicationPasswordUuid: uuid };
+    return {
+      username: user.username,
+      credentialSealed: secrets.seal(applicationPassword),
+      applicationPasswordUuid: uuid,
+    };
   }
 
   async function discover(url: string): Promise<DiscoveredSite> {
@@ -112,7 +146,12 @@ export function createSitesService(deps: SitesServiceDeps) {
       createdAt: now,
       updatedAt: now,
     });
-    logEvent(logger, 'site.connected', { siteId: row.id, url: row.url, username: verified.username, mode: 'credentials' });
+    logEvent(logger, 'site.connected', {
+      siteId: row.id,
+      url: row.url,
+      username: verified.username,
+      mode: 'credentials',
+    });
     deps.lifecycle.connected(row.id);
     return (await sync.syncNow(row.id)) ?? row;
   }
@@ -151,7 +190,8 @@ export function createSitesService(deps: SitesServiceDeps) {
       return repository.insert(row);
     } catch (error) {
       // Two requests for the same URL at once: the database's unique index decides.
-      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw sitesProblems.alreadyConnected.create(`${row.url} was connected by another request just now`);
+      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
+        throw sitesProblems.alreadyConnected.create(`${row.url} was connected by another request just now`);
       throw error;
     }
   }
@@ -183,27 +223,46 @@ export function createSitesService(deps: SitesServiceDeps) {
     async connect(input: { url: string; username?: string; applicationPassword?: string }) {
       const url = parseUrl(input.url);
       if ((input.username === undefined) !== (input.applicationPassword === undefined)) {
-        throw sitesProblems.incompleteCredentials.create(`only ${input.username === undefined ? 'applicationPassword' : 'username'} was given`);
+        throw sitesProblems.incompleteCredentials.create(
+          `only ${input.username === undefined ? 'applicationPassword' : 'username'} was given`,
+        );
       }
       if (input.username !== undefined && input.applicationPassword !== undefined) {
-        return { mode: 'credentials' as const, site: await connectWithCredentials(url, input.username, input.applicationPassword) };
+        return {
+          mode: 'credentials' as const,
+          site: await connectWithCredentials(url, input.username, input.applicationPassword),
+        };
       }
       return { mode: 'authorization' as const, ...(await startAuthorization(url)) };
     },
 
     /** WordPress redirects the admin's browser here after approval (or rejection). */
-    async completeAuthorization(query: { state: string; success?: string; site_url?: string; user_login?: string; password?: string }): Promise<SiteRow> {
+    async completeAuthorization(query: {
+      state: string;
+      success?: string;
+      site_url?: string;
+      user_login?: string;
+      password?: string;
+    }): Promise<SiteRow> {
       const site = repository.findByAuthorizationState(hashState(query.state));
-      if (!site || site.state !== 'pending') throw sitesProblems.authorizationUnknown.create('this approval link is unknown or was already used; start the connection again');
+      if (!site || site.state !== 'pending')
+        throw sitesProblems.authorizationUnknown.create(
+          'this approval link is unknown or was already used; start the connection again',
+        );
       if (site.authorizationExpiresAt && site.authorizationExpiresAt <= clock.now()) {
         markFailed(site, 'authorization_expired', 'the approval came after the authorization expired');
         logEvent(logger, 'site.authorization_expired', { siteId: site.id, url: site.url });
-        throw sitesProblems.authorizationExpired.create(`the authorization for ${site.url} expired; start the connection again`, { siteId: site.id });
+        throw sitesProblems.authorizationExpired.create(
+          `the authorization for ${site.url} expired; start the connection again`,
+          { siteId: site.id },
+        );
       }
       if (query.success === 'false' || !query.user_login || !query.password) {
         markFailed(site, 'authorization_rejected', 'the site’s admin did not approve the connection');
         logEvent(logger, 'site.authorization_rejected', { siteId: site.id, url: site.url });
-        throw sitesProblems.authorizationRejected.create(`the connection to ${site.url} was not approved`, { siteId: site.id });
+        throw sitesProblems.authorizationRejected.create(`the connection to ${site.url} was not approved`, {
+          siteId: site.id,
+        });
       }
       if (!query.site_url || normaliseSiteUrl(query.site_url) !== site.url) {
         const reason = `the approval names ${query.site_url ?? 'no site'}, not ${site.url}`;
@@ -230,13 +289,22 @@ export function createSitesService(deps: SitesServiceDeps) {
         connectedAt: now,
         updatedAt: now,
       })!;
-      logEvent(logger, 'site.connected', { siteId: site.id, url: site.url, username: verified.username, mode: 'authorization' });
+      logEvent(logger, 'site.connected', {
+        siteId: site.id,
+        url: site.url,
+        username: verified.username,
+        mode: 'authorization',
+      });
       deps.lifecycle.connected(site.id);
       return (await sync.syncNow(site.id)) ?? connected;
     },
 
     list: (options: { limit: number; after?: string; state?: SiteState }) =>
-      repository.list({ limit: options.limit + 1, after: options.after, states: options.state ? [options.state] : undefined }),
+      repository.list({
+        limit: options.limit + 1,
+        after: options.after,
+        states: options.state ? [options.state] : undefined,
+      }),
 
     get(id: string): SiteRow {
       const site = repository.findById(id);

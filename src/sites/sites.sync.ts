@@ -47,8 +47,13 @@ export function createSiteSync({
   }
 
   function sessionFor(site: SiteRow): WordPressSession {
-    if (site.state !== 'connected' || !site.username || !site.credentialSealed) throw new Error(`site ${site.id} is not connected`);
-    return wordpress.session({ restUrl: site.restUrl, username: site.username, applicationPassword: secrets.open(site.credentialSealed) });
+    if (site.state !== 'connected' || !site.username || !site.credentialSealed)
+      throw new Error(`site ${site.id} is not connected`);
+    return wordpress.session({
+      restUrl: site.restUrl,
+      username: site.username,
+      applicationPassword: secrets.open(site.credentialSealed),
+    });
   }
 
   /** Reads plugins and themes from the site now and stores them. Failures are recorded, not thrown. */
@@ -59,7 +64,11 @@ export function createSiteSync({
     try {
       const session = sessionFor(site);
       const connector = createConnector(session, { operationTimeoutMs });
-      const [plugins, themes, info] = await Promise.all([session.listPlugins(), session.listThemes(), connector.info()]);
+      const [plugins, themes, info] = await Promise.all([
+        session.listPlugins(),
+        session.listThemes(),
+        connector.info(),
+      ]);
       const updates = info ? await freshUpdates(connector) : null;
       const syncedAt = clock.now();
       const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
@@ -71,8 +80,16 @@ export function createSiteSync({
       });
       metrics?.observeJob('sync', 'completed', syncedAt.getTime() - attemptAt.getTime());
       if (site.syncError) logEvent(logger, 'site.sync_recovered', { siteId: site.id, url: site.url });
-      const versions = info ? { connectorVersion: info.connector, wordpressVersion: info.wordpress, phpVersion: info.php } : { connectorVersion: null };
-      return repository.update(site.id, { ...versions, lastSyncedAt: syncedAt, lastSyncAttemptAt: attemptAt, syncError: null, updatedAt: syncedAt });
+      const versions = info
+        ? { connectorVersion: info.connector, wordpressVersion: info.wordpress, phpVersion: info.php }
+        : { connectorVersion: null };
+      return repository.update(site.id, {
+        ...versions,
+        lastSyncedAt: syncedAt,
+        lastSyncAttemptAt: attemptAt,
+        syncError: null,
+        updatedAt: syncedAt,
+      });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       metrics?.observeJob('sync', 'failed', clock.now().getTime() - attemptAt.getTime());

@@ -1,6 +1,12 @@
 import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core';
 
-export const siteStates = ['pending', 'connected', 'authorization_rejected', 'authorization_expired', 'authorization_failed'] as const;
+export const siteStates = [
+  'pending',
+  'connected',
+  'authorization_rejected',
+  'authorization_expired',
+  'authorization_failed',
+] as const;
 export type SiteState = (typeof siteStates)[number];
 
 export const sites = sqliteTable(

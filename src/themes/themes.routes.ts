@@ -8,7 +8,11 @@ import type { ThemesService } from './themes.service.js';
 
 const tags = ['Themes'];
 const ThemeParams = SiteIdPathParam.extend({
-  slug: z.string().regex(SlugPattern, 'a theme slug has only letters, digits, dots, dashes and underscores').max(200).openapi({ param: { name: 'slug', in: 'path' }, example: 'twentytwentythree' }),
+  slug: z
+    .string()
+    .regex(SlugPattern, 'a theme slug has only letters, digits, dots, dashes and underscores')
+    .max(200)
+    .openapi({ param: { name: 'slug', in: 'path' }, example: 'twentytwentythree' }),
 });
 const siteProblems = [400, 403, 404, 409, 422, 502, 504] as const;
 const action = (verb: 'update' | 'activate', summary: string, description: string) =>
@@ -19,7 +23,10 @@ const action = (verb: 'update' | 'activate', summary: string, description: strin
     summary,
     description,
     request: { params: ThemeParams },
-    responses: { 200: jsonContent(ThemeSchema, 'The theme as WordPress now reports it'), ...problemResponses(...siteProblems) },
+    responses: {
+      200: jsonContent(ThemeSchema, 'The theme as WordPress now reports it'),
+      ...problemResponses(...siteProblems),
+    },
   });
 
 const routes = {
@@ -28,18 +35,31 @@ const routes = {
     path: '/sites/{siteId}/themes',
     tags,
     summary: 'List themes',
-    description: 'Every theme installed on the site, read from the site now, sorted by slug. There is no theme install, deactivate or create: those routes do not exist.',
+    description:
+      'Every theme installed on the site, read from the site now, sorted by slug. There is no theme install, deactivate or create: those routes do not exist.',
     request: { params: SiteIdPathParam, query: PaginationQuery },
-    responses: { 200: jsonContent(pageSchema(ThemeSchema, 'ThemePage'), 'A page of themes'), ...problemResponses(400, 404, 409, 422, 502, 504) },
+    responses: {
+      200: jsonContent(pageSchema(ThemeSchema, 'ThemePage'), 'A page of themes'),
+      ...problemResponses(400, 404, 409, 422, 502, 504),
+    },
   }),
-  update: action('update', 'Update a theme', 'Updates the theme to the newest version the site knows of, through the connector.'),
-  activate: action('activate', 'Activate a theme', 'Switches the site to this theme, through the connector. Activating the active theme changes nothing.'),
+  update: action(
+    'update',
+    'Update a theme',
+    'Updates the theme to the newest version the site knows of, through the connector.',
+  ),
+  activate: action(
+    'activate',
+    'Activate a theme',
+    'Switches the site to this theme, through the connector. Activating the active theme changes nothing.',
+  ),
   remove: createRoute({
     method: 'delete',
     path: '/sites/{siteId}/themes/{slug}',
     tags,
     summary: 'Delete a theme',
-    description: 'Deletes an inactive theme through the connector. The active theme, and the parent of the active theme, cannot be deleted (409 `theme-active`).',
+    description:
+      'Deletes an inactive theme through the connector. The active theme, and the parent of the active theme, cannot be deleted (409 `theme-active`).',
     request: { params: ThemeParams },
     responses: { 204: { description: 'Deleted' }, ...problemResponses(...siteProblems) },
   }),
@@ -49,10 +69,17 @@ export function createThemesRoutes({ themes }: { themes: ThemesService }) {
   return new OpenAPIHono<AppEnv>()
     .openapi(routes.list, async (c) => {
       const all = await themes.list(c.req.valid('param').siteId);
-      return c.json(pageOfList(all, c.req.valid('query'), (theme) => theme.slug, SlugPattern), 200);
+      return c.json(
+        pageOfList(all, c.req.valid('query'), (theme) => theme.slug, SlugPattern),
+        200,
+      );
     })
-    .openapi(routes.update, async (c) => c.json(await themes.update(c.req.valid('param').siteId, c.req.valid('param').slug), 200))
-    .openapi(routes.activate, async (c) => c.json(await themes.activate(c.req.valid('param').siteId, c.req.valid('param').slug), 200))
+    .openapi(routes.update, async (c) =>
+      c.json(await themes.update(c.req.valid('param').siteId, c.req.valid('param').slug), 200),
+    )
+    .openapi(routes.activate, async (c) =>
+      c.json(await themes.activate(c.req.valid('param').siteId, c.req.valid('param').slug), 200),
+    )
     .openapi(routes.remove, async (c) => {
       await themes.remove(c.req.valid('param').siteId, c.req.valid('param').slug);
       return c.body(null, 204);

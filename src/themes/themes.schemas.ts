@@ -20,7 +20,8 @@ export const ThemeSchema = z
 export type Theme = z.infer<typeof ThemeSchema>;
 
 export function themeFromWordPress(theme: WordPressTheme): Theme {
-  const name = typeof theme.name === 'string' ? theme.name : (theme.name.raw ?? theme.name.rendered ?? theme.stylesheet);
+  const name =
+    typeof theme.name === 'string' ? theme.name : (theme.name.raw ?? theme.name.rendered ?? theme.stylesheet);
   return {
     slug: theme.stylesheet,
     name: decodeEntities(name),

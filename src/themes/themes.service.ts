@@ -49,10 +49,15 @@ export function createThemesService({ access, logger }: { access: SiteAccess; lo
       return access.operate(siteId, async (site) => {
         const themes = await listWithUpdates(site);
         const theme = themes.find((candidate) => candidate.slug === slug);
-        if (!theme) throw themesProblems.notFound.create(`${site.site.url} has no theme with the slug ${slug}`, { slug });
+        if (!theme)
+          throw themesProblems.notFound.create(`${site.site.url} has no theme with the slug ${slug}`, { slug });
         const active = themes.find((candidate) => candidate.status === 'active');
-        if (theme.status === 'active') throw themesProblems.active.create(`${slug} is the active theme; activate another theme before deleting it`, { slug });
-        if (active?.parent === slug) throw themesProblems.active.create(`${slug} is the parent of the active theme ${active.slug}`, { slug });
+        if (theme.status === 'active')
+          throw themesProblems.active.create(`${slug} is the active theme; activate another theme before deleting it`, {
+            slug,
+          });
+        if (active?.parent === slug)
+          throw themesProblems.active.create(`${slug} is the parent of the active theme ${active.slug}`, { slug });
         await site.connector.deleteTheme(slug).catch(rethrowThemeOperation);
       });
     },

@@ -42,7 +42,15 @@ const MAX_CACHED_TOKENS = 256;
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
-export function createTokensService({ repository, clock, logger }: { repository: TokensRepository; clock: Clock; logger: Logger }) {
+export function createTokensService({
+  repository,
+  clock,
+  logger,
+}: {
+  repository: TokensRepository;
+  clock: Clock;
+  logger: Logger;
+}) {
   // Recently valid tokens by hash. Emptied on a revoke here and whenever another process (the
   // CLI's `token revoke`) wrote to the database, which SQLite's data_version tells for free.
   const valid = new Map<string, ApiTokenRow>();
@@ -67,7 +75,14 @@ export function createTokensService({ repository, clock, logger }: { repository:
   function create(name: string, scope: TokenScope): { token: string; summary: TokenSummary } {
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
     const now = clock.now();
-    const row = { id: createId('tok', now), name, scope, tokenHash: hashToken(token), prefix: token.slice(0, TOKEN_PREFIX.length + 6), createdAt: now };
+    const row = {
+      id: createId('tok', now),
+      name,
+      scope,
+      tokenHash: hashToken(token),
+      prefix: token.slice(0, TOKEN_PREFIX.length + 6),
+      createdAt: now,
+    };
     repository.insert(row);
     logEvent(logger, 'token.created', { tokenId: row.id, name, scope });
     return { token, summary: toSummary({ ...row, lastUsedAt: null, revokedAt: null }) };
@@ -94,7 +109,10 @@ export function createTokensService({ repository, clock, logger }: { repository:
     revoke(idOrName: string): TokenSummary {
       const matches = repository.findByIdOrName(idOrName);
       if (matches.length === 0) throw tokenProblems.notFound.create(`no active token has the id or name ${idOrName}`);
-      if (matches.length > 1) throw tokenProblems.ambiguous.create(`${matches.length} active tokens are named ${idOrName}; revoke one by its id`);
+      if (matches.length > 1)
+        throw tokenProblems.ambiguous.create(
+          `${matches.length} active tokens are named ${idOrName}; revoke one by its id`,
+        );
       const row = matches[0]!;
       const now = clock.now();
       repository.revoke(row.id, now);
@@ -114,14 +132,27 @@ export function createTokensService({ repository, clock, logger }: { repository:
       const temporary = `${path}.tmp-${process.pid}`;
       writeFileSync(temporary, `${token}\n`, { mode: 0o600 });
       renameSync(temporary, path);
-      logEvent(logger, 'token.bootstrap_created', { tokenId: summary.id, path }, `no API token existed: an admin token was written to ${path}`);
+      logEvent(
+        logger,
+        'token.bootstrap_created',
+        { tokenId: summary.id, path },
+        `no API token existed: an admin token was written to ${path}`,
+      );
       return { path };
     },
   };
 }
 
 function toSummary(row: ApiTokenRow): TokenSummary {
-  return { id: row.id, name: row.name, scope: row.scope, prefix: row.prefix, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt, revokedAt: row.revokedAt };
+  return {
+    id: row.id,
+    name: row.name,
+    scope: row.scope,
+    prefix: row.prefix,
+    createdAt: row.createdAt,
+    lastUsedAt: row.lastUsedAt,
+    revokedAt: row.revokedAt,
+  };
 }
 
 export type TokensService = ReturnType<typeof createTokensService>;

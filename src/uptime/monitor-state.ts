@@ -21,7 +21,13 @@ export type Transition =
   /** From unknown (new site, or never probed): no event, but the status is persisted. */
   | { kind: 'first-up'; at: number };
 
-export const initialState = (status: UptimeStatus = 'unknown', since: number | null = null): MonitorState => ({ status, since, failures: 0, firstFailureAt: null, firstFailureCause: null });
+export const initialState = (status: UptimeStatus = 'unknown', since: number | null = null): MonitorState => ({
+  status,
+  since,
+  failures: 0,
+  firstFailureAt: null,
+  firstFailureCause: null,
+});
 
 export function applyProbe(
   state: MonitorState,
@@ -32,13 +38,22 @@ export function applyProbe(
     const next = initialState('up', state.status === 'up' ? state.since : probe.at);
     if (state.status === 'down') {
       const downSince = state.since ?? probe.at;
-      return { state: next, transition: { kind: 'up', at: probe.at, downSince, downtimeMs: probe.at - downSince }, recheck: false };
+      return {
+        state: next,
+        transition: { kind: 'up', at: probe.at, downSince, downtimeMs: probe.at - downSince },
+        recheck: false,
+      };
     }
-    return { state: next, transition: state.status === 'unknown' ? { kind: 'first-up', at: probe.at } : null, recheck: false };
+    return {
+      state: next,
+      transition: state.status === 'unknown' ? { kind: 'first-up', at: probe.at } : null,
+      recheck: false,
+    };
   }
   const failures = state.failures + 1;
   const firstFailureAt = state.failures === 0 ? probe.at : (state.firstFailureAt ?? probe.at);
-  const firstFailureCause = state.failures === 0 ? (probe.cause ?? 'protocol') : (state.firstFailureCause ?? probe.cause ?? 'protocol');
+  const firstFailureCause =
+    state.failures === 0 ? (probe.cause ?? 'protocol') : (state.firstFailureCause ?? probe.cause ?? 'protocol');
   const next: MonitorState = { ...state, failures, firstFailureAt, firstFailureCause };
   if (state.status === 'down') return { state: next, transition: null, recheck: false };
   if (failures >= confirmations) {

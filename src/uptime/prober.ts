@@ -3,7 +3,17 @@ import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 
 /** Why a probe failed; a stable vocabulary that API clients and alert rules can match on. */
-export const probeCauses = ['dns', 'connect', 'tls', 'timeout', 'http_status', 'keyword', 'body_too_large', 'redirects', 'protocol'] as const;
+export const probeCauses = [
+  'dns',
+  'connect',
+  'tls',
+  'timeout',
+  'http_status',
+  'keyword',
+  'body_too_large',
+  'redirects',
+  'protocol',
+] as const;
 export type ProbeCause = (typeof probeCauses)[number];
 
 export interface ProbeSettings {
@@ -60,15 +70,31 @@ class ProbeTimeout extends Error {
  * undici: for one request per connection it costs about half the CPU (bench/uptime.ts), and the
  * monitor makes thousands of them a minute. Site calls, which reuse connections, use undici.
  */
-export function createProber({ maxBodyBytes, userAgent, ca }: { maxBodyBytes: number; userAgent: string; ca?: string | Buffer }): Prober {
+export function createProber({
+  maxBodyBytes,
+  userAgent,
+  ca,
+}: {
+  maxBodyBytes: number;
+  userAgent: string;
+  ca?: string | Buffer;
+}): Prober {
   const inFlight = new Set<ClientRequest>();
   const headers = { 'user-agent': userAgent, accept: 'text/html,*/*;q=0.8' };
 
   function get(url: URL, keepText: boolean, deadline: Attempt): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const https = url.protocol === 'https:';
-      if (!https && url.protocol !== 'http:') return reject(Object.assign(new Error(`unsupported protocol ${url.protocol}`), { code: 'ERR_INVALID_PROTOCOL' }));
-      const options: RequestOptions & { ca?: string | Buffer } = { method: 'GET', headers, agent: false, ...(https && ca ? { ca } : {}) };
+      if (!https && url.protocol !== 'http:')
+        return reject(
+          Object.assign(new Error(`unsupported protocol ${url.protocol}`), { code: 'ERR_INVALID_PROTOCOL' }),
+        );
+      const options: RequestOptions & { ca?: string | Buffer } = {
+        method: 'GET',
+        headers,
+        agent: false,
+        ...(https && ca ? { ca } : {}),
+      };
       let certificateExpiresAt: number | null = null;
       const request = (https ? httpsRequest : httpRequest)(url, options, (response: IncomingMessage) => {
         const status = response.statusCode ?? 0;
@@ -93,10 +119,18 @@ export function createProber({ maxBodyBytes, userAgent, ca }: { maxBodyBytes: nu
           }
           if (keepText) chunks.push(chunk);
         });
-        response.on('end', () => resolve({ status, location: undefined, body: keepText ? Buffer.concat(chunks).toString('utf8') : '', certificateExpiresAt }));
+        response.on('end', () =>
+          resolve({
+            status,
+            location: undefined,
+            body: keepText ? Buffer.concat(chunks).toString('utf8') : '',
+            certificateExpiresAt,
+          }),
+        );
         response.on('error', reject);
         response.on('close', () => {
-          if (!response.complete) reject(Object.assign(new Error('the connection closed before the answer ended'), { code: 'ECONNRESET' }));
+          if (!response.complete)
+            reject(Object.assign(new Error('the connection closed before the answer ended'), { code: 'ECONNRESET' }));
         });
       });
       if (https) {
@@ -138,11 +172,14 @@ export function createProber({ maxBodyBytes, userAgent, ca }: { maxBodyBytes: nu
         }
         const responseMs = elapsed();
         if (answer.body === null) return failure('body_too_large', status, responseMs, certificateExpiresAt);
-        const expected = settings.expectedStatus ? settings.expectedStatus.includes(status) : status >= 200 && status < 400;
+        const expected = settings.expectedStatus
+          ? settings.expectedStatus.includes(status)
+          : status >= 200 && status < 400;
         if (!expected) return failure('http_status', status, responseMs, certificateExpiresAt);
         if (settings.keyword !== null) {
           const found = answer.body.includes(settings.keyword);
-          if (found !== (settings.keywordMode === 'present')) return failure('keyword', status, responseMs, certificateExpiresAt);
+          if (found !== (settings.keywordMode === 'present'))
+            return failure('keyword', status, responseMs, certificateExpiresAt);
         }
         return { up: true, httpStatus: status, responseMs, cause: null, certificateExpiresAt };
       }
@@ -162,7 +199,12 @@ export function createProber({ maxBodyBytes, userAgent, ca }: { maxBodyBytes: nu
   };
 }
 
-const failure = (cause: ProbeCause, httpStatus: number | null, responseMs: number | null, certificateExpiresAt: number | null): ProbeOutcome => ({
+const failure = (
+  cause: ProbeCause,
+  httpStatus: number | null,
+  responseMs: number | null,
+  certificateExpiresAt: number | null,
+): ProbeOutcome => ({
   up: false,
   httpStatus,
   responseMs,
@@ -175,9 +217,27 @@ export function causeOf(error: unknown): ProbeCause {
   const causeCode = ((error as { cause?: { code?: string } }).cause?.code ?? '') as string;
   for (const value of [code, causeCode]) {
     if (value === 'ENOTFOUND' || value === 'EAI_AGAIN' || value === 'EAI_NONAME') return 'dns';
-    if (value === 'UND_ERR_CONNECT_TIMEOUT' || value === 'UND_ERR_HEADERS_TIMEOUT' || value === 'UND_ERR_BODY_TIMEOUT' || value === 'ETIMEDOUT') return 'timeout';
-    if (value.startsWith('ERR_TLS') || value.startsWith('ERR_SSL') || value.includes('CERT') || value === 'EPROTO' || value === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE') return 'tls';
-    if (['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED'].includes(value)) return 'connect';
+    if (
+      value === 'UND_ERR_CONNECT_TIMEOUT' ||
+      value === 'UND_ERR_HEADERS_TIMEOUT' ||
+      value === 'UND_ERR_BODY_TIMEOUT' ||
+      value === 'ETIMEDOUT'
+    )
+      return 'timeout';
+    if (
+      value.startsWith('ERR_TLS') ||
+      value.startsWith('ERR_SSL') ||
+      value.includes('CERT') ||
+      value === 'EPROTO' ||
+      value === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'
+    )
+      return 'tls';
+    if (
+      ['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED'].includes(
+        value,
+      )
+    )
+      return 'connect';
   }
   return 'protocol';
 }

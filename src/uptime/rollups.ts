@@ -68,7 +68,8 @@ export function createHourlyRollups({ repository }: { repository: UptimeReposito
       const current = hourStart(now);
       const from = Math.max(repository.mark('hourly'), hourStart(now - rawRetentionMs));
       if (from < current) repository.rebuildHourly(from, current);
-      for (const probe of repository.probesSince(current)) addToBucket(bucketFor(probe.siteId, probe.at), probe.up, probe.responseMs);
+      for (const probe of repository.probesSince(current))
+        addToBucket(bucketFor(probe.siteId, probe.at), probe.up, probe.responseMs);
     },
   };
 }
@@ -79,7 +80,19 @@ export type HourlyRollups = ReturnType<typeof createHourlyRollups>;
  * The periodic job: closes finished hours, rolls finished days up, and prunes by retention.
  * Raw probes are deleted in chunks, yielding between them so probing keeps its schedule.
  */
-export async function runMaintenance({ repository, rollups, config, now, logger }: { repository: UptimeRepository; rollups: HourlyRollups; config: UptimeConfig; now: number; logger: Logger }) {
+export async function runMaintenance({
+  repository,
+  rollups,
+  config,
+  now,
+  logger,
+}: {
+  repository: UptimeRepository;
+  rollups: HourlyRollups;
+  config: UptimeConfig;
+  now: number;
+  logger: Logger;
+}) {
   const closedUntil = hourStart(now - LATE_PROBE_MS);
   const hoursClosed = rollups.closeBefore(closedUntil);
 
@@ -93,7 +106,10 @@ export async function runMaintenance({ repository, rollups, config, now, logger 
     deleted = repository.pruneRawChunk(rawBefore, PRUNE_CHUNK);
     await new Promise((resolve) => setImmediate(resolve));
   }
-  repository.pruneRollups(hourStart(now - config.hourlyRetentionDays * DAY_MS), dayStart(now - config.dailyRetentionDays * DAY_MS));
+  repository.pruneRollups(
+    hourStart(now - config.hourlyRetentionDays * DAY_MS),
+    dayStart(now - config.dailyRetentionDays * DAY_MS),
+  );
   logger.debug({ hoursClosed, daysRolled, rawPruned }, 'uptime maintenance done');
   return { hoursClosed, daysRolled, rawPruned };
 }

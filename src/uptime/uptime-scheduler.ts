@@ -103,7 +103,13 @@ export function createUptimeScheduler({
       if (existing && existing.intervalMs === intervalMs) return;
       const offsetMs = spreadOffset(siteId, intervalMs);
       const nextDueAt = nextSlot(clock.now().getTime(), intervalMs, offsetMs);
-      targets.set(siteId, { intervalMs, offsetMs, nextDueAt, running: existing?.running ?? false, generation: ++generations });
+      targets.set(siteId, {
+        intervalMs,
+        offsetMs,
+        nextDueAt,
+        running: existing?.running ?? false,
+        generation: ++generations,
+      });
     },
     remove: (siteId) => void targets.delete(siteId),
     has: (siteId) => targets.has(siteId),

@@ -7,7 +7,8 @@ import type { SiteMonitor } from './uptime.service.js';
 import type { DowntimeEventRow } from './uptime.table.js';
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
-const percent = ({ up, down }: { up: number; down: number }) => (up + down === 0 ? null : Math.round((up / (up + down)) * 10_000) / 100);
+const percent = ({ up, down }: { up: number; down: number }) =>
+  up + down === 0 ? null : Math.round((up / (up + down)) * 10_000) / 100;
 
 /** Sums buckets of the same hour (a late probe can add to an hour already written). */
 function mergeHours(rows: readonly BucketRow[]): BucketRow[] {
@@ -22,8 +23,18 @@ function mergeHours(rows: readonly BucketRow[]): BucketRow[] {
     seen.down += row.down;
     seen.responseSum += row.responseSum;
     seen.responseCount += row.responseCount;
-    seen.responseMin = seen.responseMin === null ? row.responseMin : row.responseMin === null ? seen.responseMin : Math.min(seen.responseMin, row.responseMin);
-    seen.responseMax = seen.responseMax === null ? row.responseMax : row.responseMax === null ? seen.responseMax : Math.max(seen.responseMax, row.responseMax);
+    seen.responseMin =
+      seen.responseMin === null
+        ? row.responseMin
+        : row.responseMin === null
+          ? seen.responseMin
+          : Math.min(seen.responseMin, row.responseMin);
+    seen.responseMax =
+      seen.responseMax === null
+        ? row.responseMax
+        : row.responseMax === null
+          ? seen.responseMax
+          : Math.max(seen.responseMax, row.responseMax);
   }
   return [...byHour.values()].sort((a, b) => a.bucket - b.bucket);
 }
@@ -50,8 +61,19 @@ export function toUptimeReport(input: {
     lastCheckedAt: iso(last?.at),
     lastResponseTimeMs: last?.responseMs ?? null,
     monitoring: input.settings,
-    uptimePercent: { last24h: percent(input.totals[0]!), last7d: percent(input.totals[1]!), last30d: percent(input.totals[2]!) },
-    certificate: expiresAt === null ? null : { expiresAt: new Date(expiresAt).toISOString(), daysLeft, expiringSoon: daysLeft < input.certificateWarningDays },
+    uptimePercent: {
+      last24h: percent(input.totals[0]!),
+      last7d: percent(input.totals[1]!),
+      last30d: percent(input.totals[2]!),
+    },
+    certificate:
+      expiresAt === null
+        ? null
+        : {
+            expiresAt: new Date(expiresAt).toISOString(),
+            daysLeft,
+            expiringSoon: daysLeft < input.certificateWarningDays,
+          },
     recentProbes: [...recent].reverse().map((probe) => ({
       at: new Date(probe.at).toISOString(),
       up: probe.up,
@@ -63,7 +85,11 @@ export function toUptimeReport(input: {
       hour: new Date(bucket.bucket).toISOString(),
       up: bucket.up,
       down: bucket.down,
-      responseTimeMs: { avg: bucket.responseCount === 0 ? null : Math.round(bucket.responseSum / bucket.responseCount), min: bucket.responseMin, max: bucket.responseMax },
+      responseTimeMs: {
+        avg: bucket.responseCount === 0 ? null : Math.round(bucket.responseSum / bucket.responseCount),
+        min: bucket.responseMin,
+        max: bucket.responseMax,
+      },
     })),
   };
 }

@@ -2,7 +2,15 @@ import type Database from 'better-sqlite3';
 import { and, desc, eq, gte, isNull, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { sites } from '../sites/sites.table.js';
-import { downtimeEvents, uptimeHourly, uptimeMonitors, uptimeRollupMarks, type DowntimeEventRow, type UptimeMonitorRow, type UptimeStatus } from './uptime.table.js';
+import {
+  downtimeEvents,
+  uptimeHourly,
+  uptimeMonitors,
+  uptimeRollupMarks,
+  type DowntimeEventRow,
+  type UptimeMonitorRow,
+  type UptimeStatus,
+} from './uptime.table.js';
 
 export interface ProbeRow {
   siteId: string;
@@ -26,7 +34,16 @@ export interface BucketRow {
 }
 
 const BUCKET_COLUMNS = 'site_id, bucket, up, down, response_sum, response_count, response_min, response_max';
-const bucketParams = (row: BucketRow) => [row.siteId, row.bucket, row.up, row.down, row.responseSum, row.responseCount, row.responseMin, row.responseMax];
+const bucketParams = (row: BucketRow) => [
+  row.siteId,
+  row.bucket,
+  row.up,
+  row.down,
+  row.responseSum,
+  row.responseCount,
+  row.responseMin,
+  row.responseMax,
+];
 const RAW_AGGREGATE = `sum(p.up), sum(1 - p.up), coalesce(sum(p.response_ms), 0), count(p.response_ms), min(p.response_ms), max(p.response_ms)`;
 
 /**
@@ -43,8 +60,12 @@ export interface BufferedStatus {
 export function createUptimeRepository({ db }: { db: Db }) {
   // drizzle's handle carries the better-sqlite3 connection it wraps.
   const sqlite = (db as Db & { $client: Database.Database }).$client;
-  const setStatus = sqlite.prepare('update uptime_monitors set status = ?, status_since = ?, updated_at = ? where site_id = ?');
-  const insertProbe = sqlite.prepare('insert into uptime_probes (site_id, at, up, http_status, response_ms, cause, certificate_expires_at) values (?, ?, ?, ?, ?, ?, ?)');
+  const setStatus = sqlite.prepare(
+    'update uptime_monitors set status = ?, status_since = ?, updated_at = ? where site_id = ?',
+  );
+  const insertProbe = sqlite.prepare(
+    'insert into uptime_probes (site_id, at, up, http_status, response_ms, cause, certificate_expires_at) values (?, ?, ?, ?, ?, ?, ?)',
+  );
   const addHourly = sqlite.prepare(
     `insert into uptime_hourly (${BUCKET_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (site_id, bucket) do update set
        up = up + excluded.up, down = down + excluded.down, response_sum = response_sum + excluded.response_sum,
@@ -52,18 +73,27 @@ export function createUptimeRepository({ db }: { db: Db }) {
        response_min = min(coalesce(response_min, excluded.response_min), coalesce(excluded.response_min, response_min)),
        response_max = max(coalesce(response_max, excluded.response_max), coalesce(excluded.response_max, response_max))`,
   );
-  const setMark = sqlite.prepare('insert into uptime_rollup_marks (name, until) values (?, ?) on conflict (name) do update set until = excluded.until');
-  const pruneRawChunk = sqlite.prepare('delete from uptime_probes where id in (select id from uptime_probes where at < ? order by at limit ?)');
+  const setMark = sqlite.prepare(
+    'insert into uptime_rollup_marks (name, until) values (?, ?) on conflict (name) do update set until = excluded.until',
+  );
+  const pruneRawChunk = sqlite.prepare(
+    'delete from uptime_probes where id in (select id from uptime_probes where at < ? order by at limit ?)',
+  );
 
   return {
     ensureMonitor(siteId: string, now: number): void {
       db.insert(uptimeMonitors).values({ siteId, updatedAt: now }).onConflictDoNothing().run();
     },
-    findMonitor: (siteId: string): UptimeMonitorRow | undefined => db.select().from(uptimeMonitors).where(eq(uptimeMonitors.siteId, siteId)).get(),
+    findMonitor: (siteId: string): UptimeMonitorRow | undefined =>
+      db.select().from(uptimeMonitors).where(eq(uptimeMonitors.siteId, siteId)).get(),
 
     /** Connected sites with their monitor (created with defaults where missing). */
     connectedSites(now: number): { siteId: string; url: string; monitor: UptimeMonitorRow }[] {
-      sqlite.prepare(`insert into uptime_monitors (site_id, updated_at) select id, ? from sites where state = 'connected' on conflict do nothing`).run(now);
+      sqlite
+        .prepare(
+          `insert into uptime_monitors (site_id, updated_at) select id, ? from sites where state = 'connected' on conflict do nothing`,
+        )
+        .run(now);
       return db
         .select({ siteId: sites.id, url: sites.url, monitor: uptimeMonitors })
         .from(sites)
@@ -77,24 +107,44 @@ export function createUptimeRepository({ db }: { db: Db }) {
     },
 
     /** A status change and its downtime event are written together, at once. */
-    recordTransition(siteId: string, change: { status: UptimeStatus; since: number; open?: { startedAt: number; cause: string }; closeAt?: number }): void {
+    recordTransition(
+      siteId: string,
+      change: { status: UptimeStatus; since: number; open?: { startedAt: number; cause: string }; closeAt?: number },
+    ): void {
       db.transaction((tx) => {
-        tx.update(uptimeMonitors).set({ status: change.status, statusSince: change.since, updatedAt: change.since }).where(eq(uptimeMonitors.siteId, siteId)).run();
+        tx.update(uptimeMonitors)
+          .set({ status: change.status, statusSince: change.since, updatedAt: change.since })
+          .where(eq(uptimeMonitors.siteId, siteId))
+          .run();
         if (change.closeAt !== undefined) {
-          tx.update(downtimeEvents).set({ endedAt: change.closeAt }).where(and(eq(downtimeEvents.siteId, siteId), isNull(downtimeEvents.endedAt))).run();
+          tx.update(downtimeEvents)
+            .set({ endedAt: change.closeAt })
+            .where(and(eq(downtimeEvents.siteId, siteId), isNull(downtimeEvents.endedAt)))
+            .run();
         }
-        if (change.open) tx.insert(downtimeEvents).values({ siteId, startedAt: change.open.startedAt, cause: change.open.cause }).run();
+        if (change.open)
+          tx.insert(downtimeEvents)
+            .values({ siteId, startedAt: change.open.startedAt, cause: change.open.cause })
+            .run();
       });
     },
 
     openEvent: (siteId: string): DowntimeEventRow | undefined =>
-      db.select().from(downtimeEvents).where(and(eq(downtimeEvents.siteId, siteId), isNull(downtimeEvents.endedAt))).get(),
+      db
+        .select()
+        .from(downtimeEvents)
+        .where(and(eq(downtimeEvents.siteId, siteId), isNull(downtimeEvents.endedAt)))
+        .get(),
 
-    downtimeEvents(siteId: string, { limit, beforeId, from, to }: { limit: number; beforeId?: number; from?: number; to?: number }): DowntimeEventRow[] {
+    downtimeEvents(
+      siteId: string,
+      { limit, beforeId, from, to }: { limit: number; beforeId?: number; from?: number; to?: number },
+    ): DowntimeEventRow[] {
       const conditions: SQL[] = [eq(downtimeEvents.siteId, siteId)];
       if (beforeId !== undefined) conditions.push(lt(downtimeEvents.id, beforeId));
       // Events overlapping [from, to]: still open, or ended after `from`; started before `to`.
-      if (from !== undefined) conditions.push(sql`(${downtimeEvents.endedAt} is null or ${downtimeEvents.endedAt} >= ${from})`);
+      if (from !== undefined)
+        conditions.push(sql`(${downtimeEvents.endedAt} is null or ${downtimeEvents.endedAt} >= ${from})`);
       if (to !== undefined) conditions.push(lte(downtimeEvents.startedAt, to));
       return db
         .select()
@@ -107,7 +157,16 @@ export function createUptimeRepository({ db }: { db: Db }) {
 
     /** One transaction for a second's probes and the status changes that open no event. */
     insertProbes: sqlite.transaction((rows: ProbeRow[], statuses: BufferedStatus[] = []) => {
-      for (const row of rows) insertProbe.run(row.siteId, row.at, row.up ? 1 : 0, row.httpStatus, row.responseMs, row.cause, row.certificateExpiresAt);
+      for (const row of rows)
+        insertProbe.run(
+          row.siteId,
+          row.at,
+          row.up ? 1 : 0,
+          row.httpStatus,
+          row.responseMs,
+          row.cause,
+          row.certificateExpiresAt,
+        );
       for (const change of statuses) setStatus.run(change.status, change.since, change.since, change.siteId);
     }),
 
@@ -115,7 +174,9 @@ export function createUptimeRepository({ db }: { db: Db }) {
     probesSince: (from: number): ProbeRow[] =>
       (
         sqlite
-          .prepare('select site_id as siteId, at, up, http_status as httpStatus, response_ms as responseMs, cause, certificate_expires_at as certificateExpiresAt from uptime_probes where at >= ? order by at')
+          .prepare(
+            'select site_id as siteId, at, up, http_status as httpStatus, response_ms as responseMs, cause, certificate_expires_at as certificateExpiresAt from uptime_probes where at >= ? order by at',
+          )
           .all(from) as (Omit<ProbeRow, 'up'> & { up: number })[]
       ).map((row) => ({ ...row, up: row.up === 1 })),
 
@@ -152,7 +213,8 @@ export function createUptimeRepository({ db }: { db: Db }) {
       setMark.run('daily', dayEnd);
     }),
 
-    mark: (name: 'hourly' | 'daily'): number => db.select().from(uptimeRollupMarks).where(eq(uptimeRollupMarks.name, name)).get()?.until ?? 0,
+    mark: (name: 'hourly' | 'daily'): number =>
+      db.select().from(uptimeRollupMarks).where(eq(uptimeRollupMarks.name, name)).get()?.until ?? 0,
 
     hourly: (siteId: string, from: number): BucketRow[] =>
       db
@@ -164,8 +226,15 @@ export function createUptimeRepository({ db }: { db: Db }) {
 
     /** Up and down counts since each of the given times, in one pass over the site's hourly rows. */
     totalsSince(siteId: string, since: number[]): { up: number; down: number }[] {
-      const columns = since.map((_, i) => `coalesce(sum(case when bucket >= ? then up end), 0) as up${i}, coalesce(sum(case when bucket >= ? then down end), 0) as down${i}`).join(', ');
-      const row = sqlite.prepare(`select ${columns} from uptime_hourly where site_id = ? and bucket >= ?`).get(...since.flatMap((t) => [t, t]), siteId, Math.min(...since)) as Record<string, number>;
+      const columns = since
+        .map(
+          (_, i) =>
+            `coalesce(sum(case when bucket >= ? then up end), 0) as up${i}, coalesce(sum(case when bucket >= ? then down end), 0) as down${i}`,
+        )
+        .join(', ');
+      const row = sqlite
+        .prepare(`select ${columns} from uptime_hourly where site_id = ? and bucket >= ?`)
+        .get(...since.flatMap((t) => [t, t]), siteId, Math.min(...since)) as Record<string, number>;
       return since.map((_, i) => ({ up: row[`up${i}`] ?? 0, down: row[`down${i}`] ?? 0 }));
     },
 
@@ -174,8 +243,12 @@ export function createUptimeRepository({ db }: { db: Db }) {
 
     pruneRollups(hourlyBefore: number, dailyBefore: number): void {
       // `site_id in (…)` lets SQLite walk each site's primary-key range instead of the whole table.
-      sqlite.prepare('delete from uptime_hourly where site_id in (select site_id from uptime_monitors) and bucket < ?').run(hourlyBefore);
-      sqlite.prepare('delete from uptime_daily where site_id in (select site_id from uptime_monitors) and bucket < ?').run(dailyBefore);
+      sqlite
+        .prepare('delete from uptime_hourly where site_id in (select site_id from uptime_monitors) and bucket < ?')
+        .run(hourlyBefore);
+      sqlite
+        .prepare('delete from uptime_daily where site_id in (select site_id from uptime_monitors) and bucket < ?')
+        .run(dailyBefore);
       sqlite.prepare('delete from downtime_events where ended_at is not null and ended_at < ?').run(dailyBefore);
     },
   };

@@ -13,7 +13,8 @@ const getUptime = createRoute({
   path: '/sites/{siteId}/uptime',
   tags,
   summary: 'Uptime of a site',
-  description: 'Current status, uptime percentages over 24 hours, 7 and 30 days, the certificate, the latest probes and hourly buckets.',
+  description:
+    'Current status, uptime percentages over 24 hours, 7 and 30 days, the certificate, the latest probes and hourly buckets.',
   request: { params: SiteIdPathParam },
   responses: { 200: jsonContent(UptimeReportSchema, 'The site’s uptime'), ...problemResponses(404) },
 });
@@ -23,9 +24,13 @@ const listDowntime = createRoute({
   path: '/sites/{siteId}/uptime/downtime',
   tags,
   summary: 'Downtime events of a site',
-  description: 'Newest first. An event starts at the first failed probe of a confirmed outage and ends at the next successful probe; an ongoing one has no end. `from`/`to` keep events overlapping that range.',
+  description:
+    'Newest first. An event starts at the first failed probe of a confirmed outage and ends at the next successful probe; an ongoing one has no end. `from`/`to` keep events overlapping that range.',
   request: { params: SiteIdPathParam, query: PaginationQuery.extend(DowntimeQuery.shape) },
-  responses: { 200: jsonContent(pageSchema(DowntimeEventSchema, 'DowntimeEventPage'), 'A page of downtime events'), ...problemResponses(400, 404) },
+  responses: {
+    200: jsonContent(pageSchema(DowntimeEventSchema, 'DowntimeEventPage'), 'A page of downtime events'),
+    ...problemResponses(400, 404),
+  },
 });
 
 export function createUptimeRoutes({ uptime }: { uptime: UptimeService }) {
@@ -33,7 +38,12 @@ export function createUptimeRoutes({ uptime }: { uptime: UptimeService }) {
     .openapi(getUptime, (c) => c.json(uptime.report(c.req.valid('param').siteId), 200))
     .openapi(listDowntime, (c) => {
       const { limit, cursor, from, to } = c.req.valid('query');
-      const rows = uptime.downtime(c.req.valid('param').siteId, { limit, cursor: decodeCursor(cursor, /^\d+$/), from, to });
+      const rows = uptime.downtime(c.req.valid('param').siteId, {
+        limit,
+        cursor: decodeCursor(cursor, /^\d+$/),
+        from,
+        to,
+      });
       return c.json(toPage(rows, limit), 200);
     });
 }

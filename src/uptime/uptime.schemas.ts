@@ -6,8 +6,15 @@ const causeDescription = `Why the probe failed: ${probeCauses.map((cause) => `\`
 
 export const KeywordSchema = z
   .object({
-    text: z.string().min(1).max(200).openapi({ description: 'Text looked for in the body (case-sensitive, in the first bytes up to the body cap).' }),
-    mode: z.enum(keywordModes).default('present').openapi({ description: '`present`: the site is down when the text is missing; `absent`: when it appears.' }),
+    text: z
+      .string()
+      .min(1)
+      .max(200)
+      .openapi({ description: 'Text looked for in the body (case-sensitive, in the first bytes up to the body cap).' }),
+    mode: z
+      .enum(keywordModes)
+      .default('present')
+      .openapi({ description: '`present`: the site is down when the text is missing; `absent`: when it appears.' }),
   })
   .openapi('UptimeKeyword');
 
@@ -15,7 +22,10 @@ export const MonitoringSettingsSchema = z
   .object({
     intervalSeconds: z.number().int(),
     timeoutMs: z.number().int(),
-    expectedStatus: z.array(z.number().int()).nullable().openapi({ description: 'Accepted final HTTP statuses; null accepts any 2xx or 3xx after following redirects.' }),
+    expectedStatus: z
+      .array(z.number().int())
+      .nullable()
+      .openapi({ description: 'Accepted final HTTP statuses; null accepts any 2xx or 3xx after following redirects.' }),
     keyword: KeywordSchema.nullable(),
     paused: z.boolean().openapi({ description: 'A paused site is not probed.' }),
   })
@@ -23,10 +33,27 @@ export const MonitoringSettingsSchema = z
 
 export const MonitoringSettingsInput = z
   .object({
-    intervalSeconds: z.number().int().min(10).max(86_400).nullable().optional().openapi({ description: 'Seconds between probes (10–86400); null restores the default.' }),
-    timeoutMs: z.number().int().min(500).max(60_000).nullable().optional().openapi({ description: 'Time limit of one probe in ms (500–60000, less than the interval); null restores the default.' }),
-    expectedStatus: z.array(z.number().int().min(100).max(599)).min(1).max(20).nullable().optional().openapi({ description: 'Accepted final statuses; null: any 2xx or 3xx.' }),
-    keyword: KeywordSchema.nullable().optional().openapi({ description: 'Text that must (or must not) appear in the body; null removes it.' }),
+    intervalSeconds: z
+      .number()
+      .int()
+      .min(10)
+      .max(86_400)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Seconds between probes (10–86400); null restores the default.' }),
+    timeoutMs: z.number().int().min(500).max(60_000).nullable().optional().openapi({
+      description: 'Time limit of one probe in ms (500–60000, less than the interval); null restores the default.',
+    }),
+    expectedStatus: z
+      .array(z.number().int().min(100).max(599))
+      .min(1)
+      .max(20)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Accepted final statuses; null: any 2xx or 3xx.' }),
+    keyword: KeywordSchema.nullable()
+      .optional()
+      .openapi({ description: 'Text that must (or must not) appear in the body; null removes it.' }),
     paused: z.boolean().optional(),
   })
   .strict()
@@ -54,18 +81,26 @@ export const ProbeSchema = z
   })
   .openapi('UptimeProbe');
 
-const ResponseTimes = z.object({ avg: z.number().int().nullable(), min: z.number().int().nullable(), max: z.number().int().nullable() });
+const ResponseTimes = z.object({
+  avg: z.number().int().nullable(),
+  min: z.number().int().nullable(),
+  max: z.number().int().nullable(),
+});
 
 export const HourlyBucketSchema = z
   .object({ hour: z.string(), up: z.number().int(), down: z.number().int(), responseTimeMs: ResponseTimes })
   .openapi('UptimeHourlyBucket');
 
-const Percent = z.number().nullable().openapi({ description: 'Percentage of successful probes (0–100, two decimals); null without probes in the window.' });
+const Percent = z.number().nullable().openapi({
+  description: 'Percentage of successful probes (0–100, two decimals); null without probes in the window.',
+});
 
 export const UptimeReportSchema = z
   .object({
     siteId: z.string(),
-    status: z.enum(uptimeStatuses).openapi({ description: '`unknown` until the first probe (and for sites not connected).' }),
+    status: z
+      .enum(uptimeStatuses)
+      .openapi({ description: '`unknown` until the first probe (and for sites not connected).' }),
     since: z.string().nullable(),
     lastCheckedAt: z.string().nullable(),
     lastResponseTimeMs: z.number().int().nullable(),
@@ -80,7 +115,9 @@ export const UptimeReportSchema = z
       .nullable()
       .openapi({ description: 'The https certificate last seen; null for http sites.' }),
     recentProbes: z.array(ProbeSchema).openapi({ description: 'The latest probes, newest first.' }),
-    hourly: z.array(HourlyBucketSchema).openapi({ description: 'The last 24 hours, oldest first (hours without probes are left out).' }),
+    hourly: z
+      .array(HourlyBucketSchema)
+      .openapi({ description: 'The last 24 hours, oldest first (hours without probes are left out).' }),
   })
   .openapi('UptimeReport');
 
@@ -88,7 +125,10 @@ export const DowntimeEventSchema = z
   .object({
     id: z.string(),
     startedAt: z.string().openapi({ description: 'The first failed probe.' }),
-    endedAt: z.string().nullable().openapi({ description: 'The first successful probe after; null while the site is still down.' }),
+    endedAt: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The first successful probe after; null while the site is still down.' }),
     durationMs: z.number().int().openapi({ description: 'Until `endedAt`, or until now while ongoing.' }),
     ongoing: z.boolean(),
     cause: z.enum(probeCauses).openapi({ description: causeDescription }),
@@ -96,8 +136,14 @@ export const DowntimeEventSchema = z
   .openapi('DowntimeEvent');
 
 export const DowntimeQuery = z.object({
-  from: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Only events still going on at or after this time (ISO 8601).' }),
-  to: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Only events that started at or before this time (ISO 8601).' }),
+  from: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: 'Only events still going on at or after this time (ISO 8601).' }),
+  to: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: 'Only events that started at or before this time (ISO 8601).' }),
 });
 
 export type MonitoringSettingsView = z.infer<typeof MonitoringSettingsSchema>;

@@ -52,7 +52,12 @@ export function createUptimeService(deps: UptimeServiceDeps) {
   const monitors = new Map<string, SiteMonitor>();
   const writer = createProbeWriter({ repository, logger });
   const rollups = createHourlyRollups({ repository });
-  const scheduler = createUptimeScheduler({ clock, concurrency: config.concurrency, probe: probeSite, onStart: deps.onProbeStart });
+  const scheduler = createUptimeScheduler({
+    clock,
+    concurrency: config.concurrency,
+    probe: probeSite,
+    onStart: deps.onProbeStart,
+  });
   const now = () => clock.now().getTime();
   let stopping: Promise<void> | undefined;
 
@@ -71,7 +76,13 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     const monitor: SiteMonitor = {
       siteId,
       url,
-      settings: { url, timeoutMs: settings.timeoutMs, expectedStatus: settings.expectedStatus, keyword: settings.keyword?.text ?? null, keywordMode: settings.keyword?.mode ?? 'present' },
+      settings: {
+        url,
+        timeoutMs: settings.timeoutMs,
+        expectedStatus: settings.expectedStatus,
+        keyword: settings.keyword?.text ?? null,
+        keywordMode: settings.keyword?.mode ?? 'present',
+      },
       intervalMs: settings.intervalSeconds * 1000,
       paused: settings.paused,
       state,
@@ -110,15 +121,33 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     monitor.recent.push(row);
     if (monitor.recent.length > RECENT_PROBES) monitor.recent.shift();
 
-    const { state, transition, recheck } = applyProbe(monitor.state, { at, up: outcome.up, cause: outcome.cause }, config.confirmations);
+    const { state, transition, recheck } = applyProbe(
+      monitor.state,
+      { at, up: outcome.up, cause: outcome.cause },
+      config.confirmations,
+    );
     monitor.state = state;
     if (transition?.kind === 'down' || transition?.kind === 'up') writer.supersedeStatus(monitor.siteId);
     if (transition?.kind === 'down') {
-      repository.recordTransition(monitor.siteId, { status: 'down', since: transition.startedAt, open: { startedAt: transition.startedAt, cause: transition.cause } });
-      logEvent(logger, 'site.down', { siteId: monitor.siteId, url: monitor.url, cause: transition.cause, firstFailureAt: new Date(transition.startedAt).toISOString() });
+      repository.recordTransition(monitor.siteId, {
+        status: 'down',
+        since: transition.startedAt,
+        open: { startedAt: transition.startedAt, cause: transition.cause },
+      });
+      logEvent(logger, 'site.down', {
+        siteId: monitor.siteId,
+        url: monitor.url,
+        cause: transition.cause,
+        firstFailureAt: new Date(transition.startedAt).toISOString(),
+      });
     } else if (transition?.kind === 'up') {
       repository.recordTransition(monitor.siteId, { status: 'up', since: at, closeAt: at });
-      logEvent(logger, 'site.up', { siteId: monitor.siteId, url: monitor.url, downtimeMs: transition.downtimeMs, downSince: new Date(transition.downSince).toISOString() });
+      logEvent(logger, 'site.up', {
+        siteId: monitor.siteId,
+        url: monitor.url,
+        downtimeMs: transition.downtimeMs,
+        downSince: new Date(transition.downSince).toISOString(),
+      });
     } else if (transition?.kind === 'first-up') {
       writer.addStatus({ siteId: monitor.siteId, status: 'up', since: at });
     }
@@ -136,7 +165,12 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     if (daysLeft < config.certificateWarningDays && monitor.certificateWarnedFor !== expiresAt) {
       monitor.certificateWarnedFor = expiresAt;
       repository.updateMonitor(monitor.siteId, { certificateWarnedFor: expiresAt, updatedAt: at });
-      logEvent(logger, 'site.certificate_expiring', { siteId: monitor.siteId, url: monitor.url, daysLeft, expiresAt: new Date(expiresAt).toISOString() });
+      logEvent(logger, 'site.certificate_expiring', {
+        siteId: monitor.siteId,
+        url: monitor.url,
+        daysLeft,
+        expiresAt: new Date(expiresAt).toISOString(),
+      });
     }
   }
 
@@ -155,14 +189,17 @@ export function createUptimeService(deps: UptimeServiceDeps) {
   }
 
   function invalid(field: string, message: string) {
-    return commonProblems.validation.create(`invalid request body: ${field}: ${message}`, { errors: [{ field, in: 'body', message }] });
+    return commonProblems.validation.create(`invalid request body: ${field}: ${message}`, {
+      errors: [{ field, in: 'body', message }],
+    });
   }
 
   return {
     /** Loads every connected site's monitor, rebuilds the in-memory state and starts listening for site changes. */
     start(): void {
       const at = now();
-      for (const { siteId, url, monitor } of repository.connectedSites(at)) track(siteId, url, monitor, initialState(monitor.status, monitor.statusSince));
+      for (const { siteId, url, monitor } of repository.connectedSites(at))
+        track(siteId, url, monitor, initialState(monitor.status, monitor.statusSince));
       for (const probe of repository.probesSince(at - RECENT_REBUILD_WINDOW_MS)) {
         const monitor = monitors.get(probe.siteId);
         if (!monitor) continue;
@@ -250,11 +287,15 @@ export function createUptimeService(deps: UptimeServiceDeps) {
       });
     },
 
-    downtime(siteId: string, { limit, cursor, from, to }: { limit: number; cursor?: string; from?: string; to?: string }) {
+    downtime(
+      siteId: string,
+      { limit, cursor, from, to }: { limit: number; cursor?: string; from?: string; to?: string },
+    ) {
       requireSite(siteId);
       const fromMs = from === undefined ? undefined : Date.parse(from);
       const toMs = to === undefined ? undefined : Date.parse(to);
-      if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) throw uptimeProblems.invalidTimeRange.create('`from` is after `to`');
+      if (fromMs !== undefined && toMs !== undefined && fromMs > toMs)
+        throw uptimeProblems.invalidTimeRange.create('`from` is after `to`');
       const beforeId = cursor === undefined ? undefined : Number(cursor);
       const rows = repository.downtimeEvents(siteId, { limit: limit + 1, beforeId, from: fromMs, to: toMs });
       return rows.map((row) => toDowntimeView(row, now()));
@@ -275,20 +316,26 @@ export function createUptimeService(deps: UptimeServiceDeps) {
       const changes: Partial<UptimeMonitorRow> = {};
       if (patch.intervalSeconds !== undefined) changes.intervalSeconds = patch.intervalSeconds;
       if (patch.timeoutMs !== undefined) changes.timeoutMs = patch.timeoutMs;
-      if (patch.expectedStatus !== undefined) changes.expectedStatusJson = patch.expectedStatus === null ? null : JSON.stringify(patch.expectedStatus);
+      if (patch.expectedStatus !== undefined)
+        changes.expectedStatusJson = patch.expectedStatus === null ? null : JSON.stringify(patch.expectedStatus);
       if (patch.keyword !== undefined) {
         changes.keyword = patch.keyword?.text ?? null;
         changes.keywordMode = patch.keyword?.mode ?? 'present';
       }
       if (patch.paused !== undefined) changes.paused = patch.paused;
       const next = settingsOf({ ...current, ...changes } as UptimeMonitorRow);
-      if (next.timeoutMs >= next.intervalSeconds * 1000) throw invalid('monitoring.timeoutMs', `the timeout (${next.timeoutMs} ms) must be shorter than the interval (${next.intervalSeconds} s)`);
+      if (next.timeoutMs >= next.intervalSeconds * 1000)
+        throw invalid(
+          'monitoring.timeoutMs',
+          `the timeout (${next.timeoutMs} ms) must be shorter than the interval (${next.intervalSeconds} s)`,
+        );
       return () => {
         const at = now();
         repository.ensureMonitor(siteId, at);
         const row = repository.updateMonitor(siteId, { ...changes, updatedAt: at })!;
         const site = requireSite(siteId);
-        if (site.state === 'connected') track(siteId, site.url, row, monitors.get(siteId)?.state ?? initialState(row.status, row.statusSince));
+        if (site.state === 'connected')
+          track(siteId, site.url, row, monitors.get(siteId)?.state ?? initialState(row.status, row.statusSince));
         return settingsOf(row);
       };
     },

@@ -67,8 +67,12 @@ const rollupColumns = {
 };
 
 // The migration makes both roll-up tables WITHOUT ROWID (test/uptime-storage.test.ts checks it).
-export const uptimeHourly = sqliteTable('uptime_hourly', rollupColumns, (table) => [primaryKey({ columns: [table.siteId, table.bucket] })]);
-export const uptimeDaily = sqliteTable('uptime_daily', { ...rollupColumns }, (table) => [primaryKey({ columns: [table.siteId, table.bucket] })]);
+export const uptimeHourly = sqliteTable('uptime_hourly', rollupColumns, (table) => [
+  primaryKey({ columns: [table.siteId, table.bucket] }),
+]);
+export const uptimeDaily = sqliteTable('uptime_daily', { ...rollupColumns }, (table) => [
+  primaryKey({ columns: [table.siteId, table.bucket] }),
+]);
 
 export const downtimeEvents = sqliteTable(
   'downtime_events',
@@ -89,7 +93,9 @@ export const downtimeEvents = sqliteTable(
 /** Watermarks of the roll-up jobs (`hourly`, `daily`: everything before is rolled up). */
 export const uptimeRollupMarks = sqliteTable('uptime_rollup_marks', {
   name: text('name').primaryKey(),
-  until: integer('until').notNull().default(sql`0`),
+  until: integer('until')
+    .notNull()
+    .default(sql`0`),
 });
 
 export type UptimeMonitorRow = typeof uptimeMonitors.$inferSelect;

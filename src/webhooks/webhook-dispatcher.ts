@@ -15,7 +15,10 @@ import type { DeliveryRow, WebhookRow } from './webhooks.table.js';
 export const isWebhookEvent = (name: string) => name.startsWith('webhook.');
 
 /** Equal jitter: half the exponential delay for sure, the other half at random. */
-export function retryDelayMs(attemptsMade: number, random: (max: number) => number = (max) => randomInt(max + 1)): number {
+export function retryDelayMs(
+  attemptsMade: number,
+  random: (max: number) => number = (max) => randomInt(max + 1),
+): number {
   const full = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.max(0, attemptsMade - 1));
   return Math.ceil(full / 2) + random(Math.floor(full / 2));
 }
@@ -28,7 +31,23 @@ const DROP_LOG_INTERVAL_MS = 60_000;
  * delays nobody else. Enqueuing is a row insert; sending happens off the caller's path.
  * Pending deliveries are rows, so a restart picks them up again.
  */
-export function createWebhookDispatcher({ repository, sender, secrets, events, clock, logger, config }: { repository: WebhooksRepository; sender: WebhookSender; secrets: SecretBox; events: EventBus; clock: Clock; logger: Logger; config: WebhooksConfig }) {
+export function createWebhookDispatcher({
+  repository,
+  sender,
+  secrets,
+  events,
+  clock,
+  logger,
+  config,
+}: {
+  repository: WebhooksRepository;
+  sender: WebhookSender;
+  secrets: SecretBox;
+  events: EventBus;
+  clock: Clock;
+  logger: Logger;
+  config: WebhooksConfig;
+}) {
   const inFlight = new Map<string, Promise<void>>();
   const busyWebhooks = new Set<string>();
   const drops = new Map<string, { count: number; loggedAt: number }>();
@@ -42,7 +61,17 @@ export function createWebhookDispatcher({ repository, sender, secrets, events, c
       return undefined;
     }
     const now = clock.now();
-    return repository.insertDelivery({ id: createId('whd', now), webhookId: webhook.id, eventId: event.id, event: event.event, body: webhookBody(webhook.format, event), status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now });
+    return repository.insertDelivery({
+      id: createId('whd', now),
+      webhookId: webhook.id,
+      eventId: event.id,
+      event: event.event,
+      body: webhookBody(webhook.format, event),
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: now,
+      createdAt: now,
+    });
   }
 
   /** Logged at most once a minute per webhook, with the number dropped since the last line. */
@@ -60,10 +89,17 @@ export function createWebhookDispatcher({ repository, sender, secrets, events, c
 
   function onEvent(published: PublishedEvent) {
     if (stopped || isWebhookEvent(published.event)) return;
-    const subscribed = repository.all().filter((webhook) => webhook.events.includes('*') || webhook.events.includes(published.event));
+    const subscribed = repository
+      .all()
+      .filter((webhook) => webhook.events.includes('*') || webhook.events.includes(published.event));
     if (subscribed.length === 0) return;
     const now = clock.now();
-    const event: WebhookEvent = { id: createId('evt', now), event: published.event, occurredAt: now.toISOString(), data: published.fields };
+    const event: WebhookEvent = {
+      id: createId('evt', now),
+      event: published.event,
+      occurredAt: now.toISOString(),
+      data: published.fields,
+    };
     for (const webhook of subscribed) enqueue(webhook, event);
     pump();
   }
@@ -71,7 +107,11 @@ export function createWebhookDispatcher({ repository, sender, secrets, events, c
   /** Starts every due delivery a free slot allows. */
   function pump() {
     while (!stopped && inFlight.size < config.concurrency) {
-      const due = repository.due({ now: clock.now(), exclude: [...busyWebhooks], limit: config.concurrency - inFlight.size });
+      const due = repository.due({
+        now: clock.now(),
+        exclude: [...busyWebhooks],
+        limit: config.concurrency - inFlight.size,
+      });
       let started = 0;
       for (const delivery of due) {
         if (busyWebhooks.has(delivery.webhookId) || inFlight.size >= config.concurrency) continue;
@@ -85,7 +125,9 @@ export function createWebhookDispatcher({ repository, sender, secrets, events, c
   function start(delivery: DeliveryRow) {
     busyWebhooks.add(delivery.webhookId);
     const attempt = attemptDelivery(delivery)
-      .catch((error: unknown) => logger.error({ err: error, deliveryId: delivery.id }, 'a webhook delivery attempt failed unexpectedly'))
+      .catch((error: unknown) =>
+        logger.error({ err: error, deliveryId: delivery.id }, 'a webhook delivery attempt failed unexpectedly'),
+      )
       .finally(() => {
         inFlight.delete(delivery.id);
         busyWebhooks.delete(delivery.webhookId);
@@ -100,31 +142,65 @@ export function createWebhookDispatcher({ repository, sender, secrets, events, c
     const attemptAt = clock.now();
     let outcome: SendOutcome;
     try {
-      outcome = await sender.send({ url: webhook.url, headers: signedHeaders(webhook, delivery, attemptAt), body: delivery.body });
+      outcome = await sender.send({
+        url: webhook.url,
+        headers: signedHeaders(webhook, delivery, attemptAt),
+        body: delivery.body,
+      });
     } catch (error) {
       // e.g. a secret sealed with another key: a failed attempt like any other, never a hot loop.
-      outcome = { ok: false, status: null, cause: 'protocol', error: `the request could not be prepared: ${(error as Error).message}`, durationMs: 0, aborted: false };
+      outcome = {
+        ok: false,
+        status: null,
+        cause: 'protocol',
+        error: `the request could not be prepared: ${(error as Error).message}`,
+        durationMs: 0,
+        aborted: false,
+      };
     }
     // Cut short by a shutdown: it stays pending, as if never tried, for the next start.
     if (outcome.aborted) return;
 
     const attempts = delivery.attempts + 1;
-    const result = { attempts, lastStatus: outcome.status, lastCause: outcome.cause, lastError: outcome.error, lastDurationMs: outcome.durationMs, lastAttemptAt: attemptAt };
+    const result = {
+      attempts,
+      lastStatus: outcome.status,
+      lastCause: outcome.cause,
+      lastError: outcome.error,
+      lastDurationMs: outcome.durationMs,
+      lastAttemptAt: attemptAt,
+    };
     const now = clock.now();
     if (outcome.ok) {
       repository.updateDelivery(delivery.id, { ...result, status: 'succeeded', nextAttemptAt: null, finishedAt: now });
     } else if (attempts >= config.maxAttempts) {
       repository.updateDelivery(delivery.id, { ...result, status: 'failed', nextAttemptAt: null, finishedAt: now });
-      logEvent(logger, 'webhook.delivery_failed', { webhookId: webhook.id, deliveryId: delivery.id, deliveryEvent: delivery.event, target: new URL(webhook.url).origin, attempts, cause: outcome.cause, httpStatus: outcome.status });
+      logEvent(logger, 'webhook.delivery_failed', {
+        webhookId: webhook.id,
+        deliveryId: delivery.id,
+        deliveryEvent: delivery.event,
+        target: new URL(webhook.url).origin,
+        attempts,
+        cause: outcome.cause,
+        httpStatus: outcome.status,
+      });
     } else {
-      repository.updateDelivery(delivery.id, { ...result, nextAttemptAt: new Date(now.getTime() + retryDelayMs(attempts)) });
+      repository.updateDelivery(delivery.id, {
+        ...result,
+        nextAttemptAt: new Date(now.getTime() + retryDelayMs(attempts)),
+      });
     }
   }
 
   function signedHeaders(webhook: WebhookRow, delivery: DeliveryRow, at: Date): Record<string, string> {
     const timestamp = Math.floor(at.getTime() / 1000);
-    const headers: Record<string, string> = { 'sitewarden-delivery': delivery.id, 'sitewarden-event': delivery.event, 'sitewarden-timestamp': String(timestamp) };
-    if (webhook.sealedSecret) headers['sitewarden-signature'] = signature(secrets.open(webhook.sealedSecret), timestamp, delivery.body);
+    const headers: Record<string, string> = {
+      'sitewarden-delivery': delivery.id,
+      'sitewarden-event': delivery.event,
+      'sitewarden-timestamp': String(timestamp),
+    };
+    if (webhook.sealedSecret)
+      headers['sitewarden-signature'] = signature(secrets.open(webhook.sealedSecret), timestamp, delivery.body);
     return headers;
   }
 
@@ -161,7 +237,10 @@ export function createWebhookDispatcher({ repository, sender, secrets, events, c
       unsubscribe = undefined;
       if (graceMs > 0 && inFlight.size > 0) {
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([Promise.all([...inFlight.values()]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+        await Promise.race([
+          Promise.all([...inFlight.values()]),
+          new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
+        ]);
         clearTimeout(timer);
       }
       await sender.close();

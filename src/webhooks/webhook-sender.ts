@@ -31,7 +31,12 @@ export function createWebhookSender({ timeoutMs, userAgent }: { timeoutMs: numbe
   // The deadline signal below enforces `timeoutMs`; undici's own timeouts run on a coarse timer
   // that can fire up to half a second early, so they only back it up.
   const backstopMs = timeoutMs + 1_000;
-  const agent = new Agent({ connect: { timeout: backstopMs }, headersTimeout: backstopMs, bodyTimeout: backstopMs, keepAliveTimeout: 4_000 });
+  const agent = new Agent({
+    connect: { timeout: backstopMs },
+    headersTimeout: backstopMs,
+    bodyTimeout: backstopMs,
+    keepAliveTimeout: 4_000,
+  });
   const closing = new AbortController();
 
   return {
@@ -39,12 +44,27 @@ export function createWebhookSender({ timeoutMs, userAgent }: { timeoutMs: numbe
       const started = performance.now();
       const deadline = AbortSignal.timeout(timeoutMs);
       const signal = AbortSignal.any([deadline, closing.signal]);
-      const finish = (outcome: Omit<SendOutcome, 'durationMs' | 'aborted'>): SendOutcome => ({ ...outcome, durationMs: Math.round(performance.now() - started), aborted: closing.signal.aborted });
+      const finish = (outcome: Omit<SendOutcome, 'durationMs' | 'aborted'>): SendOutcome => ({
+        ...outcome,
+        durationMs: Math.round(performance.now() - started),
+        aborted: closing.signal.aborted,
+      });
       try {
-        const response = await request(url, { method: 'POST', headers: { 'user-agent': userAgent, 'content-type': 'application/json', ...headers }, body, signal, dispatcher: agent });
+        const response = await request(url, {
+          method: 'POST',
+          headers: { 'user-agent': userAgent, 'content-type': 'application/json', ...headers },
+          body,
+          signal,
+          dispatcher: agent,
+        });
         await response.body.dump({ limit: MAX_ANSWER_BYTES, signal });
         const ok = response.statusCode >= 200 && response.statusCode < 300;
-        return finish({ ok, status: response.statusCode, cause: ok ? null : 'http_status', error: ok ? null : `the receiver answered ${response.statusCode}` });
+        return finish({
+          ok,
+          status: response.statusCode,
+          cause: ok ? null : 'http_status',
+          error: ok ? null : `the receiver answered ${response.statusCode}`,
+        });
       } catch (error) {
         const { cause, message } = classify(error, url, deadline.aborted);
         return finish({ ok: false, status: null, cause, error: message });
@@ -59,11 +79,31 @@ export function createWebhookSender({ timeoutMs, userAgent }: { timeoutMs: numbe
 
 function classify(error: unknown, url: string, timedOut: boolean): { cause: DeliveryCause; message: string } {
   const host = hostOf(url);
-  const code = String((error as { code?: unknown }).code ?? (error as { cause?: { code?: unknown } }).cause?.code ?? '');
-  if (timedOut || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return { cause: 'timeout', message: `${host} did not answer in time` };
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { cause: 'dns', message: `the host name ${host} does not resolve` };
-  if (code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return { cause: 'connect', message: `${host}: ${code === 'ECONNREFUSED' ? 'connection refused' : 'connection failed or closed'} (${code})` };
-  if (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('ERR_SSL')) return { cause: 'tls', message: `TLS with ${host} failed (${code})` };
+  const code = String(
+    (error as { code?: unknown }).code ?? (error as { cause?: { code?: unknown } }).cause?.code ?? '',
+  );
+  if (
+    timedOut ||
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT'
+  )
+    return { cause: 'timeout', message: `${host} did not answer in time` };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return { cause: 'dns', message: `the host name ${host} does not resolve` };
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'EHOSTUNREACH' ||
+    code === 'ENETUNREACH' ||
+    code === 'ECONNRESET' ||
+    code === 'UND_ERR_SOCKET'
+  )
+    return {
+      cause: 'connect',
+      message: `${host}: ${code === 'ECONNREFUSED' ? 'connection refused' : 'connection failed or closed'} (${code})`,
+    };
+  if (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('ERR_SSL'))
+    return { cause: 'tls', message: `TLS with ${host} failed (${code})` };
   return { cause: 'protocol', message: `${host}: ${code || (error as Error).message || 'the request failed'}` };
 }
 

@@ -11,7 +11,13 @@ export interface WebhooksConfig {
   retentionDays: number;
 }
 
-export const DEFAULT_WEBHOOKS_CONFIG: WebhooksConfig = { maxAttempts: 8, timeoutMs: 10_000, concurrency: 4, maxPending: 1000, retentionDays: 14 };
+export const DEFAULT_WEBHOOKS_CONFIG: WebhooksConfig = {
+  maxAttempts: 8,
+  timeoutMs: 10_000,
+  concurrency: 4,
+  maxPending: 1000,
+  retentionDays: 14,
+};
 
 /** The first retry waits about this long; each further one twice as long, up to the cap. */
 export const RETRY_BASE_MS = 10_000;

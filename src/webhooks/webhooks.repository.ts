@@ -1,11 +1,19 @@
 import { and, asc, count, desc, eq, lt, lte, notInArray } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { webhookDeliveries, webhooks, type DeliveryRow, type NewDeliveryRow, type NewWebhookRow, type WebhookRow } from './webhooks.table.js';
+import {
+  webhookDeliveries,
+  webhooks,
+  type DeliveryRow,
+  type NewDeliveryRow,
+  type NewWebhookRow,
+  type WebhookRow,
+} from './webhooks.table.js';
 
 export function createWebhooksRepository({ db }: { db: Db }) {
   return {
     insert: (row: NewWebhookRow): WebhookRow => db.insert(webhooks).values(row).returning().get(),
-    update: (id: string, changes: Partial<NewWebhookRow>): WebhookRow | undefined => db.update(webhooks).set(changes).where(eq(webhooks.id, id)).returning().get(),
+    update: (id: string, changes: Partial<NewWebhookRow>): WebhookRow | undefined =>
+      db.update(webhooks).set(changes).where(eq(webhooks.id, id)).returning().get(),
     find: (id: string): WebhookRow | undefined => db.select().from(webhooks).where(eq(webhooks.id, id)).get(),
     /** Its deliveries go with it. */
     delete: (id: string): boolean => db.delete(webhooks).where(eq(webhooks.id, id)).run().changes > 0,
@@ -21,10 +29,20 @@ export function createWebhooksRepository({ db }: { db: Db }) {
         .all(),
 
     insertDelivery: (row: NewDeliveryRow): DeliveryRow => db.insert(webhookDeliveries).values(row).returning().get(),
-    updateDelivery: (id: string, changes: Partial<NewDeliveryRow>): DeliveryRow | undefined => db.update(webhookDeliveries).set(changes).where(eq(webhookDeliveries.id, id)).returning().get(),
-    findDelivery: (id: string): DeliveryRow | undefined => db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get(),
+    updateDelivery: (id: string, changes: Partial<NewDeliveryRow>): DeliveryRow | undefined =>
+      db.update(webhookDeliveries).set(changes).where(eq(webhookDeliveries.id, id)).returning().get(),
+    findDelivery: (id: string): DeliveryRow | undefined =>
+      db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get(),
     /** Newest first; `before` is the previous page's last id. */
-    listDeliveries: ({ webhookId, limit, before }: { webhookId: string; limit: number; before?: string }): DeliveryRow[] =>
+    listDeliveries: ({
+      webhookId,
+      limit,
+      before,
+    }: {
+      webhookId: string;
+      limit: number;
+      before?: string;
+    }): DeliveryRow[] =>
       db
         .select()
         .from(webhookDeliveries)
@@ -43,12 +61,19 @@ export function createWebhooksRepository({ db }: { db: Db }) {
       db
         .select()
         .from(webhookDeliveries)
-        .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.nextAttemptAt, now), exclude.length > 0 ? notInArray(webhookDeliveries.webhookId, exclude) : undefined))
+        .where(
+          and(
+            eq(webhookDeliveries.status, 'pending'),
+            lte(webhookDeliveries.nextAttemptAt, now),
+            exclude.length > 0 ? notInArray(webhookDeliveries.webhookId, exclude) : undefined,
+          ),
+        )
         .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
         .limit(limit)
         .all(),
     /** Retention: finished deliveries older than `before`. */
-    pruneFinished: (before: Date): number => db.delete(webhookDeliveries).where(lt(webhookDeliveries.finishedAt, before)).run().changes,
+    pruneFinished: (before: Date): number =>
+      db.delete(webhookDeliveries).where(lt(webhookDeliveries.finishedAt, before)).run().changes,
   };
 }
 

@@ -4,11 +4,22 @@ import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
 import { commonProblems } from '../shared/errors.js';
-import { CreateWebhookInput, DeliverySchema, deliveryView, UpdateWebhookInput, WebhookIdParam, WebhookSchema, webhookView } from './webhooks.schemas.js';
+import {
+  CreateWebhookInput,
+  DeliverySchema,
+  deliveryView,
+  UpdateWebhookInput,
+  WebhookIdParam,
+  WebhookSchema,
+  webhookView,
+} from './webhooks.schemas.js';
 import type { WebhooksService } from './webhooks.service.js';
 
 const tags = ['Webhooks'];
-const jsonBody = <T extends typeof CreateWebhookInput | typeof UpdateWebhookInput>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+const jsonBody = <T extends typeof CreateWebhookInput | typeof UpdateWebhookInput>(schema: T) => ({
+  required: true,
+  content: { 'application/json': { schema } },
+});
 const WRITE_ONLY = 'Needs a write token, reading too: a webhook’s URL can itself be a credential (Slack’s are).';
 
 const routes = {
@@ -19,7 +30,10 @@ const routes = {
     summary: 'Webhooks',
     description: `Newest first. ${WRITE_ONLY}`,
     request: { query: PaginationQuery },
-    responses: { 200: jsonContent(pageSchema(WebhookSchema, 'WebhookPage'), 'A page of webhooks'), ...problemResponses(400, 403) },
+    responses: {
+      200: jsonContent(pageSchema(WebhookSchema, 'WebhookPage'), 'A page of webhooks'),
+      ...problemResponses(400, 403),
+    },
   }),
   create: createRoute({
     method: 'post',
@@ -45,9 +59,13 @@ const routes = {
     path: '/webhooks/{id}',
     tags,
     summary: 'Change a webhook',
-    description: 'Fields left out keep their value; `secret: null` removes the secret. Deliveries already queued keep the body they were made with.',
+    description:
+      'Fields left out keep their value; `secret: null` removes the secret. Deliveries already queued keep the body they were made with.',
     request: { params: WebhookIdParam, body: jsonBody(UpdateWebhookInput) },
-    responses: { 200: jsonContent(WebhookSchema, 'The webhook now'), ...problemResponses(400, 403, 404, 413, 415, 422) },
+    responses: {
+      200: jsonContent(WebhookSchema, 'The webhook now'),
+      ...problemResponses(400, 403, 404, 413, 415, 422),
+    },
   }),
   delete: createRoute({
     method: 'delete',
@@ -65,14 +83,18 @@ const routes = {
     summary: 'A webhook’s deliveries',
     description: `Newest first: status, attempts, and the last attempt’s HTTP status or failure cause and duration. Finished deliveries are kept \`SITEWARDEN_WEBHOOK_RETENTION_DAYS\` days. ${WRITE_ONLY}`,
     request: { params: WebhookIdParam, query: PaginationQuery },
-    responses: { 200: jsonContent(pageSchema(DeliverySchema, 'WebhookDeliveryPage'), 'A page of deliveries'), ...problemResponses(400, 403, 404) },
+    responses: {
+      200: jsonContent(pageSchema(DeliverySchema, 'WebhookDeliveryPage'), 'A page of deliveries'),
+      ...problemResponses(400, 403, 404),
+    },
   }),
   test: createRoute({
     method: 'post',
     path: '/webhooks/{id}/test',
     tags,
     summary: 'Send a test delivery',
-    description: 'Queues a `webhook.test` event to this webhook and answers 202 at once with the delivery; follow it in `GET /webhooks/{id}/deliveries`.',
+    description:
+      'Queues a `webhook.test` event to this webhook and answers 202 at once with the delivery; follow it in `GET /webhooks/{id}/deliveries`.',
     request: { params: WebhookIdParam },
     responses: { 202: jsonContent(DeliverySchema, 'Queued'), ...problemResponses(403, 404, 409) },
   }),
@@ -80,7 +102,10 @@ const routes = {
 
 const writeTokenOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = c.get('token');
-  if (token.scope !== 'write') throw commonProblems.forbidden.create(`the token "${token.name}" has the read scope; webhooks need a write token (their URLs can be credentials)`);
+  if (token.scope !== 'write')
+    throw commonProblems.forbidden.create(
+      `the token "${token.name}" has the read scope; webhooks need a write token (their URLs can be credentials)`,
+    );
   return next();
 };
 
@@ -96,14 +121,19 @@ export function createWebhooksRoutes({ webhooks }: { webhooks: WebhooksService }
     })
     .openapi(routes.create, (c) => c.json(webhookView(webhooks.create(c.req.valid('json'))), 201))
     .openapi(routes.get, (c) => c.json(webhookView(webhooks.get(c.req.valid('param').id)), 200))
-    .openapi(routes.update, (c) => c.json(webhookView(webhooks.update(c.req.valid('param').id, c.req.valid('json'))), 200))
+    .openapi(routes.update, (c) =>
+      c.json(webhookView(webhooks.update(c.req.valid('param').id, c.req.valid('json'))), 200),
+    )
     .openapi(routes.delete, (c) => {
       webhooks.delete(c.req.valid('param').id);
       return c.body(null, 204);
     })
     .openapi(routes.deliveries, (c) => {
       const { limit, cursor } = c.req.valid('query');
-      const page = toPage(webhooks.deliveries(c.req.valid('param').id, { limit: limit + 1, before: decodeCursor(cursor) }), limit);
+      const page = toPage(
+        webhooks.deliveries(c.req.valid('param').id, { limit: limit + 1, before: decodeCursor(cursor) }),
+        limit,
+      );
       return c.json({ items: page.items.map(deliveryView), nextCursor: page.nextCursor }, 200);
     })
     .openapi(routes.test, (c) => c.json(deliveryView(webhooks.test(c.req.valid('param').id)), 202));

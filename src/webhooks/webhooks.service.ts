@@ -8,7 +8,17 @@ import { checkWebhookUrl, type CreateWebhook, type UpdateWebhook } from './webho
 import type { DeliveryRow, NewWebhookRow, WebhookRow } from './webhooks.table.js';
 
 /** Webhook subscriptions: what is sent where. The dispatcher does the sending. */
-export function createWebhooksService({ repository, dispatcher, secrets, clock }: { repository: WebhooksRepository; dispatcher: WebhookDispatcher; secrets: SecretBox; clock: Clock }) {
+export function createWebhooksService({
+  repository,
+  dispatcher,
+  secrets,
+  clock,
+}: {
+  repository: WebhooksRepository;
+  dispatcher: WebhookDispatcher;
+  secrets: SecretBox;
+  clock: Clock;
+}) {
   function get(id: string): WebhookRow {
     const row = repository.find(id);
     if (!row) throw webhooksProblems.notFound.create(`there is no webhook ${id}`);
@@ -22,7 +32,15 @@ export function createWebhooksService({ repository, dispatcher, secrets, clock }
     create(input: CreateWebhook): WebhookRow {
       const url = checkWebhookUrl(input.url);
       const now = clock.now();
-      return repository.insert({ id: createId('whk', now), url, events: input.events, format: input.format, sealedSecret: input.secret ? secrets.seal(input.secret) : null, createdAt: now, updatedAt: now });
+      return repository.insert({
+        id: createId('whk', now),
+        url,
+        events: input.events,
+        format: input.format,
+        sealedSecret: input.secret ? secrets.seal(input.secret) : null,
+        createdAt: now,
+        updatedAt: now,
+      });
     },
 
     update(id: string, patch: UpdateWebhook): WebhookRow {
@@ -48,8 +66,16 @@ export function createWebhooksService({ repository, dispatcher, secrets, clock }
     test(id: string): DeliveryRow {
       const webhook = get(id);
       const now = clock.now();
-      const delivery = dispatcher.deliver(webhook, { id: createId('evt', now), event: 'webhook.test', occurredAt: now.toISOString(), data: { webhookId: webhook.id, message: 'A test delivery from Sitewarden' } });
-      if (!delivery) throw webhooksProblems.backlogFull.create(`webhook ${id} already has the maximum number of deliveries waiting; see GET /api/webhooks/${id}/deliveries`);
+      const delivery = dispatcher.deliver(webhook, {
+        id: createId('evt', now),
+        event: 'webhook.test',
+        occurredAt: now.toISOString(),
+        data: { webhookId: webhook.id, message: 'A test delivery from Sitewarden' },
+      });
+      if (!delivery)
+        throw webhooksProblems.backlogFull.create(
+          `webhook ${id} already has the maximum number of deliveries waiting; see GET /api/webhooks/${id}/deliveries`,
+        );
       return delivery;
     },
   };

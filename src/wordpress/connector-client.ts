@@ -67,14 +67,18 @@ export async function readConnectorInfo(session: WordPressSession): Promise<Conn
 
 /** Throws connector-missing or connector-outdated (naming the feature and both versions) unless the connector has `feature`. */
 export function assertConnectorFeature(info: ConnectorInfo | null, feature: ConnectorFeature): void {
-  if (!info) throw connectorProblems.missing.create(`this needs the Sitewarden connector plugin on the site: ${installHint}`);
+  if (!info)
+    throw connectorProblems.missing.create(`this needs the Sitewarden connector plugin on the site: ${installHint}`);
   const required = CONNECTOR_FEATURES[feature];
   if (compareVersions(info.connector, required) < 0) {
-    throw connectorProblems.outdated.create(`${feature} needs Sitewarden connector ${required} or newer and the site has ${info.connector}: ${updateHint}`, {
-      feature,
-      connectorVersion: info.connector,
-      requiredVersion: required,
-    });
+    throw connectorProblems.outdated.create(
+      `${feature} needs Sitewarden connector ${required} or newer and the site has ${info.connector}: ${updateHint}`,
+      {
+        feature,
+        connectorVersion: info.connector,
+        requiredVersion: required,
+      },
+    );
   }
 }
 
@@ -96,17 +100,29 @@ export function createConnectorGate(session: WordPressSession): (feature: Connec
   };
 }
 
-export function createConnector(session: WordPressSession, { operationTimeoutMs }: { operationTimeoutMs: number }): Connector {
+export function createConnector(
+  session: WordPressSession,
+  { operationTimeoutMs }: { operationTimeoutMs: number },
+): Connector {
   const ensure = createConnectorGate(session);
 
-  const operation = async <T>(feature: ConnectorFeature, route: string, json: unknown, schema: z.ZodType<T>): Promise<T> => {
+  const operation = async <T>(
+    feature: ConnectorFeature,
+    route: string,
+    json: unknown,
+    schema: z.ZodType<T>,
+  ): Promise<T> => {
     await ensure(feature);
     return session.call('POST', `${CONNECTOR_NAMESPACE}/${route}`, { json, timeoutMs: operationTimeoutMs, schema });
   };
 
   async function updates(options: { refresh?: boolean } = {}): Promise<AvailableUpdates> {
     await ensure('updates');
-    return session.call('GET', `${CONNECTOR_NAMESPACE}/updates`, { query: { refresh: options.refresh ? 1 : undefined }, timeoutMs: operationTimeoutMs, schema: AvailableUpdatesSchema });
+    return session.call('GET', `${CONNECTOR_NAMESPACE}/updates`, {
+      query: { refresh: options.refresh ? 1 : undefined },
+      timeoutMs: operationTimeoutMs,
+      schema: AvailableUpdatesSchema,
+    });
   }
 
   return {

@@ -32,17 +32,22 @@ export async function discoverSite(http: SiteHttp, url: string): Promise<Discove
   for (const restUrl of [...new Set(candidates)]) {
     const index = await readIndex(http, restUrl);
     if (!index) continue;
-    const appPasswords = Array.isArray(index.authentication) ? undefined : index.authentication?.['application-passwords'];
+    const appPasswords = Array.isArray(index.authentication)
+      ? undefined
+      : index.authentication?.['application-passwords'];
     const homeUrl = normaliseSiteUrl(index.home ?? index.url ?? url);
     const authorization = appPasswords?.endpoints?.authorization;
     return {
       homeUrl,
       restUrl,
       name: index.name ?? null,
-      authorizationEndpoint: authorization === undefined ? null : checkAuthorizationEndpoint(authorization, homeUrl, restUrl),
+      authorizationEndpoint:
+        authorization === undefined ? null : checkAuthorizationEndpoint(authorization, homeUrl, restUrl),
     };
   }
-  throw wordpressProblems.notWordPress.create(`${url} answered HTTP ${home.status} but does not offer the WordPress REST API`);
+  throw wordpressProblems.notWordPress.create(
+    `${url} answered HTTP ${home.status} but does not offer the WordPress REST API`,
+  );
 }
 
 async function readIndex(http: SiteHttp, restUrl: string): Promise<RestIndex | null> {
@@ -51,7 +56,11 @@ async function readIndex(http: SiteHttp, restUrl: string): Promise<RestIndex | n
     response = await http.request({ url: restUrl, maxBytes: DISCOVERY_MAX_BYTES });
   } catch (error) {
     // A garbled or oversized answer at one candidate just means "not here".
-    if (isAppError(error) && (error.problem.name === 'site-invalid-response' || error.problem.name === 'site-response-too-large')) return null;
+    if (
+      isAppError(error) &&
+      (error.problem.name === 'site-invalid-response' || error.problem.name === 'site-response-too-large')
+    )
+      return null;
     throw error;
   }
   if (response.status !== 200) return null;
@@ -81,11 +90,19 @@ export function checkAuthorizationEndpoint(endpoint: string, homeUrl: string, re
     // Refused below like any other unusable address.
   }
   const ownHosts = new Set([new URL(homeUrl).hostname, new URL(restUrl).hostname]);
-  const usable = url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && ownHosts.has(url.hostname) && !url.username && !url.password;
+  const usable =
+    url !== null &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    ownHosts.has(url.hostname) &&
+    !url.username &&
+    !url.password;
   if (!usable) {
-    throw siteHttpProblems.invalidResponse.create(`the site's REST index names ${JSON.stringify(endpoint.slice(0, 200))} as its authorize-application page; Sitewarden only sends administrators to an http(s) page on the site's own host (${[...ownHosts].join(' or ')})`, {
-      authorizationUrl: endpoint.slice(0, 2048),
-    });
+    throw siteHttpProblems.invalidResponse.create(
+      `the site's REST index names ${JSON.stringify(endpoint.slice(0, 200))} as its authorize-application page; Sitewarden only sends administrators to an http(s) page on the site's own host (${[...ownHosts].join(' or ')})`,
+      {
+        authorizationUrl: endpoint.slice(0, 2048),
+      },
+    );
   }
   return url!.toString();
 }
@@ -95,7 +112,8 @@ function findApiLink(response: SiteResponse): string | null {
   const links = Array.isArray(header) ? header.join(',') : (header ?? '');
   for (const part of links.split(/,(?=\s*<)/)) {
     const match = /^\s*<([^>]+)>\s*;(.*)$/.exec(part);
-    if (match && /rel\s*=\s*"?https:\/\/api\.w\.org\/"?/.test(match[2]!)) return new URL(match[1]!, response.url).toString();
+    if (match && /rel\s*=\s*"?https:\/\/api\.w\.org\/"?/.test(match[2]!))
+      return new URL(match[1]!, response.url).toString();
   }
   const contentType = String(response.headers['content-type'] ?? '');
   if (contentType.includes('html')) {

@@ -3,7 +3,11 @@
  * permalinks use `…/wp-json/`; others use `…/?rest_route=/`, where the route and its query
  * string have to be merged into one query.
  */
-export function restRouteUrl(restUrl: string, route: string, query: Record<string, string | number | undefined> = {}): string {
+export function restRouteUrl(
+  restUrl: string,
+  route: string,
+  query: Record<string, string | number | undefined> = {},
+): string {
   const path = route.replace(/^\/+/, '');
   const root = new URL(restUrl);
   const params = Object.entries(query).filter((entry): entry is [string, string | number] => entry[1] !== undefined);

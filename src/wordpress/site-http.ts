@@ -71,13 +71,31 @@ class NetworkFailure extends Error {
   }
 }
 
-export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: number; maxBytes: number; userAgent: string }): SiteHttp {
+export function createSiteHttp({
+  timeoutMs,
+  maxBytes,
+  userAgent,
+}: {
+  timeoutMs: number;
+  maxBytes: number;
+  userAgent: string;
+}): SiteHttp {
   const agent = new Agent({ connect: { timeout: Math.min(timeoutMs, 10_000) }, keepAliveTimeout: 10_000 });
   const streamAgents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
-  async function once(req: SiteRequest, url: string, deadline: AbortSignal, dispatcher: Dispatcher): Promise<SiteResponse> {
-    const headers: Record<string, string> = { 'user-agent': userAgent, accept: 'application/json, text/html;q=0.5, */*;q=0.1', ...req.headers };
-    if (req.basicAuth) headers.authorization = `Basic ${Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`).toString('base64')}`;
+  async function once(
+    req: SiteRequest,
+    url: string,
+    deadline: AbortSignal,
+    dispatcher: Dispatcher,
+  ): Promise<SiteResponse> {
+    const headers: Record<string, string> = {
+      'user-agent': userAgent,
+      accept: 'application/json, text/html;q=0.5, */*;q=0.1',
+      ...req.headers,
+    };
+    if (req.basicAuth)
+      headers.authorization = `Basic ${Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`).toString('base64')}`;
     let body: string | Uint8Array | undefined;
     if (req.json !== undefined) {
       body = JSON.stringify(req.json);
@@ -125,7 +143,10 @@ export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: 
           return JSON.parse(buffer.toString('utf8').replace(/^\uFEFF/, '')) as T;
         } catch {
           const contentType = String(response.headers['content-type'] ?? 'unknown type');
-          throw siteHttpProblems.invalidResponse.create(`${url} answered ${response.statusCode} with ${contentType} that is not valid JSON`, { siteStatus: response.statusCode });
+          throw siteHttpProblems.invalidResponse.create(
+            `${url} answered ${response.statusCode} with ${contentType} that is not valid JSON`,
+            { siteStatus: response.statusCode },
+          );
         }
       },
     };
@@ -139,9 +160,11 @@ export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: 
       const location = response.headers.location;
       const isRedirect = response.status >= 300 && response.status < 400 && typeof location === 'string';
       if (!isRedirect || req.followRedirects === false || (current.method ?? 'GET') !== 'GET') return response;
-      if (hop >= MAX_REDIRECTS) throw siteHttpProblems.invalidResponse.create(`${req.url} redirected more than ${MAX_REDIRECTS} times`);
+      if (hop >= MAX_REDIRECTS)
+        throw siteHttpProblems.invalidResponse.create(`${req.url} redirected more than ${MAX_REDIRECTS} times`);
       const next = new URL(location, url);
-      if (next.protocol !== 'http:' && next.protocol !== 'https:') throw siteHttpProblems.invalidResponse.create(`${url} redirected to an unsupported address`);
+      if (next.protocol !== 'http:' && next.protocol !== 'https:')
+        throw siteHttpProblems.invalidResponse.create(`${url} redirected to an unsupported address`);
       // Credentials never follow a redirect to another origin.
       if (next.origin !== new URL(url).origin) current = { ...current, basicAuth: undefined };
       url = next.toString();
@@ -168,7 +191,9 @@ export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: 
               continue;
             }
             const problem = error.kind === 'timeout' ? siteHttpProblems.timeout : siteHttpProblems.unreachable;
-            throw problem.create(error.message, error.kind === 'timeout' ? { timeoutMs: timeout } : {}, { cause: error.cause });
+            throw problem.create(error.message, error.kind === 'timeout' ? { timeoutMs: timeout } : {}, {
+              cause: error.cause,
+            });
           }
           throw error;
         }
@@ -178,11 +203,20 @@ export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: 
       const timeout = req.timeoutMs ?? timeoutMs;
       const deadline = AbortSignal.timeout(timeout);
       const limit = req.maxBytes ?? maxBytes;
-      const headers: Record<string, string> = { 'user-agent': userAgent, accept: 'application/octet-stream, application/json;q=0.5', ...req.headers };
-      if (req.basicAuth) headers.authorization = `Basic ${Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`).toString('base64')}`;
+      const headers: Record<string, string> = {
+        'user-agent': userAgent,
+        accept: 'application/octet-stream, application/json;q=0.5',
+        ...req.headers,
+      };
+      if (req.basicAuth)
+        headers.authorization = `Basic ${Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`).toString('base64')}`;
       const asProblem = (error: unknown) => {
         const failure = toNetworkFailure(error, req.url, deadline);
-        return (failure.kind === 'timeout' ? siteHttpProblems.timeout : siteHttpProblems.unreachable).create(failure.message, failure.kind === 'timeout' ? { timeoutMs: timeout } : {}, { cause: error });
+        return (failure.kind === 'timeout' ? siteHttpProblems.timeout : siteHttpProblems.unreachable).create(
+          failure.message,
+          failure.kind === 'timeout' ? { timeoutMs: timeout } : {},
+          { cause: error },
+        );
       };
       // node:http rather than undici here: undici 7 asserts (and takes the process down) when a
       // server closes the socket while a slowly consumed body has its parser paused.
@@ -193,7 +227,16 @@ export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: 
           const secure = url.protocol === 'https:';
           const body = req.json === undefined ? undefined : JSON.stringify(req.json);
           if (body !== undefined) headers['content-type'] = 'application/json';
-          const outgoing = (secure ? httpsRequest : httpRequest)(url, { method: req.method === 'POST' ? 'POST' : 'GET', headers, agent: secure ? streamAgents.https : streamAgents.http, signal: deadline }, resolve);
+          const outgoing = (secure ? httpsRequest : httpRequest)(
+            url,
+            {
+              method: req.method === 'POST' ? 'POST' : 'GET',
+              headers,
+              agent: secure ? streamAgents.https : streamAgents.http,
+              signal: deadline,
+            },
+            resolve,
+          );
           outgoing.on('error', reject);
           outgoing.end(body);
         });
@@ -205,7 +248,8 @@ export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: 
         try {
           for await (const chunk of response) {
             size += (chunk as Buffer).length;
-            if (size > limit) throw siteHttpProblems.tooLarge.create(`${req.url} sent more than the ${limit}-byte limit`);
+            if (size > limit)
+              throw siteHttpProblems.tooLarge.create(`${req.url} sent more than the ${limit}-byte limit`);
             yield chunk as Buffer;
           }
         } catch (error) {
@@ -214,7 +258,12 @@ export function createSiteHttp({ timeoutMs, maxBytes, userAgent }: { timeoutMs: 
           if (!response.destroyed) response.destroy();
         }
       }
-      return { status: response.statusCode ?? 0, url: req.url, headers: response.headers, body: Readable.from(capped(), { objectMode: false }) };
+      return {
+        status: response.statusCode ?? 0,
+        url: req.url,
+        headers: response.headers,
+        body: Readable.from(capped(), { objectMode: false }),
+      };
     },
     // Called last at shutdown, after work had its grace period: requests still open belong to
     // abandoned jobs, so they are cut rather than awaited (a hung site would hold the stop up).
@@ -243,7 +292,11 @@ function toNetworkFailure(error: unknown, url: string, deadline: AbortSignal): N
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     return new NetworkFailure('timeout', `${url} did not answer in time`, { cause: error });
   }
-  const reason = reasons[code] ?? (code.startsWith('ERR_TLS') || code.includes('CERT') ? `TLS with ${host} failed (${code})` : `${url}: ${(error as Error).message ?? 'request failed'}`);
+  const reason =
+    reasons[code] ??
+    (code.startsWith('ERR_TLS') || code.includes('CERT')
+      ? `TLS with ${host} failed (${code})`
+      : `${url}: ${(error as Error).message ?? 'request failed'}`);
   return new NetworkFailure('unreachable', reason, { cause: error });
 }
 

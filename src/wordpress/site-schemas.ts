@@ -35,7 +35,9 @@ export const RestIndexSchema = z.looseObject({
   authentication: z
     .union([
       z.looseObject({
-        'application-passwords': z.looseObject({ endpoints: z.looseObject({ authorization: z.string().max(2048).optional() }).optional() }).optional(),
+        'application-passwords': z
+          .looseObject({ endpoints: z.looseObject({ authorization: z.string().max(2048).optional() }).optional() })
+          .optional(),
       }),
       // PHP encodes an empty authentication map as [].
       z.array(z.never()),
@@ -111,7 +113,21 @@ export const AvailableUpdatesSchema = z.looseObject({
 });
 export type AvailableUpdates = z.infer<typeof AvailableUpdatesSchema>;
 
-export const PluginUpdatedSchema = z.looseObject({ plugin: z.string().max(400), previousVersion: Version, version: Version, active: z.boolean() });
-export const ThemeUpdatedSchema = z.looseObject({ stylesheet: z.string().max(200), previousVersion: Version, version: Version, active: z.boolean() });
-export const ThemeActivatedSchema = z.looseObject({ stylesheet: z.string().max(200), active: z.boolean(), previous: z.string().max(200) });
+export const PluginUpdatedSchema = z.looseObject({
+  plugin: z.string().max(400),
+  previousVersion: Version,
+  version: Version,
+  active: z.boolean(),
+});
+export const ThemeUpdatedSchema = z.looseObject({
+  stylesheet: z.string().max(200),
+  previousVersion: Version,
+  version: Version,
+  active: z.boolean(),
+});
+export const ThemeActivatedSchema = z.looseObject({
+  stylesheet: z.string().max(200),
+  active: z.boolean(),
+  previous: z.string().max(200),
+});
 export const ThemeDeletedSchema = z.looseObject({ stylesheet: z.string().max(200), deleted: z.boolean() });

@@ -3,7 +3,16 @@ import type { z } from 'zod';
 import type { SiteHttp, SiteResponse } from './site-http.js';
 import { siteHttpProblems } from './site-http.js';
 import { restRouteUrl } from './rest-url.js';
-import { ApplicationPasswordIntrospectionSchema, CurrentUserSchema, MAX_PLUGINS_PER_SITE, MAX_THEMES_PER_SITE, WordPressPluginListSchema, WordPressThemeListSchema, type WordPressPlugin, type WordPressTheme } from './site-schemas.js';
+import {
+  ApplicationPasswordIntrospectionSchema,
+  CurrentUserSchema,
+  MAX_PLUGINS_PER_SITE,
+  MAX_THEMES_PER_SITE,
+  WordPressPluginListSchema,
+  WordPressThemeListSchema,
+  type WordPressPlugin,
+  type WordPressTheme,
+} from './site-schemas.js';
 import { wordpressProblems, type WordPressErrorBody } from './wordpress.errors.js';
 
 export interface SiteCredentials {
@@ -36,8 +45,27 @@ export interface WordPressSession {
   call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', route: string, options?: CallOptions<T>): Promise<T>;
   /** Raw bytes both ways (backups): a 2xx answer's body as it is, anything else as the problem it means. */
   /** A GET whose 2xx body is streamed (large backup downloads); anything else is the problem it means. */
-  callStream(route: string, options: { method?: 'GET' | 'POST'; query?: Record<string, string | number | undefined>; json?: unknown; timeoutMs?: number; maxBytes: number }): Promise<Readable>;
-  callRaw(method: 'GET' | 'POST', route: string, options?: { query?: Record<string, string | number | undefined>; json?: unknown; body?: Uint8Array; timeoutMs?: number; maxBytes?: number }): Promise<SiteResponse>;
+  callStream(
+    route: string,
+    options: {
+      method?: 'GET' | 'POST';
+      query?: Record<string, string | number | undefined>;
+      json?: unknown;
+      timeoutMs?: number;
+      maxBytes: number;
+    },
+  ): Promise<Readable>;
+  callRaw(
+    method: 'GET' | 'POST',
+    route: string,
+    options?: {
+      query?: Record<string, string | number | undefined>;
+      json?: unknown;
+      body?: Uint8Array;
+      timeoutMs?: number;
+      maxBytes?: number;
+    },
+  ): Promise<SiteResponse>;
 }
 
 export interface CallOptions<T> {
@@ -54,7 +82,11 @@ export interface WordPressClient {
 export function createWordPressClient({ http }: { http: SiteHttp }): WordPressClient {
   return {
     session(credentials) {
-      const call = async <T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', route: string, options: CallOptions<T> = {}): Promise<T> => {
+      const call = async <T>(
+        method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+        route: string,
+        options: CallOptions<T> = {},
+      ): Promise<T> => {
         const response = await http.request({
           method,
           url: restRouteUrl(credentials.restUrl, route, options.query),
@@ -82,16 +114,39 @@ export function createWordPressClient({ http }: { http: SiteHttp }): WordPressCl
         },
         async callStream(route, options) {
           const url = restRouteUrl(credentials.restUrl, route, options.query);
-          const response = await http.stream({ url, method: options.method, json: options.json, timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, basicAuth: { username: credentials.username, password: credentials.applicationPassword } });
+          const response = await http.stream({
+            url,
+            method: options.method,
+            json: options.json,
+            timeoutMs: options.timeoutMs,
+            maxBytes: options.maxBytes,
+            basicAuth: { username: credentials.username, password: credentials.applicationPassword },
+          });
           if (response.status >= 200 && response.status < 300) return response.body;
           const chunks: Buffer[] = [];
           for await (const chunk of response.body) if (chunks.push(chunk as Buffer) > 64) break;
           const body = Buffer.concat(chunks);
-          return readRestResponse({ ...response, body, text: () => body.toString('utf8'), json: <T>() => JSON.parse(body.toString('utf8')) as T });
+          return readRestResponse({
+            ...response,
+            body,
+            text: () => body.toString('utf8'),
+            json: <T>() => JSON.parse(body.toString('utf8')) as T,
+          });
         },
         async currentUser() {
           const user = await call('GET', 'wp/v2/users/me', { query: { context: 'edit' }, schema: CurrentUserSchema });
-          return { id: user.id, username: user.username ?? user.slug, name: user.name, roles: user.roles ?? [], capabilities: Object.fromEntries(Object.entries(user.capabilities ?? {}).map(([name, granted]) => [name, granted === true || granted === 1])) };
+          return {
+            id: user.id,
+            username: user.username ?? user.slug,
+            name: user.name,
+            roles: user.roles ?? [],
+            capabilities: Object.fromEntries(
+              Object.entries(user.capabilities ?? {}).map(([name, granted]) => [
+                name,
+                granted === true || granted === 1,
+              ]),
+            ),
+          };
         },
         async currentApplicationPasswordUuid() {
           const route = 'wp/v2/users/me/application-passwords/introspect';
@@ -103,8 +158,22 @@ export function createWordPressClient({ http }: { http: SiteHttp }): WordPressCl
           }
           return checkSiteAnswer(ApplicationPasswordIntrospectionSchema, answer, route).uuid;
         },
-        listPlugins: async () => checkInventory(await call<unknown>('GET', 'wp/v2/plugins', { query: { context: 'edit' } }), 'wp/v2/plugins', 'plugins', MAX_PLUGINS_PER_SITE, WordPressPluginListSchema),
-        listThemes: async () => checkInventory(await call<unknown>('GET', 'wp/v2/themes', { query: { context: 'edit', per_page: 100 } }), 'wp/v2/themes', 'themes', MAX_THEMES_PER_SITE, WordPressThemeListSchema),
+        listPlugins: async () =>
+          checkInventory(
+            await call<unknown>('GET', 'wp/v2/plugins', { query: { context: 'edit' } }),
+            'wp/v2/plugins',
+            'plugins',
+            MAX_PLUGINS_PER_SITE,
+            WordPressPluginListSchema,
+          ),
+        listThemes: async () =>
+          checkInventory(
+            await call<unknown>('GET', 'wp/v2/themes', { query: { context: 'edit', per_page: 100 } }),
+            'wp/v2/themes',
+            'themes',
+            MAX_THEMES_PER_SITE,
+            WordPressThemeListSchema,
+          ),
         async revokeApplicationPassword(uuid) {
           await call('DELETE', `wp/v2/users/me/application-passwords/${encodeURIComponent(uuid)}`);
         },
@@ -129,7 +198,10 @@ export function readRestResponse<T>(response: SiteResponse): T {
   if (response.status === 404 && error.code === 'rest_no_route') {
     // Sites without pretty permalinks name the route in ?rest_route=, not in the path.
     const answered = new URL(response.url);
-    throw siteHttpProblems.invalidResponse.create(`the site has no REST route for ${answered.searchParams.get('rest_route') ?? answered.pathname}`, extensions);
+    throw siteHttpProblems.invalidResponse.create(
+      `the site has no REST route for ${answered.searchParams.get('rest_route') ?? answered.pathname}`,
+      extensions,
+    );
   }
   throw wordpressProblems.siteError.create(detail, extensions);
 }
@@ -140,13 +212,25 @@ export function checkSiteAnswer<T>(schema: z.ZodType<T>, answer: unknown, route:
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-  throw siteHttpProblems.invalidResponse.create(`the site's answer to ${route} does not have the expected shape${where}: ${issue?.message ?? 'invalid'}`, { route });
+  throw siteHttpProblems.invalidResponse.create(
+    `the site's answer to ${route} does not have the expected shape${where}: ${issue?.message ?? 'invalid'}`,
+    { route },
+  );
 }
 
 /** A plugin or theme list, refused whole when longer than Sitewarden manages per site (before each entry is checked). */
-function checkInventory<T>(answer: unknown, route: string, kind: 'plugins' | 'themes', cap: number, schema: z.ZodType<T[]>): T[] {
+function checkInventory<T>(
+  answer: unknown,
+  route: string,
+  kind: 'plugins' | 'themes',
+  cap: number,
+  schema: z.ZodType<T[]>,
+): T[] {
   if (Array.isArray(answer) && answer.length > cap) {
-    throw wordpressProblems.inventoryTooLarge.create(`the site reports ${answer.length} ${kind} and Sitewarden manages at most ${cap} ${kind} per site`, { route, kind, reported: answer.length, limit: cap });
+    throw wordpressProblems.inventoryTooLarge.create(
+      `the site reports ${answer.length} ${kind} and Sitewarden manages at most ${cap} ${kind} per site`,
+      { route, kind, reported: answer.length, limit: cap },
+    );
   }
   return checkSiteAnswer(schema, answer, route);
 }

@@ -2,11 +2,23 @@ import { defineProblem } from '../shared/errors.js';
 
 export const wordpressProblems = {
   notWordPress: defineProblem('not-wordpress', 422, 'The address is not a WordPress site'),
-  applicationPasswordsUnavailable: defineProblem('application-passwords-unavailable', 422, 'Application passwords are not available on the site'),
+  applicationPasswordsUnavailable: defineProblem(
+    'application-passwords-unavailable',
+    422,
+    'Application passwords are not available on the site',
+  ),
   credentialsRejected: defineProblem('credentials-rejected', 422, 'The site rejected the credentials'),
-  insufficientCapabilities: defineProblem('insufficient-capabilities', 422, 'The WordPress user lacks the capabilities Sitewarden needs'),
+  insufficientCapabilities: defineProblem(
+    'insufficient-capabilities',
+    422,
+    'The WordPress user lacks the capabilities Sitewarden needs',
+  ),
   siteForbidden: defineProblem('site-refused', 422, 'The site refused the operation'),
-  inventoryTooLarge: defineProblem('site-inventory-too-large', 502, 'The site reports more plugins or themes than Sitewarden manages'),
+  inventoryTooLarge: defineProblem(
+    'site-inventory-too-large',
+    502,
+    'The site reports more plugins or themes than Sitewarden manages',
+  ),
   siteError: defineProblem('site-error', 502, 'The site answered with an error'),
 };
 

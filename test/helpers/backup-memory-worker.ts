@@ -15,7 +15,8 @@ import { openManifest } from '../../src/backups/manifest.js';
 import { createFileObjectStore } from '../../src/backups/object-store.js';
 
 const count = Number(process.argv[2]);
-const pathOf = (index: number) => `wp-content/uploads/many/${String(Math.floor(index / 500)).padStart(4, '0')}/file-${String(index).padStart(7, '0')}.txt`;
+const pathOf = (index: number) =>
+  `wp-content/uploads/many/${String(Math.floor(index / 500)).padStart(4, '0')}/file-${String(index).padStart(7, '0')}.txt`;
 // One content for all: the store writes (and fsyncs) one object, so the run measures the runner, not the disk.
 const content = Buffer.from('<?php // Silence is golden.\n');
 const contentOf = (_path: string) => content;
@@ -28,7 +29,12 @@ const connector = {
     const files = [];
     for (let index = start; index < Math.min(count, start + limit); index++) {
       const path = pathOf(index);
-      files.push({ path, size: content.length, mtime: 1_700_000_000, sha256: createHash('sha256').update(content).digest('hex') });
+      files.push({
+        path,
+        size: content.length,
+        mtime: 1_700_000_000,
+        sha256: createHash('sha256').update(content).digest('hex'),
+      });
     }
     return { files, next: start + limit < count ? files.at(-1)!.path : null };
   },
@@ -46,9 +52,19 @@ try {
   let previous = null;
   for (let run = 0; run < 2; run++) {
     const limits = createBackupLimits(DEFAULT_BACKUP_LIMITS);
-    const result = await runBackup({ connector, store, previous, siteUrl: 'http://127.0.0.1', now: () => new Date(), onProgress: () => {}, scratchPath: join(dir, 'sites/site.sqlite'), limits });
+    const result = await runBackup({
+      connector,
+      store,
+      previous,
+      siteUrl: 'http://127.0.0.1',
+      now: () => new Date(),
+      onProgress: () => {},
+      scratchPath: join(dir, 'sites/site.sqlite'),
+      limits,
+    });
     limits.dispose();
-    if (result.progress.filesDone !== count) throw new Error(`backed up ${result.progress.filesDone} of ${count} files`);
+    if (result.progress.filesDone !== count)
+      throw new Error(`backed up ${result.progress.filesDone} of ${count} files`);
     previous = await openManifest(store, result.manifestHash);
   }
   process.stdout.write(`ok ${Math.round(process.memoryUsage().heapUsed / 1024 / 1024)} MB heap\n`);

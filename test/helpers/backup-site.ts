@@ -9,7 +9,12 @@ import { createTestApp, type TestApp } from './test-app.js';
 import { connectSite, installConnector } from './wordpress-state.js';
 
 /** A connected site with the connector, and a test app with its own backup store. */
-export function useBackupSite(config: Partial<ServiceConfig> = {}): { site: TestSite; t: TestApp; siteId: string; dataDir: string } {
+export function useBackupSite(config: Partial<ServiceConfig> = {}): {
+  site: TestSite;
+  t: TestApp;
+  siteId: string;
+  dataDir: string;
+} {
   const context = {} as { site: TestSite; t: TestApp; siteId: string; dataDir: string };
   beforeAll(async () => {
     context.site = await createTestSite();
@@ -81,7 +86,9 @@ export async function connectorCall(
   route: string,
   init: { query?: Record<string, string>; json?: unknown; body?: Buffer } = {},
 ) {
-  const headers: Record<string, string> = { authorization: `Basic ${Buffer.from(`${user.username}:${user.applicationPassword}`).toString('base64')}` };
+  const headers: Record<string, string> = {
+    authorization: `Basic ${Buffer.from(`${user.username}:${user.applicationPassword}`).toString('base64')}`,
+  };
   if (init.json !== undefined) headers['content-type'] = 'application/json';
   if (init.body) headers['content-type'] = 'application/octet-stream';
   const response = await fetch(`${site.url}/wp-json/sitewarden/v1/${route}?${new URLSearchParams(init.query ?? {})}`, {

@@ -18,12 +18,21 @@ export function buildOnce(): void {
 }
 
 export function runCli(args: string[], env: Record<string, string>) {
-  return spawnSync(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 30_000 });
+  return spawnSync(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
 }
 
 /** Starts `sitewarden start` and resolves once it logs `daemon.started`, with the port it bound. */
-export async function startDaemonProcess(env: Record<string, string>): Promise<{ child: ChildProcess; port: number; logs: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [CLI, 'start'], { env: { PATH: process.env.PATH ?? '', SITEWARDEN_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startDaemonProcess(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; port: number; logs: () => string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [CLI, 'start'], {
+    env: { PATH: process.env.PATH ?? '', SITEWARDEN_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -51,7 +60,11 @@ export async function startDaemonProcess(env: Record<string, string>): Promise<{
  */
 export function daemonApi(port: () => number, token: string) {
   return async (method: string, path: string, json?: unknown) => {
-    const response = await fetch(`http://127.0.0.1:${port()}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
+    const response = await fetch(`http://127.0.0.1:${port()}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) },
+      body: json ? JSON.stringify(json) : undefined,
+    });
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
     return { status: response.status, json: (await response.json()) as any };
   };
@@ -62,7 +75,8 @@ export type DaemonApi = ReturnType<typeof daemonApi>;
 /** Queues a manual backup of a site through the daemon's API. */
 export async function queueBackup(call: DaemonApi, siteId: string): Promise<string> {
   const queued = await call('POST', `/api/sites/${siteId}/backups`);
-  if (queued.status !== 202) throw new Error(`queueing a backup answered ${queued.status}: ${JSON.stringify(queued.json)}`);
+  if (queued.status !== 202)
+    throw new Error(`queueing a backup answered ${queued.status}: ${JSON.stringify(queued.json)}`);
   return queued.json.id as string;
 }
 
@@ -70,12 +84,19 @@ export async function queueBackup(call: DaemonApi, siteId: string): Promise<stri
  * Polls a backup every 20 ms until `reached` holds for it (true), or gives up after `polls` (false).
  * A backup that ends (completed or failed) before that fails the test: the moment was missed.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the backup as the API answers it
-export async function waitForBackup(call: DaemonApi, siteId: string, backupId: string, reached: (backup: any) => boolean, polls = 1500): Promise<boolean> {
+export async function waitForBackup(
+  call: DaemonApi,
+  siteId: string,
+  backupId: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the backup as the API answers it
+  reached: (backup: any) => boolean,
+  polls = 1500,
+): Promise<boolean> {
   for (let poll = 0; poll < polls; poll++) {
     const backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
     if (reached(backup)) return true;
-    if (backup.status === 'completed' || backup.status === 'failed') throw new Error(`the backup ended before the moment the test waits for: ${JSON.stringify(backup)}`);
+    if (backup.status === 'completed' || backup.status === 'failed')
+      throw new Error(`the backup ended before the moment the test waits for: ${JSON.stringify(backup)}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return false;
@@ -86,7 +107,10 @@ export async function waitForBackup(call: DaemonApi, siteId: string, backupId: s
  * large upload, so a backup of it runs long enough to be caught in the middle) and a fresh data
  * directory; both go when the file's tests end.
  */
-export function useDaemonSite(name: string, { uploadMb = 0 }: { uploadMb?: number } = {}): { site: TestSite; dataDir: string } {
+export function useDaemonSite(
+  name: string,
+  { uploadMb = 0 }: { uploadMb?: number } = {},
+): { site: TestSite; dataDir: string } {
   const bed = {} as { site: TestSite; dataDir: string };
   beforeAll(async () => {
     buildOnce();

@@ -22,6 +22,7 @@ export function createCapturedLogger() {
     logger,
     raw: () => lines.join('\n'),
     records: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
-    events: (name: string) => lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((record) => record.event === name),
+    events: (name: string) =>
+      lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((record) => record.event === name),
   };
 }

@@ -48,8 +48,19 @@ export type RouteOverride = (request: FakeRequest) => boolean | Promise<boolean>
 
 export const FAKE_USERNAME = 'admin';
 export const FAKE_APPLICATION_PASSWORD = 'abcd efgh ijkl mnop qrst uvwx';
-const CAPABILITIES = ['activate_plugins', 'install_plugins', 'update_plugins', 'delete_plugins', 'switch_themes', 'update_themes', 'delete_themes', 'manage_options'];
-const HTML_ERROR = Buffer.from('<!DOCTYPE html><html><head><title>WordPress &rsaquo; Error</title></head><body id="error-page"><p>There has been a critical error on this website.</p></body></html>');
+const CAPABILITIES = [
+  'activate_plugins',
+  'install_plugins',
+  'update_plugins',
+  'delete_plugins',
+  'switch_themes',
+  'update_themes',
+  'delete_themes',
+  'manage_options',
+];
+const HTML_ERROR = Buffer.from(
+  '<!DOCTYPE html><html><head><title>WordPress &rsaquo; Error</title></head><body id="error-page"><p>There has been a critical error on this website.</p></body></html>',
+);
 
 export const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -63,10 +74,26 @@ const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.
  */
 export async function startMisbehavingSite({ files: initial }: { files?: Record<string, Buffer | string> } = {}) {
   const files = new Map<string, FakeFile>();
-  const setFile = (path: string, content: Buffer | string, extra: Partial<FakeFile> = {}) => files.set(path, { content: Buffer.from(content), mtime: 1_700_000_000, ...extra });
-  const honest: Record<string, string> = { 'index.php': '<?php require __DIR__ . "/wp-blog-header.php";\n', 'wp-config.php': "<?php define( 'DB_NAME', 'fake' );\n", 'wp-content/uploads/2026/hello.txt': 'hello from the fake site\n' };
+  const setFile = (path: string, content: Buffer | string, extra: Partial<FakeFile> = {}) =>
+    files.set(path, { content: Buffer.from(content), mtime: 1_700_000_000, ...extra });
+  const honest: Record<string, string> = {
+    'index.php': '<?php require __DIR__ . "/wp-blog-header.php";\n',
+    'wp-config.php': "<?php define( 'DB_NAME', 'fake' );\n",
+    'wp-content/uploads/2026/hello.txt': 'hello from the fake site\n',
+  };
   for (const [path, content] of Object.entries(initial ?? honest)) setFile(path, content);
-  const tables: FakeTable[] = [{ name: 'wp_options', create: 'CREATE TABLE `wp_options` (\n  `option_id` bigint unsigned NOT NULL AUTO_INCREMENT,\n  `option_name` varchar(191) NOT NULL,\n  PRIMARY KEY (`option_id`)\n) ENGINE=InnoDB', rows: 1, primaryKey: ['option_id'], checksum: '1', bytes: 16384, sql: `INSERT INTO \`wp_options\` (\`option_id\`,\`option_name\`) VALUES\n(1,X'${Buffer.from('blogname').toString('hex')}');\n` }];
+  const tables: FakeTable[] = [
+    {
+      name: 'wp_options',
+      create:
+        'CREATE TABLE `wp_options` (\n  `option_id` bigint unsigned NOT NULL AUTO_INCREMENT,\n  `option_name` varchar(191) NOT NULL,\n  PRIMARY KEY (`option_id`)\n) ENGINE=InnoDB',
+      rows: 1,
+      primaryKey: ['option_id'],
+      checksum: '1',
+      bytes: 16384,
+      sql: `INSERT INTO \`wp_options\` (\`option_id\`,\`option_name\`) VALUES\n(1,X'${Buffer.from('blogname').toString('hex')}');\n`,
+    },
+  ];
   const misbehaviour: Misbehaviour = {};
   const overrides = new Map<string, RouteOverride>();
   const requests: string[] = [];
@@ -76,7 +103,12 @@ export async function startMisbehavingSite({ files: initial }: { files?: Record<
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  const declared = (path: string, file: FakeFile) => ({ path, size: file.declared?.size ?? file.content.length, mtime: file.mtime, sha256: file.declared?.sha256 ?? sha256(file.content) });
+  const declared = (path: string, file: FakeFile) => ({
+    path,
+    size: file.declared?.size ?? file.content.length,
+    mtime: file.mtime,
+    sha256: file.declared?.sha256 ?? sha256(file.content),
+  });
   const served = (file: FakeFile) => (file.served === 'html' ? HTML_ERROR : (file.served ?? file.content));
 
   function listing({ cursor, limit }: { cursor: string; limit: number }) {
@@ -85,22 +117,58 @@ export async function startMisbehavingSite({ files: initial }: { files?: Record<
       return { files: [{ path: next, size: 0, mtime: 1_700_000_000, sha256: sha256('') }], next };
     }
     const after = [...files.keys()].sort(byBytes).filter((path) => byBytes(path, cursor) > 0);
-    if (misbehaviour.listing === 'stuck-cursor') return { files: after.slice(0, 1).map((path) => declared(path, files.get(path)!)), next: cursor };
+    if (misbehaviour.listing === 'stuck-cursor')
+      return { files: after.slice(0, 1).map((path) => declared(path, files.get(path)!)), next: cursor };
     if (misbehaviour.listing === 'oversized-page') {
-      const many = Array.from({ length: limit * 5 + 1 }, (_, i) => ({ path: `wp-content/many/${String(i).padStart(6, '0')}`, size: 0, mtime: 1_700_000_000, sha256: sha256('') }));
+      const many = Array.from({ length: limit * 5 + 1 }, (_, i) => ({
+        path: `wp-content/many/${String(i).padStart(6, '0')}`,
+        size: 0,
+        mtime: 1_700_000_000,
+        sha256: sha256(''),
+      }));
       return { files: many, next: null };
     }
     const page = after.slice(0, limit);
-    return { files: page.map((path) => declared(path, files.get(path)!)), next: after.length > limit ? page.at(-1)! : null };
+    return {
+      files: page.map((path) => declared(path, files.get(path)!)),
+      next: after.length > limit ? page.at(-1)! : null,
+    };
   }
 
   const routes: Record<string, (request: FakeRequest) => void> = {
-    '': ({ res }) => send(res, 200, { name: 'Misbehaving', home: url, url, namespaces: ['wp/v2', 'sitewarden/v1'], authentication: { 'application-passwords': { endpoints: { authorization: `${url}/wp-admin/authorize-application.php` } } } }),
-    'wp/v2/users/me': ({ res }) => send(res, 200, { id: 1, slug: FAKE_USERNAME, username: FAKE_USERNAME, name: 'Admin', roles: ['administrator'], capabilities: Object.fromEntries(CAPABILITIES.map((capability) => [capability, true])) }),
-    'wp/v2/users/me/application-passwords/introspect': ({ res }) => send(res, 200, { uuid: '6f1c7b2e-0000-4000-8000-000000000001' }),
+    '': ({ res }) =>
+      send(res, 200, {
+        name: 'Misbehaving',
+        home: url,
+        url,
+        namespaces: ['wp/v2', 'sitewarden/v1'],
+        authentication: {
+          'application-passwords': { endpoints: { authorization: `${url}/wp-admin/authorize-application.php` } },
+        },
+      }),
+    'wp/v2/users/me': ({ res }) =>
+      send(res, 200, {
+        id: 1,
+        slug: FAKE_USERNAME,
+        username: FAKE_USERNAME,
+        name: 'Admin',
+        roles: ['administrator'],
+        capabilities: Object.fromEntries(CAPABILITIES.map((capability) => [capability, true])),
+      }),
+    'wp/v2/users/me/application-passwords/introspect': ({ res }) =>
+      send(res, 200, { uuid: '6f1c7b2e-0000-4000-8000-000000000001' }),
     'wp/v2/plugins': ({ res }) => send(res, 200, []),
     'wp/v2/themes': ({ res }) => send(res, 200, []),
-    'sitewarden/v1/info': ({ res }) => send(res, 200, { connector: '1.2.0', features: ['updates', 'plugins/update', 'themes', 'backups', 'restore'], wordpress: '6.8.1', php: '8.3.0', multisite: false, filesystem: 'direct', capabilities: {} }),
+    'sitewarden/v1/info': ({ res }) =>
+      send(res, 200, {
+        connector: '1.2.0',
+        features: ['updates', 'plugins/update', 'themes', 'backups', 'restore'],
+        wordpress: '6.8.1',
+        php: '8.3.0',
+        multisite: false,
+        filesystem: 'direct',
+        capabilities: {},
+      }),
     'sitewarden/v1/updates': ({ res }) => send(res, 200, { checkedAt: null, plugins: {}, themes: {} }),
     'sitewarden/v1/backup/files': ({ res, json }) => {
       const body = json as { cursor?: string; limit?: number };
@@ -118,17 +186,25 @@ export async function startMisbehavingSite({ files: initial }: { files?: Record<
     },
     'sitewarden/v1/backup/file': ({ res, query }) => {
       const file = files.get(query.get('path') ?? '');
-      if (!file) return send(res, 404, { code: 'sitewarden_file_not_found', message: 'There is no file to back up.', data: { status: 404 } });
+      if (!file)
+        return send(res, 404, {
+          code: 'sitewarden_file_not_found',
+          message: 'There is no file to back up.',
+          data: { status: 404 },
+        });
       const offset = Number(query.get('offset') ?? 0);
       const bytes = served(file);
-      const range = file.served === 'html' ? bytes : bytes.subarray(offset, offset + Number(query.get('length') ?? bytes.length));
+      const range =
+        file.served === 'html' ? bytes : bytes.subarray(offset, offset + Number(query.get('length') ?? bytes.length));
       res.writeHead(200, { 'content-type': file.served === 'html' ? 'text/html' : 'application/octet-stream' });
       res.end(Buffer.concat([range, Buffer.alloc(misbehaviour.rangeExtraBytes ?? 0, 0x41)]));
     },
-    'sitewarden/v1/backup/tables': ({ res }) => send(res, 200, { tables: tables.map(({ sql: _sql, ...table }) => table) }),
+    'sitewarden/v1/backup/tables': ({ res }) =>
+      send(res, 200, { tables: tables.map(({ sql: _sql, ...table }) => table) }),
     'sitewarden/v1/backup/rows': ({ res, query }) => {
       const table = tables.find((candidate) => candidate.name === query.get('table'));
-      if (!table) return send(res, 404, { code: 'sitewarden_table_not_found', message: 'No such table.', data: { status: 404 } });
+      if (!table)
+        return send(res, 404, { code: 'sitewarden_table_not_found', message: 'No such table.', data: { status: 404 } });
       send(res, 200, { sql: table.sql, rows: table.rows, next: null });
     },
   };
@@ -143,10 +219,25 @@ export async function startMisbehavingSite({ files: initial }: { files?: Record<
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    const request: FakeRequest = { method: req.method ?? 'GET', route, query: address.searchParams, json: raw && String(req.headers['content-type']).includes('json') ? JSON.parse(raw) : undefined, req, res };
+    const request: FakeRequest = {
+      method: req.method ?? 'GET',
+      route,
+      query: address.searchParams,
+      json: raw && String(req.headers['content-type']).includes('json') ? JSON.parse(raw) : undefined,
+      req,
+      res,
+    };
     requests.push(route);
-    if (route !== '' && req.headers.authorization !== `Basic ${Buffer.from(`${FAKE_USERNAME}:${FAKE_APPLICATION_PASSWORD}`).toString('base64')}`) {
-      return send(res, 401, { code: 'rest_not_logged_in', message: 'You are not currently logged in.', data: { status: 401 } });
+    if (
+      route !== '' &&
+      req.headers.authorization !==
+        `Basic ${Buffer.from(`${FAKE_USERNAME}:${FAKE_APPLICATION_PASSWORD}`).toString('base64')}`
+    ) {
+      return send(res, 401, {
+        code: 'rest_not_logged_in',
+        message: 'You are not currently logged in.',
+        data: { status: 401 },
+      });
     }
     if (misbehaviour.stall?.includes(route)) {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
@@ -155,7 +246,12 @@ export async function startMisbehavingSite({ files: initial }: { files?: Record<
     const override = overrides.get(route);
     if (override && (await override(request))) return;
     const answer = routes[route];
-    if (!answer) return send(res, 404, { code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } });
+    if (!answer)
+      return send(res, 404, {
+        code: 'rest_no_route',
+        message: 'No route was found matching the URL and request method.',
+        data: { status: 404 },
+      });
     answer(request);
   }
 

@@ -14,6 +14,15 @@ export async function buildAuditWorker(): Promise<string> {
   const outdir = join(PROJECT_ROOT, 'node_modules/.cache/sitewarden-test');
   mkdirSync(outdir, { recursive: true });
   const outfile = join(outdir, `audit-worker-${process.pid}.mjs`);
-  await build({ entryPoints: [join(PROJECT_ROOT, 'src/performance/audit-worker.ts')], outfile, bundle: true, packages: 'external', platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent' });
+  await build({
+    entryPoints: [join(PROJECT_ROOT, 'src/performance/audit-worker.ts')],
+    outfile,
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'silent',
+  });
   return outfile;
 }

@@ -49,7 +49,8 @@ export function parsePrometheusText(text: string): Map<string, Family> {
         return;
       }
       if (families.has(name)) throw new Error(`second TYPE for ${name} at ${where}`);
-      if (!['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(rest)) throw new Error(`unknown type at ${where}`);
+      if (!['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(rest))
+        throw new Error(`unknown type at ${where}`);
       families.set(name, { name, type: rest as Family['type'], help: '', samples: [] });
       return;
     }
@@ -109,7 +110,12 @@ function unescapeHelp(text: string): string {
 
 function checkHistogram(family: Family): void {
   const series = new Map<string, { buckets: { le: number; value: number }[]; count?: number; sum?: number }>();
-  const keyOf = (labels: Record<string, string>) => JSON.stringify(Object.entries(labels).filter(([name]) => name !== 'le').sort());
+  const keyOf = (labels: Record<string, string>) =>
+    JSON.stringify(
+      Object.entries(labels)
+        .filter(([name]) => name !== 'le')
+        .sort(),
+    );
   for (const sample of family.samples) {
     const key = keyOf(sample.labels);
     const entry = series.get(key) ?? { buckets: [] };
@@ -123,18 +129,27 @@ function checkHistogram(family: Family): void {
   for (const [key, entry] of series) {
     const last = entry.buckets.at(-1);
     if (!last || last.le !== Infinity) throw new Error(`${family.name} ${key}: buckets must end with le="+Inf"`);
-    if (entry.count !== last.value || entry.sum === undefined) throw new Error(`${family.name} ${key}: _count must equal the +Inf bucket, and _sum must be there`);
-    entry.buckets.reduce((previous, bucket) => {
-      if (bucket.le <= previous.le || bucket.value < previous.value) throw new Error(`${family.name} ${key}: buckets must be sorted and cumulative`);
-      return bucket;
-    }, { le: -Infinity, value: 0 });
+    if (entry.count !== last.value || entry.sum === undefined)
+      throw new Error(`${family.name} ${key}: _count must equal the +Inf bucket, and _sum must be there`);
+    entry.buckets.reduce(
+      (previous, bucket) => {
+        if (bucket.le <= previous.le || bucket.value < previous.value)
+          throw new Error(`${family.name} ${key}: buckets must be sorted and cumulative`);
+        return bucket;
+      },
+      { le: -Infinity, value: 0 },
+    );
   }
 }
 
 /** The value of the one sample of `name` with exactly these labels (or 0 when there is none yet). */
 export function sampleValue(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
   for (const family of families.values()) {
-    const sample = family.samples.find((s) => s.name === name && JSON.stringify(Object.entries(s.labels).sort()) === JSON.stringify(Object.entries(labels).sort()));
+    const sample = family.samples.find(
+      (s) =>
+        s.name === name &&
+        JSON.stringify(Object.entries(s.labels).sort()) === JSON.stringify(Object.entries(labels).sort()),
+    );
     if (sample) return sample.value;
   }
   return 0;

@@ -20,7 +20,9 @@ export async function freePort(): Promise<number> {
  * The test app served on a real loopback port, for flows where a browser has to reach the
  * daemon (WordPress redirects the approving admin to the daemon's callback).
  */
-export async function serveTestApp(options: { clock?: Clock; config?: Partial<ServiceConfig> } = {}): Promise<TestApp & { baseUrl: string; stop(): Promise<void> }> {
+export async function serveTestApp(
+  options: { clock?: Clock; config?: Partial<ServiceConfig> } = {},
+): Promise<TestApp & { baseUrl: string; stop(): Promise<void> }> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const t = createTestApp({ clock: options.clock, config: { publicUrl: baseUrl, ...options.config } });

@@ -33,17 +33,51 @@ export const testServiceConfig: ServiceConfig = {
  * The whole application on a private in-memory database, with real services and a write and
  * a read token. Requests go through `app.request()`, exactly as the server would route them.
  */
-export function createTestApp(options: { clock?: Clock; config?: Partial<ServiceConfig>; connectorZipPath?: string; auditWorkerPath?: string; metrics?: Metrics; app?: Pick<AppDeps, 'readiness' | 'authLimiter' | 'metricsOnOwnListener'> } = {}) {
+export function createTestApp(
+  options: {
+    clock?: Clock;
+    config?: Partial<ServiceConfig>;
+    connectorZipPath?: string;
+    auditWorkerPath?: string;
+    metrics?: Metrics;
+    app?: Pick<AppDeps, 'readiness' | 'authLimiter' | 'metricsOnOwnListener'>;
+  } = {},
+) {
   const clock = options.clock ?? systemClock;
   const database = openDatabase(':memory:');
   const logs = createCapturedLogger();
   const secretKey = randomBytes(32);
-  const services = createServices({ config: { ...testServiceConfig, ...options.config }, db: database.db, logger: logs.logger, clock, secretKey, auditWorkerPath: options.auditWorkerPath, metrics: options.metrics });
-  const app = createApp({ ...services, connectorZipPath: options.connectorZipPath ?? defaultConnectorZipPath(), logger: logs.logger, version: 'test', checkDatabase: () => true, metrics: options.metrics, ...options.app });
+  const services = createServices({
+    config: { ...testServiceConfig, ...options.config },
+    db: database.db,
+    logger: logs.logger,
+    clock,
+    secretKey,
+    auditWorkerPath: options.auditWorkerPath,
+    metrics: options.metrics,
+  });
+  const app = createApp({
+    ...services,
+    connectorZipPath: options.connectorZipPath ?? defaultConnectorZipPath(),
+    logger: logs.logger,
+    version: 'test',
+    checkDatabase: () => true,
+    metrics: options.metrics,
+    ...options.app,
+  });
   const writeToken = services.tokens.create('test-write', 'write').token;
   const readToken = services.tokens.create('test-read', 'read').token;
 
-  async function call(method: string, path: string, init: { json?: unknown; form?: Record<string, string>; token?: string | null; headers?: Record<string, string> } = {}) {
+  async function call(
+    method: string,
+    path: string,
+    init: {
+      json?: unknown;
+      form?: Record<string, string>;
+      token?: string | null;
+      headers?: Record<string, string>;
+    } = {},
+  ) {
     const headers: Record<string, string> = { ...init.headers };
     const token = init.token === undefined ? writeToken : init.token;
     if (token) headers.authorization = `Bearer ${token}`;

@@ -8,13 +8,24 @@ import { createFakeClock, createTestApp } from './test-app.js';
  */
 export function createUptimeTestApp(options: { uptime?: Partial<UptimeConfig>; start?: Date } = {}) {
   const clock = createFakeClock(options.start ?? new Date('2026-03-02T10:00:00Z'));
-  const t = createTestApp({ clock, config: { uptime: { ...DEFAULT_UPTIME_CONFIG, confirmations: 2, recheckDelaySeconds: 5, ...options.uptime } } });
+  const t = createTestApp({
+    clock,
+    config: { uptime: { ...DEFAULT_UPTIME_CONFIG, confirmations: 2, recheckDelaySeconds: 5, ...options.uptime } },
+  });
   t.services.uptime.start();
 
   function addSite(url: string, state: 'connected' | 'pending' = 'connected'): string {
     const now = clock.now();
     const id = createId('site', now);
-    t.services.sitesRepository.insert({ id, url, restUrl: `${url}/wp-json/`, state, createdAt: now, updatedAt: now, connectedAt: state === 'connected' ? now : null });
+    t.services.sitesRepository.insert({
+      id,
+      url,
+      restUrl: `${url}/wp-json/`,
+      state,
+      createdAt: now,
+      updatedAt: now,
+      connectedAt: state === 'connected' ? now : null,
+    });
     if (state === 'connected') t.services.lifecycle.connected(id);
     return id;
   }
@@ -27,10 +38,16 @@ export function createUptimeTestApp(options: { uptime?: Partial<UptimeConfig>; s
     return t.services.uptime.runDue();
   }
 
-  return { ...t, clock, addSite, probeNext, stop: async () => {
-    await t.services.uptime.stop();
-    await t.close();
-  } };
+  return {
+    ...t,
+    clock,
+    addSite,
+    probeNext,
+    stop: async () => {
+      await t.services.uptime.stop();
+      await t.close();
+    },
+  };
 }
 
 export type UptimeTestApp = ReturnType<typeof createUptimeTestApp>;

@@ -23,7 +23,12 @@ export async function startWebhookReceiver(answers: Behaviour[] = [200]) {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      received.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+      received.push({
+        method: request.method ?? '',
+        path: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       const behaviour = script.length > 1 ? script.shift()! : script[0]!;
       if (behaviour === 'hang') {
         open.add(response);

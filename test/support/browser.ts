@@ -11,7 +11,9 @@ import type { TestSite } from './wordpress/test-site.js';
  * behind the request blocking below. Playwright adds its own headless switch.
  */
 export const CHROMIUM_ARGS = [
-  ...chromeFlags({ auditedHost: '127.0.0.1', runningAsRoot: process.getuid?.() === 0, blockThirdParty: true }).filter((flag) => !flag.startsWith('--headless')),
+  ...chromeFlags({ auditedHost: '127.0.0.1', runningAsRoot: process.getuid?.() === 0, blockThirdParty: true }).filter(
+    (flag) => !flag.startsWith('--headless'),
+  ),
   '--disable-features=Translate,OptimizationHints,MediaRouter',
 ];
 
@@ -23,13 +25,20 @@ export async function withBrowserPage<T>(work: (page: Page) => Promise<T>): Prom
   // Playwright insists on owning --user-data-dir; a fresh directory per call is the same thing.
   const profileDir = mkdtempSync(join(tmpdir(), 'sitewarden-chromium-'));
   const context = await chromium
-    .launchPersistentContext(profileDir, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, timeout: 30_000 })
+    .launchPersistentContext(profileDir, {
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: CHROMIUM_ARGS,
+      timeout: 30_000,
+    })
     .catch((error: unknown) => {
       rmSync(profileDir, { recursive: true, force: true });
       throw error;
     });
   try {
-    await context.route('**/*', (route) => (staysOnMachine(route.request().url()) ? route.continue() : route.abort('blockedbyclient')));
+    await context.route('**/*', (route) =>
+      staysOnMachine(route.request().url()) ? route.continue() : route.abort('blockedbyclient'),
+    );
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(20_000);
     return await work(page);
@@ -53,7 +62,10 @@ export async function logInIfAsked(page: Page, site: TestSite): Promise<void> {
 }
 
 export async function bodyText(page: Page): Promise<string> {
-  return page.locator('body').innerText().catch(() => '');
+  return page
+    .locator('body')
+    .innerText()
+    .catch(() => '');
 }
 
 function staysOnMachine(url: string): boolean {

@@ -12,5 +12,6 @@ beforeAll(() => {
 
 afterEach(() => {
   const violations = takeViolations();
-  if (violations.length > 0) throw new Error(`logged events that do not match docs/events.md:\n${violations.join('\n')}`);
+  if (violations.length > 0)
+    throw new Error(`logged events that do not match docs/events.md:\n${violations.join('\n')}`);
 });

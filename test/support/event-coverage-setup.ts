@@ -38,14 +38,26 @@ export default function setup(project: TestProject): () => void {
       const filtered = Boolean((project.config as { testNamePattern?: unknown }).testNamePattern);
       if (filtered || all.some((file) => !ran.has(file))) return;
       const emitted = linesOf(dir, 'events-');
-      const never = Object.keys(eventCatalogue).filter((name) => !emitted.has(name) && !(name in NOT_PRODUCIBLE_IN_TESTS));
+      const never = Object.keys(eventCatalogue).filter(
+        (name) => !emitted.has(name) && !(name in NOT_PRODUCIBLE_IN_TESTS),
+      );
       const exemptButEmitted = Object.keys(NOT_PRODUCIBLE_IN_TESTS).filter((name) => emitted.has(name));
       const problems = [
-        ...(never.length > 0 ? [`catalogued events no test ever logged (write a scenario, or list the event with a reason in NOT_PRODUCIBLE_IN_TESTS in test/support/event-coverage.ts): ${never.join(', ')}`] : []),
-        ...(exemptButEmitted.length > 0 ? [`events listed as not producible in tests that a test did log (remove them from NOT_PRODUCIBLE_IN_TESTS): ${exemptButEmitted.join(', ')}`] : []),
+        ...(never.length > 0
+          ? [
+              `catalogued events no test ever logged (write a scenario, or list the event with a reason in NOT_PRODUCIBLE_IN_TESTS in test/support/event-coverage.ts): ${never.join(', ')}`,
+            ]
+          : []),
+        ...(exemptButEmitted.length > 0
+          ? [
+              `events listed as not producible in tests that a test did log (remove them from NOT_PRODUCIBLE_IN_TESTS): ${exemptButEmitted.join(', ')}`,
+            ]
+          : []),
       ];
       if (problems.length > 0) {
-        process.stderr.write(`\nEvent catalogue coverage failed:\n${problems.map((problem) => `  - ${problem}`).join('\n')}\n`);
+        process.stderr.write(
+          `\nEvent catalogue coverage failed:\n${problems.map((problem) => `  - ${problem}`).join('\n')}\n`,
+        );
         // A throw here is only printed by vitest; the exit status is what CI sees.
         process.exitCode = 1;
       }

@@ -24,7 +24,8 @@ export function catalogueViolation(record: Record<string, unknown>): string | nu
   if (!entry) return `"${name}" is not in the event catalogue`;
   const missing = entry.fields.filter((field) => !(field in record));
   if (missing.length > 0) return `${name} was logged without its documented field(s) ${missing.join(', ')}`;
-  if (record.level !== entry.level) return `${name} was logged at ${String(record.level)}, the catalogue says ${entry.level}`;
+  if (record.level !== entry.level)
+    return `${name} was logged at ${String(record.level)}, the catalogue says ${entry.level}`;
   return null;
 }
 

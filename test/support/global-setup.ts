@@ -28,7 +28,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
       fixturesDir: join(FIXTURES_DIR, 'directory'),
       zipDir: join(runDir, 'mirror'),
       // A newer release of a theme WordPress ships, so tests can update a real theme.
-      forks: [{ type: 'theme', slug: 'twentytwentyone', from: join(WORDPRESS_SOURCE, 'wp-content/themes/twentytwentyone'), version: '99.0.0' }],
+      forks: [
+        {
+          type: 'theme',
+          slug: 'twentytwentyone',
+          from: join(WORDPRESS_SOURCE, 'wp-content/themes/twentytwentyone'),
+          version: '99.0.0',
+        },
+      ],
     }),
   ]);
 

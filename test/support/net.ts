@@ -13,7 +13,10 @@ export function freeLoopbackPort(): Promise<number> {
 }
 
 /** Waits until something accepts TCP connections on 127.0.0.1:port. */
-export async function waitForLoopbackPort(port: number, options: { timeoutMs: number; givesUp?: () => boolean }): Promise<void> {
+export async function waitForLoopbackPort(
+  port: number,
+  options: { timeoutMs: number; givesUp?: () => boolean },
+): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
   while (Date.now() < deadline) {
     if (options.givesUp?.()) throw new Error(`nothing will listen on port ${port}`);

@@ -61,7 +61,19 @@ export function installNetworkTripwire(): NetworkTripwire {
     };
     restore.push(() => (target[name] = original));
   };
-  for (const name of ['lookup', 'lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveTxt', 'resolveSrv', 'resolveNs']) {
+  for (const name of [
+    'lookup',
+    'lookupService',
+    'resolve',
+    'resolve4',
+    'resolve6',
+    'resolveAny',
+    'resolveCname',
+    'resolveMx',
+    'resolveTxt',
+    'resolveSrv',
+    'resolveNs',
+  ]) {
     guardName(dns as unknown as Record<string, unknown>, name, `dns.${name}`);
     guardName(dns.promises as unknown as Record<string, unknown>, name, `dns.promises.${name}`);
   }

@@ -17,7 +17,11 @@ export interface PluginMirror {
  * so the test mu-plugin forwards a request by swapping only scheme and host.
  * Downloads are served at /plugin/<slug>.<version>.zip and /theme/<slug>.<version>.zip.
  */
-export async function startPluginMirror(deps: { fixturesDir: string; zipDir: string; forks: ForkedPackage[] }): Promise<PluginMirror> {
+export async function startPluginMirror(deps: {
+  fixturesDir: string;
+  zipDir: string;
+  forks: ForkedPackage[];
+}): Promise<PluginMirror> {
   const catalog = await buildCatalog(deps);
 
   const server = createServer((req, res) => {
@@ -30,7 +34,11 @@ export async function startPluginMirror(deps: { fixturesDir: string; zipDir: str
 
     const info = /^\/(plugin|theme)s\/info\/1\.[0-2]$/.exec(path);
     if (info) {
-      const { status, body } = api.info(info[1] as 'plugin' | 'theme', url.searchParams.get('action') ?? '', url.searchParams);
+      const { status, body } = api.info(
+        info[1] as 'plugin' | 'theme',
+        url.searchParams.get('action') ?? '',
+        url.searchParams,
+      );
       return sendJson(res, status, body);
     }
     if (path === '/plugins/update-check/1.1') return sendJson(res, 200, api.pluginUpdates(await readForm(req)));
@@ -70,7 +78,10 @@ export async function startPluginMirror(deps: { fixturesDir: string; zipDir: str
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 

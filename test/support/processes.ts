@@ -10,11 +10,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
  * Node dies for any reason the kernel closes the pipe, `read` returns, and the
  * watchdog kills the whole group (php -S workers included).
  */
-const WATCHDOG = [
-  'exec 3<&0',
-  '(read _ <&3; kill -TERM 0) </dev/null &',
-  'exec "$@" 3<&- </dev/null',
-].join('\n');
+const WATCHDOG = ['exec 3<&0', '(read _ <&3; kill -TERM 0) </dev/null &', 'exec "$@" 3<&- </dev/null'].join('\n');
 
 export interface OwnedProcess {
   pid: number;
@@ -149,7 +145,11 @@ export function runCommand(
       if (code === 0) return resolve({ stdout, stderr });
       const how = signal ? `signal ${signal}` : `exit code ${code}`;
       const label = options.label ?? `${command} ${args.join(' ')}`;
-      reject(new Error(`${label} failed (${how})\n--- stderr ---\n${stderr.trim()}\n--- stdout ---\n${stdout.trim().slice(-4000)}`));
+      reject(
+        new Error(
+          `${label} failed (${how})\n--- stderr ---\n${stderr.trim()}\n--- stdout ---\n${stdout.trim().slice(-4000)}`,
+        ),
+      );
     });
     // A command that exits without reading its input must not crash us with EPIPE.
     child.stdin.on('error', () => undefined);

@@ -84,7 +84,8 @@ export function createDirectoryResponses(deps: { catalog: Catalog; baseUrl: stri
         .map((slug) => describe(newestVersion(catalog, type, slug)!));
       return { status: 200, body: { info: { page: 1, pages: 1, results: found.length }, [`${type}s`]: found } };
     }
-    if (action === 'hot_tags' || action === 'hot_categories' || action === 'feature_list') return { status: 200, body: {} };
+    if (action === 'hot_tags' || action === 'hot_categories' || action === 'feature_list')
+      return { status: 200, body: {} };
     return { status: 400, body: { error: `Action ${action} not implemented` } };
   }
 

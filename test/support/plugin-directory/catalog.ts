@@ -32,7 +32,11 @@ export interface ForkedPackage {
  * Zips every fixture under `<fixturesDir>/{plugins,themes}/<slug>/<version>/<slug>/`
  * plus the forks, into `zipDir`.
  */
-export async function buildCatalog(deps: { fixturesDir: string; zipDir: string; forks: ForkedPackage[] }): Promise<Catalog> {
+export async function buildCatalog(deps: {
+  fixturesDir: string;
+  zipDir: string;
+  forks: ForkedPackage[];
+}): Promise<Catalog> {
   mkdirSync(deps.zipDir, { recursive: true });
   const jobs: Promise<DirectoryPackage>[] = [];
   for (const type of ['plugin', 'theme'] as const) {
@@ -71,7 +75,12 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
-async function packageFromDir(options: { type: PackageType; slug: string; parentDir: string; zipDir: string }): Promise<DirectoryPackage> {
+async function packageFromDir(options: {
+  type: PackageType;
+  slug: string;
+  parentDir: string;
+  zipDir: string;
+}): Promise<DirectoryPackage> {
   const { type, slug, parentDir } = options;
   const headers = readHeaders(type, join(parentDir, slug), slug);
   const version = headers['Version'];
@@ -97,7 +106,8 @@ async function packageFromFork(fork: ForkedPackage, zipDir: string): Promise<Dir
 
 /** Same idea as WordPress's get_file_data(): `Name: value` lines in the first 8 KiB. */
 function readHeaders(type: PackageType, packageDir: string, slug: string): Record<string, string> {
-  const candidates = type === 'theme' ? ['style.css'] : [`${slug}.php`, ...readdirSync(packageDir).filter((f) => f.endsWith('.php'))];
+  const candidates =
+    type === 'theme' ? ['style.css'] : [`${slug}.php`, ...readdirSync(packageDir).filter((f) => f.endsWith('.php'))];
   for (const file of candidates) {
     const path = join(packageDir, file);
     if (!existsSync(path)) continue;

@@ -43,7 +43,9 @@ export async function approveApplicationAuthorization(
     failed.catch(() => undefined);
     await Promise.race([done, failed]);
     if (page.url().startsWith('chrome-error:')) {
-      throw new Error(`the browser could not load the redirect target after ${opts.reject ? 'rejecting' : 'approving'}`);
+      throw new Error(
+        `the browser could not load the redirect target after ${opts.reject ? 'rejecting' : 'approving'}`,
+      );
     }
     return { finalUrl: page.url(), body: await bodyText(page) };
   });

@@ -14,7 +14,11 @@ function iniArgs(extra: string[]): string[] {
 }
 
 /** Runs a fixture script (test/fixtures/wordpress/<script>) with php-cli; errors go to stderr so failures explain themselves. */
-export async function runPhpScript(script: string, args: string[], options: { input?: string; timeoutMs?: number } = {}): Promise<string> {
+export async function runPhpScript(
+  script: string,
+  args: string[],
+  options: { input?: string; timeoutMs?: number } = {},
+): Promise<string> {
   const { stdout } = await runCommand(
     'php',
     [...iniArgs(['display_errors=stderr', 'log_errors=0']), join(WORDPRESS_FIXTURES, script), ...args],

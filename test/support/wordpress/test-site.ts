@@ -49,7 +49,11 @@ export interface TestBed {
 /** A fresh, isolated WordPress (own files, database and port), installed and answering. */
 export function createTestSite(options: CreateTestSiteOptions = {}): Promise<TestSite> {
   return provisionTestSite(
-    { mariadbSocket: inject('mariadbSocket'), pluginMirrorUrl: inject('pluginMirrorUrl'), testWorkDir: inject('testWorkDir') },
+    {
+      mariadbSocket: inject('mariadbSocket'),
+      pluginMirrorUrl: inject('pluginMirrorUrl'),
+      testWorkDir: inject('testWorkDir'),
+    },
     options,
   );
 }
@@ -66,7 +70,13 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
     if (stopped) return;
     stopped = true;
     await server?.stop();
-    await runCommand('mariadb', ['--no-defaults', `--socket=${bed.mariadbSocket}`, '-uroot', '-e', `DROP DATABASE IF EXISTS \`${dbName}\``]);
+    await runCommand('mariadb', [
+      '--no-defaults',
+      `--socket=${bed.mariadbSocket}`,
+      '-uroot',
+      '-e',
+      `DROP DATABASE IF EXISTS \`${dbName}\``,
+    ]);
     rmSync(siteDir, { recursive: true, force: true });
   };
 
@@ -122,18 +132,24 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
       root,
       admin: { ...admin, applicationPassword: installed.applicationPassword },
       php,
-      option: async (name) => JSON.parse(await php(`echo wp_json_encode( get_option( ${phpString(name)} ) );`)) as unknown,
+      option: async (name) =>
+        JSON.parse(await php(`echo wp_json_encode( get_option( ${phpString(name)} ) );`)) as unknown,
       createUser: (role) => createUser(php, role),
       stop: dropEverything,
     };
   } catch (error) {
     const serverLog = server ? `\n--- php -S output ---\n${server.outputTail()}` : '';
     await dropEverything().catch(() => undefined);
-    throw new Error(`Could not create a WordPress test site: ${(error as Error).message}${serverLog}`, { cause: error });
+    throw new Error(`Could not create a WordPress test site: ${(error as Error).message}${serverLog}`, {
+      cause: error,
+    });
   }
 }
 
-async function startServerOnFreePort(options: { root: string; siteDir: string }): Promise<{ server: OwnedProcess; port: number }> {
+async function startServerOnFreePort(options: {
+  root: string;
+  siteDir: string;
+}): Promise<{ server: OwnedProcess; port: number }> {
   let lastError: unknown;
   // Another process may grab the port between our probe and php binding it.
   for (let attempt = 0; attempt < 5; attempt++) {

@@ -8,7 +8,16 @@ export interface WpConfigOptions {
   applicationPasswords: boolean;
 }
 
-const SALT_NAMES = ['AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_KEY', 'NONCE_KEY', 'AUTH_SALT', 'SECURE_AUTH_SALT', 'LOGGED_IN_SALT', 'NONCE_SALT'];
+const SALT_NAMES = [
+  'AUTH_KEY',
+  'SECURE_AUTH_KEY',
+  'LOGGED_IN_KEY',
+  'NONCE_KEY',
+  'AUTH_SALT',
+  'SECURE_AUTH_SALT',
+  'LOGGED_IN_SALT',
+  'NONCE_SALT',
+];
 
 /** PHP single-quoted string literal. */
 export function phpString(value: string): string {
