@@ -29,7 +29,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startDaemonProcess } from '../test/helpers/daemon-process.js';
+import { startDaemonProcess } from '../test/support/daemon-process.js';
 import { startPrivateMariaDb } from '../test/support/mariadb.js';
 import { startPluginMirror } from '../test/support/plugin-mirror.js';
 import { FIXTURES_DIR } from '../test/support/wordpress/paths.js';

@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { chromeFlags } from '../src/performance/chrome-flags.js';
-import { startDaemonProcess } from '../test/helpers/daemon-process.js';
+import { startDaemonProcess } from '../test/support/daemon-process.js';
 import { startPrivateMariaDb } from '../test/support/mariadb.js';
 import { startPluginMirror } from '../test/support/plugin-mirror.js';
 import { FIXTURES_DIR } from '../test/support/wordpress/paths.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildOnce, runCli, startDaemonProcess } from './helpers/daemon-process.js';
+import { buildOnce, runCli, startDaemonProcess } from './support/daemon-process.js';
 
 beforeAll(() => buildOnce(), 120_000);
 

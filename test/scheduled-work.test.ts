@@ -8,7 +8,7 @@ import { createScheduler } from '../src/jobs/scheduler.js';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../src/performance/performance.config.js';
 import { scheduleSiteWork, type ScheduledWorkSwitches } from '../src/scheduled-work.js';
 import { createId } from '../src/shared/ids.js';
-import { createFakeClock, createTestApp, type TestApp } from './helpers/test-app.js';
+import { createFakeClock, createTestApp, type TestApp } from './support/test-app.js';
 
 /**
  * SITEWARDEN_SCHEDULED_*: the daemon's scheduler, on a fake clock, with a connected site that

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { PROJECT_ROOT } from './helpers/daemon-process.js';
+import { PROJECT_ROOT } from './support/daemon-process.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sitewarden-install-'));
 const unitPath = join(root, 'etc/systemd/system/sitewarden.service');

@@ -13,7 +13,7 @@ function iniArgs(extra: string[]): string[] {
   return [...COMMON_INI, ...extra].flatMap((setting) => ['-d', setting]);
 }
 
-/** Runs a fixture script (test/fixtures/wordpress/<script>) with php-cli; errors go to stderr so failures explain themselves. */
+/** Runs a fixture script (test/support/fixtures/wordpress/<script>) with php-cli; errors go to stderr so failures explain themselves. */
 export async function runPhpScript(
   script: string,
   args: string[],

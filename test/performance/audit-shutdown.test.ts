@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { AuditOutcome, AuditRunner } from '../../src/performance/audit-runner.js';
+import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
+import { createReportStore } from '../../src/performance/performance.reports.js';
+import { createPerformanceRepository } from '../../src/performance/performance.repository.js';
+import { createPerformanceService } from '../../src/performance/performance.service.js';
+import { createId } from '../../src/shared/ids.js';
+import { createFakeClock, createTestApp } from '../support/test-app.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-audit-stop-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/** What a stop of the daemon does to audits: the running one is killed and reported, the waiting one kept. */
+describe('audits at shutdown', () => {
+  it('fail the running audit as interrupted (logged as job.interrupted) and keep the waiting one queued', async () => {
+    const clock = createFakeClock(new Date('2026-03-10T00:00:00Z'));
+    const t = createTestApp({ clock, config: { dataDir } });
+    // A runner whose audit only ends when it is killed, as a worker process does.
+    let killed: (outcome: AuditOutcome) => void = () => undefined;
+    const runner: AuditRunner = {
+      run: () => new Promise<AuditOutcome>((resolve) => (killed = resolve)),
+      killAll: () => killed({ ok: false, reason: 'worker_crashed', message: 'killed' }),
+    };
+    const repository = createPerformanceRepository({ db: t.database.db });
+    const performance = createPerformanceService({
+      repository,
+      sitesRepository: t.services.sitesRepository,
+      runner,
+      reports: createReportStore({ dataDir }),
+      clock,
+      logger: t.logs.logger,
+      config: { ...DEFAULT_PERFORMANCE_CONFIG, concurrency: 1 },
+    });
+    const now = clock.now();
+    const site = t.services.sitesRepository.insert({
+      id: createId('site', now),
+      url: 'http://127.0.0.1:9/audited',
+      restUrl: 'http://127.0.0.1:9/audited/wp-json/',
+      state: 'connected',
+      createdAt: now,
+      updatedAt: now,
+    });
+    const running = performance.requestAudit(site.id, { formFactor: 'mobile' });
+    const waiting = performance.requestAudit(site.id, { formFactor: 'desktop' });
+    while (repository.findById(running.id)?.status !== 'running') await new Promise((resolve) => setImmediate(resolve));
+
+    await performance.stop();
+    expect(repository.findById(running.id)).toMatchObject({ status: 'failed', failureReason: 'interrupted' });
+    expect(repository.findById(waiting.id)).toMatchObject({ status: 'queued' });
+    expect(t.logs.events('job.interrupted')).toEqual([
+      expect.objectContaining({ kind: 'audit', jobId: running.id, siteId: site.id, action: 'failed' }),
+    ]);
+    await t.close();
+  });
+});

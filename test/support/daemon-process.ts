@@ -1,0 +1,130 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { createTestSite, type TestSite } from './wordpress/index.js';
+import { installConnector } from './wordpress-state.js';
+import { eventsInOutput, noteEmitted } from './event-coverage.js';
+
+export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
+export const CLI = resolve(PROJECT_ROOT, 'dist/src/cli.js');
+
+/** The tests of the real process run the compiled CLI, as systemd does; build it first. */
+export function buildOnce(): void {
+  const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`build failed:\n${result.stdout}${result.stderr}`);
+}
+
+export function runCli(args: string[], env: Record<string, string>) {
+  return spawnSync(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+}
+
+/** Starts `sitewarden start` and resolves once it logs `daemon.started`, with the port it bound. */
+export async function startDaemonProcess(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; port: number; logs: () => string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [CLI, 'start'], {
+    env: { PATH: process.env.PATH ?? '', SITEWARDEN_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  // The real process's events count for the end-of-run catalogue check (test/support/event-coverage.ts).
+  child.once('close', () => noteEmitted(eventsInOutput(output)));
+  const port = await new Promise<number>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`daemon did not start:\n${output}`)), 20_000);
+    const check = () => {
+      const match = /"event":"daemon.started"[^\n]*"listen":"[^"]*:(\d+)"/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        done(Number(match[1]));
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => fail(new Error(`daemon exited with ${code}:\n${output}`)));
+  });
+  return { child, port, logs: () => output, exited };
+}
+
+/**
+ * Calls the API of a daemon process with a token; `port` is read on each call, so the caller
+ * keeps working across restarts of the daemon.
+ */
+export function daemonApi(port: () => number, token: string) {
+  return async (method: string, path: string, json?: unknown) => {
+    const response = await fetch(`http://127.0.0.1:${port()}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) },
+      body: json ? JSON.stringify(json) : undefined,
+    });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
+    return { status: response.status, json: (await response.json()) as any };
+  };
+}
+
+export type DaemonApi = ReturnType<typeof daemonApi>;
+
+/** Queues a manual backup of a site through the daemon's API. */
+export async function queueBackup(call: DaemonApi, siteId: string): Promise<string> {
+  const queued = await call('POST', `/api/sites/${siteId}/backups`);
+  if (queued.status !== 202)
+    throw new Error(`queueing a backup answered ${queued.status}: ${JSON.stringify(queued.json)}`);
+  return queued.json.id as string;
+}
+
+/**
+ * Polls a backup every 20 ms until `reached` holds for it (true), or gives up after `polls` (false).
+ * A backup that ends (completed or failed) before that fails the test: the moment was missed.
+ */
+export async function waitForBackup(
+  call: DaemonApi,
+  siteId: string,
+  backupId: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the backup as the API answers it
+  reached: (backup: any) => boolean,
+  polls = 1500,
+): Promise<boolean> {
+  for (let poll = 0; poll < polls; poll++) {
+    const backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
+    if (reached(backup)) return true;
+    if (backup.status === 'completed' || backup.status === 'failed')
+      throw new Error(`the backup ended before the moment the test waits for: ${JSON.stringify(backup)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
+/**
+ * For tests of the daemon process: a real site with the connector (and, with `uploadMb`, one
+ * large upload, so a backup of it runs long enough to be caught in the middle) and a fresh data
+ * directory; both go when the file's tests end.
+ */
+export function useDaemonSite(
+  name: string,
+  { uploadMb = 0 }: { uploadMb?: number } = {},
+): { site: TestSite; dataDir: string } {
+  const bed = {} as { site: TestSite; dataDir: string };
+  beforeAll(async () => {
+    buildOnce();
+    bed.site = await createTestSite();
+    await installConnector(bed.site);
+    if (uploadMb > 0) {
+      mkdirSync(join(bed.site.root, 'wp-content/uploads/2026/02'), { recursive: true });
+      writeFileSync(join(bed.site.root, 'wp-content/uploads/2026/02/film.bin'), randomBytes(uploadMb * 1024 * 1024));
+    }
+    bed.dataDir = mkdtempSync(join(tmpdir(), `sitewarden-${name}-`));
+  });
+  afterAll(async () => {
+    await bed.site?.stop();
+    if (bed.dataDir) rmSync(bed.dataDir, { recursive: true, force: true });
+  });
+  return bed;
+}
