@@ -21,6 +21,7 @@ const routes = {
   list: createRoute({
     method: 'get',
     path: '/sites/{siteId}/backups',
+    operationId: 'listBackups',
     tags,
     summary: 'Backup history of a site',
     description:
@@ -34,6 +35,7 @@ const routes = {
   create: createRoute({
     method: 'post',
     path: '/sites/{siteId}/backups',
+    operationId: 'createBackup',
     tags,
     summary: 'Back up a site',
     description:
@@ -44,6 +46,7 @@ const routes = {
   get: createRoute({
     method: 'get',
     path: '/sites/{siteId}/backups/{backupId}',
+    operationId: 'getBackup',
     tags,
     summary: 'One backup',
     request: { params: BackupParams },
@@ -52,6 +55,7 @@ const routes = {
   verify: createRoute({
     method: 'post',
     path: '/sites/{siteId}/backups/{backupId}/verify',
+    operationId: 'verifyBackup',
     tags,
     summary: 'Verify a backup',
     description:
@@ -65,6 +69,7 @@ const routes = {
   download: createRoute({
     method: 'get',
     path: '/sites/{siteId}/backups/{backupId}/download',
+    operationId: 'downloadBackup',
     tags,
     summary: 'Download a backup as tar.gz',
     description:
@@ -81,6 +86,7 @@ const routes = {
   restore: createRoute({
     method: 'post',
     path: '/sites/{siteId}/backups/{backupId}/restore',
+    operationId: 'restoreBackup',
     tags,
     summary: 'Restore a site from a backup',
     description:
@@ -91,6 +97,7 @@ const routes = {
   getRestore: createRoute({
     method: 'get',
     path: '/sites/{siteId}/restores/{restoreId}',
+    operationId: 'getRestore',
     tags,
     summary: 'One restore',
     request: { params: RestoreParams },

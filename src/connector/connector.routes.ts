@@ -12,6 +12,7 @@ export const connectorPackageProblems = {
 const download = createRoute({
   method: 'get',
   path: CONNECTOR_DOWNLOAD_PATH.replace(/^\/api/, ''),
+  operationId: 'downloadConnector',
   tags: ['Connector'],
   summary: 'Download the Sitewarden connector plugin',
   description: 'The connector as an installable zip: upload it in wp-admin under Plugins → Add New → Upload Plugin, then activate it. Plugin and theme updates, theme activation and deletion need it.',

@@ -5,6 +5,7 @@ import { jsonContent } from './openapi.js';
 const health = createRoute({
   method: 'get',
   path: '/health',
+  operationId: 'getHealth',
   tags: ['Service'],
   summary: 'Health check',
   description: 'Unauthenticated and cheap: the daemon is up and its database answers.',

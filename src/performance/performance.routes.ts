@@ -22,6 +22,7 @@ const gunzipAsync = promisify(gunzip);
 const overview = createRoute({
   method: 'get',
   path: '/sites/{siteId}/performance',
+  operationId: 'listAudits',
   tags,
   summary: 'Performance of a site',
   description:
@@ -36,6 +37,7 @@ const overview = createRoute({
 const requestAudit = createRoute({
   method: 'post',
   path: '/sites/{siteId}/performance',
+  operationId: 'requestAudit',
   tags,
   summary: 'Audit a site now',
   description:
@@ -47,6 +49,7 @@ const requestAudit = createRoute({
 const getAudit = createRoute({
   method: 'get',
   path: '/sites/{siteId}/performance/{auditId}',
+  operationId: 'getAudit',
   tags,
   summary: 'One audit',
   request: { params: AuditIdParam },
@@ -56,6 +59,7 @@ const getAudit = createRoute({
 const getReport = createRoute({
   method: 'get',
   path: '/sites/{siteId}/performance/{auditId}/report',
+  operationId: 'getAuditReport',
   tags,
   summary: 'The Lighthouse HTML report of an audit',
   description: 'Self-contained HTML, sent gzip-encoded to clients that accept it.',

@@ -35,6 +35,7 @@ const action = (verb: 'update' | 'activate' | 'deactivate', summary: string, des
   createRoute({
     method: 'post',
     path: `/sites/{siteId}/plugins/{slug}/${verb}`,
+    operationId: `${verb}Plugin`,
     tags,
     summary,
     description,
@@ -46,6 +47,7 @@ const routes = {
   list: createRoute({
     method: 'get',
     path: '/sites/{siteId}/plugins',
+    operationId: 'listPlugins',
     tags,
     summary: 'List plugins',
     description:
@@ -59,6 +61,7 @@ const routes = {
   install: createRoute({
     method: 'post',
     path: '/sites/{siteId}/plugins/install',
+    operationId: 'installPlugin',
     tags,
     summary: 'Install a plugin from the plugin directory',
     description:
@@ -80,6 +83,7 @@ const routes = {
   remove: createRoute({
     method: 'delete',
     path: '/sites/{siteId}/plugins/{slug}',
+    operationId: 'deletePlugin',
     tags,
     summary: 'Delete a plugin',
     description:

@@ -13,6 +13,7 @@ import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites.service.
 const callback = createRoute({
   method: 'get',
   path: AUTHORIZATION_CALLBACK_PATH.replace(/^\/api/, ''),
+  operationId: 'completeSiteAuthorization',
   tags: ['Sites'],
   summary: 'Application-password callback',
   description:

@@ -34,6 +34,7 @@ const SiteSettingsSchema = z
 const getSettings = createRoute({
   method: 'get',
   path: '/sites/{id}/settings',
+  operationId: 'getSiteSettings',
   tags: ['Sites'],
   summary: 'A site’s settings',
   description: 'Every settings section of the site, with defaults filled in.',
@@ -44,6 +45,7 @@ const getSettings = createRoute({
 const updateSite = createRoute({
   method: 'patch',
   path: '/sites/{id}',
+  operationId: 'updateSite',
   tags: ['Sites'],
   summary: 'Change a site’s settings',
   description:

@@ -20,6 +20,7 @@ const tags = ['Sites'];
 const listSites = createRoute({
   method: 'get',
   path: '/sites',
+  operationId: 'listSites',
   tags,
   summary: 'List sites',
   description: 'All sites, oldest first, including ones still waiting for approval (filter with `state`).',
@@ -30,6 +31,7 @@ const listSites = createRoute({
 const getSite = createRoute({
   method: 'get',
   path: '/sites/{id}',
+  operationId: 'getSite',
   tags,
   summary: 'Site details',
   description: 'The site with its plugins, themes and status, as last synced (the API never waits on the site).',
@@ -40,6 +42,7 @@ const getSite = createRoute({
 const connectSite = createRoute({
   method: 'post',
   path: '/sites',
+  operationId: 'connectSite',
   tags,
   summary: 'Connect a site',
   description: [
@@ -58,6 +61,7 @@ const connectSite = createRoute({
 const deleteSite = createRoute({
   method: 'delete',
   path: '/sites/{id}',
+  operationId: 'disconnectSite',
   tags,
   summary: 'Disconnect a site',
   description:

@@ -19,6 +19,7 @@ const action = (verb: 'update' | 'activate', summary: string, description: strin
   createRoute({
     method: 'post',
     path: `/sites/{siteId}/themes/{slug}/${verb}`,
+    operationId: `${verb}Theme`,
     tags,
     summary,
     description,
@@ -33,6 +34,7 @@ const routes = {
   list: createRoute({
     method: 'get',
     path: '/sites/{siteId}/themes',
+    operationId: 'listThemes',
     tags,
     summary: 'List themes',
     description:
@@ -56,6 +58,7 @@ const routes = {
   remove: createRoute({
     method: 'delete',
     path: '/sites/{siteId}/themes/{slug}',
+    operationId: 'deleteTheme',
     tags,
     summary: 'Delete a theme',
     description:

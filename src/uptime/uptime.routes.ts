@@ -11,6 +11,7 @@ const tags = ['Uptime'];
 const getUptime = createRoute({
   method: 'get',
   path: '/sites/{siteId}/uptime',
+  operationId: 'getSiteUptime',
   tags,
   summary: 'Uptime of a site',
   description:
@@ -22,6 +23,7 @@ const getUptime = createRoute({
 const listDowntime = createRoute({
   method: 'get',
   path: '/sites/{siteId}/uptime/downtime',
+  operationId: 'listSiteDowntime',
   tags,
   summary: 'Downtime events of a site',
   description:

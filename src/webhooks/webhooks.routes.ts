@@ -26,6 +26,7 @@ const routes = {
   list: createRoute({
     method: 'get',
     path: '/webhooks',
+    operationId: 'listWebhooks',
     tags,
     summary: 'Webhooks',
     description: `Newest first. ${WRITE_ONLY}`,
@@ -38,6 +39,7 @@ const routes = {
   create: createRoute({
     method: 'post',
     path: '/webhooks',
+    operationId: 'createWebhook',
     tags,
     summary: 'Add a webhook',
     description:
@@ -48,6 +50,7 @@ const routes = {
   get: createRoute({
     method: 'get',
     path: '/webhooks/{id}',
+    operationId: 'getWebhook',
     tags,
     summary: 'One webhook',
     description: WRITE_ONLY,
@@ -57,6 +60,7 @@ const routes = {
   update: createRoute({
     method: 'patch',
     path: '/webhooks/{id}',
+    operationId: 'updateWebhook',
     tags,
     summary: 'Change a webhook',
     description:
@@ -70,6 +74,7 @@ const routes = {
   delete: createRoute({
     method: 'delete',
     path: '/webhooks/{id}',
+    operationId: 'deleteWebhook',
     tags,
     summary: 'Remove a webhook',
     description: 'Its deliveries, pending ones included, are removed with it.',
@@ -79,6 +84,7 @@ const routes = {
   deliveries: createRoute({
     method: 'get',
     path: '/webhooks/{id}/deliveries',
+    operationId: 'listWebhookDeliveries',
     tags,
     summary: 'A webhook’s deliveries',
     description: `Newest first: status, attempts, and the last attempt’s HTTP status or failure cause and duration. Finished deliveries are kept \`SITEWARDEN_WEBHOOK_RETENTION_DAYS\` days. ${WRITE_ONLY}`,
@@ -91,6 +97,7 @@ const routes = {
   test: createRoute({
     method: 'post',
     path: '/webhooks/{id}/test',
+    operationId: 'testWebhook',
     tags,
     summary: 'Send a test delivery',
     description:
