@@ -22,7 +22,7 @@ export interface BackupSettingsPatch {
 }
 
 /** A site whose scheduled backup just failed is tried again after this, not at every tick. */
-export const FAILED_RETRY_MS = 3_600_000;
+const FAILED_RETRY_MS = 3_600_000;
 
 /**
  * Per-site backup settings and the schedule they make: each site's backups fall at a fixed
@@ -113,5 +113,3 @@ export function createBackupSettings({
     },
   };
 }
-
-export type BackupSettings = ReturnType<typeof createBackupSettings>;

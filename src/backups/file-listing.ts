@@ -3,7 +3,7 @@ import type { BackupScratch } from './backup-scratch.js';
 import { backupContractProblems } from './backups.errors.js';
 import { isSafeRelativePath, manifestProblems } from './manifest.js';
 
-export const FILES_PER_PAGE = 1000;
+const FILES_PER_PAGE = 1000;
 const REDECLARE_PAGE = 16;
 
 const after = (path: string, than: string) => Buffer.compare(Buffer.from(path), Buffer.from(than)) > 0;

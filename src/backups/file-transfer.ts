@@ -11,7 +11,7 @@ import { CHUNK_BYTES, type ManifestFileEntry } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 
 /** Reads of one file (first one included) before its mismatch fails the backup: a file rewritten during the backup gets a second and third look. */
-export const FILE_ATTEMPTS = 3;
+const FILE_ATTEMPTS = 3;
 
 export type FileContent = Omit<ManifestFileEntry, 'path'>;
 

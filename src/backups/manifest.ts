@@ -54,7 +54,7 @@ const ManifestTable = z
   })
   .refine((table) => table.schema !== undefined || table.create !== undefined, 'a table needs its schema');
 
-export const ManifestSchema = z.object({
+const ManifestSchema = z.object({
   format: z.literal(1),
   siteUrl: z.string(),
   createdAt: z.string(),
@@ -108,7 +108,7 @@ export function parseManifest(content: Buffer | string): Manifest {
 }
 
 /** One NDJSON object of file entries, each checked like a format 1 entry. */
-export function parseFilePart(content: Buffer): ManifestFileEntry[] {
+function parseFilePart(content: Buffer): ManifestFileEntry[] {
   const entries: ManifestFileEntry[] = [];
   for (const line of content.toString('utf8').split('\n')) {
     if (line === '') continue;

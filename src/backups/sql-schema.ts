@@ -23,7 +23,7 @@ export function isLegalIdentifier(name: string): boolean {
 
 export const quoteIdentifier = (name: string) => `\`${name.replaceAll('`', '``')}\``;
 /** Backslashes are escaped too: a dump and WordPress both run with backslash escapes on (no NO_BACKSLASH_ESCAPES). */
-export const quoteString = (text: string) =>
+const quoteString = (text: string) =>
   `'${text.replaceAll('\\', '\\\\').replaceAll("'", "''").replaceAll('\0', '\\0')}'`;
 
 const TYPES = [

@@ -178,7 +178,7 @@ export async function readTables({
  * plus each row's framing. The site's data length is the server's estimate, so the budget's factor
  * and slack cover the rest.
  */
-export const declaredSqlBytes = (table: { bytes: number; rows: number }) => 2 * table.bytes + 64 * table.rows + 4096;
+const declaredSqlBytes = (table: { bytes: number; rows: number }) => 2 * table.bytes + 64 * table.rows + 4096;
 
 const invalid = (table: string, what: string) =>
   backupsProblems.tableInvalid.create(`the site's table ${JSON.stringify(table)} cannot be backed up: ${what}`, {

@@ -5,7 +5,7 @@ import { problemResponses } from '../http/openapi.js';
 import { defineProblem } from '../shared/errors.js';
 import { CONNECTOR_DOWNLOAD_PATH } from '../wordpress/connector-client.js';
 
-export const connectorPackageProblems = {
+const connectorPackageProblems = {
   missing: defineProblem('connector-package-missing', 404, 'The connector package has not been built'),
 };
 

@@ -51,7 +51,7 @@ export interface AppDeps {
   authLimiter?: AuthFailureLimiter;
 }
 
-export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 const PUBLIC_PATHS = new Set(['/api/health', AUTHORIZATION_CALLBACK_PATH]);
 
 /** The whole HTTP API; tests call `app.request()` on it, main.ts serves it. */
@@ -151,5 +151,3 @@ function routePattern(path: string): RegExp {
   const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\/:[^/]+/g, '/[^/]+');
   return new RegExp(`^${escaped}/?$`);
 }
-
-export type App = ReturnType<typeof createApp>;

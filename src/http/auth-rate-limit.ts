@@ -1,6 +1,6 @@
 import type { Clock } from '../shared/clock.js';
 
-export const AUTH_FAILURE_WINDOW_MS = 60_000;
+const AUTH_FAILURE_WINDOW_MS = 60_000;
 /** Addresses remembered at most; beyond it the expired ones go, then the oldest. */
 const MAX_TRACKED_ADDRESSES = 10_000;
 

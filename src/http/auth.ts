@@ -7,12 +7,12 @@ export type AppEnv = { Variables: { token: AuthenticatedToken } };
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export const authProblems = {
+const authProblems = {
   tooManyFailures: defineProblem('too-many-failed-authentications', 429, 'Too many failed authentications'),
 };
 
 /** The peer's address as @hono/node-server hands it over; requests without a socket (app.request in tests) share one. */
-export function clientAddress(env: unknown): string {
+function clientAddress(env: unknown): string {
   return (
     (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress ??
     'local'

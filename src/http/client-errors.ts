@@ -4,7 +4,7 @@ import { defineProblem } from '../shared/errors.js';
 import { PROBLEM_CONTENT_TYPE, problemDocument } from './problem.js';
 
 /** Requests Node's HTTP parser refuses before the app sees them. */
-export const clientErrorProblems = {
+const clientErrorProblems = {
   headersTooLarge: defineProblem('request-headers-too-large', 431, 'Request header fields too large'),
   requestTimeout: defineProblem('request-timeout', 408, 'The request took too long to arrive'),
   malformed: defineProblem('malformed-request', 400, 'The request is not valid HTTP'),

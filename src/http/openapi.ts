@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
 
-export const ProblemSchema = z
+const ProblemSchema = z
   .object({
     type: z.string().openapi({
       description: 'Stable problem type, `/problems/<name>`; see the README’s problem catalogue.',

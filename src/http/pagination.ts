@@ -1,10 +1,10 @@
 import { z } from '@hono/zod-openapi';
 import { defineProblem } from '../shared/errors.js';
 
-export const DEFAULT_PAGE_LIMIT = 50;
-export const MAX_PAGE_LIMIT = 200;
+const DEFAULT_PAGE_LIMIT = 50;
+const MAX_PAGE_LIMIT = 200;
 
-export const paginationProblems = {
+const paginationProblems = {
   invalidCursor: defineProblem('invalid-cursor', 400, 'The cursor is not valid'),
 };
 
@@ -36,7 +36,7 @@ export const pageSchema = <T extends z.ZodType>(item: T, name: string) =>
     .openapi(name);
 
 /** Cursors are the last item's sort key, base64url-encoded so clients treat them as opaque. */
-export const encodeCursor = (key: string) => Buffer.from(key, 'utf8').toString('base64url');
+const encodeCursor = (key: string) => Buffer.from(key, 'utf8').toString('base64url');
 
 const ID_KEY = /^[a-z]+_[0-9a-z]{26}$/;
 

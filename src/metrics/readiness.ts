@@ -25,7 +25,7 @@ export interface ReadinessDeps {
   queueStallMs: number;
 }
 
-export const SCHEDULER_STALE_MS = 3 * 60_000;
+const SCHEDULER_STALE_MS = 3 * 60_000;
 
 /**
  * /readyz's checks: the database takes a write, the scheduler ticks, no queue is stuck. Each is

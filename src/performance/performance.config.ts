@@ -1,6 +1,6 @@
 import type { PerformanceConfig } from './performance.service.js';
 
-export const DEFAULT_CHROME_PATH = '/usr/bin/chromium';
+const DEFAULT_CHROME_PATH = '/usr/bin/chromium';
 
 /** The defaults of the SITEWARDEN_PERFORMANCE_* variables (config.ts reads the environment). */
 export const DEFAULT_PERFORMANCE_CONFIG: PerformanceConfig = {

@@ -22,7 +22,7 @@ export interface Regression {
 }
 
 /** Fewer earlier audits than this and there is no "usual" to compare with. */
-export const MIN_HISTORY = 3;
+const MIN_HISTORY = 3;
 /** Changes smaller than these are noise whatever the percentage (a 0 ms TBT going to 30 ms). */
 const NOISE_FLOOR: Record<Regression['measure'], number> = {
   performance: 0.02,
@@ -32,7 +32,7 @@ const NOISE_FLOOR: Record<Regression['measure'], number> = {
   cumulativeLayoutShift: 0.02,
 };
 
-export function median(values: number[]): number {
+function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;

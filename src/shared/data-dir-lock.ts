@@ -2,8 +2,8 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
-export const LOCK_FILE = 'sitewarden.lock';
-export const PID_FILE = 'sitewarden.pid';
+const LOCK_FILE = 'sitewarden.lock';
+const PID_FILE = 'sitewarden.pid';
 
 export interface DataDirLock {
   release(): void;

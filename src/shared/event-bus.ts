@@ -7,7 +7,7 @@ export interface PublishedEvent {
   fields: Record<string, unknown>;
 }
 
-export type EventSubscriber = (event: PublishedEvent) => void;
+type EventSubscriber = (event: PublishedEvent) => void;
 
 export interface EventBus {
   publish(event: PublishedEvent): void;

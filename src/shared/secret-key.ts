@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const SECRET_KEY_FILE = 'secret.key';
+const SECRET_KEY_FILE = 'secret.key';
 
 /**
  * The key that seals site credentials: from SITEWARDEN_SECRET_KEY (base64 or hex, 32 bytes),

@@ -17,7 +17,7 @@ import type { SiteSync } from './sites.sync.js';
 import type { SiteRow, SiteState } from './sites.table.js';
 
 /** What Sitewarden does on a site needs these; an administrator on a single site has them all. */
-export const REQUIRED_CAPABILITIES = [
+const REQUIRED_CAPABILITIES = [
   'activate_plugins',
   'install_plugins',
   'update_plugins',
@@ -27,7 +27,7 @@ export const REQUIRED_CAPABILITIES = [
   'delete_themes',
 ] as const;
 
-export const APP_NAME = 'Sitewarden';
+const APP_NAME = 'Sitewarden';
 export const AUTHORIZATION_CALLBACK_PATH = '/api/authorization/callback';
 
 const hashState = (state: string) => createHash('sha256').update(state).digest('hex');

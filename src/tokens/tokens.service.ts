@@ -11,7 +11,7 @@ import type { ApiTokenRow } from './tokens.table.js';
 
 export type TokenScope = 'read' | 'write';
 
-export const tokenProblems = {
+const tokenProblems = {
   notFound: defineProblem('token-not-found', 404, 'No such API token'),
   ambiguous: defineProblem('token-ambiguous', 409, 'More than one token has that name'),
 };
@@ -32,7 +32,7 @@ export interface TokenSummary {
   revokedAt: Date | null;
 }
 
-export const BOOTSTRAP_TOKEN_FILE = 'admin-token';
+const BOOTSTRAP_TOKEN_FILE = 'admin-token';
 const TOKEN_PREFIX = 'swt_';
 /** last_used_at is refreshed at most this often, so authentication does not write on every request. */
 const LAST_USED_RESOLUTION_MS = 60_000;

@@ -49,5 +49,3 @@ export function createProbeWriter({ repository, logger }: { repository: UptimeRe
     },
   };
 }
-
-export type ProbeWriter = ReturnType<typeof createProbeWriter>;

@@ -4,17 +4,17 @@ import type { BucketRow, UptimeRepository } from './uptime.repository.js';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
-export const hourStart = (at: number) => at - (at % HOUR_MS);
+const hourStart = (at: number) => at - (at % HOUR_MS);
 export const dayStart = (at: number) => at - (at % DAY_MS);
 /** Probes may finish this long after their hour ends (timeouts, re-checks) before it is closed. */
 const LATE_PROBE_MS = 90_000;
 const PRUNE_CHUNK = 20_000;
 
-export function emptyBucket(siteId: string, bucket: number): BucketRow {
+function emptyBucket(siteId: string, bucket: number): BucketRow {
   return { siteId, bucket, up: 0, down: 0, responseSum: 0, responseCount: 0, responseMin: null, responseMax: null };
 }
 
-export function addToBucket(bucket: BucketRow, up: boolean, responseMs: number | null): void {
+function addToBucket(bucket: BucketRow, up: boolean, responseMs: number | null): void {
   if (up) bucket.up++;
   else bucket.down++;
   if (responseMs !== null) {

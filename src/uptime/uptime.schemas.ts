@@ -4,7 +4,7 @@ import { keywordModes, uptimeStatuses } from './uptime.table.js';
 
 const causeDescription = `Why the probe failed: ${probeCauses.map((cause) => `\`${cause}\``).join(', ')}.`;
 
-export const KeywordSchema = z
+const KeywordSchema = z
   .object({
     text: z
       .string()
@@ -71,7 +71,7 @@ export const SiteUptimeStatusSchema = z
   .nullable()
   .openapi('SiteUptimeStatus');
 
-export const ProbeSchema = z
+const ProbeSchema = z
   .object({
     at: z.string(),
     up: z.boolean(),
@@ -87,7 +87,7 @@ const ResponseTimes = z.object({
   max: z.number().int().nullable(),
 });
 
-export const HourlyBucketSchema = z
+const HourlyBucketSchema = z
   .object({ hour: z.string(), up: z.number().int(), down: z.number().int(), responseTimeMs: ResponseTimes })
   .openapi('UptimeHourlyBucket');
 

@@ -19,7 +19,7 @@ export function webhookBody(format: WebhookFormat, event: WebhookEvent): string 
 }
 
 /** e.g. `Sitewarden site.down: https://example.com (cause: connect, firstFailureAt: 2026-…)`. */
-export function summaryLine(event: WebhookEvent): string {
+function summaryLine(event: WebhookEvent): string {
   const { url, ...rest } = event.data;
   const details = Object.entries(rest)
     .filter(([, value]) => value !== undefined && value !== null)

@@ -4,7 +4,7 @@ import { MAX_ANSWER_BYTES } from './webhooks.config.js';
 
 /** Why an attempt failed; a stable vocabulary shown in the deliveries list and logged when one gives up. */
 export const deliveryCauses = ['dns', 'connect', 'tls', 'timeout', 'http_status', 'protocol'] as const;
-export type DeliveryCause = (typeof deliveryCauses)[number];
+type DeliveryCause = (typeof deliveryCauses)[number];
 
 export interface SendOutcome {
   ok: boolean;

@@ -14,7 +14,7 @@ export const WebhookIdParam = z.object({
 });
 
 /** The events a webhook can subscribe to: the catalogue, less the webhooks' own. */
-export const deliverableEvents = Object.keys(eventCatalogue).filter((name) => !isWebhookEvent(name));
+const deliverableEvents = Object.keys(eventCatalogue).filter((name) => !isWebhookEvent(name));
 
 const EventName = z.string().superRefine((name, ctx) => {
   if (name === '*' || deliverableEvents.includes(name)) return;
@@ -24,7 +24,7 @@ const EventName = z.string().superRefine((name, ctx) => {
   ctx.addIssue({ code: 'custom', message });
 });
 
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
+const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** Checked by the service (`checkWebhookUrl`), so an unusable address is a 422 `invalid-webhook-url`, whatever it holds. */
 const WebhookUrl = z.string().openapi({

@@ -24,7 +24,7 @@ export const CONNECTOR_DOWNLOAD_PATH = '/api/connector.zip';
  * that feature only (an old connector still updates plugins). Keep in step with
  * connector/includes/class-sitewarden-connector-info.php.
  */
-export const CONNECTOR_FEATURES = {
+const CONNECTOR_FEATURES = {
   updates: '1.0.0',
   'plugins/update': '1.0.0',
   themes: '1.0.0',
@@ -34,14 +34,14 @@ export const CONNECTOR_FEATURES = {
 } as const;
 export type ConnectorFeature = keyof typeof CONNECTOR_FEATURES;
 
-export const connectorProblems = {
+const connectorProblems = {
   missing: defineProblem('connector-missing', 422, 'The Sitewarden connector is not installed on the site'),
   outdated: defineProblem('connector-outdated', 422, 'The Sitewarden connector on the site is too old'),
 };
 
 const installHint = `download it from GET ${CONNECTOR_DOWNLOAD_PATH} and upload it in wp-admin under Plugins → Add New → Upload Plugin, then activate it`;
 
-export type { AvailableUpdates, ConnectorInfo } from './site-schemas.js';
+export type { AvailableUpdates } from './site-schemas.js';
 
 export interface Connector {
   /** The connector's info, or null when it is not installed (or not active). */
@@ -56,7 +56,7 @@ export interface Connector {
 }
 
 /** The connector's info, or null when it is not installed (or not active). */
-export async function readConnectorInfo(session: WordPressSession): Promise<ConnectorInfo | null> {
+async function readConnectorInfo(session: WordPressSession): Promise<ConnectorInfo | null> {
   try {
     return await session.call('GET', `${CONNECTOR_NAMESPACE}/info`, { schema: ConnectorInfoSchema });
   } catch (error) {
@@ -66,7 +66,7 @@ export async function readConnectorInfo(session: WordPressSession): Promise<Conn
 }
 
 /** Throws connector-missing or connector-outdated (naming the feature and both versions) unless the connector has `feature`. */
-export function assertConnectorFeature(info: ConnectorInfo | null, feature: ConnectorFeature): void {
+function assertConnectorFeature(info: ConnectorInfo | null, feature: ConnectorFeature): void {
   if (!info)
     throw connectorProblems.missing.create(`this needs the Sitewarden connector plugin on the site: ${installHint}`);
   const required = CONNECTOR_FEATURES[feature];
@@ -137,7 +137,7 @@ export function createConnector(
 }
 
 /** Compares dotted numeric versions (`1.10.0` > `1.9.2`); missing parts count as 0. */
-export function compareVersions(a: string, b: string): number {
+function compareVersions(a: string, b: string): number {
   const left = a.split('.').map((part) => parseInt(part, 10) || 0);
   const right = b.split('.').map((part) => parseInt(part, 10) || 0);
   for (let i = 0; i < Math.max(left.length, right.length); i++) {

@@ -82,7 +82,7 @@ async function readIndex(http: SiteHttp, restUrl: string): Promise<RestIndex | n
  * (WordPress serves wp-admin from its "WordPress Address", which may differ from the home's
  * host). Any port; no credentials. Anything else (`javascript:`, `data:`, another host) is refused.
  */
-export function checkAuthorizationEndpoint(endpoint: string, homeUrl: string, restUrl: string): string {
+function checkAuthorizationEndpoint(endpoint: string, homeUrl: string, restUrl: string): string {
   let url: URL | null = null;
   try {
     url = new URL(endpoint);

@@ -16,7 +16,7 @@ export const siteHttpProblems = {
   invalidResponse: defineProblem('site-invalid-response', 502, 'The site’s answer could not be understood'),
 };
 
-export interface SiteRequest {
+interface SiteRequest {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
   url: string;
   headers?: Record<string, string>;
@@ -42,7 +42,7 @@ export interface SiteResponse {
   json<T = unknown>(): T;
 }
 
-export interface SiteStreamResponse {
+interface SiteStreamResponse {
   status: number;
   url: string;
   headers: Record<string, string | string[] | undefined>;

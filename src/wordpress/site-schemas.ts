@@ -76,7 +76,7 @@ export const WordPressPluginListSchema = z.array(WordPressPluginSchema);
 /** `DELETE wp/v2/plugins/…` answers `{deleted, previous}`. */
 export const DeletedPluginSchema = z.looseObject({ deleted: z.boolean() });
 
-export const WordPressThemeSchema = z.looseObject({
+const WordPressThemeSchema = z.looseObject({
   stylesheet: z.string().min(1).max(200),
   template: z.string().max(200).optional(),
   status: z.string().max(50),

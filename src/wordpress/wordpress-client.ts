@@ -15,13 +15,13 @@ import {
 } from './site-schemas.js';
 import { wordpressProblems, type WordPressErrorBody } from './wordpress.errors.js';
 
-export interface SiteCredentials {
+interface SiteCredentials {
   restUrl: string;
   username: string;
   applicationPassword: string;
 }
 
-export interface WordPressUser {
+interface WordPressUser {
   id: number;
   username: string;
   name: string;
@@ -68,7 +68,7 @@ export interface WordPressSession {
   ): Promise<SiteResponse>;
 }
 
-export interface CallOptions<T> {
+interface CallOptions<T> {
   query?: Record<string, string | number | undefined>;
   json?: unknown;
   timeoutMs?: number;
@@ -183,7 +183,7 @@ export function createWordPressClient({ http }: { http: SiteHttp }): WordPressCl
 }
 
 /** Turns a REST answer into data, or into the problem that explains it. */
-export function readRestResponse<T>(response: SiteResponse): T {
+function readRestResponse<T>(response: SiteResponse): T {
   if (response.status >= 200 && response.status < 300) return response.json<T>();
   let error: WordPressErrorBody = {};
   try {

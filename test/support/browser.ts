@@ -10,7 +10,7 @@ import type { TestSite } from './wordpress/test-site.js';
  * off; names other than loopback do not resolve; anything else goes to a dead loopback proxy),
  * behind the request blocking below. Playwright adds its own headless switch.
  */
-export const CHROMIUM_ARGS = [
+const CHROMIUM_ARGS = [
   ...chromeFlags({ auditedHost: '127.0.0.1', runningAsRoot: process.getuid?.() === 0, blockThirdParty: true }).filter(
     (flag) => !flag.startsWith('--headless'),
   ),

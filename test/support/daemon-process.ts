@@ -9,7 +9,7 @@ import { installConnector } from './wordpress-state.js';
 import { eventsInOutput, noteEmitted } from './event-coverage.js';
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
-export const CLI = resolve(PROJECT_ROOT, 'dist/src/cli.js');
+const CLI = resolve(PROJECT_ROOT, 'dist/src/cli.js');
 
 /** The tests of the real process run the compiled CLI, as systemd does; build it first. */
 export function buildOnce(): void {

@@ -4,7 +4,7 @@ import { startFakeSite } from './fake-site.js';
 /** What the fake answers on `METHOD route` (route without `/wp-json/` and query; `index` for the REST index): JSON, or a handler of its own. */
 export type FakeAnswer = unknown | ((req: IncomingMessage, res: ServerResponse) => void);
 
-export const FAKE_PASSWORD_UUID = '6f4b1b4e-5d7e-4c1a-9a57-3d2f0c6b8e21';
+const FAKE_PASSWORD_UUID = '6f4b1b4e-5d7e-4c1a-9a57-3d2f0c6b8e21';
 const ALL_CAPABILITIES = Object.fromEntries(
   [
     'activate_plugins',
@@ -23,7 +23,7 @@ export const fakePlugin = (slug: string, status = 'inactive') => ({
   name: slug,
   version: '1.0.0',
 });
-export const fakeTheme = (stylesheet: string, status = 'inactive') => ({
+const fakeTheme = (stylesheet: string, status = 'inactive') => ({
   stylesheet,
   template: stylesheet,
   status,

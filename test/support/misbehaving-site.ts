@@ -12,7 +12,7 @@ export interface FakeFile {
   served?: Buffer | 'html';
 }
 
-export interface FakeTable {
+interface FakeTable {
   name: string;
   create: string;
   rows: number;
@@ -24,7 +24,7 @@ export interface FakeTable {
 }
 
 /** Site-wide misbehaviours; each is off by default. */
-export interface Misbehaviour {
+interface Misbehaviour {
   /** backup/files: 'stuck-cursor' answers the same page and cursor forever; 'endless' makes up new paths forever; 'oversized-page' answers more entries than asked. */
   listing?: 'honest' | 'stuck-cursor' | 'endless' | 'oversized-page';
   /** backup/file sends this many bytes more than the range asked. */
@@ -33,7 +33,7 @@ export interface Misbehaviour {
   stall?: string[];
 }
 
-export interface FakeRequest {
+interface FakeRequest {
   method: string;
   /** The REST route without the leading slash, e.g. `sitewarden/v1/backup/files`. */
   route: string;
@@ -46,8 +46,8 @@ export interface FakeRequest {
 /** Answers a route in place of the honest fake; return false to let the honest one answer. */
 export type RouteOverride = (request: FakeRequest) => boolean | Promise<boolean>;
 
-export const FAKE_USERNAME = 'admin';
-export const FAKE_APPLICATION_PASSWORD = 'abcd efgh ijkl mnop qrst uvwx';
+const FAKE_USERNAME = 'admin';
+const FAKE_APPLICATION_PASSWORD = 'abcd efgh ijkl mnop qrst uvwx';
 const CAPABILITIES = [
   'activate_plugins',
   'install_plugins',

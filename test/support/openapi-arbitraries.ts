@@ -56,7 +56,7 @@ export const junk: fc.Arbitrary<unknown> = fc.oneof(
   fc.dictionary(nastyString, nastyString, { maxKeys: 3 }),
 );
 
-export function resolveRef(schema: JsonSchema | undefined, doc: OpenApiDocument): JsonSchema {
+function resolveRef(schema: JsonSchema | undefined, doc: OpenApiDocument): JsonSchema {
   let current = schema ?? {};
   for (let hops = 0; current.$ref && hops < 10; hops++)
     current = doc.components?.schemas?.[current.$ref.replace('#/components/schemas/', '')] ?? {};

@@ -4,7 +4,7 @@
  * values must be numbers, histograms must have cumulative `_bucket`s ending at `le="+Inf"`
  * equal to `_count`. Throws on anything else, so a test fails on malformed output.
  */
-export interface Sample {
+interface Sample {
   name: string;
   labels: Record<string, string>;
   value: number;

@@ -4,8 +4,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { createTestSite, type TestSite } from './wordpress/index.js';
 import { createTestApp, type TestApp } from './test-app.js';
 
-export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
-export const DIRECTORY_FIXTURES = join(PROJECT_ROOT, 'test/support/fixtures/directory');
+const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
+const DIRECTORY_FIXTURES = join(PROJECT_ROOT, 'test/support/fixtures/directory');
 
 /** What WordPress itself holds, read inside the site rather than through Sitewarden. */
 export async function wordpressPlugins(site: TestSite): Promise<Record<string, { Version: string; Name: string }>> {

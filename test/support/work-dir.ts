@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Everything a test run creates lives here (git-ignored), one `run-*` directory per run. */
-export const TEST_WORK_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../.test-work');
+const TEST_WORK_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../.test-work');
 
 const OWNER_FILE = 'owner.pid';
 /** Files in a run directory naming processes that belong to that run. */

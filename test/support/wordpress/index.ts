@@ -2,7 +2,6 @@
  * Real WordPress sites for integration tests. Needs the run's global setup
  * (test/support/global-setup.ts) for MariaDB and the plugin-directory mirror.
  */
-export { createTestSite, provisionTestSite } from './test-site.js';
-export type { CreateTestSiteOptions, TestBed, TestSite, TestUser, TestUserRole } from './test-site.js';
+export { createTestSite } from './test-site.js';
+export type { TestSite, TestUser } from './test-site.js';
 export { approveApplicationAuthorization } from './approve-application.js';
-export type { ApprovalResult } from './approve-application.js';

@@ -8,7 +8,7 @@ import { WORDPRESS_FIXTURES, WORDPRESS_SOURCE } from './paths.js';
 import { runPhpScript, startPhpServer } from './php.js';
 import { phpString, renderWpConfig } from './wp-config.js';
 
-export type TestUserRole = 'administrator' | 'editor' | 'author' | 'subscriber';
+type TestUserRole = 'administrator' | 'editor' | 'author' | 'subscriber';
 
 export interface TestUser {
   username: string;
