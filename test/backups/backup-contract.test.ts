@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
 import { createBackupLimits, DEFAULT_BACKUP_LIMITS, type BackupLimitsConfig } from '../../src/backups/backup-limits.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { sha256, startMisbehavingSite, type MisbehavingSite } from '../support/misbehaving-site.js';
+import { sha256, startFakeWordPress, type FakeWordPress } from '../support/fake-wordpress/index.js';
 
 /**
  * A site's listing is a contract: the backup keeps only bytes that are what the site declared,
@@ -15,7 +15,7 @@ import { sha256, startMisbehavingSite, type MisbehavingSite } from '../support/m
  */
 let dataDir: string;
 let t: TestApp;
-const sites: MisbehavingSite[] = [];
+const sites: FakeWordPress[] = [];
 
 function useApp(limits: Partial<BackupLimitsConfig> = {}) {
   t = createTestApp({
@@ -27,7 +27,7 @@ function useApp(limits: Partial<BackupLimitsConfig> = {}) {
 }
 
 async function fakeSite(files?: Record<string, Buffer | string>) {
-  const site = await startMisbehavingSite({ files });
+  const site = await startFakeWordPress({ files });
   sites.push(site);
   const connected = await t.call('POST', '/api/sites', {
     json: { url: site.url, username: site.username, applicationPassword: site.applicationPassword },
@@ -224,7 +224,7 @@ describe('table rows count against the budget', () => {
 
 describe('tables a site lies about', () => {
   const hex = (text: string) => Buffer.from(text).toString('hex');
-  const cases: [string, (site: MisbehavingSite) => void, string][] = [
+  const cases: [string, (site: FakeWordPress) => void, string][] = [
     [
       'a CREATE TABLE carrying a second statement',
       (site) => (site.tables[0]!.create += ';\nDROP DATABASE wordpress'),

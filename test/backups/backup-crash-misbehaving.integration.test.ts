@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOnce, daemonApi, queueBackup, startDaemonProcess, waitForBackup } from '../support/daemon-process.js';
-import { startMisbehavingSite, type MisbehavingSite } from '../support/misbehaving-site.js';
+import { startFakeWordPress, type FakeWordPress } from '../support/fake-wordpress/index.js';
 
 const BIG = 'wp-content/uploads/video.bin';
 
 /** The real daemon process, killed with SIGKILL while backing up a site that misbehaves. */
 describe('a daemon killed mid-backup of a misbehaving site', () => {
-  let site: MisbehavingSite;
+  let site: FakeWordPress;
   let dataDir: string;
   const env = () => ({
     SITEWARDEN_DATA_DIR: dataDir,
@@ -21,7 +21,7 @@ describe('a daemon killed mid-backup of a misbehaving site', () => {
 
   beforeAll(async () => {
     buildOnce();
-    site = await startMisbehavingSite();
+    site = await startFakeWordPress();
     for (let i = 0; i < 50; i++) site.setFile(`wp-content/uploads/2026/photo-${i}.jpg`, `photo ${i} `.repeat(2000));
     site.setFile(BIG, Buffer.alloc(3 * 1024 * 1024, 7));
     dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-crash-misbehaving-'));

@@ -11,7 +11,7 @@ import {
 } from '../../src/backups/backups.table.js';
 import { latestSlot } from '../../src/jobs/spread.js';
 import { createId } from '../../src/shared/ids.js';
-import { startFakeSite } from '../support/fake-site.js';
+import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
 
 /**

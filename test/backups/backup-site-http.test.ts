@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/shared/errors.js';
 import { createSiteHttp } from '../../src/wordpress/site-http.js';
-import { startFakeSite } from '../support/fake-site.js';
+import { startFakeSite } from '../support/fake-wordpress/index.js';
 
 /** The streaming download backups use: bounded in size and time, like every call to a site. */
 describe('site http streams', () => {

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
 import { createId } from '../../src/shared/ids.js';
-import { startFakeWordPress } from '../support/fake-wordpress.js';
+import { startFakeWordPress } from '../support/fake-wordpress/index.js';
 import { freePort } from '../support/served-app.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { installNetworkTripwire, isLoopbackHost } from '../support/network-tripwire.js';

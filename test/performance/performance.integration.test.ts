@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
 import type { PerformanceConfig } from '../../src/performance/performance.service.js';
 import { createId } from '../../src/shared/ids.js';
-import { startFakeSite } from '../support/fake-site.js';
+import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { buildAuditWorker } from '../support/performance-worker.js';
 import { freePort } from '../support/served-app.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';

@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approveApplicationAuthorization, createTestSite, type TestSite } from '../support/wordpress/index.js';
-import { startFakeSite } from '../support/fake-site.js';
+import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { freePort, serveTestApp } from '../support/served-app.js';
 import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
 

@@ -10,7 +10,7 @@ import { createProber } from '../../src/uptime/prober.js';
 import { DEFAULT_UPTIME_CONFIG } from '../../src/uptime/uptime.config.js';
 import { createUptimeRepository } from '../../src/uptime/uptime.repository.js';
 import { createUptimeService } from '../../src/uptime/uptime.service.js';
-import { startFakeSite } from '../support/fake-site.js';
+import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { createUptimeTestApp, type UptimeTestApp } from '../support/uptime.js';
 
 const MINUTE = 60_000;

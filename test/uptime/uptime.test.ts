@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyProbe, initialState } from '../../src/uptime/monitor-state.js';
 import { causeOf } from '../../src/uptime/prober.js';
 import { nextSlot, spreadOffset } from '../../src/uptime/uptime-scheduler.js';
-import { startFakeSite } from '../support/fake-site.js';
+import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { freePort } from '../support/served-app.js';
 import { createUptimeTestApp, type UptimeTestApp } from '../support/uptime.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fakePlugin, startFakeWordPress } from '../support/fake-wordpress.js';
+import { fakePlugin, startFakeWordPress } from '../support/fake-wordpress/index.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -15,8 +15,10 @@ afterEach(async () => {
   await t?.close();
 });
 
-async function fakeSite(initial: Parameters<typeof startFakeWordPress>[0] = {}) {
-  const site = await startFakeWordPress(initial);
+type Answers = NonNullable<Parameters<typeof startFakeWordPress>[0]>['answers'];
+
+async function fakeSite(answers: Answers = {}) {
+  const site = await startFakeWordPress({ answers });
   closers.push(site.close);
   t = createTestApp();
   return site;
@@ -27,8 +29,8 @@ const connectWithPassword = (url: string) =>
     json: { url, username: 'admin', applicationPassword: 'abcd efgh ijkl mnop qrst uvwx' },
   });
 
-async function connected(initial: Parameters<typeof startFakeWordPress>[0] = {}) {
-  const site = await fakeSite(initial);
+async function connected(answers: Answers = {}) {
+  const site = await fakeSite(answers);
   const answer = await connectWithPassword(site.url);
   expect(answer.status, answer.text).toBe(201);
   return { site, id: answer.json.id as string };

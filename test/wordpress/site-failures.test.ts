@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeSite } from '../support/fake-site.js';
+import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /**

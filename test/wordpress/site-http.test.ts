@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/shared/errors.js';
 import { createSiteHttp } from '../../src/wordpress/site-http.js';
 import { discoverSite } from '../../src/wordpress/discovery.js';
-import { startFakeSite } from '../support/fake-site.js';
+import { startFakeSite } from '../support/fake-wordpress/index.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -1,7 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-/** A loopback HTTP server standing in for a misbehaving or non-WordPress site. */
+/**
+ * A loopback HTTP server that answers whatever `handler` writes: the fake WordPress runs on it, and
+ * tests use it alone for a site that is not WordPress at all (hangs, garbage, bare status codes).
+ */
 export async function startFakeSite(handler: (req: IncomingMessage, res: ServerResponse) => void) {
   const sockets = new Set<Socket>();
   const server = createServer(handler);
