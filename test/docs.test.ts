@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '..');
@@ -46,4 +46,53 @@ describe('the documentation stays true', () => {
     expect(readme).toContain('bash scripts/test.sh');
     expect(readFileSync(join(root, '.ci/run'), 'utf8')).toMatch(/^bash scripts\/test\.sh$/m);
   });
+
+  it('links every page of docs/ from the README, and every relative link in them leads somewhere', () => {
+    const pages = markdownFiles(join(root, 'docs')).map((path) => relative(root, path));
+    expect(pages).toEqual(expect.arrayContaining(['docs/architecture.md', 'docs/benchmarks.md', 'docs/events.md']));
+    const linked = new Set<string>();
+    for (const file of ['README.md', ...pages]) {
+      const text = readFileSync(join(root, file), 'utf8');
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue;
+        const [path, anchor] = target!.split('#');
+        const page = path ? resolve(dirname(join(root, file)), path) : join(root, file);
+        expect(existsSync(page), `${file} links ${target}`).toBe(true);
+        linked.add(relative(root, page));
+        if (anchor) expect(headingAnchors(page), `${file} links ${target}`).toContain(anchor);
+      }
+    }
+    for (const page of pages) expect(linked, `${page} is linked from the README or another page`).toContain(page);
+    const fromReadme = [...readme.matchAll(/\]\((docs\/[^)#\s]*)/g)].map((match) => match[1]!);
+    for (const page of pages.filter((page) => !page.startsWith('docs/design/')))
+      expect(fromReadme, `README links ${page}`).toContain(page);
+  });
+
+  it('names every module of src/ in the architecture page', () => {
+    const architecture = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
+    const diagram = /```mermaid\n([\s\S]*?)```/.exec(architecture)?.[1] ?? '';
+    const modules = readdirSync(join(root, 'src')).filter((name) => statSync(join(root, 'src', name)).isDirectory());
+    expect(modules.length).toBeGreaterThan(10);
+    for (const module of modules) {
+      expect(diagram, `${module} in the module diagram`).toMatch(new RegExp(`\\b${module}\\b`));
+      expect(architecture, `${module}/ in the layer tables`).toContain(`\`${module}/\``);
+    }
+  });
 });
+
+function markdownFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? markdownFiles(path) : path.endsWith('.md') ? [path] : [];
+  });
+}
+
+/** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as hyphens. */
+function headingAnchors(path: string): string[] {
+  return [...readFileSync(path, 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((match) =>
+    match[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} -]/gu, '')
+      .replace(/ /g, '-'),
+  );
+}
