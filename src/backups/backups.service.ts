@@ -3,7 +3,7 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
-import { isAppError } from '../shared/errors.js';
+import { isAppError, isProblem } from '../shared/errors.js';
 import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
 import type { SiteAccess } from '../sites/site-access.js';
@@ -472,7 +472,7 @@ export function createBackupsService({
       access.connected(siteId);
     } catch (error) {
       // Backups of a site that is no longer connected can still be listed.
-      if (!(isAppError(error) && error.problem.name === 'site-not-connected')) throw error;
+      if (!isProblem(error, sitesProblems.notConnected)) throw error;
     }
   }
 }

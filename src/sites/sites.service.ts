@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
 import type { SiteLifecycle } from './site-lifecycle.js';
 import type { Clock } from '../shared/clock.js';
-import { isAppError } from '../shared/errors.js';
+import { isProblem } from '../shared/errors.js';
 import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
 import type { SecretBox } from '../shared/secret-box.js';
@@ -97,7 +97,7 @@ export function createSitesService(deps: SitesServiceDeps) {
     try {
       user = await session.currentUser();
     } catch (error) {
-      if (isAppError(error) && error.problem.name === 'credentials-rejected') {
+      if (isProblem(error, wordpressProblems.credentialsRejected)) {
         throw wordpressProblems.credentialsRejected.create(
           `the site did not accept the application password for ${username}: ${error.detail}`,
           error.extensions,
