@@ -7,7 +7,7 @@ import { sitesProblems } from '../sites/sites.errors.js';
 import type { SitesRepository } from '../sites/sites.repository.js';
 import { applyProbe, initialState, type MonitorState, type SiteMonitor } from './monitor-state.js';
 import { createProbeWriter } from './probe-writer.js';
-import type { ProbeOutcome, Prober, ProbeSettings } from './prober.js';
+import type { ProbeOutcome, Prober } from './prober.js';
 import { createHourlyRollups, DAY_MS, HOUR_MS, runMaintenance } from './rollups.js';
 import type { UptimeConfig } from './uptime.config.js';
 import { uptimeProblems } from './uptime.errors.js';
