@@ -2,6 +2,8 @@
 // feature → composition, sites → any other feature, and feature → feature edges inside a cycle.
 // Also counts feature → feature imports that bypass the other feature's index.ts.
 // Usage: node scripts/upward-imports.mjs [--list]
+import console from 'node:console';
+import process from 'node:process';
 import { cruise } from 'dependency-cruiser';
 
 const BASE = new Set(['shared', 'db', 'http', 'wordpress', 'jobs', 'metrics', 'config']);
@@ -78,7 +80,10 @@ const fileReaches = (start, goal) => {
   while (stack.length > 0) {
     for (const next of fileGraph.get(stack.pop()) ?? []) {
       if (next === goal) return true;
-      if (!seen.has(next)) (seen.add(next), stack.push(next));
+      if (!seen.has(next)) {
+        seen.add(next);
+        stack.push(next);
+      }
     }
   }
   return false;

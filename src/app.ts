@@ -11,9 +11,11 @@ import type { PerformanceService } from './performance/performance.service.js';
 import { createBackupsRoutes } from './backups/backups.routes.js';
 import type { BackupsService } from './backups/backups.service.js';
 import type { ThemesService } from './themes/themes.service.js';
-import { createAuthorizationRoutes } from './sites/authorization.routes.js';
-import { createSiteSettingsRoutes } from './sites/site-settings.routes.js';
-import { createSitesRoutes } from './sites/sites.routes.js';
+import type { InventoryRepository } from './inventory/inventory.repository.js';
+import { createAuthorizationRoutes, createSiteSettingsRoutes, createSitesRoutes } from './site-overview/index.js';
+import { backupSettingsSection } from './backups/index.js';
+import { performanceSettingsSection } from './performance/index.js';
+import { monitoringSettingsSection } from './uptime/index.js';
 import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites/sites.service.js';
 import type { TokensService } from './tokens/tokens.service.js';
 import { createWebhooksRoutes } from './webhooks/webhooks.routes.js';
@@ -31,6 +33,7 @@ import { createErrorHandler } from './http/problem.js';
 export interface AppDeps {
   tokens: TokensService;
   sites: SitesService;
+  inventories: Pick<InventoryRepository, 'read'>;
   plugins: PluginsService;
   themes: ThemesService;
   uptime: UptimeService;
@@ -62,7 +65,17 @@ export function createApp(deps: AppDeps) {
   api.route('/', createHealthRoutes(deps));
   api.route('/', createAuthorizationRoutes(deps));
   api.route('/', createSitesRoutes(deps));
-  api.route('/', createSiteSettingsRoutes(deps));
+  api.route(
+    '/',
+    createSiteSettingsRoutes({
+      // The order of the sections in GET /api/sites/{id}/settings and in the OpenAPI document.
+      settingsSections: {
+        monitoring: monitoringSettingsSection(deps.uptime),
+        backups: backupSettingsSection(deps.backups),
+        performance: performanceSettingsSection(deps.performance),
+      },
+    }),
+  );
   api.route('/', createUptimeRoutes(deps));
   api.route('/', createPerformanceRoutes(deps));
   api.route('/', createBackupsRoutes(deps));

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { isAppError, isProblem } from '../shared/errors.js';
 import { siteHttpProblems } from '../wordpress/site-http.js';
 import { JobAborted } from './abortable-session.js';
-import type { BackupConnector, SiteFileEntry } from './backup-connector.js';
+import type { BackupConnector, SiteFileEntry } from '../wordpress/connector-client.js';
 import type { ByteBudget } from './backup-limits.js';
 import type { DeclaredFile } from './backup-scratch.js';
 import { backupContractProblems, backupsProblems } from './backups.errors.js';

@@ -13,7 +13,7 @@ import type { WordPressClient } from '../wordpress/wordpress-client.js';
 import { wordpressProblems } from '../wordpress/wordpress.errors.js';
 import { sitesProblems } from './sites.errors.js';
 import type { SitesRepository } from './sites.repository.js';
-import type { SiteSync } from './sites.sync.js';
+import { siteCredentials } from './site-directory.js';
 import type { SiteRow, SiteState } from './sites.table.js';
 
 /** What Sitewarden does on a site needs these; an administrator on a single site has them all. */
@@ -38,7 +38,8 @@ export interface SitesServiceDeps {
   http: SiteHttp;
   wordpress: WordPressClient;
   secrets: SecretBox;
-  sync: SiteSync;
+  /** Reads a newly connected site's inventory (the inventory feature's sync, wired in services.ts). */
+  sync: { syncNow(siteId: string): Promise<SiteRow | undefined> };
   queue: SiteTaskQueue;
   lifecycle: SiteLifecycle;
   clock: Clock;
@@ -207,7 +208,7 @@ export function createSitesService(deps: SitesServiceDeps) {
     let credentialRevoked = false;
     if (site.state === 'connected' && site.applicationPasswordUuid) {
       try {
-        await sync.sessionFor(site).revokeApplicationPassword(site.applicationPasswordUuid);
+        await wordpress.session(siteCredentials(site, secrets)).revokeApplicationPassword(site.applicationPasswordUuid);
         credentialRevoked = true;
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
@@ -311,8 +312,6 @@ export function createSitesService(deps: SitesServiceDeps) {
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${id}`);
       return site;
     },
-
-    inventory: (id: string) => repository.readInventory(id),
 
     /** Removes the site; revoking its application password on the site is best effort. */
     async disconnect(id: string): Promise<void> {
