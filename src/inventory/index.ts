@@ -1,4 +1,4 @@
-// The inventory feature's door: what is installed on each site and which updates exist.
+// The inventory feature's door: what is installed on each site and which updates exist. The composition builds the sync.
 export {
   PluginSchema,
   ThemeSchema,
@@ -9,7 +9,5 @@ export {
   type Plugin,
   type Theme,
 } from './inventory.schemas.js';
-export { siteInventories } from './inventory.table.js';
-export { createInventoryRepository, type Inventory, type InventoryRepository } from './inventory.repository.js';
-export { createInventorySync, type InventorySync } from './inventory.sync.js';
+export type { Inventory, InventoryRepository } from './inventory.repository.js';
 export { logUpdateFailure, rethrowSiteOperation, updateProblems } from './site-updates.js';

@@ -1,3 +1,2 @@
 // The performance feature's door: what other features may use.
 export { performanceSettingsSection } from './performance.settings.js';
-export type { PerformanceService } from './performance.service.js';
