@@ -6,7 +6,6 @@ import type { PerformanceConfig } from './performance/performance.service.js';
 import { DEFAULT_BACKUPS_CONFIG, type BackupsConfig } from './backups/backups.config.js';
 import { DEFAULT_BACKUP_LIMITS } from './backups/backup-limits.js';
 import { DEFAULT_WEBHOOKS_CONFIG, type WebhooksConfig } from './webhooks/webhooks.config.js';
-import type { ScheduledWorkSwitches } from './scheduled-work.js';
 
 /**
  * Every setting comes from the environment (systemd's EnvironmentFile in production).
@@ -246,6 +245,13 @@ export interface Config {
   webhooks: WebhooksConfig;
   /** Work the daemon starts on its own schedule; off leaves only what the API asks for. */
   scheduled: ScheduledWorkSwitches;
+}
+
+/** SITEWARDEN_SCHEDULED_*: each kind of work the daemon starts on its own can be switched off for every site. */
+export interface ScheduledWorkSwitches {
+  uptimeProbes: boolean;
+  audits: boolean;
+  backups: boolean;
 }
 
 export class ConfigError extends Error {

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { defaultConnectorZipPath } from './connector/connector-package.js';
 import { openDatabase } from './db/database.js';
-import { createApp } from './http/app.js';
+import { createApp } from './app.js';
 import { createAuthFailureLimiter } from './http/auth-rate-limit.js';
 import { answerClientErrorsAsProblems } from './http/client-errors.js';
 import { createMetrics } from './metrics/metrics.js';

@@ -1,13 +1,7 @@
 import type { Logger } from 'pino';
+import type { ScheduledWorkSwitches } from './config.js';
 import type { Scheduler } from './jobs/scheduler.js';
 import type { Services } from './services.js';
-
-/** SITEWARDEN_SCHEDULED_*: each kind of work the daemon starts on its own can be switched off for every site. */
-export interface ScheduledWorkSwitches {
-  uptimeProbes: boolean;
-  audits: boolean;
-  backups: boolean;
-}
 
 /**
  * The ticks that start work on the sites without being asked: uptime probes, audits (a newly

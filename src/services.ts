@@ -5,12 +5,14 @@ import { createSiteTaskQueue } from './jobs/site-task-queue.js';
 import type { Clock } from './shared/clock.js';
 import { createSecretBox } from './shared/secret-box.js';
 import { createPluginsService } from './plugins/plugins.service.js';
-import { createSiteAccess } from './sites/site-access.js';
+import { createSiteAccess } from './wordpress/site-access.js';
+import { createSiteDirectory } from './sites/site-directory.js';
 import { createSiteLifecycle } from './sites/site-lifecycle.js';
 import { createThemesService } from './themes/themes.service.js';
 import { createSitesRepository } from './sites/sites.repository.js';
 import { createSitesService } from './sites/sites.service.js';
-import { createSiteSync } from './sites/sites.sync.js';
+import { createInventoryRepository } from './inventory/inventory.repository.js';
+import { createInventorySync } from './inventory/inventory.sync.js';
 import { createTokensRepository } from './tokens/tokens.repository.js';
 import { createTokensService } from './tokens/tokens.service.js';
 import { createSiteHttp } from './wordpress/site-http.js';
@@ -80,15 +82,24 @@ export function createServices({
   const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, logger });
   const sitesRepository = createSitesRepository({ db });
   const lifecycle = createSiteLifecycle();
-  const sync = createSiteSync({
-    repository: sitesRepository,
+  // Every feature reaches a site through this one SiteAccess; after a change, the inventory is read again.
+  const access = createSiteAccess({
+    directory: createSiteDirectory({ repository: sitesRepository, secrets }),
     wordpress,
+    queue: siteQueue,
+    operationTimeoutMs: config.siteOperationTimeoutMs,
+    afterOperation: (siteId) => sync.syncNow(siteId),
+  });
+  const inventories = createInventoryRepository({ db });
+  const sync = createInventorySync({
+    repository: sitesRepository,
+    inventories,
+    access,
     secrets,
     queue: siteQueue,
     clock,
     logger,
     intervalMinutes: config.syncIntervalMinutes,
-    operationTimeoutMs: config.siteOperationTimeoutMs,
     metrics,
   });
   const sites = createSitesService({
@@ -103,12 +114,6 @@ export function createServices({
     logger,
     publicUrl: config.publicUrl,
     authorizationTtlMinutes: config.authorizationTtlMinutes,
-  });
-  const access = createSiteAccess({
-    repository: sitesRepository,
-    sync,
-    queue: siteQueue,
-    operationTimeoutMs: config.siteOperationTimeoutMs,
   });
   const plugins = createPluginsService({ access, logger });
   const themes = createThemesService({ access, logger });
@@ -189,6 +194,7 @@ export function createServices({
     sitesRepository,
     lifecycle,
     sync,
+    inventories,
     secrets,
     access,
     plugins,

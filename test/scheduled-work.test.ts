@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createScheduler } from '../src/jobs/scheduler.js';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../src/performance/performance.config.js';
-import { scheduleSiteWork, type ScheduledWorkSwitches } from '../src/scheduled-work.js';
+import type { ScheduledWorkSwitches } from '../src/config.js';
+import { scheduleSiteWork } from '../src/scheduled-work.js';
 import { createId } from '../src/shared/ids.js';
 import { createFakeClock, createTestApp, type TestApp } from './support/test-app.js';
 

@@ -1,4 +1,4 @@
-import type { BackupConnector } from './backup-connector.js';
+import type { BackupConnector } from '../wordpress/connector-client.js';
 import type { BackupLimits } from './backup-limits.js';
 import { openBackupScratch, type DeclaredFile } from './backup-scratch.js';
 import { forEachConcurrently } from './concurrency.js';

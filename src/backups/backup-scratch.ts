@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { SiteFileEntry } from './backup-connector.js';
+import type { SiteFileEntry } from '../wordpress/connector-client.js';
 import type { ManifestFileEntry } from './manifest.js';
 
 /** A listed file with the hash the site declared for it; `seq` is its place in path order. */

@@ -3,7 +3,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
-import { SiteIdPathParam } from '../sites/sites.schemas.js';
+import { SiteIdPathParam } from '../sites/index.js';
 import {
   BackupParams,
   BackupSchema,

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { SiteIdPathParam } from '../sites/sites.schemas.js';
+import { SiteIdPathParam } from '../sites/index.js';
 import { backupKinds, jobStatuses, type BackupRow, type RestoreRow } from './backups.table.js';
 
 const JobId = (name: string, example: string) =>

@@ -3,12 +3,12 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
-import { isAppError } from '../shared/errors.js';
+import { isAppError, isProblem } from '../shared/errors.js';
 import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
-import type { SiteAccess } from '../sites/site-access.js';
-import { sitesProblems } from '../sites/sites.errors.js';
-import { CONNECTOR_DOWNLOAD_PATH } from '../wordpress/connector-client.js';
+import type { SiteAccess } from '../wordpress/site-access.js';
+import { sitesProblems } from '../sites/index.js';
+import { CONNECTOR_DOWNLOAD_PATH, createConnector } from '../wordpress/connector-client.js';
 import { abortableSession } from './abortable-session.js';
 import {
   INTERRUPTED_BACKUP,
@@ -17,7 +17,6 @@ import {
   logInterrupted,
   recoverUnfinished,
 } from './backup-recovery.js';
-import { createBackupConnector } from './backup-connector.js';
 import { runBackup } from './backup-runner.js';
 import { removeBackupScratch } from './backup-scratch.js';
 import { createBackupSettings, type BackupSettingsPatch } from './backup-settings.js';
@@ -142,7 +141,7 @@ export function createBackupsService({
         ? await openManifest(store, previousRow.manifestHash).catch(() => null)
         : null;
       const result = await runBackup({
-        connector: createBackupConnector(session, { timeoutMs: requestTimeoutMs }),
+        connector: createConnector(session, { operationTimeoutMs: requestTimeoutMs }),
         store,
         previous,
         siteUrl: site.url,
@@ -236,7 +235,7 @@ export function createBackupsService({
       ]);
       const progress = await access.operate(row.siteId, ({ session }) =>
         runRestore({
-          connector: createBackupConnector(abortableSession(session, signal), { timeoutMs: requestTimeoutMs }),
+          connector: createConnector(abortableSession(session, signal), { operationTimeoutMs: requestTimeoutMs }),
           store,
           target: targetManifest,
           current: currentManifest,
@@ -472,7 +471,7 @@ export function createBackupsService({
       access.connected(siteId);
     } catch (error) {
       // Backups of a site that is no longer connected can still be listed.
-      if (!(isAppError(error) && error.problem.name === 'site-not-connected')) throw error;
+      if (!isProblem(error, sitesProblems.notConnected)) throw error;
     }
   }
 }

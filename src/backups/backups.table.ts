@@ -1,5 +1,5 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import { sites } from '../sites/sites.table.js';
+import { sites } from '../sites/index.js';
 
 export const jobStatuses = ['queued', 'running', 'completed', 'failed'] as const;
 export type JobStatus = (typeof jobStatuses)[number];

@@ -1,4 +1,4 @@
-import type { BackupConnector, SiteFileEntry } from './backup-connector.js';
+import type { BackupConnector, SiteFileEntry } from '../wordpress/connector-client.js';
 import type { BackupScratch } from './backup-scratch.js';
 import { backupContractProblems } from './backups.errors.js';
 import { isSafeRelativePath, manifestProblems } from './manifest.js';

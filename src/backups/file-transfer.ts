@@ -1,19 +1,28 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { isAppError } from '../shared/errors.js';
+import { isAppError, isProblem } from '../shared/errors.js';
+import { siteHttpProblems } from '../wordpress/site-http.js';
 import { JobAborted } from './abortable-session.js';
-import type { BackupConnector, SiteFileEntry } from './backup-connector.js';
+import type { BackupConnector, SiteFileEntry } from '../wordpress/connector-client.js';
 import type { ByteBudget } from './backup-limits.js';
 import type { DeclaredFile } from './backup-scratch.js';
-import { backupContractProblems } from './backups.errors.js';
+import { backupContractProblems, backupsProblems } from './backups.errors.js';
 import { redeclareFile } from './file-listing.js';
-import { CHUNK_BYTES, type ManifestFileEntry } from './manifest.js';
-import type { ObjectStore } from './object-store.js';
+import { CHUNK_BYTES, manifestProblems, type ManifestFileEntry } from './manifest.js';
+import { objectStoreProblems, type ObjectStore } from './object-store.js';
 
 /** Reads of one file (first one included) before its mismatch fails the backup: a file rewritten during the backup gets a second and third look. */
 const FILE_ATTEMPTS = 3;
 
 export type FileContent = Omit<ManifestFileEntry, 'path'>;
+
+/** A backup's own failures end a bundle read; a failure of the site's answer falls back to reading file by file. */
+const BACKUP_PROBLEMS = [
+  ...Object.values(backupsProblems),
+  ...Object.values(backupContractProblems),
+  ...Object.values(manifestProblems),
+  ...Object.values(objectStoreProblems),
+];
 
 const sha256Of = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -82,7 +91,7 @@ export function createFileTransfer({
         // Large files are mostly media that is compressed already: the fastest gzip level costs little there.
         result = await store.put(Readable.from(tapped(body)), undefined, { compressionLevel: 1 });
       } catch (error) {
-        if (isAppError(error) && error.problem.name === 'site-response-too-large')
+        if (isProblem(error, siteHttpProblems.tooLarge))
           return mismatch(
             entry,
             { size: size + wanted + 1, sha256: null },
@@ -135,7 +144,7 @@ export function createFileTransfer({
         received,
       );
     } catch (error) {
-      if (error instanceof JobAborted || (isAppError(error) && error.problem.name.startsWith('backup-'))) throw error;
+      if (error instanceof JobAborted || isProblem(error, ...BACKUP_PROBLEMS)) throw error;
       const results: (FileContent | null)[] = [];
       for (const entry of entries) results.push(await single(entry));
       return results;

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { defineProblem } from '../shared/errors.js';
 
-const objectStoreProblems = {
+export const objectStoreProblems = {
   corrupt: defineProblem('backup-object-corrupt', 500, 'A stored backup object does not match its hash'),
 };
 

@@ -1,4 +1,4 @@
-import type { BackupConnector } from './backup-connector.js';
+import type { BackupConnector } from '../wordpress/connector-client.js';
 import { CHUNK_BYTES, isSafeRelativePath, manifestProblems, type Manifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import { backupsProblems } from './backups.errors.js';

@@ -1,5 +1,5 @@
 import { backupsProblems } from './backups.errors.js';
-import type { BackupConnector, RowsCursor, SiteTable } from './backup-connector.js';
+import type { BackupConnector, RowsCursor, SiteTable } from '../wordpress/connector-client.js';
 import type { ManifestTableEntry } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import { countBatchRows } from './sql-dump.js';

@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import * as schema from './schema.js';
 
-export type Db = BetterSQLite3Database<typeof schema>;
+/** Tables are imported by the repositories that use them; the list of every table is src/schema.ts, for drizzle-kit. */
+export type Db = BetterSQLite3Database;
 
 export interface DatabaseHandle {
   db: Db;
@@ -38,7 +38,7 @@ export function openDatabase(
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = drizzle(sqlite, { schema });
+  const db = drizzle(sqlite);
   if (applyMigrations) migrate(db, { migrationsFolder: findMigrationsFolder() });
   else if (pendingMigrations(sqlite) > 0) {
     sqlite.close();

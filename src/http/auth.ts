@@ -1,7 +1,17 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { commonProblems, defineProblem } from '../shared/errors.js';
-import type { AuthenticatedToken, TokensService } from '../tokens/tokens.service.js';
 import type { AuthFailureLimiter } from './auth-rate-limit.js';
+
+/** Who a request's token belongs to. The tokens feature implements TokenAuthenticator; http/ imports no feature. */
+export interface AuthenticatedToken {
+  id: string;
+  name: string;
+  scope: 'read' | 'write';
+}
+
+export interface TokenAuthenticator {
+  authenticate(token: string): AuthenticatedToken | null;
+}
 
 export type AppEnv = { Variables: { token: AuthenticatedToken } };
 
@@ -29,7 +39,7 @@ export function bearerAuth({
   limiter,
   onLimited,
 }: {
-  tokens: TokensService;
+  tokens: TokenAuthenticator;
   publicPaths: ReadonlySet<string>;
   limiter?: AuthFailureLimiter;
   onLimited?: () => void;

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Spreads sites' scheduled work (audits, backups) over its interval: each site has a fixed offset
- * into it (from its id), so a thousand sites handled daily start at a thousand different minutes.
+ * Spreads sites' scheduled work (audits, backups, uptime probes) over its interval: each site has a
+ * fixed offset into it (from its id), so a thousand sites handled daily start at a thousand different
+ * minutes, and a restart keeps every site's slot. The offset is a whole number of `stepMs`: minutes
+ * for daily work, single milliseconds for probes every minute.
  */
-export function siteOffsetMs(siteId: string, intervalMs: number): number {
+export function siteOffsetMs(siteId: string, intervalMs: number, stepMs = 60_000): number {
   const hash = createHash('sha256').update(siteId).digest().readUInt32BE(0);
-  return Math.floor((hash / 0x1_0000_0000) * (intervalMs / 60_000)) * 60_000;
+  return Math.floor((hash / 0x1_0000_0000) * (intervalMs / stepMs)) * stepMs;
 }
 
 /** The most recent slot of the site at or before `now`. */

@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, inArray, isNotNull, lt, lte, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { sites } from '../sites/sites.table.js';
+import { sites } from '../sites/index.js';
 import {
   performanceAudits,
   performanceSettings,

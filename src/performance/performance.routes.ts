@@ -5,7 +5,7 @@ import type { AppEnv } from '../http/auth.js';
 import { bodyOrQueryRequest, readBodyOrQuery } from '../http/input.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, PaginationQuery, toPage } from '../http/pagination.js';
-import { SiteIdPathParam } from '../sites/sites.schemas.js';
+import { SiteIdPathParam } from '../sites/index.js';
 import { toAuditView } from './performance-view.js';
 import {
   AuditIdParam,

@@ -1,5 +1,5 @@
 import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import { sites } from '../sites/sites.table.js';
+import { sites } from '../sites/index.js';
 
 export const formFactors = ['mobile', 'desktop'] as const;
 export type FormFactor = (typeof formFactors)[number];

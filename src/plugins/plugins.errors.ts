@@ -1,3 +1,4 @@
+import { updateProblems } from '../inventory/index.js';
 import { defineProblem } from '../shared/errors.js';
 
 export const pluginsProblems = {
@@ -5,6 +6,6 @@ export const pluginsProblems = {
   notInDirectory: defineProblem('plugin-not-in-directory', 422, 'The plugin directory has no such plugin'),
   alreadyInstalled: defineProblem('plugin-already-installed', 409, 'The plugin is already installed'),
   active: defineProblem('plugin-active', 409, 'The plugin is active'),
-  noUpdate: defineProblem('no-update-available', 409, 'No newer version is known'),
-  operationFailed: defineProblem('site-operation-failed', 502, 'The site could not carry out the operation'),
+  noUpdate: updateProblems.noUpdate,
+  operationFailed: updateProblems.operationFailed,
 };

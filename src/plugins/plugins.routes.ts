@@ -3,8 +3,8 @@ import type { AppEnv } from '../http/auth.js';
 import { bodyOrQueryRequest, readBodyOrQuery } from '../http/input.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { pageOfList, pageSchema, PaginationQuery } from '../http/pagination.js';
-import { SiteIdPathParam, SlugPattern } from '../sites/sites.schemas.js';
-import { PluginSchema } from './plugins.schemas.js';
+import { SiteIdPathParam, SlugPattern } from '../sites/index.js';
+import { PluginSchema } from '../inventory/index.js';
 import type { PluginsService } from './plugins.service.js';
 
 const tags = ['Plugins'];

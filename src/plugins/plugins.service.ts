@@ -1,11 +1,15 @@
 import type { Logger } from 'pino';
-import { isAppError, type AppError } from '../shared/errors.js';
-import type { ConnectedSite, SiteAccess } from '../sites/site-access.js';
+import {
+  logUpdateFailure,
+  pluginFromWordPress,
+  rethrowSiteOperation,
+  withPluginUpdates,
+  type Plugin,
+} from '../inventory/index.js';
+import { isAppError } from '../shared/errors.js';
+import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { DeletedPluginSchema, WordPressPluginSchema } from '../wordpress/site-schemas.js';
-import { wordpressProblems } from '../wordpress/wordpress.errors.js';
 import { pluginsProblems } from './plugins.errors.js';
-import { pluginFromWordPress, withPluginUpdates, type Plugin } from './plugins.schemas.js';
-import { logUpdateFailure } from './update-failure.js';
 
 /** Plugins on a real site: core REST for listing, installing, (de)activating, deleting; the connector for updates. */
 export function createPluginsService({ access, logger }: { access: SiteAccess; logger: Logger }) {
@@ -77,7 +81,10 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
           .updatePlugin(plugin.file)
           .catch(rethrowOperation)
           .catch((error: unknown) => {
-            logUpdateFailure(logger, 'plugin', site, plugin, error);
+            logUpdateFailure(logger, 'plugin', site, plugin, error, [
+              pluginsProblems.noUpdate,
+              pluginsProblems.notFound,
+            ]);
             throw error;
           });
         return find(site, slug);
@@ -104,20 +111,12 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
   };
 }
 
-/** Maps WordPress's and the connector's error codes to Sitewarden's problems. */
-export function rethrowOperation(error: unknown): never {
-  if (!isAppError(error)) throw error;
-  const code = String(error.extensions.siteCode ?? '');
-  const byCode: Record<string, () => AppError> = {
-    sitewarden_no_update: () => pluginsProblems.noUpdate.create(error.detail, error.extensions),
-    sitewarden_plugin_not_found: () => pluginsProblems.notFound.create(error.detail, error.extensions),
-    sitewarden_filesystem_unavailable: () =>
-      wordpressProblems.siteForbidden.create(`the site cannot write its files: ${error.detail}`, error.extensions),
-    sitewarden_update_failed: () => pluginsProblems.operationFailed.create(error.detail, error.extensions),
-    sitewarden_delete_failed: () => pluginsProblems.operationFailed.create(error.detail, error.extensions),
-    rest_cannot_delete_active_plugin: () => pluginsProblems.active.create(error.detail, error.extensions),
-  };
-  throw byCode[code]?.() ?? error;
+/** The plugin routes' own error codes; rethrowSiteOperation adds the ones plugins and themes share. */
+function rethrowOperation(error: unknown): never {
+  return rethrowSiteOperation(error, {
+    sitewarden_plugin_not_found: (error) => pluginsProblems.notFound.create(error.detail, error.extensions),
+    rest_cannot_delete_active_plugin: (error) => pluginsProblems.active.create(error.detail, error.extensions),
+  });
 }
 
 export type PluginsService = ReturnType<typeof createPluginsService>;

@@ -1,12 +1,6 @@
 import { and, asc, count, eq, gt, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { siteInventories, sites, type NewSiteRow, type SiteRow, type SiteState } from './sites.table.js';
-
-export interface Inventory {
-  pluginsJson: string;
-  themesJson: string;
-  syncedAt: Date;
-}
+import { sites, type NewSiteRow, type SiteRow, type SiteState } from './sites.table.js';
 
 /** The columns a site's view shows. */
 const listColumns = {
@@ -37,11 +31,6 @@ export function createSitesRepository({ db }: { db: Db }) {
     .select()
     .from(sites)
     .where(eq(sites.id, sql.placeholder('id')))
-    .prepare();
-  const inventoryOf = db
-    .select()
-    .from(siteInventories)
-    .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
     .prepare();
   // A listing reads only what its view shows (no sealed credential, no authorization hashes).
   const page = {
@@ -141,15 +130,6 @@ export function createSitesRepository({ db }: { db: Db }) {
         .from(sites)
         .where(and(eq(sites.state, 'pending'), lte(sites.authorizationExpiresAt, now)))
         .all(),
-
-    readInventory: (siteId: string): Inventory | undefined => inventoryOf.get({ siteId }),
-
-    writeInventory(siteId: string, inventory: Inventory): void {
-      db.insert(siteInventories)
-        .values({ siteId, ...inventory })
-        .onConflictDoUpdate({ target: siteInventories.siteId, set: inventory })
-        .run();
-    },
   };
 }
 

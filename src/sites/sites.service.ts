@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
 import type { SiteLifecycle } from './site-lifecycle.js';
 import type { Clock } from '../shared/clock.js';
-import { isAppError } from '../shared/errors.js';
+import { isProblem } from '../shared/errors.js';
 import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
 import type { SecretBox } from '../shared/secret-box.js';
@@ -13,7 +13,7 @@ import type { WordPressClient } from '../wordpress/wordpress-client.js';
 import { wordpressProblems } from '../wordpress/wordpress.errors.js';
 import { sitesProblems } from './sites.errors.js';
 import type { SitesRepository } from './sites.repository.js';
-import type { SiteSync } from './sites.sync.js';
+import { siteCredentials } from './site-directory.js';
 import type { SiteRow, SiteState } from './sites.table.js';
 
 /** What Sitewarden does on a site needs these; an administrator on a single site has them all. */
@@ -38,7 +38,8 @@ export interface SitesServiceDeps {
   http: SiteHttp;
   wordpress: WordPressClient;
   secrets: SecretBox;
-  sync: SiteSync;
+  /** Reads a newly connected site's inventory (the inventory feature's sync, wired in services.ts). */
+  sync: { syncNow(siteId: string): Promise<SiteRow | undefined> };
   queue: SiteTaskQueue;
   lifecycle: SiteLifecycle;
   clock: Clock;
@@ -97,7 +98,7 @@ export function createSitesService(deps: SitesServiceDeps) {
     try {
       user = await session.currentUser();
     } catch (error) {
-      if (isAppError(error) && error.problem.name === 'credentials-rejected') {
+      if (isProblem(error, wordpressProblems.credentialsRejected)) {
         throw wordpressProblems.credentialsRejected.create(
           `the site did not accept the application password for ${username}: ${error.detail}`,
           error.extensions,
@@ -207,7 +208,7 @@ export function createSitesService(deps: SitesServiceDeps) {
     let credentialRevoked = false;
     if (site.state === 'connected' && site.applicationPasswordUuid) {
       try {
-        await sync.sessionFor(site).revokeApplicationPassword(site.applicationPasswordUuid);
+        await wordpress.session(siteCredentials(site, secrets)).revokeApplicationPassword(site.applicationPasswordUuid);
         credentialRevoked = true;
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
@@ -311,8 +312,6 @@ export function createSitesService(deps: SitesServiceDeps) {
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${id}`);
       return site;
     },
-
-    inventory: (id: string) => repository.readInventory(id),
 
     /** Removes the site; revoking its application password on the site is best effort. */
     async disconnect(id: string): Promise<void> {

@@ -2,8 +2,8 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { pageOfList, pageSchema, PaginationQuery } from '../http/pagination.js';
-import { SiteIdPathParam, SlugPattern } from '../sites/sites.schemas.js';
-import { ThemeSchema } from './themes.schemas.js';
+import { SiteIdPathParam, SlugPattern } from '../sites/index.js';
+import { ThemeSchema } from '../inventory/index.js';
 import type { ThemesService } from './themes.service.js';
 
 const tags = ['Themes'];

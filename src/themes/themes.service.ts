@@ -1,10 +1,14 @@
 import type { Logger } from 'pino';
-import { isAppError, type AppError } from '../shared/errors.js';
-import { rethrowOperation } from '../plugins/plugins.service.js';
-import { logUpdateFailure } from '../plugins/update-failure.js';
-import type { ConnectedSite, SiteAccess } from '../sites/site-access.js';
+import {
+  logUpdateFailure,
+  rethrowSiteOperation,
+  themeFromWordPress,
+  updateProblems,
+  withThemeUpdates,
+  type Theme,
+} from '../inventory/index.js';
+import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { themesProblems } from './themes.errors.js';
-import { themeFromWordPress, withThemeUpdates, type Theme } from './themes.schemas.js';
 
 /** Themes on a real site: core REST lists them; the connector updates, activates and deletes. */
 export function createThemesService({ access, logger }: { access: SiteAccess; logger: Logger }) {
@@ -29,7 +33,7 @@ export function createThemesService({ access, logger }: { access: SiteAccess; lo
           .updateTheme(slug)
           .catch(rethrowThemeOperation)
           .catch((error: unknown) => {
-            logUpdateFailure(logger, 'theme', site, theme, error);
+            logUpdateFailure(logger, 'theme', site, theme, error, [updateProblems.noUpdate, themesProblems.notFound]);
             throw error;
           });
         return find(site, slug);
@@ -64,17 +68,13 @@ export function createThemesService({ access, logger }: { access: SiteAccess; lo
   };
 }
 
+/** The theme routes' own error codes; rethrowSiteOperation adds the ones plugins and themes share. */
 function rethrowThemeOperation(error: unknown): never {
-  if (isAppError(error)) {
-    const byCode: Record<string, () => AppError> = {
-      sitewarden_theme_not_found: () => themesProblems.notFound.create(error.detail, error.extensions),
-      sitewarden_theme_active: () => themesProblems.active.create(error.detail, error.extensions),
-      sitewarden_theme_broken: () => themesProblems.broken.create(error.detail, error.extensions),
-    };
-    const mapped = byCode[String(error.extensions.siteCode ?? '')];
-    if (mapped) throw mapped();
-  }
-  return rethrowOperation(error);
+  return rethrowSiteOperation(error, {
+    sitewarden_theme_not_found: (error) => themesProblems.notFound.create(error.detail, error.extensions),
+    sitewarden_theme_active: (error) => themesProblems.active.create(error.detail, error.extensions),
+    sitewarden_theme_broken: (error) => themesProblems.broken.create(error.detail, error.extensions),
+  });
 }
 
 export type ThemesService = ReturnType<typeof createThemesService>;

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { AuthenticatedToken } from '../http/auth.js';
 import type { Clock } from '../shared/clock.js';
 import { defineProblem } from '../shared/errors.js';
 import { logEvent } from '../shared/events.js';
@@ -9,18 +10,12 @@ import { createId } from '../shared/ids.js';
 import type { TokensRepository } from './tokens.repository.js';
 import type { ApiTokenRow } from './tokens.table.js';
 
-export type TokenScope = 'read' | 'write';
+export type TokenScope = AuthenticatedToken['scope'];
 
 const tokenProblems = {
   notFound: defineProblem('token-not-found', 404, 'No such API token'),
   ambiguous: defineProblem('token-ambiguous', 409, 'More than one token has that name'),
 };
-
-export interface AuthenticatedToken {
-  id: string;
-  name: string;
-  scope: TokenScope;
-}
 
 export interface TokenSummary {
   id: string;

@@ -1,4 +1,5 @@
-import type { ProbeCause } from './prober.js';
+import type { ProbeCause, ProbeSettings } from './prober.js';
+import type { ProbeRow } from './uptime.repository.js';
 import type { UptimeStatus } from './uptime.table.js';
 
 /**
@@ -64,4 +65,17 @@ export function applyProbe(
     };
   }
   return { state: next, transition: null, recheck: true };
+}
+
+/** A monitored site as the uptime service holds it in memory: its settings, state and latest probes. */
+export interface SiteMonitor {
+  siteId: string;
+  url: string;
+  settings: ProbeSettings;
+  intervalMs: number;
+  paused: boolean;
+  state: MonitorState;
+  recent: ProbeRow[];
+  certificateExpiresAt: number | null;
+  certificateWarnedFor: number | null;
 }

@@ -1,6 +1,6 @@
 import PQueue from 'p-queue';
 import type { Clock } from '../shared/clock.js';
-
+import { siteOffsetMs } from '../jobs/spread.js';
 /**
  * Decides when each site is probed. Every site has a fixed offset in its interval (a hash of
  * its id), so one interval's probes are spread across it and a restart keeps the same
@@ -35,16 +35,6 @@ interface Target {
 
 /** Probes due within one slice start together. */
 const START_SLICE_MS = 100;
-
-export function spreadOffset(siteId: string, intervalMs: number): number {
-  // FNV-1a: cheap and evenly spread for ids that differ only in their tail.
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < siteId.length; i++) {
-    hash ^= siteId.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % intervalMs;
-}
 
 /** The first slot of the site's schedule at or after `from`. */
 export function nextSlot(from: number, intervalMs: number, offsetMs: number): number {
@@ -101,7 +91,7 @@ export function createUptimeScheduler({
     upsert(siteId, intervalMs) {
       const existing = targets.get(siteId);
       if (existing && existing.intervalMs === intervalMs) return;
-      const offsetMs = spreadOffset(siteId, intervalMs);
+      const offsetMs = siteOffsetMs(siteId, intervalMs, 1);
       const nextDueAt = nextSlot(clock.now().getTime(), intervalMs, offsetMs);
       targets.set(siteId, {
         intervalMs,

@@ -1,9 +1,8 @@
-import type { MonitorState } from './monitor-state.js';
+import type { MonitorState, SiteMonitor } from './monitor-state.js';
 import type { ProbeCause } from './prober.js';
 import { DAY_MS } from './rollups.js';
 import type { BucketRow } from './uptime.repository.js';
 import type { DowntimeEventView, MonitoringSettingsView, UptimeReport } from './uptime.schemas.js';
-import type { SiteMonitor } from './uptime.service.js';
 import type { DowntimeEventRow } from './uptime.table.js';
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { and, desc, eq, gte, isNull, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { sites } from '../sites/sites.table.js';
+import { sites } from '../sites/index.js';
 import {
   downtimeEvents,
   uptimeHourly,

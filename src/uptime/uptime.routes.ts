@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
-import { SiteIdPathParam } from '../sites/sites.schemas.js';
+import { SiteIdPathParam } from '../sites/index.js';
 import { DowntimeEventSchema, DowntimeQuery, UptimeReportSchema } from './uptime.schemas.js';
 import type { UptimeService } from './uptime.service.js';
 

@@ -2,12 +2,10 @@ import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
 import { commonProblems } from '../shared/errors.js';
 import { logEvent } from '../shared/events.js';
-import type { SiteLifecycle } from '../sites/site-lifecycle.js';
-import { sitesProblems } from '../sites/sites.errors.js';
-import type { SitesRepository } from '../sites/sites.repository.js';
-import { applyProbe, initialState, type MonitorState } from './monitor-state.js';
+import { sitesProblems, type SiteLifecycle, type SitesRepository } from '../sites/index.js';
+import { applyProbe, initialState, type MonitorState, type SiteMonitor } from './monitor-state.js';
 import { createProbeWriter } from './probe-writer.js';
-import type { ProbeOutcome, Prober, ProbeSettings } from './prober.js';
+import type { ProbeOutcome, Prober } from './prober.js';
 import { createHourlyRollups, DAY_MS, HOUR_MS, runMaintenance } from './rollups.js';
 import type { UptimeConfig } from './uptime.config.js';
 import { uptimeProblems } from './uptime.errors.js';
@@ -21,18 +19,6 @@ const RECENT_PROBES = 10;
 const RECENT_REBUILD_WINDOW_MS = 15 * 60_000;
 
 /** What the daemon holds in memory per monitored site; the database has it too, minus the hot part. */
-export interface SiteMonitor {
-  siteId: string;
-  url: string;
-  settings: ProbeSettings;
-  intervalMs: number;
-  paused: boolean;
-  state: MonitorState;
-  recent: ProbeRow[];
-  certificateExpiresAt: number | null;
-  certificateWarnedFor: number | null;
-}
-
 export interface UptimeServiceDeps {
   repository: UptimeRepository;
   sitesRepository: SitesRepository;

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import { sites } from '../sites/sites.table.js';
+import { sites } from '../sites/index.js';
 
 export const uptimeStatuses = ['up', 'down', 'unknown'] as const;
 export type UptimeStatus = (typeof uptimeStatuses)[number];

@@ -1,5 +1,22 @@
-import { defineProblem, isAppError } from '../shared/errors.js';
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
+import { defineProblem, isAppError } from '../shared/errors.js';
+import {
+  BUNDLE_FRAMING_BYTES,
+  DeletionsPlanned,
+  FilesPage,
+  InsertedAnswer,
+  parseBundle,
+  RestoreAborted,
+  RestoreBegun,
+  RestoreFinished,
+  RowsAnswer,
+  TablesAnswer,
+  TableStaged,
+  type FinishedRestore,
+  type RowsCursor,
+  type SiteFileEntry,
+} from './connector-backup-schemas.js';
 import {
   AvailableUpdatesSchema,
   ConnectorInfoSchema,
@@ -14,9 +31,10 @@ import type { WordPressSession } from './wordpress-client.js';
 
 /**
  * The Sitewarden connector (connector/) adds what WordPress core's REST API cannot do:
- * updates, theme activation and deletion, update availability and versions.
+ * updates, theme activation and deletion, update availability and versions, backups and restores.
+ * Every call to it goes through this client, behind the version gate.
  */
-export const CONNECTOR_NAMESPACE = 'sitewarden/v1';
+const CONNECTOR_NAMESPACE = 'sitewarden/v1';
 export const CONNECTOR_DOWNLOAD_PATH = '/api/connector.zip';
 
 /**
@@ -41,19 +59,8 @@ const connectorProblems = {
 
 const installHint = `download it from GET ${CONNECTOR_DOWNLOAD_PATH} and upload it in wp-admin under Plugins → Add New → Upload Plugin, then activate it`;
 
-export type { AvailableUpdates } from './site-schemas.js';
-
-export interface Connector {
-  /** The connector's info, or null when it is not installed (or not active). */
-  info(): Promise<ConnectorInfo | null>;
-  updates(options?: { refresh?: boolean }): Promise<AvailableUpdates>;
-  /** Update offers when the connector is installed and answers; null otherwise (they are extra information). */
-  updatesIfAvailable(): Promise<AvailableUpdates | null>;
-  updatePlugin(file: string): Promise<z.infer<typeof PluginUpdatedSchema>>;
-  updateTheme(stylesheet: string): Promise<z.infer<typeof ThemeUpdatedSchema>>;
-  activateTheme(stylesheet: string): Promise<z.infer<typeof ThemeActivatedSchema>>;
-  deleteTheme(stylesheet: string): Promise<z.infer<typeof ThemeDeletedSchema>>;
-}
+export type { AvailableUpdates, ConnectorInfo } from './site-schemas.js';
+export type { FinishedRestore, RowsCursor, SiteFileEntry, SiteTable } from './connector-backup-schemas.js';
 
 /** The connector's info, or null when it is not installed (or not active). */
 async function readConnectorInfo(session: WordPressSession): Promise<ConnectorInfo | null> {
@@ -85,7 +92,7 @@ function assertConnectorFeature(info: ConnectorInfo | null, feature: ConnectorFe
 const updateHint = `download the current one from GET ${CONNECTOR_DOWNLOAD_PATH} and upload it in wp-admin under Plugins → Add New → Upload Plugin (WordPress offers to replace the installed version)`;
 
 /** Reads the connector's info once per session and checks each feature against it. */
-export function createConnectorGate(session: WordPressSession): (feature: ConnectorFeature) => Promise<void> {
+function createConnectorGate(session: WordPressSession): (feature: ConnectorFeature) => Promise<void> {
   let info: Promise<ConnectorInfo | null> | undefined;
   return async (feature) => {
     if (!info) {
@@ -100,10 +107,7 @@ export function createConnectorGate(session: WordPressSession): (feature: Connec
   };
 }
 
-export function createConnector(
-  session: WordPressSession,
-  { operationTimeoutMs }: { operationTimeoutMs: number },
-): Connector {
+export function createConnector(session: WordPressSession, { operationTimeoutMs }: { operationTimeoutMs: number }) {
   const ensure = createConnectorGate(session);
 
   const operation = async <T>(
@@ -125,16 +129,122 @@ export function createConnector(
     });
   }
 
+  const backup = (path: string) => `${CONNECTOR_NAMESPACE}/${path}`;
+  const timeoutMs = operationTimeoutMs;
+
   return {
+    /** The connector's info, or null when it is not installed (or not active). */
     info: () => readConnectorInfo(session),
     updates,
+    /** Update offers when the connector is installed and answers; null otherwise (they are extra information). */
     updatesIfAvailable: () => updates().catch(() => null),
-    updatePlugin: (file) => operation('plugins/update', 'plugins/update', { plugin: file }, PluginUpdatedSchema),
-    updateTheme: (stylesheet) => operation('themes', 'themes/update', { stylesheet }, ThemeUpdatedSchema),
-    activateTheme: (stylesheet) => operation('themes', 'themes/activate', { stylesheet }, ThemeActivatedSchema),
-    deleteTheme: (stylesheet) => operation('themes', 'themes/delete', { stylesheet }, ThemeDeletedSchema),
+    updatePlugin: (file: string) =>
+      operation('plugins/update', 'plugins/update', { plugin: file }, PluginUpdatedSchema),
+    updateTheme: (stylesheet: string) => operation('themes', 'themes/update', { stylesheet }, ThemeUpdatedSchema),
+    activateTheme: (stylesheet: string) => operation('themes', 'themes/activate', { stylesheet }, ThemeActivatedSchema),
+    deleteTheme: (stylesheet: string) => operation('themes', 'themes/delete', { stylesheet }, ThemeDeletedSchema),
+
+    /** Refuses (connector-outdated) a connector older than the backups (or restore) feature needs; call before the first step. */
+    ensure: (feature: 'backups' | 'restore') => ensure(feature),
+
+    /** A page of the site's files; `known` ([path, size, mtime, sha256]) spares hashing files whose size and mtime did not change. */
+    files: (
+      cursor: string,
+      limit: number,
+      known: [string, number, number, string][],
+    ): Promise<{ files: SiteFileEntry[]; next: string | null }> =>
+      session.call('POST', backup('backup/files'), { json: { cursor, limit, known }, timeoutMs, schema: FilesPage }),
+
+    /** `length` bytes of a file from `offset`, streamed; a body longer than that fails with site-response-too-large before it is passed on. */
+    fileRange: (path: string, offset: number, length: number): Promise<Readable> =>
+      session.callStream(backup('backup/file'), { query: { path, offset, length }, timeoutMs, maxBytes: length }),
+
+    /**
+     * Many small files in one request, `expectedBytes` in all as listed (a longer body fails);
+     * null for a file that is gone, or too large to bundle now. `onBytes` sees every byte received.
+     */
+    async bundle(
+      paths: string[],
+      expectedBytes: number,
+      onBytes: (bytes: number) => void = () => {},
+    ): Promise<(Buffer | null)[]> {
+      const body = await session.callStream(backup('backup/bundle'), {
+        method: 'POST',
+        json: { paths },
+        timeoutMs,
+        maxBytes: expectedBytes + paths.length * BUNDLE_FRAMING_BYTES,
+      });
+      const chunks: Buffer[] = [];
+      for await (const chunk of body) {
+        onBytes((chunk as Buffer).length);
+        chunks.push(chunk as Buffer);
+      }
+      return parseBundle(Buffer.concat(chunks), paths.length);
+    },
+
+    tables: () => session.call('GET', backup('backup/tables'), { timeoutMs, schema: TablesAnswer }),
+    /** At most `limit` rows in at most `bytes` bytes of SQL, unless one row alone is larger. */
+    rows: (table: string, after: RowsCursor | null, limit: number, bytes: number) =>
+      session.call('GET', backup('backup/rows'), {
+        query: { table, after: after ? JSON.stringify(after) : undefined, limit, bytes },
+        timeoutMs,
+        schema: RowsAnswer,
+      }),
+
+    begin: () => session.call('POST', backup('restore/begin'), { timeoutMs, schema: RestoreBegun }),
+    async writeFile(restore: string, path: string, offset: number, bytes: Buffer, mtime: number): Promise<void> {
+      await session.callRaw('POST', backup('restore/file'), {
+        query: { restore, path, offset, mtime },
+        body: bytes,
+        timeoutMs,
+      });
+    },
+    planDeletions: (restore: string, paths: string[]) =>
+      session.call('POST', backup('restore/delete'), { json: { restore, paths }, timeoutMs, schema: DeletionsPlanned }),
+    /** The staged table is created from the schema as data: the connector writes the statement. */
+    createTable: (restore: string, table: string, schema: object) =>
+      session.call('POST', backup('restore/table'), {
+        json: { restore, table, schema },
+        timeoutMs,
+        schema: TableStaged,
+      }),
+    insertRows: (restore: string, table: string, sql: string) =>
+      session.call('POST', backup('restore/rows'), {
+        json: { restore, table, sql },
+        timeoutMs,
+        schema: InsertedAnswer,
+      }),
+    /**
+     * Swaps the staged tables in, drops the site's tables not in `tables` (the backup's complete
+     * list), moves the files into place. Safe to call again after an interruption: the connector
+     * keeps a journal and completes what the first call began.
+     */
+    finish: (restore: string, tables: string[]): Promise<FinishedRestore> =>
+      session.call('POST', backup('restore/finish'), { json: { restore, tables }, timeoutMs, schema: RestoreFinished }),
+    /** Discards what was staged; a finish already past its table swap is completed instead (`completed: true`). */
+    abort: (restore: string) =>
+      session.call('POST', backup('restore/abort'), { json: { restore }, timeoutMs, schema: RestoreAborted }),
   };
 }
+
+export type Connector = ReturnType<typeof createConnector>;
+/** What a backup or restore uses of the connector. */
+export type BackupConnector = Pick<
+  Connector,
+  | 'ensure'
+  | 'files'
+  | 'fileRange'
+  | 'bundle'
+  | 'tables'
+  | 'rows'
+  | 'begin'
+  | 'writeFile'
+  | 'planDeletions'
+  | 'createTable'
+  | 'insertRows'
+  | 'finish'
+  | 'abort'
+>;
 
 /** Compares dotted numeric versions (`1.10.0` > `1.9.2`); missing parts count as 0. */
 function compareVersions(a: string, b: string): number {

@@ -1,4 +1,4 @@
-import { isAppError } from '../shared/errors.js';
+import { isProblem } from '../shared/errors.js';
 import type { SiteHttp, SiteResponse } from './site-http.js';
 import { siteHttpProblems } from './site-http.js';
 import { RestIndexSchema, type RestIndex } from './site-schemas.js';
@@ -56,11 +56,7 @@ async function readIndex(http: SiteHttp, restUrl: string): Promise<RestIndex | n
     response = await http.request({ url: restUrl, maxBytes: DISCOVERY_MAX_BYTES });
   } catch (error) {
     // A garbled or oversized answer at one candidate just means "not here".
-    if (
-      isAppError(error) &&
-      (error.problem.name === 'site-invalid-response' || error.problem.name === 'site-response-too-large')
-    )
-      return null;
+    if (isProblem(error, siteHttpProblems.invalidResponse, siteHttpProblems.tooLarge)) return null;
     throw error;
   }
   if (response.status !== 200) return null;

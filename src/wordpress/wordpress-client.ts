@@ -15,7 +15,7 @@ import {
 } from './site-schemas.js';
 import { wordpressProblems, type WordPressErrorBody } from './wordpress.errors.js';
 
-interface SiteCredentials {
+export interface SiteCredentials {
   restUrl: string;
   username: string;
   applicationPassword: string;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseBundle } from '../../src/backups/backup-connector.js';
+import { parseBundle } from '../../src/wordpress/connector-backup-schemas.js';
 import type { BackupRow } from '../../src/backups/backups.table.js';
 import { createStoreLock } from '../../src/backups/concurrency.js';
 import {

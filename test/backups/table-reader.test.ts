@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createBackupConnector } from '../../src/backups/backup-connector.js';
+import { createConnector } from '../../src/wordpress/connector-client.js';
 import { BATCH_BYTES, readTables, rowMargin } from '../../src/backups/table-reader.js';
 import { batchHeader } from '../../src/backups/sql-dump.js';
 import { checkSiteAnswer, type WordPressSession } from '../../src/wordpress/wordpress-client.js';
@@ -43,7 +43,7 @@ function lyingSite({ tables = [honestTable(3)], rows }: { tables?: unknown[]; ro
       return options.schema ? checkSiteAnswer(options.schema, answer, route) : answer;
     },
   } as unknown as WordPressSession;
-  return { connector: createBackupConnector(session, { timeoutMs: 1000 }), calls };
+  return { connector: createConnector(session, { operationTimeoutMs: 1000 }), calls };
 }
 
 async function read(site: ReturnType<typeof lyingSite>, onBytes?: (bytes: number) => void) {

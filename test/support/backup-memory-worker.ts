@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BackupConnector } from '../../src/backups/backup-connector.js';
+import type { BackupConnector } from '../../src/wordpress/connector-client.js';
 import { createBackupLimits, DEFAULT_BACKUP_LIMITS } from '../../src/backups/backup-limits.js';
 import { runBackup } from '../../src/backups/backup-runner.js';
 import { openManifest } from '../../src/backups/manifest.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../../src/db/database.js';
 import { defaultConnectorZipPath } from '../../src/connector/connector-package.js';
-import { createApp, type AppDeps } from '../../src/http/app.js';
+import { createApp, type AppDeps } from '../../src/app.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { createServices, type ServiceConfig } from '../../src/services.js';
 import { createFakeClock, systemClock, type Clock } from '../../src/shared/clock.js';

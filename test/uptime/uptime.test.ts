@@ -2,7 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyProbe, initialState } from '../../src/uptime/monitor-state.js';
 import { causeOf } from '../../src/uptime/prober.js';
-import { nextSlot, spreadOffset } from '../../src/uptime/uptime-scheduler.js';
+import { siteOffsetMs } from '../../src/jobs/spread.js';
+import { nextSlot } from '../../src/uptime/uptime-scheduler.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { freePort } from '../support/served-app.js';
 import { createUptimeTestApp, type UptimeTestApp } from '../support/uptime.js';
@@ -70,13 +71,13 @@ describe('the probe schedule', () => {
     const perTenth = new Array<number>(10).fill(0);
     for (let i = 0; i < 10_000; i++)
       perTenth[
-        Math.floor(spreadOffset(`site_01jc0z6x8m3yq4x0h7a9b${String(i).padStart(5, '0')}`, MINUTE) / (MINUTE / 10))
+        Math.floor(siteOffsetMs(`site_01jc0z6x8m3yq4x0h7a9b${String(i).padStart(5, '0')}`, MINUTE, 1) / (MINUTE / 10))
       ]!++;
     for (const count of perTenth) expect(count).toBeGreaterThan(850);
   });
 
   it('gives each site the same slot after a restart, within one interval', () => {
-    const offset = spreadOffset('site_x', MINUTE);
+    const offset = siteOffsetMs('site_x', MINUTE, 1);
     for (const now of [0, 12_345, 59_999, 1_000_000]) {
       const slot = nextSlot(now, MINUTE, offset);
       expect(slot).toBeGreaterThanOrEqual(now);
@@ -335,7 +336,7 @@ describe('probing loopback targets', () => {
     expect(changed.json.monitoring).toMatchObject({ intervalSeconds: 300, timeoutMs: 5000 });
     const due = t.services.uptime.nextDueAt(siteId)!;
     expect(due - t.clock.now().getTime()).toBeLessThan(300_000);
-    expect(due % 300_000).toBe(spreadOffset(siteId, 300_000));
+    expect(due % 300_000).toBe(siteOffsetMs(siteId, 300_000, 1));
     const reset = await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { intervalSeconds: null } } });
     expect(reset.json.monitoring.intervalSeconds).toBe(60);
 

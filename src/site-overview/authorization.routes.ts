@@ -5,10 +5,10 @@ import type { AppEnv } from '../http/auth.js';
 import { problemResponses } from '../http/openapi.js';
 import { problemDocument } from '../http/problem.js';
 import { isAppError, type AppError } from '../shared/errors.js';
-import type { SiteUptimeStatus } from '../uptime/uptime.schemas.js';
+import type { SiteUptimeStatus } from '../uptime/index.js';
 import { toSiteView } from './site-view.js';
-import { AuthorizationCallbackQuery, SiteSchema } from './sites.schemas.js';
-import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites.service.js';
+import { AuthorizationCallbackQuery, AUTHORIZATION_CALLBACK_PATH, type SitesService } from '../sites/index.js';
+import { SiteSchema } from './site-overview.schemas.js';
 
 const callback = createRoute({
   method: 'get',

@@ -4,16 +4,10 @@ import { bodyOrQueryRequest, readBodyOrQuery } from '../http/input.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
 import { toSiteDetailsView, toSiteView } from './site-view.js';
-import {
-  ConnectSiteInput,
-  ListSitesQuery,
-  PendingSiteSchema,
-  SiteDetailsSchema,
-  SiteIdParam,
-  SiteSchema,
-} from './sites.schemas.js';
-import type { SitesService } from './sites.service.js';
-import type { SiteUptimeStatus } from '../uptime/uptime.schemas.js';
+import type { InventoryRepository } from '../inventory/index.js';
+import { ConnectSiteInput, ListSitesQuery, SiteIdParam, type SitesService } from '../sites/index.js';
+import type { SiteUptimeStatus } from '../uptime/index.js';
+import { PendingSiteSchema, SiteDetailsSchema, SiteSchema } from './site-overview.schemas.js';
 
 const tags = ['Sites'];
 
@@ -70,11 +64,14 @@ const deleteSite = createRoute({
   responses: { 204: { description: 'Removed' }, ...problemResponses(403, 404) },
 });
 
+/** The sites resource as the API shows it: each site with its uptime status, and its detail with its inventory. */
 export function createSitesRoutes({
   sites,
+  inventories,
   uptime,
 }: {
   sites: SitesService;
+  inventories: Pick<InventoryRepository, 'read'>;
   uptime: { statusOf(siteId: string): SiteUptimeStatus };
 }) {
   return new OpenAPIHono<AppEnv>()
@@ -89,7 +86,7 @@ export function createSitesRoutes({
     })
     .openapi(getSite, (c) => {
       const site = sites.get(c.req.valid('param').id);
-      return c.json(toSiteDetailsView(site, sites.inventory(site.id), uptime.statusOf(site.id)), 200);
+      return c.json(toSiteDetailsView(site, inventories.read(site.id), uptime.statusOf(site.id)), 200);
     })
     .openapi(connectSite, async (c) => {
       const input = readBodyOrQuery(c, ConnectSiteInput);
@@ -100,7 +97,7 @@ export function createSitesRoutes({
       }
       c.header('Location', `/api/sites/${result.site.id}`);
       return c.json(
-        toSiteDetailsView(result.site, sites.inventory(result.site.id), uptime.statusOf(result.site.id)),
+        toSiteDetailsView(result.site, inventories.read(result.site.id), uptime.statusOf(result.site.id)),
         201,
       );
     })

@@ -1,15 +1,14 @@
 import type { Logger } from 'pino';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
 import type { JobMetrics } from '../metrics/metrics.js';
-import { pluginFromWordPress, withPluginUpdates } from '../plugins/plugins.schemas.js';
 import type { Clock } from '../shared/clock.js';
 import { logEvent } from '../shared/events.js';
 import type { SecretBox } from '../shared/secret-box.js';
-import { themeFromWordPress, withThemeUpdates } from '../themes/themes.schemas.js';
-import { createConnector, type AvailableUpdates, type Connector } from '../wordpress/connector-client.js';
-import type { WordPressClient, WordPressSession } from '../wordpress/wordpress-client.js';
-import type { SitesRepository } from './sites.repository.js';
-import type { SiteRow } from './sites.table.js';
+import { siteCredentials, type SiteRow, type SitesRepository } from '../sites/index.js';
+import type { AvailableUpdates, Connector } from '../wordpress/connector-client.js';
+import type { SiteAccess } from '../wordpress/site-access.js';
+import { pluginFromWordPress, themeFromWordPress, withPluginUpdates, withThemeUpdates } from './inventory.schemas.js';
+import type { InventoryRepository } from './inventory.repository.js';
 
 const UPDATE_CHECK_MAX_AGE_MS = 12 * 60 * 60_000;
 
@@ -17,25 +16,25 @@ const UPDATE_CHECK_MAX_AGE_MS = 12 * 60 * 60_000;
  * Keeps each connected site's stored inventory fresh, in the background, so the API answers
  * from the database and a slow site never makes it slow.
  */
-export function createSiteSync({
+export function createInventorySync({
   repository,
-  wordpress,
+  inventories,
+  access,
   secrets,
   queue,
   clock,
   logger,
   intervalMinutes,
-  operationTimeoutMs,
   metrics,
 }: {
   repository: SitesRepository;
-  wordpress: WordPressClient;
+  inventories: InventoryRepository;
+  access: Pick<SiteAccess, 'open'>;
   secrets: SecretBox;
   queue: SiteTaskQueue;
   clock: Clock;
   logger: Logger;
   intervalMinutes: number;
-  operationTimeoutMs: number;
   metrics?: JobMetrics;
 }) {
   /** WordPress's own update check may be stale (or never ran where WP-Cron is off); renew it twice a day. */
@@ -46,24 +45,13 @@ export function createSiteSync({
     return connector.updates({ refresh: true });
   }
 
-  function sessionFor(site: SiteRow): WordPressSession {
-    if (site.state !== 'connected' || !site.username || !site.credentialSealed)
-      throw new Error(`site ${site.id} is not connected`);
-    return wordpress.session({
-      restUrl: site.restUrl,
-      username: site.username,
-      applicationPassword: secrets.open(site.credentialSealed),
-    });
-  }
-
   /** Reads plugins and themes from the site now and stores them. Failures are recorded, not thrown. */
   async function syncNow(siteId: string): Promise<SiteRow | undefined> {
     const site = repository.findById(siteId);
     if (!site || site.state !== 'connected') return site;
     const attemptAt = clock.now();
     try {
-      const session = sessionFor(site);
-      const connector = createConnector(session, { operationTimeoutMs });
+      const { session, connector } = access.open(siteCredentials(site, secrets));
       const [plugins, themes, info] = await Promise.all([
         session.listPlugins(),
         session.listThemes(),
@@ -73,7 +61,7 @@ export function createSiteSync({
       const syncedAt = clock.now();
       const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
       // The session refused lists over MAX_PLUGINS_PER_SITE / MAX_THEMES_PER_SITE, so what is stored stays bounded.
-      repository.writeInventory(site.id, {
+      inventories.write(site.id, {
         pluginsJson: JSON.stringify(withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort(bySlug)),
         themesJson: JSON.stringify(withThemeUpdates(themes.map(themeFromWordPress), updates).sort(bySlug)),
         syncedAt,
@@ -99,7 +87,6 @@ export function createSiteSync({
   }
 
   return {
-    sessionFor,
     syncNow,
     /** Scheduler tick: enqueue a sync for every connected site not synced within the interval. */
     enqueueDue(): number {
@@ -110,5 +97,3 @@ export function createSiteSync({
     },
   };
 }
-
-export type SiteSync = ReturnType<typeof createSiteSync>;

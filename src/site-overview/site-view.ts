@@ -1,9 +1,7 @@
-import type { Plugin } from '../plugins/plugins.schemas.js';
-import type { Theme } from '../themes/themes.schemas.js';
-import type { Inventory, SiteListRow } from './sites.repository.js';
-import { SITE_DETAIL_MAX_ITEMS, type SiteDetailsView, type SiteView } from './sites.schemas.js';
-import type { SiteRow } from './sites.table.js';
-import type { SiteUptimeStatus } from '../uptime/uptime.schemas.js';
+import type { Inventory, Plugin, Theme } from '../inventory/index.js';
+import type { SiteListRow, SiteRow } from '../sites/index.js';
+import type { SiteUptimeStatus } from '../uptime/index.js';
+import { SITE_DETAIL_MAX_ITEMS, type SiteDetailsView, type SiteView } from './site-overview.schemas.js';
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
 

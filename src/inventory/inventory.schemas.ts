@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
-import type { WordPressPlugin } from '../wordpress/wordpress-client.js';
+import type { WordPressPlugin, WordPressTheme } from '../wordpress/wordpress-client.js';
 
+/** What is installed on a site and which updates exist: the plugin and theme records every feature shows. */
 export const PluginSchema = z
   .object({
     slug: z.string().openapi({
@@ -38,7 +39,8 @@ export function pluginFromWordPress(plugin: WordPressPlugin): Plugin {
   };
 }
 
-export function decodeEntities(text: string): string {
+/** WordPress sends names HTML-escaped. */
+function decodeEntities(text: string): string {
   return text
     .replace(/&#(\d+);/g, (_, code: string) => String.fromCodePoint(Number(code)))
     .replace(/&#x([0-9a-f]+);/gi, (_, code: string) => String.fromCodePoint(parseInt(code, 16)))
@@ -53,5 +55,42 @@ export function withPluginUpdates(plugins: Plugin[], updates: AvailableUpdates |
   return plugins.map((plugin) => {
     const offer = updates?.plugins[plugin.file];
     return offer ? { ...plugin, update: { version: offer.newVersion } } : plugin;
+  });
+}
+
+export const ThemeSchema = z
+  .object({
+    slug: z.string().openapi({ description: 'The theme’s folder (its stylesheet).', example: 'twentytwentythree' }),
+    name: z.string(),
+    version: z.string(),
+    status: z.enum(['active', 'inactive']),
+    parent: z.string().nullable().openapi({ description: 'The parent theme’s slug for a child theme.' }),
+    update: z
+      .object({ version: z.string() })
+      .nullable()
+      .openapi({ description: 'The newer version the site knows of, or null when none is known.' }),
+  })
+  .openapi('Theme');
+
+export type Theme = z.infer<typeof ThemeSchema>;
+
+export function themeFromWordPress(theme: WordPressTheme): Theme {
+  const name =
+    typeof theme.name === 'string' ? theme.name : (theme.name.raw ?? theme.name.rendered ?? theme.stylesheet);
+  return {
+    slug: theme.stylesheet,
+    name: decodeEntities(name),
+    version: theme.version,
+    status: theme.status === 'active' ? 'active' : 'inactive',
+    parent: theme.template && theme.template !== theme.stylesheet ? theme.template : null,
+    update: null,
+  };
+}
+
+/** Adds the connector's update offers (keyed by stylesheet) to themes. */
+export function withThemeUpdates(themes: Theme[], updates: AvailableUpdates | null): Theme[] {
+  return themes.map((theme) => {
+    const offer = updates?.themes[theme.slug];
+    return offer ? { ...theme, update: { version: offer.newVersion } } : theme;
   });
 }

@@ -1,0 +1,122 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Logger } from 'pino';
+import { createConnectorRoutes } from './connector/connector.routes.js';
+import { createPluginsRoutes } from './plugins/plugins.routes.js';
+import type { PluginsService } from './plugins/plugins.service.js';
+import { createThemesRoutes } from './themes/themes.routes.js';
+import { createUptimeRoutes } from './uptime/uptime.routes.js';
+import type { UptimeService } from './uptime/uptime.service.js';
+import { createPerformanceRoutes } from './performance/performance.routes.js';
+import type { PerformanceService } from './performance/performance.service.js';
+import { createBackupsRoutes } from './backups/backups.routes.js';
+import type { BackupsService } from './backups/backups.service.js';
+import type { ThemesService } from './themes/themes.service.js';
+import type { InventoryRepository } from './inventory/inventory.repository.js';
+import { createAuthorizationRoutes, createSiteSettingsRoutes, createSitesRoutes } from './site-overview/index.js';
+import { backupSettingsSection } from './backups/index.js';
+import { performanceSettingsSection } from './performance/index.js';
+import { monitoringSettingsSection } from './uptime/index.js';
+import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites/sites.service.js';
+import type { TokensService } from './tokens/tokens.service.js';
+import { createWebhooksRoutes } from './webhooks/webhooks.routes.js';
+import type { WebhooksService } from './webhooks/webhooks.service.js';
+import { createHealthCheckRoutes } from './metrics/health-checks.routes.js';
+import type { Metrics } from './metrics/metrics.js';
+import { createMetricsRoutes, requestMetrics } from './metrics/metrics.routes.js';
+import type { Readiness } from './metrics/readiness.js';
+import type { AuthFailureLimiter } from './http/auth-rate-limit.js';
+import { bearerAuth, type AppEnv } from './http/auth.js';
+import { createHealthRoutes } from './http/health.routes.js';
+import { answerUnknownRoutes, createApiRouter, limitRequestBodies } from './http/api-router.js';
+import { createErrorHandler } from './http/problem.js';
+
+export interface AppDeps {
+  tokens: TokensService;
+  sites: SitesService;
+  inventories: Pick<InventoryRepository, 'read'>;
+  plugins: PluginsService;
+  themes: ThemesService;
+  uptime: UptimeService;
+  performance: PerformanceService;
+  backups: BackupsService;
+  webhooks: WebhooksService;
+  connectorZipPath: string;
+  logger: Logger;
+  version: string;
+  checkDatabase: () => boolean;
+  /** /readyz's checks; without them /readyz checks only that the database answers. */
+  readiness?: Readiness;
+  /** Request metrics, and `GET /metrics` (with a token) unless it is served on its own listener. */
+  metrics?: Metrics;
+  metricsOnOwnListener?: boolean;
+  /** Refuses addresses that sent too many bad tokens; none in tests that do not ask for it. */
+  authLimiter?: AuthFailureLimiter;
+}
+
+const PUBLIC_PATHS = new Set(['/api/health', AUTHORIZATION_CALLBACK_PATH]);
+
+/** The whole HTTP API; tests call `app.request()` on it, main.ts serves it. */
+export function createApp(deps: AppDeps) {
+  const api = createApiRouter();
+  api.use('*', limitRequestBodies());
+  const onLimited = deps.metrics ? () => deps.metrics!.noteRateLimited() : undefined;
+  api.use('*', bearerAuth({ tokens: deps.tokens, publicPaths: PUBLIC_PATHS, limiter: deps.authLimiter, onLimited }));
+
+  api.route('/', createHealthRoutes(deps));
+  api.route('/', createAuthorizationRoutes(deps));
+  api.route('/', createSitesRoutes(deps));
+  api.route(
+    '/',
+    createSiteSettingsRoutes({
+      // The order of the sections in GET /api/sites/{id}/settings and in the OpenAPI document.
+      settingsSections: {
+        monitoring: monitoringSettingsSection(deps.uptime),
+        backups: backupSettingsSection(deps.backups),
+        performance: performanceSettingsSection(deps.performance),
+      },
+    }),
+  );
+  api.route('/', createUptimeRoutes(deps));
+  api.route('/', createPerformanceRoutes(deps));
+  api.route('/', createBackupsRoutes(deps));
+  api.route('/', createPluginsRoutes(deps));
+  api.route('/', createThemesRoutes(deps));
+  api.route('/', createWebhooksRoutes(deps));
+  api.route('/', createConnectorRoutes(deps));
+
+  api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API token (`sitewarden token create`).',
+  });
+  api.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Sitewarden API',
+      version: deps.version,
+      description:
+        'Manage WordPress sites: connection, plugins, themes, uptime, performance and backups; webhooks for events. Errors are RFC 9457 problem documents (`application/problem+json`) with a stable `type`.',
+    },
+    servers: [{ url: '/api' }],
+    security: [{ bearer: [] }],
+  });
+
+  const app = new OpenAPIHono<AppEnv>();
+  if (deps.metrics) app.use('*', requestMetrics(deps.metrics));
+  // Outside /api (and its OpenAPI document): what supervisors and Prometheus call.
+  app.route('/', createHealthCheckRoutes(deps));
+  if (deps.metrics && !deps.metricsOnOwnListener) {
+    app.route(
+      '/',
+      createMetricsRoutes({
+        metrics: deps.metrics,
+        auth: bearerAuth({ tokens: deps.tokens, publicPaths: new Set(), limiter: deps.authLimiter, onLimited }),
+      }),
+    );
+  }
+  app.route('/api', api);
+
+  answerUnknownRoutes(app);
+  app.onError(createErrorHandler(deps.logger));
+  return app;
+}

@@ -1,7 +1,0 @@
-// Every table, for drizzle-kit and for the typed database handle.
-export * from '../tokens/tokens.table.js';
-export * from '../sites/sites.table.js';
-export * from '../uptime/uptime.table.js';
-export * from '../performance/performance.table.js';
-export * from '../backups/backups.table.js';
-export * from '../webhooks/webhooks.table.js';

@@ -1,0 +1,13 @@
+// The inventory feature's door: what is installed on each site and which updates exist. The composition builds the sync.
+export {
+  PluginSchema,
+  ThemeSchema,
+  pluginFromWordPress,
+  themeFromWordPress,
+  withPluginUpdates,
+  withThemeUpdates,
+  type Plugin,
+  type Theme,
+} from './inventory.schemas.js';
+export type { Inventory, InventoryRepository } from './inventory.repository.js';
+export { logUpdateFailure, rethrowSiteOperation, updateProblems } from './site-updates.js';

@@ -1,0 +1,57 @@
+import type { Logger } from 'pino';
+import { defineProblem, isAppError, isProblem, type AppError, type Problem } from '../shared/errors.js';
+import { logEvent } from '../shared/events.js';
+import type { ConnectedSite } from '../wordpress/site-access.js';
+import { wordpressProblems } from '../wordpress/wordpress.errors.js';
+
+/** Problems of changing what is installed on a site, shared by plugins and themes. */
+export const updateProblems = {
+  noUpdate: defineProblem('no-update-available', 409, 'No newer version is known'),
+  operationFailed: defineProblem('site-operation-failed', 502, 'The site could not carry out the operation'),
+};
+
+type ProblemFor = (error: AppError) => AppError;
+
+const COMMON_CODES: Record<string, ProblemFor> = {
+  sitewarden_no_update: (error) => updateProblems.noUpdate.create(error.detail, error.extensions),
+  sitewarden_filesystem_unavailable: (error) =>
+    wordpressProblems.siteForbidden.create(`the site cannot write its files: ${error.detail}`, error.extensions),
+  sitewarden_update_failed: (error) => updateProblems.operationFailed.create(error.detail, error.extensions),
+  sitewarden_delete_failed: (error) => updateProblems.operationFailed.create(error.detail, error.extensions),
+};
+
+/** Maps WordPress's and the connector's error codes to Sitewarden's problems: the feature's own codes, then the common ones. */
+export function rethrowSiteOperation(error: unknown, featureCodes: Record<string, ProblemFor> = {}): never {
+  if (!isAppError(error)) throw error;
+  const code = String(error.extensions.siteCode ?? '');
+  const problemFor = featureCodes[code] ?? COMMON_CODES[code];
+  throw problemFor ? problemFor(error) : error;
+}
+
+/**
+ * Logs `plugin.update_failed` / `theme.update_failed` for an update the site did not carry out
+ * (it refused, could not write its files, failed, or could not be reached); `reason` is the
+ * problem name the API answers. `nothingToUpdate` are not failures of an update: there was
+ * nothing to update.
+ */
+export function logUpdateFailure(
+  logger: Logger,
+  kind: 'plugin' | 'theme',
+  site: ConnectedSite,
+  item: { slug: string; version: string | null; update: { version: string } | null },
+  error: unknown,
+  nothingToUpdate: Problem[],
+): void {
+  if (isProblem(error, ...nothingToUpdate)) return;
+  const fields = {
+    siteId: site.site.id,
+    url: site.site.url,
+    slug: item.slug,
+    fromVersion: item.version,
+    toVersion: item.update?.version ?? null,
+    reason: isAppError(error) ? error.problem.name : 'internal-error',
+    message: error instanceof Error ? error.message : String(error),
+  };
+  if (kind === 'plugin') logEvent(logger, 'plugin.update_failed', fields);
+  else logEvent(logger, 'theme.update_failed', fields);
+}

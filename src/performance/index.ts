@@ -1,0 +1,2 @@
+// The performance feature's door: what other features may use.
+export { performanceSettingsSection } from './performance.settings.js';

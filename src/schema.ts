@@ -1,0 +1,8 @@
+// Every feature's tables, for drizzle-kit: composed here, above the features, so db/ imports none of them.
+export * from './tokens/tokens.table.js';
+export * from './sites/sites.table.js';
+export * from './inventory/inventory.table.js';
+export * from './uptime/uptime.table.js';
+export * from './performance/performance.table.js';
+export * from './backups/backups.table.js';
+export * from './webhooks/webhooks.table.js';

@@ -1,0 +1,15 @@
+// The sites feature's door: what other features may use. The composition (services.ts) builds the rest itself.
+export { sites, siteStates, type SiteRow } from './sites.table.js';
+export { sitesProblems } from './sites.errors.js';
+export type { SiteListRow, SitesRepository } from './sites.repository.js';
+export { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites.service.js';
+export type { SiteLifecycle } from './site-lifecycle.js';
+export { siteCredentials } from './site-directory.js';
+export {
+  AuthorizationCallbackQuery,
+  ConnectSiteInput,
+  ListSitesQuery,
+  SiteIdParam,
+  SiteIdPathParam,
+  SlugPattern,
+} from './sites.schemas.js';

@@ -1,0 +1,3 @@
+// The uptime feature's door: what other features may use.
+export { SiteUptimeStatusSchema, type SiteUptimeStatus } from './uptime.schemas.js';
+export { monitoringSettingsSection } from './uptime.settings.js';
