@@ -27,6 +27,8 @@ import type { Readiness } from '../metrics/readiness.js';
 import type { AuthFailureLimiter } from './auth-rate-limit.js';
 import { bearerAuth, type AppEnv } from './auth.js';
 import { createHealthRoutes } from './health.routes.js';
+import { createJobsRoutes } from '../jobs/jobs.routes.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import { createErrorHandler, problemResponse, validationError } from './problem.js';
 
 export interface AppDeps {
@@ -38,6 +40,7 @@ export interface AppDeps {
   performance: PerformanceService;
   backups: BackupsService;
   webhooks: WebhooksService;
+  jobs: JobRunner;
   connectorZipPath: string;
   logger: Logger;
   version: string;
@@ -91,6 +94,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createPluginsRoutes(deps));
   api.route('/', createThemesRoutes(deps));
   api.route('/', createWebhooksRoutes(deps));
+  api.route('/', createJobsRoutes(deps));
   api.route('/', createConnectorRoutes(deps));
 
   api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {

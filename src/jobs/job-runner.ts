@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
 import { logEvent, type EventName } from '../shared/events.js';
 import { jobsProblems } from './jobs.errors.js';
-import type { JobsRepository } from './jobs.repository.js';
+import type { JobFilter, JobsRepository } from './jobs.repository.js';
 import { finishedJobStates, type JobRow } from './jobs.table.js';
 import { createSiteTaskQueue, type SiteTaskQueue } from './site-task-queue.js';
 
@@ -165,6 +165,15 @@ export function createJobRunner({
 
     /** Runs a job its feature just wrote as `queued`, in the background. */
     enqueue: schedule,
+
+    get(id: string): JobRow {
+      const job = repository.find(id);
+      if (!job) throw jobsProblems.notFound.create(`there is no job ${id}`);
+      return job;
+    },
+
+    /** Newest first. */
+    list: (filter: JobFilter): JobRow[] => repository.list(filter),
 
     /** Logs how a job run inside another one ended (a restore's pre-restore backup), as for any job. */
     report: announce,

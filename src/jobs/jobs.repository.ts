@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { jobs, type JobRow, type JobState } from './jobs.table.js';
+import { jobs, type JobRow, type JobState, type NewJobRow } from './jobs.table.js';
 
 export interface JobFilter {
   siteId?: string;
@@ -14,6 +14,10 @@ export interface JobFilter {
 export function createJobsRepository({ db }: { db: Db }) {
   return {
     find: (id: string): JobRow | undefined => db.select().from(jobs).where(eq(jobs.id, id)).get(),
+    /** For kinds with no table of their own: their job row is all there is to write. */
+    insert: (row: NewJobRow): JobRow => db.insert(jobs).values(row).returning().get(),
+    update: (id: string, changes: Partial<NewJobRow>): JobRow | undefined =>
+      db.update(jobs).set(changes).where(eq(jobs.id, id)).returning().get(),
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
     list({ siteId, kind, state, before, limit }: JobFilter): JobRow[] {
