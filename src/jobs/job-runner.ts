@@ -24,7 +24,7 @@ export interface Settlement {
 }
 
 /** The reason a running job's signal carries when it was cancelled through the API (not stopped by a shutdown). */
-export class JobCancelled extends Error {
+class JobCancelled extends Error {
   constructor() {
     super('the job was cancelled');
     this.name = 'JobCancelled';
