@@ -218,9 +218,10 @@ export function createJobRunner({
         throw jobsProblems.finished.create(`job ${id} is already ${job.state}`, { state: job.state });
       const running = active.get(id);
       if (job.state === 'queued' && !running) {
+        // The job row first: a cancelled job stays cancelled whatever the kind's row says after it.
         repository.transaction(() => {
-          kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
           repository.markCancelled(id, clock.now(), CANCELLED_MESSAGE);
+          kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
         });
         cancelled(job, 'queued');
         return repository.find(id)!;

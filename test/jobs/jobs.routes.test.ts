@@ -235,6 +235,36 @@ describe('cancel', () => {
     expect((await job(queued.json.id)).state).toBe('cancelled');
   });
 
+  it('cancels a queued audit: the job says cancelled, the audit failed as interrupted, and it never runs', async () => {
+    const { t, addSite, job } = createJobsTestApp();
+    const siteId = addSite();
+    const audit = t.database.db
+      .insert(performanceAudits)
+      .values({
+        id: createId('perf', new Date()),
+        siteId,
+        url: 'http://127.0.0.1:1',
+        formFactor: 'mobile',
+        trigger: 'scheduled',
+        runs: 1,
+        status: 'queued',
+        queuedAt: new Date(),
+      })
+      .returning()
+      .get();
+    const cancelled = await t.call('POST', `/api/jobs/${audit.id}/cancel`);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.json).toMatchObject({ kind: 'audit', state: 'cancelled', reason: 'cancelled' });
+    expect(t.services.performance.get(siteId, audit.id)).toMatchObject({
+      status: 'failed',
+      failureReason: 'interrupted',
+      failureMessage: 'cancelled through the API',
+    });
+    // A restart does not queue it again.
+    expect(t.services.performance.recover()).toEqual({ requeued: 0, interrupted: 0 });
+    expect((await job(audit.id)).state).toBe('cancelled');
+  });
+
   it('stops a running backup: 202, then the job is cancelled and the backup failed with reason cancelled', async () => {
     const { t, addSite, job, waitFor } = createJobsTestApp();
     const siteId = addSite(await hangingSite());
