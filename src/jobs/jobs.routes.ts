@@ -37,7 +37,7 @@ const routes = {
     tags,
     summary: 'Cancel a job',
     description:
-      'A queued job is cancelled at once (200). A running backup is asked to stop (202; it becomes `cancelled` when it has); a running restore or audit cannot be stopped halfway: 409 `job-not-cancellable`. A finished job answers 409 `job-finished`.',
+      'A queued job is cancelled at once (200). A running backup or audit is asked to stop (202; it becomes `cancelled` when it has); a running restore cannot be stopped halfway: 409 `job-not-cancellable`. A finished job answers 409 `job-finished`.',
     request: { params: JobParams },
     responses: {
       200: jsonContent(JobSchema, 'Cancelled'),

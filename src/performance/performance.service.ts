@@ -1,5 +1,13 @@
 import type { Logger } from 'pino';
-import { createJobRunner, jobEvent, type JobEvent, type JobRunner, type Settlement } from '../jobs/job-runner.js';
+import {
+  CANCELLED_MESSAGE,
+  createJobRunner,
+  jobEvent,
+  wasCancelled,
+  type JobEvent,
+  type JobRunner,
+  type Settlement,
+} from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { createId } from '../shared/ids.js';
@@ -195,13 +203,20 @@ export function createPerformanceService({
         blockThirdParty: config.blockThirdParty,
       },
       config.timeoutMs * runs,
+      signal,
     );
-    if (signal.aborted && !outcome.ok)
+    const cancelled = wasCancelled(signal);
+    if (cancelled) outcome = { ok: false, reason: 'interrupted', message: CANCELLED_MESSAGE };
+    else if (signal.aborted && !outcome.ok)
       outcome = { ok: false, reason: 'interrupted', message: 'the daemon shut down while the audit ran' };
-    const stored = store(audit, outcome);
+    // An audit has no cancelled status of its own: the job row is marked first, and stays cancelled.
+    const stored = repository.jobs.transaction(() => {
+      if (cancelled) repository.jobs.markCancelled(audit.id, clock.now(), CANCELLED_MESSAGE);
+      return store(audit, outcome);
+    });
     // The site (and with it the audit) may have been removed while the audit ran.
     if (!stored || !outcome.ok) await reports.remove(audit.siteId, audit.id);
-    if (!stored) return { events: [] };
+    if (!stored || cancelled) return { events: [] };
     metrics?.observeJob(
       'audit',
       outcome.ok ? 'completed' : 'failed',
@@ -244,13 +259,12 @@ export function createPerformanceService({
     });
   }
 
-  // An audit cannot be stopped halfway through the API (its worker is killed only at shutdown);
-  // a cancelled queued one says `failed`, `interrupted`, the job `cancelled`.
+  // A cancelled audit (its worker killed if it ran) says `failed`, `interrupted`; its job says `cancelled`.
   jobs.register('audit', {
     pool: { name: 'audits', concurrency: config.concurrency },
     exclusive: false,
     atShutdown: 'abort',
-    cancelsWhileRunning: false,
+    cancelsWhileRunning: true,
     run: (job, signal) => execute(job.id, signal),
     cancelQueued: (job, message) => void fail(job, message),
     recover: {
