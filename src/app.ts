@@ -20,6 +20,8 @@ import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites/sites.se
 import type { TokensService } from './tokens/tokens.service.js';
 import { createWebhooksRoutes } from './webhooks/webhooks.routes.js';
 import type { WebhooksService } from './webhooks/webhooks.service.js';
+import { createJobsRoutes } from './jobs/jobs.routes.js';
+import type { JobRunner } from './jobs/job-runner.js';
 import { createHealthCheckRoutes } from './metrics/health-checks.routes.js';
 import type { Metrics } from './metrics/metrics.js';
 import { createMetricsRoutes, requestMetrics } from './metrics/metrics.routes.js';
@@ -40,6 +42,7 @@ export interface AppDeps {
   performance: PerformanceService;
   backups: BackupsService;
   webhooks: WebhooksService;
+  jobs: JobRunner;
   connectorZipPath: string;
   logger: Logger;
   version: string;
@@ -82,6 +85,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createPluginsRoutes(deps));
   api.route('/', createThemesRoutes(deps));
   api.route('/', createWebhooksRoutes(deps));
+  api.route('/', createJobsRoutes(deps));
   api.route('/', createConnectorRoutes(deps));
 
   api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {

@@ -6,3 +6,4 @@ export * from './uptime/uptime.table.js';
 export * from './performance/performance.table.js';
 export * from './backups/backups.table.js';
 export * from './webhooks/webhooks.table.js';
+export * from './jobs/jobs.table.js';

@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import { createSiteTaskQueue } from './jobs/site-task-queue.js';
+import { createJobRunner } from './jobs/job-runner.js';
+import { createJobsRepository } from './jobs/jobs.repository.js';
 import type { Clock } from './shared/clock.js';
 import { createSecretBox } from './shared/secret-box.js';
 import { createPluginsService } from './plugins/plugins.service.js';
@@ -79,6 +81,8 @@ export function createServices({
   });
   const wordpress = createWordPressClient({ http });
   const siteQueue = createSiteTaskQueue({ concurrency: config.siteConcurrency });
+  // Backups, restores and audits are kinds of one job runner, each in its own pool.
+  const jobs = createJobRunner({ repository: createJobsRepository({ db }), clock, logger });
   const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, logger });
   const sitesRepository = createSitesRepository({ db });
   const lifecycle = createSiteLifecycle();
@@ -140,6 +144,7 @@ export function createServices({
     logger,
     config: config.performance,
     metrics,
+    jobs,
   });
   const backups = createBackupsService({
     repository: createBackupsRepository({ db }),
@@ -152,6 +157,7 @@ export function createServices({
     logger,
     requestTimeoutMs: config.siteOperationTimeoutMs,
     metrics,
+    jobs,
   });
   lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));
   // Webhooks receive every catalogued event through the logger's event bus.
@@ -189,6 +195,7 @@ export function createServices({
     http,
     wordpress,
     siteQueue,
+    jobs,
     tokens,
     sites,
     sitesRepository,

@@ -1,99 +1,122 @@
 import type { Logger } from 'pino';
+import { jobEvent, type JobKind } from '../jobs/job-runner.js';
 import type { Clock } from '../shared/clock.js';
-import { logEvent } from '../shared/events.js';
 import type { BackupsRepository } from './backups.repository.js';
-import type { BackupRow, RestoreRow } from './backups.table.js';
+import type { BackupRow } from './backups.table.js';
 
 export const INTERRUPTED_BACKUP = 'the daemon stopped while this backup ran; it is retried once at the next start';
 export const INTERRUPTED_PRE_RESTORE = 'the daemon stopped while this backup ran, before the restore it was taken for';
 export const interruptedRestore = (preRestoreBackupId: string | null) =>
   `the daemon stopped while this restore ran; it is not re-run automatically: check the site, and restore again if needed${preRestoreBackupId ? ` (backup ${preRestoreBackupId} holds the site as it was before)` : ''}`;
 
-export function logInterrupted(
-  logger: Logger,
-  kind: 'backup' | 'restore',
-  row: { id: string; siteId: string },
-  action: 'requeued' | 'failed' | 'retried',
-  extra: Record<string, unknown> = {},
-): void {
-  logEvent(logger, 'job.interrupted', { kind, jobId: row.id, siteId: row.siteId, action, ...extra });
-}
-
 /**
- * At start-up, for the jobs the last process left unfinished: queued ones are queued again;
- * running ones (it was killed) fail as `interrupted`; an interrupted backup is retried once, as a
- * new backup that reuses every object the first attempt stored. An interrupted restore is never
- * re-run on its own: the site may have changed since, so an operator decides.
+ * What the job runner does at start-up with the backups the last process left unfinished
+ * (src/jobs/job-runner.ts recover): queued ones are queued again; running ones (it was killed)
+ * fail as `interrupted`; then an interrupted backup is retried once, as a new backup that reuses
+ * every object the first attempt stored.
  */
-export function recoverUnfinished({
+export function backupRecovery({
   repository,
   clock,
   logger,
-  scheduleBackup,
-  scheduleRestore,
   retry,
 }: {
   repository: BackupsRepository;
   clock: Clock;
   logger: Logger;
-  scheduleBackup: (row: BackupRow) => void;
-  scheduleRestore: (row: RestoreRow, target: BackupRow) => void;
   /** Queues a new backup retrying `row`; throws if the site cannot be backed up now. */
   retry: (row: BackupRow) => BackupRow;
-}): void {
-  const at = clock.now();
-  for (const row of repository.backupsWithStatus('running')) {
-    const message = row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP;
-    repository.updateBackup(row.id, { status: 'failed', reason: 'interrupted', error: message, finishedAt: at });
-    logEvent(logger, 'backup.failed', {
-      siteId: row.siteId,
-      backupId: row.id,
-      kind: row.kind,
-      reason: 'interrupted',
-      message,
-    });
-    logInterrupted(logger, 'backup', row, 'failed');
-  }
-  for (const row of repository.restoresWithStatus('running')) {
-    const message = interruptedRestore(row.preRestoreBackupId);
-    repository.updateRestore(row.id, { status: 'failed', reason: 'interrupted', error: message, finishedAt: at });
-    logEvent(logger, 'restore.failed', {
-      siteId: row.siteId,
-      restoreId: row.id,
-      backupId: row.backupId,
-      reason: 'interrupted',
-      message,
-    });
-    logInterrupted(logger, 'restore', row, 'failed');
-  }
-  for (const row of repository.backupsWithStatus('queued')) {
-    scheduleBackup(row);
-    logInterrupted(logger, 'backup', row, 'requeued');
-  }
-  for (const row of repository.restoresWithStatus('queued')) {
-    const target = repository.findBackup(row.backupId);
-    if (target?.status === 'completed' && target.manifestHash) {
-      scheduleRestore(row, target);
-      logInterrupted(logger, 'restore', row, 'requeued');
-      continue;
-    }
-    const message = `backup ${row.backupId} is no longer there to restore from`;
-    repository.updateRestore(row.id, { status: 'failed', reason: 'backup-not-found', error: message, finishedAt: at });
-    logEvent(logger, 'restore.failed', {
-      siteId: row.siteId,
-      restoreId: row.id,
-      backupId: row.backupId,
-      reason: 'backup-not-found',
-      message,
-    });
-  }
-  // Only a site's newest backup is retried: a backup taken since makes the retry pointless.
-  for (const row of repository.unretriedInterrupted()) {
-    if (repository.allBackups(row.siteId)[0]?.id !== row.id || repository.activeJob(row.siteId)) continue;
-    try {
-      logInterrupted(logger, 'backup', row, 'retried', { retryId: retry(row).id });
-    } catch (error) {
-      logger.warn({ err: error, siteId: row.siteId, backupId: row.id }, 'could not retry an interrupted backup');
-    }
-  }
+}): JobKind['recover'] {
+  return {
+    running(job) {
+      const row = repository.findBackup(job.id)!;
+      const message = row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP;
+      repository.updateBackup(row.id, {
+        status: 'failed',
+        reason: 'interrupted',
+        error: message,
+        finishedAt: clock.now(),
+      });
+      return {
+        events: [
+          jobEvent('backup.failed', {
+            siteId: row.siteId,
+            backupId: row.id,
+            kind: row.kind,
+            reason: 'interrupted',
+            message,
+          }),
+        ],
+      };
+    },
+    afterwards() {
+      const retried = [];
+      // Only a site's newest backup is retried: a backup taken since makes the retry pointless.
+      for (const row of repository.unretriedInterrupted()) {
+        if (repository.allBackups(row.siteId)[0]?.id !== row.id || repository.activeJob(row.siteId)) continue;
+        try {
+          retried.push({ job: row, fields: { retryId: retry(row).id } });
+        } catch (error) {
+          logger.warn({ err: error, siteId: row.siteId, backupId: row.id }, 'could not retry an interrupted backup');
+        }
+      }
+      return retried;
+    },
+  };
+}
+
+/** An interrupted restore is never re-run on its own: the site may have changed since, so an operator decides. */
+export function restoreRecovery({
+  repository,
+  clock,
+}: {
+  repository: BackupsRepository;
+  clock: Clock;
+}): JobKind['recover'] {
+  return {
+    running(job) {
+      const row = repository.findRestore(job.id)!;
+      const message = interruptedRestore(row.preRestoreBackupId);
+      repository.updateRestore(row.id, {
+        status: 'failed',
+        reason: 'interrupted',
+        error: message,
+        finishedAt: clock.now(),
+      });
+      return {
+        events: [
+          jobEvent('restore.failed', {
+            siteId: row.siteId,
+            restoreId: row.id,
+            backupId: row.backupId,
+            reason: 'interrupted',
+            message,
+          }),
+        ],
+      };
+    },
+    queued(job) {
+      const row = repository.findRestore(job.id)!;
+      const target = repository.findBackup(row.backupId);
+      if (target?.status === 'completed' && target.manifestHash) return 'requeue';
+      const message = `backup ${row.backupId} is no longer there to restore from`;
+      repository.updateRestore(row.id, {
+        status: 'failed',
+        reason: 'backup-not-found',
+        error: message,
+        finishedAt: clock.now(),
+      });
+      return {
+        events: [
+          jobEvent('restore.failed', {
+            siteId: row.siteId,
+            restoreId: row.id,
+            backupId: row.backupId,
+            reason: 'backup-not-found',
+            message,
+          }),
+        ],
+      };
+    },
+  };
 }

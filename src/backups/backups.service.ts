@@ -1,21 +1,20 @@
 import { join } from 'node:path';
-import PQueue from 'p-queue';
 import type { Logger } from 'pino';
+import { CANCELLED_MESSAGE, jobEvent, wasCancelled, type JobRunner, type Settlement } from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError, isProblem } from '../shared/errors.js';
-import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
 import type { SiteAccess } from '../wordpress/site-access.js';
 import { sitesProblems } from '../sites/index.js';
 import { CONNECTOR_DOWNLOAD_PATH, createConnector } from '../wordpress/connector-client.js';
 import { abortableSession } from './abortable-session.js';
 import {
+  backupRecovery,
   INTERRUPTED_BACKUP,
   INTERRUPTED_PRE_RESTORE,
   interruptedRestore,
-  logInterrupted,
-  recoverUnfinished,
+  restoreRecovery,
 } from './backup-recovery.js';
 import { runBackup } from './backup-runner.js';
 import { removeBackupScratch } from './backup-scratch.js';
@@ -34,14 +33,14 @@ import { backupArchive } from './archive.js';
 
 export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
 
-/** Once shutdown aborts a job, how long it waits for the job to record itself before giving up on it. */
-const ABORT_SETTLE_MS = 3_000;
+/** Both kinds share one pool of `concurrency` slots. */
+const KINDS = ['backup', 'restore'] as const;
 
 /**
- * Backup and restore jobs: persisted in SQLite, run in the background through one queue
- * (`concurrency` at once over all sites, one job per site at a time), against the site's
- * connector, into the content-addressed store. At shutdown running backups are aborted (and
- * retried at the next start); a running restore gets the grace period first.
+ * Backup and restore jobs: kinds of the job runner (src/jobs/job-runner.ts), persisted in
+ * SQLite, run in the background (`concurrency` at once over all sites, one job per site at a
+ * time), against the site's connector, into the content-addressed store. At shutdown running
+ * backups are aborted (and retried at the next start); a running restore gets the grace period first.
  */
 export function createBackupsService({
   repository,
@@ -55,6 +54,7 @@ export function createBackupsService({
   requestTimeoutMs,
   store: injectedStore,
   metrics,
+  jobs,
 }: {
   repository: BackupsRepository;
   access: SiteAccess;
@@ -67,16 +67,13 @@ export function createBackupsService({
   requestTimeoutMs: number;
   store?: ObjectStore;
   metrics?: JobMetrics;
+  jobs: JobRunner;
 }) {
   const fileStore = createFileObjectStore({ dir: backupStoreDir(dataDir) });
   const scratchPathOf = (siteId: string) => join(backupStoreDir(dataDir), 'sites', `${siteId}.sqlite`);
   const store = injectedStore ?? fileStore;
-  const queue = new PQueue({ concurrency: config.concurrency });
   const lock = createStoreLock();
-  const running = new Set<Promise<unknown>>();
   const settings = createBackupSettings({ repository, config, clock });
-  /** Jobs executing now, by id, with the switch that stops their site calls at shutdown. */
-  const active = new Map<string, { kind: 'backup' | 'restore'; controller: AbortController; done: Promise<unknown> }>();
 
   const readManifest = (hash: string): Promise<Manifest> => readWholeManifest(store, hash);
   const failure = (error: unknown) => {
@@ -105,30 +102,8 @@ export function createBackupsService({
       );
   }
 
-  function track<T>(promise: Promise<T>): void {
-    const tracked = promise.catch((error: unknown) => logger.error({ err: error }, 'backup job crashed'));
-    running.add(tracked);
-    void tracked.finally(() => running.delete(tracked));
-  }
-
-  /** Queues a job; when it runs it gets a signal that shutdown aborts. */
-  function schedule(kind: 'backup' | 'restore', id: string, work: (signal: AbortSignal) => Promise<unknown>): void {
-    track(
-      queue.add(async () => {
-        const controller = new AbortController();
-        const done = work(controller.signal);
-        active.set(id, { kind, controller, done: done.catch(() => undefined) });
-        try {
-          await done;
-        } finally {
-          active.delete(id);
-        }
-      }),
-    );
-  }
-
-  /** Runs one backup row to its end; resolves with the finished row, never rejects. */
-  async function executeBackup(row: BackupRow, signal: AbortSignal): Promise<BackupRow> {
+  /** Runs one backup row to its end, never rejects; a signal aborted by a cancel ends it `cancelled`. */
+  async function executeBackup(row: BackupRow, signal: AbortSignal): Promise<Settlement> {
     const started = clock.now();
     repository.updateBackup(row.id, { status: 'running', startedAt: started });
     try {
@@ -157,21 +132,26 @@ export function createBackupsService({
         finishedAt: clock.now(),
       })!;
       metrics?.observeJob('backup', 'completed', finished.finishedAt!.getTime() - started.getTime());
-      logEvent(logger, 'backup.completed', {
-        siteId: row.siteId,
-        backupId: row.id,
-        kind: row.kind,
-        files: finished.files,
-        tables: finished.tables,
-        bytesTransferred: finished.bytesTransferred,
-        bytesStored: finished.bytesStored,
-        durationMs: finished.finishedAt!.getTime() - started.getTime(),
-      });
-      return finished;
+      return {
+        events: [
+          jobEvent('backup.completed', {
+            siteId: row.siteId,
+            backupId: row.id,
+            kind: row.kind,
+            files: finished.files,
+            tables: finished.tables,
+            bytesTransferred: finished.bytesTransferred,
+            bytesStored: finished.bytesStored,
+            durationMs: finished.finishedAt!.getTime() - started.getTime(),
+          }),
+        ],
+      };
     } catch (error) {
-      const { reason, error: message } = signal.aborted
-        ? { reason: 'interrupted', error: row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP }
-        : failure(error);
+      const { reason, error: message } = wasCancelled(signal)
+        ? { reason: 'cancelled', error: CANCELLED_MESSAGE }
+        : signal.aborted
+          ? { reason: 'interrupted', error: row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP }
+          : failure(error);
       const failed = repository.updateBackup(row.id, {
         status: 'failed',
         reason,
@@ -179,18 +159,13 @@ export function createBackupsService({
         finishedAt: clock.now(),
       })!;
       metrics?.observeJob('backup', 'failed', failed.finishedAt!.getTime() - started.getTime());
-      logEvent(logger, 'backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason, message });
-      if (signal.aborted) logInterrupted(logger, 'backup', row, 'failed');
-      return failed;
+      // A cancel is told by job.cancelled (the runner), not as a failure.
+      if (reason === 'cancelled') return { events: [] };
+      return {
+        events: [jobEvent('backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason, message })],
+        interrupted: signal.aborted,
+      };
     }
-  }
-
-  function scheduleBackup(row: BackupRow): void {
-    schedule('backup', row.id, async (signal) => {
-      const finished = await lock.shared(() => executeBackup(row, signal));
-      // Outside the shared lock: retention's garbage collection takes the store exclusively.
-      if (finished.status === 'completed') await applyRetention(row.siteId);
-    });
   }
 
   function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): BackupRow {
@@ -204,14 +179,17 @@ export function createBackupsService({
       retryOf,
       createdAt: clock.now(),
     });
-    scheduleBackup(row);
+    jobs.enqueue('backup', row.id, siteId);
     return row;
   }
 
-  async function executeRestore(row: RestoreRow, target: BackupRow, signal: AbortSignal): Promise<void> {
+  async function executeRestore(row: RestoreRow, signal: AbortSignal): Promise<Settlement> {
     const started = clock.now();
     repository.updateRestore(row.id, { status: 'running', startedAt: started });
     try {
+      const target = repository.findBackup(row.backupId);
+      if (target?.status !== 'completed' || !target.manifestHash)
+        throw backupsProblems.notFound.create(`backup ${row.backupId} is no longer there to restore from`);
       const pre = repository.insertBackup({
         id: createId('bkp', clock.now()),
         siteId: row.siteId,
@@ -220,7 +198,8 @@ export function createBackupsService({
         createdAt: clock.now(),
       });
       repository.updateRestore(row.id, { preRestoreBackupId: pre.id });
-      const preResult = await executeBackup(pre, signal);
+      jobs.report({ id: pre.id, kind: 'backup', siteId: row.siteId }, await executeBackup(pre, signal));
+      const preResult = repository.findBackup(pre.id)!;
       if (preResult.status !== 'completed' || !preResult.manifestHash) {
         throw Object.assign(
           new Error(
@@ -230,7 +209,7 @@ export function createBackupsService({
         );
       }
       const [targetManifest, currentManifest] = await Promise.all([
-        readManifest(target.manifestHash!),
+        readManifest(target.manifestHash),
         readManifest(preResult.manifestHash),
       ]);
       const progress = await access.operate(row.siteId, ({ session }) =>
@@ -244,13 +223,17 @@ export function createBackupsService({
       );
       const finished = repository.updateRestore(row.id, { ...progress, status: 'completed', finishedAt: clock.now() })!;
       metrics?.observeJob('restore', 'completed', finished.finishedAt!.getTime() - started.getTime());
-      logEvent(logger, 'restore.completed', {
-        siteId: row.siteId,
-        restoreId: row.id,
-        backupId: row.backupId,
-        preRestoreBackupId: pre.id,
-        durationMs: finished.finishedAt!.getTime() - started.getTime(),
-      });
+      return {
+        events: [
+          jobEvent('restore.completed', {
+            siteId: row.siteId,
+            restoreId: row.id,
+            backupId: row.backupId,
+            preRestoreBackupId: pre.id,
+            durationMs: finished.finishedAt!.getTime() - started.getTime(),
+          }),
+        ],
+      };
     } catch (error) {
       const { reason: problemReason, error: problemMessage } = failure(error);
       const reason = signal.aborted ? 'interrupted' : ((error as { reason?: string }).reason ?? problemReason);
@@ -259,20 +242,62 @@ export function createBackupsService({
         : problemMessage;
       repository.updateRestore(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() });
       metrics?.observeJob('restore', 'failed', clock.now().getTime() - started.getTime());
-      logEvent(logger, 'restore.failed', {
-        siteId: row.siteId,
-        restoreId: row.id,
-        backupId: row.backupId,
-        reason,
-        message,
-      });
-      if (signal.aborted) logInterrupted(logger, 'restore', row, 'failed');
+      return {
+        events: [
+          jobEvent('restore.failed', {
+            siteId: row.siteId,
+            restoreId: row.id,
+            backupId: row.backupId,
+            reason,
+            message,
+          }),
+        ],
+        interrupted: signal.aborted,
+      };
     }
   }
 
-  function scheduleRestore(row: RestoreRow, target: BackupRow): void {
-    schedule('restore', row.id, (signal) => lock.shared(() => executeRestore(row, target, signal)));
-  }
+  jobs.register('backup', {
+    pool: { name: 'backups', concurrency: config.concurrency },
+    exclusive: true,
+    atShutdown: 'abort',
+    cancelsWhileRunning: true,
+    run: (job, signal) => lock.shared(() => executeBackup(repository.findBackup(job.id)!, signal)),
+    // Outside the shared lock: retention's garbage collection takes the store exclusively.
+    after: async (job) => {
+      const row = repository.findBackup(job.id);
+      if (row?.status === 'completed') await applyRetention(row.siteId);
+    },
+    cancelQueued: (job, message) =>
+      void repository.updateBackup(job.id, {
+        status: 'failed',
+        reason: 'cancelled',
+        error: message,
+        finishedAt: clock.now(),
+      }),
+    recover: backupRecovery({
+      repository,
+      clock,
+      logger,
+      retry: (row) => enqueueBackup(row.siteId, row.kind, row.id),
+    }),
+  });
+  // A restore stopped halfway would leave the site half old, half new: it runs to its end once started.
+  jobs.register('restore', {
+    pool: { name: 'backups', concurrency: config.concurrency },
+    exclusive: true,
+    atShutdown: 'grace',
+    cancelsWhileRunning: false,
+    run: (job, signal) => lock.shared(() => executeRestore(repository.findRestore(job.id)!, signal)),
+    cancelQueued: (job, message) =>
+      void repository.updateRestore(job.id, {
+        status: 'failed',
+        reason: 'cancelled',
+        error: message,
+        finishedAt: clock.now(),
+      }),
+    recover: restoreRecovery({ repository, clock }),
+  });
 
   function findBackup(siteId: string, backupId: string): BackupRow {
     const row = repository.findBackup(backupId);
@@ -326,17 +351,10 @@ export function createBackupsService({
       removeBackupScratch(scratchPathOf(siteId));
     },
 
-    /** At start-up: what the last process left unfinished (src/backups/backup-recovery.ts). */
+    /** At start-up: what the last process left unfinished (the job runner's recovery, src/backups/backup-recovery.ts). */
     async recoverInterrupted(): Promise<void> {
       await fileStore.cleanTemporary();
-      recoverUnfinished({
-        repository,
-        clock,
-        logger,
-        scheduleBackup,
-        scheduleRestore,
-        retry: (row) => enqueueBackup(row.siteId, row.kind, row.id),
-      });
+      jobs.recover(KINDS);
     },
 
     request: (siteId: string, kind: BackupKind = 'manual') => enqueueBackup(siteId, kind),
@@ -366,7 +384,7 @@ export function createBackupsService({
         status: 'queued',
         createdAt: clock.now(),
       });
-      scheduleRestore(row, target);
+      jobs.enqueue('restore', row.id, siteId);
       return row;
     },
 
@@ -434,31 +452,18 @@ export function createBackupsService({
 
     /** Backups and restores waiting or running (metrics, readiness). */
     get queueDepth() {
-      return queue.size + queue.pending;
+      return jobs.queueDepth(KINDS);
     },
 
     /** Waits for queued and running jobs (tests, shutdown). */
-    async idle(): Promise<void> {
-      while (running.size > 0) await Promise.all([...running]);
-    },
+    idle: () => jobs.idle(KINDS),
 
     /**
      * Shutdown: queued jobs stay queued for the next start; running backups are aborted at once
      * (retried at the next start); running restores get `graceMs` to finish, then are aborted.
      * Returns false when a restore had to be aborted or a job did not settle.
      */
-    async stop(graceMs: number): Promise<boolean> {
-      queue.pause();
-      // Cleared jobs stay queued in the database for the next start; nothing waits for them now.
-      queue.clear();
-      running.clear();
-      for (const job of active.values()) if (job.kind === 'backup') job.controller.abort();
-      const restores = [...active.values()].filter((job) => job.kind === 'restore');
-      const restoresFinished = await within(Promise.all(restores.map((job) => job.done)), graceMs);
-      for (const job of active.values()) job.controller.abort();
-      const settled = await within(Promise.all([...active.values()].map((job) => job.done)), ABORT_SETTLE_MS);
-      return restoresFinished && settled;
-    },
+    stop: (graceMs: number): Promise<boolean> => jobs.stop(KINDS, { graceMs }),
   };
 
   /** Settings belong to any site, connected or not. */
@@ -477,14 +482,3 @@ export function createBackupsService({
 }
 
 export type BackupsService = ReturnType<typeof createBackupsService>;
-
-/** True if `work` settles within `ms`. */
-async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const finished = await Promise.race([
-    work.then(() => true),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
-  ]);
-  clearTimeout(timer);
-  return finished;
-}

@@ -11,8 +11,8 @@ export type AuditOutcome =
   { ok: true; summary: AuditSummary } | { ok: false; reason: AuditFailureReason; message: string };
 
 export interface AuditRunner {
-  /** Runs one audit in a worker process; never rejects. `timeoutMs` is the hard limit. */
-  run(request: AuditRequest, timeoutMs: number): Promise<AuditOutcome>;
+  /** Runs one audit in a worker process; never rejects. `timeoutMs` is the hard limit; `signal` kills it sooner (cancel). */
+  run(request: AuditRequest, timeoutMs: number, signal?: AbortSignal): Promise<AuditOutcome>;
   /** Kills every running worker and its Chrome (shutdown). */
   killAll(): void;
 }
@@ -67,7 +67,7 @@ export function createAuditRunner({
 }): AuditRunner {
   const running = new Set<() => void>();
 
-  function run(request: AuditRequest, timeoutMs: number): Promise<AuditOutcome> {
+  function run(request: AuditRequest, timeoutMs: number, stopSignal?: AbortSignal): Promise<AuditOutcome> {
     if (!existsSync(workerPath)) {
       return Promise.resolve({
         ok: false,
@@ -103,6 +103,12 @@ export function createAuditRunner({
         killEverything();
       }, timeoutMs);
       running.add(killEverything);
+      const stop = () => {
+        outcome ??= { ok: false, reason: 'interrupted', message: 'the audit was stopped and its worker killed' };
+        killEverything();
+      };
+      if (stopSignal?.aborted) stop();
+      else stopSignal?.addEventListener('abort', stop, { once: true });
 
       const handle = (message: WorkerMessage) => {
         if (message.type === 'chrome') chromePids.add(message.pid);
@@ -137,6 +143,7 @@ export function createAuditRunner({
       });
       child.once('close', (code, signal) => {
         clearTimeout(timer);
+        stopSignal?.removeEventListener('abort', stop);
         running.delete(killEverything);
         killEverything();
         outcome ??= {

@@ -1,5 +1,6 @@
 import { and, desc, eq, gte, inArray, isNotNull, lt, lte, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
+import { createJobsRepository } from '../jobs/jobs.repository.js';
 import { sites } from '../sites/index.js';
 import {
   performanceAudits,
@@ -23,6 +24,8 @@ export interface HistoryFilter {
 
 export function createPerformanceRepository({ db }: { db: Db }) {
   return {
+    /** The job rows audits share their id with (written by trigger with every audit row; drizzle/0007). */
+    jobs: createJobsRepository({ db }),
     insert: (row: NewAuditRow): AuditRow => db.insert(performanceAudits).values(row).returning().get(),
     update: (id: string, changes: Partial<NewAuditRow>): AuditRow | undefined =>
       db.update(performanceAudits).set(changes).where(eq(performanceAudits.id, id)).returning().get(),

@@ -1,8 +1,15 @@
-import PQueue from 'p-queue';
 import type { Logger } from 'pino';
+import {
+  CANCELLED_MESSAGE,
+  createJobRunner,
+  jobEvent,
+  wasCancelled,
+  type JobEvent,
+  type JobRunner,
+  type Settlement,
+} from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
-import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
 import { sitesProblems, type SitesRepository } from '../sites/index.js';
 import type { AuditSummary } from './audit-protocol.js';
@@ -67,11 +74,15 @@ export interface PerformanceServiceDeps {
   logger: Logger;
   config: PerformanceConfig;
   metrics?: JobMetrics;
+  /** The daemon's job runner; a service of its own (tests) runs its audits on a runner of its own. */
+  jobs?: JobRunner;
 }
 
+const KINDS = ['audit'] as const;
+
 /**
- * Lighthouse audits: the scheduler and the API only enqueue (a persisted `queued` row plus a
- * p-queue task); the queue runs each audit in a worker process with bounded concurrency.
+ * Lighthouse audits: the scheduler and the API only enqueue (a persisted `queued` row, a job of
+ * kind `audit`); the job runner runs each audit in a worker process with bounded concurrency.
  */
 export function createPerformanceService({
   repository,
@@ -82,10 +93,8 @@ export function createPerformanceService({
   logger,
   config,
   metrics,
+  jobs = createJobRunner({ repository: repository.jobs, clock, logger }),
 }: PerformanceServiceDeps) {
-  const queue = new PQueue({ concurrency: config.concurrency });
-  let stopping = false;
-
   function requireSite(siteId: string) {
     const site = sitesRepository.findById(siteId);
     if (!site) throw sitesProblems.notFound.create(`there is no site ${siteId}`);
@@ -113,7 +122,7 @@ export function createPerformanceService({
   }
 
   function enqueue(row: AuditRow): void {
-    void queue.add(() => execute(row.id));
+    jobs.enqueue('audit', row.id, row.siteId);
   }
 
   function createAudit(
@@ -158,24 +167,27 @@ export function createPerformanceService({
     });
   }
 
-  function reportRegressions(audit: AuditRow): void {
+  function regressionsOf(audit: AuditRow): JobEvent[] {
     const recent = repository
       .recentCompleted(audit.siteId, audit.formFactor, audit.id, REGRESSION_WINDOW)
       .map(figuresOf);
     const regressions = detectRegressions(figuresOf(audit), recent, config.regressionMarginPercent);
-    if (regressions.length > 0)
-      logEvent(logger, 'performance.regressed', {
+    if (regressions.length === 0) return [];
+    return [
+      jobEvent('performance.regressed', {
         siteId: audit.siteId,
         url: audit.url,
         auditId: audit.id,
         formFactor: audit.formFactor,
         regressions,
-      });
+      }),
+    ];
   }
 
-  async function execute(auditId: string): Promise<void> {
+  /** Runs one queued audit; a signal aborted by a stop of the daemon makes its failure `interrupted`. */
+  async function execute(auditId: string, signal: AbortSignal): Promise<Settlement> {
     const queued = repository.findById(auditId);
-    if (!queued || queued.status !== 'queued') return;
+    if (!queued || queued.status !== 'queued') return { events: [] };
     const audit = repository.update(auditId, { status: 'running', startedAt: clock.now() })!;
     const runs = audit.runs;
     let outcome = await runner.run(
@@ -190,13 +202,20 @@ export function createPerformanceService({
         blockThirdParty: config.blockThirdParty,
       },
       config.timeoutMs * runs,
+      signal,
     );
-    if (stopping && !outcome.ok)
+    const cancelled = wasCancelled(signal);
+    if (cancelled) outcome = { ok: false, reason: 'interrupted', message: CANCELLED_MESSAGE };
+    else if (signal.aborted && !outcome.ok)
       outcome = { ok: false, reason: 'interrupted', message: 'the daemon shut down while the audit ran' };
-    const stored = store(audit, outcome);
+    // An audit has no cancelled status of its own: the job row is marked first, and stays cancelled.
+    const stored = repository.jobs.transaction(() => {
+      if (cancelled) repository.jobs.markCancelled(audit.id, clock.now(), CANCELLED_MESSAGE);
+      return store(audit, outcome);
+    });
     // The site (and with it the audit) may have been removed while the audit ran.
     if (!stored || !outcome.ok) await reports.remove(audit.siteId, audit.id);
-    if (!stored) return;
+    if (!stored || cancelled) return { events: [] };
     metrics?.observeJob(
       'audit',
       outcome.ok ? 'completed' : 'failed',
@@ -212,25 +231,49 @@ export function createPerformanceService({
         },
         'performance audit completed',
       );
-      reportRegressions(stored);
-    } else {
-      logEvent(logger, 'performance.audit_failed', {
-        siteId: stored.siteId,
-        url: stored.url,
-        auditId: stored.id,
-        formFactor: stored.formFactor,
-        reason: outcome.reason,
-        message: outcome.message,
-      });
-      if (outcome.reason === 'interrupted')
-        logEvent(logger, 'job.interrupted', {
-          kind: 'audit',
-          jobId: stored.id,
-          siteId: stored.siteId,
-          action: 'failed',
-        });
+      return { events: regressionsOf(stored) };
     }
+    return {
+      events: [auditFailed(stored, outcome.reason, outcome.message)],
+      interrupted: outcome.reason === 'interrupted',
+    };
   }
+
+  const auditFailed = (audit: AuditRow, reason: string, message: string) =>
+    jobEvent('performance.audit_failed', {
+      siteId: audit.siteId,
+      url: audit.url,
+      auditId: audit.id,
+      formFactor: audit.formFactor,
+      reason,
+      message,
+    });
+
+  function fail(audit: { id: string }, message: string): AuditRow | undefined {
+    return repository.update(audit.id, {
+      status: 'failed',
+      finishedAt: clock.now(),
+      failureReason: 'interrupted',
+      failureMessage: message,
+    });
+  }
+
+  // A cancelled audit (its worker killed if it ran) says `failed`, `interrupted`; its job says `cancelled`.
+  jobs.register('audit', {
+    pool: { name: 'audits', concurrency: config.concurrency },
+    exclusive: false,
+    atShutdown: 'abort',
+    cancelsWhileRunning: true,
+    run: (job, signal) => execute(job.id, signal),
+    cancelQueued: (job, message) => void fail(job, message),
+    recover: {
+      running(job) {
+        const message = 'the daemon stopped while the audit ran';
+        const audit = fail(job, message)!;
+        return { events: [auditFailed(audit, 'interrupted', message)] };
+      },
+    },
+  });
 
   function get(siteId: string, auditId: string): AuditRow {
     requireSite(siteId);
@@ -341,36 +384,7 @@ export function createPerformanceService({
      */
     recover(): { requeued: number; interrupted: number } {
       reports.clearWork();
-      const running = repository.withStatus('running');
-      for (const audit of running) {
-        const message = 'the daemon stopped while the audit ran';
-        repository.update(audit.id, {
-          status: 'failed',
-          finishedAt: clock.now(),
-          failureReason: 'interrupted',
-          failureMessage: message,
-        });
-        logEvent(logger, 'performance.audit_failed', {
-          siteId: audit.siteId,
-          url: audit.url,
-          auditId: audit.id,
-          formFactor: audit.formFactor,
-          reason: 'interrupted',
-          message,
-        });
-        logEvent(logger, 'job.interrupted', { kind: 'audit', jobId: audit.id, siteId: audit.siteId, action: 'failed' });
-      }
-      const queued = repository.withStatus('queued');
-      for (const audit of queued) {
-        enqueue(audit);
-        logEvent(logger, 'job.interrupted', {
-          kind: 'audit',
-          jobId: audit.id,
-          siteId: audit.siteId,
-          action: 'requeued',
-        });
-      }
-      return { requeued: queued.length, interrupted: running.length };
+      return jobs.recover(KINDS);
     },
 
     /** Removes reports past their retention and reports of deleted audits. */
@@ -385,19 +399,18 @@ export function createPerformanceService({
     },
 
     /** Resolves when nothing is queued or running (tests, the benchmark). */
-    idle: () => queue.onIdle(),
+    idle: () => jobs.idle(KINDS),
     /** Audits waiting or running (metrics, readiness). */
     get queueDepth() {
-      return queue.size + queue.pending;
+      return jobs.queueDepth(KINDS);
     },
 
     /** Shutdown: queued audits stay queued for the next start; running ones are killed and fail as `interrupted`. */
     async stop(): Promise<void> {
-      stopping = true;
-      queue.pause();
-      queue.clear();
+      // Stops the pool and aborts the running audits' signals first, so no waiting audit starts in a freed slot.
+      const stopped = jobs.stop(KINDS, { graceMs: 0, settleMs: Number.POSITIVE_INFINITY });
       runner.killAll();
-      await queue.onIdle();
+      await stopped;
     },
   };
 }

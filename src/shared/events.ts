@@ -126,6 +126,11 @@ export const eventCatalogue = {
     fields: ['kind', 'jobId', 'siteId', 'action'],
     when: 'A backup, restore or audit was cut short by a stop of the daemon: `requeued` (it was waiting; queued again at start), `failed` (it was running; failed as `interrupted`) or `retried` (an interrupted backup was queued again as a new backup, `retryId`).',
   },
+  'job.cancelled': {
+    level: 'info',
+    fields: ['kind', 'jobId', 'siteId', 'state'],
+    when: 'A job was cancelled through the API (`POST /api/jobs/{id}/cancel`): at once if it was `queued`, once it stopped if it was `running`.',
+  },
   'webhook.delivery_failed': {
     level: 'warn',
     fields: ['webhookId', 'deliveryId', 'deliveryEvent', 'target', 'attempts', 'cause', 'httpStatus'],

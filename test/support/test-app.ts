@@ -13,7 +13,7 @@ import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.co
 import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
 import { DEFAULT_WEBHOOKS_CONFIG } from '../../src/webhooks/webhooks.config.js';
 
-const testServiceConfig: ServiceConfig = {
+export const testServiceConfig: ServiceConfig = {
   publicUrl: 'http://127.0.0.1:8080',
   siteRequestTimeoutMs: 15_000,
   siteOperationTimeoutMs: 120_000,

@@ -1,0 +1,285 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../shared/clock.js';
+import { logEvent, type EventName } from '../shared/events.js';
+import { jobsProblems } from './jobs.errors.js';
+import type { JobFilter, JobsRepository } from './jobs.repository.js';
+import { finishedJobStates, type JobRow } from './jobs.table.js';
+import { createSiteTaskQueue, type SiteTaskQueue } from './site-task-queue.js';
+
+/** A catalogued event that tells how a job ended (`backup.completed`, `restore.failed`, …). */
+export interface JobEvent {
+  name: EventName;
+  fields: Record<string, unknown>;
+}
+export const jobEvent = <E extends EventName>(name: E, fields: Parameters<typeof logEvent<E>>[2]): JobEvent => ({
+  name,
+  fields,
+});
+
+/** What a kind reports when a job of it settled; the runner logs it. */
+export interface Settlement {
+  events: JobEvent[];
+  /** Cut short by a stop of the daemon: also logged as `job.interrupted` (`failed`). */
+  interrupted?: boolean;
+}
+
+/** The reason a running job's signal carries when it was cancelled through the API (not stopped by a shutdown). */
+class JobCancelled extends Error {
+  constructor() {
+    super('the job was cancelled');
+    this.name = 'JobCancelled';
+  }
+}
+export const wasCancelled = (signal: AbortSignal): boolean => signal.aborted && signal.reason instanceof JobCancelled;
+export const CANCELLED_MESSAGE = 'cancelled through the API';
+
+/** How a feature's kind of job runs, stops, cancels and recovers. */
+export interface JobKind {
+  /** Kinds naming the same pool share its `concurrency` slots (backups and restores do). */
+  pool: { name: string; concurrency: number };
+  /** One exclusive job per site at a time, whatever its kind (the ones that change the site). */
+  exclusive: boolean;
+  /** Does the job, writing its own row as it goes (its job row follows by trigger); never throws on a failure of the job. */
+  run(job: JobRow, signal: AbortSignal): Promise<Settlement>;
+  /** After the job settled, still in its slot (retention after a backup). */
+  after?(job: JobRow): Promise<void>;
+  /** At shutdown: `abort` at once, or `grace`: finish within the grace period, then abort. */
+  atShutdown: 'abort' | 'grace';
+  /** A running job ends `cancelled` when its signal aborts with JobCancelled; otherwise cancel answers 409. */
+  cancelsWhileRunning: boolean;
+  /** Records a queued job as cancelled in the kind's row; the runner marks the job row in the same transaction. */
+  cancelQueued(job: JobRow, message: string): void;
+  recover: {
+    /** A job the last process left running: record it failed as interrupted. */
+    running(job: JobRow): Settlement;
+    /** A job the last process left queued: queue it again (the default), or record why not. */
+    queued?(job: JobRow): 'requeue' | Settlement;
+    /** Once every unfinished job was handled: new jobs retrying interrupted ones (logged `retried`). */
+    afterwards?(): { job: Pick<JobRow, 'id' | 'siteId'>; fields: Record<string, unknown> }[];
+  };
+}
+
+interface Pool {
+  queue: SiteTaskQueue;
+  /** Jobs scheduled in this process and not yet settled (idle(), queue depth). */
+  tracked: Set<Promise<unknown>>;
+  stopped: boolean;
+}
+
+interface ActiveJob {
+  job: JobRow;
+  kind: JobKind;
+  controller: AbortController;
+  done: Promise<unknown>;
+}
+
+/** Once shutdown aborts a job, how long it waits for the job to record itself before giving up on it. */
+const ABORT_SETTLE_MS = 3_000;
+
+/**
+ * The one persisted-job lifecycle: features register kinds; a job is a row in `jobs` (queued →
+ * running → succeeded, failed or cancelled), run in its kind's pool with bounded concurrency and
+ * one exclusive job per site at a time; recovery at start, cancel and the lifecycle events of
+ * every kind happen here.
+ */
+export function createJobRunner({
+  repository,
+  clock,
+  logger,
+}: {
+  repository: JobsRepository;
+  clock: Clock;
+  logger: Logger;
+}) {
+  const kinds = new Map<string, JobKind>();
+  const pools = new Map<string, Pool>();
+  const active = new Map<string, ActiveJob>();
+
+  function kindOf(name: string): JobKind {
+    const kind = kinds.get(name);
+    if (!kind) throw new Error(`no job kind ${name} is registered`);
+    return kind;
+  }
+
+  const poolsOf = (names: readonly string[]) => new Set(names.map((name) => pools.get(kindOf(name).pool.name)!));
+
+  function announce(job: Pick<JobRow, 'id' | 'kind' | 'siteId'>, settlement: Settlement): void {
+    for (const { name, fields } of settlement.events) logEvent(logger, name, fields as never);
+    if (settlement.interrupted) interrupted(job, 'failed');
+  }
+
+  function interrupted(
+    job: Pick<JobRow, 'id' | 'kind' | 'siteId'>,
+    action: 'requeued' | 'failed' | 'retried',
+    extra: Record<string, unknown> = {},
+  ): void {
+    logEvent(logger, 'job.interrupted', { kind: job.kind, jobId: job.id, siteId: job.siteId, action, ...extra });
+  }
+
+  function cancelled(job: JobRow, state: 'queued' | 'running'): void {
+    logEvent(logger, 'job.cancelled', { kind: job.kind, jobId: job.id, siteId: job.siteId, state });
+  }
+
+  async function execute(id: string, kind: JobKind): Promise<void> {
+    const job = repository.find(id);
+    // Cancelled while it waited, or removed with its site.
+    if (!job || job.state !== 'queued') return;
+    const controller = new AbortController();
+    const work = (async () => {
+      announce(job, await kind.run(job, controller.signal));
+      if (repository.find(id)?.state === 'cancelled') cancelled(job, 'running');
+      await kind.after?.(job);
+    })();
+    active.set(id, { job, kind, controller, done: work.catch(() => undefined) });
+    try {
+      await work;
+    } finally {
+      active.delete(id);
+    }
+  }
+
+  function schedule(kindName: string, id: string, siteId: string | null): void {
+    const kind = kindOf(kindName);
+    const pool = pools.get(kind.pool.name)!;
+    // A stopped pool leaves the job queued in the database for the next start.
+    if (pool.stopped) return;
+    const lane = kind.exclusive && siteId ? `site:${siteId}` : `job:${id}`;
+    const tracked = pool.queue
+      .run(lane, () => execute(id, kind))
+      .catch((error: unknown) => logger.error({ err: error, jobId: id, kind: kindName }, 'job crashed'));
+    pool.tracked.add(tracked);
+    void tracked.finally(() => pool.tracked.delete(tracked));
+  }
+
+  return {
+    register(name: string, kind: JobKind): void {
+      if (kinds.has(name)) throw new Error(`job kind ${name} is registered twice`);
+      kinds.set(name, kind);
+      if (!pools.has(kind.pool.name))
+        pools.set(kind.pool.name, {
+          queue: createSiteTaskQueue({ concurrency: kind.pool.concurrency }),
+          tracked: new Set(),
+          stopped: false,
+        });
+    },
+
+    /** Runs a job its feature just wrote as `queued`, in the background. */
+    enqueue: schedule,
+
+    get(id: string): JobRow {
+      const job = repository.find(id);
+      if (!job) throw jobsProblems.notFound.create(`there is no job ${id}`);
+      return job;
+    },
+
+    /** Newest first. */
+    list: (filter: JobFilter): JobRow[] => repository.list(filter),
+
+    /** Logs how a job run inside another one ended (a restore's pre-restore backup), as for any job. */
+    report: announce,
+
+    /**
+     * At start, for the jobs of these kinds the last process left unfinished: running ones (it
+     * was killed) fail as `interrupted`, queued ones are queued again, each as its kind decides;
+     * then each kind may retry what was interrupted.
+     */
+    recover(kindNames: readonly string[]): { requeued: number; interrupted: number } {
+      const counts = { requeued: 0, interrupted: 0 };
+      for (const name of kindNames)
+        for (const job of repository.unfinished(name, 'running')) {
+          announce(job, { ...kindOf(name).recover.running(job), interrupted: true });
+          counts.interrupted++;
+        }
+      for (const name of kindNames)
+        for (const job of repository.unfinished(name, 'queued')) {
+          const decision = kindOf(name).recover.queued?.(job) ?? 'requeue';
+          if (decision !== 'requeue') {
+            announce(job, decision);
+            continue;
+          }
+          schedule(name, job.id, job.siteId);
+          interrupted(job, 'requeued');
+          counts.requeued++;
+        }
+      for (const name of kindNames)
+        for (const { job, fields } of kindOf(name).recover.afterwards?.() ?? [])
+          interrupted({ ...job, kind: name }, 'retried', fields);
+      return counts;
+    },
+
+    /**
+     * A queued job is cancelled at once; a running one is asked to stop (its kind records it
+     * `cancelled` when it has), or 409 when its kind cannot stop halfway.
+     */
+    cancel(id: string): JobRow {
+      const job = repository.find(id);
+      if (!job) throw jobsProblems.notFound.create(`there is no job ${id}`);
+      if (finishedJobStates.includes(job.state))
+        throw jobsProblems.finished.create(`job ${id} is already ${job.state}`, { state: job.state });
+      const running = active.get(id);
+      if (job.state === 'queued' && !running) {
+        // The job row first: a cancelled job stays cancelled whatever the kind's row says after it.
+        repository.transaction(() => {
+          repository.markCancelled(id, clock.now(), CANCELLED_MESSAGE);
+          kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
+        });
+        cancelled(job, 'queued');
+        return repository.find(id)!;
+      }
+      if (!running?.kind.cancelsWhileRunning)
+        throw jobsProblems.notCancellable.create(
+          `job ${id} is a running ${job.kind}, which cannot be stopped halfway; wait until it has finished`,
+          { state: job.state },
+        );
+      running.controller.abort(new JobCancelled());
+      return job;
+    },
+
+    /** Jobs of these kinds' pools scheduled and not yet settled (metrics, readiness). */
+    queueDepth: (kindNames: readonly string[]): number =>
+      [...poolsOf(kindNames)].reduce((sum, pool) => sum + pool.tracked.size, 0),
+
+    /** Waits for the scheduled jobs of these kinds' pools (tests, shutdown). */
+    async idle(kindNames: readonly string[]): Promise<void> {
+      for (const pool of poolsOf(kindNames)) while (pool.tracked.size > 0) await Promise.all([...pool.tracked]);
+    },
+
+    /**
+     * Shutdown of these kinds' pools: queued jobs stay queued for the next start; running ones of
+     * `abort` kinds are aborted at once, those of `grace` kinds get `graceMs` to finish first.
+     * False when a `grace` job had to be aborted or a job did not settle within `settleMs`.
+     */
+    async stop(
+      kindNames: readonly string[],
+      { graceMs, settleMs = ABORT_SETTLE_MS }: { graceMs: number; settleMs?: number },
+    ): Promise<boolean> {
+      for (const pool of poolsOf(kindNames)) {
+        pool.stopped = true;
+        void pool.queue.drain(0);
+        // Jobs dropped from the queue stay queued in the database; nothing waits for them now.
+        pool.tracked.clear();
+      }
+      const mine = [...active.values()].filter((entry) => kindNames.includes(entry.job.kind));
+      for (const entry of mine) if (entry.kind.atShutdown === 'abort') entry.controller.abort();
+      const graceful = mine.filter((entry) => entry.kind.atShutdown === 'grace');
+      const finished = await within(Promise.all(graceful.map((entry) => entry.done)), graceMs);
+      for (const entry of mine) entry.controller.abort();
+      const settled = await within(Promise.all(mine.map((entry) => entry.done)), settleMs);
+      return finished && settled;
+    },
+  };
+}
+
+export type JobRunner = ReturnType<typeof createJobRunner>;
+
+/** True if `work` settles within `ms` (any time at all when `ms` is infinite). */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  if (!Number.isFinite(ms)) return work.then(() => true);
+  let timer: NodeJS.Timeout | undefined;
+  const finished = await Promise.race([
+    work.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
+  clearTimeout(timer);
+  return finished;
+}

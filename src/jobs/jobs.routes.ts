@@ -1,0 +1,71 @@
+import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/auth.js';
+import { jsonContent, problemResponses } from '../http/openapi.js';
+import { decodeCursor, pageSchema, toPage } from '../http/pagination.js';
+import type { JobRunner } from './job-runner.js';
+import { JobListQuery, JobParams, JobSchema, jobView } from './jobs.schemas.js';
+
+const tags = ['Jobs'];
+/** The cursor is the last job's creation time and id: jobs of different kinds do not sort by id. */
+const CURSOR_KEY = /^\d{1,15}~[A-Za-z0-9_-]{1,64}$/;
+
+const routes = {
+  list: createRoute({
+    method: 'get',
+    path: '/jobs',
+    operationId: 'listJobs',
+    tags,
+    summary: 'Long-running work of every kind',
+    description:
+      'Backups, restores and audits as jobs, newest first, filterable by site, kind and state: one place to follow any long work.',
+    request: { query: JobListQuery },
+    responses: { 200: jsonContent(pageSchema(JobSchema, 'JobPage'), 'A page of jobs'), ...problemResponses(400) },
+  }),
+  get: createRoute({
+    method: 'get',
+    path: '/jobs/{jobId}',
+    operationId: 'getJob',
+    tags,
+    summary: 'One job',
+    request: { params: JobParams },
+    responses: { 200: jsonContent(JobSchema, 'The job'), ...problemResponses(404) },
+  }),
+  cancel: createRoute({
+    method: 'post',
+    path: '/jobs/{jobId}/cancel',
+    operationId: 'cancelJob',
+    tags,
+    summary: 'Cancel a job',
+    description:
+      'A queued job is cancelled at once (200). A running backup or audit is asked to stop (202; it becomes `cancelled` when it has); a running restore cannot be stopped halfway: 409 `job-not-cancellable`. A finished job answers 409 `job-finished`.',
+    request: { params: JobParams },
+    responses: {
+      200: jsonContent(JobSchema, 'Cancelled'),
+      202: jsonContent(JobSchema, 'Asked to stop; still running'),
+      ...problemResponses(403, 404, 409),
+    },
+  }),
+};
+
+export function createJobsRoutes({ jobs }: { jobs: JobRunner }) {
+  return new OpenAPIHono<AppEnv>()
+    .openapi(routes.list, (c) => {
+      const { limit, cursor, siteId, kind, state } = c.req.valid('query');
+      const key = decodeCursor(cursor, CURSOR_KEY);
+      const [at, id] = key === undefined ? [] : key.split('~');
+      const rows = jobs.list({
+        siteId,
+        kind,
+        state,
+        before: at === undefined || id === undefined ? undefined : { createdAt: new Date(Number(at)), id },
+        limit: limit + 1,
+      });
+      const page = toPage(rows, limit, (row) => `${row.createdAt.getTime()}~${row.id}`);
+      return c.json({ items: page.items.map(jobView), nextCursor: page.nextCursor }, 200);
+    })
+    .openapi(routes.get, (c) => c.json(jobView(jobs.get(c.req.valid('param').jobId)), 200))
+    .openapi(routes.cancel, (c) => {
+      const job = jobs.cancel(c.req.valid('param').jobId);
+      return job.state === 'cancelled' ? c.json(jobView(job), 200) : c.json(jobView(job), 202);
+    });
+}

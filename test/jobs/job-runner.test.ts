@@ -1,0 +1,309 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { createJobRunner, jobEvent, wasCancelled, type JobKind } from '../../src/jobs/job-runner.js';
+import { createJobsRepository, type JobsRepository } from '../../src/jobs/jobs.repository.js';
+import type { JobState } from '../../src/jobs/jobs.table.js';
+import { createFakeClock } from '../../src/shared/clock.js';
+import { isAppError } from '../../src/shared/errors.js';
+import { createCapturedLogger } from '../support/log-capture.js';
+
+/**
+ * The job runner on its own: kinds with no table of their own, whose jobs run until the test
+ * lets each of them finish, so what runs when (and what is waiting) can be watched.
+ */
+const databases: DatabaseHandle[] = [];
+afterEach(() => {
+  for (const database of databases.splice(0)) database.close();
+});
+
+const until = async (condition: () => boolean) => {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+};
+const ticks = async (count: number) => {
+  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+function setup() {
+  const database = openDatabase(':memory:');
+  databases.push(database);
+  const repository = createJobsRepository({ db: database.db });
+  const logs = createCapturedLogger();
+  const clock = createFakeClock(new Date('2026-11-23T10:00:00Z'));
+  const runner = createJobRunner({ repository, clock, logger: logs.logger });
+  const running = new Set<string>();
+  const finish = new Map<string, (ok: boolean) => void>();
+  let peak = 0;
+  let count = 0;
+
+  /** A kind whose jobs run until `finish(id)`; an abort ends them at once. */
+  function gatedKind(overrides: Partial<JobKind> = {}): JobKind {
+    return {
+      pool: { name: 'gated', concurrency: 4 },
+      exclusive: true,
+      atShutdown: 'abort',
+      cancelsWhileRunning: true,
+      async run(job, signal) {
+        repository.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
+        running.add(job.id);
+        peak = Math.max(peak, running.size);
+        const ok = await new Promise<boolean>((resolve) => {
+          finish.set(job.id, resolve);
+          signal.addEventListener('abort', () => resolve(false), { once: true });
+        });
+        running.delete(job.id);
+        const reason = ok ? null : wasCancelled(signal) ? 'cancelled' : signal.aborted ? 'interrupted' : 'site-error';
+        const state: JobState = ok ? 'succeeded' : reason === 'cancelled' ? 'cancelled' : 'failed';
+        repository.update(job.id, { state, reason, finishedAt: clock.now() });
+        if (ok || reason === 'cancelled') return { events: [] };
+        return {
+          events: [
+            jobEvent('backup.failed', { siteId: job.siteId, backupId: job.id, kind: 'manual', reason, message: 'no' }),
+          ],
+          interrupted: signal.aborted,
+        };
+      },
+      cancelQueued: () => undefined,
+      recover: {
+        running(job) {
+          repository.update(job.id, { state: 'failed', reason: 'interrupted', finishedAt: clock.now() });
+          return { events: [] };
+        },
+      },
+      ...overrides,
+    };
+  }
+
+  function add(kind: string, siteId: string | null, state: JobState = 'queued') {
+    count++;
+    return repository.insert({
+      id: `job_${String(count).padStart(26, '0')}`,
+      kind,
+      siteId,
+      state,
+      createdAt: clock.now(),
+    });
+  }
+  function submit(kind: string, siteId: string | null) {
+    const job = add(kind, siteId);
+    runner.enqueue(kind, job.id, siteId);
+    return job.id;
+  }
+  const problemOf = (work: () => unknown) => {
+    try {
+      work();
+    } catch (error) {
+      if (isAppError(error)) return error.problem.name;
+      throw error;
+    }
+    return null;
+  };
+  return {
+    repository,
+    runner,
+    logs,
+    running,
+    gatedKind,
+    add,
+    submit,
+    problemOf,
+    finish: (id: string, ok = true) => finish.get(id)!(ok),
+    peak: () => peak,
+    stateOf: (id: string) => repository.find(id)?.state,
+  };
+}
+
+type Setup = ReturnType<typeof setup> & { repository: JobsRepository };
+
+describe('a job', () => {
+  it('goes from queued to running to succeeded, counting its attempts and times', async () => {
+    const s: Setup = setup();
+    s.runner.register('gated', s.gatedKind());
+    const id = s.submit('gated', 'site_a');
+    expect(s.stateOf(id)).toBe('queued');
+    await until(() => s.running.has(id));
+    expect(s.repository.find(id)).toMatchObject({ state: 'running', attempts: 1, finishedAt: null });
+    s.finish(id);
+    await s.runner.idle(['gated']);
+    expect(s.repository.find(id)).toMatchObject({ state: 'succeeded', attempts: 1 });
+    expect(s.repository.find(id)!.finishedAt).toBeInstanceOf(Date);
+  });
+
+  it('ends failed with its reason, and the runner logs the event its kind reports', async () => {
+    const s = setup();
+    s.runner.register('gated', s.gatedKind());
+    const id = s.submit('gated', 'site_a');
+    await until(() => s.running.has(id));
+    s.finish(id, false);
+    await s.runner.idle(['gated']);
+    expect(s.repository.find(id)).toMatchObject({ state: 'failed', reason: 'site-error' });
+    expect(s.logs.events('backup.failed')).toEqual([expect.objectContaining({ backupId: id, reason: 'site-error' })]);
+  });
+});
+
+describe('scheduling', () => {
+  it('runs one exclusive job per site at a time, and different sites side by side', async () => {
+    const s = setup();
+    s.runner.register('gated', s.gatedKind());
+    const [a1, a2, b1] = [s.submit('gated', 'site_a'), s.submit('gated', 'site_a'), s.submit('gated', 'site_b')];
+    await until(() => s.running.has(a1) && s.running.has(b1));
+    await ticks(20);
+    expect(s.running.has(a2)).toBe(false);
+    expect(s.stateOf(a2)).toBe('queued');
+    s.finish(a1);
+    await until(() => s.running.has(a2));
+    s.finish(a2);
+    s.finish(b1);
+    await s.runner.idle(['gated']);
+  });
+
+  it('runs jobs of a kind that is not exclusive side by side on one site', async () => {
+    const s = setup();
+    s.runner.register('audit-like', s.gatedKind({ exclusive: false }));
+    const [first, second] = [s.submit('audit-like', 'site_a'), s.submit('audit-like', 'site_a')];
+    await until(() => s.running.has(first) && s.running.has(second));
+    s.finish(first);
+    s.finish(second);
+    await s.runner.idle(['audit-like']);
+  });
+
+  it('bounds a pool to its concurrency, and kinds naming the same pool share its slots', async () => {
+    const s = setup();
+    const pool = { name: 'shared', concurrency: 2 };
+    s.runner.register('one', s.gatedKind({ pool }));
+    s.runner.register('other', s.gatedKind({ pool }));
+    const ids = [s.submit('one', 'site_a'), s.submit('one', 'site_b'), s.submit('other', 'site_c')];
+    await until(() => s.running.size === 2);
+    await ticks(20);
+    expect(s.running.size).toBe(2);
+    expect(s.runner.queueDepth(['one'])).toBe(3);
+    s.finish([...s.running][0]!);
+    await until(() => ids.filter((id) => s.running.has(id) || s.stateOf(id) === 'succeeded').length === 3);
+    for (const id of [...s.running]) s.finish(id);
+    await s.runner.idle(['one', 'other']);
+    expect(s.peak()).toBe(2);
+    expect(ids.map(s.stateOf)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+  });
+});
+
+describe('recovery at start', () => {
+  it('fails running jobs as interrupted, queues waiting ones again, and lets the kind refuse or retry', async () => {
+    const s = setup();
+    const wasRunning = s.add('gated', 'site_a', 'running');
+    const waiting = s.add('gated', 'site_b');
+    const stale = s.add('gated', 'site_c');
+    s.runner.register(
+      'gated',
+      s.gatedKind({
+        recover: {
+          running(job) {
+            s.repository.update(job.id, { state: 'failed', reason: 'interrupted' });
+            return {
+              events: [
+                jobEvent('backup.failed', {
+                  siteId: job.siteId,
+                  backupId: job.id,
+                  kind: 'manual',
+                  reason: 'interrupted',
+                  message: 'stopped',
+                }),
+              ],
+            };
+          },
+          queued(job) {
+            if (job.id !== stale.id) return 'requeue';
+            s.repository.update(job.id, { state: 'failed', reason: 'backup-not-found' });
+            return { events: [] };
+          },
+          afterwards: () => [{ job: wasRunning, fields: { retryId: 'job_retry' } }],
+        },
+      }),
+    );
+
+    expect(s.runner.recover(['gated'])).toEqual({ requeued: 1, interrupted: 1 });
+    expect(s.repository.find(wasRunning.id)).toMatchObject({ state: 'failed', reason: 'interrupted' });
+    expect(s.repository.find(stale.id)).toMatchObject({ state: 'failed', reason: 'backup-not-found' });
+    await until(() => s.running.has(waiting.id));
+    expect(s.logs.events('backup.failed').map((event) => event.backupId)).toEqual([wasRunning.id]);
+    expect(s.logs.events('job.interrupted').map(({ jobId, action, retryId }) => ({ jobId, action, retryId }))).toEqual([
+      { jobId: wasRunning.id, action: 'failed', retryId: undefined },
+      { jobId: waiting.id, action: 'requeued', retryId: undefined },
+      { jobId: wasRunning.id, action: 'retried', retryId: 'job_retry' },
+    ]);
+    s.finish(waiting.id);
+    await s.runner.idle(['gated']);
+    expect(s.stateOf(waiting.id)).toBe('succeeded');
+  });
+});
+
+describe('cancel', () => {
+  it('cancels a queued job at once, in the same transaction as its kind’s own row, and never runs it', async () => {
+    const s = setup();
+    const cancelledRows: string[] = [];
+    s.runner.register(
+      'gated',
+      s.gatedKind({
+        pool: { name: 'one-slot', concurrency: 1 },
+        cancelQueued: (job) => void cancelledRows.push(job.id),
+      }),
+    );
+    const blocker = s.submit('gated', 'site_a');
+    const waiting = s.submit('gated', 'site_b');
+    await until(() => s.running.has(blocker));
+    expect(s.runner.cancel(waiting)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+    expect(cancelledRows).toEqual([waiting]);
+    expect(s.logs.events('job.cancelled')).toEqual([
+      expect.objectContaining({ kind: 'gated', jobId: waiting, siteId: 'site_b', state: 'queued' }),
+    ]);
+    s.finish(blocker);
+    await s.runner.idle(['gated']);
+    expect(s.stateOf(waiting)).toBe('cancelled');
+    expect(s.peak()).toBe(1);
+  });
+
+  it('asks a running job of a cancellable kind to stop; it ends cancelled', async () => {
+    const s = setup();
+    s.runner.register('gated', s.gatedKind());
+    const id = s.submit('gated', 'site_a');
+    await until(() => s.running.has(id));
+    expect(s.runner.cancel(id).state).toBe('running');
+    await s.runner.idle(['gated']);
+    expect(s.repository.find(id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+    expect(s.logs.events('job.cancelled')).toEqual([expect.objectContaining({ jobId: id, state: 'running' })]);
+    expect(s.logs.events('job.interrupted')).toEqual([]);
+  });
+
+  it('refuses a running job its kind cannot stop halfway, a finished job and an unknown one', async () => {
+    const s = setup();
+    s.runner.register('restore-like', s.gatedKind({ cancelsWhileRunning: false }));
+    const id = s.submit('restore-like', 'site_a');
+    await until(() => s.running.has(id));
+    expect(s.problemOf(() => s.runner.cancel(id))).toBe('job-not-cancellable');
+    expect(s.stateOf(id)).toBe('running');
+    s.finish(id);
+    await s.runner.idle(['restore-like']);
+    expect(s.problemOf(() => s.runner.cancel(id))).toBe('job-finished');
+    expect(s.problemOf(() => s.runner.cancel('job_unknown'))).toBe('job-not-found');
+  });
+});
+
+describe('shutdown', () => {
+  it('aborts `abort` kinds at once, gives `grace` kinds the grace period, and leaves queued jobs queued', async () => {
+    const s = setup();
+    s.runner.register('abort-kind', s.gatedKind({ pool: { name: 'a', concurrency: 1 } }));
+    s.runner.register('grace-kind', s.gatedKind({ pool: { name: 'g', concurrency: 1 }, atShutdown: 'grace' }));
+    const aborted = s.submit('abort-kind', 'site_a');
+    const waiting = s.submit('abort-kind', 'site_b');
+    const graceful = s.submit('grace-kind', 'site_c');
+    await until(() => s.running.has(aborted) && s.running.has(graceful));
+
+    const stopped = s.runner.stop(['abort-kind', 'grace-kind'], { graceMs: 5_000 });
+    await until(() => s.stateOf(aborted) === 'failed');
+    expect(s.repository.find(aborted)).toMatchObject({ reason: 'interrupted' });
+    expect(s.stateOf(graceful)).toBe('running');
+    s.finish(graceful);
+    expect(await stopped).toBe(true);
+    expect(s.stateOf(graceful)).toBe('succeeded');
+    expect(s.stateOf(waiting)).toBe('queued');
+    expect(s.logs.events('job.interrupted')).toEqual([expect.objectContaining({ jobId: aborted, action: 'failed' })]);
+  });
+});
