@@ -24,7 +24,7 @@ import { createPerformanceRepository } from './performance/performance.repositor
 import { createPerformanceService } from './performance/performance.service.js';
 import { createBackupsRepository } from './backups/backups.repository.js';
 import { createBackupsService } from './backups/backups.service.js';
-import { eventBusOf } from './shared/event-bus.js';
+import type { Events } from './shared/event-bus.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { createWebhookSender } from './webhooks/webhook-sender.js';
 import { createWebhooksRepository } from './webhooks/webhooks.repository.js';
@@ -49,13 +49,15 @@ export type ServiceConfig = Pick<
 >;
 
 /**
- * Builds every service once from its dependencies; main.ts and the tests share it.
+ * Builds every service once from its dependencies; main.ts and the tests share it. `events` is
+ * the one bus every feature emits on (the composition made it with the logger subscribed).
  * `auditWorkerPath` is for tests, which run from src/ where no compiled audit worker exists.
  */
 export function createServices({
   config,
   db,
   logger,
+  events,
   clock,
   secretKey,
   auditWorkerPath,
@@ -64,6 +66,7 @@ export function createServices({
   config: ServiceConfig;
   db: Db;
   logger: Logger;
+  events: Events;
   clock: Clock;
   secretKey: Buffer;
   auditWorkerPath?: string;
@@ -77,7 +80,7 @@ export function createServices({
   });
   const wordpress = createWordPressClient({ http });
   const siteQueue = createSiteTaskQueue({ concurrency: config.siteConcurrency });
-  const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, logger });
+  const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, events });
   const sitesRepository = createSitesRepository({ db });
   const lifecycle = createSiteLifecycle();
   const sync = createSiteSync({
@@ -86,7 +89,7 @@ export function createServices({
     secrets,
     queue: siteQueue,
     clock,
-    logger,
+    events,
     intervalMinutes: config.syncIntervalMinutes,
     operationTimeoutMs: config.siteOperationTimeoutMs,
     metrics,
@@ -100,7 +103,7 @@ export function createServices({
     queue: siteQueue,
     lifecycle,
     clock,
-    logger,
+    events,
     publicUrl: config.publicUrl,
     authorizationTtlMinutes: config.authorizationTtlMinutes,
   });
@@ -110,8 +113,8 @@ export function createServices({
     queue: siteQueue,
     operationTimeoutMs: config.siteOperationTimeoutMs,
   });
-  const plugins = createPluginsService({ access, logger });
-  const themes = createThemesService({ access, logger });
+  const plugins = createPluginsService({ access, events });
+  const themes = createThemesService({ access, events });
   const uptime = createUptimeService({
     repository: createUptimeRepository({ db }),
     sitesRepository,
@@ -119,6 +122,7 @@ export function createServices({
     prober: createProber({ maxBodyBytes: config.uptime.maxBodyBytes, userAgent: `Sitewarden/${VERSION} (uptime)` }),
     clock,
     logger,
+    events,
     config: config.uptime,
     metrics,
   });
@@ -133,6 +137,7 @@ export function createServices({
     reports: createReportStore({ dataDir: config.dataDir }),
     clock,
     logger,
+    events,
     config: config.performance,
     metrics,
   });
@@ -145,11 +150,12 @@ export function createServices({
     config: config.backups,
     clock,
     logger,
+    events,
     requestTimeoutMs: config.siteOperationTimeoutMs,
     metrics,
   });
   lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));
-  // Webhooks receive every catalogued event through the logger's event bus.
+  // Webhooks subscribe to every catalogued event.
   const webhooksRepository = createWebhooksRepository({ db });
   const webhookDispatcher = createWebhookDispatcher({
     repository: webhooksRepository,
@@ -158,7 +164,7 @@ export function createServices({
       userAgent: `Sitewarden/${VERSION} (webhooks)`,
     }),
     secrets,
-    events: eventBusOf(logger),
+    events,
     clock,
     logger,
     config: config.webhooks,
@@ -181,6 +187,7 @@ export function createServices({
     siteTasksCompleted: () => siteQueue.completed,
   });
   return {
+    events,
     http,
     wordpress,
     siteQueue,

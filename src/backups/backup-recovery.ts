@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
-import { logEvent } from '../shared/events.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupRow, RestoreRow } from './backups.table.js';
+import type { Events } from '../shared/event-bus.js';
 
 export const INTERRUPTED_BACKUP = 'the daemon stopped while this backup ran; it is retried once at the next start';
 export const INTERRUPTED_PRE_RESTORE = 'the daemon stopped while this backup ran, before the restore it was taken for';
@@ -10,13 +10,13 @@ export const interruptedRestore = (preRestoreBackupId: string | null) =>
   `the daemon stopped while this restore ran; it is not re-run automatically: check the site, and restore again if needed${preRestoreBackupId ? ` (backup ${preRestoreBackupId} holds the site as it was before)` : ''}`;
 
 export function logInterrupted(
-  logger: Logger,
+  events: Events,
   kind: 'backup' | 'restore',
   row: { id: string; siteId: string },
   action: 'requeued' | 'failed' | 'retried',
   extra: Record<string, unknown> = {},
 ): void {
-  logEvent(logger, 'job.interrupted', { kind, jobId: row.id, siteId: row.siteId, action, ...extra });
+  events.emit('job.interrupted', { kind, jobId: row.id, siteId: row.siteId, action, ...extra });
 }
 
 /**
@@ -29,6 +29,7 @@ export function recoverUnfinished({
   repository,
   clock,
   logger,
+  events,
   scheduleBackup,
   scheduleRestore,
   retry,
@@ -36,6 +37,7 @@ export function recoverUnfinished({
   repository: BackupsRepository;
   clock: Clock;
   logger: Logger;
+  events: Events;
   scheduleBackup: (row: BackupRow) => void;
   scheduleRestore: (row: RestoreRow, target: BackupRow) => void;
   /** Queues a new backup retrying `row`; throws if the site cannot be backed up now. */
@@ -45,41 +47,41 @@ export function recoverUnfinished({
   for (const row of repository.backupsWithStatus('running')) {
     const message = row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP;
     repository.updateBackup(row.id, { status: 'failed', reason: 'interrupted', error: message, finishedAt: at });
-    logEvent(logger, 'backup.failed', {
+    events.emit('backup.failed', {
       siteId: row.siteId,
       backupId: row.id,
       kind: row.kind,
       reason: 'interrupted',
       message,
     });
-    logInterrupted(logger, 'backup', row, 'failed');
+    logInterrupted(events, 'backup', row, 'failed');
   }
   for (const row of repository.restoresWithStatus('running')) {
     const message = interruptedRestore(row.preRestoreBackupId);
     repository.updateRestore(row.id, { status: 'failed', reason: 'interrupted', error: message, finishedAt: at });
-    logEvent(logger, 'restore.failed', {
+    events.emit('restore.failed', {
       siteId: row.siteId,
       restoreId: row.id,
       backupId: row.backupId,
       reason: 'interrupted',
       message,
     });
-    logInterrupted(logger, 'restore', row, 'failed');
+    logInterrupted(events, 'restore', row, 'failed');
   }
   for (const row of repository.backupsWithStatus('queued')) {
     scheduleBackup(row);
-    logInterrupted(logger, 'backup', row, 'requeued');
+    logInterrupted(events, 'backup', row, 'requeued');
   }
   for (const row of repository.restoresWithStatus('queued')) {
     const target = repository.findBackup(row.backupId);
     if (target?.status === 'completed' && target.manifestHash) {
       scheduleRestore(row, target);
-      logInterrupted(logger, 'restore', row, 'requeued');
+      logInterrupted(events, 'restore', row, 'requeued');
       continue;
     }
     const message = `backup ${row.backupId} is no longer there to restore from`;
     repository.updateRestore(row.id, { status: 'failed', reason: 'backup-not-found', error: message, finishedAt: at });
-    logEvent(logger, 'restore.failed', {
+    events.emit('restore.failed', {
       siteId: row.siteId,
       restoreId: row.id,
       backupId: row.backupId,
@@ -91,7 +93,7 @@ export function recoverUnfinished({
   for (const row of repository.unretriedInterrupted()) {
     if (repository.allBackups(row.siteId)[0]?.id !== row.id || repository.activeJob(row.siteId)) continue;
     try {
-      logInterrupted(logger, 'backup', row, 'retried', { retryId: retry(row).id });
+      logInterrupted(events, 'backup', row, 'retried', { retryId: retry(row).id });
     } catch (error) {
       logger.warn({ err: error, siteId: row.siteId, backupId: row.id }, 'could not retry an interrupted backup');
     }

@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
-import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
 import type { SiteAccess } from '../sites/site-access.js';
 import { sitesProblems } from '../sites/sites.errors.js';
@@ -32,6 +31,7 @@ import { createFileObjectStore, type ObjectStore } from './object-store.js';
 import { runRestore } from './restore-runner.js';
 import { verifyBackup } from './verify.js';
 import { backupArchive } from './archive.js';
+import type { Events } from '../shared/event-bus.js';
 
 export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
 
@@ -53,6 +53,7 @@ export function createBackupsService({
   config,
   clock,
   logger,
+  events,
   requestTimeoutMs,
   store: injectedStore,
   metrics,
@@ -65,6 +66,7 @@ export function createBackupsService({
   config: BackupsConfig;
   clock: Clock;
   logger: Logger;
+  events: Events;
   requestTimeoutMs: number;
   store?: ObjectStore;
   metrics?: JobMetrics;
@@ -158,7 +160,7 @@ export function createBackupsService({
         finishedAt: clock.now(),
       })!;
       metrics?.observeJob('backup', 'completed', finished.finishedAt!.getTime() - started.getTime());
-      logEvent(logger, 'backup.completed', {
+      events.emit('backup.completed', {
         siteId: row.siteId,
         backupId: row.id,
         kind: row.kind,
@@ -180,8 +182,8 @@ export function createBackupsService({
         finishedAt: clock.now(),
       })!;
       metrics?.observeJob('backup', 'failed', failed.finishedAt!.getTime() - started.getTime());
-      logEvent(logger, 'backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason, message });
-      if (signal.aborted) logInterrupted(logger, 'backup', row, 'failed');
+      events.emit('backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason, message });
+      if (signal.aborted) logInterrupted(events, 'backup', row, 'failed');
       return failed;
     }
   }
@@ -245,7 +247,7 @@ export function createBackupsService({
       );
       const finished = repository.updateRestore(row.id, { ...progress, status: 'completed', finishedAt: clock.now() })!;
       metrics?.observeJob('restore', 'completed', finished.finishedAt!.getTime() - started.getTime());
-      logEvent(logger, 'restore.completed', {
+      events.emit('restore.completed', {
         siteId: row.siteId,
         restoreId: row.id,
         backupId: row.backupId,
@@ -260,14 +262,14 @@ export function createBackupsService({
         : problemMessage;
       repository.updateRestore(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() });
       metrics?.observeJob('restore', 'failed', clock.now().getTime() - started.getTime());
-      logEvent(logger, 'restore.failed', {
+      events.emit('restore.failed', {
         siteId: row.siteId,
         restoreId: row.id,
         backupId: row.backupId,
         reason,
         message,
       });
-      if (signal.aborted) logInterrupted(logger, 'restore', row, 'failed');
+      if (signal.aborted) logInterrupted(events, 'restore', row, 'failed');
     }
   }
 
@@ -334,6 +336,7 @@ export function createBackupsService({
         repository,
         clock,
         logger,
+        events,
         scheduleBackup,
         scheduleRestore,
         retry: (row) => enqueueBackup(row.siteId, row.kind, row.id),

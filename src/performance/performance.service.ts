@@ -2,7 +2,6 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
-import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
 import { sitesProblems } from '../sites/sites.errors.js';
 import type { SitesRepository } from '../sites/sites.repository.js';
@@ -20,6 +19,7 @@ import {
 } from './performance.table.js';
 import { detectRegressions, type AuditFigures } from './regression.js';
 import { isDue, latestSlot } from '../jobs/spread.js';
+import type { Events } from '../shared/event-bus.js';
 
 export interface PerformanceConfig {
   chromePath: string;
@@ -66,6 +66,7 @@ export interface PerformanceServiceDeps {
   reports: ReportStore;
   clock: Clock;
   logger: Logger;
+  events: Events;
   config: PerformanceConfig;
   metrics?: JobMetrics;
 }
@@ -81,6 +82,7 @@ export function createPerformanceService({
   reports,
   clock,
   logger,
+  events,
   config,
   metrics,
 }: PerformanceServiceDeps) {
@@ -165,7 +167,7 @@ export function createPerformanceService({
       .map(figuresOf);
     const regressions = detectRegressions(figuresOf(audit), recent, config.regressionMarginPercent);
     if (regressions.length > 0)
-      logEvent(logger, 'performance.regressed', {
+      events.emit('performance.regressed', {
         siteId: audit.siteId,
         url: audit.url,
         auditId: audit.id,
@@ -215,7 +217,7 @@ export function createPerformanceService({
       );
       reportRegressions(stored);
     } else {
-      logEvent(logger, 'performance.audit_failed', {
+      events.emit('performance.audit_failed', {
         siteId: stored.siteId,
         url: stored.url,
         auditId: stored.id,
@@ -224,7 +226,7 @@ export function createPerformanceService({
         message: outcome.message,
       });
       if (outcome.reason === 'interrupted')
-        logEvent(logger, 'job.interrupted', {
+        events.emit('job.interrupted', {
           kind: 'audit',
           jobId: stored.id,
           siteId: stored.siteId,
@@ -351,7 +353,7 @@ export function createPerformanceService({
           failureReason: 'interrupted',
           failureMessage: message,
         });
-        logEvent(logger, 'performance.audit_failed', {
+        events.emit('performance.audit_failed', {
           siteId: audit.siteId,
           url: audit.url,
           auditId: audit.id,
@@ -359,12 +361,12 @@ export function createPerformanceService({
           reason: 'interrupted',
           message,
         });
-        logEvent(logger, 'job.interrupted', { kind: 'audit', jobId: audit.id, siteId: audit.siteId, action: 'failed' });
+        events.emit('job.interrupted', { kind: 'audit', jobId: audit.id, siteId: audit.siteId, action: 'failed' });
       }
       const queued = repository.withStatus('queued');
       for (const audit of queued) {
         enqueue(audit);
-        logEvent(logger, 'job.interrupted', {
+        events.emit('job.interrupted', {
           kind: 'audit',
           jobId: audit.id,
           siteId: audit.siteId,

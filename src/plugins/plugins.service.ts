@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import { isAppError, type AppError } from '../shared/errors.js';
 import type { ConnectedSite, SiteAccess } from '../sites/site-access.js';
 import { DeletedPluginSchema, WordPressPluginSchema } from '../wordpress/site-schemas.js';
@@ -6,9 +5,10 @@ import { wordpressProblems } from '../wordpress/wordpress.errors.js';
 import { pluginsProblems } from './plugins.errors.js';
 import { pluginFromWordPress, withPluginUpdates, type Plugin } from './plugins.schemas.js';
 import { logUpdateFailure } from './update-failure.js';
+import type { Events } from '../shared/event-bus.js';
 
 /** Plugins on a real site: core REST for listing, installing, (de)activating, deleting; the connector for updates. */
-export function createPluginsService({ access, logger }: { access: SiteAccess; logger: Logger }) {
+export function createPluginsService({ access, events }: { access: SiteAccess; events: Events }) {
   async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Plugin[]> {
     const [plugins, updates] = await Promise.all([session.listPlugins(), connector.updatesIfAvailable()]);
     return withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort((a, b) => a.slug.localeCompare(b.slug));
@@ -77,7 +77,7 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
           .updatePlugin(plugin.file)
           .catch(rethrowOperation)
           .catch((error: unknown) => {
-            logUpdateFailure(logger, 'plugin', site, plugin, error);
+            logUpdateFailure(events, 'plugin', site, plugin, error);
             throw error;
           });
         return find(site, slug);

@@ -1,7 +1,6 @@
-import type { Logger } from 'pino';
 import { isAppError } from '../shared/errors.js';
-import { logEvent } from '../shared/events.js';
 import type { ConnectedSite } from '../sites/site-access.js';
+import type { Events } from '../shared/event-bus.js';
 
 /** Not failures of an update: there was nothing to update. */
 const NOTHING_TO_UPDATE = new Set(['no-update-available', 'plugin-not-found', 'theme-not-found']);
@@ -12,7 +11,7 @@ const NOTHING_TO_UPDATE = new Set(['no-update-available', 'plugin-not-found', 't
  * problem name the API answers.
  */
 export function logUpdateFailure(
-  logger: Logger,
+  events: Events,
   kind: 'plugin' | 'theme',
   site: ConnectedSite,
   item: { slug: string; version: string | null; update: { version: string } | null },
@@ -29,6 +28,6 @@ export function logUpdateFailure(
     reason,
     message: error instanceof Error ? error.message : String(error),
   };
-  if (kind === 'plugin') logEvent(logger, 'plugin.update_failed', fields);
-  else logEvent(logger, 'theme.update_failed', fields);
+  if (kind === 'plugin') events.emit('plugin.update_failed', fields);
+  else events.emit('theme.update_failed', fields);
 }

@@ -1,15 +1,14 @@
-import type { Logger } from 'pino';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import { pluginFromWordPress, withPluginUpdates } from '../plugins/plugins.schemas.js';
 import type { Clock } from '../shared/clock.js';
-import { logEvent } from '../shared/events.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { themeFromWordPress, withThemeUpdates } from '../themes/themes.schemas.js';
 import { createConnector, type AvailableUpdates, type Connector } from '../wordpress/connector-client.js';
 import type { WordPressClient, WordPressSession } from '../wordpress/wordpress-client.js';
 import type { SitesRepository } from './sites.repository.js';
 import type { SiteRow } from './sites.table.js';
+import type { Events } from '../shared/event-bus.js';
 
 const UPDATE_CHECK_MAX_AGE_MS = 12 * 60 * 60_000;
 
@@ -23,7 +22,7 @@ export function createSiteSync({
   secrets,
   queue,
   clock,
-  logger,
+  events,
   intervalMinutes,
   operationTimeoutMs,
   metrics,
@@ -33,7 +32,7 @@ export function createSiteSync({
   secrets: SecretBox;
   queue: SiteTaskQueue;
   clock: Clock;
-  logger: Logger;
+  events: Events;
   intervalMinutes: number;
   operationTimeoutMs: number;
   metrics?: JobMetrics;
@@ -79,7 +78,7 @@ export function createSiteSync({
         syncedAt,
       });
       metrics?.observeJob('sync', 'completed', syncedAt.getTime() - attemptAt.getTime());
-      if (site.syncError) logEvent(logger, 'site.sync_recovered', { siteId: site.id, url: site.url });
+      if (site.syncError) events.emit('site.sync_recovered', { siteId: site.id, url: site.url });
       const versions = info
         ? { connectorVersion: info.connector, wordpressVersion: info.wordpress, phpVersion: info.php }
         : { connectorVersion: null };
@@ -93,7 +92,7 @@ export function createSiteSync({
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       metrics?.observeJob('sync', 'failed', clock.now().getTime() - attemptAt.getTime());
-      logEvent(logger, 'site.sync_failed', { siteId: site.id, url: site.url, reason });
+      events.emit('site.sync_failed', { siteId: site.id, url: site.url, reason });
       return repository.update(site.id, { lastSyncAttemptAt: attemptAt, syncError: reason, updatedAt: attemptAt });
     }
   }

@@ -1,13 +1,13 @@
-import type { Logger } from 'pino';
 import { isAppError, type AppError } from '../shared/errors.js';
 import { rethrowOperation } from '../plugins/plugins.service.js';
 import { logUpdateFailure } from '../plugins/update-failure.js';
 import type { ConnectedSite, SiteAccess } from '../sites/site-access.js';
 import { themesProblems } from './themes.errors.js';
 import { themeFromWordPress, withThemeUpdates, type Theme } from './themes.schemas.js';
+import type { Events } from '../shared/event-bus.js';
 
 /** Themes on a real site: core REST lists them; the connector updates, activates and deletes. */
-export function createThemesService({ access, logger }: { access: SiteAccess; logger: Logger }) {
+export function createThemesService({ access, events }: { access: SiteAccess; events: Events }) {
   async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Theme[]> {
     const [themes, updates] = await Promise.all([session.listThemes(), connector.updatesIfAvailable()]);
     return withThemeUpdates(themes.map(themeFromWordPress), updates).sort((a, b) => a.slug.localeCompare(b.slug));
@@ -29,7 +29,7 @@ export function createThemesService({ access, logger }: { access: SiteAccess; lo
           .updateTheme(slug)
           .catch(rethrowThemeOperation)
           .catch((error: unknown) => {
-            logUpdateFailure(logger, 'theme', site, theme, error);
+            logUpdateFailure(events, 'theme', site, theme, error);
             throw error;
           });
         return find(site, slug);
