@@ -25,7 +25,7 @@ import { DATABASE_FILE } from '../src/main.js';
 import { createServices } from '../src/services.js';
 import { performanceSettings } from '../src/performance/performance.table.js';
 import { systemClock } from '../src/shared/clock.js';
-import { createLogger } from '../src/shared/logger.js';
+import { createLoggedEvents, createLogger } from '../src/shared/logger.js';
 import { siteInventories } from '../src/inventory/inventory.table.js';
 import { sites } from '../src/sites/sites.table.js';
 import { createTokensRepository } from '../src/tokens/tokens.repository.js';
@@ -103,7 +103,7 @@ function seed(dataDir: string): { token: string; ids: string[] } {
   const tokens = createTokensService({
     repository: createTokensRepository({ db: database.db }),
     clock: systemClock,
-    logger: createLogger({ level: 'silent' }),
+    events: createLoggedEvents(createLogger({ level: 'silent' })),
   });
   const { token } = tokens.create('bench', 'read');
   database.close();
@@ -278,10 +278,12 @@ async function ticks(): Promise<void> {
   seed(dataDir);
   const database = openDatabase(join(dataDir, DATABASE_FILE));
   const config = loadConfig({ SITEWARDEN_DATA_DIR: dataDir, SITEWARDEN_BACKUP_INTERVAL_HOURS: '0' });
+  const logger = createLogger({ level: 'silent' });
   const services = createServices({
     config,
     db: database.db,
-    logger: createLogger({ level: 'silent' }),
+    logger,
+    events: createLoggedEvents(logger),
     clock: systemClock,
     secretKey: randomBytes(32),
   });

@@ -20,7 +20,7 @@ import { openDatabase } from '../src/db/database.js';
 import { createScheduler } from '../src/jobs/scheduler.js';
 import { systemClock } from '../src/shared/clock.js';
 import { createId } from '../src/shared/ids.js';
-import { createLogger } from '../src/shared/logger.js';
+import { createLoggedEvents, createLogger } from '../src/shared/logger.js';
 import { createSiteLifecycle } from '../src/sites/site-lifecycle.js';
 import { createSitesRepository } from '../src/sites/sites.repository.js';
 import { createProber } from '../src/uptime/prober.js';
@@ -105,6 +105,7 @@ async function runDaemon(
     prober: createProber({ maxBodyBytes: DEFAULT_UPTIME_CONFIG.maxBodyBytes, userAgent: 'Sitewarden-bench' }),
     clock: systemClock,
     logger,
+    events: createLoggedEvents(logger),
     config: { ...DEFAULT_UPTIME_CONFIG, concurrency },
     onProbeStart: (lag) => {
       if (measuring) lags.push(lag);

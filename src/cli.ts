@@ -6,8 +6,7 @@ import { MigrationsPendingError, openDatabase } from './db/database.js';
 import { DATABASE_FILE, startDaemon } from './main.js';
 import { systemClock } from './shared/clock.js';
 import { isAppError } from './shared/errors.js';
-import { logEvent } from './shared/events.js';
-import { createLogger } from './shared/logger.js';
+import { createLoggedEvents, createLogger } from './shared/logger.js';
 import { KeyError } from './shared/secret-key.js';
 import { DataDirLockedError, lockDataDir, withDataDirShared } from './shared/data-dir-lock.js';
 import { createTokensRepository } from './tokens/tokens.repository.js';
@@ -96,7 +95,7 @@ async function start(config: Config): Promise<number> {
   });
   const daemon = await startDaemon(config, logger);
   const signal = await signalled;
-  logEvent(logger, 'daemon.stopping', { signal });
+  daemon.events.emit('daemon.stopping', { signal });
   await daemon.shutdown();
   return 0;
 }
@@ -114,7 +113,7 @@ function token(args: string[], config: Config, migrate: boolean): number {
     const tokens = createTokensService({
       repository: createTokensRepository({ db: database.db }),
       clock: systemClock,
-      logger: createLogger({ level: 'silent' }),
+      events: createLoggedEvents(createLogger({ level: 'silent' })),
     });
     switch (action) {
       case 'create': {

@@ -14,7 +14,8 @@ import { createReadiness, sqliteWriteCheck } from './metrics/readiness.js';
 import { createScheduler } from './jobs/scheduler.js';
 import { createServices } from './services.js';
 import { systemClock } from './shared/clock.js';
-import { logEvent } from './shared/events.js';
+import type { Events } from './shared/event-bus.js';
+import { createLoggedEvents } from './shared/logger.js';
 import { createShutdownRegistry } from './shared/shutdown.js';
 import { loadSecretKey } from './shared/secret-key.js';
 import { lockDataDir } from './shared/data-dir-lock.js';
@@ -28,6 +29,8 @@ const WEBHOOK_STOP_GRACE_MS = 2_000;
 
 export interface RunningDaemon {
   port: number;
+  /** The daemon's one event bus, for what is emitted around it (`daemon.stopping`). */
+  events: Events;
   shutdown(): Promise<void>;
 }
 
@@ -37,6 +40,7 @@ export interface RunningDaemon {
  */
 export async function startDaemon(config: Config, logger: Logger): Promise<RunningDaemon> {
   const shutdown = createShutdownRegistry({ logger });
+  const events = createLoggedEvents(logger);
   // One grace period for the whole shutdown (the steps share it), so the unit's TimeoutStopSec holds.
   let stopBy = Number.POSITIVE_INFINITY;
   const graceLeft = () => Math.max(0, Math.min(config.shutdownGraceMs, stopBy - Date.now()));
@@ -47,7 +51,7 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   shutdown.register('data directory lock', () => lock.release());
   const permissions = tightenDataDir(config.dataDir);
   if (permissions.tightened.length > 0)
-    logEvent(logger, 'daemon.permissions_tightened', {
+    events.emit('daemon.permissions_tightened', {
       dataDir: config.dataDir,
       paths: permissions.tightened.length,
       examples: permissions.tightened.slice(0, 5),
@@ -60,7 +64,7 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
 
   const secretKey = loadSecretKey(config);
   const metrics = createMetrics();
-  const services = createServices({ config, db: database.db, logger, clock: systemClock, secretKey, metrics });
+  const services = createServices({ config, db: database.db, logger, events, clock: systemClock, secretKey, metrics });
   shutdown.register('site http', () => services.http.close());
   // Webhooks start first and stop last, so events logged while starting (recovered jobs) and
   // stopping reach them too: each catalogued event is queued for the webhooks that want it and
@@ -139,13 +143,14 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
 
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logEvent(logger, 'daemon.started', { listen: `${config.host}:${port}`, dataDir: config.dataDir, version: VERSION });
+  events.emit('daemon.started', { listen: `${config.host}:${port}`, dataDir: config.dataDir, version: VERSION });
   return {
     port,
+    events,
     shutdown: async () => {
       stopBy = Math.min(stopBy, Date.now() + config.shutdownGraceMs);
       await shutdown.shutdown();
-      logEvent(logger, 'daemon.stopped', {});
+      events.emit('daemon.stopped', {});
     },
   };
 }

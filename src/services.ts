@@ -28,7 +28,7 @@ import { createPerformanceRepository } from './performance/performance.repositor
 import { createPerformanceService } from './performance/performance.service.js';
 import { createBackupsRepository } from './backups/backups.repository.js';
 import { createBackupsService } from './backups/backups.service.js';
-import { eventBusOf } from './shared/event-bus.js';
+import type { Events } from './shared/event-bus.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { createWebhookSender } from './webhooks/webhook-sender.js';
 import { createWebhooksRepository } from './webhooks/webhooks.repository.js';
@@ -53,13 +53,15 @@ export type ServiceConfig = Pick<
 >;
 
 /**
- * Builds every service once from its dependencies; main.ts and the tests share it.
+ * Builds every service once from its dependencies; main.ts and the tests share it. `events` is
+ * the one bus every feature emits on (the composition made it with the logger subscribed).
  * `auditWorkerPath` is for tests, which run from src/ where no compiled audit worker exists.
  */
 export function createServices({
   config,
   db,
   logger,
+  events,
   clock,
   secretKey,
   auditWorkerPath,
@@ -68,6 +70,7 @@ export function createServices({
   config: ServiceConfig;
   db: Db;
   logger: Logger;
+  events: Events;
   clock: Clock;
   secretKey: Buffer;
   auditWorkerPath?: string;
@@ -82,8 +85,8 @@ export function createServices({
   const wordpress = createWordPressClient({ http });
   const siteQueue = createSiteTaskQueue({ concurrency: config.siteConcurrency });
   // Backups, restores and audits are kinds of one job runner, each in its own pool.
-  const jobs = createJobRunner({ repository: createJobsRepository({ db }), clock, logger });
-  const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, logger });
+  const jobs = createJobRunner({ repository: createJobsRepository({ db }), clock, logger, events });
+  const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, events });
   const sitesRepository = createSitesRepository({ db });
   const lifecycle = createSiteLifecycle();
   // Every feature reaches a site through this one SiteAccess; after a change, the inventory is read again.
@@ -102,7 +105,7 @@ export function createServices({
     secrets,
     queue: siteQueue,
     clock,
-    logger,
+    events,
     intervalMinutes: config.syncIntervalMinutes,
     metrics,
   });
@@ -115,12 +118,12 @@ export function createServices({
     queue: siteQueue,
     lifecycle,
     clock,
-    logger,
+    events,
     publicUrl: config.publicUrl,
     authorizationTtlMinutes: config.authorizationTtlMinutes,
   });
-  const plugins = createPluginsService({ access, logger });
-  const themes = createThemesService({ access, logger });
+  const plugins = createPluginsService({ access, events });
+  const themes = createThemesService({ access, events });
   const uptime = createUptimeService({
     repository: createUptimeRepository({ db }),
     sitesRepository,
@@ -128,6 +131,7 @@ export function createServices({
     prober: createProber({ maxBodyBytes: config.uptime.maxBodyBytes, userAgent: `Sitewarden/${VERSION} (uptime)` }),
     clock,
     logger,
+    events,
     config: config.uptime,
     metrics,
   });
@@ -142,6 +146,7 @@ export function createServices({
     reports: createReportStore({ dataDir: config.dataDir }),
     clock,
     logger,
+    events,
     config: config.performance,
     metrics,
     jobs,
@@ -160,7 +165,7 @@ export function createServices({
     jobs,
   });
   lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));
-  // Webhooks receive every catalogued event through the logger's event bus.
+  // Webhooks subscribe to every catalogued event.
   const webhooksRepository = createWebhooksRepository({ db });
   const webhookDispatcher = createWebhookDispatcher({
     repository: webhooksRepository,
@@ -169,7 +174,7 @@ export function createServices({
       userAgent: `Sitewarden/${VERSION} (webhooks)`,
     }),
     secrets,
-    events: eventBusOf(logger),
+    events,
     clock,
     logger,
     config: config.webhooks,
@@ -192,6 +197,7 @@ export function createServices({
     siteTasksCompleted: () => siteQueue.completed,
   });
   return {
+    events,
     http,
     wordpress,
     siteQueue,

@@ -1,8 +1,7 @@
-import type { Logger } from 'pino';
+import type { Events } from '../shared/event-bus.js';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
-import { logEvent } from '../shared/events.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { siteCredentials, type SiteRow, type SitesRepository } from '../sites/index.js';
 import type { AvailableUpdates, Connector } from '../wordpress/connector-client.js';
@@ -23,7 +22,7 @@ export function createInventorySync({
   secrets,
   queue,
   clock,
-  logger,
+  events,
   intervalMinutes,
   metrics,
 }: {
@@ -33,7 +32,7 @@ export function createInventorySync({
   secrets: SecretBox;
   queue: SiteTaskQueue;
   clock: Clock;
-  logger: Logger;
+  events: Events;
   intervalMinutes: number;
   metrics?: JobMetrics;
 }) {
@@ -67,7 +66,7 @@ export function createInventorySync({
         syncedAt,
       });
       metrics?.observeJob('sync', 'completed', syncedAt.getTime() - attemptAt.getTime());
-      if (site.syncError) logEvent(logger, 'site.sync_recovered', { siteId: site.id, url: site.url });
+      if (site.syncError) events.emit('site.sync_recovered', { siteId: site.id, url: site.url });
       const versions = info
         ? { connectorVersion: info.connector, wordpressVersion: info.wordpress, phpVersion: info.php }
         : { connectorVersion: null };
@@ -81,7 +80,7 @@ export function createInventorySync({
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       metrics?.observeJob('sync', 'failed', clock.now().getTime() - attemptAt.getTime());
-      logEvent(logger, 'site.sync_failed', { siteId: site.id, url: site.url, reason });
+      events.emit('site.sync_failed', { siteId: site.id, url: site.url, reason });
       return repository.update(site.id, { lastSyncAttemptAt: attemptAt, syncError: reason, updatedAt: attemptAt });
     }
   }

@@ -1,6 +1,5 @@
-import type { Logger } from 'pino';
 import { defineProblem, isAppError, isProblem, type AppError, type Problem } from '../shared/errors.js';
-import { logEvent } from '../shared/events.js';
+import type { Events } from '../shared/event-bus.js';
 import type { ConnectedSite } from '../wordpress/site-access.js';
 import { wordpressProblems } from '../wordpress/wordpress.errors.js';
 
@@ -35,7 +34,7 @@ export function rethrowSiteOperation(error: unknown, featureCodes: Record<string
  * nothing to update.
  */
 export function logUpdateFailure(
-  logger: Logger,
+  events: Events,
   kind: 'plugin' | 'theme',
   site: ConnectedSite,
   item: { slug: string; version: string | null; update: { version: string } | null },
@@ -52,6 +51,6 @@ export function logUpdateFailure(
     reason: isAppError(error) ? error.problem.name : 'internal-error',
     message: error instanceof Error ? error.message : String(error),
   };
-  if (kind === 'plugin') logEvent(logger, 'plugin.update_failed', fields);
-  else logEvent(logger, 'theme.update_failed', fields);
+  if (kind === 'plugin') events.emit('plugin.update_failed', fields);
+  else events.emit('theme.update_failed', fields);
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
-import { logEvent, type EventName } from '../shared/events.js';
+import type { Events } from '../shared/event-bus.js';
+import type { EventName, FieldsOf } from '../shared/events.js';
 import { jobsProblems } from './jobs.errors.js';
 import type { JobFilter, JobsRepository } from './jobs.repository.js';
 import { finishedJobStates, type JobRow } from './jobs.table.js';
@@ -11,7 +12,7 @@ export interface JobEvent {
   name: EventName;
   fields: Record<string, unknown>;
 }
-export const jobEvent = <E extends EventName>(name: E, fields: Parameters<typeof logEvent<E>>[2]): JobEvent => ({
+export const jobEvent = <E extends EventName>(name: E, fields: FieldsOf<E> & Record<string, unknown>): JobEvent => ({
   name,
   fields,
 });
@@ -86,10 +87,12 @@ export function createJobRunner({
   repository,
   clock,
   logger,
+  events,
 }: {
   repository: JobsRepository;
   clock: Clock;
   logger: Logger;
+  events: Events;
 }) {
   const kinds = new Map<string, JobKind>();
   const pools = new Map<string, Pool>();
@@ -104,7 +107,7 @@ export function createJobRunner({
   const poolsOf = (names: readonly string[]) => new Set(names.map((name) => pools.get(kindOf(name).pool.name)!));
 
   function announce(job: Pick<JobRow, 'id' | 'kind' | 'siteId'>, settlement: Settlement): void {
-    for (const { name, fields } of settlement.events) logEvent(logger, name, fields as never);
+    for (const { name, fields } of settlement.events) events.emit(name, fields as never);
     if (settlement.interrupted) interrupted(job, 'failed');
   }
 
@@ -113,11 +116,11 @@ export function createJobRunner({
     action: 'requeued' | 'failed' | 'retried',
     extra: Record<string, unknown> = {},
   ): void {
-    logEvent(logger, 'job.interrupted', { kind: job.kind, jobId: job.id, siteId: job.siteId, action, ...extra });
+    events.emit('job.interrupted', { kind: job.kind, jobId: job.id, siteId: job.siteId, action, ...extra });
   }
 
   function cancelled(job: JobRow, state: 'queued' | 'running'): void {
-    logEvent(logger, 'job.cancelled', { kind: job.kind, jobId: job.id, siteId: job.siteId, state });
+    events.emit('job.cancelled', { kind: job.kind, jobId: job.id, siteId: job.siteId, state });
   }
 
   async function execute(id: string, kind: JobKind): Promise<void> {

@@ -26,6 +26,7 @@ import {
 } from './performance.table.js';
 import { detectRegressions, type AuditFigures } from './regression.js';
 import { isDue, latestSlot } from '../jobs/spread.js';
+import type { Events } from '../shared/event-bus.js';
 
 export interface PerformanceConfig {
   chromePath: string;
@@ -72,6 +73,7 @@ export interface PerformanceServiceDeps {
   reports: ReportStore;
   clock: Clock;
   logger: Logger;
+  events: Events;
   config: PerformanceConfig;
   metrics?: JobMetrics;
   /** The daemon's job runner; a service of its own (tests) runs its audits on a runner of its own. */
@@ -91,9 +93,10 @@ export function createPerformanceService({
   reports,
   clock,
   logger,
+  events,
   config,
   metrics,
-  jobs = createJobRunner({ repository: repository.jobs, clock, logger }),
+  jobs = createJobRunner({ repository: repository.jobs, clock, logger, events }),
 }: PerformanceServiceDeps) {
   function requireSite(siteId: string) {
     const site = sitesRepository.findById(siteId);

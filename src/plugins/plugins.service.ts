@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Events } from '../shared/event-bus.js';
 import {
   logUpdateFailure,
   pluginFromWordPress,
@@ -12,7 +12,7 @@ import { DeletedPluginSchema, WordPressPluginSchema } from '../wordpress/site-sc
 import { pluginsProblems } from './plugins.errors.js';
 
 /** Plugins on a real site: core REST for listing, installing, (de)activating, deleting; the connector for updates. */
-export function createPluginsService({ access, logger }: { access: SiteAccess; logger: Logger }) {
+export function createPluginsService({ access, events }: { access: SiteAccess; events: Events }) {
   async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Plugin[]> {
     const [plugins, updates] = await Promise.all([session.listPlugins(), connector.updatesIfAvailable()]);
     return withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort((a, b) => a.slug.localeCompare(b.slug));
@@ -81,7 +81,7 @@ export function createPluginsService({ access, logger }: { access: SiteAccess; l
           .updatePlugin(plugin.file)
           .catch(rethrowOperation)
           .catch((error: unknown) => {
-            logUpdateFailure(logger, 'plugin', site, plugin, error, [
+            logUpdateFailure(events, 'plugin', site, plugin, error, [
               pluginsProblems.noUpdate,
               pluginsProblems.notFound,
             ]);

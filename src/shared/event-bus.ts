@@ -1,81 +1,68 @@
-import type { Logger } from 'pino';
+import { eventCatalogue, type EventName, type FieldsOf } from './events.js';
 
-/** A catalogued event as `logEvent` logged it, for in-process subscribers (webhooks). */
+/** A catalogued event as emitted, for subscribers (the log writer, webhooks). */
 export interface PublishedEvent {
   event: string;
   level: 'info' | 'warn' | 'error';
   fields: Record<string, unknown>;
+  /** Only when the emitter gave one; the log line's message defaults to the event name. */
+  message?: string;
 }
 
 type EventSubscriber = (event: PublishedEvent) => void;
 
-export interface EventBus {
-  publish(event: PublishedEvent): void;
-  /** Returns the function that unsubscribes. */
-  subscribe(subscriber: EventSubscriber): () => void;
+export interface Events {
+  /** Emits a catalogued event at its catalogued level with its documented fields. */
+  emit<E extends EventName>(event: E, fields: FieldsOf<E> & Record<string, unknown>, message?: string): void;
+  /**
+   * Deferred subscribers (the default) run after the emitter's synchronous work; `inline` ones
+   * run inside `emit`, in order (the log writer: a log line must not trail what happened after).
+   * Returns the function that unsubscribes.
+   */
+  subscribe(subscriber: EventSubscriber, options?: { inline?: boolean }): () => void;
 }
 
 /**
- * Delivers each published event to every subscriber after the publisher's synchronous work
- * is done (a microtask), so a subscriber never runs inside the caller's transaction, never
- * delays it, and a subscriber that throws reaches `onError`, never the caller.
+ * Deferred subscribers get each event after the emitter's synchronous work is done (a
+ * microtask), so they never run inside the caller's transaction, never delay it, and one that
+ * throws reaches `onError`, never the caller. An inline subscriber that throws reaches
+ * `onError` too.
  */
-export function createEventBus({
-  onError,
-}: { onError?: (error: unknown, event: PublishedEvent) => void } = {}): EventBus {
-  const subscribers = new Set<EventSubscriber>();
+export function createEvents({ onError }: { onError?: (error: unknown, event: PublishedEvent) => void } = {}): Events {
+  const inline = new Set<EventSubscriber>();
+  const deferred = new Set<EventSubscriber>();
+
+  function deliver(subscriber: EventSubscriber, event: PublishedEvent) {
+    try {
+      subscriber(event);
+    } catch (error) {
+      try {
+        onError?.(error, event);
+      } catch {
+        // the error reporter itself failed; nothing more can be done without risking the caller
+      }
+    }
+  }
+
   return {
-    publish(event) {
-      if (subscribers.size === 0) return;
-      const snapshot = [...subscribers];
-      const frozen: PublishedEvent = { event: event.event, level: event.level, fields: { ...event.fields } };
+    emit(event, fields, message) {
+      const published: PublishedEvent = {
+        event,
+        level: eventCatalogue[event].level,
+        fields: { ...fields },
+        ...(message === undefined ? {} : { message }),
+      };
+      for (const subscriber of [...inline]) deliver(subscriber, published);
+      if (deferred.size === 0) return;
+      const snapshot = [...deferred];
       queueMicrotask(() => {
-        for (const subscriber of snapshot) {
-          try {
-            subscriber(frozen);
-          } catch (error) {
-            try {
-              onError?.(error, frozen);
-            } catch {
-              // the error reporter itself failed; nothing more can be done without risking the caller
-            }
-          }
-        }
+        for (const subscriber of snapshot) deliver(subscriber, published);
       });
     },
-    subscribe(subscriber) {
-      subscribers.add(subscriber);
-      return () => void subscribers.delete(subscriber);
+    subscribe(subscriber, options = {}) {
+      const set = options.inline ? inline : deferred;
+      set.add(subscriber);
+      return () => void set.delete(subscriber);
     },
   };
-}
-
-/**
- * The bus travels with the logger: `logEvent(logger, …)` call sites stay as they are, and
- * pino's child loggers inherit it (a child is created with the parent as its prototype).
- */
-const EVENT_BUS = Symbol('sitewarden.eventBus');
-type WithBus = Logger & { [EVENT_BUS]?: EventBus };
-
-export function attachEventBus(logger: Logger, bus: EventBus): EventBus {
-  Object.defineProperty(logger, EVENT_BUS, { value: bus, enumerable: false, configurable: true, writable: false });
-  return bus;
-}
-
-/** The logger's bus; a logger built without one gets its own on first use. */
-export function eventBusOf(logger: Logger): EventBus {
-  const existing = (logger as WithBus)[EVENT_BUS];
-  if (existing) return existing;
-  return attachEventBus(
-    logger,
-    createEventBus({
-      onError: (error, event) =>
-        logger.warn({ err: error, subscribedEvent: event.event }, 'an event subscriber failed'),
-    }),
-  );
-}
-
-/** For `logEvent`: publishes only when the logger carries a bus (nobody can be subscribed otherwise). */
-export function publishToLoggerBus(logger: Logger, event: PublishedEvent): void {
-  (logger as WithBus)[EVENT_BUS]?.publish(event);
 }

@@ -1,6 +1,3 @@
-import type { Logger } from 'pino';
-import { publishToLoggerBus } from './event-bus.js';
-
 /**
  * The catalogue of log events a log pipeline can alert on. Each has a stable name, level and
  * fields; docs/events.md documents the same list (a test keeps the two in step).
@@ -144,18 +141,4 @@ export const eventCatalogue = {
 } as const satisfies Record<string, { level: 'info' | 'warn' | 'error'; fields: readonly string[]; when: string }>;
 
 export type EventName = keyof typeof eventCatalogue;
-type FieldsOf<E extends EventName> = { [K in (typeof eventCatalogue)[E]['fields'][number]]: unknown };
-
-/** Logs a catalogued event at its catalogued level with its documented fields, and publishes it on the logger's event bus. */
-export function logEvent<E extends EventName>(
-  logger: Logger,
-  event: E,
-  fields: FieldsOf<E> & Record<string, unknown>,
-  message?: string,
-): void {
-  const { level } = eventCatalogue[event];
-  const record: Record<string, unknown> = { event, ...fields };
-  logger[level](record, message ?? event);
-  // In-process subscribers (webhooks) get it too, whatever the log level lets through.
-  publishToLoggerBus(logger, { event, level, fields });
-}
+export type FieldsOf<E extends EventName> = { [K in (typeof eventCatalogue)[E]['fields'][number]]: unknown };

@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
-import { attachEventBus, type EventBus } from './event-bus.js';
+import { createEvents, type Events, type PublishedEvent } from './event-bus.js';
 
 /** Paths that might ever hold a secret are redacted, as a second line of defence. */
 const REDACT_PATHS = [
@@ -15,15 +15,12 @@ const REDACT_PATHS = [
   'headers.authorization',
 ];
 
-/** `events`: the bus `logEvent` publishes catalogued events on (see `eventBusOf`; one is made on first use if none is given). */
 export function createLogger({
   level,
   destination,
-  events,
 }: {
   level: LevelWithSilent;
   destination?: DestinationStream;
-  events?: EventBus;
 }): Logger {
   const logger = pino(
     {
@@ -35,6 +32,23 @@ export function createLogger({
     },
     destination,
   );
-  if (events) attachEventBus(logger, events);
   return logger;
+}
+
+/** Writes an event as one log line: `{ event, ...fields }` at its catalogued level, the message defaulting to its name. */
+function logLineWriter(logger: Logger) {
+  return ({ event, level, fields, message }: PublishedEvent) => logger[level]({ event, ...fields }, message ?? event);
+}
+
+/**
+ * The composition's events: each is logged inline as it is emitted (so log lines keep the
+ * order of what happened), other subscribers (webhooks) get it after the emitter's work, and
+ * a subscriber that fails is logged.
+ */
+export function createLoggedEvents(logger: Logger): Events {
+  const events = createEvents({
+    onError: (error, event) => logger.warn({ err: error, subscribedEvent: event.event }, 'an event subscriber failed'),
+  });
+  events.subscribe(logLineWriter(logger), { inline: true });
+  return events;
 }

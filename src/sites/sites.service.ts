@@ -1,10 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
 import type { SiteLifecycle } from './site-lifecycle.js';
 import type { Clock } from '../shared/clock.js';
 import { isProblem } from '../shared/errors.js';
-import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { discoverSite, normaliseSiteUrl, type DiscoveredSite } from '../wordpress/discovery.js';
@@ -15,6 +13,7 @@ import { sitesProblems } from './sites.errors.js';
 import type { SitesRepository } from './sites.repository.js';
 import { siteCredentials } from './site-directory.js';
 import type { SiteRow, SiteState } from './sites.table.js';
+import type { Events } from '../shared/event-bus.js';
 
 /** What Sitewarden does on a site needs these; an administrator on a single site has them all. */
 const REQUIRED_CAPABILITIES = [
@@ -43,13 +42,13 @@ export interface SitesServiceDeps {
   queue: SiteTaskQueue;
   lifecycle: SiteLifecycle;
   clock: Clock;
-  logger: Logger;
+  events: Events;
   publicUrl: string;
   authorizationTtlMinutes: number;
 }
 
 export function createSitesService(deps: SitesServiceDeps) {
-  const { repository, http, wordpress, secrets, sync, clock, logger } = deps;
+  const { repository, http, wordpress, secrets, sync, clock, events } = deps;
 
   function parseUrl(input: string): string {
     let url: URL;
@@ -147,7 +146,7 @@ export function createSitesService(deps: SitesServiceDeps) {
       createdAt: now,
       updatedAt: now,
     });
-    logEvent(logger, 'site.connected', {
+    events.emit('site.connected', {
       siteId: row.id,
       url: row.url,
       username: verified.username,
@@ -182,7 +181,7 @@ export function createSitesService(deps: SitesServiceDeps) {
       createdAt: now,
       updatedAt: now,
     });
-    logEvent(logger, 'site.connection_started', { siteId: site.id, url: site.url });
+    events.emit('site.connection_started', { siteId: site.id, url: site.url });
     return { site, authorizeUrl: authorizeUrl.toString() };
   }
 
@@ -212,12 +211,12 @@ export function createSitesService(deps: SitesServiceDeps) {
         credentialRevoked = true;
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
-        logEvent(logger, 'site.credential_revoke_failed', { siteId: site.id, url: site.url, reason });
+        events.emit('site.credential_revoke_failed', { siteId: site.id, url: site.url, reason });
       }
     }
     repository.delete(site.id);
     deps.lifecycle.removed(site.id);
-    logEvent(logger, 'site.disconnected', { siteId: site.id, url: site.url, credentialRevoked });
+    events.emit('site.disconnected', { siteId: site.id, url: site.url, credentialRevoked });
   }
 
   return {
@@ -252,7 +251,7 @@ export function createSitesService(deps: SitesServiceDeps) {
         );
       if (site.authorizationExpiresAt && site.authorizationExpiresAt <= clock.now()) {
         markFailed(site, 'authorization_expired', 'the approval came after the authorization expired');
-        logEvent(logger, 'site.authorization_expired', { siteId: site.id, url: site.url });
+        events.emit('site.authorization_expired', { siteId: site.id, url: site.url });
         throw sitesProblems.authorizationExpired.create(
           `the authorization for ${site.url} expired; start the connection again`,
           { siteId: site.id },
@@ -260,7 +259,7 @@ export function createSitesService(deps: SitesServiceDeps) {
       }
       if (query.success === 'false' || !query.user_login || !query.password) {
         markFailed(site, 'authorization_rejected', 'the site’s admin did not approve the connection');
-        logEvent(logger, 'site.authorization_rejected', { siteId: site.id, url: site.url });
+        events.emit('site.authorization_rejected', { siteId: site.id, url: site.url });
         throw sitesProblems.authorizationRejected.create(`the connection to ${site.url} was not approved`, {
           siteId: site.id,
         });
@@ -268,7 +267,7 @@ export function createSitesService(deps: SitesServiceDeps) {
       if (!query.site_url || normaliseSiteUrl(query.site_url) !== site.url) {
         const reason = `the approval names ${query.site_url ?? 'no site'}, not ${site.url}`;
         markFailed(site, 'authorization_failed', reason);
-        logEvent(logger, 'site.authorization_failed', { siteId: site.id, url: site.url, reason });
+        events.emit('site.authorization_failed', { siteId: site.id, url: site.url, reason });
         throw sitesProblems.authorizationMismatch.create(reason, { siteId: site.id });
       }
       let verified;
@@ -277,7 +276,7 @@ export function createSitesService(deps: SitesServiceDeps) {
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         markFailed(site, 'authorization_failed', reason);
-        logEvent(logger, 'site.authorization_failed', { siteId: site.id, url: site.url, reason });
+        events.emit('site.authorization_failed', { siteId: site.id, url: site.url, reason });
         throw error;
       }
       const now = clock.now();
@@ -290,7 +289,7 @@ export function createSitesService(deps: SitesServiceDeps) {
         connectedAt: now,
         updatedAt: now,
       })!;
-      logEvent(logger, 'site.connected', {
+      events.emit('site.connected', {
         siteId: site.id,
         url: site.url,
         username: verified.username,
@@ -325,7 +324,7 @@ export function createSitesService(deps: SitesServiceDeps) {
       const expired = repository.expiredAuthorizations(clock.now());
       for (const site of expired) {
         markFailed(site, 'authorization_expired', 'the site’s admin did not approve the connection in time');
-        logEvent(logger, 'site.authorization_expired', { siteId: site.id, url: site.url });
+        events.emit('site.authorization_expired', { siteId: site.id, url: site.url });
       }
       return expired.length;
     },

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Events } from '../shared/event-bus.js';
 import {
   logUpdateFailure,
   rethrowSiteOperation,
@@ -11,7 +11,7 @@ import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { themesProblems } from './themes.errors.js';
 
 /** Themes on a real site: core REST lists them; the connector updates, activates and deletes. */
-export function createThemesService({ access, logger }: { access: SiteAccess; logger: Logger }) {
+export function createThemesService({ access, events }: { access: SiteAccess; events: Events }) {
   async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Theme[]> {
     const [themes, updates] = await Promise.all([session.listThemes(), connector.updatesIfAvailable()]);
     return withThemeUpdates(themes.map(themeFromWordPress), updates).sort((a, b) => a.slug.localeCompare(b.slug));
@@ -33,7 +33,7 @@ export function createThemesService({ access, logger }: { access: SiteAccess; lo
           .updateTheme(slug)
           .catch(rethrowThemeOperation)
           .catch((error: unknown) => {
-            logUpdateFailure(logger, 'theme', site, theme, error, [updateProblems.noUpdate, themesProblems.notFound]);
+            logUpdateFailure(events, 'theme', site, theme, error, [updateProblems.noUpdate, themesProblems.notFound]);
             throw error;
           });
         return find(site, slug);

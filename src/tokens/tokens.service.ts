@@ -1,14 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from 'pino';
 import type { AuthenticatedToken } from '../http/auth.js';
 import type { Clock } from '../shared/clock.js';
 import { defineProblem } from '../shared/errors.js';
-import { logEvent } from '../shared/events.js';
 import { createId } from '../shared/ids.js';
 import type { TokensRepository } from './tokens.repository.js';
 import type { ApiTokenRow } from './tokens.table.js';
+import type { Events } from '../shared/event-bus.js';
 
 export type TokenScope = AuthenticatedToken['scope'];
 
@@ -40,11 +39,11 @@ const hashToken = (token: string) => createHash('sha256').update(token).digest('
 export function createTokensService({
   repository,
   clock,
-  logger,
+  events,
 }: {
   repository: TokensRepository;
   clock: Clock;
-  logger: Logger;
+  events: Events;
 }) {
   // Recently valid tokens by hash. Emptied on a revoke here and whenever another process (the
   // CLI's `token revoke`) wrote to the database, which SQLite's data_version tells for free.
@@ -79,7 +78,7 @@ export function createTokensService({
       createdAt: now,
     };
     repository.insert(row);
-    logEvent(logger, 'token.created', { tokenId: row.id, name, scope });
+    events.emit('token.created', { tokenId: row.id, name, scope });
     return { token, summary: toSummary({ ...row, lastUsedAt: null, revokedAt: null }) };
   }
 
@@ -112,7 +111,7 @@ export function createTokensService({
       const now = clock.now();
       repository.revoke(row.id, now);
       valid.clear();
-      logEvent(logger, 'token.revoked', { tokenId: row.id, name: row.name });
+      events.emit('token.revoked', { tokenId: row.id, name: row.name });
       return toSummary({ ...row, revokedAt: now });
     },
 
@@ -127,8 +126,7 @@ export function createTokensService({
       const temporary = `${path}.tmp-${process.pid}`;
       writeFileSync(temporary, `${token}\n`, { mode: 0o600 });
       renameSync(temporary, path);
-      logEvent(
-        logger,
+      events.emit(
         'token.bootstrap_created',
         { tokenId: summary.id, path },
         `no API token existed: an admin token was written to ${path}`,

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
 import { commonProblems } from '../shared/errors.js';
-import { logEvent } from '../shared/events.js';
 import { sitesProblems, type SiteLifecycle, type SitesRepository } from '../sites/index.js';
 import { applyProbe, initialState, type MonitorState, type SiteMonitor } from './monitor-state.js';
 import { createProbeWriter } from './probe-writer.js';
@@ -14,6 +13,7 @@ import { createUptimeScheduler } from './uptime-scheduler.js';
 import type { MonitoringSettingsPatch, MonitoringSettingsView, SiteUptimeStatus } from './uptime.schemas.js';
 import { toDowntimeView, toUptimeReport } from './uptime-view.js';
 import type { UptimeMonitorRow } from './uptime.table.js';
+import type { Events } from '../shared/event-bus.js';
 
 const RECENT_PROBES = 10;
 const RECENT_REBUILD_WINDOW_MS = 15 * 60_000;
@@ -26,6 +26,7 @@ export interface UptimeServiceDeps {
   prober: Prober;
   clock: Clock;
   logger: Logger;
+  events: Events;
   config: UptimeConfig;
   /** Called with each probe's lag behind its due time (ms); the benchmark measures with it. */
   onProbeStart?: (lagMs: number) => void;
@@ -34,7 +35,7 @@ export interface UptimeServiceDeps {
 }
 
 export function createUptimeService(deps: UptimeServiceDeps) {
-  const { repository, prober, clock, logger, config } = deps;
+  const { repository, prober, clock, logger, events, config } = deps;
   const monitors = new Map<string, SiteMonitor>();
   const writer = createProbeWriter({ repository, logger });
   const rollups = createHourlyRollups({ repository });
@@ -120,7 +121,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
         since: transition.startedAt,
         open: { startedAt: transition.startedAt, cause: transition.cause },
       });
-      logEvent(logger, 'site.down', {
+      events.emit('site.down', {
         siteId: monitor.siteId,
         url: monitor.url,
         cause: transition.cause,
@@ -128,7 +129,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
       });
     } else if (transition?.kind === 'up') {
       repository.recordTransition(monitor.siteId, { status: 'up', since: at, closeAt: at });
-      logEvent(logger, 'site.up', {
+      events.emit('site.up', {
         siteId: monitor.siteId,
         url: monitor.url,
         downtimeMs: transition.downtimeMs,
@@ -151,7 +152,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     if (daysLeft < config.certificateWarningDays && monitor.certificateWarnedFor !== expiresAt) {
       monitor.certificateWarnedFor = expiresAt;
       repository.updateMonitor(monitor.siteId, { certificateWarnedFor: expiresAt, updatedAt: at });
-      logEvent(logger, 'site.certificate_expiring', {
+      events.emit('site.certificate_expiring', {
         siteId: monitor.siteId,
         url: monitor.url,
         daysLeft,

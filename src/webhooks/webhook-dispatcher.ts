@@ -1,8 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
-import type { EventBus, PublishedEvent } from '../shared/event-bus.js';
-import { logEvent } from '../shared/events.js';
+import type { Events, PublishedEvent } from '../shared/event-bus.js';
 import { createId } from '../shared/ids.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { signature, webhookBody, type WebhookEvent } from './webhook-payload.js';
@@ -43,7 +42,7 @@ export function createWebhookDispatcher({
   repository: WebhooksRepository;
   sender: WebhookSender;
   secrets: SecretBox;
-  events: EventBus;
+  events: Events;
   clock: Clock;
   logger: Logger;
   config: WebhooksConfig;
@@ -80,7 +79,7 @@ export function createWebhookDispatcher({
     const entry = drops.get(webhookId) ?? { count: 0, loggedAt: Number.NEGATIVE_INFINITY };
     entry.count += 1;
     if (now - entry.loggedAt >= DROP_LOG_INTERVAL_MS) {
-      logEvent(logger, 'webhook.deliveries_dropped', { webhookId, droppedEvent: event, pending, dropped: entry.count });
+      events.emit('webhook.deliveries_dropped', { webhookId, droppedEvent: event, pending, dropped: entry.count });
       entry.count = 0;
       entry.loggedAt = now;
     }
@@ -175,7 +174,7 @@ export function createWebhookDispatcher({
       repository.updateDelivery(delivery.id, { ...result, status: 'succeeded', nextAttemptAt: null, finishedAt: now });
     } else if (attempts >= config.maxAttempts) {
       repository.updateDelivery(delivery.id, { ...result, status: 'failed', nextAttemptAt: null, finishedAt: now });
-      logEvent(logger, 'webhook.delivery_failed', {
+      events.emit('webhook.delivery_failed', {
         webhookId: webhook.id,
         deliveryId: delivery.id,
         deliveryEvent: delivery.event,

@@ -6,7 +6,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { createAuthFailureLimiter } from '../../src/http/auth-rate-limit.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { createFakeClock } from '../../src/shared/clock.js';
-import { createLogger } from '../../src/shared/logger.js';
+import { createLoggedEvents, createLogger } from '../../src/shared/logger.js';
 import { createTokensRepository } from '../../src/tokens/tokens.repository.js';
 import { createTokensService } from '../../src/tokens/tokens.service.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus-text.js';
@@ -84,15 +84,15 @@ describe('token checks stay cheap and exact', () => {
     const cliDb = openDatabase(path);
     try {
       const clock = createFakeClock();
-      const logger = createLogger({ level: 'silent' });
+      const events = createLoggedEvents(createLogger({ level: 'silent' }));
       const repository = createTokensRepository({ db: daemonDb.db });
       let lookups = 0;
       const counted = {
         ...repository,
         findActiveByHash: (hash: string) => (lookups++, repository.findActiveByHash(hash)),
       };
-      const daemon = createTokensService({ repository: counted, clock, logger });
-      const cli = createTokensService({ repository: createTokensRepository({ db: cliDb.db }), clock, logger });
+      const daemon = createTokensService({ repository: counted, clock, events });
+      const cli = createTokensService({ repository: createTokensRepository({ db: cliDb.db }), clock, events });
 
       const kept = daemon.create('kept', 'read').token;
       const revokedHere = daemon.create('revoked-here', 'read').token;

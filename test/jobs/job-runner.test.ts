@@ -5,6 +5,7 @@ import { createJobsRepository, type JobsRepository } from '../../src/jobs/jobs.r
 import type { JobState } from '../../src/jobs/jobs.table.js';
 import { createFakeClock } from '../../src/shared/clock.js';
 import { isAppError } from '../../src/shared/errors.js';
+import { createLoggedEvents } from '../../src/shared/logger.js';
 import { createCapturedLogger } from '../support/log-capture.js';
 
 /**
@@ -29,7 +30,7 @@ function setup() {
   const repository = createJobsRepository({ db: database.db });
   const logs = createCapturedLogger();
   const clock = createFakeClock(new Date('2026-11-23T10:00:00Z'));
-  const runner = createJobRunner({ repository, clock, logger: logs.logger });
+  const runner = createJobRunner({ repository, clock, logger: logs.logger, events: createLoggedEvents(logs.logger) });
   const running = new Set<string>();
   const finish = new Map<string, (ok: boolean) => void>();
   let peak = 0;

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { createServices } from '../../src/services.js';
 import { createFakeClock } from '../../src/shared/clock.js';
+import { createLoggedEvents } from '../../src/shared/logger.js';
 import { createCapturedLogger } from '../support/log-capture.js';
 import { testServiceConfig } from '../support/test-app.js';
 
@@ -90,6 +91,7 @@ describe('upgrading to the jobs table', () => {
       config: { ...testServiceConfig, dataDir: dir },
       db: database.db,
       logger: logs.logger,
+      events: createLoggedEvents(logs.logger),
       clock: createFakeClock(new Date('2026-11-23T10:00:00Z')),
       secretKey: Buffer.alloc(32, 1),
     });

@@ -32,7 +32,12 @@ describe('cancelling a running audit', () => {
       killAll: () => undefined,
     };
     const repository = createPerformanceRepository({ db: t.database.db });
-    const jobs = createJobRunner({ repository: repository.jobs, clock, logger: t.logs.logger });
+    const jobs = createJobRunner({
+      repository: repository.jobs,
+      clock,
+      logger: t.logs.logger,
+      events: t.services.events,
+    });
     const performance = createPerformanceService({
       repository,
       sitesRepository: t.services.sitesRepository,
@@ -40,6 +45,7 @@ describe('cancelling a running audit', () => {
       reports: createReportStore({ dataDir }),
       clock,
       logger: t.logs.logger,
+      events: t.services.events,
       config: DEFAULT_PERFORMANCE_CONFIG,
       jobs,
     });

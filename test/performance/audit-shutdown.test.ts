@@ -32,6 +32,7 @@ describe('audits at shutdown', () => {
       reports: createReportStore({ dataDir }),
       clock,
       logger: t.logs.logger,
+      events: t.services.events,
       config: { ...DEFAULT_PERFORMANCE_CONFIG, concurrency: 1 },
     });
     const now = clock.now();

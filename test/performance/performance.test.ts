@@ -146,6 +146,7 @@ describe('performance audits without a browser', () => {
       reports: createReportStore({ dataDir }),
       clock,
       logger: t.logs.logger,
+      events: t.services.events,
       config: { ...DEFAULT_PERFORMANCE_CONFIG, ...overrides },
     });
   }

@@ -1,25 +1,30 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createEventBus, eventBusOf, type PublishedEvent } from '../../src/shared/event-bus.js';
-import { logEvent } from '../../src/shared/events.js';
-import { createLogger } from '../../src/shared/logger.js';
+import { createEvents, type PublishedEvent } from '../../src/shared/event-bus.js';
+import { createLoggedEvents, createLogger } from '../../src/shared/logger.js';
 
 const discard = () => new Writable({ write: (_chunk, _encoding, done) => done() });
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-describe('the in-process event bus', () => {
-  it('hands every logEvent to subscribers, from child loggers too, whatever the log level', async () => {
-    const bus = createEventBus();
-    const logger = createLogger({ level: 'error', destination: discard(), events: bus });
-    const received: PublishedEvent[] = [];
-    bus.subscribe((event) => received.push(event));
+function capturedLogger(level: 'info' | 'error') {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: createLogger({ level, destination }), lines };
+}
 
-    logEvent(logger, 'token.created', { tokenId: 'tok_1', name: 'ci', scope: 'read' });
-    logEvent(logger.child({ component: 'sync' }), 'site.sync_failed', {
-      siteId: 'site_1',
-      url: 'http://127.0.0.1:1',
-      reason: 'connect',
-    });
+describe('the in-process event bus', () => {
+  it('hands every emitted event to subscribers at its catalogued level, whatever the log level', async () => {
+    const events = createLoggedEvents(createLogger({ level: 'error', destination: discard() }));
+    const received: PublishedEvent[] = [];
+    events.subscribe((event) => received.push(event));
+
+    events.emit('token.created', { tokenId: 'tok_1', name: 'ci', scope: 'read' });
+    events.emit('site.sync_failed', { siteId: 'site_1', url: 'http://127.0.0.1:1', reason: 'connect' });
     await settle();
 
     expect(received).toEqual([
@@ -32,18 +37,48 @@ describe('the in-process event bus', () => {
     ]);
   });
 
+  it('logs each event before emit returns, as { event, ...fields } at its level, the message defaulting to its name', () => {
+    const { logger, lines } = capturedLogger('info');
+    const events = createLoggedEvents(logger);
+
+    events.emit('site.sync_failed', { siteId: 'site_1', url: 'http://127.0.0.1:1', reason: 'connect' });
+    expect(lines).toHaveLength(1);
+    events.emit('token.bootstrap_created', { tokenId: 'tok_1', path: '/data/token' }, 'an admin token was written');
+
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        service: 'sitewarden',
+        event: 'site.sync_failed',
+        siteId: 'site_1',
+        url: 'http://127.0.0.1:1',
+        reason: 'connect',
+        msg: 'site.sync_failed',
+      }),
+      expect.objectContaining({
+        level: 'warn',
+        event: 'token.bootstrap_created',
+        tokenId: 'tok_1',
+        path: '/data/token',
+        msg: 'an admin token was written',
+      }),
+    ]);
+    expect(Object.keys(lines[0]!).sort()).toEqual(
+      ['event', 'level', 'msg', 'reason', 'service', 'siteId', 'time', 'url'].sort(),
+    );
+  });
+
   it('runs subscribers after the caller, and a subscriber that throws reaches neither the caller nor the other subscribers', async () => {
     const errors: unknown[] = [];
-    const bus = createEventBus({ onError: (error) => errors.push(error) });
-    const logger = createLogger({ level: 'info', destination: discard(), events: bus });
+    const events = createEvents({ onError: (error) => errors.push(error) });
     const order: string[] = [];
-    bus.subscribe(() => {
+    events.subscribe(() => {
       order.push('failing subscriber');
       throw new Error('subscriber bug');
     });
-    bus.subscribe((event) => order.push(`second subscriber: ${event.event}`));
+    events.subscribe((event) => order.push(`second subscriber: ${event.event}`));
 
-    expect(() => logEvent(logger, 'daemon.stopped', {})).not.toThrow();
+    expect(() => events.emit('daemon.stopped', {})).not.toThrow();
     order.push('caller continues');
     await settle();
 
@@ -51,16 +86,37 @@ describe('the in-process event bus', () => {
     expect(errors).toHaveLength(1);
   });
 
-  it('stops delivering once unsubscribed, and gives a logger built without a bus its own', async () => {
-    const logger = createLogger({ level: 'info', destination: discard() });
-    const bus = eventBusOf(logger);
-    expect(eventBusOf(logger.child({}))).toBe(bus);
+  it('logs a failing subscriber, and an inline subscriber that throws does not reach the caller either', async () => {
+    const { logger, lines } = capturedLogger('info');
+    const events = createLoggedEvents(logger);
+    events.subscribe(
+      () => {
+        throw new Error('inline bug');
+      },
+      { inline: true },
+    );
+    events.subscribe(() => {
+      throw new Error('deferred bug');
+    });
+
+    expect(() => events.emit('daemon.stopped', {})).not.toThrow();
+    await settle();
+
+    expect(lines.map((line) => [line.msg, line.subscribedEvent])).toEqual([
+      ['daemon.stopped', undefined],
+      ['an event subscriber failed', 'daemon.stopped'],
+      ['an event subscriber failed', 'daemon.stopped'],
+    ]);
+  });
+
+  it('stops delivering once unsubscribed', async () => {
+    const events = createEvents();
     const received: string[] = [];
-    const unsubscribe = bus.subscribe((event) => received.push(event.event));
-    logEvent(logger, 'daemon.stopped', {});
+    const unsubscribe = events.subscribe((event) => received.push(event.event));
+    events.emit('daemon.stopped', {});
     await settle();
     unsubscribe();
-    logEvent(logger, 'daemon.stopped', {});
+    events.emit('daemon.stopped', {});
     await settle();
     expect(received).toEqual(['daemon.stopped']);
   });

@@ -6,6 +6,7 @@ import type { Metrics } from '../../src/metrics/metrics.js';
 import { createServices, type ServiceConfig } from '../../src/services.js';
 import { createFakeClock, systemClock, type Clock } from '../../src/shared/clock.js';
 import { createCapturedLogger } from './log-capture.js';
+import { createLoggedEvents } from '../../src/shared/logger.js';
 import { DEFAULT_UPTIME_CONFIG } from '../../src/uptime/uptime.config.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,11 +47,14 @@ export function createTestApp(
   const clock = options.clock ?? systemClock;
   const database = openDatabase(':memory:');
   const logs = createCapturedLogger();
+  // One bus per app, the captured logger subscribed, as main.ts composes it.
+  const events = createLoggedEvents(logs.logger);
   const secretKey = randomBytes(32);
   const services = createServices({
     config: { ...testServiceConfig, ...options.config },
     db: database.db,
     logger: logs.logger,
+    events,
     clock,
     secretKey,
     auditWorkerPath: options.auditWorkerPath,

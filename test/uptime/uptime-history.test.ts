@@ -155,6 +155,7 @@ describe('uptime history', () => {
       prober: createProber({ maxBodyBytes: 4096, userAgent: 'test' }),
       clock: t.clock,
       logger: t.logs.logger,
+      events: t.services.events,
       config: { ...DEFAULT_UPTIME_CONFIG, confirmations: 1 },
     });
     try {
@@ -220,6 +221,7 @@ describe('https certificates', () => {
       prober: createProber({ maxBodyBytes: 4096, userAgent: 'test', ca: cert }),
       clock: t.clock,
       logger: t.logs.logger,
+      events: t.services.events,
       config: DEFAULT_UPTIME_CONFIG,
     });
     try {

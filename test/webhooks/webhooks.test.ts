@@ -11,7 +11,6 @@ import {
   RETRY_MAX_MS,
   type WebhooksConfig,
 } from '../../src/webhooks/webhooks.config.js';
-import { eventBusOf } from '../../src/shared/event-bus.js';
 import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
 import { startWebhookReceiver, type Behaviour } from '../support/webhook-receiver.js';
 
@@ -389,7 +388,7 @@ describe('webhooks', () => {
       repository: createWebhooksRepository({ db: t.database.db }),
       sender: createWebhookSender({ timeoutMs: 5_000, userAgent: 'test' }),
       secrets: t.services.secrets,
-      events: eventBusOf(t.logs.logger),
+      events: t.services.events,
       clock: t.clock,
       logger: t.logs.logger,
       config: DEFAULT_WEBHOOKS_CONFIG,
