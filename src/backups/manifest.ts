@@ -107,12 +107,40 @@ export function parseManifest(content: Buffer | string): Manifest {
   return parsed.data;
 }
 
+const isHash = (value: unknown) => typeof value === 'string' && HASH_PATTERN.test(value);
+
+/**
+ * An entry exactly as writeManifest writes it, checked in place: zod would build a second object
+ * (and more) per entry, and restore and download parse every part of a large site's manifests.
+ * Anything else goes through zod, which refuses it with its reason.
+ */
+function writtenEntry(value: unknown): ManifestFileEntry | null {
+  if (typeof value !== 'object' || value === null || Object.keys(value).length !== 5) return null;
+  const { path, size, mtime, sha256, chunks } = value as Record<string, unknown>;
+  const valid =
+    typeof path === 'string' &&
+    isSafeRelativePath(path) &&
+    Number.isSafeInteger(size) &&
+    (size as number) >= 0 &&
+    Number.isSafeInteger(mtime) &&
+    isHash(sha256) &&
+    Array.isArray(chunks) &&
+    chunks.every(isHash);
+  return valid ? (value as ManifestFileEntry) : null;
+}
+
 /** One NDJSON object of file entries, each checked like a format 1 entry. */
 export function parseFilePart(content: Buffer): ManifestFileEntry[] {
   const entries: ManifestFileEntry[] = [];
   for (const line of content.toString('utf8').split('\n')) {
     if (line === '') continue;
-    const parsed = ManifestFile.safeParse(JSON.parse(line));
+    const raw: unknown = JSON.parse(line);
+    const entry = writtenEntry(raw);
+    if (entry) {
+      entries.push(entry);
+      continue;
+    }
+    const parsed = ManifestFile.safeParse(raw);
     if (!parsed.success) refuse(parsed.error);
     entries.push(parsed.data);
   }

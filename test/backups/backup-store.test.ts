@@ -239,7 +239,22 @@ describe('manifests are walked in path order, side by side (restore and download
     expect(files[0]!.sha256).toBe(sha('last'));
   });
 
-  it('refuses a format 2 manifest whose entries are out of path order, naming the path', async () => {
+  it('refuses a format 2 manifest whose entries are out of path order, unsafe or malformed, naming the path', async () => {
+    const manifestOf = async (line: object) => {
+      const part = await store.put(Buffer.from(`${JSON.stringify(entry('a'))}\n${JSON.stringify(line)}\n`));
+      const header = { format: 2, siteUrl: 'x', createdAt: 'x', tables: [], fileCount: 2, fileParts: [part.hash] };
+      return openManifest(store, (await store.put(Buffer.from(JSON.stringify(header)))).hash);
+    };
+    await expect(checkManifestFiles(await manifestOf(entry('../evil.php')))).rejects.toMatchObject({
+      problem: { name: 'backup-unsafe-path' },
+    });
+    await expect(checkManifestFiles(await manifestOf({ ...entry('b'), size: -1 }))).rejects.toThrow(
+      /malformed at size/,
+    );
+    await expect(checkManifestFiles(await manifestOf({ ...entry('b'), chunks: ['x'] }))).rejects.toThrow(
+      /malformed at chunks/,
+    );
+
     const { hash } = await writeManifest(store, { siteUrl: 'x', createdAt: 'x', tables: [] }, [
       entry('a'),
       entry('c'),
