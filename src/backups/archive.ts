@@ -5,17 +5,20 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
-import type { Manifest } from './manifest.js';
+import { checkManifestFiles, type ManifestFileEntry, type OpenedManifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import { writeSqlDump } from './sql-dump.js';
 import { tarEnd, tarFileHeader, tarPadding } from './tar.js';
+
+const COALESCE_BYTES = 64 * 1024;
 
 /**
  * A backup as one standard archive, so nobody is locked in: a tar.gz holding the site's files
  * under `files/` and `database.sql`, an SQL dump any MySQL or MariaDB client imports, written by
  * the daemon (src/backups/sql-dump.ts). The dump is assembled in a temporary file before the
  * archive is returned (tar needs its size up front), so a table that cannot be dumped safely is
- * a problem answer, not a broken download; the rest is streamed object by object.
+ * a problem answer, not a broken download; the rest is streamed object by object, and the file
+ * entries part by part (memory does not grow with the number of files).
  */
 export async function backupArchive({
   store,
@@ -23,9 +26,11 @@ export async function backupArchive({
   tmpDir,
 }: {
   store: ObjectStore;
-  manifest: Manifest;
+  manifest: OpenedManifest;
   tmpDir: string;
 }): Promise<Readable> {
+  // The entries are read again as the archive streams: one that cannot be archived is a problem answer now, not a broken download.
+  await checkManifestFiles(manifest);
   const created = Math.floor(Date.parse(manifest.createdAt) / 1000) || 0;
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const dumpPath = join(tmpDir, `dump-${randomBytes(8).toString('hex')}.sql`);
@@ -56,6 +61,12 @@ export async function backupArchive({
     await rm(dumpPath, { force: true });
   };
 
+  async function* filePieces(file: ManifestFileEntry): AsyncGenerator<Buffer> {
+    yield tarFileHeader(`files/${file.path}`, file.size, file.mtime);
+    for (const chunk of file.chunks) for await (const bytes of store.get(chunk)) yield bytes as Buffer;
+    yield tarPadding(file.size);
+  }
+
   async function* entries(): AsyncGenerator<Buffer> {
     try {
       yield tarFileHeader('database.sql', dumpSize, created);
@@ -64,12 +75,22 @@ export async function backupArchive({
     } finally {
       await removeDump();
     }
-    for (const file of manifest.files) {
-      yield tarFileHeader(`files/${file.path}`, file.size, file.mtime);
-      for (const chunk of file.chunks) for await (const bytes of store.get(chunk)) yield bytes as Buffer;
-      yield tarPadding(file.size);
+    // Small pieces go to gzip together: each write is a deflate call of its own, which for sites of many small files cost more than the bytes.
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    for await (const file of manifest.files()) {
+      for await (const piece of filePieces(file)) {
+        pending.push(piece);
+        pendingBytes += piece.length;
+        if (pendingBytes >= COALESCE_BYTES) {
+          yield Buffer.concat(pending);
+          pending = [];
+          pendingBytes = 0;
+        }
+      }
     }
-    yield tarEnd();
+    pending.push(tarEnd());
+    yield Buffer.concat(pending);
   }
   const gzip = createGzip();
   const source = Readable.from(entries());

@@ -24,7 +24,7 @@ import { backupsProblems } from './backups.errors.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupKind, BackupRow, RestoreRow } from './backups.table.js';
 import { createStoreLock } from './concurrency.js';
-import { openManifest, readManifest as readWholeManifest, referencedObjects, type Manifest } from './manifest.js';
+import { openManifest, referencedObjects, type OpenedManifest } from './manifest.js';
 import { createBackupLimits } from './backup-limits.js';
 import { createFileObjectStore, type ObjectStore } from './object-store.js';
 import { runRestore } from './restore-runner.js';
@@ -75,7 +75,8 @@ export function createBackupsService({
   const lock = createStoreLock();
   const settings = createBackupSettings({ repository, config, clock });
 
-  const readManifest = (hash: string): Promise<Manifest> => readWholeManifest(store, hash);
+  // Opened, not read whole: restore and download walk the file entries part by part.
+  const readManifest = (hash: string): Promise<OpenedManifest> => openManifest(store, hash);
   const failure = (error: unknown) => {
     if (isAppError(error) && error.extensions.siteCode === 'rest_no_route') {
       return {

@@ -107,22 +107,62 @@ export function parseManifest(content: Buffer | string): Manifest {
   return parsed.data;
 }
 
+const isHash = (value: unknown) => typeof value === 'string' && HASH_PATTERN.test(value);
+
+/**
+ * An entry exactly as writeManifest writes it, checked in place: zod would build a second object
+ * (and more) per entry, and restore and download parse every part of a large site's manifests.
+ * Anything else goes through zod, which refuses it with its reason.
+ */
+function writtenEntry(value: unknown): ManifestFileEntry | null {
+  if (typeof value !== 'object' || value === null || Object.keys(value).length !== 5) return null;
+  const { path, size, mtime, sha256, chunks } = value as Record<string, unknown>;
+  const valid =
+    typeof path === 'string' &&
+    isSafeRelativePath(path) &&
+    Number.isSafeInteger(size) &&
+    (size as number) >= 0 &&
+    Number.isSafeInteger(mtime) &&
+    isHash(sha256) &&
+    Array.isArray(chunks) &&
+    chunks.every(isHash);
+  return valid ? (value as ManifestFileEntry) : null;
+}
+
 /** One NDJSON object of file entries, each checked like a format 1 entry. */
 function parseFilePart(content: Buffer): ManifestFileEntry[] {
   const entries: ManifestFileEntry[] = [];
   for (const line of content.toString('utf8').split('\n')) {
     if (line === '') continue;
-    const parsed = ManifestFile.safeParse(JSON.parse(line));
+    const raw: unknown = JSON.parse(line);
+    const entry = writtenEntry(raw);
+    if (entry) {
+      entries.push(entry);
+      continue;
+    }
+    const parsed = ManifestFile.safeParse(raw);
     if (!parsed.success) refuse(parsed.error);
     entries.push(parsed.data);
   }
   return entries;
 }
 
+/** The order of paths in listings and manifests: by their UTF-8 bytes (SQLite's TEXT order, the connector's). */
+const comparePaths = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/**
+ * Opens a manifest; its file entries come in strictly increasing path order, which restore and
+ * download rely on to walk two manifests side by side without holding either: format 2 is
+ * written so (a part out of order refuses the manifest), format 1 (held whole anyway) is sorted
+ * here, a repeated path keeping its last entry.
+ */
 export async function openManifest(store: ObjectStore, manifestHash: string): Promise<OpenedManifest> {
   const raw = JSON.parse((await store.read(manifestHash)).toString()) as { format?: unknown };
   if (raw.format !== 2) {
-    const { files: entries, ...header } = parseManifest(JSON.stringify(raw));
+    const { files: listed, ...header } = parseManifest(JSON.stringify(raw));
+    const entries = [...new Map(listed.map((file) => [file.path, file])).values()].sort((a, b) =>
+      comparePaths(a.path, b.path),
+    );
     return {
       ...header,
       fileParts: [],
@@ -138,12 +178,69 @@ export async function openManifest(store: ObjectStore, manifestHash: string): Pr
     ...header,
     fileParts,
     async *files() {
-      for (const part of fileParts) yield* parseFilePart(await store.read(part));
+      let last: string | null = null;
+      for (const part of fileParts) {
+        for (const file of parseFilePart(await store.read(part))) {
+          if (last !== null && comparePaths(last, file.path) >= 0)
+            throw manifestProblems.malformed.create(
+              `the backup manifest lists ${JSON.stringify(file.path)} after ${JSON.stringify(last)}: paths must be in increasing order`,
+            );
+          last = file.path;
+          yield file;
+        }
+      }
     },
   };
 }
 
-/** The whole manifest in memory, file entries included (restore and download read it so). */
+/**
+ * Reads every file entry once, so a manifest that is malformed anywhere (an unsafe path, an
+ * entry out of order) is refused before a restore or download starts rather than half-way.
+ */
+export async function checkManifestFiles(manifest: OpenedManifest): Promise<number> {
+  let count = 0;
+  for await (const file of manifest.files()) {
+    if (!isSafeRelativePath(file.path))
+      throw manifestProblems.unsafePath.create(`the backup holds the unsafe path ${JSON.stringify(file.path)}`);
+    count++;
+  }
+  return count;
+}
+
+/**
+ * Two manifests' file entries side by side, in path order: each path once, with its entry in
+ * `left`, in `right`, or both. Holds one entry of each side at a time.
+ */
+export async function* pairByPath(
+  left: AsyncIterable<ManifestFileEntry>,
+  right: AsyncIterable<ManifestFileEntry>,
+): AsyncGenerator<[ManifestFileEntry | undefined, ManifestFileEntry | undefined]> {
+  const lefts = left[Symbol.asyncIterator]();
+  const rights = right[Symbol.asyncIterator]();
+  try {
+    let a = await lefts.next();
+    let b = await rights.next();
+    while (!a.done || !b.done) {
+      const order = a.done ? 1 : b.done ? -1 : comparePaths(a.value.path, b.value.path);
+      if (order < 0) {
+        yield [a.value, undefined];
+        a = await lefts.next();
+      } else if (order > 0) {
+        yield [undefined, b.value as ManifestFileEntry];
+        b = await rights.next();
+      } else {
+        yield [a.value as ManifestFileEntry, b.value as ManifestFileEntry];
+        a = await lefts.next();
+        b = await rights.next();
+      }
+    }
+  } finally {
+    await lefts.return?.();
+    await rights.return?.();
+  }
+}
+
+/** The whole manifest in memory, file entries included: for tests and small manifests; restore and download stream instead. */
 export async function readManifest(store: ObjectStore, manifestHash: string): Promise<Manifest> {
   const { fileParts: _parts, files: entries, ...header } = await openManifest(store, manifestHash);
   const files: ManifestFileEntry[] = [];

@@ -1,5 +1,5 @@
 import type { BackupConnector } from '../wordpress/connector-client.js';
-import { CHUNK_BYTES, isSafeRelativePath, manifestProblems, type Manifest } from './manifest.js';
+import { CHUNK_BYTES, checkManifestFiles, pairByPath, type OpenedManifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import { backupsProblems } from './backups.errors.js';
 import { schemaOf, storedBatchRows } from './sql-dump.js';
@@ -34,16 +34,13 @@ export async function runRestore({
 }: {
   connector: BackupConnector;
   store: ObjectStore;
-  target: Manifest;
-  current: Manifest;
+  target: OpenedManifest;
+  current: OpenedManifest;
   onProgress: (progress: RestoreProgress) => void;
 }): Promise<RestoreProgress> {
-  for (const file of target.files) {
-    if (!isSafeRelativePath(file.path))
-      throw manifestProblems.unsafePath.create(
-        `the backup holds the unsafe path ${JSON.stringify(file.path)}; nothing was restored`,
-      );
-  }
+  // Both are walked again below, part by part: an unsafe path or a broken part anywhere refuses the restore now, before anything is sent.
+  await checkManifestFiles(target);
+  await checkManifestFiles(current);
   // Backups from before schemas were parsed hold the site's CREATE TABLE: parsed (or refused) before anything is sent, never sent itself.
   const schemas = target.tables.map(schemaOf);
   await connector.ensure('restore');
@@ -52,9 +49,21 @@ export async function runRestore({
   const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   const { restoreId } = await connector.begin();
   try {
-    const now = new Map(current.files.map((file) => [file.path, file.sha256]));
-    for (const file of target.files) {
-      if (isProtected(file.path) || now.get(file.path) === file.sha256) continue;
+    // Both manifests in path order, side by side: neither is held whole, however many files the site has.
+    // Deletions are only planned (the site carries them out when the restore finishes), so they go as they are found.
+    let deletions: string[] = [];
+    const planDeletions = async () => {
+      if (deletions.length === 0) return;
+      await connector.planDeletions(restoreId, deletions);
+      progress.filesDeleted += deletions.length;
+      deletions = [];
+    };
+    for await (const [file, now] of pairByPath(target.files(), current.files())) {
+      if (!file) {
+        if (!isProtected(now!.path) && deletions.push(now!.path) >= DELETIONS_PER_REQUEST) await planDeletions();
+        continue;
+      }
+      if (isProtected(file.path) || now?.sha256 === file.sha256) continue;
       let offset = 0;
       for (const chunk of file.chunks) {
         const bytes = await readChunk(store, chunk, buffer);
@@ -65,12 +74,7 @@ export async function runRestore({
       progress.filesRestored++;
       onProgress({ ...progress });
     }
-
-    const wanted = new Set(target.files.map((file) => file.path));
-    const extra = current.files.map((file) => file.path).filter((path) => !wanted.has(path) && !isProtected(path));
-    for (let i = 0; i < extra.length; i += DELETIONS_PER_REQUEST)
-      await connector.planDeletions(restoreId, extra.slice(i, i + DELETIONS_PER_REQUEST));
-    progress.filesDeleted = extra.length;
+    await planDeletions();
 
     const liveTables = new Map(current.tables.map((table) => [table.name, table]));
     for (const [index, table] of target.tables.entries()) {

@@ -1,5 +1,5 @@
 import { backupsProblems } from './backups.errors.js';
-import type { Manifest, ManifestTableEntry } from './manifest.js';
+import type { Manifest, ManifestTableEntry, OpenedManifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import { parseCreateTable } from './sql-schema-parser.js';
 import { emitCreateTable, quoteIdentifier, type TableSchema } from './sql-schema.js';
@@ -77,7 +77,7 @@ export async function writeSqlDump({
   store,
   write,
 }: {
-  manifest: Manifest;
+  manifest: Manifest | OpenedManifest;
   store: ObjectStore;
   write: (chunk: string | Buffer) => Promise<void>;
 }): Promise<void> {

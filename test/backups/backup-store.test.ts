@@ -9,9 +9,11 @@ import { parseBundle } from '../../src/wordpress/connector-backup-schemas.js';
 import type { BackupRow } from '../../src/backups/backups.table.js';
 import { createStoreLock } from '../../src/backups/concurrency.js';
 import {
+  checkManifestFiles,
   FILES_PER_PART,
   isSafeRelativePath,
   openManifest,
+  pairByPath,
   parseManifest,
   readManifest,
   referencedObjects,
@@ -198,6 +200,88 @@ describe('manifests are not trusted', () => {
       files: [{ path: '../../evil.php', size: 1, mtime: 0, sha256: sha('a'), chunks: [sha('a')] }],
     };
     expect(() => parseManifest(JSON.stringify(manifest))).toThrow(/unsafe path/);
+  });
+});
+
+describe('manifests are walked in path order, side by side (restore and download hold neither whole)', () => {
+  let dir: string;
+  let store: FileObjectStore;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sitewarden-store-'));
+    store = createFileObjectStore({ dir });
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const entry = (path: string, content = 'x') => ({
+    path,
+    size: content.length,
+    mtime: 0,
+    sha256: sha(content),
+    chunks: [sha(content)],
+  });
+  const paths = async (files: AsyncIterable<{ path: string }>) => {
+    const seen: string[] = [];
+    for await (const file of files) seen.push(file.path);
+    return seen;
+  };
+
+  it('gives a format 1 manifest’s entries in byte order of their paths, a repeated path once with its last entry', async () => {
+    const manifest: Manifest = {
+      format: 1,
+      siteUrl: 'x',
+      createdAt: 'x',
+      tables: [],
+      files: [entry('b'), entry('a.txt'), entry('a-z', 'first'), entry('é'), entry('a-z', 'last')],
+    };
+    const opened = await openManifest(store, (await store.put(Buffer.from(JSON.stringify(manifest)))).hash);
+    const files = [];
+    for await (const file of opened.files()) files.push(file);
+    expect(files.map((file) => file.path)).toEqual(['a-z', 'a.txt', 'b', 'é']);
+    expect(files[0]!.sha256).toBe(sha('last'));
+  });
+
+  it('refuses a format 2 manifest whose entries are out of path order, unsafe or malformed, naming the path', async () => {
+    const manifestOf = async (line: object) => {
+      const part = await store.put(Buffer.from(`${JSON.stringify(entry('a'))}\n${JSON.stringify(line)}\n`));
+      const header = { format: 2, siteUrl: 'x', createdAt: 'x', tables: [], fileCount: 2, fileParts: [part.hash] };
+      return openManifest(store, (await store.put(Buffer.from(JSON.stringify(header)))).hash);
+    };
+    await expect(checkManifestFiles(await manifestOf(entry('../evil.php')))).rejects.toMatchObject({
+      problem: { name: 'backup-unsafe-path' },
+    });
+    await expect(checkManifestFiles(await manifestOf({ ...entry('b'), size: -1 }))).rejects.toThrow(
+      /malformed at size/,
+    );
+    await expect(checkManifestFiles(await manifestOf({ ...entry('b'), chunks: ['x'] }))).rejects.toThrow(
+      /malformed at chunks/,
+    );
+
+    const { hash } = await writeManifest(store, { siteUrl: 'x', createdAt: 'x', tables: [] }, [
+      entry('a'),
+      entry('c'),
+      entry('b'),
+    ]);
+    const opened = await openManifest(store, hash);
+    await expect(paths(opened.files())).rejects.toThrow(/"b" after "c"/);
+    await expect(checkManifestFiles(opened)).rejects.toMatchObject({
+      problem: { name: 'backup-manifest-malformed' },
+    });
+  });
+
+  it('pairs two manifests’ entries by path: each path once, from either side or both', async () => {
+    async function* of(...names: string[]) {
+      for (const name of names) yield entry(name);
+    }
+    const pairs = [];
+    for await (const [left, right] of pairByPath(of('a', 'b', 'd', 'é'), of('b', 'c', 'é', 'z')))
+      pairs.push([left?.path ?? null, right?.path ?? null]);
+    expect(pairs).toEqual([
+      ['a', null],
+      ['b', 'b'],
+      [null, 'c'],
+      ['d', null],
+      ['é', 'é'],
+      [null, 'z'],
+    ]);
   });
 });
 
