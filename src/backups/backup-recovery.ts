@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { jobEvent, type JobKind } from '../jobs/job-runner.js';
 import type { Clock } from '../shared/clock.js';
 import type { BackupsRepository } from './backups.repository.js';
-import type { BackupRow } from './backups.table.js';
+import type { BackupRow, RestoreRow } from './backups.table.js';
 
 export const INTERRUPTED_BACKUP = 'the daemon stopped while this backup ran; it is retried once at the next start';
 export const INTERRUPTED_PRE_RESTORE = 'the daemon stopped while this backup ran, before the restore it was taken for';
@@ -73,50 +73,25 @@ export function restoreRecovery({
   repository: BackupsRepository;
   clock: Clock;
 }): JobKind['recover'] {
+  /** Ends a restore the last process left unfinished as failed, with the event that says so. */
+  function failRestore(row: RestoreRow, reason: string, message: string) {
+    repository.updateRestore(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() });
+    return {
+      events: [
+        jobEvent('restore.failed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, reason, message }),
+      ],
+    };
+  }
   return {
     running(job) {
       const row = repository.findRestore(job.id)!;
-      const message = interruptedRestore(row.preRestoreBackupId);
-      repository.updateRestore(row.id, {
-        status: 'failed',
-        reason: 'interrupted',
-        error: message,
-        finishedAt: clock.now(),
-      });
-      return {
-        events: [
-          jobEvent('restore.failed', {
-            siteId: row.siteId,
-            restoreId: row.id,
-            backupId: row.backupId,
-            reason: 'interrupted',
-            message,
-          }),
-        ],
-      };
+      return failRestore(row, 'interrupted', interruptedRestore(row.preRestoreBackupId));
     },
     queued(job) {
       const row = repository.findRestore(job.id)!;
       const target = repository.findBackup(row.backupId);
       if (target?.status === 'completed' && target.manifestHash) return 'requeue';
-      const message = `backup ${row.backupId} is no longer there to restore from`;
-      repository.updateRestore(row.id, {
-        status: 'failed',
-        reason: 'backup-not-found',
-        error: message,
-        finishedAt: clock.now(),
-      });
-      return {
-        events: [
-          jobEvent('restore.failed', {
-            siteId: row.siteId,
-            restoreId: row.id,
-            backupId: row.backupId,
-            reason: 'backup-not-found',
-            message,
-          }),
-        ],
-      };
+      return failRestore(row, 'backup-not-found', `backup ${row.backupId} is no longer there to restore from`);
     },
   };
 }
