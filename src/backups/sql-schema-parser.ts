@@ -1,4 +1,4 @@
-import { isLegalIdentifier, TableSchema } from './sql-schema.js';
+import { isLegalIdentifier, NUMERIC_OPTIONS, TableSchema } from './sql-schema.js';
 
 /**
  * Reads `SHOW CREATE TABLE` output into a TableSchema, or throws naming what it could not
@@ -178,25 +178,7 @@ export function parseCreateTable(sql: string, expectedName: string): TableSchema
       schema.comment = take('string', 'a comment');
     } else {
       const option = take('word', 'a table option');
-      if (
-        ![
-          'AUTO_INCREMENT',
-          'AVG_ROW_LENGTH',
-          'CHECKSUM',
-          'DELAY_KEY_WRITE',
-          'KEY_BLOCK_SIZE',
-          'MAX_ROWS',
-          'MIN_ROWS',
-          'PACK_KEYS',
-          'PAGE_CHECKSUM',
-          'PAGE_COMPRESSED',
-          'PAGE_COMPRESSION_LEVEL',
-          'STATS_AUTO_RECALC',
-          'STATS_PERSISTENT',
-          'STATS_SAMPLE_PAGES',
-          'TRANSACTIONAL',
-        ].includes(option)
-      ) {
+      if (!(NUMERIC_OPTIONS as readonly string[]).includes(option)) {
         throw new Error(`the table option ${option} is not one a backup carries`);
       }
       equals();

@@ -76,7 +76,7 @@ const TYPES = [
 const ENGINES = ['InnoDB', 'MyISAM', 'Aria', 'MEMORY', 'ARCHIVE', 'CSV', 'BLACKHOLE'] as const;
 const ROW_FORMATS = ['DEFAULT', 'DYNAMIC', 'FIXED', 'COMPRESSED', 'REDUNDANT', 'COMPACT', 'PAGE'] as const;
 /** Table options whose value is a number (or DEFAULT): harmless storage hints. Directories, CONNECTION, UNION, partitions are not among them. */
-const NUMERIC_OPTIONS = [
+export const NUMERIC_OPTIONS = [
   'AUTO_INCREMENT',
   'AVG_ROW_LENGTH',
   'CHECKSUM',
