@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import {
-  daemonApi,
+  adminApi,
+  connectSite,
   queueBackup,
   runCli,
   startDaemonProcess,
@@ -23,16 +24,9 @@ describe('a daemon killed mid-backup', () => {
 
   it('leaves the backup failed (interrupted), never completed, and no half-written object under a final name', async () => {
     let daemon = await startDaemonProcess(env());
-    const token = readFileSync(join(bed.dataDir, 'admin-token'), 'utf8').trim();
-    const call = daemonApi(() => daemon.port, token);
+    const call = adminApi(bed.dataDir, () => daemon.port);
     try {
-      const connected = await call('POST', '/api/sites', {
-        url: bed.site.url,
-        username: bed.site.admin.username,
-        applicationPassword: bed.site.admin.applicationPassword,
-      });
-      expect(connected.status).toBe(201);
-      const siteId = connected.json.id as string;
+      const siteId = await connectSite(call, bed.site);
       const backupId = await queueBackup(call, siteId);
 
       // Kill it once objects are being written.

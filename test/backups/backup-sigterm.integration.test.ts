@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  daemonApi,
+  adminApi,
+  connectSite,
   PROJECT_ROOT,
   queueBackup,
   runCli,
@@ -43,16 +44,9 @@ describe('a daemon stopped with SIGTERM mid-backup', () => {
 
   it('exits cleanly within the unit’s stop timeout, leaves the backup interrupted, and retries it at the next start', async () => {
     let daemon = await startDaemonProcess(env());
-    const token = readFileSync(join(bed.dataDir, 'admin-token'), 'utf8').trim();
-    const call = daemonApi(() => daemon.port, token);
+    const call = adminApi(bed.dataDir, () => daemon.port);
     try {
-      const connected = await call('POST', '/api/sites', {
-        url: bed.site.url,
-        username: bed.site.admin.username,
-        applicationPassword: bed.site.admin.applicationPassword,
-      });
-      expect(connected.status).toBe(201);
-      const siteId = connected.json.id as string;
+      const siteId = await connectSite(call, bed.site);
       // Uptime probes run from the start.
       for (
         let polls = 0;

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  adminApi,
+  connectSite,
   daemonApi,
   queueBackup,
   runCli,
@@ -27,16 +29,9 @@ describe('a data directory already in use', () => {
 
   it('refuses a second daemon at once, naming the directory and the holder’s PID, and leaves the first one’s backup running; after kill -9 a new start succeeds', async () => {
     let daemon = await startDaemonProcess(env());
-    const token = readFileSync(join(bed.dataDir, 'admin-token'), 'utf8').trim();
-    const call = daemonApi(() => daemon.port, token);
+    const call = adminApi(bed.dataDir, () => daemon.port);
     try {
-      const connected = await call('POST', '/api/sites', {
-        url: bed.site.url,
-        username: bed.site.admin.username,
-        applicationPassword: bed.site.admin.applicationPassword,
-      });
-      expect(connected.status).toBe(201);
-      const siteId = connected.json.id as string;
+      const siteId = await connectSite(call, bed.site);
       const backupId = await queueBackup(call, siteId);
       expect(await waitForBackup(call, siteId, backupId, (backup) => backup.status === 'running')).toBe(true);
 

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -71,6 +71,23 @@ export function daemonApi(port: () => number, token: string) {
 }
 
 export type DaemonApi = ReturnType<typeof daemonApi>;
+
+/** The API of the daemon on `dataDir`, as its first start's admin token allows. */
+export function adminApi(dataDir: string, port: () => number): DaemonApi {
+  return daemonApi(port, readFileSync(join(dataDir, 'admin-token'), 'utf8').trim());
+}
+
+/** Connects a test site through the daemon's API, as an operator would; returns the site's id. */
+export async function connectSite(call: DaemonApi, site: TestSite): Promise<string> {
+  const connected = await call('POST', '/api/sites', {
+    url: site.url,
+    username: site.admin.username,
+    applicationPassword: site.admin.applicationPassword,
+  });
+  if (connected.status !== 201)
+    throw new Error(`connecting the site answered ${connected.status}: ${JSON.stringify(connected.json)}`);
+  return connected.json.id as string;
+}
 
 /** Queues a manual backup of a site through the daemon's API. */
 export async function queueBackup(call: DaemonApi, siteId: string): Promise<string> {
