@@ -5,3 +5,4 @@
 export { createTestSite } from './test-site.js';
 export type { TestSite, TestUser } from './test-site.js';
 export { approveApplicationAuthorization } from './approve-application.js';
+export { NEWEST_RELEASE } from './releases.js';
