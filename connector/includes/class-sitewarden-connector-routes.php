@@ -27,6 +27,7 @@ final class Sitewarden_Connector_Routes {
 		$plugin_updates = new Sitewarden_Connector_Plugin_Updates( $updates, $filesystem, $runner );
 		$theme_updates  = new Sitewarden_Connector_Theme_Updates( $updates, $filesystem, $runner );
 		$themes         = new Sitewarden_Connector_Themes( $filesystem );
+		$plugin_status  = new Sitewarden_Connector_Plugin_Status( $filesystem );
 
 		Sitewarden_Connector_Backup_Routes::register( self::ROUTE_NAMESPACE, $filesystem );
 
@@ -77,6 +78,34 @@ final class Sitewarden_Connector_Routes {
 				},
 			)
 		);
+
+		// Per-plugin meta capabilities, as wp-admin checks them (a plugin can be locked by a role filter).
+		foreach ( array( 'activate', 'deactivate', 'delete' ) as $action ) {
+			register_rest_route(
+				self::ROUTE_NAMESPACE,
+				'/plugins/' . $action,
+				array(
+					'methods'             => WP_REST_Server::CREATABLE,
+					'permission_callback' => static function ( WP_REST_Request $request ) use ( $action ) {
+						return 'delete' === $action ? current_user_can( 'delete_plugins' ) : current_user_can( $action . '_plugin', $request['plugin'] );
+					},
+					'args'                => array(
+						'plugin' => self::plugin_file_arg(),
+						'force'  => array(
+							'description' => 'Deactivate or delete even when active plugins require it.',
+							'type'        => 'boolean',
+							'default'     => false,
+						),
+					),
+					'callback'            => static function ( WP_REST_Request $request ) use ( $plugin_status, $action ) {
+						if ( 'activate' === $action ) {
+							return rest_ensure_response( $plugin_status->activate( $request['plugin'] ) );
+						}
+						return rest_ensure_response( $plugin_status->$action( $request['plugin'], (bool) $request['force'] ) );
+					},
+				)
+			);
+		}
 
 		register_rest_route(
 			self::ROUTE_NAMESPACE,

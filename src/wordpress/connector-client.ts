@@ -28,6 +28,7 @@ import {
   type ConnectorInfo,
 } from './site-schemas.js';
 import type { WordPressSession } from './wordpress-client.js';
+import { PluginStatusAnswerSchema, type PluginStatusAnswer } from './connector-operation-schemas.js';
 
 /**
  * The Sitewarden connector (connector/) adds what WordPress core's REST API cannot do:
@@ -143,6 +144,27 @@ export function createConnector(session: WordPressSession, { operationTimeoutMs 
     updateTheme: (stylesheet: string) => operation('themes', 'themes/update', { stylesheet }, ThemeUpdatedSchema),
     activateTheme: (stylesheet: string) => operation('themes', 'themes/activate', { stylesheet }, ThemeActivatedSchema),
     deleteTheme: (stylesheet: string) => operation('themes', 'themes/delete', { stylesheet }, ThemeDeletedSchema),
+
+    /**
+     * Activates, deactivates or deletes a plugin under WordPress's plugin dependency rules, checked
+     * on the site in the same request; null when the site's connector predates these routes.
+     */
+    async changePluginStatus(
+      action: 'activate' | 'deactivate' | 'delete',
+      file: string,
+      options: { force?: boolean } = {},
+    ): Promise<PluginStatusAnswer | null> {
+      try {
+        return await session.call('POST', `${CONNECTOR_NAMESPACE}/plugins/${action}`, {
+          json: { plugin: file, force: options.force ?? false },
+          timeoutMs,
+          schema: PluginStatusAnswerSchema,
+        });
+      } catch (error) {
+        if (isAppError(error) && error.extensions.siteCode === 'rest_no_route') return null;
+        throw error;
+      }
+    },
 
     /** Refuses (connector-outdated) a connector older than the backups (or restore) feature needs; call before the first step. */
     ensure: (feature: 'backups' | 'restore') => ensure(feature),

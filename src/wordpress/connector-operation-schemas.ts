@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+/**
+ * What the connector answers to the operations of issue 15 (plugin status under the
+ * dependency rules, core and translation updates). The site is untrusted: every list is
+ * bounded and every name is checked for the shape WordPress gives it.
+ */
+
+const PluginSlug = z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'expected a plugin slug');
+const PluginFile = z.string().max(400);
+
+export const PluginStatusAnswerSchema = z.discriminatedUnion('result', [
+  z.looseObject({
+    result: z.literal('done'),
+    plugin: PluginFile,
+    status: z.enum(['active', 'inactive', 'network-active', 'deleted']),
+  }),
+  z.looseObject({
+    result: z.literal('refused'),
+    reason: z.enum(['dependencies-unmet', 'required-by']),
+    slugs: z.array(PluginSlug).min(1).max(200),
+  }),
+]);
+export type PluginStatusAnswer = z.infer<typeof PluginStatusAnswerSchema>;
