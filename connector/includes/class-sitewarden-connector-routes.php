@@ -28,6 +28,7 @@ final class Sitewarden_Connector_Routes {
 		$theme_updates  = new Sitewarden_Connector_Theme_Updates( $updates, $filesystem, $runner );
 		$themes         = new Sitewarden_Connector_Themes( $filesystem );
 		$plugin_status  = new Sitewarden_Connector_Plugin_Status( $filesystem );
+		$core_updates   = new Sitewarden_Connector_Core_Updates( $filesystem, $runner );
 
 		Sitewarden_Connector_Backup_Routes::register( self::ROUTE_NAMESPACE, $filesystem );
 
@@ -106,6 +107,26 @@ final class Sitewarden_Connector_Routes {
 				)
 			);
 		}
+
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/core/update',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => self::requires( 'update_core' ),
+				'args'                => array(
+					'version' => array(
+						'description' => 'A version WordPress offers, e.g. 6.5.5; empty for the newest offered.',
+						'type'        => 'string',
+						'default'     => '',
+						'pattern'     => '^(\\d{1,4}(\\.\\d{1,4}){1,3}(-[A-Za-z0-9.]{1,20})?)?$',
+					),
+				),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $core_updates ) {
+					return rest_ensure_response( $core_updates->update( (string) $request['version'] ) );
+				},
+			)
+		);
 
 		register_rest_route(
 			self::ROUTE_NAMESPACE,

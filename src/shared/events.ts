@@ -88,6 +88,16 @@ export const eventCatalogue = {
     fields: ['siteId', 'url', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'],
     when: 'Updating a theme on a site failed; `reason` is the problem name the API answered.',
   },
+  'core.updated': {
+    level: 'info',
+    fields: ['siteId', 'url', 'fromVersion', 'toVersion', 'databaseUpgraded'],
+    when: 'WordPress core on a site was updated; `databaseUpgraded` says whether its database upgrade ran.',
+  },
+  'core.update_failed': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'fromVersion', 'toVersion', 'reason', 'message'],
+    when: 'Updating WordPress core on a site failed; `toVersion` is the version asked for, or null for the newest offered.',
+  },
   'performance.audit_failed': {
     level: 'warn',
     fields: ['siteId', 'url', 'auditId', 'formFactor', 'reason', 'message'],

@@ -28,7 +28,12 @@ import {
   type ConnectorInfo,
 } from './site-schemas.js';
 import type { WordPressSession } from './wordpress-client.js';
-import { PluginStatusAnswerSchema, type PluginStatusAnswer } from './connector-operation-schemas.js';
+import {
+  CoreUpdatedSchema,
+  PluginStatusAnswerSchema,
+  type CoreUpdated,
+  type PluginStatusAnswer,
+} from './connector-operation-schemas.js';
 
 /**
  * The Sitewarden connector (connector/) adds what WordPress core's REST API cannot do:
@@ -130,6 +135,28 @@ export function createConnector(session: WordPressSession, { operationTimeoutMs 
     });
   }
 
+  /**
+   * For routes newer than the last version bump: a connector that answers rest_no_route is
+   * missing or predates the route, which the problem says.
+   */
+  const newerOperation = async <T>(feature: string, route: string, json: unknown, schema: z.ZodType<T>): Promise<T> => {
+    try {
+      return await session.call('POST', `${CONNECTOR_NAMESPACE}/${route}`, {
+        json,
+        timeoutMs: operationTimeoutMs,
+        schema,
+      });
+    } catch (error) {
+      if (!isAppError(error) || error.extensions.siteCode !== 'rest_no_route') throw error;
+      const info = await readConnectorInfo(session);
+      if (!info) assertConnectorFeature(null, 'updates');
+      throw connectorProblems.outdated.create(
+        `${feature} needs a newer Sitewarden connector than the site’s ${info!.connector}: ${updateHint}`,
+        { feature, connectorVersion: info!.connector },
+      );
+    }
+  };
+
   const backup = (path: string) => `${CONNECTOR_NAMESPACE}/${path}`;
   const timeoutMs = operationTimeoutMs;
 
@@ -165,6 +192,10 @@ export function createConnector(session: WordPressSession, { operationTimeoutMs 
         throw error;
       }
     },
+
+    /** Updates WordPress core to `version` (one WordPress offers) or to the newest offered. */
+    updateCore: (version?: string): Promise<CoreUpdated> =>
+      newerOperation('core', 'core/update', { version: version ?? '' }, CoreUpdatedSchema),
 
     /** Refuses (connector-outdated) a connector older than the backups (or restore) feature needs; call before the first step. */
     ensure: (feature: 'backups' | 'restore') => ensure(feature),

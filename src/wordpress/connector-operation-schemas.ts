@@ -22,3 +22,13 @@ export const PluginStatusAnswerSchema = z.discriminatedUnion('result', [
   }),
 ]);
 export type PluginStatusAnswer = z.infer<typeof PluginStatusAnswerSchema>;
+
+const CoreVersion = z.string().regex(/^\d{1,4}(\.\d{1,4}){1,3}(-[A-Za-z0-9.]{1,20})?$/, 'expected a WordPress version');
+
+export const CoreUpdatedSchema = z.looseObject({
+  previousVersion: CoreVersion,
+  version: CoreVersion,
+  dbVersion: z.string().regex(/^\d{1,10}$/),
+  databaseUpgraded: z.boolean(),
+});
+export type CoreUpdated = z.infer<typeof CoreUpdatedSchema>;

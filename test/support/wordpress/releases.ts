@@ -1,6 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { runCommand } from '../processes.js';
 import { WORDPRESS_SOURCE } from './paths.js';
 
@@ -10,8 +10,11 @@ import { WORDPRESS_SOURCE } from './paths.js';
  */
 export type WordPressRelease = 'debian' | 'newest';
 
-const playgroundBuilds = join(
-  dirname(fileURLToPath(import.meta.resolve('@wp-playground/wordpress-builds/package.json'))),
+// createRequire: vitest's global setup (which serves core packages from the mirror) has no import.meta.resolve.
+const require = createRequire(import.meta.url);
+/** The release zips of @wp-playground/wordpress-builds and their wp-versions.json. */
+export const PLAYGROUND_BUILDS = join(
+  dirname(require.resolve('@wp-playground/wordpress-builds/package.json')),
   'src/wordpress',
 );
 
@@ -23,7 +26,7 @@ const playgroundBuilds = join(
  * a wp-config.php of its own. The PHP is the release's, so everything a REST client sees works;
  * wp-admin pages render without their styles and scripts.
  */
-export const NEWEST_RELEASE = { version: '6.5.5', zip: join(playgroundBuilds, 'wp-6.5.zip') } as const;
+export const NEWEST_RELEASE = { version: '6.5.5', zip: join(PLAYGROUND_BUILDS, 'wp-6.5.zip') } as const;
 
 /** Copies a release into `root`, which must not exist: every site owns its files, so core updates touch only that copy. */
 export async function copyWordPressRelease(release: WordPressRelease, root: string): Promise<void> {
