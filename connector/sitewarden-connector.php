@@ -31,6 +31,7 @@ require_once __DIR__ . '/includes/class-sitewarden-connector-theme-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-themes.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-plugin-status.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-core-updates.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-translation-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-paths.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-files.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-database.php';

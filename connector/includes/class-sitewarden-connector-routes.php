@@ -29,6 +29,7 @@ final class Sitewarden_Connector_Routes {
 		$themes         = new Sitewarden_Connector_Themes( $filesystem );
 		$plugin_status  = new Sitewarden_Connector_Plugin_Status( $filesystem );
 		$core_updates   = new Sitewarden_Connector_Core_Updates( $filesystem, $runner );
+		$translations   = new Sitewarden_Connector_Translation_Updates( $filesystem, $runner );
 
 		Sitewarden_Connector_Backup_Routes::register( self::ROUTE_NAMESPACE, $filesystem );
 
@@ -124,6 +125,18 @@ final class Sitewarden_Connector_Routes {
 				),
 				'callback'            => static function ( WP_REST_Request $request ) use ( $core_updates ) {
 					return rest_ensure_response( $core_updates->update( (string) $request['version'] ) );
+				},
+			)
+		);
+
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/translations/update',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => self::requires( 'update_languages' ),
+				'callback'            => static function () use ( $translations ) {
+					return rest_ensure_response( $translations->update() );
 				},
 			)
 		);

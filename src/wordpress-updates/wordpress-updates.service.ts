@@ -4,6 +4,11 @@ import { isAppError, isProblem } from '../shared/errors.js';
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { wordpressUpdatesProblems } from './wordpress-updates.errors.js';
 
+export interface TranslationsUpdate {
+  updated: { type: 'core' | 'plugin' | 'theme'; slug: string; language: string; version: string }[];
+  failed: { type: 'core' | 'plugin' | 'theme'; slug: string; language: string; message: string }[];
+}
+
 export interface CoreUpdate {
   previousVersion: string;
   version: string;
@@ -55,6 +60,45 @@ export function createWordPressUpdatesService({ access, events }: { access: Site
           logFailure(site, { fromVersion, toVersion: options.version ?? null }, error);
           throw error;
         }
+      });
+    },
+
+    /**
+     * Every language pack WordPress offers the site. Packs that failed are listed in `failed`
+     * (and logged); when none was installed the whole update fails.
+     */
+    updateTranslations(siteId: string): Promise<TranslationsUpdate> {
+      return access.operate(siteId, async (site) => {
+        const failed = (reason: string, message: string) =>
+          events.emit('translations.update_failed', { siteId: site.site.id, url: site.site.url, reason, message });
+        let answer;
+        try {
+          answer = await site.connector.updateTranslations().catch((error: unknown) => rethrowSiteOperation(error));
+        } catch (error) {
+          if (!isProblem(error, wordpressUpdatesProblems.noUpdate))
+            failed(
+              isAppError(error) ? error.problem.name : 'internal-error',
+              error instanceof Error ? error.message : String(error),
+            );
+          throw error;
+        }
+        const result: TranslationsUpdate = {
+          updated: answer.updated.map(({ type, slug, language, version }) => ({ type, slug, language, version })),
+          failed: answer.failed.map(({ type, slug, language, message }) => ({ type, slug, language, message })),
+        };
+        const described = result.failed.map((item) => `${item.type} ${item.slug} ${item.language}: ${item.message}`);
+        if (result.failed.length > 0) failed(wordpressUpdatesProblems.operationFailed.name, described.join('; '));
+        if (result.updated.length === 0 && result.failed.length > 0)
+          throw wordpressUpdatesProblems.operationFailed.create(
+            `no translation was installed: ${described.join('; ')}`,
+          );
+        events.emit('translations.updated', {
+          siteId: site.site.id,
+          url: site.site.url,
+          updated: result.updated.length,
+          failed: result.failed.length,
+        });
+        return result;
       });
     },
   };

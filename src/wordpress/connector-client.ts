@@ -31,8 +31,10 @@ import type { WordPressSession } from './wordpress-client.js';
 import {
   CoreUpdatedSchema,
   PluginStatusAnswerSchema,
+  TranslationsUpdatedSchema,
   type CoreUpdated,
   type PluginStatusAnswer,
+  type TranslationsUpdated,
 } from './connector-operation-schemas.js';
 
 /**
@@ -196,6 +198,10 @@ export function createConnector(session: WordPressSession, { operationTimeoutMs 
     /** Updates WordPress core to `version` (one WordPress offers) or to the newest offered. */
     updateCore: (version?: string): Promise<CoreUpdated> =>
       newerOperation('core', 'core/update', { version: version ?? '' }, CoreUpdatedSchema),
+
+    /** Installs every language pack WordPress's update checks offer (core, plugins, themes). */
+    updateTranslations: (): Promise<TranslationsUpdated> =>
+      newerOperation('translations', 'translations/update', {}, TranslationsUpdatedSchema),
 
     /** Refuses (connector-outdated) a connector older than the backups (or restore) feature needs; call before the first step. */
     ensure: (feature: 'backups' | 'restore') => ensure(feature),

@@ -32,3 +32,15 @@ export const CoreUpdatedSchema = z.looseObject({
   databaseUpgraded: z.boolean(),
 });
 export type CoreUpdated = z.infer<typeof CoreUpdatedSchema>;
+
+const TranslationItem = {
+  type: z.enum(['core', 'plugin', 'theme']),
+  slug: z.string().max(200),
+  language: z.string().regex(/^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8}){0,3}$/, 'expected a locale such as de_DE'),
+};
+
+export const TranslationsUpdatedSchema = z.looseObject({
+  updated: z.array(z.looseObject({ ...TranslationItem, version: z.string().max(200) })).max(5_000),
+  failed: z.array(z.looseObject({ ...TranslationItem, message: z.string().max(2_000) })).max(5_000),
+});
+export type TranslationsUpdated = z.infer<typeof TranslationsUpdatedSchema>;

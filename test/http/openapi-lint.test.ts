@@ -17,6 +17,7 @@ type OpenApiDocument = { paths: Record<string, Record<string, Operation>> };
 const STABLE_OPERATION_IDS: Record<string, string> = {
   'GET /health': 'getHealth',
   'POST /sites/{siteId}/core/update': 'updateCore',
+  'POST /sites/{siteId}/translations/update': 'updateTranslations',
   'GET /jobs': 'listJobs',
   'GET /jobs/{jobId}': 'getJob',
   'POST /jobs/{jobId}/cancel': 'cancelJob',

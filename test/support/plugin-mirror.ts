@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createDirectoryResponses } from './plugin-directory/api-responses.js';
 import { buildCatalog, type Catalog, type ForkedPackage } from './plugin-directory/catalog.js';
 import { createCoreReleases } from './plugin-directory/core-releases.js';
+import { buildLanguagePacks } from './plugin-directory/language-packs.js';
 
 export interface PluginMirror {
   /** 'http://127.0.0.1:PORT', no trailing slash. */
@@ -17,7 +18,8 @@ export interface PluginMirror {
  * Paths are the real ones (plugins/info/1.2/, plugins/update-check/1.1/, ...)
  * so the test mu-plugin forwards a request by swapping only scheme and host.
  * Downloads are served at /plugin/<slug>.<version>.zip and /theme/<slug>.<version>.zip,
- * core packages at /core/wordpress-<version>.zip.
+ * core packages at /core/wordpress-<version>.zip, language packs at
+ * /translation/<type>/<slug>/<version>/<locale>.zip.
  */
 export async function startPluginMirror(deps: {
   fixturesDir: string;
@@ -26,6 +28,7 @@ export async function startPluginMirror(deps: {
 }): Promise<PluginMirror> {
   const catalog = await buildCatalog(deps);
   const coreReleases = createCoreReleases({ zipDir: deps.zipDir });
+  const languagePacks = await buildLanguagePacks(deps.zipDir);
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => sendJson(res, 500, { error: String(error) }));
@@ -57,6 +60,18 @@ export async function startPluginMirror(deps: {
       return;
     }
 
+    const translation = /^\/translation\/(plugin)\/([a-z0-9-]+)\/([\d.]+)\/([a-zA-Z_]+)\.zip$/.exec(path);
+    if (translation) {
+      const [, type, slug, version, language] = translation;
+      const pack = languagePacks.find(
+        (p) => p.type === type && p.slug === slug && p.version === version && p.language === language,
+      );
+      if (!pack) return sendJson(res, 404, { error: 'Not found' });
+      res.writeHead(200, { 'content-type': 'application/zip' });
+      createReadStream(pack.zipPath).pipe(res);
+      return;
+    }
+
     const download = /^\/(plugin|theme)\/([a-z0-9-]+)\.(\d[\w.-]*)\.zip$/.exec(path);
     if (download) {
       const [, type, slug, version] = download;
@@ -75,7 +90,7 @@ export async function startPluginMirror(deps: {
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Download links need the port, known only now; no request can arrive before this line runs.
-  const api = createDirectoryResponses({ catalog, coreReleases, baseUrl: url });
+  const api = createDirectoryResponses({ catalog, coreReleases, languagePacks, baseUrl: url });
 
   return {
     url,

@@ -1,5 +1,6 @@
 import { basename, dirname } from 'node:path';
 import type { CoreReleases } from './core-releases.js';
+import type { LanguagePack } from './language-packs.js';
 import { compareVersions, newestVersion, type Catalog, type DirectoryPackage, type PackageType } from './catalog.js';
 
 /**
@@ -7,8 +8,13 @@ import { compareVersions, newestVersion, type Catalog, type DirectoryPackage, ty
  * core reads (plugins_api, themes_api, wp_update_plugins/themes, the upgraders)
  * plus the ones a dashboard would show.
  */
-export function createDirectoryResponses(deps: { catalog: Catalog; coreReleases: CoreReleases; baseUrl: string }) {
-  const { catalog, coreReleases, baseUrl } = deps;
+export function createDirectoryResponses(deps: {
+  catalog: Catalog;
+  coreReleases: CoreReleases;
+  languagePacks: LanguagePack[];
+  baseUrl: string;
+}) {
+  const { catalog, coreReleases, languagePacks, baseUrl } = deps;
   const downloadLink = (pkg: DirectoryPackage) => `${baseUrl}/${pkg.type}/${pkg.slug}.${pkg.version}.zip`;
   const infoUrl = (pkg: DirectoryPackage) => `${baseUrl}/${pkg.type}s/${pkg.slug}/`;
   const versions = (type: PackageType, slug: string) =>
@@ -117,7 +123,39 @@ export function createDirectoryResponses(deps: { catalog: Catalog; coreReleases:
       const target = compareVersions(pkg.version, installed.Version ?? '0') > 0 ? response : noUpdate;
       target[file] = offer;
     }
-    return { plugins: response, no_update: noUpdate, translations: [] };
+    return {
+      plugins: response,
+      no_update: noUpdate,
+      translations: pluginTranslations(form, Object.keys(sent.plugins ?? {})),
+    };
+  }
+
+  /**
+   * Language packs for the locales the site asked for (`locale`, its installed languages), for
+   * installed plugins, when the site has none or an older one (`translations`: its .po headers).
+   */
+  function pluginTranslations(form: URLSearchParams, files: string[]) {
+    const locales = parseJson(form.get('locale')) as string[];
+    const installed = parseJson(form.get('translations')) as Record<
+      string,
+      Record<string, { 'PO-Revision-Date'?: string }>
+    >;
+    const slugs = new Set(files.map((file) => (file.includes('/') ? dirname(file) : basename(file, '.php'))));
+    return languagePacks
+      .filter((pack) => slugs.has(pack.slug) && Array.isArray(locales) && locales.includes(pack.language))
+      .filter((pack) => {
+        const revision = installed[pack.slug]?.[pack.language]?.['PO-Revision-Date'];
+        return !revision || Date.parse(revision) < Date.parse(`${pack.updated}Z`);
+      })
+      .map((pack) => ({
+        type: pack.type,
+        slug: pack.slug,
+        language: pack.language,
+        version: pack.version,
+        updated: pack.updated,
+        package: `${baseUrl}/translation/${pack.type}/${pack.slug}/${pack.version}/${pack.language}.zip`,
+        autoupdate: true,
+      }));
   }
 
   /** themes/update-check/1.1: `themes` is JSON { active, themes: { stylesheet: { Version, ... } } }. */
