@@ -1,7 +1,7 @@
 <?php
 /**
  * Plugin Name:       Sitewarden Connector
- * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update plugins and themes, activate and delete themes, report available updates, and take and restore backups in small steps (namespace sitewarden/v1). Stores nothing; every route checks the calling user's capabilities.
+ * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update WordPress, translations, plugins and themes, enforce plugin dependencies, activate and delete themes, report available updates, and take and restore backups in small steps (namespace sitewarden/v1). Stores nothing; every route checks the calling user's capabilities.
  * Version:           1.2.0
  * Requires at least: 6.1
  * Requires PHP:      7.4

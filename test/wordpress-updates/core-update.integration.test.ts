@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NEWEST_RELEASE } from '../support/wordpress/index.js';
@@ -61,6 +61,27 @@ describe('WordPress core updates on a real site', () => {
     ]);
   });
 
+  it('answers site-operation-failed with WordPress’s own reason when its upgrader fails', async () => {
+    // WordPress's own hook before a download: the package is as unreachable as a 404 would make it.
+    const muPlugin = join(bed.site.root, 'wp-content/mu-plugins/failing-download.php');
+    writeFileSync(
+      muPlugin,
+      `<?php add_filter( 'upgrader_pre_download', static function () { return new WP_Error( 'download_failed', 'Download failed.', 'Not Found' ); } );`,
+    );
+    try {
+      const failed = await coreUpdate({ version: '6.2.6' });
+      expect(failed.status, failed.text).toBe(502);
+      expect(failed.json.type).toBe('/problems/site-operation-failed');
+      expect(failed.json.detail).toContain('Download failed. Not Found');
+    } finally {
+      rmSync(muPlugin);
+    }
+    expect((await wordpressSays()).version).toBe('6.1.9');
+    expect(bed.t.logs.events('core.update_failed').at(-1)).toEqual(
+      expect.objectContaining({ toVersion: '6.2.6', reason: 'site-operation-failed' }),
+    );
+  });
+
   it('updates to the version asked for when WordPress offers it, not further', async () => {
     const updated = await coreUpdate({ version: '6.2.6' });
     expect(updated.status, updated.text).toBe(200);
@@ -85,6 +106,10 @@ describe('WordPress core updates on a real site', () => {
     expect(readFileSync(join(bed.site.root, 'wp-includes/version.php'), 'utf8')).toContain(
       `$wp_version = '${NEWEST_RELEASE.version}';`,
     );
+    // A playground build has no static assets: the site keeps 6.1.9's and lacks those new since (their PHP is there).
+    expect(existsSync(join(bed.site.root, 'wp-includes/js/dist/interactivity.min.js'))).toBe(false);
+    expect(existsSync(join(bed.site.root, 'wp-includes/interactivity-api/class-wp-interactivity-api.php'))).toBe(true);
+    expect(existsSync(join(bed.site.root, 'wp-includes/css/dashicons.min.css'))).toBe(true);
     // The new core serves the REST API the daemon uses, and knows plugin dependencies.
     const plugins = await bed.t.call('GET', `/api/sites/${bed.siteId}/plugins`);
     expect(plugins.status, plugins.text).toBe(200);
