@@ -1,7 +1,7 @@
 <?php
 /**
  * Plugin Name:       Sitewarden Connector
- * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update plugins and themes, activate and delete themes, report available updates, and take and restore backups in small steps (namespace sitewarden/v1). Stores nothing; every route checks the calling user's capabilities.
+ * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update WordPress, translations, plugins and themes, enforce plugin dependencies, activate and delete themes, report available updates, and take and restore backups in small steps (namespace sitewarden/v1). Stores nothing; every route checks the calling user's capabilities.
  * Version:           1.2.0
  * Requires at least: 6.1
  * Requires PHP:      7.4
@@ -29,6 +29,9 @@ require_once __DIR__ . '/includes/class-sitewarden-connector-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-plugin-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-theme-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-themes.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-plugin-status.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-core-updates.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-translation-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-paths.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-files.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-database.php';

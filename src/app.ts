@@ -4,6 +4,7 @@ import { createConnectorRoutes } from './connector/connector.routes.js';
 import { createPluginsRoutes } from './plugins/plugins.routes.js';
 import type { PluginsService } from './plugins/plugins.service.js';
 import { createThemesRoutes } from './themes/themes.routes.js';
+import { createWordPressUpdatesRoutes, type WordPressUpdatesService } from './wordpress-updates/index.js';
 import { createUptimeRoutes } from './uptime/uptime.routes.js';
 import type { UptimeService } from './uptime/uptime.service.js';
 import { createPerformanceRoutes } from './performance/performance.routes.js';
@@ -38,6 +39,7 @@ export interface AppDeps {
   inventories: Pick<InventoryRepository, 'read'>;
   plugins: PluginsService;
   themes: ThemesService;
+  wordpressUpdates: WordPressUpdatesService;
   uptime: UptimeService;
   performance: PerformanceService;
   backups: BackupsService;
@@ -84,6 +86,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createBackupsRoutes(deps));
   api.route('/', createPluginsRoutes(deps));
   api.route('/', createThemesRoutes(deps));
+  api.route('/', createWordPressUpdatesRoutes(deps));
   api.route('/', createWebhooksRoutes(deps));
   api.route('/', createJobsRoutes(deps));
   api.route('/', createConnectorRoutes(deps));

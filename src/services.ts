@@ -7,6 +7,7 @@ import { createJobsRepository } from './jobs/jobs.repository.js';
 import type { Clock } from './shared/clock.js';
 import { createSecretBox } from './shared/secret-box.js';
 import { createPluginsService } from './plugins/plugins.service.js';
+import { createWordPressUpdatesService } from './wordpress-updates/index.js';
 import { createSiteAccess } from './wordpress/site-access.js';
 import { createSiteDirectory } from './sites/site-directory.js';
 import { createSiteLifecycle } from './sites/site-lifecycle.js';
@@ -124,6 +125,7 @@ export function createServices({
   });
   const plugins = createPluginsService({ access, events });
   const themes = createThemesService({ access, events });
+  const wordpressUpdates = createWordPressUpdatesService({ access, events });
   const uptime = createUptimeService({
     repository: createUptimeRepository({ db }),
     sitesRepository,
@@ -212,6 +214,7 @@ export function createServices({
     access,
     plugins,
     themes,
+    wordpressUpdates,
     uptime,
     performance,
     backups,

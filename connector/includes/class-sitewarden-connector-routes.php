@@ -27,6 +27,9 @@ final class Sitewarden_Connector_Routes {
 		$plugin_updates = new Sitewarden_Connector_Plugin_Updates( $updates, $filesystem, $runner );
 		$theme_updates  = new Sitewarden_Connector_Theme_Updates( $updates, $filesystem, $runner );
 		$themes         = new Sitewarden_Connector_Themes( $filesystem );
+		$plugin_status  = new Sitewarden_Connector_Plugin_Status( $filesystem );
+		$core_updates   = new Sitewarden_Connector_Core_Updates( $filesystem, $runner );
+		$translations   = new Sitewarden_Connector_Translation_Updates( $filesystem, $runner );
 
 		Sitewarden_Connector_Backup_Routes::register( self::ROUTE_NAMESPACE, $filesystem );
 
@@ -74,6 +77,66 @@ final class Sitewarden_Connector_Routes {
 				'args'                => array( 'plugin' => self::plugin_file_arg() ),
 				'callback'            => static function ( WP_REST_Request $request ) use ( $plugin_updates ) {
 					return rest_ensure_response( $plugin_updates->update( $request['plugin'] ) );
+				},
+			)
+		);
+
+		// Per-plugin meta capabilities, as wp-admin checks them (a plugin can be locked by a role filter).
+		foreach ( array( 'activate', 'deactivate', 'delete' ) as $action ) {
+			register_rest_route(
+				self::ROUTE_NAMESPACE,
+				'/plugins/' . $action,
+				array(
+					'methods'             => WP_REST_Server::CREATABLE,
+					'permission_callback' => static function ( WP_REST_Request $request ) use ( $action ) {
+						return 'delete' === $action ? current_user_can( 'delete_plugins' ) : current_user_can( $action . '_plugin', $request['plugin'] );
+					},
+					'args'                => array(
+						'plugin' => self::plugin_file_arg(),
+						'force'  => array(
+							'description' => 'Deactivate or delete even when active plugins require it.',
+							'type'        => 'boolean',
+							'default'     => false,
+						),
+					),
+					'callback'            => static function ( WP_REST_Request $request ) use ( $plugin_status, $action ) {
+						if ( 'activate' === $action ) {
+							return rest_ensure_response( $plugin_status->activate( $request['plugin'] ) );
+						}
+						return rest_ensure_response( $plugin_status->$action( $request['plugin'], (bool) $request['force'] ) );
+					},
+				)
+			);
+		}
+
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/core/update',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => self::requires( 'update_core' ),
+				'args'                => array(
+					'version' => array(
+						'description' => 'A version WordPress offers, e.g. 6.5.5; empty for the newest offered.',
+						'type'        => 'string',
+						'default'     => '',
+						'pattern'     => '^(\\d{1,4}(\\.\\d{1,4}){1,3}(-[A-Za-z0-9.]{1,20})?)?$',
+					),
+				),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $core_updates ) {
+					return rest_ensure_response( $core_updates->update( (string) $request['version'] ) );
+				},
+			)
+		);
+
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/translations/update',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => self::requires( 'update_languages' ),
+				'callback'            => static function () use ( $translations ) {
+					return rest_ensure_response( $translations->update() );
 				},
 			)
 		);

@@ -21,6 +21,22 @@ final class Sitewarden_Connector_Upgrader_Runner {
 	 * @return WP_Upgrader|WP_Error The upgrader, for its result, after a successful upgrade.
 	 */
 	public function upgrade( $upgrader_class, $target ) {
+		return $this->run(
+			$upgrader_class,
+			$target,
+			static function ( $upgrader ) use ( $target ) {
+				return $upgrader->upgrade( $target );
+			}
+		);
+	}
+
+	/**
+	 * @param string   $upgrader_class Any WP_Upgrader.
+	 * @param string   $target         What is upgraded, for the error message.
+	 * @param callable $action         Given the upgrader; returns true, or (Core_Upgrader) the new version, on success.
+	 * @return WP_Upgrader|WP_Error
+	 */
+	public function run( $upgrader_class, $target, callable $action ) {
 		Sitewarden_Connector_Admin_Apis::load();
 
 		$skin     = new WP_Ajax_Upgrader_Skin();
@@ -29,7 +45,7 @@ final class Sitewarden_Connector_Upgrader_Runner {
 		$buffer_level = ob_get_level();
 		ob_start();
 		try {
-			$result = $upgrader->upgrade( $target );
+			$result = $action( $upgrader );
 		} finally {
 			// Skins open buffers of their own and do not always close them on failure.
 			while ( ob_get_level() > $buffer_level ) {
@@ -37,7 +53,7 @@ final class Sitewarden_Connector_Upgrader_Runner {
 			}
 		}
 
-		if ( true === $result ) {
+		if ( true === $result || ( is_string( $result ) && '' !== $result ) ) {
 			return $upgrader;
 		}
 		return $this->failure( $target, $result, $skin );
@@ -79,7 +95,8 @@ final class Sitewarden_Connector_Upgrader_Runner {
 		$filesystem_codes = array_filter(
 			$data['upgraderCodes'],
 			static function ( $code ) {
-				return 0 === strpos( $code, 'fs_' );
+				// update_core() lists the core files it cannot overwrite as files_not_writable.
+				return 0 === strpos( $code, 'fs_' ) || 'files_not_writable' === $code;
 			}
 		);
 		$code = $filesystem_codes ? 'sitewarden_filesystem_unavailable' : 'sitewarden_update_failed';

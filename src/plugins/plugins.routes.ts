@@ -29,9 +29,20 @@ const InstallInput = z
   })
   .openapi('InstallPluginInput');
 
+const ForceQuery = z.object({
+  force: z
+    .enum(['true', 'false', '1', '0'])
+    .transform((value) => value === 'true' || value === '1')
+    .optional()
+    .openapi({
+      description:
+        'Go ahead even when active plugins require this one (WordPress 6.5+ `Requires Plugins`); without it that answers 409 `plugin-required-by`.',
+    }),
+});
+
 const siteProblems = [403, 404, 409, 422, 502, 504] as const;
 const single = (description: string) => jsonContent(PluginSchema, description);
-const action = (verb: 'update' | 'activate' | 'deactivate', summary: string, description: string) =>
+const action = (verb: 'update' | 'activate', summary: string, description: string) =>
   createRoute({
     method: 'post',
     path: `/sites/{siteId}/plugins/{slug}/${verb}`,
@@ -65,7 +76,7 @@ const routes = {
     tags,
     summary: 'Install a plugin from the plugin directory',
     description:
-      '`install` is a fixed segment, never a slug. `slug` may be sent as JSON, as a form, or in the query string.',
+      '`install` is a fixed segment, never a slug. `slug` may be sent as JSON, as a form, or in the query string. The answer includes the update the site knows of right after installing. With `activate`, a plugin whose required plugins are missing or inactive stays installed but inactive (409 `plugin-dependencies-unmet`, `installed: true`).',
     request: { params: SiteIdPathParam, ...bodyOrQueryRequest(InstallInput) },
     responses: { 201: single('Installed'), ...problemResponses(400, 415, ...siteProblems) },
   }),
@@ -74,12 +85,22 @@ const routes = {
     'Update a plugin',
     'Updates the plugin to the newest version the site knows of, through the connector. Its active state is kept.',
   ),
-  activate: action('activate', 'Activate a plugin', 'Activating an active plugin changes nothing and answers 200.'),
-  deactivate: action(
-    'deactivate',
-    'Deactivate a plugin',
-    'Deactivating an inactive plugin changes nothing and answers 200.',
+  activate: action(
+    'activate',
+    'Activate a plugin',
+    'Activating an active plugin changes nothing and answers 200. A plugin whose required plugins (WordPress 6.5+ `Requires Plugins`) are missing or inactive is refused with 409 `plugin-dependencies-unmet`, whose `missing` lists their slugs.',
   ),
+  deactivate: createRoute({
+    method: 'post',
+    path: '/sites/{siteId}/plugins/{slug}/deactivate',
+    operationId: 'deactivatePlugin',
+    tags,
+    summary: 'Deactivate a plugin',
+    description:
+      'Deactivating an inactive plugin changes nothing and answers 200. A plugin that active plugins require is refused with 409 `plugin-required-by` (`requiredBy` lists their slugs) unless `force=true`.',
+    request: { params: PluginParams, query: ForceQuery },
+    responses: { 200: single('The plugin as WordPress now reports it'), ...problemResponses(400, ...siteProblems) },
+  }),
   remove: createRoute({
     method: 'delete',
     path: '/sites/{siteId}/plugins/{slug}',
@@ -87,8 +108,8 @@ const routes = {
     tags,
     summary: 'Delete a plugin',
     description:
-      'Deletes an inactive plugin’s files from the site. An active plugin must be deactivated first (409 `plugin-active`).',
-    request: { params: PluginParams },
+      'Deletes an inactive plugin’s files from the site. An active plugin must be deactivated first (409 `plugin-active`); one that active plugins require is refused with 409 `plugin-required-by` unless `force=true`.',
+    request: { params: PluginParams, query: ForceQuery },
     responses: { 204: { description: 'Deleted' }, ...problemResponses(400, ...siteProblems) },
   }),
 };
@@ -112,11 +133,13 @@ export function createPluginsRoutes({ plugins }: { plugins: PluginsService }) {
     .openapi(routes.activate, async (c) =>
       c.json(await plugins.activate(c.req.valid('param').siteId, c.req.valid('param').slug), 200),
     )
-    .openapi(routes.deactivate, async (c) =>
-      c.json(await plugins.deactivate(c.req.valid('param').siteId, c.req.valid('param').slug), 200),
-    )
+    .openapi(routes.deactivate, async (c) => {
+      const { siteId, slug } = c.req.valid('param');
+      return c.json(await plugins.deactivate(siteId, slug, { force: c.req.valid('query').force }), 200);
+    })
     .openapi(routes.remove, async (c) => {
-      await plugins.remove(c.req.valid('param').siteId, c.req.valid('param').slug);
+      const { siteId, slug } = c.req.valid('param');
+      await plugins.remove(siteId, slug, { force: c.req.valid('query').force });
       return c.body(null, 204);
     });
 }

@@ -6,7 +6,8 @@ import {
   withPluginUpdates,
   type Plugin,
 } from '../inventory/index.js';
-import { isAppError } from '../shared/errors.js';
+import { isAppError, isProblem } from '../shared/errors.js';
+import type { PluginStatusAnswer } from '../wordpress/connector-operation-schemas.js';
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { DeletedPluginSchema, WordPressPluginSchema } from '../wordpress/site-schemas.js';
 import { pluginsProblems } from './plugins.errors.js';
@@ -27,10 +28,26 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
 
   const restPath = (plugin: Plugin) => `wp/v2/plugins/${plugin.file.replace(/\.php$/, '')}`;
 
-  async function setStatus(siteId: string, slug: string, status: 'active' | 'inactive'): Promise<Plugin> {
+  /**
+   * Through the connector, which checks WordPress's plugin dependency rules in the same request;
+   * through core's REST API (no dependency rules but WordPress's own) when the connector predates that.
+   */
+  async function setStatus(
+    siteId: string,
+    slug: string,
+    status: 'active' | 'inactive',
+    options: { force?: boolean } = {},
+  ): Promise<Plugin> {
     return access.operate(siteId, async (site) => {
       const plugin = await find(site, slug);
       if (plugin.status === 'network-active' || plugin.status === status) return plugin;
+      const answer = await site.connector
+        .changePluginStatus(status === 'active' ? 'activate' : 'deactivate', plugin.file, options)
+        .catch(rethrowOperation);
+      if (answer) {
+        refuseUnlessDone(answer, plugin);
+        return { ...plugin, status: answer.status === 'deleted' ? status : answer.status };
+      }
       const updated = await site.session
         .call('POST', restPath(plugin), { json: { status }, schema: WordPressPluginSchema })
         .catch(rethrowOperation);
@@ -42,7 +59,7 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
     list: (siteId: string) => access.read(siteId, listWithUpdates),
 
     install(siteId: string, slug: string, options: { activate?: boolean } = {}): Promise<Plugin> {
-      return access.operate(siteId, async (site) => {
+      const installed = access.operate(siteId, async (site) => {
         const existing = (await site.session.listPlugins())
           .map(pluginFromWordPress)
           .find((plugin) => plugin.slug === slug);
@@ -52,11 +69,13 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
             { slug },
           );
         try {
-          const installed = await site.session.call('POST', 'wp/v2/plugins', {
-            json: { slug, status: options.activate ? 'active' : 'inactive' },
+          // Installed inactive, then activated under the dependency rules like any activation.
+          await site.session.call('POST', 'wp/v2/plugins', {
+            json: { slug, status: 'inactive' },
             schema: WordPressPluginSchema,
           });
-          return pluginFromWordPress(installed);
+          // With its update offer: a directory's stable release can be older than the newest one.
+          return await find(site, slug);
         } catch (error) {
           if (isAppError(error) && error.extensions.siteCode === 'plugins_api_failed') {
             throw pluginsProblems.notInDirectory.create(`the plugin directory has no plugin with the slug ${slug}`, {
@@ -72,6 +91,17 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
           return rethrowOperation(error);
         }
       });
+      if (!options.activate) return installed;
+      return installed
+        .then(() => setStatus(siteId, slug, 'active'))
+        .catch((error: unknown) => {
+          if (isProblem(error, pluginsProblems.dependenciesUnmet))
+            throw pluginsProblems.dependenciesUnmet.create(`${slug} was installed but not activated: ${error.detail}`, {
+              ...error.extensions,
+              installed: true,
+            });
+          throw error;
+        });
     },
 
     update(siteId: string, slug: string): Promise<Plugin> {
@@ -92,15 +122,22 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
     },
 
     activate: (siteId: string, slug: string) => setStatus(siteId, slug, 'active'),
-    deactivate: (siteId: string, slug: string) => setStatus(siteId, slug, 'inactive'),
+    /** `force` deactivates a plugin that active plugins require (they stay active, with an unmet requirement). */
+    deactivate: (siteId: string, slug: string, options: { force?: boolean } = {}) =>
+      setStatus(siteId, slug, 'inactive', options),
 
-    remove(siteId: string, slug: string): Promise<void> {
+    remove(siteId: string, slug: string, options: { force?: boolean } = {}): Promise<void> {
       return access.operate(siteId, async (site) => {
         const plugin = await find(site, slug);
         if (plugin.status !== 'inactive')
           throw pluginsProblems.active.create(`${slug} is ${plugin.status}; deactivate it before deleting it`, {
             slug,
           });
+        const checked = await site.connector.changePluginStatus('delete', plugin.file, options).catch(rethrowOperation);
+        if (checked) {
+          refuseUnlessDone(checked, plugin);
+          return;
+        }
         const answer = await site.session
           .call('DELETE', restPath(plugin), { schema: DeletedPluginSchema })
           .catch(rethrowOperation);
@@ -111,11 +148,36 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
   };
 }
 
+/** A refusal under the plugin dependency rules, as the problem that names the plugins involved. */
+function refuseUnlessDone(
+  answer: PluginStatusAnswer,
+  plugin: Plugin,
+): asserts answer is PluginStatusAnswer & { result: 'done' } {
+  if (answer.result === 'done') return;
+  const names = answer.slugs.join(', ');
+  if (answer.reason === 'dependencies-unmet')
+    throw pluginsProblems.dependenciesUnmet.create(
+      `${plugin.slug} requires ${names}, missing or inactive on the site`,
+      {
+        slug: plugin.slug,
+        missing: answer.slugs,
+      },
+    );
+  throw pluginsProblems.requiredBy.create(
+    `${plugin.slug} is required by the active plugins ${names}; send force=true to go ahead anyway`,
+    { slug: plugin.slug, requiredBy: answer.slugs },
+  );
+}
+
 /** The plugin routes' own error codes; rethrowSiteOperation adds the ones plugins and themes share. */
 function rethrowOperation(error: unknown): never {
   return rethrowSiteOperation(error, {
     sitewarden_plugin_not_found: (error) => pluginsProblems.notFound.create(error.detail, error.extensions),
     rest_cannot_delete_active_plugin: (error) => pluginsProblems.active.create(error.detail, error.extensions),
+    sitewarden_plugin_active: (error) => pluginsProblems.active.create(error.detail, error.extensions),
+    sitewarden_activation_failed: (error) => pluginsProblems.operationFailed.create(error.detail, error.extensions),
+    // WordPress 6.5+ itself, when the connector predates the dependency routes (it names plugins, not slugs).
+    plugin_missing_dependencies: (error) => pluginsProblems.dependenciesUnmet.create(error.detail, error.extensions),
   });
 }
 

@@ -88,6 +88,26 @@ export const eventCatalogue = {
     fields: ['siteId', 'url', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'],
     when: 'Updating a theme on a site failed; `reason` is the problem name the API answered.',
   },
+  'core.updated': {
+    level: 'info',
+    fields: ['siteId', 'url', 'fromVersion', 'toVersion', 'databaseUpgraded'],
+    when: 'WordPress core on a site was updated; `databaseUpgraded` says whether its database upgrade ran.',
+  },
+  'core.update_failed': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'fromVersion', 'toVersion', 'reason', 'message'],
+    when: 'Updating WordPress core on a site failed; `toVersion` is the version asked for, or null for the newest offered.',
+  },
+  'translations.updated': {
+    level: 'info',
+    fields: ['siteId', 'url', 'updated', 'failed'],
+    when: 'Language packs were installed on a site: `updated` and `failed` are how many.',
+  },
+  'translations.update_failed': {
+    level: 'warn',
+    fields: ['siteId', 'url', 'reason', 'message'],
+    when: 'Updating translations on a site failed, wholly or for some packs (`message` names them).',
+  },
   'performance.audit_failed': {
     level: 'warn',
     fields: ['siteId', 'url', 'auditId', 'formFactor', 'reason', 'message'],

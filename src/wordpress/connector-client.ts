@@ -28,6 +28,14 @@ import {
   type ConnectorInfo,
 } from './site-schemas.js';
 import type { WordPressSession } from './wordpress-client.js';
+import {
+  CoreUpdatedSchema,
+  PluginStatusAnswerSchema,
+  TranslationsUpdatedSchema,
+  type CoreUpdated,
+  type PluginStatusAnswer,
+  type TranslationsUpdated,
+} from './connector-operation-schemas.js';
 
 /**
  * The Sitewarden connector (connector/) adds what WordPress core's REST API cannot do:
@@ -129,6 +137,28 @@ export function createConnector(session: WordPressSession, { operationTimeoutMs 
     });
   }
 
+  /**
+   * For routes newer than the last version bump: a connector that answers rest_no_route is
+   * missing or predates the route, which the problem says.
+   */
+  const newerOperation = async <T>(feature: string, route: string, json: unknown, schema: z.ZodType<T>): Promise<T> => {
+    try {
+      return await session.call('POST', `${CONNECTOR_NAMESPACE}/${route}`, {
+        json,
+        timeoutMs: operationTimeoutMs,
+        schema,
+      });
+    } catch (error) {
+      if (!isAppError(error) || error.extensions.siteCode !== 'rest_no_route') throw error;
+      const info = await readConnectorInfo(session);
+      if (!info) assertConnectorFeature(null, 'updates');
+      throw connectorProblems.outdated.create(
+        `${feature} needs a newer Sitewarden connector than the site’s ${info!.connector}: ${updateHint}`,
+        { feature, connectorVersion: info!.connector },
+      );
+    }
+  };
+
   const backup = (path: string) => `${CONNECTOR_NAMESPACE}/${path}`;
   const timeoutMs = operationTimeoutMs;
 
@@ -143,6 +173,35 @@ export function createConnector(session: WordPressSession, { operationTimeoutMs 
     updateTheme: (stylesheet: string) => operation('themes', 'themes/update', { stylesheet }, ThemeUpdatedSchema),
     activateTheme: (stylesheet: string) => operation('themes', 'themes/activate', { stylesheet }, ThemeActivatedSchema),
     deleteTheme: (stylesheet: string) => operation('themes', 'themes/delete', { stylesheet }, ThemeDeletedSchema),
+
+    /**
+     * Activates, deactivates or deletes a plugin under WordPress's plugin dependency rules, checked
+     * on the site in the same request; null when the site's connector predates these routes.
+     */
+    async changePluginStatus(
+      action: 'activate' | 'deactivate' | 'delete',
+      file: string,
+      options: { force?: boolean } = {},
+    ): Promise<PluginStatusAnswer | null> {
+      try {
+        return await session.call('POST', `${CONNECTOR_NAMESPACE}/plugins/${action}`, {
+          json: { plugin: file, force: options.force ?? false },
+          timeoutMs,
+          schema: PluginStatusAnswerSchema,
+        });
+      } catch (error) {
+        if (isAppError(error) && error.extensions.siteCode === 'rest_no_route') return null;
+        throw error;
+      }
+    },
+
+    /** Updates WordPress core to `version` (one WordPress offers) or to the newest offered. */
+    updateCore: (version?: string): Promise<CoreUpdated> =>
+      newerOperation('core', 'core/update', { version: version ?? '' }, CoreUpdatedSchema),
+
+    /** Installs every language pack WordPress's update checks offer (core, plugins, themes). */
+    updateTranslations: (): Promise<TranslationsUpdated> =>
+      newerOperation('translations', 'translations/update', {}, TranslationsUpdatedSchema),
 
     /** Refuses (connector-outdated) a connector older than the backups (or restore) feature needs; call before the first step. */
     ensure: (feature: 'backups' | 'restore') => ensure(feature),

@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createDirectoryResponses } from './plugin-directory/api-responses.js';
 import { buildCatalog, type Catalog, type ForkedPackage } from './plugin-directory/catalog.js';
+import { createCoreReleases } from './plugin-directory/core-releases.js';
+import { buildLanguagePacks } from './plugin-directory/language-packs.js';
 
 export interface PluginMirror {
   /** 'http://127.0.0.1:PORT', no trailing slash. */
@@ -15,7 +17,9 @@ export interface PluginMirror {
  * A loopback stand-in for api.wordpress.org and downloads.wordpress.org.
  * Paths are the real ones (plugins/info/1.2/, plugins/update-check/1.1/, ...)
  * so the test mu-plugin forwards a request by swapping only scheme and host.
- * Downloads are served at /plugin/<slug>.<version>.zip and /theme/<slug>.<version>.zip.
+ * Downloads are served at /plugin/<slug>.<version>.zip and /theme/<slug>.<version>.zip,
+ * core packages at /core/wordpress-<version>.zip, language packs at
+ * /translation/<type>/<slug>/<version>/<locale>.zip.
  */
 export async function startPluginMirror(deps: {
   fixturesDir: string;
@@ -23,6 +27,8 @@ export async function startPluginMirror(deps: {
   forks: ForkedPackage[];
 }): Promise<PluginMirror> {
   const catalog = await buildCatalog(deps);
+  const coreReleases = createCoreReleases({ zipDir: deps.zipDir });
+  const languagePacks = await buildLanguagePacks(deps.zipDir);
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => sendJson(res, 500, { error: String(error) }));
@@ -45,6 +51,27 @@ export async function startPluginMirror(deps: {
     if (path === '/themes/update-check/1.1') return sendJson(res, 200, api.themeUpdates(await readForm(req)));
     if (path === '/core/version-check/1.7') return sendJson(res, 200, api.coreVersionCheck(url.searchParams));
 
+    const corePackage = /^\/core\/wordpress-(\d+(?:\.\d+)+)\.zip$/.exec(path);
+    if (corePackage) {
+      const zipPath = await coreReleases.packagePath(corePackage[1]!);
+      if (!zipPath) return sendJson(res, 404, { error: 'Not found' });
+      res.writeHead(200, { 'content-type': 'application/zip' });
+      createReadStream(zipPath).pipe(res);
+      return;
+    }
+
+    const translation = /^\/translation\/(plugin)\/([a-z0-9-]+)\/([\d.]+)\/([a-zA-Z_]+)\.zip$/.exec(path);
+    if (translation) {
+      const [, type, slug, version, language] = translation;
+      const pack = languagePacks.find(
+        (p) => p.type === type && p.slug === slug && p.version === version && p.language === language,
+      );
+      if (!pack) return sendJson(res, 404, { error: 'Not found' });
+      res.writeHead(200, { 'content-type': 'application/zip' });
+      createReadStream(pack.zipPath).pipe(res);
+      return;
+    }
+
     const download = /^\/(plugin|theme)\/([a-z0-9-]+)\.(\d[\w.-]*)\.zip$/.exec(path);
     if (download) {
       const [, type, slug, version] = download;
@@ -63,7 +90,7 @@ export async function startPluginMirror(deps: {
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Download links need the port, known only now; no request can arrive before this line runs.
-  const api = createDirectoryResponses({ catalog, baseUrl: url });
+  const api = createDirectoryResponses({ catalog, coreReleases, languagePacks, baseUrl: url });
 
   return {
     url,

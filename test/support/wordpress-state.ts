@@ -1,7 +1,7 @@
 import { cpSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { createTestSite, type TestSite } from './wordpress/index.js';
+import { createTestSite, type CreateTestSiteOptions, type TestSite } from './wordpress/index.js';
 import { createTestApp, type TestApp } from './test-app.js';
 
 const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
@@ -65,10 +65,10 @@ export async function connectSite(t: TestApp, site: TestSite): Promise<string> {
  * A real site with the connector active, connected to a fresh test app: the setting of
  * every plugin and theme test. Call from a test file's top level.
  */
-export function useConnectedSite(): { site: TestSite; t: TestApp; siteId: string } {
+export function useConnectedSite(options: CreateTestSiteOptions = {}): { site: TestSite; t: TestApp; siteId: string } {
   const context = {} as { site: TestSite; t: TestApp; siteId: string };
   beforeAll(async () => {
-    context.site = await createTestSite();
+    context.site = await createTestSite(options);
     await installConnector(context.site);
     context.t = createTestApp();
     context.siteId = await connectSite(context.t, context.site);

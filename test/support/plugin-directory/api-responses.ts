@@ -1,4 +1,6 @@
 import { basename, dirname } from 'node:path';
+import type { CoreReleases } from './core-releases.js';
+import type { LanguagePack } from './language-packs.js';
 import { compareVersions, newestVersion, type Catalog, type DirectoryPackage, type PackageType } from './catalog.js';
 
 /**
@@ -6,8 +8,13 @@ import { compareVersions, newestVersion, type Catalog, type DirectoryPackage, ty
  * core reads (plugins_api, themes_api, wp_update_plugins/themes, the upgraders)
  * plus the ones a dashboard would show.
  */
-export function createDirectoryResponses(deps: { catalog: Catalog; baseUrl: string }) {
-  const { catalog, baseUrl } = deps;
+export function createDirectoryResponses(deps: {
+  catalog: Catalog;
+  coreReleases: CoreReleases;
+  languagePacks: LanguagePack[];
+  baseUrl: string;
+}) {
+  const { catalog, coreReleases, languagePacks, baseUrl } = deps;
   const downloadLink = (pkg: DirectoryPackage) => `${baseUrl}/${pkg.type}/${pkg.slug}.${pkg.version}.zip`;
   const infoUrl = (pkg: DirectoryPackage) => `${baseUrl}/${pkg.type}s/${pkg.slug}/`;
   const versions = (type: PackageType, slug: string) =>
@@ -116,7 +123,39 @@ export function createDirectoryResponses(deps: { catalog: Catalog; baseUrl: stri
       const target = compareVersions(pkg.version, installed.Version ?? '0') > 0 ? response : noUpdate;
       target[file] = offer;
     }
-    return { plugins: response, no_update: noUpdate, translations: [] };
+    return {
+      plugins: response,
+      no_update: noUpdate,
+      translations: pluginTranslations(form, Object.keys(sent.plugins ?? {})),
+    };
+  }
+
+  /**
+   * Language packs for the locales the site asked for (`locale`, its installed languages), for
+   * installed plugins, when the site has none or an older one (`translations`: its .po headers).
+   */
+  function pluginTranslations(form: URLSearchParams, files: string[]) {
+    const locales = parseJson(form.get('locale')) as string[];
+    const installed = parseJson(form.get('translations')) as Record<
+      string,
+      Record<string, { 'PO-Revision-Date'?: string }>
+    >;
+    const slugs = new Set(files.map((file) => (file.includes('/') ? dirname(file) : basename(file, '.php'))));
+    return languagePacks
+      .filter((pack) => slugs.has(pack.slug) && Array.isArray(locales) && locales.includes(pack.language))
+      .filter((pack) => {
+        const revision = installed[pack.slug]?.[pack.language]?.['PO-Revision-Date'];
+        return !revision || Date.parse(revision) < Date.parse(`${pack.updated}Z`);
+      })
+      .map((pack) => ({
+        type: pack.type,
+        slug: pack.slug,
+        language: pack.language,
+        version: pack.version,
+        updated: pack.updated,
+        package: `${baseUrl}/translation/${pack.type}/${pack.slug}/${pack.version}/${pack.language}.zip`,
+        autoupdate: true,
+      }));
   }
 
   /** themes/update-check/1.1: `themes` is JSON { active, themes: { stylesheet: { Version, ... } } }. */
@@ -141,9 +180,32 @@ export function createDirectoryResponses(deps: { catalog: Catalog; baseUrl: stri
     return { themes: response, no_update: noUpdate, translations: [] };
   }
 
-  /** core/version-check/1.7: "you are on the latest version", whatever that is. */
+  /**
+   * core/version-check/1.7: "you are on the latest version", whatever that is, unless the site
+   * asked for core offers (the test mu-plugin adds `offer_core=1` when a test turned them on):
+   * then every newer release the mirror has, newest first, as the real API lists upgrades.
+   */
   function coreVersionCheck(query: URLSearchParams) {
     const version = query.get('version') ?? '0';
+    const newer = query.get('offer_core') === '1' ? coreReleases.newerThan(version) : [];
+    if (newer.length > 0) {
+      const offers = newer.map((release) => {
+        const zip = `${baseUrl}/core/wordpress-${release}.zip`;
+        return {
+          response: 'upgrade',
+          download: zip,
+          locale: query.get('locale') ?? 'en_US',
+          packages: { full: zip, no_content: '', new_bundled: '', partial: false, rollback: false },
+          current: release,
+          version: release,
+          php_version: '7.0.0',
+          mysql_version: '5.5.5',
+          new_bundled: release.split('.').slice(0, 2).join('.'),
+          partial_version: false,
+        };
+      });
+      return { offers, translations: [] };
+    }
     const offer = {
       response: 'latest',
       download: '',

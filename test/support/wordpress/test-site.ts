@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { freeLoopbackPort, waitForLoopbackPort } from '../net.js';
 import { runCommand, type OwnedProcess } from '../processes.js';
-import { WORDPRESS_FIXTURES, WORDPRESS_SOURCE } from './paths.js';
+import { WORDPRESS_FIXTURES } from './paths.js';
 import { runPhpScript, startPhpServer } from './php.js';
+import { copyWordPressRelease, type WordPressRelease } from './releases.js';
 import { phpString, renderWpConfig } from './wp-config.js';
 
 type TestUserRole = 'administrator' | 'editor' | 'author' | 'subscriber';
@@ -37,6 +38,8 @@ export interface CreateTestSiteOptions {
   permalinks?: 'pretty' | 'plain';
   /** Default true; false turns them off with the wp_is_application_passwords_available filter. */
   applicationPasswords?: boolean;
+  /** Default 'debian' (6.1.9); 'newest' is the newest real release in @wp-playground/wordpress-builds. */
+  wordpress?: WordPressRelease;
 }
 
 /** What a site needs from the run's global setup. */
@@ -82,10 +85,7 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
 
   try {
     mkdirSync(join(siteDir, 'tmp'), { recursive: true });
-    // -L: Debian symlinks parts of core into /usr/share/javascript etc.; a site must own its files.
-    await runCommand('cp', ['-aL', WORDPRESS_SOURCE, root]);
-    // Debian's host-based wp-config.php and its .htaccess (a link into /etc) are replaced by ours.
-    rmSync(join(root, '.htaccess'), { force: true });
+    await copyWordPressRelease(options.wordpress ?? 'debian', root);
     writeFileSync(
       join(root, 'wp-config.php'),
       renderWpConfig({

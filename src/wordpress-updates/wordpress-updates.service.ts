@@ -1,0 +1,114 @@
+import { rethrowSiteOperation } from '../inventory/index.js';
+import type { Events } from '../shared/event-bus.js';
+import { isAppError, isProblem } from '../shared/errors.js';
+import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
+import { wordpressUpdatesProblems } from './wordpress-updates.errors.js';
+
+export interface TranslationsUpdate {
+  updated: { type: 'core' | 'plugin' | 'theme'; slug: string; language: string; version: string }[];
+  failed: { type: 'core' | 'plugin' | 'theme'; slug: string; language: string; message: string }[];
+}
+
+export interface CoreUpdate {
+  previousVersion: string;
+  version: string;
+  databaseUpgraded: boolean;
+}
+
+/**
+ * WordPress core (and translation) updates on one site, through the connector and WordPress's own
+ * upgraders. One call is one site: a bulk update calls these per site, under the same rules.
+ */
+export function createWordPressUpdatesService({ access, events }: { access: SiteAccess; events: Events }) {
+  function logFailure(
+    site: ConnectedSite,
+    fields: { fromVersion: string | null; toVersion: string | null },
+    error: unknown,
+  ) {
+    // Nothing to update is an answer, not a failed update.
+    if (isProblem(error, wordpressUpdatesProblems.noUpdate, wordpressUpdatesProblems.versionNotOffered)) return;
+    events.emit('core.update_failed', {
+      siteId: site.site.id,
+      url: site.site.url,
+      ...fields,
+      reason: isAppError(error) ? error.problem.name : 'internal-error',
+      message: error instanceof Error ? error.message : String(error),
+    });
+  }
+
+  return {
+    /** To `version` when given (it must be one WordPress offers the site), else to the newest offered. */
+    updateCore(siteId: string, options: { version?: string } = {}): Promise<CoreUpdate> {
+      return access.operate(siteId, async (site) => {
+        // Only for the failure event: what the site ran before, when it says.
+        const fromVersion = (await site.connector.info().catch(() => null))?.wordpress ?? null;
+        try {
+          const updated = await site.connector.updateCore(options.version).catch(rethrowCoreOperation);
+          events.emit('core.updated', {
+            siteId: site.site.id,
+            url: site.site.url,
+            fromVersion: updated.previousVersion,
+            toVersion: updated.version,
+            databaseUpgraded: updated.databaseUpgraded,
+          });
+          return {
+            previousVersion: updated.previousVersion,
+            version: updated.version,
+            databaseUpgraded: updated.databaseUpgraded,
+          };
+        } catch (error) {
+          logFailure(site, { fromVersion, toVersion: options.version ?? null }, error);
+          throw error;
+        }
+      });
+    },
+
+    /**
+     * Every language pack WordPress offers the site. Packs that failed are listed in `failed`
+     * (and logged); when none was installed the whole update fails.
+     */
+    updateTranslations(siteId: string): Promise<TranslationsUpdate> {
+      return access.operate(siteId, async (site) => {
+        const failed = (reason: string, message: string) =>
+          events.emit('translations.update_failed', { siteId: site.site.id, url: site.site.url, reason, message });
+        let answer;
+        try {
+          answer = await site.connector.updateTranslations().catch((error: unknown) => rethrowSiteOperation(error));
+        } catch (error) {
+          if (!isProblem(error, wordpressUpdatesProblems.noUpdate))
+            failed(
+              isAppError(error) ? error.problem.name : 'internal-error',
+              error instanceof Error ? error.message : String(error),
+            );
+          throw error;
+        }
+        const result: TranslationsUpdate = {
+          updated: answer.updated.map(({ type, slug, language, version }) => ({ type, slug, language, version })),
+          failed: answer.failed.map(({ type, slug, language, message }) => ({ type, slug, language, message })),
+        };
+        const described = result.failed.map((item) => `${item.type} ${item.slug} ${item.language}: ${item.message}`);
+        if (result.failed.length > 0) failed(wordpressUpdatesProblems.operationFailed.name, described.join('; '));
+        if (result.updated.length === 0 && result.failed.length > 0)
+          throw wordpressUpdatesProblems.operationFailed.create(
+            `no translation was installed: ${described.join('; ')}`,
+          );
+        events.emit('translations.updated', {
+          siteId: site.site.id,
+          url: site.site.url,
+          updated: result.updated.length,
+          failed: result.failed.length,
+        });
+        return result;
+      });
+    },
+  };
+}
+
+function rethrowCoreOperation(error: unknown): never {
+  return rethrowSiteOperation(error, {
+    sitewarden_core_version_not_offered: (error) =>
+      wordpressUpdatesProblems.versionNotOffered.create(error.detail, error.extensions),
+  });
+}
+
+export type WordPressUpdatesService = ReturnType<typeof createWordPressUpdatesService>;

@@ -1,0 +1,47 @@
+import { existsSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { runCommand } from '../processes.js';
+import { WORDPRESS_SOURCE } from './paths.js';
+
+/**
+ * The WordPress releases a test site can run: Debian's package (6.1.9, what most tests use)
+ * and the newest real release in @wp-playground/wordpress-builds.
+ */
+export type WordPressRelease = 'debian' | 'newest';
+
+// createRequire: vitest's global setup (which serves core packages from the mirror) has no import.meta.resolve.
+const require = createRequire(import.meta.url);
+/** The release zips of @wp-playground/wordpress-builds and their wp-versions.json. */
+export const PLAYGROUND_BUILDS = join(
+  dirname(require.resolve('@wp-playground/wordpress-builds/package.json')),
+  'src/wordpress',
+);
+
+/**
+ * WordPress Playground's build of 6.5.5 (see build/Dockerfile in the package): the release zip
+ * with every theme but the default one and Akismet removed, static assets (CSS, JS, images,
+ * fonts) that PHP does not read deleted, PHP files outside wp-content whitespace-stripped with
+ * `php -w`, set_time_limit() calls removed, an empty SQLite database in wp-content/database/ and
+ * a wp-config.php of its own. The PHP is the release's, so everything a REST client sees works;
+ * wp-admin pages render without their styles and scripts.
+ */
+export const NEWEST_RELEASE = { version: '6.5.5', zip: join(PLAYGROUND_BUILDS, 'wp-6.5.zip') } as const;
+
+/** Copies a release into `root`, which must not exist: every site owns its files, so core updates touch only that copy. */
+export async function copyWordPressRelease(release: WordPressRelease, root: string): Promise<void> {
+  if (release === 'debian') {
+    // -L: Debian symlinks parts of core into /usr/share/javascript etc.; a site must own its files.
+    await runCommand('cp', ['-aL', WORDPRESS_SOURCE, root]);
+    // Debian's host-based wp-config.php and its .htaccess (a link into /etc) are replaced by ours.
+    rmSync(join(root, '.htaccess'), { force: true });
+    return;
+  }
+  if (!existsSync(NEWEST_RELEASE.zip))
+    throw new Error(`${NEWEST_RELEASE.zip} is missing: is the dev dependency installed?`);
+  await runCommand('unzip', ['-q', NEWEST_RELEASE.zip, '-d', root]);
+  // Playground's config and its SQLite database: the test bed's sites use MariaDB and our wp-config.php
+  // (there is no db.php drop-in in the build, so nothing would read the SQLite file anyway).
+  rmSync(join(root, 'wp-config.php'));
+  rmSync(join(root, 'wp-content/database'), { recursive: true, force: true });
+}
