@@ -27,6 +27,9 @@ final class Sitewarden_Connector_Info {
 		'themes'         => '1.0.0',
 		'backups'        => '1.2.0',
 		'restore'        => '1.2.0',
+		'plugins/status' => '1.3.0',
+		'core'           => '1.3.0',
+		'translations'   => '1.3.0',
 	);
 
 	/**
