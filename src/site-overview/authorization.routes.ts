@@ -45,7 +45,7 @@ export function createAuthorizationRoutes({
           page('Site connected', `${site.url} is now connected to Sitewarden. You can close this tab.`),
           200,
         );
-      return c.json(toSiteView(site, uptime.statusOf(site.id)), 200);
+      return c.json(toSiteView(site, uptime.statusOf(site.id), sites.tagsOf([site.id]).get(site.id)), 200);
     } catch (error) {
       if (!isAppError(error) || !wantsHtml) throw error;
       return htmlProblem(c, error);

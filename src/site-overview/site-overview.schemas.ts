@@ -9,6 +9,7 @@ export const SiteSchema = z
     id: z.string(),
     url: z.string().openapi({ description: 'The site’s home URL as WordPress reports it.' }),
     name: z.string().nullable(),
+    tags: z.array(z.string()).openapi({ description: 'The site’s tags, sorted (`PUT /sites/{id}/tags`).' }),
     restUrl: z.string().openapi({ description: 'The REST API root the site advertises.' }),
     username: z.string().nullable().openapi({ description: 'The WordPress user Sitewarden acts as.' }),
     status: z.object({

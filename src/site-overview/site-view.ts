@@ -5,12 +5,16 @@ import { SITE_DETAIL_MAX_ITEMS, type SiteDetailsView, type SiteView } from './si
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
 
-/** `uptime` comes from the uptime monitor's memory, so listing many sites costs no extra query. */
-export function toSiteView(row: SiteListRow, uptime: SiteUptimeStatus = null): SiteView {
+/**
+ * `uptime` comes from the uptime monitor's memory, so listing many sites costs no extra query;
+ * `tags` are read for a whole page at once (SitesService.tagsOf).
+ */
+export function toSiteView(row: SiteListRow, uptime: SiteUptimeStatus = null, tags: string[] = []): SiteView {
   return {
     id: row.id,
     url: row.url,
     name: row.name,
+    tags,
     restUrl: row.restUrl,
     username: row.username,
     status: {
@@ -36,6 +40,7 @@ export function toSiteDetailsView(
   row: SiteRow,
   inventory: Inventory | undefined,
   uptime: SiteUptimeStatus = null,
+  tags: string[] = [],
 ): SiteDetailsView {
   const plugins = inventory ? (JSON.parse(inventory.pluginsJson) as Plugin[]) : [];
   const themes = inventory ? (JSON.parse(inventory.themesJson) as Theme[]) : [];
@@ -43,7 +48,7 @@ export function toSiteDetailsView(
     [...items].sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)).slice(0, SITE_DETAIL_MAX_ITEMS);
   const base = `/api/sites/${encodeURIComponent(row.id)}`;
   return {
-    ...toSiteView(row, uptime),
+    ...toSiteView(row, uptime, tags),
     plugins: first(plugins),
     themes: first(themes),
     inventory: {

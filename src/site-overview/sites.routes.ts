@@ -1,11 +1,11 @@
-import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { bodyOrQueryRequest, readBodyOrQuery } from '../http/input.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
 import { toSiteDetailsView, toSiteView } from './site-view.js';
 import type { InventoryRepository } from '../inventory/index.js';
-import { ConnectSiteInput, ListSitesQuery, SiteIdParam, type SitesService } from '../sites/index.js';
+import { ConnectSiteInput, ListSitesQuery, SiteIdParam, SiteTagsInput, type SitesService } from '../sites/index.js';
 import type { SiteUptimeStatus } from '../uptime/index.js';
 import { PendingSiteSchema, SiteDetailsSchema, SiteSchema } from './site-overview.schemas.js';
 
@@ -17,7 +17,8 @@ const listSites = createRoute({
   operationId: 'listSites',
   tags,
   summary: 'List sites',
-  description: 'All sites, oldest first, including ones still waiting for approval (filter with `state`).',
+  description:
+    'All sites, oldest first, including ones still waiting for approval. Filters combine: `state`, `tag` (repeat for sites carrying all), `q` (URL or name), and WordPress/PHP/connector versions (`6.5` matches `6.5.5`).',
   request: { query: PaginationQuery.extend(ListSitesQuery.shape) },
   responses: { 200: jsonContent(pageSchema(SiteSchema, 'SitePage'), 'A page of sites'), ...problemResponses(400) },
 });
@@ -64,6 +65,39 @@ const deleteSite = createRoute({
   responses: { 204: { description: 'Removed' }, ...problemResponses(403, 404) },
 });
 
+const setSiteTags = createRoute({
+  method: 'put',
+  path: '/sites/{id}/tags',
+  operationId: 'setSiteTags',
+  tags,
+  summary: 'Set a site’s tags',
+  description: 'Replaces the site’s tags. Tags are stored lowercase, without repeats.',
+  request: {
+    params: SiteIdParam,
+    body: { content: { 'application/json': { schema: SiteTagsInput } }, required: true },
+  },
+  responses: {
+    200: jsonContent(z.object({ tags: z.array(z.string()) }).openapi('SiteTags'), 'The site’s tags now'),
+    ...problemResponses(400, 403, 404, 415),
+  },
+});
+
+const listTags = createRoute({
+  method: 'get',
+  path: '/tags',
+  operationId: 'listTags',
+  tags,
+  summary: 'Tags in use',
+  description: 'Every tag some site carries, by name, with how many sites carry it.',
+  responses: {
+    200: jsonContent(
+      z.object({ items: z.array(z.object({ tag: z.string(), sites: z.number().int() })) }).openapi('TagCounts'),
+      'The tags',
+    ),
+    ...problemResponses(401),
+  },
+});
+
 /** The sites resource as the API shows it: each site with its uptime status, and its detail with its inventory. */
 export function createSitesRoutes({
   sites,
@@ -76,31 +110,52 @@ export function createSitesRoutes({
 }) {
   return new OpenAPIHono<AppEnv>()
     .openapi(listSites, (c) => {
-      const { limit, cursor, state } = c.req.valid('query');
-      const rows = sites.list({ limit, after: decodeCursor(cursor), state });
+      const { limit, cursor, state, ...filter } = c.req.valid('query');
+      const rows = sites.list({ limit, after: decodeCursor(cursor), state, filter });
       const page = toPage(rows, limit);
+      const tagsOf = sites.tagsOf(page.items.map((row) => row.id));
       return c.json(
-        { items: page.items.map((row) => toSiteView(row, uptime.statusOf(row.id))), nextCursor: page.nextCursor },
+        {
+          items: page.items.map((row) => toSiteView(row, uptime.statusOf(row.id), tagsOf.get(row.id))),
+          nextCursor: page.nextCursor,
+        },
         200,
       );
     })
     .openapi(getSite, (c) => {
       const site = sites.get(c.req.valid('param').id);
-      return c.json(toSiteDetailsView(site, inventories.read(site.id), uptime.statusOf(site.id)), 200);
+      const tagsOf = sites.tagsOf([site.id]);
+      return c.json(
+        toSiteDetailsView(site, inventories.read(site.id), uptime.statusOf(site.id), tagsOf.get(site.id)),
+        200,
+      );
     })
     .openapi(connectSite, async (c) => {
       const input = readBodyOrQuery(c, ConnectSiteInput);
       const result = await sites.connect(input);
       if (result.mode === 'authorization') {
         c.header('Location', `/api/sites/${result.site.id}`);
-        return c.json({ ...toSiteView(result.site), authorizeUrl: result.authorizeUrl }, 202);
+        const tagsOf = sites.tagsOf([result.site.id]);
+        return c.json(
+          { ...toSiteView(result.site, null, tagsOf.get(result.site.id)), authorizeUrl: result.authorizeUrl },
+          202,
+        );
       }
       c.header('Location', `/api/sites/${result.site.id}`);
       return c.json(
-        toSiteDetailsView(result.site, inventories.read(result.site.id), uptime.statusOf(result.site.id)),
+        toSiteDetailsView(
+          result.site,
+          inventories.read(result.site.id),
+          uptime.statusOf(result.site.id),
+          sites.tagsOf([result.site.id]).get(result.site.id),
+        ),
         201,
       );
     })
+    .openapi(setSiteTags, (c) => {
+      return c.json({ tags: sites.setTags(c.req.valid('param').id, c.req.valid('json').tags) }, 200);
+    })
+    .openapi(listTags, (c) => c.json({ items: sites.tagCounts() }, 200))
     .openapi(deleteSite, async (c) => {
       await sites.disconnect(c.req.valid('param').id);
       return c.body(null, 204);

@@ -11,5 +11,6 @@ export {
   ListSitesQuery,
   SiteIdParam,
   SiteIdPathParam,
+  SiteTagsInput,
   SlugPattern,
 } from './sites.schemas.js';

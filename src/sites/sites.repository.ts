@@ -1,6 +1,8 @@
-import { and, asc, count, eq, gt, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, countDistinct, eq, gt, inArray, isNull, like, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { sites, type NewSiteRow, type SiteRow, type SiteState } from './sites.table.js';
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import type { SiteListFilter } from './sites.schemas.js';
+import { sites, siteTags, type NewSiteRow, type SiteRow, type SiteState } from './sites.table.js';
 
 /** The columns a site's view shows. */
 const listColumns = {
@@ -67,7 +69,30 @@ export function createSitesRepository({ db }: { db: Db }) {
     findByAuthorizationState: (stateHash: string): SiteRow | undefined =>
       db.select().from(sites).where(eq(sites.authorizationStateHash, stateHash)).get(),
 
-    list({ limit, after, states }: { limit: number; after?: string; states?: SiteState[] }): SiteListRow[] {
+    list({
+      limit,
+      after,
+      states,
+      filter,
+    }: {
+      limit: number;
+      after?: string;
+      states?: SiteState[];
+      filter?: Partial<SiteListFilter>;
+    }): SiteListRow[] {
+      const filters = filter ? filterConditions(filter) : [];
+      if (filters.length > 0) {
+        const conditions = [...filters];
+        if (after) conditions.push(gt(sites.id, after));
+        if (states && states.length > 0) conditions.push(inArray(sites.state, states));
+        return db
+          .select(listColumns)
+          .from(sites)
+          .where(and(...conditions))
+          .orderBy(asc(sites.id))
+          .limit(limit)
+          .all();
+      }
       if (!states || states.length === 0) return after ? page.after.all({ after, limit }) : page.first.all({ limit });
       if (states.length === 1)
         return after
@@ -84,6 +109,40 @@ export function createSitesRepository({ db }: { db: Db }) {
         .limit(limit)
         .all();
     },
+
+    /** Replaces the site's tags (already validated and normalised) in one transaction. */
+    setTags(siteId: string, tags: readonly string[]): void {
+      db.transaction((tx) => {
+        tx.delete(siteTags).where(eq(siteTags.siteId, siteId)).run();
+        if (tags.length > 0)
+          tx.insert(siteTags)
+            .values(tags.map((tag) => ({ siteId, tag })))
+            .run();
+      });
+    },
+
+    /** Each site's tags, sorted, for a page of sites in one query. */
+    tagsOf(siteIds: readonly string[]): Map<string, string[]> {
+      const tags = new Map<string, string[]>(siteIds.map((id) => [id, []]));
+      if (siteIds.length === 0) return tags;
+      const rows = db
+        .select()
+        .from(siteTags)
+        .where(inArray(siteTags.siteId, [...siteIds]))
+        .orderBy(asc(siteTags.tag))
+        .all();
+      for (const row of rows) tags.get(row.siteId)?.push(row.tag);
+      return tags;
+    },
+
+    /** Every tag in use with the number of sites carrying it, by name. */
+    tagCounts: (): { tag: string; sites: number }[] =>
+      db
+        .select({ tag: siteTags.tag, sites: count() })
+        .from(siteTags)
+        .groupBy(siteTags.tag)
+        .orderBy(asc(siteTags.tag))
+        .all(),
 
     /** Ids of every connected site (schedulers: no row data, no limit). */
     connectedIds: (): string[] =>
@@ -131,6 +190,32 @@ export function createSitesRepository({ db }: { db: Db }) {
         .where(and(eq(sites.state, 'pending'), lte(sites.authorizationExpiresAt, now)))
         .all(),
   };
+}
+
+/** LIKE with the user's `%`, `_` and `\\` taken literally. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function versionIs(column: SQLiteColumn, version: string): SQL {
+  return or(eq(column, version), like(column, `${version}.%`))!;
+}
+
+function filterConditions(filter: Partial<SiteListFilter>): SQL[] {
+  const conditions: SQL[] = [];
+  const tags = [...new Set(filter.tag ?? [])];
+  if (tags.length > 0) {
+    // Sites carrying every tag asked for: one pass over the tag index.
+    conditions.push(
+      sql`${sites.id} in (select ${siteTags.siteId} from ${siteTags} where ${inArray(siteTags.tag, tags)} group by ${siteTags.siteId} having ${countDistinct(siteTags.tag)} = ${tags.length})`,
+    );
+  }
+  if (filter.q) {
+    const pattern = containing(filter.q);
+    conditions.push(sql`(${sites.url} like ${pattern} escape '\\' or ${sites.name} like ${pattern} escape '\\')`);
+  }
+  if (filter.wordpressVersion) conditions.push(versionIs(sites.wordpressVersion, filter.wordpressVersion));
+  if (filter.phpVersion) conditions.push(versionIs(sites.phpVersion, filter.phpVersion));
+  if (filter.connectorVersion) conditions.push(versionIs(sites.connectorVersion, filter.connectorVersion));
+  return conditions;
 }
 
 export type SitesRepository = ReturnType<typeof createSitesRepository>;

@@ -9,6 +9,26 @@ export const SiteIdParam = z.object({
     .openapi({ param: { name: 'id', in: 'path' }, example: 'site_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
 });
 
+const MAX_TAGS_PER_SITE = 32;
+
+/** Lowercase so `Client:Acme` and `client:acme` are one tag; the characters keep tags safe in URLs and filters. */
+const TagName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z0-9][a-z0-9:._-]{0,63}$/, 'a tag is 1–64 of a–z, 0–9 and `:._-`, starting with a letter or digit')
+  .openapi({ example: 'client:acme' });
+
+const TagList = z
+  .array(TagName)
+  .max(MAX_TAGS_PER_SITE, `a site has at most ${MAX_TAGS_PER_SITE} tags`)
+  .transform((tags) => [...new Set(tags)].sort())
+  .openapi({
+    description: `Up to ${MAX_TAGS_PER_SITE} tags such as \`client:acme\` or \`staging\` (stored lowercase).`,
+  });
+
+export const SiteTagsInput = z.object({ tags: TagList }).openapi('SiteTagsInput');
+
 export const ConnectSiteInput = z
   .object({
     url: z
@@ -25,12 +45,35 @@ export const ConnectSiteInput = z
       .max(200)
       .optional()
       .openapi({ description: 'An application password of that user (spaces allowed, as WordPress shows it).' }),
+    tags: TagList.optional(),
   })
   .openapi('ConnectSiteInput');
 
+/** A version filter matches the version itself and every release under it (`6.5` matches `6.5.5`). */
+const VersionFilter = z
+  .string()
+  .regex(/^\d+(\.\d+){0,3}$/, 'expected a version such as 6.5 or 6.5.5')
+  .optional();
+
 export const ListSitesQuery = z.object({
   state: z.enum(siteStates).optional().openapi({ description: 'Only sites in this connection state.' }),
+  tag: z
+    .union([TagName, z.array(TagName).max(MAX_TAGS_PER_SITE)])
+    .optional()
+    .transform((tag) => (tag === undefined ? [] : Array.isArray(tag) ? tag : [tag]))
+    .openapi({ description: 'Only sites carrying this tag; repeat it for sites carrying all of them.' }),
+  q: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .openapi({ description: 'Only sites whose URL or name contains this text (case-insensitive).' }),
+  wordpressVersion: VersionFilter.openapi({ description: 'Only sites on this WordPress version or under it.' }),
+  phpVersion: VersionFilter.openapi({ description: 'Only sites on this PHP version or under it.' }),
+  connectorVersion: VersionFilter.openapi({ description: 'Only sites with this connector version or under it.' }),
 });
+export type SiteListFilter = Omit<z.infer<typeof ListSitesQuery>, 'state'>;
 
 export const AuthorizationCallbackQuery = z.object({
   state: z

@@ -13,6 +13,7 @@ import { sitesProblems } from './sites.errors.js';
 import type { SitesRepository } from './sites.repository.js';
 import { siteCredentials } from './site-directory.js';
 import type { SiteRow, SiteState } from './sites.table.js';
+import type { SiteListFilter } from './sites.schemas.js';
 import type { Events } from '../shared/event-bus.js';
 
 /** What Sitewarden does on a site needs these; an administrator on a single site has them all. */
@@ -220,7 +221,7 @@ export function createSitesService(deps: SitesServiceDeps) {
   }
 
   return {
-    async connect(input: { url: string; username?: string; applicationPassword?: string }) {
+    async connect(input: { url: string; username?: string; applicationPassword?: string; tags?: string[] }) {
       const url = parseUrl(input.url);
       if ((input.username === undefined) !== (input.applicationPassword === undefined)) {
         throw sitesProblems.incompleteCredentials.create(
@@ -228,13 +229,23 @@ export function createSitesService(deps: SitesServiceDeps) {
         );
       }
       if (input.username !== undefined && input.applicationPassword !== undefined) {
-        return {
-          mode: 'credentials' as const,
-          site: await connectWithCredentials(url, input.username, input.applicationPassword),
-        };
+        const site = await connectWithCredentials(url, input.username, input.applicationPassword);
+        if (input.tags) repository.setTags(site.id, input.tags);
+        return { mode: 'credentials' as const, site };
       }
-      return { mode: 'authorization' as const, ...(await startAuthorization(url)) };
+      const pending = await startAuthorization(url);
+      if (input.tags) repository.setTags(pending.site.id, input.tags);
+      return { mode: 'authorization' as const, ...pending };
     },
+
+    /** Replaces the site's tags; `tags` come validated and normalised by TagList. */
+    setTags(id: string, tags: string[]): string[] {
+      if (!repository.findById(id)) throw sitesProblems.notFound.create(`no site has the id ${id}`);
+      repository.setTags(id, tags);
+      return repository.tagsOf([id]).get(id) ?? [];
+    },
+    tagsOf: (ids: readonly string[]) => repository.tagsOf(ids),
+    tagCounts: () => repository.tagCounts(),
 
     /** WordPress redirects the admin's browser here after approval (or rejection). */
     async completeAuthorization(query: {
@@ -299,11 +310,12 @@ export function createSitesService(deps: SitesServiceDeps) {
       return (await sync.syncNow(site.id)) ?? connected;
     },
 
-    list: (options: { limit: number; after?: string; state?: SiteState }) =>
+    list: (options: { limit: number; after?: string; state?: SiteState; filter?: Partial<SiteListFilter> }) =>
       repository.list({
         limit: options.limit + 1,
         after: options.after,
         states: options.state ? [options.state] : undefined,
+        filter: options.filter,
       }),
 
     get(id: string): SiteRow {

@@ -1,4 +1,4 @@
-import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core';
+import { sqliteTable, text, integer, index, primaryKey } from 'drizzle-orm/sqlite-core';
 
 export const siteStates = [
   'pending',
@@ -44,3 +44,18 @@ export const sites = sqliteTable(
 
 export type SiteRow = typeof sites.$inferSelect;
 export type NewSiteRow = typeof sites.$inferInsert;
+
+/** Free-form labels (`client:acme`, `staging`): every site list and fleet operation can select by them. */
+export const siteTags = sqliteTable(
+  'site_tags',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    tag: text('tag').notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.siteId, table.tag] }),
+    index('site_tags_tag_idx').on(table.tag, table.siteId),
+  ],
+);

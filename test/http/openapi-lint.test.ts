@@ -16,6 +16,8 @@ type OpenApiDocument = { paths: Record<string, Record<string, Operation>> };
 // New routes add their own line; existing lines never change.
 const STABLE_OPERATION_IDS: Record<string, string> = {
   'GET /health': 'getHealth',
+  'PUT /sites/{id}/tags': 'setSiteTags',
+  'GET /tags': 'listTags',
   'POST /sites/{siteId}/core/update': 'updateCore',
   'POST /sites/{siteId}/translations/update': 'updateTranslations',
   'GET /jobs': 'listJobs',
