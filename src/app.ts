@@ -13,6 +13,7 @@ import { createBackupsRoutes } from './backups/backups.routes.js';
 import type { BackupsService } from './backups/backups.service.js';
 import type { ThemesService } from './themes/themes.service.js';
 import type { InventoryRepository } from './inventory/inventory.repository.js';
+import { createFleetRoutes, type FleetRepository } from './fleet/index.js';
 import { createAuthorizationRoutes, createSiteSettingsRoutes, createSitesRoutes } from './site-overview/index.js';
 import { backupSettingsSection } from './backups/index.js';
 import { performanceSettingsSection } from './performance/index.js';
@@ -37,6 +38,7 @@ export interface AppDeps {
   tokens: TokensService;
   sites: SitesService;
   inventories: Pick<InventoryRepository, 'read'>;
+  fleet: FleetRepository;
   plugins: PluginsService;
   themes: ThemesService;
   wordpressUpdates: WordPressUpdatesService;
@@ -87,6 +89,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createPluginsRoutes(deps));
   api.route('/', createThemesRoutes(deps));
   api.route('/', createWordPressUpdatesRoutes(deps));
+  api.route('/', createFleetRoutes(deps));
   api.route('/', createWebhooksRoutes(deps));
   api.route('/', createJobsRoutes(deps));
   api.route('/', createConnectorRoutes(deps));

@@ -14,6 +14,7 @@ import { createSiteLifecycle } from './sites/site-lifecycle.js';
 import { createThemesService } from './themes/themes.service.js';
 import { createSitesRepository } from './sites/sites.repository.js';
 import { createSitesService } from './sites/sites.service.js';
+import { createFleetRepository, type FleetRepository } from './fleet/index.js';
 import { createInventoryRepository } from './inventory/inventory.repository.js';
 import { createInventorySync } from './inventory/inventory.sync.js';
 import { createTokensRepository } from './tokens/tokens.repository.js';
@@ -99,6 +100,7 @@ export function createServices({
     afterOperation: (siteId) => sync.syncNow(siteId),
   });
   const inventories = createInventoryRepository({ db });
+  const fleet: FleetRepository = createFleetRepository({ db });
   const sync = createInventorySync({
     repository: sitesRepository,
     inventories,
@@ -210,6 +212,7 @@ export function createServices({
     lifecycle,
     sync,
     inventories,
+    fleet,
     secrets,
     access,
     plugins,

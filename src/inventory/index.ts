@@ -11,3 +11,4 @@ export {
 } from './inventory.schemas.js';
 export type { Inventory, InventoryRepository } from './inventory.repository.js';
 export { logUpdateFailure, rethrowSiteOperation, updateProblems } from './site-updates.js';
+export { inventoryItems } from './inventory.table.js';

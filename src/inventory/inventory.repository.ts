@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { siteInventories } from './inventory.table.js';
+import type { Plugin, Theme } from './inventory.schemas.js';
+import { inventoryItems, siteInventories } from './inventory.table.js';
 
 export interface Inventory {
   pluginsJson: string;
@@ -18,11 +19,42 @@ export function createInventoryRepository({ db }: { db: Db }) {
   return {
     read: (siteId: string): Inventory | undefined => inventoryOf.get({ siteId }),
 
-    write(siteId: string, inventory: Inventory): void {
-      db.insert(siteInventories)
-        .values({ siteId, ...inventory })
-        .onConflictDoUpdate({ target: siteInventories.siteId, set: inventory })
-        .run();
+    /** The site's plugins and themes as read now: the blob the site's views show and the fleet's rows, together. */
+    write(siteId: string, { plugins, themes, syncedAt }: { plugins: Plugin[]; themes: Theme[]; syncedAt: Date }): void {
+      const inventory = { pluginsJson: JSON.stringify(plugins), themesJson: JSON.stringify(themes), syncedAt };
+      const rows = [
+        ...plugins.map((plugin) => ({
+          siteId,
+          type: 'plugin' as const,
+          slug: plugin.slug,
+          name: plugin.name,
+          version: plugin.version,
+          updateVersion: plugin.update?.version ?? null,
+          active: plugin.status !== 'inactive',
+        })),
+        ...themes.map((theme) => ({
+          siteId,
+          type: 'theme' as const,
+          slug: theme.slug,
+          name: theme.name,
+          version: theme.version,
+          updateVersion: theme.update?.version ?? null,
+          active: theme.status === 'active',
+        })),
+      ];
+      db.transaction((tx) => {
+        tx.insert(siteInventories)
+          .values({ siteId, ...inventory })
+          .onConflictDoUpdate({ target: siteInventories.siteId, set: inventory })
+          .run();
+        tx.delete(inventoryItems).where(eq(inventoryItems.siteId, siteId)).run();
+        // Batches stay under SQLite's bound-parameter limit; a slug seen twice (two plugin files in one folder) keeps the first.
+        for (let i = 0; i < rows.length; i += 100)
+          tx.insert(inventoryItems)
+            .values(rows.slice(i, i + 100))
+            .onConflictDoNothing()
+            .run();
+      });
     },
   };
 }

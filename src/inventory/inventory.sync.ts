@@ -61,8 +61,8 @@ export function createInventorySync({
       const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
       // The session refused lists over MAX_PLUGINS_PER_SITE / MAX_THEMES_PER_SITE, so what is stored stays bounded.
       inventories.write(site.id, {
-        pluginsJson: JSON.stringify(withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort(bySlug)),
-        themesJson: JSON.stringify(withThemeUpdates(themes.map(themeFromWordPress), updates).sort(bySlug)),
+        plugins: withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort(bySlug),
+        themes: withThemeUpdates(themes.map(themeFromWordPress), updates).sort(bySlug),
         syncedAt,
       });
       metrics?.observeJob('sync', 'completed', syncedAt.getTime() - attemptAt.getTime());

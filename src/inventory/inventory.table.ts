@@ -1,4 +1,5 @@
-import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { sql } from 'drizzle-orm';
 import { sites } from '../sites/index.js';
 
 /** The plugins and themes last read from the site, kept apart so listing sites stays cheap. */
@@ -10,3 +11,39 @@ export const siteInventories = sqliteTable('site_inventories', {
   themesJson: text('themes_json').notNull(),
   syncedAt: integer('synced_at', { mode: 'timestamp_ms' }).notNull(),
 });
+
+/**
+ * The same plugins and themes one row per site and item, for questions asked across the fleet
+ * ("which sites have an update of X", "who runs X at which version") without reading every blob.
+ */
+export const inventoryItems = sqliteTable(
+  'inventory_items',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    type: text('type', { enum: ['plugin', 'theme'] }).notNull(),
+    slug: text('slug').notNull(),
+    name: text('name').notNull(),
+    version: text('version').notNull(),
+    /** The newer version the site knows of; null when it is up to date (or nothing is known). */
+    updateVersion: text('update_version'),
+    active: integer('active', { mode: 'boolean' }).notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.siteId, table.type, table.slug] }),
+    // Covering indexes in the fleet queries' group order: a page of items reads its groups' index entries only.
+    index('inventory_items_item_idx').on(
+      table.type,
+      table.slug,
+      table.version,
+      table.active,
+      table.updateVersion,
+      table.name,
+    ),
+    index('inventory_items_pending_idx')
+      .on(table.type, table.slug, table.updateVersion, table.version, table.name)
+      .where(sql`${table.updateVersion} is not null`),
+  ],
+);
+export type InventoryItemRow = typeof inventoryItems.$inferSelect;

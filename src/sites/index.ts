@@ -1,5 +1,5 @@
 // The sites feature's door: what other features may use. The composition (services.ts) builds the rest itself.
-export { sites, siteStates, type SiteRow } from './sites.table.js';
+export { sites, siteStates, siteTags, type SiteRow } from './sites.table.js';
 export { sitesProblems } from './sites.errors.js';
 export type { SiteListRow, SitesRepository } from './sites.repository.js';
 export { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites.service.js';
@@ -12,5 +12,6 @@ export {
   SiteIdParam,
   SiteIdPathParam,
   SiteTagsInput,
+  TagFilter,
   SlugPattern,
 } from './sites.schemas.js';

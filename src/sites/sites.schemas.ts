@@ -49,6 +49,13 @@ export const ConnectSiteInput = z
   })
   .openapi('ConnectSiteInput');
 
+/** `tag=a&tag=b`: sites carrying all of them (a query string gives one value as a string, more as an array). */
+export const TagFilter = z
+  .union([TagName, z.array(TagName).max(MAX_TAGS_PER_SITE)])
+  .optional()
+  .transform((tag) => (tag === undefined ? [] : Array.isArray(tag) ? tag : [tag]))
+  .openapi({ description: 'Only sites carrying this tag; repeat it for sites carrying all of them.' });
+
 /** A version filter matches the version itself and every release under it (`6.5` matches `6.5.5`). */
 const VersionFilter = z
   .string()
@@ -57,11 +64,7 @@ const VersionFilter = z
 
 export const ListSitesQuery = z.object({
   state: z.enum(siteStates).optional().openapi({ description: 'Only sites in this connection state.' }),
-  tag: z
-    .union([TagName, z.array(TagName).max(MAX_TAGS_PER_SITE)])
-    .optional()
-    .transform((tag) => (tag === undefined ? [] : Array.isArray(tag) ? tag : [tag]))
-    .openapi({ description: 'Only sites carrying this tag; repeat it for sites carrying all of them.' }),
+  tag: TagFilter,
   q: z
     .string()
     .trim()

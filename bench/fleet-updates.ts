@@ -1,0 +1,104 @@
+/**
+ * The fleet's pending-updates and inventory queries at 10,000 sites × 30 plugins (+ 3 themes),
+ * answered from SQLite through the real routes (`app.request()`: query, grouping, JSON), on a
+ * database file seeded by the inventory repository as the sync writes it. Not run by the tests.
+ *
+ *   node --import tsx bench/fleet-updates.ts
+ *   BENCH_SITES=1000 BENCH_RUNS=200 node --import tsx bench/fleet-updates.ts
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { openDatabase } from '../src/db/database.js';
+import { createFleetRepository, createFleetRoutes } from '../src/fleet/index.js';
+import { createInventoryRepository } from '../src/inventory/inventory.repository.js';
+import type { Plugin, Theme } from '../src/inventory/index.js';
+import { createId } from '../src/shared/ids.js';
+import { createSitesRepository } from '../src/sites/sites.repository.js';
+
+const SITES = Number(process.env.BENCH_SITES ?? 10_000);
+const PLUGINS = 30;
+const RUNS = Number(process.env.BENCH_RUNS ?? 300);
+
+const dir = mkdtempSync(join(tmpdir(), 'sitewarden-fleet-bench-'));
+try {
+  const database = openDatabase(join(dir, 'sitewarden.db'));
+  const sitesRepository = createSitesRepository({ db: database.db });
+  const inventories = createInventoryRepository({ db: database.db });
+  const seeding = performance.now();
+  const now = new Date();
+  database.sqlite.transaction(() => {
+    for (let s = 0; s < SITES; s++) {
+      const id = createId('site', new Date(now.getTime() + s));
+      sitesRepository.insert({
+        id,
+        url: `https://site-${s}.example.test`,
+        restUrl: `https://site-${s}.example.test/wp-json/`,
+        state: 'connected',
+        createdAt: now,
+        updatedAt: now,
+      });
+      // 100 agencies' clients, and every tenth site staging.
+      sitesRepository.setTags(id, s % 10 === 0 ? [`client:${s % 100}`, 'staging'] : [`client:${s % 100}`]);
+      // Each site draws its 30 plugins from a catalogue of 300; about one in five is behind.
+      const plugins: Plugin[] = Array.from({ length: PLUGINS }, (_, i) => {
+        const n = (s * 7 + i * 11) % 300;
+        const behind = (s + i) % 5 === 0;
+        return {
+          slug: `plugin-${n}`,
+          file: `plugin-${n}/plugin-${n}.php`,
+          name: `Plugin ${n}`,
+          version: behind ? `1.${s % 3}.0` : '2.0.0',
+          status: i % 4 ? 'active' : 'inactive',
+          update: behind ? { version: '2.0.0' } : null,
+        };
+      });
+      const themes: Theme[] = ['one', 'two', 'three'].map((name, i) => ({
+        slug: `theme-${name}`,
+        name: `Theme ${name}`,
+        version: '1.0',
+        status: i === 0 ? 'active' : 'inactive',
+        parent: null,
+        update: (s + i) % 9 === 0 ? { version: '1.1' } : null,
+      }));
+      inventories.write(id, { plugins, themes, syncedAt: now });
+    }
+  })();
+  const seeded = performance.now() - seeding;
+  const app = createFleetRoutes({ fleet: createFleetRepository({ db: database.db }) });
+
+  const scenarios = [
+    '/fleet/updates?groupBy=item',
+    '/fleet/updates?groupBy=item&tag=client:42',
+    '/fleet/updates?groupBy=item&type=theme',
+    '/fleet/updates?groupBy=site',
+    '/fleet/updates?groupBy=site&tag=staging',
+    '/fleet/plugins',
+    '/fleet/plugins?tag=client:42',
+    '/fleet/plugins/plugin-7',
+  ];
+  console.log(`fleet at ${SITES} sites × ${PLUGINS} plugins + 3 themes (seeded in ${(seeded / 1000).toFixed(1)} s)`);
+  console.log('query                                         p50 ms   p99 ms   max ms   items');
+  for (const path of scenarios) {
+    const times: number[] = [];
+    let items = 0;
+    for (let run = 0; run < RUNS + 10; run++) {
+      const started = performance.now();
+      const response = await app.request(path);
+      const body = (await response.json()) as { items: unknown[] };
+      const elapsed = performance.now() - started;
+      if (response.status !== 200) throw new Error(`${path}: ${response.status}`);
+      items = body.items.length;
+      if (run >= 10) times.push(elapsed); // the first runs warm SQLite's page cache and V8
+    }
+    times.sort((a, b) => a - b);
+    const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(2);
+    console.log(
+      `${path.padEnd(45)} ${at(0.5).padStart(6)}   ${at(0.99).padStart(6)}   ${at(1).padStart(6)}   ${items}`,
+    );
+  }
+  database.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,185 @@
+import { and, asc, eq, gt, inArray, isNotNull, or, sql, type SQL } from 'drizzle-orm';
+import type { SQLiteSelect } from 'drizzle-orm/sqlite-core';
+import type { Db } from '../db/database.js';
+import { inventoryItems } from '../inventory/index.js';
+import { sites, siteTags } from '../sites/index.js';
+
+export type ItemType = 'plugin' | 'theme';
+
+export interface FleetFilter {
+  /** Only sites carrying every one of these tags. */
+  tags: string[];
+  type?: ItemType;
+}
+
+/** Item keys in cursors: `type`, `slug` and (for pending updates) the version offered, tab-separated. */
+export const ITEM_KEY = /^(plugin|theme)\t[^\t]{1,200}(\t[^\t]{1,100})?$/;
+
+/**
+ * The fleet's questions answered from the inventory rows the sync keeps (never from the sites):
+ * every query walks an index of inventory_items and reads one page.
+ */
+export function createFleetRepository({ db }: { db: Db }) {
+  /**
+   * Sites carrying every tag, as a table the item queries join: SQLite then reads only those
+   * sites' rows (by the primary key's site_id prefix) instead of walking every site's.
+   */
+  const scoped = (tags: string[]) => {
+    const unique = [...new Set(tags)];
+    return db
+      .select({ siteId: siteTags.siteId })
+      .from(siteTags)
+      .where(inArray(siteTags.tag, unique.length > 0 ? unique : ['']))
+      .groupBy(siteTags.siteId)
+      .having(sql`count(distinct ${siteTags.tag}) = ${unique.length}`)
+      .as('scope');
+  };
+  /** Narrows a query over inventory_items to the tagged sites, when tags are given. */
+  const withinTags = <Q extends SQLiteSelect>(query: Q, tags: string[]): Q => {
+    if (tags.length === 0) return query;
+    const scope = scoped(tags);
+    return query.innerJoin(scope, eq(scope.siteId, inventoryItems.siteId)) as unknown as Q; // the selection is explicit, so joining changes no row shape
+  };
+
+  const afterItem = (after: string | undefined, withVersion: boolean): SQL | undefined => {
+    if (!after) return undefined;
+    const [type, slug, version] = after.split('\t') as [ItemType, string, string | undefined];
+    const beyond = or(gt(inventoryItems.type, type), and(eq(inventoryItems.type, type), gt(inventoryItems.slug, slug)));
+    if (!withVersion || version === undefined) return beyond;
+    return or(
+      beyond,
+      and(eq(inventoryItems.type, type), eq(inventoryItems.slug, slug), gt(inventoryItems.updateVersion, version)),
+    );
+  };
+
+  return {
+    /** Pending updates, one row per item and version offered, with the versions sites run and how many. */
+    pendingByItem({ filter, limit, after }: { filter: FleetFilter; limit: number; after?: string }) {
+      const conditions = [
+        isNotNull(inventoryItems.updateVersion),
+        filter.type ? eq(inventoryItems.type, filter.type) : undefined,
+        afterItem(after, true),
+      ];
+      const query = db
+        .select({
+          type: inventoryItems.type,
+          slug: inventoryItems.slug,
+          name: sql<string>`max(${inventoryItems.name})`,
+          toVersion: sql<string>`${inventoryItems.updateVersion}`,
+          fromVersions: sql<string>`group_concat(distinct ${inventoryItems.version})`,
+          sites: sql<number>`count(*)`,
+        })
+        .from(inventoryItems)
+        .$dynamic();
+      return withinTags(query, filter.tags)
+        .where(and(...conditions))
+        .groupBy(inventoryItems.type, inventoryItems.slug, inventoryItems.updateVersion)
+        .orderBy(asc(inventoryItems.type), asc(inventoryItems.slug), asc(inventoryItems.updateVersion))
+        .limit(limit)
+        .all();
+    },
+
+    /** A page of sites with pending updates (by site id), and those sites' updates. */
+    pendingBySite({ filter, limit, after }: { filter: FleetFilter; limit: number; after?: string }) {
+      const conditions = [
+        isNotNull(inventoryItems.updateVersion),
+        filter.type ? eq(inventoryItems.type, filter.type) : undefined,
+      ];
+      const page = withinTags(
+        db.selectDistinct({ siteId: inventoryItems.siteId }).from(inventoryItems).$dynamic(),
+        filter.tags,
+      )
+        .where(and(...conditions, after ? gt(inventoryItems.siteId, after) : undefined))
+        .orderBy(asc(inventoryItems.siteId))
+        .limit(limit)
+        .all()
+        .map((row) => row.siteId);
+      if (page.length === 0) return [];
+      const updates = db
+        .select({
+          siteId: inventoryItems.siteId,
+          url: sites.url,
+          type: inventoryItems.type,
+          slug: inventoryItems.slug,
+          name: inventoryItems.name,
+          version: inventoryItems.version,
+          toVersion: sql<string>`${inventoryItems.updateVersion}`,
+        })
+        .from(inventoryItems)
+        .innerJoin(sites, eq(sites.id, inventoryItems.siteId))
+        .where(and(...conditions, inArray(inventoryItems.siteId, page)))
+        .orderBy(asc(inventoryItems.siteId), asc(inventoryItems.type), asc(inventoryItems.slug))
+        .all();
+      return page.map((siteId) => {
+        const mine = updates.filter((update) => update.siteId === siteId);
+        return {
+          siteId,
+          url: mine[0]?.url ?? '',
+          updates: mine.map(({ type, slug, name, version, toVersion }) => ({ type, slug, name, version, toVersion })),
+        };
+      });
+    },
+
+    /** Every plugin (or theme) installed across the fleet: how many sites, active where, at which versions. */
+    installed({ type, tags, limit, after }: { type: ItemType; tags: string[]; limit: number; after?: string }) {
+      const query = db
+        .select({
+          type: inventoryItems.type,
+          slug: inventoryItems.slug,
+          name: sql<string>`max(${inventoryItems.name})`,
+          sites: sql<number>`count(*)`,
+          active: sql<number>`sum(${inventoryItems.active})`,
+          withUpdate: sql<number>`count(${inventoryItems.updateVersion})`,
+          versions: sql<string>`group_concat(distinct ${inventoryItems.version})`,
+        })
+        .from(inventoryItems)
+        .$dynamic();
+      return withinTags(query, tags)
+        .where(and(eq(inventoryItems.type, type), afterItem(after, false)))
+        .groupBy(inventoryItems.type, inventoryItems.slug)
+        .orderBy(asc(inventoryItems.type), asc(inventoryItems.slug))
+        .limit(limit)
+        .all();
+    },
+
+    /** The sites that have one plugin (or theme), by site id: version, active, the update offered. */
+    sitesWith({
+      type,
+      slug,
+      tags,
+      limit,
+      after,
+    }: {
+      type: ItemType;
+      slug: string;
+      tags: string[];
+      limit: number;
+      after?: string;
+    }) {
+      const query = db
+        .select({
+          siteId: inventoryItems.siteId,
+          url: sites.url,
+          version: inventoryItems.version,
+          active: inventoryItems.active,
+          updateVersion: inventoryItems.updateVersion,
+        })
+        .from(inventoryItems)
+        .innerJoin(sites, eq(sites.id, inventoryItems.siteId))
+        .$dynamic();
+      return withinTags(query, tags)
+        .where(
+          and(
+            eq(inventoryItems.type, type),
+            eq(inventoryItems.slug, slug),
+            after ? gt(inventoryItems.siteId, after) : undefined,
+          ),
+        )
+        .orderBy(asc(inventoryItems.siteId))
+        .limit(limit)
+        .all();
+    },
+  };
+}
+
+export type FleetRepository = ReturnType<typeof createFleetRepository>;

@@ -1,0 +1,122 @@
+import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/auth.js';
+import { jsonContent, problemResponses } from '../http/openapi.js';
+import { decodeCursor, pageSchema, toPage } from '../http/pagination.js';
+import { ITEM_KEY, type FleetRepository, type ItemType } from './fleet.repository.js';
+import {
+  FleetInstalledQuery,
+  FleetItemParam,
+  FleetUpdatesPage,
+  FleetUpdatesQuery,
+  InstalledItemSchema,
+  ItemSiteSchema,
+} from './fleet.schemas.js';
+
+const tags = ['Fleet'];
+const SITE_KEY = /^[a-z]+_[0-9a-z]{26}$/;
+const versionsOf = (list: string | null) => (list ? [...new Set(list.split(','))].sort() : []);
+const siteListOf = (type: ItemType, slug: string) => `/api/fleet/${type}s/${encodeURIComponent(slug)}`;
+
+const listFleetUpdates = createRoute({
+  method: 'get',
+  path: '/fleet/updates',
+  operationId: 'listFleetUpdates',
+  tags,
+  summary: 'Pending updates across the fleet',
+  description:
+    'Every plugin and theme update the sites are offered, as of each site’s last sync (answered from the database, never from the sites): grouped by item and version offered, or by site. `tag` narrows to sites carrying all the tags given.',
+  request: { query: FleetUpdatesQuery },
+  responses: { 200: jsonContent(FleetUpdatesPage, 'A page of pending updates'), ...problemResponses(400) },
+});
+
+const installedRoute = (type: ItemType) =>
+  createRoute({
+    method: 'get',
+    path: `/fleet/${type}s`,
+    operationId: type === 'plugin' ? 'listFleetPlugins' : 'listFleetThemes',
+    tags,
+    summary: `Every ${type} installed across the fleet`,
+    description: `Each ${type} by slug: on how many sites, active on how many, at which versions, with how many offered an update.`,
+    request: { query: FleetInstalledQuery },
+    responses: {
+      200: jsonContent(pageSchema(InstalledItemSchema, `Fleet${type === 'plugin' ? 'Plugin' : 'Theme'}Page`), 'A page'),
+      ...problemResponses(400),
+    },
+  });
+
+const itemSitesRoute = (type: ItemType) =>
+  createRoute({
+    method: 'get',
+    path: `/fleet/${type}s/{slug}`,
+    operationId: type === 'plugin' ? 'listFleetPluginSites' : 'listFleetThemeSites',
+    tags,
+    summary: `The sites that have one ${type}`,
+    description: `Each site with the ${type} installed: its version, whether it is active, and the update it is offered.`,
+    request: { params: FleetItemParam, query: FleetInstalledQuery },
+    responses: {
+      200: jsonContent(pageSchema(ItemSiteSchema, `Fleet${type === 'plugin' ? 'Plugin' : 'Theme'}SitePage`), 'A page'),
+      ...problemResponses(400),
+    },
+  });
+
+/** GET /api/fleet/…: the fleet's inventory and pending updates, one indexed query per page. */
+export function createFleetRoutes({ fleet }: { fleet: FleetRepository }) {
+  const app = new OpenAPIHono<AppEnv>().openapi(listFleetUpdates, (c) => {
+    const { groupBy, type, tag, limit, cursor } = c.req.valid('query');
+    const filter = { tags: tag, type };
+    if (groupBy === 'site') {
+      const rows = fleet.pendingBySite({ filter, limit: limit + 1, after: decodeCursor(cursor, SITE_KEY) });
+      const page = toPage(rows, limit, (row) => row.siteId);
+      return c.json({ groupBy, ...page }, 200);
+    }
+    const rows = fleet.pendingByItem({ filter, limit: limit + 1, after: decodeCursor(cursor, ITEM_KEY) });
+    const page = toPage(rows, limit, (row) => `${row.type}\t${row.slug}\t${row.toVersion}`);
+    return c.json(
+      {
+        groupBy,
+        items: page.items.map((row) => ({
+          ...row,
+          fromVersions: versionsOf(row.fromVersions),
+          siteList: siteListOf(row.type, row.slug),
+        })),
+        nextCursor: page.nextCursor,
+      },
+      200,
+    );
+  });
+  for (const type of ['plugin', 'theme'] as const) {
+    app.openapi(installedRoute(type), (c) => {
+      const { tag, limit, cursor } = c.req.valid('query');
+      const rows = fleet.installed({ type, tags: tag, limit: limit + 1, after: decodeCursor(cursor, ITEM_KEY) });
+      const page = toPage(rows, limit, (row) => `${row.type}\t${row.slug}`);
+      return c.json(
+        {
+          items: page.items.map((row) => ({
+            ...row,
+            versions: versionsOf(row.versions),
+            siteList: siteListOf(type, row.slug),
+          })),
+          nextCursor: page.nextCursor,
+        },
+        200,
+      );
+    });
+    app.openapi(itemSitesRoute(type), (c) => {
+      const { slug } = c.req.valid('param');
+      const { tag, limit, cursor } = c.req.valid('query');
+      const rows = fleet.sitesWith({ type, slug, tags: tag, limit: limit + 1, after: decodeCursor(cursor, SITE_KEY) });
+      const page = toPage(rows, limit, (row) => row.siteId);
+      return c.json(
+        {
+          items: page.items.map(({ updateVersion, ...row }) => ({
+            ...row,
+            update: updateVersion ? { version: updateVersion } : null,
+          })),
+          nextCursor: page.nextCursor,
+        },
+        200,
+      );
+    });
+  }
+  return app;
+}
