@@ -1,5 +1,5 @@
-import { and, asc, eq, gt, inArray, isNotNull, or, sql, type SQL } from 'drizzle-orm';
-import type { SQLiteSelect } from 'drizzle-orm/sqlite-core';
+import { and, asc, eq, exists, gt, inArray, isNotNull, or, sql, type SQL } from 'drizzle-orm';
+import type { SelectedFields, SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/database.js';
 import { inventoryItems } from '../inventory/index.js';
 import { sites, siteTags } from '../sites/index.js';
@@ -34,11 +34,18 @@ export function createFleetRepository({ db }: { db: Db }) {
       .having(sql`count(distinct ${siteTags.tag}) = ${unique.length}`)
       .as('scope');
   };
-  /** Narrows a query over inventory_items to the tagged sites, when tags are given. */
-  const withinTags = <Q extends SQLiteSelect>(query: Q, tags: string[]): Q => {
-    if (tags.length === 0) return query;
+  /**
+   * The inventory rows to read, narrowed to the tagged sites when tags are given. With tags, the
+   * tagged sites are the outer loop (CROSS JOIN fixes SQLite's join order), so a small tag reads
+   * its own sites' rows instead of walking the whole fleet's index in group order.
+   */
+  const itemRows = <T extends SelectedFields>(columns: T, tags: string[]) => {
+    const untagged = db.select(columns).from(inventoryItems).$dynamic();
+    if (tags.length === 0) return { query: untagged, onScope: undefined };
     const scope = scoped(tags);
-    return query.innerJoin(scope, eq(scope.siteId, inventoryItems.siteId)) as unknown as Q; // the selection is explicit, so joining changes no row shape
+    const tagged = db.select(columns).from(scope).$dynamic().crossJoin(inventoryItems);
+    // The selection is explicit, so the join changes no row's shape.
+    return { query: tagged as unknown as typeof untagged, onScope: eq(inventoryItems.siteId, scope.siteId) };
   };
 
   const afterItem = (after: string | undefined, withVersion: boolean): SQL | undefined => {
@@ -60,19 +67,19 @@ export function createFleetRepository({ db }: { db: Db }) {
         filter.type ? eq(inventoryItems.type, filter.type) : undefined,
         afterItem(after, true),
       ];
-      const query = db
-        .select({
+      const { query, onScope } = itemRows(
+        {
           type: inventoryItems.type,
           slug: inventoryItems.slug,
           name: sql<string>`max(${inventoryItems.name})`,
           toVersion: sql<string>`${inventoryItems.updateVersion}`,
           fromVersions: sql<string>`group_concat(distinct ${inventoryItems.version})`,
           sites: sql<number>`count(*)`,
-        })
-        .from(inventoryItems)
-        .$dynamic();
-      return withinTags(query, filter.tags)
-        .where(and(...conditions))
+        },
+        filter.tags,
+      );
+      return query
+        .where(and(onScope, ...conditions))
         .groupBy(inventoryItems.type, inventoryItems.slug, inventoryItems.updateVersion)
         .orderBy(asc(inventoryItems.type), asc(inventoryItems.slug), asc(inventoryItems.updateVersion))
         .limit(limit)
@@ -85,12 +92,29 @@ export function createFleetRepository({ db }: { db: Db }) {
         isNotNull(inventoryItems.updateVersion),
         filter.type ? eq(inventoryItems.type, filter.type) : undefined,
       ];
-      const page = withinTags(
-        db.selectDistinct({ siteId: inventoryItems.siteId }).from(inventoryItems).$dynamic(),
-        filter.tags,
+      // Sites in id order, each kept when it has one pending update (EXISTS stops at the first):
+      // a page costs its own sites, however large the fleet or the tag.
+      const pending = (siteId: SQLiteColumn) =>
+        exists(
+          db
+            .select({ one: sql`1` })
+            .from(inventoryItems)
+            .where(and(eq(inventoryItems.siteId, siteId), ...conditions)),
+        );
+      const scope = filter.tags.length > 0 ? scoped(filter.tags) : undefined;
+      const page = (
+        scope
+          ? db
+              .select({ siteId: scope.siteId })
+              .from(scope)
+              .where(and(pending(scope.siteId), after ? gt(scope.siteId, after) : undefined))
+              .orderBy(asc(scope.siteId))
+          : db
+              .select({ siteId: sites.id })
+              .from(sites)
+              .where(and(pending(sites.id), after ? gt(sites.id, after) : undefined))
+              .orderBy(asc(sites.id))
       )
-        .where(and(...conditions, after ? gt(inventoryItems.siteId, after) : undefined))
-        .orderBy(asc(inventoryItems.siteId))
         .limit(limit)
         .all()
         .map((row) => row.siteId);
@@ -122,8 +146,8 @@ export function createFleetRepository({ db }: { db: Db }) {
 
     /** Every plugin (or theme) installed across the fleet: how many sites, active where, at which versions. */
     installed({ type, tags, limit, after }: { type: ItemType; tags: string[]; limit: number; after?: string }) {
-      const query = db
-        .select({
+      const { query, onScope } = itemRows(
+        {
           type: inventoryItems.type,
           slug: inventoryItems.slug,
           name: sql<string>`max(${inventoryItems.name})`,
@@ -131,11 +155,11 @@ export function createFleetRepository({ db }: { db: Db }) {
           active: sql<number>`sum(${inventoryItems.active})`,
           withUpdate: sql<number>`count(${inventoryItems.updateVersion})`,
           versions: sql<string>`group_concat(distinct ${inventoryItems.version})`,
-        })
-        .from(inventoryItems)
-        .$dynamic();
-      return withinTags(query, tags)
-        .where(and(eq(inventoryItems.type, type), afterItem(after, false)))
+        },
+        tags,
+      );
+      return query
+        .where(and(onScope, eq(inventoryItems.type, type), afterItem(after, false)))
         .groupBy(inventoryItems.type, inventoryItems.slug)
         .orderBy(asc(inventoryItems.type), asc(inventoryItems.slug))
         .limit(limit)
@@ -156,7 +180,9 @@ export function createFleetRepository({ db }: { db: Db }) {
       limit: number;
       after?: string;
     }) {
-      const query = db
+      // One item's rows come from its index entries; the tag narrows them (a subquery SQLite runs once).
+      const scope = tags.length > 0 ? scoped(tags) : undefined;
+      return db
         .select({
           siteId: inventoryItems.siteId,
           url: sites.url,
@@ -166,10 +192,9 @@ export function createFleetRepository({ db }: { db: Db }) {
         })
         .from(inventoryItems)
         .innerJoin(sites, eq(sites.id, inventoryItems.siteId))
-        .$dynamic();
-      return withinTags(query, tags)
         .where(
           and(
+            scope ? inArray(inventoryItems.siteId, db.select({ siteId: scope.siteId }).from(scope)) : undefined,
             eq(inventoryItems.type, type),
             eq(inventoryItems.slug, slug),
             after ? gt(inventoryItems.siteId, after) : undefined,

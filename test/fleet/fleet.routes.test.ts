@@ -128,6 +128,7 @@ describe('the fleet', () => {
       expect.objectContaining({ siteId: b, version: '1.5', active: false, update: { version: '2.0' } }),
       expect.objectContaining({ siteId: c, version: '1.0', active: true, update: { version: '2.1' } }),
     ]);
+    expect((await get('/api/fleet/plugins/seo?tag=shop')).items).toEqual([expect.objectContaining({ siteId: b })]);
     expect((await get('/api/fleet/plugins/nothing-like-it')).items).toEqual([]);
   });
 
