@@ -13,7 +13,7 @@ import { createBackupsRoutes } from './backups/backups.routes.js';
 import type { BackupsService } from './backups/backups.service.js';
 import type { ThemesService } from './themes/themes.service.js';
 import type { InventoryRepository } from './inventory/inventory.repository.js';
-import { createFleetRoutes, type FleetRepository } from './fleet/index.js';
+import { createFleetRoutes, type FleetRefresh, type FleetRepository } from './fleet/index.js';
 import { createAuthorizationRoutes, createSiteSettingsRoutes, createSitesRoutes } from './site-overview/index.js';
 import { backupSettingsSection } from './backups/index.js';
 import { performanceSettingsSection } from './performance/index.js';
@@ -39,6 +39,7 @@ export interface AppDeps {
   sites: SitesService;
   inventories: Pick<InventoryRepository, 'read'>;
   fleet: FleetRepository;
+  fleetRefresh: FleetRefresh;
   plugins: PluginsService;
   themes: ThemesService;
   wordpressUpdates: WordPressUpdatesService;

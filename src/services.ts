@@ -14,7 +14,7 @@ import { createSiteLifecycle } from './sites/site-lifecycle.js';
 import { createThemesService } from './themes/themes.service.js';
 import { createSitesRepository } from './sites/sites.repository.js';
 import { createSitesService } from './sites/sites.service.js';
-import { createFleetRepository, type FleetRepository } from './fleet/index.js';
+import { createFleetRefresh, createFleetRepository, type FleetRepository } from './fleet/index.js';
 import { createInventoryRepository } from './inventory/inventory.repository.js';
 import { createInventorySync } from './inventory/inventory.sync.js';
 import { createTokensRepository } from './tokens/tokens.repository.js';
@@ -112,6 +112,7 @@ export function createServices({
     intervalMinutes: config.syncIntervalMinutes,
     metrics,
   });
+  const fleetRefresh = createFleetRefresh({ sites: sitesRepository, sync });
   const sites = createSitesService({
     repository: sitesRepository,
     http,
@@ -213,6 +214,7 @@ export function createServices({
     sync,
     inventories,
     fleet,
+    fleetRefresh,
     secrets,
     access,
     plugins,

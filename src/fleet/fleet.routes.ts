@@ -1,7 +1,8 @@
-import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, toPage } from '../http/pagination.js';
+import { RefreshInput, type FleetRefresh } from './fleet.refresh.js';
 import { ITEM_KEY, type FleetRepository, type ItemType } from './fleet.repository.js';
 import {
   FleetInstalledQuery,
@@ -59,8 +60,26 @@ const itemSitesRoute = (type: ItemType) =>
     },
   });
 
+const refreshFleet = createRoute({
+  method: 'post',
+  path: '/fleet/refresh',
+  operationId: 'refreshFleetInventory',
+  tags,
+  summary: 'Read sites’ inventories again now',
+  description:
+    'Queues a sync (plugins, themes, versions, updates offered) for the sites selected by exactly one of `sites`, `tag` or `all: true`, ahead of the schedule. Sites already syncing or busy are skipped; 202 says how many were selected and queued.',
+  request: { body: { content: { 'application/json': { schema: RefreshInput } }, required: true } },
+  responses: {
+    202: jsonContent(
+      z.object({ selected: z.number().int(), queued: z.number().int() }).openapi('FleetRefreshQueued'),
+      'Queued',
+    ),
+    ...problemResponses(400, 403, 404, 415),
+  },
+});
+
 /** GET /api/fleet/…: the fleet's inventory and pending updates, one indexed query per page. */
-export function createFleetRoutes({ fleet }: { fleet: FleetRepository }) {
+export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetRepository; fleetRefresh: FleetRefresh }) {
   const app = new OpenAPIHono<AppEnv>().openapi(listFleetUpdates, (c) => {
     const { groupBy, type, tag, limit, cursor } = c.req.valid('query');
     const filter = { tags: tag, type };
@@ -118,5 +137,6 @@ export function createFleetRoutes({ fleet }: { fleet: FleetRepository }) {
       );
     });
   }
+  app.openapi(refreshFleet, (c) => c.json(fleetRefresh.refresh(c.req.valid('json')), 202));
   return app;
 }

@@ -87,6 +87,12 @@ export function createInventorySync({
 
   return {
     syncNow,
+    /** On demand: a sync queued for each site not already syncing or busy; answers how many were queued. */
+    enqueue(siteIds: readonly string[]): number {
+      const idle = siteIds.filter((id) => !queue.isBusy(id));
+      for (const id of idle) void queue.run(id, () => syncNow(id)).catch(() => undefined);
+      return idle.length;
+    },
     /** Scheduler tick: enqueue a sync for every connected site not synced within the interval. */
     enqueueDue(): number {
       const before = new Date(clock.now().getTime() - intervalMinutes * 60_000);

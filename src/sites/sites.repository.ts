@@ -144,12 +144,13 @@ export function createSitesRepository({ db }: { db: Db }) {
         .orderBy(asc(siteTags.tag))
         .all(),
 
-    /** Ids of every connected site (schedulers: no row data, no limit). */
-    connectedIds: (): string[] =>
+    /** Ids of every connected site, or of those the filter selects (schedulers, fleet operations: no row data, no limit). */
+    connectedIds: (filter: Partial<SiteListFilter> = {}): string[] =>
       db
         .select({ id: sites.id })
         .from(sites)
-        .where(eq(sites.state, 'connected'))
+        .where(and(eq(sites.state, 'connected'), ...filterConditions(filter)))
+        .orderBy(asc(sites.id))
         .all()
         .map((row) => row.id),
 

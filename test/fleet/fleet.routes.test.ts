@@ -175,3 +175,50 @@ describe('the fleet', () => {
     }
   });
 });
+
+describe('refreshing the fleet’s inventory on demand', () => {
+  const lastAttempt = (id: string) => t.services.sitesRepository.findById(id)?.lastSyncAttemptAt?.getTime() ?? 0;
+  async function until(check: () => boolean) {
+    for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    return check();
+  }
+
+  it('queues a sync of the sites selected by tag, by id, or all, and says how many', async () => {
+    const connected = await t.call('POST', '/api/sites', {
+      json: { url: fake.url, username: fake.username, applicationPassword: fake.applicationPassword, tags: ['again'] },
+    });
+    expect(connected.status, connected.text).toBe(201);
+    const id = connected.json.id as string;
+    const before = lastAttempt(id);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+
+    const byTag = await t.call('POST', '/api/fleet/refresh', { json: { tag: ['again'] } });
+    expect(byTag.status, byTag.text).toBe(202);
+    expect(byTag.json).toEqual({ selected: 1, queued: 1 });
+    expect(await until(() => lastAttempt(id) > before)).toBe(true);
+
+    const byId = await t.call('POST', '/api/fleet/refresh', { json: { sites: [id] } });
+    expect(byId.json).toEqual({ selected: 1, queued: 1 });
+    const all = await t.call('POST', '/api/fleet/refresh', { json: { all: true } });
+    expect(all.status).toBe(202);
+    expect(all.json.selected).toBeGreaterThanOrEqual(1);
+    expect((await t.call('POST', '/api/fleet/refresh', { json: { tag: ['nobody-has-this'] } })).json).toEqual({
+      selected: 0,
+      queued: 0,
+    });
+    await t.call('DELETE', `/api/sites/${id}`);
+  });
+
+  it('refuses an unclear selection, unknown sites and read tokens', async () => {
+    for (const json of [{}, { all: true, tag: ['a'] }, { sites: [] }, { all: false }]) {
+      const response = await t.call('POST', '/api/fleet/refresh', { json });
+      expect(response.status, JSON.stringify(json)).toBe(400);
+      expect(response.headers.get('content-type')).toContain('application/problem+json');
+    }
+    const unknown = await t.call('POST', '/api/fleet/refresh', { json: { sites: ['site_nope'] } });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.siteIds).toEqual(['site_nope']);
+    const read = await t.call('POST', '/api/fleet/refresh', { json: { all: true }, token: t.readToken });
+    expect(read.status).toBe(403);
+  });
+});

@@ -19,6 +19,7 @@ const STABLE_OPERATION_IDS: Record<string, string> = {
   'PUT /sites/{id}/tags': 'setSiteTags',
   'GET /tags': 'listTags',
   'GET /fleet/updates': 'listFleetUpdates',
+  'POST /fleet/refresh': 'refreshFleetInventory',
   'GET /fleet/plugins': 'listFleetPlugins',
   'GET /fleet/themes/{slug}': 'listFleetThemeSites',
   'POST /sites/{siteId}/core/update': 'updateCore',
