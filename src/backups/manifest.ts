@@ -279,9 +279,15 @@ export async function writeManifest(
 
 /** Every object a manifest references (itself not included): file parts, file chunks, table batches. */
 export async function referencedObjects(store: ObjectStore, manifestHash: string): Promise<Set<string>> {
-  const opened = await openManifest(store, manifestHash);
-  const objects = new Set<string>(opened.fileParts);
-  for await (const file of opened.files()) for (const chunk of file.chunks) objects.add(chunk);
-  for (const table of opened.tables) for (const batch of table.batches) objects.add(batch);
+  const objects = new Set<string>();
+  for await (const hash of eachReferencedObject(store, manifestHash)) objects.add(hash);
   return objects;
+}
+
+/** The objects of referencedObjects one at a time (repeats included), for walks that must not hold them all. */
+export async function* eachReferencedObject(store: ObjectStore, manifestHash: string): AsyncGenerator<string> {
+  const opened = await openManifest(store, manifestHash);
+  yield* opened.fileParts;
+  for await (const file of opened.files()) yield* file.chunks;
+  for (const table of opened.tables) yield* table.batches;
 }
