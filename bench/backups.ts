@@ -80,6 +80,34 @@ function peakRssMb(pid: number): number {
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024;
 }
 
+interface MemorySample {
+  pid: number;
+  t: number;
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  malloced: number;
+}
+
+/** The daemon's own samples (processes it starts, such as audit workers, sample themselves into the same file). */
+const readSamples = (path: string, pid: number): MemorySample[] =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as MemorySample)
+    .filter((sample) => sample.pid === pid);
+
+/** A phase's peaks, and every figure at its RSS peak (and when within the phase it came). */
+function phaseMemory(name: string, start: number, end: number, samples: MemorySample[]): string {
+  const within = samples.filter((sample) => sample.t >= start && sample.t <= end);
+  if (within.length === 0) return `${name}: no samples`;
+  const top = (key: keyof MemorySample) => Math.max(...within.map((sample) => sample[key]));
+  const atPeak = within.reduce((a, b) => (b.rss > a.rss ? b : a));
+  return `${name}: ${within.length} samples; max rss ${top('rss')} heapTotal ${top('heapTotal')} heapUsed ${top('heapUsed')} arrayBuffers ${top('arrayBuffers')} malloced ${top('malloced')}; at the rss peak (+${round((atPeak.t - start) / 1000, 1)} s of ${round((end - start) / 1000, 1)} s): ${JSON.stringify(atPeak)}`;
+}
+
 function duBytes(dir: string): number {
   let total = 0;
   for (const name of readdirSync(dir)) {
@@ -142,7 +170,27 @@ async function main() {
     const baselineMs = performance.now() - baselineStart;
     rmSync(scratch, { recursive: true, force: true });
 
+    // BENCH_MEMORY_LOG=<file>: the daemon samples its memory every 250 ms into it, and each phase's peaks are printed.
+    const memoryLog = process.env.BENCH_MEMORY_LOG ? resolve(process.env.BENCH_MEMORY_LOG) : undefined;
+    if (memoryLog) writeFileSync(memoryLog, '');
+    const phases: { name: string; start: number; end: number }[] = [];
+    const phase = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+      const start = Date.now();
+      try {
+        return await work();
+      } finally {
+        phases.push({ name, start, end: Date.now() });
+        // As each phase ends: a run stopped part-way still tells what it measured.
+        if (memoryLog) console.log(phaseMemory(name, start, Date.now(), readSamples(memoryLog, daemon!.child.pid!)));
+      }
+    };
     daemon = await startDaemonProcess({
+      ...(memoryLog
+        ? {
+            NODE_OPTIONS: `--import=${join(ROOT, 'bench/memory-sampler.mjs')}`,
+            BENCH_MEMORY_LOG: memoryLog,
+          }
+        : {}),
       SITEWARDEN_DATA_DIR: dataDir,
       SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
       SITEWARDEN_BACKUP_KEEP_LAST: '1000',
@@ -175,10 +223,12 @@ async function main() {
     };
 
     const rssAtStart = peakRssMb(daemon.child.pid!);
-    const first = await backUp();
+    await sleep(3000);
+    const idle = memoryLog ? readSamples(memoryLog, daemon.child.pid!).at(-1) : undefined;
+    const first = await phase('first backup', backUp);
     const rssAfterFirst = peakRssMb(daemon.child.pid!);
     const storeAfterFirst = duBytes(join(dataDir, 'backups/objects'));
-    const second = await backUp();
+    const second = await phase('second backup', backUp);
 
     // A site changing 1% a day: new uploads (1% of the media) and 1% new rows, some recent rows edited.
     const dailyMedia = Math.max(1, Math.round((MEDIA_MB * 0.01) / 2));
@@ -194,30 +244,37 @@ async function main() {
         `INSERT INTO wp_bench_events (created, kind, payload, digest) SELECT NOW(), 'view', CONCAT('{"day":${day},"n":', seq, '}'), UNHEX(SHA2(CONCAT(${day}, '-', seq), 256)) FROM seq_1_to_${dailyRows};
         UPDATE wp_bench_events SET kind = 'edited' ORDER BY id DESC LIMIT ${Math.round(dailyRows / 10)};`,
       );
-      dailyMs += (await backUp()).ms;
+      dailyMs += (await phase(`daily backup ${day}`, backUp)).ms;
     }
     const storeAfterDays = duBytes(join(dataDir, 'backups/objects'));
     const rssAfterDays = peakRssMb(daemon.child.pid!);
 
     const restoreStart = performance.now();
-    const restore = await api('POST', `/sites/${siteId}/backups/${first.id}/restore`);
-    for (;;) {
-      const state = await api('GET', `/sites/${siteId}/restores/${restore.id}`);
-      if (state.status === 'completed') break;
-      if (state.status === 'failed') throw new Error(`restore failed: ${state.reason}: ${state.error}`);
-      await sleep(200);
-    }
+    await phase('restore', async () => {
+      const restore = await api('POST', `/sites/${siteId}/backups/${first.id}/restore`);
+      for (;;) {
+        const state = await api('GET', `/sites/${siteId}/restores/${restore.id}`);
+        if (state.status === 'completed') break;
+        if (state.status === 'failed') throw new Error(`restore failed: ${state.reason}: ${state.error}`);
+        await sleep(200);
+      }
+    });
     const restoreMs = performance.now() - restoreStart;
     const rssAfterRestore = peakRssMb(daemon.child.pid!);
 
     // The download of the first backup, read to its end and thrown away.
     const downloadStart = performance.now();
-    const download = await fetch(`http://127.0.0.1:${daemon.port}/api/sites/${siteId}/backups/${first.id}/download`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    if (download.status !== 200) throw new Error(`download: ${download.status} ${await download.text()}`);
     let downloadBytes = 0;
-    for await (const chunk of download.body!) downloadBytes += chunk.length;
+    await phase('download', async () => {
+      const download = await fetch(
+        `http://127.0.0.1:${daemon!.port}/api/sites/${siteId}/backups/${first.id}/download`,
+        {
+          headers: { authorization: `Bearer ${token}` },
+        },
+      );
+      if (download.status !== 200) throw new Error(`download: ${download.status} ${await download.text()}`);
+      for await (const chunk of download.body!) downloadBytes += chunk.length;
+    });
     const downloadMs = performance.now() - downloadStart;
     const peak = peakRssMb(daemon.child.pid!);
 
@@ -251,6 +308,12 @@ async function main() {
       },
     };
     console.log(JSON.stringify(figures, null, 2));
+    if (memoryLog) {
+      await sleep(500);
+      const samples = readSamples(memoryLog, daemon.child.pid!);
+      console.log(`idle daemon (connected, 3 s after start): ${JSON.stringify(idle)}`);
+      for (const { name, start, end } of phases) console.log(phaseMemory(name, start, end, samples));
+    }
     const targets = [
       ['full backup ≤ 2× tar czf + mysqldump', figures.fullBackupRatio <= 2],
       ['second backup transfers ≤ 1%', figures.secondTransferredPercent <= 1],

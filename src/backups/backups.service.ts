@@ -24,7 +24,8 @@ import { backupsProblems } from './backups.errors.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupKind, BackupRow, RestoreRow } from './backups.table.js';
 import { createStoreLock } from './concurrency.js';
-import { openManifest, referencedObjects, type OpenedManifest } from './manifest.js';
+import { collectGarbage as deleteUnreferenced } from './garbage.js';
+import { openManifest, type OpenedManifest } from './manifest.js';
 import { createBackupLimits } from './backup-limits.js';
 import { createFileObjectStore, type ObjectStore } from './object-store.js';
 import { runRestore } from './restore-runner.js';
@@ -327,21 +328,12 @@ export function createBackupsService({
 
   /** Deletes every object no completed backup references; waits until no job is using the store. */
   function collectGarbage(): Promise<number> {
-    return lock.exclusive(async () => {
-      const referenced = new Set<string>();
-      for (const row of repository.completedBackups()) {
-        if (!row.manifestHash) continue;
-        referenced.add(row.manifestHash);
-        for (const hash of await referencedObjects(store, row.manifestHash)) referenced.add(hash);
-      }
-      let deleted = 0;
-      for await (const hash of store.list()) {
-        if (referenced.has(hash)) continue;
-        await store.delete(hash);
-        deleted++;
-      }
-      return deleted;
-    });
+    return lock.exclusive(() =>
+      deleteUnreferenced(
+        store,
+        repository.completedBackups().flatMap((row) => (row.manifestHash ? [row.manifestHash] : [])),
+      ),
+    );
   }
 
   return {

@@ -257,20 +257,31 @@ export async function writeManifest(
   const fileParts: string[] = [];
   let fileCount = 0;
   let storedBytes = 0;
-  let lines: string[] = [];
+  // One buffer for every part: a new one per part lives through its store.put, long enough to reach V8's old
+  // generation, where only a full collection frees it (200,000 files left ~60 MB of them at the end of a backup).
+  let part = Buffer.allocUnsafe(1024 * 1024);
+  let length = 0;
+  let inPart = 0;
   const flush = async () => {
-    if (lines.length === 0) return;
-    const result = await store.put(Buffer.from(lines.join(''), 'utf8'));
+    if (inPart === 0) return;
+    // put has read the content to its end when it resolves: the buffer is free again.
+    const result = await store.put(part.subarray(0, length));
     fileParts.push(result.hash);
     storedBytes += result.storedBytes;
-    lines = [];
+    length = 0;
+    inPart = 0;
   };
   for await (const file of files) {
-    lines.push(
-      `${JSON.stringify({ path: file.path, size: file.size, mtime: file.mtime, sha256: file.sha256, chunks: file.chunks })}\n`,
-    );
+    const line = `${JSON.stringify({ path: file.path, size: file.size, mtime: file.mtime, sha256: file.sha256, chunks: file.chunks })}\n`;
+    const bytes = Buffer.byteLength(line);
+    if (length + bytes > part.length) {
+      const larger = Buffer.allocUnsafe(Math.max(part.length * 2, length + bytes));
+      part.copy(larger, 0, 0, length);
+      part = larger;
+    }
+    length += part.write(line, length);
     fileCount++;
-    if (lines.length >= FILES_PER_PART) await flush();
+    if (++inPart >= FILES_PER_PART) await flush();
   }
   await flush();
   const result = await store.put(Buffer.from(JSON.stringify({ format: 2, ...header, fileCount, fileParts }), 'utf8'));
@@ -279,9 +290,15 @@ export async function writeManifest(
 
 /** Every object a manifest references (itself not included): file parts, file chunks, table batches. */
 export async function referencedObjects(store: ObjectStore, manifestHash: string): Promise<Set<string>> {
-  const opened = await openManifest(store, manifestHash);
-  const objects = new Set<string>(opened.fileParts);
-  for await (const file of opened.files()) for (const chunk of file.chunks) objects.add(chunk);
-  for (const table of opened.tables) for (const batch of table.batches) objects.add(batch);
+  const objects = new Set<string>();
+  for await (const hash of eachReferencedObject(store, manifestHash)) objects.add(hash);
   return objects;
+}
+
+/** The objects of referencedObjects one at a time (repeats included), for walks that must not hold them all. */
+export async function* eachReferencedObject(store: ObjectStore, manifestHash: string): AsyncGenerator<string> {
+  const opened = await openManifest(store, manifestHash);
+  yield* opened.fileParts;
+  for await (const file of opened.files()) yield* file.chunks;
+  for (const table of opened.tables) yield* table.batches;
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { openHashScratch } from './hash-scratch.js';
 import { openManifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import type { BackupRow } from './backups.table.js';
@@ -17,13 +18,27 @@ export interface VerifyResult {
  * against the size and hash the file was recorded with: a backup holding other bytes than it
  * promises never verifies.
  */
-export async function verifyBackup({
-  store,
-  backup,
-}: {
-  store: ObjectStore;
-  backup: BackupRow;
-}): Promise<VerifyResult> {
+export async function verifyBackup(options: { store: ObjectStore; backup: BackupRow }): Promise<VerifyResult> {
+  // What was checked grows with the backup's distinct objects: remembered on disk, not in a Map.
+  const scratch = openHashScratch();
+  const checked = {
+    get: (hash: string): number | false | undefined => {
+      const size = scratch.get(hash);
+      return size === -1 ? false : size;
+    },
+    set: (hash: string, size: number | false) => scratch.set(hash, size === false ? -1 : size),
+  };
+  try {
+    return await verifyWith(options, checked);
+  } finally {
+    scratch.close();
+  }
+}
+
+async function verifyWith(
+  { store, backup }: { store: ObjectStore; backup: BackupRow },
+  checked: { get(hash: string): number | false | undefined; set(hash: string, size: number | false): void },
+): Promise<VerifyResult> {
   const result: VerifyResult = { backupId: backup.id, ok: false, objectsChecked: 0, bytesChecked: 0, problems: [] };
   if (backup.status !== 'completed' || !backup.manifestHash) {
     result.problems.push(`the backup is ${backup.status}, not completed`);
@@ -37,7 +52,6 @@ export async function verifyBackup({
     result.problems.push(`manifest ${backup.manifestHash}: ${(error as Error).message}`);
     return result;
   }
-  const checked = new Map<string, number | false>();
 
   /** Streams an object through its hash check once (`onChunk` sees the content, read again if need be); its size, or false when it is corrupt. */
   async function check(hash: string, onChunk?: (chunk: Buffer) => void): Promise<number | false> {
