@@ -15,21 +15,27 @@ export interface S3TestServer {
   bucket: string;
   /** A target configuration for this server, path-style, explicit credentials. */
   target(overrides?: Partial<S3TargetConfig>): S3TargetConfig;
+  /** Takes the server down, bucket kept on disk: the target is unreachable until `resume`. */
+  pause(): Promise<void>;
+  /** Serves the same bucket on the same port again. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** A real S3 API (s3rver) on loopback with one empty bucket. */
 export async function startS3Server({ bucket = 'sitewarden-test' }: { bucket?: string } = {}): Promise<S3TestServer> {
   const directory = mkdtempSync(join(tmpdir(), 'sitewarden-s3rver-'));
-  const server = new S3rver({
-    address: '127.0.0.1',
-    port: 0,
-    silent: true,
-    directory,
-    configureBuckets: [{ name: bucket, configs: [] }],
-  });
-  const address = (await server.run()) as AddressInfo;
-  const endpoint = `http://127.0.0.1:${address.port}`;
+  const serve = (port: number) =>
+    new S3rver({
+      address: '127.0.0.1',
+      port,
+      silent: process.env.S3RVER_LOG !== 'on',
+      directory,
+      configureBuckets: [{ name: bucket, configs: [] }],
+    });
+  let server: S3rver | null = serve(0);
+  const { port } = (await server.run()) as AddressInfo;
+  const endpoint = `http://127.0.0.1:${port}`;
   return {
     endpoint,
     directory,
@@ -45,8 +51,16 @@ export async function startS3Server({ bucket = 'sitewarden-test' }: { bucket?: s
       maxAttempts: 3,
       ...overrides,
     }),
+    async pause() {
+      await server?.close();
+      server = null;
+    },
+    async resume() {
+      server = serve(port);
+      await server.run();
+    },
     async stop() {
-      await server.close();
+      await server?.close();
       rmSync(directory, { recursive: true, force: true });
     },
   };

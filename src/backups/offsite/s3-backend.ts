@@ -8,7 +8,7 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
-  ListObjectsV2Command,
+  ListObjectsCommand,
   PutObjectCommand,
   S3Client,
   S3ServiceException,
@@ -154,21 +154,24 @@ export function createS3Backend(config: S3TargetConfig): BlobBackend & { client:
       await client.send(new DeleteObjectCommand({ Bucket, Key: keyOf(key) }));
     },
 
+    // Version 1 listing, paged by the last key: every S3-compatible server has it (s3rver's V2 continuation tokens fail on OpenSSL 3).
     async *list(prefix) {
-      let ContinuationToken: string | undefined;
-      do {
+      let Marker: string | undefined;
+      for (;;) {
         const page = await client.send(
-          new ListObjectsV2Command({ Bucket, Prefix: keyOf(prefix), ContinuationToken, MaxKeys: 1000 }),
+          new ListObjectsCommand({ Bucket, Prefix: keyOf(prefix), Marker, MaxKeys: 1000 }),
         );
-        for (const item of page.Contents ?? [])
+        const items = page.Contents ?? [];
+        for (const item of items)
           if (item.Key)
             yield {
               key: item.Key.slice(config.prefix.length),
               size: item.Size ?? 0,
               modifiedAt: item.LastModified ?? new Date(0),
             };
-        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (ContinuationToken);
+        if (!page.IsTruncated || items.length === 0) return;
+        Marker = page.NextMarker ?? items.at(-1)!.Key;
+      }
     },
 
     async cleanUnfinished(before) {
