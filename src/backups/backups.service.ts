@@ -361,13 +361,14 @@ export function createBackupsService({
     const { keepLast, keepDays } = settings.policy(siteId);
     const all = repository.allBackups(siteId);
     const youngest = clock.now().getTime() - keepDays * 86_400_000;
-    const completed = all.filter(usable);
+    const held = (row: BackupRow) => row.status === 'completed' || row.status === 'partial';
+    const completed = all.filter(held);
     const kept = completed.filter(
       (row, index) => index < keepLast || (keepDays > 0 && row.createdAt.getTime() >= youngest),
     );
     const oldestKept = kept.at(-1)?.id ?? '';
     const doomed = all.filter(
-      (row) => (usable(row) && !kept.includes(row)) || (row.status === 'failed' && row.id < oldestKept),
+      (row) => (held(row) && !kept.includes(row)) || (row.status === 'failed' && row.id < oldestKept),
     );
     for (const row of doomed) repository.deleteBackup(row.id);
     const deletedObjects = doomed.length > 0 ? await collectGarbage() : 0;
