@@ -5,6 +5,7 @@ import { DEFAULT_PERFORMANCE_CONFIG } from './performance/performance.config.js'
 import type { PerformanceConfig } from './performance/performance.service.js';
 import { DEFAULT_BACKUPS_CONFIG, type BackupsConfig } from './backups/backups.config.js';
 import { DEFAULT_BACKUP_LIMITS } from './backups/backup-limits.js';
+import { parseOffsiteConfig } from './backups/offsite/targets.config.js';
 import { DEFAULT_WEBHOOKS_CONFIG, type WebhooksConfig } from './webhooks/webhooks.config.js';
 
 /**
@@ -322,6 +323,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         budgetFactor: values.SITEWARDEN_BACKUP_BUDGET_FACTOR,
         budgetSlackMb: values.SITEWARDEN_BACKUP_BUDGET_SLACK_MB,
       },
+      offsite: parseOffsiteConfig(env, (message) => new ConfigError(`invalid configuration: ${message}`)),
     },
     webhooks: {
       maxAttempts: values.SITEWARDEN_WEBHOOK_MAX_ATTEMPTS,

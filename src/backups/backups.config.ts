@@ -1,4 +1,5 @@
 import { DEFAULT_BACKUP_LIMITS, type BackupLimitsConfig } from './backup-limits.js';
+import type { OffsiteConfig } from './offsite/targets.config.js';
 
 export interface BackupsConfig {
   /** Backups and restores running at once, over all sites. */
@@ -10,6 +11,8 @@ export interface BackupsConfig {
   keepDays: number;
   /** Each backup's deadline and byte budget, derived from its listing (src/backups/backup-limits.ts). */
   limits: BackupLimitsConfig;
+  /** Offsite targets (SITEWARDEN_TARGETS, SITEWARDEN_TARGET_<NAME>_*) and which ones sites back up to; none: local only. */
+  offsite?: OffsiteConfig;
 }
 
 export const DEFAULT_BACKUPS_CONFIG: BackupsConfig = {

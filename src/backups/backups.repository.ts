@@ -33,11 +33,12 @@ export function createBackupsRepository({ db }: { db: Db }) {
         .all();
     },
 
+    /** Backups the local store holds whole: `completed` ones and `partial` ones (an offsite copy failed). */
     completedBackups: (siteId?: string): BackupRow[] =>
       db
         .select()
         .from(backups)
-        .where(and(eq(backups.status, 'completed'), siteId ? eq(backups.siteId, siteId) : undefined))
+        .where(and(inArray(backups.status, ['completed', 'partial']), siteId ? eq(backups.siteId, siteId) : undefined))
         .orderBy(desc(backups.id))
         .all(),
 

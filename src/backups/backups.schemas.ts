@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { SiteIdPathParam } from '../sites/index.js';
-import { backupKinds, jobStatuses, type BackupRow, type RestoreRow } from './backups.table.js';
+import { backupKinds, backupStatuses, jobStatuses, type BackupRow, type RestoreRow } from './backups.table.js';
 
 const JobId = (name: string, example: string) =>
   z
@@ -30,8 +30,15 @@ export const BackupSchema = z
     kind: z.enum(backupKinds).openapi({
       description: '`manual`, `scheduled`, or `pre_restore` (taken just before a restore, so it can be undone).',
     }),
-    status: z.enum(jobStatuses),
+    status: z.enum(backupStatuses).openapi({
+      description:
+        '`partial`: the local store holds the backup whole, but an offsite target did not get its copy (`reason` `backup-target-failed`, `error` names the target). It can be restored and downloaded like a `completed` one.',
+    }),
     ...failureFields,
+    targets: z.array(z.string()).openapi({
+      description:
+        'The targets holding the backup: `local` (the data directory), then offsite ones (SITEWARDEN_TARGETS).',
+    }),
     progress: z.object({ files: z.number(), filesDone: z.number(), tables: z.number(), tablesDone: z.number() }),
     rows: z.number().int(),
     bytes: z.object({
@@ -135,6 +142,7 @@ export function backupView(row: BackupRow): z.infer<typeof BackupSchema> {
     status: row.status,
     reason: row.reason,
     error: row.error,
+    targets: row.targets ?? (row.manifestHash ? ['local'] : []),
     progress: { files: row.files, filesDone: row.filesDone, tables: row.tables, tablesDone: row.tablesDone },
     rows: row.rows,
     bytes: { total: row.bytesTotal, transferred: row.bytesTransferred, stored: row.bytesStored },

@@ -31,6 +31,7 @@ import { createFileObjectStore, type ObjectStore } from './object-store.js';
 import { runRestore } from './restore-runner.js';
 import { verifyBackup } from './verify.js';
 import { backupArchive } from './archive.js';
+import { createOffsiteTargets } from './offsite/offsite-targets.js';
 
 export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
 
@@ -75,6 +76,12 @@ export function createBackupsService({
   const store = injectedStore ?? fileStore;
   const lock = createStoreLock();
   const settings = createBackupSettings({ repository, config, clock });
+  const offsite = createOffsiteTargets({ config: config.offsite });
+  /** A `partial` backup is held whole locally (an offsite copy failed): restorable like a completed one. */
+  const usable = (row: BackupRow | undefined): row is BackupRow & { manifestHash: string } =>
+    (row?.status === 'completed' || row?.status === 'partial') && !!row.manifestHash;
+  /** The store a backup is read from: the local one while it holds it, else an offsite target that does. */
+  const sourceOf = async (row: BackupRow & { manifestHash: string }) => (await offsite.storeHolding(row, store)).store;
 
   // Opened, not read whole: restore and download walk the file entries part by part.
   const readManifest = (hash: string): Promise<OpenedManifest> => openManifest(store, hash);
@@ -127,13 +134,53 @@ export function createBackupsService({
         scratchPath: scratchPathOf(row.siteId),
         limits,
       }).finally(() => limits.dispose());
+      // Then the offsite copies: a target that fails leaves the backup `partial`, never silently `completed`.
+      const copies = await offsite.replicate({
+        local: store,
+        targets: offsite.targetsFor(row.siteId),
+        snapshot: {
+          format: 1,
+          backupId: row.id,
+          siteId: row.siteId,
+          siteUrl: site.url,
+          kind: row.kind,
+          createdAt: row.createdAt.toISOString(),
+          finishedAt: clock.now().toISOString(),
+          manifestHash: result.manifestHash,
+          files: result.progress.files,
+          tables: result.progress.tables,
+          rows: result.progress.rows,
+          bytesTotal: result.progress.bytesTotal,
+        },
+      });
+      const partial = copies.failures.length > 0;
       const finished = repository.updateBackup(row.id, {
         ...result.progress,
-        status: 'completed',
+        status: partial ? 'partial' : 'completed',
         manifestHash: result.manifestHash,
+        targets: copies.held,
+        ...(partial
+          ? {
+              reason: 'backup-target-failed',
+              error: copies.failures.map((failure) => `target ${failure.target}: ${failure.message}`).join('; '),
+            }
+          : {}),
         finishedAt: clock.now(),
       })!;
       metrics?.observeJob('backup', 'completed', finished.finishedAt!.getTime() - started.getTime());
+      if (partial)
+        return {
+          events: [
+            jobEvent('backup.partial', {
+              siteId: row.siteId,
+              backupId: row.id,
+              kind: row.kind,
+              targets: copies.held,
+              failedTargets: copies.failures.map((failure) => failure.target),
+              message: finished.error,
+            }),
+          ],
+        };
       return {
         events: [
           jobEvent('backup.completed', {
@@ -190,7 +237,7 @@ export function createBackupsService({
     repository.updateRestore(row.id, { status: 'running', startedAt: started });
     try {
       const target = repository.findBackup(row.backupId);
-      if (target?.status !== 'completed' || !target.manifestHash)
+      if (!usable(target))
         throw backupsProblems.notFound.create(`backup ${row.backupId} is no longer there to restore from`);
       const pre = repository.insertBackup({
         id: createId('bkp', clock.now()),
@@ -202,7 +249,7 @@ export function createBackupsService({
       repository.updateRestore(row.id, { preRestoreBackupId: pre.id });
       jobs.report({ id: pre.id, kind: 'backup', siteId: row.siteId }, await executeBackup(pre, signal));
       const preResult = repository.findBackup(pre.id)!;
-      if (preResult.status !== 'completed' || !preResult.manifestHash) {
+      if (!usable(preResult)) {
         throw Object.assign(
           new Error(
             `the backup of the site before restoring failed (${preResult.reason ?? 'unknown'}: ${preResult.error ?? ''}); nothing was restored`,
@@ -210,14 +257,16 @@ export function createBackupsService({
           { reason: 'pre-restore-backup-failed' },
         );
       }
+      // The backup may live only offsite (its local copy gone, or a recovered daemon): read from where it is.
+      const source = await sourceOf(target);
       const [targetManifest, currentManifest] = await Promise.all([
-        readManifest(target.manifestHash),
+        openManifest(source, target.manifestHash),
         readManifest(preResult.manifestHash),
       ]);
       const progress = await access.operate(row.siteId, ({ session }) =>
         runRestore({
           connector: createConnector(abortableSession(session, signal), { operationTimeoutMs: requestTimeoutMs }),
-          store,
+          store: source,
           target: targetManifest,
           current: currentManifest,
           onProgress: (update) => repository.updateRestore(row.id, update),
@@ -268,7 +317,7 @@ export function createBackupsService({
     // Outside the shared lock: retention's garbage collection takes the store exclusively.
     after: async (job) => {
       const row = repository.findBackup(job.id);
-      if (row?.status === 'completed') await applyRetention(row.siteId);
+      if (usable(row)) await applyRetention(row.siteId);
     },
     cancelQueued: (job, message) =>
       void repository.updateBackup(job.id, {
@@ -313,13 +362,14 @@ export function createBackupsService({
     const { keepLast, keepDays } = settings.policy(siteId);
     const all = repository.allBackups(siteId);
     const youngest = clock.now().getTime() - keepDays * 86_400_000;
-    const completed = all.filter((row) => row.status === 'completed');
+    const held = (row: BackupRow) => row.status === 'completed' || row.status === 'partial';
+    const completed = all.filter(held);
     const kept = completed.filter(
       (row, index) => index < keepLast || (keepDays > 0 && row.createdAt.getTime() >= youngest),
     );
     const oldestKept = kept.at(-1)?.id ?? '';
     const doomed = all.filter(
-      (row) => (row.status === 'completed' && !kept.includes(row)) || (row.status === 'failed' && row.id < oldestKept),
+      (row) => (held(row) && !kept.includes(row)) || (row.status === 'failed' && row.id < oldestKept),
     );
     for (const row of doomed) repository.deleteBackup(row.id);
     const deletedObjects = doomed.length > 0 ? await collectGarbage() : 0;
@@ -365,7 +415,7 @@ export function createBackupsService({
     restore(siteId: string, backupId: string): RestoreRow {
       requireSite(siteId);
       const target = findBackup(siteId, backupId);
-      if (target.status !== 'completed' || !target.manifestHash)
+      if (!usable(target))
         throw backupsProblems.notCompleted.create(
           `backup ${backupId} is ${target.status}; only a completed backup can be restored`,
         );
@@ -392,15 +442,16 @@ export function createBackupsService({
     async archive(siteId: string, backupId: string) {
       requireSiteExists(siteId);
       const row = findBackup(siteId, backupId);
-      if (row.status !== 'completed' || !row.manifestHash)
+      if (!usable(row))
         throw backupsProblems.notCompleted.create(
           `backup ${backupId} is ${row.status}; only a completed backup can be downloaded`,
         );
-      const manifest = await readManifest(row.manifestHash);
+      const source = await sourceOf(row);
+      const manifest = await openManifest(source, row.manifestHash);
       const host = new URL(manifest.siteUrl).host.replace(/[^A-Za-z0-9.-]/g, '-');
       return {
         filename: `${host}-${row.id}.tar.gz`,
-        stream: await backupArchive({ store, manifest, tmpDir: join(backupStoreDir(dataDir), 'tmp') }),
+        stream: await backupArchive({ store: source, manifest, tmpDir: join(backupStoreDir(dataDir), 'tmp') }),
       };
     },
 

@@ -3,6 +3,9 @@ import { sites } from '../sites/index.js';
 
 export const jobStatuses = ['queued', 'running', 'completed', 'failed'] as const;
 export type JobStatus = (typeof jobStatuses)[number];
+/** A backup is `partial` when the local store holds it whole but an offsite target could not get its copy. */
+export const backupStatuses = [...jobStatuses, 'partial'] as const;
+export type BackupStatus = (typeof backupStatuses)[number];
 export const backupKinds = ['manual', 'scheduled', 'pre_restore'] as const;
 export type BackupKind = (typeof backupKinds)[number];
 
@@ -18,11 +21,13 @@ export const backups = sqliteTable(
       .notNull()
       .references(() => sites.id, { onDelete: 'cascade' }),
     kind: text('kind', { enum: backupKinds }).notNull(),
-    status: text('status', { enum: jobStatuses }).notNull(),
+    status: text('status', { enum: backupStatuses }).notNull(),
     /** Stable failure reason (`interrupted`, `site_error`, `unsafe_path`, `store_error`, …). */
     reason: text('reason'),
     error: text('error'),
     manifestHash: text('manifest_hash'),
+    /** The targets holding the backup (`local`, then offsite ones); null for backups taken before targets, which only `local` holds. */
+    targets: text('targets', { mode: 'json' }).$type<string[]>(),
     /** The interrupted backup this one retries (at the start after a stop), if any. */
     retryOf: text('retry_of'),
     files: integer('files').notNull().default(0),

@@ -40,7 +40,7 @@ async function verifyWith(
   checked: { get(hash: string): number | false | undefined; set(hash: string, size: number | false): void },
 ): Promise<VerifyResult> {
   const result: VerifyResult = { backupId: backup.id, ok: false, objectsChecked: 0, bytesChecked: 0, problems: [] };
-  if (backup.status !== 'completed' || !backup.manifestHash) {
+  if ((backup.status !== 'completed' && backup.status !== 'partial') || !backup.manifestHash) {
     result.problems.push(`the backup is ${backup.status}, not completed`);
     return result;
   }

@@ -128,6 +128,11 @@ export const eventCatalogue = {
     fields: ['siteId', 'backupId', 'kind', 'reason', 'message'],
     when: 'A backup failed; earlier backups are untouched.',
   },
+  'backup.partial': {
+    level: 'warn',
+    fields: ['siteId', 'backupId', 'kind', 'targets', 'failedTargets', 'message'],
+    when: 'A backup is held whole by the local store (`targets` hold it) but one or more offsite targets (`failedTargets`) did not get their copy; `message` says why, per target.',
+  },
   'restore.completed': {
     level: 'info',
     fields: ['siteId', 'restoreId', 'backupId', 'preRestoreBackupId', 'durationMs'],

@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/**
+ * Where an offsite repository's bytes live: named blobs, written whole or not at all. The
+ * encrypted object store (remote-store.ts) is built on it; S3 (s3-backend.ts) and a directory
+ * (below: a mounted disk, and fast tests) implement it.
+ */
+export interface BlobBackend {
+  /** Says where, for messages: `s3://bucket/prefix` or a path. */
+  readonly location: string;
+  /**
+   * Writes the bytes `body` yields under `key`; the blob appears only once all of them are there.
+   * `beforeCommit` runs after the last byte was read and before the blob becomes visible: it
+   * throws to abandon the write (a content hash that does not match).
+   */
+  put(
+    key: string,
+    body: AsyncIterable<Buffer> | Iterable<Buffer>,
+    options?: { beforeCommit?: () => void },
+  ): Promise<{ bytes: number }>;
+  /** The blob's bytes, or null when there is none. */
+  get(key: string): Promise<Readable | null>;
+  size(key: string): Promise<number | null>;
+  delete(key: string): Promise<void>;
+  /** Keys under `prefix`, with their size and last change. */
+  list(prefix: string): AsyncIterable<{ key: string; size: number; modifiedAt: Date }>;
+  /** Writes a process killed mid-way left behind (temporary files, unfinished multipart uploads) older than `before`. */
+  cleanUnfinished(before: Date): Promise<number>;
+}
+
+const SAFE_KEY = /^[A-Za-z0-9._/-]+$/;
+
+/** Blobs as files under `dir`, written to `dir/.tmp/` first, then fsync and rename. */
+export function createDirectoryBackend(dir: string): BlobBackend {
+  const tmpDir = join(dir, '.tmp');
+  const pathOf = (key: string) => {
+    if (!SAFE_KEY.test(key) || key.split('/').some((part) => part === '' || part === '.' || part === '..'))
+      throw new Error(`not a blob key: ${key}`);
+    return join(dir, key);
+  };
+  return {
+    location: dir,
+    async put(key, body, options = {}) {
+      await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+      const temporary = join(tmpDir, `${process.pid}-${randomBytes(8).toString('hex')}`);
+      let bytes = 0;
+      try {
+        await pipeline(
+          Readable.from(
+            (async function* () {
+              for await (const chunk of body) {
+                bytes += chunk.length;
+                yield chunk;
+              }
+            })(),
+          ),
+          createWriteStream(temporary, { mode: 0o600 }),
+        );
+        options.beforeCommit?.();
+        const handle = await open(temporary, 'r');
+        await handle.sync().finally(() => handle.close());
+        await mkdir(dirname(pathOf(key)), { recursive: true, mode: 0o700 });
+        await rename(temporary, pathOf(key));
+        return { bytes };
+      } catch (error) {
+        await rm(temporary, { force: true });
+        throw error;
+      }
+    },
+    async get(key) {
+      try {
+        await stat(pathOf(key));
+      } catch {
+        return null;
+      }
+      return createReadStream(pathOf(key));
+    },
+    async size(key) {
+      try {
+        return (await stat(pathOf(key))).size;
+      } catch {
+        return null;
+      }
+    },
+    async delete(key) {
+      await rm(pathOf(key), { force: true });
+    },
+    async *list(prefix) {
+      async function* walk(path: string): AsyncGenerator<{ key: string; size: number; modifiedAt: Date }> {
+        let names: string[];
+        try {
+          names = (await readdir(path)).sort();
+        } catch {
+          return;
+        }
+        for (const name of names) {
+          const full = join(path, name);
+          const key = relative(dir, full);
+          if (key === '.tmp') continue;
+          const stats = await stat(full);
+          if (stats.isDirectory()) yield* walk(full);
+          else if (key.startsWith(prefix)) yield { key, size: stats.size, modifiedAt: stats.mtime };
+        }
+      }
+      yield* walk(dir);
+    },
+    async cleanUnfinished(before) {
+      let removed = 0;
+      let names: string[] = [];
+      try {
+        names = await readdir(tmpDir);
+      } catch {
+        return 0;
+      }
+      for (const name of names) {
+        const path = join(tmpDir, name);
+        if ((await stat(path)).mtime < before) {
+          await rm(path, { force: true });
+          removed++;
+        }
+      }
+      return removed;
+    },
+  };
+}

@@ -1,0 +1,120 @@
+import type { ObjectStore } from '../object-store.js';
+import { createDirectoryBackend, type BlobBackend } from './blob-backend.js';
+import { offsiteProblems } from './offsite.errors.js';
+import { openRemoteRepository, type RemoteRepository } from './remote-store.js';
+import { replicateBackup } from './replicate.js';
+import { createS3Backend } from './s3-backend.js';
+import { listSnapshots, type SnapshotRecord } from './snapshots.js';
+import { LOCAL_TARGET, type OffsiteConfig, type OffsiteTargetConfig } from './targets.config.js';
+
+export interface TargetFailure {
+  target: string;
+  message: string;
+}
+
+/**
+ * The configured offsite targets: each repository is opened (its key unwrapped) once and kept,
+ * a failed open is tried again next time. Backups are taken into the local store, then copied to
+ * each target of the site; restores and downloads read from whichever target holds the backup.
+ */
+export function createOffsiteTargets({ config }: { config: OffsiteConfig | undefined }) {
+  const configs = new Map((config?.targets ?? []).map((target) => [target.name, target]));
+  const opened = new Map<string, Promise<RemoteRepository>>();
+
+  const backendOf = (target: OffsiteTargetConfig): BlobBackend =>
+    target.type === 's3' ? createS3Backend(target.s3) : createDirectoryBackend(target.path);
+
+  /** The target's repository; `create` makes its key file when the bucket has none (backups do, recovery does not). */
+  function open(name: string, { create = true }: { create?: boolean } = {}): Promise<RemoteRepository> {
+    const target = configs.get(name);
+    if (!target)
+      return Promise.reject(
+        offsiteProblems.targetUnknown.create(
+          `no backup target is named ${JSON.stringify(name)} (configured: ${[LOCAL_TARGET, ...configs.keys()].join(', ')})`,
+        ),
+      );
+    let repository = opened.get(name);
+    if (!repository) {
+      repository = openRemoteRepository({
+        target: name,
+        backend: backendOf(target),
+        passphrase: target.passphrase,
+        create,
+      });
+      opened.set(name, repository);
+      repository.catch(() => opened.delete(name));
+    }
+    return repository;
+  }
+
+  return {
+    /** Names of the configured offsite targets (not `local`). */
+    names: [...configs.keys()],
+    open,
+
+    /** The targets a site backs up to. */
+    targetsFor(_siteId: string): string[] {
+      return config?.defaultTargets ?? [LOCAL_TARGET];
+    },
+
+    /**
+     * Copies a completed local backup to each offsite target in `targets`. A target that fails is
+     * reported (the backup is then `partial`), the others still get their copy.
+     */
+    async replicate({
+      local,
+      targets,
+      snapshot,
+    }: {
+      local: ObjectStore;
+      targets: string[];
+      snapshot: SnapshotRecord;
+    }): Promise<{ held: string[]; failures: TargetFailure[]; uploadedBytes: number }> {
+      const held = [LOCAL_TARGET];
+      const failures: TargetFailure[] = [];
+      let uploadedBytes = 0;
+      for (const name of targets) {
+        if (name === LOCAL_TARGET) continue;
+        try {
+          const repository = await open(name);
+          uploadedBytes += (await replicateBackup({ local, repository, snapshot })).uploadedBytes;
+          held.push(name);
+        } catch (error) {
+          failures.push({ target: name, message: (error as Error).message });
+        }
+      }
+      return { held, failures, uploadedBytes };
+    },
+
+    /**
+     * The store to read a backup from: the local one while it holds the manifest, otherwise the
+     * first of the backup's offsite targets that does.
+     */
+    async storeHolding(
+      backup: { id: string; manifestHash: string; targets: string[] | null },
+      local: ObjectStore,
+    ): Promise<{ target: string; store: ObjectStore }> {
+      if (await local.has(backup.manifestHash)) return { target: LOCAL_TARGET, store: local };
+      const tried: string[] = [];
+      for (const name of backup.targets ?? []) {
+        if (name === LOCAL_TARGET) continue;
+        try {
+          const repository = await open(name, { create: false });
+          if (await repository.store.has(backup.manifestHash)) return { target: name, store: repository.store };
+          tried.push(`${name}: its manifest is not there`);
+        } catch (error) {
+          tried.push(`${name}: ${(error as Error).message}`);
+        }
+      }
+      throw offsiteProblems.notHeld.create(
+        `backup ${backup.id}: the local store no longer holds it${tried.length > 0 ? `, nor does any target (${tried.join('; ')})` : ' and it was copied to no other target'}`,
+        { backupId: backup.id },
+      );
+    },
+
+    /** The backups a target holds, from its snapshot records alone (disaster recovery). */
+    async snapshots(name: string) {
+      return listSnapshots(await open(name, { create: false }));
+    },
+  };
+}

@@ -1,0 +1,205 @@
+import { createHash } from 'node:crypto';
+import { PassThrough, Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, createGzip } from 'node:zlib';
+import { objectStoreProblems, type ObjectStore } from '../object-store.js';
+import type { BlobBackend } from './blob-backend.js';
+import {
+  deriveKeys,
+  keyedName,
+  unwrapRepositoryKey,
+  wrapRepositoryKey,
+  type RepositoryKeys,
+} from './repository-key.js';
+import { openStream, SealBroken, sealStream } from './sealed-stream.js';
+
+const KEY_FILE = 'keys/repository';
+const DATA_PREFIX = 'data/';
+
+/**
+ * An offsite repository: the object store's content, gzip-compressed then sealed
+ * (sealed-stream.ts), under keyed names (`data/ab/<HMAC of the content hash>`), next to the key
+ * file that wraps the repository key with the passphrase. The bucket plus the passphrase is all a
+ * restore needs; the provider sees neither content nor which contents are equal to known ones.
+ */
+export interface RemoteRepository {
+  readonly target: string;
+  readonly backend: BlobBackend;
+  readonly keys: RepositoryKeys;
+  /** The object store over this repository; `list` is not offered (names are keyed): use `dataNames`. */
+  readonly store: ObjectStore;
+  /** The blob key of a content hash (or any label) in this repository. */
+  nameOf(hash: string): string;
+  /** Every data blob's keyed name. */
+  dataNames(): AsyncIterable<{ name: string; modifiedAt: Date }>;
+}
+
+/**
+ * Opens the repository a backend holds, creating its key file on first use (`create`): a random
+ * master key wrapped by a key derived from the passphrase with scrypt. A wrong passphrase is
+ * `backup-target-wrong-passphrase`.
+ */
+export async function openRemoteRepository({
+  target,
+  backend,
+  passphrase,
+  create,
+}: {
+  target: string;
+  backend: BlobBackend;
+  passphrase: string;
+  create: boolean;
+}): Promise<RemoteRepository> {
+  let content = await readBlob(backend, KEY_FILE);
+  if (!content && create) {
+    const { file } = await wrapRepositoryKey(passphrase);
+    await backend.put(KEY_FILE, [Buffer.from(JSON.stringify(file, null, 2))]);
+    // Read back rather than trust our own: two daemons initialising one bucket at once both end up with the one stored.
+    content = await readBlob(backend, KEY_FILE);
+  }
+  if (!content)
+    throw Object.assign(
+      new Error(`target ${target} (${backend.location}) holds no Sitewarden repository (keys/repository)`),
+      {
+        reason: 'backup-target-empty',
+      },
+    );
+  const keys = deriveKeys(await unwrapRepositoryKey(passphrase, content, target));
+  return createRemoteRepository({ target, backend, keys });
+}
+
+async function readBlob(backend: BlobBackend, key: string): Promise<Buffer | null> {
+  const body = await backend.get(key);
+  if (!body) return null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function createRemoteRepository({
+  target,
+  backend,
+  keys,
+}: {
+  target: string;
+  backend: BlobBackend;
+  keys: RepositoryKeys;
+}): RemoteRepository {
+  const nameOf = (hash: string) => keyedName(keys, hash);
+  const blobOf = (name: string) => `${DATA_PREFIX}${name.slice(0, 2)}/${name}`;
+  const where = (hash: string) => `object ${hash} (${blobOf(nameOf(hash))} on target ${target})`;
+  const has = async (hash: string) => (await backend.size(blobOf(nameOf(hash)))) !== null;
+
+  const store: ObjectStore = {
+    has,
+    // The size is sealed inside: presence is what can be seen without reading, and `verify` reads.
+    holds: (hash) => has(hash),
+
+    async put(content, expectedHash, options = {}) {
+      let hash = expectedHash ?? undefined;
+      if (!hash) {
+        if (!Buffer.isBuffer(content)) throw new Error('an offsite store is given content with its hash');
+        hash = createHash('sha256').update(content).digest('hex');
+      }
+      if (await has(hash)) {
+        if (!Buffer.isBuffer(content)) content.destroy();
+        return { hash, size: 0, storedBytes: 0, created: false };
+      }
+      const name = nameOf(hash);
+      const hasher = createHash('sha256');
+      let size = 0;
+      const tap = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hasher.update(chunk);
+          size += chunk.length;
+          done(null, chunk);
+        },
+      });
+      let storedBytes = 0;
+      const wanted = hash;
+      await pipeline(
+        Buffer.isBuffer(content) ? Readable.from([content]) : content,
+        tap,
+        createGzip({ level: options.compressionLevel ?? 6 }),
+        sealStream(keys.data, name),
+        async (sealed: AsyncIterable<Buffer>) => {
+          const result = await backend.put(blobOf(name), sealed, {
+            beforeCommit: () => {
+              const actual = hasher.digest('hex');
+              if (actual !== wanted)
+                throw objectStoreProblems.corrupt.create(`content hashes to ${actual}, not the expected ${wanted}`);
+            },
+          });
+          storedBytes = result.bytes;
+        },
+      );
+      return { hash, size, storedBytes, created: true };
+    },
+
+    get(hash) {
+      const name = nameOf(hash);
+      const out = new PassThrough();
+      const hasher = createHash('sha256');
+      const verify = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hasher.update(chunk);
+          done(null, chunk);
+        },
+        flush(done) {
+          const actual = hasher.digest('hex');
+          done(
+            actual === hash
+              ? null
+              : objectStoreProblems.corrupt.create(`${where(hash)} holds content hashing to ${actual}`),
+          );
+        },
+      });
+      void (async () => {
+        const body = await backend.get(blobOf(name));
+        if (!body) throw objectStoreProblems.corrupt.create(`${where(hash)} is missing`);
+        // Not `out` in the pipeline: it would be destroyed with the raw error before this names the object.
+        verify.pipe(out);
+        await pipeline(body, openStream(keys.data, name), createGunzip(), verify);
+      })().catch((error: unknown) => {
+        const message = (error as Error).message;
+        out.destroy(
+          error instanceof SealBroken
+            ? objectStoreProblems.corrupt.create(`${where(hash)}: ${message}`)
+            : (error as Error).name === 'AppError'
+              ? (error as Error)
+              : objectStoreProblems.corrupt.create(`${where(hash)} cannot be read: ${message}`),
+        );
+      });
+      return out;
+    },
+
+    async read(hash) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of this.get(hash)) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    },
+
+    async delete(hash) {
+      await backend.delete(blobOf(nameOf(hash)));
+    },
+
+    // eslint-disable-next-line require-yield
+    async *list() {
+      throw new Error('an offsite store names objects by keyed hash: list its data names instead');
+    },
+  };
+
+  return {
+    target,
+    backend,
+    keys,
+    store,
+    nameOf,
+    async *dataNames() {
+      for await (const { key, modifiedAt } of backend.list(DATA_PREFIX)) {
+        const name = key.slice(key.lastIndexOf('/') + 1);
+        if (/^[0-9a-f]{64}$/.test(name)) yield { name, modifiedAt };
+      }
+    },
+  };
+}

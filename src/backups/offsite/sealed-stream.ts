@@ -1,0 +1,158 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { Transform, type TransformCallback } from 'node:stream';
+
+/** Plaintext per frame: small enough that a frame is authenticated before its bytes go on, large enough that tags cost 0.02 %. */
+export const FRAME_BYTES = 64 * 1024;
+const TAG_BYTES = 16;
+const SALT_BYTES = 32;
+const MAGIC = Buffer.from('SWS1');
+const SEALED_HEADER_BYTES = MAGIC.length + SALT_BYTES;
+
+/**
+ * Raised when sealed bytes are not what was sealed under this name with this key: a wrong
+ * key, a flipped bit, frames cut off, reordered or taken from another object.
+ */
+export class SealBroken extends Error {
+  override name = 'SealBroken';
+}
+
+/**
+ * Each object gets its own key, HKDF of the data key and a random salt in its header, so
+ * nonces (the frame counter) never repeat under one key however many objects the repository holds.
+ */
+function objectKey(dataKey: Buffer, salt: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', dataKey, salt, 'sitewarden object v1', 32));
+}
+
+function nonce(counter: number): Buffer {
+  const bytes = Buffer.alloc(12);
+  bytes.writeUIntBE(counter, 6, 6);
+  return bytes;
+}
+
+/** The object's name, the frame's position and whether it is the last: a frame moved, swapped or cut off fails its tag. */
+function frameData(name: string, counter: number, final: boolean): Buffer {
+  return Buffer.concat([Buffer.from(name, 'utf8'), nonce(counter), Buffer.from([final ? 1 : 0])]);
+}
+
+/**
+ * AES-256-GCM in frames (the STREAM construction): `SWS1`, a 32-byte salt, then frames of
+ * FRAME_BYTES of plaintext plus a 16-byte tag, the last one flagged. Streaming and bounded:
+ * one frame is held at a time, never the object.
+ */
+export function sealStream(dataKey: Buffer, name: string): Transform {
+  const salt = randomBytes(SALT_BYTES);
+  const key = objectKey(dataKey, salt);
+  let counter = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let headerSent = false;
+  const seal = (plain: Buffer, final: boolean): Buffer => {
+    const cipher = createCipheriv('aes-256-gcm', key, nonce(counter));
+    cipher.setAAD(frameData(name, counter, final));
+    counter++;
+    return Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+  };
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done: TransformCallback) {
+      if (!headerSent) {
+        this.push(Buffer.concat([MAGIC, salt]));
+        headerSent = true;
+      }
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      // A full frame is sealed only once more bytes follow: the last frame must know it is the last.
+      if (pendingBytes > FRAME_BYTES) {
+        const joined = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+        let offset = 0;
+        while (joined.length - offset > FRAME_BYTES) {
+          this.push(seal(joined.subarray(offset, offset + FRAME_BYTES), false));
+          offset += FRAME_BYTES;
+        }
+        pending = [joined.subarray(offset)];
+        pendingBytes = pending[0]!.length;
+      }
+      done();
+    },
+    flush(done: TransformCallback) {
+      if (!headerSent) this.push(Buffer.concat([MAGIC, salt]));
+      this.push(seal(Buffer.concat(pending), true));
+      done();
+    },
+  });
+}
+
+/** Opens what sealStream sealed under `name`; any bytes that were not sealed so fail with SealBroken, before they are passed on. */
+export function openStream(dataKey: Buffer, name: string): Transform {
+  let key: Buffer | null = null;
+  let counter = 0;
+  let buffered: Buffer = Buffer.alloc(0);
+  let finished = false;
+  const open = (frame: Buffer, final: boolean): Buffer => {
+    if (frame.length < TAG_BYTES) throw new SealBroken(`object ${name} is cut off`);
+    const decipher = createDecipheriv('aes-256-gcm', key!, nonce(counter));
+    decipher.setAAD(frameData(name, counter, final));
+    decipher.setAuthTag(frame.subarray(frame.length - TAG_BYTES));
+    counter++;
+    try {
+      return Buffer.concat([decipher.update(frame.subarray(0, frame.length - TAG_BYTES)), decipher.final()]);
+    } catch {
+      throw new SealBroken(
+        `object ${name} fails authentication at frame ${counter - 1}: altered, cut off, or sealed with another key`,
+      );
+    }
+  };
+  const sealedFrame = FRAME_BYTES + TAG_BYTES;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done: TransformCallback) {
+      try {
+        buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+        if (!key) {
+          if (buffered.length < SEALED_HEADER_BYTES) return done();
+          if (!buffered.subarray(0, MAGIC.length).equals(MAGIC))
+            throw new SealBroken(`object ${name} is not a sealed Sitewarden object`);
+          key = objectKey(dataKey, buffered.subarray(MAGIC.length, SEALED_HEADER_BYTES));
+          buffered = buffered.subarray(SEALED_HEADER_BYTES);
+        }
+        // A full frame is opened only once more bytes follow it: otherwise it may be the (flagged) last one.
+        while (buffered.length > sealedFrame) {
+          this.push(open(buffered.subarray(0, sealedFrame), false));
+          buffered = buffered.subarray(sealedFrame);
+        }
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+    flush(done: TransformCallback) {
+      try {
+        if (!key) throw new SealBroken(`object ${name} is cut off before its header`);
+        if (finished) return done();
+        finished = true;
+        this.push(open(buffered, true));
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  });
+}
+
+/** Small values (key files, snapshots) sealed whole. */
+export async function sealBuffer(dataKey: Buffer, name: string, plain: Buffer): Promise<Buffer> {
+  return collect(sealStream(dataKey, name), plain);
+}
+
+export async function openBuffer(dataKey: Buffer, name: string, sealed: Buffer): Promise<Buffer> {
+  return collect(openStream(dataKey, name), sealed);
+}
+
+function collect(transform: Transform, input: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    transform.on('data', (chunk: Buffer) => chunks.push(chunk));
+    transform.on('error', reject);
+    transform.on('end', () => resolve(Buffer.concat(chunks)));
+    transform.end(input);
+  });
+}
