@@ -81,24 +81,14 @@ export function createSitesRepository({ db }: { db: Db }) {
       filter?: Partial<SiteListFilter>;
     }): SiteListRow[] {
       const filters = filter ? filterConditions(filter) : [];
-      if (filters.length > 0) {
-        const conditions = [...filters];
-        if (after) conditions.push(gt(sites.id, after));
-        if (states && states.length > 0) conditions.push(inArray(sites.state, states));
-        return db
-          .select(listColumns)
-          .from(sites)
-          .where(and(...conditions))
-          .orderBy(asc(sites.id))
-          .limit(limit)
-          .all();
-      }
-      if (!states || states.length === 0) return after ? page.after.all({ after, limit }) : page.first.all({ limit });
-      if (states.length === 1)
+      // The common listings use their prepared statements; anything filtered is built here.
+      if (filters.length === 0 && (!states || states.length <= 1)) {
+        if (!states || states.length === 0) return after ? page.after.all({ after, limit }) : page.first.all({ limit });
         return after
           ? page.afterInState.all({ after, state: states[0], limit })
           : page.firstInState.all({ state: states[0], limit });
-      const conditions: SQL[] = [];
+      }
+      const conditions: SQL[] = [...filters];
       if (after) conditions.push(gt(sites.id, after));
       if (states && states.length > 0) conditions.push(inArray(sites.state, states));
       return db

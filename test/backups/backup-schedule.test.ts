@@ -12,7 +12,7 @@ import {
 import { latestSlot } from '../../src/jobs/spread.js';
 import { createId } from '../../src/shared/ids.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
-import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
+import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
 /**
  * Backup schedules, settings and restarts without WordPress: sites are connected rows pointing
@@ -27,24 +27,8 @@ function createBackupTestApp(backups: Partial<BackupsConfig> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-schedule-'));
   const t = createTestApp({ clock, config: { dataDir, backups: { ...DEFAULT_BACKUPS_CONFIG, ...backups } } });
   apps.push({ t, dataDir });
-  let port = 1;
   /** A connected site; by default at a loopback port nothing listens on. */
-  function addSite(url = `http://127.0.0.1:${port++}`): string {
-    const now = clock.now();
-    const id = createId('site', now);
-    t.services.sitesRepository.insert({
-      id,
-      url,
-      restUrl: `${url}/wp-json/`,
-      state: 'connected',
-      username: 'admin',
-      credentialSealed: t.services.secrets.seal('xxxx xxxx xxxx xxxx xxxx xxxx'),
-      createdAt: now,
-      updatedAt: now,
-      connectedAt: now,
-    });
-    return id;
-  }
+  const addSite = (url?: string): string => insertConnectedSite(t, url ? { url } : {});
   const insertBackup = (row: Omit<NewBackupRow, 'id' | 'createdAt'> & { id?: string; createdAt?: Date }) =>
     t.database.db
       .insert(backupsTable)

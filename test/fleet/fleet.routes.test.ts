@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Plugin, Theme } from '../../src/inventory/index.js';
-import { createId } from '../../src/shared/ids.js';
 import { startFakeWordPress, type FakeWordPress } from '../support/fake-wordpress/index.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
 /** The fleet's pending updates and installed items, answered from the rows each site's sync writes. */
 let t: TestApp;
@@ -16,23 +15,9 @@ afterAll(async () => {
   await fake.close();
 });
 
-let port = 1;
 function addSite(plugins: Plugin[], themes: Theme[] = [], tags: string[] = []) {
-  const now = t.clock.now();
-  const id = createId('site', now);
-  const url = `http://127.0.0.1:${port++}`;
-  t.services.sitesRepository.insert({
-    id,
-    url,
-    restUrl: `${url}/wp-json/`,
-    state: 'connected',
-    username: 'admin',
-    createdAt: now,
-    updatedAt: now,
-    connectedAt: now,
-  });
-  t.services.sitesRepository.setTags(id, tags);
-  t.services.inventories.write(id, { plugins, themes, syncedAt: now });
+  const id = insertConnectedSite(t, { tags });
+  t.services.inventories.write(id, { plugins, themes, syncedAt: t.clock.now() });
   return id;
 }
 

@@ -7,7 +7,7 @@ import { backups as backupsTable, restores as restoresTable } from '../../src/ba
 import { performanceAudits } from '../../src/performance/performance.table.js';
 import { createId } from '../../src/shared/ids.js';
 import { startFakeSite, startFakeWordPress } from '../support/fake-wordpress/index.js';
-import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
+import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
 /** GET /api/jobs, GET /api/jobs/{id} and POST /api/jobs/{id}/cancel over real backups, restores and audits. */
 const apps: { t: TestApp; dataDir: string }[] = [];
@@ -27,23 +27,8 @@ function createJobsTestApp({ concurrency = 2, fakeClock = false } = {}) {
   const clock = fakeClock ? createFakeClock(new Date('2026-11-23T10:00:00Z')) : undefined;
   const t = createTestApp({ clock, config: { dataDir, backups: { ...DEFAULT_BACKUPS_CONFIG, concurrency } } });
   apps.push({ t, dataDir });
-  let port = 1;
-  function addSite(url = `http://127.0.0.1:${port++}`): string {
-    const now = t.clock.now();
-    const id = createId('site', now);
-    t.services.sitesRepository.insert({
-      id,
-      url,
-      restUrl: `${url}/wp-json/`,
-      state: 'connected',
-      username: 'admin',
-      credentialSealed: t.services.secrets.seal('xxxx xxxx xxxx xxxx xxxx xxxx'),
-      createdAt: now,
-      updatedAt: now,
-      connectedAt: now,
-    });
-    return id;
-  }
+  /** A connected site; by default at a loopback port nothing listens on. */
+  const addSite = (url?: string): string => insertConnectedSite(t, url ? { url } : {});
   const job = async (id: string) => (await t.call('GET', `/api/jobs/${id}`, { token: t.readToken })).json;
   const waitFor = async (id: string, state: string) => {
     while ((await job(id)).state !== state) await new Promise((resolve) => setTimeout(resolve, 5));

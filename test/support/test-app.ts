@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
 import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
 import { DEFAULT_WEBHOOKS_CONFIG } from '../../src/webhooks/webhooks.config.js';
+import { createId } from '../../src/shared/ids.js';
+import type { NewSiteRow } from '../../src/sites/sites.table.js';
 
 export const testServiceConfig: ServiceConfig = {
   publicUrl: 'http://127.0.0.1:8080',
@@ -124,3 +126,33 @@ export function createTestApp(
 
 export { createFakeClock };
 export type TestApp = ReturnType<typeof createTestApp>;
+
+let nextLoopbackPort = 1;
+
+/**
+ * A connected site written straight into the app's database (no WordPress behind it): by default
+ * at a loopback port nothing listens on, so anything that calls it fails fast.
+ */
+export function insertConnectedSite(
+  t: Pick<TestApp, 'clock' | 'services'>,
+  fields: Partial<Omit<NewSiteRow, 'id'>> & { tags?: string[] } = {},
+): string {
+  const { tags, ...columns } = fields;
+  const now = t.clock.now();
+  const id = createId('site', now);
+  const url = columns.url ?? `http://127.0.0.1:${nextLoopbackPort++}`;
+  t.services.sitesRepository.insert({
+    url,
+    restUrl: `${url}/wp-json/`,
+    state: 'connected',
+    username: 'admin',
+    credentialSealed: t.services.secrets.seal('xxxx xxxx xxxx xxxx xxxx xxxx'),
+    createdAt: now,
+    updatedAt: now,
+    connectedAt: now,
+    ...columns,
+    id,
+  });
+  if (tags) t.services.sitesRepository.setTags(id, tags);
+  return id;
+}
