@@ -64,7 +64,8 @@ describe('offsite backups to S3', () => {
       expect(bytes.includes('wp_version')).toBe(false);
     }
     expect(files.some((file) => file.includes(backup.manifest))).toBe(false);
-  });
+    // A whole site's first copy is ~1,500 PUTs to s3rver (30 s on an idle machine; twice that beside the suite).
+  }, 180_000);
 
   it('mark a backup partial, naming the target, when the bucket cannot be reached; the next one completes', async () => {
     await s3.pause();
