@@ -1,22 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { heapHeldByWorker } from '../support/heap-worker.js';
 
-const WORKER = resolve(import.meta.dirname, '../support/object-walk-memory-worker.ts');
-
-/** Runs the worker under a 40 MB V8 heap; its answer is the heap still in use after a collection, at its peak. */
-function run(mode: 'collect-garbage' | 'verify', files: number) {
-  const worker = spawnSync(
-    process.execPath,
-    ['--max-old-space-size=40', '--expose-gc', '--import', 'tsx', WORKER, mode, String(files)],
-    { encoding: 'utf8', timeout: 120_000 },
-  );
-  expect(worker.stderr.slice(-2000)).not.toMatch(/heap out of memory/);
-  expect(worker.status, worker.stderr.slice(-2000)).toBe(0);
-  const heldMb = Number(/^ok (\d+) MB heap/.exec(worker.stdout)?.[1]);
-  expect(heldMb).toBeGreaterThan(0);
-  return heldMb;
-}
+/** The heap the worker still holds after a collection at its peak, under a 40 MB V8 heap. */
+const run = (mode: 'collect-garbage' | 'verify', files: number) =>
+  heapHeldByWorker('object-walk-memory-worker.ts', mode, String(files));
 
 /**
  * Garbage collection and verify remember every distinct object they meet (what is referenced,
