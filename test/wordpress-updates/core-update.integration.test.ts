@@ -9,7 +9,7 @@ import { useConnectedSite } from '../support/wordpress-state.js';
  * real releases the loopback mirror offers (the @wp-playground/wordpress-builds zips,
  * repackaged as WordPress packages are).
  */
-const bed = useConnectedSite();
+const bed = useConnectedSite({ wordpress: 'debian' });
 
 const coreUpdate = (json?: unknown) =>
   bed.t.call('POST', `/api/sites/${bed.siteId}/core/update`, json === undefined ? {} : { json });

@@ -10,6 +10,14 @@ import { WORDPRESS_SOURCE } from './paths.js';
  */
 export type WordPressRelease = 'debian' | 'newest';
 
+/** The release a test site runs when the test names none: SITEWARDEN_TEST_WORDPRESS, else Debian's. */
+export function defaultRelease(): WordPressRelease {
+  const named = process.env.SITEWARDEN_TEST_WORDPRESS;
+  if (named === undefined || named === '') return 'debian';
+  if (named === 'debian' || named === 'newest') return named;
+  throw new Error(`SITEWARDEN_TEST_WORDPRESS must be debian or newest, not ${named}`);
+}
+
 // createRequire: vitest's global setup (which serves core packages from the mirror) has no import.meta.resolve.
 const require = createRequire(import.meta.url);
 /** The release zips of @wp-playground/wordpress-builds and their wp-versions.json. */
@@ -44,4 +52,13 @@ export async function copyWordPressRelease(release: WordPressRelease, root: stri
   // (there is no db.php drop-in in the build, so nothing would read the SQLite file anyway).
   rmSync(join(root, 'wp-config.php'));
   rmSync(join(root, 'wp-content/database'), { recursive: true, force: true });
+  // Playground's build keeps only the default theme and drops Akismet; the release ships more. The
+  // themes and plugin Debian packages put them back, so the same tests run on both releases.
+  for (const folder of ['themes', 'plugins']) {
+    await runCommand('cp', [
+      '-aLn',
+      `${join(WORDPRESS_SOURCE, 'wp-content', folder)}/.`,
+      join(root, 'wp-content', folder),
+    ]);
+  }
 }

@@ -6,7 +6,7 @@ import { freeLoopbackPort, waitForLoopbackPort } from '../net.js';
 import { runCommand, type OwnedProcess } from '../processes.js';
 import { WORDPRESS_FIXTURES } from './paths.js';
 import { runPhpScript, startPhpServer } from './php.js';
-import { copyWordPressRelease, type WordPressRelease } from './releases.js';
+import { copyWordPressRelease, defaultRelease, type WordPressRelease } from './releases.js';
 import { phpString, renderWpConfig } from './wp-config.js';
 
 type TestUserRole = 'administrator' | 'editor' | 'author' | 'subscriber';
@@ -38,7 +38,10 @@ export interface CreateTestSiteOptions {
   permalinks?: 'pretty' | 'plain';
   /** Default true; false turns them off with the wp_is_application_passwords_available filter. */
   applicationPasswords?: boolean;
-  /** Default 'debian' (6.1.9); 'newest' is the newest real release in @wp-playground/wordpress-builds. */
+  /**
+   * Default 'debian' (6.1.9), or what SITEWARDEN_TEST_WORDPRESS names (the CI matrix runs the WordPress
+   * suite again with 'newest', the newest real release in @wp-playground/wordpress-builds).
+   */
   wordpress?: WordPressRelease;
 }
 
@@ -85,7 +88,7 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
 
   try {
     mkdirSync(join(siteDir, 'tmp'), { recursive: true });
-    await copyWordPressRelease(options.wordpress ?? 'debian', root);
+    await copyWordPressRelease(options.wordpress ?? defaultRelease(), root);
     writeFileSync(
       join(root, 'wp-config.php'),
       renderWpConfig({
