@@ -13,7 +13,10 @@ describe('WordPress version matrix', () => {
   let newest: TestSite;
 
   beforeAll(async () => {
-    [debian, newest] = await Promise.all([createTestSite({ wordpress: 'debian' }), createTestSite({ wordpress: 'newest' })]);
+    [debian, newest] = await Promise.all([
+      createTestSite({ wordpress: 'debian' }),
+      createTestSite({ wordpress: 'newest' }),
+    ]);
   });
 
   afterAll(async () => {
