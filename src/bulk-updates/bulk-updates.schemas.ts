@@ -12,7 +12,8 @@ const SelectedItem = z
   .object({
     type: z.enum(updateItemTypes),
     slug: z.string().min(1).max(200).regex(SlugPattern).optional().openapi({
-      description: 'A plugin or theme slug; without it, every pending update of that type. Not for core or translations.',
+      description:
+        'A plugin or theme slug; without it, every pending update of that type. Not for core or translations.',
     }),
   })
   .openapi('BulkUpdateItem');
@@ -73,7 +74,10 @@ export const BulkUpdateRunSchema = z
       z.object({
         siteId: z.string(),
         url: z.string(),
-        jobId: z.string().nullable().openapi({ description: 'The site’s child job (`site-update`); null in a dry run.' }),
+        jobId: z
+          .string()
+          .nullable()
+          .openapi({ description: 'The site’s child job (`site-update`); null in a dry run.' }),
         state: z.enum(siteUpdateStates),
         reason: z.string().nullable(),
         message: z.string().nullable(),
@@ -98,7 +102,10 @@ const HistoryFilters = {
   type: z.enum(updateItemTypes).optional(),
   slug: z.string().min(1).max(200).optional(),
   result: z.enum(updateResults).optional(),
-  since: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Attempts started at or after this time.' }),
+  since: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: 'Attempts started at or after this time.' }),
 };
 export const SiteHistoryQuery = PaginationQuery.extend(HistoryFilters);
 export const FleetHistoryQuery = PaginationQuery.extend({

@@ -76,7 +76,9 @@ export function createBulkUpdatesService({
         siteIds: unknown.slice(0, 100),
       });
     const installed = new Map(
-      repository.items([...bySite.keys()], { pendingOnly: false }).map((row) => [`${row.siteId}\t${row.type}\t${row.slug}`, row]),
+      repository
+        .items([...bySite.keys()], { pendingOnly: false })
+        .map((row) => [`${row.siteId}\t${row.type}\t${row.slug}`, row]),
     );
     return [...bySite.entries()].map(([siteId, siteTargets]) => {
       const site = known.get(siteId)!;
@@ -104,7 +106,12 @@ export function createBulkUpdatesService({
     const sitesPlanned = plan(targets);
     const now = clock.now();
     const id = createId('bulk', now);
-    const params: BulkParams = { trigger, dryRun, notAfter: notAfter?.toISOString() ?? null, sites: sitesPlanned.length };
+    const params: BulkParams = {
+      trigger,
+      dryRun,
+      notAfter: notAfter?.toISOString() ?? null,
+      sites: sitesPlanned.length,
+    };
     if (dryRun) {
       const planned = sitesPlanned.map(({ site, items }) => ({ siteId: site.id, url: site.url, items }));
       return jobRows.insert({
@@ -221,7 +228,8 @@ export function createBulkUpdatesService({
       }
       refreshProgress(job.id);
       if (pending.length === 0 && running.size === 0) break;
-      await Promise.race([slots.released(), aborted, ...running.values()]);
+      // Once stopped, only the running sites are waited for (the abort has been seen).
+      await Promise.race(signal.aborted ? running.values() : [slots.released(), aborted, ...running.values()]);
     }
 
     const progress = progressOf(repository.children(job.id));
@@ -233,7 +241,8 @@ export function createBulkUpdatesService({
         : progress.failed > 0
           ? 'failed'
           : 'succeeded';
-    const reason = state === 'cancelled' ? 'cancelled' : signal.aborted ? 'interrupted' : state === 'failed' ? 'sites-failed' : null;
+    const reason =
+      state === 'cancelled' ? 'cancelled' : signal.aborted ? 'interrupted' : state === 'failed' ? 'sites-failed' : null;
     jobRows.update(job.id, {
       state,
       reason,
@@ -263,7 +272,9 @@ export function createBulkUpdatesService({
       jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
       const params = json(job.params) as unknown as ChildParams;
       const bulk = jobRows.find(params.bulkId);
-      const trigger = bulk ? (json(bulk.params) as unknown as BulkParams).trigger : { kind: 'request' as const, id: null };
+      const trigger = bulk
+        ? (json(bulk.params) as unknown as BulkParams).trigger
+        : { kind: 'request' as const, id: null };
       const writeItems = (items: ItemOutcome[]) => jobRows.update(job.id, { progress: JSON.stringify({ items }) });
       const outcomes = await updateSite({
         siteId: job.siteId!,
@@ -276,13 +287,21 @@ export function createBulkUpdatesService({
       jobRows.update(job.id, {
         state: failed.length > 0 ? 'failed' : 'succeeded',
         reason: failed[0]?.reason ?? null,
-        message: failed.length > 0 ? failed.map((item) => `${item.type} ${item.slug ?? ''}: ${item.message}`).join('; ') : null,
+        message:
+          failed.length > 0
+            ? failed.map((item) => `${item.type} ${item.slug ?? ''}: ${item.message}`).join('; ')
+            : null,
         progress: JSON.stringify({ items: outcomes }),
         finishedAt: clock.now(),
       });
     } catch (error) {
       logger.error({ err: error, jobId: job.id }, 'a site update crashed');
-      jobRows.update(job.id, { state: 'failed', reason: 'internal-error', message: String(error), finishedAt: clock.now() });
+      jobRows.update(job.id, {
+        state: 'failed',
+        reason: 'internal-error',
+        message: String(error),
+        finishedAt: clock.now(),
+      });
     } finally {
       settle(job.id);
     }

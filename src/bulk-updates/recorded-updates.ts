@@ -35,17 +35,22 @@ export function recordSingleSiteUpdates<
 ): { plugins: P; themes: T; wordpressUpdates: W } {
   const known = (siteId: string, type: 'plugin' | 'theme', slug: string) => {
     const inventory = inventories.read(siteId);
-    const list = inventory ? (JSON.parse(type === 'plugin' ? inventory.pluginsJson : inventory.themesJson) as Plugin[]) : [];
+    const list = inventory
+      ? (JSON.parse(type === 'plugin' ? inventory.pluginsJson : inventory.themesJson) as Plugin[])
+      : [];
     const item = list.find((candidate) => candidate.slug === slug);
     return { fromVersion: item?.version ?? null, toVersion: item?.update?.version ?? null };
   };
+  // An unknown site has no history to write to: the service answers its own 404.
+  const track = <R>(attempt: UpdateAttempt, work: () => Promise<R>, versionOf: (result: R) => string | null) =>
+    repository.sites({ ids: [attempt.siteId] }).length === 0 ? work() : recorder.track(attempt, work, versionOf);
   const attempt = (siteId: string, type: UpdateAttempt['type'], slug: string | null, versions: object) =>
     ({ siteId, type, slug, fromVersion: null, toVersion: null, ...versions, trigger: REQUEST }) as UpdateAttempt;
   const item = <S extends Updatable<Plugin | Theme>>(service: S, type: 'plugin' | 'theme'): S =>
     ({
       ...service,
       update: (siteId: string, slug: string) =>
-        recorder.track(
+        track(
           attempt(siteId, type, slug, known(siteId, type, slug)),
           () => service.update(siteId, slug),
           (updated) => updated.version,
@@ -58,7 +63,7 @@ export function recordSingleSiteUpdates<
     wordpressUpdates: {
       ...services.wordpressUpdates,
       updateCore: (siteId: string, options: { version?: string } = {}) =>
-        recorder.track(
+        track(
           attempt(siteId, 'core', null, {
             fromVersion: repository.sites({ ids: [siteId] })[0]?.wordpressVersion ?? null,
             toVersion: options.version ?? null,
@@ -67,7 +72,7 @@ export function recordSingleSiteUpdates<
           (updated) => updated.version,
         ),
       updateTranslations: (siteId: string) =>
-        recorder.track(
+        track(
           attempt(siteId, 'translations', null, {}),
           () => services.wordpressUpdates.updateTranslations(siteId),
           () => null,

@@ -31,7 +31,7 @@ export function resolveSelection(
   const items: ItemPattern[] = input.items ?? [{ type: 'plugin' }, { type: 'theme' }];
   const slugless = items.find((item) => (item.type === 'core' || item.type === 'translations') && item.slug);
   if (slugless)
-    throw bulkUpdatesProblems.invalidSelection.create(`${slugless.type} takes no slug`, { type: slugless.type });
+    throw bulkUpdatesProblems.invalidSelection.create(`${slugless.type} takes no slug`, { itemType: slugless.type });
 
   let sites = repository.sites(input.sites ? { ids: input.sites } : input.all ? { all: true } : { tags: input.tag });
   if (input.sites) {

@@ -60,10 +60,7 @@ export function createSiteUpdater({
   events: Events;
 }) {
   /** What the site offers now for plugins or themes; an error when it cannot say. */
-  async function offers(
-    items: ItemUpdates,
-    siteId: string,
-  ): Promise<Map<string, InstalledItem> | { error: unknown }> {
+  async function offers(items: ItemUpdates, siteId: string): Promise<Map<string, InstalledItem> | { error: unknown }> {
     try {
       return new Map((await items.list(siteId)).map((item) => [item.slug, item]));
     } catch (error) {
@@ -129,14 +126,23 @@ export function createSiteUpdater({
               ? ['no-update-available', `${outcome.slug} ${installed.version} has no update offered any more`]
               : ['version-changed', `the site now offers ${outcome.slug} ${offered}, not ${outcome.toVersion}`];
           recorder.skipped({ ...attempt, fromVersion: installed?.version ?? outcome.fromVersion }, reason, message);
-          settle(outcome, { state: 'skipped', reason, message, fromVersion: installed?.version ?? outcome.fromVersion });
+          settle(outcome, {
+            state: 'skipped',
+            reason,
+            message,
+            fromVersion: installed?.version ?? outcome.fromVersion,
+          });
           continue;
         }
         outcome.fromVersion = installed.version;
         outcome.toVersion = offered;
       }
       try {
-        const to = await applyOne(siteId, { ...attempt, fromVersion: outcome.fromVersion, toVersion: outcome.toVersion });
+        const to = await applyOne(siteId, {
+          ...attempt,
+          fromVersion: outcome.fromVersion,
+          toVersion: outcome.toVersion,
+        });
         settle(outcome, { state: 'succeeded', toVersion: to ?? outcome.toVersion });
       } catch (error) {
         const state = isNothingToUpdate(error) ? 'skipped' : 'failed';
@@ -163,7 +169,11 @@ export function createSiteUpdater({
           .then(version);
       case 'translations':
         return recorder
-          .track(attempt, () => services.wordpressUpdates.updateTranslations(siteId), () => null)
+          .track(
+            attempt,
+            () => services.wordpressUpdates.updateTranslations(siteId),
+            () => null,
+          )
           .then(() => null);
     }
   }

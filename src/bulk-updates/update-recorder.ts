@@ -43,7 +43,11 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
 
   return {
     /** Runs `work` as one recorded attempt; `versionOf` reads the version the site reports from its answer. Rethrows. */
-    async track<T>(attempt: UpdateAttempt, work: () => Promise<T>, versionOf: (result: T) => string | null): Promise<T> {
+    async track<T>(
+      attempt: UpdateAttempt,
+      work: () => Promise<T>,
+      versionOf: (result: T) => string | null,
+    ): Promise<T> {
       const row = start(attempt);
       try {
         const result = await work();
