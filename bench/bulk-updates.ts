@@ -2,7 +2,9 @@
  * Bulk-update overhead: the daemon's CPU per site update and the time per site of a bulk update
  * (`POST /api/fleet/updates/apply`, one plugin on every site), against calling the connector's
  * update route directly for the same update on the same sites, in the same run, at the same
- * concurrency. The sites are fake WordPress sites (test/bulk-updates/updatable-fake.ts) in a child
+ * concurrency, and against the single-site update route for the same updates (the service path
+ * a bulk update applies through: the site's lists read before and after, the inventory refreshed,
+ * so the bulk machinery's own cost shows apart). The sites are fake WordPress sites (test/bulk-updates/updatable-fake.ts) in a child
  * process, so their CPU is not counted; each update takes BENCH_UPDATE_MS there, standing in for
  * WordPress's upgrader (a real one takes seconds). The daemon runs in this process (the whole
  * service graph and app, an in-memory database). Not run by the tests.
@@ -97,6 +99,17 @@ async function main(): Promise<void> {
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     };
+    /** The same updates through the single-site route (`POST /api/sites/{id}/plugins/akismet/update`), CONCURRENCY at a time. */
+    const singleSite = async () => {
+      let next = 0;
+      const worker = async () => {
+        while (next < ids.length) {
+          const answer = await t.call('POST', `/api/sites/${ids[next++]!}/plugins/akismet/update`);
+          if (answer.status !== 200) throw new Error(`single-site update: ${answer.status} ${answer.text}`);
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    };
     const bulk = async () => {
       const queued = await t.call('POST', '/api/fleet/updates/apply', {
         json: { all: true, items: [{ type: 'plugin', slug: 'akismet' }] },
@@ -112,12 +125,16 @@ async function main(): Promise<void> {
       await reset();
       const baseline = await measure(direct);
       await reset();
+      const single = await measure(singleSite);
+      await reset();
       const measured = await measure(bulk);
       const per = (figure: number) => (figure / SITES).toFixed(2);
+      const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
+        `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +
+        `time ${per(other.wallMs)} ms (bulk ${(measured.wallMs / other.wallMs).toFixed(2)}×)`;
       console.log(
-        `round ${round}: CPU per site update ${per(measured.cpuMs)} ms (direct ${per(baseline.cpuMs)} ms, ` +
-          `${(measured.cpuMs / baseline.cpuMs).toFixed(2)}×); time per site ${per(measured.wallMs)} ms ` +
-          `(direct ${per(baseline.wallMs)} ms, ${(measured.wallMs / baseline.wallMs).toFixed(2)}×)`,
+        `round ${round}: bulk: CPU per site update ${per(measured.cpuMs)} ms, time per site ${per(measured.wallMs)} ms; ` +
+          `${against(baseline, 'connector directly')}; ${against(single, 'single-site route')}`,
       );
     }
     await t.close();

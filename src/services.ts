@@ -138,6 +138,7 @@ export function createServices({
       themes: createThemesService({ access, events }),
       wordpressUpdates: createWordPressUpdatesService({ access, events }),
     },
+    readOffers: (siteId) => access.read(siteId, ({ connector }) => connector.updatesIfAvailable()),
     inventories,
     config: config.bulkUpdates,
     clock,

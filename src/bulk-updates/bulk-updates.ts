@@ -9,7 +9,7 @@ import type { BulkUpdatesConfig } from './bulk-updates.config.js';
 import { createBulkUpdatesRepository } from './bulk-updates.repository.js';
 import { createBulkUpdatesService } from './bulk-updates.service.js';
 import { recordSingleSiteUpdates } from './recorded-updates.js';
-import { createSiteUpdater, type UpdateServices } from './site-updater.js';
+import { createSiteUpdater, type ReadOffers, type UpdateServices } from './site-updater.js';
 import { createUpdateHistoryRepository } from './update-history.repository.js';
 import { createUpdateRecorder } from './update-recorder.js';
 import { createUpdateSlots } from './update-slots.js';
@@ -27,6 +27,7 @@ export function createBulkUpdates<
   jobs,
   jobRows,
   services,
+  readOffers,
   inventories,
   config,
   clock,
@@ -37,6 +38,7 @@ export function createBulkUpdates<
   jobs: JobRunner;
   jobRows: JobsRepository;
   services: { plugins: P; themes: T; wordpressUpdates: W };
+  readOffers: ReadOffers;
   inventories: { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
   config: BulkUpdatesConfig;
   clock: Clock;
@@ -52,7 +54,7 @@ export function createBulkUpdates<
     jobRows,
     jobs,
     slots: createUpdateSlots(config),
-    updateSite: createSiteUpdater({ services, recorder, events }),
+    updateSite: createSiteUpdater({ services, readOffers, recorder, events }),
     clock,
     events,
     logger,

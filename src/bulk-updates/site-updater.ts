@@ -1,16 +1,14 @@
 import type { Events } from '../shared/event-bus.js';
+import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import { isNothingToUpdate, messageOf, reasonOf, type UpdateAttempt, type UpdateRecorder } from './update-recorder.js';
 import type { UpdateItemType } from './update-history.table.js';
 
-interface InstalledItem {
-  slug: string;
-  version: string;
-  update: { version: string } | null;
-}
 interface ItemUpdates {
-  list(siteId: string): Promise<InstalledItem[]>;
   update(siteId: string, slug: string): Promise<{ version: string }>;
 }
+/** What the site offers now: plugins keyed by file, themes by stylesheet (the connector's update list); null when it cannot say. */
+export type ReadOffers = (siteId: string) => Promise<AvailableUpdates | null>;
+
 /** The single-site services a bulk update applies through (the same ones the single-site routes call). */
 export interface UpdateServices {
   plugins: ItemUpdates;
@@ -52,20 +50,26 @@ export const inUpdateOrder = <T extends { type: UpdateItemType; slug: string | n
  */
 export function createSiteUpdater({
   services,
+  readOffers,
   recorder,
   events,
 }: {
   services: UpdateServices;
+  readOffers: ReadOffers;
   recorder: UpdateRecorder;
   events: Events;
 }) {
-  /** What the site offers now for plugins or themes; an error when it cannot say. */
-  async function offers(items: ItemUpdates, siteId: string): Promise<Map<string, InstalledItem> | { error: unknown }> {
-    try {
-      return new Map((await items.list(siteId)).map((item) => [item.slug, item]));
-    } catch (error) {
-      return { error };
-    }
+  /** Offers by item: a plugin's slug is its folder (or its file without .php), as the inventory names it. */
+  async function offersOf(siteId: string) {
+    const updates = await readOffers(siteId);
+    if (!updates) return null;
+    const plugins = new Map(
+      Object.entries(updates.plugins).map(([file, offer]) => {
+        const name = file.replace(/\.php$/, '');
+        return [name.includes('/') ? name.split('/', 1)[0]! : name, offer] as const;
+      }),
+    );
+    return { plugin: plugins, theme: new Map(Object.entries(updates.themes)) };
   }
 
   return async function applySiteUpdates({
@@ -87,10 +91,10 @@ export function createSiteUpdater({
       reason: null,
       message: null,
     }));
-    const live = {
-      plugin: outcomes.some((item) => item.type === 'plugin') ? await offers(services.plugins, siteId) : undefined,
-      theme: outcomes.some((item) => item.type === 'theme') ? await offers(services.themes, siteId) : undefined,
-    };
+    // One read of what the site offers now, for every plugin and theme item (null: the update itself will say).
+    const live = outcomes.some((item) => item.type === 'plugin' || item.type === 'theme')
+      ? await offersOf(siteId)
+      : null;
 
     const settle = (outcome: ItemOutcome, changes: Partial<ItemOutcome>) => {
       Object.assign(outcome, changes);
@@ -110,32 +114,19 @@ export function createSiteUpdater({
 
     for (const outcome of outcomes) {
       const attempt: UpdateAttempt = { siteId, ...outcome, trigger, jobId };
-      if (outcome.type === 'plugin' || outcome.type === 'theme') {
-        const known = live[outcome.type]!;
-        if (!(known instanceof Map)) {
-          recorder.skipped(attempt, reasonOf(known.error), messageOf(known.error));
-          settle(outcome, { state: 'failed', reason: reasonOf(known.error), message: messageOf(known.error) });
+      if ((outcome.type === 'plugin' || outcome.type === 'theme') && live) {
+        const offer = live[outcome.type].get(outcome.slug ?? '');
+        if (!offer || (outcome.toVersion !== null && offer.newVersion !== outcome.toVersion)) {
+          const [reason, message] = !offer
+            ? ['no-update-available', `the site offers no update of ${outcome.type} ${outcome.slug} any more`]
+            : ['version-changed', `the site now offers ${outcome.slug} ${offer.newVersion}, not ${outcome.toVersion}`];
+          const fromVersion = offer?.version ?? outcome.fromVersion;
+          recorder.skipped({ ...attempt, fromVersion }, reason, message);
+          settle(outcome, { state: 'skipped', reason, message, fromVersion });
           continue;
         }
-        const installed = known.get(outcome.slug ?? '');
-        const offered = installed?.update?.version ?? null;
-        if (!installed || offered === null || (outcome.toVersion !== null && offered !== outcome.toVersion)) {
-          const [reason, message] = !installed
-            ? [`${outcome.type}-not-found`, `the site has no ${outcome.type} ${outcome.slug} any more`]
-            : offered === null
-              ? ['no-update-available', `${outcome.slug} ${installed.version} has no update offered any more`]
-              : ['version-changed', `the site now offers ${outcome.slug} ${offered}, not ${outcome.toVersion}`];
-          recorder.skipped({ ...attempt, fromVersion: installed?.version ?? outcome.fromVersion }, reason, message);
-          settle(outcome, {
-            state: 'skipped',
-            reason,
-            message,
-            fromVersion: installed?.version ?? outcome.fromVersion,
-          });
-          continue;
-        }
-        outcome.fromVersion = installed.version;
-        outcome.toVersion = offered;
+        outcome.fromVersion = offer.version;
+        outcome.toVersion = offer.newVersion;
       }
       try {
         const to = await applyOne(siteId, {
