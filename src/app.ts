@@ -13,6 +13,7 @@ import { createBackupsRoutes } from './backups/backups.routes.js';
 import type { BackupsService } from './backups/backups.service.js';
 import type { ThemesService } from './themes/themes.service.js';
 import type { InventoryRepository } from './inventory/inventory.repository.js';
+import { createBulkUpdatesRoutes, type BulkUpdatesService } from './bulk-updates/index.js';
 import { createFleetRoutes, type FleetRefresh, type FleetRepository } from './fleet/index.js';
 import { createAuthorizationRoutes, createSiteSettingsRoutes, createSitesRoutes } from './site-overview/index.js';
 import { backupSettingsSection } from './backups/index.js';
@@ -43,6 +44,7 @@ export interface AppDeps {
   plugins: PluginsService;
   themes: ThemesService;
   wordpressUpdates: WordPressUpdatesService;
+  bulkUpdates: BulkUpdatesService;
   uptime: UptimeService;
   performance: PerformanceService;
   backups: BackupsService;
@@ -91,6 +93,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createThemesRoutes(deps));
   api.route('/', createWordPressUpdatesRoutes(deps));
   api.route('/', createFleetRoutes(deps));
+  api.route('/', createBulkUpdatesRoutes(deps));
   api.route('/', createWebhooksRoutes(deps));
   api.route('/', createJobsRoutes(deps));
   api.route('/', createConnectorRoutes(deps));

@@ -7,6 +7,7 @@ import { DEFAULT_BACKUPS_CONFIG, type BackupsConfig } from './backups/backups.co
 import { DEFAULT_BACKUP_LIMITS } from './backups/backup-limits.js';
 import { parseOffsiteConfig } from './backups/offsite/targets.config.js';
 import { DEFAULT_WEBHOOKS_CONFIG, type WebhooksConfig } from './webhooks/webhooks.config.js';
+import { DEFAULT_BULK_UPDATES_CONFIG, type BulkUpdatesConfig } from './bulk-updates/index.js';
 
 /**
  * Every setting comes from the environment (systemd's EnvironmentFile in production).
@@ -212,6 +213,16 @@ const envSchema = z.object({
     DEFAULT_WEBHOOKS_CONFIG.retentionDays,
     3650,
   ),
+  SITEWARDEN_BULK_UPDATE_CONCURRENCY: positiveInt(
+    'SITEWARDEN_BULK_UPDATE_CONCURRENCY',
+    DEFAULT_BULK_UPDATES_CONFIG.concurrency,
+    256,
+  ),
+  SITEWARDEN_BULK_UPDATE_PER_HOST: positiveInt(
+    'SITEWARDEN_BULK_UPDATE_PER_HOST',
+    DEFAULT_BULK_UPDATES_CONFIG.perHost,
+    64,
+  ),
   SITEWARDEN_SCHEDULED_UPTIME_PROBES: onOff('SITEWARDEN_SCHEDULED_UPTIME_PROBES'),
   SITEWARDEN_SCHEDULED_AUDITS: onOff('SITEWARDEN_SCHEDULED_AUDITS'),
   SITEWARDEN_SCHEDULED_BACKUPS: onOff('SITEWARDEN_SCHEDULED_BACKUPS'),
@@ -244,6 +255,7 @@ export interface Config {
   performance: PerformanceConfig;
   backups: BackupsConfig;
   webhooks: WebhooksConfig;
+  bulkUpdates: BulkUpdatesConfig;
   /** Work the daemon starts on its own schedule; off leaves only what the API asks for. */
   scheduled: ScheduledWorkSwitches;
 }
@@ -331,6 +343,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       concurrency: values.SITEWARDEN_WEBHOOK_CONCURRENCY,
       maxPending: values.SITEWARDEN_WEBHOOK_MAX_PENDING,
       retentionDays: values.SITEWARDEN_WEBHOOK_RETENTION_DAYS,
+    },
+    bulkUpdates: {
+      concurrency: values.SITEWARDEN_BULK_UPDATE_CONCURRENCY,
+      perHost: values.SITEWARDEN_BULK_UPDATE_PER_HOST,
     },
     scheduled: {
       uptimeProbes: values.SITEWARDEN_SCHEDULED_UPTIME_PROBES,

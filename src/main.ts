@@ -104,6 +104,13 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     if (!(await services.backups.stop(graceLeft())))
       logger.warn({ graceMs: config.shutdownGraceMs }, 'a restore still running at shutdown was aborted');
   });
+  // Bulk updates: one the last process left running fails as `interrupted` (its sites not started are
+  // skipped); queued ones run. At a stop, running site updates get the grace period to finish.
+  services.bulkUpdates.recover();
+  shutdown.register('bulk updates', async () => {
+    if (!(await services.bulkUpdates.stop(graceLeft())))
+      logger.warn({ graceMs: config.shutdownGraceMs }, 'a site update still running at shutdown was abandoned');
+  });
   scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
   scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());

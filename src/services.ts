@@ -37,6 +37,7 @@ import { createWebhooksRepository } from './webhooks/webhooks.repository.js';
 import { createWebhooksService } from './webhooks/webhooks.service.js';
 import type { Metrics } from './metrics/metrics.js';
 import { VERSION } from './version.js';
+import { createBulkUpdates } from './bulk-updates/index.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -52,6 +53,7 @@ export type ServiceConfig = Pick<
   | 'dataDir'
   | 'backups'
   | 'webhooks'
+  | 'bulkUpdates'
 >;
 
 /**
@@ -126,9 +128,25 @@ export function createServices({
     publicUrl: config.publicUrl,
     authorizationTtlMinutes: config.authorizationTtlMinutes,
   });
-  const plugins = createPluginsService({ access, events });
-  const themes = createThemesService({ access, events });
-  const wordpressUpdates = createWordPressUpdatesService({ access, events });
+  // Bulk updates apply through the single-site services; those the routes call record each attempt in the update history.
+  const bulk = createBulkUpdates({
+    db,
+    jobs,
+    jobRows: createJobsRepository({ db }),
+    services: {
+      plugins: createPluginsService({ access, events }),
+      themes: createThemesService({ access, events }),
+      wordpressUpdates: createWordPressUpdatesService({ access, events }),
+    },
+    readOffers: (siteId) => access.read(siteId, ({ connector }) => connector.updatesIfAvailable()),
+    inventories,
+    config: config.bulkUpdates,
+    clock,
+    events,
+    logger,
+  });
+  const { plugins, themes, wordpressUpdates } = bulk.recorded;
+  const bulkUpdates = bulk.service;
   const uptime = createUptimeService({
     repository: createUptimeRepository({ db }),
     sitesRepository,
@@ -220,6 +238,7 @@ export function createServices({
     plugins,
     themes,
     wordpressUpdates,
+    bulkUpdates,
     uptime,
     performance,
     backups,

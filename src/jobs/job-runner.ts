@@ -97,6 +97,18 @@ export function createJobRunner({
   const kinds = new Map<string, JobKind>();
   const pools = new Map<string, Pool>();
   const active = new Map<string, ActiveJob>();
+  // Exclusive jobs of different pools (a backup, a site's updates) still take turns on one site.
+  const siteTurns = new Map<string, Promise<unknown>>();
+
+  function inSiteTurn(siteId: string, work: () => Promise<void>): Promise<void> {
+    const turn = (siteTurns.get(siteId) ?? Promise.resolve()).then(work);
+    const tail = turn.catch(() => undefined);
+    siteTurns.set(siteId, tail);
+    void tail.then(() => {
+      if (siteTurns.get(siteId) === tail) siteTurns.delete(siteId);
+    });
+    return turn;
+  }
 
   function kindOf(name: string): JobKind {
     const kind = kinds.get(name);
@@ -146,9 +158,10 @@ export function createJobRunner({
     const pool = pools.get(kind.pool.name)!;
     // A stopped pool leaves the job queued in the database for the next start.
     if (pool.stopped) return;
-    const lane = kind.exclusive && siteId ? `site:${siteId}` : `job:${id}`;
+    const exclusiveSite = kind.exclusive ? siteId : null;
+    const lane = exclusiveSite ? `site:${exclusiveSite}` : `job:${id}`;
     const tracked = pool.queue
-      .run(lane, () => execute(id, kind))
+      .run(lane, () => (exclusiveSite ? inSiteTurn(exclusiveSite, () => execute(id, kind)) : execute(id, kind)))
       .catch((error: unknown) => logger.error({ err: error, jobId: id, kind: kindName }, 'job crashed'));
     pool.tracked.add(tracked);
     void tracked.finally(() => pool.tracked.delete(tracked));

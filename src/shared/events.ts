@@ -153,6 +153,26 @@ export const eventCatalogue = {
     fields: ['kind', 'jobId', 'siteId', 'state'],
     when: 'A job was cancelled through the API (`POST /api/jobs/{id}/cancel`): at once if it was `queued`, once it stopped if it was `running`.',
   },
+  'bulk-update.started': {
+    level: 'info',
+    fields: ['bulkId', 'triggerKind', 'triggerId', 'sites', 'items'],
+    when: 'A bulk update was queued (`POST /api/fleet/updates/apply` or a policy): how many sites and items it covers.',
+  },
+  'bulk-update.finished': {
+    level: 'info',
+    fields: ['bulkId', 'state', 'total', 'succeeded', 'failed', 'skipped', 'cancelled', 'durationMs'],
+    when: 'A bulk update ended (`succeeded`, `failed` when a site failed, `cancelled`): its sites counted by how they ended.',
+  },
+  'update.applied': {
+    level: 'info',
+    fields: ['bulkId', 'siteId', 'type', 'slug', 'fromVersion', 'toVersion'],
+    when: 'A bulk update updated one item (plugin, theme, core, translations) on one site.',
+  },
+  'update.failed': {
+    level: 'warn',
+    fields: ['bulkId', 'siteId', 'type', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'],
+    when: 'A bulk update could not update one item on one site; `reason` is the problem name (`site-operation-failed`, `site-refused`, `site-unreachable`, …).',
+  },
   'webhook.delivery_failed': {
     level: 'warn',
     fields: ['webhookId', 'deliveryId', 'deliveryEvent', 'target', 'attempts', 'cause', 'httpStatus'],

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
 import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
 import { DEFAULT_WEBHOOKS_CONFIG } from '../../src/webhooks/webhooks.config.js';
+import { DEFAULT_BULK_UPDATES_CONFIG } from '../../src/bulk-updates/index.js';
 import { createId } from '../../src/shared/ids.js';
 import type { NewSiteRow } from '../../src/sites/sites.table.js';
 
@@ -28,6 +29,7 @@ export const testServiceConfig: ServiceConfig = {
   performance: DEFAULT_PERFORMANCE_CONFIG,
   backups: DEFAULT_BACKUPS_CONFIG,
   webhooks: DEFAULT_WEBHOOKS_CONFIG,
+  bulkUpdates: DEFAULT_BULK_UPDATES_CONFIG,
   // Only audit reports are written here; tests that run audits pass their own directory.
   dataDir: join(tmpdir(), `sitewarden-test-${process.pid}`),
 };

@@ -1,0 +1,147 @@
+/**
+ * Bulk-update overhead: the daemon's CPU per site update and the time per site of a bulk update
+ * (`POST /api/fleet/updates/apply`, one plugin on every site), against calling the connector's
+ * update route directly for the same update on the same sites, in the same run, at the same
+ * concurrency, and against the single-site update route for the same updates (the service path
+ * a bulk update applies through: the site's lists read before and after, the inventory refreshed,
+ * so the bulk machinery's own cost shows apart). The sites are fake WordPress sites (test/bulk-updates/updatable-fake.ts) in a child
+ * process, so their CPU is not counted; each update takes BENCH_UPDATE_MS there, standing in for
+ * WordPress's upgrader (a real one takes seconds). The daemon runs in this process (the whole
+ * service graph and app, an in-memory database). Not run by the tests.
+ *
+ *   node --import tsx bench/bulk-updates.ts
+ *   BENCH_SITES=200 BENCH_CONCURRENCY=8 BENCH_UPDATE_MS=0 node --import tsx bench/bulk-updates.ts
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const SITES = Number(process.env.BENCH_SITES ?? 100);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const UPDATE_MS = Number(process.env.BENCH_UPDATE_MS ?? 200);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+
+interface FakeSite {
+  url: string;
+  username: string;
+  applicationPassword: string;
+}
+
+/** The child: SITES fake sites; `reset` puts every plugin back to 1.0.0. */
+async function serveFakes(): Promise<void> {
+  const { createUpdateWatch, startUpdatableSite } = await import('../test/bulk-updates/updatable-fake.js');
+  const watch = createUpdateWatch();
+  watch.hold = () => sleep(UPDATE_MS);
+  const started = await Promise.all(Array.from({ length: SITES }, () => startUpdatableSite(watch)));
+  process.on('message', (message) => {
+    if (message === 'reset') {
+      for (const { state } of started) state.plugin = '1.0.0';
+      process.send!('reset');
+    }
+  });
+  process.send!(
+    started.map(({ site }) => ({
+      url: site.url,
+      username: site.username,
+      applicationPassword: site.applicationPassword,
+    })),
+  );
+}
+
+const once = (child: ChildProcess) => new Promise<unknown>((resolve) => child.once('message', resolve));
+
+async function measure(work: () => Promise<void>): Promise<{ cpuMs: number; wallMs: number }> {
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await work();
+  const used = process.cpuUsage(cpu);
+  return { cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - start };
+}
+
+async function main(): Promise<void> {
+  const child = fork(import.meta.filename, ['fakes'], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  try {
+    const sites = (await once(child)) as FakeSite[];
+    const { createTestApp } = await import('../test/support/test-app.js');
+    // Per host as large as the global bound: every fake is on 127.0.0.1, and both sides run at CONCURRENCY.
+    const t = createTestApp({
+      config: { siteConcurrency: CONCURRENCY, bulkUpdates: { concurrency: CONCURRENCY, perHost: CONCURRENCY } },
+    });
+    const ids: string[] = [];
+    for (const site of sites) {
+      const connected = await t.call('POST', '/api/sites', { json: site });
+      if (connected.status !== 201) throw new Error(`connect: ${connected.status} ${connected.text}`);
+      ids.push(connected.json.id as string);
+    }
+    const reset = async () => {
+      child.send('reset');
+      await once(child);
+      for (const id of ids) await t.services.sync.syncNow(id);
+    };
+
+    /** The bare baseline: one POST to the connector's update route per site, CONCURRENCY at a time. */
+    const direct = async () => {
+      let next = 0;
+      const worker = async () => {
+        while (next < sites.length) {
+          const site = sites[next++]!;
+          const response = await fetch(`${site.url}/wp-json/sitewarden/v1/plugins/update`, {
+            method: 'POST',
+            headers: {
+              authorization: `Basic ${Buffer.from(`${site.username}:${site.applicationPassword}`).toString('base64')}`,
+              'content-type': 'application/json',
+            },
+            body: JSON.stringify({ plugin: 'akismet/akismet.php' }),
+          });
+          if (!response.ok) throw new Error(`direct update: ${response.status}`);
+          await response.json();
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    };
+    /** The same updates through the single-site route (`POST /api/sites/{id}/plugins/akismet/update`), CONCURRENCY at a time. */
+    const singleSite = async () => {
+      let next = 0;
+      const worker = async () => {
+        while (next < ids.length) {
+          const answer = await t.call('POST', `/api/sites/${ids[next++]!}/plugins/akismet/update`);
+          if (answer.status !== 200) throw new Error(`single-site update: ${answer.status} ${answer.text}`);
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    };
+    const bulk = async () => {
+      const queued = await t.call('POST', '/api/fleet/updates/apply', {
+        json: { all: true, items: [{ type: 'plugin', slug: 'akismet' }] },
+      });
+      if (queued.status !== 202) throw new Error(`apply: ${queued.status} ${queued.text}`);
+      await t.services.bulkUpdates.idle();
+      const run = t.services.bulkUpdates.run(queued.json.job.id as string);
+      if (run.progress.succeeded !== sites.length) throw new Error(`bulk: ${JSON.stringify(run.progress)}`);
+    };
+
+    console.log(`${SITES} fake sites, concurrency ${CONCURRENCY}, ${UPDATE_MS} ms per update on the site`);
+    for (let round = 1; round <= ROUNDS; round++) {
+      await reset();
+      const baseline = await measure(direct);
+      await reset();
+      const single = await measure(singleSite);
+      await reset();
+      const measured = await measure(bulk);
+      const per = (figure: number) => (figure / SITES).toFixed(2);
+      const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
+        `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +
+        `time ${per(other.wallMs)} ms (bulk ${(measured.wallMs / other.wallMs).toFixed(2)}×)`;
+      console.log(
+        `round ${round}: bulk: CPU per site update ${per(measured.cpuMs)} ms, time per site ${per(measured.wallMs)} ms; ` +
+          `${against(baseline, 'connector directly')}; ${against(single, 'single-site route')}`,
+      );
+    }
+    await t.close();
+  } finally {
+    child.kill();
+  }
+}
+
+if (process.argv[2] === 'fakes') await serveFakes();
+else await main();

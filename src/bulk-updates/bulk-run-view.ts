@@ -1,0 +1,95 @@
+import { jobView } from '../jobs/jobs.schemas.js';
+import type { JobRow } from '../jobs/jobs.table.js';
+import type { BulkUpdateRun } from './bulk-updates.schemas.js';
+import type { ItemOutcome, PlannedItem } from './site-updater.js';
+
+/** What a bulk job's row holds in `params`. */
+export interface BulkParams {
+  trigger: { kind: 'request' | 'policy'; id: string | null };
+  dryRun: boolean;
+  notAfter: string | null;
+  sites: number;
+}
+/** What a site's child job holds in `params`; its `progress` holds `{ items: ItemOutcome[] }` once it ran. */
+export interface ChildParams {
+  bulkId: string;
+  url: string;
+  host: string;
+  items: PlannedItem[];
+}
+
+/** A child left unstarted for one of these reasons is shown `skipped`, not `cancelled`. */
+const SKIP_REASONS = new Set(['window-closed', 'site-not-connected', 'interrupted']);
+
+const parsed = <T>(text: string): T => JSON.parse(text) as T;
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+const pending = (items: PlannedItem[]): ItemOutcome[] =>
+  items.map((item) => ({ ...item, state: 'pending', reason: null, message: null }));
+
+type SiteState = BulkUpdateRun['sites'][number]['state'];
+
+function siteState(child: Pick<JobRow, 'state' | 'reason' | 'progress'>): SiteState {
+  if (child.state === 'cancelled') return child.reason && SKIP_REASONS.has(child.reason) ? 'skipped' : 'cancelled';
+  if (child.state === 'succeeded') {
+    const items = parsed<{ items?: ItemOutcome[] }>(child.progress).items ?? [];
+    // Nothing was left to update on the site (every item skipped): the site is skipped too.
+    if (items.length > 0 && items.every((item) => item.state === 'skipped')) return 'skipped';
+  }
+  return child.state;
+}
+
+function of(job: JobRow, children: JobRow[]): BulkUpdateRun {
+  const params = parsed<BulkParams>(job.params);
+  const counts = { total: 0, done: 0, succeeded: 0, failed: 0, skipped: 0, cancelled: 0 };
+  if (params.dryRun) {
+    const plan = parsed<{ plan: { siteId: string; url: string; items: PlannedItem[] }[] }>(job.progress).plan;
+    return {
+      job: jobView(job),
+      dryRun: true,
+      trigger: params.trigger,
+      notAfter: params.notAfter,
+      progress: { ...counts, total: plan.length },
+      sites: plan.map((site) => ({
+        siteId: site.siteId,
+        url: site.url,
+        jobId: null,
+        state: 'queued',
+        reason: null,
+        message: null,
+        startedAt: null,
+        finishedAt: null,
+        items: pending(site.items),
+      })),
+    };
+  }
+  const sites = children.map((child) => {
+    const childParams = parsed<ChildParams>(child.params);
+    const state = siteState(child);
+    counts.total++;
+    if (state !== 'queued' && state !== 'running') {
+      counts.done++;
+      counts[state]++;
+    }
+    return {
+      siteId: child.siteId ?? '',
+      url: childParams.url,
+      jobId: child.id,
+      state,
+      reason: child.reason,
+      message: child.message,
+      startedAt: iso(child.startedAt),
+      finishedAt: iso(child.finishedAt),
+      items: parsed<{ items?: ItemOutcome[] }>(child.progress).items ?? pending(childParams.items),
+    };
+  });
+  return {
+    job: jobView(job),
+    dryRun: false,
+    trigger: params.trigger,
+    notAfter: params.notAfter,
+    progress: counts,
+    sites,
+  };
+}
+
+export const runView = { of, siteState };

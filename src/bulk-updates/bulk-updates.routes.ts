@@ -1,0 +1,119 @@
+import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/auth.js';
+import { jsonContent, problemResponses } from '../http/openapi.js';
+import { decodeCursor, pageSchema, toPage } from '../http/pagination.js';
+import { SiteIdPathParam } from '../sites/index.js';
+import {
+  BulkRunParams,
+  BulkUpdateInput,
+  BulkUpdateRunSchema,
+  FleetHistoryQuery,
+  HistoryEntrySchema,
+  SiteHistoryQuery,
+} from './bulk-updates.schemas.js';
+import type { BulkUpdatesService } from './bulk-updates.service.js';
+import type { HistoryFilter } from './update-history.repository.js';
+import type { UpdateHistoryRow } from './update-history.table.js';
+
+const tags = ['Fleet'];
+
+const applyUpdates = createRoute({
+  method: 'post',
+  path: '/fleet/updates/apply',
+  operationId: 'applyFleetUpdates',
+  tags,
+  summary: 'Apply updates across the fleet (a bulk update)',
+  description:
+    'Resolves the selection (exactly one of `sites`, `tag`, `all: true`; `items`, by default every pending plugin and theme update; `exclude`) against each site’s last synced inventory and queues one `bulk-update` job with one `site-update` child per site (202). Sites run with bounded concurrency (`SITEWARDEN_BULK_UPDATE_CONCURRENCY`, and `SITEWARDEN_BULK_UPDATE_PER_HOST` per host); one site’s failure never stops the others. Each site applies plugins, themes, translations, then core. `dryRun: true` answers the plan (200) and changes nothing. Cancel with `POST /api/jobs/{jobId}/cancel`.',
+  request: { body: { content: { 'application/json': { schema: BulkUpdateInput } }, required: true } },
+  responses: {
+    200: jsonContent(BulkUpdateRunSchema, 'The plan of a dry run'),
+    202: jsonContent(BulkUpdateRunSchema, 'Queued'),
+    ...problemResponses(400, 403, 404, 415, 422),
+  },
+});
+
+const getRun = createRoute({
+  method: 'get',
+  path: '/fleet/updates/runs/{jobId}',
+  operationId: 'getFleetUpdateRun',
+  tags,
+  summary: 'A bulk update’s progress',
+  description: '`done` of `total` sites, each site’s state and each item’s from → to, result and error.',
+  request: { params: BulkRunParams },
+  responses: { 200: jsonContent(BulkUpdateRunSchema, 'The bulk update'), ...problemResponses(404) },
+});
+
+const HistoryPage = pageSchema(HistoryEntrySchema, 'UpdateHistoryPage');
+const HISTORY_DESCRIPTION =
+  'One entry per attempt to update an item (plugin, theme, core, translations), newest first, from single-site requests, bulk updates and policies: from → to, when, who asked, result and error.';
+
+const siteHistory = createRoute({
+  method: 'get',
+  path: '/sites/{siteId}/updates/history',
+  operationId: 'listSiteUpdateHistory',
+  tags: ['Sites'],
+  summary: 'A site’s update history',
+  description: HISTORY_DESCRIPTION,
+  request: { params: SiteIdPathParam, query: SiteHistoryQuery },
+  responses: { 200: jsonContent(HistoryPage, 'A page of attempts'), ...problemResponses(400, 404) },
+});
+
+const fleetHistory = createRoute({
+  method: 'get',
+  path: '/fleet/updates/history',
+  operationId: 'listFleetUpdateHistory',
+  tags,
+  summary: 'Update history across the fleet',
+  description: `${HISTORY_DESCRIPTION} Filterable by site, tag, type, slug, result and since.`,
+  request: { query: FleetHistoryQuery },
+  responses: { 200: jsonContent(HistoryPage, 'A page of attempts'), ...problemResponses(400) },
+});
+
+const entryView = (row: UpdateHistoryRow) => ({
+  id: row.id,
+  siteId: row.siteId,
+  type: row.type,
+  slug: row.slug,
+  fromVersion: row.fromVersion,
+  toVersion: row.toVersion,
+  startedAt: row.startedAt.toISOString(),
+  finishedAt: row.finishedAt?.toISOString() ?? null,
+  trigger: { kind: row.triggerKind, id: row.triggerId },
+  jobId: row.jobId,
+  result: row.result,
+  reason: row.reason,
+  error: row.error,
+});
+
+/** POST /api/fleet/updates/apply, GET …/runs/{id}, and the update history of a site and of the fleet. */
+export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpdatesService }) {
+  const page = (filter: Omit<HistoryFilter, 'before' | 'limit'>, limit: number, cursor: string | undefined) => {
+    const rows = bulkUpdates.history({ ...filter, before: decodeCursor(cursor), limit: limit + 1 });
+    const { items, nextCursor } = toPage(rows, limit);
+    return { items: items.map(entryView), nextCursor };
+  };
+  return new OpenAPIHono<AppEnv>()
+    .openapi(applyUpdates, (c) => {
+      const input = c.req.valid('json');
+      const job = bulkUpdates.start({
+        targets: bulkUpdates.select(input),
+        trigger: { kind: 'request', id: c.get('token').id },
+        dryRun: input.dryRun,
+        notAfter: input.notAfter ? new Date(input.notAfter) : undefined,
+      });
+      const run = bulkUpdates.run(job.id);
+      return input.dryRun ? c.json(run, 200) : c.json(run, 202);
+    })
+    .openapi(getRun, (c) => c.json(bulkUpdates.run(c.req.valid('param').jobId), 200))
+    .openapi(siteHistory, (c) => {
+      const { siteId } = c.req.valid('param');
+      bulkUpdates.requireSite(siteId);
+      const { limit, cursor, since, ...filter } = c.req.valid('query');
+      return c.json(page({ ...filter, siteId, since: since ? new Date(since) : undefined }, limit, cursor), 200);
+    })
+    .openapi(fleetHistory, (c) => {
+      const { limit, cursor, since, tag, ...filter } = c.req.valid('query');
+      return c.json(page({ ...filter, tags: tag, since: since ? new Date(since) : undefined }, limit, cursor), 200);
+    });
+}

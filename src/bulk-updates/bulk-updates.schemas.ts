@@ -1,0 +1,133 @@
+import { z } from '@hono/zod-openapi';
+import { JobSchema } from '../jobs/jobs.schemas.js';
+import { PaginationQuery } from '../http/pagination.js';
+import { SlugPattern, TagFilter } from '../sites/index.js';
+import { triggerKinds, updateItemTypes, updateResults } from './update-history.table.js';
+
+const MAX_SITES_PER_REQUEST = 10_000;
+const MAX_ITEMS_PER_REQUEST = 1_000;
+const SiteId = z.string().min(1).max(64);
+
+const SelectedItem = z
+  .object({
+    type: z.enum(updateItemTypes),
+    slug: z.string().min(1).max(200).regex(SlugPattern).optional().openapi({
+      description:
+        'A plugin or theme slug; without it, every pending update of that type. Not for core or translations.',
+    }),
+  })
+  .openapi('BulkUpdateItem');
+
+export const BulkUpdateInput = z
+  .object({
+    all: z.literal(true).optional().openapi({ description: 'Every connected site.' }),
+    tag: TagFilter.openapi({ description: 'The sites carrying all these tags.' }),
+    sites: z.array(SiteId).min(1).max(MAX_SITES_PER_REQUEST).optional().openapi({ description: 'These sites (ids).' }),
+    items: z.array(SelectedItem).min(1).max(MAX_ITEMS_PER_REQUEST).optional().openapi({
+      description:
+        'What to update; by default every pending plugin and theme update. Core and translations only when named here.',
+    }),
+    exclude: z
+      .object({
+        sites: z.array(SiteId).max(MAX_SITES_PER_REQUEST).optional(),
+        items: z.array(SelectedItem).max(MAX_ITEMS_PER_REQUEST).optional(),
+      })
+      .optional()
+      .openapi({ description: 'Sites and items left out of the selection.' }),
+    dryRun: z.boolean().optional().openapi({ description: 'Answer the per-site plan and change nothing.' }),
+    notAfter: z.iso.datetime({ offset: true }).optional().openapi({
+      description: 'Sites not started by then are skipped (`window-closed`); running ones finish.',
+    }),
+  })
+  .openapi('BulkUpdateInput');
+export type BulkUpdateInput = z.infer<typeof BulkUpdateInput>;
+
+const ItemSchema = z.object({
+  type: z.enum(updateItemTypes),
+  slug: z.string().nullable(),
+  fromVersion: z.string().nullable(),
+  toVersion: z.string().nullable().openapi({ description: 'Expected before it ran; what the site reports after.' }),
+  state: z.enum(['pending', 'succeeded', 'failed', 'skipped']),
+  reason: z.string().nullable(),
+  message: z.string().nullable(),
+});
+
+export const siteUpdateStates = ['queued', 'running', 'succeeded', 'failed', 'skipped', 'cancelled'] as const;
+
+export const BulkUpdateRunSchema = z
+  .object({
+    job: JobSchema,
+    dryRun: z.boolean(),
+    trigger: z.object({ kind: z.enum(triggerKinds), id: z.string().nullable() }),
+    notAfter: z.string().nullable(),
+    progress: z
+      .object({
+        total: z.number().int(),
+        done: z.number().int(),
+        succeeded: z.number().int(),
+        failed: z.number().int(),
+        skipped: z.number().int(),
+        cancelled: z.number().int(),
+      })
+      .openapi({ description: '`done` of `total` sites finished, by how they ended.' }),
+    sites: z.array(
+      z.object({
+        siteId: z.string(),
+        url: z.string(),
+        jobId: z
+          .string()
+          .nullable()
+          .openapi({ description: 'The site’s child job (`site-update`); null in a dry run.' }),
+        state: z.enum(siteUpdateStates),
+        reason: z.string().nullable(),
+        message: z.string().nullable(),
+        startedAt: z.string().nullable(),
+        finishedAt: z.string().nullable(),
+        items: z.array(ItemSchema),
+      }),
+    ),
+  })
+  .openapi('BulkUpdateRun');
+export type BulkUpdateRun = z.infer<typeof BulkUpdateRunSchema>;
+
+export const BulkRunParams = z.object({
+  jobId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'jobId', in: 'path' }, example: 'bulk_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
+});
+
+const HistoryFilters = {
+  type: z.enum(updateItemTypes).optional(),
+  slug: z.string().min(1).max(200).optional(),
+  result: z.enum(updateResults).optional(),
+  since: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: 'Attempts started at or after this time.' }),
+};
+export const SiteHistoryQuery = PaginationQuery.extend(HistoryFilters);
+export const FleetHistoryQuery = PaginationQuery.extend({
+  ...HistoryFilters,
+  siteId: SiteId.optional(),
+  tag: TagFilter,
+});
+
+export const HistoryEntrySchema = z
+  .object({
+    id: z.string(),
+    siteId: z.string(),
+    type: z.enum(updateItemTypes),
+    slug: z.string().nullable(),
+    fromVersion: z.string().nullable(),
+    toVersion: z.string().nullable(),
+    startedAt: z.string(),
+    finishedAt: z.string().nullable(),
+    trigger: z.object({ kind: z.enum(triggerKinds), id: z.string().nullable() }),
+    jobId: z.string().nullable().openapi({ description: 'The bulk job the attempt was part of.' }),
+    result: z.enum(updateResults),
+    reason: z.string().nullable(),
+    error: z.string().nullable(),
+  })
+  .openapi('UpdateHistoryEntry');

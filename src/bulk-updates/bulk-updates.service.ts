@@ -1,0 +1,375 @@
+import type { Logger } from 'pino';
+import { jobEvent, wasCancelled, type JobRunner, type Settlement } from '../jobs/job-runner.js';
+import type { JobsRepository } from '../jobs/jobs.repository.js';
+import type { JobRow } from '../jobs/jobs.table.js';
+import type { Clock } from '../shared/clock.js';
+import type { Events } from '../shared/event-bus.js';
+import { createId } from '../shared/ids.js';
+import { sitesProblems } from '../sites/index.js';
+import { bulkUpdatesProblems } from './bulk-updates.errors.js';
+import { childId, type BulkUpdatesRepository, type SiteFacts } from './bulk-updates.repository.js';
+import { runView, type BulkParams, type ChildParams } from './bulk-run-view.js';
+import type { ItemOutcome, PlannedItem, SiteUpdater } from './site-updater.js';
+import type { BulkUpdateInput } from './bulk-updates.schemas.js';
+import { resolveSelection, type BulkTarget } from './selection.js';
+import type { HistoryFilter, UpdateHistoryRepository } from './update-history.repository.js';
+import { hostOf, type UpdateSlots } from './update-slots.js';
+
+export interface BulkUpdateRequest {
+  targets: BulkTarget[];
+  trigger: { kind: 'request' | 'policy'; id: string | null };
+  dryRun?: boolean;
+  /** Sites not started by then end `skipped` (`window-closed`). */
+  notAfter?: Date;
+}
+
+const BULK = 'bulk-update';
+const CHILD = 'site-update';
+export const BULK_UPDATE_KINDS = [BULK, CHILD] as const;
+/** How many bulk jobs coordinate at once; each is cheap (the site updates share the update slots). */
+const BULK_JOBS_AT_ONCE = 4;
+const INTERRUPTED = 'the daemon stopped before this site was updated';
+
+const json = (text: string): Record<string, unknown> => JSON.parse(text) as Record<string, unknown>;
+
+/**
+ * Bulk updates: one `bulk-update` job per request or policy run, one `site-update` child job per
+ * site. The bulk job starts its children as the shared slots allow (a global bound and one per
+ * host), never two on one site at once nor beside a backup or restore of it (the children are
+ * exclusive jobs); one site's failure never stops the others.
+ */
+export function createBulkUpdatesService({
+  repository,
+  history,
+  jobRows,
+  jobs,
+  slots,
+  updateSite,
+  clock,
+  events,
+  logger,
+}: {
+  repository: BulkUpdatesRepository;
+  history: Pick<UpdateHistoryRepository, 'list'>;
+  jobRows: JobsRepository;
+  jobs: JobRunner;
+  slots: UpdateSlots;
+  updateSite: SiteUpdater;
+  clock: Clock;
+  events: Events;
+  logger: Logger;
+}) {
+  /** Children started by a bulk job in this process, settled when the child has run or was cancelled while queued. */
+  const settled = new Map<string, () => void>();
+  const settle = (id: string) => {
+    settled.get(id)?.();
+    settled.delete(id);
+  };
+
+  function plan(targets: BulkTarget[]): { site: SiteFacts; items: PlannedItem[] }[] {
+    const bySite = new Map<string, BulkTarget[]>();
+    for (const target of targets) bySite.set(target.siteId, [...(bySite.get(target.siteId) ?? []), target]);
+    const known = new Map(repository.sites({ ids: [...bySite.keys()] }).map((site) => [site.id, site]));
+    const unknown = [...bySite.keys()].filter((id) => !known.has(id));
+    if (unknown.length > 0)
+      throw sitesProblems.notFound.create(`there is no site with the id ${unknown.slice(0, 10).join(', ')}`, {
+        siteIds: unknown.slice(0, 100),
+      });
+    const installed = new Map(
+      repository
+        .items([...bySite.keys()], { pendingOnly: false })
+        .map((row) => [`${row.siteId}\t${row.type}\t${row.slug}`, row]),
+    );
+    return [...bySite.entries()].map(([siteId, siteTargets]) => {
+      const site = known.get(siteId)!;
+      const seen = new Set<string>();
+      const items: PlannedItem[] = [];
+      for (const target of siteTargets) {
+        const slug = target.type === 'plugin' || target.type === 'theme' ? (target.slug ?? null) : null;
+        const key = `${target.type}\t${slug ?? ''}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const row = slug === null ? undefined : installed.get(`${siteId}\t${target.type}\t${slug}`);
+        items.push({
+          type: target.type,
+          slug,
+          fromVersion: target.type === 'core' ? site.wordpressVersion : (row?.version ?? null),
+          toVersion: target.version ?? row?.updateVersion ?? null,
+        });
+      }
+      return { site, items };
+    });
+  }
+
+  /** Creates the bulk job (and its children) and queues it; a dry run is recorded finished, with its plan. */
+  function start({ targets, trigger, dryRun = false, notAfter }: BulkUpdateRequest): JobRow {
+    const sitesPlanned = plan(targets);
+    const now = clock.now();
+    const id = createId('bulk', now);
+    const params: BulkParams = {
+      trigger,
+      dryRun,
+      notAfter: notAfter?.toISOString() ?? null,
+      sites: sitesPlanned.length,
+    };
+    if (dryRun) {
+      const planned = sitesPlanned.map(({ site, items }) => ({ siteId: site.id, url: site.url, items }));
+      return jobRows.insert({
+        id,
+        kind: BULK,
+        siteId: null,
+        state: 'succeeded',
+        params: JSON.stringify(params),
+        progress: JSON.stringify({ plan: planned }),
+        createdAt: now,
+        finishedAt: now,
+      });
+    }
+    const children = sitesPlanned.map(({ site, items }, index) => {
+      const child: ChildParams = { bulkId: id, url: site.url, host: hostOf(site.url), items };
+      const connected = site.state === 'connected';
+      return {
+        id: childId(id, index),
+        kind: CHILD,
+        siteId: site.id,
+        state: connected ? ('queued' as const) : ('cancelled' as const),
+        reason: connected ? null : 'site-not-connected',
+        message: connected ? null : `the site is ${site.state}`,
+        params: JSON.stringify(child),
+        createdAt: now,
+        finishedAt: connected ? null : now,
+      };
+    });
+    jobRows.transaction(() => {
+      jobRows.insert({
+        id,
+        kind: BULK,
+        siteId: null,
+        state: 'queued',
+        params: JSON.stringify(params),
+        progress: JSON.stringify(progressOf(children.map((child) => ({ ...child, progress: '{}' })))),
+        createdAt: now,
+      });
+      repository.insertJobs(children);
+    });
+    events.emit('bulk-update.started', {
+      bulkId: id,
+      triggerKind: trigger.kind,
+      triggerId: trigger.id,
+      sites: children.length,
+      items: sitesPlanned.reduce((sum, site) => sum + site.items.length, 0),
+    });
+    jobs.enqueue(BULK, id, null);
+    return jobRows.find(id)!;
+  }
+
+  function progressOf(children: Pick<JobRow, 'state' | 'reason' | 'progress'>[]) {
+    const counts = { total: children.length, done: 0, succeeded: 0, failed: 0, skipped: 0, cancelled: 0 };
+    for (const child of children) {
+      const state = runView.siteState(child);
+      if (state === 'queued' || state === 'running') continue;
+      counts.done++;
+      counts[state]++;
+    }
+    return counts;
+  }
+
+  const refreshProgress = (bulkId: string) =>
+    jobRows.update(bulkId, { progress: JSON.stringify(progressOf(repository.children(bulkId))) });
+
+  /** A child not started: cancelled (the bulk job was), or skipped (its window closed, the daemon stopped). */
+  function leaveUnstarted(child: JobRow, reason: string, message: string) {
+    jobRows.update(child.id, { state: 'cancelled', reason, message, finishedAt: clock.now() });
+  }
+
+  async function runBulk(job: JobRow, signal: AbortSignal): Promise<Settlement> {
+    const startedAt = clock.now();
+    jobRows.update(job.id, { state: 'running', startedAt, attempts: job.attempts + 1 });
+    const params = json(job.params) as unknown as BulkParams;
+    const notAfter = params.notAfter ? new Date(params.notAfter) : null;
+    let pending = repository.children(job.id).filter((child) => child.state === 'queued');
+    const running = new Map<string, Promise<void>>();
+    const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+
+    const startChild = (child: JobRow, host: string) => {
+      const done = new Promise<void>((resolve) => settled.set(child.id, resolve)).finally(() => {
+        slots.release(host);
+        running.delete(child.id);
+        refreshProgress(job.id);
+      });
+      running.set(child.id, done);
+      jobs.enqueue(CHILD, child.id, child.siteId);
+    };
+
+    while (pending.length > 0 || running.size > 0) {
+      if (signal.aborted) {
+        const [reason, message] = wasCancelled(signal)
+          ? ['cancelled', 'the bulk update was cancelled before this site started']
+          : ['interrupted', INTERRUPTED];
+        for (const child of pending) leaveUnstarted(child, reason, message);
+        pending = [];
+        // Children waiting in the job runner (behind a backup of their site) are cancelled too; running ones finish.
+        for (const id of running.keys())
+          if (jobRows.find(id)?.state === 'queued') {
+            jobs.cancel(id);
+            settle(id);
+          }
+      } else if (notAfter && clock.now().getTime() >= notAfter.getTime()) {
+        for (const child of pending)
+          leaveUnstarted(child, 'window-closed', `not started before ${notAfter.toISOString()}`);
+        pending = [];
+      } else {
+        pending = pending.filter((child) => {
+          const { host } = json(child.params) as unknown as ChildParams;
+          if (!slots.tryTake(host)) return true;
+          startChild(child, host);
+          return false;
+        });
+      }
+      refreshProgress(job.id);
+      if (pending.length === 0 && running.size === 0) break;
+      // Once stopped, only the running sites are waited for (the abort has been seen).
+      await Promise.race(signal.aborted ? running.values() : [slots.released(), aborted, ...running.values()]);
+    }
+
+    const progress = progressOf(repository.children(job.id));
+    const finishedAt = clock.now();
+    const state = wasCancelled(signal)
+      ? 'cancelled'
+      : signal.aborted
+        ? 'failed'
+        : progress.failed > 0
+          ? 'failed'
+          : 'succeeded';
+    const reason =
+      state === 'cancelled' ? 'cancelled' : signal.aborted ? 'interrupted' : state === 'failed' ? 'sites-failed' : null;
+    jobRows.update(job.id, {
+      state,
+      reason,
+      message: state === 'failed' && !signal.aborted ? `${progress.failed} of ${progress.total} sites failed` : null,
+      progress: JSON.stringify(progress),
+      finishedAt,
+    });
+    return {
+      events: [
+        jobEvent('bulk-update.finished', {
+          bulkId: job.id,
+          state,
+          total: progress.total,
+          succeeded: progress.succeeded,
+          failed: progress.failed,
+          skipped: progress.skipped,
+          cancelled: progress.cancelled,
+          durationMs: finishedAt.getTime() - startedAt.getTime(),
+        }),
+      ],
+      interrupted: signal.aborted && !wasCancelled(signal),
+    };
+  }
+
+  async function runChild(job: JobRow): Promise<Settlement> {
+    try {
+      jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
+      const params = json(job.params) as unknown as ChildParams;
+      const bulk = jobRows.find(params.bulkId);
+      const trigger = bulk
+        ? (json(bulk.params) as unknown as BulkParams).trigger
+        : { kind: 'request' as const, id: null };
+      const writeItems = (items: ItemOutcome[]) => jobRows.update(job.id, { progress: JSON.stringify({ items }) });
+      const outcomes = await updateSite({
+        siteId: job.siteId!,
+        items: params.items,
+        trigger,
+        jobId: params.bulkId,
+        onItem: writeItems,
+      });
+      const failed = outcomes.filter((item) => item.state === 'failed');
+      jobRows.update(job.id, {
+        state: failed.length > 0 ? 'failed' : 'succeeded',
+        reason: failed[0]?.reason ?? null,
+        message:
+          failed.length > 0
+            ? failed.map((item) => `${item.type} ${item.slug ?? ''}: ${item.message}`).join('; ')
+            : null,
+        progress: JSON.stringify({ items: outcomes }),
+        finishedAt: clock.now(),
+      });
+    } catch (error) {
+      logger.error({ err: error, jobId: job.id }, 'a site update crashed');
+      jobRows.update(job.id, {
+        state: 'failed',
+        reason: 'internal-error',
+        message: String(error),
+        finishedAt: clock.now(),
+      });
+    } finally {
+      settle(job.id);
+    }
+    return { events: [] };
+  }
+
+  const failInterrupted = (job: JobRow): Settlement => {
+    jobRows.update(job.id, { state: 'failed', reason: 'interrupted', message: INTERRUPTED, finishedAt: clock.now() });
+    return { events: [] };
+  };
+
+  jobs.register(BULK, {
+    pool: { name: 'bulk-updates', concurrency: BULK_JOBS_AT_ONCE },
+    exclusive: false,
+    atShutdown: 'abort',
+    cancelsWhileRunning: true,
+    run: runBulk,
+    cancelQueued: (job, message) => {
+      for (const child of repository.children(job.id))
+        if (child.state === 'queued') leaveUnstarted(child, 'cancelled', message);
+    },
+    recover: {
+      // Its site updates that had not started are not started now: what was asked may be stale.
+      running: (job) => {
+        for (const child of repository.children(job.id))
+          if (child.state === 'queued') leaveUnstarted(child, 'interrupted', INTERRUPTED);
+        jobRows.update(job.id, { progress: JSON.stringify(progressOf(repository.children(job.id))) });
+        return failInterrupted(job);
+      },
+    },
+  });
+  // A running site update finishes (WordPress's upgrader cannot stop halfway); its bulk job decides what starts.
+  jobs.register(CHILD, {
+    pool: { name: 'site-updates', concurrency: Number.MAX_SAFE_INTEGER },
+    exclusive: true,
+    atShutdown: 'grace',
+    cancelsWhileRunning: false,
+    run: runChild,
+    cancelQueued: (job) => settle(job.id),
+    recover: {
+      running: failInterrupted,
+      // Its bulk job starts it (when requeued itself) or has already left it unstarted.
+      queued: () => ({ events: [] }),
+    },
+  });
+
+  return {
+    start,
+    /** The targets a request's selection names, from the inventory rows. */
+    select: (input: BulkUpdateInput): BulkTarget[] => resolveSelection(repository, input),
+    history: (filter: HistoryFilter) => history.list(filter),
+    requireSite(siteId: string): void {
+      if (repository.sites({ ids: [siteId] }).length === 0)
+        throw sitesProblems.notFound.create(`there is no site with the id ${siteId}`);
+    },
+
+    /** The bulk job with each site's state and items. */
+    run(id: string) {
+      const job = jobRows.find(id);
+      if (!job || job.kind !== BULK) throw bulkUpdatesProblems.notFound.create(`there is no bulk update ${id}`);
+      return runView.of(job, repository.children(id));
+    },
+
+    /** At start: the last process's bulk updates (running ones fail as interrupted, queued ones run). */
+    recover: () => jobs.recover(BULK_UPDATE_KINDS),
+    stop: (graceMs: number) => jobs.stop(BULK_UPDATE_KINDS, { graceMs }),
+    idle: () => jobs.idle(BULK_UPDATE_KINDS),
+  };
+}
+
+export type BulkUpdatesService = ReturnType<typeof createBulkUpdatesService>;

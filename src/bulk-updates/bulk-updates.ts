@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.js';
+import type { Plugin, Theme } from '../inventory/index.js';
+import type { JobRunner } from '../jobs/job-runner.js';
+import type { JobsRepository } from '../jobs/jobs.repository.js';
+import type { Clock } from '../shared/clock.js';
+import type { Events } from '../shared/event-bus.js';
+import type { BulkUpdatesConfig } from './bulk-updates.config.js';
+import { createBulkUpdatesRepository } from './bulk-updates.repository.js';
+import { createBulkUpdatesService } from './bulk-updates.service.js';
+import { recordSingleSiteUpdates } from './recorded-updates.js';
+import { createSiteUpdater, type ReadOffers, type UpdateServices } from './site-updater.js';
+import { createUpdateHistoryRepository } from './update-history.repository.js';
+import { createUpdateRecorder } from './update-recorder.js';
+import { createUpdateSlots } from './update-slots.js';
+
+/**
+ * Builds the bulk updates over the single-site update services, and those services again with
+ * every attempt recorded in the update history, for the single-site routes.
+ */
+export function createBulkUpdates<
+  P extends UpdateServices['plugins'] & { update(siteId: string, slug: string): Promise<Plugin> },
+  T extends UpdateServices['themes'] & { update(siteId: string, slug: string): Promise<Theme> },
+  W extends UpdateServices['wordpressUpdates'],
+>({
+  db,
+  jobs,
+  jobRows,
+  services,
+  readOffers,
+  inventories,
+  config,
+  clock,
+  events,
+  logger,
+}: {
+  db: Db;
+  jobs: JobRunner;
+  jobRows: JobsRepository;
+  services: { plugins: P; themes: T; wordpressUpdates: W };
+  readOffers: ReadOffers;
+  inventories: { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
+  config: BulkUpdatesConfig;
+  clock: Clock;
+  events: Events;
+  logger: Logger;
+}) {
+  const repository = createBulkUpdatesRepository({ db });
+  const history = createUpdateHistoryRepository({ db });
+  const recorder = createUpdateRecorder({ repository: history, clock });
+  const service = createBulkUpdatesService({
+    repository,
+    history,
+    jobRows,
+    jobs,
+    slots: createUpdateSlots(config),
+    updateSite: createSiteUpdater({ services, readOffers, recorder, events }),
+    clock,
+    events,
+    logger,
+  });
+  return { service, recorded: recordSingleSiteUpdates(services, { recorder, inventories, repository }) };
+}
+
+export type BulkUpdates = ReturnType<typeof createBulkUpdates>;

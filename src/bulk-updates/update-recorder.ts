@@ -1,0 +1,80 @@
+import { updateProblems } from '../inventory/index.js';
+import type { Clock } from '../shared/clock.js';
+import { isAppError, isProblem } from '../shared/errors.js';
+import { createId } from '../shared/ids.js';
+import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
+import type { UpdateHistoryRepository } from './update-history.repository.js';
+import type { TriggerKind, UpdateHistoryRow, UpdateItemType } from './update-history.table.js';
+
+export interface UpdateAttempt {
+  siteId: string;
+  type: UpdateItemType;
+  slug: string | null;
+  fromVersion: string | null;
+  toVersion: string | null;
+  trigger: { kind: TriggerKind; id: string | null };
+  jobId?: string | null;
+}
+
+/** The site had nothing to do (no update, or not the version asked for): the attempt is skipped, not failed. */
+export const isNothingToUpdate = (error: unknown): boolean =>
+  isProblem(error, updateProblems.noUpdate, wordpressUpdatesProblems.versionNotOffered);
+
+export const reasonOf = (error: unknown): string => (isAppError(error) ? error.problem.name : 'internal-error');
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** Writes the update history: a row when an attempt starts, finished when it ends, whoever made it. */
+export function createUpdateRecorder({ repository, clock }: { repository: UpdateHistoryRepository; clock: Clock }) {
+  const start = (attempt: UpdateAttempt, result: 'running' | 'skipped' = 'running') =>
+    repository.insert({
+      id: createId('upd', clock.now()),
+      siteId: attempt.siteId,
+      type: attempt.type,
+      slug: attempt.slug,
+      fromVersion: attempt.fromVersion,
+      toVersion: attempt.toVersion,
+      startedAt: clock.now(),
+      finishedAt: result === 'skipped' ? clock.now() : null,
+      triggerKind: attempt.trigger.kind,
+      triggerId: attempt.trigger.id,
+      jobId: attempt.jobId ?? null,
+      result,
+    });
+
+  return {
+    /** Runs `work` as one recorded attempt; `versionOf` reads the version the site reports from its answer. Rethrows. */
+    async track<T>(
+      attempt: UpdateAttempt,
+      work: () => Promise<T>,
+      versionOf: (result: T) => string | null,
+    ): Promise<T> {
+      const row = start(attempt);
+      try {
+        const result = await work();
+        repository.finish(row.id, {
+          result: 'succeeded',
+          toVersion: versionOf(result) ?? attempt.toVersion,
+          finishedAt: clock.now(),
+        });
+        return result;
+      } catch (error) {
+        repository.finish(row.id, {
+          result: isNothingToUpdate(error) ? 'skipped' : 'failed',
+          reason: reasonOf(error),
+          error: messageOf(error),
+          finishedAt: clock.now(),
+        });
+        throw error;
+      }
+    },
+
+    /** An attempt not made (the version offered changed, the window closed): recorded as skipped. */
+    skipped(attempt: UpdateAttempt, reason: string, message: string): UpdateHistoryRow {
+      const row = start(attempt, 'skipped');
+      repository.finish(row.id, { reason, error: message });
+      return { ...row, reason, error: message };
+    },
+  };
+}
+
+export type UpdateRecorder = ReturnType<typeof createUpdateRecorder>;

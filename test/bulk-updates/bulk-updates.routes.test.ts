@@ -1,0 +1,360 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { ServiceConfig } from '../../src/services.js';
+import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
+import { createUpdateWatch, startUpdatableSite, type UpdateWatch } from './updatable-fake.js';
+
+/** Bulk updates against fake WordPress sites whose plugin and theme versions really change. */
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()!();
+});
+afterAll(async () => {
+  while (closers.length > 0) await closers.pop()!();
+});
+
+async function fleet(
+  count: number,
+  options: {
+    config?: Partial<ServiceConfig>;
+    failing?: number[];
+    tags?: (index: number) => string[];
+    clock?: ReturnType<typeof createFakeClock>;
+  } = {},
+) {
+  const t = createTestApp({ config: { siteConcurrency: 16, ...options.config }, clock: options.clock });
+  closers.push(() => t.close());
+  const watch = createUpdateWatch();
+  const sites: { id: string; state: { plugin: string; theme: string; failPlugins: boolean } }[] = [];
+  for (let index = 0; index < count; index++) {
+    const { site, state } = await startUpdatableSite(watch, { failPlugins: options.failing?.includes(index) });
+    closers.push(site.close);
+    const connected = await t.call('POST', '/api/sites', {
+      json: { url: site.url, username: site.username, applicationPassword: site.applicationPassword },
+    });
+    expect(connected.status, connected.text).toBe(201);
+    const id = connected.json.id as string;
+    if (options.tags) t.services.sitesRepository.setTags(id, options.tags(index));
+    await t.services.sync.syncNow(id);
+    sites.push({ id, state });
+  }
+  return { t, watch, sites };
+}
+
+const apply = (t: TestApp, json: unknown) => t.call('POST', '/api/fleet/updates/apply', { json });
+const finished = async (t: TestApp, id: string) => {
+  await t.services.bulkUpdates.idle();
+  const run = await t.call('GET', `/api/fleet/updates/runs/${id}`, { token: t.readToken });
+  expect(run.status, run.text).toBe(200);
+  return run.json;
+};
+/** Holds every update until `limit` run together (or it is clear no more will come), then a little longer. */
+const holdUntil = (watch: UpdateWatch, limit: number) => {
+  let opened = false;
+  watch.hold = async () => {
+    for (let waited = 0; !opened && watch.inFlight < limit && waited < 2_000; waited += 10)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    opened = true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  };
+};
+
+describe('a bulk update', () => {
+  it('updates every pending plugin and theme on every site, one failing site not stopping the others', async () => {
+    const { t, sites } = await fleet(3, { failing: [1] });
+    const queued = await apply(t, { all: true });
+    expect(queued.status, queued.text).toBe(202);
+    expect(queued.json.job).toMatchObject({ kind: 'bulk-update', siteId: null });
+    expect(queued.json.progress).toMatchObject({ total: 3 });
+
+    const run = await finished(t, queued.json.job.id);
+    expect(run.job).toMatchObject({ state: 'failed', reason: 'sites-failed', message: '1 of 3 sites failed' });
+    expect(run.progress).toEqual({ total: 3, done: 3, succeeded: 2, failed: 1, skipped: 0, cancelled: 0 });
+    const bySite = new Map(run.sites.map((site: { siteId: string }) => [site.siteId, site]));
+    for (const index of [0, 2]) {
+      expect(bySite.get(sites[index]!.id)).toMatchObject({
+        state: 'succeeded',
+        items: [
+          { type: 'plugin', slug: 'akismet', fromVersion: '1.0.0', toVersion: '1.1.0', state: 'succeeded' },
+          { type: 'theme', slug: 'twentytwentythree', fromVersion: '1.0.0', toVersion: '1.1.0', state: 'succeeded' },
+        ],
+      });
+      expect(sites[index]!.state).toMatchObject({ plugin: '1.1.0', theme: '1.1.0' });
+    }
+    // The failing site's plugin failed with its reason; its theme was still updated.
+    expect(bySite.get(sites[1]!.id)).toMatchObject({
+      state: 'failed',
+      reason: 'site-refused',
+      items: [
+        { type: 'plugin', slug: 'akismet', state: 'failed', reason: 'site-refused' },
+        { type: 'theme', slug: 'twentytwentythree', state: 'succeeded' },
+      ],
+    });
+    expect(sites[1]!.state).toMatchObject({ plugin: '1.0.0', theme: '1.1.0' });
+
+    // The job rows: the bulk job and one site-update child per site.
+    const children = await t.call('GET', '/api/jobs?kind=site-update', { token: t.readToken });
+    expect(children.json.items).toHaveLength(3);
+
+    // The inventory follows: the fleet view no longer offers what was updated.
+    const pending = await t.call('GET', '/api/fleet/updates', { token: t.readToken });
+    expect(pending.json.items).toEqual([expect.objectContaining({ type: 'plugin', slug: 'akismet', sites: 1 })]);
+
+    // History: one row per attempt, with the bulk job and its trigger.
+    const history = await t.call('GET', `/api/fleet/updates/history?limit=10`, { token: t.readToken });
+    expect(history.status, history.text).toBe(200);
+    expect(history.json.items).toHaveLength(6);
+    expect(history.json.items).toContainEqual(
+      expect.objectContaining({
+        siteId: sites[1]!.id,
+        type: 'plugin',
+        slug: 'akismet',
+        fromVersion: '1.0.0',
+        result: 'failed',
+        reason: 'site-refused',
+        jobId: queued.json.job.id,
+        trigger: { kind: 'request', id: expect.any(String) },
+      }),
+    );
+    const failed = await t.call('GET', `/api/fleet/updates/history?result=failed`, { token: t.readToken });
+    expect(failed.json.items).toHaveLength(1);
+    const ofSite = await t.call('GET', `/api/sites/${sites[0]!.id}/updates/history?type=theme`, { token: t.readToken });
+    expect(ofSite.json.items).toEqual([
+      expect.objectContaining({
+        slug: 'twentytwentythree',
+        fromVersion: '1.0.0',
+        toVersion: '1.1.0',
+        result: 'succeeded',
+      }),
+    ]);
+
+    expect(t.logs.events('update.applied')).toHaveLength(5);
+    expect(t.logs.events('update.failed')[0]).toMatchObject({
+      bulkId: queued.json.job.id,
+      siteId: sites[1]!.id,
+      type: 'plugin',
+      slug: 'akismet',
+      reason: 'site-refused',
+    });
+    expect(t.logs.events('bulk-update.started')[0]).toMatchObject({ sites: 3, items: 6 });
+    expect(t.logs.events('bulk-update.finished')[0]).toMatchObject({
+      state: 'failed',
+      total: 3,
+      succeeded: 2,
+      failed: 1,
+      skipped: 0,
+      cancelled: 0,
+    });
+  });
+
+  it('answers a dry run with the per-site plan and changes nothing', async () => {
+    const { t, sites } = await fleet(2);
+    const plan = await apply(t, { sites: [sites[0]!.id], dryRun: true, items: [{ type: 'plugin' }, { type: 'core' }] });
+    expect(plan.status, plan.text).toBe(200);
+    expect(plan.json).toMatchObject({
+      dryRun: true,
+      job: { kind: 'bulk-update', state: 'succeeded' },
+      sites: [
+        {
+          siteId: sites[0]!.id,
+          jobId: null,
+          items: [
+            { type: 'plugin', slug: 'akismet', fromVersion: '1.0.0', toVersion: '1.1.0', state: 'pending' },
+            { type: 'core', slug: null, fromVersion: '6.6', toVersion: null, state: 'pending' },
+          ],
+        },
+      ],
+    });
+    await t.services.bulkUpdates.idle();
+    expect(sites[0]!.state.plugin).toBe('1.0.0');
+    expect((await t.call('GET', `/api/fleet/updates/runs/${plan.json.job.id}`)).json.sites).toHaveLength(1);
+  });
+
+  it('resolves tags, items and exclusions against the inventory', async () => {
+    const { t, sites } = await fleet(3, { tags: (index) => (index < 2 ? ['client:acme'] : ['client:other']) });
+    const plan = async (json: object) => {
+      const answer = await apply(t, { ...json, dryRun: true });
+      expect(answer.status, answer.text).toBe(200);
+      return answer.json.sites.map((site: { siteId: string; items: { type: string; slug: string }[] }) => [
+        sites.findIndex((candidate) => candidate.id === site.siteId),
+        site.items.map((item) => `${item.type}:${item.slug}`),
+      ]);
+    };
+    expect(await plan({ tag: 'client:acme' })).toEqual([
+      [0, ['plugin:akismet', 'theme:twentytwentythree']],
+      [1, ['plugin:akismet', 'theme:twentytwentythree']],
+    ]);
+    expect(await plan({ all: true, items: [{ type: 'theme', slug: 'twentytwentythree' }] })).toHaveLength(3);
+    expect(
+      await plan({
+        all: true,
+        items: [{ type: 'plugin' }, { type: 'theme' }, { type: 'translations' }],
+        exclude: { sites: [sites[2]!.id], items: [{ type: 'plugin', slug: 'akismet' }] },
+      }),
+    ).toEqual([
+      [0, ['theme:twentytwentythree', 'translations:null']],
+      [1, ['theme:twentytwentythree', 'translations:null']],
+    ]);
+  });
+
+  it('answers problems for bad selections', async () => {
+    const { t, sites } = await fleet(1);
+    const problem = async (json: unknown, status: number, type: string) => {
+      const answer = await apply(t, json);
+      expect(answer.status, answer.text).toBe(status);
+      expect(answer.headers.get('content-type')).toContain('application/problem+json');
+      expect(answer.json.type).toBe(`/problems/${type}`);
+    };
+    await problem({ all: true, tag: 'x' }, 400, 'bulk-selection-invalid');
+    await problem({}, 400, 'bulk-selection-invalid');
+    await problem({ all: true, items: [{ type: 'core', slug: 'x' }] }, 400, 'bulk-selection-invalid');
+    await problem({ all: true, items: [{ type: 'widget' }] }, 400, 'validation-failed');
+    await problem({ all: true, notAfter: 'tomorrow' }, 400, 'validation-failed');
+    await problem({ sites: ['site_nope'] }, 404, 'site-not-found');
+    await problem({ all: true, items: [{ type: 'plugin', slug: 'hello-dolly' }] }, 422, 'bulk-selection-empty');
+    await problem({ all: true, exclude: { sites: [sites[0]!.id] } }, 422, 'bulk-selection-empty');
+    const missing = await t.call('GET', '/api/fleet/updates/runs/bulk_nope', { token: t.readToken });
+    expect(missing.status).toBe(404);
+    const noSite = await t.call('GET', '/api/sites/site_nope/updates/history', { token: t.readToken });
+    expect(noSite.status).toBe(404);
+    // Read tokens may look, not apply.
+    const read = await t.call('POST', '/api/fleet/updates/apply', { json: { all: true }, token: t.readToken });
+    expect(read.status).toBe(403);
+  });
+});
+
+describe('bounded concurrency', () => {
+  it('runs at most SITEWARDEN_BULK_UPDATE_CONCURRENCY sites at once', async () => {
+    const { t, watch } = await fleet(5, { config: { bulkUpdates: { concurrency: 3, perHost: 10 } } });
+    holdUntil(watch, 3);
+    const queued = await apply(t, { all: true, items: [{ type: 'plugin' }] });
+    const run = await finished(t, queued.json.job.id);
+    expect(run.progress).toMatchObject({ succeeded: 5 });
+    expect(watch.maxInFlight).toBe(3);
+  });
+
+  it('runs at most SITEWARDEN_BULK_UPDATE_PER_HOST sites of one host at once (every fake is on 127.0.0.1)', async () => {
+    const { t, watch } = await fleet(5, { config: { bulkUpdates: { concurrency: 10, perHost: 2 } } });
+    holdUntil(watch, 2);
+    const queued = await apply(t, { all: true, items: [{ type: 'plugin' }] });
+    const run = await finished(t, queued.json.job.id);
+    expect(run.progress).toMatchObject({ succeeded: 5 });
+    expect(watch.maxInFlight).toBe(2);
+  });
+});
+
+describe('stopping a bulk update', () => {
+  /** The first site's update waits until the test opens the gate. */
+  const gated = (watch: UpdateWatch) => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let arrived!: () => void;
+    const first = new Promise<void>((resolve) => (arrived = resolve));
+    watch.hold = () => {
+      arrived();
+      return gate;
+    };
+    return { open, first };
+  };
+
+  it('cancel: queued sites are cancelled, the running one finishes', async () => {
+    const { t, watch, sites } = await fleet(3, { config: { bulkUpdates: { concurrency: 1, perHost: 1 } } });
+    const { open, first } = gated(watch);
+    const queued = await apply(t, { all: true, items: [{ type: 'plugin' }] });
+    await first;
+    const cancel = await t.call('POST', `/api/jobs/${queued.json.job.id}/cancel`);
+    expect(cancel.status, cancel.text).toBe(202);
+    open();
+    const run = await finished(t, queued.json.job.id);
+    expect(run.job).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+    expect(run.progress).toEqual({ total: 3, done: 3, succeeded: 1, failed: 0, skipped: 0, cancelled: 2 });
+    expect(sites.map((site) => site.state.plugin).sort()).toEqual(['1.0.0', '1.0.0', '1.1.0']);
+    expect(t.logs.events('job.cancelled')[0]).toMatchObject({ kind: 'bulk-update' });
+  });
+
+  it('notAfter: sites not started by then are skipped (window-closed)', async () => {
+    const clock = createFakeClock(new Date());
+    const { t, watch } = await fleet(3, { config: { bulkUpdates: { concurrency: 1, perHost: 1 } }, clock });
+    const { open, first } = gated(watch);
+    const notAfter = new Date(clock.now().getTime() + 60_000).toISOString();
+    const queued = await apply(t, { all: true, items: [{ type: 'plugin' }], notAfter });
+    await first;
+    clock.advance(120_000);
+    open();
+    const run = await finished(t, queued.json.job.id);
+    expect(run.notAfter).toBe(notAfter);
+    expect(run.progress).toEqual({ total: 3, done: 3, succeeded: 1, failed: 0, skipped: 2, cancelled: 0 });
+    expect(run.sites.filter((site: { reason: string }) => site.reason === 'window-closed')).toHaveLength(2);
+    expect(run.job.state).toBe('succeeded');
+  });
+});
+
+describe('startBulkUpdate (the entry policies use)', () => {
+  it('skips an item whose offered version is not the one expected, and records the policy as trigger', async () => {
+    const { t, sites } = await fleet(1);
+    const job = t.services.bulkUpdates.start({
+      targets: [
+        { siteId: sites[0]!.id, type: 'plugin', slug: 'akismet', version: '9.9.9' },
+        { siteId: sites[0]!.id, type: 'theme', slug: 'twentytwentythree', version: '1.1.0' },
+      ],
+      trigger: { kind: 'policy', id: 'pol_nightly' },
+    });
+    const run = await finished(t, job.id);
+    expect(run.trigger).toEqual({ kind: 'policy', id: 'pol_nightly' });
+    expect(run.sites[0].items).toMatchObject([
+      { type: 'plugin', state: 'skipped', reason: 'version-changed', toVersion: '9.9.9' },
+      { type: 'theme', state: 'succeeded', toVersion: '1.1.0' },
+    ]);
+    expect(sites[0]!.state).toMatchObject({ plugin: '1.0.0', theme: '1.1.0' });
+    const history = await t.call('GET', `/api/sites/${sites[0]!.id}/updates/history`, { token: t.readToken });
+    expect(history.json.items.map((row: { result: string; trigger: object }) => [row.result, row.trigger])).toEqual([
+      ['succeeded', { kind: 'policy', id: 'pol_nightly' }],
+      ['skipped', { kind: 'policy', id: 'pol_nightly' }],
+    ]);
+  });
+
+  it('skips a site that is no longer connected', async () => {
+    const { t } = await fleet(0);
+    const siteId = insertConnectedSite(t, { state: 'authorization_expired' });
+    const job = t.services.bulkUpdates.start({
+      targets: [{ siteId, type: 'core' }],
+      trigger: { kind: 'policy', id: 'p' },
+    });
+    const run = await finished(t, job.id);
+    expect(run.sites[0]).toMatchObject({ state: 'skipped', reason: 'site-not-connected' });
+  });
+});
+
+describe('update history of single-site updates', () => {
+  it('records a plugin update made through the site’s own route', async () => {
+    const { t, sites } = await fleet(1);
+    const updated = await t.call('POST', `/api/sites/${sites[0]!.id}/plugins/akismet/update`);
+    expect(updated.status, updated.text).toBe(200);
+    const history = await t.call('GET', `/api/sites/${sites[0]!.id}/updates/history`, { token: t.readToken });
+    expect(history.json.items).toEqual([
+      expect.objectContaining({
+        type: 'plugin',
+        slug: 'akismet',
+        fromVersion: '1.0.0',
+        toVersion: '1.1.0',
+        result: 'succeeded',
+        trigger: { kind: 'request', id: null },
+        jobId: null,
+      }),
+    ]);
+    // Paginated newest first, filterable by tag and since.
+    await t.call('POST', `/api/sites/${sites[0]!.id}/themes/twentytwentythree/update`);
+    const first = await t.call('GET', '/api/fleet/updates/history?limit=1', { token: t.readToken });
+    expect(first.json.items[0]).toMatchObject({ type: 'theme' });
+    const next = await t.call('GET', `/api/fleet/updates/history?limit=1&cursor=${first.json.nextCursor}`, {
+      token: t.readToken,
+    });
+    expect(next.json).toMatchObject({ items: [{ type: 'plugin' }], nextCursor: null });
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const none = await t.call('GET', `/api/fleet/updates/history?since=${encodeURIComponent(future)}`, {
+      token: t.readToken,
+    });
+    expect(none.json.items).toEqual([]);
+    const tagged = await t.call('GET', '/api/fleet/updates/history?tag=nobody', { token: t.readToken });
+    expect(tagged.json.items).toEqual([]);
+  });
+});
