@@ -14,6 +14,7 @@ import type { BackupsService } from './backups/backups.service.js';
 import type { ThemesService } from './themes/themes.service.js';
 import type { InventoryRepository } from './inventory/inventory.repository.js';
 import { createFleetRoutes, type FleetRefresh, type FleetRepository } from './fleet/index.js';
+import { createUpdatePoliciesRoutes, type UpdatePoliciesService } from './update-policies/index.js';
 import { createAuthorizationRoutes, createSiteSettingsRoutes, createSitesRoutes } from './site-overview/index.js';
 import { backupSettingsSection } from './backups/index.js';
 import { performanceSettingsSection } from './performance/index.js';
@@ -40,6 +41,7 @@ export interface AppDeps {
   inventories: Pick<InventoryRepository, 'read'>;
   fleet: FleetRepository;
   fleetRefresh: FleetRefresh;
+  updatePolicies: UpdatePoliciesService;
   plugins: PluginsService;
   themes: ThemesService;
   wordpressUpdates: WordPressUpdatesService;
@@ -91,6 +93,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createThemesRoutes(deps));
   api.route('/', createWordPressUpdatesRoutes(deps));
   api.route('/', createFleetRoutes(deps));
+  api.route('/', createUpdatePoliciesRoutes(deps));
   api.route('/', createWebhooksRoutes(deps));
   api.route('/', createJobsRoutes(deps));
   api.route('/', createConnectorRoutes(deps));

@@ -17,6 +17,12 @@ import { createSitesService } from './sites/sites.service.js';
 import { createFleetRefresh, createFleetRepository, type FleetRepository } from './fleet/index.js';
 import { createInventoryRepository } from './inventory/inventory.repository.js';
 import { createInventorySync } from './inventory/inventory.sync.js';
+import { createUpdateStateReader } from './inventory/index.js';
+import {
+  createUpdatePoliciesRepository,
+  createUpdatePoliciesService,
+  type ApplyUpdates,
+} from './update-policies/index.js';
 import { createTokensRepository } from './tokens/tokens.repository.js';
 import { createTokensService } from './tokens/tokens.service.js';
 import { createSiteHttp } from './wordpress/site-http.js';
@@ -126,6 +132,18 @@ export function createServices({
     publicUrl: config.publicUrl,
     authorizationTtlMinutes: config.authorizationTtlMinutes,
   });
+  // Update policies start their runs through `applyUpdates`: bulk updates' startBulkUpdate
+  // (src/bulk-updates) once merged; until then a run is recorded as planned, with no job.
+  const applyUpdates: ApplyUpdates = () => null;
+  const updatePolicies = createUpdatePoliciesService({
+    repository: createUpdatePoliciesRepository({ db }),
+    states: createUpdateStateReader({ db }),
+    sites: sitesRepository,
+    applyUpdates,
+    clock,
+    events,
+    logger,
+  });
   const plugins = createPluginsService({ access, events });
   const themes = createThemesService({ access, events });
   const wordpressUpdates = createWordPressUpdatesService({ access, events });
@@ -215,6 +233,7 @@ export function createServices({
     inventories,
     fleet,
     fleetRefresh,
+    updatePolicies,
     secrets,
     access,
     plugins,
