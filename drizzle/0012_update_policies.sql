@@ -1,5 +1,6 @@
 CREATE TABLE `site_environments` (
 	`site_id` text PRIMARY KEY NOT NULL,
+	`database_type` text,
 	`database_version` text,
 	`time_zone` text,
 	`synced_at` integer NOT NULL,

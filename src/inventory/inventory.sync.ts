@@ -6,10 +6,29 @@ import type { SecretBox } from '../shared/secret-box.js';
 import { siteCredentials, type SiteRow, type SitesRepository } from '../sites/index.js';
 import type { AvailableUpdates, Connector } from '../wordpress/connector-client.js';
 import type { SiteAccess } from '../wordpress/site-access.js';
-import { pluginFromWordPress, themeFromWordPress, withPluginUpdates, withThemeUpdates } from './inventory.schemas.js';
-import type { InventoryRepository } from './inventory.repository.js';
+import { timeZoneFromWordPress } from '../shared/time-zone.js';
+import type { ConnectorInfo } from '../wordpress/connector-client.js';
+import {
+  pluginFromWordPress,
+  themeFromWordPress,
+  withPluginRequirements,
+  withPluginUpdates,
+  withThemeUpdates,
+} from './inventory.schemas.js';
+import type { InventoryRepository, SiteExtras } from './inventory.repository.js';
 
 const UPDATE_CHECK_MAX_AGE_MS = 12 * 60 * 60_000;
+
+/** What connector 1.4.0+ adds to the inventory; an older one leaves it unknown (null, no offers). */
+function extrasOf(info: ConnectorInfo, updates: AvailableUpdates | null): SiteExtras {
+  return {
+    databaseType: info.database?.type ?? null,
+    databaseVersion: info.database?.version ?? null,
+    timeZone: info.timezone ? timeZoneFromWordPress(info.timezone.string, info.timezone.gmtOffset) : null,
+    coreOffers: updates?.core?.map((offer) => offer.version) ?? [],
+    translations: updates?.translations ?? [],
+  };
+}
 
 /**
  * Keeps each connected site's stored inventory fresh, in the background, so the API answers
@@ -61,9 +80,12 @@ export function createInventorySync({
       const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
       // The session refused lists over MAX_PLUGINS_PER_SITE / MAX_THEMES_PER_SITE, so what is stored stays bounded.
       inventories.write(site.id, {
-        plugins: withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort(bySlug),
+        plugins: withPluginRequirements(withPluginUpdates(plugins.map(pluginFromWordPress), updates), updates).sort(
+          bySlug,
+        ),
         themes: withThemeUpdates(themes.map(themeFromWordPress), updates).sort(bySlug),
         syncedAt,
+        extras: info ? extrasOf(info, updates) : undefined,
       });
       metrics?.observeJob('sync', 'completed', syncedAt.getTime() - attemptAt.getTime());
       if (site.syncError) events.emit('site.sync_recovered', { siteId: site.id, url: site.url });

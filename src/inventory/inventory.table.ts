@@ -73,7 +73,8 @@ export const siteEnvironments = sqliteTable('site_environments', {
   siteId: text('site_id')
     .primaryKey()
     .references(() => sites.id, { onDelete: 'cascade' }),
-  /** The database server: `8.0.36` (MySQL) or `10.11.6-MariaDB`. */
+  databaseType: text('database_type', { enum: ['mysql', 'mariadb'] }),
+  /** The database server's version (`8.0.36`, `10.11.6`). */
   databaseVersion: text('database_version'),
   /** WordPress's time zone: an IANA name, or `UTC±HH:MM` from `gmt_offset`. */
   timeZone: text('time_zone'),

@@ -1,4 +1,4 @@
-import { addDays, instantOf, localDateAt, type TimeZone } from './time-zone.js';
+import { addDays, instantOf, localDateAt, type TimeZone } from '../shared/time-zone.js';
 
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];

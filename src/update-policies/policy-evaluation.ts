@@ -2,7 +2,7 @@ import type { SiteUpdateState } from '../inventory/index.js';
 import { compareVersions } from '../wordpress/connector-client.js';
 import { windowsAt, type WindowSpan } from './maintenance-window.js';
 import type { PolicySettings } from './update-policies.schemas.js';
-import { parseTimeZone, type TimeZone } from './time-zone.js';
+import { parseTimeZone, type TimeZone } from '../shared/time-zone.js';
 
 const DAY = 24 * 60 * 60_000;
 const UTC = parseTimeZone('UTC')!;

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { SlugPattern } from '../sites/index.js';
 import { WEEKDAYS } from './maintenance-window.js';
-import { parseTimeZone } from './time-zone.js';
+import { parseTimeZone } from '../shared/time-zone.js';
 
 const Time = z
   .string()

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { windowsAt, type MaintenanceWindow } from '../../src/update-policies/maintenance-window.js';
-import { parseTimeZone, timeZoneFromWordPress } from '../../src/update-policies/time-zone.js';
+import { parseTimeZone, timeZoneFromWordPress } from '../../src/shared/time-zone.js';
 
 /** Maintenance windows are days and hours on the site's wall clock, whatever its time zone does. */
 const zone = (name: string) => {
