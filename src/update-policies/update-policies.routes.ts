@@ -39,6 +39,7 @@ const routes = {
     description: `Every policy, oldest first. ${PRECEDENCE}`,
     responses: {
       200: jsonContent(pageSchema(PolicySchema, 'UpdatePolicyList'), 'Every policy (one page)'),
+      ...problemResponses(),
     },
   }),
   create: createRoute({

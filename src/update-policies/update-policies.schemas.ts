@@ -3,6 +3,9 @@ import { SlugPattern } from '../sites/index.js';
 import { WEEKDAYS } from './maintenance-window.js';
 import { parseTimeZone } from '../shared/time-zone.js';
 
+/** Days as people list them, Monday first. */
+const WEEK = [...WEEKDAYS.slice(1), WEEKDAYS[0]];
+
 const Time = z
   .string()
   .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a time is HH:MM, 00:00 to 23:59')
@@ -34,7 +37,7 @@ export const WindowSchema = z
       .array(z.enum(WEEKDAYS))
       .min(1)
       .max(7)
-      .transform((days) => WEEKDAYS.filter((day) => days.includes(day)))
+      .transform((days) => WEEK.filter((day) => days.includes(day)))
       .openapi({ description: 'The days the window opens on (local to the site).', example: ['mon', 'wed'] }),
     start: Time.openapi({ description: 'When it opens, local time.' }),
     end: Time.openapi({
@@ -71,7 +74,7 @@ export const PolicySettingsSchema = z.object({
     description:
       'A disabled policy starts nothing; a disabled *site* policy still wins over tag policies, which keeps the site out of them.',
   }),
-  kinds: KindsSchema,
+  kinds: KindsSchema.prefault({}),
   window: WindowSchema,
   releaseDelayDays: z.number().int().min(0).max(365).default(0).openapi({
     description: 'Only versions the site was first offered at least this many days ago.',
