@@ -15,6 +15,8 @@ import type { ThemesService } from './themes/themes.service.js';
 import type { InventoryRepository } from './inventory/inventory.repository.js';
 import { createFleetRoutes, type FleetRefresh, type FleetRepository } from './fleet/index.js';
 import { createUpdatePoliciesRoutes, type UpdatePoliciesService } from './update-policies/index.js';
+import { createInventoryRoutes } from './inventory/index.js';
+import type { SitesRepository } from './sites/index.js';
 import { createAuthorizationRoutes, createSiteSettingsRoutes, createSitesRoutes } from './site-overview/index.js';
 import { backupSettingsSection } from './backups/index.js';
 import { performanceSettingsSection } from './performance/index.js';
@@ -38,7 +40,8 @@ import { createErrorHandler } from './http/problem.js';
 export interface AppDeps {
   tokens: TokensService;
   sites: SitesService;
-  inventories: Pick<InventoryRepository, 'read'>;
+  inventories: Pick<InventoryRepository, 'read' | 'details'>;
+  sitesRepository: Pick<SitesRepository, 'findById'>;
   fleet: FleetRepository;
   fleetRefresh: FleetRefresh;
   updatePolicies: UpdatePoliciesService;
@@ -94,6 +97,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createWordPressUpdatesRoutes(deps));
   api.route('/', createFleetRoutes(deps));
   api.route('/', createUpdatePoliciesRoutes(deps));
+  api.route('/', createInventoryRoutes(deps));
   api.route('/', createWebhooksRoutes(deps));
   api.route('/', createJobsRoutes(deps));
   api.route('/', createConnectorRoutes(deps));

@@ -22,7 +22,8 @@ export interface Inventory {
 
 /** When the site was first offered each version it is offered now, and what it runs on. */
 export interface InventoryDetails {
-  environment: { databaseType: string | null; databaseVersion: string | null; timeZone: string | null } | undefined;
+  environment:
+    { databaseType: 'mysql' | 'mariadb' | null; databaseVersion: string | null; timeZone: string | null } | undefined;
   offers: { type: OfferType; slug: string; version: string; firstSeenAt: Date }[];
 }
 

@@ -65,6 +65,7 @@ const STABLE_OPERATION_IDS: Record<string, string> = {
   'GET /webhooks/{id}/deliveries': 'listWebhookDeliveries',
   'POST /webhooks/{id}/test': 'testWebhook',
   'GET /connector.zip': 'downloadConnector',
+  'GET /sites/{siteId}/inventory': 'getSiteInventory',
   'GET /update-policies': 'listUpdatePolicies',
   'POST /update-policies': 'createUpdatePolicy',
   'GET /update-policies/{id}': 'getUpdatePolicy',

@@ -78,6 +78,30 @@ describe('a sync with connector 1.4.0', () => {
     });
   });
 
+  it('answers it at GET /api/sites/{siteId}/inventory, core offers marked minor or major', async () => {
+    const inventory = await t.call('GET', `/api/sites/${siteId}/inventory`, { token: t.readToken });
+    expect(inventory.status, inventory.text).toBe(200);
+    const seen = START.toISOString();
+    expect(inventory.json).toEqual({
+      siteId,
+      syncedAt: seen,
+      wordpress: {
+        version: '6.5.3',
+        offers: [
+          { version: '6.6.1', kind: 'major', firstSeenAt: seen },
+          { version: '6.5.5', kind: 'minor', firstSeenAt: seen },
+        ],
+      },
+      php: '8.2.1',
+      database: { type: 'mariadb', version: '10.11.6' },
+      timeZone: 'Europe/Berlin',
+      updates: [{ type: 'plugin', slug: 'akismet', version: '1.1.0', firstSeenAt: seen }],
+      translations: [{ type: 'plugin', slug: 'akismet', language: 'de_DE', version: '1.1.0', firstSeenAt: seen }],
+    });
+    const missing = await t.call('GET', '/api/sites/site_00000000000000000000000000/inventory');
+    expect([missing.status, missing.json.type]).toEqual([404, '/problems/site-not-found']);
+  });
+
   it("stores each plugin's requirements and dependents", () => {
     const plugins = JSON.parse(t.services.inventories.read(siteId)!.pluginsJson);
     expect(plugins).toEqual([
