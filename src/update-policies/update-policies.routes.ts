@@ -2,12 +2,15 @@ import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
+import { SiteIdPathParam } from '../sites/index.js';
+import type { SitePlan } from './policy-evaluation.js';
 import type { StoredPolicy } from './update-policies.repository.js';
 import {
   CreatePolicyInput,
   PolicyIdParam,
   PolicySchema,
   PreviewSchema,
+  SitePreviewSchema,
   UpdatePolicyInput,
 } from './update-policies.schemas.js';
 import type { UpdatePoliciesService } from './update-policies.service.js';
@@ -95,7 +98,33 @@ const routes = {
       ...problemResponses(400, 404),
     },
   }),
+  sitePreview: createRoute({
+    method: 'get',
+    path: '/sites/{siteId}/update-policy',
+    operationId: 'previewSiteUpdatePolicy',
+    tags,
+    summary: 'The update policy of one site, and what it would do',
+    description: `Which policy governs the site, and the same dry run as \`/update-policies/{id}/preview\` for it alone. ${PRECEDENCE}`,
+    request: { params: SiteIdPathParam },
+    responses: { 200: jsonContent(SitePreviewSchema, 'The policy and plan'), ...problemResponses(404) },
+  }),
 };
+
+const span = (s: { start: Date; end: Date }) => ({ start: s.start.toISOString(), end: s.end.toISOString() });
+
+const planView = (plan: SitePlan & { window: { start: Date; end: Date }; url: string; alreadyRun: boolean }) => ({
+  siteId: plan.siteId,
+  url: plan.url,
+  policyId: plan.policyId,
+  timeZone: plan.timeZone,
+  timeZoneSource: plan.timeZoneSource,
+  window: span(plan.window),
+  windowOpen: plan.openWindow !== null,
+  nextWindow: span(plan.nextWindow),
+  updates: plan.updates,
+  skipped: plan.skipped.map((s) => ({ ...s, eligibleAt: s.eligibleAt?.toISOString() ?? null })),
+  alreadyRun: plan.alreadyRun,
+});
 
 /** /api/update-policies: CRUD and the dry run; the service does the work. */
 export function createUpdatePoliciesRoutes({ updatePolicies }: { updatePolicies: UpdatePoliciesService }) {
@@ -117,25 +146,19 @@ export function createUpdatePoliciesRoutes({ updatePolicies }: { updatePolicies:
         after: decodeCursor(cursor, SITE_KEY),
       });
       const page = toPage(plans, limit, (plan) => plan.siteId);
-      const span = (s: { start: Date; end: Date }) => ({ start: s.start.toISOString(), end: s.end.toISOString() });
+      return c.json(
+        { policyId: policy.id, at: at.toISOString(), sites: page.items.map(planView), nextCursor: page.nextCursor },
+        200,
+      );
+    })
+    .openapi(routes.sitePreview, (c) => {
+      const { at, policy, plan } = updatePolicies.previewSite(c.req.valid('param').siteId);
       return c.json(
         {
-          policyId: policy.id,
           at: at.toISOString(),
-          sites: page.items.map((plan) => ({
-            siteId: plan.siteId,
-            url: plan.url,
-            policyId: plan.policyId,
-            timeZone: plan.timeZone,
-            timeZoneSource: plan.timeZoneSource,
-            window: span(plan.window),
-            windowOpen: plan.openWindow !== null,
-            nextWindow: span(plan.nextWindow),
-            updates: plan.updates,
-            skipped: plan.skipped.map((s) => ({ ...s, eligibleAt: s.eligibleAt?.toISOString() ?? null })),
-            alreadyRun: plan.alreadyRun,
-          })),
-          nextCursor: page.nextCursor,
+          policyId: policy?.id ?? null,
+          enabled: policy?.settings.enabled ?? null,
+          plan: plan ? planView(plan) : null,
         },
         200,
       );

@@ -175,3 +175,12 @@ export const PreviewSchema = z
       .openapi({ description: 'Pass as `cursor` for the next sites; null on the last page.' }),
   })
   .openapi('UpdatePolicyPreview');
+
+export const SitePreviewSchema = z
+  .object({
+    at: z.string().datetime(),
+    policyId: z.string().nullable().openapi({ description: 'The policy that governs the site; null when none does.' }),
+    enabled: z.boolean().nullable(),
+    plan: SitePlanSchema.nullable(),
+  })
+  .openapi('SiteUpdatePolicyPreview');

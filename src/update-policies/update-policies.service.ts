@@ -165,6 +165,22 @@ export function createUpdatePoliciesService({
       return { policy, at: now, plans };
     },
 
+    /** One site's dry run: the policy that governs it (null: none) and what it would do in its window. */
+    previewSite(siteId: string) {
+      const site = sites.findById(siteId);
+      if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
+      const now = clock.now();
+      const policy = governingPolicy(repository.list(), { siteId, tags: sites.tagsOf([siteId]).get(siteId) ?? [] });
+      const [state] = states.updateStates([siteId]);
+      if (!policy || !state) return { at: now, policy: null, plan: null };
+      const plan = previewSite(policy, state, now);
+      return {
+        at: now,
+        policy,
+        plan: { ...plan, url: site.url, alreadyRun: repository.hasRun(policy.id, siteId, plan.window.start) },
+      };
+    },
+
     /**
      * The minute tick: for each site whose policy's window is open now, has not started a run in
      * this window, and has updates due, start one bulk update per policy and window end, with

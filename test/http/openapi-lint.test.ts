@@ -72,6 +72,7 @@ const STABLE_OPERATION_IDS: Record<string, string> = {
   'PUT /update-policies/{id}': 'replaceUpdatePolicy',
   'DELETE /update-policies/{id}': 'deleteUpdatePolicy',
   'GET /update-policies/{id}/preview': 'previewUpdatePolicy',
+  'GET /sites/{siteId}/update-policy': 'previewSiteUpdatePolicy',
 };
 
 // Public and without input: nothing a client sends can earn a 4xx (redocly.yaml says the same).

@@ -164,6 +164,23 @@ describe('the API', () => {
         updates: [],
       }),
     ]);
+    // The same for one site, with the policy that governs it; a site no policy governs has none.
+    const one = await t.call('GET', `/api/sites/${a}/update-policy`, { token: t.readToken });
+    expect(one.status, one.text).toBe(200);
+    expect(one.json).toEqual({
+      at: clock.now().toISOString(),
+      policyId: created.json.id,
+      enabled: true,
+      plan: preview.json.sites[0],
+    });
+    const lone = addSite(['nobody'], []);
+    expect((await t.call('GET', `/api/sites/${lone}/update-policy`)).json).toMatchObject({
+      policyId: null,
+      plan: null,
+    });
+    const missing = await t.call('GET', '/api/sites/site_00000000000000000000000000/update-policy');
+    expect([missing.status, missing.json.type]).toEqual([404, '/problems/site-not-found']);
+
     const page = await t.call('GET', `/api/update-policies/${created.json.id}/preview?limit=1`, { token: t.readToken });
     expect(page.json.sites.map((s: { siteId: string }) => s.siteId)).toEqual([a]);
     const next = await t.call(
