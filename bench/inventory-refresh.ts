@@ -11,8 +11,7 @@
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { createId } from '../src/shared/ids.js';
-import { createTestApp } from '../test/support/test-app.js';
+import { createTestApp, insertConnectedSite } from '../test/support/test-app.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000);
 const CONCURRENCY = 4;
@@ -102,23 +101,9 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
   const t = createTestApp({ config: { siteConcurrency: CONCURRENCY } });
   try {
-    const ids: string[] = [];
-    const now = new Date();
-    for (let s = 0; s < SITES; s++) {
-      const id = createId('site', new Date(now.getTime() + s));
-      t.services.sitesRepository.insert({
-        id,
-        url: `${base}/s${s}`,
-        restUrl: `${base}/s${s}/wp-json/`,
-        state: 'connected',
-        username: 'admin',
-        credentialSealed: t.services.secrets.seal('xxxx xxxx xxxx xxxx xxxx xxxx'),
-        createdAt: now,
-        updatedAt: now,
-        connectedAt: now,
-      });
-      ids.push(id);
-    }
+    const ids = Array.from({ length: SITES }, (_, s) =>
+      insertConnectedSite(t, { url: `${base}/s${s}`, restUrl: `${base}/s${s}/wp-json/` }),
+    );
 
     const baseline = await measure(() =>
       pool(SITES, async (s) => {

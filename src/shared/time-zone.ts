@@ -35,7 +35,7 @@ function formatterFor(zone: string): Intl.DateTimeFormat | null {
 }
 
 /** Formats a fixed offset in minutes as `UTC`, `UTC+05:30`, `UTC-03:00`. */
-export function offsetName(minutes: number): string {
+function offsetName(minutes: number): string {
   if (minutes === 0) return 'UTC';
   const sign = minutes < 0 ? '-' : '+';
   const abs = Math.abs(minutes);

@@ -1,7 +1,7 @@
 import { addDays, instantOf, localDateAt, type TimeZone } from '../shared/time-zone.js';
 
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
+type Weekday = (typeof WEEKDAYS)[number];
 
 /**
  * Days and hours in the site's time zone. `days` are the days a window *opens*; an `end` at or
@@ -19,7 +19,7 @@ export interface WindowSpan {
   end: Date;
 }
 
-export const minuteOfDay = (time: string): number => {
+const minuteOfDay = (time: string): number => {
   const [hours, minutes] = time.split(':').map(Number);
   return hours! * 60 + minutes!;
 };

@@ -23,7 +23,7 @@ export interface PolicyForEvaluation {
   settings: PolicySettings;
 }
 
-export interface Skipped {
+interface Skipped {
   type: UpdateTarget['type'];
   slug: string | null;
   version: string | null;

@@ -16,7 +16,6 @@ import {
 import type { UpdatePoliciesService } from './update-policies.service.js';
 
 const tags = ['Update policies'];
-const SITE_KEY = /^[a-z]+_[0-9a-z]{26}$/;
 const PRECEDENCE =
   'A site’s own policy wins over tag policies (even when disabled, which keeps the site out of them); among the policies of a site’s tags, the highest `priority` wins, then the one created first. The winning policy applies whole: policies are not merged.';
 
@@ -143,7 +142,7 @@ export function createUpdatePoliciesRoutes({ updatePolicies }: { updatePolicies:
       const { limit, cursor } = c.req.valid('query');
       const { policy, at, plans } = updatePolicies.preview(c.req.valid('param').id, {
         limit,
-        after: decodeCursor(cursor, SITE_KEY),
+        after: decodeCursor(cursor),
       });
       const page = toPage(plans, limit, (plan) => plan.siteId);
       return c.json(

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { SlugPattern } from '../sites/index.js';
+import { SlugPattern, TagName } from '../sites/index.js';
 import { WEEKDAYS } from './maintenance-window.js';
 import { parseTimeZone } from '../shared/time-zone.js';
 
@@ -21,7 +21,7 @@ const ItemType = z.enum(['plugin', 'theme', 'core']).openapi({
   description: '`core` is WordPress itself (its slug is `wordpress`).',
 });
 
-export const KindsSchema = z
+const KindsSchema = z
   .object({
     coreMinor: z.boolean().default(false).openapi({ description: 'WordPress maintenance releases (6.5.3 → 6.5.5).' }),
     coreMajor: z.boolean().default(false).openapi({ description: 'WordPress feature releases (6.5.x → 6.6).' }),
@@ -31,7 +31,7 @@ export const KindsSchema = z
   })
   .openapi('UpdatePolicyKinds', { description: 'Which kinds of update the policy applies by itself.' });
 
-export const WindowSchema = z
+const WindowSchema = z
   .object({
     days: z
       .array(z.enum(WEEKDAYS))
@@ -84,7 +84,6 @@ export const PolicySettingsSchema = z.object({
 });
 export type PolicySettings = z.output<typeof PolicySettingsSchema>;
 
-const TagName = z.string().min(1).max(64);
 const Priority = z.number().int().min(-1000).max(1000).default(0).openapi({
   description: 'Among tag policies matching one site, the highest priority wins (then the one created first).',
 });
@@ -119,7 +118,7 @@ export const PolicyIdParam = z.object({
     .openapi({ param: { name: 'id', in: 'path' }, example: 'upol_01hx0000000000000000000000' }),
 });
 
-export const TargetSchema = z
+const TargetSchema = z
   .object({
     siteId: z.string(),
     type: z.enum(['plugin', 'theme', 'core', 'translations']),
@@ -144,7 +143,7 @@ const SkippedSchema = z
 
 const SpanSchema = z.object({ start: z.string().datetime(), end: z.string().datetime() });
 
-export const SitePlanSchema = z
+const SitePlanSchema = z
   .object({
     siteId: z.string(),
     url: z.string(),

@@ -72,6 +72,11 @@ describe('the API', () => {
       ignore: [],
     });
     const id = created.json.id;
+    // Tags are matched as sites store them: lowercase.
+    const upper = await t.call('POST', '/api/update-policies', {
+      json: { name: 'x', tag: 'Client:ACME', window: nightly },
+    });
+    expect([upper.status, upper.json.type]).toEqual([409, '/problems/update-policy-exists']);
     expect((await t.call('GET', `/api/update-policies/${id}`, { token: t.readToken })).json.name).toBe('Acme nights');
     const listed = await t.call('GET', '/api/update-policies', { token: t.readToken });
     expect(listed.json.items.map((p: { id: string }) => p.id)).toContain(id);
