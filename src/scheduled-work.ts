@@ -21,6 +21,7 @@ export function scheduleSiteWork({
     uptime: Pick<Services['uptime'], 'tick'>;
     performance: Pick<Services['performance'], 'enqueueDue'>;
     backups: Pick<Services['backups'], 'enqueueDue'>;
+    updatePolicies: Pick<Services['updatePolicies'], 'tick'>;
   };
   switches: ScheduledWorkSwitches;
   logger: Logger;
@@ -31,6 +32,9 @@ export function scheduleSiteWork({
   if (switches.audits) scheduler.every('performance-audits', '* * * * *', () => void services.performance.enqueueDue());
   // Backups: a tick every ten minutes queues the sites whose slot in their interval came.
   if (switches.backups) scheduler.every('backups', '*/10 * * * *', () => void services.backups.enqueueDue());
+  // Update policies: a minute tick (at second 0, so a window opening at 02:00 starts at 02:00)
+  // starts the sites whose window is open. Policies are opt-in, so there is no switch.
+  scheduler.every('update-policies', '* * * * *', () => void services.updatePolicies.tick());
   const off = [
     !switches.uptimeProbes && 'uptime probes (SITEWARDEN_SCHEDULED_UPTIME_PROBES=off)',
     !switches.audits && 'audits (SITEWARDEN_SCHEDULED_AUDITS=off)',

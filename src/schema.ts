@@ -8,3 +8,4 @@ export * from './backups/backups.table.js';
 export * from './webhooks/webhooks.table.js';
 export * from './jobs/jobs.table.js';
 export * from './bulk-updates/update-history.table.js';
+export * from './update-policies/update-policies.table.js';

@@ -17,6 +17,12 @@ import { createSitesService } from './sites/sites.service.js';
 import { createFleetRefresh, createFleetRepository, type FleetRepository } from './fleet/index.js';
 import { createInventoryRepository } from './inventory/inventory.repository.js';
 import { createInventorySync } from './inventory/inventory.sync.js';
+import { createUpdateStateReader } from './inventory/index.js';
+import {
+  createUpdatePoliciesRepository,
+  createUpdatePoliciesService,
+  type ApplyUpdates,
+} from './update-policies/index.js';
 import { createTokensRepository } from './tokens/tokens.repository.js';
 import { createTokensService } from './tokens/tokens.service.js';
 import { createSiteHttp } from './wordpress/site-http.js';
@@ -147,6 +153,23 @@ export function createServices({
   });
   const { plugins, themes, wordpressUpdates } = bulk.recorded;
   const bulkUpdates = bulk.service;
+  // A policy's window starts one bulk update; core and translations are named by type alone there.
+  const applyUpdates: ApplyUpdates = ({ targets, ...request }) =>
+    bulkUpdates.start({
+      ...request,
+      targets: targets.map(({ siteId, type, slug, version }) =>
+        type === 'plugin' || type === 'theme' ? { siteId, type, slug, version } : { siteId, type, version },
+      ),
+    });
+  const updatePolicies = createUpdatePoliciesService({
+    repository: createUpdatePoliciesRepository({ db }),
+    states: createUpdateStateReader({ db }),
+    sites: sitesRepository,
+    applyUpdates,
+    clock,
+    events,
+    logger,
+  });
   const uptime = createUptimeService({
     repository: createUptimeRepository({ db }),
     sitesRepository,
@@ -233,6 +256,7 @@ export function createServices({
     inventories,
     fleet,
     fleetRefresh,
+    updatePolicies,
     secrets,
     access,
     plugins,

@@ -37,7 +37,7 @@ final class Sitewarden_Connector_Core_Updates {
 		ob_start();
 		wp_version_check( array(), true );
 		ob_end_clean();
-		$offers = $this->offers( $previous['version'] );
+		$offers = self::offers( $previous['version'] );
 		if ( null === $offers ) {
 			return new WP_Error( 'sitewarden_update_failed', 'Could not find out whether WordPress has an update: the update server did not answer.', array( 'status' => 500 ) );
 		}
@@ -108,7 +108,7 @@ final class Sitewarden_Connector_Core_Updates {
 	 *
 	 * @return object[]|null
 	 */
-	private function offers( $installed ) {
+	public static function offers( $installed ) {
 		$checked = get_site_transient( 'update_core' );
 		if ( ! is_object( $checked ) || ! isset( $checked->updates ) || ! is_array( $checked->updates ) ) {
 			return null;

@@ -53,6 +53,31 @@ final class Sitewarden_Connector_Info {
 			'filesystem'   => $filesystem ? $filesystem : 'none',
 			'capabilities' => $capabilities,
 			'features'     => array_keys( self::FEATURES ),
+			'timezone'     => array(
+				'string'    => (string) get_option( 'timezone_string' ),
+				'gmtOffset' => (float) get_option( 'gmt_offset' ),
+			),
+			'database'     => self::database(),
+		);
+	}
+
+	/**
+	 * The database server as it names itself (MariaDB's older clients see a `5.5.5-` prefix).
+	 *
+	 * @return array|null { type: mysql|mariadb, version }
+	 */
+	private static function database() {
+		global $wpdb;
+		if ( ! is_object( $wpdb ) || ! method_exists( $wpdb, 'db_server_info' ) ) {
+			return null;
+		}
+		$server = preg_replace( '/^5\.5\.5-/', '', (string) $wpdb->db_server_info() );
+		if ( 1 !== preg_match( '/^\d+(\.\d+)*/', $server, $version ) ) {
+			return null;
+		}
+		return array(
+			'type'    => false !== stripos( $server, 'mariadb' ) ? 'mariadb' : 'mysql',
+			'version' => $version[0],
 		);
 	}
 }

@@ -35,7 +35,7 @@ final class Sitewarden_Connector_Plugin_Status {
 			return $plugins;
 		}
 		$missing = array();
-		foreach ( $this->requirements( $plugins[ $file ] ) as $slug ) {
+		foreach ( self::requirements( $plugins[ $file ] ) as $slug ) {
 			$required = $this->file_of( $slug, $plugins );
 			if ( null === $required || ! is_plugin_active( $required ) ) {
 				$missing[] = $slug;
@@ -137,7 +137,7 @@ final class Sitewarden_Connector_Plugin_Status {
 	 * @param array $headers One entry of get_plugins().
 	 * @return string[]
 	 */
-	private function requirements( array $headers ) {
+	public static function requirements( array $headers ) {
 		if ( ! class_exists( 'WP_Plugin_Dependencies' ) || empty( $headers['RequiresPlugins'] ) ) {
 			return array();
 		}
@@ -160,7 +160,7 @@ final class Sitewarden_Connector_Plugin_Status {
 		$slug       = self::slug_of( $file );
 		$dependents = array();
 		foreach ( $plugins as $other => $headers ) {
-			if ( $other !== $file && is_plugin_active( $other ) && in_array( $slug, $this->requirements( $headers ), true ) ) {
+			if ( $other !== $file && is_plugin_active( $other ) && in_array( $slug, self::requirements( $headers ), true ) ) {
 				$dependents[] = self::slug_of( $other );
 			}
 		}

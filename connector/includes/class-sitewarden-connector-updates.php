@@ -57,14 +57,54 @@ final class Sitewarden_Connector_Updates {
 			$checked_ats[] = $this->last_checked( 'update_themes' );
 		}
 
+		// Since 1.4.0, for the inventory: each plugin's `Requires Plugins` (WordPress 6.5+), the
+		// core releases and language packs on offer.
+		$requires = array();
+		if ( $with_plugins ) {
+			foreach ( get_plugins() as $file => $headers ) {
+				$slugs = Sitewarden_Connector_Plugin_Status::requirements( $headers );
+				if ( $slugs ) {
+					$requires[ $file ] = $slugs;
+				}
+			}
+		}
+
+		$core = array();
+		if ( current_user_can( 'update_core' ) ) {
+			if ( $refresh ) {
+				ob_start();
+				wp_version_check( array(), true );
+				ob_end_clean();
+			} else {
+				$this->check_if_stale( 'wp_version_check' );
+			}
+			foreach ( (array) Sitewarden_Connector_Core_Updates::offers( get_bloginfo( 'version' ) ) as $offer ) {
+				$core[] = array( 'version' => (string) $offer->version );
+			}
+		}
+		$translations = array();
+		if ( current_user_can( 'update_languages' ) ) {
+			foreach ( wp_get_translation_updates() as $pack ) {
+				$translations[] = array(
+					'type'     => (string) $pack->type,
+					'slug'     => (string) $pack->slug,
+					'language' => (string) $pack->language,
+					'version'  => (string) $pack->version,
+				);
+			}
+		}
+
 		// The older of the two checks: everything reported is at least that fresh.
 		$checked_at = in_array( null, $checked_ats, true ) || ! $checked_ats ? null : min( $checked_ats );
 
 		return array(
-			'checkedAt' => null === $checked_at ? null : gmdate( 'Y-m-d\TH:i:s\Z', $checked_at ),
+			'checkedAt'    => null === $checked_at ? null : gmdate( 'Y-m-d\TH:i:s\Z', $checked_at ),
 			// Objects, so that "nothing to update" is {} in JSON and not [].
-			'plugins'   => (object) $plugins,
-			'themes'    => (object) $themes,
+			'plugins'      => (object) $plugins,
+			'themes'       => (object) $themes,
+			'requires'     => (object) $requires,
+			'core'         => array_values( array_unique( $core, SORT_REGULAR ) ),
+			'translations' => $translations,
 		);
 	}
 

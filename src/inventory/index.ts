@@ -12,3 +12,5 @@ export {
 export type { Inventory, InventoryRepository } from './inventory.repository.js';
 export { logUpdateFailure, rethrowSiteOperation, updateProblems } from './site-updates.js';
 export { inventoryItems } from './inventory.table.js';
+export { createUpdateStateReader, type SiteUpdateState, type UpdateStateReader } from './update-state.js';
+export { createInventoryRoutes } from './inventory.routes.js';

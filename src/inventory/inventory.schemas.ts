@@ -21,6 +21,13 @@ export const PluginSchema = z
       .object({ version: z.string() })
       .nullable()
       .openapi({ description: 'The newer version the site knows of, or null when none is known.' }),
+    requires: z.array(z.string()).nullable().optional().openapi({
+      description:
+        'The plugins (slugs) its `Requires Plugins` header names (WordPress 6.5+); null when the connector (before 1.4.0) does not say.',
+    }),
+    requiredBy: z.array(z.string()).nullable().optional().openapi({
+      description: 'The installed plugins (slugs) that require it; null when unknown.',
+    }),
   })
   .openapi('Plugin');
 
@@ -56,6 +63,20 @@ export function withPluginUpdates(plugins: Plugin[], updates: AvailableUpdates |
     const offer = updates?.plugins[plugin.file];
     return offer ? { ...plugin, update: { version: offer.newVersion } } : plugin;
   });
+}
+
+/** Adds each plugin's requirements (connector 1.4.0+, keyed by plugin file) and, from them, its dependents. */
+export function withPluginRequirements(plugins: Plugin[], updates: AvailableUpdates | null): Plugin[] {
+  const requires = updates?.requires;
+  if (!requires) return plugins.map((plugin) => ({ ...plugin, requires: null, requiredBy: null }));
+  const withRequires = plugins.map((plugin) => ({ ...plugin, requires: [...(requires[plugin.file] ?? [])].sort() }));
+  return withRequires.map((plugin) => ({
+    ...plugin,
+    requiredBy: withRequires
+      .filter((other) => other.requires.includes(plugin.slug))
+      .map((other) => other.slug)
+      .sort(),
+  }));
 }
 
 export const ThemeSchema = z

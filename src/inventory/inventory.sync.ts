@@ -1,15 +1,37 @@
 import type { Events } from '../shared/event-bus.js';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
+import { latestSlotAt, siteOffsetMs } from '../jobs/spread.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { siteCredentials, type SiteRow, type SitesRepository } from '../sites/index.js';
 import type { AvailableUpdates, Connector } from '../wordpress/connector-client.js';
 import type { SiteAccess } from '../wordpress/site-access.js';
-import { pluginFromWordPress, themeFromWordPress, withPluginUpdates, withThemeUpdates } from './inventory.schemas.js';
-import type { InventoryRepository } from './inventory.repository.js';
+import { timeZoneFromWordPress } from '../shared/time-zone.js';
+import type { ConnectorInfo } from '../wordpress/connector-client.js';
+import {
+  pluginFromWordPress,
+  themeFromWordPress,
+  withPluginRequirements,
+  withPluginUpdates,
+  withThemeUpdates,
+} from './inventory.schemas.js';
+import type { InventoryRepository, SiteExtras } from './inventory.repository.js';
 
 const UPDATE_CHECK_MAX_AGE_MS = 12 * 60 * 60_000;
+const RETRY_FAILED_AFTER_MS = 60 * 60_000;
+const MAX_SYNCS_PER_TICK = 500;
+
+/** What connector 1.4.0+ adds to the inventory; an older one leaves it unknown (null, no offers). */
+function extrasOf(info: ConnectorInfo, updates: AvailableUpdates | null): SiteExtras {
+  return {
+    databaseType: info.database?.type ?? null,
+    databaseVersion: info.database?.version ?? null,
+    timeZone: info.timezone ? timeZoneFromWordPress(info.timezone.string, info.timezone.gmtOffset) : null,
+    coreOffers: updates?.core?.map((offer) => offer.version) ?? [],
+    translations: updates?.translations ?? [],
+  };
+}
 
 /**
  * Keeps each connected site's stored inventory fresh, in the background, so the API answers
@@ -61,9 +83,12 @@ export function createInventorySync({
       const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
       // The session refused lists over MAX_PLUGINS_PER_SITE / MAX_THEMES_PER_SITE, so what is stored stays bounded.
       inventories.write(site.id, {
-        plugins: withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort(bySlug),
+        plugins: withPluginRequirements(withPluginUpdates(plugins.map(pluginFromWordPress), updates), updates).sort(
+          bySlug,
+        ),
         themes: withThemeUpdates(themes.map(themeFromWordPress), updates).sort(bySlug),
         syncedAt,
+        extras: info ? extrasOf(info, updates) : undefined,
       });
       metrics?.observeJob('sync', 'completed', syncedAt.getTime() - attemptAt.getTime());
       if (site.syncError) events.emit('site.sync_recovered', { siteId: site.id, url: site.url });
@@ -85,6 +110,9 @@ export function createInventorySync({
     }
   }
 
+  // Each site's slot in the interval, hashed once per process (a removed site's entry is a few bytes).
+  const slotOffsets = new Map<string, number>();
+
   return {
     syncNow,
     /** On demand: a sync queued for each site not already syncing or busy; answers how many were queued. */
@@ -93,10 +121,30 @@ export function createInventorySync({
       for (const id of idle) void queue.run(id, () => syncNow(id)).catch(() => undefined);
       return idle.length;
     },
-    /** Scheduler tick: enqueue a sync for every connected site not synced within the interval. */
+    /**
+     * Scheduler tick: enqueue a sync for every connected site whose slot in the interval came
+     * since its last attempt (a fixed slot per site, so syncs stay spread however sites were
+     * connected), and for failed ones an hour after the failure; the longest-waiting first.
+     */
     enqueueDue(): number {
-      const before = new Date(clock.now().getTime() - intervalMinutes * 60_000);
-      const due = repository.dueForSync(before, 500).filter((site) => !queue.isBusy(site.id));
+      const now = clock.now();
+      const intervalMs = intervalMinutes * 60_000;
+      const retryBefore = now.getTime() - RETRY_FAILED_AFTER_MS;
+      const slotDue = (id: string, last: Date | null) => {
+        let offset = slotOffsets.get(id);
+        if (offset === undefined) slotOffsets.set(id, (offset = siteOffsetMs(id, intervalMs)));
+        return last === null || last < latestSlotAt(offset, intervalMs, now);
+      };
+      const due = repository
+        .syncAttempts()
+        .filter(
+          (site) =>
+            (slotDue(site.id, site.lastSyncAttemptAt) ||
+              (site.failed && (site.lastSyncAttemptAt?.getTime() ?? 0) <= retryBefore)) &&
+            !queue.isBusy(site.id),
+        )
+        .sort((a, b) => (a.lastSyncAttemptAt?.getTime() ?? 0) - (b.lastSyncAttemptAt?.getTime() ?? 0))
+        .slice(0, MAX_SYNCS_PER_TICK);
       for (const site of due) void queue.run(site.id, () => syncNow(site.id)).catch(() => undefined);
       return due.length;
     },

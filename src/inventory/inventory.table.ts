@@ -47,3 +47,36 @@ export const inventoryItems = sqliteTable(
   ],
 );
 export type InventoryItemRow = typeof inventoryItems.$inferSelect;
+
+/**
+ * Every update a site is offered, with when Sitewarden first saw that very version offered: the
+ * release delay of update policies counts from it. A new version offered is a new row (its clock
+ * starts again); versions no longer offered are dropped at the next sync.
+ * `type` `core` has slug `wordpress`; `translation` has slug `<type>/<slug>/<language>`.
+ */
+export const updateOffers = sqliteTable(
+  'update_offers',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    type: text('type', { enum: ['plugin', 'theme', 'core', 'translation'] }).notNull(),
+    slug: text('slug').notNull(),
+    version: text('version').notNull(),
+    firstSeenAt: integer('first_seen_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.siteId, table.type, table.slug, table.version] })],
+);
+
+/** What a site runs on besides its plugins and themes, as the connector (1.4.0+) reports it; null when it does not say. */
+export const siteEnvironments = sqliteTable('site_environments', {
+  siteId: text('site_id')
+    .primaryKey()
+    .references(() => sites.id, { onDelete: 'cascade' }),
+  databaseType: text('database_type', { enum: ['mysql', 'mariadb'] }),
+  /** The database server's version (`8.0.36`, `10.11.6`). */
+  databaseVersion: text('database_version'),
+  /** WordPress's time zone: an IANA name, or `UTC±HH:MM` from `gmt_offset`. */
+  timeZone: text('time_zone'),
+  syncedAt: integer('synced_at', { mode: 'timestamp_ms' }).notNull(),
+});

@@ -13,8 +13,12 @@ export function siteOffsetMs(siteId: string, intervalMs: number, stepMs = 60_000
 
 /** The most recent slot of the site at or before `now`. */
 export function latestSlot(siteId: string, intervalMs: number, now: Date): Date {
-  const offset = siteOffsetMs(siteId, intervalMs);
-  return new Date(Math.floor((now.getTime() - offset) / intervalMs) * intervalMs + offset);
+  return latestSlotAt(siteOffsetMs(siteId, intervalMs), intervalMs, now);
+}
+
+/** The same from an offset already computed (a tick over thousands of sites keeps them). */
+export function latestSlotAt(offsetMs: number, intervalMs: number, now: Date): Date {
+  return new Date(Math.floor((now.getTime() - offsetMs) / intervalMs) * intervalMs + offsetMs);
 }
 
 /** Due when the latest slot has passed since the last scheduled run (never run: due now). */

@@ -98,6 +98,11 @@ export const eventCatalogue = {
     fields: ['siteId', 'url', 'fromVersion', 'toVersion', 'reason', 'message'],
     when: 'Updating WordPress core on a site failed; `toVersion` is the version asked for, or null for the newest offered.',
   },
+  'update_policy.run_started': {
+    level: 'info',
+    fields: ['policyId', 'jobId', 'sites', 'targets', 'windowStart', 'windowEnd'],
+    when: 'An update policy’s window opened on sites with updates due: one bulk update started for them (`jobId`; null while bulk updates are not wired and the run is only planned).',
+  },
   'translations.updated': {
     level: 'info',
     fields: ['siteId', 'url', 'updated', 'failed'],

@@ -1,4 +1,4 @@
-import { and, asc, count, countDistinct, eq, gt, inArray, isNull, like, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, countDistinct, eq, gt, inArray, like, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { SiteListFilter } from './sites.schemas.js';
@@ -159,20 +159,14 @@ export function createSitesRepository({ db }: { db: Db }) {
     },
 
     /** Connected sites whose inventory is older than `syncedBefore` (or never synced), oldest first. */
-    dueForSync(syncedBefore: Date, limit: number): SiteRow[] {
-      return db
-        .select()
+    /** Every connected site's last sync attempt and whether it failed: the sync tick's slot check, no other columns. */
+    syncAttempts: (): { id: string; lastSyncAttemptAt: Date | null; failed: boolean }[] =>
+      db
+        .select({ id: sites.id, lastSyncAttemptAt: sites.lastSyncAttemptAt, syncError: sites.syncError })
         .from(sites)
-        .where(
-          and(
-            eq(sites.state, 'connected'),
-            or(isNull(sites.lastSyncAttemptAt), lt(sites.lastSyncAttemptAt, syncedBefore)),
-          ),
-        )
-        .orderBy(asc(sites.lastSyncAttemptAt))
-        .limit(limit)
-        .all();
-    },
+        .where(eq(sites.state, 'connected'))
+        .all()
+        .map(({ syncError, ...row }) => ({ ...row, failed: syncError !== null })),
 
     expiredAuthorizations: (now: Date): SiteRow[] =>
       db

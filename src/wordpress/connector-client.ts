@@ -306,7 +306,7 @@ export type BackupConnector = Pick<
 >;
 
 /** Compares dotted numeric versions (`1.10.0` > `1.9.2`); missing parts count as 0. */
-function compareVersions(a: string, b: string): number {
+export function compareVersions(a: string, b: string): number {
   const left = a.split('.').map((part) => parseInt(part, 10) || 0);
   const right = b.split('.').map((part) => parseInt(part, 10) || 0);
   for (let i = 0; i < Math.max(left.length, right.length); i++) {

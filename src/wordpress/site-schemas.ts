@@ -96,6 +96,16 @@ export const ConnectorInfoSchema = z.looseObject({
   multisite: z.boolean().optional(),
   filesystem: z.string().max(50).optional(),
   capabilities: z.record(z.string(), z.unknown()).optional(),
+  // Since 1.4.0, for the inventory only: what is missing or malformed is unknown, never an error.
+  timezone: z
+    .object({ string: z.string().max(64), gmtOffset: z.number().min(-14).max(14) })
+    .optional()
+    .catch(undefined),
+  database: z
+    .object({ type: z.enum(['mysql', 'mariadb']), version: z.string().regex(/^\d+(\.\d+){0,3}$/) })
+    .nullable()
+    .optional()
+    .catch(undefined),
 });
 export type ConnectorInfo = z.infer<typeof ConnectorInfoSchema>;
 
@@ -110,6 +120,27 @@ export const AvailableUpdatesSchema = z.looseObject({
   checkedAt: z.string().max(64).nullable(),
   plugins: offers(z.looseObject({ slug: z.string().max(200).optional(), version: Version, newVersion: Version })),
   themes: offers(z.looseObject({ version: Version, newVersion: Version })),
+  // Since 1.4.0, for the inventory only (unknown, never an error, when missing or malformed).
+  requires: offers(z.array(z.string().max(200)).max(100))
+    .optional()
+    .catch(undefined),
+  core: z
+    .array(z.object({ version: Version }))
+    .max(20)
+    .optional()
+    .catch(undefined),
+  translations: z
+    .array(
+      z.object({
+        type: z.enum(['core', 'plugin', 'theme']),
+        slug: z.string().max(200),
+        language: z.string().max(20),
+        version: Version,
+      }),
+    )
+    .max(2000)
+    .optional()
+    .catch(undefined),
 });
 export type AvailableUpdates = z.infer<typeof AvailableUpdatesSchema>;
 

@@ -65,6 +65,14 @@ const STABLE_OPERATION_IDS: Record<string, string> = {
   'GET /webhooks/{id}/deliveries': 'listWebhookDeliveries',
   'POST /webhooks/{id}/test': 'testWebhook',
   'GET /connector.zip': 'downloadConnector',
+  'GET /sites/{siteId}/inventory': 'getSiteInventory',
+  'GET /update-policies': 'listUpdatePolicies',
+  'POST /update-policies': 'createUpdatePolicy',
+  'GET /update-policies/{id}': 'getUpdatePolicy',
+  'PUT /update-policies/{id}': 'replaceUpdatePolicy',
+  'DELETE /update-policies/{id}': 'deleteUpdatePolicy',
+  'GET /update-policies/{id}/preview': 'previewUpdatePolicy',
+  'GET /sites/{siteId}/update-policy': 'previewSiteUpdatePolicy',
 };
 
 // Public and without input: nothing a client sends can earn a 4xx (redocly.yaml says the same).

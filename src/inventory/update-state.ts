@@ -1,0 +1,91 @@
+import { and, eq, inArray, isNotNull } from 'drizzle-orm';
+import type { Db } from '../db/database.js';
+import { sites } from '../sites/index.js';
+import { inventoryItems, siteEnvironments, updateOffers } from './inventory.table.js';
+
+/** What the inventory knows of one site's pending updates, as update policies read it. */
+export interface SiteUpdateState {
+  siteId: string;
+  /** The site's own zone (IANA or `UTC±HH:MM`); null when the site never said. */
+  timeZone: string | null;
+  items: {
+    type: 'plugin' | 'theme';
+    slug: string;
+    updateVersion: string | null;
+    /** When this site was first offered `updateVersion`. */
+    firstSeenAt: Date | null;
+  }[];
+  core: { version: string | null; offers: { version: string; firstSeenAt: Date }[] };
+  /** The oldest pending language pack's first sighting; null when none is pending. */
+  translationsFirstSeenAt: Date | null;
+}
+
+const CHUNK = 500;
+
+/** Reads pending updates with their first sightings for many sites, a few queries per 500 sites. */
+export function createUpdateStateReader({ db }: { db: Db }) {
+  return {
+    /** Every site's own time zone that the inventory knows (the scheduler tick's cheap first pass). */
+    timeZones(): Map<string, string> {
+      const rows = db
+        .select({ siteId: siteEnvironments.siteId, timeZone: siteEnvironments.timeZone })
+        .from(siteEnvironments)
+        .where(isNotNull(siteEnvironments.timeZone))
+        .all();
+      return new Map(rows.map((row) => [row.siteId, row.timeZone!]));
+    },
+
+    updateStates(siteIds: readonly string[]): SiteUpdateState[] {
+      const states: SiteUpdateState[] = [];
+      for (let i = 0; i < siteIds.length; i += CHUNK) {
+        const ids = siteIds.slice(i, i + CHUNK);
+        const byId = new Map<string, SiteUpdateState>();
+        const base = db
+          .select({ siteId: sites.id, wordpressVersion: sites.wordpressVersion, timeZone: siteEnvironments.timeZone })
+          .from(sites)
+          .leftJoin(siteEnvironments, eq(siteEnvironments.siteId, sites.id))
+          .where(inArray(sites.id, ids))
+          .all();
+        for (const row of base)
+          byId.set(row.siteId, {
+            siteId: row.siteId,
+            timeZone: row.timeZone ?? null,
+            items: [],
+            core: { version: row.wordpressVersion, offers: [] },
+            translationsFirstSeenAt: null,
+          });
+        const offers = db.select().from(updateOffers).where(inArray(updateOffers.siteId, ids)).all();
+        const seen = new Map(offers.map((o) => [`${o.siteId}\t${o.type}\t${o.slug}\t${o.version}`, o.firstSeenAt]));
+        for (const offer of offers) {
+          const state = byId.get(offer.siteId);
+          if (!state) continue;
+          if (offer.type === 'core') state.core.offers.push({ version: offer.version, firstSeenAt: offer.firstSeenAt });
+          else if (
+            offer.type === 'translation' &&
+            (!state.translationsFirstSeenAt || offer.firstSeenAt < state.translationsFirstSeenAt)
+          )
+            state.translationsFirstSeenAt = offer.firstSeenAt;
+        }
+        const items = db
+          .select({
+            siteId: inventoryItems.siteId,
+            type: inventoryItems.type,
+            slug: inventoryItems.slug,
+            updateVersion: inventoryItems.updateVersion,
+          })
+          .from(inventoryItems)
+          .where(and(inArray(inventoryItems.siteId, ids), isNotNull(inventoryItems.updateVersion)))
+          .all();
+        for (const item of items)
+          byId.get(item.siteId)?.items.push({
+            ...item,
+            firstSeenAt: seen.get(`${item.siteId}\t${item.type}\t${item.slug}\t${item.updateVersion}`) ?? null,
+          });
+        states.push(...byId.values());
+      }
+      return states;
+    },
+  };
+}
+
+export type UpdateStateReader = ReturnType<typeof createUpdateStateReader>;

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeWordPress, type FakeWordPress } from '../support/fake-wordpress/index.js';
+import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
+
+/**
+ * The inventory beyond plugins and themes, as a sync stores it from connector 1.4.0: the site's time
+ * zone and database, WordPress and translation offers, plugin requirements, and when each offered
+ * version was first seen (what update policies' release delays count from). Older connectors: unknown.
+ */
+const START = new Date('2026-02-01T00:00:00Z');
+const HOUR = 3_600_000;
+let t: TestApp;
+let fake: FakeWordPress;
+let clock: ReturnType<typeof createFakeClock>;
+let siteId: string;
+
+const info = (extra: Record<string, unknown>) => ({
+  connector: '1.4.0',
+  features: ['updates', 'plugins/update', 'themes', 'backups', 'restore', 'plugins/status', 'core', 'translations'],
+  wordpress: '6.5.3',
+  php: '8.2.1',
+  multisite: false,
+  filesystem: 'direct',
+  capabilities: {},
+  ...extra,
+});
+const updates = (extra: Record<string, unknown>) => ({
+  checkedAt: clock.now().toISOString(),
+  plugins: { 'akismet/akismet.php': { slug: 'akismet', version: '1.0.0', newVersion: '1.1.0' } },
+  themes: {},
+  ...extra,
+});
+
+beforeAll(async () => {
+  clock = createFakeClock(START);
+  t = createTestApp({ clock });
+  fake = await startFakeWordPress();
+  fake.answers['GET sitewarden/v1/info'] = info({
+    timezone: { string: 'Europe/Berlin', gmtOffset: 1 },
+    database: { type: 'mariadb', version: '10.11.6' },
+  });
+  fake.answers['GET sitewarden/v1/updates'] = updates({
+    requires: { 'hello-dolly/hello-dolly.php': ['akismet'] },
+    core: [{ version: '6.6.1' }, { version: '6.5.5' }],
+    translations: [{ type: 'plugin', slug: 'akismet', language: 'de_DE', version: '1.1.0' }],
+  });
+  const connected = await t.call('POST', '/api/sites', {
+    json: { url: fake.url, username: fake.username, applicationPassword: fake.applicationPassword },
+  });
+  expect(connected.status, connected.text).toBe(201);
+  siteId = connected.json.id;
+});
+afterAll(async () => {
+  await t.close();
+  await fake.close();
+});
+
+const offers = () =>
+  Object.fromEntries(
+    t.services.inventories
+      .details(siteId)
+      .offers.map((offer) => [`${offer.type}:${offer.slug}@${offer.version}`, offer.firstSeenAt.toISOString()]),
+  );
+
+describe('a sync with connector 1.4.0', () => {
+  it('stores the time zone, the database, the WordPress and translation offers, each first seen now', async () => {
+    await t.services.sync.syncNow(siteId);
+    expect(t.services.inventories.details(siteId).environment).toEqual({
+      databaseType: 'mariadb',
+      databaseVersion: '10.11.6',
+      timeZone: 'Europe/Berlin',
+    });
+    expect(offers()).toEqual({
+      'core:wordpress@6.5.5': START.toISOString(),
+      'core:wordpress@6.6.1': START.toISOString(),
+      'plugin:akismet@1.1.0': START.toISOString(),
+      'translation:plugin/akismet/de_DE@1.1.0': START.toISOString(),
+    });
+  });
+
+  it('answers it at GET /api/sites/{siteId}/inventory, core offers marked minor or major', async () => {
+    const inventory = await t.call('GET', `/api/sites/${siteId}/inventory`, { token: t.readToken });
+    expect(inventory.status, inventory.text).toBe(200);
+    const seen = START.toISOString();
+    expect(inventory.json).toEqual({
+      siteId,
+      syncedAt: seen,
+      wordpress: {
+        version: '6.5.3',
+        offers: [
+          { version: '6.6.1', kind: 'major', firstSeenAt: seen },
+          { version: '6.5.5', kind: 'minor', firstSeenAt: seen },
+        ],
+      },
+      php: '8.2.1',
+      database: { type: 'mariadb', version: '10.11.6' },
+      timeZone: 'Europe/Berlin',
+      updates: [{ type: 'plugin', slug: 'akismet', version: '1.1.0', firstSeenAt: seen }],
+      translations: [{ type: 'plugin', slug: 'akismet', language: 'de_DE', version: '1.1.0', firstSeenAt: seen }],
+    });
+    const missing = await t.call('GET', '/api/sites/site_00000000000000000000000000/inventory');
+    expect([missing.status, missing.json.type]).toEqual([404, '/problems/site-not-found']);
+  });
+
+  it("stores each plugin's requirements and dependents", () => {
+    const plugins = JSON.parse(t.services.inventories.read(siteId)!.pluginsJson);
+    expect(plugins).toEqual([
+      expect.objectContaining({ slug: 'akismet', requires: [], requiredBy: ['hello-dolly'] }),
+      expect.objectContaining({ slug: 'hello-dolly', requires: ['akismet'], requiredBy: [] }),
+    ]);
+  });
+
+  it('keeps the first sighting across syncs while the same version is offered, and starts afresh for a new one', async () => {
+    clock.advance(12 * HOUR);
+    await t.services.sync.syncNow(siteId);
+    expect(offers()['plugin:akismet@1.1.0']).toBe(START.toISOString());
+
+    clock.advance(12 * HOUR);
+    fake.answers['GET sitewarden/v1/updates'] = updates({
+      plugins: { 'akismet/akismet.php': { slug: 'akismet', version: '1.0.0', newVersion: '1.2.0' } },
+      core: [{ version: '6.6.1' }],
+    });
+    await t.services.sync.syncNow(siteId);
+    const later = new Date(START.getTime() + 24 * HOUR).toISOString();
+    // 6.5.5 and the language pack are no longer offered: gone. 6.6.1 still is: its sighting stays.
+    expect(offers()).toEqual({ 'core:wordpress@6.6.1': START.toISOString(), 'plugin:akismet@1.2.0': later });
+  });
+
+  it('reads WordPress’s gmt_offset when no city is set', async () => {
+    fake.answers['GET sitewarden/v1/info'] = info({ timezone: { string: '', gmtOffset: 5.5 }, database: null });
+    await t.services.sync.syncNow(siteId);
+    expect(t.services.inventories.details(siteId).environment).toEqual({
+      databaseType: null,
+      databaseVersion: null,
+      timeZone: 'UTC+05:30',
+    });
+  });
+});
+
+describe('an older or odd connector', () => {
+  it('leaves what it does not say unknown (null), and a malformed extra is unknown, not a failed sync', async () => {
+    fake.answers['GET sitewarden/v1/info'] = info({ connector: '1.3.0' });
+    fake.answers['GET sitewarden/v1/updates'] = updates({});
+    await t.services.sync.syncNow(siteId);
+    expect(t.services.sitesRepository.findById(siteId)?.syncError).toBeNull();
+    expect(t.services.inventories.details(siteId).environment).toEqual({
+      databaseType: null,
+      databaseVersion: null,
+      timeZone: null,
+    });
+    expect(JSON.parse(t.services.inventories.read(siteId)!.pluginsJson)[0]).toMatchObject({
+      requires: null,
+      requiredBy: null,
+    });
+
+    fake.answers['GET sitewarden/v1/info'] = info({
+      timezone: { string: 'Mars/Olympus', gmtOffset: 'lots' },
+      database: { type: 'oracle', version: 'x' },
+    });
+    fake.answers['GET sitewarden/v1/updates'] = updates({ core: 'everything', translations: [{ nope: true }] });
+    await t.services.sync.syncNow(siteId);
+    expect(t.services.sitesRepository.findById(siteId)?.syncError).toBeNull();
+    expect(t.services.inventories.details(siteId).environment?.timeZone).toBeNull();
+    expect(offers()).toEqual({ 'plugin:akismet@1.1.0': clock.now().toISOString() });
+  });
+});
