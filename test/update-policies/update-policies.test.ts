@@ -331,9 +331,9 @@ describe('the minute tick', () => {
     expect(await policies.tick()).toBe(1);
   });
 
-  it('records a planned run (no job) while bulk updates are not wired', async () => {
+  it('starts one bulk update for the window, ending at the window’s end, with what the policy allows', async () => {
     clock.set(START);
-    addSite(['planned'], [plugin('planned', '1.0', '2.0')], 'UTC');
+    const siteId = addSite(['planned'], [plugin('planned', '1.0', '2.0')], 'UTC');
     const created = await t.call('POST', '/api/update-policies', {
       json: {
         name: 'planned',
@@ -344,7 +344,20 @@ describe('the minute tick', () => {
     });
     clock.set(new Date('2026-01-14T10:00:00Z'));
     expect(await t.services.updatePolicies.tick()).toBe(1);
-    expect(t.logs.events('update_policy.run_started').at(-1)).toMatchObject({ policyId: created.json.id, jobId: null });
+    const started = t.logs.events('update_policy.run_started').at(-1);
+    expect(started).toMatchObject({ policyId: created.json.id, jobId: expect.any(String) });
+
+    const run = await t.call('GET', `/api/fleet/updates/runs/${started!['jobId'] as string}`);
+    expect(run.status, run.text).toBe(200);
+    expect(run.json).toMatchObject({
+      trigger: { kind: 'policy', id: created.json.id },
+      notAfter: '2026-01-14T11:00:00.000Z',
+      progress: { total: 1 },
+    });
+    expect(run.json.sites[0]).toMatchObject({
+      siteId,
+      items: [expect.objectContaining({ type: 'plugin', slug: 'planned', fromVersion: '1.0', toVersion: '2.0' })],
+    });
     const preview = await t.call('GET', `/api/update-policies/${created.json.id}/preview`);
     expect(preview.json.sites[0]).toMatchObject({ windowOpen: true, alreadyRun: true });
   });
