@@ -101,7 +101,7 @@ export const eventCatalogue = {
   'update_policy.run_started': {
     level: 'info',
     fields: ['policyId', 'jobId', 'sites', 'targets', 'windowStart', 'windowEnd'],
-    when: 'An update policy’s window opened on sites with updates due: one bulk update started for them (`jobId`; null while bulk updates are not wired and the run is only planned).',
+    when: 'An update policy’s window opened on sites with updates due: one bulk update started for them (`jobId`).',
   },
   'translations.updated': {
     level: 'info',

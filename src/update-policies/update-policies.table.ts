@@ -34,7 +34,7 @@ export const updatePolicyRuns = sqliteTable(
     windowStart: integer('window_start', { mode: 'timestamp_ms' }).notNull(),
     windowEnd: integer('window_end', { mode: 'timestamp_ms' }).notNull(),
     startedAt: integer('started_at', { mode: 'timestamp_ms' }).notNull(),
-    /** The bulk-update job that carries the run; null while only planned (no bulk updates wired). */
+    /** The bulk-update job that carries the run. */
     jobId: text('job_id'),
     targets: integer('targets').notNull(),
   },
