@@ -29,6 +29,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { generateMedia } from './bench-media.js';
 import { startDaemonProcess } from '../test/support/daemon-process.js';
 import { startPrivateMariaDb } from '../test/support/mariadb.js';
 import { startPluginMirror } from '../test/support/plugin-mirror.js';
@@ -44,20 +45,6 @@ const MANY_FILES = Number(process.env.BENCH_FILES ?? 0);
 const MiB = 1024 * 1024;
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 const mb = (bytes: number) => `${round(bytes / MiB, 1)} MiB`;
-
-/** A media library: a few large videos, many photos, many thumbnails (random bytes: incompressible). */
-function generateMedia(site: TestSite): void {
-  const uploads = join(site.root, 'wp-content/uploads/2026');
-  const shares = [
-    { count: Math.round((MEDIA_MB * 0.45) / 12), size: 12 * MiB, dir: 'videos' },
-    { count: Math.round((MEDIA_MB * 0.5) / 2), size: 2 * MiB, dir: 'photos' },
-    { count: Math.round((MEDIA_MB * 0.05 * 1024) / 48), size: 48 * 1024, dir: 'thumbs' },
-  ];
-  for (const { count, size, dir } of shares) {
-    mkdirSync(join(uploads, dir), { recursive: true });
-    for (let i = 0; i < count; i++) writeFileSync(join(uploads, dir, `${dir}-${i}.bin`), randomBytes(size));
-  }
-}
 
 /** Many small files, as a site with a large media library's thumbnails or a cache plugin leaves them. */
 function generateManyFiles(site: TestSite): void {
@@ -145,7 +132,7 @@ async function main() {
     )![1]!;
 
     console.log(`generating ${MEDIA_MB} MiB of media and ${ROWS} rows…`);
-    generateMedia(site);
+    generateMedia(site.root, MEDIA_MB);
     generateManyFiles(site);
     mariadb(
       db.socketPath,

@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { BackupConnector } from '../wordpress/connector-client.js';
 import type { BackupLimits } from './backup-limits.js';
 import { openBackupScratch, type DeclaredFile } from './backup-scratch.js';
@@ -24,7 +25,9 @@ const FILE_TRANSFERS = 2;
 const BUNDLE_FILE_BYTES = 1024 * 1024;
 const BUNDLE_BYTES = 2 * 1024 * 1024;
 const BUNDLE_FILES = 500;
-/** Listed files taken from the scratch store at a time: what the transfer holds in memory. */
+/** Listed files taken from the scratch store at a time to see whether they are held already. */
+const REUSE_SLICE = 250;
+/** Files to download gathered before their transfers start: what the transfer holds in memory. */
 const FILES_PER_WINDOW = 4000;
 const REUSE_CHECKS = 16;
 
@@ -137,16 +140,34 @@ export async function runBackup({
       onStored: (bytes) => (progress.bytesStored += bytes),
     });
 
-    // A window of the listing at a time. Content is reused only when this site proved it holds it
+    // The listing a slice at a time. Content is reused only when this site proved it holds it
     // (its previous backup, or bytes it sent in this one): another site's hash is not proof.
     // Stored content is reused after a look at its recorded size (a 4-byte read, many at once), not re-read: `verify` re-reads.
+    // Slices are small so that their entries die young: a slice lives through REUSE_SLICE size checks, and one of
+    // 4,000 lived through enough young collections to be promoted whole, leaving an unchanged 200,000-file site's
+    // whole listing (about 80 MB) as old-generation garbage by the end of the checks. What must be downloaded is
+    // gathered up to FILES_PER_WINDOW files, so transfers still run FILE_TRANSFERS bundles at once.
+    let wanted: DeclaredFile[] = [];
     for (let seq = 0; ;) {
-      const window = scratch.declaredAfter(seq, FILES_PER_WINDOW);
-      if (window.length === 0) break;
-      seq = window.at(-1)!.seq;
-      const wanted: DeclaredFile[] = [];
-      const reused: boolean[] = new Array<boolean>(window.length).fill(false);
-      await forEachConcurrently(window, REUSE_CHECKS, async (entry, index) => {
+      const slice = scratch.declaredAfter(seq, REUSE_SLICE);
+      if (slice.length > 0) {
+        seq = slice.at(-1)!.seq;
+        wanted = wanted.concat(await notYetHeld(slice));
+        report();
+        // The file store checks synchronously (object-store.ts): a slice at a time, the event loop keeps serving.
+        await setImmediate();
+      }
+      if (wanted.length >= FILES_PER_WINDOW || (slice.length === 0 && wanted.length > 0)) {
+        await download(wanted);
+        wanted = [];
+      }
+      if (slice.length === 0) break;
+    }
+
+    /** Records the slice's files this site already proved it holds and whose objects are there; returns the others. */
+    async function notYetHeld(slice: DeclaredFile[]): Promise<DeclaredFile[]> {
+      const reused: boolean[] = new Array<boolean>(slice.length).fill(false);
+      await forEachConcurrently(slice, REUSE_CHECKS, async (entry, index) => {
         const proven = scratch.provenChunks(entry.sha256);
         if (proven && (proven.held || (await allHeld(store, proven.chunks, entry.size)))) {
           scratch.record(entry.seq, {
@@ -159,11 +180,11 @@ export async function runBackup({
         }
       });
       scratch.flush();
-      for (const [index, entry] of window.entries()) {
-        if (reused[index]) progress.filesDone++;
-        else wanted.push(entry);
-      }
-      report();
+      progress.filesDone += reused.filter(Boolean).length;
+      return slice.filter((_entry, index) => !reused[index]);
+    }
+
+    async function download(wanted: DeclaredFile[]): Promise<void> {
       // Small files travel many to a request, large ones in ranges.
       const steps = [
         ...bundles(wanted.filter((entry) => entry.size <= BUNDLE_FILE_BYTES)),

@@ -13,6 +13,8 @@ import { objectStoreProblems, type ObjectStore } from './object-store.js';
 
 /** Reads of one file (first one included) before its mismatch fails the backup: a file rewritten during the backup gets a second and third look. */
 const FILE_ATTEMPTS = 3;
+/** The least a bundle receive buffer holds: a bundle of the runner's size (2 MiB) with its framing. */
+const RECEIVE_BYTES = 2 * 1024 * 1024 + 64 * 1024;
 
 export type FileContent = Omit<ManifestFileEntry, 'path'>;
 
@@ -58,6 +60,9 @@ export function createFileTransfer({
   onReceived: (bytes: number) => void;
   onStored: (bytes: number) => void;
 }) {
+  // Bundle bodies are received into these and reused (one per transfer running at once): a new buffer per bundle, living
+  // through its files' writes, reached V8's old generation and waited there for a full collection (tens of MB at a time).
+  const spareBuffers: Buffer[] = [];
   const received = (bytes: number) => {
     budget.take(bytes);
     onReceived(bytes);
@@ -136,12 +141,31 @@ export function createFileTransfer({
    * not (or the whole bundle, when it is malformed or longer than declared) is read on its own.
    */
   async function bundle(entries: DeclaredFile[]): Promise<(FileContent | null)[]> {
+    let buffer: Buffer | undefined;
+    try {
+      return await checkedBundle(entries, (maxBytes) => (buffer = spareBuffer(maxBytes)));
+    } finally {
+      // Every content is stored (or refused) by now: the buffer is free for the next bundle.
+      if (buffer) spareBuffers.push(buffer);
+    }
+  }
+
+  function spareBuffer(maxBytes: number): Buffer {
+    const spare = spareBuffers.pop();
+    return spare && spare.length >= maxBytes ? spare : Buffer.allocUnsafeSlow(Math.max(maxBytes, RECEIVE_BYTES));
+  }
+
+  async function checkedBundle(
+    entries: DeclaredFile[],
+    receiveInto: (maxBytes: number) => Buffer,
+  ): Promise<(FileContent | null)[]> {
     let contents: (Buffer | null)[];
     try {
       contents = await connector.bundle(
         entries.map((entry) => entry.path),
         entries.reduce((sum, entry) => sum + entry.size, 0),
         received,
+        receiveInto,
       );
     } catch (error) {
       if (error instanceof JobAborted || isProblem(error, ...BACKUP_PROBLEMS)) throw error;

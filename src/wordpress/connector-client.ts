@@ -221,18 +221,36 @@ export function createConnector(session: WordPressSession, { operationTimeoutMs 
     /**
      * Many small files in one request, `expectedBytes` in all as listed (a longer body fails);
      * null for a file that is gone, or too large to bundle now. `onBytes` sees every byte received.
+     * With `receiveInto`, the body is copied as it arrives into the buffer it gives for the most
+     * the body may hold, and the files are views of that buffer (the caller may reuse it once it
+     * is done with them): no chunk outlives its copy, and no new buffer is made per bundle.
      */
     async bundle(
       paths: string[],
       expectedBytes: number,
       onBytes: (bytes: number) => void = () => {},
+      receiveInto?: (maxBytes: number) => Buffer,
     ): Promise<(Buffer | null)[]> {
+      const maxBytes = expectedBytes + paths.length * BUNDLE_FRAMING_BYTES;
       const body = await session.callStream(backup('backup/bundle'), {
         method: 'POST',
         json: { paths },
         timeoutMs,
-        maxBytes: expectedBytes + paths.length * BUNDLE_FRAMING_BYTES,
+        maxBytes,
       });
+      const into = receiveInto?.(maxBytes);
+      if (into && into.length >= maxBytes) {
+        let length = 0;
+        for await (const chunk of body) {
+          const bytes = chunk as Buffer;
+          onBytes(bytes.length);
+          // callStream fails a body past maxBytes before passing it on; checked again so a copy never runs past the buffer.
+          if (length + bytes.length > into.length) throw new Error('the bundle body is longer than its limit');
+          bytes.copy(into, length);
+          length += bytes.length;
+        }
+        return parseBundle(into.subarray(0, length), paths.length);
+      }
       const chunks: Buffer[] = [];
       for await (const chunk of body) {
         onBytes((chunk as Buffer).length);

@@ -15,5 +15,12 @@ declare module 's3rver' {
     constructor(options: S3rverOptions);
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
+    /** `event`: S3 notification records (bench/offsite.ts times the objects the bucket receives). */
+    on(event: 'event', listener: (event: { Records: S3rverRecord[] }) => void): this;
+  }
+
+  interface S3rverRecord {
+    eventName: string;
+    s3: { object: { key: string; size?: number } };
   }
 }
