@@ -23,7 +23,9 @@ Commands:
                                          create an API token and print it once (scope defaults to read)
   token list                             list API tokens (never the tokens themselves)
   token revoke ID|NAME                   revoke a token
-  backup verify BACKUP_ID                re-read a backup's objects and check every hash (exit 1 if any fails)
+  backup verify BACKUP_ID [--target NAME] [--sample PERCENT]
+                                         re-read a backup's objects (from the local store or an offsite
+                                         target, all or a random sample) and check every hash (exit 1 if any fails)
   version                                print the version`;
 
 class UsageError extends Error {}
@@ -49,15 +51,27 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'backup': {
-      if (rest[0] !== 'verify' || !rest[1]) throw new UsageError('backup needs: verify BACKUP_ID');
+      if (rest[0] !== 'verify') throw new UsageError('backup needs: verify BACKUP_ID');
+      const { values, positionals } = parseArgs({
+        args: rest.slice(1),
+        allowPositionals: true,
+        options: { target: { type: 'string' }, sample: { type: 'string' } },
+      });
+      const backupId = positionals[0];
+      if (!backupId) throw new UsageError('backup verify needs a BACKUP_ID');
+      const sample = values.sample === undefined ? undefined : Number(values.sample);
+      if (sample !== undefined && !(sample > 0 && sample <= 100))
+        throw new UsageError('--sample must be a percentage above 0, at most 100');
       const config = loadConfig();
-      const backupId = rest[1];
       // Reads only: it may run beside the daemon.
       return withDataDirShared(config.dataDir, (holder) =>
         verifyBackupCommand({
           dataDir: config.dataDir,
           databaseFile: DATABASE_FILE,
           backupId,
+          target: values.target,
+          sample,
+          offsite: config.backups.offsite,
           migrate: holder.owner,
           out: (line) => process.stdout.write(`${line}\n`),
         }),

@@ -3,19 +3,30 @@ import { openDatabase } from '../db/database.js';
 import { createBackupsRepository } from './backups.repository.js';
 import { backupStoreDir } from './backups.service.js';
 import { createFileObjectStore } from './object-store.js';
+import { createOffsiteTargets } from './offsite/offsite-targets.js';
+import { LOCAL_TARGET, type OffsiteConfig } from './offsite/targets.config.js';
 import { verifyBackup } from './verify.js';
 
-/** `sitewarden backup verify <backupId>`: re-reads the backup from the store; exit code 0 only when every hash matches. */
+/**
+ * `sitewarden backup verify <backupId> [--target NAME] [--sample PERCENT]`: re-reads the backup
+ * from the local store or an offsite target; exit code 0 only when every hash matches.
+ */
 export async function verifyBackupCommand({
   dataDir,
   databaseFile,
   backupId,
+  target = LOCAL_TARGET,
+  sample,
+  offsite,
   migrate = true,
   out,
 }: {
   dataDir: string;
   databaseFile: string;
   backupId: string;
+  target?: string;
+  sample?: number;
+  offsite?: OffsiteConfig;
   migrate?: boolean;
   out: (line: string) => void;
 }): Promise<number> {
@@ -26,9 +37,13 @@ export async function verifyBackupCommand({
       out(`no backup has the id ${backupId}`);
       return 2;
     }
-    const result = await verifyBackup({ store: createFileObjectStore({ dir: backupStoreDir(dataDir) }), backup });
+    const store =
+      target === LOCAL_TARGET
+        ? createFileObjectStore({ dir: backupStoreDir(dataDir) })
+        : (await createOffsiteTargets({ config: offsite }).openExisting(target)).store;
+    const result = await verifyBackup({ store, backup, sample });
     out(
-      `${result.ok ? 'ok' : 'FAILED'}: backup ${backupId}, ${result.objectsChecked} objects, ${result.bytesChecked} bytes checked`,
+      `${result.ok ? 'ok' : 'FAILED'}: backup ${backupId} on ${target}${sample === undefined ? '' : ` (sample ${sample}%)`}, ${result.objectsChecked} objects, ${result.bytesChecked} bytes checked`,
     );
     for (const problem of result.problems) out(`  ${problem}`);
     return result.ok ? 0 : 1;

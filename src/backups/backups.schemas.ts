@@ -124,13 +124,33 @@ export const BackupSettingsInput = z
   .strict()
   .openapi('BackupSettingsInput');
 
+export const VerifyQuery = z.object({
+  target: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,31}$/)
+    .optional()
+    .openapi({ description: 'The target to read the backup from: `local` (default) or an offsite target’s name.' }),
+  sample: z.coerce.number().gt(0).max(100).optional().openapi({
+    description:
+      'Read back only this percent (0–100] of the backup’s files and table batches, picked at random (the manifest is always read whole); default 100.',
+  }),
+});
+
 export const VerifySchema = z
   .object({
     backupId: z.string(),
+    target: z.string(),
+    sample: z.number().openapi({ description: 'The percent of entries read back (100: all).' }),
     ok: z.boolean(),
     objectsChecked: z.number(),
     bytesChecked: z.number(),
-    problems: z.array(z.string()),
+    missing: z.array(z.string()).openapi({ description: 'Content hashes of objects the target does not hold.' }),
+    corrupt: z.array(z.string()).openapi({
+      description: 'Content hashes of objects the target holds that fail authentication or their hash.',
+    }),
+    problems: z.array(z.string()).openapi({
+      description: 'One line per problem, naming the object (and, on an offsite target, its key in the bucket).',
+    }),
   })
   .openapi('BackupVerification');
 

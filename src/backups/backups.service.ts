@@ -32,6 +32,7 @@ import { runRestore } from './restore-runner.js';
 import { verifyBackup } from './verify.js';
 import { backupArchive } from './archive.js';
 import { createOffsiteTargets } from './offsite/offsite-targets.js';
+import { LOCAL_TARGET } from './offsite/targets.config.js';
 
 export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
 
@@ -455,11 +456,15 @@ export function createBackupsService({
       };
     },
 
-    /** Re-reads every object of a backup and checks every hash. */
-    verify: (backupId: string) => {
+    /**
+     * Re-reads a backup's objects from one target (`local` by default, or an offsite one), all of
+     * them or a random `sample` percent, checking each one's authentication and content hash.
+     */
+    verify: async (backupId: string, { target = LOCAL_TARGET, sample }: { target?: string; sample?: number } = {}) => {
       const row = repository.findBackup(backupId);
       if (!row) throw backupsProblems.notFound.create(`there is no backup ${backupId}`);
-      return verifyBackup({ store, backup: row });
+      const source = target === LOCAL_TARGET ? store : (await offsite.openExisting(target)).store;
+      return { target, sample: sample ?? 100, ...(await verifyBackup({ store: source, backup: row, sample })) };
     },
 
     /** The site's `backups` settings section, with the defaults filled in and when the next scheduled backup falls due. */

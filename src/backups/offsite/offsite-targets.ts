@@ -1,3 +1,4 @@
+import { isAppError } from '../../shared/errors.js';
 import type { ObjectStore } from '../object-store.js';
 import { createDirectoryBackend, type BlobBackend } from './blob-backend.js';
 import { offsiteProblems } from './offsite.errors.js';
@@ -47,10 +48,21 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
     return repository;
   }
 
+  /** An existing repository, for reading on a user's request: a target that cannot be reached is `backup-target-failed`. */
+  async function openExisting(name: string): Promise<RemoteRepository> {
+    try {
+      return await open(name, { create: false });
+    } catch (error) {
+      if (isAppError(error)) throw error;
+      throw offsiteProblems.targetFailed.create(`target ${name}: ${(error as Error).message}`, { target: name });
+    }
+  }
+
   return {
     /** Names of the configured offsite targets (not `local`). */
     names: [...configs.keys()],
     open,
+    openExisting,
 
     /** The targets a site backs up to. */
     targetsFor(_siteId: string): string[] {
@@ -114,7 +126,7 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
 
     /** The backups a target holds, from its snapshot records alone (disaster recovery). */
     async snapshots(name: string) {
-      return listSnapshots(await open(name, { create: false }));
+      return listSnapshots(await openExisting(name));
     },
   };
 }

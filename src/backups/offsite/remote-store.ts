@@ -3,6 +3,7 @@ import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { objectStoreProblems, type ObjectStore } from '../object-store.js';
+import { offsiteProblems } from './offsite.errors.js';
 import type { BlobBackend } from './blob-backend.js';
 import {
   deriveKeys,
@@ -58,11 +59,9 @@ export async function openRemoteRepository({
     content = await readBlob(backend, KEY_FILE);
   }
   if (!content)
-    throw Object.assign(
-      new Error(`target ${target} (${backend.location}) holds no Sitewarden repository (keys/repository)`),
-      {
-        reason: 'backup-target-empty',
-      },
+    throw offsiteProblems.targetEmpty.create(
+      `target ${target} (${backend.location}) holds no Sitewarden repository (keys/repository)`,
+      { target },
     );
   const keys = deriveKeys(await unwrapRepositoryKey(passphrase, content, target));
   return createRemoteRepository({ target, backend, keys });

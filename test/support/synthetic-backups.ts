@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { createBackupsRepository } from '../../src/backups/backups.repository.js';
+import { writeManifest } from '../../src/backups/manifest.js';
+import { createDirectoryBackend } from '../../src/backups/offsite/blob-backend.js';
+import { openRemoteRepository, type RemoteRepository } from '../../src/backups/offsite/remote-store.js';
+import { replicateBackup } from '../../src/backups/offsite/replicate.js';
+import type { BackupRow } from '../../src/backups/backups.table.js';
+import { createId } from '../../src/shared/ids.js';
+import type { TestApp } from './test-app.js';
+
+/**
+ * Backups made without a site: objects and a manifest written straight into the app's local store,
+ * a completed backup row, and a copy on a directory target, as a real backup would leave them.
+ * For tests of what happens to stored backups (verify, retention, prune), not of taking them.
+ */
+export function syntheticBackups(t: TestApp, { targetDir, passphrase }: { targetDir: string; passphrase: string }) {
+  const repository = createBackupsRepository({ db: t.database.db });
+  let remote: Promise<RemoteRepository> | null = null;
+  const openTarget = () =>
+    (remote ??= openRemoteRepository({
+      target: 'nas',
+      backend: createDirectoryBackend(targetDir),
+      passphrase,
+      create: true,
+    }));
+
+  return {
+    repository,
+    openTarget,
+    /** A completed backup of `siteId` holding `files` files (each its own object, plus `shared` ones every backup holds), on local and `nas`. */
+    async create(
+      siteId: string,
+      { files = 3, createdAt = t.clock.now(), copy = true }: { files?: number; createdAt?: Date; copy?: boolean } = {},
+    ): Promise<BackupRow & { objects: string[]; manifestHash: string }> {
+      const store = t.services.backups.store;
+      const entries = [];
+      for (const [index, content] of [
+        Buffer.from('shared by every backup'),
+        ...Array.from({ length: files }, () => randomBytes(2000)),
+      ].entries()) {
+        const { hash } = await store.put(content);
+        entries.push({
+          path: `wp-content/f${String(index).padStart(4, '0')}`,
+          size: content.length,
+          mtime: 0,
+          sha256: hash,
+          chunks: [hash],
+        });
+      }
+      const { hash: manifestHash } = await writeManifest(
+        store,
+        { siteUrl: 'http://127.0.0.1', createdAt: createdAt.toISOString(), tables: [] },
+        entries,
+      );
+      const row = repository.insertBackup({
+        id: createId('bkp', createdAt),
+        siteId,
+        kind: 'manual',
+        status: 'completed',
+        manifestHash,
+        targets: copy ? ['local', 'nas'] : ['local'],
+        createdAt,
+        finishedAt: createdAt,
+      });
+      if (copy)
+        await replicateBackup({
+          local: store,
+          repository: await openTarget(),
+          snapshot: {
+            format: 1,
+            backupId: row.id,
+            siteId,
+            siteUrl: 'http://127.0.0.1',
+            kind: 'manual',
+            createdAt: createdAt.toISOString(),
+            finishedAt: createdAt.toISOString(),
+            manifestHash,
+            files: entries.length,
+            tables: 0,
+            rows: 0,
+            bytesTotal: 0,
+          },
+        });
+      return { ...row, manifestHash, objects: entries.map((entry) => entry.sha256) };
+    },
+  };
+}
