@@ -105,6 +105,13 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
       logger.warn({ graceMs: config.shutdownGraceMs }, 'a restore still running at shutdown was aborted');
   });
   scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
+  // Offsite targets: a daily prune removes what no remaining backup there references (docs/offsite.md).
+  if (services.backups.targets.names.length > 0)
+    scheduler.every('offsite-prune', '37 3 * * *', async () => {
+      await services.backups.targets
+        .prune()
+        .catch((error: unknown) => logger.warn({ err: error }, 'pruning the offsite targets failed'));
+    });
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
   scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());
   scheduler.every('webhook-retention', '41 * * * *', () => void services.webhookDispatcher.prune());

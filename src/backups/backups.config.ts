@@ -9,6 +9,11 @@ export interface BackupsConfig {
   /** Completed backups kept per site: the newest `keepLast`, and any younger than `keepDays` days. */
   keepLast: number;
   keepDays: number;
+  /** Grandfather-father-son counts (src/backups/retention.ts); 0: that rule keeps nothing. */
+  keepDaily: number;
+  keepWeekly: number;
+  keepMonthly: number;
+  keepYearly: number;
   /** Each backup's deadline and byte budget, derived from its listing (src/backups/backup-limits.ts). */
   limits: BackupLimitsConfig;
   /** Offsite targets (SITEWARDEN_TARGETS, SITEWARDEN_TARGET_<NAME>_*) and which ones sites back up to; none: local only. */
@@ -20,5 +25,9 @@ export const DEFAULT_BACKUPS_CONFIG: BackupsConfig = {
   intervalHours: 24,
   keepLast: 14,
   keepDays: 0,
+  keepDaily: 0,
+  keepWeekly: 0,
+  keepMonthly: 0,
+  keepYearly: 0,
   limits: DEFAULT_BACKUP_LIMITS,
 };

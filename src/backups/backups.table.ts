@@ -82,6 +82,26 @@ export const backupSettings = sqliteTable('backup_settings', {
   intervalHours: integer('interval_hours'),
   keepLast: integer('keep_last'),
   keepDays: integer('keep_days'),
+  /** Grandfather-father-son counts (src/backups/retention.ts); null follows the site's tags, then the defaults. */
+  keepDaily: integer('keep_daily'),
+  keepWeekly: integer('keep_weekly'),
+  keepMonthly: integer('keep_monthly'),
+  keepYearly: integer('keep_yearly'),
+  updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
+});
+
+/**
+ * Retention for the sites with a tag, between a site's own values and the SITEWARDEN_BACKUP_KEEP_*
+ * defaults; a site with several such tags keeps what any of them keeps (the largest value of each).
+ */
+export const backupTagRetention = sqliteTable('backup_tag_retention', {
+  tag: text('tag').primaryKey(),
+  keepLast: integer('keep_last'),
+  keepDays: integer('keep_days'),
+  keepDaily: integer('keep_daily'),
+  keepWeekly: integer('keep_weekly'),
+  keepMonthly: integer('keep_monthly'),
+  keepYearly: integer('keep_yearly'),
   updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
 });
 
@@ -90,3 +110,4 @@ export type NewBackupRow = typeof backups.$inferInsert;
 export type RestoreRow = typeof restores.$inferSelect;
 export type NewRestoreRow = typeof restores.$inferInsert;
 export type BackupSettingsRow = typeof backupSettings.$inferSelect;
+export type BackupTagRetentionRow = typeof backupTagRetention.$inferSelect;

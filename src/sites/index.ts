@@ -13,5 +13,6 @@ export {
   SiteIdPathParam,
   SiteTagsInput,
   TagFilter,
+  TagName,
   SlugPattern,
 } from './sites.schemas.js';

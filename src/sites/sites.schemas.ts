@@ -12,7 +12,7 @@ export const SiteIdParam = z.object({
 const MAX_TAGS_PER_SITE = 32;
 
 /** Lowercase so `Client:Acme` and `client:acme` are one tag; the characters keep tags safe in URLs and filters. */
-const TagName = z
+export const TagName = z
   .string()
   .trim()
   .toLowerCase()

@@ -30,7 +30,18 @@ export function syntheticBackups(t: TestApp, { targetDir, passphrase }: { target
     /** A completed backup of `siteId` holding `files` files (each its own object, plus `shared` ones every backup holds), on local and `nas`. */
     async create(
       siteId: string,
-      { files = 3, createdAt = t.clock.now(), copy = true }: { files?: number; createdAt?: Date; copy?: boolean } = {},
+      {
+        files = 3,
+        createdAt = t.clock.now(),
+        copy = true,
+        record = true,
+      }: {
+        files?: number;
+        createdAt?: Date;
+        copy?: boolean;
+        /** false: no backup row, only the copy on the target (another daemon's backup, when `siteId` is not one of this app's sites). */
+        record?: boolean;
+      } = {},
     ): Promise<BackupRow & { objects: string[]; manifestHash: string }> {
       const store = t.services.backups.store;
       const entries = [];
@@ -52,7 +63,7 @@ export function syntheticBackups(t: TestApp, { targetDir, passphrase }: { target
         { siteUrl: 'http://127.0.0.1', createdAt: createdAt.toISOString(), tables: [] },
         entries,
       );
-      const row = repository.insertBackup({
+      const values = {
         id: createId('bkp', createdAt),
         siteId,
         kind: 'manual',
@@ -61,7 +72,8 @@ export function syntheticBackups(t: TestApp, { targetDir, passphrase }: { target
         targets: copy ? ['local', 'nas'] : ['local'],
         createdAt,
         finishedAt: createdAt,
-      });
+      } as const;
+      const row = record ? repository.insertBackup(values) : (values as unknown as BackupRow);
       if (copy)
         await replicateBackup({
           local: store,

@@ -33,6 +33,8 @@ export interface RemoteRepository {
   nameOf(hash: string): string;
   /** Every data blob's keyed name. */
   dataNames(): AsyncIterable<{ name: string; modifiedAt: Date }>;
+  /** Deletes the data blob of a keyed name (prune: it does not know the content hash). */
+  deleteData(name: string): Promise<void>;
 }
 
 /**
@@ -194,6 +196,7 @@ function createRemoteRepository({
     keys,
     store,
     nameOf,
+    deleteData: (name) => backend.delete(blobOf(name)),
     async *dataNames() {
       for await (const { key, modifiedAt } of backend.list(DATA_PREFIX)) {
         const name = key.slice(key.lastIndexOf('/') + 1);
