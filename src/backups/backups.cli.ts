@@ -51,3 +51,57 @@ export async function verifyBackupCommand({
     database.close();
   }
 }
+
+/** `sitewarden recover list --target NAME`: the backups a target holds, read from the bucket with the passphrase alone. */
+export async function listTargetSnapshotsCommand({
+  target,
+  offsite,
+  out,
+}: {
+  target: string;
+  offsite?: OffsiteConfig;
+  out: (line: string) => void;
+}): Promise<number> {
+  const targets = createOffsiteTargets({ config: offsite });
+  if (!targets.names.includes(target)) {
+    out(`no offsite target is named ${target} (SITEWARDEN_TARGETS: ${targets.names.join(', ') || 'none'})`);
+    return 2;
+  }
+  const { snapshots, unreadable } = await targets.snapshots(target);
+  out(['BACKUP', 'SITE', 'URL', 'KIND', 'CREATED', 'FILES', 'TABLES'].join('\t'));
+  for (const snapshot of snapshots)
+    out(
+      [
+        snapshot.backupId,
+        snapshot.siteId,
+        snapshot.siteUrl,
+        snapshot.kind,
+        snapshot.createdAt,
+        snapshot.files,
+        snapshot.tables,
+      ].join('\t'),
+    );
+  for (const problem of unreadable) out(`unreadable: ${problem}`);
+  return unreadable.length > 0 ? 1 : 0;
+}
+
+/** `sitewarden recover rekey --target NAME --new-passphrase-file PATH`: rotates the target's passphrase (docs/offsite.md). */
+export async function rekeyTargetCommand({
+  target,
+  offsite,
+  newPassphrase,
+  out,
+}: {
+  target: string;
+  offsite?: OffsiteConfig;
+  newPassphrase: string;
+  out: (line: string) => void;
+}): Promise<number> {
+  if (newPassphrase.length < 12) {
+    out('the new passphrase must have at least 12 characters');
+    return 2;
+  }
+  await createOffsiteTargets({ config: offsite }).rekey(target, newPassphrase);
+  out(`target ${target}: the repository key is now wrapped by the new passphrase; point its PASSPHRASE_FILE at it`);
+  return 0;
+}

@@ -2,7 +2,7 @@ import { isAppError } from '../../shared/errors.js';
 import type { ObjectStore } from '../object-store.js';
 import { createDirectoryBackend, type BlobBackend } from './blob-backend.js';
 import { offsiteProblems } from './offsite.errors.js';
-import { openRemoteRepository, type RemoteRepository } from './remote-store.js';
+import { openRemoteRepository, rewrapRepositoryKey, type RemoteRepository } from './remote-store.js';
 import { replicateBackup } from './replicate.js';
 import { createS3Backend } from './s3-backend.js';
 import { listSnapshots, type SnapshotRecord } from './snapshots.js';
@@ -122,6 +122,19 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
         `backup ${backup.id}: the local store no longer holds it${tried.length > 0 ? `, nor does any target (${tried.join('; ')})` : ' and it was copied to no other target'}`,
         { backupId: backup.id },
       );
+    },
+
+    /** Rewraps the target's repository key under a new passphrase (at least 12 characters). */
+    async rekey(name: string, newPassphrase: string): Promise<void> {
+      const target = configs.get(name);
+      if (!target) throw offsiteProblems.targetUnknown.create(`no offsite target is named ${JSON.stringify(name)}`);
+      await rewrapRepositoryKey({
+        target: name,
+        backend: backendOf(target),
+        passphrase: target.passphrase,
+        newPassphrase,
+      });
+      opened.delete(name);
     },
 
     /** The backups a target holds, from its snapshot records alone (disaster recovery). */

@@ -69,6 +69,37 @@ export async function openRemoteRepository({
   return createRemoteRepository({ target, backend, keys });
 }
 
+/**
+ * Rotates the passphrase: the repository key, unwrapped with the current passphrase, is written
+ * back wrapped by the new one (a fresh salt), then read back with it. The data is not touched:
+ * it is sealed under the repository key, which does not change.
+ */
+export async function rewrapRepositoryKey({
+  target,
+  backend,
+  passphrase,
+  newPassphrase,
+}: {
+  target: string;
+  backend: BlobBackend;
+  passphrase: string;
+  newPassphrase: string;
+}): Promise<void> {
+  const content = await readBlob(backend, KEY_FILE);
+  if (!content)
+    throw offsiteProblems.targetEmpty.create(`target ${target} (${backend.location}) holds no Sitewarden repository`, {
+      target,
+    });
+  const master = await unwrapRepositoryKey(passphrase, content, target);
+  const { file } = await wrapRepositoryKey(newPassphrase, master);
+  await backend.put(KEY_FILE, [Buffer.from(JSON.stringify(file, null, 2))]);
+  const written = await readBlob(backend, KEY_FILE);
+  if (!written || !(await unwrapRepositoryKey(newPassphrase, written, target)).equals(master))
+    throw offsiteProblems.keyFileInvalid.create(`target ${target}: the rewrapped key file does not read back`, {
+      target,
+    });
+}
+
 async function readBlob(backend: BlobBackend, key: string): Promise<Buffer | null> {
   const body = await backend.get(key);
   if (!body) return null;
