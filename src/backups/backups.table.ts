@@ -72,6 +72,16 @@ export const restores = sqliteTable(
   (table) => [index('restores_site_idx').on(table.siteId, table.id), index('restores_status_idx').on(table.status)],
 );
 
+/** The retention values a site or a tag may set, each nullable (null: not set here). */
+const retentionColumns = () => ({
+  keepLast: integer('keep_last'),
+  keepDays: integer('keep_days'),
+  keepDaily: integer('keep_daily'),
+  keepWeekly: integer('keep_weekly'),
+  keepMonthly: integer('keep_monthly'),
+  keepYearly: integer('keep_yearly'),
+});
+
 /** A site's own backup schedule and retention; null columns follow the SITEWARDEN_BACKUP_* defaults. */
 export const backupSettings = sqliteTable('backup_settings', {
   siteId: text('site_id')
@@ -80,13 +90,8 @@ export const backupSettings = sqliteTable('backup_settings', {
   /** false: no scheduled backups of the site (manual ones still run, retention still applies). */
   enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
   intervalHours: integer('interval_hours'),
-  keepLast: integer('keep_last'),
-  keepDays: integer('keep_days'),
-  /** Grandfather-father-son counts (src/backups/retention.ts); null follows the site's tags, then the defaults. */
-  keepDaily: integer('keep_daily'),
-  keepWeekly: integer('keep_weekly'),
-  keepMonthly: integer('keep_monthly'),
-  keepYearly: integer('keep_yearly'),
+  /** Retention (src/backups/retention.ts); null follows the site's tags, then the defaults. */
+  ...retentionColumns(),
   updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
 });
 
@@ -96,12 +101,7 @@ export const backupSettings = sqliteTable('backup_settings', {
  */
 export const backupTagRetention = sqliteTable('backup_tag_retention', {
   tag: text('tag').primaryKey(),
-  keepLast: integer('keep_last'),
-  keepDays: integer('keep_days'),
-  keepDaily: integer('keep_daily'),
-  keepWeekly: integer('keep_weekly'),
-  keepMonthly: integer('keep_monthly'),
-  keepYearly: integer('keep_yearly'),
+  ...retentionColumns(),
   updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
 });
 

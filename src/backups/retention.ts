@@ -13,7 +13,7 @@ export interface RetentionPolicy {
   keepYearly: number;
 }
 
-export const RETENTION_COUNTS = ['keepDaily', 'keepWeekly', 'keepMonthly', 'keepYearly'] as const;
+const RETENTION_COUNTS = ['keepDaily', 'keepWeekly', 'keepMonthly', 'keepYearly'] as const;
 export const RETENTION_FIELDS = ['keepLast', 'keepDays', ...RETENTION_COUNTS] as const;
 
 const day = (date: Date) => date.toISOString().slice(0, 10);

@@ -1,4 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
 import { createBackupsRepository } from '../../src/backups/backups.repository.js';
 import { writeManifest } from '../../src/backups/manifest.js';
 import { createDirectoryBackend } from '../../src/backups/offsite/blob-backend.js';
@@ -6,7 +10,34 @@ import { openRemoteRepository, type RemoteRepository } from '../../src/backups/o
 import { replicateBackup } from '../../src/backups/offsite/replicate.js';
 import type { BackupRow } from '../../src/backups/backups.table.js';
 import { createId } from '../../src/shared/ids.js';
-import type { TestApp } from './test-app.js';
+import { createTestApp, type TestApp } from './test-app.js';
+
+/** A test app whose sites back up to `local` and a directory target `nas`, each in a fresh temporary directory. */
+export function createDirectoryTargetApp(passphrase: string) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-data-'));
+  const targetDir = mkdtempSync(join(tmpdir(), 'sitewarden-nas-'));
+  const t = createTestApp({
+    config: {
+      dataDir,
+      backups: {
+        ...DEFAULT_BACKUPS_CONFIG,
+        offsite: {
+          targets: [{ name: 'nas', type: 'directory', path: targetDir, passphrase }],
+          defaultTargets: ['local', 'nas'],
+        },
+      },
+    },
+  });
+  return {
+    t,
+    targetDir,
+    async close() {
+      await t.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(targetDir, { recursive: true, force: true });
+    },
+  };
+}
 
 /**
  * Backups made without a site: objects and a manifest written straight into the app's local store,

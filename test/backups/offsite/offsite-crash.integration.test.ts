@@ -6,7 +6,7 @@ import {
   adminApi,
   connectSite,
   queueBackup,
-  runCli,
+  runCliAsync,
   startDaemonProcess,
   useDaemonSite,
   waitForBackup,
@@ -89,13 +89,13 @@ describe('a daemon killed mid-upload to an S3 target', () => {
       expect(after).toEqual({ backups: [retryId], problems: [] });
 
       // The operator's view of the same, beside the running daemon.
-      const listed = runCli(['recover', 'list', '--target', 'offsite'], env());
+      const listed = await runCliAsync(['recover', 'list', '--target', 'offsite'], env());
       expect(listed.status, listed.stderr).toBe(0);
       expect(listed.stdout).toContain(`${retryId}\t${siteId}\t${bed.site.url}\tmanual`);
-      const verified = runCli(['backup', 'verify', retryId!, '--target', 'offsite'], env());
+      const verified = await runCliAsync(['backup', 'verify', retryId!, '--target', 'offsite'], env());
       expect(verified.stdout, verified.stderr).toMatch(new RegExp(`^ok: backup ${retryId} on offsite`));
       expect(verified.status).toBe(0);
-      const unknown = runCli(['backup', 'verify', retryId!, '--target', 'glacier'], env());
+      const unknown = await runCliAsync(['backup', 'verify', retryId!, '--target', 'glacier'], env());
       expect(unknown.status).toBe(1);
       expect(unknown.stderr).toMatch(/no backup target is named "glacier"/);
     } finally {

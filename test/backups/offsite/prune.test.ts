@@ -1,10 +1,8 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_BACKUPS_CONFIG } from '../../../src/backups/backups.config.js';
-import { syntheticBackups } from '../../support/synthetic-backups.js';
-import { createTestApp, insertConnectedSite, type TestApp } from '../../support/test-app.js';
+import { createDirectoryTargetApp, syntheticBackups } from '../../support/synthetic-backups.js';
+import { insertConnectedSite, type TestApp } from '../../support/test-app.js';
 
 const passphrase = 'prune test passphrase';
 const DAY = 86_400_000;
@@ -12,30 +10,12 @@ const DAY = 86_400_000;
 /** Retention by site, tag and default, and what it leaves on an offsite target once pruned. */
 describe('retention and prune of an offsite target', () => {
   let t: TestApp;
-  let dataDir: string;
   let targetDir: string;
+  let close: () => Promise<void>;
   beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-prune-'));
-    targetDir = mkdtempSync(join(tmpdir(), 'sitewarden-prune-nas-'));
-    t = createTestApp({
-      config: {
-        dataDir,
-        backups: {
-          ...DEFAULT_BACKUPS_CONFIG,
-          keepLast: 14,
-          offsite: {
-            targets: [{ name: 'nas', type: 'directory', path: targetDir, passphrase }],
-            defaultTargets: ['local', 'nas'],
-          },
-        },
-      },
-    });
+    ({ t, targetDir, close } = createDirectoryTargetApp(passphrase));
   });
-  afterEach(async () => {
-    await t.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(targetDir, { recursive: true, force: true });
-  });
+  afterEach(() => close());
 
   const blobPath = async (backups: ReturnType<typeof syntheticBackups>, hash: string) => {
     const name = (await backups.openTarget()).nameOf(hash);

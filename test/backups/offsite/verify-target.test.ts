@@ -1,39 +1,20 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_BACKUPS_CONFIG } from '../../../src/backups/backups.config.js';
-import { syntheticBackups } from '../../support/synthetic-backups.js';
-import { createTestApp, insertConnectedSite, type TestApp } from '../../support/test-app.js';
+import { createDirectoryTargetApp, syntheticBackups } from '../../support/synthetic-backups.js';
+import { insertConnectedSite, type TestApp } from '../../support/test-app.js';
 
 const passphrase = 'verify test passphrase';
 
 /** `POST …/verify?target=…&sample=…`: a backup checked where it is stored, naming what is missing or altered there. */
 describe('verify a backup on one target', () => {
   let t: TestApp;
-  let dataDir: string;
   let targetDir: string;
+  let close: () => Promise<void>;
   beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-verify-'));
-    targetDir = mkdtempSync(join(tmpdir(), 'sitewarden-verify-nas-'));
-    t = createTestApp({
-      config: {
-        dataDir,
-        backups: {
-          ...DEFAULT_BACKUPS_CONFIG,
-          offsite: {
-            targets: [{ name: 'nas', type: 'directory', path: targetDir, passphrase }],
-            defaultTargets: ['local', 'nas'],
-          },
-        },
-      },
-    });
+    ({ t, targetDir, close } = createDirectoryTargetApp(passphrase));
   });
-  afterEach(async () => {
-    await t.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(targetDir, { recursive: true, force: true });
-  });
+  afterEach(() => close());
 
   it('verifies on the local store and on the offsite target; names a removed and a flipped object on the target only', async () => {
     const siteId = insertConnectedSite(t);
