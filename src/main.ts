@@ -108,9 +108,11 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   // Offsite targets: a daily prune removes what no remaining backup there references (docs/offsite.md).
   if (services.backups.targets.names.length > 0)
     scheduler.every('offsite-prune', '37 3 * * *', async () => {
-      await services.backups.targets
-        .prune()
-        .catch((error: unknown) => logger.warn({ err: error }, 'pruning the offsite targets failed'));
+      // One target that cannot be pruned (unreachable, an unreadable snapshot) does not keep the others from it.
+      for (const target of services.backups.targets.names)
+        await services.backups.targets
+          .prune(target)
+          .catch((error: unknown) => logger.warn({ err: error, target }, 'pruning an offsite target failed'));
     });
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
   scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());

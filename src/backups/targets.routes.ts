@@ -108,7 +108,6 @@ export function createTargetsRoutes({ backups }: { backups: BackupsService }) {
       return c.json(restoreView(await backups.targets.restore(name, backupId, c.req.valid('json').siteId)), 202);
     })
     .openapi(routes.prune, async (c) => {
-      const [result] = await backups.targets.prune(c.req.valid('param').name);
-      return c.json(result!, 200);
+      return c.json(await backups.targets.prune(c.req.valid('param').name), 200);
     });
 }

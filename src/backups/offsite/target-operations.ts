@@ -54,25 +54,21 @@ export function createTargetOperations({
     },
 
     /**
-     * Prunes each target (or the one named): snapshots of backups this daemon deleted, then every
-     * object no remaining snapshot references. Holds the store exclusively, as local garbage
-     * collection does: it waits for running backups and restores, and they wait for it.
+     * Prunes a target: snapshots of backups this daemon deleted, then every object no remaining
+     * snapshot references. Holds the store exclusively, as local garbage collection does: it
+     * waits for running backups and restores, and they wait for it.
      */
-    prune(name?: string): Promise<PruneResult[]> {
-      const names = name === undefined ? offsite.names : [requireTarget(name)];
+    prune(name: string): Promise<PruneResult> {
+      requireTarget(name);
       return lock.exclusive(async () => {
-        const results: PruneResult[] = [];
-        for (const target of names) {
-          const result = await pruneRepository({
-            repository: await offsite.openExisting(target),
-            // A backup of a site this daemon has, which it no longer lists: retention deleted it. Others' snapshots stay.
-            forgotten: (snapshot) => siteExists(snapshot.siteId) && !repository.findBackup(snapshot.backupId),
-            now: clock.now(),
-          });
-          logger.info(result, 'offsite target pruned');
-          results.push(result);
-        }
-        return results;
+        const result = await pruneRepository({
+          repository: await offsite.openExisting(name),
+          // A backup of a site this daemon has, which it no longer lists: retention deleted it. Others' snapshots stay.
+          forgotten: (snapshot) => siteExists(snapshot.siteId) && !repository.findBackup(snapshot.backupId),
+          now: clock.now(),
+        });
+        logger.info(result, 'offsite target pruned');
+        return result;
       });
     },
 
