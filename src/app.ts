@@ -10,6 +10,8 @@ import type { UptimeService } from './uptime/uptime.service.js';
 import { createPerformanceRoutes } from './performance/performance.routes.js';
 import type { PerformanceService } from './performance/performance.service.js';
 import { createBackupsRoutes } from './backups/backups.routes.js';
+import { createRetentionRoutes } from './backups/retention.routes.js';
+import { createTargetsRoutes } from './backups/targets.routes.js';
 import type { BackupsService } from './backups/backups.service.js';
 import type { ThemesService } from './themes/themes.service.js';
 import type { InventoryRepository } from './inventory/inventory.repository.js';
@@ -94,6 +96,8 @@ export function createApp(deps: AppDeps) {
   api.route('/', createUptimeRoutes(deps));
   api.route('/', createPerformanceRoutes(deps));
   api.route('/', createBackupsRoutes(deps));
+  api.route('/', createRetentionRoutes(deps));
+  api.route('/', createTargetsRoutes(deps));
   api.route('/', createPluginsRoutes(deps));
   api.route('/', createThemesRoutes(deps));
   api.route('/', createWordPressUpdatesRoutes(deps));

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -12,7 +13,9 @@ import { DataDirLockedError, lockDataDir, withDataDirShared } from './shared/dat
 import { createTokensRepository } from './tokens/tokens.repository.js';
 import { createTokensService, type TokenScope } from './tokens/tokens.service.js';
 import { VERSION } from './version.js';
-import { verifyBackupCommand } from './backups/backups.cli.js';
+import { listTargetSnapshotsCommand, rekeyTargetCommand, verifyBackupCommand } from './backups/backups.cli.js';
+import { createServices } from './services.js';
+import { loadSecretKey } from './shared/secret-key.js';
 
 const USAGE = `Usage: sitewarden <command>
 
@@ -23,7 +26,16 @@ Commands:
                                          create an API token and print it once (scope defaults to read)
   token list                             list API tokens (never the tokens themselves)
   token revoke ID|NAME                   revoke a token
-  backup verify BACKUP_ID                re-read a backup's objects and check every hash (exit 1 if any fails)
+  backup verify BACKUP_ID [--target NAME] [--sample PERCENT]
+                                         re-read a backup's objects (from the local store or an offsite
+                                         target, all or a random sample) and check every hash (exit 1 if any fails)
+  recover list --target NAME             list the backups an offsite target holds (its configuration and
+                                         passphrase are all it needs)
+  recover rekey --target NAME --new-passphrase-file PATH
+                                         rewrap the target's repository key under a new passphrase
+  recover restore --target NAME --site SITE_ID BACKUP_ID
+                                         restore a backup the target holds into a connected site, with the
+                                         daemon stopped; prints the restore's outcome
   version                                print the version`;
 
 class UsageError extends Error {}
@@ -49,20 +61,34 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'backup': {
-      if (rest[0] !== 'verify' || !rest[1]) throw new UsageError('backup needs: verify BACKUP_ID');
+      if (rest[0] !== 'verify') throw new UsageError('backup needs: verify BACKUP_ID');
+      const { values, positionals } = parseArgs({
+        args: rest.slice(1),
+        allowPositionals: true,
+        options: { target: { type: 'string' }, sample: { type: 'string' } },
+      });
+      const backupId = positionals[0];
+      if (!backupId) throw new UsageError('backup verify needs a BACKUP_ID');
+      const sample = values.sample === undefined ? undefined : Number(values.sample);
+      if (sample !== undefined && !(sample > 0 && sample <= 100))
+        throw new UsageError('--sample must be a percentage above 0, at most 100');
       const config = loadConfig();
-      const backupId = rest[1];
       // Reads only: it may run beside the daemon.
       return withDataDirShared(config.dataDir, (holder) =>
         verifyBackupCommand({
           dataDir: config.dataDir,
           databaseFile: DATABASE_FILE,
           backupId,
+          target: values.target,
+          sample,
+          offsite: config.backups.offsite,
           migrate: holder.owner,
           out: (line) => process.stdout.write(`${line}\n`),
         }),
       );
     }
+    case 'recover':
+      return recover(rest, loadConfig());
     case 'token': {
       // Token commands may run beside the daemon (README, "Operator commands"): each is one short
       // write transaction, which SQLite's WAL serialises with the daemon's writes (both wait up to
@@ -98,6 +124,66 @@ async function start(config: Config): Promise<number> {
   daemon.events.emit('daemon.stopping', { signal });
   await daemon.shutdown();
   return 0;
+}
+
+/**
+ * Disaster recovery from an offsite target: `list` reads the bucket only; `restore` runs the
+ * restore job here, the daemon stopped (it takes the data directory like the daemon does).
+ */
+async function recover(args: string[], config: Config): Promise<number> {
+  const [action, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { target: { type: 'string' }, site: { type: 'string' }, 'new-passphrase-file': { type: 'string' } },
+  });
+  if (!values.target) throw new UsageError(`recover ${action ?? ''} needs --target NAME`);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  if (action === 'list')
+    return listTargetSnapshotsCommand({ target: values.target, offsite: config.backups.offsite, out });
+  if (action === 'rekey') {
+    const file = values['new-passphrase-file'];
+    if (!file) throw new UsageError('recover rekey needs --new-passphrase-file PATH');
+    const newPassphrase = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    // The daemon stopped: it would keep the old key file's passphrase until restarted with the new one.
+    const lock = lockDataDir(config.dataDir);
+    try {
+      return await rekeyTargetCommand({ target: values.target, offsite: config.backups.offsite, newPassphrase, out });
+    } finally {
+      lock.release();
+    }
+  }
+  if (action !== 'restore')
+    throw new UsageError(`unknown recover action "${action ?? ''}"; use list, restore or rekey`);
+  const backupId = positionals[0];
+  if (!values.site || !backupId) throw new UsageError('recover restore needs --site SITE_ID and a BACKUP_ID');
+  const lock = lockDataDir(config.dataDir);
+  const database = openDatabase(join(config.dataDir, DATABASE_FILE));
+  const logger = createLogger({ level: 'warn' });
+  const services = createServices({
+    config,
+    db: database.db,
+    logger,
+    events: createLoggedEvents(logger),
+    clock: systemClock,
+    secretKey: loadSecretKey(config),
+  });
+  try {
+    const queued = await services.backups.targets.restore(values.target, backupId, values.site);
+    await services.backups.idle();
+    const restore = services.backups.getRestore(values.site, queued.id);
+    out(
+      `${restore.status}: restore ${restore.id} of backup ${backupId} from ${values.target} into site ${values.site}` +
+        (restore.status === 'completed'
+          ? ` (${restore.filesRestored} files, ${restore.tablesRestored} tables)`
+          : `: ${restore.reason ?? ''} ${restore.error ?? ''}`),
+    );
+    return restore.status === 'completed' ? 0 : 1;
+  } finally {
+    await services.http.close();
+    database.close();
+    lock.release();
+  }
 }
 
 function token(args: string[], config: Config, migrate: boolean): number {

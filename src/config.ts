@@ -21,6 +21,15 @@ const positiveInt = (name: string, fallback: number, max = Number.MAX_SAFE_INTEG
     .max(max, `${name} must be at most ${max}`)
     .default(fallback);
 
+/** A grandfather-father-son count (src/backups/retention.ts): 0, the default, keeps nothing by that rule. */
+const retentionCount = (name: string) =>
+  z.coerce
+    .number({ error: `${name} must be a whole number` })
+    .int(`${name} must be a whole number`)
+    .min(0, `${name} must be a whole number from 0 to 10000`)
+    .max(10_000, `${name} must be a whole number from 0 to 10000`)
+    .default(0);
+
 const onOff = (name: string) =>
   z
     .enum(['on', 'off'], { error: `${name} must be on or off` })
@@ -167,6 +176,10 @@ const envSchema = z.object({
     .min(0)
     .max(36_500)
     .default(DEFAULT_BACKUPS_CONFIG.keepDays),
+  SITEWARDEN_BACKUP_KEEP_DAILY: retentionCount('SITEWARDEN_BACKUP_KEEP_DAILY'),
+  SITEWARDEN_BACKUP_KEEP_WEEKLY: retentionCount('SITEWARDEN_BACKUP_KEEP_WEEKLY'),
+  SITEWARDEN_BACKUP_KEEP_MONTHLY: retentionCount('SITEWARDEN_BACKUP_KEEP_MONTHLY'),
+  SITEWARDEN_BACKUP_KEEP_YEARLY: retentionCount('SITEWARDEN_BACKUP_KEEP_YEARLY'),
   SITEWARDEN_BACKUP_DEADLINE_BASE_MINUTES: positiveInt(
     'SITEWARDEN_BACKUP_DEADLINE_BASE_MINUTES',
     DEFAULT_BACKUP_LIMITS.deadlineBaseMinutes,
@@ -329,6 +342,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       intervalHours: values.SITEWARDEN_BACKUP_INTERVAL_HOURS,
       keepLast: values.SITEWARDEN_BACKUP_KEEP_LAST,
       keepDays: values.SITEWARDEN_BACKUP_KEEP_DAYS,
+      keepDaily: values.SITEWARDEN_BACKUP_KEEP_DAILY,
+      keepWeekly: values.SITEWARDEN_BACKUP_KEEP_WEEKLY,
+      keepMonthly: values.SITEWARDEN_BACKUP_KEEP_MONTHLY,
+      keepYearly: values.SITEWARDEN_BACKUP_KEEP_YEARLY,
       limits: {
         deadlineBaseMinutes: values.SITEWARDEN_BACKUP_DEADLINE_BASE_MINUTES,
         minThroughputKibPerSecond: values.SITEWARDEN_BACKUP_MIN_THROUGHPUT_KIB,

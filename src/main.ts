@@ -112,6 +112,15 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
       logger.warn({ graceMs: config.shutdownGraceMs }, 'a site update still running at shutdown was abandoned');
   });
   scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
+  // Offsite targets: a daily prune removes what no remaining backup there references (docs/offsite.md).
+  if (services.backups.targets.names.length > 0)
+    scheduler.every('offsite-prune', '37 3 * * *', async () => {
+      // One target that cannot be pruned (unreachable, an unreadable snapshot) does not keep the others from it.
+      for (const target of services.backups.targets.names)
+        await services.backups.targets
+          .prune(target)
+          .catch((error: unknown) => logger.warn({ err: error, target }, 'pruning an offsite target failed'));
+    });
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
   scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());
   scheduler.every('webhook-retention', '41 * * * *', () => void services.webhookDispatcher.prune());

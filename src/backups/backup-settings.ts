@@ -2,24 +2,21 @@ import type { Clock } from '../shared/clock.js';
 import { latestSlot } from '../jobs/spread.js';
 import type { BackupsConfig } from './backups.config.js';
 import type { BackupsRepository, ScheduleHistory } from './backups.repository.js';
-import type { BackupRow, BackupSettingsRow } from './backups.table.js';
+import type { BackupRow, BackupSettingsRow, BackupTagRetentionRow } from './backups.table.js';
+import { RETENTION_FIELDS, type RetentionPolicy } from './retention.js';
 
 /** A site's backup schedule and retention as they apply (its own values, else the SITEWARDEN_BACKUP_* defaults). */
-export interface BackupPolicy {
+export interface BackupPolicy extends RetentionPolicy {
   enabled: boolean;
   /** 0: no scheduled backups. */
   intervalHours: number;
-  keepLast: number;
-  keepDays: number;
 }
 
 /** A `backups` section of `PATCH /api/sites/{id}`: left out keeps the value, null restores the default. */
-export interface BackupSettingsPatch {
+export type BackupSettingsPatch = {
   enabled?: boolean;
   intervalHours?: number | null;
-  keepLast?: number | null;
-  keepDays?: number | null;
-}
+} & { [field in keyof RetentionPolicy]?: number | null };
 
 /** A site whose scheduled backup just failed is tried again after this, not at every tick. */
 const FAILED_RETRY_MS = 3_600_000;
@@ -37,16 +34,26 @@ export function createBackupSettings({
   config: BackupsConfig;
   clock: Clock;
 }) {
-  function policyOf(row: BackupSettingsRow | undefined): BackupPolicy {
-    return {
-      enabled: row?.enabled ?? true,
-      intervalHours: row?.intervalHours ?? config.intervalHours,
-      keepLast: row?.keepLast ?? config.keepLast,
-      keepDays: row?.keepDays ?? config.keepDays,
-    };
+  /** The schedule alone (the scheduler's hot path: no tag lookups). */
+  function scheduleOf(row: BackupSettingsRow | undefined): Pick<BackupPolicy, 'enabled' | 'intervalHours'> {
+    return { enabled: row?.enabled ?? true, intervalHours: row?.intervalHours ?? config.intervalHours };
   }
 
-  const policy = (siteId: string): BackupPolicy => policyOf(repository.readSettings(siteId));
+  /** Each retention value: the site's own, else the largest of its tags' (what any of them keeps), else the default. */
+  function retentionOf(siteId: string, row: BackupSettingsRow | undefined): RetentionPolicy {
+    const tags = repository.tagRetentionOf(siteId);
+    const policy = {} as RetentionPolicy;
+    for (const field of RETENTION_FIELDS) {
+      const fromTags = tags.flatMap((tag) => (tag[field] === null ? [] : [tag[field]]));
+      policy[field] = row?.[field] ?? (fromTags.length > 0 ? Math.max(...fromTags) : config[field]);
+    }
+    return policy;
+  }
+
+  const policy = (siteId: string): BackupPolicy => {
+    const row = repository.readSettings(siteId);
+    return { ...scheduleOf(row), ...retentionOf(siteId, row) };
+  };
 
   /**
    * When the site's next scheduled backup falls due: its latest slot if no good backup (nor a
@@ -54,7 +61,7 @@ export function createBackupSettings({
    */
   function nextDueAt(
     siteId: string,
-    { enabled, intervalHours }: BackupPolicy,
+    { enabled, intervalHours }: Pick<BackupPolicy, 'enabled' | 'intervalHours'>,
     { lastGoodAt, lastFailedAt }: ScheduleHistory,
   ): Date | null {
     if (!enabled || intervalHours <= 0) return null;
@@ -79,6 +86,21 @@ export function createBackupSettings({
   return {
     policy,
 
+    /** The daemon-wide retention and each tag's. */
+    retention() {
+      const { keepLast, keepDays, keepDaily, keepWeekly, keepMonthly, keepYearly } = config;
+      const defaults: RetentionPolicy = { keepLast, keepDays, keepDaily, keepWeekly, keepMonthly, keepYearly };
+      return { defaults, tags: repository.listTagRetention() };
+    },
+
+    /** Sets a tag's retention (null fields follow the defaults). */
+    setTagRetention(tag: string, values: { [field in keyof RetentionPolicy]?: number | null }) {
+      const fields = Object.fromEntries(RETENTION_FIELDS.map((field) => [field, values[field] ?? null]));
+      return repository.writeTagRetention({ tag, ...fields, updatedAt: clock.now() } as BackupTagRetentionRow);
+    },
+
+    deleteTagRetention: (tag: string): boolean => repository.deleteTagRetention(tag),
+
     /** The sites whose scheduled backup is due now and that have no job queued or running. */
     dueSites(siteIds: string[]): string[] {
       const { settings, history, busy } = repository.scheduleFacts();
@@ -86,7 +108,7 @@ export function createBackupSettings({
       const none: ScheduleHistory = { lastGoodAt: null, lastFailedAt: null };
       return siteIds.filter((siteId) => {
         if (busy.has(siteId)) return false;
-        const due = nextDueAt(siteId, policyOf(settings.get(siteId)), history.get(siteId) ?? none);
+        const due = nextDueAt(siteId, scheduleOf(settings.get(siteId)), history.get(siteId) ?? none);
         return due !== null && due <= now;
       });
     },
@@ -106,9 +128,13 @@ export function createBackupSettings({
         siteId,
         enabled: patch.enabled ?? current?.enabled ?? true,
         intervalHours: patch.intervalHours === undefined ? (current?.intervalHours ?? null) : patch.intervalHours,
-        keepLast: patch.keepLast === undefined ? (current?.keepLast ?? null) : patch.keepLast,
-        keepDays: patch.keepDays === undefined ? (current?.keepDays ?? null) : patch.keepDays,
-      };
+        ...Object.fromEntries(
+          RETENTION_FIELDS.map((field) => [
+            field,
+            patch[field] === undefined ? (current?.[field] ?? null) : patch[field],
+          ]),
+        ),
+      } as Omit<BackupSettingsRow, 'updatedAt'>;
       return () => void repository.writeSettings({ ...next, updatedAt: clock.now() });
     },
   };

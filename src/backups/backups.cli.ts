@@ -3,19 +3,30 @@ import { openDatabase } from '../db/database.js';
 import { createBackupsRepository } from './backups.repository.js';
 import { backupStoreDir } from './backups.service.js';
 import { createFileObjectStore } from './object-store.js';
+import { createOffsiteTargets } from './offsite/offsite-targets.js';
+import { LOCAL_TARGET, type OffsiteConfig } from './offsite/targets.config.js';
 import { verifyBackup } from './verify.js';
 
-/** `sitewarden backup verify <backupId>`: re-reads the backup from the store; exit code 0 only when every hash matches. */
+/**
+ * `sitewarden backup verify <backupId> [--target NAME] [--sample PERCENT]`: re-reads the backup
+ * from the local store or an offsite target; exit code 0 only when every hash matches.
+ */
 export async function verifyBackupCommand({
   dataDir,
   databaseFile,
   backupId,
+  target = LOCAL_TARGET,
+  sample,
+  offsite,
   migrate = true,
   out,
 }: {
   dataDir: string;
   databaseFile: string;
   backupId: string;
+  target?: string;
+  sample?: number;
+  offsite?: OffsiteConfig;
   migrate?: boolean;
   out: (line: string) => void;
 }): Promise<number> {
@@ -26,13 +37,71 @@ export async function verifyBackupCommand({
       out(`no backup has the id ${backupId}`);
       return 2;
     }
-    const result = await verifyBackup({ store: createFileObjectStore({ dir: backupStoreDir(dataDir) }), backup });
+    const store =
+      target === LOCAL_TARGET
+        ? createFileObjectStore({ dir: backupStoreDir(dataDir) })
+        : (await createOffsiteTargets({ config: offsite }).openExisting(target)).store;
+    const result = await verifyBackup({ store, backup, sample });
     out(
-      `${result.ok ? 'ok' : 'FAILED'}: backup ${backupId}, ${result.objectsChecked} objects, ${result.bytesChecked} bytes checked`,
+      `${result.ok ? 'ok' : 'FAILED'}: backup ${backupId} on ${target}${sample === undefined ? '' : ` (sample ${sample}%)`}, ${result.objectsChecked} objects, ${result.bytesChecked} bytes checked`,
     );
     for (const problem of result.problems) out(`  ${problem}`);
     return result.ok ? 0 : 1;
   } finally {
     database.close();
   }
+}
+
+/** `sitewarden recover list --target NAME`: the backups a target holds, read from the bucket with the passphrase alone. */
+export async function listTargetSnapshotsCommand({
+  target,
+  offsite,
+  out,
+}: {
+  target: string;
+  offsite?: OffsiteConfig;
+  out: (line: string) => void;
+}): Promise<number> {
+  const targets = createOffsiteTargets({ config: offsite });
+  if (!targets.names.includes(target)) {
+    out(`no offsite target is named ${target} (SITEWARDEN_TARGETS: ${targets.names.join(', ') || 'none'})`);
+    return 2;
+  }
+  const { snapshots, unreadable } = await targets.snapshots(target);
+  out(['BACKUP', 'SITE', 'URL', 'KIND', 'CREATED', 'FILES', 'TABLES'].join('\t'));
+  for (const snapshot of snapshots)
+    out(
+      [
+        snapshot.backupId,
+        snapshot.siteId,
+        snapshot.siteUrl,
+        snapshot.kind,
+        snapshot.createdAt,
+        snapshot.files,
+        snapshot.tables,
+      ].join('\t'),
+    );
+  for (const problem of unreadable) out(`unreadable: ${problem}`);
+  return unreadable.length > 0 ? 1 : 0;
+}
+
+/** `sitewarden recover rekey --target NAME --new-passphrase-file PATH`: rotates the target's passphrase (docs/offsite.md). */
+export async function rekeyTargetCommand({
+  target,
+  offsite,
+  newPassphrase,
+  out,
+}: {
+  target: string;
+  offsite?: OffsiteConfig;
+  newPassphrase: string;
+  out: (line: string) => void;
+}): Promise<number> {
+  if (newPassphrase.length < 12) {
+    out('the new passphrase must have at least 12 characters');
+    return 2;
+  }
+  await createOffsiteTargets({ config: offsite }).rekey(target, newPassphrase);
+  out(`target ${target}: the repository key is now wrapped by the new passphrase; point its PASSPHRASE_FILE at it`);
+  return 0;
 }

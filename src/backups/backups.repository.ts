@@ -1,12 +1,15 @@
 import { alias } from 'drizzle-orm/sqlite-core';
 import { and, desc, eq, inArray, isNull, lt, ne, notExists, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
+import { siteTags } from '../sites/index.js';
 import {
   backupSettings,
   backups,
+  backupTagRetention,
   restores,
   type BackupRow,
   type BackupSettingsRow,
+  type BackupTagRetentionRow,
   type NewBackupRow,
   type NewRestoreRow,
   type RestoreRow,
@@ -151,6 +154,29 @@ export function createBackupsRepository({ db }: { db: Db }) {
         .returning()
         .get();
     },
+
+    /** The retention of each of the site's tags that has one. */
+    tagRetentionOf: (siteId: string): BackupTagRetentionRow[] =>
+      db
+        .select({ retention: backupTagRetention })
+        .from(siteTags)
+        .innerJoin(backupTagRetention, eq(backupTagRetention.tag, siteTags.tag))
+        .where(eq(siteTags.siteId, siteId))
+        .all()
+        .map((row) => row.retention),
+    listTagRetention: (): BackupTagRetentionRow[] =>
+      db.select().from(backupTagRetention).orderBy(backupTagRetention.tag).all(),
+    writeTagRetention(row: BackupTagRetentionRow): BackupTagRetentionRow {
+      const { tag: _tag, ...changes } = row;
+      return db
+        .insert(backupTagRetention)
+        .values(row)
+        .onConflictDoUpdate({ target: backupTagRetention.tag, set: changes })
+        .returning()
+        .get();
+    },
+    deleteTagRetention: (tag: string): boolean =>
+      db.delete(backupTagRetention).where(eq(backupTagRetention.tag, tag)).run().changes > 0,
   };
 }
 

@@ -11,6 +11,7 @@ import {
   RestoreParams,
   RestoreSchema,
   restoreView,
+  VerifyQuery,
   VerifySchema,
 } from './backups.schemas.js';
 import type { BackupsService } from './backups.service.js';
@@ -59,11 +60,11 @@ const routes = {
     tags,
     summary: 'Verify a backup',
     description:
-      'Re-reads every object of the backup from the store and checks every hash (the same as `sitewarden backup verify`).',
-    request: { params: BackupParams },
+      'Re-reads the backup’s objects from one target (`local` or an offsite one; `sample` for a random part of them) and checks each one’s authentication and content hash, naming any missing or corrupt object (the same as `sitewarden backup verify`). An unknown target is 404 `backup-target-unknown`; one that cannot be reached, 502 `backup-target-failed`.',
+    request: { params: BackupParams, query: VerifyQuery },
     responses: {
       200: jsonContent(VerifySchema, 'What was checked, and any problem found'),
-      ...problemResponses(403, 404),
+      ...problemResponses(400, 403, 404, 409, 422, 502),
     },
   }),
   download: createRoute({
@@ -120,7 +121,7 @@ export function createBackupsRoutes({ backups }: { backups: BackupsService }) {
     .openapi(routes.verify, async (c) => {
       const { siteId, backupId } = c.req.valid('param');
       backups.get(siteId, backupId);
-      return c.json(await backups.verify(backupId), 200);
+      return c.json(await backups.verify(backupId, c.req.valid('query')), 200);
     })
     .openapi(routes.download, async (c) => {
       const { filename, stream } = await backups.archive(c.req.valid('param').siteId, c.req.valid('param').backupId);

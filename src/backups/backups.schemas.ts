@@ -76,6 +76,28 @@ export const RestoreSchema = z
   })
   .openapi('Restore');
 
+/** keepDaily, keepWeekly, keepMonthly, keepYearly, each described by its period. */
+function retentionCounts<T extends z.ZodType>(field: (period: string, variable: string) => T) {
+  return {
+    keepDaily: field('days', 'SITEWARDEN_BACKUP_KEEP_DAILY'),
+    keepWeekly: field('ISO weeks', 'SITEWARDEN_BACKUP_KEEP_WEEKLY'),
+    keepMonthly: field('months', 'SITEWARDEN_BACKUP_KEEP_MONTHLY'),
+    keepYearly: field('years', 'SITEWARDEN_BACKUP_KEEP_YEARLY'),
+  };
+}
+
+const retentionCount = (period: string, variable: string) =>
+  z
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .nullable()
+    .optional()
+    .openapi({
+      description: `Also keep the newest backup of each of the last this many ${period} that have one (0–10000); null: the site's tags, then \`${variable}\`.`,
+    });
+
 export const BackupSettingsSchema = z
   .object({
     enabled: z.boolean().openapi({
@@ -86,10 +108,18 @@ export const BackupSettingsSchema = z
         'Hours between scheduled backups (0: none). Each site has a fixed offset into its interval, so sites are spread over it.',
     }),
     keepLast: z.number().int().openapi({ description: 'Completed backups kept: the newest this many.' }),
-    keepDays: z
-      .number()
-      .int()
-      .openapi({ description: 'Also kept: every completed backup younger than this many days (0: count only).' }),
+    keepDays: z.number().int().openapi({
+      description:
+        'Also kept: every completed backup younger than this many days, a minimum age before anything is deleted (0: none).',
+    }),
+    ...retentionCounts((period) =>
+      z
+        .number()
+        .int()
+        .openapi({
+          description: `Also kept: the newest backup of each of the last this many ${period} that have one (0: none).`,
+        }),
+    ),
     nextScheduledAt: z.string().nullable().openapi({
       description:
         'When the next scheduled backup falls due (at most ten minutes later it is queued); null when none is scheduled.',
@@ -120,17 +150,75 @@ export const BackupSettingsInput = z
       description:
         'Also keep completed backups younger than this many days (0–36500); null: `SITEWARDEN_BACKUP_KEEP_DAYS`.',
     }),
+    ...retentionCounts((period, variable) => retentionCount(period, variable)),
   })
   .strict()
   .openapi('BackupSettingsInput');
 
+/** The retention a tag gives its sites (`PUT /api/backup-retention/{tag}`); a field left out or null follows the defaults. */
+export const TagRetentionInput = z
+  .object({
+    keepLast: z.number().int().min(1).max(10_000).nullable().optional(),
+    keepDays: z.number().int().min(0).max(36_500).nullable().optional(),
+    ...retentionCounts((period, variable) => retentionCount(period, variable)),
+  })
+  .strict()
+  .openapi('TagRetentionInput');
+
+export const TagRetentionSchema = z
+  .object({
+    tag: z.string(),
+    keepLast: z.number().int().nullable(),
+    keepDays: z.number().int().nullable(),
+    keepDaily: z.number().int().nullable(),
+    keepWeekly: z.number().int().nullable(),
+    keepMonthly: z.number().int().nullable(),
+    keepYearly: z.number().int().nullable(),
+    updatedAt: z.string(),
+  })
+  .openapi('TagRetention');
+
+export const RetentionOverviewSchema = z
+  .object({
+    defaults: z.object({
+      keepLast: z.number().int(),
+      keepDays: z.number().int(),
+      keepDaily: z.number().int(),
+      keepWeekly: z.number().int(),
+      keepMonthly: z.number().int(),
+      keepYearly: z.number().int(),
+    }),
+    tags: z.array(TagRetentionSchema),
+  })
+  .openapi('BackupRetention');
+
+export const VerifyQuery = z.object({
+  target: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,31}$/)
+    .optional()
+    .openapi({ description: 'The target to read the backup from: `local` (default) or an offsite target’s name.' }),
+  sample: z.coerce.number().gt(0).max(100).optional().openapi({
+    description:
+      'Read back only this percent (0–100] of the backup’s files and table batches, picked at random (the manifest is always read whole); default 100.',
+  }),
+});
+
 export const VerifySchema = z
   .object({
     backupId: z.string(),
+    target: z.string(),
+    sample: z.number().openapi({ description: 'The percent of entries read back (100: all).' }),
     ok: z.boolean(),
     objectsChecked: z.number(),
     bytesChecked: z.number(),
-    problems: z.array(z.string()),
+    missing: z.array(z.string()).openapi({ description: 'Content hashes of objects the target does not hold.' }),
+    corrupt: z.array(z.string()).openapi({
+      description: 'Content hashes of objects the target holds that fail authentication or their hash.',
+    }),
+    problems: z.array(z.string()).openapi({
+      description: 'One line per problem, naming the object (and, on an offsite target, its key in the bucket).',
+    }),
   })
   .openapi('BackupVerification');
 

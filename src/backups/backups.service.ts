@@ -32,6 +32,9 @@ import { runRestore } from './restore-runner.js';
 import { verifyBackup } from './verify.js';
 import { backupArchive } from './archive.js';
 import { createOffsiteTargets } from './offsite/offsite-targets.js';
+import { LOCAL_TARGET } from './offsite/targets.config.js';
+import { createTargetOperations } from './offsite/target-operations.js';
+import { keptBackups } from './retention.js';
 
 export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
 
@@ -77,6 +80,7 @@ export function createBackupsService({
   const lock = createStoreLock();
   const settings = createBackupSettings({ repository, config, clock });
   const offsite = createOffsiteTargets({ config: config.offsite });
+  const targetOperations = createTargetOperations({ offsite, repository, siteExists, lock, clock, logger });
   /** A `partial` backup is held whole locally (an offsite copy failed): restorable like a completed one. */
   const usable = (row: BackupRow | undefined): row is BackupRow & { manifestHash: string } =>
     (row?.status === 'completed' || row?.status === 'partial') && !!row.manifestHash;
@@ -357,23 +361,42 @@ export function createBackupsService({
     return row;
   }
 
-  /** Keeps the site's newest `keepLast` completed backups and those younger than `keepDays`; failed ones older than the oldest kept go too. */
+  /**
+   * Keeps the site's completed backups its retention keeps (src/backups/retention.ts); failed ones
+   * older than the oldest kept go too. The deleted ones' snapshot records leave their offsite
+   * targets at once; what only they referenced there goes at the targets' next prune.
+   */
   async function applyRetention(siteId: string): Promise<{ deletedBackups: string[]; deletedObjects: number }> {
-    const { keepLast, keepDays } = settings.policy(siteId);
     const all = repository.allBackups(siteId);
-    const youngest = clock.now().getTime() - keepDays * 86_400_000;
     const held = (row: BackupRow) => row.status === 'completed' || row.status === 'partial';
-    const completed = all.filter(held);
-    const kept = completed.filter(
-      (row, index) => index < keepLast || (keepDays > 0 && row.createdAt.getTime() >= youngest),
-    );
-    const oldestKept = kept.at(-1)?.id ?? '';
+    const keptIds = keptBackups(all.filter(held), settings.policy(siteId), clock.now());
+    const oldestKept = [...keptIds].sort()[0] ?? '';
     const doomed = all.filter(
-      (row) => (held(row) && !kept.includes(row)) || (row.status === 'failed' && row.id < oldestKept),
+      (row) => (held(row) && !keptIds.has(row.id)) || (row.status === 'failed' && row.id < oldestKept),
     );
     for (const row of doomed) repository.deleteBackup(row.id);
+    await targetOperations.forget(doomed);
     const deletedObjects = doomed.length > 0 ? await collectGarbage() : 0;
     return { deletedBackups: doomed.map((row) => row.id), deletedObjects };
+  }
+
+  function restore(siteId: string, backupId: string): RestoreRow {
+    requireSite(siteId);
+    const target = findBackup(siteId, backupId);
+    if (!usable(target))
+      throw backupsProblems.notCompleted.create(
+        `backup ${backupId} is ${target.status}; only a completed backup can be restored`,
+      );
+    claimSite(siteId);
+    const row = repository.insertRestore({
+      id: createId('rst', clock.now()),
+      siteId,
+      backupId,
+      status: 'queued',
+      createdAt: clock.now(),
+    });
+    jobs.enqueue('restore', row.id, siteId);
+    return row;
   }
 
   /** Deletes every object no completed backup references; waits until no job is using the store. */
@@ -412,24 +435,7 @@ export function createBackupsService({
       return findBackup(siteId, backupId);
     },
 
-    restore(siteId: string, backupId: string): RestoreRow {
-      requireSite(siteId);
-      const target = findBackup(siteId, backupId);
-      if (!usable(target))
-        throw backupsProblems.notCompleted.create(
-          `backup ${backupId} is ${target.status}; only a completed backup can be restored`,
-        );
-      claimSite(siteId);
-      const row = repository.insertRestore({
-        id: createId('rst', clock.now()),
-        siteId,
-        backupId,
-        status: 'queued',
-        createdAt: clock.now(),
-      });
-      jobs.enqueue('restore', row.id, siteId);
-      return row;
-    },
+    restore,
 
     getRestore(siteId: string, restoreId: string): RestoreRow {
       const row = repository.findRestore(restoreId);
@@ -455,17 +461,28 @@ export function createBackupsService({
       };
     },
 
-    /** Re-reads every object of a backup and checks every hash. */
-    verify: (backupId: string) => {
+    /**
+     * Re-reads a backup's objects from one target (`local` by default, or an offsite one), all of
+     * them or a random `sample` percent, checking each one's authentication and content hash.
+     */
+    verify: async (backupId: string, { target = LOCAL_TARGET, sample }: { target?: string; sample?: number } = {}) => {
       const row = repository.findBackup(backupId);
       if (!row) throw backupsProblems.notFound.create(`there is no backup ${backupId}`);
-      return verifyBackup({ store, backup: row });
+      const source = target === LOCAL_TARGET ? store : (await offsite.openExisting(target)).store;
+      return { target, sample: sample ?? 100, ...(await verifyBackup({ store: source, backup: row, sample })) };
     },
 
     /** The site's `backups` settings section, with the defaults filled in and when the next scheduled backup falls due. */
     settings(siteId: string) {
       requireSiteRow(siteId);
       return settings.view(siteId);
+    },
+
+    /** Retention by tag, between a site's own and the daemon-wide defaults. */
+    retention: {
+      view: () => settings.retention(),
+      setTag: settings.setTagRetention,
+      deleteTag: settings.deleteTagRetention,
     },
 
     /** Validates a `backups` settings patch and returns the write that applies it. */
@@ -493,6 +510,20 @@ export function createBackupsService({
 
     applyRetention,
     collectGarbage,
+
+    /** Offsite targets: prune (all, or the one named), the backups one holds, and restoring one of them into a site. */
+    targets: {
+      names: offsite.names,
+      prune: targetOperations.prune,
+      snapshots: targetOperations.snapshots,
+      /** Restores a backup the target holds into a connected site, recording it here first if this daemon never had it. */
+      async restore(target: string, backupId: string, siteId: string): Promise<RestoreRow> {
+        requireSite(siteId);
+        claimSite(siteId);
+        await targetOperations.adopt(target, backupId, siteId);
+        return restore(siteId, backupId);
+      },
+    },
 
     /** Backups and restores waiting or running (metrics, readiness). */
     get queueDepth() {

@@ -72,6 +72,16 @@ export const restores = sqliteTable(
   (table) => [index('restores_site_idx').on(table.siteId, table.id), index('restores_status_idx').on(table.status)],
 );
 
+/** The retention values a site or a tag may set, each nullable (null: not set here). */
+const retentionColumns = () => ({
+  keepLast: integer('keep_last'),
+  keepDays: integer('keep_days'),
+  keepDaily: integer('keep_daily'),
+  keepWeekly: integer('keep_weekly'),
+  keepMonthly: integer('keep_monthly'),
+  keepYearly: integer('keep_yearly'),
+});
+
 /** A site's own backup schedule and retention; null columns follow the SITEWARDEN_BACKUP_* defaults. */
 export const backupSettings = sqliteTable('backup_settings', {
   siteId: text('site_id')
@@ -80,8 +90,18 @@ export const backupSettings = sqliteTable('backup_settings', {
   /** false: no scheduled backups of the site (manual ones still run, retention still applies). */
   enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
   intervalHours: integer('interval_hours'),
-  keepLast: integer('keep_last'),
-  keepDays: integer('keep_days'),
+  /** Retention (src/backups/retention.ts); null follows the site's tags, then the defaults. */
+  ...retentionColumns(),
+  updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
+});
+
+/**
+ * Retention for the sites with a tag, between a site's own values and the SITEWARDEN_BACKUP_KEEP_*
+ * defaults; a site with several such tags keeps what any of them keeps (the largest value of each).
+ */
+export const backupTagRetention = sqliteTable('backup_tag_retention', {
+  tag: text('tag').primaryKey(),
+  ...retentionColumns(),
   updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
 });
 
@@ -90,3 +110,4 @@ export type NewBackupRow = typeof backups.$inferInsert;
 export type RestoreRow = typeof restores.$inferSelect;
 export type NewRestoreRow = typeof restores.$inferInsert;
 export type BackupSettingsRow = typeof backupSettings.$inferSelect;
+export type BackupTagRetentionRow = typeof backupTagRetention.$inferSelect;

@@ -59,6 +59,10 @@ describe('a site’s backup settings', () => {
       intervalHours: 24,
       keepLast: 14,
       keepDays: 0,
+      keepDaily: 0,
+      keepWeekly: 0,
+      keepMonthly: 0,
+      keepYearly: 0,
       nextScheduledAt: START.toISOString(),
     });
 
@@ -77,6 +81,10 @@ describe('a site’s backup settings', () => {
       intervalHours: 6,
       keepLast: 14,
       keepDays: 10,
+      keepDaily: 0,
+      keepWeekly: 0,
+      keepMonthly: 0,
+      keepYearly: 0,
       nextScheduledAt: null,
     });
     expect((await t.call('GET', `/api/sites/${siteId}/settings`)).json.backups).toEqual(reset.json.backups);
@@ -118,8 +126,12 @@ describe('a site’s backup settings', () => {
     expect(Object.keys(doc.components.schemas.BackupSettingsInput.properties).sort()).toEqual([
       'enabled',
       'intervalHours',
+      'keepDaily',
       'keepDays',
       'keepLast',
+      'keepMonthly',
+      'keepWeekly',
+      'keepYearly',
     ]);
     expect(doc.components.schemas.SiteSettings.properties.backups).toEqual({
       $ref: '#/components/schemas/BackupSettings',

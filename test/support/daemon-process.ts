@@ -25,6 +25,29 @@ export function runCli(args: string[], env: Record<string, string>) {
   });
 }
 
+/**
+ * runCli without blocking this process: for commands that talk to a server the test itself runs
+ * (s3rver), which spawnSync would stall until it timed out.
+ */
+export function runCliAsync(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 60_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** Starts `sitewarden start` and resolves once it logs `daemon.started`, with the port it bound. */
 export async function startDaemonProcess(
   env: Record<string, string>,

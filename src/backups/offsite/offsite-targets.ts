@@ -1,7 +1,8 @@
+import { isAppError } from '../../shared/errors.js';
 import type { ObjectStore } from '../object-store.js';
 import { createDirectoryBackend, type BlobBackend } from './blob-backend.js';
 import { offsiteProblems } from './offsite.errors.js';
-import { openRemoteRepository, type RemoteRepository } from './remote-store.js';
+import { openRemoteRepository, rewrapRepositoryKey, type RemoteRepository } from './remote-store.js';
 import { replicateBackup } from './replicate.js';
 import { createS3Backend } from './s3-backend.js';
 import { listSnapshots, type SnapshotRecord } from './snapshots.js';
@@ -47,10 +48,21 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
     return repository;
   }
 
+  /** An existing repository, for reading on a user's request: a target that cannot be reached is `backup-target-failed`. */
+  async function openExisting(name: string): Promise<RemoteRepository> {
+    try {
+      return await open(name, { create: false });
+    } catch (error) {
+      if (isAppError(error)) throw error;
+      throw offsiteProblems.targetFailed.create(`target ${name}: ${(error as Error).message}`, { target: name });
+    }
+  }
+
   return {
     /** Names of the configured offsite targets (not `local`). */
     names: [...configs.keys()],
     open,
+    openExisting,
 
     /** The targets a site backs up to. */
     targetsFor(_siteId: string): string[] {
@@ -112,9 +124,22 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
       );
     },
 
+    /** Rewraps the target's repository key under a new passphrase (at least 12 characters). */
+    async rekey(name: string, newPassphrase: string): Promise<void> {
+      const target = configs.get(name);
+      if (!target) throw offsiteProblems.targetUnknown.create(`no offsite target is named ${JSON.stringify(name)}`);
+      await rewrapRepositoryKey({
+        target: name,
+        backend: backendOf(target),
+        passphrase: target.passphrase,
+        newPassphrase,
+      });
+      opened.delete(name);
+    },
+
     /** The backups a target holds, from its snapshot records alone (disaster recovery). */
     async snapshots(name: string) {
-      return listSnapshots(await open(name, { create: false }));
+      return listSnapshots(await openExisting(name));
     },
   };
 }

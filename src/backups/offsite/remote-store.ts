@@ -3,6 +3,7 @@ import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { objectStoreProblems, type ObjectStore } from '../object-store.js';
+import { offsiteProblems } from './offsite.errors.js';
 import type { BlobBackend } from './blob-backend.js';
 import {
   deriveKeys,
@@ -32,6 +33,8 @@ export interface RemoteRepository {
   nameOf(hash: string): string;
   /** Every data blob's keyed name. */
   dataNames(): AsyncIterable<{ name: string; modifiedAt: Date }>;
+  /** Deletes the data blob of a keyed name (prune: it does not know the content hash). */
+  deleteData(name: string): Promise<void>;
 }
 
 /**
@@ -58,14 +61,43 @@ export async function openRemoteRepository({
     content = await readBlob(backend, KEY_FILE);
   }
   if (!content)
-    throw Object.assign(
-      new Error(`target ${target} (${backend.location}) holds no Sitewarden repository (keys/repository)`),
-      {
-        reason: 'backup-target-empty',
-      },
+    throw offsiteProblems.targetEmpty.create(
+      `target ${target} (${backend.location}) holds no Sitewarden repository (keys/repository)`,
+      { target },
     );
   const keys = deriveKeys(await unwrapRepositoryKey(passphrase, content, target));
   return createRemoteRepository({ target, backend, keys });
+}
+
+/**
+ * Rotates the passphrase: the repository key, unwrapped with the current passphrase, is written
+ * back wrapped by the new one (a fresh salt), then read back with it. The data is not touched:
+ * it is sealed under the repository key, which does not change.
+ */
+export async function rewrapRepositoryKey({
+  target,
+  backend,
+  passphrase,
+  newPassphrase,
+}: {
+  target: string;
+  backend: BlobBackend;
+  passphrase: string;
+  newPassphrase: string;
+}): Promise<void> {
+  const content = await readBlob(backend, KEY_FILE);
+  if (!content)
+    throw offsiteProblems.targetEmpty.create(`target ${target} (${backend.location}) holds no Sitewarden repository`, {
+      target,
+    });
+  const master = await unwrapRepositoryKey(passphrase, content, target);
+  const { file } = await wrapRepositoryKey(newPassphrase, master);
+  await backend.put(KEY_FILE, [Buffer.from(JSON.stringify(file, null, 2))]);
+  const written = await readBlob(backend, KEY_FILE);
+  if (!written || !(await unwrapRepositoryKey(newPassphrase, written, target)).equals(master))
+    throw offsiteProblems.keyFileInvalid.create(`target ${target}: the rewrapped key file does not read back`, {
+      target,
+    });
 }
 
 async function readBlob(backend: BlobBackend, key: string): Promise<Buffer | null> {
@@ -195,6 +227,7 @@ function createRemoteRepository({
     keys,
     store,
     nameOf,
+    deleteData: (name) => backend.delete(blobOf(name)),
     async *dataNames() {
       for await (const { key, modifiedAt } of backend.list(DATA_PREFIX)) {
         const name = key.slice(key.lastIndexOf('/') + 1);

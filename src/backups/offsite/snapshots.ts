@@ -35,6 +35,26 @@ export async function writeSnapshot(repository: RemoteRepository, record: Snapsh
   await repository.backend.put(key, [await sealBuffer(repository.keys.data, key, Buffer.from(JSON.stringify(record)))]);
 }
 
+/** Removes a backup's snapshot record: the repository no longer offers the backup, and prune may delete what only it referenced. */
+export async function deleteSnapshot(repository: RemoteRepository, backupId: string): Promise<void> {
+  await repository.backend.delete(snapshotKey(repository, backupId));
+}
+
+/** One backup's snapshot record, or null when the repository holds none for it. */
+export async function readSnapshot(repository: RemoteRepository, backupId: string): Promise<SnapshotRecord | null> {
+  const key = snapshotKey(repository, backupId);
+  const body = await repository.backend.get(key);
+  if (!body) return null;
+  return openSnapshot(repository, key, body);
+}
+
+async function openSnapshot(repository: RemoteRepository, key: string, body: AsyncIterable<unknown>) {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  const plain = await openBuffer(repository.keys.data, key, Buffer.concat(chunks));
+  return SnapshotRecord.parse(JSON.parse(plain.toString('utf8')));
+}
+
 /** Every snapshot the repository holds, oldest first; one that cannot be opened is reported in `unreadable`, not skipped silently. */
 export async function listSnapshots(
   repository: RemoteRepository,
@@ -44,11 +64,7 @@ export async function listSnapshots(
   for await (const { key } of repository.backend.list(SNAPSHOT_PREFIX)) {
     try {
       const body = await repository.backend.get(key);
-      if (!body) continue;
-      const chunks: Buffer[] = [];
-      for await (const chunk of body) chunks.push(chunk as Buffer);
-      const plain = await openBuffer(repository.keys.data, key, Buffer.concat(chunks));
-      snapshots.push(SnapshotRecord.parse(JSON.parse(plain.toString('utf8'))));
+      if (body) snapshots.push(await openSnapshot(repository, key, body));
     } catch (error) {
       unreadable.push(`${key}: ${(error as Error).message}`);
     }

@@ -1,0 +1,115 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../shared/clock.js';
+import type { BackupsRepository } from '../backups.repository.js';
+import type { BackupRow } from '../backups.table.js';
+import type { createStoreLock } from '../concurrency.js';
+import { offsiteProblems } from './offsite.errors.js';
+import type { createOffsiteTargets } from './offsite-targets.js';
+import { pruneRepository, type PruneResult } from './prune.js';
+import { deleteSnapshot, readSnapshot } from './snapshots.js';
+import { LOCAL_TARGET } from './targets.config.js';
+
+/**
+ * What is done to the offsite targets beyond copying backups: forgetting the snapshots of backups
+ * retention deleted, pruning what no snapshot references, and bringing a backup known only to a
+ * target (a new daemon recovering from the bucket) into this daemon's history so it can be restored.
+ */
+export function createTargetOperations({
+  offsite,
+  repository,
+  siteExists,
+  lock,
+  clock,
+  logger,
+}: {
+  offsite: ReturnType<typeof createOffsiteTargets>;
+  repository: BackupsRepository;
+  siteExists: (siteId: string) => boolean;
+  lock: ReturnType<typeof createStoreLock>;
+  clock: Clock;
+  logger: Logger;
+}) {
+  const requireTarget = (name: string) => {
+    if (name !== LOCAL_TARGET && offsite.names.includes(name)) return name;
+    throw offsiteProblems.targetUnknown.create(
+      `no offsite target is named ${JSON.stringify(name)} (configured: ${offsite.names.join(', ') || 'none'})`,
+    );
+  };
+
+  return {
+    /** Removes the snapshot records of deleted backups from the targets that held them; a target that fails is left to prune. */
+    async forget(rows: BackupRow[]): Promise<void> {
+      for (const row of rows)
+        for (const target of row.targets ?? []) {
+          if (target === LOCAL_TARGET || !offsite.names.includes(target)) continue;
+          try {
+            await deleteSnapshot(await offsite.openExisting(target), row.id);
+          } catch (error) {
+            logger.warn(
+              { err: error, target, backupId: row.id },
+              'could not remove a deleted backup’s snapshot record',
+            );
+          }
+        }
+    },
+
+    /**
+     * Prunes a target: snapshots of backups this daemon deleted, then every object no remaining
+     * snapshot references. Holds the store exclusively, as local garbage collection does: it
+     * waits for running backups and restores, and they wait for it.
+     */
+    prune(name: string): Promise<PruneResult> {
+      requireTarget(name);
+      return lock.exclusive(async () => {
+        const result = await pruneRepository({
+          repository: await offsite.openExisting(name),
+          // A backup of a site this daemon has, which it no longer lists: retention deleted it. Others' snapshots stay.
+          forgotten: (snapshot) => siteExists(snapshot.siteId) && !repository.findBackup(snapshot.backupId),
+          now: clock.now(),
+        });
+        logger.info(result, 'offsite target pruned');
+        return result;
+      });
+    },
+
+    async snapshots(name: string) {
+      return offsite.snapshots(requireTarget(name));
+    },
+
+    /**
+     * The backup row through which a backup the target holds is restored into `siteId`: this
+     * daemon's own, or one recorded now from the target's snapshot (completed, held by that
+     * target only), as on a new machine that has nothing but the bucket and the passphrase.
+     */
+    async adopt(name: string, backupId: string, siteId: string): Promise<BackupRow> {
+      const snapshot = await readSnapshot(await offsite.openExisting(requireTarget(name)), backupId);
+      if (!snapshot)
+        throw offsiteProblems.snapshotNotFound.create(`target ${name} holds no backup ${backupId}`, { target: name });
+      const known = repository.findBackup(backupId);
+      if (known) {
+        if (known.siteId !== siteId)
+          throw offsiteProblems.snapshotTaken.create(
+            `backup ${backupId} is already this daemon's backup of site ${known.siteId}; restore it there, or into a new site from a target of another daemon`,
+          );
+        return known;
+      }
+      return repository.insertBackup({
+        id: snapshot.backupId,
+        siteId,
+        kind: snapshot.kind,
+        status: 'completed',
+        manifestHash: snapshot.manifestHash,
+        targets: [name],
+        files: snapshot.files,
+        filesDone: snapshot.files,
+        tables: snapshot.tables,
+        tablesDone: snapshot.tables,
+        rows: snapshot.rows,
+        bytesTotal: snapshot.bytesTotal,
+        createdAt: new Date(snapshot.createdAt),
+        startedAt: new Date(snapshot.createdAt),
+        finishedAt: new Date(snapshot.finishedAt),
+      });
+    },
+  };
+}
