@@ -39,7 +39,7 @@ export function createSiteSettingsRoutes({ settingsSections }: { settingsSection
     tags: ['Sites'],
     summary: 'Change a site’s settings',
     description:
-      'Each section is optional. `monitoring` changes how the site is probed: interval, timeout, expected status, keyword, paused. `backups` changes its backup schedule and retention: `enabled`, `intervalHours`, `keepLast`, `keepDays`. `performance` changes its Lighthouse audit schedule: `enabled`, `formFactors`, `runs`, `intervalHours`. Fields left out keep their value; null restores the default. An invalid field anywhere changes nothing.',
+      'Each section is optional. `monitoring` changes how the site is probed: interval, timeout, expected status, keyword, paused. `backups` changes its backup schedule and retention: `enabled`, `intervalHours`, `keepLast`, `keepDays`, `keepDaily`, `keepWeekly`, `keepMonthly`, `keepYearly`. `performance` changes its Lighthouse audit schedule: `enabled`, `formFactors`, `runs`, `intervalHours`. Fields left out keep their value; null restores the default. An invalid field anywhere changes nothing.',
     request: {
       params: SiteIdParam,
       body: { required: true, content: { 'application/json': { schema: UpdateSiteInput } } },
