@@ -19,7 +19,16 @@
  */
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
-import { cpSync, createReadStream, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  cpSync,
+  createReadStream,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -140,7 +149,13 @@ async function main() {
     console.log(`generating ${MEDIA_MB} MiB of media…`);
     generateMedia(site.root, MEDIA_MB);
 
+    // BENCH_MEMORY_LOG=<file>: the daemon samples its memory every 250 ms into it (bench/memory-sampler.mjs); the sample at the peak is printed.
+    const memoryLog = process.env.BENCH_MEMORY_LOG ? resolve(process.env.BENCH_MEMORY_LOG) : undefined;
+    if (memoryLog) writeFileSync(memoryLog, '');
     daemon = await startDaemonProcess({
+      ...(memoryLog
+        ? { NODE_OPTIONS: `--import=${join(ROOT, 'bench/memory-sampler.mjs')}`, BENCH_MEMORY_LOG: memoryLog }
+        : {}),
       SITEWARDEN_DATA_DIR: dataDir,
       SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
       SITEWARDEN_TARGETS: 'bench',
@@ -250,6 +265,17 @@ async function main() {
       secondUploadedPercent: round((100 * secondCopy.bytes) / firstCopy.bytes, 3),
     };
     console.log(JSON.stringify(figures, null, 2));
+    if (memoryLog) {
+      const samples = readFileSync(memoryLog, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { pid: number; t: number; rss: number })
+        .filter((sample) => sample.pid === pid && sample.t >= first.start && sample.t <= first.end);
+      const top = samples.reduce((a, b) => (b.rss > a.rss ? b : a));
+      console.log(
+        `first backup's rss peak, +${round((top.t - first.start) / 1000, 1)} s (copy from +${round((firstCopy.first - first.start) / 1000, 1)} s): ${JSON.stringify(top)}`,
+      );
+    }
     const targets = [
       ['offsite copy ≥ 0.8× the bare SDK’s throughput', figures.throughputRatio >= 0.8],
       ['encryption ≤ 10 % of the copy’s CPU', figures.encryptionCpuShare <= 0.1],

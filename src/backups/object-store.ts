@@ -34,7 +34,11 @@ export interface ObjectStore {
   put(
     content: Buffer | Readable,
     expectedHash?: string,
-    options?: { compressionLevel?: number },
+    options?: {
+      compressionLevel?: number;
+      /** The caller has just listed the store and this object is not in it: no lookup first (an offsite copy, one request per object instead of two). */
+      listedAbsent?: boolean;
+    },
   ): Promise<{ hash: string; size: number; storedBytes: number; created: boolean }>;
   /** The uncompressed content; reading to the end checks it against its hash (an error if it does not match). */
   get(hash: string): Readable;

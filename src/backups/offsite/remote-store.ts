@@ -133,7 +133,7 @@ function createRemoteRepository({
         if (!Buffer.isBuffer(content)) throw new Error('an offsite store is given content with its hash');
         hash = createHash('sha256').update(content).digest('hex');
       }
-      if (await has(hash)) {
+      if (!options.listedAbsent && (await has(hash))) {
         if (!Buffer.isBuffer(content)) content.destroy();
         return { hash, size: 0, storedBytes: 0, created: false };
       }

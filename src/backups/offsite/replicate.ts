@@ -39,7 +39,8 @@ export async function replicateBackup({
   const missing = objects.filter((hash) => !present.has(repository.nameOf(hash)));
   const result: ReplicationResult = { objects: objects.length + 1, uploadedObjects: 0, uploadedBytes: 0 };
   const upload = async (hash: string) => {
-    const stored = await repository.store.put(local.get(hash), hash);
+    // Missing from the listing just taken: no lookup per object before its upload.
+    const stored = await repository.store.put(local.get(hash), hash, { listedAbsent: true });
     result.uploadedObjects++;
     result.uploadedBytes += stored.storedBytes;
     onUploaded?.(stored.storedBytes);
