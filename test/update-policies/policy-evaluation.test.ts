@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SiteUpdateState } from '../../src/inventory/index.js';
 import {
   evaluateSite,
-  governingPolicy,
+  policyResolver,
   previewSite,
   type PolicyForEvaluation,
 } from '../../src/update-policies/policy-evaluation.js';
@@ -170,15 +170,15 @@ describe('precedence', () => {
   const own = policy({ enabled: false }, { id: 'upol_4', tag: null, siteId: 'site_1' });
 
   it("a site's own policy wins, even disabled", () => {
-    expect(
-      governingPolicy([tagA, tagB, tagHigh, own], { siteId: 'site_1', tags: ['client:acme', 'staging'] })?.id,
-    ).toBe('upol_4');
+    expect(policyResolver([tagA, tagB, tagHigh, own])({ siteId: 'site_1', tags: ['client:acme', 'staging'] })?.id).toBe(
+      'upol_4',
+    );
   });
   it('among tag policies the highest priority wins, then the oldest', () => {
     expect(
-      governingPolicy([tagA, tagB, tagHigh], { siteId: 'site_2', tags: ['ecommerce', 'client:acme', 'staging'] })?.id,
+      policyResolver([tagA, tagB, tagHigh])({ siteId: 'site_2', tags: ['ecommerce', 'client:acme', 'staging'] })?.id,
     ).toBe('upol_3');
-    expect(governingPolicy([tagA, tagB], { siteId: 'site_2', tags: ['ecommerce', 'client:acme'] })?.id).toBe('upol_1');
-    expect(governingPolicy([tagA, tagB], { siteId: 'site_2', tags: ['other'] })).toBeNull();
+    expect(policyResolver([tagA, tagB])({ siteId: 'site_2', tags: ['ecommerce', 'client:acme'] })?.id).toBe('upol_1');
+    expect(policyResolver([tagA, tagB])({ siteId: 'site_2', tags: ['other'] })).toBeNull();
   });
 });
