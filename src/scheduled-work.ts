@@ -34,7 +34,8 @@ export function scheduleSiteWork({
   if (switches.backups) scheduler.every('backups', '*/10 * * * *', () => void services.backups.enqueueDue());
   // Update policies: a minute tick (at second 0, so a window opening at 02:00 starts at 02:00)
   // starts the sites whose window is open. Policies are opt-in, so there is no switch.
-  scheduler.every('update-policies', '* * * * *', () => void services.updatePolicies.tick());
+  // The promise goes back to the scheduler, which logs a failed tick and skips a minute while one still runs.
+  scheduler.every('update-policies', '* * * * *', async () => void (await services.updatePolicies.tick()));
   const off = [
     !switches.uptimeProbes && 'uptime probes (SITEWARDEN_SCHEDULED_UPTIME_PROBES=off)',
     !switches.audits && 'audits (SITEWARDEN_SCHEDULED_AUDITS=off)',

@@ -81,7 +81,10 @@ export function createUpdateStateReader({ db }: { db: Db }) {
             ...item,
             firstSeenAt: seen.get(`${item.siteId}\t${item.type}\t${item.slug}\t${item.updateVersion}`) ?? null,
           });
-        states.push(...byId.values());
+        for (const id of ids) {
+          const state = byId.get(id);
+          if (state) states.push(state);
+        }
       }
       return states;
     },

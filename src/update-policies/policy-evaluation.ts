@@ -47,19 +47,34 @@ export interface SitePlan {
 /**
  * Which policy governs a site: its own policy always wins (even disabled: that keeps it out of
  * tag policies); else, among the policies of its tags, the highest priority, then the oldest.
- * Policies come ordered by id, which is creation order.
+ * Policies come ordered by id, which is creation order. Built once, asked per site.
  */
-export function governingPolicy<P extends PolicyForEvaluation>(
+export function policyResolver<P extends PolicyForEvaluation>(
   policies: readonly P[],
-  site: { siteId: string; tags: readonly string[] },
-): P | null {
-  const own = policies.find((policy) => policy.siteId === site.siteId);
-  if (own) return own;
-  let best: P | null = null;
-  for (const policy of policies)
-    if (policy.tag !== null && site.tags.includes(policy.tag) && (!best || policy.priority > best.priority))
-      best = policy;
-  return best;
+): (site: { siteId: string; tags: readonly string[] }) => P | null {
+  const bySite = new Map<string, P>();
+  const byTag = new Map<string, P>();
+  for (const policy of policies) {
+    if (policy.siteId !== null) bySite.set(policy.siteId, policy);
+    else if (policy.tag !== null && !byTag.has(policy.tag)) byTag.set(policy.tag, policy);
+  }
+  const order = new Map(policies.map((policy, index) => [policy, index]));
+  return ({ siteId, tags }) => {
+    const own = bySite.get(siteId);
+    if (own) return own;
+    let best: P | null = null;
+    for (const tag of tags) {
+      const policy = byTag.get(tag);
+      if (
+        policy &&
+        (!best ||
+          policy.priority > best.priority ||
+          (policy.priority === best.priority && order.get(policy)! < order.get(best)!))
+      )
+        best = policy;
+    }
+    return best;
+  };
 }
 
 /** The zone the policy's windows are read in for one site, and where it came from. */
@@ -133,7 +148,7 @@ export function evaluateSite(policy: PolicyForEvaluation, site: SiteUpdateState,
       skip({ type: 'core', slug: 'wordpress', version: offer.version, reason: 'kind-off' });
     else if (passes('core', 'wordpress', offer.version, offer.firstSeenAt) && core === null) core = offer.version;
   }
-  if (core) updates.push({ siteId: site.siteId, type: 'core', slug: 'wordpress', version: core });
+  if (core) updates.push({ siteId: site.siteId, type: 'core', version: core });
 
   if (site.translationsFirstSeenAt) {
     const seen = site.translationsFirstSeenAt.getTime();

@@ -67,6 +67,17 @@ export function createUpdatePoliciesRepository({ db }: { db: Db }) {
         .where(runOf(policyId, siteId, windowStart))
         .get() !== undefined,
 
+    /** The sites this window of the policy already started a run on (one query for a whole tick). */
+    sitesRun: (policyId: string, windowStart: Date): Set<string> =>
+      new Set(
+        db
+          .select({ siteId: updatePolicyRuns.siteId })
+          .from(updatePolicyRuns)
+          .where(and(eq(updatePolicyRuns.policyId, policyId), eq(updatePolicyRuns.windowStart, windowStart)))
+          .all()
+          .map((row) => row.siteId),
+      ),
+
     /**
      * Claims the window on these sites before the run starts, so a crash between the two can
      * never start it twice; answers the sites actually claimed (another tick may have been first).

@@ -122,8 +122,11 @@ const TargetSchema = z
   .object({
     siteId: z.string(),
     type: z.enum(['plugin', 'theme', 'core', 'translations']),
-    slug: z.string().optional(),
-    version: z.string().optional().openapi({ description: 'The version expected after the update.' }),
+    slug: z.string().optional().openapi({ description: 'The plugin or theme; none for core and translations.' }),
+    version: z
+      .string()
+      .optional()
+      .openapi({ description: 'The version expected after the update; none for translations (every pending pack).' }),
   })
   .openapi('UpdateTarget');
 

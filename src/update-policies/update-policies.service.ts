@@ -7,7 +7,7 @@ import { createId } from '../shared/ids.js';
 import { windowsAt, type WindowSpan } from './maintenance-window.js';
 import {
   evaluateSite,
-  governingPolicy,
+  policyResolver,
   previewSite,
   zoneFor,
   type SitePlan,
@@ -59,10 +59,11 @@ export function createUpdatePoliciesService({
   /** Every connected site with its tags and the policy that governs it (if any). */
   function governedSites(policies: StoredPolicy[]): { siteId: string; policy: StoredPolicy }[] {
     const ids = sites.connectedIds();
+    const governingPolicy = policyResolver(policies);
     const governed: { siteId: string; policy: StoredPolicy }[] = [];
     for (let i = 0; i < ids.length; i += TAGS_CHUNK) {
       for (const [siteId, tags] of sites.tagsOf(ids.slice(i, i + TAGS_CHUNK))) {
-        const policy = governingPolicy(policies, { siteId, tags });
+        const policy = governingPolicy({ siteId, tags });
         if (policy) governed.push({ siteId, policy });
       }
     }
@@ -170,7 +171,7 @@ export function createUpdatePoliciesService({
       const site = sites.findById(siteId);
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
       const now = clock.now();
-      const policy = governingPolicy(repository.list(), { siteId, tags: sites.tagsOf([siteId]).get(siteId) ?? [] });
+      const policy = policyResolver(repository.list())({ siteId, tags: sites.tagsOf([siteId]).get(siteId) ?? [] });
       const [state] = states.updateStates([siteId]);
       if (!policy || !state) return { at: now, policy: null, plan: null };
       const plan = previewSite(policy, state, now);
@@ -192,6 +193,7 @@ export function createUpdatePoliciesService({
       const now = clock.now();
       const zones = states.timeZones();
       const windows = new Map<string, WindowSpan | null>();
+      const alreadyRun = new Map<string, Set<string>>();
       const candidates: { siteId: string; policy: StoredPolicy; window: WindowSpan }[] = [];
       for (const { siteId, policy } of governedSites(policies)) {
         if (!policy.settings.enabled) continue;
@@ -199,7 +201,10 @@ export function createUpdatePoliciesService({
         const key = `${policy.id}\t${zone.name}`;
         if (!windows.has(key)) windows.set(key, windowsAt(policy.settings.window, zone, now).open);
         const window = windows.get(key);
-        if (window && !repository.hasRun(policy.id, siteId, window.start)) candidates.push({ siteId, policy, window });
+        if (!window) continue;
+        const runKey = `${policy.id}\t${window.start.getTime()}`;
+        if (!alreadyRun.has(runKey)) alreadyRun.set(runKey, repository.sitesRun(policy.id, window.start));
+        if (!alreadyRun.get(runKey)!.has(siteId)) candidates.push({ siteId, policy, window });
       }
       if (candidates.length === 0) return 0;
       const stateOf = new Map<string, SiteUpdateState>(

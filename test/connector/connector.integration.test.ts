@@ -240,9 +240,22 @@ describe('Sitewarden connector', () => {
       'sitewarden-demo-theme': { version: '1.0.0', newVersion: '1.1.0' },
     });
     expect(Math.abs(Date.parse(String(body['checkedAt'])) - Date.now())).toBeLessThan(60_000);
+    // Since 1.4.0: no plugin requirements (WordPress before 6.5 does not read `Requires Plugins`),
+    // and the WordPress releases the mirror offers this 6.1 site once the test bed offers core.
+    expect(body['requires']).toEqual({});
+    expect(body['translations']).toEqual(expect.any(Array));
+    expect(body['core']).toEqual([]);
 
     // Without refresh, the last check is reported as it stands.
     expect((await call(site, site.admin, 'GET', 'updates')).body).toEqual(body);
+
+    await site.php(`update_site_option( 'sitewarden_test_offer_core', 1 );`);
+    try {
+      const offered = await call(site, site.admin, 'GET', 'updates?refresh=1');
+      expect(offered.body['core']).toContainEqual({ version: '6.5.5' });
+    } finally {
+      await site.php(`delete_site_option( 'sitewarden_test_offer_core' ); delete_site_transient( 'update_core' );`);
+    }
   });
 
   it('refuses every route to users without the capability, and changes nothing', async () => {

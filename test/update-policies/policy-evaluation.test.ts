@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SiteUpdateState } from '../../src/inventory/index.js';
 import {
   evaluateSite,
-  governingPolicy,
+  policyResolver,
   previewSite,
   type PolicyForEvaluation,
 } from '../../src/update-policies/policy-evaluation.js';
@@ -114,13 +114,13 @@ describe('what is due', () => {
       { version: '6.5.5', firstSeenAt: daysAgo(3) },
     ];
     const minorOnly = evaluateSite(policy(), site({ items: [], core: { version: '6.5.3', offers } }), NOW);
-    expect(targets(minorOnly)).toEqual(['core:wordpress@6.5.5']);
+    expect(targets(minorOnly)).toEqual(['core:@6.5.5']);
     expect(minorOnly.skipped).toEqual([
       { type: 'core', slug: 'wordpress', version: '6.6.1', reason: 'kind-off', eligibleAt: null },
     ]);
     const both = policy({ kinds: { coreMinor: true, coreMajor: true } });
     expect(targets(evaluateSite(both, site({ items: [], core: { version: '6.5.3', offers } }), NOW))).toEqual([
-      'core:wordpress@6.6.1',
+      'core:@6.6.1',
     ]);
     // A core pin below the major keeps the site on its branch.
     const pinned = policy({
@@ -128,7 +128,7 @@ describe('what is due', () => {
       pins: [{ type: 'core', slug: 'wordpress', version: '6.5.99' }],
     });
     expect(targets(evaluateSite(pinned, site({ items: [], core: { version: '6.5.3', offers } }), NOW))).toEqual([
-      'core:wordpress@6.5.5',
+      'core:@6.5.5',
     ]);
   });
 
@@ -170,15 +170,15 @@ describe('precedence', () => {
   const own = policy({ enabled: false }, { id: 'upol_4', tag: null, siteId: 'site_1' });
 
   it("a site's own policy wins, even disabled", () => {
-    expect(
-      governingPolicy([tagA, tagB, tagHigh, own], { siteId: 'site_1', tags: ['client:acme', 'staging'] })?.id,
-    ).toBe('upol_4');
+    expect(policyResolver([tagA, tagB, tagHigh, own])({ siteId: 'site_1', tags: ['client:acme', 'staging'] })?.id).toBe(
+      'upol_4',
+    );
   });
   it('among tag policies the highest priority wins, then the oldest', () => {
     expect(
-      governingPolicy([tagA, tagB, tagHigh], { siteId: 'site_2', tags: ['ecommerce', 'client:acme', 'staging'] })?.id,
+      policyResolver([tagA, tagB, tagHigh])({ siteId: 'site_2', tags: ['ecommerce', 'client:acme', 'staging'] })?.id,
     ).toBe('upol_3');
-    expect(governingPolicy([tagA, tagB], { siteId: 'site_2', tags: ['ecommerce', 'client:acme'] })?.id).toBe('upol_1');
-    expect(governingPolicy([tagA, tagB], { siteId: 'site_2', tags: ['other'] })).toBeNull();
+    expect(policyResolver([tagA, tagB])({ siteId: 'site_2', tags: ['ecommerce', 'client:acme'] })?.id).toBe('upol_1');
+    expect(policyResolver([tagA, tagB])({ siteId: 'site_2', tags: ['other'] })).toBeNull();
   });
 });
