@@ -96,7 +96,7 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
   return new OpenAPIHono<AppEnv>()
     .openapi(applyUpdates, (c) => {
       const input = c.req.valid('json');
-      const job = bulkUpdates.startBulkUpdate({
+      const job = bulkUpdates.start({
         targets: bulkUpdates.select(input),
         trigger: { kind: 'request', id: c.get('token').id },
         dryRun: input.dryRun,

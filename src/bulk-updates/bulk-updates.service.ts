@@ -357,7 +357,7 @@ export function createBulkUpdatesService({
   });
 
   return {
-    startBulkUpdate,
+    start: startBulkUpdate,
     /** The targets a request's selection names, from the inventory rows. */
     select: (input: BulkUpdateInput): BulkTarget[] => resolveSelection(repository, input),
     history: (filter: HistoryFilter) => history.list(filter),

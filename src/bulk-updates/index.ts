@@ -1,5 +1,5 @@
 // Bulk updates and the update history: the composition builds them with createBulkUpdates, and
-// scheduled runs (policies) call `bulkUpdates.startBulkUpdate({ targets, trigger, dryRun?, notAfter? })`.
+// scheduled runs (policies) call `bulkUpdates.start({ targets, trigger, dryRun?, notAfter? })` (startBulkUpdate).
 export { createBulkUpdates } from './bulk-updates.js';
 export type { BulkUpdatesService } from './bulk-updates.service.js';
 /** @public What a policy passes to startBulkUpdate. */

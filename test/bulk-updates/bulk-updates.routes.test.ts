@@ -291,7 +291,7 @@ describe('stopping a bulk update', () => {
 describe('startBulkUpdate (the entry policies use)', () => {
   it('skips an item whose offered version is not the one expected, and records the policy as trigger', async () => {
     const { t, sites } = await fleet(1);
-    const job = t.services.bulkUpdates.startBulkUpdate({
+    const job = t.services.bulkUpdates.start({
       targets: [
         { siteId: sites[0]!.id, type: 'plugin', slug: 'akismet', version: '9.9.9' },
         { siteId: sites[0]!.id, type: 'theme', slug: 'twentytwentythree', version: '1.1.0' },
@@ -315,7 +315,7 @@ describe('startBulkUpdate (the entry policies use)', () => {
   it('skips a site that is no longer connected', async () => {
     const { t } = await fleet(0);
     const siteId = insertConnectedSite(t, { state: 'authorization_expired' });
-    const job = t.services.bulkUpdates.startBulkUpdate({
+    const job = t.services.bulkUpdates.start({
       targets: [{ siteId, type: 'core' }],
       trigger: { kind: 'policy', id: 'p' },
     });
