@@ -52,7 +52,7 @@ const ItemSchema = z.object({
   message: z.string().nullable(),
 });
 
-export const siteUpdateStates = ['queued', 'running', 'succeeded', 'failed', 'skipped', 'cancelled'] as const;
+const siteUpdateStates = ['queued', 'running', 'succeeded', 'failed', 'skipped', 'cancelled'] as const;
 
 export const BulkUpdateRunSchema = z
   .object({

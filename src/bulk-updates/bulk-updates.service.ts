@@ -20,12 +20,12 @@ export interface BulkUpdateRequest {
   trigger: { kind: 'request' | 'policy'; id: string | null };
   dryRun?: boolean;
   /** Sites not started by then end `skipped` (`window-closed`). */
-  notAfter?: Date;
+  notAfter?: Date | string;
 }
 
 const BULK = 'bulk-update';
 const CHILD = 'site-update';
-export const BULK_UPDATE_KINDS = [BULK, CHILD] as const;
+const BULK_UPDATE_KINDS = [BULK, CHILD] as const;
 /** How many bulk jobs coordinate at once; each is cheap (the site updates share the update slots). */
 const BULK_JOBS_AT_ONCE = 4;
 const INTERRUPTED = 'the daemon stopped before this site was updated';
@@ -102,14 +102,15 @@ export function createBulkUpdatesService({
   }
 
   /** Creates the bulk job (and its children) and queues it; a dry run is recorded finished, with its plan. */
-  function start({ targets, trigger, dryRun = false, notAfter }: BulkUpdateRequest): JobRow {
+  function startBulkUpdate({ targets, trigger, dryRun = false, notAfter }: BulkUpdateRequest): JobRow {
     const sitesPlanned = plan(targets);
+    const closesAt = notAfter === undefined ? null : new Date(notAfter).toISOString();
     const now = clock.now();
     const id = createId('bulk', now);
     const params: BulkParams = {
       trigger,
       dryRun,
-      notAfter: notAfter?.toISOString() ?? null,
+      notAfter: closesAt,
       sites: sitesPlanned.length,
     };
     if (dryRun) {
@@ -174,20 +175,34 @@ export function createBulkUpdatesService({
     return counts;
   }
 
-  const refreshProgress = (bulkId: string) =>
-    jobRows.update(bulkId, { progress: JSON.stringify(progressOf(repository.children(bulkId))) });
-
   /** A child not started: cancelled (the bulk job was), or skipped (its window closed, the daemon stopped). */
-  function leaveUnstarted(child: JobRow, reason: string, message: string) {
-    jobRows.update(child.id, { state: 'cancelled', reason, message, finishedAt: clock.now() });
-  }
+  const leaveUnstarted = (child: JobRow, reason: string, message: string): JobRow =>
+    jobRows.update(child.id, { state: 'cancelled', reason, message, finishedAt: clock.now() }) ?? child;
 
   async function runBulk(job: JobRow, signal: AbortSignal): Promise<Settlement> {
     const startedAt = clock.now();
     jobRows.update(job.id, { state: 'running', startedAt, attempts: job.attempts + 1 });
     const params = json(job.params) as unknown as BulkParams;
     const notAfter = params.notAfter ? new Date(params.notAfter) : null;
-    let pending = repository.children(job.id).filter((child) => child.state === 'queued');
+    const children = repository.children(job.id);
+    // Counted as sites end, never by reading every child again: a bulk update may have thousands.
+    const progress = progressOf(children);
+    const count = (child: JobRow) => {
+      const state = runView.siteState(child);
+      if (state === 'queued' || state === 'running') return;
+      progress.done++;
+      progress[state]++;
+    };
+    // Sites not started yet, by host, each host's in their order (reversed: the next one is popped).
+    const pending = new Map<string, JobRow[]>();
+    for (const child of children.filter((row) => row.state === 'queued').reverse()) {
+      const { host } = json(child.params) as unknown as ChildParams;
+      pending.set(host, [...(pending.get(host) ?? []), child]);
+    }
+    const leaveAll = (reason: string, message: string) => {
+      for (const queue of pending.values()) for (const child of queue) count(leaveUnstarted(child, reason, message));
+      pending.clear();
+    };
     const running = new Map<string, Promise<void>>();
     const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
@@ -195,19 +210,16 @@ export function createBulkUpdatesService({
       const done = new Promise<void>((resolve) => settled.set(child.id, resolve)).finally(() => {
         slots.release(host);
         running.delete(child.id);
-        refreshProgress(job.id);
+        count(jobRows.find(child.id) ?? child);
       });
       running.set(child.id, done);
       jobs.enqueue(CHILD, child.id, child.siteId);
     };
 
-    while (pending.length > 0 || running.size > 0) {
+    while (pending.size > 0 || running.size > 0) {
       if (signal.aborted) {
-        const [reason, message] = wasCancelled(signal)
-          ? ['cancelled', 'the bulk update was cancelled before this site started']
-          : ['interrupted', INTERRUPTED];
-        for (const child of pending) leaveUnstarted(child, reason, message);
-        pending = [];
+        if (wasCancelled(signal)) leaveAll('cancelled', 'the bulk update was cancelled before this site started');
+        else leaveAll('interrupted', INTERRUPTED);
         // Children waiting in the job runner (behind a backup of their site) are cancelled too; running ones finish.
         for (const id of running.keys())
           if (jobRows.find(id)?.state === 'queued') {
@@ -215,24 +227,20 @@ export function createBulkUpdatesService({
             settle(id);
           }
       } else if (notAfter && clock.now().getTime() >= notAfter.getTime()) {
-        for (const child of pending)
-          leaveUnstarted(child, 'window-closed', `not started before ${notAfter.toISOString()}`);
-        pending = [];
+        leaveAll('window-closed', `not started before ${notAfter.toISOString()}`);
       } else {
-        pending = pending.filter((child) => {
-          const { host } = json(child.params) as unknown as ChildParams;
-          if (!slots.tryTake(host)) return true;
-          startChild(child, host);
-          return false;
-        });
+        // A full host is passed over for the next one; the global bound stops every host.
+        for (const [host, queue] of pending) {
+          while (queue.length > 0 && slots.tryTake(host)) startChild(queue.pop()!, host);
+          if (queue.length === 0) pending.delete(host);
+        }
       }
-      refreshProgress(job.id);
-      if (pending.length === 0 && running.size === 0) break;
+      jobRows.update(job.id, { progress: JSON.stringify(progress) });
+      if (pending.size === 0 && running.size === 0) break;
       // Once stopped, only the running sites are waited for (the abort has been seen).
       await Promise.race(signal.aborted ? running.values() : [slots.released(), aborted, ...running.values()]);
     }
 
-    const progress = progressOf(repository.children(job.id));
     const finishedAt = clock.now();
     const state = wasCancelled(signal)
       ? 'cancelled'
@@ -349,7 +357,7 @@ export function createBulkUpdatesService({
   });
 
   return {
-    start,
+    start: startBulkUpdate,
     /** The targets a request's selection names, from the inventory rows. */
     select: (input: BulkUpdateInput): BulkTarget[] => resolveSelection(repository, input),
     history: (filter: HistoryFilter) => history.list(filter),

@@ -61,5 +61,3 @@ export function createBulkUpdates<
   });
   return { service, recorded: recordSingleSiteUpdates(services, { recorder, inventories, repository }) };
 }
-
-export type BulkUpdates = ReturnType<typeof createBulkUpdates>;

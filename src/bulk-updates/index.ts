@@ -1,7 +1,10 @@
-// Bulk updates and the update history: the composition builds them with createBulkUpdates.
-export { createBulkUpdates, type BulkUpdates } from './bulk-updates.js';
+// Bulk updates and the update history: the composition builds them with createBulkUpdates, and
+// scheduled runs (policies) call `bulkUpdates.start({ targets, trigger, dryRun?, notAfter? })` (startBulkUpdate).
+export { createBulkUpdates } from './bulk-updates.js';
+export type { BulkUpdatesService } from './bulk-updates.service.js';
+/** @public What a policy passes to startBulkUpdate. */
 export type { BulkUpdateRequest } from './bulk-updates.service.js';
+/** @public One item on one site, with the to-version expected. */
 export type { BulkTarget } from './selection.js';
 export { createBulkUpdatesRoutes } from './bulk-updates.routes.js';
 export { DEFAULT_BULK_UPDATES_CONFIG, type BulkUpdatesConfig } from './bulk-updates.config.js';
-export type { BulkUpdatesService } from './bulk-updates.service.js';

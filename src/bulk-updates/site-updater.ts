@@ -26,7 +26,7 @@ export interface PlannedItem {
   fromVersion: string | null;
   toVersion: string | null;
 }
-export type ItemState = 'pending' | 'succeeded' | 'failed' | 'skipped';
+type ItemState = 'pending' | 'succeeded' | 'failed' | 'skipped';
 export interface ItemOutcome extends PlannedItem {
   state: ItemState;
   reason: string | null;
@@ -40,7 +40,7 @@ export interface ItemOutcome extends PlannedItem {
  * Within a type by slug, so runs are repeatable.
  */
 const ORDER: Record<UpdateItemType, number> = { plugin: 0, theme: 1, translations: 2, core: 3 };
-export const inUpdateOrder = <T extends { type: UpdateItemType; slug: string | null }>(items: T[]): T[] =>
+const inUpdateOrder = <T extends { type: UpdateItemType; slug: string | null }>(items: T[]): T[] =>
   [...items].sort((a, b) => ORDER[a.type] - ORDER[b.type] || (a.slug ?? '').localeCompare(b.slug ?? ''));
 
 /**

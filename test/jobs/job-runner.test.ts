@@ -308,3 +308,27 @@ describe('shutdown', () => {
     expect(s.logs.events('job.interrupted')).toEqual([expect.objectContaining({ jobId: aborted, action: 'failed' })]);
   });
 });
+
+describe('exclusive jobs of different pools', () => {
+  it('take turns on one site (a backup and a site update), while other sites run beside them', async () => {
+    const s = setup();
+    s.runner.register('gated', s.gatedKind());
+    s.runner.register('other', s.gatedKind({ pool: { name: 'other', concurrency: 4 } }));
+    const first = s.submit('gated', 'site_a');
+    const second = s.submit('other', 'site_a');
+    const elsewhere = s.submit('other', 'site_b');
+    await until(() => s.running.has(first) && s.running.has(elsewhere));
+    await ticks(20);
+    expect(s.stateOf(second)).toBe('queued');
+    s.finish(first);
+    await until(() => s.running.has(second));
+    s.finish(second);
+    s.finish(elsewhere);
+    await s.runner.idle(['gated', 'other']);
+    expect([s.stateOf(first), s.stateOf(second), s.stateOf(elsewhere)]).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+    ]);
+  });
+});
