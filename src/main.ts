@@ -104,6 +104,10 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     if (!(await services.backups.stop(graceLeft())))
       logger.warn({ graceMs: config.shutdownGraceMs }, 'a restore still running at shutdown was aborted');
   });
+  // Safe updates: one the last process left running is queued again and resumes where it was
+  // (past the update: the after-checks, then keep or roll back), so no site is left broken unrecorded.
+  services.safeUpdates.recover();
+  shutdown.register('safe updates', async () => void (await services.safeUpdates.stop(graceLeft())));
   scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
   scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());

@@ -37,6 +37,7 @@ import { createWebhooksRepository } from './webhooks/webhooks.repository.js';
 import { createWebhooksService } from './webhooks/webhooks.service.js';
 import type { Metrics } from './metrics/metrics.js';
 import { VERSION } from './version.js';
+import { createSafeUpdatesRepository, createSafeUpdatesService } from './safe-updates/index.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -170,6 +171,18 @@ export function createServices({
     jobs,
   });
   lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));
+  // Safe updates: a job kind; each connected site gets its standalone rollback secret at once.
+  const safeUpdates = createSafeUpdatesService({
+    repository: createSafeUpdatesRepository({ db }),
+    access,
+    http,
+    secrets,
+    jobs,
+    clock,
+    logger,
+    operationTimeoutMs: config.siteOperationTimeoutMs,
+  });
+  lifecycle.onConnected((siteId) => safeUpdates.provisionQuietly(siteId));
   // Webhooks subscribe to every catalogued event.
   const webhooksRepository = createWebhooksRepository({ db });
   const webhookDispatcher = createWebhookDispatcher({
@@ -223,6 +236,7 @@ export function createServices({
     uptime,
     performance,
     backups,
+    safeUpdates,
     webhooks,
     webhookDispatcher,
   };
