@@ -12,6 +12,7 @@ import {
   rollbackProblems,
   type StandaloneRollback,
 } from '../wordpress/rollback-client.js';
+import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import type { SiteHttp } from '../wordpress/site-http.js';
 import { checkSiteHealth, describeFailures } from './health-check.js';
@@ -155,9 +156,12 @@ export function createSafeUpdatesService({
 
     const item = await readItem(site, row.itemType, row.slug);
     if (!item) return failed(`${row.itemType}-not-found`, `${site.site.url} has no ${row.itemType} ${row.slug}`);
-    const offers = await site.connector.updates({ refresh: false });
-    const offer =
+    const offerIn = (offers: AvailableUpdates) =>
       row.itemType === 'plugin' ? offers.plugins[item.target]?.newVersion : offers.themes[item.target]?.newVersion;
+    // WordPress's last update check first; the update servers only when it knows of nothing.
+    const offer =
+      offerIn(await site.connector.updates({ refresh: false })) ??
+      offerIn(await site.connector.updates({ refresh: true }));
     if (!offer)
       return failed('no-update-available', `${row.slug} is at ${item.version} and no newer version is offered`);
     if (row.toVersion && row.toVersion !== offer)
