@@ -15,7 +15,6 @@ const STANDALONE_MAX_BYTES = 64 * 1024;
 
 export const rollbackProblems = {
   unavailable: defineProblem('rollback-path-unavailable', 422, 'The site’s standalone rollback path cannot be used'),
-  refused: defineProblem('rollback-refused', 502, 'The site’s standalone rollback path refused the rollback'),
 };
 
 const RestorePointSchema = z.object({

@@ -15,7 +15,7 @@ function sourceFiles(dir: string): string[] {
 
 describe('the log-event catalogue', () => {
   const documented = new Map(
-    [...readFileSync(join(root, 'docs/events.md'), 'utf8').matchAll(/^\| `([a-z_.]+)` \| (\w+) \| ([^|]*) \|/gm)].map(
+    [...readFileSync(join(root, 'docs/events.md'), 'utf8').matchAll(/^\| `([a-z_.-]+)` \| (\w+) \| ([^|]*) \|/gm)].map(
       (match) => [
         match[1]!,
         { level: match[2]!, fields: [...match[3]!.matchAll(/`(\w+)`/g)].map((field) => field[1]!) },

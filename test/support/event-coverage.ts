@@ -55,7 +55,7 @@ export function noteTestFile(path: string): void {
 
 /** Event names in a process's JSON-lines output. */
 export function eventsInOutput(output: string): string[] {
-  return [...output.matchAll(/"event":"([a-z_.]+)"/g)].map((match) => match[1]!);
+  return [...output.matchAll(/"event":"([a-z_.-]+)"/g)].map((match) => match[1]!);
 }
 
 function emittedDir(): string | undefined {
