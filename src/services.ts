@@ -37,7 +37,7 @@ import { createWebhooksRepository } from './webhooks/webhooks.repository.js';
 import { createWebhooksService } from './webhooks/webhooks.service.js';
 import type { Metrics } from './metrics/metrics.js';
 import { VERSION } from './version.js';
-import { createSafeUpdatesRepository, createSafeUpdatesService } from './safe-updates/index.js';
+import { createSafeUpdatesRepository, createSafeUpdatesService, createScreenshotStore } from './safe-updates/index.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -181,6 +181,7 @@ export function createServices({
     clock,
     logger,
     operationTimeoutMs: config.siteOperationTimeoutMs,
+    screenshots: createScreenshotStore({ dataDir: config.dataDir, chromePath: config.performance.chromePath }),
   });
   lifecycle.onConnected((siteId) => safeUpdates.provisionQuietly(siteId));
   // Webhooks subscribe to every catalogued event.

@@ -20,6 +20,12 @@ export function findFatalMarker(body: string): string | undefined {
   return FATAL_MARKERS.find((marker) => body.includes(marker));
 }
 
+/** The home page, then the policy's paths on the same site. */
+export function pageUrls(siteUrl: string, policy: Pick<SafeUpdatePolicy, 'urls'>): string[] {
+  const base = siteUrl.replace(/\/+$/, '');
+  return [`${base}/`, ...policy.urls.map((path) => `${base}${path}`)];
+}
+
 /**
  * One round of checks: the home page and the policy's URLs answer 2xx/3xx without a fatal
  * error (the home page with the keyword), the REST API answers for our user, the connector answers.
@@ -31,8 +37,8 @@ export async function checkSiteHealth(
 ): Promise<HealthReport> {
   const started = Date.now();
   const at = now().toISOString();
-  const home = `${site.site.url.replace(/\/+$/, '')}/`;
-  const pages = [home, ...policy.urls.map((path) => `${site.site.url.replace(/\/+$/, '')}${path}`)];
+  const pages = pageUrls(site.site.url, policy);
+  const home = pages[0]!;
 
   const pageCheck = async (url: string): Promise<Check> => {
     const begun = Date.now();

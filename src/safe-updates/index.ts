@@ -8,3 +8,4 @@ export {
 export { createSafeUpdatesRepository } from './safe-updates.repository.js';
 export { createSafeUpdatesRoutes } from './safe-updates.routes.js';
 export { SafeUpdatePolicySchema, type SafeUpdatePolicy } from './safe-updates.schemas.js';
+export { createScreenshotStore } from './visual-check.js';

@@ -82,6 +82,7 @@ export async function updateCheckDecide(
   standalone: StandaloneRollback,
   record: FlowRecorder,
   update: (() => Promise<void>) | null,
+  visual: { after(): Promise<{ reason: string; message: string } | null> },
 ): Promise<FlowOutcome> {
   const row = record.row();
   const policy = JSON.parse(row.policy) as SafeUpdatePolicy;
@@ -129,6 +130,10 @@ export async function updateCheckDecide(
     else if (item.active && !now.active)
       [reason, message] = ['deactivated', `${row.slug} was active before the update and is not now`];
     else record.phase('after-check', { toVersion: now.version });
+  }
+  if (reason === null) {
+    const looks = await visual.after();
+    if (looks) [reason, message] = [looks.reason, looks.message];
   }
   if (reason === null) return { status: 'kept', reason: null, message: null };
 

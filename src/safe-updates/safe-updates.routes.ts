@@ -2,7 +2,13 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { SiteIdPathParam } from '../sites/index.js';
-import { ItemParams, SafeUpdateParams, SafeUpdatePolicySchema, SafeUpdateSchema } from './safe-updates.schemas.js';
+import {
+  ItemParams,
+  SafeUpdateParams,
+  SafeUpdatePolicySchema,
+  SafeUpdateSchema,
+  ScreenshotParams,
+} from './safe-updates.schemas.js';
 import type { SafeUpdatesService } from './safe-updates.service.js';
 
 const tags = ['Safe updates'];
@@ -61,6 +67,23 @@ const routes = {
     request: { params: SafeUpdateParams },
     responses: { 200: jsonContent(SafeUpdateSchema, 'The report'), ...problemResponses(404) },
   }),
+  screenshot: createRoute({
+    method: 'get',
+    path: '/sites/{siteId}/safe-updates/{safeUpdateId}/screenshots/{name}',
+    operationId: 'getSafeUpdateScreenshot',
+    tags,
+    summary: 'A screenshot or diff of a safe update, as PNG',
+    description:
+      'The names are in the report’s `screenshots`: `before-N.png`, `after-N.png` and `diff-N.png` for its N-th checked page (0 is the home page).',
+    request: { params: ScreenshotParams },
+    responses: {
+      200: {
+        description: 'The PNG',
+        content: { 'image/png': { schema: z.string().openapi({ format: 'binary' }) } },
+      },
+      ...problemResponses(400, 404),
+    },
+  }),
   secret: createRoute({
     method: 'post',
     path: '/sites/{siteId}/rollback-secret',
@@ -90,6 +113,13 @@ export function createSafeUpdatesRoutes({ safeUpdates }: { safeUpdates: SafeUpda
     .openapi(routes.get, (c) => {
       const { siteId, safeUpdateId } = c.req.valid('param');
       return c.json(safeUpdates.get(siteId, safeUpdateId), 200);
+    })
+    .openapi(routes.screenshot, async (c) => {
+      const { siteId, safeUpdateId, name } = c.req.valid('param');
+      const png = await safeUpdates.screenshot(siteId, safeUpdateId, name);
+      c.header('content-type', 'image/png');
+      c.header('cache-control', 'private, max-age=86400, immutable');
+      return c.body(new Uint8Array(png), 200);
     })
     .openapi(routes.secret, async (c) =>
       c.json(await safeUpdates.provisionRollbackSecret(c.req.valid('param').siteId), 200),

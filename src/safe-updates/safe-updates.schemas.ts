@@ -43,6 +43,24 @@ export const SafeUpdatePolicySchema = z
       .max(60_000)
       .default(15_000)
       .openapi({ description: 'Time limit of each page, REST and connector check.' }),
+    visual: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .openapi({ description: 'Take screenshots before and after, and compare them.' }),
+        threshold: z
+          .number()
+          .min(0)
+          .max(1)
+          .default(0.03)
+          .openapi({ description: 'Share of pixels (0–1) that may change on a page before the update is flagged.' }),
+        rollback: z
+          .boolean()
+          .default(false)
+          .openapi({ description: 'Roll back a flagged update (otherwise it is kept, flagged in the report).' }),
+      })
+      .default({ enabled: true, threshold: 0.03, rollback: false }),
   })
   .openapi('SafeUpdatePolicy');
 export type SafeUpdatePolicy = z.infer<typeof SafeUpdatePolicySchema>;
@@ -78,12 +96,24 @@ const StepSchema = z.object({
 });
 export type Step = z.infer<typeof StepSchema>;
 
+const ScreenshotSchema = z.object({
+  url: z.string(),
+  before: z.string().nullable().openapi({ description: 'File name under …/screenshots/, e.g. `before-0.png`.' }),
+  after: z.string().nullable(),
+  diff: z.string().nullable().openapi({ description: 'Changed pixels in red over a faded copy of the page.' }),
+  changedRatio: z.number().nullable().openapi({ description: 'Share of pixels that changed (0–1).' }),
+});
+export type Screenshot = z.infer<typeof ScreenshotSchema>;
+
 /** What the report JSON column holds. */
 export interface SafeUpdateReport {
   before?: HealthReport[];
   after?: HealthReport[];
   afterRollback?: HealthReport[];
   steps?: Step[];
+  screenshots?: Screenshot[];
+  /** True when a page changed beyond the policy's threshold. */
+  visualChange?: boolean;
 }
 
 export const SafeUpdateSchema = z
@@ -109,6 +139,8 @@ export const SafeUpdateSchema = z
     after: z.array(HealthReportSchema),
     afterRollback: z.array(HealthReportSchema),
     steps: z.array(StepSchema),
+    screenshots: z.array(ScreenshotSchema),
+    visualChange: z.boolean().openapi({ description: 'A page changed beyond the policy’s visual threshold.' }),
     createdAt: z.string(),
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),
@@ -135,6 +167,8 @@ export function safeUpdateView(row: SafeUpdateRow) {
     after: report.after ?? [],
     afterRollback: report.afterRollback ?? [],
     steps: report.steps ?? [],
+    screenshots: report.screenshots ?? [],
+    visualChange: report.visualChange ?? false,
     createdAt: row.createdAt.toISOString(),
     startedAt: iso(row.startedAt),
     finishedAt: iso(row.finishedAt),
@@ -147,6 +181,17 @@ export const ItemParams = SiteIdPathParam.extend({
     .regex(SlugPattern, 'a slug has only letters, digits, dots, dashes and underscores')
     .max(200)
     .openapi({ param: { name: 'slug', in: 'path' }, example: 'akismet' }),
+});
+export const ScreenshotParams = SiteIdPathParam.extend({
+  safeUpdateId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'safeUpdateId', in: 'path' }, example: 'sup_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
+  name: z
+    .string()
+    .regex(/^(before|after|diff)-[0-9]{1,2}\.png$/, 'before-N.png, after-N.png or diff-N.png')
+    .openapi({ param: { name: 'name', in: 'path' }, example: 'diff-0.png' }),
 });
 export const SafeUpdateParams = SiteIdPathParam.extend({
   safeUpdateId: z

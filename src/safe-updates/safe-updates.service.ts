@@ -34,6 +34,7 @@ import {
   type SafeUpdateReport,
 } from './safe-updates.schemas.js';
 import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
+import { createVisualCheck, readScreenshot, type ScreenshotStore } from './visual-check.js';
 
 export const SAFE_UPDATE_KIND = 'safe-update';
 /** Phases from which a resumed job goes straight to the after-checks: the site may have changed. */
@@ -57,6 +58,7 @@ export function createSafeUpdatesService({
   clock,
   logger,
   operationTimeoutMs,
+  screenshots,
   concurrency = 2,
   sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 }: {
@@ -68,6 +70,7 @@ export function createSafeUpdatesService({
   clock: Clock;
   logger: Logger;
   operationTimeoutMs: number;
+  screenshots: ScreenshotStore;
   concurrency?: number;
   sleep?: (ms: number) => Promise<void>;
 }) {
@@ -174,6 +177,7 @@ export function createSafeUpdatesService({
     record.report((report) => (report.before = [before]));
     if (!before.healthy)
       return failed('site-unhealthy', `the site is not healthy, so it was not updated: ${describeFailures(before)}`);
+    await createVisualCheck(screenshots, record, site.site.url).before();
     if (signal.aborted) return failed('interrupted', 'the daemon stopped before the update');
 
     record.phase('restore-point');
@@ -216,17 +220,20 @@ export function createSafeUpdatesService({
               },
             ];
           });
-          return updateCheckDecide(flowDeps, site, await rollbackPath(site), record, null);
+          const visual = createVisualCheck(screenshots, record, site.site.url);
+          return updateCheckDecide(flowDeps, site, await rollbackPath(site), record, null, visual);
         }
         const prepared = await prepare(site, record, signal);
         if ('refused' in prepared) return prepared.refused;
         const { standalone } = prepared;
         const row = record.row();
         const target = (JSON.parse(row.report) as { item: ItemState }).item.target;
-        return updateCheckDecide(flowDeps, site, standalone, record, async () => {
+        const update = async () => {
           if (row.itemType === 'plugin') await site.connector.updatePlugin(target);
           else await site.connector.updateTheme(target);
-        });
+        };
+        const visual = createVisualCheck(screenshots, record, site.site.url);
+        return updateCheckDecide(flowDeps, site, standalone, record, update, visual);
       });
       return finish(id, outcome);
     } catch (error) {
@@ -304,6 +311,14 @@ export function createSafeUpdatesService({
       const row = repository.findForSite(siteId, id);
       if (!row) throw safeUpdatesProblems.notFound.create(`site ${siteId} has no safe update ${id}`);
       return safeUpdateView(row);
+    },
+
+    /** A PNG of the report (`before-0.png`, `after-0.png`, `diff-0.png`, …). */
+    async screenshot(siteId: string, id: string, name: string): Promise<Buffer> {
+      this.get(siteId, id);
+      const png = await readScreenshot(screenshots, id, name);
+      if (!png) throw safeUpdatesProblems.screenshotNotFound.create(`safe update ${id} has no ${name}`);
+      return png;
     },
 
     list(siteId: string, limit = 50) {

@@ -64,6 +64,7 @@ describe('safe updates on a real site', () => {
     expect(failed).toContainEqual(expect.objectContaining({ name: 'connector', ok: false }));
     expect(report.message).toContain('fatal-error');
     expect(report.steps.map((step: { step: string; ok: boolean }) => [step.step, step.ok])).toEqual([
+      ['screenshots-before', true],
       ['restore-point', true],
       ['update', true],
       ['rollback', true],
@@ -107,6 +108,60 @@ describe('safe updates on a real site', () => {
     expect(bed.t.logs.events('update.verified')).toContainEqual(
       expect.objectContaining({ safeUpdateId: report.id, slug: 'sitewarden-demo', type: 'plugin' }),
     );
+  });
+
+  it('keeps the harmless update’s screenshots, served as PNG', async () => {
+    const [report] = (await bed.t.call('GET', `/api/sites/${bed.siteId}/safe-updates`)).json.items.filter(
+      (item: { slug: string; status: string }) => item.slug === 'sitewarden-demo' && item.status === 'kept',
+    );
+    expect(report.screenshots).toEqual([
+      expect.objectContaining({
+        url: `${bed.site.url}/`,
+        before: 'before-0.png',
+        after: 'after-0.png',
+        diff: 'diff-0.png',
+      }),
+    ]);
+    expect(report.screenshots[0].changedRatio).toBeLessThan(0.03);
+    expect(report.visualChange).toBe(false);
+    for (const name of ['before-0.png', 'after-0.png', 'diff-0.png']) {
+      const png = await bed.t.app.request(`/api/sites/${bed.siteId}/safe-updates/${report.id}/screenshots/${name}`, {
+        headers: { authorization: `Bearer ${bed.t.readToken}` },
+      });
+      expect(png.status, name).toBe(200);
+      expect(png.headers.get('content-type')).toBe('image/png');
+      const bytes = Buffer.from(await png.arrayBuffer());
+      expect(bytes.subarray(1, 4).toString('latin1')).toBe('PNG');
+      // 1280×800, as every screenshot: width and height in the IHDR chunk.
+      expect([bytes.readUInt32BE(16), bytes.readUInt32BE(20)]).toEqual([1280, 800]);
+    }
+    const missing = await bed.t.call(
+      'GET',
+      `/api/sites/${bed.siteId}/safe-updates/${report.id}/screenshots/after-7.png`,
+    );
+    expect(missing.json.type).toBe('/problems/safe-update-screenshot-not-found');
+    const traversal = await bed.t.call(
+      'GET',
+      `/api/sites/${bed.siteId}/safe-updates/${report.id}/screenshots/..%2Fx.png`,
+    );
+    expect(traversal.status).toBe(400);
+  });
+
+  it('flags an update that changes the look beyond the threshold, and rolls it back when the policy says so', async () => {
+    await installAndActivate('sitewarden-restyle', '1.0.0');
+    const flagged = await safeUpdate('plugins', 'sitewarden-restyle');
+    expect(flagged).toMatchObject({ status: 'kept', visualChange: true });
+    expect(flagged.screenshots[0].changedRatio).toBeGreaterThan(0.03);
+
+    installFixturePlugin(bed.site, 'sitewarden-restyle', '1.0.0');
+    await bed.site.php("delete_site_transient('update_plugins');");
+    const rolledBack = await safeUpdate('plugins', 'sitewarden-restyle', {
+      policy: { ...policy, visual: { rollback: true, threshold: 0.05 } },
+    });
+    expect(rolledBack).toMatchObject({ status: 'rolled-back', reason: 'visual-change', visualChange: true });
+    expect(rolledBack.message).toMatch(/changed on \d+\.\d % of its pixels \(threshold 5\.0 %\)/);
+    expect((await wordpressPlugins(bed.site))['sitewarden-restyle/sitewarden-restyle.php']?.Version).toBe('1.0.0');
+    expect((await home()).body).not.toContain('#8b0000');
   });
 
   it('does not update an unhealthy site, and says why', async () => {
