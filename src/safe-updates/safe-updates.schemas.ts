@@ -75,7 +75,7 @@ const CheckSchema = z.object({
   }),
   durationMs: z.number(),
 });
-export const HealthReportSchema = z
+const HealthReportSchema = z
   .object({
     healthy: z.boolean(),
     at: z.string(),

@@ -36,7 +36,7 @@ import {
 import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
 import { createVisualCheck, readScreenshot, type ScreenshotStore } from './visual-check.js';
 
-export const SAFE_UPDATE_KIND = 'safe-update';
+const SAFE_UPDATE_KIND = 'safe-update';
 /** Phases from which a resumed job goes straight to the after-checks: the site may have changed. */
 const AFTER_UPDATE_PHASES: SafeUpdatePhase[] = ['updating', 'after-check', 'rolling-back'];
 

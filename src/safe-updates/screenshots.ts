@@ -11,7 +11,7 @@ import { chromeFlags } from '../performance/index.js';
  * WebSocket: no browser-automation library at run time. Same viewport every time, animations
  * and transitions off, reduced motion, web fonts loaded, only the site's own host reachable.
  */
-export const VIEWPORT = { width: 1280, height: 800 };
+const VIEWPORT = { width: 1280, height: 800 };
 const PAGE_TIMEOUT_MS = 30_000;
 
 const FREEZE_PAGE = `(async () => {

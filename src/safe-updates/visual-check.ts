@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pageUrls } from './health-check.js';
 import type { FlowRecorder } from './safe-update-flow.js';
@@ -26,9 +26,6 @@ export function createScreenshotStore({
 export async function readScreenshot(store: ScreenshotStore, id: string, name: string): Promise<Buffer | null> {
   return readFile(join(store.dir(id), name)).catch(() => null);
 }
-
-export const removeScreenshots = (store: ScreenshotStore, id: string) =>
-  rm(store.dir(id), { recursive: true, force: true });
 
 const percent = (ratio: number) => `${(ratio * 100).toFixed(1)} %`;
 
@@ -129,5 +126,3 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
     },
   };
 }
-
-export type VisualCheck = ReturnType<typeof createVisualCheck>;

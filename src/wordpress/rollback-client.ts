@@ -22,7 +22,6 @@ const RestorePointSchema = z.object({
   target: z.string().max(300),
   bytes: z.number().int().nonnegative(),
 });
-export type RestorePoint = z.infer<typeof RestorePointSchema>;
 
 const StandaloneStatusSchema = z.object({
   saved: z.array(z.object({ id: z.string().max(40), target: z.string().max(300), restored: z.boolean() })).max(10_000),
@@ -55,8 +54,6 @@ export function createRestorePoints(session: WordPressSession, { timeoutMs }: { 
     discard: (id: string) => post('discard', { id }, z.object({ discarded: z.boolean() })),
   };
 }
-
-export type RestorePoints = ReturnType<typeof createRestorePoints>;
 
 export interface StandaloneAnswer {
   status: number;
