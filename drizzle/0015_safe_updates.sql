@@ -19,6 +19,7 @@ CREATE TABLE `safe_updates` (
 	`to_version` text,
 	`restore_point_id` text,
 	`restore_point_target` text,
+	`backup_id` text,
 	`report` text DEFAULT '{}' NOT NULL,
 	`created_at` integer NOT NULL,
 	`started_at` integer,

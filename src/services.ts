@@ -182,6 +182,7 @@ export function createServices({
     logger,
     operationTimeoutMs: config.siteOperationTimeoutMs,
     screenshots: createScreenshotStore({ dataDir: config.dataDir, chromePath: config.performance.chromePath }),
+    backups,
   });
   lifecycle.onConnected((siteId) => safeUpdates.provisionQuietly(siteId));
   // Webhooks subscribe to every catalogued event.

@@ -53,7 +53,7 @@ export async function readItem(site: ConnectedSite, type: 'plugin' | 'theme', sl
 }
 
 /** The policy's after-checks: a settle time, then up to `attempts` rounds until one is healthy. */
-async function checkUntilHealthy(
+export async function checkUntilHealthy(
   deps: FlowDeps,
   site: ConnectedSite,
   policy: SafeUpdatePolicy,

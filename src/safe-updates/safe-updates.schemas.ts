@@ -43,6 +43,10 @@ export const SafeUpdatePolicySchema = z
       .max(60_000)
       .default(15_000)
       .openapi({ description: 'Time limit of each page, REST and connector check.' }),
+    backup: z.boolean().default(true).openapi({
+      description:
+        'Take a (incremental) backup before the update, restored when putting the previous version back does not heal the site.',
+    }),
     visual: z
       .object({
         enabled: z

@@ -17,6 +17,7 @@ import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import type { SiteHttp } from '../wordpress/site-http.js';
 import { checkSiteHealth, describeFailures } from './health-check.js';
 import {
+  checkUntilHealthy,
   readItem,
   takeRestorePoint,
   updateCheckDecide,
@@ -35,10 +36,11 @@ import {
 } from './safe-updates.schemas.js';
 import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
 import { createVisualCheck, readScreenshot, type ScreenshotStore } from './visual-check.js';
+import { createLastResort, type BackupJobs } from './last-resort.js';
 
 const SAFE_UPDATE_KIND = 'safe-update';
 /** Phases from which a resumed job goes straight to the after-checks: the site may have changed. */
-const AFTER_UPDATE_PHASES: SafeUpdatePhase[] = ['updating', 'after-check', 'rolling-back'];
+const AFTER_UPDATE_PHASES: SafeUpdatePhase[] = ['updating', 'after-check', 'rolling-back', 'restoring-backup'];
 
 export interface SafeUpdateRequest {
   siteId: string;
@@ -59,6 +61,7 @@ export function createSafeUpdatesService({
   logger,
   operationTimeoutMs,
   screenshots,
+  backups,
   concurrency = 2,
   sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 }: {
@@ -71,10 +74,13 @@ export function createSafeUpdatesService({
   logger: Logger;
   operationTimeoutMs: number;
   screenshots: ScreenshotStore;
+  /** The backups feature's jobs, for the backup before the update (policy `backup`); none: no last resort. */
+  backups?: BackupJobs;
   concurrency?: number;
   sleep?: (ms: number) => Promise<void>;
 }) {
   const flowDeps: FlowDeps = { http, now: () => clock.now(), sleep, operationTimeoutMs };
+  const lastResort = backups ? createLastResort({ backups, sleep }) : null;
 
   /** A fresh secret: the site gets its SHA-256, we keep it sealed. */
   async function provisionSecret(site: ConnectedSite): Promise<string> {
@@ -200,42 +206,85 @@ export function createSafeUpdatesService({
   }
 
   /** Runs a safe update whose row exists (queued, or left running by a crash), to a decided state. */
+  function addStep(record: FlowRecorder, step: string, ok: boolean, started: number, detail?: string): void {
+    record.report((report) => {
+      report.steps = [
+        ...(report.steps ?? []),
+        {
+          step,
+          ok,
+          at: new Date(started).toISOString(),
+          durationMs: Date.now() - started,
+          ...(detail ? { detail } : {}),
+        },
+      ];
+    });
+  }
+
+  /** Before the update, outside the site's queue (the backup runs as its own job): the last resort. */
+  async function takeBackup(record: FlowRecorder): Promise<void> {
+    const row = record.row();
+    if (!lastResort || !(JSON.parse(row.policy) as SafeUpdatePolicy).backup) return;
+    record.phase('backup');
+    const started = Date.now();
+    const backup = await lastResort.backup(row.siteId);
+    record.phase('backup', { backupId: backup.id });
+    addStep(record, 'backup', backup.id !== null, started, backup.detail);
+  }
+
+  /** Putting the saved copy back did not heal the site: restore the backup taken before the update, check again. */
+  async function restoreBackup(record: FlowRecorder, outcome: FlowOutcome): Promise<FlowOutcome> {
+    const row = record.row();
+    if (outcome.status !== 'rollback-failed' || !lastResort || !row.backupId) return outcome;
+    record.phase('restoring-backup');
+    const started = Date.now();
+    const restored = await lastResort.restore(row.siteId, row.backupId);
+    addStep(record, 'restore-backup', restored.ok, started, restored.detail);
+    if (!restored.ok)
+      return { ...outcome, message: `${outcome.message}; restoring backup ${row.backupId} failed: ${restored.detail}` };
+    const checks = await access.read(row.siteId, (site) =>
+      checkUntilHealthy(flowDeps, site, JSON.parse(row.policy) as SafeUpdatePolicy),
+    );
+    record.report((report) => (report.afterRollback = [...(report.afterRollback ?? []), ...checks]));
+    if (!checks[checks.length - 1]!.healthy)
+      return { ...outcome, message: `${outcome.message}; still unhealthy after restoring backup ${row.backupId}` };
+    return {
+      status: 'rolled-back',
+      reason: outcome.reason,
+      message: `${outcome.message}; healed by restoring backup ${row.backupId}`,
+    };
+  }
+
+  /** Runs a safe update whose row exists (queued, or left running by a crash), to a decided state. */
   async function execute(id: string, signal: AbortSignal): Promise<Settlement> {
     const resumed = repository.find(id)!;
     const resuming = AFTER_UPDATE_PHASES.includes(resumed.phase);
     repository.update(id, { status: 'running', startedAt: resumed.startedAt ?? clock.now() });
     const record = recorder(id);
     try {
-      const outcome = await access.operate(resumed.siteId, async (site) => {
-        if (resuming) {
-          record.report((report) => {
-            report.steps = [
-              ...(report.steps ?? []),
-              {
-                step: 'resumed',
-                ok: true,
-                at: clock.now().toISOString(),
-                durationMs: 0,
-                detail: `from ${resumed.phase}`,
-              },
-            ];
-          });
+      let decided: FlowOutcome;
+      if (resuming) {
+        addStep(record, 'resumed', true, Date.now(), `from ${resumed.phase}`);
+        decided = await access.operate(resumed.siteId, async (site) => {
           const visual = createVisualCheck(screenshots, record, site.site.url);
           return updateCheckDecide(flowDeps, site, await rollbackPath(site), record, null, visual);
-        }
-        const prepared = await prepare(site, record, signal);
-        if ('refused' in prepared) return prepared.refused;
-        const { standalone } = prepared;
-        const row = record.row();
-        const target = (JSON.parse(row.report) as { item: ItemState }).item.target;
-        const update = async () => {
-          if (row.itemType === 'plugin') await site.connector.updatePlugin(target);
-          else await site.connector.updateTheme(target);
-        };
-        const visual = createVisualCheck(screenshots, record, site.site.url);
-        return updateCheckDecide(flowDeps, site, standalone, record, update, visual);
-      });
-      return finish(id, outcome);
+        });
+      } else {
+        const prepared = await access.operate(resumed.siteId, (site) => prepare(site, record, signal));
+        if ('refused' in prepared) return finish(id, prepared.refused);
+        await takeBackup(record);
+        decided = await access.operate(resumed.siteId, async (site) => {
+          const row = record.row();
+          const target = (JSON.parse(row.report) as { item: ItemState }).item.target;
+          const update = async () => {
+            if (row.itemType === 'plugin') await site.connector.updatePlugin(target);
+            else await site.connector.updateTheme(target);
+          };
+          const visual = createVisualCheck(screenshots, record, site.site.url);
+          return updateCheckDecide(flowDeps, site, prepared.standalone, record, update, visual);
+        });
+      }
+      return finish(id, await restoreBackup(record, decided));
     } catch (error) {
       const reason = isAppError(error) ? error.problem.name : 'internal-error';
       if (!isAppError(error)) logger.error({ err: error, safeUpdateId: id }, 'safe update crashed');

@@ -9,9 +9,11 @@ export const safeUpdatePhases = [
   'queued',
   'before-check',
   'restore-point',
+  'backup',
   'updating',
   'after-check',
   'rolling-back',
+  'restoring-backup',
   'done',
 ] as const;
 export type SafeUpdatePhase = (typeof safeUpdatePhases)[number];
@@ -41,6 +43,8 @@ export const safeUpdates = sqliteTable(
     /** The connector's saved copy (wp-content/sitewarden-rollback/<id>) and where it goes back to. */
     restorePointId: text('restore_point_id'),
     restorePointTarget: text('restore_point_target'),
+    /** The backup taken before the update: the last resort when putting the saved copy back does not heal the site. */
+    backupId: text('backup_id'),
     /** Checks before and after, rollback steps, timings: JSON (see safe-updates.schemas.ts). */
     report: text('report').notNull().default('{}'),
     createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),

@@ -15,8 +15,8 @@ import {
  */
 const bed = useConnectedSite();
 
-/** Short settle and retries: the fixtures break at once or never. */
-const policy = { settleMs: 300, attempts: 2, retryDelayMs: 500 };
+/** Short settle and retries: the fixtures break at once or never. The backup has its own test. */
+const policy = { settleMs: 300, attempts: 2, retryDelayMs: 500, backup: false };
 
 async function safeUpdate(type: 'plugins' | 'themes', slug: string, body: Record<string, unknown> = { policy }) {
   const started = await bed.t.call('POST', `/api/sites/${bed.siteId}/${type}/${slug}/safe-update`, { json: body });
@@ -198,6 +198,26 @@ describe('safe updates on a real site', { timeout: 180_000 }, () => {
       rmSync(dropped, { force: true });
     }
     expect((await home()).status).toBe(200);
+  });
+
+  it('restores the backup taken before the update when putting the old version back does not heal the site', async () => {
+    await installAndActivate('sitewarden-migrate', '1.0.0');
+    const title = (await bed.site.option('blogname')) as string;
+    const report = await safeUpdate('plugins', 'sitewarden-migrate', {
+      policy: { ...policy, backup: true, keyword: title, visual: { enabled: false } },
+    });
+    expect(report).toMatchObject({ status: 'rolled-back', reason: 'keyword-missing' });
+    expect(report.message).toContain('healed by restoring backup');
+    expect(report.steps.map((step: { step: string; ok: boolean }) => [step.step, step.ok])).toEqual([
+      ['restore-point', true],
+      ['backup', true],
+      ['update', true],
+      ['rollback', true],
+      ['restore-backup', true],
+    ]);
+    expect(await bed.site.option('blogname')).toBe(title);
+    expect((await wordpressPlugins(bed.site))['sitewarden-migrate/sitewarden-migrate.php']?.Version).toBe('1.0.0');
+    expect((await home()).body).toContain(title);
   });
 
   it('updates a theme through the same path', async () => {
