@@ -7,6 +7,7 @@
  * It does one thing. POST, JSON body, header X-Sitewarden-Rollback-Secret:
  *   {"action": "status"}                                   → which saved copies exist
  *   {"action": "restore", "id": "…", "target": "plugins/x"} → swap the saved copy `id` back in
+ *   (targets: plugins/<folder>, themes/<folder>, or core: wp-admin, wp-includes and the root's PHP files)
  * The secret is checked in constant time against the SHA-256 the daemon provisioned (through the
  * authenticated connector) in wp-content/sitewarden-rollback/secret.php; the site never holds the
  * secret itself. A restore names a saved copy and the exact target it was saved from; anything
@@ -90,8 +91,7 @@ final class Sitewarden_Rollback_Endpoint {
 			return $this->answer( 404, array( 'code' => 'not_saved' ) );
 		}
 
-		$previous    = $saved . '/previous';
-		$destination = $this->content_dir . '/' . $target;
+		$previous = $saved . '/previous';
 		if ( ! empty( $manifest['restoredAt'] ) && ! file_exists( $previous ) ) {
 			return $this->answer( 200, array( 'restored' => $target, 'already' => true ) );
 		}
@@ -99,14 +99,34 @@ final class Sitewarden_Rollback_Endpoint {
 			return $this->answer( 409, array( 'code' => 'saved_copy_missing' ) );
 		}
 
-		// The broken version is moved aside (kept for a post-mortem), then the saved one put back.
-		if ( file_exists( $destination ) || is_link( $destination ) ) {
-			if ( ! rename( $destination, $saved . '/replaced-' . time() ) ) {
-				return $this->answer( 500, array( 'code' => 'move_failed' ) );
+		if ( 'core' === $target ) {
+			// WordPress's own files, one by one, from the saved copy's own listing (never wp-config.php or wp-content).
+			$root  = dirname( $this->content_dir );
+			$aside = $saved . '/replaced-' . time();
+			mkdir( $aside, 0750 );
+			foreach ( (array) scandir( $previous ) as $name ) {
+				if ( '.' === $name || '..' === $name ) {
+					continue;
+				}
+				if ( ! preg_match( '/^(wp-admin|wp-includes|[A-Za-z0-9._-]+\.php)$/D', $name ) || 'wp-config.php' === $name ) {
+					return $this->answer( 409, array( 'code' => 'unexpected_saved_file' ) );
+				}
+				if ( ( file_exists( $root . '/' . $name ) && ! rename( $root . '/' . $name, $aside . '/' . $name ) ) || ! rename( $previous . '/' . $name, $root . '/' . $name ) ) {
+					return $this->answer( 500, array( 'code' => 'restore_failed' ) );
+				}
 			}
-		}
-		if ( ! rename( $previous, $destination ) ) {
-			return $this->answer( 500, array( 'code' => 'restore_failed' ) );
+			rmdir( $previous );
+		} else {
+			// The broken version is moved aside (kept for a post-mortem), then the saved one put back.
+			$destination = $this->content_dir . '/' . $target;
+			if ( file_exists( $destination ) || is_link( $destination ) ) {
+				if ( ! rename( $destination, $saved . '/replaced-' . time() ) ) {
+					return $this->answer( 500, array( 'code' => 'move_failed' ) );
+				}
+			}
+			if ( ! rename( $previous, $destination ) ) {
+				return $this->answer( 500, array( 'code' => 'restore_failed' ) );
+			}
 		}
 		$manifest['restoredAt'] = time();
 		file_put_contents( $saved . '/manifest.json', json_encode( $manifest ), LOCK_EX );
@@ -123,6 +143,9 @@ final class Sitewarden_Rollback_Endpoint {
 	}
 
 	private function safe_target( $target ) {
+		if ( 'core' === $target ) {
+			return true;
+		}
 		if ( ! preg_match( self::TARGET_PATTERN, $target ) ) {
 			return false;
 		}

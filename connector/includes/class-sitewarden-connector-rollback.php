@@ -64,6 +64,9 @@ final class Sitewarden_Connector_Rollback {
 	 * @return array|WP_Error { id, target, bytes }
 	 */
 	public function save( $type, $target ) {
+		if ( 'core' === $type ) {
+			return $this->save_core();
+		}
 		if ( 'plugin' === $type ) {
 			$folder   = false === strpos( $target, '/' ) ? $target : dirname( $target );
 			$relative = 'plugins/' . $folder;
@@ -113,6 +116,64 @@ final class Sitewarden_Connector_Rollback {
 		return array(
 			'id'     => $id,
 			'target' => $relative,
+			'bytes'  => $bytes,
+		);
+	}
+
+	/**
+	 * WordPress itself: wp-admin, wp-includes and the PHP files at the root (wp-config.php aside),
+	 * the standard layout only (wp-content inside the WordPress directory).
+	 *
+	 * @return array|WP_Error
+	 */
+	private function save_core() {
+		$root = realpath( ABSPATH );
+		if ( false === $root || realpath( WP_CONTENT_DIR ) !== $root . '/wp-content' ) {
+			return new WP_Error( 'sitewarden_rollback_unavailable', 'The standalone rollback path only knows WordPress with wp-content inside its directory.', array( 'status' => 409 ) );
+		}
+		$usable = $this->standalone_usable( WP_PLUGIN_DIR );
+		if ( is_wp_error( $usable ) ) {
+			return $usable;
+		}
+		$ready = $this->prepare_store();
+		if ( is_wp_error( $ready ) ) {
+			return $ready;
+		}
+		$this->prune();
+		$id    = gmdate( 'YmdHis' ) . '-' . bin2hex( random_bytes( 4 ) );
+		$saved = self::store() . '/' . $id;
+		if ( ! mkdir( $saved . '/previous', 0750, true ) ) {
+			return new WP_Error( 'sitewarden_filesystem_unavailable', 'Could not create the restore point folder.', array( 'status' => 500 ) );
+		}
+		$bytes = 0;
+		$names = array( 'wp-admin', 'wp-includes' );
+		foreach ( (array) glob( $root . '/*.php' ) as $file ) {
+			if ( 'wp-config.php' !== basename( $file ) ) {
+				$names[] = basename( $file );
+			}
+		}
+		foreach ( $names as $name ) {
+			$copied = $this->copy( $root . '/' . $name, $saved . '/previous/' . $name );
+			if ( false === $copied ) {
+				$this->remove( $saved );
+				return new WP_Error( 'sitewarden_filesystem_unavailable', sprintf( 'Could not copy %s to the restore point.', $name ), array( 'status' => 500 ) );
+			}
+			$bytes += $copied;
+		}
+		file_put_contents(
+			$saved . '/manifest.json',
+			wp_json_encode(
+				array(
+					'target'  => 'core',
+					'type'    => 'core',
+					'created' => time(),
+				)
+			),
+			LOCK_EX
+		);
+		return array(
+			'id'     => $id,
+			'target' => 'core',
 			'bytes'  => $bytes,
 		);
 	}

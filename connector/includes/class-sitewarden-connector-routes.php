@@ -219,10 +219,10 @@ final class Sitewarden_Connector_Routes {
 					'type'   => array(
 						'type'     => 'string',
 						'required' => true,
-						'enum'     => array( 'plugin', 'theme' ),
+						'enum'     => array( 'plugin', 'theme', 'core' ),
 					),
 					'target' => array(
-						'description'       => 'Plugin file or theme stylesheet.',
+						'description'       => 'Plugin file or theme stylesheet (for core: core).',
 						'type'              => 'string',
 						'required'          => true,
 						'validate_callback' => static function ( $value, $request, $param ) {

@@ -36,9 +36,19 @@ export interface FlowDeps {
 }
 
 const ACTIVE_STATUSES = new Set(['active', 'network-active']);
+/** Problems of an update refused before it changed anything: nothing to check or roll back. */
+const NOTHING_CHANGED = new Set(['no-update-available', 'core-version-not-offered']);
 
 /** The item as WordPress reports it now (null when it is not installed or WordPress cannot answer). */
-export async function readItem(site: ConnectedSite, type: 'plugin' | 'theme', slug: string): Promise<ItemState | null> {
+export async function readItem(
+  site: ConnectedSite,
+  type: 'plugin' | 'theme' | 'core',
+  slug: string,
+): Promise<ItemState | null> {
+  if (type === 'core') {
+    const info = await site.connector.info();
+    return info ? { target: 'core', version: info.wordpress, active: true } : null;
+  }
   if (type === 'plugin') {
     const plugin = (await site.session.listPlugins()).find((candidate) => {
       const [folder, file] = candidate.plugin.includes('/') ? candidate.plugin.split('/', 2) : [null, candidate.plugin];
@@ -109,6 +119,9 @@ export async function updateCheckDecide(
     } catch (error) {
       updateFailure = isAppError(error) ? `${error.problem.name}: ${error.detail}` : String(error);
       step('update', false, started, updateFailure);
+      // Refused before anything changed (core: nothing or not that version on offer).
+      if (isAppError(error) && NOTHING_CHANGED.has(error.problem.name))
+        return { status: 'failed', reason: error.problem.name, message: error.detail };
     }
   }
 
@@ -196,7 +209,7 @@ async function rollBack(
 export async function takeRestorePoint(
   deps: FlowDeps,
   site: ConnectedSite,
-  type: 'plugin' | 'theme',
+  type: 'plugin' | 'theme' | 'core',
   target: string,
 ): Promise<{ id: string; target: string; bytes: number }> {
   return createRestorePoints(site.session, { timeoutMs: deps.operationTimeoutMs }).save(type, target);

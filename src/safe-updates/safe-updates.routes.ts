@@ -44,6 +44,20 @@ const start = (type: 'plugin' | 'theme') =>
 const routes = {
   plugin: start('plugin'),
   theme: start('theme'),
+  core: createRoute({
+    method: 'post',
+    path: '/sites/{siteId}/core/safe-update',
+    operationId: 'safeUpdateCore',
+    tags,
+    summary: 'Update WordPress itself safely, through the same path',
+    description:
+      'As for a plugin: the restore point holds wp-admin, wp-includes and the PHP files of the WordPress directory (wp-config.php aside); `version` is one WordPress offers (empty: the newest).',
+    request: {
+      params: SiteIdPathParam,
+      body: { required: false, content: { 'application/json': { schema: SafeUpdateInput } } },
+    },
+    responses: { 202: jsonContent(SafeUpdateSchema, 'Queued'), ...problemResponses(400, 403, 404, 422) },
+  }),
   list: createRoute({
     method: 'get',
     path: '/sites/{siteId}/safe-updates',
@@ -109,6 +123,14 @@ export function createSafeUpdatesRoutes({ safeUpdates }: { safeUpdates: SafeUpda
   return new OpenAPIHono<AppEnv>()
     .openapi(routes.plugin, (c) => c.json(handler('plugin')(c), 202))
     .openapi(routes.theme, (c) => c.json(handler('theme')(c), 202))
+    .openapi(routes.core, (c) => {
+      const input = (c.req.valid('json') ?? {}) as z.infer<typeof SafeUpdateInput>;
+      const { siteId } = c.req.valid('param');
+      return c.json(
+        safeUpdates.start({ siteId, type: 'core', slug: 'wordpress', version: input.version, policy: input.policy }),
+        202,
+      );
+    })
     .openapi(routes.list, (c) => c.json({ items: safeUpdates.list(c.req.valid('param').siteId) }, 200))
     .openapi(routes.get, (c) => {
       const { siteId, safeUpdateId } = c.req.valid('param');

@@ -124,7 +124,7 @@ export const SafeUpdateSchema = z
   .object({
     id: z.string(),
     siteId: z.string(),
-    type: z.enum(['plugin', 'theme']),
+    type: z.enum(['plugin', 'theme', 'core']),
     slug: z.string(),
     status: z.enum(safeUpdateStatuses).openapi({
       description:

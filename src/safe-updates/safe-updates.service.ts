@@ -44,7 +44,7 @@ const AFTER_UPDATE_PHASES: SafeUpdatePhase[] = ['updating', 'after-check', 'roll
 
 export interface SafeUpdateRequest {
   siteId: string;
-  type: 'plugin' | 'theme';
+  type: 'plugin' | 'theme' | 'core';
   slug: string;
   /** The version expected on offer; refused (`version-not-offered`) when the site offers another. */
   version?: string;
@@ -167,13 +167,16 @@ export function createSafeUpdatesService({
     if (!item) return failed(`${row.itemType}-not-found`, `${site.site.url} has no ${row.itemType} ${row.slug}`);
     const offerIn = (offers: AvailableUpdates) =>
       row.itemType === 'plugin' ? offers.plugins[item.target]?.newVersion : offers.themes[item.target]?.newVersion;
-    // WordPress's last update check first; the update servers only when it knows of nothing.
+    // WordPress's last update check first; the update servers only when it knows of nothing. Core:
+    // the connector's core/update checks the offer itself (no-update-available, core-version-not-offered).
     const offer =
-      offerIn(await site.connector.updates({ refresh: false })) ??
-      offerIn(await site.connector.updates({ refresh: true }));
-    if (!offer)
+      row.itemType === 'core'
+        ? row.toVersion
+        : (offerIn(await site.connector.updates({ refresh: false })) ??
+          offerIn(await site.connector.updates({ refresh: true })));
+    if (!offer && row.itemType !== 'core')
       return failed('no-update-available', `${row.slug} is at ${item.version} and no newer version is offered`);
-    if (row.toVersion && row.toVersion !== offer)
+    if (row.toVersion && offer && row.toVersion !== offer)
       return failed('version-not-offered', `${row.slug} ${row.toVersion} was asked for; the site offers ${offer}`);
     record.phase('before-check', { fromVersion: item.version, toVersion: offer });
     record.report((report) => (report.item = item));
@@ -278,7 +281,8 @@ export function createSafeUpdatesService({
           const target = (JSON.parse(row.report) as { item: ItemState }).item.target;
           const update = async () => {
             if (row.itemType === 'plugin') await site.connector.updatePlugin(target);
-            else await site.connector.updateTheme(target);
+            else if (row.itemType === 'theme') await site.connector.updateTheme(target);
+            else await site.connector.updateCore(row.toVersion ?? undefined);
           };
           const visual = createVisualCheck(screenshots, record, site.site.url);
           return updateCheckDecide(flowDeps, site, prepared.standalone, record, update, visual);

@@ -30,7 +30,7 @@ export const safeUpdates = sqliteTable(
     siteId: text('site_id')
       .notNull()
       .references(() => sites.id, { onDelete: 'cascade' }),
-    itemType: text('item_type', { enum: ['plugin', 'theme'] }).notNull(),
+    itemType: text('item_type', { enum: ['plugin', 'theme', 'core'] }).notNull(),
     slug: text('slug').notNull(),
     status: text('status', { enum: safeUpdateStatuses }).notNull(),
     phase: text('phase', { enum: safeUpdatePhases }).notNull(),

@@ -50,7 +50,7 @@ export function createRestorePoints(session: WordPressSession, { timeoutMs }: { 
     provisionSecret: (secretHash: string) =>
       post('secret', { hash: secretHash }, z.object({ provisioned: z.literal(true) })),
     /** Copies the plugin's folder (or single file) or the theme's folder aside, before the update. */
-    save: (type: 'plugin' | 'theme', target: string) => post('save', { type, target }, RestorePointSchema),
+    save: (type: 'plugin' | 'theme' | 'core', target: string) => post('save', { type, target }, RestorePointSchema),
     discard: (id: string) => post('discard', { id }, z.object({ discarded: z.boolean() })),
   };
 }
