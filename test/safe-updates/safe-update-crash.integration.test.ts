@@ -31,7 +31,7 @@ describe('a daemon killed during a safe update’s after-checks', () => {
 
       // A long settle time: the kill lands while the site is broken and nothing is decided yet.
       const started = await call('POST', `/api/sites/${siteId}/plugins/sitewarden-fatal/safe-update`, {
-        policy: { settleMs: 10_000, attempts: 2, retryDelayMs: 500, visual: { enabled: false } },
+        policy: { settleMs: 10_000, attempts: 2, retryDelayMs: 500, backup: false, visual: { enabled: false } },
       });
       expect(started.status).toBe(202);
       const path = `/api/sites/${siteId}/safe-updates/${started.json.id}`;
