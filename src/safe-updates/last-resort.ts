@@ -53,5 +53,3 @@ export function createLastResort({
     },
   };
 }
-
-export type LastResort = ReturnType<typeof createLastResort>;
