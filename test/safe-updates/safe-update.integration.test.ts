@@ -39,7 +39,7 @@ async function installAndActivate(slug: string, version: string): Promise<void> 
   expect(activated.status, activated.text).toBe(200);
 }
 
-describe('safe updates on a real site', { timeout: 180_000 }, () => {
+describe('safe updates on a real site', { timeout: 300_000 }, () => {
   it('rolls back on its own an update that ends every request in a fatal error, REST and connector included', async () => {
     await installAndActivate('sitewarden-fatal', '1.0.0');
 
