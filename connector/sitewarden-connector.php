@@ -40,6 +40,7 @@ require_once __DIR__ . '/includes/class-sitewarden-connector-restore-staging.php
 require_once __DIR__ . '/includes/class-sitewarden-connector-restore-database.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-restore.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-routes.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-rollback.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-routes.php';
 
 add_action( 'rest_api_init', array( 'Sitewarden_Connector_Routes', 'register' ) );

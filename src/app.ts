@@ -37,6 +37,7 @@ import type { Readiness } from './metrics/readiness.js';
 import type { AuthFailureLimiter } from './http/auth-rate-limit.js';
 import { bearerAuth, type AppEnv } from './http/auth.js';
 import { createHealthRoutes } from './http/health.routes.js';
+import { createSafeUpdatesRoutes, type SafeUpdatesService } from './safe-updates/index.js';
 import { answerUnknownRoutes, createApiRouter, limitRequestBodies } from './http/api-router.js';
 import { createErrorHandler } from './http/problem.js';
 
@@ -55,6 +56,7 @@ export interface AppDeps {
   uptime: UptimeService;
   performance: PerformanceService;
   backups: BackupsService;
+  safeUpdates: SafeUpdatesService;
   webhooks: WebhooksService;
   jobs: JobRunner;
   connectorZipPath: string;
@@ -101,6 +103,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createPluginsRoutes(deps));
   api.route('/', createThemesRoutes(deps));
   api.route('/', createWordPressUpdatesRoutes(deps));
+  api.route('/', createSafeUpdatesRoutes(deps));
   api.route('/', createFleetRoutes(deps));
   api.route('/', createBulkUpdatesRoutes(deps));
   api.route('/', createUpdatePoliciesRoutes(deps));

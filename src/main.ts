@@ -111,6 +111,10 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     if (!(await services.bulkUpdates.stop(graceLeft())))
       logger.warn({ graceMs: config.shutdownGraceMs }, 'a site update still running at shutdown was abandoned');
   });
+  // Safe updates: one the last process left running is queued again and resumes where it was
+  // (past the update: the after-checks, then keep or roll back), so no site is left broken unrecorded.
+  services.safeUpdates.recover();
+  shutdown.register('safe updates', async () => void (await services.safeUpdates.stop(graceLeft())));
   scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
   // Offsite targets: a daily prune removes what no remaining backup there references (docs/offsite.md).
   if (services.backups.targets.names.length > 0)

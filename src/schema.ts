@@ -9,3 +9,4 @@ export * from './webhooks/webhooks.table.js';
 export * from './jobs/jobs.table.js';
 export * from './bulk-updates/update-history.table.js';
 export * from './update-policies/update-policies.table.js';
+export * from './safe-updates/safe-updates.table.js';

@@ -44,6 +44,7 @@ import { createWebhooksService } from './webhooks/webhooks.service.js';
 import type { Metrics } from './metrics/metrics.js';
 import { VERSION } from './version.js';
 import { createBulkUpdates } from './bulk-updates/index.js';
+import { createSafeUpdatesRepository, createSafeUpdatesService, createScreenshotStore } from './safe-updates/index.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -211,6 +212,20 @@ export function createServices({
     jobs,
   });
   lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));
+  // Safe updates: a job kind; each connected site gets its standalone rollback secret at once.
+  const safeUpdates = createSafeUpdatesService({
+    repository: createSafeUpdatesRepository({ db }),
+    access,
+    http,
+    secrets,
+    jobs,
+    clock,
+    logger,
+    operationTimeoutMs: config.siteOperationTimeoutMs,
+    screenshots: createScreenshotStore({ dataDir: config.dataDir, chromePath: config.performance.chromePath }),
+    backups,
+  });
+  lifecycle.onConnected((siteId) => safeUpdates.provisionQuietly(siteId));
   // Webhooks subscribe to every catalogued event.
   const webhooksRepository = createWebhooksRepository({ db });
   const webhookDispatcher = createWebhookDispatcher({
@@ -266,6 +281,7 @@ export function createServices({
     uptime,
     performance,
     backups,
+    safeUpdates,
     webhooks,
     webhookDispatcher,
   };

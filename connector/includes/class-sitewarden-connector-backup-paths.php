@@ -72,7 +72,8 @@ final class Sitewarden_Connector_Backup_Paths {
 	}
 
 	/**
-	 * Paths a backup leaves out: caches, upgrade leftovers, the maintenance flag, restore staging.
+	 * Paths a backup leaves out (and a restore leaves alone): caches, upgrade leftovers, the
+	 * maintenance flag, restore staging, safe updates' restore points and rollback secret.
 	 *
 	 * @param string $path Relative path.
 	 * @return bool
@@ -85,7 +86,7 @@ final class Sitewarden_Connector_Backup_Paths {
 		if ( null === $content ) {
 			return false;
 		}
-		foreach ( array( 'upgrade', 'cache' ) as $skipped ) {
+		foreach ( array( 'upgrade', 'cache', 'sitewarden-rollback' ) as $skipped ) {
 			$dir = $content . '/' . $skipped;
 			if ( $path === $dir || 0 === strpos( $path, $dir . '/' ) ) {
 				return true;

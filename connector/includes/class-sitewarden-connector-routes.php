@@ -32,6 +32,7 @@ final class Sitewarden_Connector_Routes {
 		$translations   = new Sitewarden_Connector_Translation_Updates( $filesystem, $runner );
 
 		Sitewarden_Connector_Backup_Routes::register( self::ROUTE_NAMESPACE, $filesystem );
+		self::register_rollback( new Sitewarden_Connector_Rollback() );
 
 		register_rest_route(
 			self::ROUTE_NAMESPACE,
@@ -176,6 +177,79 @@ final class Sitewarden_Connector_Routes {
 				'args'                => array( 'stylesheet' => self::stylesheet_arg() ),
 				'callback'            => static function ( WP_REST_Request $request ) use ( $themes ) {
 					return rest_ensure_response( $themes->delete( $request['stylesheet'] ) );
+				},
+			)
+		);
+	}
+
+	/**
+	 * Restore points for safe updates and the standalone rollback path's secret: an administrator
+	 * only (manage_options and install_plugins), as for backups.
+	 */
+	private static function register_rollback( Sitewarden_Connector_Rollback $rollback ) {
+		$administrator = static function () {
+			return current_user_can( 'manage_options' ) && current_user_can( 'install_plugins' );
+		};
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/rollback/secret',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => $administrator,
+				'args'                => array(
+					'hash' => array(
+						'description' => 'SHA-256 (hex) of the standalone rollback path secret.',
+						'type'        => 'string',
+						'required'    => true,
+						'pattern'     => '^[0-9a-f]{64}$',
+					),
+				),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $rollback ) {
+					return rest_ensure_response( $rollback->provision_secret( $request['hash'] ) );
+				},
+			)
+		);
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/rollback/save',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => $administrator,
+				'args'                => array(
+					'type'   => array(
+						'type'     => 'string',
+						'required' => true,
+						'enum'     => array( 'plugin', 'theme', 'core' ),
+					),
+					'target' => array(
+						'description'       => 'Plugin file or theme stylesheet (for core: core).',
+						'type'              => 'string',
+						'required'          => true,
+						'validate_callback' => static function ( $value, $request, $param ) {
+							return self::validate_name( $value, $request, $param, '#^' . self::NAME . '(?:/' . self::NAME . ')?$#D', 'a plugin file or a theme directory name' );
+						},
+					),
+				),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $rollback ) {
+					return rest_ensure_response( $rollback->save( $request['type'], $request['target'] ) );
+				},
+			)
+		);
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/rollback/discard',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => $administrator,
+				'args'                => array(
+					'id' => array(
+						'type'     => 'string',
+						'required' => true,
+						'pattern'  => '^[0-9]{14}-[0-9a-f]{8}$',
+					),
+				),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $rollback ) {
+					return rest_ensure_response( $rollback->discard( $request['id'] ) );
 				},
 			)
 		);

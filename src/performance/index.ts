@@ -1,2 +1,3 @@
 // The performance feature's door: what other features may use.
 export { performanceSettingsSection } from './performance.settings.js';
+export { chromeFlags } from './chrome-flags.js';

@@ -178,6 +178,21 @@ export const eventCatalogue = {
     fields: ['bulkId', 'siteId', 'type', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'],
     when: 'A bulk update could not update one item on one site; `reason` is the problem name (`site-operation-failed`, `site-refused`, `site-unreachable`, …).',
   },
+  'update.verified': {
+    level: 'info',
+    fields: ['siteId', 'safeUpdateId', 'type', 'slug', 'fromVersion', 'toVersion', 'durationMs'],
+    when: 'A safe update was kept: the site passed its after-checks.',
+  },
+  'update.rolled-back': {
+    level: 'warn',
+    fields: ['siteId', 'safeUpdateId', 'type', 'slug', 'fromVersion', 'toVersion', 'reason', 'message', 'durationMs'],
+    when: 'A safe update failed its after-checks and the previous version was put back; the site passed its checks again.',
+  },
+  'update.rollback-failed': {
+    level: 'error',
+    fields: ['siteId', 'safeUpdateId', 'type', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'],
+    when: 'A safe update broke the site and the rollback did not make it healthy again: someone must look now.',
+  },
   'webhook.delivery_failed': {
     level: 'warn',
     fields: ['webhookId', 'deliveryId', 'deliveryEvent', 'target', 'attempts', 'cause', 'httpStatus'],

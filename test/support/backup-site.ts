@@ -59,7 +59,12 @@ export async function databaseSnapshot(site: TestSite): Promise<Record<string, {
   ) as Record<string, { rows: number; hash: string }>;
 }
 
-const SKIPPED = [/^wp-content\/cache\//, /^wp-content\/upgrade\//, /^wp-content\/sitewarden-restore-/];
+const SKIPPED = [
+  /^wp-content\/cache\//,
+  /^wp-content\/upgrade\//,
+  /^wp-content\/sitewarden-restore-/,
+  /^wp-content\/sitewarden-rollback\//,
+];
 
 /** sha256 of every file under the site's root, by relative path. */
 export function filesSnapshot(site: TestSite): Record<string, string> {

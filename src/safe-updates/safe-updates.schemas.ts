@@ -1,0 +1,206 @@
+import { z } from '@hono/zod-openapi';
+import { SiteIdPathParam, SlugPattern } from '../sites/index.js';
+import { safeUpdatePhases, safeUpdateStatuses, type SafeUpdateRow } from './safe-updates.table.js';
+
+/** How a safe update checks the site and when it rolls back. */
+export const SafeUpdatePolicySchema = z
+  .object({
+    urls: z
+      .array(
+        z
+          .string()
+          .regex(/^\/[^\s#]{0,499}$/, 'a path on the site such as /shop/')
+          .openapi({ example: '/contact/' }),
+      )
+      .max(10)
+      .default([])
+      .openapi({ description: 'Paths checked besides the home page (same site), at most 10.' }),
+    keyword: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({ description: 'Text the home page must contain, before and after.' }),
+    settleMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(60_000)
+      .default(2_000)
+      .openapi({ description: 'Wait after the update before the first after-check.' }),
+    attempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(10)
+      .default(3)
+      .openapi({ description: 'After-checks tried before the site counts as broken.' }),
+    retryDelayMs: z.number().int().min(0).max(60_000).default(3_000),
+    checkTimeoutMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(60_000)
+      .default(15_000)
+      .openapi({ description: 'Time limit of each page, REST and connector check.' }),
+    backup: z.boolean().default(true).openapi({
+      description:
+        'Take a (incremental) backup before the update, restored when putting the previous version back does not heal the site.',
+    }),
+    visual: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .openapi({ description: 'Take screenshots before and after, and compare them.' }),
+        threshold: z
+          .number()
+          .min(0)
+          .max(1)
+          .default(0.03)
+          .openapi({ description: 'Share of pixels (0–1) that may change on a page before the update is flagged.' }),
+        rollback: z
+          .boolean()
+          .default(false)
+          .openapi({ description: 'Roll back a flagged update (otherwise it is kept, flagged in the report).' }),
+      })
+      .default({ enabled: true, threshold: 0.03, rollback: false }),
+  })
+  .openapi('SafeUpdatePolicy');
+export type SafeUpdatePolicy = z.infer<typeof SafeUpdatePolicySchema>;
+
+const CheckSchema = z.object({
+  name: z.enum(['page', 'rest', 'connector']),
+  url: z.string().optional(),
+  ok: z.boolean(),
+  status: z.number().int().optional().openapi({ description: 'HTTP status, for pages.' }),
+  problem: z.string().optional().openapi({
+    description: 'Why it failed: `fatal-error`, `keyword-missing`, a status, or the problem of the request.',
+  }),
+  durationMs: z.number(),
+});
+const HealthReportSchema = z
+  .object({
+    healthy: z.boolean(),
+    at: z.string(),
+    durationMs: z.number(),
+    attempt: z.number().int(),
+    checks: z.array(CheckSchema),
+  })
+  .openapi('HealthReport');
+export type HealthReport = z.infer<typeof HealthReportSchema>;
+export type Check = z.infer<typeof CheckSchema>;
+
+const StepSchema = z.object({
+  step: z.string().openapi({ description: '`restore-point`, `update`, `rollback`, `resumed`, …' }),
+  ok: z.boolean(),
+  at: z.string(),
+  durationMs: z.number(),
+  detail: z.string().optional(),
+});
+export type Step = z.infer<typeof StepSchema>;
+
+const ScreenshotSchema = z.object({
+  url: z.string(),
+  before: z.string().nullable().openapi({ description: 'File name under …/screenshots/, e.g. `before-0.png`.' }),
+  after: z.string().nullable(),
+  diff: z.string().nullable().openapi({ description: 'Changed pixels in red over a faded copy of the page.' }),
+  changedRatio: z.number().nullable().openapi({ description: 'Share of pixels that changed (0–1).' }),
+});
+export type Screenshot = z.infer<typeof ScreenshotSchema>;
+
+/** What the report JSON column holds. */
+export interface SafeUpdateReport {
+  before?: HealthReport[];
+  after?: HealthReport[];
+  afterRollback?: HealthReport[];
+  steps?: Step[];
+  screenshots?: Screenshot[];
+  /** True when a page changed beyond the policy's threshold. */
+  visualChange?: boolean;
+}
+
+export const SafeUpdateSchema = z
+  .object({
+    id: z.string(),
+    siteId: z.string(),
+    type: z.enum(['plugin', 'theme', 'core']),
+    slug: z.string(),
+    status: z.enum(safeUpdateStatuses).openapi({
+      description:
+        '`kept` (updated and healthy), `rolled-back` (the after-checks failed; the previous version is back and healthy), `rollback-failed` (still broken after the rollback: someone must look), `failed` (not updated: see `reason`).',
+    }),
+    phase: z.enum(safeUpdatePhases),
+    reason: z.string().nullable().openapi({
+      description:
+        'For `failed`: `site-unhealthy` (the before-checks failed), `no-update-available`, `rollback-path-unavailable`, `interrupted`, a problem name; for a rollback: what failed after the update (`fatal-error`, `update-failed`, …).',
+    }),
+    message: z.string().nullable(),
+    fromVersion: z.string().nullable(),
+    toVersion: z.string().nullable(),
+    policy: SafeUpdatePolicySchema,
+    before: z.array(HealthReportSchema),
+    after: z.array(HealthReportSchema),
+    afterRollback: z.array(HealthReportSchema),
+    steps: z.array(StepSchema),
+    screenshots: z.array(ScreenshotSchema),
+    visualChange: z.boolean().openapi({ description: 'A page changed beyond the policy’s visual threshold.' }),
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+    finishedAt: z.string().nullable(),
+  })
+  .openapi('SafeUpdate');
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+export function safeUpdateView(row: SafeUpdateRow) {
+  const report = JSON.parse(row.report) as SafeUpdateReport;
+  return {
+    id: row.id,
+    siteId: row.siteId,
+    type: row.itemType,
+    slug: row.slug,
+    status: row.status,
+    phase: row.phase,
+    reason: row.reason,
+    message: row.message,
+    fromVersion: row.fromVersion,
+    toVersion: row.toVersion,
+    policy: JSON.parse(row.policy) as SafeUpdatePolicy,
+    before: report.before ?? [],
+    after: report.after ?? [],
+    afterRollback: report.afterRollback ?? [],
+    steps: report.steps ?? [],
+    screenshots: report.screenshots ?? [],
+    visualChange: report.visualChange ?? false,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: iso(row.startedAt),
+    finishedAt: iso(row.finishedAt),
+  };
+}
+
+export const ItemParams = SiteIdPathParam.extend({
+  slug: z
+    .string()
+    .regex(SlugPattern, 'a slug has only letters, digits, dots, dashes and underscores')
+    .max(200)
+    .openapi({ param: { name: 'slug', in: 'path' }, example: 'akismet' }),
+});
+export const ScreenshotParams = SiteIdPathParam.extend({
+  safeUpdateId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'safeUpdateId', in: 'path' }, example: 'sup_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
+  name: z
+    .string()
+    .regex(/^(before|after|diff)-[0-9]{1,2}\.png$/, 'before-N.png, after-N.png or diff-N.png')
+    .openapi({ param: { name: 'name', in: 'path' }, example: 'diff-0.png' }),
+});
+export const SafeUpdateParams = SiteIdPathParam.extend({
+  safeUpdateId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'safeUpdateId', in: 'path' }, example: 'sup_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
+});

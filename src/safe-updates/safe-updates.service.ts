@@ -1,0 +1,406 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { JobRunner, Settlement } from '../jobs/job-runner.js';
+import { jobEvent } from '../jobs/job-runner.js';
+import type { Clock } from '../shared/clock.js';
+import { isAppError } from '../shared/errors.js';
+import { createId } from '../shared/ids.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import {
+  createRestorePoints,
+  createStandaloneRollback,
+  rollbackProblems,
+  type StandaloneRollback,
+} from '../wordpress/rollback-client.js';
+import type { AvailableUpdates } from '../wordpress/connector-client.js';
+import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
+import type { SiteHttp } from '../wordpress/site-http.js';
+import { checkSiteHealth, describeFailures } from './health-check.js';
+import {
+  checkUntilHealthy,
+  readItem,
+  takeRestorePoint,
+  updateCheckDecide,
+  type FlowDeps,
+  type FlowOutcome,
+  type FlowRecorder,
+  type ItemState,
+} from './safe-update-flow.js';
+import { safeUpdatesProblems } from './safe-updates.errors.js';
+import type { SafeUpdatesRepository } from './safe-updates.repository.js';
+import {
+  SafeUpdatePolicySchema,
+  safeUpdateView,
+  type SafeUpdatePolicy,
+  type SafeUpdateReport,
+} from './safe-updates.schemas.js';
+import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
+import { createVisualCheck, readScreenshot, type ScreenshotStore } from './visual-check.js';
+import { createLastResort, type BackupJobs } from './last-resort.js';
+
+const SAFE_UPDATE_KIND = 'safe-update';
+/** Phases from which a resumed job goes straight to the after-checks: the site may have changed. */
+const AFTER_UPDATE_PHASES: SafeUpdatePhase[] = ['updating', 'after-check', 'rolling-back', 'restoring-backup'];
+
+export interface SafeUpdateRequest {
+  siteId: string;
+  type: 'plugin' | 'theme' | 'core';
+  slug: string;
+  /** The version expected on offer; refused (`version-not-offered`) when the site offers another. */
+  version?: string;
+  policy?: Partial<SafeUpdatePolicy>;
+}
+
+export function createSafeUpdatesService({
+  repository,
+  access,
+  http,
+  secrets,
+  jobs,
+  clock,
+  logger,
+  operationTimeoutMs,
+  screenshots,
+  backups,
+  concurrency = 2,
+  sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+}: {
+  repository: SafeUpdatesRepository;
+  access: SiteAccess;
+  http: SiteHttp;
+  secrets: SecretBox;
+  jobs: JobRunner;
+  clock: Clock;
+  logger: Logger;
+  operationTimeoutMs: number;
+  screenshots: ScreenshotStore;
+  /** The backups feature's jobs, for the backup before the update (policy `backup`); none: no last resort. */
+  backups?: BackupJobs;
+  concurrency?: number;
+  sleep?: (ms: number) => Promise<void>;
+}) {
+  const flowDeps: FlowDeps = { http, now: () => clock.now(), sleep, operationTimeoutMs };
+  const lastResort = backups ? createLastResort({ backups, sleep }) : null;
+
+  /** A fresh secret: the site gets its SHA-256, we keep it sealed. */
+  async function provisionSecret(site: ConnectedSite): Promise<string> {
+    const secret = randomBytes(32).toString('base64url');
+    await createRestorePoints(site.session, { timeoutMs: operationTimeoutMs }).provisionSecret(
+      createHash('sha256').update(secret).digest('hex'),
+    );
+    repository.writeSecret(site.site.id, secrets.seal(secret), clock.now());
+    return secret;
+  }
+
+  /** The site's standalone rollback path, answering with our secret (provisioned now if the site lacks it). */
+  async function rollbackPath(site: ConnectedSite): Promise<StandaloneRollback> {
+    const sealed = repository.readSecret(site.site.id);
+    let secret = sealed ? secrets.open(sealed) : await provisionSecret(site);
+    let standalone = createStandaloneRollback(http, site.site.url, secret);
+    let status = await standalone.status();
+    if (status.status === 401 && sealed) {
+      // The site lost its copy (a restore from an old backup, a reinstalled connector): provide it again.
+      secret = await provisionSecret(site);
+      standalone = createStandaloneRollback(http, site.site.url, secret);
+      status = await standalone.status();
+    }
+    if (status.status !== 200)
+      throw rollbackProblems.unavailable.create(
+        status.status === 404
+          ? `${standalone.url} is missing: the site's connector predates safe updates; upload the current one (GET /api/connector.zip)`
+          : `${standalone.url} answered ${status.status}${status.code ? ` (${status.code})` : ''}`,
+      );
+    return standalone;
+  }
+
+  function recorder(id: string): FlowRecorder {
+    let row = repository.find(id)!;
+    return {
+      row: () => row,
+      phase(phase, changes = {}) {
+        row = repository.update(id, { ...changes, phase }) ?? row;
+      },
+      report(change) {
+        const report = JSON.parse(row.report) as SafeUpdateReport & { item?: ItemState };
+        change(report);
+        row = repository.update(id, { report: JSON.stringify(report) }) ?? row;
+      },
+    };
+  }
+
+  function finish(id: string, outcome: FlowOutcome): Settlement {
+    const row = repository.update(id, { ...outcome, phase: 'done', finishedAt: clock.now() })!;
+    const durationMs = row.startedAt ? row.finishedAt!.getTime() - row.startedAt.getTime() : 0;
+    const fields = {
+      siteId: row.siteId,
+      safeUpdateId: row.id,
+      type: row.itemType,
+      slug: row.slug,
+      fromVersion: row.fromVersion,
+      toVersion: row.toVersion,
+    };
+    if (row.status === 'kept') return { events: [jobEvent('update.verified', { ...fields, durationMs })] };
+    if (row.status === 'rolled-back')
+      return {
+        events: [jobEvent('update.rolled-back', { ...fields, reason: row.reason, message: row.message, durationMs })],
+      };
+    if (row.status === 'rollback-failed')
+      return {
+        events: [jobEvent('update.rollback-failed', { ...fields, reason: row.reason, message: row.message })],
+      };
+    return { events: [] };
+  }
+
+  /** Before the update: what is there, the rollback path, the before-checks, the restore point. */
+  async function prepare(
+    site: ConnectedSite,
+    record: FlowRecorder,
+    signal: AbortSignal,
+  ): Promise<{ refused: FlowOutcome } | { standalone: StandaloneRollback }> {
+    const row = record.row();
+    const policy = JSON.parse(row.policy) as SafeUpdatePolicy;
+    const failed = (reason: string, message: string) => ({
+      refused: { status: 'failed', reason, message } satisfies FlowOutcome,
+    });
+
+    const item = await readItem(site, row.itemType, row.slug);
+    if (!item) return failed(`${row.itemType}-not-found`, `${site.site.url} has no ${row.itemType} ${row.slug}`);
+    const offerIn = (offers: AvailableUpdates) =>
+      row.itemType === 'plugin' ? offers.plugins[item.target]?.newVersion : offers.themes[item.target]?.newVersion;
+    // WordPress's last update check first; the update servers only when it knows of nothing. Core:
+    // the connector's core/update checks the offer itself (no-update-available, core-version-not-offered).
+    const offer =
+      row.itemType === 'core'
+        ? row.toVersion
+        : (offerIn(await site.connector.updates({ refresh: false })) ??
+          offerIn(await site.connector.updates({ refresh: true })));
+    if (!offer && row.itemType !== 'core')
+      return failed('no-update-available', `${row.slug} is at ${item.version} and no newer version is offered`);
+    if (row.toVersion && offer && row.toVersion !== offer)
+      return failed('version-not-offered', `${row.slug} ${row.toVersion} was asked for; the site offers ${offer}`);
+    record.phase('before-check', { fromVersion: item.version, toVersion: offer });
+    record.report((report) => (report.item = item));
+
+    const standalone = await rollbackPath(site);
+    const before = await checkSiteHealth({ http, site, now: flowDeps.now }, policy);
+    record.report((report) => (report.before = [before]));
+    if (!before.healthy)
+      return failed('site-unhealthy', `the site is not healthy, so it was not updated: ${describeFailures(before)}`);
+    await createVisualCheck(screenshots, record, site.site.url).before();
+    if (signal.aborted) return failed('interrupted', 'the daemon stopped before the update');
+
+    record.phase('restore-point');
+    const started = Date.now();
+    const point = await takeRestorePoint(flowDeps, site, row.itemType, item.target);
+    record.phase('restore-point', { restorePointId: point.id, restorePointTarget: point.target });
+    record.report((report) => {
+      report.steps = [
+        ...(report.steps ?? []),
+        {
+          step: 'restore-point',
+          ok: true,
+          at: new Date(started).toISOString(),
+          durationMs: Date.now() - started,
+          detail: `${point.target} saved as ${point.id} (${point.bytes} bytes)`,
+        },
+      ];
+    });
+    return { standalone };
+  }
+
+  /** Runs a safe update whose row exists (queued, or left running by a crash), to a decided state. */
+  function addStep(record: FlowRecorder, step: string, ok: boolean, started: number, detail?: string): void {
+    record.report((report) => {
+      report.steps = [
+        ...(report.steps ?? []),
+        {
+          step,
+          ok,
+          at: new Date(started).toISOString(),
+          durationMs: Date.now() - started,
+          ...(detail ? { detail } : {}),
+        },
+      ];
+    });
+  }
+
+  /** Before the update, outside the site's queue (the backup runs as its own job): the last resort. */
+  async function takeBackup(record: FlowRecorder): Promise<void> {
+    const row = record.row();
+    if (!lastResort || !(JSON.parse(row.policy) as SafeUpdatePolicy).backup) return;
+    record.phase('backup');
+    const started = Date.now();
+    const backup = await lastResort.backup(row.siteId);
+    record.phase('backup', { backupId: backup.id });
+    addStep(record, 'backup', backup.id !== null, started, backup.detail);
+  }
+
+  /** Putting the saved copy back did not heal the site: restore the backup taken before the update, check again. */
+  async function restoreBackup(record: FlowRecorder, outcome: FlowOutcome): Promise<FlowOutcome> {
+    const row = record.row();
+    if (outcome.status !== 'rollback-failed' || !lastResort || !row.backupId) return outcome;
+    record.phase('restoring-backup');
+    const started = Date.now();
+    const restored = await lastResort.restore(row.siteId, row.backupId);
+    addStep(record, 'restore-backup', restored.ok, started, restored.detail);
+    if (!restored.ok)
+      return { ...outcome, message: `${outcome.message}; restoring backup ${row.backupId} failed: ${restored.detail}` };
+    const checks = await access.read(row.siteId, (site) =>
+      checkUntilHealthy(flowDeps, site, JSON.parse(row.policy) as SafeUpdatePolicy),
+    );
+    record.report((report) => (report.afterRollback = [...(report.afterRollback ?? []), ...checks]));
+    if (!checks[checks.length - 1]!.healthy)
+      return { ...outcome, message: `${outcome.message}; still unhealthy after restoring backup ${row.backupId}` };
+    return {
+      status: 'rolled-back',
+      reason: outcome.reason,
+      message: `${outcome.message}; healed by restoring backup ${row.backupId}`,
+    };
+  }
+
+  /** Runs a safe update whose row exists (queued, or left running by a crash), to a decided state. */
+  async function execute(id: string, signal: AbortSignal): Promise<Settlement> {
+    const resumed = repository.find(id)!;
+    const resuming = AFTER_UPDATE_PHASES.includes(resumed.phase);
+    repository.update(id, { status: 'running', startedAt: resumed.startedAt ?? clock.now() });
+    const record = recorder(id);
+    try {
+      let decided: FlowOutcome;
+      if (resuming) {
+        addStep(record, 'resumed', true, Date.now(), `from ${resumed.phase}`);
+        decided = await access.operate(resumed.siteId, async (site) => {
+          const visual = createVisualCheck(screenshots, record, site.site.url);
+          return updateCheckDecide(flowDeps, site, await rollbackPath(site), record, null, visual);
+        });
+      } else {
+        const prepared = await access.operate(resumed.siteId, (site) => prepare(site, record, signal));
+        if ('refused' in prepared) return finish(id, prepared.refused);
+        await takeBackup(record);
+        decided = await access.operate(resumed.siteId, async (site) => {
+          const row = record.row();
+          const target = (JSON.parse(row.report) as { item: ItemState }).item.target;
+          const update = async () => {
+            if (row.itemType === 'plugin') await site.connector.updatePlugin(target);
+            else if (row.itemType === 'theme') await site.connector.updateTheme(target);
+            else await site.connector.updateCore(row.toVersion ?? undefined);
+          };
+          const visual = createVisualCheck(screenshots, record, site.site.url);
+          return updateCheckDecide(flowDeps, site, prepared.standalone, record, update, visual);
+        });
+      }
+      return finish(id, await restoreBackup(record, decided));
+    } catch (error) {
+      const reason = isAppError(error) ? error.problem.name : 'internal-error';
+      if (!isAppError(error)) logger.error({ err: error, safeUpdateId: id }, 'safe update crashed');
+      const row = repository.find(id)!;
+      // Past the restore point, an unexpected failure leaves the site in doubt: say so loudly.
+      const status = AFTER_UPDATE_PHASES.includes(row.phase) ? 'rollback-failed' : 'failed';
+      return finish(id, { status, reason, message: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  jobs.register(SAFE_UPDATE_KIND, {
+    pool: { name: 'safe-updates', concurrency },
+    exclusive: true,
+    // Never cut off between the update and the decision; a kill -9 is handled by recovery.
+    atShutdown: 'grace',
+    cancelsWhileRunning: false,
+    run: (job, signal) => execute(job.id, signal),
+    cancelQueued: (job, message) =>
+      void repository.update(job.id, {
+        status: 'failed',
+        reason: 'cancelled',
+        message,
+        phase: 'done',
+        finishedAt: clock.now(),
+      }),
+    recover: {
+      // Queued again, keeping its phase: past the update it resumes at the after-checks and decides.
+      running(job) {
+        repository.update(job.id, { status: 'queued', message: 'resumed after the daemon stopped' });
+        return { events: [] };
+      },
+    },
+  });
+
+  function create(request: SafeUpdateRequest, status: 'queued' | 'running'): SafeUpdateRow {
+    access.connected(request.siteId);
+    const policy = SafeUpdatePolicySchema.parse(request.policy ?? {});
+    return repository.insert({
+      id: createId('sup', clock.now()),
+      siteId: request.siteId,
+      itemType: request.type,
+      slug: request.slug,
+      status,
+      phase: 'queued',
+      policy: JSON.stringify(policy),
+      toVersion: request.version ?? null,
+      createdAt: clock.now(),
+      startedAt: status === 'running' ? clock.now() : null,
+    });
+  }
+
+  return {
+    /** Queues a safe update as a job (the API); answers with it at once. */
+    start(request: SafeUpdateRequest) {
+      const row = create(request, 'queued');
+      jobs.enqueue(SAFE_UPDATE_KIND, row.id, row.siteId);
+      return safeUpdateView(row);
+    },
+
+    /**
+     * One safe update, run now in the caller's own job (a bulk or scheduled update's child):
+     * recorded, reported and recovered exactly as one started through the API.
+     */
+    async safeUpdate(request: SafeUpdateRequest, signal: AbortSignal) {
+      const row = create(request, 'running');
+      const settlement = await execute(row.id, signal);
+      jobs.report({ id: row.id, kind: SAFE_UPDATE_KIND, siteId: row.siteId }, settlement);
+      return safeUpdateView(repository.find(row.id)!);
+    },
+
+    get(siteId: string, id: string) {
+      access.connected(siteId);
+      const row = repository.findForSite(siteId, id);
+      if (!row) throw safeUpdatesProblems.notFound.create(`site ${siteId} has no safe update ${id}`);
+      return safeUpdateView(row);
+    },
+
+    /** A PNG of the report (`before-0.png`, `after-0.png`, `diff-0.png`, …). */
+    async screenshot(siteId: string, id: string, name: string): Promise<Buffer> {
+      this.get(siteId, id);
+      const png = await readScreenshot(screenshots, id, name);
+      if (!png) throw safeUpdatesProblems.screenshotNotFound.create(`safe update ${id} has no ${name}`);
+      return png;
+    },
+
+    list(siteId: string, limit = 50) {
+      access.connected(siteId);
+      return repository.listForSite(siteId, limit).map(safeUpdateView);
+    },
+
+    /** Gives the site a new standalone rollback secret (sites connected before safe updates, or a rotation). */
+    provisionRollbackSecret(siteId: string): Promise<{ provisionedAt: string }> {
+      return access.read(siteId, async (site) => {
+        await provisionSecret(site);
+        await rollbackPath(site);
+        return { provisionedAt: clock.now().toISOString() };
+      });
+    },
+
+    /** At connect time: best effort, a safe update provisions it later otherwise. */
+    provisionQuietly(siteId: string): void {
+      access
+        .read(siteId, provisionSecret)
+        .catch((error: unknown) =>
+          logger.info({ siteId, err: isAppError(error) ? error.detail : String(error) }, 'no rollback secret yet'),
+        );
+    },
+
+    recover: () => jobs.recover([SAFE_UPDATE_KIND]),
+    idle: () => jobs.idle([SAFE_UPDATE_KIND]),
+    stop: (graceMs: number) => jobs.stop([SAFE_UPDATE_KIND], { graceMs }),
+  };
+}
+
+export type SafeUpdatesService = ReturnType<typeof createSafeUpdatesService>;

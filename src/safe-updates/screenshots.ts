@@ -1,0 +1,146 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as chromeLauncher from 'chrome-launcher';
+import { WebSocket } from 'undici';
+import { chromeFlags } from '../performance/index.js';
+
+/**
+ * Screenshots of a site's pages in Debian's Chromium, through chrome-launcher (already the
+ * daemon's way to start Chromium for Lighthouse) and a few DevTools protocol calls over undici's
+ * WebSocket: no browser-automation library at run time. Same viewport every time, animations
+ * and transitions off, reduced motion, web fonts loaded, only the site's own host reachable.
+ */
+const VIEWPORT = { width: 1280, height: 800 };
+const PAGE_TIMEOUT_MS = 30_000;
+
+const FREEZE_PAGE = `(async () => {
+  const style = document.createElement('style');
+  style.textContent = '*,*::before,*::after{animation:none!important;transition:none!important;caret-color:transparent!important;scroll-behavior:auto!important}';
+  document.documentElement.appendChild(style);
+  await Promise.race([document.fonts.ready, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  return true;
+})()`;
+
+type Shoot = (url: string) => Promise<Buffer>;
+
+/** Starts Chromium, lets `work` take screenshots, and always stops it and removes its profile. */
+export async function withScreenshots<T>(
+  { chromePath, host }: { chromePath: string; host: string },
+  work: (shoot: Shoot) => Promise<T>,
+): Promise<T> {
+  const profile = await mkdtemp(join(tmpdir(), 'sitewarden-shots-'));
+  let chrome: chromeLauncher.LaunchedChrome | undefined;
+  try {
+    chrome = await chromeLauncher.launch({
+      chromePath,
+      userDataDir: profile,
+      chromeFlags: [
+        ...chromeFlags({ auditedHost: host, runningAsRoot: process.getuid?.() === 0, blockThirdParty: true }),
+        `--window-size=${VIEWPORT.width},${VIEWPORT.height}`,
+        '--hide-scrollbars',
+        '--force-device-scale-factor=1',
+        '--font-render-hinting=none',
+      ],
+      envVars: {
+        HOME: profile,
+        XDG_CONFIG_HOME: profile,
+        XDG_CACHE_HOME: profile,
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+      },
+      handleSIGINT: false,
+      logLevel: 'silent',
+    });
+    const port = chrome.port;
+    return await work((url) => screenshot(port, url));
+  } finally {
+    chrome?.kill();
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+async function screenshot(port: number, url: string): Promise<Buffer> {
+  const created = await fetch(`http://127.0.0.1:${port}/json/new?about:blank`, {
+    method: 'PUT',
+    signal: AbortSignal.timeout(10_000),
+  });
+  const target = (await created.json()) as { id: string; webSocketDebuggerUrl: string };
+  const page = await connect(target.webSocketDebuggerUrl);
+  try {
+    await page.send('Page.enable');
+    await page.send('Emulation.setDeviceMetricsOverride', { ...VIEWPORT, deviceScaleFactor: 1, mobile: false });
+    await page.send('Emulation.setEmulatedMedia', { features: [{ name: 'prefers-reduced-motion', value: 'reduce' }] });
+    const loaded = page.next('Page.loadEventFired');
+    await page.send('Page.navigate', { url });
+    await loaded;
+    await page.send('Runtime.evaluate', { expression: FREEZE_PAGE, awaitPromise: true });
+    const shot = (await page.send('Page.captureScreenshot', { format: 'png', fromSurface: true })) as { data: string };
+    return Buffer.from(shot.data, 'base64');
+  } finally {
+    page.close();
+    await fetch(`http://127.0.0.1:${port}/json/close/${target.id}`, { signal: AbortSignal.timeout(5_000) }).catch(
+      () => undefined,
+    );
+  }
+}
+
+/** A DevTools session on one page: commands answered by id, one awaited event at a time, all within the page's time limit. */
+async function connect(endpoint: string) {
+  const socket = new WebSocket(endpoint);
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  const waiting = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+  let failure: Error | null = null;
+  const fail = (error: Error) => {
+    failure = error;
+    for (const { reject } of [...pending.values(), ...waiting.values()]) reject(error);
+    pending.clear();
+    waiting.clear();
+  };
+  const deadline = setTimeout(
+    () => fail(new Error(`the page did not load within ${PAGE_TIMEOUT_MS} ms`)),
+    PAGE_TIMEOUT_MS,
+  );
+  socket.addEventListener('message', (event) => {
+    const message = JSON.parse(String(event.data)) as {
+      id?: number;
+      method?: string;
+      result?: unknown;
+      error?: { message: string };
+    };
+    if (message.id !== undefined) {
+      const entry = pending.get(message.id);
+      pending.delete(message.id);
+      if (message.error) entry?.reject(new Error(message.error.message));
+      else entry?.resolve(message.result);
+    } else if (message.method) {
+      waiting.get(message.method)?.resolve();
+      waiting.delete(message.method);
+    }
+  });
+  socket.addEventListener('close', () => fail(failure ?? new Error('Chromium closed the page')));
+  await new Promise<void>((resolve, reject) => {
+    socket.addEventListener('open', () => resolve());
+    socket.addEventListener('error', () => reject(new Error('could not reach Chromium')));
+  });
+  let nextId = 0;
+  return {
+    send(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+      if (failure) return Promise.reject(failure);
+      const id = ++nextId;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        socket.send(JSON.stringify({ id, method, params }));
+      });
+    },
+    /** The next `method` event; a failure (time limit, closed page) rejects it. */
+    next(method: string): Promise<void> {
+      if (failure) return Promise.reject(failure);
+      return new Promise((resolve, reject) => waiting.set(method, { resolve, reject }));
+    },
+    close() {
+      clearTimeout(deadline);
+      socket.close();
+    },
+  };
+}

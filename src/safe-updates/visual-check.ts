@@ -1,0 +1,128 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pageUrls } from './health-check.js';
+import type { FlowRecorder } from './safe-update-flow.js';
+import type { SafeUpdatePolicy, Screenshot } from './safe-updates.schemas.js';
+import { withScreenshots } from './screenshots.js';
+import { compareScreenshots } from './visual-diff.js';
+
+export interface ScreenshotStore {
+  /** Where a safe update's PNGs live: `<dataDir>/safe-updates/<id>/`. */
+  dir(id: string): string;
+  chromePath: string;
+}
+
+export function createScreenshotStore({
+  dataDir,
+  chromePath,
+}: {
+  dataDir: string;
+  chromePath: string;
+}): ScreenshotStore {
+  return { dir: (id) => join(dataDir, 'safe-updates', id), chromePath };
+}
+
+/** A safe update's PNG (`before-0.png`, …), or null when there is none. */
+export async function readScreenshot(store: ScreenshotStore, id: string, name: string): Promise<Buffer | null> {
+  return readFile(join(store.dir(id), name)).catch(() => null);
+}
+
+const percent = (ratio: number) => `${(ratio * 100).toFixed(1)} %`;
+
+/**
+ * Screenshots of the checked pages before the update, and after it a comparison with them: the
+ * PNGs and diffs are kept; a page changed beyond the policy's threshold flags the update, and
+ * rolls it back when the policy says so. A browser that cannot run is a failed step, not a failed update.
+ */
+export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, siteUrl: string) {
+  const row = () => record.row();
+  const policy = () => JSON.parse(row().policy) as SafeUpdatePolicy;
+  const urls = () => pageUrls(siteUrl, policy());
+  const step = (name: string, ok: boolean, started: number, detail?: string) =>
+    record.report((report) => {
+      report.steps = [
+        ...(report.steps ?? []),
+        {
+          step: name,
+          ok,
+          at: new Date(started).toISOString(),
+          durationMs: Date.now() - started,
+          ...(detail ? { detail } : {}),
+        },
+      ];
+    });
+
+  async function shootAll(kind: 'before' | 'after'): Promise<Buffer[] | null> {
+    const started = Date.now();
+    try {
+      const host = new URL(siteUrl).hostname;
+      const shots = await withScreenshots({ chromePath: store.chromePath, host }, async (shoot) => {
+        const taken: Buffer[] = [];
+        for (const url of urls()) taken.push(await shoot(url));
+        return taken;
+      });
+      const dir = store.dir(row().id);
+      await mkdir(dir, { recursive: true });
+      await Promise.all(shots.map((png, index) => writeFile(join(dir, `${kind}-${index}.png`), png)));
+      step(`screenshots-${kind}`, true, started, `${shots.length} page(s)`);
+      return shots;
+    } catch (error) {
+      step(`screenshots-${kind}`, false, started, error instanceof Error ? error.message : String(error));
+      return null;
+    }
+  }
+
+  return {
+    async before(): Promise<void> {
+      if (!policy().visual.enabled) return;
+      const shots = await shootAll('before');
+      record.report(
+        (report) =>
+          (report.screenshots = urls().map((url, index) => ({
+            url,
+            before: shots ? `before-${index}.png` : null,
+            after: null,
+            diff: null,
+            changedRatio: null,
+          }))),
+      );
+    },
+
+    /** After a healthy after-check: why to roll back for the look of the pages, or null. */
+    async after(): Promise<{ reason: string; message: string } | null> {
+      const { visual } = policy();
+      const dir = store.dir(row().id);
+      const previous = (JSON.parse(row().report) as { screenshots?: Screenshot[] }).screenshots ?? [];
+      if (!visual.enabled || !previous.some((shot) => shot.before)) return null;
+      const shots = await shootAll('after');
+      if (!shots) return null;
+      const compared: Screenshot[] = [];
+      for (const [index, shot] of previous.entries()) {
+        const after = shots[index];
+        const before = shot.before ? await readFile(join(dir, shot.before)).catch(() => null) : null;
+        if (!after || !before) {
+          compared.push({ ...shot, after: after ? `after-${index}.png` : null });
+          continue;
+        }
+        const { ratio, diff } = compareScreenshots(before, after);
+        await writeFile(join(dir, `diff-${index}.png`), diff);
+        compared.push({ ...shot, after: `after-${index}.png`, diff: `diff-${index}.png`, changedRatio: ratio });
+      }
+      const changed = compared.filter((shot) => (shot.changedRatio ?? 0) > visual.threshold);
+      record.report((report) => {
+        report.screenshots = compared;
+        report.visualChange = changed.length > 0;
+      });
+      if (changed.length === 0 || !visual.rollback) return null;
+      return {
+        reason: 'visual-change',
+        message: changed
+          .map(
+            (shot) =>
+              `${shot.url} changed on ${percent(shot.changedRatio!)} of its pixels (threshold ${percent(visual.threshold)})`,
+          )
+          .join('; '),
+      };
+    },
+  };
+}

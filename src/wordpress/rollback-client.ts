@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { defineProblem, isAppError } from '../shared/errors.js';
+import type { SiteHttp } from './site-http.js';
+import type { WordPressSession } from './wordpress-client.js';
+
+/**
+ * Restore points for safe updates (the connector's rollback/… routes, inside WordPress) and the
+ * standalone rollback path next to the connector (sitewarden-rollback.php, without WordPress),
+ * which puts a saved folder back when every WordPress request ends in a fatal error.
+ */
+const STANDALONE_PATH = '/wp-content/plugins/sitewarden-connector/sitewarden-rollback.php';
+const SECRET_HEADER = 'x-sitewarden-rollback-secret';
+/** The standalone path answers a few hundred bytes; anything larger is not it. */
+const STANDALONE_MAX_BYTES = 64 * 1024;
+
+export const rollbackProblems = {
+  unavailable: defineProblem('rollback-path-unavailable', 422, 'The site’s standalone rollback path cannot be used'),
+};
+
+const RestorePointSchema = z.object({
+  id: z.string().regex(/^[0-9]{14}-[0-9a-f]{8}$/),
+  target: z.string().max(300),
+  bytes: z.number().int().nonnegative(),
+});
+
+const StandaloneStatusSchema = z.object({
+  saved: z.array(z.object({ id: z.string().max(40), target: z.string().max(300), restored: z.boolean() })).max(10_000),
+});
+const StandaloneRestoredSchema = z.object({ restored: z.string().max(300), already: z.boolean() });
+const StandaloneErrorSchema = z.object({ code: z.string().max(100) });
+
+const updateHint =
+  'the site’s connector predates safe updates: download the current one from GET /api/connector.zip and upload it in wp-admin (WordPress offers to replace the installed version)';
+
+/** What the connector (inside WordPress) does for rollbacks. */
+export function createRestorePoints(session: WordPressSession, { timeoutMs }: { timeoutMs: number }) {
+  const post = async <T>(route: string, json: unknown, schema: z.ZodType<T>): Promise<T> => {
+    try {
+      return await session.call('POST', `sitewarden/v1/rollback/${route}`, { json, timeoutMs, schema });
+    } catch (error) {
+      if (isAppError(error) && error.extensions.siteCode === 'rest_no_route')
+        throw rollbackProblems.unavailable.create(updateHint);
+      if (isAppError(error) && error.extensions.siteCode === 'sitewarden_rollback_unavailable')
+        throw rollbackProblems.unavailable.create(error.detail);
+      throw error;
+    }
+  };
+  return {
+    /** Stores the SHA-256 of `secret` on the site; the secret itself never leaves the daemon except to authenticate. */
+    provisionSecret: (secretHash: string) =>
+      post('secret', { hash: secretHash }, z.object({ provisioned: z.literal(true) })),
+    /** Copies the plugin's folder (or single file) or the theme's folder aside, before the update. */
+    save: (type: 'plugin' | 'theme' | 'core', target: string) => post('save', { type, target }, RestorePointSchema),
+    discard: (id: string) => post('discard', { id }, z.object({ discarded: z.boolean() })),
+  };
+}
+
+export interface StandaloneAnswer {
+  status: number;
+  code?: string;
+}
+
+/** The standalone rollback path of one site, authenticated with the site's rollback secret. */
+export function createStandaloneRollback(http: SiteHttp, siteUrl: string, secret: string | null) {
+  const url = `${siteUrl.replace(/\/+$/, '')}${STANDALONE_PATH}`;
+
+  async function send(json: unknown): Promise<{ status: number; body: unknown }> {
+    const response = await http.request({
+      method: 'POST',
+      url,
+      json,
+      headers: secret === null ? {} : { [SECRET_HEADER]: secret },
+      timeoutMs: 30_000,
+      maxBytes: STANDALONE_MAX_BYTES,
+      followRedirects: false,
+    });
+    let body: unknown = null;
+    try {
+      body = JSON.parse(response.text());
+    } catch {
+      body = null;
+    }
+    return { status: response.status, body };
+  }
+
+  const failure = (answer: { status: number; body: unknown }): StandaloneAnswer => {
+    const parsed = StandaloneErrorSchema.safeParse(answer.body);
+    return { status: answer.status, code: parsed.success ? parsed.data.code : undefined };
+  };
+
+  return {
+    url,
+    /** 200 and the saved copies when the secret is right; otherwise the status and code it answered. */
+    async status(): Promise<StandaloneAnswer & { saved?: z.infer<typeof StandaloneStatusSchema>['saved'] }> {
+      const answer = await send({ action: 'status' });
+      if (answer.status !== 200) return failure(answer);
+      const parsed = StandaloneStatusSchema.safeParse(answer.body);
+      if (!parsed.success) return { status: 502, code: 'invalid_answer' };
+      return { status: 200, saved: parsed.data.saved };
+    },
+    /** Puts the saved copy `id` back at `target`; 200 when it is back (or already was). */
+    async restore(id: string, target: string): Promise<StandaloneAnswer> {
+      const answer = await send({ action: 'restore', id, target });
+      if (answer.status !== 200) return failure(answer);
+      return StandaloneRestoredSchema.safeParse(answer.body).success
+        ? { status: 200 }
+        : { status: 502, code: 'invalid_answer' };
+    },
+  };
+}
+
+export type StandaloneRollback = ReturnType<typeof createStandaloneRollback>;

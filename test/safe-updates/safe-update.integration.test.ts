@@ -1,0 +1,245 @@
+import { cpSync, existsSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  activePlugins,
+  installFixturePlugin,
+  themeVersionOnDisk,
+  useConnectedSite,
+  wordpressPlugins,
+} from '../support/wordpress-state.js';
+
+/**
+ * Safe updates against a real WordPress: the site is checked before and after, and an update that
+ * breaks it is put back through the standalone rollback path, which works without WordPress.
+ */
+const bed = useConnectedSite();
+
+/** Short settle and retries: the fixtures break at once or never. The backup has its own test. */
+const policy = { settleMs: 300, attempts: 2, retryDelayMs: 500, backup: false };
+
+async function safeUpdate(type: 'plugins' | 'themes', slug: string, body: Record<string, unknown> = { policy }) {
+  const started = await bed.t.call('POST', `/api/sites/${bed.siteId}/${type}/${slug}/safe-update`, { json: body });
+  expect(started.status, started.text).toBe(202);
+  expect(started.json).toMatchObject({ status: 'queued', slug });
+  await bed.t.services.safeUpdates.idle();
+  const report = await bed.t.call('GET', `/api/sites/${bed.siteId}/safe-updates/${started.json.id}`);
+  expect(report.status).toBe(200);
+  return report.json;
+}
+
+async function home(): Promise<{ status: number; body: string }> {
+  const response = await fetch(`${bed.site.url}/`, { signal: AbortSignal.timeout(30_000) });
+  return { status: response.status, body: await response.text() };
+}
+
+async function installAndActivate(slug: string, version: string): Promise<void> {
+  installFixturePlugin(bed.site, slug, version);
+  const activated = await bed.t.call('POST', `/api/sites/${bed.siteId}/plugins/${slug}/activate`);
+  expect(activated.status, activated.text).toBe(200);
+}
+
+describe('safe updates on a real site', { timeout: 300_000 }, () => {
+  it('rolls back on its own an update that ends every request in a fatal error, REST and connector included', async () => {
+    await installAndActivate('sitewarden-fatal', '1.0.0');
+
+    const report = await safeUpdate('plugins', 'sitewarden-fatal');
+
+    expect(report).toMatchObject({
+      status: 'rolled-back',
+      reason: 'fatal-error',
+      fromVersion: '1.0.0',
+      toVersion: '1.1.0',
+      phase: 'done',
+    });
+    expect(report.before).toHaveLength(1);
+    expect(report.before[0].healthy).toBe(true);
+    // Every after-check failed: the pages with PHP's fatal error, REST and the connector with it.
+    expect(report.after.every((check: { healthy: boolean }) => !check.healthy)).toBe(true);
+    const failed = report.after[0].checks;
+    expect(failed).toContainEqual(
+      expect.objectContaining({ name: 'page', ok: false, status: 500, problem: 'fatal-error' }),
+    );
+    expect(failed).toContainEqual(expect.objectContaining({ name: 'rest', ok: false }));
+    expect(failed).toContainEqual(expect.objectContaining({ name: 'connector', ok: false }));
+    expect(report.message).toContain('fatal-error');
+    expect(report.steps.map((step: { step: string; ok: boolean }) => [step.step, step.ok])).toEqual([
+      ['screenshots-before', true],
+      ['restore-point', true],
+      ['update', true],
+      ['rollback', true],
+    ]);
+    expect(report.afterRollback.at(-1).healthy).toBe(true);
+
+    // What WordPress itself holds now: the old version, active, and a site answering 200.
+    expect((await home()).status).toBe(200);
+    expect((await wordpressPlugins(bed.site))['sitewarden-fatal/sitewarden-fatal.php']?.Version).toBe('1.0.0');
+    expect(await activePlugins(bed.site)).toContain('sitewarden-fatal/sitewarden-fatal.php');
+    // The connector answers again.
+    const details = await bed.t.call('GET', `/api/sites/${bed.siteId}/plugins`);
+    expect(details.status).toBe(200);
+
+    const job = await bed.t.call('GET', `/api/jobs/${report.id}`);
+    expect(job.json).toMatchObject({ kind: 'safe-update', state: 'failed', reason: 'rolled-back' });
+    expect(bed.t.logs.events('update.rolled-back')).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        siteId: bed.siteId,
+        safeUpdateId: report.id,
+        type: 'plugin',
+        slug: 'sitewarden-fatal',
+        fromVersion: '1.0.0',
+        toVersion: '1.1.0',
+        reason: 'fatal-error',
+      }),
+    ]);
+  });
+
+  it('keeps a harmless update, and says so', async () => {
+    await installAndActivate('sitewarden-demo', '1.0.0');
+
+    const report = await safeUpdate('plugins', 'sitewarden-demo');
+
+    expect(report).toMatchObject({ status: 'kept', reason: null, fromVersion: '1.0.0', toVersion: '1.1.0' });
+    expect(report.after.at(-1).healthy).toBe(true);
+    expect((await wordpressPlugins(bed.site))['sitewarden-demo/sitewarden-demo.php']?.Version).toBe('1.1.0');
+    expect(await activePlugins(bed.site)).toContain('sitewarden-demo/sitewarden-demo.php');
+    expect((await home()).body).toContain('sitewarden-demo 1.1.0');
+    expect(bed.t.logs.events('update.verified')).toContainEqual(
+      expect.objectContaining({ safeUpdateId: report.id, slug: 'sitewarden-demo', type: 'plugin' }),
+    );
+  });
+
+  it('keeps the harmless update’s screenshots, served as PNG', async () => {
+    const [report] = (await bed.t.call('GET', `/api/sites/${bed.siteId}/safe-updates`)).json.items.filter(
+      (item: { slug: string; status: string }) => item.slug === 'sitewarden-demo' && item.status === 'kept',
+    );
+    expect(report.screenshots).toEqual([
+      expect.objectContaining({
+        url: `${bed.site.url}/`,
+        before: 'before-0.png',
+        after: 'after-0.png',
+        diff: 'diff-0.png',
+      }),
+    ]);
+    expect(report.screenshots[0].changedRatio).toBeLessThan(0.03);
+    expect(report.visualChange).toBe(false);
+    for (const name of ['before-0.png', 'after-0.png', 'diff-0.png']) {
+      const png = await bed.t.app.request(`/api/sites/${bed.siteId}/safe-updates/${report.id}/screenshots/${name}`, {
+        headers: { authorization: `Bearer ${bed.t.readToken}` },
+      });
+      expect(png.status, name).toBe(200);
+      expect(png.headers.get('content-type')).toBe('image/png');
+      const bytes = Buffer.from(await png.arrayBuffer());
+      expect(bytes.subarray(1, 4).toString('latin1')).toBe('PNG');
+      // 1280×800, as every screenshot: width and height in the IHDR chunk.
+      expect([bytes.readUInt32BE(16), bytes.readUInt32BE(20)]).toEqual([1280, 800]);
+    }
+    const missing = await bed.t.call(
+      'GET',
+      `/api/sites/${bed.siteId}/safe-updates/${report.id}/screenshots/after-7.png`,
+    );
+    expect(missing.json.type).toBe('/problems/safe-update-screenshot-not-found');
+    const traversal = await bed.t.call(
+      'GET',
+      `/api/sites/${bed.siteId}/safe-updates/${report.id}/screenshots/..%2Fx.png`,
+    );
+    expect(traversal.status).toBe(400);
+  });
+
+  it('flags an update that changes the look beyond the threshold, and rolls it back when the policy says so', async () => {
+    await installAndActivate('sitewarden-restyle', '1.0.0');
+    const flagged = await safeUpdate('plugins', 'sitewarden-restyle');
+    expect(flagged).toMatchObject({ status: 'kept', visualChange: true });
+    expect(flagged.screenshots[0].changedRatio).toBeGreaterThan(0.03);
+
+    installFixturePlugin(bed.site, 'sitewarden-restyle', '1.0.0');
+    await bed.site.php("delete_site_transient('update_plugins');");
+    const rolledBack = await safeUpdate('plugins', 'sitewarden-restyle', {
+      policy: { ...policy, visual: { rollback: true, threshold: 0.05 } },
+    });
+    expect(rolledBack).toMatchObject({ status: 'rolled-back', reason: 'visual-change', visualChange: true });
+    expect(rolledBack.message).toMatch(/changed on \d+\.\d % of its pixels \(threshold 5\.0 %\)/);
+    expect((await wordpressPlugins(bed.site))['sitewarden-restyle/sitewarden-restyle.php']?.Version).toBe('1.0.0');
+    expect((await home()).body).not.toContain('#8b0000');
+  });
+
+  it('does not update an unhealthy site, and says why', async () => {
+    installFixturePlugin(bed.site, 'sitewarden-extra', '2.0.0');
+    const report = await safeUpdate('plugins', 'sitewarden-demo', {
+      policy: { ...policy, keyword: 'a phrase this site never shows' },
+    });
+    // Nothing newer than 1.1.0 is offered: refused before any check.
+    expect(report).toMatchObject({ status: 'failed', reason: 'no-update-available' });
+
+    await installAndActivate('sitewarden-fatal', '1.0.0');
+    const unhealthy = await safeUpdate('plugins', 'sitewarden-fatal', {
+      policy: { ...policy, keyword: 'a phrase this site never shows' },
+    });
+    expect(unhealthy).toMatchObject({ status: 'failed', reason: 'site-unhealthy' });
+    expect(unhealthy.message).toContain('keyword-missing');
+    expect(unhealthy.steps).toEqual([]);
+    expect((await wordpressPlugins(bed.site))['sitewarden-fatal/sitewarden-fatal.php']?.Version).toBe('1.0.0');
+  });
+
+  it('alerts when the rollback does not heal the site', async () => {
+    await installAndActivate('sitewarden-dropin', '1.0.0');
+    const dropped = join(bed.site.root, 'wp-content/mu-plugins/sitewarden-dropin-broken.php');
+    try {
+      const report = await safeUpdate('plugins', 'sitewarden-dropin');
+      expect(report).toMatchObject({ status: 'rollback-failed', reason: 'fatal-error' });
+      expect(report.message).toContain('still unhealthy after the rollback');
+      expect(report.steps.find((step: { step: string }) => step.step === 'rollback')?.ok).toBe(true);
+      expect(bed.t.logs.events('update.rollback-failed')).toEqual([
+        expect.objectContaining({ level: 'error', safeUpdateId: report.id, slug: 'sitewarden-dropin' }),
+      ]);
+      expect((await bed.t.call('GET', `/api/jobs/${report.id}`)).json.reason).toBe('rollback-failed');
+    } finally {
+      rmSync(dropped, { force: true });
+    }
+    expect((await home()).status).toBe(200);
+  });
+
+  it('restores the backup taken before the update when putting the old version back does not heal the site', async () => {
+    await installAndActivate('sitewarden-migrate', '1.0.0');
+    const title = (await bed.site.option('blogname')) as string;
+    const report = await safeUpdate('plugins', 'sitewarden-migrate', {
+      policy: { ...policy, backup: true, keyword: title, visual: { enabled: false } },
+    });
+    expect(report).toMatchObject({ status: 'rolled-back', reason: 'keyword-missing' });
+    expect(report.message).toContain('healed by restoring backup');
+    expect(report.steps.map((step: { step: string; ok: boolean }) => [step.step, step.ok])).toEqual([
+      ['restore-point', true],
+      ['backup', true],
+      ['update', true],
+      ['rollback', true],
+      ['restore-backup', true],
+    ]);
+    expect(await bed.site.option('blogname')).toBe(title);
+    expect((await wordpressPlugins(bed.site))['sitewarden-migrate/sitewarden-migrate.php']?.Version).toBe('1.0.0');
+    expect((await home()).body).toContain(title);
+  });
+
+  it('updates a theme through the same path', async () => {
+    const fixtures = resolve(import.meta.dirname, '../support/fixtures/directory/themes/sitewarden-demo-theme/1.0.0');
+    cpSync(join(fixtures, 'sitewarden-demo-theme'), join(bed.site.root, 'wp-content/themes/sitewarden-demo-theme'), {
+      recursive: true,
+    });
+    const report = await safeUpdate('themes', 'sitewarden-demo-theme');
+    expect(report).toMatchObject({ status: 'kept', type: 'theme', fromVersion: '1.0.0', toVersion: '1.1.0' });
+    expect(await themeVersionOnDisk(bed.site, 'sitewarden-demo-theme')).toBe('1.1.0');
+    expect(existsSync(join(bed.site.root, 'wp-content/sitewarden-rollback'))).toBe(true);
+  });
+
+  it('answers problems for unknown sites, reports and bad input', async () => {
+    const unknown = await bed.t.call('GET', `/api/sites/${bed.siteId}/safe-updates/sup_nothing`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.type).toBe('/problems/safe-update-not-found');
+    const badPolicy = await bed.t.call('POST', `/api/sites/${bed.siteId}/plugins/sitewarden-demo/safe-update`, {
+      json: { policy: { urls: ['https://elsewhere.example/'] } },
+    });
+    expect(badPolicy.status).toBe(400);
+    const list = await bed.t.call('GET', `/api/sites/${bed.siteId}/safe-updates`);
+    expect(list.json.items.length).toBeGreaterThanOrEqual(5);
+  });
+});
