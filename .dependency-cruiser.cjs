@@ -16,12 +16,12 @@
  * A new folder in src/ must be named here (rule `unknown-module`).
  */
 const BASE = '^src/(shared|db|http|wordpress|jobs|metrics)/|^src/version\\.ts$';
-const TIER1 = 'sites|tokens|webhooks|connector';
+const TIER1 = 'sites|tokens|webhooks|connector|users';
 const TIER2 = 'inventory|uptime|performance|backups';
 const TIER3 = 'plugins|themes|wordpress-updates|fleet';
 const TIER4 = 'site-overview';
 const FEATURES = `^src/(${TIER1}|${TIER2}|${TIER3}|${TIER4})/`;
-const COMPOSITION = '^src/(main|services|app|cli|config|schema|scheduled-work)\\.ts$';
+const COMPOSITION = '^src/(main|services|app|cli|config|schema|scheduled-work)\\.ts$|^src/dashboard/';
 
 module.exports = {
   forbidden: [

@@ -29,10 +29,14 @@ import type { Metrics } from './metrics/metrics.js';
 import { createMetricsRoutes, requestMetrics } from './metrics/metrics.routes.js';
 import type { Readiness } from './metrics/readiness.js';
 import type { AuthFailureLimiter } from './http/auth-rate-limit.js';
+import type { Clock } from './shared/clock.js';
 import { bearerAuth, type AppEnv } from './http/auth.js';
 import { createHealthRoutes } from './http/health.routes.js';
 import { answerUnknownRoutes, createApiRouter, limitRequestBodies } from './http/api-router.js';
 import { createErrorHandler } from './http/problem.js';
+import type { UsersService } from './users/index.js';
+import { createDashboard } from './dashboard/dashboard.js';
+import type { FleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 
 export interface AppDeps {
   tokens: TokensService;
@@ -59,6 +63,11 @@ export interface AppDeps {
   metricsOnOwnListener?: boolean;
   /** Refuses addresses that sent too many bad tokens; none in tests that do not ask for it. */
   authLimiter?: AuthFailureLimiter;
+  /** The web dashboard at `/`. */
+  users: UsersService;
+  fleetOverview: FleetOverviewQuery;
+  httpsPublicUrl: boolean;
+  clock: Clock;
 }
 
 const PUBLIC_PATHS = new Set(['/api/health', AUTHORIZATION_CALLBACK_PATH]);
@@ -126,6 +135,22 @@ export function createApp(deps: AppDeps) {
     );
   }
   app.route('/api', api);
+  app.route(
+    '/',
+    createDashboard({
+      ...deps,
+      overview: deps.fleetOverview,
+      tagsOf: (ids) => deps.sites.tagsOf(ids),
+      tagCounts: () => deps.sites.tagCounts(),
+      responseTimeOf: (siteId) => deps.uptime.statusOf(siteId)?.responseTimeMs ?? null,
+      connectSite: async (input) => {
+        const result = await deps.sites.connect(input);
+        return result.mode === 'authorization'
+          ? { mode: 'authorization', siteId: result.site.id, authorizeUrl: result.authorizeUrl }
+          : { mode: 'credentials', siteId: result.site.id };
+      },
+    }),
+  );
 
   answerUnknownRoutes(app);
   app.onError(createErrorHandler(deps.logger));

@@ -7,3 +7,4 @@ export * from './performance/performance.table.js';
 export * from './backups/backups.table.js';
 export * from './webhooks/webhooks.table.js';
 export * from './jobs/jobs.table.js';
+export * from './users/users.table.js';

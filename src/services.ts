@@ -37,6 +37,8 @@ import { createWebhooksRepository } from './webhooks/webhooks.repository.js';
 import { createWebhooksService } from './webhooks/webhooks.service.js';
 import type { Metrics } from './metrics/metrics.js';
 import { VERSION } from './version.js';
+import { createUsersRepository, createUsersService } from './users/index.js';
+import { createFleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -190,6 +192,9 @@ export function createServices({
     secrets,
     clock,
   });
+  // The dashboard: its users and sessions, and the fleet overview's read model.
+  const users = createUsersService({ repository: createUsersRepository({ db }), clock, events });
+  const fleetOverview = createFleetOverviewQuery({ db });
   // Read at each scrape: one grouped count and four in-memory sizes.
   metrics?.setSources({
     sitesByState: () => sitesRepository.countByState(),
@@ -225,6 +230,10 @@ export function createServices({
     backups,
     webhooks,
     webhookDispatcher,
+    users,
+    fleetOverview,
+    httpsPublicUrl: config.publicUrl.startsWith('https:'),
+    clock,
   };
 }
 
