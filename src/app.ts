@@ -30,6 +30,7 @@ import { createMetricsRoutes, requestMetrics } from './metrics/metrics.routes.js
 import type { Readiness } from './metrics/readiness.js';
 import type { AuthFailureLimiter } from './http/auth-rate-limit.js';
 import type { Clock } from './shared/clock.js';
+import type { Events } from './shared/event-bus.js';
 import { bearerAuth, type AppEnv } from './http/auth.js';
 import { createHealthRoutes } from './http/health.routes.js';
 import { answerUnknownRoutes, createApiRouter, limitRequestBodies } from './http/api-router.js';
@@ -68,6 +69,7 @@ export interface AppDeps {
   fleetOverview: FleetOverviewQuery;
   httpsPublicUrl: boolean;
   clock: Clock;
+  events: Events;
 }
 
 const PUBLIC_PATHS = new Set(['/api/health', AUTHORIZATION_CALLBACK_PATH]);
@@ -135,22 +137,7 @@ export function createApp(deps: AppDeps) {
     );
   }
   app.route('/api', api);
-  app.route(
-    '/',
-    createDashboard({
-      ...deps,
-      overview: deps.fleetOverview,
-      tagsOf: (ids) => deps.sites.tagsOf(ids),
-      tagCounts: () => deps.sites.tagCounts(),
-      responseTimeOf: (siteId) => deps.uptime.statusOf(siteId)?.responseTimeMs ?? null,
-      connectSite: async (input) => {
-        const result = await deps.sites.connect(input);
-        return result.mode === 'authorization'
-          ? { mode: 'authorization', siteId: result.site.id, authorizeUrl: result.authorizeUrl }
-          : { mode: 'credentials', siteId: result.site.id };
-      },
-    }),
-  );
+  app.route('/', createDashboard(deps));
 
   answerUnknownRoutes(app);
   app.onError(createErrorHandler(deps.logger));

@@ -1,38 +1,42 @@
 import { readFile } from 'node:fs/promises';
 import { Hono } from 'hono';
-import type { Clock } from '../shared/clock.js';
-import type { UsersService } from '../users/index.js';
+import { createActivityPage } from './activity.page.js';
 import { createAssetRoutes } from './assets.js';
-import type { FleetOverviewQuery } from './fleet-overview.query.js';
-import { createOverviewPage, type OverviewDeps } from './overview.page.js';
+import type { DashboardServices } from './deps.js';
+import { createOverviewPage } from './overview.page.js';
 import { requireSession, type DashboardEnv } from './session.js';
 import { securityHeaders } from './security.js';
 import { createSignInRoutes } from './sign-in.routes.js';
-import { createSiteActions, type SiteActionsDeps } from './site-actions.routes.js';
+import { createSiteActions } from './site-actions.routes.js';
+import { createSitePage } from './site.page.js';
 
-export interface DashboardDeps extends Omit<OverviewDeps, 'overview'>, SiteActionsDeps {
-  users: UsersService;
-  overview: FleetOverviewQuery;
-  clock: Clock;
-  connectorZipPath: string;
-  /** The daemon's public URL is https (a TLS proxy in front): cookies are `Secure` even on plain-http requests. */
-  httpsPublicUrl: boolean;
-}
+export type { DashboardServices } from './deps.js';
 
-export const DASHBOARD_ASSETS = ['dashboard.css', 'favicon.svg'];
+const ASSETS = ['dashboard.css', 'favicon.svg', 'live.js'];
 
 /**
  * The web dashboard at `/`: pages rendered on the server from the features' services, forms
  * posted back to dashboard routes (session cookie + CSRF field), never to /api.
  */
-export function createDashboard(deps: DashboardDeps) {
+export function createDashboard(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
   app.use('*', securityHeaders());
-  app.route('/', createAssetRoutes(DASHBOARD_ASSETS));
-  app.route('/', createSignInRoutes(deps));
+  app.route('/', createAssetRoutes(ASSETS));
+  app.route('/', createSignInRoutes({ users: deps.users, httpsPublicUrl: deps.httpsPublicUrl }));
   const signedIn = new Hono<DashboardEnv>();
   signedIn.use('*', requireSession(deps.users));
-  signedIn.route('/', createOverviewPage(deps));
+  signedIn.route(
+    '/',
+    createOverviewPage({
+      overview: deps.fleetOverview,
+      tagsOf: (ids) => deps.sites.tagsOf(ids),
+      tagCounts: () => deps.sites.tagCounts(),
+      responseTimeOf: (siteId) => deps.uptime.statusOf(siteId)?.responseTimeMs ?? null,
+      clock: deps.clock,
+    }),
+  );
+  signedIn.route('/', createSitePage(deps));
+  signedIn.route('/', createActivityPage(deps));
   signedIn.route('/', createSiteActions(deps));
   signedIn.get('/connector.zip', async (c) => {
     const zip = await readFile(deps.connectorZipPath).catch(() => null);

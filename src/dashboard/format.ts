@@ -29,6 +29,8 @@ const STATUS_SYMBOL: Record<string, string> = {
   running: '↻',
   queued: '…',
   cancelled: '–',
+  active: '●',
+  inactive: '○',
 };
 
 export const badge = (status: string | null) =>

@@ -91,7 +91,7 @@ describe('dashboard sign-in, sessions and CSRF', () => {
     const missing = await post({});
     expect(missing.status).toBe(403);
     expect(missing.headers.get('content-type')).toMatch(/problem\+json/);
-    expect((await missing.json()).type).toBe('/problems/csrf-token-invalid');
+    expect(((await missing.json()) as { type: string }).type).toBe('/problems/csrf-token-invalid');
     expect((await post({ _csrf: 'forged' })).status).toBe(403);
     expect((await post({}, { 'X-CSRF-Token': 'forged' })).status).toBe(403);
     // Still signed in after the refusals; the right token signs out and ends the session.
