@@ -85,9 +85,9 @@ describe('the dashboard in a real browser', () => {
       await page.getByRole('row').filter({ hasText: site.url }).getByRole('link').first().click();
       await page.getByRole('button', { name: 'Back up now' }).click();
       await page.getByText('Backup started').waitFor();
-      await page.evaluate(() => ((window as unknown as { stillHere: boolean }).stillHere = true));
+      await page.evaluate(() => ((globalThis as unknown as { stillHere: boolean }).stillHere = true));
       await page.locator('#backups .badge.completed').waitFor({ timeout: 300_000 });
-      expect(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
+      expect(await page.evaluate(() => (globalThis as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
       await shot(page, '04-site');
 
       // Apply the update the mirror offers; WordPress holds the new version.
