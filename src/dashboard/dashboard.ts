@@ -9,6 +9,8 @@ import { securityHeaders } from './security.js';
 import { createSignInRoutes } from './sign-in.routes.js';
 import { createSiteActions } from './site-actions.routes.js';
 import { createSitePage } from './site.page.js';
+import { createUpdatesPage } from './updates.page.js';
+import { createSettingsPage } from './settings.page.js';
 
 export type { DashboardServices } from './deps.js';
 
@@ -37,6 +39,8 @@ export function createDashboard(deps: DashboardServices) {
   );
   signedIn.route('/', createSitePage(deps));
   signedIn.route('/', createActivityPage(deps));
+  signedIn.route('/', createUpdatesPage(deps));
+  signedIn.route('/', createSettingsPage(deps));
   signedIn.route('/', createSiteActions(deps));
   signedIn.get('/connector.zip', async (c) => {
     const zip = await readFile(deps.connectorZipPath).catch(() => null);

@@ -4,6 +4,7 @@ import { backupSettingsSection } from '../backups/index.js';
 import { performanceSettingsSection } from '../performance/index.js';
 import { commonProblems, isAppError } from '../shared/errors.js';
 import { monitoringSettingsSection } from '../uptime/index.js';
+import { SiteTagsInput } from '../sites/index.js';
 import type { DashboardServices } from './deps.js';
 import { setFlash, type DashboardEnv } from './session.js';
 
@@ -43,7 +44,10 @@ export function createSiteActions(deps: DashboardServices) {
       if (!isAppError(error)) throw error;
       setFlash(c, { kind: 'error', text: error.detail });
     }
-    return c.redirect(back, 303);
+    // A page may ask to come back to itself (the Updates page); only a local path is followed.
+    const asked = form.back;
+    const local = typeof asked === 'string' && /^\/(updates|sites\/)[^\s]*$/.test(asked) && !asked.startsWith('//');
+    return c.redirect(local ? asked : back, 303);
   }
   const siteBack = (c: Context, anchor = '') => `/sites/${encodeURIComponent(c.req.param('id')!)}${anchor}`;
 
@@ -149,6 +153,13 @@ export function createSiteActions(deps: DashboardServices) {
           enabled: form.backupsEnabled === '1',
         }),
       };
+      const tags = SiteTagsInput.safeParse({
+        tags: (field(form, 'tags') ?? '')
+          .split(',')
+          .map((tag) => tag.trim())
+          .filter(Boolean),
+      });
+      if (!tags.success) throw commonProblems.validation.create(`tags: ${tags.error.issues[0]?.message}`);
       const invalid = Object.entries(patches).find(([, result]) => !result.success);
       if (invalid) throw commonProblems.validation.create(`${invalid[0]}: ${invalid[1].error!.issues[0]?.message}`);
       const writes = [
@@ -157,11 +168,7 @@ export function createSiteActions(deps: DashboardServices) {
         sections.backups.prepare(id, patches.backups.data!),
       ];
       for (const write of writes) write();
-      const tags = (field(form, 'tags') ?? '')
-        .split(',')
-        .map((tag) => tag.trim())
-        .filter(Boolean);
-      deps.sites.setTags(id, tags);
+      deps.sites.setTags(id, tags.data.tags);
       return 'Settings saved.';
     }),
   );
