@@ -95,6 +95,20 @@ describe('the dashboard in a real browser', () => {
       await page.getByText('Updated sitewarden-demo to 1.1.0.').waitFor({ timeout: 120_000 });
       expect((await wordpressPlugins(site))['sitewarden-demo/sitewarden-demo.php']?.Version).toBe('1.1.0');
 
+      // The Updates page lists what is left (the theme the mirror offers a newer release of).
+      await page.getByRole('link', { name: 'Updates' }).click();
+      await page.getByRole('heading', { name: 'By item' }).waitFor();
+      await expect(page.getByRole('button', { name: /Update Twenty Twenty-One on/ }).count()).resolves.toBe(1);
+      await shot(page, '06-updates');
+      await page.getByRole('link', { name: 'Settings' }).click();
+      await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+      await shot(page, '07-settings');
+      // A phone's width: the overview still reads (narrow columns hidden, the table scrolls).
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.getByRole('link', { name: 'Overview' }).click();
+      await shot(page, '08-overview-phone');
+      await page.setViewportSize({ width: 1280, height: 800 });
+
       await page.getByRole('link', { name: 'Activity' }).click();
       await page.getByRole('heading', { name: 'Jobs' }).waitFor();
       await expect(page.getByRole('cell', { name: /completed|succeeded/ }).count()).resolves.toBeGreaterThan(0);
