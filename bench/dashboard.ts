@@ -73,10 +73,19 @@ function seed(t: ReturnType<typeof createTestApp>) {
       tag.run(id, `client-${i % 400}`);
       if (i % 5 === 0) tag.run(id, 'woocommerce');
       monitor.run(id, i % 211 === 0 ? 'down' : 'up', now - DAY, now);
-      for (let h = 1; h <= 24; h++) hourly.run(id, hourStart - h * HOUR, 60, i % 50 === 0 && h === 3 ? 2 : 0, 60 * 300, 60, 120, 900);
-      for (let d = 1; d <= 30; d++) daily.run(id, dayStart - d * DAY, 1440, i % 50 === 0 ? 5 : 0, 1440 * 300, 1440, 100, 1200);
+      for (let h = 1; h <= 24; h++)
+        hourly.run(id, hourStart - h * HOUR, 60, i % 50 === 0 && h === 3 ? 2 : 0, 60 * 300, 60, 120, 900);
+      for (let d = 1; d <= 30; d++)
+        daily.run(id, dayStart - d * DAY, 1440, i % 50 === 0 ? 5 : 0, 1440 * 300, 1440, 100, 1200);
       for (let p = 0; p < 20; p++)
-        item.run(id, p < 16 ? 'plugin' : 'theme', `item-${p}`, `Item ${p}`, '1.0.0', (i + p) % 17 === 0 ? '1.1.0' : null);
+        item.run(
+          id,
+          p < 16 ? 'plugin' : 'theme',
+          `item-${p}`,
+          `Item ${p}`,
+          '1.0.0',
+          (i + p) % 17 === 0 ? '1.1.0' : null,
+        );
       for (let a = 0; a < 12; a++) {
         const at = now - (12 - a) * DAY;
         audit.run(`aud_${id}_${a}`, id, url, at, at + 30_000, 0.4 + ((i * 7 + a * 13) % 60) / 100);
@@ -95,7 +104,8 @@ function overviewPaths(count: number): string[] {
   const pages = Math.ceil(SITES / 50);
   const variants = [
     (n: number) => `/?page=${1 + ((n * 37) % pages)}`,
-    (n: number) => `/?sort=${['name', 'status', 'score', 'updates', 'backup'][n % 5]}&dir=${n % 2 ? 'desc' : 'asc'}&page=${1 + (n % 20)}`,
+    (n: number) =>
+      `/?sort=${['name', 'status', 'score', 'updates', 'backup'][n % 5]}&dir=${n % 2 ? 'desc' : 'asc'}&page=${1 + (n % 20)}`,
     (n: number) => `/?tag=client-${n % 400}`,
     (n: number) => `/?tag=woocommerce&page=${1 + (n % 40)}`,
     () => '/?updates=1&sort=score',
@@ -128,7 +138,11 @@ async function audit(url: string, cookie: string, formFactor: 'mobile' | 'deskto
   const chrome = await chromeLauncher.launch({
     chromePath: process.env.CHROME_PATH ?? '/usr/bin/chromium',
     userDataDir: profile,
-    chromeFlags: chromeFlags({ auditedHost: '127.0.0.1', runningAsRoot: process.getuid?.() === 0, blockThirdParty: true }),
+    chromeFlags: chromeFlags({
+      auditedHost: '127.0.0.1',
+      runningAsRoot: process.getuid?.() === 0,
+      blockThirdParty: true,
+    }),
     logLevel: 'silent',
   });
   try {
@@ -172,12 +186,16 @@ async function main() {
   const cookie = /sw_session=[^;]+/.exec(signIn.headers.get('set-cookie') ?? '')![0];
 
   const paths = overviewPaths(REQUESTS);
-  await time('GET /api/sites?limit=50 (baseline)', Array.from({ length: REQUESTS }, () => '/api/sites?limit=50'), (path) =>
-    t.app.request(path, { headers: { authorization: `Bearer ${t.readToken}` } }),
+  await time(
+    'GET /api/sites?limit=50 (baseline)',
+    Array.from({ length: REQUESTS }, () => '/api/sites?limit=50'),
+    (path) => t.app.request(path, { headers: { authorization: `Bearer ${t.readToken}` } }),
   );
   await time('dashboard overview (mixed pages)', paths, (path) => t.app.request(path, { headers: { cookie } }));
-  await time('dashboard overview page 1', Array.from({ length: REQUESTS }, () => '/'), (path) =>
-    t.app.request(path, { headers: { cookie } }),
+  await time(
+    'dashboard overview page 1',
+    Array.from({ length: REQUESTS }, () => '/'),
+    (path) => t.app.request(path, { headers: { cookie } }),
   );
 
   if (RUN_LIGHTHOUSE) {
@@ -187,7 +205,8 @@ async function main() {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
     try {
-      for (const formFactor of ['mobile', 'desktop'] as const) await audit(`http://127.0.0.1:${port}/`, cookie, formFactor);
+      for (const formFactor of ['mobile', 'desktop'] as const)
+        await audit(`http://127.0.0.1:${port}/`, cookie, formFactor);
     } finally {
       server.close();
     }

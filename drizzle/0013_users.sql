@@ -23,4 +23,6 @@ CREATE TABLE `users` (
 	`last_signed_in_at` integer
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `users_username_unique` ON `users` (`username`);
+CREATE UNIQUE INDEX `users_username_unique` ON `users` (`username`);--> statement-breakpoint
+CREATE INDEX `inventory_items_site_pending_idx` ON `inventory_items` (`site_id`) WHERE "inventory_items"."update_version" is not null;--> statement-breakpoint
+CREATE INDEX `performance_audits_site_scores_idx` ON `performance_audits` (`site_id`,`id`,`score_performance`) WHERE "performance_audits"."status" = 'completed';

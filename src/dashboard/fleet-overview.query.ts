@@ -55,52 +55,100 @@ const STATUS = `case
   when coalesce(uptime, 'unknown') = 'up' and (syncError is not null or score < 0.5) then 'degraded'
   else coalesce(uptime, 'unknown') end`;
 
-const BASE = `select s.id, s.url, s.name, s.state, s.sync_error as syncError, m.status as uptime,
-    (select count(*) from inventory_items i where i.site_id = s.id and i.update_version is not null) as updates,
-    (select a.score_performance from performance_audits a
-      where a.site_id = s.id and a.status = 'completed' order by a.id desc limit 1) as score,
-    (select b.status || ' ' || coalesce(b.finished_at, b.created_at) from backups b
-      where b.site_id = s.id order by b.id desc limit 1) as lastBackup
-  from sites s left join uptime_monitors m on m.site_id = s.id`;
+/**
+ * The derived columns, each one indexed seek per site (drizzle/0013 adds the two partial
+ * indexes): a page computes only those its filter and sort need over the whole fleet, then all
+ * of them for its own 50 sites.
+ */
+const COLUMNS = {
+  uptime: 'm.status as uptime',
+  updates:
+    '(select count(*) from inventory_items i where i.site_id = s.id and i.update_version is not null) as updates',
+  score: `(select a.score_performance from performance_audits a
+      where a.site_id = s.id and a.status = 'completed' order by a.id desc limit 1) as score`,
+  lastBackup: `(select b.status || ' ' || coalesce(b.finished_at, b.created_at) from backups b
+      where b.site_id = s.id order by b.id desc limit 1) as lastBackup`,
+};
+type Column = keyof typeof COLUMNS;
 
-const ORDER: Record<OverviewSort, string> = {
-  name: 'lower(coalesce(name, url))',
-  status:
-    "case status when 'down' then 0 when 'degraded' then 1 when 'unknown' then 2 when 'pending' then 3 else 4 end",
-  score: 'coalesce(score, -1)',
-  updates: 'updates',
-  backup: "case when lastBackup like 'failed %' then 0 when lastBackup is null then 1 else 2 end",
+const base = (columns: readonly Column[], where = '') =>
+  `select s.id, s.url, s.name, s.state, s.sync_error as syncError${columns.map((c) => `, ${COLUMNS[c]}`).join('')}
+    from sites s${columns.includes('uptime') ? ' left join uptime_monitors m on m.site_id = s.id' : ''}${where}`;
+const ALL: readonly Column[] = ['uptime', 'updates', 'score', 'lastBackup'];
+const STATUS_NEEDS: readonly Column[] = ['uptime', 'score'];
+
+const ORDER: Record<OverviewSort, { sql: string; needs: readonly Column[] }> = {
+  name: { sql: 'lower(coalesce(name, url))', needs: [] },
+  status: {
+    sql: "case status when 'down' then 0 when 'degraded' then 1 when 'unknown' then 2 when 'pending' then 3 else 4 end",
+    needs: STATUS_NEEDS,
+  },
+  score: { sql: 'coalesce(score, -1)', needs: ['score'] },
+  updates: { sql: 'updates', needs: ['updates'] },
+  backup: {
+    sql: "case when lastBackup like 'failed %' then 0 when lastBackup is null then 1 else 2 end",
+    needs: ['lastBackup'],
+  },
 };
 
+/** The fleet-wide counts change slowly and cost a pass over every site: computed at most this often. */
+const COUNTS_TTL_MS = 5_000;
 const DAY_MS = 86_400_000;
 const SPARK_POINTS = 12;
 
 export function createFleetOverviewQuery({ db }: { db: Db }) {
   const sqlite = (db as Db & { $client: Database.Database }).$client;
-  const counts = sqlite.prepare(`with b as (${BASE}), o as (select *, ${STATUS} as status from b)
+  const countsStatement = sqlite.prepare(`with o as (select *, ${STATUS} as status from (${base(ALL)}))
     select count(*) as sites, coalesce(sum(status = 'down'), 0) as down, coalesce(sum(status = 'degraded'), 0) as degraded,
       coalesce(sum(updates > 0), 0) as updatesPending, coalesce(sum(lastBackup like 'failed %'), 0) as backupsFailing from o`);
+  let cachedCounts: { at: number; counts: OverviewCounts } | undefined;
+  const siteCount = sqlite.prepare('select count(*) from sites').pluck();
 
   const statements = new Map<string, Database.Statement>();
-  function pageStatement(filter: OverviewFilter): Database.Statement {
-    const where: string[] = [];
-    if (filter.q) where.push("(s.url like '%' || @q || '%' escape '\\' or s.name like '%' || @q || '%' escape '\\')");
-    if (filter.tag) where.push('exists (select 1 from site_tags t where t.site_id = s.id and t.tag = @tag)');
-    const outer: string[] = [];
-    if (filter.status) outer.push('status = @status');
-    if (filter.hasUpdates) outer.push('updates > 0');
-    if (filter.backupFailed) outer.push("lastBackup like 'failed %'");
-    const order = `${ORDER[filter.sort]} ${filter.descending ? 'desc' : 'asc'}, id asc`;
-    const text = `with b as (${BASE}${where.length ? ` where ${where.join(' and ')}` : ''}),
-      o as (select *, ${STATUS} as status from b)
-      select *, count(*) over () as total from o ${outer.length ? `where ${outer.join(' and ')}` : ''}
-      order by ${order} limit @limit offset @offset`;
+  const prepared = (text: string) => {
     let statement = statements.get(text);
     if (!statement) {
       statement = sqlite.prepare(text);
       statements.set(text, statement);
     }
     return statement;
+  };
+
+  /** Phase one: the page's site ids in order, and how many match, computing only the columns the filter and sort need. */
+  function pageIds(filter: OverviewFilter): { ids: string[]; total: number } {
+    const where: string[] = [];
+    if (filter.q) where.push("(s.url like '%' || @q || '%' escape '\\' or s.name like '%' || @q || '%' escape '\\')");
+    if (filter.tag) where.push('s.id in (select t.site_id from site_tags t where t.tag = @tag)');
+    const needs = new Set<Column>(ORDER[filter.sort].needs);
+    const outer: string[] = [];
+    if (filter.status) {
+      outer.push('status = @status');
+      for (const c of STATUS_NEEDS) needs.add(c);
+    }
+    if (filter.hasUpdates) {
+      outer.push('updates > 0');
+      needs.add('updates');
+    }
+    if (filter.backupFailed) {
+      outer.push("lastBackup like 'failed %'");
+      needs.add('lastBackup');
+    }
+    const columns = ALL.filter((c) => needs.has(c));
+    const inner = base(columns, where.length ? ` where ${where.join(' and ')}` : '');
+    const withStatus = columns.includes('score') && columns.includes('uptime') ? `, ${STATUS} as status` : '';
+    const from = `(select *${withStatus} from (${inner}))${outer.length ? ` where ${outer.join(' and ')}` : ''}`;
+    const order = `${ORDER[filter.sort].sql} ${filter.descending ? 'desc' : 'asc'}, id asc`;
+    const params = {
+      q: filter.q?.replace(/[\\%_]/g, (ch) => `\\${ch}`),
+      tag: filter.tag,
+      status: filter.status,
+    };
+    const used = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
+    const total = (prepared(`select count(*) as n from ${from}`).get(used) as { n: number }).n;
+    const ids = prepared(`select id from ${from} order by ${order} limit @limit offset @offset`)
+      .pluck()
+      .all({ ...used, limit: OVERVIEW_PAGE_SIZE, offset: (filter.page - 1) * OVERVIEW_PAGE_SIZE }) as string[];
+    return { ids, total };
   }
 
   const uptimeSince = (ids: string[], table: 'uptime_hourly' | 'uptime_daily') =>
@@ -121,22 +169,34 @@ export function createFleetOverviewQuery({ db }: { db: Db }) {
   }
 
   return {
-    counts: (): OverviewCounts => counts.get() as OverviewCounts,
+    /** At most COUNTS_TTL_MS old, and never across a site added or removed (the empty state must not linger). */
+    counts(now: number): OverviewCounts {
+      const sites = siteCount.get() as number;
+      if (
+        !cachedCounts ||
+        now - cachedCounts.at >= COUNTS_TTL_MS ||
+        now < cachedCounts.at ||
+        cachedCounts.counts.sites !== sites
+      )
+        cachedCounts = { at: now, counts: countsStatement.get() as OverviewCounts };
+      return cachedCounts.counts;
+    },
 
     page(filter: OverviewFilter, now: number): { rows: OverviewRow[]; total: number } {
-      const raw = pageStatement(filter).all({
-        q: filter.q?.replace(/[\\%_]/g, (ch) => `\\${ch}`),
-        tag: filter.tag,
-        status: filter.status,
-        limit: OVERVIEW_PAGE_SIZE,
-        offset: (filter.page - 1) * OVERVIEW_PAGE_SIZE,
-      }) as (Omit<OverviewRow, 'backupStatus' | 'backupAt' | 'uptime24h' | 'uptime30d' | 'scores'> & {
-        lastBackup: string | null;
-        total: number;
-      })[];
-      const ids = raw.map((row) => row.id);
-      const total = raw[0]?.total ?? 0;
+      const { ids, total } = pageIds(filter);
       if (ids.length === 0) return { rows: [], total };
+      const marks = ids.map(() => '?').join(',');
+      // Phase two: every column for the page's own sites, in the page's order.
+      const found = new Map(
+        (
+          sqlite
+            .prepare(`select *, ${STATUS} as status from (${base(ALL, ` where s.id in (${marks})`)})`)
+            .all(...ids) as (Omit<OverviewRow, 'backupStatus' | 'backupAt' | 'uptime24h' | 'uptime30d' | 'scores'> & {
+            lastBackup: string | null;
+          })[]
+        ).map((row) => [row.id, row]),
+      );
+      const raw = ids.map((id) => found.get(id)!).filter(Boolean);
       type Sums = { id: string; up: number; down: number };
       const today = now - (now % DAY_MS);
       const day = ratios([uptimeSince(ids, 'uptime_hourly').all(now - DAY_MS, ...ids) as Sums[]]);
@@ -148,7 +208,7 @@ export function createFleetOverviewQuery({ db }: { db: Db }) {
       const history = sqlite
         .prepare(
           `select site_id as id, score from (select site_id, id, score_performance as score,
-              row_number() over (partition by site_id order by id desc) as n from performance_audits
+              row_number() over (partition by site_id order by id desc) as n from performance_audits indexed by performance_audits_site_scores_idx
               where status = 'completed' and score_performance is not null and site_id in (${ids.map(() => '?').join(',')}))
             where n <= ${SPARK_POINTS} order by id asc`,
         )
@@ -156,7 +216,7 @@ export function createFleetOverviewQuery({ db }: { db: Db }) {
       for (const point of history) scores.set(point.id, [...(scores.get(point.id) ?? []), point.score]);
       return {
         total,
-        rows: raw.map(({ lastBackup, total: _total, ...row }) => {
+        rows: raw.map(({ lastBackup, ...row }) => {
           const [backupStatus, at] = lastBackup ? lastBackup.split(' ') : [null, null];
           return {
             ...row,

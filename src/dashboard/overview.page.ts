@@ -127,7 +127,7 @@ export function createOverviewPage(deps: OverviewDeps) {
       page: query.page,
     };
     const now = deps.clock.now().getTime();
-    const counts = deps.overview.counts();
+    const counts = deps.overview.counts(now);
     const { rows, total } = deps.overview.page(filter, now);
     const tags = deps.tagsOf(rows.map((row) => row.id));
     const pages = Math.max(1, Math.ceil(total / OVERVIEW_PAGE_SIZE));
