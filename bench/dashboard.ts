@@ -165,6 +165,8 @@ async function audit(url: string, cookie: string, formFactor: 'mobile' | 'deskto
     console.log(
       `lighthouse ${lhr.lighthouseVersion} ${formFactor}: performance ${score('performance')}, accessibility ${score('accessibility')}, best practices ${score('best-practices')}, ` +
         `FCP ${Math.round(lhr.audits['first-contentful-paint']?.numericValue ?? NaN)} ms, LCP ${Math.round(lhr.audits['largest-contentful-paint']?.numericValue ?? NaN)} ms, ` +
+        `TBT ${Math.round(lhr.audits['total-blocking-time']?.numericValue ?? NaN)} ms, CLS ${(lhr.audits['cumulative-layout-shift']?.numericValue ?? NaN).toFixed(3)}, ` +
+        `speed index ${Math.round(lhr.audits['speed-index']?.numericValue ?? NaN)} ms, server ${Math.round(lhr.audits['server-response-time']?.numericValue ?? NaN)} ms, ` +
         `transfer ${((lhr.audits['total-byte-weight']?.numericValue ?? NaN) / 1024).toFixed(1)} KiB` +
         (failing.length ? `; failing: ${failing.join(', ')}` : ''),
     );

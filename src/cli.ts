@@ -13,6 +13,7 @@ import { createTokensRepository } from './tokens/tokens.repository.js';
 import { createTokensService, type TokenScope } from './tokens/tokens.service.js';
 import { VERSION } from './version.js';
 import { verifyBackupCommand } from './backups/backups.cli.js';
+import { usersCommand } from './users/users.cli.js';
 
 const USAGE = `Usage: sitewarden <command>
 
@@ -24,6 +25,9 @@ Commands:
   token list                             list API tokens (never the tokens themselves)
   token revoke ID|NAME                   revoke a token
   backup verify BACKUP_ID                re-read a backup's objects and check every hash (exit 1 if any fails)
+  users create NAME                      create a dashboard user and print its random password once
+  users reset-password NAME              set a new random password (printed once) and end the user's sessions
+  users list                             list dashboard users
   version                                print the version`;
 
 class UsageError extends Error {}
@@ -70,6 +74,19 @@ async function main(argv: string[]): Promise<number> {
       // daemon they leave migrations to it; alone they hold the lock, so no daemon starts mid-command.
       const config = loadConfig();
       return withDataDirShared(config.dataDir, (holder) => token(rest, config, holder.owner));
+    }
+    case 'users': {
+      // Like the token commands: one short write, safe beside the daemon.
+      const config = loadConfig();
+      return withDataDirShared(config.dataDir, (holder) =>
+        usersCommand({
+          args: rest,
+          dataDir: config.dataDir,
+          databaseFile: DATABASE_FILE,
+          migrate: holder.owner,
+          out: (line) => process.stdout.write(`${line}\n`),
+        }),
+      );
     }
     case 'version':
     case '--version':

@@ -98,9 +98,18 @@ const SPARK_POINTS = 12;
 
 export function createFleetOverviewQuery({ db }: { db: Db }) {
   const sqlite = (db as Db & { $client: Database.Database }).$client;
-  const countsStatement = sqlite.prepare(`with o as (select *, ${STATUS} as status from (${base(ALL)}))
-    select count(*) as sites, coalesce(sum(status = 'down'), 0) as down, coalesce(sum(status = 'degraded'), 0) as degraded,
-      coalesce(sum(updates > 0), 0) as updatesPending, coalesce(sum(lastBackup like 'failed %'), 0) as backupsFailing from o`);
+  // Each count from the index that answers it, rather than a pass computing every column of every site.
+  const countsStatement = sqlite.prepare(`select
+      (select count(*) from sites) as sites,
+      (select count(*) from uptime_monitors m join sites s on s.id = m.site_id
+        where m.status = 'down' and s.state <> 'pending') as down,
+      (select count(*) from uptime_monitors m join sites s on s.id = m.site_id
+        where m.status = 'up' and s.state <> 'pending' and (s.sync_error is not null or
+          (select a.score_performance from performance_audits a
+            where a.site_id = s.id and a.status = 'completed' order by a.id desc limit 1) < 0.5)) as degraded,
+      (select count(distinct i.site_id) from inventory_items i where i.update_version is not null) as updatesPending,
+      (select count(*) from backups b where b.status = 'failed'
+        and b.id = (select max(l.id) from backups l where l.site_id = b.site_id)) as backupsFailing`);
   let cachedCounts: { at: number; counts: OverviewCounts } | undefined;
   const siteCount = sqlite.prepare('select count(*) from sites').pluck();
 
