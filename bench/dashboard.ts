@@ -116,7 +116,12 @@ function overviewPaths(count: number): string[] {
   return Array.from({ length: count }, (_, n) => variants[n % variants.length]!(n));
 }
 
-async function time(label: string, paths: string[], request: (path: string) => Response | Promise<Response>) {
+async function time(
+  label: string,
+  paths: string[],
+  request: (path: string) => Response | Promise<Response>,
+  breakdown = false,
+) {
   for (const path of paths.slice(0, 10)) await (await request(path)).text(); // warm the statement cache
   const samples: number[] = [];
   let bytes = 0;
@@ -127,6 +132,20 @@ async function time(label: string, paths: string[], request: (path: string) => R
     samples.push(performance.now() - started);
     bytes += body.length;
     if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
+  }
+  if (breakdown) {
+    const groups = new Map<string, number[]>();
+    paths.forEach((path, i) => {
+      const params = new URLSearchParams(path.split('?')[1] ?? '');
+      const key =
+        [...params]
+          .map(([k, v]) => (k === 'sort' ? `sort=${v}` : k))
+          .filter((k) => k !== 'dir' && k !== 'page')
+          .join('&') || 'page';
+      groups.set(key, [...(groups.get(key) ?? []), samples[i]!]);
+    });
+    for (const [key, values] of groups)
+      console.log(`  ${key}: p50 ${ms(percentile(values, 50))}, p99 ${ms(percentile(values, 99))} (${values.length})`);
   }
   console.log(
     `${label}: ${samples.length} requests, p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))}, mean page ${(bytes / samples.length / 1024).toFixed(1)} KiB`,
@@ -193,7 +212,7 @@ async function main() {
     Array.from({ length: REQUESTS }, () => '/api/sites?limit=50'),
     (path) => t.app.request(path, { headers: { authorization: `Bearer ${t.readToken}` } }),
   );
-  await time('dashboard overview (mixed pages)', paths, (path) => t.app.request(path, { headers: { cookie } }));
+  await time('dashboard overview (mixed pages)', paths, (path) => t.app.request(path, { headers: { cookie } }), true);
   await time(
     'dashboard overview page 1',
     Array.from({ length: REQUESTS }, () => '/'),
