@@ -10,8 +10,8 @@ import type { Db } from '../db/database.js';
 export const OVERVIEW_PAGE_SIZE = 50;
 export const overviewSorts = ['name', 'status', 'score', 'updates', 'backup'] as const;
 export const overviewStatuses = ['up', 'down', 'degraded', 'unknown', 'pending'] as const;
-export type OverviewSort = (typeof overviewSorts)[number];
-export type OverviewStatus = (typeof overviewStatuses)[number];
+type OverviewSort = (typeof overviewSorts)[number];
+type OverviewStatus = (typeof overviewStatuses)[number];
 
 export interface OverviewFilter {
   q?: string;

@@ -94,7 +94,7 @@ function emptyState(session: SignedInSession) {
   </section>`;
 }
 
-export function connectForm(session: SignedInSession) {
+function connectForm(session: SignedInSession) {
   return html`<form class="connect" method="post" action="/sites/connect">
     <h2>Connect a site</h2>
     ${csrfField(session)}

@@ -3,9 +3,9 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { SignedInSession, UsersService } from '../users/index.js';
 import { defineProblem } from '../shared/errors.js';
 
-export const SESSION_COOKIE = 'sw_session';
+const SESSION_COOKIE = 'sw_session';
 export const CSRF_FIELD = '_csrf';
-export const CSRF_HEADER = 'X-CSRF-Token';
+const CSRF_HEADER = 'X-CSRF-Token';
 
 export type DashboardEnv = { Variables: { session: SignedInSession } };
 

@@ -46,10 +46,27 @@ describe('the dashboard in a real browser', () => {
       await page.goto(`${served.baseUrl}/`);
       expect(new URL(page.url()).pathname).toBe('/sign-in');
       await shot(page, '01-sign-in');
+      // The keyboard reaches the form: the user name field has focus, Tab goes on to the password.
+      await page.keyboard.type('alice');
+      await page.keyboard.press('Tab');
+      expect(
+        await page.evaluate(
+          () => (globalThis as unknown as { document: { activeElement: { id: string } } }).document.activeElement.id,
+        ),
+      ).toBe('password');
       await page.getByLabel('User name').fill('alice');
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('heading', { name: 'No sites yet' }).waitFor();
+      // The first Tab on a signed-in page lands on the skip link.
+      await page.keyboard.press('Tab');
+      expect(
+        await page.evaluate(
+          () =>
+            (globalThis as unknown as { document: { activeElement: { textContent: string } } }).document.activeElement
+              .textContent,
+        ),
+      ).toBe('Skip to content');
       await shot(page, '02-empty-overview');
 
       // Connect the test site with its administrator's application password.
