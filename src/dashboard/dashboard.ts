@@ -17,19 +17,38 @@ export type { DashboardServices } from './deps.js';
 
 const ASSETS = ['dashboard.css', 'favicon.svg', 'live.js'];
 
+/** The paths behind the session; every other path outside /api stays the app's (404 problems, /healthz, /metrics). */
+const SIGNED_IN_PATHS = [
+  '/',
+  '/sites/*',
+  '/activity',
+  '/updates',
+  '/settings',
+  '/settings/*',
+  '/events',
+  '/connector.zip',
+];
+const PUBLIC_PATHS = ['/sign-in', '/sign-out', '/assets/*'];
+
+/** Whether a route path is one of the dashboard's (for the tests that list what the app serves). */
+export const isDashboardPath = (path: string): boolean =>
+  [...SIGNED_IN_PATHS, ...PUBLIC_PATHS].some((pattern) =>
+    pattern.endsWith('/*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern,
+  );
+
 /**
  * The web dashboard at `/`: pages rendered on the server from the features' services, forms
  * posted back to dashboard routes (session cookie + CSRF field), never to /api.
  */
 export function createDashboard(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
-  app.use('*', securityHeaders());
   // Pages, styles and scripts gzipped (a 10,000-site overview page is ~90 KiB of HTML); never the event stream.
-  app.use('*', compress({ contentTypeFilter: /^(text\/html|text\/css|text\/javascript|image\/svg\+xml)/ }));
+  const gzip = compress({ contentTypeFilter: /^(text\/html|text\/css|text\/javascript|image\/svg\+xml)/ });
+  for (const path of [...SIGNED_IN_PATHS, ...PUBLIC_PATHS]) app.use(path, securityHeaders(), gzip);
   app.route('/', createAssetRoutes(ASSETS));
   app.route('/', createSignInRoutes({ users: deps.users, httpsPublicUrl: deps.httpsPublicUrl }));
   const signedIn = new Hono<DashboardEnv>();
-  signedIn.use('*', requireSession(deps.users));
+  for (const path of SIGNED_IN_PATHS) signedIn.use(path, requireSession(deps.users));
   signedIn.route(
     '/',
     createOverviewPage({
