@@ -35,11 +35,16 @@ import type { Metrics } from './metrics/metrics.js';
 import { createMetricsRoutes, requestMetrics } from './metrics/metrics.routes.js';
 import type { Readiness } from './metrics/readiness.js';
 import type { AuthFailureLimiter } from './http/auth-rate-limit.js';
+import type { Clock } from './shared/clock.js';
+import type { Events } from './shared/event-bus.js';
 import { bearerAuth, type AppEnv } from './http/auth.js';
 import { createHealthRoutes } from './http/health.routes.js';
 import { createSafeUpdatesRoutes, type SafeUpdatesService } from './safe-updates/index.js';
 import { answerUnknownRoutes, createApiRouter, limitRequestBodies } from './http/api-router.js';
 import { createErrorHandler } from './http/problem.js';
+import type { UsersService } from './users/index.js';
+import { createDashboard } from './dashboard/dashboard.js';
+import type { FleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 
 export interface AppDeps {
   tokens: TokensService;
@@ -70,6 +75,12 @@ export interface AppDeps {
   metricsOnOwnListener?: boolean;
   /** Refuses addresses that sent too many bad tokens; none in tests that do not ask for it. */
   authLimiter?: AuthFailureLimiter;
+  /** The web dashboard at `/`. */
+  users: UsersService;
+  fleetOverview: FleetOverviewQuery;
+  httpsPublicUrl: boolean;
+  clock: Clock;
+  events: Events;
 }
 
 const PUBLIC_PATHS = new Set(['/api/health', AUTHORIZATION_CALLBACK_PATH]);
@@ -143,6 +154,7 @@ export function createApp(deps: AppDeps) {
     );
   }
   app.route('/api', api);
+  app.route('/', createDashboard(deps));
 
   answerUnknownRoutes(app);
   app.onError(createErrorHandler(deps.logger));

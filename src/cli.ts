@@ -16,6 +16,7 @@ import { VERSION } from './version.js';
 import { listTargetSnapshotsCommand, rekeyTargetCommand, verifyBackupCommand } from './backups/backups.cli.js';
 import { createServices } from './services.js';
 import { loadSecretKey } from './shared/secret-key.js';
+import { usersCommand } from './users/users.cli.js';
 
 const USAGE = `Usage: sitewarden <command>
 
@@ -36,6 +37,9 @@ Commands:
   recover restore --target NAME --site SITE_ID BACKUP_ID
                                          restore a backup the target holds into a connected site, with the
                                          daemon stopped; prints the restore's outcome
+  users create NAME                      create a dashboard user and print its random password once
+  users reset-password NAME              set a new random password (printed once) and end the user's sessions
+  users list                             list dashboard users
   version                                print the version`;
 
 class UsageError extends Error {}
@@ -96,6 +100,19 @@ async function main(argv: string[]): Promise<number> {
       // daemon they leave migrations to it; alone they hold the lock, so no daemon starts mid-command.
       const config = loadConfig();
       return withDataDirShared(config.dataDir, (holder) => token(rest, config, holder.owner));
+    }
+    case 'users': {
+      // Like the token commands: one short write, safe beside the daemon.
+      const config = loadConfig();
+      return withDataDirShared(config.dataDir, (holder) =>
+        usersCommand({
+          args: rest,
+          dataDir: config.dataDir,
+          databaseFile: DATABASE_FILE,
+          migrate: holder.owner,
+          out: (line) => process.stdout.write(`${line}\n`),
+        }),
+      );
     }
     case 'version':
     case '--version':

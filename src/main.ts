@@ -72,6 +72,8 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   services.webhookDispatcher.start();
   shutdown.register('webhooks', () => services.webhookDispatcher.stop(Math.min(WEBHOOK_STOP_GRACE_MS, graceLeft())));
   services.tokens.ensureBootstrapToken(config.dataDir);
+  // The dashboard's first user, `admin`, with a random password in a 0600 file (like the token).
+  await services.users.ensureBootstrapAdmin(config.dataDir);
 
   shutdown.register('site tasks', async () => {
     const finished = await services.siteQueue.drain(graceLeft());
@@ -128,6 +130,7 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
   scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());
   scheduler.every('webhook-retention', '41 * * * *', () => void services.webhookDispatcher.prune());
+  scheduler.every('dashboard-sessions', '29 * * * *', () => void services.users.pruneSessions());
   shutdown.register('scheduler', () => scheduler.stop());
   void scheduler.runAll();
 

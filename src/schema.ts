@@ -10,3 +10,4 @@ export * from './jobs/jobs.table.js';
 export * from './bulk-updates/update-history.table.js';
 export * from './update-policies/update-policies.table.js';
 export * from './safe-updates/safe-updates.table.js';
+export * from './users/users.table.js';

@@ -45,6 +45,8 @@ import type { Metrics } from './metrics/metrics.js';
 import { VERSION } from './version.js';
 import { createBulkUpdates } from './bulk-updates/index.js';
 import { createSafeUpdatesRepository, createSafeUpdatesService, createScreenshotStore } from './safe-updates/index.js';
+import { createUsersRepository, createUsersService } from './users/index.js';
+import { createFleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -246,6 +248,9 @@ export function createServices({
     secrets,
     clock,
   });
+  // The dashboard: its users and sessions, and the fleet overview's read model.
+  const users = createUsersService({ repository: createUsersRepository({ db }), clock, events });
+  const fleetOverview = createFleetOverviewQuery({ db });
   // Read at each scrape: one grouped count and four in-memory sizes.
   metrics?.setSources({
     sitesByState: () => sitesRepository.countByState(),
@@ -284,6 +289,10 @@ export function createServices({
     safeUpdates,
     webhooks,
     webhookDispatcher,
+    users,
+    fleetOverview,
+    httpsPublicUrl: config.publicUrl.startsWith('https:'),
+    clock,
   };
 }
 

@@ -44,6 +44,10 @@ export const inventoryItems = sqliteTable(
     index('inventory_items_pending_idx')
       .on(table.type, table.slug, table.updateVersion, table.version, table.name)
       .where(sql`${table.updateVersion} is not null`),
+    // The dashboard's fleet overview counts each site's pending updates from this (one seek per site).
+    index('inventory_items_site_pending_idx')
+      .on(table.siteId)
+      .where(sql`${table.updateVersion} is not null`),
   ],
 );
 export type InventoryItemRow = typeof inventoryItems.$inferSelect;

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { sites } from '../sites/index.js';
 
@@ -62,6 +63,10 @@ export const performanceAudits = sqliteTable(
   (table) => [
     index('performance_audits_site_idx').on(table.siteId, table.formFactor, table.id),
     index('performance_audits_status_idx').on(table.status),
+    // The dashboard's fleet overview reads each site's latest score from this (one seek, covering).
+    index('performance_audits_site_scores_idx')
+      .on(table.siteId, table.id, table.scorePerformance)
+      .where(sql`${table.status} = 'completed'`),
   ],
 );
 

@@ -22,6 +22,27 @@ export const eventCatalogue = {
   },
   'token.created': { level: 'info', fields: ['tokenId', 'name', 'scope'], when: 'An API token was created.' },
   'token.revoked': { level: 'info', fields: ['tokenId', 'name'], when: 'An API token was revoked.' },
+  'user.bootstrap_created': {
+    level: 'warn',
+    fields: ['userId', 'path'],
+    when: 'First start with no dashboard user: user `admin` was created and its random password written to a 0600 file (its path is logged, never the password).',
+  },
+  'user.created': { level: 'info', fields: ['userId', 'username', 'role'], when: 'A dashboard user was created.' },
+  'user.password_reset': {
+    level: 'info',
+    fields: ['userId', 'username'],
+    when: 'A dashboard user’s password was reset; their sessions ended.',
+  },
+  'user.signed_in': {
+    level: 'info',
+    fields: ['userId', 'username', 'address'],
+    when: 'A user signed in to the dashboard.',
+  },
+  'user.sign_in_failed': {
+    level: 'warn',
+    fields: ['username', 'address'],
+    when: 'A dashboard sign-in failed (unknown user or wrong password); repeated failures are rate-limited.',
+  },
   'site.connection_started': {
     level: 'info',
     fields: ['siteId', 'url'],

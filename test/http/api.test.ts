@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { isDashboardPath } from '../../src/dashboard/dashboard.js';
 
 let t: TestApp;
 beforeEach(() => {
@@ -155,9 +156,11 @@ describe('API conventions', () => {
       .filter((route) => route.path.startsWith('/api/'))
       .map((route) => `${route.method} ${route.path.replace(/^\/api/, '').replace(/:([^/]+)/g, '{$1}')}`);
     expect(new Set(operations)).toEqual(new Set(served));
-    // Outside /api only what supervisors and Prometheus call (README, "Metrics and health").
+    // Outside /api and the dashboard's pages only what supervisors and Prometheus call (README, "Metrics and health").
     expect(
-      routes.filter((route) => !route.path.startsWith('/api/')).map((route) => `${route.method} ${route.path}`),
+      routes
+        .filter((route) => !route.path.startsWith('/api/') && !isDashboardPath(route.path))
+        .map((route) => `${route.method} ${route.path}`),
     ).toEqual(['GET /healthz', 'GET /readyz']);
     expect(doc.paths['/sites'].post.requestBody.content).toHaveProperty('application/x-www-form-urlencoded');
     expect(doc.paths['/sites'].post.responses).toHaveProperty('202');

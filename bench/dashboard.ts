@@ -1,0 +1,238 @@
+/**
+ * Dashboard benchmark: seeds 10,000 sites (uptime roll-ups, inventories with pending updates,
+ * Lighthouse history, backups, tags) into the real app on an in-memory database, then
+ *  1. times the fleet overview's server work per page (app.request(), signed in) over a mix of
+ *     pages, sorts, filters and searches, beside GET /api/sites as a baseline;
+ *  2. serves the app on loopback and audits the signed-in overview with the project's own
+ *     Lighthouse (the version in package.json, the daemon's Chromium flags), mobile and desktop.
+ * Prints the figures; nothing is asserted. Usage (figures in docs/benchmarks.md):
+ *
+ *   node --import tsx bench/dashboard.ts                      # 10,000 sites, 300 timed pages
+ *   BENCH_SITES=2000 BENCH_REQUESTS=100 BENCH_LIGHTHOUSE=0 node --import tsx bench/dashboard.ts
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { serve } from '@hono/node-server';
+import * as chromeLauncher from 'chrome-launcher';
+import lighthouse, { desktopConfig } from 'lighthouse';
+import { chromeFlags } from '../src/performance/chrome-flags.js';
+import { createTestApp } from '../test/support/test-app.js';
+
+const SITES = Number(process.env.BENCH_SITES ?? 10_000);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300);
+const RUN_LIGHTHOUSE = process.env.BENCH_LIGHTHOUSE !== '0';
+const PASSWORD = 'benchmark password 0123';
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+function seed(t: ReturnType<typeof createTestApp>) {
+  const sqlite = t.database.sqlite;
+  const now = Date.now();
+  const started = performance.now();
+  const site = sqlite.prepare(
+    `insert into sites (id, url, rest_url, name, state, sync_error, wordpress_version, php_version, created_at, updated_at, connected_at)
+     values (?, ?, ?, ?, 'connected', ?, '6.6.2', '8.2.0', ?, ?, ?)`,
+  );
+  const tag = sqlite.prepare('insert into site_tags (site_id, tag) values (?, ?)');
+  const monitor = sqlite.prepare(
+    `insert into uptime_monitors (site_id, status, status_since, updated_at) values (?, ?, ?, ?)`,
+  );
+  const hourly = sqlite.prepare(
+    `insert into uptime_hourly (site_id, bucket, up, down, response_sum, response_count, response_min, response_max)
+     values (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const daily = sqlite.prepare(
+    `insert into uptime_daily (site_id, bucket, up, down, response_sum, response_count, response_min, response_max)
+     values (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const item = sqlite.prepare(
+    `insert into inventory_items (site_id, type, slug, name, version, update_version, active) values (?, ?, ?, ?, ?, ?, 1)`,
+  );
+  const audit = sqlite.prepare(
+    `insert into performance_audits (id, site_id, url, form_factor, trigger, runs, status, queued_at, finished_at, score_performance)
+     values (?, ?, ?, 'mobile', 'scheduled', 1, 'completed', ?, ?, ?)`,
+  );
+  const backup = sqlite.prepare(
+    `insert into backups (id, site_id, kind, status, created_at, finished_at) values (?, ?, 'scheduled', ?, ?, ?)`,
+  );
+  const hourStart = now - (now % HOUR);
+  const dayStart = now - (now % DAY);
+  sqlite.transaction(() => {
+    for (let i = 0; i < SITES; i++) {
+      const id = `site_${String(i).padStart(6, '0')}`;
+      const url = `https://client-${i % 400}.example/site-${i}`;
+      site.run(id, url, `${url}/wp-json/`, `Site ${i}`, i % 97 === 0 ? 'timeout' : null, now, now, now);
+      tag.run(id, `client-${i % 400}`);
+      if (i % 5 === 0) tag.run(id, 'woocommerce');
+      monitor.run(id, i % 211 === 0 ? 'down' : 'up', now - DAY, now);
+      for (let h = 1; h <= 24; h++)
+        hourly.run(id, hourStart - h * HOUR, 60, i % 50 === 0 && h === 3 ? 2 : 0, 60 * 300, 60, 120, 900);
+      for (let d = 1; d <= 30; d++)
+        daily.run(id, dayStart - d * DAY, 1440, i % 50 === 0 ? 5 : 0, 1440 * 300, 1440, 100, 1200);
+      for (let p = 0; p < 20; p++)
+        item.run(
+          id,
+          p < 16 ? 'plugin' : 'theme',
+          `item-${p}`,
+          `Item ${p}`,
+          '1.0.0',
+          (i + p) % 17 === 0 ? '1.1.0' : null,
+        );
+      for (let a = 0; a < 12; a++) {
+        const at = now - (12 - a) * DAY;
+        audit.run(`aud_${id}_${a}`, id, url, at, at + 30_000, 0.4 + ((i * 7 + a * 13) % 60) / 100);
+      }
+      for (let b = 0; b < 3; b++) {
+        const at = now - (3 - b) * DAY;
+        backup.run(`bkp_${id}_${b}`, id, b === 2 && i % 61 === 0 ? 'failed' : 'completed', at, at + 60_000);
+      }
+    }
+  })();
+  return performance.now() - started;
+}
+
+/** A mix of what people click: pages deep into the fleet, each sort both ways, filters, searches. */
+function overviewPaths(count: number): string[] {
+  const pages = Math.ceil(SITES / 50);
+  const variants = [
+    (n: number) => `/?page=${1 + ((n * 37) % pages)}`,
+    (n: number) =>
+      `/?sort=${['name', 'status', 'score', 'updates', 'backup'][n % 5]}&dir=${n % 2 ? 'desc' : 'asc'}&page=${1 + (n % 20)}`,
+    (n: number) => `/?tag=client-${n % 400}`,
+    (n: number) => `/?tag=woocommerce&page=${1 + (n % 40)}`,
+    () => '/?updates=1&sort=score',
+    () => '/?backup=failed',
+    () => '/?status=down',
+    (n: number) => `/?q=site-${n % 1000}`,
+  ];
+  return Array.from({ length: count }, (_, n) => variants[n % variants.length]!(n));
+}
+
+async function time(
+  label: string,
+  paths: string[],
+  request: (path: string) => Response | Promise<Response>,
+  breakdown = false,
+) {
+  for (const path of paths.slice(0, 10)) await (await request(path)).text(); // warm the statement cache
+  const samples: number[] = [];
+  let bytes = 0;
+  for (const path of paths) {
+    const started = performance.now();
+    const response = await request(path);
+    const body = await response.text();
+    samples.push(performance.now() - started);
+    bytes += body.length;
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
+  }
+  if (breakdown) {
+    const groups = new Map<string, number[]>();
+    paths.forEach((path, i) => {
+      const params = new URLSearchParams(path.split('?')[1] ?? '');
+      const key =
+        [...params]
+          .map(([k, v]) => (k === 'sort' ? `sort=${v}` : k))
+          .filter((k) => k !== 'dir' && k !== 'page')
+          .join('&') || 'page';
+      groups.set(key, [...(groups.get(key) ?? []), samples[i]!]);
+    });
+    for (const [key, values] of groups)
+      console.log(`  ${key}: p50 ${ms(percentile(values, 50))}, p99 ${ms(percentile(values, 99))} (${values.length})`);
+  }
+  console.log(
+    `${label}: ${samples.length} requests, p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))}, mean page ${(bytes / samples.length / 1024).toFixed(1)} KiB`,
+  );
+}
+
+async function audit(url: string, cookie: string, formFactor: 'mobile' | 'desktop') {
+  const profile = mkdtempSync(join(tmpdir(), 'sitewarden-bench-lh-'));
+  const chrome = await chromeLauncher.launch({
+    chromePath: process.env.CHROME_PATH ?? '/usr/bin/chromium',
+    userDataDir: profile,
+    chromeFlags: chromeFlags({
+      auditedHost: '127.0.0.1',
+      runningAsRoot: process.getuid?.() === 0,
+      blockThirdParty: true,
+    }),
+    logLevel: 'silent',
+  });
+  try {
+    const result = await lighthouse(
+      url,
+      {
+        port: chrome.port,
+        logLevel: 'error',
+        extraHeaders: { Cookie: cookie },
+        onlyCategories: ['performance', 'accessibility', 'best-practices'],
+        disableFullPageScreenshot: true,
+      },
+      formFactor === 'desktop' ? desktopConfig : undefined,
+    );
+    const lhr = result!.lhr;
+    const score = (id: string) => Math.round((lhr.categories[id]?.score ?? 0) * 100);
+    const failing = Object.values(lhr.audits)
+      .filter((a) => a.score !== null && a.score < 1 && a.scoreDisplayMode === 'binary')
+      .map((a) => a.id);
+    console.log(
+      `lighthouse ${lhr.lighthouseVersion} ${formFactor}: performance ${score('performance')}, accessibility ${score('accessibility')}, best practices ${score('best-practices')}, ` +
+        `FCP ${Math.round(lhr.audits['first-contentful-paint']?.numericValue ?? NaN)} ms, LCP ${Math.round(lhr.audits['largest-contentful-paint']?.numericValue ?? NaN)} ms, ` +
+        `TBT ${Math.round(lhr.audits['total-blocking-time']?.numericValue ?? NaN)} ms, CLS ${(lhr.audits['cumulative-layout-shift']?.numericValue ?? NaN).toFixed(3)}, ` +
+        `speed index ${Math.round(lhr.audits['speed-index']?.numericValue ?? NaN)} ms, server ${Math.round(lhr.audits['server-response-time']?.numericValue ?? NaN)} ms, ` +
+        `transfer ${((lhr.audits['total-byte-weight']?.numericValue ?? NaN) / 1024).toFixed(1)} KiB` +
+        (failing.length ? `; failing: ${failing.join(', ')}` : ''),
+    );
+  } finally {
+    chrome.kill();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const t = createTestApp();
+  console.log(`seeding ${SITES} sites… ${ms(seed(t))}`);
+  await t.services.users.create('bench', PASSWORD);
+  const signIn = await t.app.request('/sign-in', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: 'bench', password: PASSWORD }).toString(),
+  });
+  const cookie = /sw_session=[^;]+/.exec(signIn.headers.get('set-cookie') ?? '')![0];
+
+  const paths = overviewPaths(REQUESTS);
+  await time(
+    'GET /api/sites?limit=50 (baseline)',
+    Array.from({ length: REQUESTS }, () => '/api/sites?limit=50'),
+    (path) => t.app.request(path, { headers: { authorization: `Bearer ${t.readToken}` } }),
+  );
+  await time('dashboard overview (mixed pages)', paths, (path) => t.app.request(path, { headers: { cookie } }), true);
+  await time(
+    'dashboard overview page 1',
+    Array.from({ length: REQUESTS }, () => '/'),
+    (path) => t.app.request(path, { headers: { cookie } }),
+  );
+
+  if (RUN_LIGHTHOUSE) {
+    const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+      const s = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    });
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      for (const formFactor of ['mobile', 'desktop'] as const)
+        await audit(`http://127.0.0.1:${port}/`, cookie, formFactor);
+    } finally {
+      server.close();
+    }
+  }
+  await t.close();
+}
+
+await main();

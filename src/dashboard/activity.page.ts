@@ -1,0 +1,148 @@
+import { Hono } from 'hono';
+import { html } from 'hono/html';
+import { streamSSE } from 'hono/streaming';
+import type { PublishedEvent } from '../shared/event-bus.js';
+import type { DashboardServices } from './deps.js';
+import { age, badge } from './format.js';
+import { page } from './layout.js';
+import type { DashboardEnv } from './session.js';
+
+/** How often the stream looks for job progress (a cheap indexed query), and sends a keep-alive. */
+const JOB_POLL_MS = 1_000;
+const KEEP_ALIVE_MS = 15_000;
+const MAX_QUEUED_MESSAGES = 500;
+
+/** One line a person can read, from a catalogued event's name and fields. */
+function summarise(event: PublishedEvent): string {
+  const f = event.fields;
+  const where = typeof f.url === 'string' ? ` on ${f.url}` : typeof f.siteId === 'string' ? ` on ${f.siteId}` : '';
+  return `${event.event}${where}${typeof f.reason === 'string' ? `: ${f.reason}` : ''}`;
+}
+
+const progressText = (progress: string) => {
+  try {
+    const p = JSON.parse(progress) as Record<string, unknown>;
+    return Object.entries(p)
+      .filter(([, v]) => typeof v === 'number' || typeof v === 'string')
+      .slice(0, 4)
+      .map(([k, v]) => `${k} ${String(v)}`)
+      .join(', ');
+  } catch {
+    return '';
+  }
+};
+
+export function createActivityPage(deps: DashboardServices) {
+  const app = new Hono<DashboardEnv>();
+
+  /**
+   * Server-Sent Events behind the session: every catalogued event (optionally only one site's),
+   * and a `jobs` message whenever a queued or running job changes (progress, state).
+   */
+  app.get('/events', (c) => {
+    const site = c.req.query('site');
+    return streamSSE(c, async (stream) => {
+      const queue: { event: string; data: string }[] = [];
+      let wake: (() => void) | null = null;
+      const push = (message: { event: string; data: string }) => {
+        if (queue.length < MAX_QUEUED_MESSAGES) queue.push(message);
+        wake?.();
+      };
+      const unsubscribe = deps.events.subscribe((event) => {
+        if (site && event.fields.siteId !== site) return;
+        push({
+          event: 'event',
+          data: JSON.stringify({
+            event: event.event,
+            level: event.level,
+            fields: event.fields,
+            summary: summarise(event),
+          }),
+        });
+      });
+      let lastJobs = '';
+      const pollJobs = () => {
+        const active = [
+          ...deps.jobs.list({ state: 'running', siteId: site, limit: 50 }),
+          ...deps.jobs.list({ state: 'queued', siteId: site, limit: 50 }),
+        ].map((job) => ({ id: job.id, kind: job.kind, siteId: job.siteId, state: job.state, progress: job.progress }));
+        const text = JSON.stringify(active);
+        if (text !== lastJobs) {
+          if (lastJobs !== '' || active.length > 0) push({ event: 'jobs', data: text });
+          lastJobs = text;
+        }
+      };
+      const poller = setInterval(pollJobs, JOB_POLL_MS);
+      const keepAlive = setInterval(() => push({ event: 'ping', data: '{}' }), KEEP_ALIVE_MS);
+      let closed = false;
+      stream.onAbort(() => {
+        closed = true;
+        wake?.();
+      });
+      try {
+        pollJobs();
+        while (!closed) {
+          const message = queue.shift();
+          if (message) {
+            await stream.writeSSE(message);
+            continue;
+          }
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = null;
+        }
+      } finally {
+        unsubscribe();
+        clearInterval(poller);
+        clearInterval(keepAlive);
+      }
+    });
+  });
+
+  app.get('/activity', (c) => {
+    const session = c.get('session');
+    const now = deps.clock.now().getTime();
+    const jobs = deps.jobs.list({ limit: 50 });
+    const body = html`<h1>Activity</h1>
+      <section class="card" aria-labelledby="live-h">
+        <h2 id="live-h">Live events</h2>
+        <p class="muted" id="live-note">Events appear here as they happen (this page keeps a connection open).</p>
+        <ol id="live-events" class="events" aria-live="polite"></ol>
+      </section>
+      <section class="card" id="jobs" data-live-section aria-labelledby="jobs-h">
+        <h2 id="jobs-h">Jobs</h2>
+        ${
+          jobs.length === 0
+            ? html`<p class="muted">No jobs yet: backups, restores and audits show here.</p>`
+            : html`<div class="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Job</th>
+                      <th scope="col">Site</th>
+                      <th scope="col">State</th>
+                      <th scope="col">Progress</th>
+                      <th scope="col">Created</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${jobs.map(
+                      (job) =>
+                        html`<tr>
+                          <th scope="row">${job.kind}<span class="url">${job.id}</span></th>
+                          <td>${job.siteId ? html`<a href="/sites/${job.siteId}">${job.siteId}</a>` : '—'}</td>
+                          <td>
+                            ${badge(job.state)}${job.message ? html`<span class="url">${job.message}</span>` : ''}
+                          </td>
+                          <td class="progress">${progressText(job.progress)}</td>
+                          <td>${age(job.createdAt, now)}</td>
+                        </tr>`,
+                    )}
+                  </tbody>
+                </table>
+              </div>`
+        }
+      </section>`;
+    return c.html(page({ title: 'Activity', session, current: '/activity', body, scripts: ['/assets/live.js'] }));
+  });
+  return app;
+}

@@ -1,0 +1,77 @@
+import { readFile } from 'node:fs/promises';
+import { Hono } from 'hono';
+import { compress } from 'hono/compress';
+import { createActivityPage } from './activity.page.js';
+import { createAssetRoutes } from './assets.js';
+import type { DashboardServices } from './deps.js';
+import { createOverviewPage } from './overview.page.js';
+import { requireSession, type DashboardEnv } from './session.js';
+import { securityHeaders } from './security.js';
+import { createSignInRoutes } from './sign-in.routes.js';
+import { createSiteActions } from './site-actions.routes.js';
+import { createSitePage } from './site.page.js';
+import { createUpdatesPage } from './updates.page.js';
+import { createSettingsPage } from './settings.page.js';
+
+export type { DashboardServices } from './deps.js';
+
+const ASSETS = ['dashboard.css', 'favicon.svg', 'live.js'];
+
+/** The paths behind the session; every other path outside /api stays the app's (404 problems, /healthz, /metrics). */
+const SIGNED_IN_PATHS = [
+  '/',
+  '/sites/*',
+  '/activity',
+  '/updates',
+  '/settings',
+  '/settings/*',
+  '/events',
+  '/connector.zip',
+];
+const PUBLIC_PATHS = ['/sign-in', '/sign-out', '/assets/*'];
+
+/** Whether a route path is one of the dashboard's (for the tests that list what the app serves). */
+export const isDashboardPath = (path: string): boolean =>
+  [...SIGNED_IN_PATHS, ...PUBLIC_PATHS].some((pattern) =>
+    pattern.endsWith('/*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern,
+  );
+
+/**
+ * The web dashboard at `/`: pages rendered on the server from the features' services, forms
+ * posted back to dashboard routes (session cookie + CSRF field), never to /api.
+ */
+export function createDashboard(deps: DashboardServices) {
+  const app = new Hono<DashboardEnv>();
+  // Pages, styles and scripts gzipped (a 10,000-site overview page is ~90 KiB of HTML); never the event stream.
+  const gzip = compress({ contentTypeFilter: /^(text\/html|text\/css|text\/javascript|image\/svg\+xml)/ });
+  for (const path of [...SIGNED_IN_PATHS, ...PUBLIC_PATHS]) app.use(path, securityHeaders(), gzip);
+  app.route('/', createAssetRoutes(ASSETS));
+  app.route('/', createSignInRoutes({ users: deps.users, httpsPublicUrl: deps.httpsPublicUrl }));
+  const signedIn = new Hono<DashboardEnv>();
+  for (const path of SIGNED_IN_PATHS) signedIn.use(path, requireSession(deps.users));
+  signedIn.route(
+    '/',
+    createOverviewPage({
+      overview: deps.fleetOverview,
+      tagsOf: (ids) => deps.sites.tagsOf(ids),
+      tagCounts: () => deps.sites.tagCounts(),
+      responseTimeOf: (siteId) => deps.uptime.statusOf(siteId)?.responseTimeMs ?? null,
+      clock: deps.clock,
+    }),
+  );
+  signedIn.route('/', createSitePage(deps));
+  signedIn.route('/', createActivityPage(deps));
+  signedIn.route('/', createUpdatesPage(deps));
+  signedIn.route('/', createSettingsPage(deps));
+  signedIn.route('/', createSiteActions(deps));
+  signedIn.get('/connector.zip', async (c) => {
+    const zip = await readFile(deps.connectorZipPath).catch(() => null);
+    if (!zip) return c.text('The connector package has not been built: run npm run build.', 404);
+    return c.body(new Uint8Array(zip), 200, {
+      'content-type': 'application/zip',
+      'content-disposition': 'attachment; filename="sitewarden-connector.zip"',
+    });
+  });
+  app.route('/', signedIn);
+  return app;
+}

@@ -1,0 +1,93 @@
+import { html, raw } from 'hono/html';
+import type { HtmlEscapedString } from 'hono/utils/html';
+import type { SignedInSession } from '../users/index.js';
+import { CSRF_FIELD } from './session.js';
+
+export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+const NAV = [
+  { href: '/', label: 'Overview' },
+  { href: '/activity', label: 'Activity' },
+  { href: '/updates', label: 'Updates' },
+  { href: '/settings', label: 'Settings' },
+];
+
+/** The hidden field every state-changing form carries. */
+export const csrfField = (session: SignedInSession) =>
+  html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}" />`;
+
+function head(title: string, scripts: string[]) {
+  return html`<head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <meta name="color-scheme" content="light dark" />
+    <title>${title} · Sitewarden</title>
+    <link rel="stylesheet" href="/assets/dashboard.css" />
+    <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml" />
+    ${scripts.map((src) => html`<script src="${src}" defer></script>`)}
+  </head>`;
+}
+
+/** A signed-in page: header with navigation and sign-out, then `body` in <main>. */
+export function page({
+  title,
+  session,
+  current,
+  body,
+  scripts = [],
+  flash,
+}: {
+  title: string;
+  session: SignedInSession;
+  current: string;
+  body: Html;
+  scripts?: string[];
+  flash?: { kind: 'ok' | 'error'; text: string } | null;
+}): Html {
+  return html`<!doctype html>
+    <html lang="en">
+      ${head(title, scripts)}
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+          <a class="brand" href="/">Sitewarden</a>
+          <nav aria-label="Main">
+            <ul>
+              ${NAV.map(
+                (item) =>
+                  html`<li>
+                    <a href="${item.href}" ${raw(item.href === current ? 'aria-current="page"' : '')}>${item.label}</a>
+                  </li>`,
+              )}
+            </ul>
+          </nav>
+          <form class="signout" method="post" action="/sign-out">
+            ${csrfField(session)}
+            <span class="who">${session.user.username}</span>
+            <button type="submit">Sign out</button>
+          </form>
+        </header>
+        <main id="main" data-csrf="${session.csrfToken}">
+          ${
+            flash
+              ? html`<p class="flash ${flash.kind}" role="${flash.kind === 'error' ? 'alert' : 'status'}">
+                  ${flash.text}
+                </p>`
+              : ''
+          }
+          ${body}
+        </main>
+      </body>
+    </html>`;
+}
+
+/** A page for someone not signed in (the sign-in form). */
+export function publicPage(title: string, body: Html): Html {
+  return html`<!doctype html>
+    <html lang="en">
+      ${head(title, [])}
+      <body class="public">
+        <main id="main">${body}</main>
+      </body>
+    </html>`;
+}

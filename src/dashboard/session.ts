@@ -1,0 +1,88 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import type { SignedInSession, UsersService } from '../users/index.js';
+import { defineProblem } from '../shared/errors.js';
+
+const SESSION_COOKIE = 'sw_session';
+export const CSRF_FIELD = '_csrf';
+const CSRF_HEADER = 'X-CSRF-Token';
+
+export type DashboardEnv = { Variables: { session: SignedInSession } };
+
+const csrfRefused = defineProblem('csrf-token-invalid', 403, 'The form is stale or did not come from the dashboard');
+const READ_METHODS = new Set(['GET', 'HEAD']);
+
+/** The peer's address as @hono/node-server hands it over; app.request() in tests has none. */
+export function clientAddress(c: Context): string {
+  return (
+    (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress ??
+    'local'
+  );
+}
+
+/** `Secure` when the request came over https, or the daemon's public URL is https (a TLS proxy in front). */
+export function isSecure(c: Context, httpsPublicUrl: boolean): boolean {
+  return httpsPublicUrl || new URL(c.req.url).protocol === 'https:';
+}
+
+export function setSessionCookie(c: Context, token: string, expiresAt: Date, secure: boolean): void {
+  setCookie(c, SESSION_COOKIE, token, { httpOnly: true, secure, sameSite: 'Strict', path: '/', expires: expiresAt });
+}
+
+export function clearSessionCookie(c: Context, secure: boolean): void {
+  deleteCookie(c, SESSION_COOKIE, { path: '/', secure, httpOnly: true, sameSite: 'Strict' });
+}
+
+/**
+ * Every dashboard page but sign-in: no session, a redirect to sign-in (an EventSource or script
+ * gets a 401). State-changing requests carry the session's CSRF token as the `_csrf` form field
+ * or the X-CSRF-Token header; SameSite=Strict is the first wall, this the second.
+ */
+export function requireSession(users: UsersService): MiddlewareHandler<DashboardEnv> {
+  return async (c, next) => {
+    const token = getCookie(c, SESSION_COOKIE);
+    const session = token ? users.authenticate(token) : null;
+    if (!session) {
+      if (c.req.header('accept')?.includes('text/html') === false && c.req.method !== 'GET')
+        return c.text('sign in first', 401);
+      const next_ = c.req.method === 'GET' ? `?next=${encodeURIComponent(c.req.path)}` : '';
+      return c.redirect(`/sign-in${next_}`, 303);
+    }
+    if (!READ_METHODS.has(c.req.method)) {
+      let sent = c.req.header(CSRF_HEADER);
+      if (!sent) {
+        const type = c.req.header('content-type') ?? '';
+        if (type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data')) {
+          const value = (await c.req.parseBody())[CSRF_FIELD];
+          sent = typeof value === 'string' ? value : undefined;
+        }
+      }
+      if (sent !== session.csrfToken)
+        throw csrfRefused.create('the CSRF token is missing or does not match this session; reload the page');
+    }
+    c.set('session', session);
+    return next();
+  };
+}
+
+const FLASH_COOKIE = 'sw_flash';
+export type Flash = { kind: 'ok' | 'error'; text: string };
+
+/** A message for the next page after a redirect (post/redirect/get), in a short-lived cookie rather than the URL. */
+export function setFlash(c: Context, flash: Flash): void {
+  setCookie(c, FLASH_COOKIE, `${flash.kind}:${flash.text.slice(0, 500)}`, {
+    httpOnly: true,
+    sameSite: 'Strict',
+    path: '/',
+    maxAge: 60,
+  });
+}
+
+/** The flash the last action left, once. */
+export function takeFlash(c: Context): Flash | null {
+  const value = getCookie(c, FLASH_COOKIE);
+  if (!value) return null;
+  deleteCookie(c, FLASH_COOKIE, { path: '/' });
+  const kind = value.startsWith('ok:') ? 'ok' : 'error';
+  return { kind, text: value.slice(value.indexOf(':') + 1) };
+}

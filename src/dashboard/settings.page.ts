@@ -1,0 +1,270 @@
+import { Hono, type Context } from 'hono';
+import { html } from 'hono/html';
+import { commonProblems, isAppError } from '../shared/errors.js';
+import { CreateWebhookInput } from '../webhooks/index.js';
+import type { DashboardServices } from './deps.js';
+import { age, badge } from './format.js';
+import { csrfField, page, type Html } from './layout.js';
+import { setFlash, takeFlash, type DashboardEnv, type Flash } from './session.js';
+
+type Form = Record<string, unknown>;
+const text = (form: Form, name: string) => (typeof form[name] === 'string' ? (form[name] as string).trim() : '');
+
+/** Webhooks (with test send and delivery log), API tokens, users. Secrets made here are shown once, on the answer itself. */
+export function createSettingsPage(deps: DashboardServices) {
+  const app = new Hono<DashboardEnv>();
+
+  function render(c: Context<DashboardEnv>, options: { flash?: Flash | null; secret?: Html; status?: 200 | 201 } = {}) {
+    const session = c.get('session');
+    const now = deps.clock.now().getTime();
+    const webhooks = deps.webhooks.list({ limit: 100 });
+    const shownLog = c.req.query('deliveries');
+    const log =
+      shownLog && webhooks.some((w) => w.id === shownLog) ? deps.webhooks.deliveries(shownLog, { limit: 20 }) : null;
+    const tokens = deps.tokens.list().filter((t) => t.revokedAt === null);
+    const users = deps.users.list();
+    const post = (path: string, label: string, extra: Html | string = '', kind = 'secondary') =>
+      html`<form method="post" action="${path}">
+        ${csrfField(session)}${extra}<button type="submit" class="${kind}">${label}</button>
+      </form>`;
+    const body = html`<h1>Settings</h1>
+      ${options.secret ?? ''}
+      <section class="card" id="webhooks" aria-labelledby="webhooks-h">
+        <h2 id="webhooks-h">Webhooks</h2>
+        ${
+          webhooks.length === 0
+            ? html`<p class="muted">No webhooks: add one to hear about downtime, failed backups and more.</p>`
+            : html`<div class="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">URL</th>
+                      <th scope="col">Events</th>
+                      <th scope="col">Format</th>
+                      <th scope="col">Actions</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${webhooks.map(
+                      (w) =>
+                        html`<tr>
+                          <th scope="row">${w.url}</th>
+                          <td>${w.events.join(', ')}</td>
+                          <td>${w.format}</td>
+                          <td class="actions">
+                            ${post(`/settings/webhooks/${w.id}/test`, 'Send a test')}
+                            <a href="/settings?deliveries=${w.id}#deliveries">Delivery log</a>
+                            ${post(`/settings/webhooks/${w.id}/delete`, 'Delete', '', 'danger')}
+                          </td>
+                        </tr>`,
+                    )}
+                  </tbody>
+                </table>
+              </div>`
+        }
+        ${
+          log
+            ? html`<h3 id="deliveries">Deliveries</h3>
+                ${
+                  log.length === 0
+                    ? html`<p class="muted">No deliveries yet.</p>`
+                    : html`<table>
+                        <thead>
+                          <tr>
+                            <th scope="col">Event</th>
+                            <th scope="col">State</th>
+                            <th scope="col">Attempts</th>
+                            <th scope="col">Last answer</th>
+                            <th scope="col">Created</th>
+                          </tr>
+                        </thead>
+                        <tbody>
+                          ${log.map(
+                            (d) =>
+                              html`<tr>
+                                <td>${d.event}</td>
+                                <td>${badge(d.status)}</td>
+                                <td class="num">${d.attempts}</td>
+                                <td>${d.lastStatus ?? d.lastCause ?? '—'}</td>
+                                <td>${age(d.createdAt, now)}</td>
+                              </tr>`,
+                          )}
+                        </tbody>
+                      </table>`
+                }`
+            : ''
+        }
+        <form class="connect" method="post" action="/settings/webhooks">
+          <h3>Add a webhook</h3>
+          ${csrfField(session)}
+          <label for="wh-url">URL</label><input id="wh-url" name="url" type="url" required />
+          <label for="wh-events">Events (comma separated, or *)</label
+          ><input id="wh-events" name="events" value="*" required />
+          <label for="wh-format">Format</label>
+          <select id="wh-format" name="format">
+            <option value="json">JSON</option>
+            <option value="slack">Slack-style text</option>
+          </select>
+          <label for="wh-secret">Signing secret (optional, at least 16 characters)</label>
+          <input id="wh-secret" name="secret" type="password" autocomplete="off" />
+          <button type="submit">Add webhook</button>
+        </form>
+      </section>
+      <section class="card" id="tokens" aria-labelledby="tokens-h">
+        <h2 id="tokens-h">API tokens</h2>
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Scope</th>
+                <th scope="col">Starts with</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Action</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${tokens.map(
+                (t) =>
+                  html`<tr>
+                    <th scope="row">${t.name}</th>
+                    <td>${t.scope}</td>
+                    <td><code>${t.prefix}…</code></td>
+                    <td>${age(t.lastUsedAt, now)}</td>
+                    <td class="actions">
+                      ${post(`/settings/tokens/${t.id}/revoke`, `Revoke ${t.name}`, '', 'danger')}
+                    </td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>
+        </div>
+        <form class="connect" method="post" action="/settings/tokens">
+          <h3>Create a token</h3>
+          ${csrfField(session)}
+          <label for="tok-name">Name</label><input id="tok-name" name="name" required maxlength="100" />
+          <label for="tok-scope">Scope</label>
+          <select id="tok-scope" name="scope">
+            <option value="read">read</option>
+            <option value="write">write</option>
+          </select>
+          <button type="submit">Create token</button>
+        </form>
+      </section>
+      <section class="card" id="users" aria-labelledby="users-h">
+        <h2 id="users-h">Users</h2>
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">User</th>
+                <th scope="col">Role</th>
+                <th scope="col">Last sign-in</th>
+                <th scope="col">Action</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${users.map(
+                (u) =>
+                  html`<tr>
+                    <th scope="row">${u.username}</th>
+                    <td>${u.role}${u.scopeTag ? ` (tag ${u.scopeTag})` : ''}</td>
+                    <td>${age(u.lastSignedInAt, now)}</td>
+                    <td class="actions">${post(`/settings/users/${u.id}/reset`, `Reset password of ${u.username}`)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>
+        </div>
+        <form class="connect" method="post" action="/settings/users">
+          <h3>Add a user</h3>
+          ${csrfField(session)}
+          <label for="user-name">User name or email</label
+          ><input id="user-name" name="username" required autocomplete="off" />
+          <label for="user-password">Password (at least 12 characters)</label>
+          <input
+            id="user-password"
+            name="password"
+            type="password"
+            required
+            minlength="12"
+            autocomplete="new-password"
+          />
+          <button type="submit">Add user</button>
+        </form>
+      </section>`;
+    return c.html(
+      page({ title: 'Settings', session, current: '/settings', body, flash: options.flash ?? takeFlash(c) }),
+      options.status ?? 200,
+    );
+  }
+
+  /** Runs a change; a problem the user caused is shown on the page, the rest goes to the error handler. */
+  async function change(c: Context<DashboardEnv>, work: (form: Form) => Promise<string> | string) {
+    const form = await c.req.parseBody();
+    try {
+      setFlash(c, { kind: 'ok', text: await work(form) });
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      setFlash(c, { kind: 'error', text: error.detail });
+    }
+    return c.redirect('/settings', 303);
+  }
+
+  const secretBox = (title: string, value: string) =>
+    html`<section class="card secret" role="status">
+      <h2>${title}</h2>
+      <p>Copy it now: it is shown only this once.</p>
+      <p><code class="secret-value">${value}</code></p>
+    </section>`;
+
+  app.get('/settings', (c) => render(c));
+
+  app.post('/settings/webhooks', (c) =>
+    change(c, (form) => {
+      const parsed = CreateWebhookInput.safeParse({
+        url: text(form, 'url'),
+        events: text(form, 'events')
+          .split(',')
+          .map((e) => e.trim())
+          .filter(Boolean),
+        format: text(form, 'format') || 'json',
+        ...(text(form, 'secret') ? { secret: text(form, 'secret') } : {}),
+      });
+      if (!parsed.success) throw commonProblems.validation.create(parsed.error.issues[0]?.message ?? 'invalid webhook');
+      const created = deps.webhooks.create(parsed.data);
+      return `Webhook added for ${created.url}.`;
+    }),
+  );
+  app.post('/settings/webhooks/:id/test', (c) =>
+    change(c, () => (deps.webhooks.test(c.req.param('id')), 'Test delivery queued; see the delivery log.')),
+  );
+  app.post('/settings/webhooks/:id/delete', (c) =>
+    change(c, () => (deps.webhooks.delete(c.req.param('id')), 'Webhook deleted.')),
+  );
+  app.post('/settings/tokens', async (c) => {
+    const form = await c.req.parseBody();
+    const name = text(form, 'name').slice(0, 100);
+    const scope = text(form, 'scope') === 'write' ? 'write' : 'read';
+    if (!name) return render(c, { flash: { kind: 'error', text: 'A token needs a name.' } });
+    const { token } = deps.tokens.create(name, scope);
+    return render(c, { secret: secretBox(`Token ${name} (${scope})`, token), status: 201 });
+  });
+  app.post('/settings/tokens/:id/revoke', (c) =>
+    change(c, () => `Token ${deps.tokens.revoke(c.req.param('id')).name} revoked.`),
+  );
+  app.post('/settings/users', (c) =>
+    change(
+      c,
+      async (form) =>
+        `User ${(await deps.users.create(text(form, 'username'), text(form, 'password'))).username} added.`,
+    ),
+  );
+  app.post('/settings/users/:id/reset', async (c) => {
+    const user = deps.users.list().find((u) => u.id === c.req.param('id'));
+    if (!user) return render(c, { flash: { kind: 'error', text: 'No such user.' } });
+    const password = await deps.users.resetPassword(user.username);
+    return render(c, { secret: secretBox(`New password of ${user.username}`, password) });
+  });
+  return app;
+}

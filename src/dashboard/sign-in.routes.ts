@@ -1,0 +1,70 @@
+import { Hono } from 'hono';
+import { html } from 'hono/html';
+import { isProblem } from '../shared/errors.js';
+import { usersProblems, type UsersService } from '../users/index.js';
+import { publicPage } from './layout.js';
+import {
+  clearSessionCookie,
+  clientAddress,
+  isSecure,
+  requireSession,
+  setSessionCookie,
+  type DashboardEnv,
+} from './session.js';
+
+/** Only a local path is followed after sign-in, never another origin. */
+const safeNext = (next: unknown) =>
+  typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
+
+function signInForm({ next, username = '', error }: { next: string; username?: string; error?: string }) {
+  return publicPage(
+    'Sign in',
+    html`<section class="signin">
+      <h1>Sitewarden</h1>
+      <form method="post" action="/sign-in">
+        <h2>Sign in</h2>
+        ${error ? html`<p class="flash error" role="alert">${error}</p>` : ''}
+        <input type="hidden" name="next" value="${next}" />
+        <label for="username">User name</label>
+        <input id="username" name="username" autocomplete="username" required value="${username}" autofocus />
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required />
+        <button type="submit">Sign in</button>
+      </form>
+      <p class="hint">
+        First time? The daemon created user <code>admin</code> and wrote its password to <code>admin-password</code> in
+        the data directory; <code>sitewarden users reset-password admin</code> sets a new one.
+      </p>
+    </section>`,
+  );
+}
+
+export function createSignInRoutes({ users, httpsPublicUrl }: { users: UsersService; httpsPublicUrl: boolean }) {
+  const app = new Hono<DashboardEnv>();
+  app.get('/sign-in', (c) => c.html(signInForm({ next: safeNext(c.req.query('next')) })));
+  app.post('/sign-in', async (c) => {
+    const form = await c.req.parseBody();
+    const username = typeof form.username === 'string' ? form.username : '';
+    const password = typeof form.password === 'string' ? form.password : '';
+    const next = safeNext(form.next);
+    try {
+      const signedIn = await users.signIn(username, password, clientAddress(c));
+      setSessionCookie(c, signedIn.token, signedIn.expiresAt, isSecure(c, httpsPublicUrl));
+      return c.redirect(next, 303);
+    } catch (error) {
+      if (!isProblem(error, usersProblems.signInFailed, usersProblems.signInLimited)) throw error;
+      const limited = isProblem(error, usersProblems.signInLimited);
+      if (limited) c.header('Retry-After', String(error.extensions?.retryAfter ?? 60));
+      return c.html(
+        signInForm({ next, username, error: limited ? error.detail : 'Wrong user name or password.' }),
+        limited ? 429 : 401,
+      );
+    }
+  });
+  app.post('/sign-out', requireSession(users), (c) => {
+    users.signOut(c.get('session').sessionId);
+    clearSessionCookie(c, isSecure(c, httpsPublicUrl));
+    return c.redirect('/sign-in', 303);
+  });
+  return app;
+}

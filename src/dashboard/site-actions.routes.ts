@@ -1,0 +1,176 @@
+import { Readable } from 'node:stream';
+import { Hono, type Context } from 'hono';
+import { backupSettingsSection } from '../backups/index.js';
+import { performanceSettingsSection } from '../performance/index.js';
+import { commonProblems, isAppError } from '../shared/errors.js';
+import { monitoringSettingsSection } from '../uptime/index.js';
+import { SiteTagsInput } from '../sites/index.js';
+import type { DashboardServices } from './deps.js';
+import { setFlash, type DashboardEnv } from './session.js';
+
+type Form = Record<string, unknown>;
+
+const field = (form: Form, name: string) => {
+  const value = form[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+};
+const number = (form: Form, name: string) => {
+  const value = field(form, name);
+  return value === undefined ? undefined : Number(value);
+};
+
+/** A Lighthouse report is its own page with inline scripts: sandboxed, so it runs in an opaque origin without our cookies. */
+const REPORT_POLICY =
+  "sandbox allow-scripts allow-popups; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'";
+
+/**
+ * Form posts that change a site: each does its work through the feature's service and answers
+ * with a redirect back to the page (post/redirect/get), the outcome in a flash message. A
+ * problem a user can cause (a refused update, a stale backup id) becomes the flash, not a 500.
+ */
+export function createSiteActions(deps: DashboardServices) {
+  const sections = {
+    monitoring: monitoringSettingsSection(deps.uptime),
+    backups: backupSettingsSection(deps.backups),
+    performance: performanceSettingsSection(deps.performance),
+  };
+  const app = new Hono<DashboardEnv>();
+
+  async function act(c: Context<DashboardEnv>, back: string, work: (form: Form) => Promise<string> | string) {
+    const form = await c.req.parseBody();
+    try {
+      setFlash(c, { kind: 'ok', text: await work(form) });
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      setFlash(c, { kind: 'error', text: error.detail });
+    }
+    // A page may ask to come back to itself (the Updates page); only a local path is followed.
+    const asked = form.back;
+    const local = typeof asked === 'string' && /^\/(updates|sites\/)[^\s]*$/.test(asked) && !asked.startsWith('//');
+    return c.redirect(local ? asked : back, 303);
+  }
+  const siteBack = (c: Context, anchor = '') => `/sites/${encodeURIComponent(c.req.param('id')!)}${anchor}`;
+
+  app.post('/sites/connect', async (c) => {
+    const form = await c.req.parseBody();
+    try {
+      const result = await deps.sites.connect({
+        url: field(form, 'url') ?? '',
+        username: field(form, 'username'),
+        applicationPassword: field(form, 'applicationPassword'),
+      });
+      if (result.mode === 'authorization') return c.redirect(result.authorizeUrl, 303);
+      setFlash(c, { kind: 'ok', text: 'Site connected.' });
+      return c.redirect(`/sites/${result.site.id}`, 303);
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      setFlash(c, { kind: 'error', text: `Could not connect the site: ${error.detail}` });
+      return c.redirect('/', 303);
+    }
+  });
+
+  for (const verb of ['update', 'activate', 'deactivate', 'delete'] as const) {
+    app.post(`/sites/:id/plugins/:slug/${verb}`, (c) =>
+      act(c, siteBack(c, '#plugins'), async () => {
+        const { id, slug } = c.req.param();
+        if (verb === 'update') return `Updated ${slug} to ${(await deps.plugins.update(id, slug)).version}.`;
+        if (verb === 'activate') return (await deps.plugins.activate(id, slug), `Activated ${slug}.`);
+        if (verb === 'deactivate') return (await deps.plugins.deactivate(id, slug), `Deactivated ${slug}.`);
+        await deps.plugins.remove(id, slug);
+        return `Deleted ${slug}.`;
+      }),
+    );
+  }
+  for (const verb of ['update', 'activate', 'delete'] as const) {
+    app.post(`/sites/:id/themes/:slug/${verb}`, (c) =>
+      act(c, siteBack(c, '#themes'), async () => {
+        const { id, slug } = c.req.param();
+        if (verb === 'update') return `Updated ${slug} to ${(await deps.themes.update(id, slug)).version}.`;
+        if (verb === 'activate') return (await deps.themes.activate(id, slug), `Activated ${slug}.`);
+        await deps.themes.remove(id, slug);
+        return `Deleted ${slug}.`;
+      }),
+    );
+  }
+
+  app.post('/sites/:id/backups', (c) =>
+    act(c, siteBack(c, '#backups'), () => {
+      deps.backups.request(c.req.param('id'));
+      return 'Backup started; it shows here as it runs.';
+    }),
+  );
+  app.post('/sites/:id/backups/:backupId/verify', (c) =>
+    act(c, siteBack(c, '#backups'), async () => {
+      const { id, backupId } = c.req.param();
+      deps.backups.get(id, backupId);
+      const result = await deps.backups.verify(backupId);
+      return result.ok
+        ? `Backup verified: ${result.objectsChecked} objects read back and matched.`
+        : `Backup damaged: ${result.problems.slice(0, 3).join('; ')}`;
+    }),
+  );
+  app.post('/sites/:id/backups/:backupId/restore', (c) =>
+    act(c, siteBack(c, '#backups'), (form) => {
+      if (form.confirm !== 'yes') return 'Nothing restored: tick the box to confirm.';
+      const { id, backupId } = c.req.param();
+      deps.backups.restore(id, backupId);
+      return 'Restore started.';
+    }),
+  );
+  app.get('/sites/:id/backups/:backupId/download', async (c) => {
+    const { filename, stream } = await deps.backups.archive(c.req.param('id'), c.req.param('backupId'));
+    c.header('content-type', 'application/gzip');
+    c.header('content-disposition', `attachment; filename="${filename}"`);
+    return c.body(Readable.toWeb(stream) as ReadableStream, 200);
+  });
+
+  app.post('/sites/:id/audits', (c) =>
+    act(c, siteBack(c), () => {
+      deps.performance.requestAudit(c.req.param('id'), {});
+      return 'Audit queued.';
+    }),
+  );
+  app.get('/sites/:id/audits/:auditId/report', async (c) => {
+    const report = await deps.performance.report(c.req.param('id'), c.req.param('auditId'));
+    const response = c.body(new Uint8Array(report), 200, { 'content-type': 'text/html; charset=utf-8' });
+    response.headers.set('Content-Security-Policy', REPORT_POLICY);
+    return response;
+  });
+
+  app.post('/sites/:id/settings', (c) =>
+    act(c, siteBack(c, '#settings'), (form) => {
+      const id = c.req.param('id');
+      const patches = {
+        monitoring: sections.monitoring.input.safeParse({ intervalSeconds: number(form, 'intervalSeconds') }),
+        performance: sections.performance.input.safeParse({
+          intervalHours: number(form, 'auditIntervalHours'),
+          enabled: form.auditsEnabled === '1',
+        }),
+        backups: sections.backups.input.safeParse({
+          intervalHours: number(form, 'backupIntervalHours'),
+          keepLast: number(form, 'keepLast'),
+          keepDays: number(form, 'keepDays'),
+          enabled: form.backupsEnabled === '1',
+        }),
+      };
+      const tags = SiteTagsInput.safeParse({
+        tags: (field(form, 'tags') ?? '')
+          .split(',')
+          .map((tag) => tag.trim())
+          .filter(Boolean),
+      });
+      if (!tags.success) throw commonProblems.validation.create(`tags: ${tags.error.issues[0]?.message}`);
+      const invalid = Object.entries(patches).find(([, result]) => !result.success);
+      if (invalid) throw commonProblems.validation.create(`${invalid[0]}: ${invalid[1].error!.issues[0]?.message}`);
+      const writes = [
+        sections.monitoring.prepare(id, patches.monitoring.data!),
+        sections.performance.prepare(id, patches.performance.data!),
+        sections.backups.prepare(id, patches.backups.data!),
+      ];
+      for (const write of writes) write();
+      deps.sites.setTags(id, tags.data.tags);
+      return 'Settings saved.';
+    }),
+  );
+  return app;
+}

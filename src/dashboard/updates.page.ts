@@ -1,0 +1,133 @@
+import { Hono } from 'hono';
+import { html } from 'hono/html';
+import type { DashboardServices } from './deps.js';
+import { csrfField, page } from './layout.js';
+import { takeFlash, type DashboardEnv } from './session.js';
+
+const ITEMS_PER_PAGE = 100;
+const SITES_PER_PAGE = 50;
+
+/**
+ * The fleet's pending updates from the inventory rows (never a call to a site): grouped by item,
+ * then by site with an update button per item. Bulk apply arrives with fleet updates.
+ */
+export function createUpdatesPage(deps: DashboardServices) {
+  const app = new Hono<DashboardEnv>();
+  app.get('/updates', (c) => {
+    const session = c.get('session');
+    const tag = c.req.query('tag')?.trim().toLowerCase().slice(0, 100) || undefined;
+    const after = c.req.query('after')?.slice(0, 200) || undefined;
+    const filter = { tags: tag ? [tag] : [] };
+    const byItem = deps.fleet.pendingByItem({ filter, limit: ITEMS_PER_PAGE });
+    const bySite = deps.fleet.pendingBySite({ filter, limit: SITES_PER_PAGE + 1, after });
+    const more = bySite.length > SITES_PER_PAGE;
+    const sites = bySite.slice(0, SITES_PER_PAGE);
+    const back = `/updates${tag ? `?tag=${encodeURIComponent(tag)}` : ''}`;
+    const body = html`<h1>Updates</h1>
+      <form class="filters" method="get" action="/updates">
+        <div>
+          <label for="tag">Tag</label>
+          <select id="tag" name="tag">
+            <option value="">any</option>
+            ${deps.sites
+              .tagCounts()
+              .map(
+                (t) => html`<option value="${t.tag}" ${tag === t.tag ? 'selected' : ''}>${t.tag} (${t.sites})</option>`,
+              )}
+          </select>
+        </div>
+        <button type="submit">Filter</button>
+      </form>
+      <section class="card" aria-labelledby="by-item-h">
+        <h2 id="by-item-h">By item</h2>
+        ${
+          byItem.length === 0
+            ? html`<p class="muted">Every site is up to date.</p>`
+            : html`<div class="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Item</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Installed</th>
+                      <th scope="col">Offered</th>
+                      <th scope="col">Sites</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${byItem.map(
+                      (item) =>
+                        html`<tr>
+                          <th scope="row">${item.name}<span class="url">${item.slug}</span></th>
+                          <td>${item.type}</td>
+                          <td>${item.fromVersions.split(',').join(', ')}</td>
+                          <td><strong>${item.toVersion}</strong></td>
+                          <td class="num">${item.sites}</td>
+                        </tr>`,
+                    )}
+                  </tbody>
+                </table>
+              </div>`
+        }
+      </section>
+      <section class="card" aria-labelledby="by-site-h">
+        <h2 id="by-site-h">By site</h2>
+        ${
+          sites.length === 0
+            ? html`<p class="muted">No site has a pending update.</p>`
+            : html`<div class="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Site</th>
+                      <th scope="col">Item</th>
+                      <th scope="col">Version</th>
+                      <th scope="col">Action</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${sites.flatMap((site) =>
+                      site.updates.map(
+                        (update, i) =>
+                          html`<tr>
+                            ${
+                              i === 0
+                                ? html`<th scope="rowgroup" rowspan="${site.updates.length}">
+                                    <a href="/sites/${site.siteId}">${site.url}</a>
+                                  </th>`
+                                : ''
+                            }
+                            <td>${update.name} <span class="muted">(${update.type})</span></td>
+                            <td>${update.version} → <strong>${update.toVersion}</strong></td>
+                            <td class="actions">
+                              <form
+                                method="post"
+                                action="/sites/${site.siteId}/${update.type}s/${encodeURIComponent(update.slug)}/update"
+                              >
+                                ${csrfField(session)}<input type="hidden" name="back" value="${back}" />
+                                <button type="submit" class="secondary">Update ${update.name} on ${site.url}</button>
+                              </form>
+                            </td>
+                          </tr>`,
+                      ),
+                    )}
+                  </tbody>
+                </table>
+              </div>`
+        }
+        ${
+          more
+            ? html`<nav class="pager" aria-label="Pages">
+                <a
+                  rel="next"
+                  href="/updates?${new URLSearchParams({ ...(tag ? { tag } : {}), after: sites[sites.length - 1]!.siteId }).toString()}"
+                  >Next sites →</a
+                >
+              </nav>`
+            : ''
+        }
+      </section>`;
+    return c.html(page({ title: 'Updates', session, current: '/updates', body, flash: takeFlash(c) }));
+  });
+  return app;
+}

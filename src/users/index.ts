@@ -1,0 +1,4 @@
+// The users feature's door: dashboard accounts and their sessions.
+export { createUsersRepository } from './users.repository.js';
+export { createUsersService, type SignedInSession, type UsersService } from './users.service.js';
+export { usersProblems } from './users.errors.js';

@@ -1,0 +1,9 @@
+import { defineProblem } from '../shared/errors.js';
+
+export const usersProblems = {
+  notFound: defineProblem('user-not-found', 404, 'No such user'),
+  exists: defineProblem('user-exists', 409, 'A user with that name exists'),
+  invalid: defineProblem('user-invalid', 400, 'The user name or password is not acceptable'),
+  signInFailed: defineProblem('sign-in-failed', 401, 'Wrong user name or password'),
+  signInLimited: defineProblem('sign-in-rate-limited', 429, 'Too many failed sign-ins'),
+};

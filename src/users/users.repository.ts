@@ -1,0 +1,48 @@
+import { and, asc, count, eq, gt, lte } from 'drizzle-orm';
+import type { Db } from '../db/database.js';
+import { sessions, users, type SessionRow, type UserRow } from './users.table.js';
+
+export function createUsersRepository({ db }: { db: Db }) {
+  return {
+    insertUser(row: typeof users.$inferInsert): void {
+      db.insert(users).values(row).run();
+    },
+    findByUsername: (username: string): UserRow | undefined =>
+      db.select().from(users).where(eq(users.username, username)).get(),
+    findById: (id: string): UserRow | undefined => db.select().from(users).where(eq(users.id, id)).get(),
+    listUsers: (): UserRow[] => db.select().from(users).orderBy(asc(users.id)).all(),
+    countUsers: (): number => db.select({ n: count() }).from(users).get()?.n ?? 0,
+    setPassword(id: string, passwordHash: string, at: Date): void {
+      db.update(users).set({ passwordHash, passwordChangedAt: at }).where(eq(users.id, id)).run();
+    },
+    markSignedIn(id: string, at: Date): void {
+      db.update(users).set({ lastSignedInAt: at }).where(eq(users.id, id)).run();
+    },
+    insertSession(row: SessionRow): void {
+      db.insert(sessions).values(row).run();
+    },
+    /** The live session with that token hash and its user. */
+    findSession(tokenHash: string, now: Date): { session: SessionRow; user: UserRow } | undefined {
+      return db
+        .select({ session: sessions, user: users })
+        .from(sessions)
+        .innerJoin(users, eq(users.id, sessions.userId))
+        .where(and(eq(sessions.tokenHash, tokenHash), gt(sessions.expiresAt, now)))
+        .get();
+    },
+    touchSession(id: string, lastSeenAt: Date, expiresAt: Date): void {
+      db.update(sessions).set({ lastSeenAt, expiresAt }).where(eq(sessions.id, id)).run();
+    },
+    deleteSession(id: string): void {
+      db.delete(sessions).where(eq(sessions.id, id)).run();
+    },
+    deleteSessionsOf(userId: string): void {
+      db.delete(sessions).where(eq(sessions.userId, userId)).run();
+    },
+    deleteExpiredSessions(now: Date): number {
+      return db.delete(sessions).where(lte(sessions.expiresAt, now)).run().changes;
+    },
+  };
+}
+
+export type UsersRepository = ReturnType<typeof createUsersRepository>;

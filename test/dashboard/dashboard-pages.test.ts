@@ -1,0 +1,152 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CONTENT_SECURITY_POLICY } from '../../src/dashboard/security.js';
+import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+describe('dashboard pages', () => {
+  let t: TestApp;
+  let cookie: string;
+  let csrf: string;
+
+  const get = (path: string) => t.app.request(path, { headers: { cookie } });
+  const post = (path: string, form: Record<string, string>, withCsrf = true) =>
+    t.app.request(path, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...(withCsrf ? { _csrf: csrf } : {}), ...form }).toString(),
+    });
+  /** Follows a post/redirect/get, carrying the flash cookie the action set. */
+  async function follow(response: Response) {
+    const flash = /sw_flash=[^;]+/.exec(response.headers.get('set-cookie') ?? '')?.[0];
+    const next = await t.app.request(response.headers.get('location')!, {
+      headers: { cookie: flash ? `${cookie}; ${flash}` : cookie },
+    });
+    return next.text();
+  }
+
+  beforeEach(async () => {
+    t = createTestApp();
+    await t.services.users.create('alice', PASSWORD);
+    const signedIn = await t.app.request('/sign-in', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: 'alice', password: PASSWORD }).toString(),
+    });
+    cookie = /sw_session=[^;]+/.exec(signedIn.headers.get('set-cookie')!)![0];
+    csrf = /data-csrf="([^"]+)"/.exec(await (await get('/')).text())![1]!;
+  });
+  afterEach(() => t.close());
+
+  it('serves every page with the strict CSP and no inline script or style', async () => {
+    const siteId = insertConnectedSite(t, { name: 'Alpha' });
+    for (const path of ['/', `/sites/${siteId}`, '/activity', '/updates', '/settings']) {
+      const response = await get(path);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-security-policy'), path).toBe(CONTENT_SECURITY_POLICY);
+      expect(response.headers.get('cache-control'), path).toBe('no-store');
+      const page = await response.text();
+      expect(page, path).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|<style|\sstyle=|\son[a-z]+=/i);
+      for (const [, src] of page.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)) {
+        expect((await t.app.request(src!)).status, src).toBe(200);
+      }
+    }
+    expect((await get('/sites/site_nope')).status).toBe(404);
+  });
+
+  it('filters, searches, sorts and pages the overview on the server', async () => {
+    for (let i = 0; i < 120; i++)
+      insertConnectedSite(t, { name: `Site ${String(i).padStart(3, '0')}`, tags: i % 3 === 0 ? ['client-a'] : [] });
+    const first = await (await get('/')).text();
+    expect(first).toContain('120 of 120 sites, page 1 of 3');
+    expect(first).toContain('Site 000');
+    expect(first).not.toContain('Site 050');
+    const third = await (await get('/?page=3')).text();
+    expect(third).toContain('Site 119');
+    expect(third).toMatch(/rel="prev"/);
+    const tagged = await (await get('/?tag=client-a')).text();
+    expect(tagged).toContain('40 of 120 sites');
+    const searched = await (await get('/?q=Site+11')).text();
+    expect(searched).toContain('10 of 120 sites');
+    const sorted = await (await get('/?sort=name&dir=desc')).text();
+    expect(sorted.indexOf('Site 119')).toBeLessThan(sorted.indexOf('Site 118'));
+    expect(await (await get('/?updates=1')).text()).toContain('No site matches these filters.');
+    // Junk in the query falls back to the defaults instead of failing.
+    expect((await get('/?sort=evil&page=-4&status=nope')).status).toBe(200);
+  });
+
+  it('creates an API token shown once, which then works on /api, and revokes it', async () => {
+    expect((await post('/settings/tokens', { name: 'ci', scope: 'read' }, false)).status).toBe(403);
+    const created = await post('/settings/tokens', { name: 'ci', scope: 'read' });
+    expect(created.status).toBe(201);
+    const token = /class="secret-value">([^<]+)</.exec(await created.text())![1]!;
+    expect((await t.call('GET', '/api/sites', { token })).status).toBe(200);
+    const listed = await (await get('/settings')).text();
+    expect(listed).not.toContain(token);
+    const id = t.services.tokens.list().find((row) => row.name === 'ci')!.id;
+    const revoked = await post(`/settings/tokens/${id}/revoke`, {});
+    expect(await follow(revoked)).toContain('Token ci revoked.');
+    expect((await t.call('GET', '/api/sites', { token })).status).toBe(401);
+  });
+
+  it('adds a webhook, queues a test delivery and shows its log; refuses a bad one with a message', async () => {
+    const bad = await post('/settings/webhooks', { url: 'http://127.0.0.1:9/hook', events: 'no.such_event' });
+    expect(await follow(bad)).toContain('unknown event');
+    const added = await post('/settings/webhooks', {
+      url: 'http://127.0.0.1:9/hook',
+      events: 'site.down, backup.failed',
+    });
+    expect(await follow(added)).toContain('Webhook added');
+    const [webhook] = t.services.webhooks.list({ limit: 10 });
+    const tested = await post(`/settings/webhooks/${webhook!.id}/test`, {});
+    expect(await follow(tested)).toContain('Test delivery queued');
+    expect(await (await get(`/settings?deliveries=${webhook!.id}`)).text()).toContain('webhook.test');
+    await post(`/settings/webhooks/${webhook!.id}/delete`, {});
+    expect(t.services.webhooks.list({ limit: 10 })).toHaveLength(0);
+  });
+
+  it('adds a user who can sign in, and resets a password', async () => {
+    const short = await post('/settings/users', { username: 'bob', password: 'short' });
+    expect(await follow(short)).toContain('12 to 1024 characters');
+    await post('/settings/users', { username: 'Bob@Example.com', password: 'another long password' });
+    const bob = t.services.users.list().find((u) => u.username === 'bob@example.com')!;
+    const reset = await post(`/settings/users/${bob.id}/reset`, {});
+    const password = /class="secret-value">([^<]+)</.exec(await reset.text())![1]!;
+    const signIn = await t.app.request('/sign-in', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: 'bob@example.com', password }).toString(),
+    });
+    expect(signIn.status).toBe(303);
+  });
+
+  it('saves a site’s settings and tags, and turns invalid numbers into a message', async () => {
+    const siteId = insertConnectedSite(t);
+    const saved = await post(`/sites/${siteId}/settings`, {
+      tags: 'Client-B, blog',
+      intervalSeconds: '120',
+      auditIntervalHours: '48',
+      backupIntervalHours: '12',
+      keepLast: '5',
+      keepDays: '7',
+      backupsEnabled: '1',
+    });
+    expect(await follow(saved)).toContain('Settings saved.');
+    expect(t.services.sites.tagsOf([siteId]).get(siteId)).toEqual(['blog', 'client-b']);
+    expect(t.services.uptime.monitoringSettings(siteId).intervalSeconds).toBe(120);
+    expect(t.services.backups.settings(siteId)).toMatchObject({ intervalHours: 12, keepLast: 5, keepDays: 7 });
+    expect(t.services.performance.settings(siteId)).toMatchObject({ intervalHours: 48, enabled: false });
+    const invalid = await post(`/sites/${siteId}/settings`, { intervalSeconds: '3' });
+    expect(await follow(invalid)).toMatch(/monitoring: /);
+    expect(t.services.uptime.monitoringSettings(siteId).intervalSeconds).toBe(120);
+  });
+
+  it('answers a refused site action with a message, not an error page', async () => {
+    const siteId = insertConnectedSite(t);
+    const restore = await post(`/sites/${siteId}/backups/bkp_missing/restore`, { confirm: 'yes' });
+    expect(restore.status).toBe(303);
+    expect(await follow(restore)).toContain('flash error');
+    const unconfirmed = await post(`/sites/${siteId}/backups/bkp_missing/restore`, {});
+    expect(await follow(unconfirmed)).toContain('tick the box');
+  });
+});

@@ -1,0 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/database.js';
+import { createUsersRepository } from '../../src/users/index.js';
+import { usersCommand } from '../../src/users/users.cli.js';
+import { verifyPassword } from '../../src/users/passwords.js';
+
+describe('sitewarden users', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sw-users-cli-'));
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('creates a user and resets its password, printing each random password once', async () => {
+    const lines: string[] = [];
+    const run = (args: string[]) =>
+      usersCommand({ args, dataDir, databaseFile: 'sitewarden.db', out: (line) => lines.push(line) });
+    expect(await run(['create', 'Ops@Example.com'])).toBe(0);
+    const first = lines.at(-1)!;
+    await expect(run(['create', 'ops@example.com'])).rejects.toMatchObject({
+      detail: 'the user ops@example.com exists',
+    });
+    expect(await run(['reset-password', 'ops@example.com'])).toBe(0);
+    const second = lines.at(-1)!;
+    expect(second).not.toBe(first);
+    expect(await run(['list'])).toBe(0);
+    expect(lines.at(-1)).toMatch(/\tops@example\.com\tadmin\t-$/);
+    expect(await run(['frobnicate'])).toBe(2);
+    const database = openDatabase(join(dataDir, 'sitewarden.db'));
+    try {
+      const user = createUsersRepository({ db: database.db }).findByUsername('ops@example.com')!;
+      expect(await verifyPassword(second, user.passwordHash)).toBe(true);
+      expect(await verifyPassword(first, user.passwordHash)).toBe(false);
+    } finally {
+      database.close();
+    }
+  });
+});
