@@ -93,6 +93,7 @@ try {
       releaseDelayDays: 3,
       pins: [],
       ignore: [],
+      safe: true,
     });
 
   const tick = async (label: string, at: string) => {

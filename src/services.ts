@@ -148,6 +148,9 @@ export function createServices({
       wordpressUpdates: createWordPressUpdatesService({ access, events }),
     },
     readOffers: (siteId) => access.read(siteId, ({ connector }) => connector.updatesIfAvailable()),
+    // Built further down (it needs the backups); a bulk site update runs inside its own job, which
+    // finishes at shutdown, so the safe update is not aborted from here (its own recovery resumes it).
+    safeUpdate: (request) => safeUpdates.safeUpdate(request, new AbortController().signal),
     inventories,
     config: config.bulkUpdates,
     clock,

@@ -9,6 +9,8 @@ export interface BulkParams {
   dryRun: boolean;
   notAfter: string | null;
   sites: number;
+  /** Each plugin, theme and core item as a safe update (checks, restore point, rollback); absent in older rows: false. */
+  safe?: boolean;
 }
 /** What a site's child job holds in `params`; its `progress` holds `{ items: ItemOutcome[] }` once it ran. */
 export interface ChildParams {
@@ -46,6 +48,7 @@ function of(job: JobRow, children: JobRow[]): BulkUpdateRun {
     return {
       job: jobView(job),
       dryRun: true,
+      safe: params.safe ?? false,
       trigger: params.trigger,
       notAfter: params.notAfter,
       progress: { ...counts, total: plan.length },
@@ -85,6 +88,7 @@ function of(job: JobRow, children: JobRow[]): BulkUpdateRun {
   return {
     job: jobView(job),
     dryRun: false,
+    safe: params.safe ?? false,
     trigger: params.trigger,
     notAfter: params.notAfter,
     progress: counts,

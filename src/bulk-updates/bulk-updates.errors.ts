@@ -4,4 +4,12 @@ export const bulkUpdatesProblems = {
   invalidSelection: defineProblem('bulk-selection-invalid', 400, 'Select sites by exactly one of sites, tag or all'),
   emptySelection: defineProblem('bulk-selection-empty', 422, 'The selection holds no update to apply'),
   notFound: defineProblem('bulk-update-not-found', 404, 'No such bulk update'),
+  // The reasons a safe item of a bulk update failed with (in its outcome, the history and update.failed).
+  rolledBack: defineProblem('update-rolled-back', 502, 'The update broke the site and was rolled back'),
+  rollbackFailed: defineProblem(
+    'update-rollback-failed',
+    502,
+    'The update broke the site and the rollback did not heal it',
+  ),
+  notUpdatedSafely: defineProblem('update-not-safe', 409, 'The safe update did not update the site'),
 };

@@ -100,6 +100,7 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
         targets: bulkUpdates.select(input),
         trigger: { kind: 'request', id: c.get('token').id },
         dryRun: input.dryRun,
+        safe: input.safe,
         notAfter: input.notAfter ? new Date(input.notAfter) : undefined,
       });
       const run = bulkUpdates.run(job.id);

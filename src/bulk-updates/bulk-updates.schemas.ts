@@ -35,6 +35,10 @@ export const BulkUpdateInput = z
       .optional()
       .openapi({ description: 'Sites and items left out of the selection.' }),
     dryRun: z.boolean().optional().openapi({ description: 'Answer the per-site plan and change nothing.' }),
+    safe: z.boolean().optional().openapi({
+      description:
+        'Apply each plugin, theme and core update as a safe update (health checks before and after, screenshots, a restore point, a rollback when the site broke; see docs/safe-updates.md). Default false.',
+    }),
     notAfter: z.iso.datetime({ offset: true }).optional().openapi({
       description: 'Sites not started by then are skipped (`window-closed`); running ones finish.',
     }),
@@ -58,6 +62,7 @@ export const BulkUpdateRunSchema = z
   .object({
     job: JobSchema,
     dryRun: z.boolean(),
+    safe: z.boolean(),
     trigger: z.object({ kind: z.enum(triggerKinds), id: z.string().nullable() }),
     notAfter: z.string().nullable(),
     progress: z

@@ -19,6 +19,8 @@ export interface BulkUpdateRequest {
   targets: BulkTarget[];
   trigger: { kind: 'request' | 'policy'; id: string | null };
   dryRun?: boolean;
+  /** Each plugin, theme and core item as a safe update. */
+  safe?: boolean;
   /** Sites not started by then end `skipped` (`window-closed`). */
   notAfter?: Date | string;
 }
@@ -102,7 +104,7 @@ export function createBulkUpdatesService({
   }
 
   /** Creates the bulk job (and its children) and queues it; a dry run is recorded finished, with its plan. */
-  function startBulkUpdate({ targets, trigger, dryRun = false, notAfter }: BulkUpdateRequest): JobRow {
+  function startBulkUpdate({ targets, trigger, dryRun = false, safe = false, notAfter }: BulkUpdateRequest): JobRow {
     const sitesPlanned = plan(targets);
     const closesAt = notAfter === undefined ? null : new Date(notAfter).toISOString();
     const now = clock.now();
@@ -110,6 +112,7 @@ export function createBulkUpdatesService({
     const params: BulkParams = {
       trigger,
       dryRun,
+      safe,
       notAfter: closesAt,
       sites: sitesPlanned.length,
     };
@@ -280,15 +283,15 @@ export function createBulkUpdatesService({
       jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
       const params = json(job.params) as unknown as ChildParams;
       const bulk = jobRows.find(params.bulkId);
-      const trigger = bulk
-        ? (json(bulk.params) as unknown as BulkParams).trigger
-        : { kind: 'request' as const, id: null };
+      const bulkParams = bulk ? (json(bulk.params) as unknown as BulkParams) : null;
+      const trigger = bulkParams?.trigger ?? { kind: 'request' as const, id: null };
       const writeItems = (items: ItemOutcome[]) => jobRows.update(job.id, { progress: JSON.stringify({ items }) });
       const outcomes = await updateSite({
         siteId: job.siteId!,
         items: params.items,
         trigger,
         jobId: params.bulkId,
+        safe: bulkParams?.safe ?? false,
         onItem: writeItems,
       });
       const failed = outcomes.filter((item) => item.state === 'failed');

@@ -9,7 +9,7 @@ import type { BulkUpdatesConfig } from './bulk-updates.config.js';
 import { createBulkUpdatesRepository } from './bulk-updates.repository.js';
 import { createBulkUpdatesService } from './bulk-updates.service.js';
 import { recordSingleSiteUpdates } from './recorded-updates.js';
-import { createSiteUpdater, type ReadOffers, type UpdateServices } from './site-updater.js';
+import { createSiteUpdater, type ReadOffers, type SafeUpdate, type UpdateServices } from './site-updater.js';
 import { createUpdateHistoryRepository } from './update-history.repository.js';
 import { createUpdateRecorder } from './update-recorder.js';
 import { createUpdateSlots } from './update-slots.js';
@@ -28,6 +28,7 @@ export function createBulkUpdates<
   jobRows,
   services,
   readOffers,
+  safeUpdate,
   inventories,
   config,
   clock,
@@ -39,6 +40,7 @@ export function createBulkUpdates<
   jobRows: JobsRepository;
   services: { plugins: P; themes: T; wordpressUpdates: W };
   readOffers: ReadOffers;
+  safeUpdate: SafeUpdate;
   inventories: { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
   config: BulkUpdatesConfig;
   clock: Clock;
@@ -54,7 +56,7 @@ export function createBulkUpdates<
     jobRows,
     jobs,
     slots: createUpdateSlots(config),
-    updateSite: createSiteUpdater({ services, readOffers, recorder, events }),
+    updateSite: createSiteUpdater({ services, readOffers, recorder, events, safeUpdate }),
     clock,
     events,
     logger,

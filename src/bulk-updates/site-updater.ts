@@ -1,4 +1,5 @@
 import type { Events } from '../shared/event-bus.js';
+import { bulkUpdatesProblems } from './bulk-updates.errors.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import { isNothingToUpdate, messageOf, reasonOf, type UpdateAttempt, type UpdateRecorder } from './update-recorder.js';
 import type { UpdateItemType } from './update-history.table.js';
@@ -18,6 +19,22 @@ export interface UpdateServices {
     updateTranslations(siteId: string): Promise<{ updated: unknown[] }>;
   };
 }
+
+/** How a safe update of one item ended (the safe-updates feature's report, as far as a bulk update needs it). */
+export interface SafeOutcome {
+  id: string;
+  status: string;
+  reason: string | null;
+  message: string | null;
+  toVersion: string | null;
+}
+/** Updates one plugin, theme or core safely: checks, restore point, update, checks, rollback when the site broke. */
+export type SafeUpdate = (request: {
+  siteId: string;
+  type: 'plugin' | 'theme' | 'core';
+  slug: string;
+  version?: string;
+}) => Promise<SafeOutcome>;
 
 /** One thing to update on one site, as planned: from the inventory, and the version expected (null: whatever is offered). */
 export interface PlannedItem {
@@ -53,11 +70,14 @@ export function createSiteUpdater({
   readOffers,
   recorder,
   events,
+  safeUpdate,
 }: {
   services: UpdateServices;
   readOffers: ReadOffers;
   recorder: UpdateRecorder;
   events: Events;
+  /** For bulk updates asked to be safe (and policies, whose runs are safe by default). */
+  safeUpdate: SafeUpdate;
 }) {
   /** Offers by item: a plugin's slug is its folder (or its file without .php), as the inventory names it. */
   async function offersOf(siteId: string) {
@@ -77,12 +97,14 @@ export function createSiteUpdater({
     items,
     trigger,
     jobId,
+    safe = false,
     onItem,
   }: {
     siteId: string;
     items: PlannedItem[];
     trigger: UpdateAttempt['trigger'];
     jobId: string;
+    safe?: boolean;
     onItem: (outcomes: ItemOutcome[]) => void;
   }): Promise<ItemOutcome[]> {
     const outcomes: ItemOutcome[] = inUpdateOrder(items).map((item) => ({
@@ -129,11 +151,11 @@ export function createSiteUpdater({
         outcome.toVersion = offer.newVersion;
       }
       try {
-        const to = await applyOne(siteId, {
-          ...attempt,
-          fromVersion: outcome.fromVersion,
-          toVersion: outcome.toVersion,
-        });
+        const itemAttempt = { ...attempt, fromVersion: outcome.fromVersion, toVersion: outcome.toVersion };
+        const to =
+          safe && outcome.type !== 'translations'
+            ? await applySafely(siteId, itemAttempt)
+            : await applyOne(siteId, itemAttempt);
         settle(outcome, { state: 'succeeded', toVersion: to ?? outcome.toVersion });
       } catch (error) {
         const state = isNothingToUpdate(error) ? 'skipped' : 'failed';
@@ -142,6 +164,35 @@ export function createSiteUpdater({
     }
     return outcomes;
   };
+
+  /** A safe update that was not kept fails the item with its decision (`update-rolled-back`, …) or its reason. */
+  function applySafely(siteId: string, attempt: UpdateAttempt): Promise<string | null> {
+    const type = attempt.type as 'plugin' | 'theme' | 'core';
+    const request = {
+      siteId,
+      type,
+      slug: type === 'core' ? 'wordpress' : attempt.slug!,
+      ...(attempt.toVersion ? { version: attempt.toVersion } : {}),
+    };
+    return recorder.track(
+      attempt,
+      async () => {
+        const outcome = await safeUpdate(request);
+        if (outcome.status === 'kept') return outcome.toVersion;
+        const problem =
+          outcome.status === 'rolled-back'
+            ? bulkUpdatesProblems.rolledBack
+            : outcome.status === 'rollback-failed'
+              ? bulkUpdatesProblems.rollbackFailed
+              : bulkUpdatesProblems.notUpdatedSafely;
+        throw problem.create(
+          `safe update ${outcome.id}: ${outcome.status}${outcome.reason ? ` (${outcome.reason})` : ''}${outcome.message ? `: ${outcome.message}` : ''}`,
+          { safeUpdateId: outcome.id },
+        );
+      },
+      (version) => version,
+    );
+  }
 
   function applyOne(siteId: string, attempt: UpdateAttempt): Promise<string | null> {
     const version = (result: { version: string }) => result.version;

@@ -81,6 +81,10 @@ export const PolicySettingsSchema = z.object({
   }),
   pins: z.array(PinSchema).max(500).default([]),
   ignore: z.array(IgnoreSchema).max(500).default([]),
+  safe: z.boolean().default(true).openapi({
+    description:
+      'Apply plugin, theme and core updates as safe updates (checks before and after, a restore point, a rollback when the site broke; docs/safe-updates.md). On by default for scheduled runs.',
+  }),
 });
 export type PolicySettings = z.output<typeof PolicySettingsSchema>;
 

@@ -27,6 +27,7 @@ export type ApplyUpdates = (request: {
   targets: UpdateTarget[];
   trigger: { kind: 'request' | 'policy'; id: string };
   dryRun?: boolean;
+  safe?: boolean;
   notAfter?: Date;
 }) => Promise<{ id: string } | null> | { id: string } | null;
 
@@ -84,7 +85,12 @@ export function createUpdatePoliciesService({
     const targets = plans.filter((plan) => claimed.has(plan.siteId)).flatMap((plan) => plan.updates);
     let job: { id: string } | null;
     try {
-      job = await applyUpdates({ targets, trigger: { kind: 'policy', id: policy.id }, notAfter: window.end });
+      job = await applyUpdates({
+        targets,
+        trigger: { kind: 'policy', id: policy.id },
+        safe: policy.settings.safe,
+        notAfter: window.end,
+      });
     } catch (error) {
       // Nothing started: the window is given back and the next tick tries again while it is open.
       repository.release(policy.id, window.start, [...claimed]);

@@ -288,6 +288,40 @@ describe('stopping a bulk update', () => {
   });
 });
 
+describe('a safe bulk update', () => {
+  it('applies each item as a safe update, and does not update a site whose rollback path does not answer', async () => {
+    const { t, sites } = await fleet(1);
+    const queued = await apply(t, { sites: [sites[0]!.id], items: [{ type: 'plugin', slug: 'akismet' }], safe: true });
+    expect(queued.status, queued.text).toBe(202);
+    expect(queued.json.safe).toBe(true);
+
+    const run = await finished(t, queued.json.job.id);
+    // The fake site has no standalone rollback path: a safe update refuses to start, so nothing changed.
+    expect(run.sites[0]).toMatchObject({
+      state: 'failed',
+      items: [{ type: 'plugin', slug: 'akismet', state: 'failed', reason: 'update-not-safe' }],
+    });
+    expect(run.sites[0].items[0].message).toContain('rollback-path-unavailable');
+    expect(sites[0]!.state.plugin).toBe('1.0.0');
+
+    const reports = await t.call('GET', `/api/sites/${sites[0]!.id}/safe-updates`, { token: t.readToken });
+    expect(reports.status, reports.text).toBe(200);
+    expect(reports.json.items ?? reports.json).toEqual([
+      expect.objectContaining({
+        type: 'plugin',
+        slug: 'akismet',
+        status: 'failed',
+        reason: 'rollback-path-unavailable',
+      }),
+    ]);
+    const history = await t.call('GET', `/api/sites/${sites[0]!.id}/updates/history`, { token: t.readToken });
+    expect(history.json.items).toEqual([
+      expect.objectContaining({ slug: 'akismet', result: 'failed', reason: 'update-not-safe' }),
+    ]);
+    expect(t.logs.events('update.failed')).toEqual([expect.objectContaining({ reason: 'update-not-safe' })]);
+  });
+});
+
 describe('startBulkUpdate (the entry policies use)', () => {
   it('skips an item whose offered version is not the one expected, and records the policy as trigger', async () => {
     const { t, sites } = await fleet(1);

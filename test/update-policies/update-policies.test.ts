@@ -248,6 +248,7 @@ describe('the minute tick', () => {
       {
         targets: [{ siteId: berlin, type: 'plugin', slug: 'seo', version: '2.0' }],
         trigger: { kind: 'policy', id: policy.json.id },
+        safe: true,
         notAfter: new Date('2026-01-14T03:00:00Z'),
       },
     ]);
@@ -352,6 +353,7 @@ describe('the minute tick', () => {
     expect(run.json).toMatchObject({
       trigger: { kind: 'policy', id: created.json.id },
       notAfter: '2026-01-14T11:00:00.000Z',
+      safe: true,
       progress: { total: 1 },
     });
     expect(run.json.sites[0]).toMatchObject({
