@@ -83,7 +83,13 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
       db
         .select()
         .from(jobs)
-        .where(and(gt(jobs.id, `${bulkId}-`), lt(jobs.id, `${bulkId}-~`), eq(jobs.kind, 'site-update')))
+        .where(
+          and(
+            gt(jobs.id, `${bulkId}-`),
+            lt(jobs.id, `${bulkId}-~`),
+            inArray(jobs.kind, ['site-update', 'safe-site-update']),
+          ),
+        )
         .orderBy(jobs.id)
         .all(),
   };

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { jobEvent, wasCancelled, type JobRunner, type Settlement } from '../jobs/job-runner.js';
+import { jobEvent, wasCancelled, type JobKind, type JobRunner, type Settlement } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import type { Clock } from '../shared/clock.js';
@@ -27,7 +27,9 @@ export interface BulkUpdateRequest {
 
 const BULK = 'bulk-update';
 const CHILD = 'site-update';
-const BULK_UPDATE_KINDS = [BULK, CHILD] as const;
+/** A site's updates as safe updates: each waits for its own backup job, so it cannot hold the site's turn. */
+const SAFE_CHILD = 'safe-site-update';
+const BULK_UPDATE_KINDS = [BULK, CHILD, SAFE_CHILD] as const;
 /** How many bulk jobs coordinate at once; each is cheap (the site updates share the update slots). */
 const BULK_JOBS_AT_ONCE = 4;
 const INTERRUPTED = 'the daemon stopped before this site was updated';
@@ -134,7 +136,7 @@ export function createBulkUpdatesService({
       const connected = site.state === 'connected';
       return {
         id: childId(id, index),
-        kind: CHILD,
+        kind: safe ? SAFE_CHILD : CHILD,
         siteId: site.id,
         state: connected ? ('queued' as const) : ('cancelled' as const),
         reason: connected ? null : 'site-not-connected',
@@ -216,7 +218,7 @@ export function createBulkUpdatesService({
         count(jobRows.find(child.id) ?? child);
       });
       running.set(child.id, done);
-      jobs.enqueue(CHILD, child.id, child.siteId);
+      jobs.enqueue(child.kind, child.id, child.siteId);
     };
 
     while (pending.size > 0 || running.size > 0) {
@@ -345,19 +347,21 @@ export function createBulkUpdatesService({
     },
   });
   // A running site update finishes (WordPress's upgrader cannot stop halfway); its bulk job decides what starts.
-  jobs.register(CHILD, {
+  const childKind = {
     pool: { name: 'site-updates', concurrency: Number.MAX_SAFE_INTEGER },
     exclusive: true,
     atShutdown: 'grace',
     cancelsWhileRunning: false,
     run: runChild,
-    cancelQueued: (job) => settle(job.id),
+    cancelQueued: (job: JobRow) => settle(job.id),
     recover: {
       running: failInterrupted,
       // Its bulk job starts it (when requeued itself) or has already left it unstarted.
       queued: () => ({ events: [] }),
     },
-  });
+  } satisfies JobKind;
+  jobs.register(CHILD, childKind);
+  jobs.register(SAFE_CHILD, { ...childKind, siteTurn: false });
 
   return {
     start: startBulkUpdate,

@@ -40,6 +40,12 @@ export interface JobKind {
   pool: { name: string; concurrency: number };
   /** One exclusive job per site at a time, whatever its kind (the ones that change the site). */
   exclusive: boolean;
+  /**
+   * Default true: an exclusive job also takes turns with the other pools' exclusive jobs of its site.
+   * False for a kind that itself waits for one of them (a safe update waits for its backup): it is
+   * then exclusive within its pool only, and does its site's work through the site's task queue.
+   */
+  siteTurn?: boolean;
   /** Does the job, writing its own row as it goes (its job row follows by trigger); never throws on a failure of the job. */
   run(job: JobRow, signal: AbortSignal): Promise<Settlement>;
   /** After the job settled, still in its slot (retention after a backup). */
@@ -160,8 +166,9 @@ export function createJobRunner({
     if (pool.stopped) return;
     const exclusiveSite = kind.exclusive ? siteId : null;
     const lane = exclusiveSite ? `site:${exclusiveSite}` : `job:${id}`;
+    const turn = exclusiveSite && kind.siteTurn !== false ? exclusiveSite : null;
     const tracked = pool.queue
-      .run(lane, () => (exclusiveSite ? inSiteTurn(exclusiveSite, () => execute(id, kind)) : execute(id, kind)))
+      .run(lane, () => (turn ? inSiteTurn(turn, () => execute(id, kind)) : execute(id, kind)))
       .catch((error: unknown) => logger.error({ err: error, jobId: id, kind: kindName }, 'job crashed'));
     pool.tracked.add(tracked);
     void tracked.finally(() => pool.tracked.delete(tracked));

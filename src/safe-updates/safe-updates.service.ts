@@ -302,6 +302,8 @@ export function createSafeUpdatesService({
   jobs.register(SAFE_UPDATE_KIND, {
     pool: { name: 'safe-updates', concurrency },
     exclusive: true,
+    // It waits for its own backup (and restore) job of the site: taking the site's turn would deadlock.
+    siteTurn: false,
     // Never cut off between the update and the decision; a kill -9 is handled by recovery.
     atShutdown: 'grace',
     cancelsWhileRunning: false,

@@ -95,6 +95,27 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     ]);
   });
 
+  it('rolls back a fatal update in a safe bulk update too, and fails that item with the decision', async () => {
+    // The previous test left sitewarden-fatal 1.0.0 active, with 1.1.0 on offer.
+    await bed.t.services.sync.syncNow(bed.siteId);
+    const queued = await bed.t.call('POST', '/api/fleet/updates/apply', {
+      json: { sites: [bed.siteId], items: [{ type: 'plugin', slug: 'sitewarden-fatal' }], safe: true },
+    });
+    expect(queued.status, queued.text).toBe(202);
+    await bed.t.services.bulkUpdates.idle();
+    const run = await bed.t.call('GET', `/api/fleet/updates/runs/${queued.json.job.id}`);
+    expect(run.json.sites[0]).toMatchObject({
+      state: 'failed',
+      items: [{ type: 'plugin', slug: 'sitewarden-fatal', state: 'failed', reason: 'update-rolled-back' }],
+    });
+    expect(run.json.sites[0].items[0].message).toContain('fatal-error');
+
+    expect((await home()).status).toBe(200);
+    expect((await wordpressPlugins(bed.site))['sitewarden-fatal/sitewarden-fatal.php']?.Version).toBe('1.0.0');
+    expect(await activePlugins(bed.site)).toContain('sitewarden-fatal/sitewarden-fatal.php');
+    expect(bed.t.logs.events('update.rolled-back')).toHaveLength(2);
+  });
+
   it('keeps a harmless update, and says so', async () => {
     await installAndActivate('sitewarden-demo', '1.0.0');
 
