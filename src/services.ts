@@ -144,7 +144,7 @@ export function createServices({
       themes: createThemesService({ access, events }),
       wordpressUpdates: createWordPressUpdatesService({ access, events }),
     },
-    readOffers: (siteId) => access.read(siteId, ({ connector }) => connector.updatesIfAvailable()),
+    operate: access.operate,
     inventories,
     config: config.bulkUpdates,
     clock,

@@ -9,7 +9,7 @@ import type { BulkUpdatesConfig } from './bulk-updates.config.js';
 import { createBulkUpdatesRepository } from './bulk-updates.repository.js';
 import { createBulkUpdatesService } from './bulk-updates.service.js';
 import { recordSingleSiteUpdates } from './recorded-updates.js';
-import { createSiteUpdater, type ReadOffers, type UpdateServices } from './site-updater.js';
+import { createSiteUpdater, type OperateOnSite, type UpdateServices } from './site-updater.js';
 import { createUpdateHistoryRepository } from './update-history.repository.js';
 import { createUpdateRecorder } from './update-recorder.js';
 import { createUpdateSlots } from './update-slots.js';
@@ -27,7 +27,7 @@ export function createBulkUpdates<
   jobs,
   jobRows,
   services,
-  readOffers,
+  operate,
   inventories,
   config,
   clock,
@@ -38,7 +38,7 @@ export function createBulkUpdates<
   jobs: JobRunner;
   jobRows: JobsRepository;
   services: { plugins: P; themes: T; wordpressUpdates: W };
-  readOffers: ReadOffers;
+  operate: OperateOnSite;
   inventories: { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
   config: BulkUpdatesConfig;
   clock: Clock;
@@ -54,7 +54,7 @@ export function createBulkUpdates<
     jobRows,
     jobs,
     slots: createUpdateSlots(config),
-    updateSite: createSiteUpdater({ services, readOffers, recorder, events }),
+    updateSite: createSiteUpdater({ services, operate, recorder, events }),
     clock,
     events,
     logger,
