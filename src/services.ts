@@ -145,6 +145,8 @@ export function createServices({
       wordpressUpdates: createWordPressUpdatesService({ access, events }),
     },
     operate: access.operate,
+    // After a bulk site update, the inventory patched from the connector's answers (a full sync if any failed).
+    refreshAfter: (siteId, applied) => (applied ? sync.recordApplied(siteId, applied) : sync.syncNow(siteId)),
     inventories,
     config: config.bulkUpdates,
     clock,

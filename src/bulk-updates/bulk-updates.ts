@@ -9,7 +9,12 @@ import type { BulkUpdatesConfig } from './bulk-updates.config.js';
 import { createBulkUpdatesRepository } from './bulk-updates.repository.js';
 import { createBulkUpdatesService } from './bulk-updates.service.js';
 import { recordSingleSiteUpdates } from './recorded-updates.js';
-import { createSiteUpdater, type OperateOnSite, type UpdateServices } from './site-updater.js';
+import {
+  createSiteUpdater,
+  type OperateOnSite,
+  type RefreshAfterUpdates,
+  type UpdateServices,
+} from './site-updater.js';
 import { createUpdateHistoryRepository } from './update-history.repository.js';
 import { createUpdateRecorder } from './update-recorder.js';
 import { createUpdateSlots } from './update-slots.js';
@@ -28,6 +33,7 @@ export function createBulkUpdates<
   jobRows,
   services,
   operate,
+  refreshAfter,
   inventories,
   config,
   clock,
@@ -39,6 +45,7 @@ export function createBulkUpdates<
   jobRows: JobsRepository;
   services: { plugins: P; themes: T; wordpressUpdates: W };
   operate: OperateOnSite;
+  refreshAfter: RefreshAfterUpdates;
   inventories: { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
   config: BulkUpdatesConfig;
   clock: Clock;
@@ -54,7 +61,7 @@ export function createBulkUpdates<
     jobRows,
     jobs,
     slots: createUpdateSlots(config),
-    updateSite: createSiteUpdater({ services, operate, recorder, events }),
+    updateSite: createSiteUpdater({ services, operate, refreshAfter, recorder, events }),
     clock,
     events,
     logger,

@@ -1,3 +1,4 @@
+import type { AppliedUpdates } from '../inventory/index.js';
 import type { Events } from '../shared/event-bus.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import type { ConnectedSite } from '../wordpress/site-access.js';
@@ -14,10 +15,16 @@ interface HeldItem {
 interface ItemUpdates {
   update(siteId: string, slug: string): Promise<{ version: string }>;
   /** One update on a site already held by `operate`: the connector's update, failure event and problem mapping. */
-  updateOn(site: ConnectedSite, item: HeldItem): Promise<{ version: string }>;
+  updateOn(site: ConnectedSite, item: HeldItem): Promise<{ version: string; active: boolean }>;
 }
-/** Holds a site (its queue) for the work, then refreshes its stored inventory once: SiteAccess.operate. */
-export type OperateOnSite = <T>(siteId: string, work: (site: ConnectedSite) => Promise<T>) => Promise<T>;
+/** Holds a site (its queue) for the work, then refreshes its stored inventory once (`refresh`, or in full): SiteAccess.operate. */
+export type OperateOnSite = <T>(
+  siteId: string,
+  work: (site: ConnectedSite) => Promise<T>,
+  options: { refresh?: () => Promise<unknown> },
+) => Promise<T>;
+/** The stored inventory after a held site's updates: patched from what the connector answered, or (null) read in full. */
+export type RefreshAfterUpdates = (siteId: string, applied: AppliedUpdates | null) => Promise<unknown>;
 
 /** The single-site services a bulk update applies through (the same ones the single-site routes call). */
 export interface UpdateServices {
@@ -75,11 +82,13 @@ function offersOf(updates: AvailableUpdates) {
 export function createSiteUpdater({
   services,
   operate,
+  refreshAfter,
   recorder,
   events,
 }: {
   services: UpdateServices;
   operate: OperateOnSite;
+  refreshAfter: RefreshAfterUpdates;
   recorder: UpdateRecorder;
   events: Events;
 }) {
@@ -130,44 +139,62 @@ export function createSiteUpdater({
 
     const held = outcomes.filter((item) => item.type === 'plugin' || item.type === 'theme');
     if (held.length > 0) {
+      // Filled while the site is held; stays null (a full refresh) unless every update attempted was done.
+      let applied: AppliedUpdates | null = null;
       await Promise.resolve()
         .then(() =>
-          operate(siteId, async (site) => {
-            // One read of what the site offers now, for every plugin and theme item.
-            const updates = await site.connector.updatesIfAvailable();
-            if (!updates) return; // The single-site path below says why (connector missing, outdated, failing).
-            const live = offersOf(updates);
-            for (const outcome of held) {
-              const type = outcome.type as 'plugin' | 'theme';
-              const offer = live[type].get(outcome.slug ?? '');
-              if (!offer || (outcome.toVersion !== null && offer.newVersion !== outcome.toVersion)) {
-                const [reason, message] = !offer
-                  ? ['no-update-available', `the site offers no update of ${type} ${outcome.slug} any more`]
-                  : [
-                      'version-changed',
-                      `the site now offers ${outcome.slug} ${offer.newVersion}, not ${outcome.toVersion}`,
-                    ];
-                const fromVersion = offer?.version ?? outcome.fromVersion;
-                recorder.skipped({ ...attempt(outcome), fromVersion }, reason, message);
-                settle(outcome, { state: 'skipped', reason, message, fromVersion });
-                continue;
-              }
-              outcome.fromVersion = offer.version;
-              outcome.toVersion = offer.newVersion;
-              const item = {
-                slug: outcome.slug!,
-                file: offer.file,
-                version: offer.version,
-                update: { version: offer.newVersion },
+          operate(
+            siteId,
+            async (site) => {
+              // One read of what the site offers now, for every plugin and theme item.
+              const updates = await site.connector.updatesIfAvailable();
+              if (!updates) return; // The single-site path below says why (connector missing, outdated, failing).
+              const live = offersOf(updates);
+              const done: AppliedUpdates = {
+                updates,
+                info: await site.connector.info(),
+                plugins: new Map(),
+                themes: new Map(),
               };
-              const version = (result: { version: string }) => result.version;
-              await apply(outcome, () =>
-                recorder
-                  .track(attempt(outcome), () => services[`${type}s`].updateOn(site, item), version)
-                  .then(version),
-              );
-            }
-          }),
+              for (const outcome of held) {
+                const type = outcome.type as 'plugin' | 'theme';
+                const offer = live[type].get(outcome.slug ?? '');
+                if (!offer || (outcome.toVersion !== null && offer.newVersion !== outcome.toVersion)) {
+                  const [reason, message] = !offer
+                    ? ['no-update-available', `the site offers no update of ${type} ${outcome.slug} any more`]
+                    : [
+                        'version-changed',
+                        `the site now offers ${outcome.slug} ${offer.newVersion}, not ${outcome.toVersion}`,
+                      ];
+                  const fromVersion = offer?.version ?? outcome.fromVersion;
+                  recorder.skipped({ ...attempt(outcome), fromVersion }, reason, message);
+                  settle(outcome, { state: 'skipped', reason, message, fromVersion });
+                  continue;
+                }
+                outcome.fromVersion = offer.version;
+                outcome.toVersion = offer.newVersion;
+                const item = {
+                  slug: outcome.slug!,
+                  file: offer.file,
+                  version: offer.version,
+                  update: { version: offer.newVersion },
+                };
+                const version = (result: { version: string }) => result.version;
+                await apply(outcome, () =>
+                  recorder
+                    .track(attempt(outcome), () => services[`${type}s`].updateOn(site, item), version)
+                    .then((answer) => {
+                      if (type === 'plugin') done.plugins.set(offer.file, answer);
+                      else done.themes.set(offer.file, answer);
+                      return answer.version;
+                    }),
+                );
+              }
+              // A failed update may leave the site other than it was (WordPress's upgrader removes the old copy first): read it all.
+              if (!held.some((outcome) => outcome.state === 'failed')) applied = done;
+            },
+            { refresh: () => refreshAfter(siteId, applied) },
+          ),
         )
         // The site could not be held (gone, disconnected): the single-site path below answers each item's problem.
         .catch(() => undefined);
