@@ -145,7 +145,7 @@ export function createServices({
       wordpressUpdates: createWordPressUpdatesService({ access, events }),
     },
     operate: access.operate,
-    // After a bulk site update, the inventory patched from the connector's answers (a full sync if any failed).
+    // After a bulk site update, the inventory patched from the connector's answers (a full sync if an attempt was not done).
     refreshAfter: (siteId, applied) => (applied ? sync.recordApplied(siteId, applied) : sync.syncNow(siteId)),
     inventories,
     config: config.bulkUpdates,

@@ -156,6 +156,7 @@ export function createSiteUpdater({
                 plugins: new Map(),
                 themes: new Map(),
               };
+              let attemptedAndNotDone = false;
               for (const outcome of held) {
                 const type = outcome.type as 'plugin' | 'theme';
                 const offer = live[type].get(outcome.slug ?? '');
@@ -189,9 +190,11 @@ export function createSiteUpdater({
                       return answer.version;
                     }),
                 );
+                if (outcome.state !== 'succeeded') attemptedAndNotDone = true;
               }
-              // A failed update may leave the site other than it was (WordPress's upgrader removes the old copy first): read it all.
-              if (!held.some((outcome) => outcome.state === 'failed')) applied = done;
+              // An update that failed (or found nothing to do) may leave the site other than the offers said
+              // (WordPress's upgrader removes the old copy first): then the site is read in full.
+              if (!attemptedAndNotDone) applied = done;
             },
             { refresh: () => refreshAfter(siteId, applied) },
           ),
