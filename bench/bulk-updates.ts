@@ -11,8 +11,13 @@
  *
  *   node --import tsx bench/bulk-updates.ts
  *   BENCH_SITES=200 BENCH_CONCURRENCY=8 BENCH_UPDATE_MS=0 node --import tsx bench/bulk-updates.ts
+ *
+ * BENCH_PROFILE=file.cpuprofile also writes a CPU profile of the last round's bulk update alone
+ * (node:inspector; open it in Chrome's DevTools or read it with bench/profile-summary.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -20,6 +25,7 @@ const SITES = Number(process.env.BENCH_SITES ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const UPDATE_MS = Number(process.env.BENCH_UPDATE_MS ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const PROFILE = process.env.BENCH_PROFILE;
 
 interface FakeSite {
   url: string;
@@ -127,7 +133,18 @@ async function main(): Promise<void> {
       await reset();
       const single = await measure(singleSite);
       await reset();
+      const profiler = PROFILE && round === ROUNDS ? new Session() : null;
+      if (profiler) {
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      }
       const measured = await measure(bulk);
+      if (profiler) {
+        const { profile } = await profiler.post('Profiler.stop');
+        writeFileSync(PROFILE!, JSON.stringify(profile));
+        profiler.disconnect();
+      }
       const per = (figure: number) => (figure / SITES).toFixed(2);
       const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
         `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +

@@ -9,7 +9,13 @@ import type { BulkUpdatesConfig } from './bulk-updates.config.js';
 import { createBulkUpdatesRepository } from './bulk-updates.repository.js';
 import { createBulkUpdatesService } from './bulk-updates.service.js';
 import { recordSingleSiteUpdates } from './recorded-updates.js';
-import { createSiteUpdater, type ReadOffers, type SafeUpdate, type UpdateServices } from './site-updater.js';
+import {
+  createSiteUpdater,
+  type OperateOnSite,
+  type RefreshAfterUpdates,
+  type SafeUpdate,
+  type UpdateServices,
+} from './site-updater.js';
 import { createUpdateHistoryRepository } from './update-history.repository.js';
 import { createUpdateRecorder } from './update-recorder.js';
 import { createUpdateSlots } from './update-slots.js';
@@ -27,7 +33,8 @@ export function createBulkUpdates<
   jobs,
   jobRows,
   services,
-  readOffers,
+  operate,
+  refreshAfter,
   safeUpdate,
   inventories,
   config,
@@ -39,7 +46,8 @@ export function createBulkUpdates<
   jobs: JobRunner;
   jobRows: JobsRepository;
   services: { plugins: P; themes: T; wordpressUpdates: W };
-  readOffers: ReadOffers;
+  operate: OperateOnSite;
+  refreshAfter: RefreshAfterUpdates;
   safeUpdate: SafeUpdate;
   inventories: { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
   config: BulkUpdatesConfig;
@@ -56,7 +64,7 @@ export function createBulkUpdates<
     jobRows,
     jobs,
     slots: createUpdateSlots(config),
-    updateSite: createSiteUpdater({ services, readOffers, recorder, events, safeUpdate }),
+    updateSite: createSiteUpdater({ services, operate, refreshAfter, recorder, events, safeUpdate }),
     clock,
     events,
     logger,

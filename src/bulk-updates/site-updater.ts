@@ -1,14 +1,31 @@
+import type { AppliedUpdates } from '../inventory/index.js';
 import type { Events } from '../shared/event-bus.js';
 import { bulkUpdatesProblems } from './bulk-updates.errors.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
+import type { ConnectedSite } from '../wordpress/site-access.js';
 import { isNothingToUpdate, messageOf, reasonOf, type UpdateAttempt, type UpdateRecorder } from './update-recorder.js';
 import type { UpdateItemType } from './update-history.table.js';
 
+/** What updating an item on a held site needs of it (the plugins and themes services' `UpdatablePlugin` / `UpdatableTheme`). */
+interface HeldItem {
+  slug: string;
+  file: string;
+  version: string;
+  update: { version: string };
+}
 interface ItemUpdates {
   update(siteId: string, slug: string): Promise<{ version: string }>;
+  /** One update on a site already held by `operate`: the connector's update, failure event and problem mapping. */
+  updateOn(site: ConnectedSite, item: HeldItem): Promise<{ version: string; active: boolean }>;
 }
-/** What the site offers now: plugins keyed by file, themes by stylesheet (the connector's update list); null when it cannot say. */
-export type ReadOffers = (siteId: string) => Promise<AvailableUpdates | null>;
+/** Holds a site (its queue) for the work, then refreshes its stored inventory once (`refresh`, or in full): SiteAccess.operate. */
+export type OperateOnSite = <T>(
+  siteId: string,
+  work: (site: ConnectedSite) => Promise<T>,
+  options: { refresh?: () => Promise<unknown> },
+) => Promise<T>;
+/** The stored inventory after a held site's updates: patched from what the connector answered, or (null) read in full. */
+export type RefreshAfterUpdates = (siteId: string, applied: AppliedUpdates | null) => Promise<unknown>;
 
 /** The single-site services a bulk update applies through (the same ones the single-site routes call). */
 export interface UpdateServices {
@@ -60,38 +77,41 @@ const ORDER: Record<UpdateItemType, number> = { plugin: 0, theme: 1, translation
 const inUpdateOrder = <T extends { type: UpdateItemType; slug: string | null }>(items: T[]): T[] =>
   [...items].sort((a, b) => ORDER[a.type] - ORDER[b.type] || (a.slug ?? '').localeCompare(b.slug ?? ''));
 
+/** Offers by item: a plugin's slug is its folder (or its file without .php), as the inventory names it; each with its file. */
+function offersOf(updates: AvailableUpdates) {
+  const plugins = new Map(
+    Object.entries(updates.plugins).map(([file, offer]) => {
+      const name = file.replace(/\.php$/, '');
+      return [name.includes('/') ? name.split('/', 1)[0]! : name, { ...offer, file }] as const;
+    }),
+  );
+  const themes = new Map(Object.entries(updates.themes).map(([file, offer]) => [file, { ...offer, file }] as const));
+  return { plugin: plugins, theme: themes };
+}
+
 /**
- * Applies one site's items one after the other through the single-site services (so the same
- * rules hold: the connector's plugin dependency rules, WordPress's upgraders, the site's queue),
- * recording each attempt. Never throws: each item ends succeeded, failed or skipped.
+ * Applies one site's items one after the other, recording each attempt. Plugins and themes are
+ * updated while the site is held once (`operate`: its queue, then one inventory refresh for them
+ * all), straight through the connector's update routes, which keep the same rules as a single-site
+ * update (the connector's plugin dependency rules, WordPress's upgraders); translations and core
+ * go through the single-site service. Never throws: each item ends succeeded, failed or skipped.
  */
 export function createSiteUpdater({
   services,
-  readOffers,
+  operate,
+  refreshAfter,
   recorder,
   events,
   safeUpdate,
 }: {
   services: UpdateServices;
-  readOffers: ReadOffers;
+  operate: OperateOnSite;
+  refreshAfter: RefreshAfterUpdates;
   recorder: UpdateRecorder;
   events: Events;
   /** For bulk updates asked to be safe (and policies, whose runs are safe by default). */
   safeUpdate: SafeUpdate;
 }) {
-  /** Offers by item: a plugin's slug is its folder (or its file without .php), as the inventory names it. */
-  async function offersOf(siteId: string) {
-    const updates = await readOffers(siteId);
-    if (!updates) return null;
-    const plugins = new Map(
-      Object.entries(updates.plugins).map(([file, offer]) => {
-        const name = file.replace(/\.php$/, '');
-        return [name.includes('/') ? name.split('/', 1)[0]! : name, offer] as const;
-      }),
-    );
-    return { plugin: plugins, theme: new Map(Object.entries(updates.themes)) };
-  }
-
   return async function applySiteUpdates({
     siteId,
     items,
@@ -113,10 +133,6 @@ export function createSiteUpdater({
       reason: null,
       message: null,
     }));
-    // One read of what the site offers now, for every plugin and theme item (null: the update itself will say).
-    const live = outcomes.some((item) => item.type === 'plugin' || item.type === 'theme')
-      ? await offersOf(siteId)
-      : null;
 
     const settle = (outcome: ItemOutcome, changes: Partial<ItemOutcome>) => {
       Object.assign(outcome, changes);
@@ -133,34 +149,91 @@ export function createSiteUpdater({
         events.emit('update.failed', { ...fields, reason: outcome.reason, message: outcome.message });
       onItem(outcomes);
     };
-
-    for (const outcome of outcomes) {
-      const attempt: UpdateAttempt = { siteId, ...outcome, trigger, jobId };
-      if ((outcome.type === 'plugin' || outcome.type === 'theme') && live) {
-        const offer = live[outcome.type].get(outcome.slug ?? '');
-        if (!offer || (outcome.toVersion !== null && offer.newVersion !== outcome.toVersion)) {
-          const [reason, message] = !offer
-            ? ['no-update-available', `the site offers no update of ${outcome.type} ${outcome.slug} any more`]
-            : ['version-changed', `the site now offers ${outcome.slug} ${offer.newVersion}, not ${outcome.toVersion}`];
-          const fromVersion = offer?.version ?? outcome.fromVersion;
-          recorder.skipped({ ...attempt, fromVersion }, reason, message);
-          settle(outcome, { state: 'skipped', reason, message, fromVersion });
-          continue;
-        }
-        outcome.fromVersion = offer.version;
-        outcome.toVersion = offer.newVersion;
-      }
+    const attempt = (outcome: ItemOutcome): UpdateAttempt => ({ siteId, ...outcome, trigger, jobId });
+    const apply = async (outcome: ItemOutcome, work: () => Promise<string | null>) => {
       try {
-        const itemAttempt = { ...attempt, fromVersion: outcome.fromVersion, toVersion: outcome.toVersion };
-        const to =
-          safe && outcome.type !== 'translations'
-            ? await applySafely(siteId, itemAttempt)
-            : await applyOne(siteId, itemAttempt);
-        settle(outcome, { state: 'succeeded', toVersion: to ?? outcome.toVersion });
+        settle(outcome, { state: 'succeeded', toVersion: (await work()) ?? outcome.toVersion });
       } catch (error) {
         const state = isNothingToUpdate(error) ? 'skipped' : 'failed';
         settle(outcome, { state, reason: reasonOf(error), message: messageOf(error) });
       }
+    };
+
+    // A safe update holds the site for each of its own steps, so safe items are not held here.
+    const held = safe ? [] : outcomes.filter((item) => item.type === 'plugin' || item.type === 'theme');
+    if (held.length > 0) {
+      // Filled while the site is held; stays null (a full refresh) unless every update attempted was done.
+      let applied: AppliedUpdates | null = null;
+      await Promise.resolve()
+        .then(() =>
+          operate(
+            siteId,
+            async (site) => {
+              // One read of what the site offers now, for every plugin and theme item.
+              const updates = await site.connector.updatesIfAvailable();
+              if (!updates) return; // The single-site path below says why (connector missing, outdated, failing).
+              const live = offersOf(updates);
+              const done: AppliedUpdates = {
+                updates,
+                info: await site.connector.info(),
+                plugins: new Map(),
+                themes: new Map(),
+              };
+              let attemptedAndNotDone = false;
+              for (const outcome of held) {
+                const type = outcome.type as 'plugin' | 'theme';
+                const offer = live[type].get(outcome.slug ?? '');
+                if (!offer || (outcome.toVersion !== null && offer.newVersion !== outcome.toVersion)) {
+                  const [reason, message] = !offer
+                    ? ['no-update-available', `the site offers no update of ${type} ${outcome.slug} any more`]
+                    : [
+                        'version-changed',
+                        `the site now offers ${outcome.slug} ${offer.newVersion}, not ${outcome.toVersion}`,
+                      ];
+                  const fromVersion = offer?.version ?? outcome.fromVersion;
+                  recorder.skipped({ ...attempt(outcome), fromVersion }, reason, message);
+                  settle(outcome, { state: 'skipped', reason, message, fromVersion });
+                  continue;
+                }
+                outcome.fromVersion = offer.version;
+                outcome.toVersion = offer.newVersion;
+                const item = {
+                  slug: outcome.slug!,
+                  file: offer.file,
+                  version: offer.version,
+                  update: { version: offer.newVersion },
+                };
+                const version = (result: { version: string }) => result.version;
+                await apply(outcome, () =>
+                  recorder
+                    .track(attempt(outcome), () => services[`${type}s`].updateOn(site, item), version)
+                    .then((answer) => {
+                      if (type === 'plugin') done.plugins.set(offer.file, answer);
+                      else done.themes.set(offer.file, answer);
+                      return answer.version;
+                    }),
+                );
+                if (outcome.state !== 'succeeded') attemptedAndNotDone = true;
+              }
+              // An update that failed (or found nothing to do) may leave the site other than the offers said
+              // (WordPress's upgrader removes the old copy first): then the site is read in full.
+              if (!attemptedAndNotDone) applied = done;
+            },
+            { refresh: () => refreshAfter(siteId, applied) },
+          ),
+        )
+        // The site could not be held (gone, disconnected): the single-site path below answers each item's problem.
+        .catch(() => undefined);
+    }
+
+    // Translations and core, every safe item, and any plugin or theme the held pass could not reach.
+    for (const outcome of outcomes) {
+      if (outcome.state !== 'pending') continue;
+      await apply(outcome, () =>
+        safe && outcome.type !== 'translations'
+          ? applySafely(siteId, attempt(outcome))
+          : applyOne(siteId, attempt(outcome)),
+      );
     }
     return outcomes;
   };

@@ -14,3 +14,4 @@ export { logUpdateFailure, rethrowSiteOperation, updateProblems } from './site-u
 export { inventoryItems } from './inventory.table.js';
 export { createUpdateStateReader, type SiteUpdateState, type UpdateStateReader } from './update-state.js';
 export { createInventoryRoutes } from './inventory.routes.js';
+export type { AppliedUpdates } from './inventory.sync.js';

@@ -11,6 +11,8 @@ import { timeZoneFromWordPress } from '../shared/time-zone.js';
 import type { ConnectorInfo } from '../wordpress/connector-client.js';
 import {
   pluginFromWordPress,
+  type Plugin,
+  type Theme,
   themeFromWordPress,
   withPluginRequirements,
   withPluginUpdates,
@@ -31,6 +33,25 @@ function extrasOf(info: ConnectorInfo, updates: AvailableUpdates | null): SiteEx
     coreOffers: updates?.core?.map((offer) => offer.version) ?? [],
     translations: updates?.translations ?? [],
   };
+}
+
+/**
+ * What a batch of updates on a held site told: the offers and info read at its start (the
+ * connector's, in the same session) and each plugin (by file) and theme (by stylesheet) the
+ * connector answered as updated, with the version it now runs and whether it is active.
+ */
+export interface AppliedUpdates {
+  updates: AvailableUpdates;
+  info: ConnectorInfo | null;
+  plugins: Map<string, { version: string; active: boolean }>;
+  themes: Map<string, { version: string }>;
+}
+
+/** The offers left once `applied` are done: an applied item's offer was the one it was updated to. */
+function remainingOffers({ updates, plugins, themes }: AppliedUpdates): AvailableUpdates {
+  const without = <O>(offers: Record<string, O>, done: Map<string, unknown>) =>
+    Object.fromEntries(Object.entries(offers).filter(([key]) => !done.has(key)));
+  return { ...updates, plugins: without(updates.plugins, plugins), themes: without(updates.themes, themes) };
 }
 
 /**
@@ -113,8 +134,39 @@ export function createInventorySync({
   // Each site's slot in the interval, hashed once per process (a removed site's entry is a few bytes).
   const slotOffsets = new Map<string, number>();
 
+  /**
+   * After updates the connector reported as done, patches the stored inventory from its answers
+   * (no request to the site): the updated plugins and themes at their new versions with no update
+   * pending, the other offers as read at the batch's start. What an update may change beyond that
+   * (a plugin's name or requirements, new language packs) waits for the next scheduled sync, as does
+   * `lastSyncedAt`. Without a stored inventory to patch, a full sync.
+   */
+  async function recordApplied(siteId: string, applied: AppliedUpdates): Promise<unknown> {
+    const stored = inventories.read(siteId);
+    if (!stored) return syncNow(siteId);
+    const updates = remainingOffers(applied);
+    const plugins = (JSON.parse(stored.pluginsJson) as Plugin[]).map((plugin): Plugin => {
+      const done = applied.plugins.get(plugin.file);
+      const status = done && !done.active ? 'inactive' : plugin.status;
+      return { ...plugin, version: done?.version ?? plugin.version, status, update: null };
+    });
+    const themes = (JSON.parse(stored.themesJson) as Theme[]).map((theme): Theme => ({
+      ...theme,
+      version: applied.themes.get(theme.slug)?.version ?? theme.version,
+      update: null,
+    }));
+    inventories.write(siteId, {
+      plugins: withPluginRequirements(withPluginUpdates(plugins, updates), updates),
+      themes: withThemeUpdates(themes, updates),
+      syncedAt: stored.syncedAt,
+      extras: applied.info ? extrasOf(applied.info, updates) : undefined,
+    });
+    return undefined;
+  }
+
   return {
     syncNow,
+    recordApplied,
     /** On demand: a sync queued for each site not already syncing or busy; answers how many were queued. */
     enqueue(siteIds: readonly string[]): number {
       const idle = siteIds.filter((id) => !queue.isBusy(id));

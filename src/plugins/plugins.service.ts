@@ -12,6 +12,9 @@ import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { DeletedPluginSchema, WordPressPluginSchema } from '../wordpress/site-schemas.js';
 import { pluginsProblems } from './plugins.errors.js';
 
+/** What updating a plugin needs to know of it: its file for the connector, its versions for the failure event. */
+export type UpdatablePlugin = Pick<Plugin, 'slug' | 'file' | 'version' | 'update'>;
+
 /** Plugins on a real site: core REST for listing, installing, (de)activating, deleting; the connector for updates. */
 export function createPluginsService({ access, events }: { access: SiteAccess; events: Events }) {
   async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Plugin[]> {
@@ -24,6 +27,21 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
     if (!plugin)
       throw pluginsProblems.notFound.create(`${site.site.url} has no plugin with the slug ${slug}`, { slug });
     return plugin;
+  }
+
+  /**
+   * Updates one plugin on a site the caller already holds (inside its `access.operate`): the
+   * connector applies WordPress's upgrader and the plugin dependency rules; a failure is logged
+   * (plugin.update_failed) and rethrown as the plugin routes' problem.
+   */
+  function updateOn(site: ConnectedSite, plugin: UpdatablePlugin) {
+    return site.connector
+      .updatePlugin(plugin.file)
+      .catch(rethrowOperation)
+      .catch((error: unknown) => {
+        logUpdateFailure(events, 'plugin', site, plugin, error, [pluginsProblems.noUpdate, pluginsProblems.notFound]);
+        throw error;
+      });
   }
 
   const restPath = (plugin: Plugin) => `wp/v2/plugins/${plugin.file.replace(/\.php$/, '')}`;
@@ -106,20 +124,12 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
 
     update(siteId: string, slug: string): Promise<Plugin> {
       return access.operate(siteId, async (site) => {
-        const plugin = await find(site, slug);
-        await site.connector
-          .updatePlugin(plugin.file)
-          .catch(rethrowOperation)
-          .catch((error: unknown) => {
-            logUpdateFailure(events, 'plugin', site, plugin, error, [
-              pluginsProblems.noUpdate,
-              pluginsProblems.notFound,
-            ]);
-            throw error;
-          });
+        await updateOn(site, await find(site, slug));
         return find(site, slug);
       });
     },
+
+    updateOn,
 
     activate: (siteId: string, slug: string) => setStatus(siteId, slug, 'active'),
     /** `force` deactivates a plugin that active plugins require (they stay active, with an unmet requirement). */

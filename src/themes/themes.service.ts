@@ -10,6 +10,9 @@ import {
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { themesProblems } from './themes.errors.js';
 
+/** What updating a theme needs to know of it: its slug (the stylesheet), its versions for the failure event. */
+export type UpdatableTheme = Pick<Theme, 'slug' | 'version' | 'update'>;
+
 /** Themes on a real site: core REST lists them; the connector updates, activates and deletes. */
 export function createThemesService({ access, events }: { access: SiteAccess; events: Events }) {
   async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Theme[]> {
@@ -23,22 +26,31 @@ export function createThemesService({ access, events }: { access: SiteAccess; ev
     return theme;
   }
 
+  /**
+   * Updates one theme (its slug is its stylesheet) on a site the caller already holds (inside its
+   * `access.operate`); a failure is logged (theme.update_failed) and rethrown as the theme routes' problem.
+   */
+  function updateOn(site: ConnectedSite, theme: UpdatableTheme) {
+    return site.connector
+      .updateTheme(theme.slug)
+      .catch(rethrowThemeOperation)
+      .catch((error: unknown) => {
+        logUpdateFailure(events, 'theme', site, theme, error, [updateProblems.noUpdate, themesProblems.notFound]);
+        throw error;
+      });
+  }
+
   return {
     list: (siteId: string) => access.read(siteId, listWithUpdates),
 
     update(siteId: string, slug: string): Promise<Theme> {
       return access.operate(siteId, async (site) => {
-        const theme = await find(site, slug);
-        await site.connector
-          .updateTheme(slug)
-          .catch(rethrowThemeOperation)
-          .catch((error: unknown) => {
-            logUpdateFailure(events, 'theme', site, theme, error, [updateProblems.noUpdate, themesProblems.notFound]);
-            throw error;
-          });
+        await updateOn(site, await find(site, slug));
         return find(site, slug);
       });
     },
+
+    updateOn,
 
     activate(siteId: string, slug: string): Promise<Theme> {
       return access.operate(siteId, async (site) => {

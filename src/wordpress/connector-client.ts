@@ -99,10 +99,10 @@ function assertConnectorFeature(info: ConnectorInfo | null, feature: ConnectorFe
 
 const updateHint = `download the current one from GET ${CONNECTOR_DOWNLOAD_PATH} and upload it in wp-admin under Plugins → Add New → Upload Plugin (WordPress offers to replace the installed version)`;
 
-/** Reads the connector's info once per session and checks each feature against it. */
-function createConnectorGate(session: WordPressSession): (feature: ConnectorFeature) => Promise<void> {
+/** Reads the connector's info once per session (for `info()` and for checking each feature against it). */
+function createConnectorGate(session: WordPressSession) {
   let info: Promise<ConnectorInfo | null> | undefined;
-  return async (feature) => {
+  const read = (): Promise<ConnectorInfo | null> => {
     if (!info) {
       const reading = readConnectorInfo(session);
       // A failed read is not remembered: the next call asks again.
@@ -111,12 +111,13 @@ function createConnectorGate(session: WordPressSession): (feature: ConnectorFeat
       });
       info = reading;
     }
-    assertConnectorFeature(await info, feature);
+    return info;
   };
+  return { read, ensure: async (feature: ConnectorFeature) => assertConnectorFeature(await read(), feature) };
 }
 
 export function createConnector(session: WordPressSession, { operationTimeoutMs }: { operationTimeoutMs: number }) {
-  const ensure = createConnectorGate(session);
+  const { read: cachedInfo, ensure } = createConnectorGate(session);
 
   const operation = async <T>(
     feature: ConnectorFeature,
@@ -163,8 +164,8 @@ export function createConnector(session: WordPressSession, { operationTimeoutMs 
   const timeoutMs = operationTimeoutMs;
 
   return {
-    /** The connector's info, or null when it is not installed (or not active). */
-    info: () => readConnectorInfo(session),
+    /** The connector's info, or null when it is not installed (or not active); read once per session, shared with the feature checks. */
+    info: cachedInfo,
     updates,
     /** Update offers when the connector is installed and answers; null otherwise (they are extra information). */
     updatesIfAvailable: () => updates().catch(() => null),

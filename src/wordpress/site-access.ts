@@ -60,14 +60,21 @@ export function createSiteAccess({
     read<T>(siteId: string, work: (access: ConnectedSite) => Promise<T>): Promise<T> {
       return work(connected(siteId));
     },
-    /** Changes the site: one operation per site at a time, then the stored inventory is refreshed. */
-    operate<T>(siteId: string, work: (access: ConnectedSite) => Promise<T>): Promise<T> {
+    /**
+     * Changes the site: one operation per site at a time, then the stored inventory is refreshed
+     * (by `options.refresh` in place of the full refresh, for a caller that knows what changed).
+     */
+    operate<T>(
+      siteId: string,
+      work: (access: ConnectedSite) => Promise<T>,
+      options: { refresh?: () => Promise<unknown> } = {},
+    ): Promise<T> {
       const access = connected(siteId);
       return queue.run(siteId, async () => {
         try {
           return await work(access);
         } finally {
-          await afterOperation(siteId);
+          await (options.refresh ? options.refresh() : afterOperation(siteId));
         }
       });
     },

@@ -95,6 +95,21 @@ describe('a bulk update of real WordPress sites', () => {
         });
         expect([plugin, theme]).toEqual(['1.1.0', '99.0.0']);
       }
+      // The stored view (patched from the connector's answers, or read in full after a failure) shows no applied update as pending.
+      const stored = (await t.call('GET', `/api/sites/${id}`)).json;
+      const pluginRow = stored.plugins.find((row: { slug: string }) => row.slug === 'sitewarden-demo');
+      const themeRow = stored.themes.find((row: { slug: string }) => row.slug === 'twentytwentyone');
+      if (index === FAILING) {
+        expect([pluginRow, themeRow]).toMatchObject([
+          { version: '1.0.0', update: { version: '1.1.0' } },
+          { update: { version: '99.0.0' } },
+        ]);
+      } else {
+        expect([pluginRow, themeRow]).toMatchObject([
+          { version: '1.1.0', update: null },
+          { version: '99.0.0', update: null },
+        ]);
+      }
     }
 
     const history = await t.call('GET', `/api/fleet/updates/history?limit=20`, { token: t.readToken });
@@ -109,5 +124,8 @@ describe('a bulk update of real WordPress sites', () => {
     ]);
     expect(t.logs.events('update.failed')).toHaveLength(2);
     expect(t.logs.events('update.applied')).toHaveLength(4);
+    // The single-site failure events still come from the plugins and themes services.
+    expect(t.logs.events('plugin.update_failed')).toHaveLength(1);
+    expect(t.logs.events('theme.update_failed')).toHaveLength(1);
   }, 600_000);
 });

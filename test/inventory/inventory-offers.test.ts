@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeWordPress, type FakeWordPress } from '../support/fake-wordpress/index.js';
 import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
+import type { Plugin } from '../../src/inventory/index.js';
+import type { AvailableUpdates, ConnectorInfo } from '../../src/wordpress/connector-client.js';
 
 /**
  * The inventory beyond plugins and themes, as a sync stores it from connector 1.4.0: the site's time
@@ -134,6 +136,41 @@ describe('a sync with connector 1.4.0', () => {
       databaseVersion: null,
       timeZone: 'UTC+05:30',
     });
+  });
+});
+
+describe('after updates the connector reported as done (a bulk site update)', () => {
+  it('reads the connector’s info once per sync', async () => {
+    fake.requests.length = 0;
+    await t.services.sync.syncNow(siteId);
+    expect(fake.requests.filter((route) => route === 'sitewarden/v1/info')).toHaveLength(1);
+  });
+
+  it('patches the stored inventory from the answers with no request: new version, no update pending, other offers kept', async () => {
+    const stored = () => JSON.parse(t.services.inventories.read(siteId)!.pluginsJson) as Plugin[];
+    const akismet = stored().find((plugin) => plugin.slug === 'akismet')!;
+    expect(akismet.update).not.toBeNull();
+    const before = offers();
+    fake.requests.length = 0;
+    await t.services.sync.recordApplied(siteId, {
+      updates: {
+        checkedAt: clock.now().toISOString(),
+        plugins: { [akismet.file]: { slug: 'akismet', version: akismet.version, newVersion: akismet.update!.version } },
+        themes: {},
+        core: [{ version: '6.6.1' }],
+        translations: [],
+      } as unknown as AvailableUpdates,
+      info: info({ timezone: { string: '', gmtOffset: 5.5 }, database: null }) as ConnectorInfo,
+      plugins: new Map([[akismet.file, { version: akismet.update!.version, active: true }]]),
+      themes: new Map(),
+    });
+    expect(fake.requests).toEqual([]);
+    expect(stored().find((plugin) => plugin.slug === 'akismet')).toMatchObject({
+      version: akismet.update!.version,
+      update: null,
+    });
+    expect(offers()).toEqual({ 'core:wordpress@6.6.1': before['core:wordpress@6.6.1'] });
+    expect(t.services.inventories.details(siteId).environment?.timeZone).toBe('UTC+05:30');
   });
 });
 
