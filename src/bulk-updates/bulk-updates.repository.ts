@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
+import { and, gt, inArray, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { inventoryItems } from '../inventory/index.js';
 import { jobs, type JobRow } from '../jobs/jobs.table.js';
