@@ -38,7 +38,7 @@ export interface UpdateServices {
 }
 
 /** How a safe update of one item ended (the safe-updates feature's report, as far as a bulk update needs it). */
-export interface SafeOutcome {
+interface SafeOutcome {
   id: string;
   status: string;
   reason: string | null;
