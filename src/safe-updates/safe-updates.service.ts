@@ -392,8 +392,9 @@ export function createSafeUpdatesService({
 
     /** At connect time: best effort, a safe update provisions it later otherwise. */
     provisionQuietly(siteId: string): void {
-      access
-        .read(siteId, provisionSecret)
+      // Never throws into the caller (a lifecycle hook): a site without credentials fails inside the promise.
+      Promise.resolve()
+        .then(() => access.read(siteId, provisionSecret))
         .catch((error: unknown) =>
           logger.info({ siteId, err: isAppError(error) ? error.detail : String(error) }, 'no rollback secret yet'),
         );
