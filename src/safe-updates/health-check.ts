@@ -85,7 +85,7 @@ export async function checkSiteHealth(
   const checks = await Promise.all([
     ...pages.map(pageCheck),
     timed('rest', async () => (await site.session.currentUser()).id > 0),
-    timed('connector', async () => (await site.connector.info()) !== null),
+    timed('connector', async () => (await site.connector.infoNow()) !== null),
   ]);
   return { healthy: checks.every((check) => check.ok), at, durationMs: Date.now() - started, attempt, checks };
 }

@@ -166,6 +166,8 @@ export function createConnector(session: WordPressSession, { operationTimeoutMs 
   return {
     /** The connector's info, or null when it is not installed (or not active); read once per session, shared with the feature checks. */
     info: cachedInfo,
+    /** The connector's info read afresh, for a health check: the session's cached read says nothing of the site now. */
+    infoNow: () => readConnectorInfo(session),
     updates,
     /** Update offers when the connector is installed and answers; null otherwise (they are extra information). */
     updatesIfAvailable: () => updates().catch(() => null),
