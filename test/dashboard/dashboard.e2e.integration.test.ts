@@ -88,6 +88,8 @@ describe('the dashboard in a real browser', () => {
       await page.getByRole('button', { name: 'Filter' }).click();
       expect(new URL(page.url()).searchParams.get('tag')).toBe('client-a');
       const row = page.getByRole('row').filter({ hasText: site.url });
+      // The URL changes when the navigation commits, before the filtered page has loaded.
+      await row.first().waitFor();
       await expect(row.count()).resolves.toBe(1);
       await expect(row.getByText('client-a').count()).resolves.toBe(1);
       await shot(page, '03-overview');

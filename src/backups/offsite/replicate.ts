@@ -2,7 +2,7 @@ import { forEachConcurrently } from '../concurrency.js';
 import { referencedObjects } from '../manifest.js';
 import type { ObjectStore } from '../object-store.js';
 import type { RemoteRepository } from './remote-store.js';
-import { writeSnapshot, type SnapshotRecord } from './snapshots.js';
+import { SNAPSHOT_PREFIX, writeSnapshot, type SnapshotRecord } from './snapshots.js';
 
 /** Uploads at once per target: each holds one part in memory. */
 const UPLOADS = 4;
@@ -33,10 +33,20 @@ export async function replicateBackup({
   snapshot: SnapshotRecord;
   onUploaded?: (bytes: number) => void;
 }): Promise<ReplicationResult> {
-  const present = new Set<string>();
-  for await (const { name } of repository.dataNames()) present.add(name);
+  let newestSnapshotAt = 0;
+  for await (const { modifiedAt } of repository.backend.list(SNAPSHOT_PREFIX))
+    newestSnapshotAt = Math.max(newestSnapshotAt, modifiedAt.getTime());
+  const present = new Map<string, number>();
+  for await (const { name, modifiedAt } of repository.dataNames()) present.set(name, modifiedAt.getTime());
   const objects = [...(await referencedObjects(local, snapshot.manifestHash))];
   const missing = objects.filter((hash) => !present.has(repository.nameOf(hash)));
+  // An object written after the newest snapshot belongs to a copy that has not finished. One killed
+  // half-way may have left it cut short on a store that does not write whole objects atomically (real
+  // S3 does; s3rver and some self-hosted stores do not): it is read back before it is trusted.
+  const unsettled = objects.filter((hash) => (present.get(repository.nameOf(hash)) ?? 0) > newestSnapshotAt);
+  await forEachConcurrently(unsettled, UPLOADS, async (hash) => {
+    if (!(await readsBackWhole(repository, hash))) missing.push(hash);
+  });
   const result: ReplicationResult = { objects: objects.length + 1, uploadedObjects: 0, uploadedBytes: 0 };
   const upload = async (hash: string) => {
     // Missing from the listing just taken: no lookup per object before its upload.
@@ -49,4 +59,13 @@ export async function replicateBackup({
   if (!present.has(repository.nameOf(snapshot.manifestHash))) await upload(snapshot.manifestHash);
   await writeSnapshot(repository, snapshot);
   return result;
+}
+
+async function readsBackWhole(repository: RemoteRepository, hash: string): Promise<boolean> {
+  try {
+    for await (const _chunk of repository.store.get(hash));
+    return true;
+  } catch {
+    return false;
+  }
 }

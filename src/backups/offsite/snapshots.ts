@@ -4,7 +4,7 @@ import { keyedName } from './repository-key.js';
 import type { RemoteRepository } from './remote-store.js';
 import { openBuffer, sealBuffer } from './sealed-stream.js';
 
-const SNAPSHOT_PREFIX = 'snapshots/';
+export const SNAPSHOT_PREFIX = 'snapshots/';
 
 /**
  * What a repository says about each backup it holds, sealed like its objects: enough for a daemon
