@@ -107,7 +107,16 @@ export function createSiteHttp({
     const limit = req.maxBytes ?? maxBytes;
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(url, { method: req.method ?? 'GET', headers, body, signal: deadline, dispatcher });
+      // A body is read whole up to `limit` anyway; buffering that much keeps undici 7's parser from pausing
+      // under backpressure, where a server closing the socket makes it assert and take the process down.
+      response = await request(url, {
+        method: req.method ?? 'GET',
+        headers,
+        body,
+        signal: deadline,
+        dispatcher,
+        highWaterMark: limit + 1,
+      });
     } catch (error) {
       throw toNetworkFailure(error, url, deadline);
     }
