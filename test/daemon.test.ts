@@ -34,7 +34,13 @@ describe('the sitewarden process', () => {
       .map((line) => JSON.parse(line).event);
     expect(events).toEqual(expect.arrayContaining(['daemon.started', 'daemon.stopping', 'daemon.stopped']));
     // Nothing is logged after the stop (the slice names it when something is).
-    expect(daemon.logs().split('\n').filter(Boolean).slice(events.indexOf('daemon.stopped') + 1)).toEqual([]);
+    expect(
+      daemon
+        .logs()
+        .split('\n')
+        .filter(Boolean)
+        .slice(events.indexOf('daemon.stopped') + 1),
+    ).toEqual([]);
   });
 
   it('does not create another bootstrap token once a token exists', async () => {
