@@ -10,6 +10,7 @@ export interface Scheduler {
   every(name: string, expression: string, tick: () => void | Promise<void>): void;
   /** Runs every registered tick once now (at start-up, so nothing waits a whole period). */
   runAll(): Promise<void>;
+  /** Stops the ticks and waits for those in progress. */
   stop(): Promise<void>;
   /** For readiness: when a tick last started (ms), whether the scheduler was stopped. */
   health(): { lastTickAt: number | null; stopped: boolean };
@@ -19,13 +20,21 @@ export function createScheduler({ logger, clock = systemClock }: { logger: Logge
   const tasks: { name: string; task: ScheduledTask; tick: () => void | Promise<void> }[] = [];
   let lastTickAt: number | null = null;
   let stopped = false;
+  // Ticks in progress, so a stop waits for them: nothing they do or log comes after the stop.
+  const running = new Set<Promise<void>>();
   const guarded = (name: string, tick: () => void | Promise<void>) => async () => {
+    if (stopped) return;
     lastTickAt = clock.now().getTime();
-    try {
-      await tick();
-    } catch (error) {
-      logger.error({ err: error, tick: name }, 'scheduled tick failed');
-    }
+    const run = (async () => {
+      try {
+        await tick();
+      } catch (error) {
+        logger.error({ err: error, tick: name }, 'scheduled tick failed');
+      }
+    })();
+    running.add(run);
+    await run;
+    running.delete(run);
   };
   return {
     every(name, expression, tick) {
@@ -39,6 +48,7 @@ export function createScheduler({ logger, clock = systemClock }: { logger: Logge
       stopped = true;
       for (const { task } of tasks) await task.destroy();
       tasks.length = 0;
+      await Promise.all(running);
     },
     health: () => ({ lastTickAt, stopped }),
   };

@@ -1,20 +1,43 @@
 import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+const RANDOM_DIGITS = 16;
+
+// The last id's time and random digits: ids made in the same millisecond count up from it.
+let lastTime = -1;
+let lastRandom: number[] = [];
 
 /**
- * Time-ordered identifiers (like ULIDs, lower-case Crockford base32) with a readable prefix,
- * e.g. `site_01hx…`. Ordering by id is ordering by creation, which keeps cursors simple.
+ * Time-ordered identifiers (like monotonic ULIDs, lower-case Crockford base32) with a readable
+ * prefix, e.g. `site_01hx…`. Ordering by id is ordering by creation, within a millisecond too,
+ * which keeps cursors simple.
  */
 export function createId(prefix: string, now: Date = new Date()): string {
-  let time = now.getTime();
+  const ms = now.getTime();
+  let time = ms;
   let timePart = '';
   for (let i = 0; i < 10; i++) {
     timePart = ALPHABET[time % 32] + timePart;
     time = Math.floor(time / 32);
   }
-  const random = randomBytes(16);
-  let randomPart = '';
-  for (const byte of random) randomPart += ALPHABET[byte % 32];
-  return `${prefix}_${timePart}${randomPart.slice(0, 16)}`;
+  const countedUp = ms === lastTime && increment(lastRandom);
+  if (!countedUp) {
+    lastRandom = [...randomBytes(RANDOM_DIGITS)].map((byte) => byte % 32);
+    // Room to count up: the top digit starts in the lower half.
+    lastRandom[0] = lastRandom[0]! % 16;
+  }
+  lastTime = ms;
+  return `${prefix}_${timePart}${lastRandom.map((digit) => ALPHABET[digit]).join('')}`;
+}
+
+/** Adds one to base-32 digits in place; false when they were all at the top. */
+function increment(digits: number[]): boolean {
+  for (let i = digits.length - 1; i >= 0; i--) {
+    if (digits[i]! < 31) {
+      digits[i]!++;
+      return true;
+    }
+    digits[i] = 0;
+  }
+  return false;
 }

@@ -68,7 +68,7 @@ class ProbeTimeout extends Error {
  *
  * Built on node:http with no agent (a fresh connection, closed after the answer) rather than
  * undici: for one request per connection it costs about half the CPU (bench/uptime.ts), and the
- * monitor makes thousands of them a minute. Site calls, which reuse connections, use undici.
+ * monitor makes thousands of them a minute. Site calls reuse connections (src/shared/outgoing-http.ts).
  */
 export function createProber({
   maxBodyBytes,

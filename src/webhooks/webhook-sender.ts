@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import { createOutgoingAgents, discardBody, sendRequest } from '../shared/outgoing-http.js';
 import { MAX_ANSWER_BYTES } from './webhooks.config.js';
 
 /** Why an attempt failed; a stable vocabulary shown in the deliveries list and logged when one gives up. */
@@ -28,15 +28,7 @@ export interface WebhookSender {
  * most `timeoutMs`. No redirects are followed (a 3xx is a failed attempt). Never throws.
  */
 export function createWebhookSender({ timeoutMs, userAgent }: { timeoutMs: number; userAgent: string }): WebhookSender {
-  // The deadline signal below enforces `timeoutMs`; undici's own timeouts run on a coarse timer
-  // that can fire up to half a second early, so they only back it up.
-  const backstopMs = timeoutMs + 1_000;
-  const agent = new Agent({
-    connect: { timeout: backstopMs },
-    headersTimeout: backstopMs,
-    bodyTimeout: backstopMs,
-    keepAliveTimeout: 4_000,
-  });
+  const agents = createOutgoingAgents();
   const closing = new AbortController();
 
   return {
@@ -50,20 +42,21 @@ export function createWebhookSender({ timeoutMs, userAgent }: { timeoutMs: numbe
         aborted: closing.signal.aborted,
       });
       try {
-        const response = await request(url, {
+        const response = await sendRequest(new URL(url), {
           method: 'POST',
           headers: { 'user-agent': userAgent, 'content-type': 'application/json', ...headers },
           body,
           signal,
-          dispatcher: agent,
+          agents,
         });
-        await response.body.dump({ limit: MAX_ANSWER_BYTES, signal });
-        const ok = response.statusCode >= 200 && response.statusCode < 300;
+        await discardBody(response, MAX_ANSWER_BYTES);
+        const status = response.statusCode ?? 0;
+        const ok = status >= 200 && status < 300;
         return finish({
           ok,
-          status: response.statusCode,
+          status,
           cause: ok ? null : 'http_status',
-          error: ok ? null : `the receiver answered ${response.statusCode}`,
+          error: ok ? null : `the receiver answered ${status}`,
         });
       } catch (error) {
         const { cause, message } = classify(error, url, deadline.aborted);
@@ -72,7 +65,7 @@ export function createWebhookSender({ timeoutMs, userAgent }: { timeoutMs: numbe
     },
     async close() {
       closing.abort();
-      await agent.destroy();
+      agents.destroy();
     },
   };
 }
@@ -82,13 +75,7 @@ function classify(error: unknown, url: string, timedOut: boolean): { cause: Deli
   const code = String(
     (error as { code?: unknown }).code ?? (error as { cause?: { code?: unknown } }).cause?.code ?? '',
   );
-  if (
-    timedOut ||
-    code === 'UND_ERR_CONNECT_TIMEOUT' ||
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT'
-  )
-    return { cause: 'timeout', message: `${host} did not answer in time` };
+  if (timedOut || code === 'ETIMEDOUT') return { cause: 'timeout', message: `${host} did not answer in time` };
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return { cause: 'dns', message: `the host name ${host} does not resolve` };
   if (
@@ -96,7 +83,7 @@ function classify(error: unknown, url: string, timedOut: boolean): { cause: Deli
     code === 'EHOSTUNREACH' ||
     code === 'ENETUNREACH' ||
     code === 'ECONNRESET' ||
-    code === 'UND_ERR_SOCKET'
+    code === 'EPIPE'
   )
     return {
       cause: 'connect',

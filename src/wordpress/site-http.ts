@@ -1,8 +1,7 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { Agent, request, type Dispatcher } from 'undici';
 import { defineProblem, isAppError } from '../shared/errors.js';
+import { BodyTooLarge, createOutgoingAgents, readBody, sendRequest } from '../shared/outgoing-http.js';
 
 /**
  * Every call Sitewarden makes to a remote site goes through here, so timeouts, body caps,
@@ -80,22 +79,15 @@ export function createSiteHttp({
   maxBytes: number;
   userAgent: string;
 }): SiteHttp {
-  const agent = new Agent({ connect: { timeout: Math.min(timeoutMs, 10_000) }, keepAliveTimeout: 10_000 });
-  const streamAgents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+  const agents = createOutgoingAgents();
 
-  async function once(
-    req: SiteRequest,
-    url: string,
-    deadline: AbortSignal,
-    dispatcher: Dispatcher,
-  ): Promise<SiteResponse> {
+  async function once(req: SiteRequest, url: string, deadline: AbortSignal): Promise<SiteResponse> {
     const headers: Record<string, string> = {
       'user-agent': userAgent,
       accept: 'application/json, text/html;q=0.5, */*;q=0.1',
       ...req.headers,
     };
-    if (req.basicAuth)
-      headers.authorization = `Basic ${Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`).toString('base64')}`;
+    if (req.basicAuth) headers.authorization = basicAuthorization(req.basicAuth);
     let body: string | Uint8Array | undefined;
     if (req.json !== undefined) {
       body = JSON.stringify(req.json);
@@ -105,44 +97,34 @@ export function createSiteHttp({
       headers['content-type'] = req.contentType ?? 'application/octet-stream';
     }
     const limit = req.maxBytes ?? maxBytes;
-    let response: Dispatcher.ResponseData;
+    let response: IncomingMessage;
     try {
-      // A body is read whole up to `limit` anyway; buffering that much keeps undici 7's parser from pausing
-      // under backpressure, where a server closing the socket makes it assert and take the process down.
-      response = await request(url, {
+      response = await sendRequest(new URL(url), {
         method: req.method ?? 'GET',
         headers,
         body,
         signal: deadline,
-        dispatcher,
-        highWaterMark: limit + 1,
+        agents,
       });
     } catch (error) {
       throw toNetworkFailure(error, url, deadline);
     }
     const declared = Number(response.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
-      response.body.destroy();
+      response.destroy();
       throw siteHttpProblems.tooLarge.create(`${url} announced ${declared} bytes, more than the ${limit}-byte limit`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
+    let buffer: Buffer;
     try {
-      for await (const chunk of response.body) {
-        size += (chunk as Buffer).length;
-        if (size > limit) {
-          response.body.destroy();
-          throw siteHttpProblems.tooLarge.create(`${url} sent more than the ${limit}-byte limit`);
-        }
-        chunks.push(chunk as Buffer);
-      }
+      buffer = await readBody(response, limit);
     } catch (error) {
-      if (isAppError(error)) throw error;
+      if (error instanceof BodyTooLarge)
+        throw siteHttpProblems.tooLarge.create(`${url} sent more than the ${limit}-byte limit`);
       throw toNetworkFailure(error, url, deadline);
     }
-    const buffer = Buffer.concat(chunks);
+    const status = response.statusCode ?? 0;
     return {
-      status: response.statusCode,
+      status,
       url,
       headers: response.headers,
       body: buffer,
@@ -153,8 +135,8 @@ export function createSiteHttp({
         } catch {
           const contentType = String(response.headers['content-type'] ?? 'unknown type');
           throw siteHttpProblems.invalidResponse.create(
-            `${url} answered ${response.statusCode} with ${contentType} that is not valid JSON`,
-            { siteStatus: response.statusCode },
+            `${url} answered ${status} with ${contentType} that is not valid JSON`,
+            { siteStatus: status },
           );
         }
       },
@@ -165,7 +147,7 @@ export function createSiteHttp({
     let url = req.url;
     let current = req;
     for (let hop = 0; ; hop++) {
-      const response = await once(current, url, deadline, agent);
+      const response = await once(current, url, deadline);
       const location = response.headers.location;
       const isRedirect = response.status >= 300 && response.status < 400 && typeof location === 'string';
       if (!isRedirect || req.followRedirects === false || (current.method ?? 'GET') !== 'GET') return response;
@@ -217,8 +199,7 @@ export function createSiteHttp({
         accept: 'application/octet-stream, application/json;q=0.5',
         ...req.headers,
       };
-      if (req.basicAuth)
-        headers.authorization = `Basic ${Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`).toString('base64')}`;
+      if (req.basicAuth) headers.authorization = basicAuthorization(req.basicAuth);
       const asProblem = (error: unknown) => {
         const failure = toNetworkFailure(error, req.url, deadline);
         return (failure.kind === 'timeout' ? siteHttpProblems.timeout : siteHttpProblems.unreachable).create(
@@ -227,27 +208,16 @@ export function createSiteHttp({
           { cause: error },
         );
       };
-      // node:http rather than undici here: undici 7 asserts (and takes the process down) when a
-      // server closes the socket while a slowly consumed body has its parser paused.
-      const url = new URL(req.url);
       let response: IncomingMessage;
       try {
-        response = await new Promise<IncomingMessage>((resolve, reject) => {
-          const secure = url.protocol === 'https:';
-          const body = req.json === undefined ? undefined : JSON.stringify(req.json);
-          if (body !== undefined) headers['content-type'] = 'application/json';
-          const outgoing = (secure ? httpsRequest : httpRequest)(
-            url,
-            {
-              method: req.method === 'POST' ? 'POST' : 'GET',
-              headers,
-              agent: secure ? streamAgents.https : streamAgents.http,
-              signal: deadline,
-            },
-            resolve,
-          );
-          outgoing.on('error', reject);
-          outgoing.end(body);
+        const body = req.json === undefined ? undefined : JSON.stringify(req.json);
+        if (body !== undefined) headers['content-type'] = 'application/json';
+        response = await sendRequest(new URL(req.url), {
+          method: req.method === 'POST' ? 'POST' : 'GET',
+          headers,
+          body,
+          signal: deadline,
+          agents,
         });
       } catch (error) {
         throw asProblem(error);
@@ -277,9 +247,7 @@ export function createSiteHttp({
     // Called last at shutdown, after work had its grace period: requests still open belong to
     // abandoned jobs, so they are cut rather than awaited (a hung site would hold the stop up).
     close: async () => {
-      streamAgents.http.destroy();
-      streamAgents.https.destroy();
-      await agent.destroy();
+      agents.destroy();
     },
   };
 }
@@ -293,20 +261,23 @@ function toNetworkFailure(error: unknown, url: string, deadline: AbortSignal): N
     EAI_AGAIN: `the host name ${host} could not be resolved`,
     ECONNREFUSED: `${host} refused the connection`,
     ECONNRESET: `${host} closed the connection`,
-    UND_ERR_CONNECT_TIMEOUT: `connecting to ${host} timed out`,
-    UND_ERR_SOCKET: `${host} closed the connection`,
+    EPIPE: `${host} closed the connection`,
+    ETIMEDOUT: `connecting to ${host} timed out`,
     EHOSTUNREACH: `${host} is unreachable`,
     ENETUNREACH: `${host} is unreachable`,
   };
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return new NetworkFailure('timeout', `${url} did not answer in time`, { cause: error });
-  }
   const reason =
     reasons[code] ??
     (code.startsWith('ERR_TLS') || code.includes('CERT')
       ? `TLS with ${host} failed (${code})`
-      : `${url}: ${(error as Error).message ?? 'request failed'}`);
+      : code.startsWith('HPE_')
+        ? `${host} answered with something that is not HTTP (${code})`
+        : `${url}: ${(error as Error).message ?? 'request failed'}`);
   return new NetworkFailure('unreachable', reason, { cause: error });
+}
+
+function basicAuthorization({ username, password }: { username: string; password: string }): string {
+  return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 }
 
 function safeHost(url: string): string {

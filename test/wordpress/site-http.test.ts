@@ -56,6 +56,23 @@ describe('calls to remote sites', () => {
     });
   });
 
+  it('drops a body over the cap from a site that closes its connection, and the daemon lives on', async () => {
+    // A body dropped half-read while the server closes the socket once took the process down
+    // (undici 7's parser asserted in its socket-end handler); many rounds make the race likely.
+    const chunk = Buffer.alloc(16 * 1024, 'b');
+    const site = await fakeSite((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
+      for (let i = 0; i < 16; i++) res.write(chunk);
+      res.end();
+    });
+    const http = client({ maxBytes: 20 * 1024 });
+    const rounds = await Promise.all(
+      Array.from({ length: 60 }, () => problemOf(http.request({ url: site.url, method: 'POST', json: {} }))),
+    );
+    expect(new Set(rounds.map((problem) => problem.name))).toEqual(new Set(['site-response-too-large']));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  });
+
   it('refuses bodies over the size cap, announced or not', async () => {
     const big = Buffer.alloc(200 * 1024, 'a');
     const announced = await fakeSite((_req, res) => res.end(big));

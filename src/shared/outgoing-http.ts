@@ -1,0 +1,96 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+/**
+ * Outgoing HTTP on node:http, for calls to hosts we do not control (sites, webhook receivers).
+ * Not undici: undici 7 asserts, uncatchably, when a server closes the socket while a body's
+ * parser is paused (a body read slowly, or dropped before its end), which takes the process down.
+ */
+export interface OutgoingAgents {
+  http: HttpAgent;
+  https: HttpsAgent;
+  destroy(): void;
+}
+
+/** Keep-alive pools; an idle connection is closed after `idleMs`, before most servers would drop it mid-reuse. */
+export function createOutgoingAgents({ idleMs = 4_000 }: { idleMs?: number } = {}): OutgoingAgents {
+  // `timeout` on an Agent only closes idle pooled sockets; an answer in progress is bounded by its own deadline.
+  const http = new HttpAgent({ keepAlive: true, timeout: idleMs, scheduling: 'lifo' });
+  const https = new HttpsAgent({ keepAlive: true, timeout: idleMs, scheduling: 'lifo' });
+  return {
+    http,
+    https,
+    destroy() {
+      http.destroy();
+      https.destroy();
+    },
+  };
+}
+
+/** Sends one request and resolves with the answer's head; the body is the caller's to read or destroy. */
+export function sendRequest(
+  url: URL,
+  {
+    method,
+    headers,
+    body,
+    signal,
+    agents,
+  }: {
+    method: string;
+    headers: Record<string, string>;
+    body?: string | Uint8Array;
+    signal: AbortSignal;
+    agents: OutgoingAgents;
+  },
+): Promise<IncomingMessage> {
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const secure = url.protocol === 'https:';
+    const outgoing = (secure ? httpsRequest : httpRequest)(
+      url,
+      { method, headers, agent: secure ? agents.https : agents.http, signal },
+      resolve,
+    );
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`more than ${limit} bytes`);
+  }
+}
+
+/**
+ * Reads a whole body of at most `limit` bytes. More fails with BodyTooLarge; an answer cut short
+ * (fewer bytes than it declared, or a closed connection) fails like a network error.
+ */
+export async function readBody(response: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response) {
+      size += (chunk as Buffer).length;
+      if (size > limit) throw new BodyTooLarge(limit);
+      chunks.push(chunk as Buffer);
+    }
+    if (!response.complete) throw Object.assign(new Error('the answer was cut short'), { code: 'ECONNRESET' });
+  } finally {
+    if (!response.complete && !response.destroyed) response.destroy();
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** Reads and drops at most `limit` bytes of a body, then lets the connection go. */
+export async function discardBody(response: IncomingMessage, limit: number): Promise<void> {
+  let size = 0;
+  try {
+    for await (const chunk of response) {
+      size += (chunk as Buffer).length;
+      if (size > limit) break;
+    }
+  } finally {
+    if (!response.complete && !response.destroyed) response.destroy();
+  }
+}

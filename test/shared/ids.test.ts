@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { createId } from '../../src/shared/ids.js';
+
+describe('ids', () => {
+  it('sort in the order they were made, within one millisecond too', () => {
+    const now = new Date('2026-11-24T12:00:00Z');
+    const ids = Array.from({ length: 2_000 }, () => createId('site', now));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+    const later = createId('site', new Date(now.getTime() + 1));
+    expect(later > ids.at(-1)!).toBe(true);
+    expect(later).toMatch(/^site_[0-9a-hjkmnp-tv-z]{26}$/);
+  });
+});
