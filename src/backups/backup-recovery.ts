@@ -4,8 +4,17 @@ import type { Clock } from '../shared/clock.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupRow, RestoreRow } from './backups.table.js';
 
-export const INTERRUPTED_BACKUP = 'the daemon stopped while this backup ran; it is retried once at the next start';
-export const INTERRUPTED_PRE_RESTORE = 'the daemon stopped while this backup ran, before the restore it was taken for';
+const INTERRUPTED_BACKUP = 'the daemon stopped while this backup ran; it is retried once at the next start';
+const INTERRUPTED_PRE_RESTORE = 'the daemon stopped while this backup ran, before the restore it was taken for';
+const INTERRUPTED_PRE_UPDATE =
+  'the daemon stopped while this backup ran, before the safe update it was taken for (that update goes on from its own record)';
+/** Why a backup the daemon stopped during failed, by what it was taken for. */
+export const interruptedBackup = (kind: BackupRow['kind']) =>
+  kind === 'pre_restore'
+    ? INTERRUPTED_PRE_RESTORE
+    : kind === 'pre_update'
+      ? INTERRUPTED_PRE_UPDATE
+      : INTERRUPTED_BACKUP;
 export const interruptedRestore = (preRestoreBackupId: string | null) =>
   `the daemon stopped while this restore ran; it is not re-run automatically: check the site, and restore again if needed${preRestoreBackupId ? ` (backup ${preRestoreBackupId} holds the site as it was before)` : ''}`;
 
@@ -30,7 +39,7 @@ export function backupRecovery({
   return {
     running(job) {
       const row = repository.findBackup(job.id)!;
-      const message = row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP;
+      const message = interruptedBackup(row.kind);
       repository.updateBackup(row.id, {
         status: 'failed',
         reason: 'interrupted',

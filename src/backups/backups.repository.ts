@@ -1,5 +1,5 @@
 import { alias } from 'drizzle-orm/sqlite-core';
-import { and, desc, eq, inArray, isNull, lt, ne, notExists, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, ne, notExists, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { siteTags } from '../sites/index.js';
 import {
@@ -86,7 +86,8 @@ export function createBackupsRepository({ db }: { db: Db }) {
             eq(backups.status, 'failed'),
             eq(backups.reason, 'interrupted'),
             isNull(backups.retryOf),
-            ne(backups.kind, 'pre_restore'),
+            // Taken for a restore or a safe update: that job decides, a retry would come too late.
+            notInArray(backups.kind, ['pre_restore', 'pre_update']),
             notExists(db.select({ id: retries.id }).from(retries).where(eq(retries.retryOf, backups.id))),
           ),
         )

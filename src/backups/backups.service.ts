@@ -9,13 +9,7 @@ import type { SiteAccess } from '../wordpress/site-access.js';
 import { sitesProblems } from '../sites/index.js';
 import { CONNECTOR_DOWNLOAD_PATH, createConnector } from '../wordpress/connector-client.js';
 import { abortableSession } from './abortable-session.js';
-import {
-  backupRecovery,
-  INTERRUPTED_BACKUP,
-  INTERRUPTED_PRE_RESTORE,
-  interruptedRestore,
-  restoreRecovery,
-} from './backup-recovery.js';
+import { backupRecovery, interruptedBackup, interruptedRestore, restoreRecovery } from './backup-recovery.js';
 import { runBackup } from './backup-runner.js';
 import { removeBackupScratch } from './backup-scratch.js';
 import { createBackupSettings, type BackupSettingsPatch } from './backup-settings.js';
@@ -203,7 +197,7 @@ export function createBackupsService({
       const { reason, error: message } = wasCancelled(signal)
         ? { reason: 'cancelled', error: CANCELLED_MESSAGE }
         : signal.aborted
-          ? { reason: 'interrupted', error: row.kind === 'pre_restore' ? INTERRUPTED_PRE_RESTORE : INTERRUPTED_BACKUP }
+          ? { reason: 'interrupted', error: interruptedBackup(row.kind) }
           : failure(error);
       const failed = repository.updateBackup(row.id, {
         status: 'failed',

@@ -6,7 +6,7 @@ export type JobStatus = (typeof jobStatuses)[number];
 /** A backup is `partial` when the local store holds it whole but an offsite target could not get its copy. */
 export const backupStatuses = [...jobStatuses, 'partial'] as const;
 export type BackupStatus = (typeof backupStatuses)[number];
-export const backupKinds = ['manual', 'scheduled', 'pre_restore'] as const;
+export const backupKinds = ['manual', 'scheduled', 'pre_restore', 'pre_update'] as const;
 export type BackupKind = (typeof backupKinds)[number];
 
 /**

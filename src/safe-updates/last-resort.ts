@@ -1,6 +1,6 @@
 /** What a safe update uses of the backups feature (passed in by the composition). */
 export interface BackupJobs {
-  request(siteId: string): { id: string };
+  request(siteId: string, kind: 'pre_update'): { id: string };
   get(siteId: string, backupId: string): { status: string; reason: string | null; error: string | null };
   restore(siteId: string, backupId: string): { id: string };
   getRestore(siteId: string, restoreId: string): { status: string; reason: string | null; error: string | null };
@@ -39,7 +39,7 @@ export function createLastResort({
   return {
     /** A fresh backup of the site; its id when it completed (a `partial` one restores too). */
     async backup(siteId: string): Promise<{ id: string | null; detail?: string }> {
-      const { id } = backups.request(siteId);
+      const { id } = backups.request(siteId, 'pre_update');
       const row = await waitFor(() => backups.get(siteId, id));
       return row.status === 'failed' ? { id: null, detail: describe(row) } : { id, detail: id };
     },

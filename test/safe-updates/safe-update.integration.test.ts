@@ -236,6 +236,12 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
       ['rollback', true],
       ['restore-backup', true],
     ]);
+    // The backup is recorded as taken for the update, and a restore took its own before putting it back.
+    const kinds = (await bed.t.call('GET', `/api/sites/${bed.siteId}/backups`)).json.items.map(
+      (backup: { kind: string }) => backup.kind,
+    );
+    expect(kinds).toEqual(expect.arrayContaining(['pre_update', 'pre_restore']));
+    expect(kinds).not.toContain('manual');
     expect(await bed.site.option('blogname')).toBe(title);
     expect((await wordpressPlugins(bed.site))['sitewarden-migrate/sitewarden-migrate.php']?.Version).toBe('1.0.0');
     expect((await home()).body).toContain(title);
