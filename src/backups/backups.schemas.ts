@@ -28,7 +28,8 @@ export const BackupSchema = z
     id: z.string(),
     siteId: z.string(),
     kind: z.enum(backupKinds).openapi({
-      description: '`manual`, `scheduled`, `pre_restore` (taken just before a restore, so it can be undone) or `pre_update` (taken by a safe update before it updates, its last resort).',
+      description:
+        '`manual`, `scheduled`, `pre_restore` (taken just before a restore, so it can be undone) or `pre_update` (taken by a safe update before it updates, its last resort).',
     }),
     status: z.enum(backupStatuses).openapi({
       description:
