@@ -233,6 +233,13 @@ export function createServices({
     backups,
   });
   lifecycle.onConnected((siteId) => safeUpdates.provisionQuietly(siteId));
+  // A removed site's safe-update records go with it (cascade); their screenshots follow.
+  lifecycle.onRemoved(
+    () =>
+      void safeUpdates
+        .removeOrphanScreenshots()
+        .catch((error: unknown) => logger.warn({ err: error }, 'removing a removed site’s screenshots failed')),
+  );
   // Webhooks subscribe to every catalogued event.
   const webhooksRepository = createWebhooksRepository({ db });
   const webhookDispatcher = createWebhookDispatcher({

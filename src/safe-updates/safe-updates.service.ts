@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readdir, rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { JobRunner, Settlement } from '../jobs/job-runner.js';
 import { jobEvent } from '../jobs/job-runner.js';
@@ -398,6 +399,18 @@ export function createSafeUpdatesService({
         .catch((error: unknown) =>
           logger.info({ siteId, err: isAppError(error) ? error.detail : String(error) }, 'no rollback secret yet'),
         );
+    },
+
+    /** Removes the screenshots of safe updates no longer recorded (their site was removed); how many. */
+    async removeOrphanScreenshots(): Promise<number> {
+      const names = await readdir(screenshots.root).catch(() => [] as string[]);
+      let removed = 0;
+      for (const name of names) {
+        if (repository.find(name)) continue;
+        await rm(screenshots.dir(name), { recursive: true, force: true });
+        removed++;
+      }
+      return removed;
     },
 
     recover: () => jobs.recover([SAFE_UPDATE_KIND]),

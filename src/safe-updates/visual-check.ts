@@ -9,6 +9,8 @@ import { compareScreenshots } from './visual-diff.js';
 export interface ScreenshotStore {
   /** Where a safe update's PNGs live: `<dataDir>/safe-updates/<id>/`. */
   dir(id: string): string;
+  /** `<dataDir>/safe-updates`, holding one folder per safe update. */
+  root: string;
   chromePath: string;
 }
 
@@ -19,7 +21,8 @@ export function createScreenshotStore({
   dataDir: string;
   chromePath: string;
 }): ScreenshotStore {
-  return { dir: (id) => join(dataDir, 'safe-updates', id), chromePath };
+  const root = join(dataDir, 'safe-updates');
+  return { dir: (id) => join(root, id), root, chromePath };
 }
 
 /** A safe update's PNG (`before-0.png`, …), or null when there is none. */

@@ -1,4 +1,5 @@
 import { cpSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -227,7 +228,7 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     const report = await safeUpdate('plugins', 'sitewarden-migrate', {
       policy: { ...policy, backup: true, keyword: title, visual: { enabled: false } },
     });
-    expect(report).toMatchObject({ status: 'rolled-back', reason: 'keyword-missing' });
+    expect(report, JSON.stringify(report)).toMatchObject({ status: 'rolled-back', reason: 'keyword-missing' });
     expect(report.message).toContain('healed by restoring backup');
     expect(report.steps.map((step: { step: string; ok: boolean }) => [step.step, step.ok])).toEqual([
       ['restore-point', true],
@@ -268,5 +269,16 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     expect(badPolicy.status).toBe(400);
     const list = await bed.t.call('GET', `/api/sites/${bed.siteId}/safe-updates`);
     expect(list.json.items.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('removes the screenshots with the site', async () => {
+    const root = join(tmpdir(), `sitewarden-test-${process.pid}`, 'safe-updates');
+    const ids = (await bed.t.call('GET', `/api/sites/${bed.siteId}/safe-updates`)).json.items.map(
+      (item: { id: string }) => item.id,
+    );
+    const kept = ids.filter((id: string) => existsSync(join(root, id)));
+    expect(kept.length).toBeGreaterThan(0);
+    expect((await bed.t.call('DELETE', `/api/sites/${bed.siteId}`)).status).toBe(204);
+    await expect.poll(() => kept.filter((id: string) => existsSync(join(root, id))), { timeout: 10_000 }).toEqual([]);
   });
 });
