@@ -30,6 +30,8 @@ final class Sitewarden_Connector_Info {
 		'plugins/status' => '1.3.0',
 		'core'           => '1.3.0',
 		'translations'   => '1.3.0',
+		'inventory'      => '1.4.0',
+		'rollback'       => '1.4.0',
 	);
 
 	/**
