@@ -55,7 +55,6 @@ export function createDashboard(deps: DashboardServices) {
       overview: deps.fleetOverview,
       tagsOf: (ids) => deps.sites.tagsOf(ids),
       tagCounts: () => deps.sites.tagCounts(),
-      responseTimeOf: (siteId) => deps.uptime.statusOf(siteId)?.responseTimeMs ?? null,
       clock: deps.clock,
     }),
   );
