@@ -207,6 +207,35 @@ async function audit(url: string, cookie: string, formFactor: 'mobile' | 'deskto
   }
 }
 
+/**
+ * What the summary triggers add to the writes they follow: the hourly roll-up of every site (the
+ * biggest such write, once an hour) with the triggers, then with them dropped (at the very end).
+ */
+function rollupCost(t: ReturnType<typeof createTestApp>) {
+  const sqlite = t.database.sqlite;
+  const ids = sqlite.prepare('select id from sites').pluck().all() as string[];
+  const add = sqlite.prepare(
+    `insert into uptime_hourly (site_id, bucket, up, down, response_sum, response_count, response_min, response_max)
+     values (?, ?, 60, 0, 18000, 60, 120, 900)`,
+  );
+  const hourStart = Date.now() - (Date.now() % HOUR);
+  const rollup = (bucket: number) => {
+    const started = performance.now();
+    sqlite.transaction(() => ids.forEach((id) => add.run(id, bucket)))();
+    return performance.now() - started;
+  };
+  const withTriggers = rollup(hourStart);
+  for (const name of sqlite
+    .prepare("select name from sqlite_master where type = 'trigger' and name like 'site_summaries_hourly_%'")
+    .pluck()
+    .all() as string[])
+    sqlite.exec(`drop trigger ${name}`);
+  const without = rollup(hourStart + HOUR);
+  console.log(
+    `hourly roll-up of ${ids.length} sites: ${ms(withTriggers)} with the summary triggers, ${ms(without)} without`,
+  );
+}
+
 async function main() {
   const t = createTestApp();
   console.log(`seeding ${SITES} sites… ${ms(seed(t))}`);
@@ -244,6 +273,7 @@ async function main() {
       server.close();
     }
   }
+  rollupCost(t);
   await t.close();
 }
 
