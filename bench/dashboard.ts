@@ -99,18 +99,20 @@ function seed(t: ReturnType<typeof createTestApp>) {
   return performance.now() - started;
 }
 
+/** Every sort the overview offers (overviewSorts). */
+const SORTS = ['name', 'status', 'uptime24h', 'uptime30d', 'response', 'score', 'updates', 'backup', 'backupAge'];
+
 /** A mix of what people click: pages deep into the fleet, each sort both ways, filters, searches. */
 function overviewPaths(count: number): string[] {
   const pages = Math.ceil(SITES / 50);
   const variants = [
     (n: number) => `/?page=${1 + ((n * 37) % pages)}`,
-    (n: number) =>
-      `/?sort=${['name', 'status', 'score', 'updates', 'backup'][n % 5]}&dir=${n % 2 ? 'desc' : 'asc'}&page=${1 + (n % 20)}`,
+    (n: number) => `/?sort=${SORTS[n % SORTS.length]}&dir=${n % 2 ? 'desc' : 'asc'}&page=${1 + ((n * 7) % pages)}`,
     (n: number) => `/?tag=client-${n % 400}`,
     (n: number) => `/?tag=woocommerce&page=${1 + (n % 40)}`,
     () => '/?updates=1&sort=score',
     () => '/?backup=failed',
-    () => '/?status=down',
+    (n: number) => `/?status=${['down', 'degraded', 'up'][n % 3]}&sort=${SORTS[n % SORTS.length]}`,
     (n: number) => `/?q=site-${n % 1000}`,
   ];
   return Array.from({ length: count }, (_, n) => variants[n % variants.length]!(n));
@@ -124,31 +126,41 @@ async function time(
 ) {
   for (const path of paths.slice(0, 10)) await (await request(path)).text(); // warm the statement cache
   const samples: number[] = [];
+  // CPU time per request too: on this shared machine wall time includes waiting for a core.
+  const cpuSamples: number[] = [];
   let bytes = 0;
   for (const path of paths) {
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     const response = await request(path);
     const body = await response.text();
     samples.push(performance.now() - started);
+    const cpu = process.cpuUsage(cpuStarted);
+    cpuSamples.push((cpu.user + cpu.system) / 1000);
     bytes += body.length;
     if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
   }
   if (breakdown) {
-    const groups = new Map<string, number[]>();
+    // By filter (whatever the sort), else by sort.
+    const groups = new Map<string, number[][]>();
     paths.forEach((path, i) => {
-      const params = new URLSearchParams(path.split('?')[1] ?? '');
-      const key =
-        [...params]
-          .map(([k, v]) => (k === 'sort' ? `sort=${v}` : k))
-          .filter((k) => k !== 'dir' && k !== 'page')
-          .join('&') || 'page';
-      groups.set(key, [...(groups.get(key) ?? []), samples[i]!]);
+      const params = [...new URLSearchParams(path.split('?')[1] ?? '')];
+      const filters = params.map(([k]) => k).filter((k) => !['sort', 'dir', 'page'].includes(k));
+      const sort = params.find(([k]) => k === 'sort')?.[1];
+      const key = filters.length ? filters.join('&') : sort ? `sort=${sort}` : 'page';
+      const [wall = [], cpu = []] = groups.get(key) ?? [];
+      groups.set(key, [
+        [...wall, samples[i]!],
+        [...cpu, cpuSamples[i]!],
+      ]);
     });
-    for (const [key, values] of groups)
-      console.log(`  ${key}: p50 ${ms(percentile(values, 50))}, p99 ${ms(percentile(values, 99))} (${values.length})`);
+    for (const [key, [wall = [], cpu = []]] of groups)
+      console.log(
+        `  ${key}: p50 ${ms(percentile(wall, 50))}, p99 ${ms(percentile(wall, 99))}; cpu p50 ${ms(percentile(cpu, 50))}, p99 ${ms(percentile(cpu, 99))} (${wall.length})`,
+      );
   }
   console.log(
-    `${label}: ${samples.length} requests, p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))}, mean page ${(bytes / samples.length / 1024).toFixed(1)} KiB`,
+    `${label}: ${samples.length} requests, p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))}; cpu p50 ${ms(percentile(cpuSamples, 50))}, p99 ${ms(percentile(cpuSamples, 99))}; mean page ${(bytes / samples.length / 1024).toFixed(1)} KiB`,
   );
 }
 
@@ -195,6 +207,35 @@ async function audit(url: string, cookie: string, formFactor: 'mobile' | 'deskto
   }
 }
 
+/**
+ * What the summary triggers add to the writes they follow: the hourly roll-up of every site (the
+ * biggest such write, once an hour) with the triggers, then with them dropped (at the very end).
+ */
+function rollupCost(t: ReturnType<typeof createTestApp>) {
+  const sqlite = t.database.sqlite;
+  const ids = sqlite.prepare('select id from sites').pluck().all() as string[];
+  const add = sqlite.prepare(
+    `insert into uptime_hourly (site_id, bucket, up, down, response_sum, response_count, response_min, response_max)
+     values (?, ?, 60, 0, 18000, 60, 120, 900)`,
+  );
+  const hourStart = Date.now() - (Date.now() % HOUR);
+  const rollup = (bucket: number) => {
+    const started = performance.now();
+    sqlite.transaction(() => ids.forEach((id) => add.run(id, bucket)))();
+    return performance.now() - started;
+  };
+  const withTriggers = rollup(hourStart);
+  for (const name of sqlite
+    .prepare("select name from sqlite_master where type = 'trigger' and name like 'site_summaries_hourly_%'")
+    .pluck()
+    .all() as string[])
+    sqlite.exec(`drop trigger ${name}`);
+  const without = rollup(hourStart + HOUR);
+  console.log(
+    `hourly roll-up of ${ids.length} sites: ${ms(withTriggers)} with the summary triggers, ${ms(without)} without`,
+  );
+}
+
 async function main() {
   const t = createTestApp();
   console.log(`seeding ${SITES} sites… ${ms(seed(t))}`);
@@ -232,6 +273,7 @@ async function main() {
       server.close();
     }
   }
+  rollupCost(t);
   await t.close();
 }
 

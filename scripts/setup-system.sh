@@ -2,7 +2,8 @@
 # Installs the Debian packages Sitewarden needs. Idempotent: safe to run again.
 #   scripts/setup-system.sh          runtime packages (Chromium for Lighthouse audits)
 #   scripts/setup-system.sh --test   plus what the tests need (WordPress, PHP, MariaDB; systemd for
-#                                    systemd-analyze, which checks the unit; nothing is started with it)
+#                                    systemd-analyze, which checks the unit; nothing is started with it;
+#                                    Firefox ESR for the dashboard's Firefox test)
 set -euo pipefail
 
 runtime_packages=(ca-certificates chromium)
@@ -11,6 +12,7 @@ test_packages=(
   wordpress-theme-twentytwentyone wordpress-theme-twentytwentytwo wordpress-theme-twentytwentythree
   zip unzip
   systemd
+  firefox-esr
 )
 
 packages=("${runtime_packages[@]}")

@@ -16,6 +16,9 @@ function assetsDir(): string {
   return candidates.find((candidate) => existsSync(candidate)) ?? candidates[0]!;
 }
 
+/** One of the dashboard's own files, as text. */
+export const readAsset = (name: string): string => readFileSync(resolve(assetsDir(), name), 'utf8');
+
 /** The dashboard's own files, read once; public (no secrets in them), cached for a day. */
 export function createAssetRoutes(names: string[]) {
   const dir = assetsDir();

@@ -15,7 +15,7 @@ import { createSettingsPage } from './settings.page.js';
 
 export type { DashboardServices } from './deps.js';
 
-const ASSETS = ['dashboard.css', 'favicon.svg', 'live.js'];
+const ASSETS = ['favicon.svg', 'live.js'];
 
 /** The paths behind the session; every other path outside /api stays the app's (404 problems, /healthz, /metrics). */
 const SIGNED_IN_PATHS = [
@@ -55,7 +55,6 @@ export function createDashboard(deps: DashboardServices) {
       overview: deps.fleetOverview,
       tagsOf: (ids) => deps.sites.tagsOf(ids),
       tagCounts: () => deps.sites.tagCounts(),
-      responseTimeOf: (siteId) => deps.uptime.statusOf(siteId)?.responseTimeMs ?? null,
       clock: deps.clock,
     }),
   );

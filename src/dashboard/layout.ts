@@ -2,6 +2,7 @@ import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import type { SignedInSession } from '../users/index.js';
 import { CSRF_FIELD } from './session.js';
+import { STYLESHEET } from './stylesheet.js';
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -22,7 +23,7 @@ function head(title: string, scripts: string[]) {
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <meta name="color-scheme" content="light dark" />
     <title>${title} · Sitewarden</title>
-    <link rel="stylesheet" href="/assets/dashboard.css" />
+    ${raw(`<style>${STYLESHEET}</style>`)}
     <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml" />
     ${scripts.map((src) => html`<script src="${src}" defer></script>`)}
   </head>`;

@@ -32,7 +32,6 @@ export interface OverviewDeps {
   overview: FleetOverviewQuery;
   tagsOf(ids: string[]): Map<string, string[]>;
   tagCounts(): { tag: string; sites: number }[];
-  responseTimeOf(siteId: string): number | null;
   clock: Clock;
 }
 
@@ -49,16 +48,24 @@ function link(query: OverviewQueryValues, change: Partial<OverviewQueryValues>):
   return text ? `/?${text}` : '/';
 }
 
-function sortHeader(query: OverviewQueryValues, sort: OverviewQueryValues['sort'], label: string) {
+function sortLink(query: OverviewQueryValues, sort: OverviewQueryValues['sort'], label: string) {
   const active = query.sort === sort;
   const dir = active && query.dir === 'asc' ? 'desc' : 'asc';
-  const ariaSort = active ? (query.dir === 'asc' ? 'ascending' : 'descending') : 'none';
+  return html`<a href="${link(query, { sort, dir, page: 1 })}"
+    >${label}${active ? (query.dir === 'asc' ? ' ↑' : ' ↓') : ''}</a
+  >`;
+}
+
+/** A sortable column's header; the last backup's sorts by its state (failed first) or by its age. */
+function sortHeader(query: OverviewQueryValues, sorts: OverviewQueryValues['sort'][], label: string) {
+  const ariaSort = sorts.includes(query.sort) ? (query.dir === 'asc' ? 'ascending' : 'descending') : 'none';
+  const [first, second] = sorts;
   return html`<th scope="col" aria-sort="${ariaSort}">
-    <a href="${link(query, { sort, dir, page: 1 })}">${label}${active ? (query.dir === 'asc' ? ' ↑' : ' ↓') : ''}</a>
+    ${sortLink(query, first!, label)}${second ? html` <span class="sub">(${sortLink(query, second, 'age')})</span>` : ''}
   </th>`;
 }
 
-function siteRow(row: OverviewRow, tags: string[], responseMs: number | null, now: number) {
+function siteRow(row: OverviewRow, tags: string[], now: number) {
   return html`<tr>
     <th scope="row">
       <a href="/sites/${row.id}">${row.name ?? row.url}</a>
@@ -67,7 +74,7 @@ function siteRow(row: OverviewRow, tags: string[], responseMs: number | null, no
     <td>${badge(row.status)}</td>
     <td class="num">${percent(row.uptime24h)}</td>
     <td class="num">${percent(row.uptime30d)}</td>
-    <td class="num">${responseMs === null ? '—' : `${responseMs} ms`}</td>
+    <td class="num">${row.responseMs === null ? '—' : `${row.responseMs} ms`}</td>
     <td class="num">
       ${score(row.score)} ${sparkline(row.scores, `performance score trend, last ${score(row.score)}`)}
     </td>
@@ -127,8 +134,8 @@ export function createOverviewPage(deps: OverviewDeps) {
       page: query.page,
     };
     const now = deps.clock.now().getTime();
-    const counts = deps.overview.counts(now);
-    const { rows, total } = deps.overview.page(filter, now);
+    const counts = deps.overview.counts();
+    const { rows, total } = deps.overview.page(filter);
     const tags = deps.tagsOf(rows.map((row) => row.id));
     const pages = Math.max(1, Math.ceil(total / OVERVIEW_PAGE_SIZE));
     const flash = takeFlash(c);
@@ -200,17 +207,16 @@ export function createOverviewPage(deps: OverviewDeps) {
                 </caption>
                 <thead>
                   <tr>
-                    ${sortHeader(query, 'name', 'Site')} ${sortHeader(query, 'status', 'Status')}
-                    <th scope="col">Uptime 24 h</th>
-                    <th scope="col">Uptime 30 d</th>
-                    <th scope="col">Response</th>
-                    ${sortHeader(query, 'score', 'Performance')} ${sortHeader(query, 'updates', 'Updates')}
-                    ${sortHeader(query, 'backup', 'Last backup')}
+                    ${sortHeader(query, ['name'], 'Site')} ${sortHeader(query, ['status'], 'Status')}
+                    ${sortHeader(query, ['uptime24h'], 'Uptime 24 h')}
+                    ${sortHeader(query, ['uptime30d'], 'Uptime 30 d')} ${sortHeader(query, ['response'], 'Response')}
+                    ${sortHeader(query, ['score'], 'Performance')} ${sortHeader(query, ['updates'], 'Updates')}
+                    ${sortHeader(query, ['backup', 'backupAge'], 'Last backup')}
                     <th scope="col">Tags</th>
                   </tr>
                 </thead>
                 <tbody>
-                  ${rows.map((row) => siteRow(row, tags.get(row.id) ?? [], deps.responseTimeOf(row.id), now))}
+                  ${rows.map((row) => siteRow(row, tags.get(row.id) ?? [], now))}
                 </tbody>
               </table>
             </div>

@@ -1,13 +1,15 @@
 import type { MiddlewareHandler } from 'hono';
+import { STYLESHEET_HASH } from './stylesheet.js';
 
 /**
  * Every dashboard answer: scripts, styles, images and connections only from this origin, no
- * inline script or style, never framed. The pages render on the server, so this costs nothing.
+ * inline script, no inline style but the dashboard's own stylesheet (by its hash), never framed.
+ * The pages render on the server, so this costs nothing.
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
-  "style-src 'self'",
+  `style-src 'self' '${STYLESHEET_HASH}'`,
   "img-src 'self' data:",
   "connect-src 'self'",
   "font-src 'self'",

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { CONTENT_SECURITY_POLICY } from '../../src/dashboard/security.js';
+import { STYLESHEET_HASH } from '../../src/dashboard/stylesheet.js';
 import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -46,7 +48,13 @@ describe('dashboard pages', () => {
       expect(response.headers.get('content-security-policy'), path).toBe(CONTENT_SECURITY_POLICY);
       expect(response.headers.get('cache-control'), path).toBe('no-store');
       const page = await response.text();
-      expect(page, path).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|<style|\sstyle=|\son[a-z]+=/i);
+      expect(page, path).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|\sstyle=|\son[a-z]+=/i);
+      // One inline style: the dashboard's stylesheet, the one the CSP allows by its hash.
+      const styles = [...page.matchAll(/<style[^>]*>([\s\S]*?)<\/style>/gi)].map(([, text]) => text!);
+      expect(
+        styles.map((text) => `sha256-${createHash('sha256').update(text).digest('base64')}`),
+        path,
+      ).toEqual([STYLESHEET_HASH]);
       for (const [, src] of page.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)) {
         expect((await t.app.request(src!)).status, src).toBe(200);
       }
