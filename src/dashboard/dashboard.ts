@@ -10,7 +10,9 @@ import { securityHeaders } from './security.js';
 import { createSignInRoutes } from './sign-in.routes.js';
 import { createSiteActions } from './site-actions.routes.js';
 import { createSitePage } from './site.page.js';
+import { createSafeUpdatesPages } from './safe-updates.page.js';
 import { createUpdatesPage } from './updates.page.js';
+import { createBulkUpdatesPages } from './bulk-updates.page.js';
 import { createSettingsPage } from './settings.page.js';
 
 export type { DashboardServices } from './deps.js';
@@ -23,6 +25,7 @@ const SIGNED_IN_PATHS = [
   '/sites/*',
   '/activity',
   '/updates',
+  '/updates/*',
   '/settings',
   '/settings/*',
   '/events',
@@ -60,8 +63,10 @@ export function createDashboard(deps: DashboardServices) {
     }),
   );
   signedIn.route('/', createSitePage(deps));
+  signedIn.route('/', createSafeUpdatesPages(deps));
   signedIn.route('/', createActivityPage(deps));
   signedIn.route('/', createUpdatesPage(deps));
+  signedIn.route('/', createBulkUpdatesPages(deps));
   signedIn.route('/', createSettingsPage(deps));
   signedIn.route('/', createSiteActions(deps));
   signedIn.get('/connector.zip', async (c) => {

@@ -16,6 +16,9 @@ export type DashboardServices = Pick<
   | 'webhooks'
   | 'tokens'
   | 'fleet'
+  | 'bulkUpdates'
+  | 'safeUpdates'
+  | 'wordpressUpdates'
   | 'clock'
   | 'httpsPublicUrl'
 > & {

@@ -6,6 +6,7 @@ import { commonProblems, isAppError } from '../shared/errors.js';
 import { monitoringSettingsSection } from '../uptime/index.js';
 import { SiteTagsInput } from '../sites/index.js';
 import type { DashboardServices } from './deps.js';
+import { what } from './safe-updates.page.js';
 import { setFlash, type DashboardEnv } from './session.js';
 
 type Form = Record<string, unknown>;
@@ -92,6 +93,22 @@ export function createSiteActions(deps: DashboardServices) {
       }),
     );
   }
+
+  // Safe updates: queued as a job; the report shows under the site's Safe updates as it runs.
+  const safeUpdate = (c: Context<DashboardEnv>, type: 'plugin' | 'theme' | 'core', slug: string) =>
+    act(c, siteBack(c, '#safe-updates'), () => {
+      const update = deps.safeUpdates.start({ siteId: c.req.param('id')!, type, slug });
+      return `Safe update of ${what(update)} started; it shows under Safe updates as it runs.`;
+    });
+  for (const type of ['plugin', 'theme'] as const)
+    app.post(`/sites/:id/${type}s/:slug/safe-update`, (c) => safeUpdate(c, type, c.req.param('slug')));
+  app.post('/sites/:id/core/safe-update', (c) => safeUpdate(c, 'core', 'wordpress'));
+  app.post('/sites/:id/core/update', (c) =>
+    act(c, siteBack(c, '#safe-updates'), async () => {
+      const updated = await deps.wordpressUpdates.updateCore(c.req.param('id'));
+      return `Updated WordPress from ${updated.previousVersion} to ${updated.version}.`;
+    }),
+  );
 
   app.post('/sites/:id/backups', (c) =>
     act(c, siteBack(c, '#backups'), () => {

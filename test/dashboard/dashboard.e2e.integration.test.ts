@@ -5,7 +5,12 @@ import type { Page } from 'playwright-core';
 import { withBrowserPage } from '../support/browser.js';
 import { serveTestApp } from '../support/served-app.js';
 import { createTestSite, type TestSite } from '../support/wordpress/index.js';
-import { installConnector, installFixturePlugin, wordpressPlugins } from '../support/wordpress-state.js';
+import {
+  installConnector,
+  installFixturePlugin,
+  themeVersionOnDisk,
+  wordpressPlugins,
+} from '../support/wordpress-state.js';
 
 /**
  * The dashboard as a person uses it, in Debian's Chromium against a real WordPress site: sign in,
@@ -119,6 +124,22 @@ describe('the dashboard in a real browser', () => {
       await page.getByRole('heading', { name: 'By item' }).waitFor();
       await expect(page.getByRole('button', { name: /Update Twenty Twenty-One on/ }).count()).resolves.toBe(1);
       await shot(page, '06-updates');
+
+      // A bulk update: tick the theme, preview where it would run, apply it as a safe update
+      // (the default) and watch the site's state change on the run's page without a reload.
+      await page.getByRole('checkbox', { name: 'Select Twenty Twenty-One (theme)' }).check();
+      await page.getByRole('button', { name: 'Preview bulk update' }).click();
+      await page.getByRole('heading', { name: 'Preview of a bulk update' }).waitFor();
+      await page.getByText('1 update on 1 site would run').waitFor();
+      await expect(page.getByLabel(/Safe update/).isChecked()).resolves.toBe(true);
+      await shot(page, '06b-bulk-preview');
+      await page.getByRole('button', { name: 'Apply to 1 site' }).click();
+      await page.getByText('Bulk update started on 1 site.').waitFor();
+      await page.evaluate(() => ((globalThis as unknown as { stillHere: boolean }).stillHere = true));
+      await page.locator('[data-site-state="updated"]').waitFor({ timeout: 300_000 });
+      expect(await page.evaluate(() => (globalThis as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
+      expect(await themeVersionOnDisk(site, 'twentytwentyone')).toBe('99.0.0');
+      await shot(page, '06c-bulk-run');
       await page.getByRole('link', { name: 'Settings' }).click();
       await page.getByRole('heading', { name: 'API tokens' }).waitFor();
       await shot(page, '07-settings');
