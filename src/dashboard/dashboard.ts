@@ -13,6 +13,7 @@ import { createSitePage } from './site.page.js';
 import { createSafeUpdatesPages } from './safe-updates.page.js';
 import { createUpdatesPage } from './updates.page.js';
 import { createBulkUpdatesPages } from './bulk-updates.page.js';
+import { createPoliciesPages } from './policies.page.js';
 import { createSettingsPage } from './settings.page.js';
 
 export type { DashboardServices } from './deps.js';
@@ -67,6 +68,7 @@ export function createDashboard(deps: DashboardServices) {
   signedIn.route('/', createActivityPage(deps));
   signedIn.route('/', createUpdatesPage(deps));
   signedIn.route('/', createBulkUpdatesPages(deps));
+  signedIn.route('/', createPoliciesPages(deps));
   signedIn.route('/', createSettingsPage(deps));
   signedIn.route('/', createSiteActions(deps));
   signedIn.get('/connector.zip', async (c) => {

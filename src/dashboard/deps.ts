@@ -17,6 +17,7 @@ export type DashboardServices = Pick<
   | 'tokens'
   | 'fleet'
   | 'bulkUpdates'
+  | 'updatePolicies'
   | 'safeUpdates'
   | 'wordpressUpdates'
   | 'clock'

@@ -30,6 +30,7 @@ export function createUpdatesPage(deps: DashboardServices) {
     const sites = bySite.slice(0, SITES_PER_PAGE);
     const back = `/updates${tag ? `?tag=${encodeURIComponent(tag)}` : ''}`;
     const body = html`<h1>Updates</h1>
+      <p><a href="/updates/policies">Update policies</a>: what updates by itself, when.</p>
       <form class="filters" method="get" action="/updates">
         <div>
           <label for="tag">Tag</label>

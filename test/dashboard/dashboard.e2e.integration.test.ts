@@ -115,7 +115,7 @@ describe('the dashboard in a real browser', () => {
       await shot(page, '04-site');
 
       // Apply the update the mirror offers; WordPress holds the new version.
-      await page.getByRole('button', { name: 'Update Sitewarden Demo' }).click();
+      await page.getByRole('button', { name: 'Update Sitewarden Demo', exact: true }).click();
       await page.getByText('Updated sitewarden-demo to 1.1.0.').waitFor({ timeout: 120_000 });
       expect((await wordpressPlugins(site))['sitewarden-demo/sitewarden-demo.php']?.Version).toBe('1.1.0');
 
@@ -140,6 +140,39 @@ describe('the dashboard in a real browser', () => {
       expect(await page.evaluate(() => (globalThis as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
       expect(await themeVersionOnDisk(site, 'twentytwentyone')).toBe('99.0.0');
       await shot(page, '06c-bulk-run');
+
+      // Its safe update's report, from the site page: the decision and the screenshots, served behind the session.
+      await page.getByRole('link', { name: site.url }).click();
+      await page.getByRole('link', { name: 'twentytwentyone (theme)' }).click();
+      await page.getByRole('heading', { name: 'Decision' }).waitFor();
+      await page.getByText('Updated and healthy after the update: kept.').waitFor();
+      const images = page.locator('.shots img');
+      await expect(images.count()).resolves.toBeGreaterThan(0);
+      await images.last().scrollIntoViewIfNeeded();
+      for (const image of await images.all())
+        expect(
+          await image.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
+        ).toBeGreaterThan(0);
+      await shot(page, '06d-safe-update-report');
+
+      // An update policy: a refused time zone is shown beside its field, as typed; fixed, the policy is listed.
+      await page.getByRole('link', { name: 'Updates', exact: true }).click();
+      await page.getByRole('link', { name: 'Update policies' }).click();
+      await page.getByRole('link', { name: 'New policy' }).click();
+      await page.getByLabel('Name').fill('Nightly for client A');
+      await page.getByLabel('Tag', { exact: true }).fill('client-a');
+      await page.getByLabel('Time zone').fill('Mars/Olympus');
+      const logged = errors.length;
+      await page.getByRole('button', { name: 'Create policy' }).click();
+      await page.getByText(/not a time zone/).waitFor();
+      // The refused form answers 400 (with the form again), which Chromium logs as a failed load.
+      expect(errors.splice(logged)).toEqual([expect.stringContaining('400 (Bad Request)')]);
+      await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Nightly for client A');
+      await shot(page, '06e-policy-invalid');
+      await page.getByLabel('Time zone').fill('Europe/Berlin');
+      await page.getByRole('button', { name: 'Create policy' }).click();
+      await page.getByText('Policy Nightly for client A created.').waitFor();
+      await shot(page, '06f-policies');
       await page.getByRole('link', { name: 'Settings' }).click();
       await page.getByRole('heading', { name: 'API tokens' }).waitFor();
       await shot(page, '07-settings');
