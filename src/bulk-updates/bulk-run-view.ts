@@ -114,6 +114,5 @@ function summary(job: JobRow) {
     finishedAt: job.finishedAt,
   };
 }
-export type BulkRunSummary = ReturnType<typeof summary>;
 
 export const runView = { of, siteState, summary };

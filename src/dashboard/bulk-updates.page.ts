@@ -3,7 +3,7 @@ import { html } from 'hono/html';
 import { commonProblems, isAppError } from '../shared/errors.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge, count } from './format.js';
-import { csrfField, page } from './layout.js';
+import { columns, csrfField, page } from './layout.js';
 import { setFlash, takeFlash, type DashboardEnv } from './session.js';
 
 type BulkUpdates = DashboardServices['bulkUpdates'];
@@ -63,15 +63,7 @@ export function runHistory(bulkUpdates: BulkUpdates, now: number) {
         ? html`<p class="muted">No bulk update yet: select items or sites above, then Preview.</p>`
         : html`<div class="table-wrap">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Run</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Sites</th>
-                  <th scope="col">Started by</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
+              ${columns('Run', 'State', 'Sites', 'Started by', 'Created')}
               <tbody>
                 ${runs.map(
                   (run) =>
@@ -99,13 +91,7 @@ export function runHistory(bulkUpdates: BulkUpdates, now: number) {
 function sitesTable(run: Run) {
   return html`<div class="table-wrap">
     <table>
-      <thead>
-        <tr>
-          <th scope="col">Site</th>
-          <th scope="col">State</th>
-          <th scope="col">Items</th>
-        </tr>
-      </thead>
+      ${columns('Site', 'State', 'Items')}
       <tbody>
         ${run.sites.map((site) => {
           const { word, badgeClass } = siteWord(site);

@@ -14,6 +14,7 @@ import { createSafeUpdatesPages } from './safe-updates.page.js';
 import { createUpdatesPage } from './updates.page.js';
 import { createBulkUpdatesPages } from './bulk-updates.page.js';
 import { createPoliciesPages } from './policies.page.js';
+import { createBackupsPage } from './backups.page.js';
 import { createSettingsPage } from './settings.page.js';
 
 export type { DashboardServices } from './deps.js';
@@ -27,6 +28,8 @@ const SIGNED_IN_PATHS = [
   '/activity',
   '/updates',
   '/updates/*',
+  '/backups',
+  '/backups/*',
   '/settings',
   '/settings/*',
   '/events',
@@ -69,6 +72,7 @@ export function createDashboard(deps: DashboardServices) {
   signedIn.route('/', createUpdatesPage(deps));
   signedIn.route('/', createBulkUpdatesPages(deps));
   signedIn.route('/', createPoliciesPages(deps));
+  signedIn.route('/', createBackupsPage(deps));
   signedIn.route('/', createSettingsPage(deps));
   signedIn.route('/', createSiteActions(deps));
   signedIn.get('/connector.zip', async (c) => {

@@ -9,8 +9,17 @@ const NAV = [
   { href: '/', label: 'Overview' },
   { href: '/activity', label: 'Activity' },
   { href: '/updates', label: 'Updates' },
+  { href: '/backups', label: 'Backups' },
   { href: '/settings', label: 'Settings' },
 ];
+
+/** A table's head: one column header per label. */
+export const columns = (...labels: string[]) =>
+  html`<thead>
+    <tr>
+      ${labels.map((label) => html`<th scope="col">${label}</th>`)}
+    </tr>
+  </thead>`;
 
 /** The hidden field every state-changing form carries. */
 export const csrfField = (session: SignedInSession) =>

@@ -4,7 +4,7 @@ import { isAppError } from '../shared/errors.js';
 import { CreatePolicyInput, UpdatePolicyInput } from '../update-policies/index.js';
 import type { SignedInSession } from '../users/index.js';
 import type { DashboardServices } from './deps.js';
-import { action, csrfField, page } from './layout.js';
+import { action, columns, csrfField, page } from './layout.js';
 import { setFlash, takeFlash, type DashboardEnv } from './session.js';
 
 type Policy = ReturnType<DashboardServices['updatePolicies']['get']>;
@@ -323,17 +323,7 @@ export function createPoliciesPages(deps: DashboardServices) {
             </p>`
           : html`<div class="table-wrap">
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Policy</th>
-                    <th scope="col">For</th>
-                    <th scope="col">Updates</th>
-                    <th scope="col">Window</th>
-                    <th scope="col">Delay</th>
-                    <th scope="col">Safe</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
+                ${columns('Policy', 'For', 'Updates', 'Window', 'Delay', 'Safe', 'Actions')}
                 <tbody>
                   ${policies.map((policy) => {
                     const w = policy.settings.window;

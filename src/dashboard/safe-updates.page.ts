@@ -3,7 +3,7 @@ import { html } from 'hono/html';
 import type { SignedInSession } from '../users/index.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge } from './format.js';
-import { action, page } from './layout.js';
+import { action, columns, page } from './layout.js';
 import { takeFlash, type DashboardEnv } from './session.js';
 
 type SafeUpdate = ReturnType<DashboardServices['safeUpdates']['get']>;
@@ -53,14 +53,7 @@ export function safeUpdatesSection(
           </p>`
         : html`<div class="table-wrap">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Item</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Started</th>
-                </tr>
-              </thead>
+              ${columns('Item', 'Version', 'Outcome', 'Started')}
               <tbody>
                 ${updates.map(
                   (update) =>
@@ -86,14 +79,7 @@ function checksTable(title: string, reports: HealthReport[]) {
   return html`<h3>${title}</h3>
     <div class="table-wrap">
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Attempt</th>
-            <th scope="col">Check</th>
-            <th scope="col">Result</th>
-            <th scope="col">Time</th>
-          </tr>
-        </thead>
+        ${columns('Attempt', 'Check', 'Result', 'Time')}
         <tbody>
           ${reports.flatMap((report) =>
             report.checks.map(

@@ -7,7 +7,7 @@ import { monitoringSettingsSection } from '../uptime/index.js';
 import { SiteTagsInput } from '../sites/index.js';
 import type { DashboardServices } from './deps.js';
 import { what } from './safe-updates.page.js';
-import { setFlash, type DashboardEnv } from './session.js';
+import { flashOutcome, setFlash, type DashboardEnv } from './session.js';
 
 type Form = Record<string, unknown>;
 
@@ -39,12 +39,7 @@ export function createSiteActions(deps: DashboardServices) {
 
   async function act(c: Context<DashboardEnv>, back: string, work: (form: Form) => Promise<string> | string) {
     const form = await c.req.parseBody();
-    try {
-      setFlash(c, { kind: 'ok', text: await work(form) });
-    } catch (error) {
-      if (!isAppError(error)) throw error;
-      setFlash(c, { kind: 'error', text: error.detail });
-    }
+    await flashOutcome(c, () => work(form));
     // A page may ask to come back to itself (the Updates page); only a local path is followed.
     const asked = form.back;
     const local = typeof asked === 'string' && /^\/(updates|sites\/)[^\s]*$/.test(asked) && !asked.startsWith('//');

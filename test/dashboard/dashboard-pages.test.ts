@@ -19,7 +19,16 @@ describe('dashboard pages', () => {
 
   it('serves every page with the strict CSP and no inline script or style', async () => {
     const siteId = insertConnectedSite(t, { name: 'Alpha' });
-    for (const path of ['/', `/sites/${siteId}`, '/activity', '/updates', '/settings']) {
+    for (const path of [
+      '/',
+      `/sites/${siteId}`,
+      '/activity',
+      '/updates',
+      '/updates/policies',
+      '/updates/policies/new',
+      '/backups',
+      '/settings',
+    ]) {
       const response = await get(path);
       expect(response.status, path).toBe(200);
       expect(response.headers.get('content-security-policy'), path).toBe(CONTENT_SECURITY_POLICY);

@@ -173,6 +173,16 @@ describe('the dashboard in a real browser', () => {
       await page.getByRole('button', { name: 'Create policy' }).click();
       await page.getByText('Policy Nightly for client A created.').waitFor();
       await shot(page, '06f-policies');
+
+      // Backups: no offsite target here (the page says how to add one); a tag's retention set from the form.
+      await page.getByRole('link', { name: 'Backups' }).click();
+      await page.getByText('No offsite target').waitFor();
+      await page.getByLabel('Tag', { exact: true }).fill('client-a');
+      await page.getByLabel('Keep the last').fill('5');
+      await page.getByLabel('Weekly').fill('8');
+      await page.getByRole('button', { name: 'Save retention' }).click();
+      await page.getByText('Retention of tag client-a saved.').waitFor();
+      await shot(page, '06g-backups');
       await page.getByRole('link', { name: 'Settings' }).click();
       await page.getByRole('heading', { name: 'API tokens' }).waitFor();
       await shot(page, '07-settings');
