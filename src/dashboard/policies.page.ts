@@ -5,6 +5,7 @@ import { CreatePolicyInput, UpdatePolicyInput } from '../update-policies/index.j
 import type { SignedInSession } from '../users/index.js';
 import type { DashboardServices } from './deps.js';
 import { action, columns, csrfField, page } from './layout.js';
+import { policyPreviewSection } from './policy-preview.js';
 import { setFlash, takeFlash, type DashboardEnv } from './session.js';
 
 type Policy = ReturnType<DashboardServices['updatePolicies']['get']>;
@@ -305,7 +306,8 @@ export function createPoliciesPages(deps: DashboardServices) {
         current: '/updates',
         body: html`<p><a href="/updates/policies">← Update policies</a></p>
           <h1>${policy ? `Edit ${policy.name}` : 'New update policy'}</h1>
-          ${policyForm(c.get('session'), values, errors, policy)}`,
+          ${policyForm(c.get('session'), values, errors, policy)}
+          ${policy && Object.keys(errors).length === 0 ? policyPreviewSection(deps.updatePolicies, policy.id) : ''}`,
       }),
       status,
     );

@@ -129,6 +129,18 @@ describe('update policies in the dashboard', () => {
     expect(await twice.text()).toContain('tag client-a already has a policy');
     const forSite = await user.post('/updates/policies', replaced({ scope: 'site', siteId }));
     expect(forSite.status).toBe(303);
+    // Its page shows the dry run: the site it governs, its window and time zone, what it would do.
+    const sitePolicy = t.services.updatePolicies.list().find((policy) => policy.siteId === siteId)!;
+    const preview = await (await user.get(`/updates/policies/${sitePolicy.id}`)).text();
+    expect(preview).toContain('What it would do');
+    expect(preview).toMatch(new RegExp(`href="/sites/${siteId}">http://127\\.0\\.0\\.1:\\d+</a>`));
+    expect(preview).toMatch(/(open now<\/strong>, until|next:)\s+\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(preview).toMatch(/time zone Europe\/Berlin\s*\(the policy’s\)/);
+    // The tag policy governs no connected site but this one, which has its own policy.
+    const tagPolicy = t.services.updatePolicies.list().find((policy) => policy.tag === 'client-a')!;
+    expect(await (await user.get(`/updates/policies/${tagPolicy.id}`)).text()).toContain(
+      'No connected site is governed',
+    );
     expect((await user.get('/updates/policies/upol_nope')).status).toBe(404);
   });
 });
