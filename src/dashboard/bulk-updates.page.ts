@@ -14,6 +14,7 @@ type ItemType = NonNullable<Parameters<BulkUpdates['select']>[0]['items']>[numbe
 const ITEM_TYPES = new Set<string>(['plugin', 'theme', 'core', 'translations']);
 const MAX_SELECTED = 1_000;
 const RUNS_LISTED = 20;
+const SITES_SHOWN = 200;
 /** The form on the Updates page that the item and site checkboxes belong to (`form="bulk"`). */
 export const BULK_FORM_ID = 'bulk';
 
@@ -88,12 +89,24 @@ export function runHistory(bulkUpdates: BulkUpdates, now: number) {
   </section>`;
 }
 
+/** Sites that need a look first: running, then failed, then waiting; the rest after. */
+const ORDER: Record<string, number> = { running: 0, failed: 1, queued: 2 };
+
 function sitesTable(run: Run) {
+  // A fleet-wide run can have thousands of sites, and live.js fetches the page at each change: the first rows only.
+  const sites = [...run.sites].sort((a, b) => (ORDER[a.state] ?? 3) - (ORDER[b.state] ?? 3)).slice(0, SITES_SHOWN);
   return html`<div class="table-wrap">
     <table>
+      ${
+        run.sites.length > SITES_SHOWN
+          ? html`<caption>
+              The ${SITES_SHOWN} sites running, failed or waiting first, of ${run.sites.length}
+            </caption>`
+          : ''
+      }
       ${columns('Site', 'State', 'Items')}
       <tbody>
-        ${run.sites.map((site) => {
+        ${sites.map((site) => {
           const { word, badgeClass } = siteWord(site);
           return html`<tr data-site-state="${word}">
             <th scope="row"><a href="/sites/${site.siteId}">${site.url}</a></th>

@@ -73,6 +73,8 @@ describe('bulk updates from the dashboard', () => {
     expect(stateOf(run, sites[0]!.id)).toBe('updated');
     expect(stateOf(run, sites[1]!.id)).toBe('failed');
     expect(run).toContain('site-refused');
+    // Failed sites are listed first.
+    expect(run.indexOf(`/sites/${sites[1]!.id}"`)).toBeLessThan(run.indexOf(`/sites/${sites[0]!.id}"`));
     expect(run).not.toContain('/assets/live.js');
     expect(sites.map((site) => site.state)).toEqual([
       expect.objectContaining({ plugin: '1.1.0', theme: '1.0.0' }),
