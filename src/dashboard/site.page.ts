@@ -11,6 +11,7 @@ import type { DashboardServices } from './deps.js';
 import { age, badge, percent, score } from './format.js';
 import { action, csrfField, page } from './layout.js';
 import { safeUpdatesSection } from './safe-updates.page.js';
+import { updateHistorySection } from './update-history.js';
 import { takeFlash, type DashboardEnv } from './session.js';
 
 const bytes = (n: number) =>
@@ -249,7 +250,7 @@ export function createSitePage(deps: DashboardServices) {
         <h2 id="themes-h">Themes</h2>
         ${itemsTable(session, site.id, 'themes', themes)}
       </section>
-      ${safeUpdatesSection(deps, session, site, now)}
+      ${safeUpdatesSection(deps, session, site, now)} ${updateHistorySection(deps.bulkUpdates, site.id, now)}
       <section class="card" id="settings" aria-labelledby="settings-h">
         <h2 id="settings-h">Settings</h2>
         <form class="settings-form" method="post" action="${base}/settings">

@@ -82,6 +82,12 @@ describe('bulk updates from the dashboard', () => {
       expect.objectContaining({ plugin: '1.0.0', theme: '1.0.0' }),
     ]);
 
+    // Each site's page has the attempt in its update history, linked to the run.
+    const history1 = await (await user.get(`/sites/${sites[1]!.id}`)).text();
+    expect(history1).toMatch(/<th scope="row">akismet \(plugin\)<\/th>\s*<td>1\.0\.0 → 1\.1\.0<\/td>/);
+    expect(history1).toContain('site-refused');
+    expect(history1).toContain(`href="${runPath}">request</a>`);
+
     // A run is applied once: applying it again, or a finished run, is refused with a message.
     const again = await user.post(`${runPath}/apply`, {});
     expect(await user.follow(again)).toContain('only a preview is applied');

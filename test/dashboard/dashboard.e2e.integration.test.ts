@@ -135,6 +135,7 @@ describe('the dashboard in a real browser', () => {
       await shot(page, '06b-bulk-preview');
       await page.getByRole('button', { name: 'Apply to 1 site' }).click();
       await page.getByText('Bulk update started on 1 site.').waitFor();
+      const runUrl = page.url();
       await page.evaluate(() => ((globalThis as unknown as { stillHere: boolean }).stillHere = true));
       await page.locator('[data-site-state="updated"]').waitFor({ timeout: 300_000 });
       expect(await page.evaluate(() => (globalThis as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
@@ -183,6 +184,12 @@ describe('the dashboard in a real browser', () => {
       await page.getByRole('button', { name: 'Save retention' }).click();
       await page.getByText('Retention of tag client-a saved.').waitFor();
       await shot(page, '06g-backups');
+      // Dark mode follows the system's setting.
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await page.goto(runUrl);
+      await page.locator('[data-site-state="updated"]').waitFor();
+      await shot(page, '06h-bulk-run-dark');
+      await page.emulateMedia({ colorScheme: 'light' });
       await page.getByRole('link', { name: 'Settings' }).click();
       await page.getByRole('heading', { name: 'API tokens' }).waitFor();
       await shot(page, '07-settings');
