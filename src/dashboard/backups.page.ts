@@ -50,7 +50,7 @@ function snapshotsTable(session: SignedInSession, target: string, snapshots: Sna
       <caption>
         ${snapshots.length > SNAPSHOTS_LISTED ? `The newest ${SNAPSHOTS_LISTED} of ${snapshots.length}` : ''}
       </caption>
-      ${columns('Site', 'Backup', 'Finished', 'Size', 'Verify')}
+      ${columns('Site', 'Backup', 'Finished', 'Size', 'Actions')}
       <tbody>
         ${newest.map(
           (s) =>
@@ -62,6 +62,15 @@ function snapshotsTable(session: SignedInSession, target: string, snapshots: Sna
               <td class="actions">
                 ${action(session, `${base}/${s.backupId}/verify?sample=${SAMPLE_PERCENT}`, `Verify ${SAMPLE_PERCENT} %`)}
                 ${action(session, `${base}/${s.backupId}/verify`, 'Verify all')}
+                <form method="post" action="${base}/${s.backupId}/restore">
+                  ${csrfField(session)}
+                  <label for="restore-${s.backupId}">Into site</label
+                  ><input id="restore-${s.backupId}" name="siteId" value="${s.siteId}" size="14" required />
+                  <label class="check"
+                    ><input type="checkbox" name="confirm" value="yes" required /> Overwrite it</label
+                  >
+                  <button type="submit" class="danger">Restore</button>
+                </form>
               </td>
             </tr>`,
         )}
@@ -205,6 +214,19 @@ export function createBackupsPage(deps: DashboardServices) {
       return result.ok
         ? `Backup verified on ${target}: ${result.objectsChecked} objects read back and matched${sample ? ` (a ${sample} % sample)` : ''}.`
         : `Backup damaged on ${target}: ${result.problems.slice(0, 3).join('; ')}`;
+    }),
+  );
+
+  // Disaster recovery: a backup the target holds, restored into a connected site (recorded here first if this daemon never had it).
+  app.post('/backups/targets/:name/snapshots/:backupId/restore', (c) =>
+    act(c, '', async () => {
+      const form = await c.req.parseBody();
+      const target = targetOf(c);
+      if (form.confirm !== 'yes') return 'Nothing restored: tick the box to confirm.';
+      const siteId = typeof form.siteId === 'string' ? form.siteId.trim().slice(0, 64) : '';
+      if (siteId === '') throw commonProblems.validation.create('Nothing restored: name the site to restore into.');
+      await deps.backups.targets.restore(target, c.req.param('backupId'), siteId);
+      return `Restore from ${target} started: the site's page shows it as it runs.`;
     }),
   );
 

@@ -99,6 +99,14 @@ describe('the Backups page', () => {
     );
     const verify = await user.follow(await user.post('/backups/targets/offsite/snapshots/bkp_nope/verify', {}));
     expect(verify).toContain('there is no backup bkp_nope');
+    const restore = '/backups/targets/offsite/snapshots/bkp_nope/restore';
+    expect(await user.follow(await user.post(restore, { siteId: 'site_nope' }))).toContain('Nothing restored');
+    expect(await user.follow(await user.post(restore, { siteId: '', confirm: 'yes' }))).toContain(
+      'name the site to restore into',
+    );
+    expect(await user.follow(await user.post(restore, { siteId: 'site_nope', confirm: 'yes' }))).toMatch(
+      /class="flash error"[^>]*>\s*no site has the id site_nope/,
+    );
 
     await s3.pause();
     try {

@@ -28,6 +28,8 @@ describe('offsite backups in the dashboard', () => {
     expect(page).toMatch(/reachable<\/span\s*>\s*1 backup,/);
     expect(page).toContain(`<span class="url">${backup.id}</span>`);
     expect(page).toContain(`href="/sites/${bed.siteId}">${bed.site.url}</a>`);
+    expect(page).toContain(`action="/backups/targets/offsite/snapshots/${backup.id}/restore"`);
+    expect(page).toMatch(new RegExp(`name="siteId" value="${bed.siteId}"`));
 
     const base = `/backups/targets/offsite/snapshots/${backup.id}/verify`;
     expect(await user.follow(await user.post(`${base}?sample=10`, {}))).toMatch(
