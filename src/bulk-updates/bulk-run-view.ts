@@ -96,4 +96,23 @@ function of(job: JobRow, children: JobRow[]): BulkUpdateRun {
   };
 }
 
-export const runView = { of, siteState };
+/** A run in a list (the dashboard's history): no per-site rows, only the counts its row already holds. */
+function summary(job: JobRow) {
+  const params = parsed<BulkParams>(job.params);
+  const progress = parsed<Partial<BulkUpdateRun['progress']> & { plan?: unknown[] }>(job.progress);
+  return {
+    id: job.id,
+    state: job.state,
+    dryRun: params.dryRun,
+    safe: params.safe ?? false,
+    trigger: params.trigger,
+    sites: params.sites,
+    done: progress.done ?? 0,
+    succeeded: progress.succeeded ?? 0,
+    failed: progress.failed ?? 0,
+    createdAt: job.createdAt,
+    finishedAt: job.finishedAt,
+  };
+}
+
+export const runView = { of, siteState, summary };

@@ -380,6 +380,9 @@ export function createBulkUpdatesService({
       return runView.of(job, repository.children(id));
     },
 
+    /** The newest bulk updates (and previews), as summaries. */
+    runs: (limit: number) => jobRows.list({ kind: BULK, limit }).map(runView.summary),
+
     /** At start: the last process's bulk updates (running ones fail as interrupted, queued ones run). */
     recover: () => jobs.recover(BULK_UPDATE_KINDS),
     stop: (graceMs: number) => jobs.stop(BULK_UPDATE_KINDS, { graceMs }),

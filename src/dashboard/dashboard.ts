@@ -10,7 +10,11 @@ import { securityHeaders } from './security.js';
 import { createSignInRoutes } from './sign-in.routes.js';
 import { createSiteActions } from './site-actions.routes.js';
 import { createSitePage } from './site.page.js';
+import { createSafeUpdatesPages } from './safe-updates.page.js';
 import { createUpdatesPage } from './updates.page.js';
+import { createBulkUpdatesPages } from './bulk-updates.page.js';
+import { createPoliciesPages } from './policies.page.js';
+import { createBackupsPage } from './backups.page.js';
 import { createSettingsPage } from './settings.page.js';
 
 export type { DashboardServices } from './deps.js';
@@ -23,6 +27,9 @@ const SIGNED_IN_PATHS = [
   '/sites/*',
   '/activity',
   '/updates',
+  '/updates/*',
+  '/backups',
+  '/backups/*',
   '/settings',
   '/settings/*',
   '/events',
@@ -59,8 +66,12 @@ export function createDashboard(deps: DashboardServices) {
     }),
   );
   signedIn.route('/', createSitePage(deps));
+  signedIn.route('/', createSafeUpdatesPages(deps));
   signedIn.route('/', createActivityPage(deps));
   signedIn.route('/', createUpdatesPage(deps));
+  signedIn.route('/', createBulkUpdatesPages(deps));
+  signedIn.route('/', createPoliciesPages(deps));
+  signedIn.route('/', createBackupsPage(deps));
   signedIn.route('/', createSettingsPage(deps));
   signedIn.route('/', createSiteActions(deps));
   signedIn.get('/connector.zip', async (c) => {

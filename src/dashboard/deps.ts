@@ -16,6 +16,10 @@ export type DashboardServices = Pick<
   | 'webhooks'
   | 'tokens'
   | 'fleet'
+  | 'bulkUpdates'
+  | 'updatePolicies'
+  | 'safeUpdates'
+  | 'wordpressUpdates'
   | 'clock'
   | 'httpsPublicUrl'
 > & {

@@ -10,6 +10,9 @@ export function age(at: number | Date | null, now: number): string {
   return `${Math.floor(ms / 86_400_000)} d ago`;
 }
 
+/** "1 site", "3 sites". */
+export const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 export const percent = (ratio: number | null, digits = 2) =>
   ratio === null ? '—' : `${(ratio * 100).toFixed(ratio === 1 ? 0 : digits)}%`;
 
@@ -31,13 +34,16 @@ const STATUS_SYMBOL: Record<string, string> = {
   cancelled: '–',
   active: '●',
   inactive: '○',
+  kept: '✓',
+  'rolled-back': '↶',
+  'rollback-failed': '✗',
 };
 
-export const badge = (status: string | null) =>
+export const badge = (status: string | null, label: string = status ?? 'none') =>
   status === null
     ? html`<span class="badge none">none</span>`
     : html`<span class="badge ${status}"
-        ><span aria-hidden="true">${STATUS_SYMBOL[status] ?? '•'}</span> ${status}</span
+        ><span aria-hidden="true">${STATUS_SYMBOL[status] ?? '•'}</span> ${label}</span
       >`;
 
 /** A score trend as a small inline SVG (no script, no styles: attributes only). */

@@ -10,12 +10,41 @@ const NAV = [
   { href: '/', label: 'Overview' },
   { href: '/activity', label: 'Activity' },
   { href: '/updates', label: 'Updates' },
+  { href: '/backups', label: 'Backups' },
   { href: '/settings', label: 'Settings' },
 ];
+
+/** A table's head: one column header per label. */
+export const columns = (...labels: string[]) =>
+  html`<thead>
+    <tr>
+      ${labels.map((label) => html`<th scope="col">${label}</th>`)}
+    </tr>
+  </thead>`;
 
 /** The hidden field every state-changing form carries. */
 export const csrfField = (session: SignedInSession) =>
   html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}" />`;
+
+/** A one-button form posting to a site action; `confirm` adds a required checkbox (restore, delete). */
+export function action(
+  session: SignedInSession,
+  path: string,
+  label: string,
+  options: { danger?: boolean; confirm?: string; describedBy?: string } = {},
+) {
+  return html`<form method="post" action="${path}">
+    ${csrfField(session)}
+    ${
+      options.confirm
+        ? html`<label class="check"
+            ><input type="checkbox" name="confirm" value="yes" required /> ${options.confirm}</label
+          >`
+        : ''
+    }
+    <button type="submit" class="${options.danger ? 'danger' : 'secondary'}">${label}</button>
+  </form>`;
+}
 
 function head(title: string, scripts: string[]) {
   return html`<head>

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { SignedInSession, UsersService } from '../users/index.js';
-import { defineProblem } from '../shared/errors.js';
+import { defineProblem, isAppError } from '../shared/errors.js';
 
 const SESSION_COOKIE = 'sw_session';
 export const CSRF_FIELD = '_csrf';
@@ -85,4 +85,14 @@ export function takeFlash(c: Context): Flash | null {
   deleteCookie(c, FLASH_COOKIE, { path: '/' });
   const kind = value.startsWith('ok:') ? 'ok' : 'error';
   return { kind, text: value.slice(value.indexOf(':') + 1) };
+}
+
+/** Runs a form's work and leaves the outcome as the flash: its message, or the detail of a problem a user can cause. */
+export async function flashOutcome(c: Context, work: () => Promise<string> | string): Promise<void> {
+  try {
+    setFlash(c, { kind: 'ok', text: await work() });
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    setFlash(c, { kind: 'error', text: error.detail });
+  }
 }

@@ -6,7 +6,8 @@ import { commonProblems, isAppError } from '../shared/errors.js';
 import { monitoringSettingsSection } from '../uptime/index.js';
 import { SiteTagsInput } from '../sites/index.js';
 import type { DashboardServices } from './deps.js';
-import { setFlash, type DashboardEnv } from './session.js';
+import { what } from './safe-updates.page.js';
+import { flashOutcome, setFlash, type DashboardEnv } from './session.js';
 
 type Form = Record<string, unknown>;
 
@@ -38,12 +39,7 @@ export function createSiteActions(deps: DashboardServices) {
 
   async function act(c: Context<DashboardEnv>, back: string, work: (form: Form) => Promise<string> | string) {
     const form = await c.req.parseBody();
-    try {
-      setFlash(c, { kind: 'ok', text: await work(form) });
-    } catch (error) {
-      if (!isAppError(error)) throw error;
-      setFlash(c, { kind: 'error', text: error.detail });
-    }
+    await flashOutcome(c, () => work(form));
     // A page may ask to come back to itself (the Updates page); only a local path is followed.
     const asked = form.back;
     const local = typeof asked === 'string' && /^\/(updates|sites\/)[^\s]*$/.test(asked) && !asked.startsWith('//');
@@ -92,6 +88,22 @@ export function createSiteActions(deps: DashboardServices) {
       }),
     );
   }
+
+  // Safe updates: queued as a job; the report shows under the site's Safe updates as it runs.
+  const safeUpdate = (c: Context<DashboardEnv>, type: 'plugin' | 'theme' | 'core', slug: string) =>
+    act(c, siteBack(c, '#safe-updates'), () => {
+      const update = deps.safeUpdates.start({ siteId: c.req.param('id')!, type, slug });
+      return `Safe update of ${what(update)} started; it shows under Safe updates as it runs.`;
+    });
+  for (const type of ['plugin', 'theme'] as const)
+    app.post(`/sites/:id/${type}s/:slug/safe-update`, (c) => safeUpdate(c, type, c.req.param('slug')));
+  app.post('/sites/:id/core/safe-update', (c) => safeUpdate(c, 'core', 'wordpress'));
+  app.post('/sites/:id/core/update', (c) =>
+    act(c, siteBack(c, '#safe-updates'), async () => {
+      const updated = await deps.wordpressUpdates.updateCore(c.req.param('id'));
+      return `Updated WordPress from ${updated.previousVersion} to ${updated.version}.`;
+    }),
+  );
 
   app.post('/sites/:id/backups', (c) =>
     act(c, siteBack(c, '#backups'), () => {

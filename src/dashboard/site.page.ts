@@ -9,31 +9,13 @@ import type { SignedInSession } from '../users/index.js';
 import { scoreLine, uptimeBars } from './charts.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge, percent, score } from './format.js';
-import { csrfField, page } from './layout.js';
+import { action, csrfField, page } from './layout.js';
+import { safeUpdatesSection } from './safe-updates.page.js';
+import { updateHistorySection } from './update-history.js';
 import { takeFlash, type DashboardEnv } from './session.js';
 
 const bytes = (n: number) =>
   n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${Math.round(n / 1e3)} kB`;
-
-/** A one-button form posting to a site action; `confirm` adds a required checkbox (restore, delete). */
-function action(
-  session: SignedInSession,
-  path: string,
-  label: string,
-  options: { danger?: boolean; confirm?: string; describedBy?: string } = {},
-) {
-  return html`<form method="post" action="${path}">
-    ${csrfField(session)}
-    ${
-      options.confirm
-        ? html`<label class="check"
-            ><input type="checkbox" name="confirm" value="yes" required /> ${options.confirm}</label
-          >`
-        : ''
-    }
-    <button type="submit" class="${options.danger ? 'danger' : 'secondary'}">${label}</button>
-  </form>`;
-}
 
 function itemsTable(session: SignedInSession, siteId: string, kind: 'plugins' | 'themes', items: (Plugin | Theme)[]) {
   if (items.length === 0) return html`<p class="muted">None reported yet (the inventory syncs after connecting).</p>`;
@@ -64,7 +46,12 @@ function itemsTable(session: SignedInSession, siteId: string, kind: 'plugins' | 
             </td>
             <td>${badge(active ? 'active' : 'inactive')}</td>
             <td class="actions">
-              ${item.update ? action(session, `${base}/${slug}/update`, `Update ${item.name}`) : ''}
+              ${
+                item.update
+                  ? html`${action(session, `${base}/${slug}/update`, `Update ${item.name}`)}
+                    ${action(session, `${base}/${slug}/safe-update`, `Safe update ${item.name}`)}`
+                  : ''
+              }
               ${
                 active
                   ? kind === 'plugins'
@@ -263,6 +250,7 @@ export function createSitePage(deps: DashboardServices) {
         <h2 id="themes-h">Themes</h2>
         ${itemsTable(session, site.id, 'themes', themes)}
       </section>
+      ${safeUpdatesSection(deps, session, site, now)} ${updateHistorySection(deps.bulkUpdates, site.id, now)}
       <section class="card" id="settings" aria-labelledby="settings-h">
         <h2 id="settings-h">Settings</h2>
         <form class="settings-form" method="post" action="${base}/settings">

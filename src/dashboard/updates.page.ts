@@ -3,13 +3,19 @@ import { html } from 'hono/html';
 import type { DashboardServices } from './deps.js';
 import { csrfField, page } from './layout.js';
 import { takeFlash, type DashboardEnv } from './session.js';
+import { BULK_FORM_ID, runHistory } from './bulk-updates.page.js';
 
 const ITEMS_PER_PAGE = 100;
 const SITES_PER_PAGE = 50;
 
+/** A checkbox of the bulk form (`form=` ties it to the form outside the tables). */
+const pick = (name: 'item' | 'site', value: string, label: string) =>
+  html`<input type="checkbox" form="${BULK_FORM_ID}" name="${name}" value="${value}" aria-label="${label}" />`;
+
 /**
  * The fleet's pending updates from the inventory rows (never a call to a site): grouped by item,
- * then by site with an update button per item. Bulk apply arrives with fleet updates.
+ * then by site with an update button per item; checkboxes select items and sites for a bulk
+ * update (Preview, then Apply: bulk-updates.page.ts), and the recent bulk updates below.
  */
 export function createUpdatesPage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
@@ -24,6 +30,7 @@ export function createUpdatesPage(deps: DashboardServices) {
     const sites = bySite.slice(0, SITES_PER_PAGE);
     const back = `/updates${tag ? `?tag=${encodeURIComponent(tag)}` : ''}`;
     const body = html`<h1>Updates</h1>
+      <p><a href="/updates/policies">Update policies</a>: what updates by itself, when.</p>
       <form class="filters" method="get" action="/updates">
         <div>
           <label for="tag">Tag</label>
@@ -38,6 +45,14 @@ export function createUpdatesPage(deps: DashboardServices) {
         </div>
         <button type="submit">Filter</button>
       </form>
+      <form class="card actions" id="${BULK_FORM_ID}" method="post" action="/updates/preview">
+        ${csrfField(session)}${tag ? html`<input type="hidden" name="tag" value="${tag}" />` : ''}
+        <p>
+          Tick items and sites below, then preview what a bulk update would do. With no item ticked: every pending
+          plugin and theme update; with no site ticked: every site${tag ? ` tagged ${tag}` : ''}.
+        </p>
+        <button type="submit">Preview bulk update</button>
+      </form>
       <section class="card" aria-labelledby="by-item-h">
         <h2 id="by-item-h">By item</h2>
         ${
@@ -47,6 +62,7 @@ export function createUpdatesPage(deps: DashboardServices) {
                 <table>
                   <thead>
                     <tr>
+                      <th scope="col"><span class="visually-hidden">Select</span></th>
                       <th scope="col">Item</th>
                       <th scope="col">Type</th>
                       <th scope="col">Installed</th>
@@ -58,6 +74,7 @@ export function createUpdatesPage(deps: DashboardServices) {
                     ${byItem.map(
                       (item) =>
                         html`<tr>
+                          <td>${pick('item', `${item.type}:${item.slug}`, `Select ${item.name} (${item.type})`)}</td>
                           <th scope="row">${item.name}<span class="url">${item.slug}</span></th>
                           <td>${item.type}</td>
                           <td>${item.fromVersions.split(',').join(', ')}</td>
@@ -93,6 +110,7 @@ export function createUpdatesPage(deps: DashboardServices) {
                             ${
                               i === 0
                                 ? html`<th scope="rowgroup" rowspan="${site.updates.length}">
+                                    ${pick('site', site.siteId, `Select ${site.url}`)}
                                     <a href="/sites/${site.siteId}">${site.url}</a>
                                   </th>`
                                 : ''
@@ -126,7 +144,8 @@ export function createUpdatesPage(deps: DashboardServices) {
               </nav>`
             : ''
         }
-      </section>`;
+      </section>
+      ${runHistory(deps.bulkUpdates, deps.clock.now().getTime())}`;
     return c.html(page({ title: 'Updates', session, current: '/updates', body, flash: takeFlash(c) }));
   });
   return app;

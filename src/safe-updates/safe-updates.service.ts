@@ -40,6 +40,7 @@ import { createVisualCheck, readScreenshot, type ScreenshotStore } from './visua
 import { createLastResort, type BackupJobs } from './last-resort.js';
 
 const SAFE_UPDATE_KIND = 'safe-update';
+const SCREENSHOT_NAME = /^(before|after|diff)-[0-9]{1,2}\.png$/;
 /** Phases from which a resumed job goes straight to the after-checks: the site may have changed. */
 const AFTER_UPDATE_PHASES: SafeUpdatePhase[] = ['updating', 'after-check', 'rolling-back', 'restoring-backup'];
 
@@ -372,7 +373,8 @@ export function createSafeUpdatesService({
     /** A PNG of the report (`before-0.png`, `after-0.png`, `diff-0.png`, …). */
     async screenshot(siteId: string, id: string, name: string): Promise<Buffer> {
       this.get(siteId, id);
-      const png = await readScreenshot(screenshots, id, name);
+      // Only the names a report lists: never a path out of the safe update's folder.
+      const png = SCREENSHOT_NAME.test(name) ? await readScreenshot(screenshots, id, name) : null;
       if (!png) throw safeUpdatesProblems.screenshotNotFound.create(`safe update ${id} has no ${name}`);
       return png;
     },

@@ -6,3 +6,5 @@ export {
   type ApplyUpdates,
   type UpdatePoliciesService,
 } from './update-policies.service.js';
+/** The API's request bodies, which the dashboard's policy form validates against too. */
+export { CreatePolicyInput, UpdatePolicyInput } from './update-policies.schemas.js';

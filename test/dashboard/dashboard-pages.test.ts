@@ -3,46 +3,34 @@ import { createHash } from 'node:crypto';
 import { CONTENT_SECURITY_POLICY } from '../../src/dashboard/security.js';
 import { STYLESHEET_HASH } from '../../src/dashboard/stylesheet.js';
 import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
-
-const PASSWORD = 'correct horse battery staple';
+import { signIn, type SignedIn } from './signed-in.js';
 
 describe('dashboard pages', () => {
   let t: TestApp;
-  let cookie: string;
-  let csrf: string;
+  let user: SignedIn;
 
-  const get = (path: string) => t.app.request(path, { headers: { cookie } });
-  const post = (path: string, form: Record<string, string>, withCsrf = true) =>
-    t.app.request(path, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ ...(withCsrf ? { _csrf: csrf } : {}), ...form }).toString(),
-    });
-  /** Follows a post/redirect/get, carrying the flash cookie the action set. */
-  async function follow(response: Response) {
-    const flash = /sw_flash=[^;]+/.exec(response.headers.get('set-cookie') ?? '')?.[0];
-    const next = await t.app.request(response.headers.get('location')!, {
-      headers: { cookie: flash ? `${cookie}; ${flash}` : cookie },
-    });
-    return next.text();
-  }
+  const get = (path: string) => user.get(path);
+  const post = (path: string, form: Record<string, string>, withCsrf = true) => user.post(path, form, withCsrf);
+  const follow = (response: Response) => user.follow(response);
 
   beforeEach(async () => {
     t = createTestApp();
-    await t.services.users.create('alice', PASSWORD);
-    const signedIn = await t.app.request('/sign-in', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: 'alice', password: PASSWORD }).toString(),
-    });
-    cookie = /sw_session=[^;]+/.exec(signedIn.headers.get('set-cookie')!)![0];
-    csrf = /data-csrf="([^"]+)"/.exec(await (await get('/')).text())![1]!;
+    user = await signIn(t);
   });
   afterEach(() => t.close());
 
   it('serves every page with the strict CSP and no inline script or style', async () => {
     const siteId = insertConnectedSite(t, { name: 'Alpha' });
-    for (const path of ['/', `/sites/${siteId}`, '/activity', '/updates', '/settings']) {
+    for (const path of [
+      '/',
+      `/sites/${siteId}`,
+      '/activity',
+      '/updates',
+      '/updates/policies',
+      '/updates/policies/new',
+      '/backups',
+      '/settings',
+    ]) {
       const response = await get(path);
       expect(response.status, path).toBe(200);
       expect(response.headers.get('content-security-policy'), path).toBe(CONTENT_SECURITY_POLICY);

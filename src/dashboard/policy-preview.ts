@@ -1,0 +1,62 @@
+import { html } from 'hono/html';
+import type { DashboardServices } from './deps.js';
+import { count } from './format.js';
+import { columns } from './layout.js';
+
+const SITES_SHOWN = 50;
+const utc = (date: Date) => `${date.toISOString().replace('T', ' ').slice(0, 16)} UTC`;
+const item = (target: { type: string; slug?: string | null; version?: string | null }) =>
+  `${target.type}${target.slug ? ` ${target.slug}` : ''}${target.version ? ` → ${target.version}` : ''}`;
+
+/** A policy's dry run on its page: per site it governs, its window (open now, or the next) and what would be applied or skipped. */
+export function policyPreviewSection(updatePolicies: DashboardServices['updatePolicies'], policyId: string) {
+  const { plans } = updatePolicies.preview(policyId, { limit: SITES_SHOWN });
+  const shown = plans.slice(0, SITES_SHOWN);
+  return html`<section class="card" id="policy-preview" aria-labelledby="policy-preview-h">
+    <h2 id="policy-preview-h">What it would do</h2>
+    ${
+      shown.length === 0
+        ? html`<p class="muted">
+            No connected site is governed by this policy (a site’s own policy wins over its tags’).
+          </p>`
+        : html`<div class="table-wrap">
+            <table>
+              <caption>
+                ${plans.length > SITES_SHOWN ? `The first ${SITES_SHOWN} sites` : count(shown.length, 'site')}
+              </caption>
+              ${columns('Site', 'Window', 'Would update', 'Skipped')}
+              <tbody>
+                ${shown.map(
+                  (plan) =>
+                    html`<tr>
+                      <th scope="row"><a href="/sites/${plan.siteId}">${plan.url}</a></th>
+                      <td>
+                        ${plan.openWindow ? html`<strong>open now</strong>, until` : 'next:'}
+                        ${plan.openWindow ? utc(plan.window.end) : `${utc(plan.window.start)} – ${utc(plan.window.end)}`}
+                        <span class="url"
+                          >time zone ${plan.timeZone}
+                          (${plan.timeZoneSource === 'default' ? 'none given: UTC' : `the ${plan.timeZoneSource}’s`})${
+                            plan.alreadyRun ? ', already run in this window' : ''
+                          }</span
+                        >
+                      </td>
+                      <td>
+                        ${plan.updates.length === 0 ? html`<span class="muted">nothing</span>` : plan.updates.map(item).join(', ')}
+                      </td>
+                      <td>
+                        ${plan.skipped.map(
+                          (skip) =>
+                            html`<span class="url"
+                              >${item(skip)}:
+                              ${skip.reason}${skip.eligibleAt ? ` until ${utc(skip.eligibleAt)}` : ''}</span
+                            >`,
+                        )}
+                      </td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+    }
+  </section>`;
+}

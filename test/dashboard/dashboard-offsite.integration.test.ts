@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
+import type { OffsiteConfig } from '../../src/backups/offsite/targets.config.js';
+import { useBackupSite } from '../support/backup-site.js';
+import { startS3Server, type S3TestServer } from '../support/s3-server.js';
+import { signIn } from './signed-in.js';
+
+/** The Backups page against a real WordPress site backed up to a real S3 API (s3rver on loopback). */
+let s3: S3TestServer;
+const offsite: OffsiteConfig = { targets: [], defaultTargets: ['local', 'offsite'] };
+beforeAll(async () => {
+  s3 = await startS3Server();
+  offsite.targets.push({ name: 'offsite', type: 's3', passphrase: 'dashboard offsite passphrase', s3: s3.target() });
+});
+afterAll(async () => {
+  await s3?.stop();
+});
+const bed = useBackupSite({ backups: { ...DEFAULT_BACKUPS_CONFIG, offsite } });
+
+describe('offsite backups in the dashboard', () => {
+  it('lists the backup the target holds, verifies it there and prunes the target when confirmed', async () => {
+    const user = await signIn(bed.t);
+    const backup = bed.t.services.backups.request(bed.siteId);
+    await bed.t.services.backups.idle();
+    expect(bed.t.services.backups.get(bed.siteId, backup.id)).toMatchObject({ status: 'completed' });
+
+    const page = await (await user.get('/backups')).text();
+    expect(page).toMatch(/reachable<\/span\s*>\s*1 backup,/);
+    expect(page).toContain(`<span class="url">${backup.id}</span>`);
+    expect(page).toContain(`href="/sites/${bed.siteId}">${bed.site.url}</a>`);
+    expect(page).toContain(`action="/backups/targets/offsite/snapshots/${backup.id}/restore"`);
+    expect(page).toMatch(new RegExp(`name="siteId" value="${bed.siteId}"`));
+
+    const base = `/backups/targets/offsite/snapshots/${backup.id}/verify`;
+    expect(await user.follow(await user.post(`${base}?sample=10`, {}))).toMatch(
+      /Backup verified on offsite: \d+ objects read back and matched \(a 10 % sample\)/,
+    );
+    expect(await user.follow(await user.post(base, {}))).toMatch(/Backup verified on offsite: \d+ objects/);
+
+    // The backup is still referenced: pruning keeps it and everything it needs.
+    const pruned = await user.follow(await user.post('/backups/targets/offsite/prune', { confirm: 'yes' }));
+    expect(pruned).toMatch(/Pruned offsite: 0 objects and 0 snapshot records deleted, \d+ objects kept/);
+    expect(await (await user.get('/backups')).text()).toContain(`<span class="url">${backup.id}</span>`);
+  }, 300_000);
+});
