@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSafeUpdatesRepository } from '../../src/safe-updates/index.js';
 import { createTestApp, insertConnectedSite, testServiceConfig, type TestApp } from '../support/test-app.js';
-import { signIn, type SignedIn } from './signed-in.js';
+import { NO_INLINE_CODE, signIn, type SignedIn, withoutOwnStylesheet } from './signed-in.js';
 
-const NO_INLINE_CODE = /<script(?![^>]*\bsrc=)[^>]*>|<style|\sstyle=|\son[a-z]+=/i;
 /** The eight bytes every PNG starts with, and a little more: enough for the route, which never decodes it. */
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
 
@@ -99,7 +98,7 @@ describe('safe updates in the dashboard', () => {
     const response = await user.get(`/sites/${siteId}/safe-updates/${id}`);
     expect(response.status).toBe(200);
     const report = await response.text();
-    expect(report).not.toMatch(NO_INLINE_CODE);
+    expect(withoutOwnStylesheet(report)).not.toMatch(NO_INLINE_CODE);
     expect(report).toContain('Safe update of akismet (plugin)');
     expect(report).toContain('the previous version was put back');
     expect(report).toContain('1.0.0 → 1.1.0');

@@ -1,3 +1,4 @@
+import { STYLESHEET } from '../../src/dashboard/stylesheet.js';
 import type { TestApp } from '../support/test-app.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -35,3 +36,12 @@ export async function signIn(t: TestApp, username = 'alice') {
   return { cookie, csrf, get, post, follow, password: PASSWORD };
 }
 export type SignedIn = Awaited<ReturnType<typeof signIn>>;
+
+/**
+ * A page with no inline code but the dashboard's own stylesheet (the one inline style, which
+ * the CSP allows by its hash): no inline script, no other `<style>`, no style or on… attribute.
+ */
+export function withoutOwnStylesheet(page: string): string {
+  return page.replace(`<style>${STYLESHEET}</style>`, '');
+}
+export const NO_INLINE_CODE = /<script(?![^>]*\bsrc=)[^>]*>|<style|\sstyle=|\son[a-z]+=/i;
