@@ -288,7 +288,11 @@ export function createBulkUpdatesService({
       const bulk = jobRows.find(params.bulkId);
       const bulkParams = bulk ? (json(bulk.params) as unknown as BulkParams) : null;
       const trigger = bulkParams?.trigger ?? { kind: 'request' as const, id: null };
-      const writeItems = (items: ItemOutcome[]) => jobRows.update(job.id, { progress: JSON.stringify({ items }) });
+      // Written as each item ends while others are still to come; the last one goes with the site's final write.
+      const writeItems = (items: ItemOutcome[]) => {
+        if (items.some((item) => item.state === 'pending'))
+          jobRows.update(job.id, { progress: JSON.stringify({ items }) });
+      };
       const outcomes = await updateSite({
         siteId: job.siteId!,
         items: params.items,
