@@ -11,3 +11,4 @@ export * from './bulk-updates/update-history.table.js';
 export * from './update-policies/update-policies.table.js';
 export * from './safe-updates/safe-updates.table.js';
 export * from './users/users.table.js';
+export * from './fleet/fleet.table.js';
