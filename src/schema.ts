@@ -12,3 +12,4 @@ export * from './update-policies/update-policies.table.js';
 export * from './safe-updates/safe-updates.table.js';
 export * from './users/users.table.js';
 export * from './dashboard/site-summaries.table.js';
+export * from './fleet/fleet.table.js';

@@ -2,10 +2,11 @@ import { jobView } from '../jobs/jobs.schemas.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import type { BulkUpdateRun } from './bulk-updates.schemas.js';
 import type { ItemOutcome, PlannedItem } from './site-updater.js';
+import type { TriggerKind } from './update-history.table.js';
 
 /** What a bulk job's row holds in `params`. */
 export interface BulkParams {
-  trigger: { kind: 'request' | 'policy'; id: string | null };
+  trigger: { kind: TriggerKind; id: string | null };
   dryRun: boolean;
   notAfter: string | null;
   sites: number;

@@ -10,6 +10,7 @@ import { bulkUpdatesProblems } from './bulk-updates.errors.js';
 import { childId, type BulkUpdatesRepository, type SiteFacts } from './bulk-updates.repository.js';
 import { runView, type BulkParams, type ChildParams } from './bulk-run-view.js';
 import type { ItemOutcome, PlannedItem, SiteUpdater } from './site-updater.js';
+import type { TriggerKind } from './update-history.table.js';
 import type { BulkUpdateInput } from './bulk-updates.schemas.js';
 import { resolveSelection, type BulkTarget } from './selection.js';
 import type { HistoryFilter, UpdateHistoryRepository } from './update-history.repository.js';
@@ -17,7 +18,7 @@ import { hostOf, type UpdateSlots } from './update-slots.js';
 
 export interface BulkUpdateRequest {
   targets: BulkTarget[];
-  trigger: { kind: 'request' | 'policy'; id: string | null };
+  trigger: { kind: TriggerKind; id: string | null };
   dryRun?: boolean;
   /** Each plugin, theme and core item as a safe update. */
   safe?: boolean;
@@ -287,7 +288,11 @@ export function createBulkUpdatesService({
       const bulk = jobRows.find(params.bulkId);
       const bulkParams = bulk ? (json(bulk.params) as unknown as BulkParams) : null;
       const trigger = bulkParams?.trigger ?? { kind: 'request' as const, id: null };
-      const writeItems = (items: ItemOutcome[]) => jobRows.update(job.id, { progress: JSON.stringify({ items }) });
+      // Written as each item ends while others are still to come; the last one goes with the site's final write.
+      const writeItems = (items: ItemOutcome[]) => {
+        if (items.some((item) => item.state === 'pending'))
+          jobRows.update(job.id, { progress: JSON.stringify({ items }) });
+      };
       const outcomes = await updateSite({
         siteId: job.siteId!,
         items: params.items,

@@ -1,4 +1,5 @@
 import type { Plugin, Theme } from '../inventory/index.js';
+import { currentActor } from '../shared/actor.js';
 import type { BulkUpdatesRepository } from './bulk-updates.repository.js';
 import type { UpdateAttempt, UpdateRecorder } from './update-recorder.js';
 
@@ -10,7 +11,12 @@ interface WordPressUpdates<C, T> {
   updateTranslations(siteId: string): Promise<T>;
 }
 
-const REQUEST = { kind: 'request', id: null } as const;
+/** Who asked for a single-site update: the API token or the dashboard user the request acts as (see shared/actor). */
+const requester = (): UpdateAttempt['trigger'] => {
+  const actor = currentActor();
+  if (!actor) return { kind: 'request', id: null };
+  return { kind: actor.kind === 'user' ? 'user' : 'request', id: actor.id };
+};
 
 /**
  * The single-site update services with every attempt written to the update history, as a bulk
@@ -45,7 +51,7 @@ export function recordSingleSiteUpdates<
   const track = <R>(attempt: UpdateAttempt, work: () => Promise<R>, versionOf: (result: R) => string | null) =>
     repository.sites({ ids: [attempt.siteId] }).length === 0 ? work() : recorder.track(attempt, work, versionOf);
   const attempt = (siteId: string, type: UpdateAttempt['type'], slug: string | null, versions: object) =>
-    ({ siteId, type, slug, fromVersion: null, toVersion: null, ...versions, trigger: REQUEST }) as UpdateAttempt;
+    ({ siteId, type, slug, fromVersion: null, toVersion: null, ...versions, trigger: requester() }) as UpdateAttempt;
   const item = <S extends Updatable<Plugin | Theme>>(service: S, type: 'plugin' | 'theme'): S =>
     ({
       ...service,

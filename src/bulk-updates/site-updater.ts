@@ -175,7 +175,8 @@ export function createSiteUpdater({
               const live = offersOf(updates);
               const done: AppliedUpdates = {
                 updates,
-                info: await site.connector.info(),
+                // Not read for this: the environment stays as the last sync stored it (one request less per site).
+                info: null,
                 plugins: new Map(),
                 themes: new Map(),
               };

@@ -5,7 +5,8 @@ export const updateItemTypes = ['plugin', 'theme', 'core', 'translations'] as co
 export type UpdateItemType = (typeof updateItemTypes)[number];
 export const updateResults = ['running', 'succeeded', 'failed', 'skipped'] as const;
 export type UpdateResult = (typeof updateResults)[number];
-export const triggerKinds = ['request', 'policy'] as const;
+/** `request`: an API token (`triggerId` its id); `user`: a signed-in dashboard user; `policy`: an update policy's window. */
+export const triggerKinds = ['request', 'policy', 'user'] as const;
 export type TriggerKind = (typeof triggerKinds)[number];
 
 /**
@@ -29,7 +30,7 @@ export const updateHistory = sqliteTable(
     startedAt: integer('started_at', { mode: 'timestamp_ms' }).notNull(),
     finishedAt: integer('finished_at', { mode: 'timestamp_ms' }),
     triggerKind: text('trigger_kind', { enum: triggerKinds }).notNull(),
-    /** Who asked: the API token of a request, or the policy's id (for a bulk job, the bulk job's trigger). */
+    /** Who asked: the API token of a request, the dashboard user, or the policy (for a bulk job, the bulk job's trigger). */
     triggerId: text('trigger_id'),
     /** The bulk job the attempt belonged to, if any. */
     jobId: text('job_id'),

@@ -25,7 +25,7 @@ export const messageOf = (error: unknown): string => (error instanceof Error ? e
 
 /** Writes the update history: a row when an attempt starts, finished when it ends, whoever made it. */
 export function createUpdateRecorder({ repository, clock }: { repository: UpdateHistoryRepository; clock: Clock }) {
-  const start = (attempt: UpdateAttempt, result: 'running' | 'skipped' = 'running') =>
+  const start = (attempt: UpdateAttempt) =>
     repository.insert({
       id: createId('upd', clock.now()),
       siteId: attempt.siteId,
@@ -34,11 +34,10 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
       fromVersion: attempt.fromVersion,
       toVersion: attempt.toVersion,
       startedAt: clock.now(),
-      finishedAt: result === 'skipped' ? clock.now() : null,
       triggerKind: attempt.trigger.kind,
       triggerId: attempt.trigger.id,
       jobId: attempt.jobId ?? null,
-      result,
+      result: 'running',
     });
 
   return {
@@ -70,9 +69,10 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
 
     /** An attempt not made (the version offered changed, the window closed): recorded as skipped. */
     skipped(attempt: UpdateAttempt, reason: string, message: string): UpdateHistoryRow {
-      const row = start(attempt, 'skipped');
-      repository.finish(row.id, { reason, error: message });
-      return { ...row, reason, error: message };
+      const row = start(attempt);
+      const finishedAt = clock.now();
+      repository.finish(row.id, { result: 'skipped', reason, error: message, finishedAt });
+      return { ...row, result: 'skipped', finishedAt, reason, error: message };
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { SignedInSession, UsersService } from '../users/index.js';
+import { actingAs } from '../shared/actor.js';
 import { defineProblem, isAppError } from '../shared/errors.js';
 
 const SESSION_COOKIE = 'sw_session';
@@ -61,7 +62,7 @@ export function requireSession(users: UsersService): MiddlewareHandler<Dashboard
         throw csrfRefused.create('the CSRF token is missing or does not match this session; reload the page');
     }
     c.set('session', session);
-    return next();
+    return actingAs({ kind: 'user', id: session.user.id }, next);
   };
 }
 

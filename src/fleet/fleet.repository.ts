@@ -2,6 +2,7 @@ import { and, asc, eq, exists, gt, inArray, isNotNull, or, sql, type SQL } from 
 import type { SelectedFields, SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/database.js';
 import { inventoryItems } from '../inventory/index.js';
+import { fleetItemTotals } from './fleet.table.js';
 import { sites, siteTags } from '../sites/index.js';
 
 export type ItemType = 'plugin' | 'theme';
@@ -144,8 +145,39 @@ export function createFleetRepository({ db }: { db: Db }) {
       });
     },
 
-    /** Every plugin (or theme) installed across the fleet: how many sites, active where, at which versions. */
+    /**
+     * Every plugin (or theme) installed across the fleet: how many sites, active where, at which
+     * versions. The whole fleet's from the per-item totals the triggers keep (a page reads its own
+     * items); a tag's counted from its sites' rows.
+     */
     installed({ type, tags, limit, after }: { type: ItemType; tags: string[]; limit: number; after?: string }) {
+      if (tags.length === 0) {
+        // The cursor is the last item of the page before: its type and slug (an earlier type: from the start).
+        const [afterType, afterSlug] = after ? (after.split('\t') as [ItemType, string]) : [];
+        const beyond =
+          afterType === undefined || afterType < type
+            ? undefined
+            : afterType === type
+              ? gt(fleetItemTotals.slug, afterSlug!)
+              : sql`0`;
+        return db
+          .select({
+            type: fleetItemTotals.type,
+            slug: fleetItemTotals.slug,
+            name: fleetItemTotals.name,
+            sites: fleetItemTotals.sites,
+            active: fleetItemTotals.active,
+            withUpdate: fleetItemTotals.withUpdate,
+            // Spelt out: drizzle leaves a column unqualified inside sql, which would correlate nothing.
+            versions: sql<string>`(select group_concat(v.version) from fleet_item_versions v
+              where v.type = fleet_item_totals.type and v.slug = fleet_item_totals.slug)`,
+          })
+          .from(fleetItemTotals)
+          .where(and(eq(fleetItemTotals.type, type), beyond))
+          .orderBy(asc(fleetItemTotals.type), asc(fleetItemTotals.slug))
+          .limit(limit)
+          .all();
+      }
       const { query, onScope } = itemRows(
         {
           type: inventoryItems.type,

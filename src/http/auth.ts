@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import { actingAs } from '../shared/actor.js';
 import { commonProblems, defineProblem } from '../shared/errors.js';
 import type { AuthFailureLimiter } from './auth-rate-limit.js';
 
@@ -81,6 +82,6 @@ export function bearerAuth({
       );
     }
     c.set('token', token);
-    return next();
+    return actingAs({ kind: 'token', id: token.id }, next);
   };
 }

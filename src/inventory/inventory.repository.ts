@@ -68,7 +68,15 @@ export function createInventoryRepository({ db }: { db: Db }) {
         themes,
         syncedAt,
         extras,
-      }: { plugins: Plugin[]; themes: Theme[]; syncedAt: Date; extras?: SiteExtras },
+        keepEnvironment = false,
+      }: {
+        plugins: Plugin[];
+        themes: Theme[];
+        syncedAt: Date;
+        extras?: SiteExtras;
+        /** The environment stays as stored (a patch after updates, which read no connector info): extras give the offers only. */
+        keepEnvironment?: boolean;
+      },
     ): void {
       const inventory = { pluginsJson: JSON.stringify(plugins), themesJson: JSON.stringify(themes), syncedAt };
       const rows = [
@@ -137,10 +145,11 @@ export function createInventoryRepository({ db }: { db: Db }) {
           timeZone: extras?.timeZone ?? null,
           syncedAt,
         };
-        tx.insert(siteEnvironments)
-          .values({ siteId, ...environment })
-          .onConflictDoUpdate({ target: siteEnvironments.siteId, set: environment })
-          .run();
+        if (!keepEnvironment)
+          tx.insert(siteEnvironments)
+            .values({ siteId, ...environment })
+            .onConflictDoUpdate({ target: siteEnvironments.siteId, set: environment })
+            .run();
       });
     },
   };

@@ -25,19 +25,19 @@ const RETRY_FAILED_AFTER_MS = 60 * 60_000;
 const MAX_SYNCS_PER_TICK = 500;
 
 /** What connector 1.4.0+ adds to the inventory; an older one leaves it unknown (null, no offers). */
-function extrasOf(info: ConnectorInfo, updates: AvailableUpdates | null): SiteExtras {
+function extrasOf(info: ConnectorInfo | null, updates: AvailableUpdates | null): SiteExtras {
   return {
-    databaseType: info.database?.type ?? null,
-    databaseVersion: info.database?.version ?? null,
-    timeZone: info.timezone ? timeZoneFromWordPress(info.timezone.string, info.timezone.gmtOffset) : null,
+    databaseType: info?.database?.type ?? null,
+    databaseVersion: info?.database?.version ?? null,
+    timeZone: info?.timezone ? timeZoneFromWordPress(info.timezone.string, info.timezone.gmtOffset) : null,
     coreOffers: updates?.core?.map((offer) => offer.version) ?? [],
     translations: updates?.translations ?? [],
   };
 }
 
 /**
- * What a batch of updates on a held site told: the offers and info read at its start (the
- * connector's, in the same session) and each plugin (by file) and theme (by stylesheet) the
+ * What a batch of updates on a held site told: the offers read at its start and the info if one
+ * was read (the connector's, in the same session; null keeps the stored environment) and each plugin (by file) and theme (by stylesheet) the
  * connector answered as updated, with the version it now runs and whether it is active.
  */
 export interface AppliedUpdates {
@@ -159,7 +159,8 @@ export function createInventorySync({
       plugins: withPluginRequirements(withPluginUpdates(plugins, updates), updates),
       themes: withThemeUpdates(themes, updates),
       syncedAt: stored.syncedAt,
-      extras: applied.info ? extrasOf(applied.info, updates) : undefined,
+      extras: extrasOf(applied.info, updates),
+      keepEnvironment: !applied.info,
     });
     return undefined;
   }

@@ -99,8 +99,14 @@ function assertConnectorFeature(info: ConnectorInfo | null, feature: ConnectorFe
 
 const updateHint = `download the current one from GET ${CONNECTOR_DOWNLOAD_PATH} and upload it in wp-admin under Plugins → Add New → Upload Plugin (WordPress offers to replace the installed version)`;
 
-/** Reads the connector's info once per session (for `info()` and for checking each feature against it). */
-function createConnectorGate(session: WordPressSession) {
+/**
+ * Reads the connector's info once per session (for `info()` and for checking each feature against it).
+ * With the version the last sync stored (`knownVersion`), a feature that version has is let through
+ * without reading the info first (one request less per operation); should the site answer that it
+ * has no such route (the connector was removed or downgraded since), the info is read and the
+ * feature checked, so the caller gets connector-missing or connector-outdated as before.
+ */
+function createConnectorGate(session: WordPressSession, knownVersion: string | null) {
   let info: Promise<ConnectorInfo | null> | undefined;
   const read = (): Promise<ConnectorInfo | null> => {
     if (!info) {
@@ -113,30 +119,45 @@ function createConnectorGate(session: WordPressSession) {
     }
     return info;
   };
-  return { read, ensure: async (feature: ConnectorFeature) => assertConnectorFeature(await read(), feature) };
+  const ensure = async (feature: ConnectorFeature) => assertConnectorFeature(await read(), feature);
+  const trusted = (feature: ConnectorFeature) =>
+    !info && knownVersion !== null && compareVersions(knownVersion, CONNECTOR_FEATURES[feature]) >= 0;
+  /** Calls a connector route behind the gate for `feature`. */
+  const gated = async <T>(feature: ConnectorFeature, call: () => Promise<T>): Promise<T> => {
+    if (!trusted(feature)) {
+      await ensure(feature);
+      return call();
+    }
+    try {
+      return await call();
+    } catch (error) {
+      if (isAppError(error) && error.extensions.siteCode === 'rest_no_route')
+        assertConnectorFeature(await read(), feature);
+      throw error;
+    }
+  };
+  return { read, ensure, gated };
 }
 
-export function createConnector(session: WordPressSession, { operationTimeoutMs }: { operationTimeoutMs: number }) {
-  const { read: cachedInfo, ensure } = createConnectorGate(session);
+export function createConnector(
+  session: WordPressSession,
+  { operationTimeoutMs, knownVersion = null }: { operationTimeoutMs: number; knownVersion?: string | null },
+) {
+  const { read: cachedInfo, ensure, gated } = createConnectorGate(session, knownVersion);
 
-  const operation = async <T>(
-    feature: ConnectorFeature,
-    route: string,
-    json: unknown,
-    schema: z.ZodType<T>,
-  ): Promise<T> => {
-    await ensure(feature);
-    return session.call('POST', `${CONNECTOR_NAMESPACE}/${route}`, { json, timeoutMs: operationTimeoutMs, schema });
-  };
+  const operation = <T>(feature: ConnectorFeature, route: string, json: unknown, schema: z.ZodType<T>): Promise<T> =>
+    gated(feature, () =>
+      session.call('POST', `${CONNECTOR_NAMESPACE}/${route}`, { json, timeoutMs: operationTimeoutMs, schema }),
+    );
 
-  async function updates(options: { refresh?: boolean } = {}): Promise<AvailableUpdates> {
-    await ensure('updates');
-    return session.call('GET', `${CONNECTOR_NAMESPACE}/updates`, {
-      query: { refresh: options.refresh ? 1 : undefined },
-      timeoutMs: operationTimeoutMs,
-      schema: AvailableUpdatesSchema,
-    });
-  }
+  const updates = (options: { refresh?: boolean } = {}): Promise<AvailableUpdates> =>
+    gated('updates', () =>
+      session.call('GET', `${CONNECTOR_NAMESPACE}/updates`, {
+        query: { refresh: options.refresh ? 1 : undefined },
+        timeoutMs: operationTimeoutMs,
+        schema: AvailableUpdatesSchema,
+      }),
+    );
 
   /**
    * For routes newer than the last version bump: a connector that answers rest_no_route is

@@ -6,6 +6,8 @@ import type { SiteCredentials, WordPressClient, WordPressSession } from './wordp
 interface AccessedSite {
   id: string;
   url: string;
+  /** The connector version the last sync read: operations it covers skip reading the connector's info first. */
+  connectorVersion?: string | null;
 }
 
 /**
@@ -43,14 +45,20 @@ export function createSiteAccess({
   afterOperation: (siteId: string) => Promise<unknown>;
 }) {
   /** A session and connector with the given credentials, for a site the caller has already looked up. */
-  function open(credentials: SiteCredentials): Omit<ConnectedSite, 'site'> {
+  function open(
+    credentials: SiteCredentials,
+    knownConnectorVersion: string | null = null,
+  ): Omit<ConnectedSite, 'site'> {
     const session = wordpress.session(credentials);
-    return { session, connector: createConnector(session, { operationTimeoutMs }) };
+    return {
+      session,
+      connector: createConnector(session, { operationTimeoutMs, knownVersion: knownConnectorVersion }),
+    };
   }
 
   function connected(siteId: string): ConnectedSite {
     const { site, credentials } = directory.connected(siteId);
-    return { site, ...open(credentials) };
+    return { site, ...open(credentials, site.connectorVersion ?? null) };
   }
 
   return {

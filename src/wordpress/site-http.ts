@@ -167,9 +167,9 @@ export function createSiteHttp({
       const idempotent = (req.method ?? 'GET') === 'GET' || req.method === 'HEAD';
       const timeout = req.timeoutMs ?? timeoutMs;
       for (let attempt = 1; ; attempt++) {
-        const deadline = AbortSignal.timeout(timeout);
+        const deadline = startDeadline(timeout);
         try {
-          const response = await withRedirects(req, deadline);
+          const response = await withRedirects(req, deadline.signal).finally(deadline.stop);
           if (idempotent && attempt === 1 && RETRYABLE_STATUS.has(response.status)) {
             await delay(RETRY_DELAY_MS);
             continue;
@@ -192,7 +192,7 @@ export function createSiteHttp({
     },
     async stream(req) {
       const timeout = req.timeoutMs ?? timeoutMs;
-      const deadline = AbortSignal.timeout(timeout);
+      const { signal: deadline, stop } = startDeadline(timeout);
       const limit = req.maxBytes ?? maxBytes;
       const headers: Record<string, string> = {
         'user-agent': userAgent,
@@ -220,6 +220,7 @@ export function createSiteHttp({
           agents,
         });
       } catch (error) {
+        stop();
         throw asProblem(error);
       }
       async function* capped(): AsyncGenerator<Buffer> {
@@ -234,6 +235,7 @@ export function createSiteHttp({
         } catch (error) {
           throw isAppError(error) ? error : asProblem(error);
         } finally {
+          stop();
           if (!response.destroyed) response.destroy();
         }
       }
@@ -250,6 +252,21 @@ export function createSiteHttp({
       agents.destroy();
     },
   };
+}
+
+/**
+ * A call's deadline, stopped once the call is done. AbortSignal.timeout's timer cannot be stopped:
+ * it fires after every call that outlived nothing, aborting with a new DOMException (a stack trace
+ * each), which showed as a few per cent of a bulk update's CPU.
+ */
+function startDeadline(ms: number): { signal: AbortSignal; stop: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+    ms,
+  );
+  timer.unref();
+  return { signal: controller.signal, stop: () => clearTimeout(timer) };
 }
 
 function toNetworkFailure(error: unknown, url: string, deadline: AbortSignal): NetworkFailure {

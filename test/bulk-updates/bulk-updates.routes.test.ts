@@ -361,6 +361,8 @@ describe('startBulkUpdate (the entry policies use)', () => {
   });
 });
 
+const writeTokenId = (t: TestApp) => t.services.tokens.list().find((token) => token.name === 'test-write')!.id;
+
 describe('update history of single-site updates', () => {
   it('records a plugin update made through the site’s own route', async () => {
     const { t, sites } = await fleet(1);
@@ -374,7 +376,7 @@ describe('update history of single-site updates', () => {
         fromVersion: '1.0.0',
         toVersion: '1.1.0',
         result: 'succeeded',
-        trigger: { kind: 'request', id: null },
+        trigger: { kind: 'request', id: writeTokenId(t) },
         jobId: null,
       }),
     ]);
@@ -393,5 +395,42 @@ describe('update history of single-site updates', () => {
     expect(none.json.items).toEqual([]);
     const tagged = await t.call('GET', '/api/fleet/updates/history?tag=nobody', { token: t.readToken });
     expect(tagged.json.items).toEqual([]);
+  });
+
+  it('records who asked: the API token of each request, the signed-in user of a dashboard action', async () => {
+    const { t, sites } = await fleet(1);
+    const siteId = sites[0]!.id;
+    const other = t.services.tokens.create('deploy-bot', 'write');
+    expect(
+      (await t.call('POST', `/api/sites/${siteId}/themes/twentytwentythree/update`, { token: other.token })).status,
+    ).toBe(200);
+
+    const user = await t.services.users.create('alice', 'correct horse battery staple');
+    const signedIn = await t.app.request('/sign-in', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: 'alice', password: 'correct horse battery staple' }).toString(),
+    });
+    const cookie = /sw_session=[^;]+/.exec(signedIn.headers.get('set-cookie')!)![0];
+    const csrf = /data-csrf="([^"]+)"/.exec(await (await t.app.request('/', { headers: { cookie } })).text())![1]!;
+    const action = await t.app.request(`/sites/${siteId}/plugins/akismet/update`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+    });
+    expect(action.status).toBe(303);
+    expect(sites[0]!.state.plugin).toBe('1.1.0');
+
+    const history = await t.call('GET', `/api/sites/${siteId}/updates/history`, { token: t.readToken });
+    expect(
+      history.json.items
+        .map((row: { type: string; result: string; trigger: object }) => [row.type, row.result, row.trigger])
+        .sort(),
+    ).toEqual([
+      ['plugin', 'succeeded', { kind: 'user', id: user.id }],
+      ['theme', 'succeeded', { kind: 'request', id: other.summary.id }],
+    ]);
+    const byUser = await t.call('GET', `/api/fleet/updates/history?type=plugin`, { token: t.readToken });
+    expect(byUser.json.items[0].trigger).toEqual({ kind: 'user', id: user.id });
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
 import type { Plugin, Theme } from '../../src/inventory/index.js';
 import { startFakeWordPress, type FakeWordPress } from '../support/fake-wordpress/index.js';
 import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
@@ -143,6 +144,46 @@ describe('the fleet', () => {
     expect((await get('/api/fleet/plugins?tag=resync')).items).toEqual([
       expect.objectContaining({ slug: 'seo', versions: ['2.0'], withUpdate: 0 }),
     ]);
+  });
+
+  it('keeps the fleet-wide installed counts equal to the sites’ rows through syncs, updates and removals', async () => {
+    // Counted the slow way, from every site's rows, as the per-item totals must say.
+    const counted = () =>
+      t.database.db.all(
+        sql`select type, slug, count(*) as sites, sum(active) as active, count(update_version) as withUpdate,
+          group_concat(distinct version) as versions from (select * from inventory_items order by version)
+          group by type, slug order by type, slug`,
+      ) as { type: string; slug: string; sites: number; active: number; withUpdate: number; versions: string }[];
+    const listed = async () => [
+      ...(await get('/api/fleet/plugins?limit=100')).items,
+      ...(await get('/api/fleet/themes?limit=100')).items,
+    ];
+    const expectAgreement = async () =>
+      expect(
+        (await listed()).map(({ type, slug, sites, active, withUpdate, versions }) => ({
+          type,
+          slug,
+          sites,
+          active,
+          withUpdate,
+          versions: versions.join(','),
+        })),
+      ).toEqual(counted());
+    await expectAgreement();
+    const d = addSite(
+      [plugin('seo', '1.0', '2.1'), plugin('forms', '4.0', null, 'inactive')],
+      [theme('neat', '1.0', '1.1')],
+    );
+    await expectAgreement();
+    t.services.inventories.write(d, { plugins: [plugin('forms', '4.1', null)], themes: [], syncedAt: t.clock.now() });
+    await expectAgreement();
+    expect((await t.call('DELETE', `/api/sites/${d}`)).status).toBe(204);
+    await expectAgreement();
+    expect((await get('/api/fleet/plugins')).items.map((item: { slug: string }) => item.slug)).not.toContain('forms');
+    // A page after a cursor goes on from the last item.
+    const first = await get('/api/fleet/plugins?limit=1');
+    const rest = await get(`/api/fleet/plugins?limit=100&cursor=${encodeURIComponent(first.nextCursor)}`);
+    expect([...first.items, ...rest.items]).toEqual((await get('/api/fleet/plugins?limit=100')).items);
   });
 
   it('refuses malformed queries with problems', async () => {
