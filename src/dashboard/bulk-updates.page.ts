@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
 import { commonProblems, isAppError } from '../shared/errors.js';
 import type { DashboardServices } from './deps.js';
-import { age, badge, count } from './format.js';
+import { age, badge, count, triggerLabel } from './format.js';
 import { columns, csrfField, page } from './layout.js';
 import { setFlash, takeFlash, type DashboardEnv } from './session.js';
 
@@ -78,7 +78,7 @@ export function runHistory(bulkUpdates: BulkUpdates, now: number) {
                       <td class="num">
                         ${run.dryRun ? run.sites : `${run.done} of ${run.sites} (${run.succeeded} ok, ${run.failed} failed)`}
                       </td>
-                      <td>${run.trigger.kind === 'policy' ? `policy ${run.trigger.id ?? ''}` : 'request'}</td>
+                      <td>${triggerLabel(run.trigger)}</td>
                       <td>${age(run.createdAt, now)}</td>
                     </tr>`,
                 )}
@@ -152,7 +152,7 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
     try {
       const job = deps.bulkUpdates.start({
         targets: deps.bulkUpdates.select(selection),
-        trigger: { kind: 'request', id: c.get('session').user.id },
+        trigger: { kind: 'user', id: c.get('session').user.id },
         dryRun: true,
       });
       return c.redirect(`/updates/runs/${job.id}`, 303);
@@ -175,7 +175,7 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
             ...(item.toVersion ? { version: item.toVersion } : {}),
           })),
         ),
-        trigger: { kind: 'request', id: c.get('session').user.id },
+        trigger: { kind: 'user', id: c.get('session').user.id },
         safe: form.safe === '1',
       });
       setFlash(c, { kind: 'ok', text: `Bulk update started on ${count(preview.sites.length, 'site')}.` });

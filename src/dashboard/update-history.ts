@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import type { DashboardServices } from './deps.js';
-import { age, badge } from './format.js';
+import { age, badge, triggerLabel } from './format.js';
 import { columns } from './layout.js';
 
 const LISTED = 20;
@@ -26,9 +26,7 @@ export function updateHistorySection(bulkUpdates: DashboardServices['bulkUpdates
                         ${badge(row.result)}
                         ${row.reason ? html`<span class="url">${row.reason}${row.error ? `: ${row.error}` : ''}</span>` : ''}
                       </td>
-                      <td>
-                        ${row.jobId?.startsWith('bulk_') ? html`<a href="/updates/runs/${row.jobId}">${row.triggerKind}</a>` : row.triggerKind}
-                      </td>
+                      <td>${triggerCell(row)}</td>
                       <td>${age(row.startedAt, now)}</td>
                     </tr>`,
                 )}
@@ -37,4 +35,10 @@ export function updateHistorySection(bulkUpdates: DashboardServices['bulkUpdates
           </div>`
     }
   </section>`;
+}
+
+/** Who started the attempt, linked to its bulk run when it was one. */
+function triggerCell(row: { jobId: string | null; triggerKind: string; triggerId: string | null }) {
+  const label = triggerLabel({ kind: row.triggerKind, id: row.triggerId });
+  return row.jobId?.startsWith('bulk_') ? html`<a href="/updates/runs/${row.jobId}">${label}</a>` : label;
 }

@@ -72,6 +72,10 @@ describe('bulk updates from the dashboard', () => {
     expect(stateOf(run, sites[0]!.id)).toBe('updated');
     expect(stateOf(run, sites[1]!.id)).toBe('failed');
     expect(run).toContain('site-refused');
+    // The run and each site's update history name the signed-in user who started it.
+    const runId = runPath.split('/').at(-1)!;
+    const runView = await t.call('GET', `/api/fleet/updates/runs/${runId}`);
+    expect(runView.json.trigger).toEqual({ kind: 'user', id: expect.stringMatching(/^usr_/) });
     // Failed sites are listed first.
     expect(run.indexOf(`/sites/${sites[1]!.id}"`)).toBeLessThan(run.indexOf(`/sites/${sites[0]!.id}"`));
     expect(run).not.toContain('/assets/live.js');
@@ -85,7 +89,7 @@ describe('bulk updates from the dashboard', () => {
     const history1 = await (await user.get(`/sites/${sites[1]!.id}`)).text();
     expect(history1).toMatch(/<th scope="row">akismet \(plugin\)<\/th>\s*<td>1\.0\.0 → 1\.1\.0<\/td>/);
     expect(history1).toContain('site-refused');
-    expect(history1).toContain(`href="${runPath}">request</a>`);
+    expect(history1).toContain(`href="${runPath}">dashboard user</a>`);
 
     // A run is applied once: applying it again, or a finished run, is refused with a message.
     const again = await user.post(`${runPath}/apply`, {});
