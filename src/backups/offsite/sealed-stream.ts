@@ -82,6 +82,11 @@ export function sealStream(dataKey: Buffer, name: string): Transform {
   });
 }
 
+/** The length sealStream makes of `plainBytes`: the header, the bytes, a tag per frame (an empty object is one empty frame). */
+export function sealedLength(plainBytes: number): number {
+  return SEALED_HEADER_BYTES + plainBytes + TAG_BYTES * Math.max(1, Math.ceil(plainBytes / FRAME_BYTES));
+}
+
 /** Opens what sealStream sealed under `name`; any bytes that were not sealed so fail with SealBroken, before they are passed on. */
 export function openStream(dataKey: Buffer, name: string): Transform {
   let key: Buffer | null = null;
