@@ -13,8 +13,8 @@ export const objectStoreProblems = {
 
 export const HASH_PATTERN = /^[0-9a-f]{64}$/;
 
-/** Reads of stored bytes for an offsite copy: a few sealing frames at a time rather than one. */
-const COMPRESSED_READ_BYTES = 256 * 1024;
+/** Reads of stored bytes for an offsite copy: one sealing frame at a time (a copy runs many of them side by side). */
+const COMPRESSED_READ_BYTES = 64 * 1024;
 
 /**
  * Content-addressed storage of backup data: every object is named by the SHA-256 of its

@@ -36,8 +36,8 @@ export interface S3TargetConfig {
   uploadBufferBytes?: number;
 }
 
-/** Part buffers held at once across a target's uploads unless configured: four parts of 8 MiB. */
-export const DEFAULT_UPLOAD_BUFFER_BYTES = 32 * 1024 * 1024;
+/** Part buffers held at once across a target's uploads unless configured: two parts of 8 MiB. */
+export const DEFAULT_UPLOAD_BUFFER_BYTES = 16 * 1024 * 1024;
 
 const isMissing = (error: unknown) =>
   error instanceof S3ServiceException &&
@@ -70,6 +70,17 @@ export function createS3Backend(config: S3TargetConfig): BlobBackend & { client:
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
+  // Bodies are signed as UNSIGNED-PAYLOAD rather than hashed a second time for SigV4 (over plain HTTP the SDK
+  // would SHA-256 every byte): Content-MD5 is what S3 checks the bytes against, and they are sealed (AES-GCM) anyway.
+  client.middlewareStack.add(
+    (next) => (args) => {
+      const request = args.request as { headers?: Record<string, string>; body?: unknown };
+      if (request.headers && Buffer.isBuffer(request.body))
+        request.headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+      return next(args);
+    },
+    { step: 'build', name: 'sitewardenUnsignedPayload' },
+  );
   const buffers = createUploadBuffers({
     budgetBytes: config.uploadBufferBytes ?? DEFAULT_UPLOAD_BUFFER_BYTES,
     partBytes: config.partBytes,

@@ -9,14 +9,17 @@ export interface UploadBuffers {
   take(bytes: number): Promise<Buffer>;
   /** Gives back a buffer `take` lent. */
   give(buffer: Buffer): void;
-  /** Bytes lent out now. */
+  /** Bytes lent out now (a pooled part buffer counts whole). */
   readonly lent: number;
   /** The most bytes ever lent out at once. */
   readonly peak: number;
 }
 
-/** Buffers smaller than this are allocated for the upload (a thumbnail's few KiB); larger ones are pooled part buffers. */
-const POOLED_FROM_FRACTION = 1 / 8;
+/**
+ * Buffers of more than half a part are pooled part buffers, and count as a whole part against the
+ * budget (that is what they hold); smaller ones (a photo, a thumbnail) are allocated at their length.
+ */
+const POOLED_ABOVE_FRACTION = 1 / 2;
 const RELEASE_AFTER_IDLE_MS = 2000;
 
 export function createUploadBuffers({
@@ -34,10 +37,11 @@ export function createUploadBuffers({
   let peak = 0;
   let release: NodeJS.Timeout | undefined;
 
+  const costOf = (bytes: number) => (bytes > partBytes * POOLED_ABOVE_FRACTION ? partBytes : bytes);
   const lend = (bytes: number): Buffer => {
-    lent += bytes;
+    lent += costOf(bytes);
     peak = Math.max(peak, lent);
-    if (bytes < partBytes * POOLED_FROM_FRACTION) return Buffer.allocUnsafeSlow(bytes);
+    if (costOf(bytes) < partBytes) return Buffer.allocUnsafeSlow(bytes);
     let part = free.pop();
     if (!part) {
       part = Buffer.allocUnsafeSlow(partBytes);
@@ -57,13 +61,15 @@ export function createUploadBuffers({
       if (!Number.isInteger(bytes) || bytes < 0 || bytes > partBytes)
         return Promise.reject(new RangeError(`an upload buffer holds 0 to ${partBytes} bytes, not ${bytes}`));
       clearTimeout(release);
-      if (waiting.length === 0 && lent + bytes <= budget) return Promise.resolve(lend(bytes));
+      if (waiting.length === 0 && lent + costOf(bytes) <= budget) return Promise.resolve(lend(bytes));
       return new Promise((resolve) => waiting.push({ bytes, lend: () => resolve(lend(bytes)) }));
     },
     give(buffer) {
-      lent -= buffer.length;
-      if (pooled.has(buffer.buffer)) free.push(Buffer.from(buffer.buffer, 0, partBytes));
-      while (waiting.length > 0 && lent + waiting[0]!.bytes <= budget) waiting.shift()!.lend();
+      if (pooled.has(buffer.buffer)) {
+        lent -= partBytes;
+        free.push(Buffer.from(buffer.buffer, 0, partBytes));
+      } else lent -= buffer.length;
+      while (waiting.length > 0 && lent + costOf(waiting[0]!.bytes) <= budget) waiting.shift()!.lend();
       if (lent === 0) {
         clearTimeout(release);
         release = setTimeout(() => (free = []), RELEASE_AFTER_IDLE_MS).unref();

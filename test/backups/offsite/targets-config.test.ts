@@ -31,7 +31,7 @@ describe('offsite target configuration', () => {
             forcePathStyle: false,
             credentials: undefined,
             partBytes: 8 * 1024 * 1024,
-            uploadBufferBytes: 32 * 1024 * 1024,
+            uploadBufferBytes: 16 * 1024 * 1024,
             maxAttempts: 5,
           },
         },
