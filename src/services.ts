@@ -217,6 +217,7 @@ export function createServices({
     requestTimeoutMs: config.siteOperationTimeoutMs,
     metrics,
     jobs,
+    jobRows: createJobsRepository({ db }),
   });
   lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));
   // Safe updates: a job kind; each connected site gets its standalone rollback secret at once.

@@ -81,10 +81,12 @@ describe('prune while a backup runs, then disaster recovery from the bucket', ()
       (backup) => backup.status !== 'queued',
     );
     expect(running.status).toBe('running');
-    const concurrentPrune = bed.t.call('POST', '/api/targets/offsite/prune');
+    // The prune is a job: it waits for the running backup's hold on the store, then runs.
+    const concurrentPrune = await bed.t.call('POST', '/api/targets/offsite/prune');
+    expect(concurrentPrune.status, concurrentPrune.text).toBe(202);
     await bed.t.services.backups.idle();
-    const pruned = await concurrentPrune;
-    expect(pruned.status, pruned.text).toBe(200);
+    const pruned = (await bed.t.call('GET', `/api/jobs/${concurrentPrune.json.id}`)).json;
+    expect(pruned, JSON.stringify(pruned)).toMatchObject({ state: 'succeeded' });
     state.second = (await bed.t.call('GET', api(`/backups/${queued.json.id}`))).json;
     expect(state.second, JSON.stringify(state.second)).toMatchObject({
       status: 'completed',
@@ -99,9 +101,12 @@ describe('prune while a backup runs, then disaster recovery from the bucket', ()
     // The new file went up with the second backup; the old one, referenced by the first only, goes at
     // that prune if retention forgot the first backup before it listed the snapshots, else at the next.
     expect(await bucket.store.has(sha256(ADDED_FOR_SECOND))).toBe(true);
-    const again = await bed.t.call('POST', '/api/targets/offsite/prune');
-    expect(again.status, again.text).toBe(200);
-    expect(pruned.json.objectsDeleted + again.json.objectsDeleted).toBeGreaterThan(0);
+    const againQueued = await bed.t.call('POST', '/api/targets/offsite/prune');
+    expect(againQueued.status, againQueued.text).toBe(202);
+    await bed.t.services.backups.idle();
+    const again = (await bed.t.call('GET', `/api/jobs/${againQueued.json.id}`)).json;
+    expect(again.state).toBe('succeeded');
+    expect(pruned.progress.objectsDeleted + again.progress.objectsDeleted).toBeGreaterThan(0);
     expect(await bucket.store.has(sha256(ONLY_IN_FIRST))).toBe(false);
     expect(await bucket.store.has(sha256(ADDED_FOR_SECOND))).toBe(true);
     expect((await checkRepository(bucket)).problems).toEqual([]);

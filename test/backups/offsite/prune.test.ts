@@ -17,6 +17,15 @@ describe('retention and prune of an offsite target', () => {
   });
   afterEach(() => close());
 
+  /** Asks for a prune (202, a queued job), waits for the job, and answers it as it ended. */
+  const prune = async (target = 'nas') => {
+    const queued = await t.call('POST', `/api/targets/${target}/prune`);
+    expect(queued.status, queued.text).toBe(202);
+    expect(queued.json).toMatchObject({ kind: 'target-prune', siteId: null, state: 'queued', params: { target } });
+    await t.services.backups.idle();
+    return (await t.call('GET', `/api/jobs/${queued.json.id}`)).json;
+  };
+
   const blobPath = async (backups: ReturnType<typeof syntheticBackups>, hash: string) => {
     const name = (await backups.openTarget()).nameOf(hash);
     return join(targetDir, 'data', name.slice(0, 2), name);
@@ -47,10 +56,18 @@ describe('retention and prune of an offsite target', () => {
     // Forgotten at once; their objects stay until the target is pruned.
     expect(existsSync(await blobPath(backups, oldest.objects[1]!))).toBe(true);
 
-    const pruned = await t.call('POST', '/api/targets/nas/prune');
-    expect(pruned.status, pruned.text).toBe(200);
+    const pruned = await prune();
+    expect(pruned.state).toBe('succeeded');
     // Each backup has 3 objects of its own, a file part and a manifest; the shared object stays.
-    expect(pruned.json).toMatchObject({ target: 'nas', snapshotsKept: 2, snapshotsForgotten: 0, objectsDeleted: 10 });
+    expect(pruned.progress).toMatchObject({
+      target: 'nas',
+      snapshotsKept: 2,
+      snapshotsForgotten: 0,
+      objectsDeleted: 10,
+    });
+    expect(t.logs.events('target.pruned')).toEqual([
+      expect.objectContaining({ jobId: pruned.id, target: 'nas', objectsDeleted: 10, snapshotsKept: 2 }),
+    ]);
     for (const hash of [...oldest.objects.slice(1), ...older.objects.slice(1)])
       expect(existsSync(await blobPath(backups, hash))).toBe(false);
     for (const backup of [kept1, kept2]) {
@@ -98,7 +115,7 @@ describe('retention and prune of an offsite target', () => {
     // Another daemon's backup in the same repository, of a site this daemon does not have.
     const foreign = await backups.create('site_of_another_daemon', { record: false });
 
-    const pruned = (await t.call('POST', '/api/targets/nas/prune')).json;
+    const pruned = (await prune()).progress;
     expect(pruned).toMatchObject({ snapshotsForgotten: 1, snapshotsKept: 2, objectsDeleted: 1 + 5 });
     expect(existsSync(await blobPath(backups, orphan))).toBe(false);
     for (const hash of gone.objects.slice(1)) expect(existsSync(await blobPath(backups, hash))).toBe(false);
@@ -114,10 +131,12 @@ describe('retention and prune of an offsite target', () => {
     await backups.create(siteId);
     const orphan = (await (await backups.openTarget()).store.put(Buffer.from('orphan'))).hash;
     writeFileSync(join(targetDir, 'snapshots', 'f'.repeat(64)), 'not sealed');
-    const refused = await t.call('POST', '/api/targets/nas/prune');
-    expect(refused.status).toBe(502);
-    expect(refused.json.type).toMatch(/backup-target-failed$/);
-    expect(refused.json.detail).toMatch(/prune deleted nothing, 1 snapshot record\(s\) cannot be read/);
+    const refused = await prune();
+    expect(refused).toMatchObject({ state: 'failed', reason: 'backup-target-failed' });
+    expect(refused.message).toMatch(/prune deleted nothing, 1 snapshot record\(s\) cannot be read/);
+    expect(t.logs.events('target.prune-failed')).toEqual([
+      expect.objectContaining({ jobId: refused.id, target: 'nas', reason: 'backup-target-failed' }),
+    ]);
     expect(existsSync(await blobPath(backups, orphan))).toBe(true);
     const unknown = await t.call('POST', '/api/targets/glacier/prune');
     expect(unknown.status).toBe(404);
