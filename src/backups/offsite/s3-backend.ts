@@ -37,7 +37,7 @@ export interface S3TargetConfig {
 }
 
 /** Part buffers held at once across a target's uploads unless configured: two parts of 8 MiB. */
-export const DEFAULT_UPLOAD_BUFFER_BYTES = 16 * 1024 * 1024;
+const DEFAULT_UPLOAD_BUFFER_BYTES = 16 * 1024 * 1024;
 
 const isMissing = (error: unknown) =>
   error instanceof S3ServiceException &&
