@@ -35,6 +35,7 @@ import { createOffsiteTargets } from './offsite/offsite-targets.js';
 import { LOCAL_TARGET } from './offsite/targets.config.js';
 import { createTargetOperations, PRUNE_KIND } from './offsite/target-operations.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
+import { retentionHorizonMs, type RemovedSitesRepository } from './offsite/removed-sites.repository.js';
 import { keptBackups } from './retention.js';
 
 export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
@@ -64,6 +65,7 @@ export function createBackupsService({
   metrics,
   jobs,
   jobRows,
+  removedSites,
 }: {
   repository: BackupsRepository;
   access: SiteAccess;
@@ -79,6 +81,8 @@ export function createBackupsService({
   jobs: JobRunner;
   /** The job rows of kinds with no table of their own (a target's prune). */
   jobRows: JobsRepository;
+  /** Sites removed, whose offsite snapshots prune keeps until their retention would have expired. */
+  removedSites: RemovedSitesRepository;
 }) {
   const fileStore = createFileObjectStore({ dir: backupStoreDir(dataDir) });
   const scratchPathOf = (siteId: string) => join(backupStoreDir(dataDir), 'sites', `${siteId}.sqlite`);
@@ -95,6 +99,7 @@ export function createBackupsService({
     logger,
     jobs,
     jobRows,
+    removedSites,
   });
   /** A `partial` backup is held whole locally (an offsite copy failed): restorable like a completed one. */
   const usable = (row: BackupRow | undefined): row is BackupRow & { manifestHash: string } =>
@@ -430,6 +435,11 @@ export function createBackupsService({
     /** A removed site leaves nothing behind it here but backups retention will delete. */
     forgetSite(siteId: string): void {
       removeBackupScratch(scratchPathOf(siteId));
+      // Its history went with it; its offsite snapshots stay as long as retention (now the daemon-wide one) keeps a backup.
+      if (offsite.names.length > 0) {
+        const now = clock.now();
+        removedSites.record(siteId, now, new Date(now.getTime() + retentionHorizonMs(settings.policy(siteId))));
+      }
     },
 
     /** At start-up: what the last process left unfinished (the job runner's recovery, src/backups/backup-recovery.ts). */

@@ -11,6 +11,7 @@ import type { createStoreLock } from '../concurrency.js';
 import { offsiteProblems } from './offsite.errors.js';
 import type { createOffsiteTargets } from './offsite-targets.js';
 import { pruneRepository, type PruneResult } from './prune.js';
+import type { RemovedSitesRepository } from './removed-sites.repository.js';
 import { deleteSnapshot, readSnapshot } from './snapshots.js';
 import { LOCAL_TARGET } from './targets.config.js';
 
@@ -31,6 +32,7 @@ export function createTargetOperations({
   logger,
   jobs,
   jobRows,
+  removedSites,
 }: {
   offsite: ReturnType<typeof createOffsiteTargets>;
   repository: BackupsRepository;
@@ -40,6 +42,7 @@ export function createTargetOperations({
   logger: Logger;
   jobs: JobRunner;
   jobRows: JobsRepository;
+  removedSites: RemovedSitesRepository;
 }) {
   const requireTarget = (name: string) => {
     if (name !== LOCAL_TARGET && offsite.names.includes(name)) return name;
@@ -56,11 +59,17 @@ export function createTargetOperations({
   function prune(name: string): Promise<PruneResult> {
     requireTarget(name);
     return lock.exclusive(async () => {
+      const now = clock.now();
       const result = await pruneRepository({
         repository: await offsite.openExisting(name),
-        // A backup of a site this daemon has, which it no longer lists: retention deleted it. Others' snapshots stay.
-        forgotten: (snapshot) => siteExists(snapshot.siteId) && !repository.findBackup(snapshot.backupId),
-        now: clock.now(),
+        // A backup of a site this daemon has, which it no longer lists: retention deleted it. A site it removed:
+        // once its retention would have expired. Others' snapshots (another daemon's, a recovered one's) stay.
+        forgotten: (snapshot) => {
+          if (siteExists(snapshot.siteId)) return !repository.findBackup(snapshot.backupId);
+          const removed = removedSites.find(snapshot.siteId);
+          return removed !== undefined && removed.keepUntil <= now;
+        },
+        now,
       });
       logger.info(result, 'offsite target pruned');
       return result;

@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDirectoryTargetApp, syntheticBackups } from '../../support/synthetic-backups.js';
-import { insertConnectedSite, type TestApp } from '../../support/test-app.js';
+import { createFakeClock, insertConnectedSite, type TestApp } from '../../support/test-app.js';
 
 const passphrase = 'prune test passphrase';
 const DAY = 86_400_000;
@@ -26,9 +26,9 @@ describe('retention and prune of an offsite target', () => {
     return (await t.call('GET', `/api/jobs/${queued.json.id}`)).json;
   };
 
-  const blobPath = async (backups: ReturnType<typeof syntheticBackups>, hash: string) => {
+  const blobPath = async (backups: ReturnType<typeof syntheticBackups>, hash: string, dir = targetDir) => {
     const name = (await backups.openTarget()).nameOf(hash);
-    return join(targetDir, 'data', name.slice(0, 2), name);
+    return join(dir, 'data', name.slice(0, 2), name);
   };
 
   it('keeps what the tag’s retention keeps, forgets the rest on the target, and prune deletes only their own objects', async () => {
@@ -141,5 +141,32 @@ describe('retention and prune of an offsite target', () => {
     const unknown = await t.call('POST', '/api/targets/glacier/prune');
     expect(unknown.status).toBe(404);
     expect(unknown.json.type).toMatch(/backup-target-unknown$/);
+  });
+
+  it('keeps a removed site’s snapshots until its retention would have expired, then prunes them', async () => {
+    const clock = createFakeClock(new Date());
+    const app = createDirectoryTargetApp(passphrase, { clock });
+    try {
+      const siteId = insertConnectedSite(app.t);
+      const backups = syntheticBackups(app.t, { targetDir: app.targetDir, passphrase });
+      const made = [await backups.create(siteId), await backups.create(siteId)];
+      const removed = await app.t.call('DELETE', `/api/sites/${siteId}`);
+      expect(removed.status, removed.text).toBe(204);
+      const pruneNow = async () => {
+        const queued = await app.t.call('POST', '/api/targets/nas/prune');
+        await app.t.services.backups.idle();
+        return (await app.t.call('GET', `/api/jobs/${queued.json.id}`)).json;
+      };
+      // The default retention keeps the last 14 backups: a removed site's for 14 days.
+      clock.advance(13 * DAY);
+      expect((await pruneNow()).progress).toMatchObject({ snapshotsForgotten: 0, snapshotsKept: 2, objectsDeleted: 0 });
+      for (const hash of made[1]!.objects) expect(existsSync(await blobPath(backups, hash, app.targetDir))).toBe(true);
+      clock.advance(2 * DAY);
+      expect((await pruneNow()).progress).toMatchObject({ snapshotsForgotten: 2, snapshotsKept: 0 });
+      for (const backup of made)
+        for (const hash of backup.objects) expect(existsSync(await blobPath(backups, hash, app.targetDir))).toBe(false);
+    } finally {
+      await app.close();
+    }
   });
 });
