@@ -6,7 +6,7 @@
  *
  * - the offsite copy's throughput (bytes the bucket received between its first and last object,
  *   as s3rver reports them) against PutObject of the local store's objects with the bare SDK, at
- *   the daemon's upload concurrency and at 16;
+ *   the daemon's upload concurrency (16) and at 4;
  * - encryption's CPU share: AES-256-GCM sealing of the uploaded bytes measured in this process,
  *   against the daemon's own CPU time over the offsite copy;
  * - the daemon's peak RSS (VmHWM) over the whole backup;
@@ -49,7 +49,7 @@ import { createRunDir, removeRunDir } from '../test/support/work-dir.js';
 const ROOT = resolve(import.meta.dirname, '..');
 const MEDIA_MB = Number(process.env.BENCH_MEDIA_MB ?? 1024);
 /** The daemon's uploads at once per target (src/backups/offsite/replicate.ts). */
-const DAEMON_UPLOADS = 4;
+const DAEMON_UPLOADS = 16;
 const BUCKET = 'sitewarden-bench';
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const MiB = 1024 * 1024;
@@ -227,7 +227,7 @@ async function main() {
       return received(created, `bare-${concurrency}/`, start, Date.now());
     };
     const bareSame = await bare(DAEMON_UPLOADS);
-    const bareWide = await bare(16);
+    const bareWide = await bare(4);
     client.destroy();
 
     const sealCpu = await sealingCpuSeconds(firstCopy.bytes);
@@ -245,7 +245,7 @@ async function main() {
           seconds: bareSame.seconds,
           mibPerS: mibPerS(bareSame),
         },
-        concurrency16: {
+        concurrency4: {
           objects: bareWide.objects,
           mib: round(bareWide.bytes / MiB, 1),
           seconds: bareWide.seconds,

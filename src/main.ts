@@ -118,14 +118,10 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   services.safeUpdates.recover();
   shutdown.register('safe updates', async () => void (await services.safeUpdates.stop(graceLeft())));
   scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
-  // Offsite targets: a daily prune removes what no remaining backup there references (docs/offsite.md).
+  // Offsite targets: a daily prune of each, as a job (target.pruned), removes what no remaining backup there references (docs/offsite.md).
   if (services.backups.targets.names.length > 0)
-    scheduler.every('offsite-prune', '37 3 * * *', async () => {
-      // One target that cannot be pruned (unreachable, an unreadable snapshot) does not keep the others from it.
-      for (const target of services.backups.targets.names)
-        await services.backups.targets
-          .prune(target)
-          .catch((error: unknown) => logger.warn({ err: error, target }, 'pruning an offsite target failed'));
+    scheduler.every('offsite-prune', '37 3 * * *', () => {
+      for (const target of services.backups.targets.names) services.backups.targets.requestPrune(target);
     });
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
   scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());

@@ -5,6 +5,7 @@ export * from './inventory/inventory.table.js';
 export * from './uptime/uptime.table.js';
 export * from './performance/performance.table.js';
 export * from './backups/backups.table.js';
+export * from './backups/offsite/removed-sites.table.js';
 export * from './webhooks/webhooks.table.js';
 export * from './jobs/jobs.table.js';
 export * from './bulk-updates/update-history.table.js';

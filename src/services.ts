@@ -36,6 +36,7 @@ import { createPerformanceRepository } from './performance/performance.repositor
 import { createPerformanceService } from './performance/performance.service.js';
 import { createBackupsRepository } from './backups/backups.repository.js';
 import { createBackupsService } from './backups/backups.service.js';
+import { createRemovedSitesRepository } from './backups/offsite/removed-sites.repository.js';
 import type { Events } from './shared/event-bus.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 import { createWebhookSender } from './webhooks/webhook-sender.js';
@@ -217,6 +218,8 @@ export function createServices({
     requestTimeoutMs: config.siteOperationTimeoutMs,
     metrics,
     jobs,
+    jobRows: createJobsRepository({ db }),
+    removedSites: createRemovedSitesRepository({ db }),
   });
   lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));
   // Safe updates: a job kind; each connected site gets its standalone rollback secret at once.

@@ -27,13 +27,17 @@ import { verifyBackup } from './verify.js';
 import { backupArchive } from './archive.js';
 import { createOffsiteTargets } from './offsite/offsite-targets.js';
 import { LOCAL_TARGET } from './offsite/targets.config.js';
-import { createTargetOperations } from './offsite/target-operations.js';
+import { createTargetOperations, PRUNE_KIND } from './offsite/target-operations.js';
+import type { JobsRepository } from '../jobs/jobs.repository.js';
+import { retentionHorizonMs, type RemovedSitesRepository } from './offsite/removed-sites.repository.js';
 import { keptBackups } from './retention.js';
 
 export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
 
 /** Both kinds share one pool of `concurrency` slots. */
 const KINDS = ['backup', 'restore'] as const;
+/** With the prunes of offsite targets: recovered, waited for and stopped with backups. */
+const ALL_KINDS = [...KINDS, PRUNE_KIND] as const;
 
 /**
  * Backup and restore jobs: kinds of the job runner (src/jobs/job-runner.ts), persisted in
@@ -54,6 +58,8 @@ export function createBackupsService({
   store: injectedStore,
   metrics,
   jobs,
+  jobRows,
+  removedSites,
 }: {
   repository: BackupsRepository;
   access: SiteAccess;
@@ -67,6 +73,10 @@ export function createBackupsService({
   store?: ObjectStore;
   metrics?: JobMetrics;
   jobs: JobRunner;
+  /** The job rows of kinds with no table of their own (a target's prune). */
+  jobRows: JobsRepository;
+  /** Sites removed, whose offsite snapshots prune keeps until their retention would have expired. */
+  removedSites: RemovedSitesRepository;
 }) {
   const fileStore = createFileObjectStore({ dir: backupStoreDir(dataDir) });
   const scratchPathOf = (siteId: string) => join(backupStoreDir(dataDir), 'sites', `${siteId}.sqlite`);
@@ -74,7 +84,17 @@ export function createBackupsService({
   const lock = createStoreLock();
   const settings = createBackupSettings({ repository, config, clock });
   const offsite = createOffsiteTargets({ config: config.offsite });
-  const targetOperations = createTargetOperations({ offsite, repository, siteExists, lock, clock, logger });
+  const targetOperations = createTargetOperations({
+    offsite,
+    repository,
+    siteExists,
+    lock,
+    clock,
+    logger,
+    jobs,
+    jobRows,
+    removedSites,
+  });
   /** A `partial` backup is held whole locally (an offsite copy failed): restorable like a completed one. */
   const usable = (row: BackupRow | undefined): row is BackupRow & { manifestHash: string } =>
     (row?.status === 'completed' || row?.status === 'partial') && !!row.manifestHash;
@@ -409,12 +429,17 @@ export function createBackupsService({
     /** A removed site leaves nothing behind it here but backups retention will delete. */
     forgetSite(siteId: string): void {
       removeBackupScratch(scratchPathOf(siteId));
+      // Its history went with it; its offsite snapshots stay as long as retention (now the daemon-wide one) keeps a backup.
+      if (offsite.names.length > 0) {
+        const now = clock.now();
+        removedSites.record(siteId, now, new Date(now.getTime() + retentionHorizonMs(settings.policy(siteId))));
+      }
     },
 
     /** At start-up: what the last process left unfinished (the job runner's recovery, src/backups/backup-recovery.ts). */
     async recoverInterrupted(): Promise<void> {
       await fileStore.cleanTemporary();
-      jobs.recover(KINDS);
+      jobs.recover(ALL_KINDS);
     },
 
     request: (siteId: string, kind: BackupKind = 'manual') => enqueueBackup(siteId, kind),
@@ -509,6 +534,7 @@ export function createBackupsService({
     targets: {
       names: offsite.names,
       prune: targetOperations.prune,
+      requestPrune: targetOperations.requestPrune,
       snapshots: targetOperations.snapshots,
       /** Restores a backup the target holds into a connected site, recording it here first if this daemon never had it. */
       async restore(target: string, backupId: string, siteId: string): Promise<RestoreRow> {
@@ -525,14 +551,14 @@ export function createBackupsService({
     },
 
     /** Waits for queued and running jobs (tests, shutdown). */
-    idle: () => jobs.idle(KINDS),
+    idle: () => jobs.idle(ALL_KINDS),
 
     /**
      * Shutdown: queued jobs stay queued for the next start; running backups are aborted at once
      * (retried at the next start); running restores get `graceMs` to finish, then are aborted.
      * Returns false when a restore had to be aborted or a job did not settle.
      */
-    stop: (graceMs: number): Promise<boolean> => jobs.stop(KINDS, { graceMs }),
+    stop: (graceMs: number): Promise<boolean> => jobs.stop(ALL_KINDS, { graceMs }),
   };
 
   /** Settings belong to any site, connected or not. */

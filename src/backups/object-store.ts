@@ -13,6 +13,9 @@ export const objectStoreProblems = {
 
 export const HASH_PATTERN = /^[0-9a-f]{64}$/;
 
+/** Reads of stored bytes for an offsite copy: one sealing frame at a time (a copy runs many of them side by side). */
+const COMPRESSED_READ_BYTES = 64 * 1024;
+
 /**
  * Content-addressed storage of backup data: every object is named by the SHA-256 of its
  * uncompressed content, so equal content is stored once. An S3-compatible backend can
@@ -42,6 +45,12 @@ export interface ObjectStore {
   ): Promise<{ hash: string; size: number; storedBytes: number; created: boolean }>;
   /** The uncompressed content; reading to the end checks it against its hash (an error if it does not match). */
   get(hash: string): Readable;
+  /**
+   * The object as stored, gzip, unchecked, and its length: an offsite copy seals these bytes as
+   * they are (checking them on the way) rather than decompressing and compressing them again.
+   * Stores that do not keep gzip bytes do not offer it.
+   */
+  openCompressed?(hash: string): Promise<{ bytes: number; body: Readable }>;
   read(hash: string): Promise<Buffer>;
   delete(hash: string): Promise<void>;
   list(): AsyncIterable<string>;
@@ -172,6 +181,17 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
         verify.destroy(objectStoreProblems.corrupt.create(`object ${hash} cannot be decompressed: ${error.message}`)),
       );
       return file.pipe(gunzip).pipe(verify);
+    },
+
+    async openCompressed(hash) {
+      const handle = await open(pathOf(hash), 'r');
+      try {
+        const { size } = await handle.stat();
+        return { bytes: size, body: handle.createReadStream({ highWaterMark: COMPRESSED_READ_BYTES }) };
+      } catch (error) {
+        await handle.close();
+        throw error;
+      }
     },
 
     async read(hash) {

@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
+import { JobSchema, jobView } from '../jobs/jobs.schemas.js';
 import { RestoreSchema, restoreView } from './backups.schemas.js';
 import type { BackupsService } from './backups.service.js';
 import { SnapshotRecord } from './offsite/snapshots.js';
@@ -30,16 +31,6 @@ const SnapshotList = z
     }),
   })
   .openapi('TargetSnapshots');
-const PruneSchema = z
-  .object({
-    target: z.string(),
-    snapshotsForgotten: z.number().int(),
-    snapshotsKept: z.number().int(),
-    objectsKept: z.number().int(),
-    objectsDeleted: z.number().int(),
-    unfinishedUploadsRemoved: z.number().int(),
-  })
-  .openapi('TargetPrune');
 const RecoverInput = z
   .object({ siteId: z.string().min(1).max(64).openapi({ description: 'The connected site to restore into.' }) })
   .strict()
@@ -90,9 +81,9 @@ const routes = {
     tags,
     summary: 'Prune a target',
     description:
-      'Removes the snapshot records of backups retention deleted, then every object no remaining snapshot references. Waits for running backups and restores (they wait for it); answers when done. The daemon also prunes every target daily.',
+      'Queues a prune of the target as a job (kind `target-prune`) and answers it: the job removes the snapshot records of backups retention deleted, then every object no remaining snapshot references. It waits for running backups and restores (they wait for it). Follow it at `GET /api/jobs/{jobId}`: once `succeeded`, its `progress` says what was removed (also logged as `target.pruned`). The daemon also prunes every target daily.',
     request: { params: TargetParams },
-    responses: { 200: jsonContent(PruneSchema, 'What was pruned'), ...problemResponses(403, 404, 409, 422, 502) },
+    responses: { 202: jsonContent(JobSchema, 'The prune job, queued'), ...problemResponses(403, 404) },
   }),
 };
 
@@ -107,7 +98,5 @@ export function createTargetsRoutes({ backups }: { backups: BackupsService }) {
       const { name, backupId } = c.req.valid('param');
       return c.json(restoreView(await backups.targets.restore(name, backupId, c.req.valid('json').siteId)), 202);
     })
-    .openapi(routes.prune, async (c) => {
-      return c.json(await backups.targets.prune(c.req.valid('param').name), 200);
-    });
+    .openapi(routes.prune, (c) => c.json(jobView(backups.targets.requestPrune(c.req.valid('param').name)), 202));
 }

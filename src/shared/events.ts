@@ -159,6 +159,24 @@ export const eventCatalogue = {
     fields: ['siteId', 'backupId', 'kind', 'targets', 'failedTargets', 'message'],
     when: 'A backup is held whole by the local store (`targets` hold it) but one or more offsite targets (`failedTargets`) did not get their copy; `message` says why, per target.',
   },
+  'target.pruned': {
+    level: 'info',
+    fields: [
+      'jobId',
+      'target',
+      'snapshotsForgotten',
+      'snapshotsKept',
+      'objectsDeleted',
+      'objectsKept',
+      'unfinishedUploadsRemoved',
+    ],
+    when: 'A prune of an offsite target finished: what it removed (snapshot records of deleted backups, unreferenced objects, unfinished uploads) and what it kept.',
+  },
+  'target.prune-failed': {
+    level: 'error',
+    fields: ['jobId', 'target', 'reason', 'message'],
+    when: 'A prune of an offsite target failed; it deleted nothing it could not prove unreferenced.',
+  },
   'restore.completed': {
     level: 'info',
     fields: ['siteId', 'restoreId', 'backupId', 'preRestoreBackupId', 'durationMs'],

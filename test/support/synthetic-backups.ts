@@ -9,14 +9,16 @@ import { createDirectoryBackend } from '../../src/backups/offsite/blob-backend.j
 import { openRemoteRepository, type RemoteRepository } from '../../src/backups/offsite/remote-store.js';
 import { replicateBackup } from '../../src/backups/offsite/replicate.js';
 import type { BackupRow } from '../../src/backups/backups.table.js';
+import type { Clock } from '../../src/shared/clock.js';
 import { createId } from '../../src/shared/ids.js';
 import { createTestApp, type TestApp } from './test-app.js';
 
 /** A test app whose sites back up to `local` and a directory target `nas`, each in a fresh temporary directory. */
-export function createDirectoryTargetApp(passphrase: string) {
+export function createDirectoryTargetApp(passphrase: string, { clock }: { clock?: Clock } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-data-'));
   const targetDir = mkdtempSync(join(tmpdir(), 'sitewarden-nas-'));
   const t = createTestApp({
+    clock,
     config: {
       dataDir,
       backups: {

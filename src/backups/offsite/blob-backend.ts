@@ -16,12 +16,13 @@ export interface BlobBackend {
   /**
    * Writes the bytes `body` yields under `key`; the blob appears only once all of them are there.
    * `beforeCommit` runs after the last byte was read and before the blob becomes visible: it
-   * throws to abandon the write (a content hash that does not match).
+   * throws to abandon the write (a content hash that does not match). `bytes`, when the caller
+   * knows it, is the body's exact length: a body of another length is not written.
    */
   put(
     key: string,
     body: AsyncIterable<Buffer> | Iterable<Buffer>,
-    options?: { beforeCommit?: () => void },
+    options?: { beforeCommit?: () => void | Promise<void>; bytes?: number },
   ): Promise<{ bytes: number }>;
   /** The blob's bytes, or null when there is none. */
   get(key: string): Promise<Readable | null>;
@@ -61,7 +62,9 @@ export function createDirectoryBackend(dir: string): BlobBackend {
           ),
           createWriteStream(temporary, { mode: 0o600 }),
         );
-        options.beforeCommit?.();
+        if (options.bytes !== undefined && bytes !== options.bytes)
+          throw new Error(`blob ${key}: its body is ${bytes} bytes, not the ${options.bytes} declared`);
+        await options.beforeCommit?.();
         const handle = await open(temporary, 'r');
         await handle.sync().finally(() => handle.close());
         await mkdir(dirname(pathOf(key)), { recursive: true, mode: 0o700 });

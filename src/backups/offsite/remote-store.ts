@@ -12,7 +12,7 @@ import {
   wrapRepositoryKey,
   type RepositoryKeys,
 } from './repository-key.js';
-import { openStream, SealBroken, sealStream } from './sealed-stream.js';
+import { openStream, SealBroken, sealedLength, sealStream } from './sealed-stream.js';
 
 const KEY_FILE = 'keys/repository';
 const DATA_PREFIX = 'data/';
@@ -35,6 +35,12 @@ export interface RemoteRepository {
   dataNames(): AsyncIterable<{ name: string; modifiedAt: Date }>;
   /** Deletes the data blob of a keyed name (prune: it does not know the content hash). */
   deleteData(name: string): Promise<void>;
+  /**
+   * Uploads an object from its gzip bytes as the local store keeps them (`openCompressed`):
+   * sealed as they are, not decompressed and compressed again, and checked against `hash` by
+   * decompressing a copy alongside; a mismatch abandons the upload before it is committed.
+   */
+  putCompressed(hash: string, compressed: { bytes: number; body: Readable }): Promise<{ storedBytes: number }>;
 }
 
 /**
@@ -106,6 +112,52 @@ async function readBlob(backend: BlobBackend, key: string): Promise<Buffer | nul
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/**
+ * Passes gzip bytes on unchanged while a copy of them is decompressed and hashed beside the
+ * upload (zlib works on the thread pool): `done` says whether they held the content of `hash`.
+ */
+function checkCompressed(hash: string) {
+  const hasher = createHash('sha256');
+  const gunzip = createGunzip();
+  const unreadable = (error: Error) =>
+    objectStoreProblems.corrupt.create(`object ${hash} in the local store cannot be decompressed: ${error.message}`);
+  gunzip.on('data', (chunk: Buffer) => hasher.update(chunk));
+  const ended = new Promise<void>((resolve, reject) => {
+    gunzip.once('end', resolve);
+    gunzip.once('error', (error) => reject(unreadable(error)));
+  });
+  ended.catch(() => undefined);
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      if (gunzip.write(chunk)) return done(null, chunk);
+      // Waits for the check to catch up: the upload never runs ahead of it by more than zlib's buffers.
+      const drained = () => {
+        gunzip.off('error', failed);
+        done(null, chunk);
+      };
+      const failed = (error: Error) => {
+        gunzip.off('drain', drained);
+        done(unreadable(error));
+      };
+      gunzip.once('drain', drained);
+      gunzip.once('error', failed);
+    },
+  });
+  return {
+    tap,
+    async done() {
+      gunzip.end();
+      await ended;
+      const actual = hasher.digest('hex');
+      if (actual !== hash)
+        throw objectStoreProblems.corrupt.create(
+          `object ${hash} in the local store holds content hashing to ${actual}`,
+        );
+    },
+    abandon: () => gunzip.destroy(),
+  };
 }
 
 function createRemoteRepository({
@@ -228,6 +280,21 @@ function createRemoteRepository({
     store,
     nameOf,
     deleteData: (name) => backend.delete(blobOf(name)),
+    async putCompressed(hash, { bytes, body }) {
+      const name = nameOf(hash);
+      const check = checkCompressed(hash);
+      try {
+        let storedBytes = 0;
+        await pipeline(body, check.tap, sealStream(keys.data, name), async (sealed: AsyncIterable<Buffer>) => {
+          storedBytes = (
+            await backend.put(blobOf(name), sealed, { bytes: sealedLength(bytes), beforeCommit: check.done })
+          ).bytes;
+        });
+        return { storedBytes };
+      } finally {
+        check.abandon();
+      }
+    },
     async *dataNames() {
       for await (const { key, modifiedAt } of backend.list(DATA_PREFIX)) {
         const name = key.slice(key.lastIndexOf('/') + 1);

@@ -4,8 +4,13 @@ import type { ObjectStore } from '../object-store.js';
 import type { RemoteRepository } from './remote-store.js';
 import { SNAPSHOT_PREFIX, writeSnapshot, type SnapshotRecord } from './snapshots.js';
 
-/** Uploads at once per target: each holds one part in memory. */
-const UPLOADS = 4;
+/**
+ * Uploads at once per target. What they hold is bounded by the target's upload buffers (one byte
+ * budget, s3-backend.ts), not by this count: many small objects go up side by side, few large ones.
+ */
+const UPLOADS = 16;
+/** Read-backs at once of objects a copy that did not finish may have left cut short. */
+const READ_BACKS = 4;
 
 export interface ReplicationResult {
   objects: number;
@@ -44,13 +49,16 @@ export async function replicateBackup({
   // half-way may have left it cut short on a store that does not write whole objects atomically (real
   // S3 does; s3rver and some self-hosted stores do not): it is read back before it is trusted.
   const unsettled = objects.filter((hash) => (present.get(repository.nameOf(hash)) ?? 0) > newestSnapshotAt);
-  await forEachConcurrently(unsettled, UPLOADS, async (hash) => {
+  await forEachConcurrently(unsettled, READ_BACKS, async (hash) => {
     if (!(await readsBackWhole(repository, hash))) missing.push(hash);
   });
   const result: ReplicationResult = { objects: objects.length + 1, uploadedObjects: 0, uploadedBytes: 0 };
   const upload = async (hash: string) => {
-    // Missing from the listing just taken: no lookup per object before its upload.
-    const stored = await repository.store.put(local.get(hash), hash, { listedAbsent: true });
+    // Missing from the listing just taken: no lookup per object before its upload. The stored gzip bytes
+    // are sealed as they are (checked on the way) when the local store offers them.
+    const stored = local.openCompressed
+      ? await repository.putCompressed(hash, await local.openCompressed(hash))
+      : await repository.store.put(local.get(hash), hash, { listedAbsent: true });
     result.uploadedObjects++;
     result.uploadedBytes += stored.storedBytes;
     onUploaded?.(stored.storedBytes);

@@ -15,6 +15,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { BlobBackend } from './blob-backend.js';
+import { createUploadBuffers, type UploadBuffers } from './upload-buffers.js';
 
 export interface S3TargetConfig {
   /** The only address the SDK is given: AWS's regional endpoint, B2's, R2's, a MinIO server… */
@@ -31,7 +32,12 @@ export interface S3TargetConfig {
   partBytes: number;
   /** Attempts per request, with the SDK's exponential backoff and jitter between them. */
   maxAttempts: number;
+  /** Bytes all uploads to this target hold at once (≥ one part): parts waiting to be sent, whole small objects. */
+  uploadBufferBytes?: number;
 }
+
+/** Part buffers held at once across a target's uploads unless configured: two parts of 8 MiB. */
+const DEFAULT_UPLOAD_BUFFER_BYTES = 16 * 1024 * 1024;
 
 const isMissing = (error: unknown) =>
   error instanceof S3ServiceException &&
@@ -39,8 +45,15 @@ const isMissing = (error: unknown) =>
 
 const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('base64');
 
-/** An S3-compatible bucket through the AWS SDK. Large blobs go up in parts of `partBytes`, one part in memory at a time. */
-export function createS3Backend(config: S3TargetConfig): BlobBackend & { client: S3Client } {
+const lengthMismatch = (key: string, declared: number | undefined, seen: number) =>
+  new Error(`blob ${key}: its body is not the ${declared} bytes declared (${seen} or more)`);
+
+/**
+ * An S3-compatible bucket through the AWS SDK. Large blobs go up in parts of `partBytes`, one part
+ * in memory at a time per upload, and every upload's part within one budget for the target
+ * (upload-buffers.ts): a blob whose length is known and fits in a part holds just that length.
+ */
+export function createS3Backend(config: S3TargetConfig): BlobBackend & { client: S3Client; buffers: UploadBuffers } {
   if (!config.credentials) {
     // The SDK's last resort is the EC2 instance-metadata address (169.254.169.254): a daemon told an endpoint talks to
     // that endpoint only. Someone who wants instance roles says so with AWS_EC2_METADATA_DISABLED=false.
@@ -57,6 +70,21 @@ export function createS3Backend(config: S3TargetConfig): BlobBackend & { client:
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
+  // Bodies are signed as UNSIGNED-PAYLOAD rather than hashed a second time for SigV4 (over plain HTTP the SDK
+  // would SHA-256 every byte): Content-MD5 is what S3 checks the bytes against, and they are sealed (AES-GCM) anyway.
+  client.middlewareStack.add(
+    (next) => (args) => {
+      const request = args.request as { headers?: Record<string, string>; body?: unknown };
+      if (request.headers && Buffer.isBuffer(request.body))
+        request.headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+      return next(args);
+    },
+    { step: 'build', name: 'sitewardenUnsignedPayload' },
+  );
+  const buffers = createUploadBuffers({
+    budgetBytes: config.uploadBufferBytes ?? DEFAULT_UPLOAD_BUFFER_BYTES,
+    partBytes: config.partBytes,
+  });
   const Bucket = config.bucket;
   const keyOf = (key: string) => `${config.prefix}${key}`;
 
@@ -68,19 +96,20 @@ export function createS3Backend(config: S3TargetConfig): BlobBackend & { client:
 
   return {
     client,
+    buffers,
     location: `s3://${Bucket}/${config.prefix}`,
 
     async put(key, body, options = {}) {
       const Key = keyOf(key);
-      let part: Buffer[] = [];
-      let partLength = 0;
+      // The whole body in one request when it fits in a part (its length known, or seen to be short).
+      const firstPart = options.bytes === undefined ? config.partBytes : Math.min(options.bytes, config.partBytes);
+      let part = await buffers.take(firstPart);
+      let filled = 0;
       let bytes = 0;
       let uploadId: string | undefined;
       const parts: { ETag: string; PartNumber: number }[] = [];
       const sendPart = async () => {
-        const content = Buffer.concat(part, partLength);
-        part = [];
-        partLength = 0;
+        const content = part.subarray(0, filled);
         uploadId ??= (await client.send(new CreateMultipartUploadCommand({ Bucket, Key }))).UploadId;
         const PartNumber = parts.length + 1;
         const { ETag } = await client.send(
@@ -96,28 +125,36 @@ export function createS3Backend(config: S3TargetConfig): BlobBackend & { client:
         );
         parts.push({ ETag: ETag ?? '', PartNumber });
       };
+      const nextPart = async () => {
+        buffers.give(part);
+        filled = 0;
+        const left = options.bytes === undefined ? config.partBytes : options.bytes - bytes;
+        part = await buffers.take(Math.max(0, Math.min(left, config.partBytes)));
+      };
       try {
         for await (const chunk of body) {
-          bytes += chunk.length;
-          let rest = chunk;
-          while (partLength + rest.length >= config.partBytes) {
-            const take = config.partBytes - partLength;
-            part.push(rest.subarray(0, take));
-            partLength += take;
-            rest = rest.subarray(take);
-            await sendPart();
-          }
-          if (rest.length > 0) {
-            part.push(rest);
-            partLength += rest.length;
+          let offset = 0;
+          while (offset < chunk.length) {
+            if (filled === part.length) {
+              if (part.length < config.partBytes)
+                throw lengthMismatch(key, options.bytes, bytes + chunk.length - offset);
+              await sendPart();
+              await nextPart();
+              if (part.length === 0) throw lengthMismatch(key, options.bytes, bytes + chunk.length - offset);
+            }
+            const copied = chunk.copy(part, filled, offset);
+            filled += copied;
+            offset += copied;
+            bytes += copied;
           }
         }
-        options.beforeCommit?.();
+        if (options.bytes !== undefined && bytes !== options.bytes) throw lengthMismatch(key, options.bytes, bytes);
+        await options.beforeCommit?.();
         if (uploadId === undefined) {
-          await putWhole(Key, Buffer.concat(part, partLength));
+          await putWhole(Key, part.subarray(0, filled));
           return { bytes };
         }
-        if (partLength > 0) await sendPart();
+        if (filled > 0) await sendPart();
         await client.send(
           new CompleteMultipartUploadCommand({ Bucket, Key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
         );
@@ -128,6 +165,8 @@ export function createS3Backend(config: S3TargetConfig): BlobBackend & { client:
             .send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId }))
             .catch(() => undefined);
         throw error;
+      } finally {
+        buffers.give(part);
       }
     },
 

@@ -47,39 +47,52 @@ export function sealStream(dataKey: Buffer, name: string): Transform {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let headerSent = false;
-  const seal = (plain: Buffer, final: boolean): Buffer => {
+  // A frame's ciphertext and tag go on as they come: no copy to join them (the upload copies them into its part once).
+  const seal = (stream: Transform, plain: Buffer, final: boolean): void => {
     const cipher = createCipheriv('aes-256-gcm', key, nonce(counter));
     cipher.setAAD(frameData(name, counter, final));
     counter++;
-    return Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+    const sealed = cipher.update(plain);
+    cipher.final();
+    if (sealed.length > 0) stream.push(sealed);
+    stream.push(cipher.getAuthTag());
+  };
+  const header = (stream: Transform) => {
+    if (!headerSent) stream.push(Buffer.concat([MAGIC, salt]));
+    headerSent = true;
   };
   return new Transform({
     transform(chunk: Buffer, _encoding, done: TransformCallback) {
-      if (!headerSent) {
-        this.push(Buffer.concat([MAGIC, salt]));
-        headerSent = true;
+      header(this);
+      let offset = 0;
+      // A full frame is sealed only once more bytes follow: the last frame must know it is the last. Frames
+      // within a chunk are sealed from it as they are; only one spanning two chunks is joined.
+      while (pendingBytes + chunk.length - offset > FRAME_BYTES) {
+        const end = offset + FRAME_BYTES - pendingBytes;
+        const frame =
+          pendingBytes === 0 ? chunk.subarray(offset, end) : Buffer.concat([...pending, chunk.subarray(offset, end)]);
+        seal(this, frame, false);
+        pending = [];
+        pendingBytes = 0;
+        offset = end;
       }
-      pending.push(chunk);
-      pendingBytes += chunk.length;
-      // A full frame is sealed only once more bytes follow: the last frame must know it is the last.
-      if (pendingBytes > FRAME_BYTES) {
-        const joined = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
-        let offset = 0;
-        while (joined.length - offset > FRAME_BYTES) {
-          this.push(seal(joined.subarray(offset, offset + FRAME_BYTES), false));
-          offset += FRAME_BYTES;
-        }
-        pending = [joined.subarray(offset)];
-        pendingBytes = pending[0]!.length;
+      if (offset < chunk.length) {
+        pending.push(chunk.subarray(offset));
+        pendingBytes += chunk.length - offset;
       }
       done();
     },
     flush(done: TransformCallback) {
-      if (!headerSent) this.push(Buffer.concat([MAGIC, salt]));
-      this.push(seal(Buffer.concat(pending), true));
+      header(this);
+      seal(this, pending.length === 1 ? pending[0]! : Buffer.concat(pending), true);
       done();
     },
   });
+}
+
+/** The length sealStream makes of `plainBytes`: the header, the bytes, a tag per frame (an empty object is one empty frame). */
+export function sealedLength(plainBytes: number): number {
+  return SEALED_HEADER_BYTES + plainBytes + TAG_BYTES * Math.max(1, Math.ceil(plainBytes / FRAME_BYTES));
 }
 
 /** Opens what sealStream sealed under `name`; any bytes that were not sealed so fail with SealBroken, before they are passed on. */

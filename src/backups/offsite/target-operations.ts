@@ -1,13 +1,22 @@
 import type { Logger } from 'pino';
+import { jobEvent, type JobRunner, type Settlement } from '../../jobs/job-runner.js';
+import type { JobsRepository } from '../../jobs/jobs.repository.js';
+import type { JobRow } from '../../jobs/jobs.table.js';
 import type { Clock } from '../../shared/clock.js';
+import { isAppError } from '../../shared/errors.js';
+import { createId } from '../../shared/ids.js';
 import type { BackupsRepository } from '../backups.repository.js';
 import type { BackupRow } from '../backups.table.js';
 import type { createStoreLock } from '../concurrency.js';
 import { offsiteProblems } from './offsite.errors.js';
 import type { createOffsiteTargets } from './offsite-targets.js';
 import { pruneRepository, type PruneResult } from './prune.js';
+import type { RemovedSitesRepository } from './removed-sites.repository.js';
 import { deleteSnapshot, readSnapshot } from './snapshots.js';
 import { LOCAL_TARGET } from './targets.config.js';
+
+/** A prune is a job of its own (no site): the request answers at once, the daily prune queues one per target. */
+export const PRUNE_KIND = 'target-prune';
 
 /**
  * What is done to the offsite targets beyond copying backups: forgetting the snapshots of backups
@@ -21,6 +30,9 @@ export function createTargetOperations({
   lock,
   clock,
   logger,
+  jobs,
+  jobRows,
+  removedSites,
 }: {
   offsite: ReturnType<typeof createOffsiteTargets>;
   repository: BackupsRepository;
@@ -28,6 +40,9 @@ export function createTargetOperations({
   lock: ReturnType<typeof createStoreLock>;
   clock: Clock;
   logger: Logger;
+  jobs: JobRunner;
+  jobRows: JobsRepository;
+  removedSites: RemovedSitesRepository;
 }) {
   const requireTarget = (name: string) => {
     if (name !== LOCAL_TARGET && offsite.names.includes(name)) return name;
@@ -35,6 +50,70 @@ export function createTargetOperations({
       `no offsite target is named ${JSON.stringify(name)} (configured: ${offsite.names.join(', ') || 'none'})`,
     );
   };
+
+  /**
+   * Prunes a target: snapshots of backups this daemon deleted, then every object no remaining
+   * snapshot references. Holds the store exclusively, as local garbage collection does: it
+   * waits for running backups and restores, and they wait for it.
+   */
+  function prune(name: string): Promise<PruneResult> {
+    requireTarget(name);
+    return lock.exclusive(async () => {
+      const now = clock.now();
+      const result = await pruneRepository({
+        repository: await offsite.openExisting(name),
+        // A backup of a site this daemon has, which it no longer lists: retention deleted it. A site it removed:
+        // once its retention would have expired. Others' snapshots (another daemon's, a recovered one's) stay.
+        forgotten: (snapshot) => {
+          if (siteExists(snapshot.siteId)) return !repository.findBackup(snapshot.backupId);
+          const removed = removedSites.find(snapshot.siteId);
+          return removed !== undefined && removed.keepUntil <= now;
+        },
+        now,
+      });
+      logger.info(result, 'offsite target pruned');
+      return result;
+    });
+  }
+
+  const finish = (job: JobRow, changes: Parameters<JobsRepository['update']>[1]) =>
+    jobRows.update(job.id, { ...changes, finishedAt: clock.now() });
+
+  async function runPrune(job: JobRow): Promise<Settlement> {
+    const { target } = JSON.parse(job.params) as { target: string };
+    jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
+    try {
+      const result = await prune(target);
+      finish(job, { state: 'succeeded', progress: JSON.stringify(result) });
+      return { events: [jobEvent('target.pruned', { jobId: job.id, ...result })] };
+    } catch (error) {
+      const reason = isAppError(error) ? error.problem.name : offsiteProblems.targetFailed.name;
+      const message = (error as Error).message;
+      finish(job, { state: 'failed', reason, message });
+      return { events: [jobEvent('target.prune-failed', { jobId: job.id, target, reason, message })] };
+    }
+  }
+
+  // Not exclusive per site (it has none): the store lock is what keeps it apart from backups and restores.
+  jobs.register(PRUNE_KIND, {
+    pool: { name: 'target-prunes', concurrency: 1 },
+    exclusive: false,
+    atShutdown: 'abort',
+    cancelsWhileRunning: false,
+    cancelQueued: () => undefined,
+    run: runPrune,
+    recover: {
+      // Deleting only what no snapshot references, a prune cut short leaves nothing wrong: the next one finishes it.
+      running: (job) => {
+        const message = 'the daemon stopped while it ran; the next prune finishes it';
+        finish(job, { state: 'failed', reason: 'interrupted', message });
+        const { target } = JSON.parse(job.params) as { target: string };
+        return {
+          events: [jobEvent('target.prune-failed', { jobId: job.id, target, reason: 'interrupted', message })],
+        };
+      },
+    },
+  });
 
   return {
     /** Removes the snapshot records of deleted backups from the targets that held them; a target that fails is left to prune. */
@@ -53,23 +132,22 @@ export function createTargetOperations({
         }
     },
 
-    /**
-     * Prunes a target: snapshots of backups this daemon deleted, then every object no remaining
-     * snapshot references. Holds the store exclusively, as local garbage collection does: it
-     * waits for running backups and restores, and they wait for it.
-     */
-    prune(name: string): Promise<PruneResult> {
+    prune,
+
+    /** Queues a prune of the target as a job and answers it: `target.pruned` (or `target.prune-failed`) says how it ended. */
+    requestPrune(name: string): JobRow {
       requireTarget(name);
-      return lock.exclusive(async () => {
-        const result = await pruneRepository({
-          repository: await offsite.openExisting(name),
-          // A backup of a site this daemon has, which it no longer lists: retention deleted it. Others' snapshots stay.
-          forgotten: (snapshot) => siteExists(snapshot.siteId) && !repository.findBackup(snapshot.backupId),
-          now: clock.now(),
-        });
-        logger.info(result, 'offsite target pruned');
-        return result;
+      const now = clock.now();
+      const row = jobRows.insert({
+        id: createId('prn', now),
+        kind: PRUNE_KIND,
+        siteId: null,
+        state: 'queued',
+        params: JSON.stringify({ target: name }),
+        createdAt: now,
       });
+      jobs.enqueue(PRUNE_KIND, row.id, null);
+      return row;
     },
 
     async snapshots(name: string) {

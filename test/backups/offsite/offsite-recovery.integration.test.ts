@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import type { OffsiteConfig } from '../../../src/backups/offsite/targets.config.
 import { databaseSnapshot, filesSnapshot, useBackupSite } from '../../support/backup-site.js';
 import { checkRepository } from '../../support/repository-check.js';
 import { startS3Server, type S3TestServer } from '../../support/s3-server.js';
+import { buildOnce, runCliAsync, startDaemonProcess } from '../../support/daemon-process.js';
 import { createTestApp } from '../../support/test-app.js';
 import { connectSite } from '../../support/wordpress-state.js';
 
@@ -81,10 +82,12 @@ describe('prune while a backup runs, then disaster recovery from the bucket', ()
       (backup) => backup.status !== 'queued',
     );
     expect(running.status).toBe('running');
-    const concurrentPrune = bed.t.call('POST', '/api/targets/offsite/prune');
+    // The prune is a job: it waits for the running backup's hold on the store, then runs.
+    const concurrentPrune = await bed.t.call('POST', '/api/targets/offsite/prune');
+    expect(concurrentPrune.status, concurrentPrune.text).toBe(202);
     await bed.t.services.backups.idle();
-    const pruned = await concurrentPrune;
-    expect(pruned.status, pruned.text).toBe(200);
+    const pruned = (await bed.t.call('GET', `/api/jobs/${concurrentPrune.json.id}`)).json;
+    expect(pruned, JSON.stringify(pruned)).toMatchObject({ state: 'succeeded' });
     state.second = (await bed.t.call('GET', api(`/backups/${queued.json.id}`))).json;
     expect(state.second, JSON.stringify(state.second)).toMatchObject({
       status: 'completed',
@@ -99,9 +102,12 @@ describe('prune while a backup runs, then disaster recovery from the bucket', ()
     // The new file went up with the second backup; the old one, referenced by the first only, goes at
     // that prune if retention forgot the first backup before it listed the snapshots, else at the next.
     expect(await bucket.store.has(sha256(ADDED_FOR_SECOND))).toBe(true);
-    const again = await bed.t.call('POST', '/api/targets/offsite/prune');
-    expect(again.status, again.text).toBe(200);
-    expect(pruned.json.objectsDeleted + again.json.objectsDeleted).toBeGreaterThan(0);
+    const againQueued = await bed.t.call('POST', '/api/targets/offsite/prune');
+    expect(againQueued.status, againQueued.text).toBe(202);
+    await bed.t.services.backups.idle();
+    const again = (await bed.t.call('GET', `/api/jobs/${againQueued.json.id}`)).json;
+    expect(again.state).toBe('succeeded');
+    expect(pruned.progress.objectsDeleted + again.progress.objectsDeleted).toBeGreaterThan(0);
     expect(await bucket.store.has(sha256(ONLY_IN_FIRST))).toBe(false);
     expect(await bucket.store.has(sha256(ADDED_FOR_SECOND))).toBe(true);
     expect((await checkRepository(bucket)).problems).toEqual([]);
@@ -185,4 +191,72 @@ describe('prune while a backup runs, then disaster recovery from the bucket', ()
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 300_000);
+
+  it('restores with `sitewarden recover restore` from the bucket alone: a fresh data directory, the passphrase file', async () => {
+    buildOnce();
+    // The second machine is gone too; the site changed since.
+    await bed.site.php(`
+      $post = get_page_by_title( 'Recovery canary', OBJECT, 'post' );
+      wp_update_post( array( 'ID' => $post->ID, 'post_title' => 'Changed before the CLI restore' ) );
+      update_option( 'blogname', 'Not the backed-up name either' );
+    `);
+    writeFileSync(join(bed.site.root, 'wp-content/written-after.txt'), 'not in any backup, again');
+    expect(await databaseSnapshot(bed.site)).not.toEqual(state.db);
+
+    const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-recovered-cli-'));
+    const passphraseFile = join(dataDir, 'offsite.passphrase');
+    writeFileSync(passphraseFile, `${passphrase}\n`, { mode: 0o600 });
+    const target = s3.target();
+    const env = {
+      SITEWARDEN_DATA_DIR: dataDir,
+      SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
+      SITEWARDEN_TARGETS: 'offsite',
+      SITEWARDEN_TARGET_OFFSITE_ENDPOINT: target.endpoint,
+      SITEWARDEN_TARGET_OFFSITE_BUCKET: target.bucket,
+      SITEWARDEN_TARGET_OFFSITE_PREFIX: target.prefix,
+      SITEWARDEN_TARGET_OFFSITE_PATH_STYLE: 'on',
+      SITEWARDEN_TARGET_OFFSITE_ACCESS_KEY_ID: target.credentials!.accessKeyId,
+      SITEWARDEN_TARGET_OFFSITE_SECRET_ACCESS_KEY: target.credentials!.secretAccessKey,
+      SITEWARDEN_TARGET_OFFSITE_PASSPHRASE_FILE: passphraseFile,
+    };
+    try {
+      // The site is connected once to the new daemon (its new address would do), which is then stopped.
+      const daemon = await startDaemonProcess(env);
+      let siteId: string;
+      try {
+        const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+        const { username, applicationPassword } = bed.site.admin;
+        const connected = await fetch(`http://127.0.0.1:${daemon.port}/api/sites`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: bed.site.url, username, applicationPassword }),
+        });
+        expect(connected.status).toBe(201);
+        siteId = ((await connected.json()) as { id: string }).id;
+      } finally {
+        daemon.child.kill('SIGTERM');
+        await daemon.exited;
+      }
+
+      const listed = await runCliAsync(['recover', 'list', '--target', 'offsite'], env);
+      expect(listed.status, listed.stderr).toBe(0);
+      expect(listed.stdout).toContain(state.second.id);
+      const restored = await runCliAsync(
+        ['recover', 'restore', '--target', 'offsite', '--site', siteId, state.second.id],
+        env,
+      );
+      expect(restored.status, restored.stdout + restored.stderr).toBe(0);
+      expect(restored.stdout).toMatch(new RegExp(`^completed: restore \\S+ of backup ${state.second.id} from offsite`));
+
+      // What WordPress holds now is the backup's: every row, every file, the canary's title.
+      expect(await databaseSnapshot(bed.site)).toEqual(state.db);
+      expect(filesSnapshot(bed.site)).toEqual(state.files);
+      expect(await bed.site.php(`echo get_option( 'blogname' );`)).not.toBe('Not the backed-up name either');
+      expect(await bed.site.php(`echo get_the_title( get_page_by_title( 'Recovery canary', OBJECT, 'post' ) );`)).toBe(
+        'Recovery canary',
+      );
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 400_000);
 });

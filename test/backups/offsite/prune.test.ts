@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDirectoryTargetApp, syntheticBackups } from '../../support/synthetic-backups.js';
-import { insertConnectedSite, type TestApp } from '../../support/test-app.js';
+import { createFakeClock, insertConnectedSite, type TestApp } from '../../support/test-app.js';
 
 const passphrase = 'prune test passphrase';
 const DAY = 86_400_000;
@@ -17,9 +17,18 @@ describe('retention and prune of an offsite target', () => {
   });
   afterEach(() => close());
 
-  const blobPath = async (backups: ReturnType<typeof syntheticBackups>, hash: string) => {
+  /** Asks for a prune (202, a queued job), waits for the job, and answers it as it ended. */
+  const prune = async (target = 'nas') => {
+    const queued = await t.call('POST', `/api/targets/${target}/prune`);
+    expect(queued.status, queued.text).toBe(202);
+    expect(queued.json).toMatchObject({ kind: 'target-prune', siteId: null, state: 'queued', params: { target } });
+    await t.services.backups.idle();
+    return (await t.call('GET', `/api/jobs/${queued.json.id}`)).json;
+  };
+
+  const blobPath = async (backups: ReturnType<typeof syntheticBackups>, hash: string, dir = targetDir) => {
     const name = (await backups.openTarget()).nameOf(hash);
-    return join(targetDir, 'data', name.slice(0, 2), name);
+    return join(dir, 'data', name.slice(0, 2), name);
   };
 
   it('keeps what the tag’s retention keeps, forgets the rest on the target, and prune deletes only their own objects', async () => {
@@ -47,10 +56,18 @@ describe('retention and prune of an offsite target', () => {
     // Forgotten at once; their objects stay until the target is pruned.
     expect(existsSync(await blobPath(backups, oldest.objects[1]!))).toBe(true);
 
-    const pruned = await t.call('POST', '/api/targets/nas/prune');
-    expect(pruned.status, pruned.text).toBe(200);
+    const pruned = await prune();
+    expect(pruned.state).toBe('succeeded');
     // Each backup has 3 objects of its own, a file part and a manifest; the shared object stays.
-    expect(pruned.json).toMatchObject({ target: 'nas', snapshotsKept: 2, snapshotsForgotten: 0, objectsDeleted: 10 });
+    expect(pruned.progress).toMatchObject({
+      target: 'nas',
+      snapshotsKept: 2,
+      snapshotsForgotten: 0,
+      objectsDeleted: 10,
+    });
+    expect(t.logs.events('target.pruned')).toEqual([
+      expect.objectContaining({ jobId: pruned.id, target: 'nas', objectsDeleted: 10, snapshotsKept: 2 }),
+    ]);
     for (const hash of [...oldest.objects.slice(1), ...older.objects.slice(1)])
       expect(existsSync(await blobPath(backups, hash))).toBe(false);
     for (const backup of [kept1, kept2]) {
@@ -98,7 +115,7 @@ describe('retention and prune of an offsite target', () => {
     // Another daemon's backup in the same repository, of a site this daemon does not have.
     const foreign = await backups.create('site_of_another_daemon', { record: false });
 
-    const pruned = (await t.call('POST', '/api/targets/nas/prune')).json;
+    const pruned = (await prune()).progress;
     expect(pruned).toMatchObject({ snapshotsForgotten: 1, snapshotsKept: 2, objectsDeleted: 1 + 5 });
     expect(existsSync(await blobPath(backups, orphan))).toBe(false);
     for (const hash of gone.objects.slice(1)) expect(existsSync(await blobPath(backups, hash))).toBe(false);
@@ -114,13 +131,42 @@ describe('retention and prune of an offsite target', () => {
     await backups.create(siteId);
     const orphan = (await (await backups.openTarget()).store.put(Buffer.from('orphan'))).hash;
     writeFileSync(join(targetDir, 'snapshots', 'f'.repeat(64)), 'not sealed');
-    const refused = await t.call('POST', '/api/targets/nas/prune');
-    expect(refused.status).toBe(502);
-    expect(refused.json.type).toMatch(/backup-target-failed$/);
-    expect(refused.json.detail).toMatch(/prune deleted nothing, 1 snapshot record\(s\) cannot be read/);
+    const refused = await prune();
+    expect(refused).toMatchObject({ state: 'failed', reason: 'backup-target-failed' });
+    expect(refused.message).toMatch(/prune deleted nothing, 1 snapshot record\(s\) cannot be read/);
+    expect(t.logs.events('target.prune-failed')).toEqual([
+      expect.objectContaining({ jobId: refused.id, target: 'nas', reason: 'backup-target-failed' }),
+    ]);
     expect(existsSync(await blobPath(backups, orphan))).toBe(true);
     const unknown = await t.call('POST', '/api/targets/glacier/prune');
     expect(unknown.status).toBe(404);
     expect(unknown.json.type).toMatch(/backup-target-unknown$/);
+  });
+
+  it('keeps a removed site’s snapshots until its retention would have expired, then prunes them', async () => {
+    const clock = createFakeClock(new Date());
+    const app = createDirectoryTargetApp(passphrase, { clock });
+    try {
+      const siteId = insertConnectedSite(app.t);
+      const backups = syntheticBackups(app.t, { targetDir: app.targetDir, passphrase });
+      const made = [await backups.create(siteId), await backups.create(siteId)];
+      const removed = await app.t.call('DELETE', `/api/sites/${siteId}`);
+      expect(removed.status, removed.text).toBe(204);
+      const pruneNow = async () => {
+        const queued = await app.t.call('POST', '/api/targets/nas/prune');
+        await app.t.services.backups.idle();
+        return (await app.t.call('GET', `/api/jobs/${queued.json.id}`)).json;
+      };
+      // The default retention keeps the last 14 backups: a removed site's for 14 days.
+      clock.advance(13 * DAY);
+      expect((await pruneNow()).progress).toMatchObject({ snapshotsForgotten: 0, snapshotsKept: 2, objectsDeleted: 0 });
+      for (const hash of made[1]!.objects) expect(existsSync(await blobPath(backups, hash, app.targetDir))).toBe(true);
+      clock.advance(2 * DAY);
+      expect((await pruneNow()).progress).toMatchObject({ snapshotsForgotten: 2, snapshotsKept: 0 });
+      for (const backup of made)
+        for (const hash of backup.objects) expect(existsSync(await blobPath(backups, hash, app.targetDir))).toBe(false);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -31,6 +31,7 @@ describe('offsite target configuration', () => {
             forcePathStyle: false,
             credentials: undefined,
             partBytes: 8 * 1024 * 1024,
+            uploadBufferBytes: 16 * 1024 * 1024,
             maxAttempts: 5,
           },
         },
