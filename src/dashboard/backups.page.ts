@@ -201,8 +201,9 @@ export function createBackupsPage(deps: DashboardServices) {
       const form = await c.req.parseBody();
       const target = targetOf(c);
       if (form.confirm !== 'yes') return 'Nothing pruned: tick the box to confirm.';
-      const result = await deps.backups.targets.prune(target);
-      return `Pruned ${target}: ${result.objectsDeleted} objects and ${result.snapshotsForgotten} snapshot records deleted, ${result.objectsKept} objects kept.`;
+      // A prune holds the store exclusively and may take long: a job, seen finishing on the Activity page.
+      const job = deps.backups.targets.requestPrune(target);
+      return `Prune of ${target} queued (job ${job.id}); the Activity page shows what it removed.`;
     }),
   );
 

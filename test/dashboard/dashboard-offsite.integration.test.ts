@@ -39,7 +39,11 @@ describe('offsite backups in the dashboard', () => {
 
     // The backup is still referenced: pruning keeps it and everything it needs.
     const pruned = await user.follow(await user.post('/backups/targets/offsite/prune', { confirm: 'yes' }));
-    expect(pruned).toMatch(/Pruned offsite: 0 objects and 0 snapshot records deleted, \d+ objects kept/);
+    expect(pruned).toMatch(/Prune of offsite queued \(job prn_/);
+    await bed.t.services.backups.idle();
+    expect(bed.t.logs.events('target.pruned')).toEqual([
+      expect.objectContaining({ target: 'offsite', objectsDeleted: 0, snapshotsForgotten: 0 }),
+    ]);
     expect(await (await user.get('/backups')).text()).toContain(`<span class="url">${backup.id}</span>`);
   }, 300_000);
 });
