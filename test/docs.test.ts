@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const apiPage = readFileSync(join(root, 'docs/api.md'), 'utf8');
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -15,14 +16,14 @@ function sources(dir: string): string[] {
 describe('the documentation stays true', () => {
   const code = sources(join(root, 'src')).join('\n');
 
-  it('lists every problem type the code defines, with its status', () => {
+  it('lists every problem type the code defines, with its status (docs/api.md)', () => {
     const defined = [...code.matchAll(/defineProblem\('([a-z-]+)', (\d{3}),/g)].map((match) => ({
       name: match[1]!,
       status: match[2]!,
     }));
     expect(defined.length).toBeGreaterThan(20);
     for (const { name, status } of defined) {
-      expect(readme, name).toMatch(new RegExp(`\\| \`[^|]*\\b${name}\\b[^|]*\` \\| ${status} \\|`));
+      expect(apiPage, name).toMatch(new RegExp(`\\| \`[^|]*\\b${name}\\b[^|]*\` \\| ${status} \\|`));
     }
   });
 

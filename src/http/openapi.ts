@@ -4,7 +4,7 @@ import { PROBLEM_CONTENT_TYPE } from './problem.js';
 const ProblemSchema = z
   .object({
     type: z.string().openapi({
-      description: 'Stable problem type, `/problems/<name>`; see the README’s problem catalogue.',
+      description: 'Stable problem type, `/problems/<name>`; see the problem catalogue in docs/api.md.',
       example: '/problems/site-not-found',
     }),
     title: z.string(),
