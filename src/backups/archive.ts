@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { checkManifestFiles, type ManifestFileEntry, type OpenedManifest } from './manifest.js';
-import type { ObjectStore } from './object-store.js';
+import { WHOLE_OBJECT_BYTES, type ObjectStore } from './object-store.js';
 import { writeSqlDump } from './sql-dump.js';
 import { tarEnd, tarFileHeader, tarPadding } from './tar.js';
 
@@ -63,7 +63,9 @@ export async function backupArchive({
 
   async function* filePieces(file: ManifestFileEntry): AsyncGenerator<Buffer> {
     yield tarFileHeader(`files/${file.path}`, file.size, file.mtime);
-    for (const chunk of file.chunks) for await (const bytes of store.get(chunk)) yield bytes as Buffer;
+    // Small files in one read each: a stream per object allocated 80 KiB of buffers whatever its size.
+    if (file.size <= WHOLE_OBJECT_BYTES) for (const chunk of file.chunks) yield await store.read(chunk);
+    else for (const chunk of file.chunks) for await (const bytes of store.get(chunk)) yield bytes as Buffer;
     yield tarPadding(file.size);
   }
 
