@@ -6,7 +6,7 @@ import {
   fstatSync,
   fsync,
   openSync,
-  readFileSync,
+  readFile,
   readSync,
   writeSync,
 } from 'node:fs';
@@ -34,6 +34,8 @@ export const HASH_PATTERN = /^[0-9a-f]{64}$/;
 export const WHOLE_OBJECT_BYTES = 4 * 1024 * 1024;
 
 const fsyncDescriptor = promisify(fsync);
+// The callback API, not fs/promises: no FileHandle to outlive the read (see holds).
+const readWholeFile = promisify(readFile);
 
 /** zlib's output buffer for `bytes` of output: one buffer, sized to fit (at least zlib's minimum of 64). */
 const outputChunk = (bytes: number) => Math.max(64, bytes + 64);
@@ -247,9 +249,13 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
       return file.pipe(gunzip).pipe(verify);
     },
 
-    /** In one synchronous step, like putWhole (objects read whole are parts, batches and chunks of at most 8 MiB). */
+    /**
+     * One read, then decompressed and checked in one synchronous step, like putWhole (objects read whole are
+     * parts, batches and chunks of at most 8 MiB). The read goes through the thread pool: a walk over a
+     * manifest's parts or a download's files yields to the event loop at each object, as streams did.
+     */
     async read(hash) {
-      const compressed = readFileSync(pathOf(hash));
+      const compressed = await readWholeFile(pathOf(hash));
       // gzip's trailer holds the content's size (mod 2^32): one output buffer of that size.
       const declared = compressed.length >= 18 ? compressed.readUInt32LE(compressed.length - 4) : 0;
       let content: Buffer;
