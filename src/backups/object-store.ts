@@ -31,7 +31,7 @@ export const HASH_PATTERN = /^[0-9a-f]{64}$/;
  * 200,000 small files kept 50–65 MB of them waiting for V8's next full collection. Here the
  * buffers are sized to the object (small ones come from Node's shared pool) and die young.
  */
-export const WHOLE_OBJECT_BYTES = 4 * 1024 * 1024;
+const WHOLE_OBJECT_BYTES = 4 * 1024 * 1024;
 
 const fsyncDescriptor = promisify(fsync);
 // The callback API, not fs/promises: no FileHandle to outlive the read (see holds).
