@@ -11,6 +11,8 @@ import { writeSqlDump } from './sql-dump.js';
 import { tarEnd, tarFileHeader, tarPadding } from './tar.js';
 
 const COALESCE_BYTES = 64 * 1024;
+/** Files up to this size are read as one object (see filePieces). */
+const READ_WHOLE_BYTES = 64 * 1024;
 
 /**
  * A backup as one standard archive, so nobody is locked in: a tar.gz holding the site's files
@@ -63,7 +65,10 @@ export async function backupArchive({
 
   async function* filePieces(file: ManifestFileEntry): AsyncGenerator<Buffer> {
     yield tarFileHeader(`files/${file.path}`, file.size, file.mtime);
-    for (const chunk of file.chunks) for await (const bytes of store.get(chunk)) yield bytes as Buffer;
+    // Small files in one read each: a stream per object allocated 80 KiB of buffers whatever its size. Larger ones
+    // stream: read whole, a site of 2 MiB media files had the download copy each one three times (273 MB peak).
+    if (file.size <= READ_WHOLE_BYTES) for (const chunk of file.chunks) yield await store.read(chunk);
+    else for (const chunk of file.chunks) for await (const bytes of store.get(chunk)) yield bytes as Buffer;
     yield tarPadding(file.size);
   }
 

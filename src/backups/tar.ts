@@ -4,8 +4,11 @@
  */
 const BLOCK = 512;
 
+/** Zeros to slice padding from: Buffer.alloc gives every small buffer an ArrayBuffer of its own (two per archived file). */
+const ZEROS = Buffer.alloc(BLOCK * 2);
+
 function header(name: string, size: number, mtime: number, type: '0' | 'x'): Buffer {
-  const block = Buffer.alloc(BLOCK);
+  const block = Buffer.allocUnsafe(BLOCK).fill(0); // From Node's shared pool.
   const octal = (value: number, length: number) => value.toString(8).padStart(length - 1, '0') + '\0';
   block.write(name.slice(0, 100), 0, 'utf8');
   block.write(octal(type === 'x' ? 0o644 : 0o644, 8), 100, 'ascii');
@@ -44,7 +47,7 @@ export function tarFileHeader(name: string, size: number, mtime: number): Buffer
 }
 
 /** Zeros that complete a file's last block. */
-export const tarPadding = (size: number) => Buffer.alloc((BLOCK - (size % BLOCK)) % BLOCK);
+export const tarPadding = (size: number) => ZEROS.subarray(0, (BLOCK - (size % BLOCK)) % BLOCK);
 
 /** Two empty blocks end an archive. */
-export const tarEnd = () => Buffer.alloc(BLOCK * 2);
+export const tarEnd = () => ZEROS.subarray(0, BLOCK * 2);

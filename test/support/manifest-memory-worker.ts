@@ -43,6 +43,7 @@ try {
   const store: ObjectStore = {
     ...files,
     get: (hash) => (contents.has(hash) ? Readable.from([contents.get(hash)!]) : files.get(hash)),
+    read: async (hash) => contents.get(hash) ?? files.read(hash),
   };
   const [now, before] = (await Promise.all([...contents.values()].map((content) => files.put(content)))) as [
     StoredContent,
