@@ -3,6 +3,7 @@ import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
 import { latestSlotAt, siteOffsetMs } from '../jobs/spread.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
+import { isAppError } from '../shared/errors.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { siteCredentials, type SiteRow, type SitesRepository } from '../sites/index.js';
 import type { AvailableUpdates, Connector } from '../wordpress/connector-client.js';
@@ -127,7 +128,15 @@ export function createInventorySync({
       const reason = error instanceof Error ? error.message : String(error);
       metrics?.observeJob('sync', 'failed', clock.now().getTime() - attemptAt.getTime());
       events.emit('site.sync_failed', { siteId: site.id, url: site.url, reason });
-      return repository.update(site.id, { lastSyncAttemptAt: attemptAt, syncError: reason, updatedAt: attemptAt });
+      // A connector too old for the sync still named its version: kept, so operations are refused up front.
+      const outdated = isAppError(error) && error.problem.name === 'connector-outdated';
+      const learned = outdated ? { connectorVersion: String(error.extensions.connectorVersion) } : {};
+      return repository.update(site.id, {
+        ...learned,
+        lastSyncAttemptAt: attemptAt,
+        syncError: reason,
+        updatedAt: attemptAt,
+      });
     }
   }
 

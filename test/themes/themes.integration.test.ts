@@ -123,6 +123,8 @@ describe('themes on a real site', () => {
       ),
     );
     try {
+      // The daemon goes by the version its last sync read (a connector gone or without the route is read afresh).
+      await bed.t.services.sync.syncNow(bed.siteId);
       const response = await bed.t.call('POST', themes('/twentytwentythree/activate'));
       expect(response.status).toBe(422);
       expect(response.json.type).toBe('/problems/connector-outdated');
