@@ -1,6 +1,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -13,8 +22,27 @@ const CLI = resolve(PROJECT_ROOT, 'dist/src/cli.js');
 
 /** The tests of the real process run the compiled CLI, as systemd does; build it first. */
 export function buildOnce(): void {
+  // Built already (scripts/test.sh builds before the suite): test files run side by side, and a
+  // rebuild rewrites every file of dist/ while another file's daemon or CLI is loading them.
+  if (builtAfterSources()) return;
   const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: PROJECT_ROOT, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`build failed:\n${result.stdout}${result.stderr}`);
+}
+
+/** Whether every compiled file is newer than every source file. */
+function builtAfterSources(): boolean {
+  const mtimes = (dir: string, suffix: string): number[] =>
+    existsSync(dir)
+      ? readdirSync(dir, { recursive: true, withFileTypes: true })
+          .filter((entry) => entry.isFile() && entry.name.endsWith(suffix))
+          .map((entry) => statSync(join(entry.parentPath, entry.name)).mtimeMs)
+      : [];
+  const compiled = mtimes(join(PROJECT_ROOT, 'dist/src'), '.js');
+  const sources = [
+    ...mtimes(join(PROJECT_ROOT, 'src'), '.ts'),
+    statSync(join(PROJECT_ROOT, 'tsconfig.build.json')).mtimeMs,
+  ];
+  return existsSync(CLI) && compiled.length > 0 && Math.min(...compiled) > Math.max(...sources);
 }
 
 export function runCli(args: string[], env: Record<string, string>) {
