@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSafeUpdatesRepository } from '../../src/safe-updates/index.js';
 import { installFixturePlugin, useConnectedSite } from '../support/wordpress-state.js';
+import { fetchWhole } from '../support/fetch-whole.js';
 
 /**
  * The standalone rollback path (connector/sitewarden-rollback.php) is reachable by anyone who can
@@ -14,7 +15,7 @@ const bed = useConnectedSite();
 const standaloneUrl = () => `${bed.site.url}/wp-content/plugins/sitewarden-connector/sitewarden-rollback.php`;
 
 function post(body: unknown, secret?: string, method = 'POST') {
-  return fetch(standaloneUrl(), {
+  return fetchWhole(standaloneUrl(), {
     method,
     headers: { 'content-type': 'application/json', ...(secret ? { 'x-sitewarden-rollback-secret': secret } : {}) },
     body: method === 'GET' ? undefined : JSON.stringify(body),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSafeUpdatesRepository } from '../../src/safe-updates/index.js';
 import { useConnectedSite } from '../support/wordpress-state.js';
+import { fetchWhole } from '../support/fetch-whole.js';
 
 /** WordPress core (Debian's 6.1.9) through the same safe-update path, and its restore point put back without WordPress. */
 const bed = useConnectedSite();
@@ -41,14 +42,17 @@ describe('a safe core update', { timeout: 240_000 }, () => {
   it('puts the previous core back through the standalone path, without WordPress', async () => {
     const row = createSafeUpdatesRepository({ db: bed.t.database.db }).find(report.id)!;
     const sealed = createSafeUpdatesRepository({ db: bed.t.database.db }).readSecret(bed.siteId)!;
-    const response = await fetch(`${bed.site.url}/wp-content/plugins/sitewarden-connector/sitewarden-rollback.php`, {
-      method: 'POST',
-      headers: { 'x-sitewarden-rollback-secret': bed.t.services.secrets.open(sealed) },
-      body: JSON.stringify({ action: 'restore', id: row.restorePointId, target: 'core' }),
-    });
-    expect(response.status, await response.clone().text()).toBe(200);
+    const response = await fetchWhole(
+      `${bed.site.url}/wp-content/plugins/sitewarden-connector/sitewarden-rollback.php`,
+      {
+        method: 'POST',
+        headers: { 'x-sitewarden-rollback-secret': bed.t.services.secrets.open(sealed) },
+        body: JSON.stringify({ action: 'restore', id: row.restorePointId, target: 'core' }),
+      },
+    );
+    expect(response.status, await response.text()).toBe(200);
     expect(await wordpressVersion()).toBe('6.1.9');
-    expect((await fetch(`${bed.site.url}/`)).status).toBe(200);
+    expect((await fetchWhole(`${bed.site.url}/`)).status).toBe(200);
     expect((await bed.t.call('GET', `/api/sites/${bed.siteId}/plugins`)).status).toBe(200);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { adminApi, connectSite, startDaemonProcess, useDaemonSite, type DaemonApi } from '../support/daemon-process.js';
 import { activePlugins, installFixturePlugin, wordpressPlugins } from '../support/wordpress-state.js';
+import { fetchWhole } from '../support/fetch-whole.js';
 
 /** The real daemon process, killed with SIGKILL while a safe update checks a site its update broke. */
 describe('a daemon killed during a safe update’s after-checks', () => {
@@ -38,7 +39,7 @@ describe('a daemon killed during a safe update’s after-checks', () => {
       await waitFor(call, path, (update) => update.phase === 'after-check');
       daemon.child.kill('SIGKILL');
       await daemon.exited;
-      expect((await fetch(`${bed.site.url}/`)).status).toBe(500);
+      expect((await fetchWhole(`${bed.site.url}/`)).status).toBe(500);
 
       daemon = await startDaemonProcess(env());
       const decided = await waitFor(call, path, (update) => !['queued', 'running'].includes(update.status));
@@ -49,7 +50,7 @@ describe('a daemon killed during a safe update’s after-checks', () => {
         'resumed',
         'rollback',
       ]);
-      expect((await fetch(`${bed.site.url}/`)).status).toBe(200);
+      expect((await fetchWhole(`${bed.site.url}/`)).status).toBe(200);
       expect((await wordpressPlugins(bed.site))['sitewarden-fatal/sitewarden-fatal.php']?.Version).toBe('1.0.0');
       expect(await activePlugins(bed.site)).toContain('sitewarden-fatal/sitewarden-fatal.php');
       expect(daemon.logs()).toMatch(
