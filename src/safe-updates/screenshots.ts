@@ -79,9 +79,11 @@ async function screenshot(port: number, url: string): Promise<Buffer> {
     return Buffer.from(shot.data, 'base64');
   } finally {
     page.close();
-    await fetch(`http://127.0.0.1:${port}/json/close/${target.id}`, { signal: AbortSignal.timeout(5_000) }).catch(
-      () => undefined,
-    );
+    // The answer is read to its end: a body left paused when Chromium closes the connection makes
+    // undici's parser assert, uncatchably (global fetch runs on the dispatcher undici's WebSocket set).
+    await fetch(`http://127.0.0.1:${port}/json/close/${target.id}`, { signal: AbortSignal.timeout(5_000) })
+      .then((closed) => closed.arrayBuffer())
+      .catch(() => undefined);
   }
 }
 
