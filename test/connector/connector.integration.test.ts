@@ -263,7 +263,10 @@ describe('Sitewarden connector', () => {
     await site.php(`update_site_option( 'sitewarden_test_offer_core', 1 );`);
     try {
       const offered = await call(site, site.admin, 'GET', 'updates?refresh=1');
-      expect(offered.body['core']).toContainEqual({ version: '6.5.5' });
+      // The mirror offers 6.5.5; WordPress offers no release it already runs (the version matrix's newest).
+      const running = await site.php('global $wp_version; echo $wp_version;');
+      if (running === '6.5.5') expect(offered.body['core']).toEqual([]);
+      else expect(offered.body['core']).toContainEqual({ version: '6.5.5' });
     } finally {
       await site.php(`delete_site_option( 'sitewarden_test_offer_core' ); delete_site_transient( 'update_core' );`);
     }
