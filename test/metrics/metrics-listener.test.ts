@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildOnce, startDaemonProcess } from '../support/daemon-process.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus-text.js';
 import { freePort } from '../support/served-app.js';
+import { fetchWhole } from '../support/fetch-whole.js';
 
 beforeAll(() => buildOnce(), 120_000);
 
@@ -25,8 +26,10 @@ describe('the daemon process serving health and metrics', () => {
       expect(ready.status).toBe(200);
       expect(((await ready.json()) as { checks: { ok: boolean }[] }).checks.every((check) => check.ok)).toBe(true);
 
-      expect((await fetch(`${base}/metrics`)).status).toBe(401);
-      expect((await fetch(`${base}/api/sites`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect((await fetchWhole(`${base}/metrics`)).status).toBe(401);
+      expect((await fetchWhole(`${base}/api/sites`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(
+        200,
+      );
       const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } });
       expect(metrics.status).toBe(200);
       const families = parsePrometheusText(await metrics.text());
@@ -54,7 +57,7 @@ describe('the daemon process serving health and metrics', () => {
       expect(scraped.status).toBe(200);
       expect(scraped.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
       expect(parsePrometheusText(await scraped.text()).get('sitewarden_sites')?.type).toBe('gauge');
-      expect((await fetch(`http://127.0.0.1:${metricsPort}/api/sites`)).status).toBe(404);
+      expect((await fetchWhole(`http://127.0.0.1:${metricsPort}/api/sites`)).status).toBe(404);
       const main = await fetch(`http://127.0.0.1:${daemon.port}/metrics`);
       expect(main.status).toBe(404);
     } finally {
