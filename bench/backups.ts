@@ -62,6 +62,12 @@ function mariadb(socket: string, database: string, sql: string): string {
   });
 }
 
+/** The process's user + system CPU seconds (/proc/<pid>/stat fields 14 and 15, at 100 ticks a second). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024;
@@ -210,9 +216,11 @@ async function main() {
     };
 
     const rssAtStart = peakRssMb(daemon.child.pid!);
+    const cpuAtStart = cpuSeconds(daemon.child.pid!);
     await sleep(3000);
     const idle = memoryLog ? readSamples(memoryLog, daemon.child.pid!).at(-1) : undefined;
     const first = await phase('first backup', backUp);
+    const firstCpu = cpuSeconds(daemon.child.pid!) - cpuAtStart;
     const rssAfterFirst = peakRssMb(daemon.child.pid!);
     const storeAfterFirst = duBytes(join(dataDir, 'backups/objects'));
     const second = await phase('second backup', backUp);
@@ -264,6 +272,7 @@ async function main() {
     });
     const downloadMs = performance.now() - downloadStart;
     const peak = peakRssMb(daemon.child.pid!);
+    const daemonCpu = cpuSeconds(daemon.child.pid!) - cpuAtStart;
 
     const figures = {
       siteFiles: mb(siteBytes),
@@ -285,6 +294,8 @@ async function main() {
       restoreS: round(restoreMs / 1000, 1),
       downloadS: round(downloadMs / 1000, 1),
       downloadGzip: mb(downloadBytes),
+      firstBackupDaemonCpuS: round(firstCpu, 1),
+      daemonCpuS: round(daemonCpu, 1),
       daemonPeakRssMb: round(peak, 0),
       daemonPeakRssMbByPhase: {
         started: round(rssAtStart, 0),

@@ -3,15 +3,16 @@
  * objects shaped like bench-media.ts's (12 MiB videos, 2 MiB photos, 48 KiB thumbnails) stored in a
  * local file store, then copied to an encrypted S3 repository on s3rver, which runs in a child
  * process so that this process's CPU time is the copy's own. Prints MiB/s, the copy's CPU seconds
- * and the upload buffers' peak. With `--cpu-prof` the profile shows where the copy's CPU goes
+ * and the upload buffers' peak. With BENCH_PROFILE the copy's CPU profile is written (the copy alone, not the set-up)
  * (bench/profile-summary.ts reads it).
  *
  *   node --import tsx bench/offsite-copy.ts
- *   node --cpu-prof --cpu-prof-dir=/tmp/copy-prof --import tsx bench/offsite-copy.ts
+ *   BENCH_PROFILE=/tmp/copy.cpuprofile node --import tsx bench/offsite-copy.ts   # the copy alone
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ import { openRemoteRepository } from '../src/backups/offsite/remote-store.js';
 import { createS3Backend } from '../src/backups/offsite/s3-backend.js';
 
 const MiB = 1024 * 1024;
+const PROFILE = process.env.BENCH_PROFILE;
 const BUCKET = 'sitewarden-bench';
 
 if (process.argv[2] === 'serve') {
@@ -69,6 +71,12 @@ if (process.argv[2] === 'serve') {
       passphrase: 'bench passphrase',
       create: true,
     });
+    const profiler = PROFILE ? new Session() : undefined;
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
     const start = Date.now();
     const cpu = process.cpuUsage();
     // As replicate.ts uploads: 16 at once, from the stored gzip bytes.
@@ -77,6 +85,11 @@ if (process.argv[2] === 'serve') {
     });
     const seconds = (Date.now() - start) / 1000;
     const used = process.cpuUsage(cpu);
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(PROFILE!, JSON.stringify(profile));
+      profiler.disconnect();
+    }
     console.log(
       JSON.stringify({
         objects: hashes.length,

@@ -24,9 +24,6 @@ export const objectStoreProblems = {
 
 export const HASH_PATTERN = /^[0-9a-f]{64}$/;
 
-/** Reads of stored bytes for an offsite copy: one sealing frame at a time (a copy runs many of them side by side). */
-const COMPRESSED_READ_BYTES = 64 * 1024;
-
 /**
  * Content up to this size is compressed, written and read back in one synchronous step. A stream
  * per object (gzip, write stream, read stream, gunzip) allocated 16–64 KiB ArrayBuffers for each
@@ -77,10 +74,19 @@ export interface ObjectStore {
    * they are (checking them on the way) rather than decompressing and compressing them again.
    * Stores that do not keep gzip bytes do not offer it.
    */
-  openCompressed?(hash: string): Promise<{ bytes: number; body: Readable }>;
+  openCompressed?(hash: string): Promise<CompressedObject>;
   read(hash: string): Promise<Buffer>;
   delete(hash: string): Promise<void>;
   list(): AsyncIterable<string>;
+}
+
+/** An object's gzip bytes as stored, read into the caller's buffers (no allocation per read); closed by the caller. */
+export interface CompressedObject {
+  /** The length of the gzip bytes when opened. */
+  readonly bytes: number;
+  /** Reads into `into` from `position`; 0 at the end. */
+  read(into: Buffer, position: number): Promise<number>;
+  close(): Promise<void>;
 }
 
 /** `<dir>/objects/ab/<sha256>` gzip files, written to `<dir>/tmp/` first, then fsync, rename, fsync of the directory. */
@@ -262,7 +268,11 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
       const handle = await open(pathOf(hash), 'r');
       try {
         const { size } = await handle.stat();
-        return { bytes: size, body: handle.createReadStream({ highWaterMark: COMPRESSED_READ_BYTES }) };
+        return {
+          bytes: size,
+          read: async (into, position) => (await handle.read(into, 0, into.length, position)).bytesRead,
+          close: () => handle.close(),
+        };
       } catch (error) {
         await handle.close();
         throw error;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
-import { objectStoreProblems, type ObjectStore } from '../object-store.js';
+import { objectStoreProblems, type CompressedObject, type ObjectStore } from '../object-store.js';
 import { offsiteProblems } from './offsite.errors.js';
 import type { BlobBackend } from './blob-backend.js';
 import {
@@ -12,7 +12,15 @@ import {
   wrapRepositoryKey,
   type RepositoryKeys,
 } from './repository-key.js';
-import { openStream, SealBroken, sealedLength, sealStream } from './sealed-stream.js';
+import {
+  createSealer,
+  FRAME_BYTES,
+  openStream,
+  SealBroken,
+  sealedLength,
+  sealStream,
+  type Sealer,
+} from './sealed-stream.js';
 
 const KEY_FILE = 'keys/repository';
 const DATA_PREFIX = 'data/';
@@ -40,7 +48,7 @@ export interface RemoteRepository {
    * sealed as they are, not decompressed and compressed again, and checked against `hash` by
    * decompressing a copy alongside; a mismatch abandons the upload before it is committed.
    */
-  putCompressed(hash: string, compressed: { bytes: number; body: Readable }): Promise<{ storedBytes: number }>;
+  putCompressed(hash: string, compressed: CompressedObject): Promise<{ storedBytes: number }>;
 }
 
 /**
@@ -118,9 +126,18 @@ async function readBlob(backend: BlobBackend, key: string): Promise<Buffer | nul
  * Passes gzip bytes on unchanged while a copy of them is decompressed and hashed beside the
  * upload (zlib works on the thread pool): `done` says whether they held the content of `hash`.
  */
+/** Stored bytes read at once by an offsite copy: whole sealing frames, one buffer per upload, reused. */
+const COPY_READ_BYTES = 4 * FRAME_BYTES;
+/** zlib's output buffer for the check: fewer, larger allocations than its 16 KiB default. */
+const CHECK_OUTPUT_BYTES = 64 * 1024;
+
+/**
+ * Decompresses and hashes stored gzip bytes as they are copied: `write` resolves once zlib has
+ * taken the chunk (so its buffer can be reused), `done` once the whole content hashed to `hash`.
+ */
 function checkCompressed(hash: string) {
   const hasher = createHash('sha256');
-  const gunzip = createGunzip();
+  const gunzip = createGunzip({ chunkSize: CHECK_OUTPUT_BYTES });
   const unreadable = (error: Error) =>
     objectStoreProblems.corrupt.create(`object ${hash} in the local store cannot be decompressed: ${error.message}`);
   gunzip.on('data', (chunk: Buffer) => hasher.update(chunk));
@@ -129,24 +146,15 @@ function checkCompressed(hash: string) {
     gunzip.once('error', (error) => reject(unreadable(error)));
   });
   ended.catch(() => undefined);
-  const tap = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      if (gunzip.write(chunk)) return done(null, chunk);
-      // Waits for the check to catch up: the upload never runs ahead of it by more than zlib's buffers.
-      const drained = () => {
-        gunzip.off('error', failed);
-        done(null, chunk);
-      };
-      const failed = (error: Error) => {
-        gunzip.off('drain', drained);
-        done(unreadable(error));
-      };
-      gunzip.once('drain', drained);
-      gunzip.once('error', failed);
-    },
-  });
   return {
-    tap,
+    // zlib that fails on a chunk never calls that write back: its error settles the wait instead.
+    write: (chunk: Buffer) =>
+      Promise.race([
+        new Promise<void>((resolve, reject) =>
+          gunzip.write(chunk, (error) => (error ? reject(unreadable(error)) : resolve())),
+        ),
+        ended,
+      ]),
     async done() {
       gunzip.end();
       await ended;
@@ -158,6 +166,46 @@ function checkCompressed(hash: string) {
     },
     abandon: () => gunzip.destroy(),
   };
+}
+
+/**
+ * The sealed bytes of a stored object, read into one buffer reused read after read: the header,
+ * then each frame's ciphertext and tag. A read waits for the check to take the previous one, so the
+ * upload never runs ahead of the check by more than one read.
+ */
+async function* sealedFrames(
+  hash: string,
+  source: CompressedObject,
+  sealer: Sealer,
+  check: ReturnType<typeof checkCompressed>,
+): AsyncGenerator<Buffer> {
+  yield sealer.header;
+  if (source.bytes === 0) {
+    yield* sealer.seal(Buffer.alloc(0), true);
+    return;
+  }
+  const buffer = Buffer.allocUnsafe(Math.min(COPY_READ_BYTES, source.bytes));
+  let position = 0;
+  while (position < source.bytes) {
+    let filled = 0;
+    const wanted = Math.min(buffer.length, source.bytes - position);
+    while (filled < wanted) {
+      const read = await source.read(buffer.subarray(filled, wanted), position + filled);
+      if (read === 0)
+        throw objectStoreProblems.corrupt.create(
+          `object ${hash} in the local store ends at byte ${position + filled}, not ${source.bytes}`,
+        );
+      filled += read;
+    }
+    position += filled;
+    const taken = check.write(buffer.subarray(0, filled));
+    taken.catch(() => undefined);
+    for (let offset = 0; offset < filled; offset += FRAME_BYTES) {
+      const end = Math.min(filled, offset + FRAME_BYTES);
+      yield* sealer.seal(buffer.subarray(offset, end), position === source.bytes && end === filled);
+    }
+    await taken;
+  }
 }
 
 function createRemoteRepository({
@@ -280,19 +328,19 @@ function createRemoteRepository({
     store,
     nameOf,
     deleteData: (name) => backend.delete(blobOf(name)),
-    async putCompressed(hash, { bytes, body }) {
+    async putCompressed(hash, source) {
       const name = nameOf(hash);
       const check = checkCompressed(hash);
       try {
-        let storedBytes = 0;
-        await pipeline(body, check.tap, sealStream(keys.data, name), async (sealed: AsyncIterable<Buffer>) => {
-          storedBytes = (
-            await backend.put(blobOf(name), sealed, { bytes: sealedLength(bytes), beforeCommit: check.done })
-          ).bytes;
-        });
-        return { storedBytes };
+        const { bytes } = await backend.put(
+          blobOf(name),
+          sealedFrames(hash, source, createSealer(keys.data, name), check),
+          { bytes: sealedLength(source.bytes), beforeCommit: check.done },
+        );
+        return { storedBytes: bytes };
       } finally {
         check.abandon();
+        await source.close();
       }
     },
     async *dataNames() {

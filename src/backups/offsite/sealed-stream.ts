@@ -35,30 +35,58 @@ function frameData(name: string, counter: number, final: boolean): Buffer {
   return Buffer.concat([Buffer.from(name, 'utf8'), nonce(counter), Buffer.from([final ? 1 : 0])]);
 }
 
+/** What seals one object frame by frame: its header, then each frame's ciphertext and tag. */
+export interface Sealer {
+  /** `SWS1` and the object's salt: the first bytes of the sealed object. */
+  readonly header: Buffer;
+  /** Seals the next frame (at most FRAME_BYTES; only the last may be shorter); `final` flags the last one. */
+  seal(plain: Buffer, final: boolean): [ciphertext: Buffer, tag: Buffer];
+}
+
 /**
  * AES-256-GCM in frames (the STREAM construction): `SWS1`, a 32-byte salt, then frames of
- * FRAME_BYTES of plaintext plus a 16-byte tag, the last one flagged. Streaming and bounded:
- * one frame is held at a time, never the object.
+ * FRAME_BYTES of plaintext plus a 16-byte tag, the last one flagged. The nonce and the frame's
+ * associated data are written into buffers kept for the object (the cipher copies them).
  */
-export function sealStream(dataKey: Buffer, name: string): Transform {
+export function createSealer(dataKey: Buffer, name: string): Sealer {
   const salt = randomBytes(SALT_BYTES);
   const key = objectKey(dataKey, salt);
+  const aad = frameData(name, 0, false);
+  const iv = Buffer.alloc(12);
   let counter = 0;
+  return {
+    header: Buffer.concat([MAGIC, salt]),
+    seal(plain, final) {
+      iv.writeUIntBE(counter, 6, 6);
+      iv.copy(aad, aad.length - 13);
+      aad[aad.length - 1] = final ? 1 : 0;
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      cipher.setAAD(aad);
+      counter++;
+      const sealed = cipher.update(plain);
+      cipher.final();
+      return [sealed, cipher.getAuthTag()];
+    },
+  };
+}
+
+/**
+ * A stream of createSealer's frames, for content whose length is not known ahead: streaming and
+ * bounded, one frame is held at a time, never the object.
+ */
+export function sealStream(dataKey: Buffer, name: string): Transform {
+  const sealer = createSealer(dataKey, name);
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let headerSent = false;
   // A frame's ciphertext and tag go on as they come: no copy to join them (the upload copies them into its part once).
   const seal = (stream: Transform, plain: Buffer, final: boolean): void => {
-    const cipher = createCipheriv('aes-256-gcm', key, nonce(counter));
-    cipher.setAAD(frameData(name, counter, final));
-    counter++;
-    const sealed = cipher.update(plain);
-    cipher.final();
+    const [sealed, tag] = sealer.seal(plain, final);
     if (sealed.length > 0) stream.push(sealed);
-    stream.push(cipher.getAuthTag());
+    stream.push(tag);
   };
   const header = (stream: Transform) => {
-    if (!headerSent) stream.push(Buffer.concat([MAGIC, salt]));
+    if (!headerSent) stream.push(sealer.header);
     headerSent = true;
   };
   return new Transform({
