@@ -47,6 +47,7 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       triggerKind: p('triggerKind'),
       triggerId: p('triggerId'),
       jobId: p('jobId'),
+      safeUpdateId: p('safeUpdateId'),
       result: p('result'),
     })
     .prepare();
@@ -61,6 +62,19 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       finishedAt: sql`${p('finishedAt')}`,
     })
     .where(eq(updateHistory.id, p('id')))
+    .prepare();
+  // A safe update asked for through the API ends in its job, found by its report's id (the row may predate a restart).
+  const safeUpdateEnded = db
+    .update(updateHistory)
+    .set({
+      result: sql`${p('result')}`,
+      fromVersion: sql`coalesce(${p('fromVersion')}, ${updateHistory.fromVersion})`,
+      toVersion: sql`coalesce(${p('toVersion')}, ${updateHistory.toVersion})`,
+      reason: sql`${p('reason')}`,
+      error: sql`${p('error')}`,
+      finishedAt: sql`${p('finishedAt')}`,
+    })
+    .where(and(eq(updateHistory.safeUpdateId, p('safeUpdateId')), eq(updateHistory.result, 'running')))
     .prepare();
 
   return {
@@ -78,6 +92,16 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
         ...end,
         finishedAt: end.finishedAt.getTime(),
       }),
+    /** Ends the running attempt of a safe update (none: not one asked for through the API); whether there was one. */
+    finishSafeUpdate: (safeUpdateId: string, end: AttemptEnd & { fromVersion: string | null }): boolean =>
+      safeUpdateEnded.run({
+        safeUpdateId,
+        toVersion: null,
+        reason: null,
+        error: null,
+        ...end,
+        finishedAt: end.finishedAt.getTime(),
+      }).changes > 0,
 
     /** Newest first (ids are time-ordered). */
     list({ siteId, tags = [], type, slug, result, since, before, limit }: HistoryFilter): UpdateHistoryRow[] {

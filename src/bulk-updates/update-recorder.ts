@@ -14,6 +14,8 @@ export interface UpdateAttempt {
   toVersion: string | null;
   trigger: { kind: TriggerKind; id: string | null };
   jobId?: string | null;
+  /** The safe update's report, when the attempt is one. */
+  safeUpdateId?: string | null;
 }
 
 /** The site had nothing to do (no update, or not the version asked for): the attempt is skipped, not failed. */
@@ -37,10 +39,14 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
       triggerKind: attempt.trigger.kind,
       triggerId: attempt.trigger.id,
       jobId: attempt.jobId ?? null,
+      safeUpdateId: attempt.safeUpdateId ?? null,
       result: 'running',
     });
 
   return {
+    /** An attempt that ends elsewhere (a queued safe update: `finishSafeUpdate` when its job decides). */
+    start,
+
     /** Runs `work` as one recorded attempt; `versionOf` reads the version the site reports from its answer. Rethrows. */
     async track<T>(
       attempt: UpdateAttempt,
