@@ -33,13 +33,19 @@ interface FakeSite {
   applicationPassword: string;
 }
 
-/** The child: SITES fake sites; `reset` puts every plugin back to 1.0.0. */
+/** The child: SITES fake sites; `reset` puts every plugin back to 1.0.0; `count` answers the requests they got since the last `count`. */
 async function serveFakes(): Promise<void> {
   const { createUpdateWatch, startUpdatableSite } = await import('../test/bulk-updates/updatable-fake.js');
   const watch = createUpdateWatch();
   watch.hold = () => sleep(UPDATE_MS);
   const started = await Promise.all(Array.from({ length: SITES }, () => startUpdatableSite(watch)));
+  let counted = 0;
   process.on('message', (message) => {
+    if (message === 'count') {
+      const total = started.reduce((sum, { site }) => sum + site.requests.length, 0);
+      process.send!(total - counted);
+      counted = total;
+    }
     if (message === 'reset') {
       for (const { state } of started) state.plugin = '1.0.0';
       process.send!('reset');
@@ -83,6 +89,13 @@ async function main(): Promise<void> {
       child.send('reset');
       await once(child);
       for (const id of ids) await t.services.sync.syncNow(id);
+      child.send('count');
+      await once(child);
+    };
+    /** Requests the fake sites got per site update since the last reset. */
+    const requestsPerUpdate = async () => {
+      child.send('count');
+      return ((await once(child)) as number) / SITES;
     };
 
     /** The bare baseline: one POST to the connector's update route per site, CONCURRENCY at a time. */
@@ -130,8 +143,10 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       await reset();
       const baseline = await measure(direct);
+      const baselineRequests = await requestsPerUpdate();
       await reset();
       const single = await measure(singleSite);
+      const singleRequests = await requestsPerUpdate();
       await reset();
       const profiler = PROFILE && round === ROUNDS ? new Session() : null;
       if (profiler) {
@@ -145,13 +160,15 @@ async function main(): Promise<void> {
         writeFileSync(PROFILE!, JSON.stringify(profile));
         profiler.disconnect();
       }
+      const bulkRequests = await requestsPerUpdate();
       const per = (figure: number) => (figure / SITES).toFixed(2);
       const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
         `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +
         `time ${per(other.wallMs)} ms (bulk ${(measured.wallMs / other.wallMs).toFixed(2)}×)`;
       console.log(
         `round ${round}: bulk: CPU per site update ${per(measured.cpuMs)} ms, time per site ${per(measured.wallMs)} ms; ` +
-          `${against(baseline, 'connector directly')}; ${against(single, 'single-site route')}`,
+          `${against(baseline, 'connector directly')}; ${against(single, 'single-site route')}; ` +
+          `requests per site update: bulk ${bulkRequests}, directly ${baselineRequests}, single-site ${singleRequests}`,
       );
     }
     await t.close();

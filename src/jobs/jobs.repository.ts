@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { jobs, type JobRow, type JobState, type NewJobRow } from './jobs.table.js';
 
@@ -11,13 +11,80 @@ export interface JobFilter {
   limit: number;
 }
 
+type JobColumn = Exclude<keyof NewJobRow, 'id'>;
+
 export function createJobsRepository({ db }: { db: Db }) {
+  // Every job is found, inserted and updated a few times as it runs (a bulk update: each site's
+  // child): prepared once, as building a drizzle query costs several times what SQLite spends
+  // running it (bench/bulk-updates.ts). An update is prepared once per set of columns it writes.
+  const byId = db
+    .select()
+    .from(jobs)
+    .where(eq(jobs.id, sql.placeholder('id')))
+    .prepare();
+  const p = (name: string) => sql`${sql.placeholder(name)}`;
+  const insertRow = db
+    .insert(jobs)
+    .values({
+      id: p('id'),
+      kind: p('kind'),
+      siteId: p('siteId'),
+      state: p('state'),
+      reason: p('reason'),
+      message: p('message'),
+      progress: p('progress'),
+      params: p('params'),
+      attempts: p('attempts'),
+      createdAt: p('createdAt'),
+      startedAt: p('startedAt'),
+      finishedAt: p('finishedAt'),
+    })
+    .returning()
+    .prepare();
+  const updates = new Map<string, ReturnType<typeof prepareUpdate>>();
+  function prepareUpdate(columns: JobColumn[]) {
+    // (drizzle's `set` takes placeholders only inside sql: the values go in mapped to what the column stores)
+    const set = Object.fromEntries(columns.map((column) => [column, p(column)]));
+    return db
+      .update(jobs)
+      .set(set)
+      .where(eq(jobs.id, sql.placeholder('id')))
+      .returning()
+      .prepare();
+  }
+  const toDriver = (changes: Partial<NewJobRow>) => {
+    const values: Record<string, unknown> = {};
+    for (const [column, value] of Object.entries(changes) as [JobColumn, unknown][])
+      if (value !== undefined) values[column] = value === null ? null : jobs[column].mapToDriverValue(value as never);
+    return values;
+  };
+
   return {
-    find: (id: string): JobRow | undefined => db.select().from(jobs).where(eq(jobs.id, id)).get(),
+    find: (id: string): JobRow | undefined => byId.get({ id }),
     /** For kinds with no table of their own: their job row is all there is to write. */
-    insert: (row: NewJobRow): JobRow => db.insert(jobs).values(row).returning().get(),
-    update: (id: string, changes: Partial<NewJobRow>): JobRow | undefined =>
-      db.update(jobs).set(changes).where(eq(jobs.id, id)).returning().get(),
+    insert: (row: NewJobRow): JobRow =>
+      insertRow.get({
+        siteId: null,
+        reason: null,
+        message: null,
+        progress: '{}',
+        params: '{}',
+        attempts: 0,
+        startedAt: null,
+        finishedAt: null,
+        ...toDriver(row),
+        id: row.id,
+      }),
+    update(id: string, changes: Partial<NewJobRow>): JobRow | undefined {
+      const columns = (Object.keys(changes) as (keyof NewJobRow)[]).filter(
+        (column): column is JobColumn => column !== 'id' && changes[column] !== undefined,
+      );
+      if (columns.length === 0) return byId.get({ id });
+      const key = columns.join();
+      let prepared = updates.get(key);
+      if (!prepared) updates.set(key, (prepared = prepareUpdate(columns)));
+      return prepared.get({ ...toDriver(Object.fromEntries(columns.map((c) => [c, changes[c]]))), id });
+    },
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
     list({ siteId, kind, state, before, limit }: JobFilter): JobRow[] {
