@@ -12,6 +12,10 @@
  *   node --import tsx bench/bulk-updates.ts
  *   BENCH_SITES=200 BENCH_CONCURRENCY=8 BENCH_UPDATE_MS=0 node --import tsx bench/bulk-updates.ts
  *
+ * BENCH_PARTS=1 also measures, per site, the two requests a bulk site update makes, each alone
+ * (the offers read and the update, each in a SiteAccess hold through the daemon's node:http
+ * client, nothing written), and the offers read by `fetch`, to show what is left besides them.
+ *
  * BENCH_PROFILE=file.cpuprofile also writes a CPU profile of the last round's bulk update alone
  * (node:inspector; open it in Chrome's DevTools or read it with bench/profile-summary.ts).
  */
@@ -26,6 +30,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const UPDATE_MS = Number(process.env.BENCH_UPDATE_MS ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PROFILE = process.env.BENCH_PROFILE;
+/** Also measures the parts a bulk site update is made of (BENCH_PARTS=1): each request alone, through the daemon's client. */
+const PARTS = process.env.BENCH_PARTS === '1';
 
 interface FakeSite {
   url: string;
@@ -118,6 +124,33 @@ async function main(): Promise<void> {
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     };
+    /** One connector call per site in a SiteAccess hold (the daemon's client, credentials, queue), nothing stored after. */
+    const held =
+      (call: (site: import('../src/wordpress/site-access.js').ConnectedSite) => Promise<unknown>) => async () => {
+        let next = 0;
+        const worker = async () => {
+          while (next < ids.length)
+            await t.services.access.operate(ids[next++]!, call, { refresh: async () => undefined });
+        };
+        await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      };
+    /** The offers read by fetch, CONCURRENCY at a time. */
+    const offersByFetch = async () => {
+      let next = 0;
+      const worker = async () => {
+        while (next < sites.length) {
+          const site = sites[next++]!;
+          const response = await fetch(`${site.url}/wp-json/sitewarden/v1/updates`, {
+            headers: {
+              authorization: `Basic ${Buffer.from(`${site.username}:${site.applicationPassword}`).toString('base64')}`,
+            },
+          });
+          if (!response.ok) throw new Error(`offers: ${response.status}`);
+          await response.json();
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    };
     /** The same updates through the single-site route (`POST /api/sites/{id}/plugins/akismet/update`), CONCURRENCY at a time. */
     const singleSite = async () => {
       let next = 0;
@@ -161,6 +194,17 @@ async function main(): Promise<void> {
         profiler.disconnect();
       }
       const bulkRequests = await requestsPerUpdate();
+      if (PARTS) {
+        await reset();
+        const offersHeld = await measure(held((site) => site.connector.updatesIfAvailable()));
+        const offersFetched = await measure(offersByFetch);
+        const updateHeld = await measure(held((site) => site.connector.updatePlugin('akismet/akismet.php')));
+        const per = (figure: { cpuMs: number }) => (figure.cpuMs / SITES).toFixed(2);
+        console.log(
+          `round ${round} parts, CPU per site: offers read held ${per(offersHeld)} ms, by fetch ${per(offersFetched)} ms; ` +
+            `update held ${per(updateHeld)} ms`,
+        );
+      }
       const per = (figure: number) => (figure / SITES).toFixed(2);
       const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
         `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +

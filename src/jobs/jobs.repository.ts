@@ -42,20 +42,34 @@ export function createJobsRepository({ db }: { db: Db }) {
     .returning()
     .prepare();
   const updates = new Map<string, ReturnType<typeof prepareUpdate>>();
-  function prepareUpdate(columns: JobColumn[]) {
-    // (drizzle's `set` takes placeholders only inside sql: the values go in mapped to what the column stores)
-    const set = Object.fromEntries(columns.map((column) => [column, p(column)]));
-    return db
+  const writes = new Map<string, ReturnType<typeof prepareWrite>>();
+  // (drizzle's `set` takes placeholders only inside sql: the values go in mapped to what the column stores)
+  const setOf = (columns: JobColumn[]) => Object.fromEntries(columns.map((column) => [column, p(column)]));
+  const prepareUpdate = (columns: JobColumn[]) =>
+    db
       .update(jobs)
-      .set(set)
+      .set(setOf(columns))
       .where(eq(jobs.id, sql.placeholder('id')))
       .returning()
       .prepare();
-  }
+  const prepareWrite = (columns: JobColumn[]) =>
+    db
+      .update(jobs)
+      .set(setOf(columns))
+      .where(eq(jobs.id, sql.placeholder('id')))
+      .prepare();
+  /** The columns a change writes (undefined leaves a column as it is), and their values as stored. */
+  const changed = (id: string, changes: Partial<NewJobRow>) => {
+    const columns = (Object.keys(changes) as (keyof NewJobRow)[]).filter(
+      (column): column is JobColumn => column !== 'id' && changes[column] !== undefined,
+    );
+    return { columns, key: columns.join(), values: { ...toDriver(changes), id } };
+  };
   const toDriver = (changes: Partial<NewJobRow>) => {
     const values: Record<string, unknown> = {};
-    for (const [column, value] of Object.entries(changes) as [JobColumn, unknown][])
-      if (value !== undefined) values[column] = value === null ? null : jobs[column].mapToDriverValue(value as never);
+    for (const [column, value] of Object.entries(changes) as [keyof NewJobRow, unknown][])
+      if (value !== undefined && column !== 'id')
+        values[column] = value === null ? null : jobs[column].mapToDriverValue(value as never);
     return values;
   };
 
@@ -76,14 +90,19 @@ export function createJobsRepository({ db }: { db: Db }) {
         id: row.id,
       }),
     update(id: string, changes: Partial<NewJobRow>): JobRow | undefined {
-      const columns = (Object.keys(changes) as (keyof NewJobRow)[]).filter(
-        (column): column is JobColumn => column !== 'id' && changes[column] !== undefined,
-      );
+      const { columns, key, values } = changed(id, changes);
       if (columns.length === 0) return byId.get({ id });
-      const key = columns.join();
       let prepared = updates.get(key);
       if (!prepared) updates.set(key, (prepared = prepareUpdate(columns)));
-      return prepared.get({ ...toDriver(Object.fromEntries(columns.map((c) => [c, changes[c]]))), id });
+      return prepared.get(values);
+    },
+    /** `update` for a caller that does not read the row back (a bulk update's children, its progress). */
+    write(id: string, changes: Partial<NewJobRow>): void {
+      const { columns, key, values } = changed(id, changes);
+      if (columns.length === 0) return;
+      let prepared = writes.get(key);
+      if (!prepared) writes.set(key, (prepared = prepareWrite(columns)));
+      prepared.run(values);
     },
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
