@@ -27,6 +27,8 @@ export interface AttemptEnd {
   toVersion?: string | null;
   reason?: string | null;
   error?: string | null;
+  /** The safe update the attempt ran as, learnt as it ended (a safe item of a bulk update). */
+  safeUpdateId?: string | null;
   finishedAt: Date;
 }
 
@@ -59,6 +61,7 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       toVersion: sql`coalesce(${p('toVersion')}, ${updateHistory.toVersion})`,
       reason: sql`${p('reason')}`,
       error: sql`${p('error')}`,
+      safeUpdateId: sql`coalesce(${p('safeUpdateId')}, ${updateHistory.safeUpdateId})`,
       finishedAt: sql`${p('finishedAt')}`,
     })
     .where(eq(updateHistory.id, p('id')))
@@ -89,17 +92,18 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
         toVersion: null,
         reason: null,
         error: null,
+        safeUpdateId: null,
         ...end,
         finishedAt: end.finishedAt.getTime(),
       }),
     /** Ends the running attempt of a safe update (none: not one asked for through the API); whether there was one. */
     finishSafeUpdate: (safeUpdateId: string, end: AttemptEnd & { fromVersion: string | null }): boolean =>
       safeUpdateEnded.run({
-        safeUpdateId,
         toVersion: null,
         reason: null,
         error: null,
         ...end,
+        safeUpdateId,
         finishedAt: end.finishedAt.getTime(),
       }).changes > 0,
 

@@ -52,6 +52,8 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
       attempt: UpdateAttempt,
       work: () => Promise<T>,
       versionOf: (result: T) => string | null,
+      /** For an attempt run as a safe update: its report's id (a failure names it in its problem's `safeUpdateId`). */
+      safeUpdateIdOf?: (result: T) => string,
     ): Promise<T> {
       const row = start(attempt);
       try {
@@ -59,14 +61,17 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
         repository.finish(row.id, {
           result: 'succeeded',
           toVersion: versionOf(result) ?? attempt.toVersion,
+          safeUpdateId: safeUpdateIdOf?.(result) ?? null,
           finishedAt: clock.now(),
         });
         return result;
       } catch (error) {
+        const linked = isAppError(error) ? error.extensions.safeUpdateId : undefined;
         repository.finish(row.id, {
           result: isNothingToUpdate(error) ? 'skipped' : 'failed',
           reason: reasonOf(error),
           error: messageOf(error),
+          safeUpdateId: typeof linked === 'string' ? linked : null,
           finishedAt: clock.now(),
         });
         throw error;

@@ -141,6 +141,17 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     expect((await wordpressPlugins(bed.site))['sitewarden-fatal/sitewarden-fatal.php']?.Version).toBe('1.0.0');
     expect(await activePlugins(bed.site)).toContain('sitewarden-fatal/sitewarden-fatal.php');
     expect(bed.t.logs.events('update.rolled-back')).toHaveLength(2);
+    // The bulk item's history row links the safe update's report too.
+    const latest = (await bed.t.call('GET', `/api/sites/${bed.siteId}/safe-updates`)).json.items[0];
+    expect(await historyOf(latest.id)).toEqual([
+      expect.objectContaining({
+        slug: 'sitewarden-fatal',
+        jobId: queued.json.job.id,
+        safeUpdateId: latest.id,
+        result: 'failed',
+        reason: 'update-rolled-back',
+      }),
+    ]);
   });
 
   it('keeps a harmless update, and says so', async () => {
