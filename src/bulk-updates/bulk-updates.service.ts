@@ -210,6 +210,7 @@ export function createBulkUpdatesService({
       pending.clear();
     };
     const running = new Map<string, Promise<void>>();
+    let written = job.progress;
     const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
     const startChild = (child: JobRow, host: string) => {
@@ -241,7 +242,9 @@ export function createBulkUpdatesService({
           if (queue.length === 0) pending.delete(host);
         }
       }
-      jobRows.write(job.id, { progress: JSON.stringify(progress) });
+      // One write per change of the counts (a turn of the loop that started sites only changes nothing).
+      const counted = JSON.stringify(progress);
+      if (counted !== written) jobRows.write(job.id, { progress: (written = counted) });
       if (pending.size === 0 && running.size === 0) break;
       // Once stopped, only the running sites are waited for (the abort has been seen).
       await Promise.race(signal.aborted ? running.values() : [slots.released(), aborted, ...running.values()]);
