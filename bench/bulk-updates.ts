@@ -11,6 +11,11 @@
  *
  *   node --import tsx bench/bulk-updates.ts
  *   BENCH_SITES=200 BENCH_CONCURRENCY=8 BENCH_UPDATE_MS=0 node --import tsx bench/bulk-updates.ts
+ *   node --expose-gc --import tsx bench/bulk-updates.ts   (collects garbage before each phase: steadier figures)
+ *
+ * BENCH_PARTS=1 also measures, per site, the two requests a bulk site update makes, each alone
+ * (the offers read and the update, each in a SiteAccess hold through the daemon's node:http
+ * client, nothing written), and the offers read by `fetch`, to show what is left besides them.
  *
  * BENCH_PROFILE=file.cpuprofile also writes a CPU profile of the last round's bulk update alone
  * (node:inspector; open it in Chrome's DevTools or read it with bench/profile-summary.ts).
@@ -20,12 +25,15 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ConnectedSite } from '../src/wordpress/site-access.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const UPDATE_MS = Number(process.env.BENCH_UPDATE_MS ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PROFILE = process.env.BENCH_PROFILE;
+/** Also measures the parts a bulk site update is made of (BENCH_PARTS=1): each request alone, through the daemon's client. */
+const PARTS = process.env.BENCH_PARTS === '1';
 
 interface FakeSite {
   url: string;
@@ -33,13 +41,19 @@ interface FakeSite {
   applicationPassword: string;
 }
 
-/** The child: SITES fake sites; `reset` puts every plugin back to 1.0.0. */
+/** The child: SITES fake sites; `reset` puts every plugin back to 1.0.0; `count` answers the requests they got since the last `count`. */
 async function serveFakes(): Promise<void> {
   const { createUpdateWatch, startUpdatableSite } = await import('../test/bulk-updates/updatable-fake.js');
   const watch = createUpdateWatch();
   watch.hold = () => sleep(UPDATE_MS);
   const started = await Promise.all(Array.from({ length: SITES }, () => startUpdatableSite(watch)));
+  let counted = 0;
   process.on('message', (message) => {
+    if (message === 'count') {
+      const total = started.reduce((sum, { site }) => sum + site.requests.length, 0);
+      process.send!(total - counted);
+      counted = total;
+    }
     if (message === 'reset') {
       for (const { state } of started) state.plugin = '1.0.0';
       process.send!('reset');
@@ -57,6 +71,8 @@ async function serveFakes(): Promise<void> {
 const once = (child: ChildProcess) => new Promise<unknown>((resolve) => child.once('message', resolve));
 
 async function measure(work: () => Promise<void>): Promise<{ cpuMs: number; wallMs: number }> {
+  // With node --expose-gc, the garbage of what ran before (the resets' syncs) is collected first, not inside the next phase.
+  (globalThis as { gc?: () => void }).gc?.();
   const cpu = process.cpuUsage();
   const start = performance.now();
   await work();
@@ -83,6 +99,13 @@ async function main(): Promise<void> {
       child.send('reset');
       await once(child);
       for (const id of ids) await t.services.sync.syncNow(id);
+      child.send('count');
+      await once(child);
+    };
+    /** Requests the fake sites got per site update since the last reset. */
+    const requestsPerUpdate = async () => {
+      child.send('count');
+      return ((await once(child)) as number) / SITES;
     };
 
     /** The bare baseline: one POST to the connector's update route per site, CONCURRENCY at a time. */
@@ -100,6 +123,32 @@ async function main(): Promise<void> {
             body: JSON.stringify({ plugin: 'akismet/akismet.php' }),
           });
           if (!response.ok) throw new Error(`direct update: ${response.status}`);
+          await response.json();
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    };
+    /** One connector call per site in a SiteAccess hold (the daemon's client, credentials, queue), nothing stored after. */
+    const held = (call: (site: ConnectedSite) => Promise<unknown>) => async () => {
+      let next = 0;
+      const worker = async () => {
+        while (next < ids.length)
+          await t.services.access.operate(ids[next++]!, call, { refresh: async () => undefined });
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    };
+    /** The offers read by fetch, CONCURRENCY at a time. */
+    const offersByFetch = async () => {
+      let next = 0;
+      const worker = async () => {
+        while (next < sites.length) {
+          const site = sites[next++]!;
+          const response = await fetch(`${site.url}/wp-json/sitewarden/v1/updates`, {
+            headers: {
+              authorization: `Basic ${Buffer.from(`${site.username}:${site.applicationPassword}`).toString('base64')}`,
+            },
+          });
+          if (!response.ok) throw new Error(`offers: ${response.status}`);
           await response.json();
         }
       };
@@ -130,8 +179,10 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       await reset();
       const baseline = await measure(direct);
+      const baselineRequests = await requestsPerUpdate();
       await reset();
       const single = await measure(singleSite);
+      const singleRequests = await requestsPerUpdate();
       await reset();
       const profiler = PROFILE && round === ROUNDS ? new Session() : null;
       if (profiler) {
@@ -145,13 +196,26 @@ async function main(): Promise<void> {
         writeFileSync(PROFILE!, JSON.stringify(profile));
         profiler.disconnect();
       }
+      const bulkRequests = await requestsPerUpdate();
+      if (PARTS) {
+        await reset();
+        const offersHeld = await measure(held((site) => site.connector.updatesIfAvailable()));
+        const offersFetched = await measure(offersByFetch);
+        const updateHeld = await measure(held((site) => site.connector.updatePlugin('akismet/akismet.php')));
+        const per = (figure: { cpuMs: number }) => (figure.cpuMs / SITES).toFixed(2);
+        console.log(
+          `round ${round} parts, CPU per site: offers read held ${per(offersHeld)} ms, by fetch ${per(offersFetched)} ms; ` +
+            `update held ${per(updateHeld)} ms`,
+        );
+      }
       const per = (figure: number) => (figure / SITES).toFixed(2);
       const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
         `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +
         `time ${per(other.wallMs)} ms (bulk ${(measured.wallMs / other.wallMs).toFixed(2)}×)`;
       console.log(
         `round ${round}: bulk: CPU per site update ${per(measured.cpuMs)} ms, time per site ${per(measured.wallMs)} ms; ` +
-          `${against(baseline, 'connector directly')}; ${against(single, 'single-site route')}`,
+          `${against(baseline, 'connector directly')}; ${against(single, 'single-site route')}; ` +
+          `requests per site update: bulk ${bulkRequests}, directly ${baselineRequests}, single-site ${singleRequests}`,
       );
     }
     await t.close();

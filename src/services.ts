@@ -234,6 +234,8 @@ export function createServices({
     operationTimeoutMs: config.siteOperationTimeoutMs,
     screenshots: createScreenshotStore({ dataDir: config.dataDir, chromePath: config.performance.chromePath }),
     backups,
+    // A safe update asked for through the API writes its update-history row (bulk ones are recorded by the bulk update).
+    history: bulk.safeUpdateHistory,
   });
   lifecycle.onConnected((siteId) => safeUpdates.provisionQuietly(siteId));
   // A removed site's safe-update records go with it (cascade); their screenshots follow.

@@ -81,6 +81,7 @@ const entryView = (row: UpdateHistoryRow) => ({
   finishedAt: row.finishedAt?.toISOString() ?? null,
   trigger: { kind: row.triggerKind, id: row.triggerId },
   jobId: row.jobId,
+  safeUpdateId: row.safeUpdateId,
   result: row.result,
   reason: row.reason,
   error: row.error,

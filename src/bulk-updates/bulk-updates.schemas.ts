@@ -131,6 +131,9 @@ export const HistoryEntrySchema = z
     finishedAt: z.string().nullable(),
     trigger: z.object({ kind: z.enum(triggerKinds), id: z.string().nullable() }),
     jobId: z.string().nullable().openapi({ description: 'The bulk job the attempt was part of.' }),
+    safeUpdateId: z.string().nullable().openapi({
+      description: 'The safe update the attempt ran as (its report: `GET /api/sites/{siteId}/safe-updates/{id}`).',
+    }),
     result: z.enum(updateResults),
     reason: z.string().nullable(),
     error: z.string().nullable(),

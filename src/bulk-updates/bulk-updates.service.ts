@@ -187,7 +187,7 @@ export function createBulkUpdatesService({
 
   async function runBulk(job: JobRow, signal: AbortSignal): Promise<Settlement> {
     const startedAt = clock.now();
-    jobRows.update(job.id, { state: 'running', startedAt, attempts: job.attempts + 1 });
+    jobRows.write(job.id, { state: 'running', startedAt, attempts: job.attempts + 1 });
     const params = json(job.params) as unknown as BulkParams;
     const notAfter = params.notAfter ? new Date(params.notAfter) : null;
     const children = repository.children(job.id);
@@ -210,6 +210,7 @@ export function createBulkUpdatesService({
       pending.clear();
     };
     const running = new Map<string, Promise<void>>();
+    let written = job.progress;
     const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
     const startChild = (child: JobRow, host: string) => {
@@ -241,7 +242,9 @@ export function createBulkUpdatesService({
           if (queue.length === 0) pending.delete(host);
         }
       }
-      jobRows.update(job.id, { progress: JSON.stringify(progress) });
+      // One write per change of the counts (a turn of the loop that started sites only changes nothing).
+      const counted = JSON.stringify(progress);
+      if (counted !== written) jobRows.write(job.id, { progress: (written = counted) });
       if (pending.size === 0 && running.size === 0) break;
       // Once stopped, only the running sites are waited for (the abort has been seen).
       await Promise.race(signal.aborted ? running.values() : [slots.released(), aborted, ...running.values()]);
@@ -257,7 +260,7 @@ export function createBulkUpdatesService({
           : 'succeeded';
     const reason =
       state === 'cancelled' ? 'cancelled' : signal.aborted ? 'interrupted' : state === 'failed' ? 'sites-failed' : null;
-    jobRows.update(job.id, {
+    jobRows.write(job.id, {
       state,
       reason,
       message: state === 'failed' && !signal.aborted ? `${progress.failed} of ${progress.total} sites failed` : null,
@@ -283,7 +286,7 @@ export function createBulkUpdatesService({
 
   async function runChild(job: JobRow): Promise<Settlement> {
     try {
-      jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
+      jobRows.write(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
       const params = json(job.params) as unknown as ChildParams;
       const bulk = jobRows.find(params.bulkId);
       const bulkParams = bulk ? (json(bulk.params) as unknown as BulkParams) : null;
@@ -291,7 +294,7 @@ export function createBulkUpdatesService({
       // Written as each item ends while others are still to come; the last one goes with the site's final write.
       const writeItems = (items: ItemOutcome[]) => {
         if (items.some((item) => item.state === 'pending'))
-          jobRows.update(job.id, { progress: JSON.stringify({ items }) });
+          jobRows.write(job.id, { progress: JSON.stringify({ items }) });
       };
       const outcomes = await updateSite({
         siteId: job.siteId!,
@@ -302,7 +305,7 @@ export function createBulkUpdatesService({
         onItem: writeItems,
       });
       const failed = outcomes.filter((item) => item.state === 'failed');
-      jobRows.update(job.id, {
+      jobRows.write(job.id, {
         state: failed.length > 0 ? 'failed' : 'succeeded',
         reason: failed[0]?.reason ?? null,
         message:

@@ -8,7 +8,7 @@ import type { Events } from '../shared/event-bus.js';
 import type { BulkUpdatesConfig } from './bulk-updates.config.js';
 import { createBulkUpdatesRepository } from './bulk-updates.repository.js';
 import { createBulkUpdatesService } from './bulk-updates.service.js';
-import { recordSingleSiteUpdates } from './recorded-updates.js';
+import { recordSafeUpdates, recordSingleSiteUpdates } from './recorded-updates.js';
 import {
   createSiteUpdater,
   type OperateOnSite,
@@ -22,7 +22,8 @@ import { createUpdateSlots } from './update-slots.js';
 
 /**
  * Builds the bulk updates over the single-site update services, and those services again with
- * every attempt recorded in the update history, for the single-site routes.
+ * every attempt recorded in the update history, for the single-site routes (and the history's
+ * hooks for single-site safe updates).
  */
 export function createBulkUpdates<
   P extends UpdateServices['plugins'] & { update(siteId: string, slug: string): Promise<Plugin> },
@@ -69,5 +70,10 @@ export function createBulkUpdates<
     events,
     logger,
   });
-  return { service, recorded: recordSingleSiteUpdates(services, { recorder, inventories, repository }) };
+  return {
+    service,
+    recorded: recordSingleSiteUpdates(services, { recorder, inventories, repository }),
+    /** For the safe-updates service: the history rows of safe updates asked for through the API. */
+    safeUpdateHistory: recordSafeUpdates({ recorder, history, inventories, repository, clock }),
+  };
 }

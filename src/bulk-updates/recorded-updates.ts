@@ -1,7 +1,13 @@
-import type { Plugin, Theme } from '../inventory/index.js';
+import { updateProblems, type Plugin, type Theme } from '../inventory/index.js';
 import { currentActor } from '../shared/actor.js';
+import type { Clock } from '../shared/clock.js';
+import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
+import { bulkUpdatesProblems } from './bulk-updates.errors.js';
 import type { BulkUpdatesRepository } from './bulk-updates.repository.js';
+import type { AttemptEnd, UpdateHistoryRepository } from './update-history.repository.js';
 import type { UpdateAttempt, UpdateRecorder } from './update-recorder.js';
+
+type Inventories = { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
 
 interface Updatable<T> {
   update(siteId: string, slug: string): Promise<T>;
@@ -17,6 +23,16 @@ const requester = (): UpdateAttempt['trigger'] => {
   if (!actor) return { kind: 'request', id: null };
   return { kind: actor.kind === 'user' ? 'user' : 'request', id: actor.id };
 };
+
+/** The versions of a plugin or theme the inventory last read: installed, and offered. */
+function knownVersions(inventories: Inventories, siteId: string, type: 'plugin' | 'theme', slug: string) {
+  const inventory = inventories.read(siteId);
+  const list = inventory
+    ? (JSON.parse(type === 'plugin' ? inventory.pluginsJson : inventory.themesJson) as (Plugin | Theme)[])
+    : [];
+  const item = list.find((candidate) => candidate.slug === slug);
+  return { fromVersion: item?.version ?? null, toVersion: item?.update?.version ?? null };
+}
 
 /**
  * The single-site update services with every attempt written to the update history, as a bulk
@@ -35,18 +51,12 @@ export function recordSingleSiteUpdates<
     repository,
   }: {
     recorder: UpdateRecorder;
-    inventories: { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
+    inventories: Inventories;
     repository: Pick<BulkUpdatesRepository, 'sites'>;
   },
 ): { plugins: P; themes: T; wordpressUpdates: W } {
-  const known = (siteId: string, type: 'plugin' | 'theme', slug: string) => {
-    const inventory = inventories.read(siteId);
-    const list = inventory
-      ? (JSON.parse(type === 'plugin' ? inventory.pluginsJson : inventory.themesJson) as Plugin[])
-      : [];
-    const item = list.find((candidate) => candidate.slug === slug);
-    return { fromVersion: item?.version ?? null, toVersion: item?.update?.version ?? null };
-  };
+  const known = (siteId: string, type: 'plugin' | 'theme', slug: string) =>
+    knownVersions(inventories, siteId, type, slug);
   // An unknown site has no history to write to: the service answers its own 404.
   const track = <R>(attempt: UpdateAttempt, work: () => Promise<R>, versionOf: (result: R) => string | null) =>
     repository.sites({ ids: [attempt.siteId] }).length === 0 ? work() : recorder.track(attempt, work, versionOf);
@@ -84,5 +94,91 @@ export function recordSingleSiteUpdates<
           () => null,
         ),
     } as W,
+  };
+}
+
+/** A safe update's report, as far as its history row needs it (the safe-updates feature's view). */
+interface SafeUpdateReport {
+  id: string;
+  siteId: string;
+  type: 'plugin' | 'theme' | 'core';
+  slug: string;
+  status: string;
+  reason: string | null;
+  message: string | null;
+  fromVersion: string | null;
+  toVersion: string | null;
+}
+
+const NOTHING_TO_UPDATE = [updateProblems.noUpdate.name, wordpressUpdatesProblems.versionNotOffered.name];
+
+/** How a decided safe update ends its history row: kept is succeeded; rolled back, or not done, failed with why. */
+function safeUpdateEnd(report: SafeUpdateReport): Omit<AttemptEnd, 'finishedAt'> {
+  const why = (problem: string) => ({
+    result: 'failed' as const,
+    reason: problem,
+    error: `safe update ${report.id}: ${report.status}${report.reason ? ` (${report.reason})` : ''}${report.message ? `: ${report.message}` : ''}`,
+  });
+  switch (report.status) {
+    case 'kept':
+      return { result: 'succeeded', toVersion: report.toVersion };
+    case 'rolled-back':
+      return why(bulkUpdatesProblems.rolledBack.name);
+    case 'rollback-failed':
+      return why(bulkUpdatesProblems.rollbackFailed.name);
+    default: {
+      const reason = report.reason ?? bulkUpdatesProblems.notUpdatedSafely.name;
+      return {
+        result: NOTHING_TO_UPDATE.includes(reason) ? 'skipped' : 'failed',
+        reason,
+        error: report.message,
+      };
+    }
+  }
+}
+
+/**
+ * The update history of safe updates asked for through the API (a bulk update's safe items are
+ * recorded by its site updater): a running row when one is queued, on the request's path so it
+ * names who asked, linked to the report; finished with the decision when its job ends.
+ */
+export function recordSafeUpdates({
+  recorder,
+  history,
+  inventories,
+  repository,
+  clock,
+}: {
+  recorder: UpdateRecorder;
+  history: Pick<UpdateHistoryRepository, 'finishSafeUpdate'>;
+  inventories: Inventories;
+  repository: Pick<BulkUpdatesRepository, 'sites'>;
+  clock: Clock;
+}) {
+  return {
+    started(report: SafeUpdateReport): void {
+      const site = repository.sites({ ids: [report.siteId] })[0];
+      if (!site) return;
+      const versions =
+        report.type === 'core'
+          ? { fromVersion: site.wordpressVersion, toVersion: report.toVersion }
+          : knownVersions(inventories, report.siteId, report.type, report.slug);
+      recorder.start({
+        siteId: report.siteId,
+        type: report.type,
+        slug: report.type === 'core' ? null : report.slug,
+        fromVersion: versions.fromVersion ?? null,
+        toVersion: report.toVersion ?? versions.toVersion,
+        trigger: requester(),
+        safeUpdateId: report.id,
+      });
+    },
+    settled(report: SafeUpdateReport): void {
+      history.finishSafeUpdate(report.id, {
+        ...safeUpdateEnd(report),
+        fromVersion: report.fromVersion,
+        finishedAt: clock.now(),
+      });
+    },
   };
 }

@@ -248,24 +248,27 @@ export function createSiteUpdater({
       slug: type === 'core' ? 'wordpress' : attempt.slug!,
       ...(attempt.toVersion ? { version: attempt.toVersion } : {}),
     };
-    return recorder.track(
-      attempt,
-      async () => {
-        const outcome = await safeUpdate(request);
-        if (outcome.status === 'kept') return outcome.toVersion;
-        const problem =
-          outcome.status === 'rolled-back'
-            ? bulkUpdatesProblems.rolledBack
-            : outcome.status === 'rollback-failed'
-              ? bulkUpdatesProblems.rollbackFailed
-              : bulkUpdatesProblems.notUpdatedSafely;
-        throw problem.create(
-          `safe update ${outcome.id}: ${outcome.status}${outcome.reason ? ` (${outcome.reason})` : ''}${outcome.message ? `: ${outcome.message}` : ''}`,
-          { safeUpdateId: outcome.id },
-        );
-      },
-      (version) => version,
-    );
+    return recorder
+      .track(
+        attempt,
+        async () => {
+          const outcome = await safeUpdate(request);
+          if (outcome.status === 'kept') return outcome;
+          const problem =
+            outcome.status === 'rolled-back'
+              ? bulkUpdatesProblems.rolledBack
+              : outcome.status === 'rollback-failed'
+                ? bulkUpdatesProblems.rollbackFailed
+                : bulkUpdatesProblems.notUpdatedSafely;
+          throw problem.create(
+            `safe update ${outcome.id}: ${outcome.status}${outcome.reason ? ` (${outcome.reason})` : ''}${outcome.message ? `: ${outcome.message}` : ''}`,
+            { safeUpdateId: outcome.id },
+          );
+        },
+        (kept) => kept.toVersion,
+        (kept) => kept.id,
+      )
+      .then((kept) => kept.toVersion);
   }
 
   function applyOne(siteId: string, attempt: UpdateAttempt): Promise<string | null> {

@@ -27,6 +27,8 @@ export interface AttemptEnd {
   toVersion?: string | null;
   reason?: string | null;
   error?: string | null;
+  /** The safe update the attempt ran as, learnt as it ended (a safe item of a bulk update). */
+  safeUpdateId?: string | null;
   finishedAt: Date;
 }
 
@@ -47,6 +49,7 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       triggerKind: p('triggerKind'),
       triggerId: p('triggerId'),
       jobId: p('jobId'),
+      safeUpdateId: p('safeUpdateId'),
       result: p('result'),
     })
     .prepare();
@@ -58,9 +61,23 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       toVersion: sql`coalesce(${p('toVersion')}, ${updateHistory.toVersion})`,
       reason: sql`${p('reason')}`,
       error: sql`${p('error')}`,
+      safeUpdateId: sql`coalesce(${p('safeUpdateId')}, ${updateHistory.safeUpdateId})`,
       finishedAt: sql`${p('finishedAt')}`,
     })
     .where(eq(updateHistory.id, p('id')))
+    .prepare();
+  // A safe update asked for through the API ends in its job, found by its report's id (the row may predate a restart).
+  const safeUpdateEnded = db
+    .update(updateHistory)
+    .set({
+      result: sql`${p('result')}`,
+      fromVersion: sql`coalesce(${p('fromVersion')}, ${updateHistory.fromVersion})`,
+      toVersion: sql`coalesce(${p('toVersion')}, ${updateHistory.toVersion})`,
+      reason: sql`${p('reason')}`,
+      error: sql`${p('error')}`,
+      finishedAt: sql`${p('finishedAt')}`,
+    })
+    .where(and(eq(updateHistory.safeUpdateId, p('safeUpdateId')), eq(updateHistory.result, 'running')))
     .prepare();
 
   return {
@@ -75,9 +92,20 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
         toVersion: null,
         reason: null,
         error: null,
+        safeUpdateId: null,
         ...end,
         finishedAt: end.finishedAt.getTime(),
       }),
+    /** Ends the running attempt of a safe update (none: not one asked for through the API); whether there was one. */
+    finishSafeUpdate: (safeUpdateId: string, end: AttemptEnd & { fromVersion: string | null }): boolean =>
+      safeUpdateEnded.run({
+        toVersion: null,
+        reason: null,
+        error: null,
+        ...end,
+        safeUpdateId,
+        finishedAt: end.finishedAt.getTime(),
+      }).changes > 0,
 
     /** Newest first (ids are time-ordered). */
     list({ siteId, tags = [], type, slug, result, since, before, limit }: HistoryFilter): UpdateHistoryRow[] {

@@ -34,6 +34,8 @@ export const updateHistory = sqliteTable(
     triggerId: text('trigger_id'),
     /** The bulk job the attempt belonged to, if any. */
     jobId: text('job_id'),
+    /** The safe update (its report) the attempt ran as, if it was one. */
+    safeUpdateId: text('safe_update_id'),
     result: text('result', { enum: updateResults }).notNull(),
     /** A problem name (`site-operation-failed`, `no-update-available`, `version-changed`, …). */
     reason: text('reason'),
@@ -42,6 +44,7 @@ export const updateHistory = sqliteTable(
   (table) => [
     index('update_history_site_idx').on(table.siteId, table.id),
     index('update_history_job_idx').on(table.jobId),
+    index('update_history_safe_update_idx').on(table.safeUpdateId),
   ],
 );
 

@@ -14,6 +14,8 @@ export interface UpdateAttempt {
   toVersion: string | null;
   trigger: { kind: TriggerKind; id: string | null };
   jobId?: string | null;
+  /** The safe update's report, when the attempt is one. */
+  safeUpdateId?: string | null;
 }
 
 /** The site had nothing to do (no update, or not the version asked for): the attempt is skipped, not failed. */
@@ -37,15 +39,21 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
       triggerKind: attempt.trigger.kind,
       triggerId: attempt.trigger.id,
       jobId: attempt.jobId ?? null,
+      safeUpdateId: attempt.safeUpdateId ?? null,
       result: 'running',
     });
 
   return {
+    /** An attempt that ends elsewhere (a queued safe update: `finishSafeUpdate` when its job decides). */
+    start,
+
     /** Runs `work` as one recorded attempt; `versionOf` reads the version the site reports from its answer. Rethrows. */
     async track<T>(
       attempt: UpdateAttempt,
       work: () => Promise<T>,
       versionOf: (result: T) => string | null,
+      /** For an attempt run as a safe update: its report's id (a failure names it in its problem's `safeUpdateId`). */
+      safeUpdateIdOf?: (result: T) => string,
     ): Promise<T> {
       const row = start(attempt);
       try {
@@ -53,14 +61,17 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
         repository.finish(row.id, {
           result: 'succeeded',
           toVersion: versionOf(result) ?? attempt.toVersion,
+          safeUpdateId: safeUpdateIdOf?.(result) ?? null,
           finishedAt: clock.now(),
         });
         return result;
       } catch (error) {
+        const linked = isAppError(error) ? error.extensions.safeUpdateId : undefined;
         repository.finish(row.id, {
           result: isNothingToUpdate(error) ? 'skipped' : 'failed',
           reason: reasonOf(error),
           error: messageOf(error),
+          safeUpdateId: typeof linked === 'string' ? linked : null,
           finishedAt: clock.now(),
         });
         throw error;

@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import type { Plugin, Theme } from './inventory.schemas.js';
 import { inventoryItems, siteEnvironments, siteInventories, updateOffers } from './inventory.table.js';
@@ -27,6 +27,105 @@ export interface InventoryDetails {
   offers: { type: OfferType; slug: string; version: string; firstSeenAt: Date }[];
 }
 
+/**
+ * The statements a site's inventory is written with, prepared once: every sync and every bulk
+ * site update writes one (building a drizzle query costs several times what SQLite spends
+ * running it, bench/bulk-updates.ts). Values go in as stored (timestamps in ms, booleans 0/1).
+ */
+function prepareWrites(db: Db) {
+  const p = (name: string) => sql`${sql.placeholder(name)}`;
+  const excluded = (column: { name: string }) => sql`excluded.${sql.identifier(column.name)}`;
+  const site = eq(inventoryItems.siteId, sql.placeholder('siteId'));
+  const item = and(
+    site,
+    eq(inventoryItems.type, sql.placeholder('type')),
+    eq(inventoryItems.slug, sql.placeholder('slug')),
+  );
+  return {
+    inventory: db
+      .insert(siteInventories)
+      .values({
+        siteId: p('siteId'),
+        pluginsJson: p('pluginsJson'),
+        themesJson: p('themesJson'),
+        syncedAt: p('syncedAt'),
+      })
+      .onConflictDoUpdate({
+        target: siteInventories.siteId,
+        set: {
+          pluginsJson: excluded(siteInventories.pluginsJson),
+          themesJson: excluded(siteInventories.themesJson),
+          syncedAt: excluded(siteInventories.syncedAt),
+        },
+      })
+      .prepare(),
+    items: db.select().from(inventoryItems).where(site).prepare(),
+    insertItem: db
+      .insert(inventoryItems)
+      .values({
+        siteId: p('siteId'),
+        type: p('type'),
+        slug: p('slug'),
+        name: p('name'),
+        version: p('version'),
+        updateVersion: p('updateVersion'),
+        active: p('active'),
+      })
+      .prepare(),
+    updateItem: db
+      .update(inventoryItems)
+      .set({ name: p('name'), version: p('version'), updateVersion: p('updateVersion'), active: p('active') })
+      .where(item)
+      .prepare(),
+    deleteItem: db.delete(inventoryItems).where(item).prepare(),
+    offers: db
+      .select({ type: updateOffers.type, slug: updateOffers.slug, version: updateOffers.version })
+      .from(updateOffers)
+      .where(eq(updateOffers.siteId, sql.placeholder('siteId')))
+      .prepare(),
+    insertOffer: db
+      .insert(updateOffers)
+      .values({
+        siteId: p('siteId'),
+        type: p('type'),
+        slug: p('slug'),
+        version: p('version'),
+        firstSeenAt: p('firstSeenAt'),
+      })
+      .prepare(),
+    deleteOffer: db
+      .delete(updateOffers)
+      .where(
+        and(
+          eq(updateOffers.siteId, sql.placeholder('siteId')),
+          eq(updateOffers.type, sql.placeholder('type')),
+          eq(updateOffers.slug, sql.placeholder('slug')),
+          eq(updateOffers.version, sql.placeholder('version')),
+        ),
+      )
+      .prepare(),
+    environment: db
+      .insert(siteEnvironments)
+      .values({
+        siteId: p('siteId'),
+        databaseType: p('databaseType'),
+        databaseVersion: p('databaseVersion'),
+        timeZone: p('timeZone'),
+        syncedAt: p('syncedAt'),
+      })
+      .onConflictDoUpdate({
+        target: siteEnvironments.siteId,
+        set: {
+          databaseType: excluded(siteEnvironments.databaseType),
+          databaseVersion: excluded(siteEnvironments.databaseVersion),
+          timeZone: excluded(siteEnvironments.timeZone),
+          syncedAt: excluded(siteEnvironments.syncedAt),
+        },
+      })
+      .prepare(),
+  };
+}
+
 export function createInventoryRepository({ db }: { db: Db }) {
   // Read by every GET /api/sites/{id}: prepared once.
   const inventoryOf = db
@@ -34,6 +133,7 @@ export function createInventoryRepository({ db }: { db: Db }) {
     .from(siteInventories)
     .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
     .prepare();
+  const written = prepareWrites(db);
   return {
     read: (siteId: string): Inventory | undefined => inventoryOf.get({ siteId }),
 
@@ -99,18 +199,34 @@ export function createInventoryRepository({ db }: { db: Db }) {
           active: theme.status === 'active',
         })),
       ];
-      db.transaction((tx) => {
-        tx.insert(siteInventories)
-          .values({ siteId, ...inventory })
-          .onConflictDoUpdate({ target: siteInventories.siteId, set: inventory })
-          .run();
-        tx.delete(inventoryItems).where(eq(inventoryItems.siteId, siteId)).run();
-        // Batches stay under SQLite's bound-parameter limit; a slug seen twice (two plugin files in one folder) keeps the first.
-        for (let i = 0; i < rows.length; i += 100)
-          tx.insert(inventoryItems)
-            .values(rows.slice(i, i + 100))
-            .onConflictDoNothing()
-            .run();
+      db.transaction(() => {
+        written.inventory.run({
+          siteId,
+          pluginsJson: inventory.pluginsJson,
+          themesJson: inventory.themesJson,
+          syncedAt: syncedAt.getTime(),
+        });
+        // Only the rows that changed are written (the fleet totals' triggers run per row written): an
+        // update patch or a sync that found one new version writes one row, not the site's every item.
+        // A slug seen twice (two plugin files in one folder) keeps the first.
+        const stored = new Map(written.items.all({ siteId }).map((row) => [`${row.type}\t${row.slug}`, row]));
+        const kept = new Set<string>();
+        for (const row of rows) {
+          const key = `${row.type}\t${row.slug}`;
+          if (kept.has(key)) continue;
+          kept.add(key);
+          const before = stored.get(key);
+          const values = { ...row, active: row.active ? 1 : 0 };
+          if (!before) written.insertItem.run(values);
+          else if (
+            before.name !== row.name ||
+            before.version !== row.version ||
+            before.updateVersion !== row.updateVersion ||
+            before.active !== row.active
+          )
+            written.updateItem.run(values);
+        }
+        for (const [key, row] of stored) if (!kept.has(key)) written.deleteItem.run(row);
         // Offers keep their first sighting while the same version is offered; a new version starts afresh.
         const offered: { type: OfferType; slug: string; version: string }[] = [
           ...rows.flatMap((row) =>
@@ -124,32 +240,27 @@ export function createInventoryRepository({ db }: { db: Db }) {
           })),
         ];
         const key = (o: { type: string; slug: string; version: string }) => `${o.type}\t${o.slug}\t${o.version}`;
-        const firstSeen = new Map(
-          tx
-            .select()
-            .from(updateOffers)
-            .where(eq(updateOffers.siteId, siteId))
-            .all()
-            .map((offer) => [key(offer), offer.firstSeenAt]),
-        );
-        tx.delete(updateOffers).where(eq(updateOffers.siteId, siteId)).run();
-        const offers = offered.map((o) => ({ siteId, ...o, firstSeenAt: firstSeen.get(key(o)) ?? syncedAt }));
-        for (let i = 0; i < offers.length; i += 100)
-          tx.insert(updateOffers)
-            .values(offers.slice(i, i + 100))
-            .onConflictDoNothing()
-            .run();
-        const environment = {
-          databaseType: extras?.databaseType ?? null,
-          databaseVersion: extras?.databaseVersion ?? null,
-          timeZone: extras?.timeZone ?? null,
-          syncedAt,
-        };
+        const seen = new Set(written.offers.all({ siteId }).map(key));
+        const offers = new Set<string>();
+        for (const offer of offered) {
+          const offerKey = key(offer);
+          if (offers.has(offerKey)) continue;
+          offers.add(offerKey);
+          if (!seen.has(offerKey)) written.insertOffer.run({ siteId, ...offer, firstSeenAt: syncedAt.getTime() });
+        }
+        for (const offerKey of seen) {
+          if (offers.has(offerKey)) continue;
+          const [type, slug, version] = offerKey.split('\t') as [OfferType, string, string];
+          written.deleteOffer.run({ siteId, type, slug, version });
+        }
         if (!keepEnvironment)
-          tx.insert(siteEnvironments)
-            .values({ siteId, ...environment })
-            .onConflictDoUpdate({ target: siteEnvironments.siteId, set: environment })
-            .run();
+          written.environment.run({
+            siteId,
+            databaseType: extras?.databaseType ?? null,
+            databaseVersion: extras?.databaseVersion ?? null,
+            timeZone: extras?.timeZone ?? null,
+            syncedAt: syncedAt.getTime(),
+          });
       });
     },
   };

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { jobs, type JobRow, type JobState, type NewJobRow } from './jobs.table.js';
 
@@ -11,13 +11,99 @@ export interface JobFilter {
   limit: number;
 }
 
+type JobColumn = Exclude<keyof NewJobRow, 'id'>;
+
 export function createJobsRepository({ db }: { db: Db }) {
+  // Every job is found, inserted and updated a few times as it runs (a bulk update: each site's
+  // child): prepared once, as building a drizzle query costs several times what SQLite spends
+  // running it (bench/bulk-updates.ts). An update is prepared once per set of columns it writes.
+  const byId = db
+    .select()
+    .from(jobs)
+    .where(eq(jobs.id, sql.placeholder('id')))
+    .prepare();
+  const p = (name: string) => sql`${sql.placeholder(name)}`;
+  const insertRow = db
+    .insert(jobs)
+    .values({
+      id: p('id'),
+      kind: p('kind'),
+      siteId: p('siteId'),
+      state: p('state'),
+      reason: p('reason'),
+      message: p('message'),
+      progress: p('progress'),
+      params: p('params'),
+      attempts: p('attempts'),
+      createdAt: p('createdAt'),
+      startedAt: p('startedAt'),
+      finishedAt: p('finishedAt'),
+    })
+    .returning()
+    .prepare();
+  const updates = new Map<string, ReturnType<typeof prepareUpdate>>();
+  const writes = new Map<string, ReturnType<typeof prepareWrite>>();
+  // (drizzle's `set` takes placeholders only inside sql: the values go in mapped to what the column stores)
+  const setOf = (columns: JobColumn[]) => Object.fromEntries(columns.map((column) => [column, p(column)]));
+  const prepareUpdate = (columns: JobColumn[]) =>
+    db
+      .update(jobs)
+      .set(setOf(columns))
+      .where(eq(jobs.id, sql.placeholder('id')))
+      .returning()
+      .prepare();
+  const prepareWrite = (columns: JobColumn[]) =>
+    db
+      .update(jobs)
+      .set(setOf(columns))
+      .where(eq(jobs.id, sql.placeholder('id')))
+      .prepare();
+  /** The columns a change writes (undefined leaves a column as it is), and their values as stored. */
+  const changed = (id: string, changes: Partial<NewJobRow>) => {
+    const columns = (Object.keys(changes) as (keyof NewJobRow)[]).filter(
+      (column): column is JobColumn => column !== 'id' && changes[column] !== undefined,
+    );
+    return { columns, key: columns.join(), values: { ...toDriver(changes), id } };
+  };
+  const toDriver = (changes: Partial<NewJobRow>) => {
+    const values: Record<string, unknown> = {};
+    for (const [column, value] of Object.entries(changes) as [keyof NewJobRow, unknown][])
+      if (value !== undefined && column !== 'id')
+        values[column] = value === null ? null : jobs[column].mapToDriverValue(value as never);
+    return values;
+  };
+
   return {
-    find: (id: string): JobRow | undefined => db.select().from(jobs).where(eq(jobs.id, id)).get(),
+    find: (id: string): JobRow | undefined => byId.get({ id }),
     /** For kinds with no table of their own: their job row is all there is to write. */
-    insert: (row: NewJobRow): JobRow => db.insert(jobs).values(row).returning().get(),
-    update: (id: string, changes: Partial<NewJobRow>): JobRow | undefined =>
-      db.update(jobs).set(changes).where(eq(jobs.id, id)).returning().get(),
+    insert: (row: NewJobRow): JobRow =>
+      insertRow.get({
+        siteId: null,
+        reason: null,
+        message: null,
+        progress: '{}',
+        params: '{}',
+        attempts: 0,
+        startedAt: null,
+        finishedAt: null,
+        ...toDriver(row),
+        id: row.id,
+      }),
+    update(id: string, changes: Partial<NewJobRow>): JobRow | undefined {
+      const { columns, key, values } = changed(id, changes);
+      if (columns.length === 0) return byId.get({ id });
+      let prepared = updates.get(key);
+      if (!prepared) updates.set(key, (prepared = prepareUpdate(columns)));
+      return prepared.get(values);
+    },
+    /** `update` for a caller that does not read the row back (a bulk update's children, its progress). */
+    write(id: string, changes: Partial<NewJobRow>): void {
+      const { columns, key, values } = changed(id, changes);
+      if (columns.length === 0) return;
+      let prepared = writes.get(key);
+      if (!prepared) writes.set(key, (prepared = prepareWrite(columns)));
+      prepared.run(values);
+    },
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
     list({ siteId, kind, state, before, limit }: JobFilter): JobRow[] {

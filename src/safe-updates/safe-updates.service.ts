@@ -53,6 +53,14 @@ export interface SafeUpdateRequest {
   policy?: Partial<SafeUpdatePolicy>;
 }
 
+/** The update history's hooks for a safe update asked for through the API (`start`): queued, then decided. */
+export interface SafeUpdateHistory {
+  /** Called on the request's path, so it can tell who asked. */
+  started(report: SafeUpdateView): void;
+  settled(report: SafeUpdateView): void;
+}
+type SafeUpdateView = ReturnType<typeof safeUpdateView>;
+
 export function createSafeUpdatesService({
   repository,
   access,
@@ -64,6 +72,7 @@ export function createSafeUpdatesService({
   operationTimeoutMs,
   screenshots,
   backups,
+  history,
   concurrency = 2,
   sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 }: {
@@ -78,6 +87,8 @@ export function createSafeUpdatesService({
   screenshots: ScreenshotStore;
   /** The backups feature's jobs, for the backup before the update (policy `backup`); none: no last resort. */
   backups?: BackupJobs;
+  /** Where safe updates started through the API are written in the update history (bulk ones record their own). */
+  history?: SafeUpdateHistory;
   concurrency?: number;
   sleep?: (ms: number) => Promise<void>;
 }) {
@@ -309,15 +320,21 @@ export function createSafeUpdatesService({
     // Never cut off between the update and the decision; a kill -9 is handled by recovery.
     atShutdown: 'grace',
     cancelsWhileRunning: false,
-    run: (job, signal) => execute(job.id, signal),
-    cancelQueued: (job, message) =>
-      void repository.update(job.id, {
+    run: async (job, signal) => {
+      const settlement = await execute(job.id, signal);
+      settled(job.id);
+      return settlement;
+    },
+    cancelQueued: (job, message) => {
+      repository.update(job.id, {
         status: 'failed',
         reason: 'cancelled',
         message,
         phase: 'done',
         finishedAt: clock.now(),
-      }),
+      });
+      settled(job.id);
+    },
     recover: {
       // Queued again, keeping its phase: past the update it resumes at the after-checks and decides.
       running(job) {
@@ -326,6 +343,17 @@ export function createSafeUpdatesService({
       },
     },
   });
+
+  /** The update history hears how it ended (a bulk update's safe item has no row of this kind: nothing is written). */
+  function settled(id: string): void {
+    const row = repository.find(id);
+    if (!history || !row) return;
+    try {
+      history.settled(safeUpdateView(row));
+    } catch (error) {
+      logger.error({ err: error, safeUpdateId: id }, 'writing the update history of a safe update failed');
+    }
+  }
 
   function create(request: SafeUpdateRequest, status: 'queued' | 'running'): SafeUpdateRow {
     access.connected(request.siteId);
@@ -348,8 +376,10 @@ export function createSafeUpdatesService({
     /** Queues a safe update as a job (the API); answers with it at once. */
     start(request: SafeUpdateRequest) {
       const row = create(request, 'queued');
+      const view = safeUpdateView(row);
+      history?.started(view);
       jobs.enqueue(SAFE_UPDATE_KIND, row.id, row.siteId);
-      return safeUpdateView(row);
+      return view;
     },
 
     /**

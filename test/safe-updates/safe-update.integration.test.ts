@@ -29,6 +29,15 @@ async function safeUpdate(type: 'plugins' | 'themes', slug: string, body: Record
   return report.json;
 }
 
+const writeTokenId = () => bed.t.services.tokens.list().find((token) => token.name === 'test-write')!.id;
+
+/** The site's update-history rows of one safe update, through the history API. */
+async function historyOf(safeUpdateId: string) {
+  const page = await bed.t.call('GET', `/api/sites/${bed.siteId}/updates/history?limit=100`);
+  expect(page.status, page.text).toBe(200);
+  return (page.json.items as { safeUpdateId: string | null }[]).filter((row) => row.safeUpdateId === safeUpdateId);
+}
+
 async function home(): Promise<{ status: number; body: string }> {
   const response = await fetch(`${bed.site.url}/`, { signal: AbortSignal.timeout(30_000) });
   return { status: response.status, body: await response.text() };
@@ -94,6 +103,23 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
         reason: 'fatal-error',
       }),
     ]);
+    // One update-history row, like a plain single-site update's: who asked, from → to, why it failed.
+    expect(await historyOf(report.id)).toEqual([
+      expect.objectContaining({
+        siteId: bed.siteId,
+        type: 'plugin',
+        slug: 'sitewarden-fatal',
+        fromVersion: '1.0.0',
+        toVersion: '1.1.0',
+        trigger: { kind: 'request', id: writeTokenId() },
+        jobId: null,
+        safeUpdateId: report.id,
+        result: 'failed',
+        reason: 'update-rolled-back',
+        finishedAt: expect.any(String),
+      }),
+    ]);
+    expect((await historyOf(report.id))[0]).toHaveProperty('error', expect.stringContaining('fatal-error'));
   });
 
   it('rolls back a fatal update in a safe bulk update too, and fails that item with the decision', async () => {
@@ -115,6 +141,17 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     expect((await wordpressPlugins(bed.site))['sitewarden-fatal/sitewarden-fatal.php']?.Version).toBe('1.0.0');
     expect(await activePlugins(bed.site)).toContain('sitewarden-fatal/sitewarden-fatal.php');
     expect(bed.t.logs.events('update.rolled-back')).toHaveLength(2);
+    // The bulk item's history row links the safe update's report too.
+    const latest = (await bed.t.call('GET', `/api/sites/${bed.siteId}/safe-updates`)).json.items[0];
+    expect(await historyOf(latest.id)).toEqual([
+      expect.objectContaining({
+        slug: 'sitewarden-fatal',
+        jobId: queued.json.job.id,
+        safeUpdateId: latest.id,
+        result: 'failed',
+        reason: 'update-rolled-back',
+      }),
+    ]);
   });
 
   it('keeps a harmless update, and says so', async () => {
@@ -130,6 +167,18 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     expect(bed.t.logs.events('update.verified')).toContainEqual(
       expect.objectContaining({ safeUpdateId: report.id, slug: 'sitewarden-demo', type: 'plugin' }),
     );
+    expect(await historyOf(report.id)).toEqual([
+      expect.objectContaining({
+        type: 'plugin',
+        slug: 'sitewarden-demo',
+        fromVersion: '1.0.0',
+        toVersion: '1.1.0',
+        trigger: { kind: 'request', id: writeTokenId() },
+        result: 'succeeded',
+        reason: null,
+        error: null,
+      }),
+    ]);
   });
 
   it('keeps the harmless update’s screenshots, served as PNG', async () => {
@@ -193,6 +242,9 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     });
     // Nothing newer than 1.1.0 is offered: refused before any check.
     expect(report).toMatchObject({ status: 'failed', reason: 'no-update-available' });
+    expect(await historyOf(report.id)).toEqual([
+      expect.objectContaining({ slug: 'sitewarden-demo', result: 'skipped', reason: 'no-update-available' }),
+    ]);
 
     await installAndActivate('sitewarden-fatal', '1.0.0');
     const unhealthy = await safeUpdate('plugins', 'sitewarden-fatal', {
@@ -201,6 +253,9 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     expect(unhealthy).toMatchObject({ status: 'failed', reason: 'site-unhealthy' });
     expect(unhealthy.message).toContain('keyword-missing');
     expect(unhealthy.steps).toEqual([]);
+    expect(await historyOf(unhealthy.id)).toEqual([
+      expect.objectContaining({ slug: 'sitewarden-fatal', result: 'failed', reason: 'site-unhealthy' }),
+    ]);
     expect((await wordpressPlugins(bed.site))['sitewarden-fatal/sitewarden-fatal.php']?.Version).toBe('1.0.0');
   });
 
