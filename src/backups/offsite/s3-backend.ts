@@ -36,8 +36,8 @@ export interface S3TargetConfig {
   uploadBufferBytes?: number;
 }
 
-/** Part buffers held at once across a target's uploads unless configured: two parts of 8 MiB. */
-const DEFAULT_UPLOAD_BUFFER_BYTES = 16 * 1024 * 1024;
+/** Part buffers held at once across a target's uploads unless configured: two parts of 9 MiB (targets.config.ts). */
+const DEFAULT_UPLOAD_BUFFER_BYTES = 18 * 1024 * 1024;
 
 const isMissing = (error: unknown) =>
   error instanceof S3ServiceException &&

@@ -79,8 +79,8 @@ export function parseOffsiteConfig(
           accessKeyId && secretAccessKey
             ? { accessKeyId, secretAccessKey, sessionToken: value('SESSION_TOKEN') }
             : undefined,
-        partBytes: number('PART_MB', 8, 5, 512) * 1024 * 1024,
-        uploadBufferBytes: number('UPLOAD_BUFFER_MB', 16, 5, 4096) * 1024 * 1024,
+        partBytes: number('PART_MB', 9, 5, 512) * 1024 * 1024,
+        uploadBufferBytes: number('UPLOAD_BUFFER_MB', 18, 5, 4096) * 1024 * 1024,
         maxAttempts: number('MAX_ATTEMPTS', 5, 1, 20),
       },
     };
