@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { MigrationsPendingError, openDatabase } from './db/database.js';
 import { DATABASE_FILE, startDaemon } from './main.js';
+import { limitHeapGrowth } from './shared/heap-growth.js';
 import { systemClock } from './shared/clock.js';
 import { isAppError } from './shared/errors.js';
 import { createLoggedEvents, createLogger } from './shared/logger.js';
@@ -130,6 +131,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function start(config: Config): Promise<number> {
+  limitHeapGrowth();
   const logger = createLogger({ level: config.logLevel });
   // Listen for signals before starting, so one that arrives during start-up still stops cleanly.
   const signalled = new Promise<NodeJS.Signals>((resolve) => {

@@ -76,12 +76,20 @@ export function runCliAsync(
   });
 }
 
-/** Starts `sitewarden start` and resolves once it logs `daemon.started`, with the port it bound. */
+/** The allocator settings the systemd unit starts the daemon with (its `Environment=MALLOC_*` lines), as scripts/start.sh does. */
+export function unitAllocatorEnv(): Record<string, string> {
+  const unit = readFileSync(join(PROJECT_ROOT, 'systemd/sitewarden.service'), 'utf8');
+  return Object.fromEntries(
+    [...unit.matchAll(/^Environment=(MALLOC_[A-Z_]+)=(.*)$/gm)].map((match) => [match[1]!, match[2]!]),
+  );
+}
+
+/** Starts `sitewarden start` (as the systemd unit runs it) and resolves once it logs `daemon.started`, with the port it bound. */
 export async function startDaemonProcess(
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; port: number; logs: () => string; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, [CLI, 'start'], {
-    env: { PATH: process.env.PATH ?? '', SITEWARDEN_PORT: '0', ...env },
+    env: { PATH: process.env.PATH ?? '', SITEWARDEN_PORT: '0', ...unitAllocatorEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
