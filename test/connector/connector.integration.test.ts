@@ -339,6 +339,52 @@ describe('Sitewarden connector', () => {
     expect(await fetch(site.url).then((page) => page.text())).toContain('sitewarden-demo 1.1.0');
   });
 
+  it('updates only when the site offers the version expected, else refuses and changes nothing (1.5.0)', async () => {
+    const update = (route: string, json: object) => call(site, site.admin, 'POST', route, json);
+    const offerChanged = { status: 200, body: expect.objectContaining({ result: 'refused', code: 'sitewarden_offer_changed' }) };
+
+    // Another version on offer than the one expected: refused, with what the site has and offers now.
+    const other = await update('plugins/update', { plugin: EXTRA, expectedVersion: '9.0.0' });
+    expect(other).toEqual(offerChanged);
+    expect(other.body).toMatchObject({
+      message: `${EXTRA} is offered at 2.0.0, not 9.0.0.`,
+      version: '1.5.0',
+      offer: { version: '1.5.0', newVersion: '2.0.0' },
+    });
+    expect(await pluginState(site, EXTRA)).toEqual({ version: '1.5.0', active: false });
+    // Nothing on offer (demo was just updated), or nothing installed: refused too.
+    const none = await update('plugins/update', { plugin: DEMO, expectedVersion: '' });
+    expect(none).toEqual(offerChanged);
+    expect(none.body).toMatchObject({ version: '1.1.0', offer: null });
+    const missing = await update('plugins/update', { plugin: 'no-such-plugin/no-such-plugin.php', expectedVersion: '' });
+    expect(missing.body).toMatchObject({ result: 'refused', version: null, offer: null });
+    const theme = themeVersionOnDisk(site, 'twentytwentyone');
+    const themeOther = await update('themes/update', { stylesheet: 'twentytwentyone', expectedVersion: '98.0.0' });
+    expect(themeOther).toEqual(offerChanged);
+    expect(themeOther.body).toMatchObject({ version: theme, offer: { version: theme, newVersion: '99.0.0' } });
+    expect(themeVersionOnDisk(site, 'twentytwentyone')).toBe(theme);
+
+    // The version expected: updated, with what the daemon's inventory needs (the offer left, the requirements).
+    const updated = await update('plugins/update', { plugin: EXTRA, expectedVersion: '2.0.0' });
+    expect(updated).toEqual({
+      status: 200,
+      body: {
+        result: 'updated',
+        plugin: EXTRA,
+        previousVersion: '1.5.0',
+        version: '2.0.0',
+        active: false,
+        offer: null,
+        requires: [],
+      },
+    });
+    expect(await pluginState(site, EXTRA)).toEqual({ version: '2.0.0', active: false });
+
+    // Made to look old again for the tests below.
+    const extraMain = join(site.root, 'wp-content/plugins', EXTRA);
+    writeFileSync(extraMain, readFileSync(extraMain, 'utf8').replace('Version: 2.0.0', 'Version: 1.5.0'));
+  });
+
   it('updates an inactive plugin and leaves it inactive', async () => {
     const { status, body } = await call(site, site.admin, 'POST', 'plugins/update', { plugin: EXTRA });
 
