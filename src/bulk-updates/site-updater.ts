@@ -220,7 +220,6 @@ export function createSiteUpdater({
 
     /** One read of what the site offers now, for every plugin and theme item, then an update request per item. */
     async function updateAfterReadingOffers(site: ConnectedSite): Promise<AppliedUpdates | null> {
-      // One read of what the site offers now, for every plugin and theme item.
       const updates = await site.connector.updatesIfAvailable();
       if (!updates) return null; // The single-site path below says why (connector missing, outdated, failing).
       const live = offersOf(updates);
@@ -287,6 +286,11 @@ export function createSiteUpdater({
           update: outcome.toVersion === null ? null : { version: outcome.toVersion },
         };
         const answered = type === 'plugin' ? done.plugins : done.themes;
+        // A refusal ends the item as the offers read does: why, and the version the site has (its offer's).
+        const skippedAs = (offer: ItemOffer | null) => {
+          const [reason, message] = offerChanged(outcome, offer);
+          return { reason, message, fromVersion: offer?.version ?? outcome.fromVersion };
+        };
         try {
           const answer = await recorder.trackEnding(
             attempt(outcome),
@@ -294,18 +298,12 @@ export function createSiteUpdater({
             (answer) => {
               if (answer.result === 'updated')
                 return { result: 'succeeded', fromVersion: answer.previousVersion, toVersion: answer.version };
-              const [reason, error] = offerChanged(outcome, answer.offer);
-              return { result: 'skipped', fromVersion: answer.offer?.version ?? outcome.fromVersion, reason, error };
+              const { reason, message, fromVersion } = skippedAs(answer.offer);
+              return { result: 'skipped', reason, error: message, fromVersion };
             },
           );
           if (answer.result === 'refused') {
-            const [reason, message] = offerChanged(outcome, answer.offer);
-            settle(outcome, {
-              state: 'skipped',
-              reason,
-              message,
-              fromVersion: answer.offer?.version ?? outcome.fromVersion,
-            });
+            settle(outcome, { state: 'skipped', ...skippedAs(answer.offer) });
             // The stored offer follows what the site now offers (its state stays as stored).
             if (answer.version !== null) answered.set(file, { version: answer.version, offer: answer.offer });
             continue;
