@@ -423,6 +423,21 @@ describe('startBulkUpdate (the entry policies use)', () => {
     expect(pending.json.items).toEqual([]);
   });
 
+  it('still updates when the stored connector version is newer than the site’s (downgraded since the last sync)', async () => {
+    const { t, sites } = await fleet(1, { connectors: ['1.4.0'] });
+    // The last sync saw 1.5.0; the site now runs 1.4.0, whose update route ignores the version expected.
+    t.services.sitesRepository.update(sites[0]!.id, { connectorVersion: EXPECTED_VERSION_CONNECTOR });
+    const before = sites[0]!.requests.length;
+    const run = await finished(t, (await apply(t, { all: true })).json.job.id);
+    expect(run.sites[0].items).toMatchObject([
+      { type: 'plugin', state: 'succeeded', fromVersion: '1.0.0', toVersion: '1.1.0' },
+      { type: 'theme', state: 'succeeded', fromVersion: '1.0.0', toVersion: '1.1.0' },
+    ]);
+    expect(sites[0]!.requests.slice(before)).toEqual(['sitewarden/v1/plugins/update', 'sitewarden/v1/themes/update']);
+    const pending = await t.call('GET', '/api/fleet/updates', { token: t.readToken });
+    expect(pending.json.items).toEqual([]);
+  });
+
   it('skips a site that is no longer connected', async () => {
     const { t } = await fleet(0);
     const siteId = insertConnectedSite(t, { state: 'authorization_expired' });
