@@ -207,16 +207,17 @@ export function createInventorySync({
       const status = done.active === false ? 'inactive' : plugin.status;
       return { ...plugin, version: done.version, status, update: offered(done), requires };
     });
-    const requires = Object.fromEntries(plugins.map((plugin) => [plugin.file, plugin.requires ?? []]));
     const themes = (JSON.parse(stored.themesJson) as Theme[]).map((theme): Theme => {
       const done = applied.themes.get(theme.slug);
       return done ? { ...theme, version: done.version, update: offered(done) } : theme;
     });
     inventories.write(siteId, {
-      // Dependents follow the requirements: worked out again only when an update changed one.
+      // Dependents follow the requirements: worked out again when an update changed one and every plugin's are known.
       plugins:
-        requirementsChanged && plugins.some((plugin) => plugin.requires)
-          ? withPluginRequirements(plugins, { requires })
+        requirementsChanged && plugins.every((plugin) => plugin.requires)
+          ? withPluginRequirements(plugins, {
+              requires: Object.fromEntries(plugins.map((plugin) => [plugin.file, plugin.requires ?? []])),
+            })
           : plugins,
       themes,
       syncedAt: stored.syncedAt,
