@@ -13,12 +13,18 @@
  *   BENCH_SITES=200 BENCH_CONCURRENCY=8 BENCH_UPDATE_MS=0 node --import tsx bench/bulk-updates.ts
  *   node --expose-gc --import tsx bench/bulk-updates.ts   (collects garbage before each phase: steadier figures)
  *
- * BENCH_PARTS=1 also measures, per site, the two requests a bulk site update makes, each alone
+ * The fake sites run connector 1.5.0, whose update route takes the version expected: a bulk site
+ * update is one request, the same one the direct baseline makes (`expectedVersion` included).
+ * BENCH_CONNECTOR=1.4.0 runs them as an older connector: the bulk reads the offers first (two
+ * requests), the baseline sends no `expectedVersion`.
+ *
+ * BENCH_PARTS=1 also measures, per site, the requests a bulk site update makes, each alone
  * (the offers read and the update, each in a SiteAccess hold through the daemon's node:http
  * client, nothing written), and the offers read by `fetch`, to show what is left besides them.
  *
  * BENCH_PROFILE=file.cpuprofile also writes a CPU profile of the last round's bulk update alone
- * (node:inspector; open it in Chrome's DevTools or read it with bench/profile-summary.ts).
+ * (node:inspector; open it in Chrome's DevTools or read it with bench/profile-summary.ts);
+ * BENCH_PROFILE_US sets its sampling interval in µs (default 1000).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -34,6 +40,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PROFILE = process.env.BENCH_PROFILE;
 /** Also measures the parts a bulk site update is made of (BENCH_PARTS=1): each request alone, through the daemon's client. */
 const PARTS = process.env.BENCH_PARTS === '1';
+/** The fake sites' connector version (read by the child too, which inherits the environment). */
+const CONNECTOR = process.env.BENCH_CONNECTOR;
 
 interface FakeSite {
   url: string;
@@ -46,7 +54,9 @@ async function serveFakes(): Promise<void> {
   const { createUpdateWatch, startUpdatableSite } = await import('../test/bulk-updates/updatable-fake.js');
   const watch = createUpdateWatch();
   watch.hold = () => sleep(UPDATE_MS);
-  const started = await Promise.all(Array.from({ length: SITES }, () => startUpdatableSite(watch)));
+  const started = await Promise.all(
+    Array.from({ length: SITES }, () => startUpdatableSite(watch, { connector: CONNECTOR })),
+  );
   let counted = 0;
   process.on('message', (message) => {
     if (message === 'count') {
@@ -85,6 +95,13 @@ async function main(): Promise<void> {
   try {
     const sites = (await once(child)) as FakeSite[];
     const { createTestApp } = await import('../test/support/test-app.js');
+    const { EXPECTED_VERSION_CONNECTOR } = await import('../test/bulk-updates/updatable-fake.js');
+    const expecting = (CONNECTOR ?? EXPECTED_VERSION_CONNECTOR) === EXPECTED_VERSION_CONNECTOR;
+    // The request a bulk site update makes to update: with the version expected when the connector takes it.
+    const updateBody = JSON.stringify({
+      plugin: 'akismet/akismet.php',
+      ...(expecting ? { expectedVersion: '1.1.0' } : {}),
+    });
     // Per host as large as the global bound: every fake is on 127.0.0.1, and both sides run at CONCURRENCY.
     const t = createTestApp({
       config: { siteConcurrency: CONCURRENCY, bulkUpdates: { concurrency: CONCURRENCY, perHost: CONCURRENCY } },
@@ -120,7 +137,7 @@ async function main(): Promise<void> {
               authorization: `Basic ${Buffer.from(`${site.username}:${site.applicationPassword}`).toString('base64')}`,
               'content-type': 'application/json',
             },
-            body: JSON.stringify({ plugin: 'akismet/akismet.php' }),
+            body: updateBody,
           });
           if (!response.ok) throw new Error(`direct update: ${response.status}`);
           await response.json();
@@ -175,7 +192,9 @@ async function main(): Promise<void> {
       if (run.progress.succeeded !== sites.length) throw new Error(`bulk: ${JSON.stringify(run.progress)}`);
     };
 
-    console.log(`${SITES} fake sites, concurrency ${CONCURRENCY}, ${UPDATE_MS} ms per update on the site`);
+    console.log(
+      `${SITES} fake sites (connector ${CONNECTOR ?? EXPECTED_VERSION_CONNECTOR}), concurrency ${CONCURRENCY}, ${UPDATE_MS} ms per update on the site`,
+    );
     for (let round = 1; round <= ROUNDS; round++) {
       await reset();
       const baseline = await measure(direct);
@@ -188,6 +207,9 @@ async function main(): Promise<void> {
       if (profiler) {
         profiler.connect();
         await profiler.post('Profiler.enable');
+        // BENCH_PROFILE_US: the sampling interval (µs, default 1000): finer for a run of few sites.
+        if (process.env.BENCH_PROFILE_US)
+          await profiler.post('Profiler.setSamplingInterval', { interval: Number(process.env.BENCH_PROFILE_US) });
         await profiler.post('Profiler.start');
       }
       const measured = await measure(bulk);
@@ -201,7 +223,13 @@ async function main(): Promise<void> {
         await reset();
         const offersHeld = await measure(held((site) => site.connector.updatesIfAvailable()));
         const offersFetched = await measure(offersByFetch);
-        const updateHeld = await measure(held((site) => site.connector.updatePlugin('akismet/akismet.php')));
+        const updateHeld = await measure(
+          held((site) =>
+            expecting
+              ? site.connector.updatePluginExpecting('akismet/akismet.php', '1.1.0')
+              : site.connector.updatePlugin('akismet/akismet.php'),
+          ),
+        );
         const per = (figure: { cpuMs: number }) => (figure.cpuMs / SITES).toFixed(2);
         console.log(
           `round ${round} parts, CPU per site: offers read held ${per(offersHeld)} ms, by fetch ${per(offersFetched)} ms; ` +

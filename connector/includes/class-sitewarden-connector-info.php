@@ -32,6 +32,8 @@ final class Sitewarden_Connector_Info {
 		'translations'   => '1.3.0',
 		'inventory'      => '1.4.0',
 		'rollback'       => '1.4.0',
+		// Plugin and theme updates that name the version they expect, answering a refusal or the offer left.
+		'updates/expected-version' => '1.5.0',
 	);
 
 	/**

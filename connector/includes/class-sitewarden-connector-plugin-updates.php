@@ -92,6 +92,42 @@ final class Sitewarden_Connector_Plugin_Updates {
 	}
 
 	/**
+	 * Since 1.5.0: one request where a bulk update made two (the offers, then the update). Updates
+	 * only when the site offers `$expected` ('' for whatever it offers), the offer read as GET
+	 * /updates reads it; else refused (Sitewarden_Connector_Updates::offer_changed). The answer also
+	 * carries what the caller's inventory needs after it: the plugin's offer left (WordPress's
+	 * upgrader clears its update check, so normally none) and its `Requires Plugins`.
+	 *
+	 * @param string $file     Plugin file.
+	 * @param string $expected The version expected to be offered, or ''.
+	 * @return array|WP_Error { result: updated, plugin, previousVersion, version, active, offer, requires } or a refusal.
+	 */
+	public function update_expecting( $file, $expected ) {
+		Sitewarden_Connector_Admin_Apis::load();
+
+		$installed = get_plugins();
+		$version   = isset( $installed[ $file ] ) ? (string) $installed[ $file ]['Version'] : null;
+		$offer     = null === $version ? null : $this->updates->current_plugin_offer( $file );
+		if ( null === $offer || ( '' !== $expected && $offer['newVersion'] !== $expected ) ) {
+			return Sitewarden_Connector_Updates::offer_changed( $file, $version, $offer, $expected );
+		}
+
+		$updated = $this->update( $file );
+		if ( is_wp_error( $updated ) ) {
+			return $updated;
+		}
+		$now = get_plugins();
+		return array_merge(
+			array( 'result' => 'updated' ),
+			$updated,
+			array(
+				'offer'    => $this->updates->plugin_offer( $updated['plugin'] ),
+				'requires' => isset( $now[ $updated['plugin'] ] ) ? Sitewarden_Connector_Plugin_Status::requirements( $now[ $updated['plugin'] ] ) : array(),
+			)
+		);
+	}
+
+	/**
 	 * @param string $file
 	 * @return array { site: bool, network: bool }
 	 */

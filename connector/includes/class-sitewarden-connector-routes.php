@@ -75,8 +75,14 @@ final class Sitewarden_Connector_Routes {
 			array(
 				'methods'             => WP_REST_Server::CREATABLE,
 				'permission_callback' => self::requires( 'update_plugins' ),
-				'args'                => array( 'plugin' => self::plugin_file_arg() ),
+				'args'                => array(
+					'plugin'          => self::plugin_file_arg(),
+					'expectedVersion' => self::expected_version_arg(),
+				),
 				'callback'            => static function ( WP_REST_Request $request ) use ( $plugin_updates ) {
+					if ( $request->has_param( 'expectedVersion' ) ) {
+						return rest_ensure_response( $plugin_updates->update_expecting( $request['plugin'], (string) $request['expectedVersion'] ) );
+					}
 					return rest_ensure_response( $plugin_updates->update( $request['plugin'] ) );
 				},
 			)
@@ -148,8 +154,14 @@ final class Sitewarden_Connector_Routes {
 			array(
 				'methods'             => WP_REST_Server::CREATABLE,
 				'permission_callback' => self::requires( 'update_themes' ),
-				'args'                => array( 'stylesheet' => self::stylesheet_arg() ),
+				'args'                => array(
+					'stylesheet'      => self::stylesheet_arg(),
+					'expectedVersion' => self::expected_version_arg(),
+				),
 				'callback'            => static function ( WP_REST_Request $request ) use ( $theme_updates ) {
+					if ( $request->has_param( 'expectedVersion' ) ) {
+						return rest_ensure_response( $theme_updates->update_expecting( $request['stylesheet'], (string) $request['expectedVersion'] ) );
+					}
 					return rest_ensure_response( $theme_updates->update( $request['stylesheet'] ) );
 				},
 			)
@@ -276,6 +288,15 @@ final class Sitewarden_Connector_Routes {
 			'validate_callback' => static function ( $value, $request, $param ) {
 				return self::validate_name( $value, $request, $param, '#^' . self::NAME . '(?:/' . self::NAME . ')?$#D', 'a plugin file such as akismet/akismet.php' );
 			},
+		);
+	}
+
+	/** Since 1.5.0: the update is made only when this version is offered ('' for any offered version). */
+	private static function expected_version_arg() {
+		return array(
+			'description' => 'Update only when the site offers this version (empty: any offered version); otherwise answer result "refused", code sitewarden_offer_changed.',
+			'type'        => 'string',
+			'maxLength'   => 200,
 		);
 	}
 

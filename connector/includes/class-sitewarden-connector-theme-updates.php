@@ -83,4 +83,32 @@ final class Sitewarden_Connector_Theme_Updates {
 			'active'          => get_stylesheet() === $new_stylesheet,
 		);
 	}
+
+	/**
+	 * Since 1.5.0: the theme counterpart of Sitewarden_Connector_Plugin_Updates::update_expecting().
+	 *
+	 * @param string $stylesheet Theme directory name.
+	 * @param string $expected   The version expected to be offered, or ''.
+	 * @return array|WP_Error { result: updated, stylesheet, previousVersion, version, active, offer } or a refusal.
+	 */
+	public function update_expecting( $stylesheet, $expected ) {
+		Sitewarden_Connector_Admin_Apis::load();
+
+		$theme   = wp_get_theme( $stylesheet );
+		$version = $theme->exists() ? (string) $theme->get( 'Version' ) : null;
+		$offer   = null === $version ? null : $this->updates->current_theme_offer( $stylesheet );
+		if ( null === $offer || ( '' !== $expected && $offer['newVersion'] !== $expected ) ) {
+			return Sitewarden_Connector_Updates::offer_changed( $stylesheet, $version, $offer, $expected );
+		}
+
+		$updated = $this->update( $stylesheet );
+		if ( is_wp_error( $updated ) ) {
+			return $updated;
+		}
+		return array_merge(
+			array( 'result' => 'updated' ),
+			$updated,
+			array( 'offer' => $this->updates->theme_offer( $updated['stylesheet'] ) )
+		);
+	}
 }

@@ -109,6 +109,55 @@ final class Sitewarden_Connector_Updates {
 	}
 
 	/**
+	 * Since 1.5.0, the answer of an update that named the version it expects when the site offers
+	 * another one, or none: nothing was changed. A 200 answer (as the plugin status refusals), so the
+	 * caller reads what the site has and offers now in the same request.
+	 *
+	 * @param string      $item     Plugin file or theme stylesheet.
+	 * @param string|null $version  The installed version, null when the item is not installed.
+	 * @param array|null  $offer    { version, newVersion } offered now, or null.
+	 * @param string      $expected The version the caller expected ('' for any).
+	 * @return array { result: refused, code: sitewarden_offer_changed, message, version, offer }
+	 */
+	public static function offer_changed( $item, $version, $offer, $expected ) {
+		return array(
+			'result'  => 'refused',
+			'code'    => 'sitewarden_offer_changed',
+			'message' => null === $offer
+				? sprintf( 'No update of %s is offered.', $item )
+				: sprintf( '%1$s is offered at %2$s, not %3$s.', $item, $offer['newVersion'], $expected ),
+			'version' => $version,
+			'offer'   => null === $offer ? null : array(
+				'version'    => $offer['version'],
+				'newVersion' => $offer['newVersion'],
+			),
+		);
+	}
+
+	/**
+	 * A plugin's offer as GET /updates reports it (core's check renewed only when stale), for an
+	 * update that names the version it expects.
+	 *
+	 * @param string $file Plugin file.
+	 * @return array|null As plugin_offer().
+	 */
+	public function current_plugin_offer( $file ) {
+		Sitewarden_Connector_Admin_Apis::load();
+		$this->check_if_stale( 'wp_update_plugins' );
+		return $this->plugin_offer( $file );
+	}
+
+	/**
+	 * @param string $stylesheet Theme directory name.
+	 * @return array|null As theme_offer().
+	 */
+	public function current_theme_offer( $stylesheet ) {
+		Sitewarden_Connector_Admin_Apis::load();
+		$this->check_if_stale( 'wp_update_themes' );
+		return $this->theme_offer( $stylesheet );
+	}
+
+	/**
 	 * @param string $file Plugin file, e.g. akismet/akismet.php.
 	 * @return array|null { slug, version, newVersion } when a newer version is known.
 	 */

@@ -65,7 +65,7 @@ export function createBulkUpdates<
     jobRows,
     jobs,
     slots: createUpdateSlots(config),
-    updateSite: createSiteUpdater({ services, operate, refreshAfter, recorder, events, safeUpdate }),
+    updateSite: createSiteUpdater({ services, operate, refreshAfter, recorder, events, safeUpdate, inventories }),
     clock,
     events,
     logger,

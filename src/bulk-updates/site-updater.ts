@@ -11,13 +11,35 @@ interface HeldItem {
   slug: string;
   file: string;
   version: string;
-  update: { version: string };
+  update: { version: string } | null;
+}
+/** The connector's answer to an update that named the version expected: updated, or refused as the offer changed. */
+type ExpectedUpdate =
+  | {
+      result: 'updated';
+      previousVersion: string;
+      version: string;
+      active: boolean;
+      offer?: ItemOffer | null;
+      requires?: string[];
+    }
+  | { result: 'refused'; version: string | null; offer: ItemOffer | null };
+interface ItemOffer {
+  version: string;
+  newVersion: string;
 }
 interface ItemUpdates {
   update(siteId: string, slug: string): Promise<{ version: string }>;
   /** One update on a site already held by `operate`: the connector's update, failure event and problem mapping. */
-  updateOn(site: ConnectedSite, item: HeldItem): Promise<{ version: string; active: boolean }>;
+  updateOn(
+    site: ConnectedSite,
+    item: HeldItem & { update: { version: string } },
+  ): Promise<{ version: string; active: boolean }>;
+  /** `updateOn` made only when the site offers `expectedVersion` (null: any), in one request (connector 1.5.0+). */
+  updateExpecting(site: ConnectedSite, item: HeldItem, expectedVersion: string | null): Promise<ExpectedUpdate>;
 }
+/** The stored inventory, for the plugin files an update names (the planned items name slugs). */
+type StoredInventories = { read(siteId: string): { pluginsJson: string } | undefined };
 /** Holds a site (its queue) for the work, then refreshes its stored inventory once (`refresh`, or in full): SiteAccess.operate. */
 export type OperateOnSite = <T>(
   siteId: string,
@@ -89,6 +111,20 @@ function offersOf(updates: AvailableUpdates) {
   return { plugin: plugins, theme: themes };
 }
 
+/** Why a planned plugin or theme is not updated when the site's offer is not the one planned (none, or another version). */
+function offerChanged(outcome: ItemOutcome, offer: { newVersion: string } | null | undefined): [string, string] {
+  return !offer
+    ? ['no-update-available', `the site offers no update of ${outcome.type} ${outcome.slug} any more`]
+    : ['version-changed', `the site now offers ${outcome.slug} ${offer.newVersion}, not ${outcome.toVersion}`];
+}
+
+/** The plugin files of a site's stored inventory, by slug. */
+function pluginFiles(inventories: StoredInventories, siteId: string): Map<string, string> {
+  const stored = inventories.read(siteId);
+  const plugins = stored ? (JSON.parse(stored.pluginsJson) as { slug: string; file: string }[]) : [];
+  return new Map(plugins.map((plugin) => [plugin.slug, plugin.file]));
+}
+
 /**
  * Applies one site's items one after the other, recording each attempt. Plugins and themes are
  * updated while the site is held once (`operate`: its queue, then one inventory refresh for them
@@ -103,8 +139,10 @@ export function createSiteUpdater({
   recorder,
   events,
   safeUpdate,
+  inventories,
 }: {
   services: UpdateServices;
+  inventories: StoredInventories;
   operate: OperateOnSite;
   refreshAfter: RefreshAfterUpdates;
   recorder: UpdateRecorder;
@@ -169,62 +207,117 @@ export function createSiteUpdater({
           operate(
             siteId,
             async (site) => {
-              // One read of what the site offers now, for every plugin and theme item.
-              const updates = await site.connector.updatesIfAvailable();
-              if (!updates) return; // The single-site path below says why (connector missing, outdated, failing).
-              const live = offersOf(updates);
-              const done: AppliedUpdates = {
-                updates,
-                // Not read for this: the environment stays as the last sync stored it (one request less per site).
-                info: null,
-                plugins: new Map(),
-                themes: new Map(),
-              };
-              let attemptedAndNotDone = false;
-              for (const outcome of held) {
-                const type = outcome.type as 'plugin' | 'theme';
-                const offer = live[type].get(outcome.slug ?? '');
-                if (!offer || (outcome.toVersion !== null && offer.newVersion !== outcome.toVersion)) {
-                  const [reason, message] = !offer
-                    ? ['no-update-available', `the site offers no update of ${type} ${outcome.slug} any more`]
-                    : [
-                        'version-changed',
-                        `the site now offers ${outcome.slug} ${offer.newVersion}, not ${outcome.toVersion}`,
-                      ];
-                  const fromVersion = offer?.version ?? outcome.fromVersion;
-                  recorder.skipped({ ...attempt(outcome), fromVersion }, reason, message);
-                  settle(outcome, { state: 'skipped', reason, message, fromVersion });
-                  continue;
-                }
-                outcome.fromVersion = offer.version;
-                outcome.toVersion = offer.newVersion;
-                const item = {
-                  slug: outcome.slug!,
-                  file: offer.file,
-                  version: offer.version,
-                  update: { version: offer.newVersion },
-                };
-                const version = (result: { version: string }) => result.version;
-                await apply(outcome, () =>
-                  recorder
-                    .track(attempt(outcome), () => services[`${type}s`].updateOn(site, item), version)
-                    .then((answer) => {
-                      if (type === 'plugin') done.plugins.set(offer.file, answer);
-                      else done.themes.set(offer.file, answer);
-                      return answer.version;
-                    }),
-                );
-                if (outcome.state !== 'succeeded') attemptedAndNotDone = true;
-              }
-              // An update that failed (or found nothing to do) may leave the site other than the offers said
-              // (WordPress's upgrader removes the old copy first): then the site is read in full.
-              if (!attemptedAndNotDone) applied = done;
+              applied = site.connector.knownToHave('updates/expected-version')
+                ? await updateExpecting(site)
+                : await updateAfterReadingOffers(site);
             },
             { refresh: () => refreshAfter(siteId, applied) },
           ),
         )
         // The site could not be held (gone, disconnected): the single-site path below answers each item's problem.
         .catch(() => undefined);
+    }
+
+    /** One read of what the site offers now, for every plugin and theme item, then an update request per item. */
+    async function updateAfterReadingOffers(site: ConnectedSite): Promise<AppliedUpdates | null> {
+      const updates = await site.connector.updatesIfAvailable();
+      if (!updates) return null; // The single-site path below says why (connector missing, outdated, failing).
+      const live = offersOf(updates);
+      const done: AppliedUpdates = {
+        updates,
+        // Not read for this: the environment stays as the last sync stored it (one request less per site).
+        info: null,
+        plugins: new Map(),
+        themes: new Map(),
+      };
+      let attemptedAndNotDone = false;
+      for (const outcome of held) {
+        const type = outcome.type as 'plugin' | 'theme';
+        const offer = live[type].get(outcome.slug ?? '');
+        if (!offer || (outcome.toVersion !== null && offer.newVersion !== outcome.toVersion)) {
+          const [reason, message] = offerChanged(outcome, offer);
+          const fromVersion = offer?.version ?? outcome.fromVersion;
+          recorder.skipped({ ...attempt(outcome), fromVersion }, reason, message);
+          settle(outcome, { state: 'skipped', reason, message, fromVersion });
+          continue;
+        }
+        outcome.fromVersion = offer.version;
+        outcome.toVersion = offer.newVersion;
+        const item = {
+          slug: outcome.slug!,
+          file: offer.file,
+          version: offer.version,
+          update: { version: offer.newVersion },
+        };
+        const version = (result: { version: string }) => result.version;
+        await apply(outcome, () =>
+          recorder
+            .track(attempt(outcome), () => services[`${type}s`].updateOn(site, item), version)
+            .then((answer) => {
+              if (type === 'plugin') done.plugins.set(offer.file, answer);
+              else done.themes.set(offer.file, answer);
+              return answer.version;
+            }),
+        );
+        if (outcome.state !== 'succeeded') attemptedAndNotDone = true;
+      }
+      // An update that failed (or found nothing to do) may leave the site other than the offers said
+      // (WordPress's upgrader removes the old copy first): then the site is read in full.
+      return attemptedAndNotDone ? null : done;
+    }
+
+    /**
+     * One request per item (connector `updates/expected-version`): the site updates only when it
+     * offers the version planned, else refuses and says what it has and offers now, which ends the
+     * item as the offers read does (`no-update-available`, `version-changed`), history included.
+     */
+    async function updateExpecting(site: ConnectedSite): Promise<AppliedUpdates | null> {
+      const files = held.some((outcome) => outcome.type === 'plugin') ? pluginFiles(inventories, siteId) : null;
+      const done: AppliedUpdates = { updates: null, info: null, plugins: new Map(), themes: new Map() };
+      let attemptedAndNotDone = false;
+      for (const outcome of held) {
+        const type = outcome.type as 'plugin' | 'theme';
+        const file = type === 'plugin' ? files?.get(outcome.slug ?? '') : (outcome.slug ?? undefined);
+        if (!file) continue; // Not in the stored inventory: the single-site path below reads the site.
+        const item = {
+          slug: outcome.slug!,
+          file,
+          version: outcome.fromVersion ?? '',
+          update: outcome.toVersion === null ? null : { version: outcome.toVersion },
+        };
+        const answered = type === 'plugin' ? done.plugins : done.themes;
+        // A refusal ends the item as the offers read does: why, and the version the site has (its offer's).
+        const skippedAs = (offer: ItemOffer | null) => {
+          const [reason, message] = offerChanged(outcome, offer);
+          return { reason, message, fromVersion: offer?.version ?? outcome.fromVersion };
+        };
+        try {
+          const answer = await recorder.trackEnding(
+            attempt(outcome),
+            () => services[`${type}s`].updateExpecting(site, item, outcome.toVersion),
+            (answer) => {
+              if (answer.result === 'updated')
+                return { result: 'succeeded', fromVersion: answer.previousVersion, toVersion: answer.version };
+              const { reason, message, fromVersion } = skippedAs(answer.offer);
+              return { result: 'skipped', reason, error: message, fromVersion };
+            },
+          );
+          if (answer.result === 'refused') {
+            settle(outcome, { state: 'skipped', ...skippedAs(answer.offer) });
+            // The stored offer follows what the site now offers (its state stays as stored).
+            if (answer.version !== null) answered.set(file, { version: answer.version, offer: answer.offer });
+            continue;
+          }
+          answered.set(file, answer);
+          settle(outcome, { state: 'succeeded', fromVersion: answer.previousVersion, toVersion: answer.version });
+        } catch (error) {
+          const state = isNothingToUpdate(error) ? 'skipped' : 'failed';
+          settle(outcome, { state, reason: reasonOf(error), message: messageOf(error) });
+          attemptedAndNotDone = true;
+        }
+      }
+      // As after an offers read: an update that failed may leave the site other than it was; then it is read in full.
+      return attemptedAndNotDone ? null : done;
     }
 
     // Translations and core, every safe item, and any plugin or theme the held pass could not reach.

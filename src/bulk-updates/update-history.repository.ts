@@ -24,6 +24,8 @@ export interface HistoryFilter {
 /** What an attempt's end writes: how it ended, the version the site reports (null keeps the one expected), why not. */
 export interface AttemptEnd {
   result: UpdateResult;
+  /** The version the site reported it had, when it says (else the one the attempt started with). */
+  fromVersion?: string | null;
   toVersion?: string | null;
   reason?: string | null;
   error?: string | null;
@@ -58,6 +60,7 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
     .set({
       // (drizzle's `set` takes placeholders only inside sql, so finishedAt goes in as its stored epoch milliseconds)
       result: sql`${p('result')}`,
+      fromVersion: sql`coalesce(${p('fromVersion')}, ${updateHistory.fromVersion})`,
       toVersion: sql`coalesce(${p('toVersion')}, ${updateHistory.toVersion})`,
       reason: sql`${p('reason')}`,
       error: sql`${p('error')}`,
@@ -89,6 +92,7 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
     finish: (id: string, end: AttemptEnd): void =>
       void updateEnded.run({
         id,
+        fromVersion: null,
         toVersion: null,
         reason: null,
         error: null,

@@ -3,7 +3,7 @@ import type { Clock } from '../shared/clock.js';
 import { isAppError, isProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
 import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
-import type { UpdateHistoryRepository } from './update-history.repository.js';
+import type { AttemptEnd, UpdateHistoryRepository } from './update-history.repository.js';
 import type { TriggerKind, UpdateHistoryRow, UpdateItemType } from './update-history.table.js';
 
 export interface UpdateAttempt {
@@ -43,40 +43,50 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
       result: 'running',
     });
 
+  async function trackEnding<T>(
+    attempt: UpdateAttempt,
+    work: () => Promise<T>,
+    endOf: (result: T) => Omit<AttemptEnd, 'finishedAt'>,
+  ): Promise<T> {
+    const row = start(attempt);
+    try {
+      const result = await work();
+      repository.finish(row.id, { ...endOf(result), finishedAt: clock.now() });
+      return result;
+    } catch (error) {
+      const linked = isAppError(error) ? error.extensions.safeUpdateId : undefined;
+      repository.finish(row.id, {
+        result: isNothingToUpdate(error) ? 'skipped' : 'failed',
+        reason: reasonOf(error),
+        error: messageOf(error),
+        safeUpdateId: typeof linked === 'string' ? linked : null,
+        finishedAt: clock.now(),
+      });
+      throw error;
+    }
+  }
+
   return {
     /** An attempt that ends elsewhere (a queued safe update: `finishSafeUpdate` when its job decides). */
     start,
 
     /** Runs `work` as one recorded attempt; `versionOf` reads the version the site reports from its answer. Rethrows. */
-    async track<T>(
+    track<T>(
       attempt: UpdateAttempt,
       work: () => Promise<T>,
       versionOf: (result: T) => string | null,
       /** For an attempt run as a safe update: its report's id (a failure names it in its problem's `safeUpdateId`). */
       safeUpdateIdOf?: (result: T) => string,
     ): Promise<T> {
-      const row = start(attempt);
-      try {
-        const result = await work();
-        repository.finish(row.id, {
-          result: 'succeeded',
-          toVersion: versionOf(result) ?? attempt.toVersion,
-          safeUpdateId: safeUpdateIdOf?.(result) ?? null,
-          finishedAt: clock.now(),
-        });
-        return result;
-      } catch (error) {
-        const linked = isAppError(error) ? error.extensions.safeUpdateId : undefined;
-        repository.finish(row.id, {
-          result: isNothingToUpdate(error) ? 'skipped' : 'failed',
-          reason: reasonOf(error),
-          error: messageOf(error),
-          safeUpdateId: typeof linked === 'string' ? linked : null,
-          finishedAt: clock.now(),
-        });
-        throw error;
-      }
+      return trackEnding(attempt, work, (result) => ({
+        result: 'succeeded',
+        toVersion: versionOf(result) ?? attempt.toVersion,
+        safeUpdateId: safeUpdateIdOf?.(result) ?? null,
+      }));
     },
+
+    /** `track` for work whose answer says how the attempt ended (a site that refused it as it began ends it skipped). */
+    trackEnding,
 
     /** An attempt not made (the version offered changed, the window closed): recorded as skipped. */
     skipped(attempt: UpdateAttempt, reason: string, message: string): UpdateHistoryRow {

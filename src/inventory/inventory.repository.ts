@@ -174,7 +174,10 @@ export function createInventoryRepository({ db }: { db: Db }) {
         themes: Theme[];
         syncedAt: Date;
         extras?: SiteExtras;
-        /** The environment stays as stored (a patch after updates, which read no connector info): extras give the offers only. */
+        /**
+         * The environment stays as stored (a patch after updates, which read no connector info): extras give the offers only;
+         * without extras, the core and translation offers stay as stored too (a patch that read no offers).
+         */
         keepEnvironment?: boolean;
       },
     ): void {
@@ -251,6 +254,7 @@ export function createInventoryRepository({ db }: { db: Db }) {
         for (const offerKey of seen) {
           if (offers.has(offerKey)) continue;
           const [type, slug, version] = offerKey.split('\t') as [OfferType, string, string];
+          if (keepEnvironment && !extras && (type === 'core' || type === 'translation')) continue;
           written.deleteOffer.run({ siteId, type, slug, version });
         }
         if (!keepEnvironment)

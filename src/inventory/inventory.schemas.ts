@@ -66,7 +66,10 @@ export function withPluginUpdates(plugins: Plugin[], updates: AvailableUpdates |
 }
 
 /** Adds each plugin's requirements (connector 1.4.0+, keyed by plugin file) and, from them, its dependents. */
-export function withPluginRequirements(plugins: Plugin[], updates: AvailableUpdates | null): Plugin[] {
+export function withPluginRequirements(
+  plugins: Plugin[],
+  updates: Pick<AvailableUpdates, 'requires'> | null,
+): Plugin[] {
   const requires = updates?.requires;
   if (!requires) return plugins.map((plugin) => ({ ...plugin, requires: null, requiredBy: null }));
   const withRequires = plugins.map((plugin) => ({ ...plugin, requires: [...(requires[plugin.file] ?? [])].sort() }));

@@ -36,20 +36,32 @@ function extrasOf(info: ConnectorInfo | null, updates: AvailableUpdates | null):
   };
 }
 
+/** What the connector answered of an updated item (1.5.0+ with an expected version: its offer left, a plugin's requirements). */
+interface AppliedItem {
+  version: string;
+  offer?: { newVersion: string } | null;
+}
+
 /**
- * What a batch of updates on a held site told: the offers read at its start and the info if one
- * was read (the connector's, in the same session; null keeps the stored environment) and each plugin (by file) and theme (by stylesheet) the
- * connector answered as updated, with the version it now runs and whether it is active.
+ * What a batch of updates on a held site told: the offers read at its start (null: none was read,
+ * as each update checked its own offer on the site) and the info if one was read (the connector's,
+ * in the same session; null keeps the stored environment) and each plugin (by file) and theme (by
+ * stylesheet) the connector answered as updated, with the version it now runs and whether it is active.
  */
 export interface AppliedUpdates {
-  updates: AvailableUpdates;
+  updates: AvailableUpdates | null;
   info: ConnectorInfo | null;
-  plugins: Map<string, { version: string; active: boolean }>;
-  themes: Map<string, { version: string }>;
+  /** `active` unknown (undefined) for an item the connector refused to update: its state stays as stored. */
+  plugins: Map<string, AppliedItem & { active?: boolean; requires?: string[] }>;
+  themes: Map<string, AppliedItem>;
 }
 
 /** The offers left once `applied` are done: an applied item's offer was the one it was updated to. */
-function remainingOffers({ updates, plugins, themes }: AppliedUpdates): AvailableUpdates {
+function remainingOffers({
+  updates,
+  plugins,
+  themes,
+}: AppliedUpdates & { updates: AvailableUpdates }): AvailableUpdates {
   const without = <O>(offers: Record<string, O>, done: Map<string, unknown>) =>
     Object.fromEntries(Object.entries(offers).filter(([key]) => !done.has(key)));
   return { ...updates, plugins: without(updates.plugins, plugins), themes: without(updates.themes, themes) };
@@ -153,10 +165,11 @@ export function createInventorySync({
   async function recordApplied(siteId: string, applied: AppliedUpdates): Promise<unknown> {
     const stored = inventories.read(siteId);
     if (!stored) return syncNow(siteId);
-    const updates = remainingOffers(applied);
+    if (!applied.updates) return patchUpdatedItems(siteId, stored, applied);
+    const updates = remainingOffers({ ...applied, updates: applied.updates });
     const plugins = (JSON.parse(stored.pluginsJson) as Plugin[]).map((plugin): Plugin => {
       const done = applied.plugins.get(plugin.file);
-      const status = done && !done.active ? 'inactive' : plugin.status;
+      const status = done?.active === false ? 'inactive' : plugin.status;
       return { ...plugin, version: done?.version ?? plugin.version, status, update: null };
     });
     const themes = (JSON.parse(stored.themesJson) as Theme[]).map((theme): Theme => ({
@@ -170,6 +183,45 @@ export function createInventorySync({
       syncedAt: stored.syncedAt,
       extras: extrasOf(applied.info, updates),
       keepEnvironment: !applied.info,
+    });
+    return undefined;
+  }
+
+  /**
+   * `recordApplied` without an offers read: only the updated items change (their version, state,
+   * the offer the connector says is left, a plugin's requirements); every other offer, and the core
+   * and translation offers, stay as stored until the next sync.
+   */
+  function patchUpdatedItems(
+    siteId: string,
+    stored: { pluginsJson: string; themesJson: string; syncedAt: Date },
+    applied: AppliedUpdates,
+  ): undefined {
+    const offered = (done: AppliedItem) => (done.offer ? { version: done.offer.newVersion } : null);
+    let requirementsChanged = false;
+    const plugins = (JSON.parse(stored.pluginsJson) as Plugin[]).map((plugin): Plugin => {
+      const done = applied.plugins.get(plugin.file);
+      if (!done) return plugin;
+      const requires = done.requires ? [...done.requires].sort() : (plugin.requires ?? null);
+      if (requires?.join() !== plugin.requires?.join()) requirementsChanged = true;
+      const status = done.active === false ? 'inactive' : plugin.status;
+      return { ...plugin, version: done.version, status, update: offered(done), requires };
+    });
+    const themes = (JSON.parse(stored.themesJson) as Theme[]).map((theme): Theme => {
+      const done = applied.themes.get(theme.slug);
+      return done ? { ...theme, version: done.version, update: offered(done) } : theme;
+    });
+    inventories.write(siteId, {
+      // Dependents follow the requirements: worked out again when an update changed one and every plugin's are known.
+      plugins:
+        requirementsChanged && plugins.every((plugin) => plugin.requires)
+          ? withPluginRequirements(plugins, {
+              requires: Object.fromEntries(plugins.map((plugin) => [plugin.file, plugin.requires ?? []])),
+            })
+          : plugins,
+      themes,
+      syncedAt: stored.syncedAt,
+      keepEnvironment: true,
     });
     return undefined;
   }

@@ -35,13 +35,15 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
    * (plugin.update_failed) and rethrown as the plugin routes' problem.
    */
   function updateOn(site: ConnectedSite, plugin: UpdatablePlugin) {
-    return site.connector
-      .updatePlugin(plugin.file)
-      .catch(rethrowOperation)
-      .catch((error: unknown) => {
-        logUpdateFailure(events, 'plugin', site, plugin, error, [pluginsProblems.noUpdate, pluginsProblems.notFound]);
-        throw error;
-      });
+    return failingAs(site, plugin, site.connector.updatePlugin(plugin.file));
+  }
+
+  /** A failed update's problem, logged (plugin.update_failed) unless there was nothing to update. */
+  function failingAs<T>(site: ConnectedSite, plugin: UpdatablePlugin, update: Promise<T>): Promise<T> {
+    return update.catch(rethrowOperation).catch((error: unknown) => {
+      logUpdateFailure(events, 'plugin', site, plugin, error, [pluginsProblems.noUpdate, pluginsProblems.notFound]);
+      throw error;
+    });
   }
 
   const restPath = (plugin: Plugin) => `wp/v2/plugins/${plugin.file.replace(/\.php$/, '')}`;
@@ -130,6 +132,12 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
     },
 
     updateOn,
+    /**
+     * `updateOn` in one request, made only when the site offers `expectedVersion` (null: any): a
+     * refusal (the offer changed) is answered, not thrown. Needs connector `updates/expected-version`.
+     */
+    updateExpecting: (site: ConnectedSite, plugin: UpdatablePlugin, expectedVersion: string | null) =>
+      failingAs(site, plugin, site.connector.updatePluginExpecting(plugin.file, expectedVersion)),
 
     activate: (siteId: string, slug: string) => setStatus(siteId, slug, 'active'),
     /** `force` deactivates a plugin that active plugins require (they stay active, with an unmet requirement). */

@@ -31,13 +31,15 @@ export function createThemesService({ access, events }: { access: SiteAccess; ev
    * `access.operate`); a failure is logged (theme.update_failed) and rethrown as the theme routes' problem.
    */
   function updateOn(site: ConnectedSite, theme: UpdatableTheme) {
-    return site.connector
-      .updateTheme(theme.slug)
-      .catch(rethrowThemeOperation)
-      .catch((error: unknown) => {
-        logUpdateFailure(events, 'theme', site, theme, error, [updateProblems.noUpdate, themesProblems.notFound]);
-        throw error;
-      });
+    return failingAs(site, theme, site.connector.updateTheme(theme.slug));
+  }
+
+  /** A failed update's problem, logged (theme.update_failed) unless there was nothing to update. */
+  function failingAs<T>(site: ConnectedSite, theme: UpdatableTheme, update: Promise<T>): Promise<T> {
+    return update.catch(rethrowThemeOperation).catch((error: unknown) => {
+      logUpdateFailure(events, 'theme', site, theme, error, [updateProblems.noUpdate, themesProblems.notFound]);
+      throw error;
+    });
   }
 
   return {
@@ -51,6 +53,9 @@ export function createThemesService({ access, events }: { access: SiteAccess; ev
     },
 
     updateOn,
+    /** `updateOn` in one request, made only when the site offers `expectedVersion` (null: any); a refusal is answered. */
+    updateExpecting: (site: ConnectedSite, theme: UpdatableTheme, expectedVersion: string | null) =>
+      failingAs(site, theme, site.connector.updateThemeExpecting(theme.slug, expectedVersion)),
 
     activate(siteId: string, slug: string): Promise<Theme> {
       return access.operate(siteId, async (site) => {

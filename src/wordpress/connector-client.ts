@@ -30,9 +30,13 @@ import {
 import type { WordPressSession } from './wordpress-client.js';
 import {
   CoreUpdatedSchema,
+  ExpectedPluginUpdateSchema,
+  ExpectedThemeUpdateSchema,
   PluginStatusAnswerSchema,
   TranslationsUpdatedSchema,
   type CoreUpdated,
+  type ExpectedPluginUpdate,
+  type ExpectedThemeUpdate,
   type PluginStatusAnswer,
   type TranslationsUpdated,
 } from './connector-operation-schemas.js';
@@ -57,6 +61,8 @@ const CONNECTOR_FEATURES = {
   // 1.2.0: every table whatever its name, schemas parsed by the daemon, restores built from data.
   backups: '1.2.0',
   restore: '1.2.0',
+  // 1.5.0: plugin and theme updates that name the version expected, answering a refusal or the offer left.
+  'updates/expected-version': '1.5.0',
 } as const;
 export type ConnectorFeature = keyof typeof CONNECTOR_FEATURES;
 
@@ -136,14 +142,17 @@ function createConnectorGate(session: WordPressSession, knownVersion: string | n
       throw error;
     }
   };
-  return { read, ensure, gated };
+  /** Whether the version the last sync stored has `feature` (no request; false when unknown). */
+  const known = (feature: ConnectorFeature) =>
+    knownVersion !== null && compareVersions(knownVersion, CONNECTOR_FEATURES[feature]) >= 0;
+  return { read, ensure, gated, known };
 }
 
 export function createConnector(
   session: WordPressSession,
   { operationTimeoutMs, knownVersion = null }: { operationTimeoutMs: number; knownVersion?: string | null },
 ) {
-  const { read: cachedInfo, ensure, gated } = createConnectorGate(session, knownVersion);
+  const { read: cachedInfo, ensure, gated, known } = createConnectorGate(session, knownVersion);
 
   const operation = <T>(feature: ConnectorFeature, route: string, json: unknown, schema: z.ZodType<T>): Promise<T> =>
     gated(feature, () =>
@@ -195,6 +204,27 @@ export function createConnector(
     updatePlugin: (file: string) =>
       operation('plugins/update', 'plugins/update', { plugin: file }, PluginUpdatedSchema),
     updateTheme: (stylesheet: string) => operation('themes', 'themes/update', { stylesheet }, ThemeUpdatedSchema),
+    /** Whether the site's connector, as the last sync stored its version, has `feature`: no request is made. */
+    knownToHave: known,
+    /**
+     * Updates a plugin only when the site offers `expectedVersion` (null: any version offered), in
+     * one request: refused (nothing changed) with what the site has and offers now, else updated.
+     */
+    updatePluginExpecting: (file: string, expectedVersion: string | null): Promise<ExpectedPluginUpdate> =>
+      operation(
+        'updates/expected-version',
+        'plugins/update',
+        { plugin: file, expectedVersion: expectedVersion ?? '' },
+        ExpectedPluginUpdateSchema,
+      ),
+    /** The theme counterpart of `updatePluginExpecting`. */
+    updateThemeExpecting: (stylesheet: string, expectedVersion: string | null): Promise<ExpectedThemeUpdate> =>
+      operation(
+        'updates/expected-version',
+        'themes/update',
+        { stylesheet, expectedVersion: expectedVersion ?? '' },
+        ExpectedThemeUpdateSchema,
+      ),
     activateTheme: (stylesheet: string) => operation('themes', 'themes/activate', { stylesheet }, ThemeActivatedSchema),
     deleteTheme: (stylesheet: string) => operation('themes', 'themes/delete', { stylesheet }, ThemeDeletedSchema),
 

@@ -44,3 +44,45 @@ export const TranslationsUpdatedSchema = z.looseObject({
   failed: z.array(z.looseObject({ ...TranslationItem, message: z.string().max(2_000) })).max(5_000),
 });
 export type TranslationsUpdated = z.infer<typeof TranslationsUpdatedSchema>;
+
+const ItemVersion = z.string().max(200);
+/** An item's offer as the connector names it: the installed version and the one offered. */
+const ItemOffer = z.looseObject({ version: ItemVersion, newVersion: ItemVersion }).nullable();
+
+/**
+ * The answer to a plugin or theme update that names the version it expects (connector 1.5.0+,
+ * feature `updates/expected-version`): updated, with what the inventory needs after it (the
+ * item's offer left, a plugin's requirements), or refused (`sitewarden_offer_changed`) with what
+ * the site has and offers now. An answer without `result` is an older connector's plain update.
+ */
+const expectedUpdateAnswer = <T extends z.ZodRawShape>(updated: T) =>
+  z.preprocess(
+    (answer) =>
+      answer && typeof answer === 'object' && !('result' in answer) ? { ...answer, result: 'updated' } : answer,
+    z.discriminatedUnion('result', [
+      z.looseObject({
+        result: z.literal('updated'),
+        ...updated,
+        previousVersion: ItemVersion,
+        version: ItemVersion,
+        active: z.boolean(),
+        offer: ItemOffer.optional().catch(undefined),
+      }),
+      z.looseObject({
+        result: z.literal('refused'),
+        code: z.literal('sitewarden_offer_changed'),
+        message: z.string().max(2_000),
+        version: ItemVersion.nullable(),
+        offer: ItemOffer,
+      }),
+    ]),
+  );
+
+export const ExpectedPluginUpdateSchema = expectedUpdateAnswer({
+  plugin: PluginFile,
+  requires: z.array(PluginSlug).max(100).optional().catch(undefined),
+});
+export type ExpectedPluginUpdate = z.infer<typeof ExpectedPluginUpdateSchema>;
+
+export const ExpectedThemeUpdateSchema = expectedUpdateAnswer({ stylesheet: z.string().max(200) });
+export type ExpectedThemeUpdate = z.infer<typeof ExpectedThemeUpdateSchema>;

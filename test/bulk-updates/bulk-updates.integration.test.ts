@@ -128,4 +128,44 @@ describe('a bulk update of real WordPress sites', () => {
     expect(t.logs.events('plugin.update_failed')).toHaveLength(1);
     expect(t.logs.events('theme.update_failed')).toHaveLength(1);
   }, 600_000);
+  it('skips a plugin whose offer is not the version planned: WordPress keeps its version, the history says why', async () => {
+    const { site, id } = sites[2]!;
+    // Back at 1.0.0, as the mirror still offers 1.1.0; the daemon's site runs connector 1.5.0 (one request per item).
+    installFixturePlugin(site, 'sitewarden-demo', '1.0.0');
+    await t.services.sync.syncNow(id);
+    expect((await t.call('GET', `/api/sites/${id}`)).json.versions.connector).toBe('1.5.0');
+
+    const job = t.services.bulkUpdates.start({
+      targets: [{ siteId: id, type: 'plugin', slug: 'sitewarden-demo', version: '1.0.5' }],
+      trigger: { kind: 'request', id: null },
+    });
+    await t.services.bulkUpdates.idle();
+    const run = (await t.call('GET', `/api/fleet/updates/runs/${job.id}`)).json;
+
+    const refused = {
+      slug: 'sitewarden-demo',
+      state: 'skipped',
+      reason: 'version-changed',
+      message: 'the site now offers sitewarden-demo 1.1.0, not 1.0.5',
+      fromVersion: '1.0.0',
+      toVersion: '1.0.5',
+    };
+    expect(run.sites[0].items).toEqual([expect.objectContaining(refused)]);
+    expect((await wordpressPlugins(site))['sitewarden-demo/sitewarden-demo.php']?.Version).toBe('1.0.0');
+    const history = await t.call('GET', `/api/sites/${id}/updates/history?limit=1`, { token: t.readToken });
+    expect(history.json.items[0]).toMatchObject({
+      jobId: job.id,
+      result: 'skipped',
+      reason: 'version-changed',
+      error: refused.message,
+      fromVersion: '1.0.0',
+      toVersion: '1.0.5',
+    });
+    // The stored offer is still the site's.
+    const stored = (await t.call('GET', `/api/sites/${id}`)).json;
+    expect(stored.plugins.find((row: { slug: string }) => row.slug === 'sitewarden-demo')).toMatchObject({
+      version: '1.0.0',
+      update: { version: '1.1.0' },
+    });
+  }, 600_000);
 });

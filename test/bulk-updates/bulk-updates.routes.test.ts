@@ -1,7 +1,12 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { ServiceConfig } from '../../src/services.js';
 import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
-import { createUpdateWatch, startUpdatableSite, type UpdateWatch } from './updatable-fake.js';
+import {
+  createUpdateWatch,
+  EXPECTED_VERSION_CONNECTOR,
+  startUpdatableSite,
+  type UpdateWatch,
+} from './updatable-fake.js';
 
 /** Bulk updates against fake WordPress sites whose plugin and theme versions really change. */
 const closers: (() => Promise<void>)[] = [];
@@ -19,14 +24,23 @@ async function fleet(
     failing?: number[];
     tags?: (index: number) => string[];
     clock?: ReturnType<typeof createFakeClock>;
+    /** Each site's connector version (default: one whose updates take the version expected). */
+    connectors?: string[];
   } = {},
 ) {
   const t = createTestApp({ config: { siteConcurrency: 16, ...options.config }, clock: options.clock });
   closers.push(() => t.close());
   const watch = createUpdateWatch();
-  const sites: { id: string; state: { plugin: string; theme: string; failPlugins: boolean } }[] = [];
+  const sites: {
+    id: string;
+    state: { plugin: string; theme: string; failPlugins: boolean };
+    requests: string[];
+  }[] = [];
   for (let index = 0; index < count; index++) {
-    const { site, state } = await startUpdatableSite(watch, { failPlugins: options.failing?.includes(index) });
+    const { site, state } = await startUpdatableSite(watch, {
+      failPlugins: options.failing?.includes(index),
+      connector: options.connectors?.[index],
+    });
     closers.push(site.close);
     const connected = await t.call('POST', '/api/sites', {
       json: { url: site.url, username: site.username, applicationPassword: site.applicationPassword },
@@ -35,7 +49,7 @@ async function fleet(
     const id = connected.json.id as string;
     if (options.tags) t.services.sitesRepository.setTags(id, options.tags(index));
     await t.services.sync.syncNow(id);
-    sites.push({ id, state });
+    sites.push({ id, state, requests: site.requests });
   }
   return { t, watch, sites };
 }
@@ -323,8 +337,11 @@ describe('a safe bulk update', () => {
 });
 
 describe('startBulkUpdate (the entry policies use)', () => {
-  it('skips an item whose offered version is not the one expected, and records the policy as trigger', async () => {
-    const { t, sites } = await fleet(1);
+  it.each([
+    ['one request per item, the site checking the offer (connector 1.5.0)', EXPECTED_VERSION_CONNECTOR],
+    ['the offers read first (connector 1.4.0)', '1.4.0'],
+  ])('skips an item whose offered version is not the one expected: %s', async (_, connector) => {
+    const { t, sites } = await fleet(1, { connectors: [connector] });
     const job = t.services.bulkUpdates.start({
       targets: [
         { siteId: sites[0]!.id, type: 'plugin', slug: 'akismet', version: '9.9.9' },
@@ -335,18 +352,90 @@ describe('startBulkUpdate (the entry policies use)', () => {
     const run = await finished(t, job.id);
     expect(run.trigger).toEqual({ kind: 'policy', id: 'pol_nightly' });
     expect(run.sites[0].items).toMatchObject([
-      { type: 'plugin', state: 'skipped', reason: 'version-changed', toVersion: '9.9.9' },
-      { type: 'theme', state: 'succeeded', toVersion: '1.1.0' },
+      {
+        type: 'plugin',
+        state: 'skipped',
+        reason: 'version-changed',
+        message: 'the site now offers akismet 1.1.0, not 9.9.9',
+        fromVersion: '1.0.0',
+        toVersion: '9.9.9',
+      },
+      { type: 'theme', state: 'succeeded', fromVersion: '1.0.0', toVersion: '1.1.0' },
     ]);
     expect(sites[0]!.state).toMatchObject({ plugin: '1.0.0', theme: '1.1.0' });
     const history = await t.call('GET', `/api/sites/${sites[0]!.id}/updates/history`, { token: t.readToken });
     // Both attempts started within a millisecond or so: ids of one millisecond do not order among themselves.
     expect(
-      history.json.items.map((row: { result: string; trigger: object }) => [row.result, row.trigger]).sort(),
+      history.json.items
+        .map((row: Record<string, unknown>) => [row.result, row.trigger, row.fromVersion, row.toVersion, row.error])
+        .sort(),
     ).toEqual([
-      ['skipped', { kind: 'policy', id: 'pol_nightly' }],
-      ['succeeded', { kind: 'policy', id: 'pol_nightly' }],
+      [
+        'skipped',
+        { kind: 'policy', id: 'pol_nightly' },
+        '1.0.0',
+        '9.9.9',
+        'the site now offers akismet 1.1.0, not 9.9.9',
+      ],
+      ['succeeded', { kind: 'policy', id: 'pol_nightly' }, '1.0.0', '1.1.0', null],
     ]);
+    // The inventory follows either way: the theme's offer is gone, the plugin's stays.
+    const pending = await t.call('GET', '/api/fleet/updates', { token: t.readToken });
+    expect(pending.json.items).toEqual([expect.objectContaining({ type: 'plugin', slug: 'akismet', sites: 1 })]);
+  });
+
+  it('skips an item no longer offered, as the offers read would', async () => {
+    const { t, sites } = await fleet(2, { connectors: [EXPECTED_VERSION_CONNECTOR, '1.4.0'] });
+    // Updated behind Sitewarden's back since the last sync: the site offers nothing for it any more.
+    for (const site of sites) site.state.plugin = '1.1.0';
+    const job = t.services.bulkUpdates.start({
+      targets: sites.map((site) => ({ siteId: site.id, type: 'plugin' as const, slug: 'akismet', version: '1.1.0' })),
+      trigger: { kind: 'request', id: null },
+    });
+    const run = await finished(t, job.id);
+    const expected = {
+      type: 'plugin',
+      state: 'skipped',
+      reason: 'no-update-available',
+      message: 'the site offers no update of plugin akismet any more',
+      fromVersion: '1.0.0',
+    };
+    expect(run.sites.map((site: { items: unknown[] }) => site.items)).toEqual([
+      [expect.objectContaining(expected)],
+      [expect.objectContaining(expected)],
+    ]);
+    // The stored offer follows what each site answered.
+    const pending = await t.call('GET', '/api/fleet/updates', { token: t.readToken });
+    expect(pending.json.items).toEqual([expect.objectContaining({ type: 'theme', sites: 2 })]);
+  });
+
+  it('makes one request per site update when the connector takes the version expected, two with an older one', async () => {
+    const { t, sites } = await fleet(2, { connectors: [EXPECTED_VERSION_CONNECTOR, '1.4.0'] });
+    const before = sites.map((site) => site.requests.length);
+    const run = await finished(t, (await apply(t, { all: true })).json.job.id);
+    expect(run.progress).toMatchObject({ total: 2, succeeded: 2 });
+    for (const site of sites) expect(site.state).toMatchObject({ plugin: '1.1.0', theme: '1.1.0' });
+    const made = sites.map((site, index) => site.requests.slice(before[index]));
+    expect(made[0]).toEqual(['sitewarden/v1/plugins/update', 'sitewarden/v1/themes/update']);
+    expect(made[1]).toEqual(['sitewarden/v1/updates', 'sitewarden/v1/plugins/update', 'sitewarden/v1/themes/update']);
+    // Either way the inventory is patched from the answers, with nothing left to offer.
+    const pending = await t.call('GET', '/api/fleet/updates', { token: t.readToken });
+    expect(pending.json.items).toEqual([]);
+  });
+
+  it('still updates when the stored connector version is newer than the site’s (downgraded since the last sync)', async () => {
+    const { t, sites } = await fleet(1, { connectors: ['1.4.0'] });
+    // The last sync saw 1.5.0; the site now runs 1.4.0, whose update route ignores the version expected.
+    t.services.sitesRepository.update(sites[0]!.id, { connectorVersion: EXPECTED_VERSION_CONNECTOR });
+    const before = sites[0]!.requests.length;
+    const run = await finished(t, (await apply(t, { all: true })).json.job.id);
+    expect(run.sites[0].items).toMatchObject([
+      { type: 'plugin', state: 'succeeded', fromVersion: '1.0.0', toVersion: '1.1.0' },
+      { type: 'theme', state: 'succeeded', fromVersion: '1.0.0', toVersion: '1.1.0' },
+    ]);
+    expect(sites[0]!.requests.slice(before)).toEqual(['sitewarden/v1/plugins/update', 'sitewarden/v1/themes/update']);
+    const pending = await t.call('GET', '/api/fleet/updates', { token: t.readToken });
+    expect(pending.json.items).toEqual([]);
   });
 
   it('skips a site that is no longer connected', async () => {

@@ -10,15 +10,31 @@ export interface UpdateWatch {
 }
 export const createUpdateWatch = (): UpdateWatch => ({ inFlight: 0, maxInFlight: 0 });
 
+/** The connector release whose update routes take the version expected (`expectedVersion`). */
+export const EXPECTED_VERSION_CONNECTOR = '1.5.0';
+
 /**
  * A fake WordPress whose akismet plugin (1.0.0 → 1.1.0) and twentytwentythree theme (1.0.0 →
  * 1.1.0) really change version when updated, so lists and update offers follow; `failPlugins`
- * makes its plugin updates fail as a site that cannot write its files answers.
+ * makes its plugin updates fail as a site that cannot write its files answers. Its connector is
+ * 1.5.0 (updates that name the version expected, as connector/ answers them) unless `connector`
+ * names an older one, whose update routes ignore `expectedVersion`.
  */
-export async function startUpdatableSite(watch: UpdateWatch, options: { failPlugins?: boolean } = {}) {
+export async function startUpdatableSite(
+  watch: UpdateWatch,
+  options: { failPlugins?: boolean; connector?: string } = {},
+) {
   const state = { plugin: '1.0.0', theme: '1.0.0', failPlugins: options.failPlugins ?? false };
+  const connector = options.connector ?? EXPECTED_VERSION_CONNECTOR;
+  const expectsVersions = connector === EXPECTED_VERSION_CONNECTOR;
   const site: FakeWordPress = await startFakeWordPress();
   const answers = site.answers;
+  const info = answers['GET sitewarden/v1/info'] as { features: string[] };
+  answers['GET sitewarden/v1/info'] = {
+    ...info,
+    connector,
+    features: expectsVersions ? [...info.features, 'updates/expected-version'] : info.features,
+  };
   answers['GET wp/v2/plugins'] = ({ res }: { res: Parameters<typeof sendJson>[0] }) =>
     sendJson(res, 200, [{ ...fakePlugin('akismet', 'active'), version: state.plugin }, fakePlugin('hello-dolly')]);
   answers['GET wp/v2/themes'] = ({ res }: { res: Parameters<typeof sendJson>[0] }) =>
@@ -47,9 +63,24 @@ export async function startUpdatableSite(watch: UpdateWatch, options: { failPlug
           : {},
       themes: state.theme === '1.0.0' ? { twentytwentythree: { version: state.theme, newVersion: '1.1.0' } } : {},
     });
+  const offered = (kind: 'plugin' | 'theme') =>
+    state[kind] === '1.0.0' ? { version: state[kind], newVersion: '1.1.0' } : null;
   const update =
     (kind: 'plugin' | 'theme') =>
-    async ({ res }: { res: Parameters<typeof sendJson>[0] }) => {
+    async ({ res, json }: { res: Parameters<typeof sendJson>[0]; json?: { expectedVersion?: string } }) => {
+      const expected = expectsVersions ? json?.expectedVersion : undefined;
+      if (expected !== undefined) {
+        // As the connector: refused, nothing changed, when the offer is not the one expected.
+        const offer = offered(kind);
+        if (!offer || (expected !== '' && offer.newVersion !== expected))
+          return sendJson(res, 200, {
+            result: 'refused',
+            code: 'sitewarden_offer_changed',
+            message: offer ? `offered at ${offer.newVersion}, not ${expected}` : 'no update is offered',
+            version: state[kind],
+            offer,
+          });
+      }
       watch.inFlight++;
       watch.maxInFlight = Math.max(watch.maxInFlight, watch.inFlight);
       try {
@@ -62,12 +93,16 @@ export async function startUpdatableSite(watch: UpdateWatch, options: { failPlug
           });
         const previousVersion = state[kind];
         state[kind] = '1.1.0';
+        const updated =
+          kind === 'plugin'
+            ? { plugin: 'akismet/akismet.php', previousVersion, version: '1.1.0', active: true }
+            : { stylesheet: 'twentytwentythree', previousVersion, version: '1.1.0', active: false };
         sendJson(
           res,
           200,
-          kind === 'plugin'
-            ? { plugin: 'akismet/akismet.php', previousVersion, version: '1.1.0', active: true }
-            : { stylesheet: 'twentytwentythree', previousVersion, version: '1.1.0', active: false },
+          expected === undefined
+            ? updated
+            : { result: 'updated', ...updated, offer: null, ...(kind === 'plugin' ? { requires: [] } : {}) },
         );
       } finally {
         watch.inFlight--;

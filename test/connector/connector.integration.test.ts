@@ -149,7 +149,7 @@ describe('Sitewarden connector', () => {
     expect(pages).toContain('Plugin installed successfully.');
     expect(await uploaded.option('active_plugins')).toContain(CONNECTOR);
     const info = await call(uploaded, uploaded.admin, 'GET', 'info');
-    expect(info.body).toMatchObject({ connector: '1.4.0' });
+    expect(info.body).toMatchObject({ connector: '1.5.0' });
     // The daemon sees it too: the site's details show the connector's version.
     const daemon = createTestApp();
     try {
@@ -159,7 +159,7 @@ describe('Sitewarden connector', () => {
       });
       expect(connected.status, connected.text).toBe(201);
       expect(connected.json.versions).toMatchObject({
-        connector: '1.4.0',
+        connector: '1.5.0',
         wordpress: expect.stringMatching(/^6\./),
         php: expect.stringMatching(/^\d+\.\d+/),
       });
@@ -206,7 +206,7 @@ describe('Sitewarden connector', () => {
 
     expect(status).toBe(200);
     expect(body).toEqual({
-      connector: '1.4.0',
+      connector: '1.5.0',
       wordpress: await site.php(`echo get_bloginfo( 'version' );`),
       php: await site.php('echo PHP_VERSION;'),
       multisite: false,
@@ -231,6 +231,7 @@ describe('Sitewarden connector', () => {
         'translations',
         'inventory',
         'rollback',
+        'updates/expected-version',
       ],
       timezone: { string: await site.php(`echo get_option( 'timezone_string' );`), gmtOffset: expect.any(Number) },
       database: { type: 'mariadb', version: expect.stringMatching(/^\d+\.\d+\.\d+$/) },
@@ -336,6 +337,52 @@ describe('Sitewarden connector', () => {
     expect(await pluginState(site, DEMO)).toEqual({ version: '1.1.0', active: true });
     expect(await site.option('active_plugins')).toContain(DEMO);
     expect(await fetch(site.url).then((page) => page.text())).toContain('sitewarden-demo 1.1.0');
+  });
+
+  it('updates only when the site offers the version expected, else refuses and changes nothing (1.5.0)', async () => {
+    const update = (route: string, json: object) => call(site, site.admin, 'POST', route, json);
+    const offerChanged = { status: 200, body: expect.objectContaining({ result: 'refused', code: 'sitewarden_offer_changed' }) };
+
+    // Another version on offer than the one expected: refused, with what the site has and offers now.
+    const other = await update('plugins/update', { plugin: EXTRA, expectedVersion: '9.0.0' });
+    expect(other).toEqual(offerChanged);
+    expect(other.body).toMatchObject({
+      message: `${EXTRA} is offered at 2.0.0, not 9.0.0.`,
+      version: '1.5.0',
+      offer: { version: '1.5.0', newVersion: '2.0.0' },
+    });
+    expect(await pluginState(site, EXTRA)).toEqual({ version: '1.5.0', active: false });
+    // Nothing on offer (demo was just updated), or nothing installed: refused too.
+    const none = await update('plugins/update', { plugin: DEMO, expectedVersion: '' });
+    expect(none).toEqual(offerChanged);
+    expect(none.body).toMatchObject({ version: '1.1.0', offer: null });
+    const missing = await update('plugins/update', { plugin: 'no-such-plugin/no-such-plugin.php', expectedVersion: '' });
+    expect(missing.body).toMatchObject({ result: 'refused', version: null, offer: null });
+    const theme = themeVersionOnDisk(site, 'twentytwentyone');
+    const themeOther = await update('themes/update', { stylesheet: 'twentytwentyone', expectedVersion: '98.0.0' });
+    expect(themeOther).toEqual(offerChanged);
+    expect(themeOther.body).toMatchObject({ version: theme, offer: { version: theme, newVersion: '99.0.0' } });
+    expect(themeVersionOnDisk(site, 'twentytwentyone')).toBe(theme);
+
+    // The version expected: updated, with what the daemon's inventory needs (the offer left, the requirements).
+    const updated = await update('plugins/update', { plugin: EXTRA, expectedVersion: '2.0.0' });
+    expect(updated).toEqual({
+      status: 200,
+      body: {
+        result: 'updated',
+        plugin: EXTRA,
+        previousVersion: '1.5.0',
+        version: '2.0.0',
+        active: false,
+        offer: null,
+        requires: [],
+      },
+    });
+    expect(await pluginState(site, EXTRA)).toEqual({ version: '2.0.0', active: false });
+
+    // Made to look old again for the tests below.
+    const extraMain = join(site.root, 'wp-content/plugins', EXTRA);
+    writeFileSync(extraMain, readFileSync(extraMain, 'utf8').replace('Version: 2.0.0', 'Version: 1.5.0'));
   });
 
   it('updates an inactive plugin and leaves it inactive', async () => {

@@ -174,6 +174,55 @@ describe('after updates the connector reported as done (a bulk site update)', ()
   });
 });
 
+describe('after updates that checked their own offers (connector 1.5.0, no offers read)', () => {
+  it('changes only the items answered: their version, offer left and requirements; every other offer stays', async () => {
+    fake.answers['GET sitewarden/v1/updates'] = updates({
+      requires: { 'hello-dolly/hello-dolly.php': ['akismet'] },
+      core: [{ version: '6.6.1' }],
+      translations: [{ type: 'plugin', slug: 'akismet', language: 'de_DE', version: '1.1.0' }],
+    });
+    await t.services.sync.syncNow(siteId);
+    const stored = () => JSON.parse(t.services.inventories.read(siteId)!.pluginsJson) as Plugin[];
+    const akismet = stored().find((plugin) => plugin.slug === 'akismet')!;
+    const before = offers();
+    const environment = t.services.inventories.details(siteId).environment;
+    fake.requests.length = 0;
+
+    await t.services.sync.recordApplied(siteId, {
+      updates: null,
+      info: null,
+      plugins: new Map([[akismet.file, { version: '1.1.0', active: true, offer: null, requires: ['hello-dolly'] }]]),
+      themes: new Map(),
+    });
+
+    expect(fake.requests).toEqual([]);
+    expect(
+      stored().map(({ slug, version, update, requires, requiredBy }) => ({
+        slug,
+        version,
+        update,
+        requires,
+        requiredBy,
+      })),
+    ).toEqual([
+      { slug: 'akismet', version: '1.1.0', update: null, requires: ['hello-dolly'], requiredBy: ['hello-dolly'] },
+      {
+        slug: 'hello-dolly',
+        version: expect.any(String),
+        update: null,
+        requires: ['akismet'],
+        requiredBy: ['akismet'],
+      },
+    ]);
+    // The plugin's offer is gone; WordPress's and the translation's stay, first seen as before.
+    const { ['plugin:akismet@1.1.0']: updated, ...others } = before;
+    expect(updated).toBeDefined();
+    expect(offers()).toEqual(others);
+    // The environment stays as the sync stored it.
+    expect(t.services.inventories.details(siteId).environment).toEqual(environment);
+  });
+});
+
 describe('an older or odd connector', () => {
   it('leaves what it does not say unknown (null), and a malformed extra is unknown, not a failed sync', async () => {
     fake.answers['GET sitewarden/v1/info'] = info({ connector: '1.3.0' });
