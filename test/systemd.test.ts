@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { PROJECT_ROOT, unitAllocatorEnv } from './support/daemon-process.js';
+import { PROJECT_ROOT, unitMemoryEnv } from './support/daemon-process.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sitewarden-install-'));
 const unitPath = join(root, 'etc/systemd/system/sitewarden.service');
@@ -62,9 +62,13 @@ describe('the systemd installation', () => {
     expect(readFileSync(envPath, 'utf8')).toBe('SITEWARDEN_PORT=9090\n');
   });
 
-  it('starts the daemon with the same allocator settings under systemd, scripts/start.sh and the tests', () => {
-    const settings = unitAllocatorEnv();
-    expect(settings).toEqual({ MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' });
+  it('starts the daemon with the same memory settings under systemd, scripts/start.sh and the tests', () => {
+    const settings = unitMemoryEnv();
+    expect(settings).toEqual({
+      MALLOC_ARENA_MAX: '2',
+      MALLOC_MMAP_THRESHOLD_: '131072',
+      NODE_OPTIONS: '--max-semi-space-size=1',
+    });
     // start.sh's own reading of the unit, run alone: what it exports before it starts the daemon.
     const script = readFileSync(join(PROJECT_ROOT, 'scripts/start.sh'), 'utf8');
     const reading = script.split('\n').find((line) => line.includes('MALLOC_') && !line.startsWith('#'))!;

@@ -132,6 +132,8 @@ export function createBackupsService({
   /** Runs one backup row to its end, never rejects; a signal aborted by a cancel ends it `cancelled`. */
   async function executeBackup(row: BackupRow, signal: AbortSignal): Promise<Settlement> {
     const started = clock.now();
+    // Object files carry the file system's time, not the service clock's: what this backup writes is newer than this.
+    const writtenSince = Date.now();
     repository.updateBackup(row.id, { status: 'running', startedAt: started });
     try {
       const { site, session: siteSession } = requireSite(row.siteId);
@@ -156,6 +158,7 @@ export function createBackupsService({
       const copies = await offsite.replicate({
         local: store,
         targets: offsite.targetsFor(row.siteId),
+        writtenSince,
         snapshot: {
           format: 1,
           backupId: row.id,

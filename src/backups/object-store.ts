@@ -84,6 +84,8 @@ export interface ObjectStore {
 export interface CompressedObject {
   /** The length of the gzip bytes when opened. */
   readonly bytes: number;
+  /** When the object was written (ms since the epoch): an object is written once, whole, and never changed. */
+  readonly writtenAt: number;
   /** Reads into `into` from `position`; 0 at the end. */
   read(into: Buffer, position: number): Promise<number>;
   close(): Promise<void>;
@@ -267,9 +269,10 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
     async openCompressed(hash) {
       const handle = await open(pathOf(hash), 'r');
       try {
-        const { size } = await handle.stat();
+        const { size, mtimeMs } = await handle.stat();
         return {
           bytes: size,
+          writtenAt: mtimeMs,
           read: async (into, position) => (await handle.read(into, 0, into.length, position)).bytesRead,
           close: () => handle.close(),
         };

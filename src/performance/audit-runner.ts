@@ -76,7 +76,11 @@ export function createAuditRunner({
       });
     }
     return new Promise<AuditOutcome>((resolve) => {
-      const child = spawn(process.execPath, [workerPath], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [workerPath], {
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: workerEnv(),
+      });
       // Before the request is sent, so the worker's Chromium (which inherits it) starts at it too.
       if (nice > 0 && child.pid !== undefined) {
         try {
@@ -165,4 +169,16 @@ export function createAuditRunner({
       for (const kill of running) kill();
     },
   };
+}
+
+/**
+ * The worker's environment: the daemon's, without the daemon's small young generation (the
+ * systemd unit's NODE_OPTIONS, docs/scaling.md): Lighthouse allocates fast and briefly, in its own
+ * process that ends with the audit, where V8's default suits it.
+ */
+function workerEnv(): NodeJS.ProcessEnv {
+  const options = (process.env.NODE_OPTIONS ?? '')
+    .split(/\s+/)
+    .filter((option) => option && !option.startsWith('--max-semi-space-size'));
+  return { ...process.env, NODE_OPTIONS: options.join(' ') };
 }

@@ -76,12 +76,19 @@ export function runCliAsync(
   });
 }
 
-/** The allocator settings the systemd unit starts the daemon with (its `Environment=MALLOC_*` lines), as scripts/start.sh does. */
-export function unitAllocatorEnv(): Record<string, string> {
+/** The memory settings the systemd unit starts the daemon with (its `Environment=MALLOC_*` and `NODE_OPTIONS` lines), as scripts/start.sh does. */
+export function unitMemoryEnv(): Record<string, string> {
   const unit = readFileSync(join(PROJECT_ROOT, 'systemd/sitewarden.service'), 'utf8');
   return Object.fromEntries(
-    [...unit.matchAll(/^Environment=(MALLOC_[A-Z_]+)=(.*)$/gm)].map((match) => [match[1]!, match[2]!]),
+    [...unit.matchAll(/^Environment=(MALLOC_[A-Z_]+|NODE_OPTIONS)=(.*)$/gm)].map((match) => [match[1]!, match[2]!]),
   );
+}
+
+/** The unit's memory settings under `env`; a NODE_OPTIONS of the caller's (a bench's sampler) comes after the unit's. */
+function withUnitMemoryEnv(env: Record<string, string>): Record<string, string> {
+  const unit = unitMemoryEnv();
+  const nodeOptions = [unit.NODE_OPTIONS, env.NODE_OPTIONS].filter(Boolean).join(' ');
+  return { ...unit, ...env, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) };
 }
 
 /** Starts `sitewarden start` (as the systemd unit runs it) and resolves once it logs `daemon.started`, with the port it bound. */
@@ -89,7 +96,7 @@ export async function startDaemonProcess(
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; port: number; logs: () => string; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, [CLI, 'start'], {
-    env: { PATH: process.env.PATH ?? '', SITEWARDEN_PORT: '0', ...unitAllocatorEnv(), ...env },
+    env: { PATH: process.env.PATH ?? '', SITEWARDEN_PORT: '0', ...withUnitMemoryEnv(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

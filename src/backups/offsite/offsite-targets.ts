@@ -77,10 +77,13 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
       local,
       targets,
       snapshot,
+      writtenSince,
     }: {
       local: ObjectStore;
       targets: string[];
       snapshot: SnapshotRecord;
+      /** When the backup began, by the file system's clock: see replicateBackup. */
+      writtenSince?: number;
     }): Promise<{ held: string[]; failures: TargetFailure[]; uploadedBytes: number }> {
       const held = [LOCAL_TARGET];
       const failures: TargetFailure[] = [];
@@ -89,7 +92,7 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
         if (name === LOCAL_TARGET) continue;
         try {
           const repository = await open(name);
-          uploadedBytes += (await replicateBackup({ local, repository, snapshot })).uploadedBytes;
+          uploadedBytes += (await replicateBackup({ local, repository, snapshot, writtenSince })).uploadedBytes;
           held.push(name);
         } catch (error) {
           failures.push({ target: name, message: (error as Error).message });

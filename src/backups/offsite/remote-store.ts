@@ -47,8 +47,14 @@ export interface RemoteRepository {
    * Uploads an object from its gzip bytes as the local store keeps them (`openCompressed`):
    * sealed as they are, not decompressed and compressed again, and checked against `hash` by
    * decompressing a copy alongside; a mismatch abandons the upload before it is committed.
+   * `checked: false` skips the check, for an object this very backup has just written from
+   * content it hashed itself.
    */
-  putCompressed(hash: string, compressed: CompressedObject): Promise<{ storedBytes: number }>;
+  putCompressed(
+    hash: string,
+    compressed: CompressedObject,
+    options?: { checked?: boolean },
+  ): Promise<{ storedBytes: number }>;
 }
 
 /**
@@ -177,7 +183,7 @@ async function* sealedFrames(
   hash: string,
   source: CompressedObject,
   sealer: Sealer,
-  check: ReturnType<typeof checkCompressed>,
+  check: ReturnType<typeof checkCompressed> | undefined,
 ): AsyncGenerator<Buffer> {
   yield sealer.header;
   if (source.bytes === 0) {
@@ -198,8 +204,8 @@ async function* sealedFrames(
       filled += read;
     }
     position += filled;
-    const taken = check.write(buffer.subarray(0, filled));
-    taken.catch(() => undefined);
+    const taken = check?.write(buffer.subarray(0, filled));
+    taken?.catch(() => undefined);
     for (let offset = 0; offset < filled; offset += FRAME_BYTES) {
       const end = Math.min(filled, offset + FRAME_BYTES);
       yield* sealer.seal(buffer.subarray(offset, end), position === source.bytes && end === filled);
@@ -328,18 +334,18 @@ function createRemoteRepository({
     store,
     nameOf,
     deleteData: (name) => backend.delete(blobOf(name)),
-    async putCompressed(hash, source) {
+    async putCompressed(hash, source, { checked = true } = {}) {
       const name = nameOf(hash);
-      const check = checkCompressed(hash);
+      const check = checked ? checkCompressed(hash) : undefined;
       try {
         const { bytes } = await backend.put(
           blobOf(name),
           sealedFrames(hash, source, createSealer(keys.data, name), check),
-          { bytes: sealedLength(source.bytes), beforeCommit: check.done },
+          { bytes: sealedLength(source.bytes), beforeCommit: check?.done },
         );
         return { storedBytes: bytes };
       } finally {
-        check.abandon();
+        check?.abandon();
         await source.close();
       }
     },

@@ -24,18 +24,24 @@ export interface ReplicationResult {
  * that the repository does not hold yet (one listing of the bucket says which), then the
  * manifest, then the snapshot record. Each object is read from the local store checked against
  * its hash and stored under that hash, so a corrupt local object fails the copy instead of
- * spreading. Killed half-way it leaves objects no snapshot names (prune removes them) and never
+ * spreading; only those this backup wrote itself moments ago (`writtenSince`) are not checked again. Killed half-way it leaves objects no snapshot names (prune removes them) and never
  * a snapshot naming a missing one; the next backup uploads only what is still missing.
  */
 export async function replicateBackup({
   local,
   repository,
   snapshot,
+  writtenSince,
   onUploaded,
 }: {
   local: ObjectStore;
   repository: RemoteRepository;
   snapshot: SnapshotRecord;
+  /**
+   * When the backup began (ms since the epoch): objects the local store wrote since then came
+   * from content this backup hashed itself and go up unchecked; older ones are checked.
+   */
+  writtenSince?: number;
   onUploaded?: (bytes: number) => void;
 }): Promise<ReplicationResult> {
   let newestSnapshotAt = 0;
@@ -56,8 +62,11 @@ export async function replicateBackup({
   const upload = async (hash: string) => {
     // Missing from the listing just taken: no lookup per object before its upload. The stored gzip bytes
     // are sealed as they are (checked on the way) when the local store offers them.
-    const stored = local.openCompressed
-      ? await repository.putCompressed(hash, await local.openCompressed(hash))
+    const compressed = await local.openCompressed?.(hash);
+    const stored = compressed
+      ? await repository.putCompressed(hash, compressed, {
+          checked: writtenSince === undefined || compressed.writtenAt < writtenSince,
+        })
       : await repository.store.put(local.get(hash), hash, { listedAbsent: true });
     result.uploadedObjects++;
     result.uploadedBytes += stored.storedBytes;

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -8,7 +8,9 @@ import { forEachConcurrently } from '../../../src/backups/concurrency.js';
 import { createFileObjectStore, objectStoreProblems } from '../../../src/backups/object-store.js';
 import { isProblem } from '../../../src/shared/errors.js';
 import { createDirectoryBackend } from '../../../src/backups/offsite/blob-backend.js';
+import { writeManifest } from '../../../src/backups/manifest.js';
 import { openRemoteRepository } from '../../../src/backups/offsite/remote-store.js';
+import { replicateBackup } from '../../../src/backups/offsite/replicate.js';
 import { createS3Backend } from '../../../src/backups/offsite/s3-backend.js';
 import { FRAME_BYTES, sealBuffer, sealedLength } from '../../../src/backups/offsite/sealed-stream.js';
 import { createUploadBuffers } from '../../../src/backups/offsite/upload-buffers.js';
@@ -48,6 +50,18 @@ describe('upload buffers: one byte budget across a target’s uploads', () => {
   });
 });
 
+/** A local store under `dir`/local and a repository in the directory `dir`/nas. */
+async function localAndNas(dir: string) {
+  const local = createFileObjectStore({ dir: join(dir, 'local') });
+  const repository = await openRemoteRepository({
+    target: 'nas',
+    backend: createDirectoryBackend(join(dir, 'nas')),
+    passphrase: 'correct horse battery',
+    create: true,
+  });
+  return { local, repository };
+}
+
 describe('an offsite copy from the local store’s gzip bytes', () => {
   let dir: string;
   beforeEach(() => {
@@ -62,13 +76,7 @@ describe('an offsite copy from the local store’s gzip bytes', () => {
   });
 
   it('seals the stored bytes as they are and reads back the content, checked', async () => {
-    const local = createFileObjectStore({ dir: join(dir, 'local') });
-    const repository = await openRemoteRepository({
-      target: 'nas',
-      backend: createDirectoryBackend(join(dir, 'nas')),
-      passphrase: 'correct horse battery',
-      create: true,
-    });
+    const { local, repository } = await localAndNas(dir);
     const content = Buffer.concat([randomBytes(300_000), Buffer.alloc(300_000, 'a')]);
     const { hash } = await local.put(content);
     const compressed = await local.openCompressed!(hash);
@@ -78,14 +86,8 @@ describe('an offsite copy from the local store’s gzip bytes', () => {
   });
 
   it('uploads nothing when the stored bytes do not hold the content of their hash', async () => {
-    const local = createFileObjectStore({ dir: join(dir, 'local') });
+    const { local, repository } = await localAndNas(dir);
     const backendDir = join(dir, 'nas');
-    const repository = await openRemoteRepository({
-      target: 'nas',
-      backend: createDirectoryBackend(backendDir),
-      passphrase: 'correct horse battery',
-      create: true,
-    });
     const replaced = await local.put(Buffer.from('the original content '.repeat(1000)));
     const flipped = await local.put(randomBytes(200_000));
     const fileOf = (hash: string) => allFiles(join(dir, 'local')).find((file) => file.endsWith(hash))!;
@@ -100,6 +102,43 @@ describe('an offsite copy from the local store’s gzip bytes', () => {
       expect((error as Error).message).toContain(hash);
       expect(allFiles(backendDir).some((file) => file.includes(repository.nameOf(hash)))).toBe(false);
     }
+  });
+
+  it('checks every object written before the backup began, and only those', async () => {
+    const { local, repository } = await localAndNas(dir);
+    const content = randomBytes(100_000);
+    const { hash } = await local.put(content);
+    const entries = [{ path: 'a.bin', size: content.length, mtime: 0, sha256: hash, chunks: [hash] }];
+    const manifest = await writeManifest(local, { siteUrl: 'http://127.0.0.1', createdAt: '', tables: [] }, entries);
+    // The object rots on disk after it was written: a flipped byte inside its deflate stream.
+    const file = allFiles(join(dir, 'local')).find((path) => path.endsWith(hash))!;
+    const bytes = readFileSync(file);
+    bytes[1000]! ^= 0xff;
+    writeFileSync(file, bytes);
+    const { mtimeMs } = statSync(file);
+    const snapshot = {
+      format: 1 as const,
+      backupId: 'bkp_1',
+      siteId: 'site_1',
+      siteUrl: 'http://127.0.0.1',
+      kind: 'manual' as const,
+      createdAt: new Date().toISOString(),
+      finishedAt: new Date().toISOString(),
+      manifestHash: manifest.hash,
+      files: 1,
+      tables: 0,
+      rows: 0,
+      bytesTotal: content.length,
+    };
+    // Written before this backup began (a reused object): checked, and the copy fails naming it.
+    const error = await replicateBackup({ local, repository, snapshot, writtenSince: mtimeMs + 1 }).catch((e) => e);
+    expect(isProblem(error, objectStoreProblems.corrupt)).toBe(true);
+    expect((error as Error).message).toContain(hash);
+    expect(allFiles(join(dir, 'nas')).some((path) => path.includes(repository.nameOf(hash)))).toBe(false);
+    // Written by this backup from content it hashed moments ago: sealed as stored, not decompressed again.
+    const copied = await replicateBackup({ local, repository, snapshot, writtenSince: mtimeMs });
+    expect(copied.uploadedObjects).toBe(2);
+    expect(allFiles(join(dir, 'nas')).some((path) => path.includes(repository.nameOf(hash)))).toBe(true);
   });
 });
 
