@@ -13,3 +13,18 @@ export const bulkUpdatesProblems = {
   ),
   notUpdatedSafely: defineProblem('update-not-safe', 409, 'The safe update did not update the site'),
 };
+
+/**
+ * A safe update that did not keep its update, as the problem it ends with (rolled back, its
+ * rollback failed, or not updated) and the message naming it, for its outcome and its history row.
+ */
+export function notKeptProblem(report: { id: string; status: string; reason: string | null; message: string | null }) {
+  const problem =
+    report.status === 'rolled-back'
+      ? bulkUpdatesProblems.rolledBack
+      : report.status === 'rollback-failed'
+        ? bulkUpdatesProblems.rollbackFailed
+        : bulkUpdatesProblems.notUpdatedSafely;
+  const message = `safe update ${report.id}: ${report.status}${report.reason ? ` (${report.reason})` : ''}${report.message ? `: ${report.message}` : ''}`;
+  return { problem, message };
+}

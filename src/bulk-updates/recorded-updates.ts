@@ -2,7 +2,7 @@ import { updateProblems, type Plugin, type Theme } from '../inventory/index.js';
 import { currentActor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
-import { bulkUpdatesProblems } from './bulk-updates.errors.js';
+import { bulkUpdatesProblems, notKeptProblem } from './bulk-updates.errors.js';
 import type { BulkUpdatesRepository } from './bulk-updates.repository.js';
 import type { AttemptEnd, UpdateHistoryRepository } from './update-history.repository.js';
 import type { UpdateAttempt, UpdateRecorder } from './update-recorder.js';
@@ -114,18 +114,14 @@ const NOTHING_TO_UPDATE = [updateProblems.noUpdate.name, wordpressUpdatesProblem
 
 /** How a decided safe update ends its history row: kept is succeeded; rolled back, or not done, failed with why. */
 function safeUpdateEnd(report: SafeUpdateReport): Omit<AttemptEnd, 'finishedAt'> {
-  const why = (problem: string) => ({
-    result: 'failed' as const,
-    reason: problem,
-    error: `safe update ${report.id}: ${report.status}${report.reason ? ` (${report.reason})` : ''}${report.message ? `: ${report.message}` : ''}`,
-  });
   switch (report.status) {
     case 'kept':
       return { result: 'succeeded', toVersion: report.toVersion };
     case 'rolled-back':
-      return why(bulkUpdatesProblems.rolledBack.name);
-    case 'rollback-failed':
-      return why(bulkUpdatesProblems.rollbackFailed.name);
+    case 'rollback-failed': {
+      const { problem, message } = notKeptProblem(report);
+      return { result: 'failed', reason: problem.name, error: message };
+    }
     default: {
       const reason = report.reason ?? bulkUpdatesProblems.notUpdatedSafely.name;
       return {

@@ -1,6 +1,6 @@
 import type { AppliedUpdates } from '../inventory/index.js';
 import type { Events } from '../shared/event-bus.js';
-import { bulkUpdatesProblems } from './bulk-updates.errors.js';
+import { notKeptProblem } from './bulk-updates.errors.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import type { ConnectedSite } from '../wordpress/site-access.js';
 import { isNothingToUpdate, messageOf, reasonOf, type UpdateAttempt, type UpdateRecorder } from './update-recorder.js';
@@ -347,16 +347,8 @@ export function createSiteUpdater({
         async () => {
           const outcome = await safeUpdate(request);
           if (outcome.status === 'kept') return outcome;
-          const problem =
-            outcome.status === 'rolled-back'
-              ? bulkUpdatesProblems.rolledBack
-              : outcome.status === 'rollback-failed'
-                ? bulkUpdatesProblems.rollbackFailed
-                : bulkUpdatesProblems.notUpdatedSafely;
-          throw problem.create(
-            `safe update ${outcome.id}: ${outcome.status}${outcome.reason ? ` (${outcome.reason})` : ''}${outcome.message ? `: ${outcome.message}` : ''}`,
-            { safeUpdateId: outcome.id },
-          );
+          const { problem, message } = notKeptProblem(outcome);
+          throw problem.create(message, { safeUpdateId: outcome.id });
         },
         (kept) => kept.toVersion,
         (kept) => kept.id,

@@ -55,33 +55,37 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       result: p('result'),
     })
     .prepare();
+  // What an end writes, by the row's id or by its safe update's (drizzle's `set` takes placeholders only inside sql,
+  // so finishedAt goes in as its stored epoch milliseconds).
+  const ended = {
+    result: sql`${p('result')}`,
+    fromVersion: sql`coalesce(${p('fromVersion')}, ${updateHistory.fromVersion})`,
+    toVersion: sql`coalesce(${p('toVersion')}, ${updateHistory.toVersion})`,
+    reason: sql`${p('reason')}`,
+    error: sql`${p('error')}`,
+    finishedAt: sql`${p('finishedAt')}`,
+  };
   const updateEnded = db
     .update(updateHistory)
-    .set({
-      // (drizzle's `set` takes placeholders only inside sql, so finishedAt goes in as its stored epoch milliseconds)
-      result: sql`${p('result')}`,
-      fromVersion: sql`coalesce(${p('fromVersion')}, ${updateHistory.fromVersion})`,
-      toVersion: sql`coalesce(${p('toVersion')}, ${updateHistory.toVersion})`,
-      reason: sql`${p('reason')}`,
-      error: sql`${p('error')}`,
-      safeUpdateId: sql`coalesce(${p('safeUpdateId')}, ${updateHistory.safeUpdateId})`,
-      finishedAt: sql`${p('finishedAt')}`,
-    })
+    .set({ ...ended, safeUpdateId: sql`coalesce(${p('safeUpdateId')}, ${updateHistory.safeUpdateId})` })
     .where(eq(updateHistory.id, p('id')))
     .prepare();
   // A safe update asked for through the API ends in its job, found by its report's id (the row may predate a restart).
   const safeUpdateEnded = db
     .update(updateHistory)
-    .set({
-      result: sql`${p('result')}`,
-      fromVersion: sql`coalesce(${p('fromVersion')}, ${updateHistory.fromVersion})`,
-      toVersion: sql`coalesce(${p('toVersion')}, ${updateHistory.toVersion})`,
-      reason: sql`${p('reason')}`,
-      error: sql`${p('error')}`,
-      finishedAt: sql`${p('finishedAt')}`,
-    })
+    .set(ended)
     .where(and(eq(updateHistory.safeUpdateId, p('safeUpdateId')), eq(updateHistory.result, 'running')))
     .prepare();
+  /** An end's parameters: what it leaves out is null (kept as started, for the versions). */
+  const endParameters = (end: AttemptEnd) => ({
+    fromVersion: null,
+    toVersion: null,
+    reason: null,
+    error: null,
+    safeUpdateId: null,
+    ...end,
+    finishedAt: end.finishedAt.getTime(),
+  });
 
   return {
     /** An attempt as it starts (not finished yet). */
@@ -89,27 +93,10 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       insertStarted.run(row);
       return { ...row, finishedAt: null, reason: null, error: null };
     },
-    finish: (id: string, end: AttemptEnd): void =>
-      void updateEnded.run({
-        id,
-        fromVersion: null,
-        toVersion: null,
-        reason: null,
-        error: null,
-        safeUpdateId: null,
-        ...end,
-        finishedAt: end.finishedAt.getTime(),
-      }),
+    finish: (id: string, end: AttemptEnd): void => void updateEnded.run({ ...endParameters(end), id }),
     /** Ends the running attempt of a safe update (none: not one asked for through the API); whether there was one. */
     finishSafeUpdate: (safeUpdateId: string, end: AttemptEnd & { fromVersion: string | null }): boolean =>
-      safeUpdateEnded.run({
-        toVersion: null,
-        reason: null,
-        error: null,
-        ...end,
-        safeUpdateId,
-        finishedAt: end.finishedAt.getTime(),
-      }).changes > 0,
+      safeUpdateEnded.run({ ...endParameters(end), safeUpdateId }).changes > 0,
 
     /** Newest first (ids are time-ordered). */
     list({ siteId, tags = [], type, slug, result, since, before, limit }: HistoryFilter): UpdateHistoryRow[] {
