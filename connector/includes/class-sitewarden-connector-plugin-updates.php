@@ -94,7 +94,7 @@ final class Sitewarden_Connector_Plugin_Updates {
 	/**
 	 * Since 1.5.0: one request where a bulk update made two (the offers, then the update). Updates
 	 * only when the site offers `$expected` ('' for whatever it offers), the offer read as GET
-	 * /updates reads it; else refused (Sitewarden_Connector_Updates::offer_changed). The answer also
+	 * /updates reads it; else refused (Sitewarden_Connector_Updates::refusal_unless_offered). The answer also
 	 * carries what the caller's inventory needs after it: the plugin's offer left (WordPress's
 	 * upgrader clears its update check, so normally none) and its `Requires Plugins`.
 	 *
@@ -108,8 +108,9 @@ final class Sitewarden_Connector_Plugin_Updates {
 		$installed = get_plugins();
 		$version   = isset( $installed[ $file ] ) ? (string) $installed[ $file ]['Version'] : null;
 		$offer     = null === $version ? null : $this->updates->current_plugin_offer( $file );
-		if ( null === $offer || ( '' !== $expected && $offer['newVersion'] !== $expected ) ) {
-			return Sitewarden_Connector_Updates::offer_changed( $file, $version, $offer, $expected );
+		$refusal   = Sitewarden_Connector_Updates::refusal_unless_offered( $file, $version, $offer, $expected );
+		if ( null !== $refusal ) {
+			return $refusal;
 		}
 
 		$updated = $this->update( $file );

@@ -97,8 +97,9 @@ final class Sitewarden_Connector_Theme_Updates {
 		$theme   = wp_get_theme( $stylesheet );
 		$version = $theme->exists() ? (string) $theme->get( 'Version' ) : null;
 		$offer   = null === $version ? null : $this->updates->current_theme_offer( $stylesheet );
-		if ( null === $offer || ( '' !== $expected && $offer['newVersion'] !== $expected ) ) {
-			return Sitewarden_Connector_Updates::offer_changed( $stylesheet, $version, $offer, $expected );
+		$refusal = Sitewarden_Connector_Updates::refusal_unless_offered( $stylesheet, $version, $offer, $expected );
+		if ( null !== $refusal ) {
+			return $refusal;
 		}
 
 		$updated = $this->update( $stylesheet );

@@ -109,17 +109,21 @@ final class Sitewarden_Connector_Updates {
 	}
 
 	/**
-	 * Since 1.5.0, the answer of an update that named the version it expects when the site offers
-	 * another one, or none: nothing was changed. A 200 answer (as the plugin status refusals), so the
-	 * caller reads what the site has and offers now in the same request.
+	 * Since 1.5.0, for an update that named the version it expects: null when the site offers it (or
+	 * any version, for ''), else the answer that refuses the update when the site offers another
+	 * one, or none: nothing is changed. A 200 answer (as the plugin status refusals), so the caller
+	 * reads what the site has and offers now in the same request.
 	 *
 	 * @param string      $item     Plugin file or theme stylesheet.
 	 * @param string|null $version  The installed version, null when the item is not installed.
 	 * @param array|null  $offer    { version, newVersion } offered now, or null.
 	 * @param string      $expected The version the caller expected ('' for any).
-	 * @return array { result: refused, code: sitewarden_offer_changed, message, version, offer }
+	 * @return array|null { result: refused, code: sitewarden_offer_changed, message, version, offer }, or null.
 	 */
-	public static function offer_changed( $item, $version, $offer, $expected ) {
+	public static function refusal_unless_offered( $item, $version, $offer, $expected ) {
+		if ( null !== $offer && ( '' === $expected || $offer['newVersion'] === $expected ) ) {
+			return null;
+		}
 		return array(
 			'result'  => 'refused',
 			'code'    => 'sitewarden_offer_changed',
