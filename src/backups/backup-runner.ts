@@ -1,7 +1,7 @@
 import { setImmediate } from 'node:timers/promises';
 import type { BackupConnector } from '../wordpress/connector-client.js';
 import type { BackupLimits } from './backup-limits.js';
-import { openBackupScratch, type DeclaredFile } from './backup-scratch.js';
+import { openBackupScratch, type DeclaredFile, type ReuseCandidate } from './backup-scratch.js';
 import { forEachConcurrently } from './concurrency.js';
 import { listFiles } from './file-listing.js';
 import { createFileTransfer } from './file-transfer.js';
@@ -143,16 +143,21 @@ export async function runBackup({
     // The listing a slice at a time. Content is reused only when this site proved it holds it
     // (its previous backup, or bytes it sent in this one): another site's hash is not proof.
     // Stored content is reused after a look at its recorded size (a 4-byte read, many at once), not re-read: `verify` re-reads.
-    // Slices are small so that their entries die young: a slice lives through REUSE_SLICE size checks, and one of
-    // 4,000 lived through enough young collections to be promoted whole, leaving an unchanged 200,000-file site's
-    // whole listing (about 80 MB) as old-generation garbage by the end of the checks. What must be downloaded is
-    // gathered up to FILES_PER_WINDOW files, so transfers still run FILE_TRANSFERS bundles at once.
+    // What a slice's checks allocate must die young (an unchanged site takes every file through them): a slice is
+    // small and its rows are bare (sequence number, size, proven chunks), a reused file's record is written by
+    // SQLite from the proof, and only the files not reused are read whole, to be downloaded. A slice of 4,000 named
+    // entries lived through enough young collections to be promoted whole; slices of 250 whose checks allocated 5 KB
+    // a file were still promoted whenever collections fell mid-slice, which with the unit's 1 MB semi-space was every
+    // time (about 25 MB of old-generation garbage for an unchanged 100,000-file site, test/backups/reuse-check-memory.test.ts).
+    // What must be downloaded is gathered up to FILES_PER_WINDOW files, so transfers still run FILE_TRANSFERS bundles at once.
     let wanted: DeclaredFile[] = [];
     for (let seq = 0; ;) {
-      const slice = scratch.declaredAfter(seq, REUSE_SLICE);
+      const slice = scratch.candidatesAfter(seq, REUSE_SLICE);
       if (slice.length > 0) {
-        seq = slice.at(-1)!.seq;
-        wanted = wanted.concat(await notYetHeld(slice));
+        const first = seq;
+        seq = slice.at(-1)![0];
+        const reused = await heldAlready(slice);
+        if (reused < slice.length) wanted = wanted.concat(scratch.unrecordedBetween(first, seq));
         report();
         // The file store checks synchronously (object-store.ts): a slice at a time, the event loop keeps serving.
         await setImmediate();
@@ -164,24 +169,16 @@ export async function runBackup({
       if (slice.length === 0) break;
     }
 
-    /** Records the slice's files this site already proved it holds and whose objects are there; returns the others. */
-    async function notYetHeld(slice: DeclaredFile[]): Promise<DeclaredFile[]> {
-      const reused: boolean[] = new Array<boolean>(slice.length).fill(false);
-      await forEachConcurrently(slice, REUSE_CHECKS, async (entry, index) => {
-        const proven = scratch.provenChunks(entry.sha256);
-        if (proven && (proven.held || (await allHeld(store, proven.chunks, entry.size)))) {
-          scratch.record(entry.seq, {
-            size: entry.size,
-            mtime: entry.mtime,
-            sha256: entry.sha256,
-            chunks: proven.chunks,
-          });
-          reused[index] = true;
-        }
+    /** Reuses the slice's files whose content this site already proved it has and whose objects are there; returns how many. */
+    async function heldAlready(slice: ReuseCandidate[]): Promise<number> {
+      const reused: number[] = [];
+      await forEachConcurrently(slice, REUSE_CHECKS, async ([seq, size, chunks, held]) => {
+        if (chunks !== null && (held === 1 || (await allHeld(store, JSON.parse(chunks) as string[], size))))
+          reused.push(seq);
       });
-      scratch.flush();
-      progress.filesDone += reused.filter(Boolean).length;
-      return slice.filter((_entry, index) => !reused[index]);
+      scratch.reuse(reused);
+      progress.filesDone += reused.length;
+      return reused.length;
     }
 
     async function download(wanted: DeclaredFile[]): Promise<void> {

@@ -13,6 +13,9 @@ export interface DeclaredFile {
   sha256: string;
 }
 
+/** A listed file's `seq` and declared size, the chunks proven to hold its declared content (JSON) or null, and whether they are held (1). */
+export type ReuseCandidate = [seq: number, size: number, chunks: string | null, held: number | null];
+
 /**
  * One site's backup working set on disk rather than in memory: the site's listing as it arrives,
  * the previous backup's entries, and the content this site has proven it holds, so a site's size
@@ -40,11 +43,20 @@ export function openBackupScratch(path: string) {
       'SELECT path, size, mtime, sha256 FROM previous WHERE path > ? AND mtime < ? ORDER BY path LIMIT ?',
     )
     .raw();
-  const provenChunks = db.prepare<[string], { chunks: string; held: number }>(
-    'SELECT chunks, held FROM proven WHERE sha256 = ?',
+  // Raw rows: a later backup takes every listed file through these, and arrays of four cost less than named objects.
+  const candidatesAfter = db
+    .prepare<[number, number], ReuseCandidate>(
+      `SELECT listed.seq, listed.size, proven.chunks, proven.held FROM listed LEFT JOIN proven USING (sha256)
+       WHERE listed.seq > ? AND listed.sha256 IS NOT NULL ORDER BY listed.seq LIMIT ?`,
+    )
+    .raw();
+  const reuseChunks = db.prepare(
+    'UPDATE listed SET chunks = (SELECT chunks FROM proven WHERE proven.sha256 = listed.sha256) WHERE seq = ?',
   );
-  const declaredAfter = db.prepare<[number, number], DeclaredFile>(
-    'SELECT seq, path, size, mtime, sha256 FROM listed WHERE seq > ? AND sha256 IS NOT NULL ORDER BY seq LIMIT ?',
+  const reuseHeld = db.prepare('UPDATE proven SET held = 1 WHERE sha256 = (SELECT sha256 FROM listed WHERE seq = ?)');
+  const unrecordedBetween = db.prepare<[number, number], DeclaredFile>(
+    `SELECT seq, path, size, mtime, sha256 FROM listed
+     WHERE seq > ? AND seq <= ? AND sha256 IS NOT NULL AND chunks IS NULL ORDER BY seq`,
   );
   const record = db.prepare('UPDATE listed SET size = ?, mtime = ?, sha256 = ?, chunks = ? WHERE seq = ?');
   const totals = db.prepare<[], { files: number; bytes: number | null }>(
@@ -73,15 +85,21 @@ export function openBackupScratch(path: string) {
       const { files, bytes } = totals.get()!;
       return { files, bytes: bytes ?? 0 };
     },
-    declaredAfter: (seq: number, limit: number) => declaredAfter.all(seq, limit),
     /**
-     * Objects holding content with this hash that this site proved it has (earlier backup, or
-     * sent and hashed now); `held` once this backup stored them or saw them in the store (no need to look again).
+     * Listed files after `seq`, each with the objects holding its declared content that this site
+     * proved it has (earlier backup, or sent and hashed now), or null; `held` is 1 once this backup
+     * stored them or saw them in the store (no need to look again).
      */
-    provenChunks: (sha256: string): { chunks: string[]; held: boolean } | null => {
-      const row = provenChunks.get(sha256);
-      return row ? { chunks: JSON.parse(row.chunks) as string[], held: row.held === 1 } : null;
-    },
+    candidatesAfter: (seq: number, limit: number) => candidatesAfter.all(seq, limit),
+    /** These listed files keep the proven objects of their declared content, which are now known to be held. */
+    reuse: db.transaction((seqs: readonly number[]) => {
+      for (const seq of seqs) {
+        reuseChunks.run(seq);
+        reuseHeld.run(seq);
+      }
+    }),
+    /** Listed files after `seq` up to `through` neither reused nor recorded yet: what must be downloaded. */
+    unrecordedBetween: (seq: number, through: number) => unrecordedBetween.all(seq, through),
     /** A file's content as received and checked (its declaration may have been renewed since listing), or reused; written at `flush`. */
     record: (seq: number, file: Omit<ManifestFileEntry, 'path'>) => {
       pending.push([seq, file]);

@@ -11,7 +11,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
@@ -32,6 +32,8 @@ export const HASH_PATTERN = /^[0-9a-f]{64}$/;
  * buffers are sized to the object (small ones come from Node's shared pool) and die young.
  */
 const WHOLE_OBJECT_BYTES = 4 * 1024 * 1024;
+/** holds() reads an object up to this size whole: its length without an fstat. */
+const HEAD_BYTES = 4096;
 
 const fsyncDescriptor = promisify(fsync);
 // The callback API, not fs/promises: no FileHandle to outlive the read (see holds).
@@ -97,7 +99,8 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
   const tmpDir = join(dir, 'tmp');
   const pathOf = (hash: string) => {
     if (!HASH_PATTERN.test(hash)) throw new Error(`not an object hash: ${hash}`);
-    return join(objectsDir, hash.slice(0, 2), hash);
+    // Not path.join: its normalising allocates, and a later backup asks for a path per file (holds()); objectsDir is normal already.
+    return `${objectsDir}${sep}${hash.slice(0, 2)}${sep}${hash}`;
   };
 
   async function fsyncPath(path: string): Promise<void> {
@@ -166,8 +169,8 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
     }
   }
 
-  // The gzip length trailer of the object being checked: one buffer, holds() being synchronous inside.
-  const trailer = Buffer.alloc(4);
+  // The start of the object being checked (a small object whole) and its gzip length trailer: one buffer, holds() being synchronous inside.
+  const head = Buffer.alloc(HEAD_BYTES);
 
   return {
     has,
@@ -176,17 +179,23 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
      * Synchronous on purpose: a later backup asks this for every file of the site, and each
      * asynchronous open held a FileHandle (and its promises) across the thread pool, long enough
      * to be promoted into V8's old generation: 100,000 checks left about 20 MB there for the next
-     * full collection. Four system calls on a local file cost microseconds; callers yield between
-     * batches of checks (backup-runner.ts).
+     * full collection. Three system calls on a local file cost microseconds; callers yield between
+     * batches of checks (backup-runner.ts). A small object is read whole, which gives its length
+     * without an fstat (and the Stats object each fstat allocates); a larger one is asked its size.
      */
     async holds(hash, size) {
       let fd: number | undefined;
       try {
         fd = openSync(pathOf(hash), 'r');
-        const { size: stored } = fstatSync(fd);
+        let stored = readSync(fd, head, 0, HEAD_BYTES, 0);
+        let trailerAt = stored - 4;
+        if (stored === HEAD_BYTES) {
+          stored = fstatSync(fd).size;
+          readSync(fd, head, 0, 4, stored - 4);
+          trailerAt = 0;
+        }
         if (stored < 18) return false; // Shorter than an empty gzip member.
-        readSync(fd, trailer, 0, 4, stored - 4);
-        return trailer.readUInt32LE(0) === size % 2 ** 32;
+        return head.readUInt32LE(trailerAt) === size % 2 ** 32;
       } catch {
         return false;
       } finally {

@@ -4,7 +4,8 @@
  * the real runner on top of that manifest, so every file goes through the check that its stored
  * object is still there. The objects' trailers are read from one real object: the run measures
  * the runner, not the disk. Run by test/backups/reuse-check-memory.test.ts with --trace-gc-nvp,
- * which sums what young collections promote during the `backup` run.
+ * which sums what young collections promote between the lines `listed` (the site's last listing
+ * page is sent) and `checked` (the runner asks for the tables, which come after the files): the checks.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -56,12 +57,17 @@ if (mode === 'prepare') {
       const start = cursor === '' ? 0 : indexOf(cursor) + 1;
       const page = [];
       for (let index = start; index < Math.min(count, start + limit); index++) page.push(entryOf(index));
-      return { files: page, next: start + limit < count ? page.at(-1)!.path : null };
+      const next = start + limit < count ? page.at(-1)!.path : null;
+      if (next === null) process.stdout.write('listed\n');
+      return { files: page, next };
     },
     bundle: async () => {
       throw new Error('an unchanged site sends nothing');
     },
-    tables: async () => ({ tables: [] }),
+    tables: async () => {
+      process.stdout.write('checked\n');
+      return { tables: [] };
+    },
   } as unknown as BackupConnector;
   const limits = createBackupLimits(DEFAULT_BACKUP_LIMITS);
   const result = await runBackup({
