@@ -31,6 +31,19 @@ export const childId = (bulkId: string, index: number) => `${bulkId}-${String(in
 
 /** What a bulk update reads: sites and their pending updates from the inventory rows, and its own job rows. */
 export function createBulkUpdatesRepository({ db }: { db: Db }) {
+  // Prepared once: a bulk job reads its children as it starts, and a bulk update of thousands of sites has thousands.
+  const childrenOf = db
+    .select()
+    .from(jobs)
+    .where(
+      and(
+        gt(jobs.id, sql.placeholder('from')),
+        lt(jobs.id, sql.placeholder('to')),
+        inArray(jobs.kind, ['site-update', 'safe-site-update']),
+      ),
+    )
+    .orderBy(jobs.id)
+    .prepare();
   const siteColumns = { id: sites.id, url: sites.url, state: sites.state, wordpressVersion: sites.wordpressVersion };
   return {
     /** Sites by id, or every site, or the sites carrying every one of `tags`. */
@@ -70,28 +83,8 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
       });
     },
 
-    insertJobs: (rows: (typeof jobs.$inferInsert)[]): void =>
-      db.transaction((tx) => {
-        for (let i = 0; i < rows.length; i += 100)
-          tx.insert(jobs)
-            .values(rows.slice(i, i + 100))
-            .run();
-      }),
-
     /** A bulk job's children, in their order. */
-    children: (bulkId: string): JobRow[] =>
-      db
-        .select()
-        .from(jobs)
-        .where(
-          and(
-            gt(jobs.id, `${bulkId}-`),
-            lt(jobs.id, `${bulkId}-~`),
-            inArray(jobs.kind, ['site-update', 'safe-site-update']),
-          ),
-        )
-        .orderBy(jobs.id)
-        .all(),
+    children: (bulkId: string): JobRow[] => childrenOf.all({ from: `${bulkId}-`, to: `${bulkId}-~` }),
   };
 }
 

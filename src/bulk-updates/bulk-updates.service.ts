@@ -35,6 +35,9 @@ const BULK_UPDATE_KINDS = [BULK, CHILD, SAFE_CHILD] as const;
 const BULK_JOBS_AT_ONCE = 4;
 const INTERRUPTED = 'the daemon stopped before this site was updated';
 
+/** How a site update ended, as its bulk job counts it. */
+type ChildEnd = Pick<JobRow, 'state' | 'reason' | 'progress'>;
+
 const json = (text: string): Record<string, unknown> => JSON.parse(text) as Record<string, unknown>;
 
 /**
@@ -64,12 +67,17 @@ export function createBulkUpdatesService({
   events: Events;
   logger: Logger;
 }) {
-  /** Children started by a bulk job in this process, settled when the child has run or was cancelled while queued. */
-  const settled = new Map<string, () => void>();
-  const settle = (id: string) => {
-    settled.get(id)?.();
+  /**
+   * Children started by a bulk job in this process, settled when the child has run (with how it
+   * ended, as written) or was cancelled while queued (then read back).
+   */
+  const settled = new Map<string, (ended?: ChildEnd) => void>();
+  const settle = (id: string, ended?: ChildEnd) => {
+    settled.get(id)?.(ended);
     settled.delete(id);
   };
+  /** What the children of the bulk jobs running in this process need of them: read once a bulk job, not once a site. */
+  const running = new Map<string, Pick<BulkParams, 'trigger' | 'safe'>>();
 
   function plan(targets: BulkTarget[]): { site: SiteFacts; items: PlannedItem[] }[] {
     const bySite = new Map<string, BulkTarget[]>();
@@ -80,10 +88,15 @@ export function createBulkUpdatesService({
       throw sitesProblems.notFound.create(`there is no site with the id ${unknown.slice(0, 10).join(', ')}`, {
         siteIds: unknown.slice(0, 100),
       });
+    // Versions installed, for the plugins and themes whose caller did not give them (a resolved selection does).
+    const unread = new Set(
+      targets.filter((target) => target.slug !== undefined && target.fromVersion === undefined).map((t) => t.siteId),
+    );
     const installed = new Map(
-      repository
-        .items([...bySite.keys()], { pendingOnly: false })
-        .map((row) => [`${row.siteId}\t${row.type}\t${row.slug}`, row]),
+      (unread.size === 0 ? [] : repository.items([...unread], { pendingOnly: false })).map((row) => [
+        `${row.siteId}\t${row.type}\t${row.slug}`,
+        row,
+      ]),
     );
     return [...bySite.entries()].map(([siteId, siteTargets]) => {
       const site = known.get(siteId)!;
@@ -98,7 +111,7 @@ export function createBulkUpdatesService({
         items.push({
           type: target.type,
           slug,
-          fromVersion: target.type === 'core' ? site.wordpressVersion : (row?.version ?? null),
+          fromVersion: target.type === 'core' ? site.wordpressVersion : (target.fromVersion ?? row?.version ?? null),
           toVersion: target.version ?? row?.updateVersion ?? null,
         });
       }
@@ -157,7 +170,7 @@ export function createBulkUpdatesService({
         progress: JSON.stringify(progressOf(children.map((child) => ({ ...child, progress: '{}' })))),
         createdAt: now,
       });
-      repository.insertJobs(children);
+      jobRows.insertMany(children);
     });
     events.emit('bulk-update.started', {
       bulkId: id,
@@ -193,7 +206,7 @@ export function createBulkUpdatesService({
     const children = repository.children(job.id);
     // Counted as sites end, never by reading every child again: a bulk update may have thousands.
     const progress = progressOf(children);
-    const count = (child: JobRow) => {
+    const count = (child: ChildEnd) => {
       const state = runView.siteState(child);
       if (state === 'queued' || state === 'running') return;
       progress.done++;
@@ -209,45 +222,50 @@ export function createBulkUpdatesService({
       for (const queue of pending.values()) for (const child of queue) count(leaveUnstarted(child, reason, message));
       pending.clear();
     };
-    const running = new Map<string, Promise<void>>();
+    const started = new Map<string, Promise<void>>();
     let written = job.progress;
     const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
     const startChild = (child: JobRow, host: string) => {
-      const done = new Promise<void>((resolve) => settled.set(child.id, resolve)).finally(() => {
+      const done = new Promise<ChildEnd | undefined>((resolve) => settled.set(child.id, resolve)).then((ended) => {
         slots.release(host);
-        running.delete(child.id);
-        count(jobRows.find(child.id) ?? child);
+        started.delete(child.id);
+        count(ended ?? jobRows.find(child.id) ?? child);
       });
-      running.set(child.id, done);
+      started.set(child.id, done);
       jobs.enqueue(child.kind, child.id, child.siteId);
     };
 
-    while (pending.size > 0 || running.size > 0) {
-      if (signal.aborted) {
-        if (wasCancelled(signal)) leaveAll('cancelled', 'the bulk update was cancelled before this site started');
-        else leaveAll('interrupted', INTERRUPTED);
-        // Children waiting in the job runner (behind a backup of their site) are cancelled too; running ones finish.
-        for (const id of running.keys())
-          if (jobRows.find(id)?.state === 'queued') {
-            jobs.cancel(id);
-            settle(id);
+    running.set(job.id, { trigger: params.trigger, safe: params.safe });
+    try {
+      while (pending.size > 0 || started.size > 0) {
+        if (signal.aborted) {
+          if (wasCancelled(signal)) leaveAll('cancelled', 'the bulk update was cancelled before this site started');
+          else leaveAll('interrupted', INTERRUPTED);
+          // Children waiting in the job runner (behind a backup of their site) are cancelled too; running ones finish.
+          for (const id of started.keys())
+            if (jobRows.find(id)?.state === 'queued') {
+              jobs.cancel(id);
+              settle(id);
+            }
+        } else if (notAfter && clock.now().getTime() >= notAfter.getTime()) {
+          leaveAll('window-closed', `not started before ${notAfter.toISOString()}`);
+        } else {
+          // A full host is passed over for the next one; the global bound stops every host.
+          for (const [host, queue] of pending) {
+            while (queue.length > 0 && slots.tryTake(host)) startChild(queue.pop()!, host);
+            if (queue.length === 0) pending.delete(host);
           }
-      } else if (notAfter && clock.now().getTime() >= notAfter.getTime()) {
-        leaveAll('window-closed', `not started before ${notAfter.toISOString()}`);
-      } else {
-        // A full host is passed over for the next one; the global bound stops every host.
-        for (const [host, queue] of pending) {
-          while (queue.length > 0 && slots.tryTake(host)) startChild(queue.pop()!, host);
-          if (queue.length === 0) pending.delete(host);
         }
+        // One write per change of the counts (a turn of the loop that started sites only changes nothing).
+        const counted = JSON.stringify(progress);
+        if (counted !== written) jobRows.write(job.id, { progress: (written = counted) });
+        if (pending.size === 0 && started.size === 0) break;
+        // Once stopped, only the running sites are waited for (the abort has been seen).
+        await Promise.race(signal.aborted ? started.values() : [slots.released(), aborted, ...started.values()]);
       }
-      // One write per change of the counts (a turn of the loop that started sites only changes nothing).
-      const counted = JSON.stringify(progress);
-      if (counted !== written) jobRows.write(job.id, { progress: (written = counted) });
-      if (pending.size === 0 && running.size === 0) break;
-      // Once stopped, only the running sites are waited for (the abort has been seen).
-      await Promise.race(signal.aborted ? running.values() : [slots.released(), aborted, ...running.values()]);
+    } finally {
+      running.delete(job.id);
     }
 
     const finishedAt = clock.now();
@@ -288,8 +306,7 @@ export function createBulkUpdatesService({
     try {
       jobRows.write(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
       const params = json(job.params) as unknown as ChildParams;
-      const bulk = jobRows.find(params.bulkId);
-      const bulkParams = bulk ? (json(bulk.params) as unknown as BulkParams) : null;
+      const bulkParams = running.get(params.bulkId) ?? bulkParamsOf(params.bulkId);
       const trigger = bulkParams?.trigger ?? { kind: 'request' as const, id: null };
       // Written as each item ends while others are still to come; the last one goes with the site's final write.
       const writeItems = (items: ItemOutcome[]) => {
@@ -305,16 +322,20 @@ export function createBulkUpdatesService({
         onItem: writeItems,
       });
       const failed = outcomes.filter((item) => item.state === 'failed');
-      jobRows.write(job.id, {
+      const ended: ChildEnd = {
         state: failed.length > 0 ? 'failed' : 'succeeded',
         reason: failed[0]?.reason ?? null,
+        progress: JSON.stringify({ items: outcomes }),
+      };
+      jobRows.write(job.id, {
+        ...ended,
         message:
           failed.length > 0
             ? failed.map((item) => `${item.type} ${item.slug ?? ''}: ${item.message}`).join('; ')
             : null,
-        progress: JSON.stringify({ items: outcomes }),
         finishedAt: clock.now(),
       });
+      settle(job.id, ended);
     } catch (error) {
       logger.error({ err: error, jobId: job.id }, 'a site update crashed');
       jobRows.update(job.id, {
@@ -328,6 +349,12 @@ export function createBulkUpdatesService({
     }
     return { events: [] };
   }
+
+  /** A bulk job's params read from its row (a child whose bulk job is not running in this process). */
+  const bulkParamsOf = (bulkId: string): BulkParams | null => {
+    const bulk = jobRows.find(bulkId);
+    return bulk ? (json(bulk.params) as unknown as BulkParams) : null;
+  };
 
   const failInterrupted = (job: JobRow): Settlement => {
     jobRows.update(job.id, { state: 'failed', reason: 'interrupted', message: INTERRUPTED, finishedAt: clock.now() });

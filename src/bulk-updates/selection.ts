@@ -10,6 +10,8 @@ export interface BulkTarget {
   type: UpdateItemType;
   slug?: string;
   version?: string;
+  /** The plugin's or theme's version as last synced, when the caller has read it (else the plan reads it). */
+  fromVersion?: string;
 }
 
 type ItemPattern = { type: UpdateItemType; slug?: string };
@@ -54,7 +56,13 @@ export function resolveSelection(
       { pendingOnly: true },
     )
     .filter((row) => wanted(row.type, row.slug))
-    .map((row) => ({ siteId: row.siteId, type: row.type, slug: row.slug, version: row.updateVersion ?? undefined }));
+    .map((row) => ({
+      siteId: row.siteId,
+      type: row.type,
+      slug: row.slug,
+      version: row.updateVersion ?? undefined,
+      fromVersion: row.version,
+    }));
   for (const type of ['translations', 'core'] as const)
     if (wanted(type, null)) for (const site of sites) targets.push({ siteId: site.id, type });
   if (targets.length === 0)

@@ -148,7 +148,8 @@ export function createJobRunner({
     const controller = new AbortController();
     const work = (async () => {
       announce(job, await kind.run(job, controller.signal));
-      if (repository.find(id)?.state === 'cancelled') cancelled(job, 'running');
+      // Only a kind that stops halfway can have been cancelled while it ran (cancel() answers 409 for the others).
+      if (kind.cancelsWhileRunning && repository.find(id)?.state === 'cancelled') cancelled(job, 'running');
       await kind.after?.(job);
     })();
     active.set(id, { job, kind, controller, done: work.catch(() => undefined) });

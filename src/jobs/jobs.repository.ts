@@ -23,24 +23,22 @@ export function createJobsRepository({ db }: { db: Db }) {
     .where(eq(jobs.id, sql.placeholder('id')))
     .prepare();
   const p = (name: string) => sql`${sql.placeholder(name)}`;
-  const insertRow = db
-    .insert(jobs)
-    .values({
-      id: p('id'),
-      kind: p('kind'),
-      siteId: p('siteId'),
-      state: p('state'),
-      reason: p('reason'),
-      message: p('message'),
-      progress: p('progress'),
-      params: p('params'),
-      attempts: p('attempts'),
-      createdAt: p('createdAt'),
-      startedAt: p('startedAt'),
-      finishedAt: p('finishedAt'),
-    })
-    .returning()
-    .prepare();
+  const insertValues = {
+    id: p('id'),
+    kind: p('kind'),
+    siteId: p('siteId'),
+    state: p('state'),
+    reason: p('reason'),
+    message: p('message'),
+    progress: p('progress'),
+    params: p('params'),
+    attempts: p('attempts'),
+    createdAt: p('createdAt'),
+    startedAt: p('startedAt'),
+    finishedAt: p('finishedAt'),
+  };
+  const insertRow = db.insert(jobs).values(insertValues).returning().prepare();
+  const addRow = db.insert(jobs).values(insertValues).prepare();
   const updates = new Map<string, ReturnType<typeof prepareUpdate>>();
   const writes = new Map<string, ReturnType<typeof prepareWrite>>();
   // (drizzle's `set` takes placeholders only inside sql: the values go in mapped to what the column stores)
@@ -73,21 +71,28 @@ export function createJobsRepository({ db }: { db: Db }) {
     return values;
   };
 
+  /** A new row's values as stored, the columns it leaves out at their defaults. */
+  const newRow = (row: NewJobRow) => ({
+    siteId: null,
+    reason: null,
+    message: null,
+    progress: '{}',
+    params: '{}',
+    attempts: 0,
+    startedAt: null,
+    finishedAt: null,
+    ...toDriver(row),
+    id: row.id,
+  });
+
   return {
     find: (id: string): JobRow | undefined => byId.get({ id }),
     /** For kinds with no table of their own: their job row is all there is to write. */
-    insert: (row: NewJobRow): JobRow =>
-      insertRow.get({
-        siteId: null,
-        reason: null,
-        message: null,
-        progress: '{}',
-        params: '{}',
-        attempts: 0,
-        startedAt: null,
-        finishedAt: null,
-        ...toDriver(row),
-        id: row.id,
+    insert: (row: NewJobRow): JobRow => insertRow.get(newRow(row)),
+    /** Many rows, not read back (a bulk update's children), in one transaction. */
+    insertMany: (rows: readonly NewJobRow[]): void =>
+      db.transaction(() => {
+        for (const row of rows) addRow.run(newRow(row));
       }),
     update(id: string, changes: Partial<NewJobRow>): JobRow | undefined {
       const { columns, key, values } = changed(id, changes);
