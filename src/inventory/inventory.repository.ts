@@ -60,6 +60,7 @@ function prepareWrites(db: Db) {
       })
       .prepare(),
     items: db.select().from(inventoryItems).where(site).prepare(),
+    item: db.select().from(inventoryItems).where(item).prepare(),
     insertItem: db
       .insert(inventoryItems)
       .values({
@@ -82,6 +83,17 @@ function prepareWrites(db: Db) {
       .select({ type: updateOffers.type, slug: updateOffers.slug, version: updateOffers.version })
       .from(updateOffers)
       .where(eq(updateOffers.siteId, sql.placeholder('siteId')))
+      .prepare(),
+    itemOffers: db
+      .select({ type: updateOffers.type, slug: updateOffers.slug, version: updateOffers.version })
+      .from(updateOffers)
+      .where(
+        and(
+          eq(updateOffers.siteId, sql.placeholder('siteId')),
+          eq(updateOffers.type, sql.placeholder('type')),
+          eq(updateOffers.slug, sql.placeholder('slug')),
+        ),
+      )
       .prepare(),
     insertOffer: db
       .insert(updateOffers)
@@ -169,6 +181,8 @@ export function createInventoryRepository({ db }: { db: Db }) {
         syncedAt,
         extras,
         keepEnvironment = false,
+        only,
+        seenAt = syncedAt,
       }: {
         plugins: Plugin[];
         themes: Theme[];
@@ -179,6 +193,13 @@ export function createInventoryRepository({ db }: { db: Db }) {
          * without extras, the core and translation offers stay as stored too (a patch that read no offers).
          */
         keepEnvironment?: boolean;
+        /**
+         * The items (`type\tslug`) that may have changed; the rows and offers of the others are left as they
+         * are, unread (a patch after updates: the site's every item row and offer would be read for one or two).
+         */
+        only?: ReadonlySet<string>;
+        /** When an offer not stored before was first seen (a patch: now, not at the last sync). */
+        seenAt?: Date;
       },
     ): void {
       const inventory = { pluginsJson: JSON.stringify(plugins), themesJson: JSON.stringify(themes), syncedAt };
@@ -212,11 +233,20 @@ export function createInventoryRepository({ db }: { db: Db }) {
         // Only the rows that changed are written (the fleet totals' triggers run per row written): an
         // update patch or a sync that found one new version writes one row, not the site's every item.
         // A slug seen twice (two plugin files in one folder) keeps the first.
-        const stored = new Map(written.items.all({ siteId }).map((row) => [`${row.type}\t${row.slug}`, row]));
+        const keyOf = (row: { type: string; slug: string }) => `${row.type}\t${row.slug}`;
+        const stored = new Map(
+          (only
+            ? [...only].flatMap((key) => {
+                const [type, slug] = key.split('\t') as ['plugin' | 'theme', string];
+                return written.item.all({ siteId, type, slug });
+              })
+            : written.items.all({ siteId })
+          ).map((row) => [keyOf(row), row]),
+        );
         const kept = new Set<string>();
         for (const row of rows) {
-          const key = `${row.type}\t${row.slug}`;
-          if (kept.has(key)) continue;
+          const key = keyOf(row);
+          if (kept.has(key) || (only && !only.has(key))) continue;
           kept.add(key);
           const before = stored.get(key);
           const values = { ...row, active: row.active ? 1 : 0 };
@@ -241,15 +271,23 @@ export function createInventoryRepository({ db }: { db: Db }) {
             slug: `${pack.type}/${pack.slug}/${pack.language}`,
             version: pack.version,
           })),
-        ];
+        ].filter((offer) => !only || only.has(keyOf(offer)));
         const key = (o: { type: string; slug: string; version: string }) => `${o.type}\t${o.slug}\t${o.version}`;
-        const seen = new Set(written.offers.all({ siteId }).map(key));
+        const seen = new Set(
+          (only
+            ? [...only].flatMap((item) => {
+                const [type, slug] = item.split('\t') as ['plugin' | 'theme', string];
+                return written.itemOffers.all({ siteId, type, slug });
+              })
+            : written.offers.all({ siteId })
+          ).map(key),
+        );
         const offers = new Set<string>();
         for (const offer of offered) {
           const offerKey = key(offer);
           if (offers.has(offerKey)) continue;
           offers.add(offerKey);
-          if (!seen.has(offerKey)) written.insertOffer.run({ siteId, ...offer, firstSeenAt: syncedAt.getTime() });
+          if (!seen.has(offerKey)) written.insertOffer.run({ siteId, ...offer, firstSeenAt: seenAt.getTime() });
         }
         for (const offerKey of seen) {
           if (offers.has(offerKey)) continue;

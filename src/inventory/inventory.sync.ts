@@ -183,6 +183,7 @@ export function createInventorySync({
       syncedAt: stored.syncedAt,
       extras: extrasOf(applied.info, updates),
       keepEnvironment: !applied.info,
+      seenAt: clock.now(),
     });
     return undefined;
   }
@@ -199,9 +200,12 @@ export function createInventorySync({
   ): undefined {
     const offered = (done: AppliedItem) => (done.offer ? { version: done.offer.newVersion } : null);
     let requirementsChanged = false;
+    // The item rows and offers of only these are written again.
+    const only = new Set<string>();
     const plugins = (JSON.parse(stored.pluginsJson) as Plugin[]).map((plugin): Plugin => {
       const done = applied.plugins.get(plugin.file);
       if (!done) return plugin;
+      only.add(`plugin\t${plugin.slug}`);
       const requires = done.requires ? [...done.requires].sort() : (plugin.requires ?? null);
       if (requires?.join() !== plugin.requires?.join()) requirementsChanged = true;
       const status = done.active === false ? 'inactive' : plugin.status;
@@ -209,7 +213,9 @@ export function createInventorySync({
     });
     const themes = (JSON.parse(stored.themesJson) as Theme[]).map((theme): Theme => {
       const done = applied.themes.get(theme.slug);
-      return done ? { ...theme, version: done.version, update: offered(done) } : theme;
+      if (!done) return theme;
+      only.add(`theme\t${theme.slug}`);
+      return { ...theme, version: done.version, update: offered(done) };
     });
     inventories.write(siteId, {
       // Dependents follow the requirements: worked out again when an update changed one and every plugin's are known.
@@ -222,6 +228,8 @@ export function createInventorySync({
       themes,
       syncedAt: stored.syncedAt,
       keepEnvironment: true,
+      only,
+      seenAt: clock.now(),
     });
     return undefined;
   }

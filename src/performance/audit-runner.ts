@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +49,30 @@ async function killProcessesNaming(workDir: string): Promise<void> {
         killGroup(-Number(pid));
       }),
   );
+}
+
+/**
+ * At start, before any audit runs: the audit workers and Chromes a killed daemon left running
+ * (each leads its own process group, so a daemon killed outside systemd's cgroup leaves them
+ * behind, a Chrome at full CPU on a page nobody reads). Each names a work directory under
+ * `workRoot` on its command line.
+ */
+export function killLeftoverAudits(workRoot: string): number {
+  let killed = 0;
+  for (const name of existsSync('/proc') ? readdirSync('/proc') : []) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8');
+    } catch {
+      continue; // Gone since the listing.
+    }
+    if (!cmdline.includes(workRoot)) continue;
+    killGroup(Number(name));
+    killGroup(-Number(name));
+    killed++;
+  }
+  return killed;
 }
 
 /**

@@ -12,6 +12,8 @@ export function createReportStore({ dataDir }: { dataDir: string }) {
   const pathOf = (siteId: string, auditId: string) => join(reportsDir, siteId, `${auditId}.html.gz`);
   return {
     pathOf,
+    /** Where each running audit's profiles and work files are (a directory per audit). */
+    workRoot: join(root, 'work'),
     workDirOf: (auditId: string) => join(root, 'work', auditId),
     /** At start, before any audit runs: profiles and work files a killed daemon left behind. */
     clearWork: () => rmSync(join(root, 'work'), { recursive: true, force: true }),

@@ -13,7 +13,7 @@ import type { Clock } from '../shared/clock.js';
 import { createId } from '../shared/ids.js';
 import { sitesProblems, type SitesRepository } from '../sites/index.js';
 import type { AuditSummary } from './audit-protocol.js';
-import type { AuditOutcome, AuditRunner } from './audit-runner.js';
+import { killLeftoverAudits, type AuditOutcome, type AuditRunner } from './audit-runner.js';
 import { performanceProblems } from './performance.errors.js';
 import type { PerformanceRepository } from './performance.repository.js';
 import type { ReportStore } from './performance.reports.js';
@@ -383,9 +383,12 @@ export function createPerformanceService({
 
     /**
      * At start: audits that were running when the daemon stopped fail as `interrupted` (re-running
-     * one that may have crashed the daemon could crash it again); queued ones are queued again.
+     * one that may have crashed the daemon could crash it again), their workers and Chromes still
+     * running are killed and their work files removed; queued ones are queued again.
      */
     recover(): { requeued: number; interrupted: number } {
+      const killed = killLeftoverAudits(reports.workRoot);
+      if (killed > 0) logger.warn({ processes: killed }, 'killed audit processes a stopped daemon left running');
       reports.clearWork();
       return jobs.recover(KINDS);
     },

@@ -223,6 +223,54 @@ describe('after updates that checked their own offers (connector 1.5.0, no offer
   });
 });
 
+describe('a patch writes the rows of the items answered only', () => {
+  const rows = () =>
+    t.database.sqlite
+      .prepare(
+        'SELECT type, slug, version, update_version, active FROM inventory_items WHERE site_id = ? ORDER BY slug',
+      )
+      .all(siteId) as { type: string; slug: string; version: string; update_version: string | null; active: number }[];
+
+  it('records the offer an update left, first seen now, and leaves every other item’s row and offer as stored', async () => {
+    fake.answers['GET sitewarden/v1/updates'] = updates({
+      plugins: {
+        'akismet/akismet.php': { slug: 'akismet', version: '1.0.0', newVersion: '1.1.0' },
+        'hello-dolly/hello-dolly.php': { slug: 'hello-dolly', version: '1.6', newVersion: '1.7.2' },
+      },
+      core: [{ version: '6.6.1' }],
+    });
+    await t.services.sync.syncNow(siteId);
+    const akismet = (JSON.parse(t.services.inventories.read(siteId)!.pluginsJson) as Plugin[]).find(
+      (plugin) => plugin.slug === 'akismet',
+    )!;
+    const before = offers();
+    const hello = rows().find((row) => row.slug === 'hello-dolly');
+    expect(hello?.update_version).toBe('1.7.2');
+    clock.advance(HOUR);
+
+    await t.services.sync.recordApplied(siteId, {
+      updates: null,
+      info: null,
+      plugins: new Map([
+        [akismet.file, { version: '1.1.0', active: false, offer: { version: '1.1.0', newVersion: '1.2.0' } }],
+      ]),
+      themes: new Map(),
+    });
+
+    expect(rows().find((row) => row.slug === 'akismet')).toEqual({
+      type: 'plugin',
+      slug: 'akismet',
+      version: '1.1.0',
+      update_version: '1.2.0',
+      active: 0,
+    });
+    expect(rows().find((row) => row.slug === 'hello-dolly')).toEqual(hello);
+    const { ['plugin:akismet@1.1.0']: replaced, ...others } = before;
+    expect(replaced).toBeDefined();
+    expect(offers()).toEqual({ ...others, 'plugin:akismet@1.2.0': clock.now().toISOString() });
+  });
+});
+
 describe('an older or odd connector', () => {
   it('leaves what it does not say unknown (null), and a malformed extra is unknown, not a failed sync', async () => {
     fake.answers['GET sitewarden/v1/info'] = info({ connector: '1.3.0' });

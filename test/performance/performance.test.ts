@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -309,6 +310,48 @@ describe('performance audits without a browser', () => {
     expect(await performance.cleanupReports()).toBe(2);
     expect(readdirSync(dirname(reports.pathOf(site.id, kept.id)))).toEqual([`${kept.id}.html.gz`]);
   });
+
+  it(
+    'kills the audit processes a killed daemon left running, each leading its own group, and only those',
+    { timeout: 20_000 },
+    async () => {
+      const reports = createReportStore({ dataDir });
+      const profile = join(reports.workDirOf(createId('perf', clock.now())), 'profile-0');
+      mkdirSync(profile, { recursive: true });
+      // Stand-ins for a left Chrome (its profile on its command line, a group of its own, as chrome-launcher starts it)
+      // and for another program of the machine's.
+      const stayAlive = 'setInterval(() => {}, 1000)';
+      const leftover = spawn(process.execPath, ['-e', stayAlive, '--', `--user-data-dir=${profile}`], {
+        detached: true,
+        stdio: 'ignore',
+      });
+      const other = spawn(process.execPath, ['-e', stayAlive, '--', `--user-data-dir=${join(dataDir, 'elsewhere')}`], {
+        stdio: 'ignore',
+      });
+      const exited = (child: ChildProcess) =>
+        new Promise<NodeJS.Signals | null | 'still running'>((resolve) => {
+          const timer = setTimeout(() => resolve('still running'), 10_000);
+          child.once('exit', (_code, signal) => {
+            clearTimeout(timer);
+            resolve(signal);
+          });
+        });
+      const leftoverExit = exited(leftover);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        serviceWith(scriptedRunner([]).runner).recover();
+        expect(await leftoverExit).toBe('SIGKILL');
+        expect(other.exitCode).toBeNull();
+        expect(other.signalCode).toBeNull();
+        expect(t.logs.records()).toContainEqual(
+          expect.objectContaining({ msg: 'killed audit processes a stopped daemon left running', processes: 1 }),
+        );
+      } finally {
+        leftover.kill('SIGKILL');
+        other.kill('SIGKILL');
+      }
+    },
+  );
 
   it('removes reports past their retention but keeps the scores', async () => {
     const performance = serviceWith(scriptedRunner([{ ok: true, summary: summary(0.9, 2000) }]).runner, {
