@@ -13,6 +13,12 @@
  *   BENCH_SITES=200 BENCH_CONCURRENCY=8 BENCH_UPDATE_MS=0 node --import tsx bench/bulk-updates.ts
  *   node --expose-gc --import tsx bench/bulk-updates.ts   (collects garbage before each phase: steadier figures)
  *
+ * CPU is the whole process's (process.cpuUsage), V8's helper threads included (concurrent marking
+ * and sweeping, compilation: 30–50 % of a phase's main-thread figure here), so a phase's figure
+ * swings between rounds; the last line gives the medians over the rounds. Each phase starts after
+ * the last one's trailing work and, with --expose-gc, after a collection and its sweeping. The
+ * baseline runs on open connections, as the bulk does (the reset's syncs leave the daemon's open).
+ *
  * The fake sites run connector 1.5.0, whose update route takes the version expected: a bulk site
  * update is one request, the same one the direct baseline makes (`expectedVersion` included).
  * BENCH_CONNECTOR=1.4.0 runs them as an older connector: the bulk reads the offers first (two
@@ -81,8 +87,12 @@ async function serveFakes(): Promise<void> {
 const once = (child: ChildProcess) => new Promise<unknown>((resolve) => child.once('message', resolve));
 
 async function measure(work: () => Promise<void>): Promise<{ cpuMs: number; wallMs: number }> {
-  // With node --expose-gc, the garbage of what ran before (the resets' syncs) is collected first, not inside the next phase.
+  // What ran before (the resets' syncs) settles first: its trailing work (sockets closed, events delivered) is not the next
+  // phase's. With node --expose-gc its garbage is collected first too, and V8's helper threads finish sweeping after that
+  // collection before the phase starts (process.cpuUsage counts every thread).
+  await sleep(250);
   (globalThis as { gc?: () => void }).gc?.();
+  await sleep(250);
   const cpu = process.cpuUsage();
   const start = performance.now();
   await work();
@@ -195,8 +205,11 @@ async function main(): Promise<void> {
     console.log(
       `${SITES} fake sites (connector ${CONNECTOR ?? EXPECTED_VERSION_CONNECTOR}), concurrency ${CONCURRENCY}, ${UPDATE_MS} ms per update on the site`,
     );
+    const rounds: { bulk: number; direct: number }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       await reset();
+      // The bulk runs on the connections the reset's syncs left open (the daemon keeps them 4 s): so does the baseline.
+      await offersByFetch();
       const baseline = await measure(direct);
       const baselineRequests = await requestsPerUpdate();
       await reset();
@@ -236,6 +249,7 @@ async function main(): Promise<void> {
             `update held ${per(updateHeld)} ms`,
         );
       }
+      rounds.push({ bulk: measured.cpuMs, direct: baseline.cpuMs });
       const per = (figure: number) => (figure / SITES).toFixed(2);
       const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
         `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +
@@ -246,6 +260,18 @@ async function main(): Promise<void> {
           `requests per site update: bulk ${bulkRequests}, directly ${baselineRequests}, single-site ${singleRequests}`,
       );
     }
+    // Each phase's CPU swings between rounds (V8's and the loader's background threads count in it): the medians.
+    const median = (values: number[]) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      const middle = sorted.length >> 1;
+      return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+    };
+    const bulkMedian = median(rounds.map((round) => round.bulk));
+    const directMedian = median(rounds.map((round) => round.direct));
+    console.log(
+      `median of ${ROUNDS} rounds: bulk CPU per site update ${(bulkMedian / SITES).toFixed(2)} ms, connector directly ` +
+        `${(directMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directMedian).toFixed(2)}×)`,
+    );
     await t.close();
   } finally {
     child.kill();
