@@ -210,6 +210,7 @@ async function main(): Promise<void> {
       await reset();
       // The bulk runs on the connections the reset's syncs left open (the daemon keeps them 4 s): so does the baseline.
       await offersByFetch();
+      await requestsPerUpdate(); // not the baseline's
       const baseline = await measure(direct);
       const baselineRequests = await requestsPerUpdate();
       await reset();
