@@ -234,13 +234,14 @@ export function createInventoryRepository({ db }: { db: Db }) {
         // update patch or a sync that found one new version writes one row, not the site's every item.
         // A slug seen twice (two plugin files in one folder) keeps the first.
         const keyOf = (row: { type: string; slug: string }) => `${row.type}\t${row.slug}`;
+        // What is stored of the items `only` names, one item at a time, or of every item of the site.
+        const onlyItems = only && [...only].map((key) => key.split('\t') as ['plugin' | 'theme', string]);
+        const storedOf = <T>(ofItem: (type: 'plugin' | 'theme', slug: string) => T[], ofSite: () => T[]): T[] =>
+          onlyItems ? onlyItems.flatMap(([type, slug]) => ofItem(type, slug)) : ofSite();
         const stored = new Map(
-          (only
-            ? [...only].flatMap((key) => {
-                const [type, slug] = key.split('\t') as ['plugin' | 'theme', string];
-                return written.item.all({ siteId, type, slug });
-              })
-            : written.items.all({ siteId })
+          storedOf(
+            (type, slug) => written.item.all({ siteId, type, slug }),
+            () => written.items.all({ siteId }),
           ).map((row) => [keyOf(row), row]),
         );
         const kept = new Set<string>();
@@ -274,12 +275,9 @@ export function createInventoryRepository({ db }: { db: Db }) {
         ].filter((offer) => !only || only.has(keyOf(offer)));
         const key = (o: { type: string; slug: string; version: string }) => `${o.type}\t${o.slug}\t${o.version}`;
         const seen = new Set(
-          (only
-            ? [...only].flatMap((item) => {
-                const [type, slug] = item.split('\t') as ['plugin' | 'theme', string];
-                return written.itemOffers.all({ siteId, type, slug });
-              })
-            : written.offers.all({ siteId })
+          storedOf(
+            (type, slug) => written.itemOffers.all({ siteId, type, slug }),
+            () => written.offers.all({ siteId }),
           ).map(key),
         );
         const offers = new Set<string>();

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
@@ -34,30 +34,14 @@ function killGroup(pid: number): void {
 }
 
 /**
- * The last safety net: a Chrome the worker started but never reported (it hung while launching)
- * still names the audit's own profile directory on its command line.
+ * Kills every process (and its group) whose command line names `dir`, and says how many. Two uses:
+ * after an audit, the last safety net for a Chrome the worker started but never reported (it hung
+ * while launching), which still names the audit's own profile directory; and at start, with the
+ * work root, the workers and Chromes a killed daemon left running (each leads its own process
+ * group, so a daemon killed outside systemd's cgroup leaves them behind, a Chrome at full CPU on a
+ * page nobody reads). Synchronous: one read of /proc, once per audit and once at start.
  */
-async function killProcessesNaming(workDir: string): Promise<void> {
-  const pids = await readdir('/proc').catch(() => [] as string[]);
-  await Promise.all(
-    pids
-      .filter((name) => /^\d+$/.test(name))
-      .map(async (pid) => {
-        const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-        if (!cmdline.includes(workDir)) return;
-        killGroup(Number(pid));
-        killGroup(-Number(pid));
-      }),
-  );
-}
-
-/**
- * At start, before any audit runs: the audit workers and Chromes a killed daemon left running
- * (each leads its own process group, so a daemon killed outside systemd's cgroup leaves them
- * behind, a Chrome at full CPU on a page nobody reads). Each names a work directory under
- * `workRoot` on its command line.
- */
-export function killLeftoverAudits(workRoot: string): number {
+export function killProcessesNaming(dir: string): number {
   let killed = 0;
   for (const name of existsSync('/proc') ? readdirSync('/proc') : []) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
@@ -67,7 +51,7 @@ export function killLeftoverAudits(workRoot: string): number {
     } catch {
       continue; // Gone since the listing.
     }
-    if (!cmdline.includes(workRoot)) continue;
+    if (!cmdline.includes(dir)) continue;
     killGroup(Number(name));
     killGroup(-Number(name));
     killed++;
@@ -179,8 +163,8 @@ export function createAuditRunner({
           reason: 'worker_crashed',
           message: `the audit worker exited (${signal ?? `code ${code}`}) without a result${stderrTail ? `: ${stderrTail.trim().split('\n').slice(-3).join(' | ')}` : ''}`,
         };
-        void killProcessesNaming(request.workDir)
-          .then(() => rm(request.workDir, { recursive: true, force: true }))
+        killProcessesNaming(request.workDir);
+        void rm(request.workDir, { recursive: true, force: true })
           .catch(() => undefined)
           .then(() => resolve(outcome!));
       });

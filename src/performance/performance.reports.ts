@@ -10,13 +10,14 @@ export function createReportStore({ dataDir }: { dataDir: string }) {
   const root = join(dataDir, 'performance');
   const reportsDir = join(root, 'reports');
   const pathOf = (siteId: string, auditId: string) => join(reportsDir, siteId, `${auditId}.html.gz`);
+  const workRoot = join(root, 'work');
   return {
     pathOf,
     /** Where each running audit's profiles and work files are (a directory per audit). */
-    workRoot: join(root, 'work'),
-    workDirOf: (auditId: string) => join(root, 'work', auditId),
+    workRoot,
+    workDirOf: (auditId: string) => join(workRoot, auditId),
     /** At start, before any audit runs: profiles and work files a killed daemon left behind. */
-    clearWork: () => rmSync(join(root, 'work'), { recursive: true, force: true }),
+    clearWork: () => rmSync(workRoot, { recursive: true, force: true }),
     read: async (siteId: string, auditId: string): Promise<Buffer | undefined> =>
       readFile(pathOf(siteId, auditId)).catch(() => undefined),
     remove: (siteId: string, auditId: string) => rm(pathOf(siteId, auditId), { force: true }),

@@ -13,7 +13,7 @@ import type { Clock } from '../shared/clock.js';
 import { createId } from '../shared/ids.js';
 import { sitesProblems, type SitesRepository } from '../sites/index.js';
 import type { AuditSummary } from './audit-protocol.js';
-import { killLeftoverAudits, type AuditOutcome, type AuditRunner } from './audit-runner.js';
+import { killProcessesNaming, type AuditOutcome, type AuditRunner } from './audit-runner.js';
 import { performanceProblems } from './performance.errors.js';
 import type { PerformanceRepository } from './performance.repository.js';
 import type { ReportStore } from './performance.reports.js';
@@ -387,7 +387,7 @@ export function createPerformanceService({
      * running are killed and their work files removed; queued ones are queued again.
      */
     recover(): { requeued: number; interrupted: number } {
-      const killed = killLeftoverAudits(reports.workRoot);
+      const killed = killProcessesNaming(reports.workRoot);
       if (killed > 0) logger.warn({ processes: killed }, 'killed audit processes a stopped daemon left running');
       reports.clearWork();
       return jobs.recover(KINDS);
