@@ -6,12 +6,24 @@
  * a bulk update applies through: the site's lists read before and after, the inventory refreshed,
  * so the bulk machinery's own cost shows apart). The sites are fake WordPress sites (test/bulk-updates/updatable-fake.ts) in a child
  * process, so their CPU is not counted; each update takes BENCH_UPDATE_MS there, standing in for
- * WordPress's upgrader (a real one takes seconds). The daemon runs in this process (the whole
- * service graph and app, an in-memory database). Not run by the tests.
+ * WordPress's upgrader (a real one takes seconds). The daemon runs in this process, built
+ * (bench/in-process-daemon.ts: the service graph and app from `dist/`, a database file as the daemon keeps one,
+ * logging at `info` to a file). Not run by the tests.
  *
- *   node --import tsx bench/bulk-updates.ts
- *   BENCH_SITES=200 BENCH_CONCURRENCY=8 BENCH_UPDATE_MS=0 node --import tsx bench/bulk-updates.ts
- *   node --expose-gc --import tsx bench/bulk-updates.ts   (collects garbage before each phase: steadier figures)
+ * Each phase also runs against the same update made through the daemon's own client alone (the
+ * request in a SiteAccess hold: credentials, queue, answer checked; nothing stored): what is left
+ * above it is the bulk machinery's own cost (job rows, history, inventory patch, events).
+ *
+ * Connections (BENCH_CONNECTIONS): `fresh` (the default) starts each phase once every keep-alive
+ * connection has closed (the daemon's and fetch's after 4 s idle, the fake's after 5 s), so each
+ * site update opens its connection, as it does in production, where a bulk update reaches each site
+ * once, hours after its last sync; `open` runs each phase on connections left open just before
+ * (the reset's syncs for the daemon, an offers read by fetch for the baseline): the bulk machinery's
+ * share at its largest.
+ *
+ *   npm run build && node --expose-gc --import tsx bench/bulk-updates.ts
+ *   BENCH_SITES=200 BENCH_CONCURRENCY=8 BENCH_UPDATE_MS=0 node --expose-gc --import tsx bench/bulk-updates.ts
+ *   (--expose-gc collects garbage before each phase: steadier figures)
  *
  * CPU is the whole process's (process.cpuUsage), V8's helper threads included (concurrent marking
  * and sweeping, compilation: 30–50 % of a phase's main-thread figure here), so a phase's figure
@@ -24,9 +36,8 @@
  * BENCH_CONNECTOR=1.4.0 runs them as an older connector: the bulk reads the offers first (two
  * requests), the baseline sends no `expectedVersion`.
  *
- * BENCH_PARTS=1 also measures, per site, the requests a bulk site update makes, each alone
- * (the offers read and the update, each in a SiteAccess hold through the daemon's node:http
- * client, nothing written), and the offers read by `fetch`, to show what is left besides them.
+ * BENCH_PARTS=1 also measures, per site, the offers read (a connector older than 1.5.0's bulk
+ * site update starts with it) in a SiteAccess hold through the daemon's client and by `fetch`.
  *
  * BENCH_PROFILE=file.cpuprofile also writes a CPU profile of the last round's bulk update alone
  * (node:inspector; open it in Chrome's DevTools or read it with bench/profile-summary.ts);
@@ -48,6 +59,10 @@ const PROFILE = process.env.BENCH_PROFILE;
 const PARTS = process.env.BENCH_PARTS === '1';
 /** The fake sites' connector version (read by the child too, which inherits the environment). */
 const CONNECTOR = process.env.BENCH_CONNECTOR;
+const CONNECTIONS = process.env.BENCH_CONNECTIONS ?? 'fresh';
+if (CONNECTIONS !== 'fresh' && CONNECTIONS !== 'open') throw new Error('BENCH_CONNECTIONS is fresh or open');
+/** Past every keep-alive timeout: the daemon's agents and fetch close idle connections after 4 s, the fake's server after 5 s. */
+const KEEP_ALIVE_PAST_MS = 5_500;
 
 interface FakeSite {
   url: string;
@@ -90,7 +105,7 @@ async function measure(work: () => Promise<void>): Promise<{ cpuMs: number; wall
   // What ran before (the resets' syncs) settles first: its trailing work (sockets closed, events delivered) is not the next
   // phase's. With node --expose-gc its garbage is collected first too, and V8's helper threads finish sweeping after that
   // collection before the phase starts (process.cpuUsage counts every thread).
-  await sleep(250);
+  await sleep(CONNECTIONS === 'fresh' ? KEEP_ALIVE_PAST_MS : 250);
   (globalThis as { gc?: () => void }).gc?.();
   await sleep(250);
   const cpu = process.cpuUsage();
@@ -104,7 +119,7 @@ async function main(): Promise<void> {
   const child = fork(import.meta.filename, ['fakes'], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
   try {
     const sites = (await once(child)) as FakeSite[];
-    const { createTestApp } = await import('../test/support/test-app.js');
+    const { startInProcessDaemon } = await import('./in-process-daemon.js');
     const { EXPECTED_VERSION_CONNECTOR } = await import('../test/bulk-updates/updatable-fake.js');
     const expecting = (CONNECTOR ?? EXPECTED_VERSION_CONNECTOR) === EXPECTED_VERSION_CONNECTOR;
     // The request a bulk site update makes to update: with the version expected when the connector takes it.
@@ -112,20 +127,13 @@ async function main(): Promise<void> {
       plugin: 'akismet/akismet.php',
       ...(expecting ? { expectedVersion: '1.1.0' } : {}),
     });
-    // Per host as large as the global bound: every fake is on 127.0.0.1, and both sides run at CONCURRENCY.
-    const t = createTestApp({
-      config: { siteConcurrency: CONCURRENCY, bulkUpdates: { concurrency: CONCURRENCY, perHost: CONCURRENCY } },
-    });
-    const ids: string[] = [];
-    for (const site of sites) {
-      const connected = await t.call('POST', '/api/sites', { json: site });
-      if (connected.status !== 201) throw new Error(`connect: ${connected.status} ${connected.text}`);
-      ids.push(connected.json.id as string);
-    }
+    // Both sides run at CONCURRENCY.
+    const t = await startInProcessDaemon({ concurrency: CONCURRENCY });
+    const ids = await t.connect(sites);
     const reset = async () => {
       child.send('reset');
       await once(child);
-      for (const id of ids) await t.services.sync.syncNow(id);
+      await t.syncEach(ids);
       child.send('count');
       await once(child);
     };
@@ -192,27 +200,29 @@ async function main(): Promise<void> {
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     };
-    const bulk = async () => {
-      const queued = await t.call('POST', '/api/fleet/updates/apply', {
-        json: { all: true, items: [{ type: 'plugin', slug: 'akismet' }] },
-      });
-      if (queued.status !== 202) throw new Error(`apply: ${queued.status} ${queued.text}`);
-      await t.services.bulkUpdates.idle();
-      const run = t.services.bulkUpdates.run(queued.json.job.id as string);
-      if (run.progress.succeeded !== sites.length) throw new Error(`bulk: ${JSON.stringify(run.progress)}`);
-    };
+    const bulk = () => t.updateAkismetEverywhere(sites.length);
+
+    /** The same update through the daemon's own client alone, in a SiteAccess hold: what the bulk machinery adds shows above it. */
+    const ownClient = held((site) =>
+      expecting
+        ? site.connector.updatePluginExpecting('akismet/akismet.php', '1.1.0')
+        : site.connector.updatePlugin('akismet/akismet.php'),
+    );
 
     console.log(
-      `${SITES} fake sites (connector ${CONNECTOR ?? EXPECTED_VERSION_CONNECTOR}), concurrency ${CONCURRENCY}, ${UPDATE_MS} ms per update on the site`,
+      `${SITES} fake sites (connector ${CONNECTOR ?? EXPECTED_VERSION_CONNECTOR}), concurrency ${CONCURRENCY}, ` +
+        `${UPDATE_MS} ms per update on the site, ${CONNECTIONS} connections`,
     );
-    const rounds: { bulk: number; direct: number }[] = [];
+    const rounds: { bulk: number; direct: number; own: number }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       await reset();
-      // The bulk runs on the connections the reset's syncs left open (the daemon keeps them 4 s): so does the baseline.
-      await offersByFetch();
+      // On open connections, the baseline's are opened just before (the reset's syncs left the daemon's open).
+      if (CONNECTIONS === 'open') await offersByFetch();
       await requestsPerUpdate(); // not the baseline's
       const baseline = await measure(direct);
       const baselineRequests = await requestsPerUpdate();
+      await reset();
+      const own = await measure(ownClient);
       await reset();
       const single = await measure(singleSite);
       const singleRequests = await requestsPerUpdate();
@@ -237,27 +247,20 @@ async function main(): Promise<void> {
         await reset();
         const offersHeld = await measure(held((site) => site.connector.updatesIfAvailable()));
         const offersFetched = await measure(offersByFetch);
-        const updateHeld = await measure(
-          held((site) =>
-            expecting
-              ? site.connector.updatePluginExpecting('akismet/akismet.php', '1.1.0')
-              : site.connector.updatePlugin('akismet/akismet.php'),
-          ),
-        );
         const per = (figure: { cpuMs: number }) => (figure.cpuMs / SITES).toFixed(2);
         console.log(
-          `round ${round} parts, CPU per site: offers read held ${per(offersHeld)} ms, by fetch ${per(offersFetched)} ms; ` +
-            `update held ${per(updateHeld)} ms`,
+          `round ${round} parts, CPU per site: offers read held ${per(offersHeld)} ms, by fetch ${per(offersFetched)} ms`,
         );
       }
-      rounds.push({ bulk: measured.cpuMs, direct: baseline.cpuMs });
+      rounds.push({ bulk: measured.cpuMs, direct: baseline.cpuMs, own: own.cpuMs });
       const per = (figure: number) => (figure / SITES).toFixed(2);
       const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
         `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +
         `time ${per(other.wallMs)} ms (bulk ${(measured.wallMs / other.wallMs).toFixed(2)}×)`;
       console.log(
         `round ${round}: bulk: CPU per site update ${per(measured.cpuMs)} ms, time per site ${per(measured.wallMs)} ms; ` +
-          `${against(baseline, 'connector directly')}; ${against(single, 'single-site route')}; ` +
+          `${against(baseline, 'connector directly')}; ${against(own, "the daemon's own client")}; ` +
+          `${against(single, 'single-site route')}; ` +
           `requests per site update: bulk ${bulkRequests}, directly ${baselineRequests}, single-site ${singleRequests}`,
       );
     }
@@ -267,11 +270,14 @@ async function main(): Promise<void> {
       const middle = sorted.length >> 1;
       return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
     };
-    const bulkMedian = median(rounds.map((round) => round.bulk));
-    const directMedian = median(rounds.map((round) => round.direct));
+    const [bulkMedian, directMedian, ownMedian] = (['bulk', 'direct', 'own'] as const).map((phase) =>
+      median(rounds.map((round) => round[phase])),
+    ) as [number, number, number];
     console.log(
-      `median of ${ROUNDS} rounds: bulk CPU per site update ${(bulkMedian / SITES).toFixed(2)} ms, connector directly ` +
-        `${(directMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directMedian).toFixed(2)}×)`,
+      `median of ${ROUNDS} rounds (${CONNECTIONS} connections): bulk CPU per site update ${(bulkMedian / SITES).toFixed(2)} ms, ` +
+        `connector directly ${(directMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directMedian).toFixed(2)}×), ` +
+        `the daemon's own client ${(ownMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / ownMedian).toFixed(2)}×); ` +
+        `median of the rounds' ratios to directly ${median(rounds.map((round) => round.bulk / round.direct)).toFixed(2)}×`,
     );
     await t.close();
   } finally {

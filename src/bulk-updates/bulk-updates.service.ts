@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { jobEvent, wasCancelled, type JobKind, type JobRunner, type Settlement } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
@@ -34,6 +35,11 @@ const BULK_UPDATE_KINDS = [BULK, CHILD, SAFE_CHILD] as const;
 /** How many bulk jobs coordinate at once; each is cheap (the site updates share the update slots). */
 const BULK_JOBS_AT_ONCE = 4;
 const INTERRUPTED = 'the daemon stopped before this site was updated';
+/**
+ * How often a running bulk job's stored counts follow its sites: at most once this often, and when it ends. They are
+ * a summary (the run's view counts its sites' rows; recovery counts them again), so a crash loses nothing by it.
+ */
+const PROGRESS_WRITE_MS = 1_000;
 
 /** How a site update ended, as its bulk job counts it. */
 type ChildEnd = Pick<JobRow, 'state' | 'reason' | 'progress'>;
@@ -224,6 +230,9 @@ export function createBulkUpdatesService({
     };
     const started = new Map<string, Promise<void>>();
     let written = job.progress;
+    let writtenAt = 0;
+    // Counts not yet written wake the loop when they may be (a long site update must not hold them back).
+    let writeDue: Promise<void> | null = null;
     const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
     const startChild = (child: JobRow, host: string) => {
@@ -257,12 +266,19 @@ export function createBulkUpdatesService({
             if (queue.length === 0) pending.delete(host);
           }
         }
-        // One write per change of the counts (a turn of the loop that started sites only changes nothing).
-        const counted = JSON.stringify(progress);
-        if (counted !== written) jobRows.write(job.id, { progress: (written = counted) });
         if (pending.size === 0 && started.size === 0) break;
+        // A write when the counts changed (a turn of the loop that started sites only changes nothing), at most once a PROGRESS_WRITE_MS.
+        const counted = JSON.stringify(progress);
+        if (counted !== written) {
+          const wait = writtenAt + PROGRESS_WRITE_MS - Date.now();
+          if (wait <= 0) {
+            jobRows.write(job.id, { progress: (written = counted) });
+            writtenAt = Date.now();
+          } else writeDue ??= sleep(wait, undefined, { ref: false }).then(() => void (writeDue = null));
+        }
         // Once stopped, only the running sites are waited for (the abort has been seen).
-        await Promise.race(signal.aborted ? started.values() : [slots.released(), aborted, ...started.values()]);
+        const wakes = signal.aborted ? [...started.values()] : [slots.released(), aborted, ...started.values()];
+        await Promise.race(writeDue ? [...wakes, writeDue] : wakes);
       }
     } finally {
       running.delete(job.id);

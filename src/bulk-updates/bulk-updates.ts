@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import type { Plugin, Theme } from '../inventory/index.js';
+import type { Inventory, Plugin, Theme } from '../inventory/index.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { Clock } from '../shared/clock.js';
@@ -50,7 +50,7 @@ export function createBulkUpdates<
   operate: OperateOnSite;
   refreshAfter: RefreshAfterUpdates;
   safeUpdate: SafeUpdate;
-  inventories: { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
+  inventories: { read(siteId: string): Inventory | undefined };
   config: BulkUpdatesConfig;
   clock: Clock;
   events: Events;

@@ -1,4 +1,4 @@
-import type { AppliedUpdates } from '../inventory/index.js';
+import type { AppliedUpdates, Inventory } from '../inventory/index.js';
 import type { Events } from '../shared/event-bus.js';
 import { notKeptProblem } from './bulk-updates.errors.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
@@ -39,7 +39,7 @@ interface ItemUpdates {
   updateExpecting(site: ConnectedSite, item: HeldItem, expectedVersion: string | null): Promise<ExpectedUpdate>;
 }
 /** The stored inventory, for the plugin files an update names (the planned items name slugs). */
-type StoredInventories = { read(siteId: string): { pluginsJson: string } | undefined };
+type StoredInventories = { read(siteId: string): Inventory | undefined };
 /** Holds a site (its queue) for the work, then refreshes its stored inventory once (`refresh`, or in full): SiteAccess.operate. */
 export type OperateOnSite = <T>(
   siteId: string,
@@ -119,8 +119,7 @@ function offerChanged(outcome: ItemOutcome, offer: { newVersion: string } | null
 }
 
 /** The plugin files of a site's stored inventory, by slug. */
-function pluginFiles(inventories: StoredInventories, siteId: string): Map<string, string> {
-  const stored = inventories.read(siteId);
+function pluginFiles(stored: Inventory | undefined): Map<string, string> {
   const plugins = stored ? (JSON.parse(stored.pluginsJson) as { slug: string; file: string }[]) : [];
   return new Map(plugins.map((plugin) => [plugin.slug, plugin.file]));
 }
@@ -272,8 +271,10 @@ export function createSiteUpdater({
      * item as the offers read does (`no-update-available`, `version-changed`), history included.
      */
     async function updateExpecting(site: ConnectedSite): Promise<AppliedUpdates | null> {
-      const files = held.some((outcome) => outcome.type === 'plugin') ? pluginFiles(inventories, siteId) : null;
-      const done: AppliedUpdates = { updates: null, info: null, plugins: new Map(), themes: new Map() };
+      // Read once: for the plugin files, and as what the inventory patch after the updates starts from.
+      const stored = inventories.read(siteId);
+      const files = held.some((outcome) => outcome.type === 'plugin') ? pluginFiles(stored) : null;
+      const done: AppliedUpdates = { updates: null, info: null, plugins: new Map(), themes: new Map(), stored };
       let attemptedAndNotDone = false;
       for (const outcome of held) {
         const type = outcome.type as 'plugin' | 'theme';

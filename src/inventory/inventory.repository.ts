@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import type { Plugin, Theme } from './inventory.schemas.js';
@@ -58,6 +59,17 @@ function prepareWrites(db: Db) {
           syncedAt: excluded(siteInventories.syncedAt),
         },
       })
+      .prepare(),
+    // A patch that changed only plugins (or only themes) leaves the other list's JSON as stored, unread.
+    pluginsOnly: db
+      .update(siteInventories)
+      .set({ pluginsJson: p('pluginsJson'), syncedAt: p('syncedAt') })
+      .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
+      .prepare(),
+    themesOnly: db
+      .update(siteInventories)
+      .set({ themesJson: p('themesJson'), syncedAt: p('syncedAt') })
+      .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
       .prepare(),
     items: db.select().from(inventoryItems).where(site).prepare(),
     item: db.select().from(inventoryItems).where(item).prepare(),
@@ -146,6 +158,8 @@ export function createInventoryRepository({ db }: { db: Db }) {
     .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
     .prepare();
   const written = prepareWrites(db);
+  // better-sqlite3's own transaction, made once (drizzle's builds one per call): every sync and bulk site update writes in one.
+  const inTransaction = (db as Db & { $client: Database.Database }).$client.transaction((work: () => void) => work());
   return {
     read: (siteId: string): Inventory | undefined => inventoryOf.get({ siteId }),
 
@@ -184,8 +198,9 @@ export function createInventoryRepository({ db }: { db: Db }) {
         only,
         seenAt = syncedAt,
       }: {
-        plugins: Plugin[];
-        themes: Theme[];
+        /** Null (with `only`, a patch): as stored, the list's JSON not written again; its items are not in `only`. */
+        plugins: Plugin[] | null;
+        themes: Theme[] | null;
         syncedAt: Date;
         extras?: SiteExtras;
         /**
@@ -202,9 +217,11 @@ export function createInventoryRepository({ db }: { db: Db }) {
         seenAt?: Date;
       },
     ): void {
-      const inventory = { pluginsJson: JSON.stringify(plugins), themesJson: JSON.stringify(themes), syncedAt };
+      if ((plugins === null || themes === null) && !only)
+        throw new Error('an inventory list is left as stored only by a patch');
+      if (plugins === null && themes === null) return;
       const rows = [
-        ...plugins.map((plugin) => ({
+        ...(plugins ?? []).map((plugin) => ({
           siteId,
           type: 'plugin' as const,
           slug: plugin.slug,
@@ -213,7 +230,7 @@ export function createInventoryRepository({ db }: { db: Db }) {
           updateVersion: plugin.update?.version ?? null,
           active: plugin.status !== 'inactive',
         })),
-        ...themes.map((theme) => ({
+        ...(themes ?? []).map((theme) => ({
           siteId,
           type: 'theme' as const,
           slug: theme.slug,
@@ -223,13 +240,18 @@ export function createInventoryRepository({ db }: { db: Db }) {
           active: theme.status === 'active',
         })),
       ];
-      db.transaction(() => {
-        written.inventory.run({
-          siteId,
-          pluginsJson: inventory.pluginsJson,
-          themesJson: inventory.themesJson,
-          syncedAt: syncedAt.getTime(),
-        });
+      inTransaction(() => {
+        if (plugins === null)
+          written.themesOnly.run({ siteId, themesJson: JSON.stringify(themes), syncedAt: syncedAt.getTime() });
+        else if (themes === null)
+          written.pluginsOnly.run({ siteId, pluginsJson: JSON.stringify(plugins), syncedAt: syncedAt.getTime() });
+        else
+          written.inventory.run({
+            siteId,
+            pluginsJson: JSON.stringify(plugins),
+            themesJson: JSON.stringify(themes),
+            syncedAt: syncedAt.getTime(),
+          });
         // Only the rows that changed are written (the fleet totals' triggers run per row written): an
         // update patch or a sync that found one new version writes one row, not the site's every item.
         // A slug seen twice (two plugin files in one folder) keeps the first.

@@ -19,7 +19,7 @@ import {
   withPluginUpdates,
   withThemeUpdates,
 } from './inventory.schemas.js';
-import type { InventoryRepository, SiteExtras } from './inventory.repository.js';
+import type { Inventory, InventoryRepository, SiteExtras } from './inventory.repository.js';
 
 const UPDATE_CHECK_MAX_AGE_MS = 12 * 60 * 60_000;
 const RETRY_FAILED_AFTER_MS = 60 * 60_000;
@@ -54,6 +54,8 @@ export interface AppliedUpdates {
   /** `active` unknown (undefined) for an item the connector refused to update: its state stays as stored. */
   plugins: Map<string, AppliedItem & { active?: boolean; requires?: string[] }>;
   themes: Map<string, AppliedItem>;
+  /** The stored inventory as read while the site was held, before its updates (one read less); read again when absent. */
+  stored?: Inventory;
 }
 
 /** The offers left once `applied` are done: an applied item's offer was the one it was updated to. */
@@ -163,7 +165,7 @@ export function createInventorySync({
    * `lastSyncedAt`. Without a stored inventory to patch, a full sync.
    */
   async function recordApplied(siteId: string, applied: AppliedUpdates): Promise<unknown> {
-    const stored = inventories.read(siteId);
+    const stored = applied.stored ?? inventories.read(siteId);
     if (!stored) return syncNow(siteId);
     if (!applied.updates) return patchUpdatedItems(siteId, stored, applied);
     const updates = remainingOffers({ ...applied, updates: applied.updates });
@@ -198,29 +200,37 @@ export function createInventorySync({
     stored: { pluginsJson: string; themesJson: string; syncedAt: Date },
     applied: AppliedUpdates,
   ): undefined {
+    if (applied.plugins.size === 0 && applied.themes.size === 0) return undefined; // Nothing answered, nothing to patch.
     const offered = (done: AppliedItem) => (done.offer ? { version: done.offer.newVersion } : null);
     let requirementsChanged = false;
     // The item rows and offers of only these are written again.
     const only = new Set<string>();
-    const plugins = (JSON.parse(stored.pluginsJson) as Plugin[]).map((plugin): Plugin => {
-      const done = applied.plugins.get(plugin.file);
-      if (!done) return plugin;
-      only.add(`plugin\t${plugin.slug}`);
-      const requires = done.requires ? [...done.requires].sort() : (plugin.requires ?? null);
-      if (requires?.join() !== plugin.requires?.join()) requirementsChanged = true;
-      const status = done.active === false ? 'inactive' : plugin.status;
-      return { ...plugin, version: done.version, status, update: offered(done), requires };
-    });
-    const themes = (JSON.parse(stored.themesJson) as Theme[]).map((theme): Theme => {
-      const done = applied.themes.get(theme.slug);
-      if (!done) return theme;
-      only.add(`theme\t${theme.slug}`);
-      return { ...theme, version: done.version, update: offered(done) };
-    });
+    // A list none of whose items was updated stays as stored (its JSON not read nor written again).
+    const plugins =
+      applied.plugins.size === 0
+        ? null
+        : (JSON.parse(stored.pluginsJson) as Plugin[]).map((plugin): Plugin => {
+            const done = applied.plugins.get(plugin.file);
+            if (!done) return plugin;
+            only.add(`plugin\t${plugin.slug}`);
+            const requires = done.requires ? [...done.requires].sort() : (plugin.requires ?? null);
+            if (requires?.join() !== plugin.requires?.join()) requirementsChanged = true;
+            const status = done.active === false ? 'inactive' : plugin.status;
+            return { ...plugin, version: done.version, status, update: offered(done), requires };
+          });
+    const themes =
+      applied.themes.size === 0
+        ? null
+        : (JSON.parse(stored.themesJson) as Theme[]).map((theme): Theme => {
+            const done = applied.themes.get(theme.slug);
+            if (!done) return theme;
+            only.add(`theme\t${theme.slug}`);
+            return { ...theme, version: done.version, update: offered(done) };
+          });
     inventories.write(siteId, {
       // Dependents follow the requirements: worked out again when an update changed one and every plugin's are known.
       plugins:
-        requirementsChanged && plugins.every((plugin) => plugin.requires)
+        plugins && requirementsChanged && plugins.every((plugin) => plugin.requires)
           ? withPluginRequirements(plugins, {
               requires: Object.fromEntries(plugins.map((plugin) => [plugin.file, plugin.requires ?? []])),
             })

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const RANDOM_DIGITS = 16;
@@ -6,6 +6,18 @@ const RANDOM_DIGITS = 16;
 // The last id's time and random digits: ids made in the same millisecond count up from it.
 let lastTime = -1;
 let lastRandom: number[] = [];
+// Random bytes drawn a few kilobytes at a time (one call to the system's generator per 256 ids, not one per id).
+const pool = Buffer.alloc(4096);
+let pooled = pool.length;
+function randomDigits(): number[] {
+  if (pooled + RANDOM_DIGITS > pool.length) {
+    randomFillSync(pool);
+    pooled = 0;
+  }
+  const digits: number[] = [];
+  for (let i = 0; i < RANDOM_DIGITS; i++) digits.push(pool[pooled++]! % 32);
+  return digits;
+}
 
 /**
  * Time-ordered identifiers (like monotonic ULIDs, lower-case Crockford base32) with a readable
@@ -22,7 +34,7 @@ export function createId(prefix: string, now: Date = new Date()): string {
   }
   const countedUp = ms === lastTime && increment(lastRandom);
   if (!countedUp) {
-    lastRandom = [...randomBytes(RANDOM_DIGITS)].map((byte) => byte % 32);
+    lastRandom = randomDigits();
     // Room to count up: the top digit starts in the lower half.
     lastRandom[0] = lastRandom[0]! % 16;
   }

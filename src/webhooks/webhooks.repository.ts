@@ -10,14 +10,22 @@ import {
 } from './webhooks.table.js';
 
 export function createWebhooksRepository({ db }: { db: Db }) {
+  // Read for every event the daemon emits (the dispatcher's subscription), so kept in memory; this
+  // repository is the webhooks' only writer, and each of its writes drops the copy.
+  let every: WebhookRow[] | null = null;
+  const changed = <T>(result: T): T => {
+    every = null;
+    return result;
+  };
   return {
-    insert: (row: NewWebhookRow): WebhookRow => db.insert(webhooks).values(row).returning().get(),
+    insert: (row: NewWebhookRow): WebhookRow => changed(db.insert(webhooks).values(row).returning().get()),
     update: (id: string, changes: Partial<NewWebhookRow>): WebhookRow | undefined =>
-      db.update(webhooks).set(changes).where(eq(webhooks.id, id)).returning().get(),
+      changed(db.update(webhooks).set(changes).where(eq(webhooks.id, id)).returning().get()),
     find: (id: string): WebhookRow | undefined => db.select().from(webhooks).where(eq(webhooks.id, id)).get(),
     /** Its deliveries go with it. */
-    delete: (id: string): boolean => db.delete(webhooks).where(eq(webhooks.id, id)).run().changes > 0,
-    all: (): WebhookRow[] => db.select().from(webhooks).orderBy(asc(webhooks.id)).all(),
+    delete: (id: string): boolean => changed(db.delete(webhooks).where(eq(webhooks.id, id)).run().changes > 0),
+    /** Every webhook, oldest first (the copy in memory: callers must not change it). */
+    all: (): readonly WebhookRow[] => (every ??= db.select().from(webhooks).orderBy(asc(webhooks.id)).all()),
     /** Newest first; `before` is the previous page's last id. */
     list: ({ limit, before }: { limit: number; before?: string }): WebhookRow[] =>
       db

@@ -285,6 +285,28 @@ describe('stopping a bulk update', () => {
     expect(t.logs.events('job.cancelled')[0]).toMatchObject({ kind: 'bulk-update' });
   });
 
+  it('keeps the counts a running bulk update stores (the dashboard’s list) current while a site takes long', async () => {
+    const { t, watch } = await fleet(3, { config: { bulkUpdates: { concurrency: 1, perHost: 1 } } });
+    // The first two sites' updates answer at once (the second's count comes too soon to be written then); the third's waits.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let updates = 0;
+    watch.hold = () => (++updates < 3 ? Promise.resolve() : gate);
+    const queued = await apply(t, { all: true, items: [{ type: 'plugin' }] });
+    const listed = () => t.services.bulkUpdates.runs(5).find((run) => run.id === queued.json.job.id)!;
+    // Written at most once a second: within two, while the third site is still held.
+    let counted = listed();
+    for (let waited = 0; counted.done < 2 && waited < 2_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      counted = listed();
+    }
+    expect(updates).toBe(3);
+    expect(counted).toMatchObject({ state: 'running', sites: 3, done: 2, succeeded: 2 });
+    open();
+    await finished(t, queued.json.job.id);
+    expect(listed()).toMatchObject({ state: 'succeeded', done: 3, succeeded: 3 });
+  });
+
   it('notAfter: sites not started by then are skipped (window-closed)', async () => {
     const clock = createFakeClock(new Date());
     const { t, watch } = await fleet(3, { config: { bulkUpdates: { concurrency: 1, perHost: 1 } }, clock });

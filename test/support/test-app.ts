@@ -4,35 +4,14 @@ import { defaultConnectorZipPath } from '../../src/connector/connector-package.j
 import { createApp, type AppDeps } from '../../src/app.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { createServices, type ServiceConfig } from '../../src/services.js';
+import { testServiceConfig } from './service-config.js';
 import { createFakeClock, systemClock, type Clock } from '../../src/shared/clock.js';
 import { createCapturedLogger } from './log-capture.js';
 import { createLoggedEvents } from '../../src/shared/logger.js';
-import { DEFAULT_UPTIME_CONFIG } from '../../src/uptime/uptime.config.js';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
-import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
-import { DEFAULT_WEBHOOKS_CONFIG } from '../../src/webhooks/webhooks.config.js';
-import { DEFAULT_BULK_UPDATES_CONFIG } from '../../src/bulk-updates/index.js';
 import { createId } from '../../src/shared/ids.js';
 import type { NewSiteRow } from '../../src/sites/sites.table.js';
 
-export const testServiceConfig: ServiceConfig = {
-  publicUrl: 'http://127.0.0.1:8080',
-  siteRequestTimeoutMs: 15_000,
-  siteOperationTimeoutMs: 120_000,
-  siteMaxResponseBytes: 4 * 1024 * 1024,
-  siteConcurrency: 4,
-  syncIntervalMinutes: 60,
-  authorizationTtlMinutes: 60,
-  uptime: DEFAULT_UPTIME_CONFIG,
-  performance: DEFAULT_PERFORMANCE_CONFIG,
-  backups: DEFAULT_BACKUPS_CONFIG,
-  webhooks: DEFAULT_WEBHOOKS_CONFIG,
-  bulkUpdates: DEFAULT_BULK_UPDATES_CONFIG,
-  // Only audit reports are written here; tests that run audits pass their own directory.
-  dataDir: join(tmpdir(), `sitewarden-test-${process.pid}`),
-};
+export { testServiceConfig };
 
 /**
  * The whole application on a private in-memory database, with real services and a write and

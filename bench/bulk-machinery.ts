@@ -1,0 +1,131 @@
+/**
+ * The bulk machinery's own CPU per site update, without the network: the connector's answer to the
+ * update is canned (the real answer of a fake site, captured once), so a bulk update
+ * (`POST /api/fleet/updates/apply`) costs only what the daemon does around the request (job rows,
+ * history, inventory patch, events, queues, credentials, the answer checked). Beside it, the same
+ * update through the daemon's own client alone (a SiteAccess hold, nothing stored), with the same
+ * canned answer. Each update answers after BENCH_WAIT_MS (0: at once, the sites' steps run back to
+ * back; a real update takes seconds, so each site's steps run apart, on a CPU whose caches other
+ * work has had). The daemon is the built one, in this process (bench/in-process-daemon.ts); the
+ * fake sites serve the syncs between rounds, in a child process. Not run by the tests.
+ *
+ *   npm run build && node --expose-gc --import tsx bench/bulk-machinery.ts
+ *   BENCH_SITES=500 BENCH_WAIT_MS=0 node --expose-gc --import tsx bench/bulk-machinery.ts
+ *
+ * CPU is the process's (process.cpuUsage, V8's helper threads included) and the main thread's
+ * alone (/proc/self/task/<pid>/schedstat), medians over BENCH_ROUNDS. BENCH_PROFILE=file.cpuprofile
+ * also writes a CPU profile of the last round's bulk update (read it with bench/profile-summary.ts;
+ * BENCH_PROFILE_US sets the sampling interval, default 200 µs).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SiteHttp, SiteResponse } from '../src/wordpress/site-http.js';
+
+const SITES = Number(process.env.BENCH_SITES ?? 500);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const WAIT_MS = Number(process.env.BENCH_WAIT_MS ?? 1);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const UPDATE_ROUTE = 'sitewarden/v1/plugins/update';
+
+const once = (child: ChildProcess) => new Promise<unknown>((resolve) => child.once('message', resolve));
+const mainThreadNs = () => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
+
+async function measure(work: () => Promise<void>): Promise<{ all: number; main: number }> {
+  await sleep(100);
+  (globalThis as { gc?: () => void }).gc?.();
+  await sleep(100);
+  const cpu = process.cpuUsage();
+  const main = mainThreadNs();
+  await work();
+  const used = process.cpuUsage(cpu);
+  return { all: (used.user + used.system) / 1000 / SITES, main: (mainThreadNs() - main) / 1e6 / SITES };
+}
+
+const child = fork(join(import.meta.dirname, 'bulk-updates.ts'), ['fakes'], {
+  execArgv: ['--import', 'tsx'],
+  stdio: 'inherit',
+  env: { ...process.env, BENCH_SITES: String(SITES), BENCH_UPDATE_MS: '0' },
+});
+try {
+  const sites = (await once(child)) as { url: string; username: string; applicationPassword: string }[];
+  const { startInProcessDaemon } = await import('./in-process-daemon.js');
+  const t = await startInProcessDaemon({ concurrency: CONCURRENCY });
+  const ids = await t.connect(sites);
+  const reset = async () => {
+    child.send('reset');
+    await once(child);
+    await t.syncEach(ids);
+  };
+
+  // The update route's answer, captured from a real one; every later update gets it after WAIT_MS.
+  const http: SiteHttp = t.services.http;
+  const request = http.request.bind(http);
+  let canned: SiteResponse | undefined;
+  http.request = async (req) => {
+    const answer = await request(req);
+    if (req.url.includes(UPDATE_ROUTE)) canned = answer;
+    return answer;
+  };
+  await reset();
+  await t.services.access.connected(ids[0]!).connector.updatePluginExpecting('akismet/akismet.php', '1.1.0');
+  if (!canned) throw new Error('no update answer was captured');
+  const answer = canned;
+  http.request = async (req) => {
+    if (!req.url.includes(UPDATE_ROUTE)) return request(req);
+    if (WAIT_MS > 0) await sleep(WAIT_MS);
+    return { ...answer };
+  };
+
+  const ownClient = async () => {
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length)
+        await t.services.access.operate(
+          ids[next++]!,
+          (site) => site.connector.updatePluginExpecting('akismet/akismet.php', '1.1.0'),
+          { refresh: async () => undefined },
+        );
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  };
+  const bulk = () => t.updateAkismetEverywhere(SITES);
+
+  const figures: { own: { all: number; main: number }; bulk: { all: number; main: number } }[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    await reset();
+    const own = await measure(ownClient);
+    await reset();
+    const profiler = process.env.BENCH_PROFILE && round === ROUNDS ? new Session() : null;
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.setSamplingInterval', { interval: Number(process.env.BENCH_PROFILE_US ?? 200) });
+      await profiler.post('Profiler.start');
+    }
+    const measured = await measure(bulk);
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+      profiler.disconnect();
+    }
+    figures.push({ own, bulk: measured });
+    console.log(
+      `round ${round}: bulk ${measured.all.toFixed(3)} ms (main thread ${measured.main.toFixed(3)}), ` +
+        `own client ${own.all.toFixed(3)} ms (main thread ${own.main.toFixed(3)})`,
+    );
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+  const of = (phase: 'own' | 'bulk', thread: 'all' | 'main') => median(figures.map((round) => round[phase][thread]));
+  console.log(
+    `${SITES} sites, concurrency ${CONCURRENCY}, answers after ${WAIT_MS} ms, median of ${ROUNDS} rounds, CPU per site update: ` +
+      `bulk ${of('bulk', 'all').toFixed(3)} ms (main thread ${of('bulk', 'main').toFixed(3)}), ` +
+      `the daemon's own client ${of('own', 'all').toFixed(3)} ms (main thread ${of('own', 'main').toFixed(3)}); ` +
+      `the machinery ${(of('bulk', 'all') - of('own', 'all')).toFixed(3)} ms (main thread ${(of('bulk', 'main') - of('own', 'main')).toFixed(3)})`,
+  );
+  await t.close();
+} finally {
+  child.kill();
+}
