@@ -7,7 +7,7 @@
  * canned answer. Each update answers after BENCH_WAIT_MS (0: at once, the sites' steps run back to
  * back; a real update takes seconds, so each site's steps run apart, on a CPU whose caches other
  * work has had). The daemon is the built one, in this process (bench/in-process-daemon.ts); the
- * fake sites serve the syncs between rounds, in a child process. Not run by the tests.
+ * fake sites (bench/fake-fleet.ts) serve the syncs between rounds, in a child process. Not run by the tests.
  *
  *   npm run build && node --expose-gc --import tsx bench/bulk-machinery.ts
  *   BENCH_SITES=500 BENCH_WAIT_MS=0 node --expose-gc --import tsx bench/bulk-machinery.ts
@@ -17,12 +17,11 @@
  * also writes a CPU profile of the last round's bulk update (read it with bench/profile-summary.ts;
  * BENCH_PROFILE_US sets the sampling interval, default 200 µs).
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SiteHttp, SiteResponse } from '../src/wordpress/site-http.js';
+import { startFakeFleet } from './fake-fleet.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -30,7 +29,6 @@ const WAIT_MS = Number(process.env.BENCH_WAIT_MS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const UPDATE_ROUTE = 'sitewarden/v1/plugins/update';
 
-const once = (child: ChildProcess) => new Promise<unknown>((resolve) => child.once('message', resolve));
 const mainThreadNs = () => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
 
 async function measure(work: () => Promise<void>): Promise<{ all: number; main: number }> {
@@ -44,19 +42,13 @@ async function measure(work: () => Promise<void>): Promise<{ all: number; main: 
   return { all: (used.user + used.system) / 1000 / SITES, main: (mainThreadNs() - main) / 1e6 / SITES };
 }
 
-const child = fork(join(import.meta.dirname, 'bulk-updates.ts'), ['fakes'], {
-  execArgv: ['--import', 'tsx'],
-  stdio: 'inherit',
-  env: { ...process.env, BENCH_SITES: String(SITES), BENCH_UPDATE_MS: '0' },
-});
+const fleet = await startFakeFleet({ count: SITES, updateMs: 0 });
 try {
-  const sites = (await once(child)) as { url: string; username: string; applicationPassword: string }[];
   const { startInProcessDaemon } = await import('./in-process-daemon.js');
   const t = await startInProcessDaemon({ concurrency: CONCURRENCY });
-  const ids = await t.connect(sites);
+  const ids = await t.connect(fleet.sites);
   const reset = async () => {
-    child.send('reset');
-    await once(child);
+    await fleet.reset();
     await t.syncEach(ids);
   };
 
@@ -127,5 +119,5 @@ try {
   );
   await t.close();
 } finally {
-  child.kill();
+  fleet.close();
 }

@@ -4,7 +4,7 @@
  * update route directly for the same update on the same sites, in the same run, at the same
  * concurrency, and against the single-site update route for the same updates (the service path
  * a bulk update applies through: the site's lists read before and after, the inventory refreshed,
- * so the bulk machinery's own cost shows apart). The sites are fake WordPress sites (test/bulk-updates/updatable-fake.ts) in a child
+ * so the bulk machinery's own cost shows apart). The sites are fake WordPress sites (bench/fake-fleet.ts) in a child
  * process, so their CPU is not counted; each update takes BENCH_UPDATE_MS there, standing in for
  * WordPress's upgrader (a real one takes seconds). The daemon runs in this process, built
  * (bench/in-process-daemon.ts: the service graph and app from `dist/`, a database file as the daemon keeps one,
@@ -28,8 +28,7 @@
  * CPU is the whole process's (process.cpuUsage), V8's helper threads included (concurrent marking
  * and sweeping, compilation: 30–50 % of a phase's main-thread figure here), so a phase's figure
  * swings between rounds; the last line gives the medians over the rounds. Each phase starts after
- * the last one's trailing work and, with --expose-gc, after a collection and its sweeping. The
- * baseline runs on open connections, as the bulk does (the reset's syncs leave the daemon's open).
+ * the last one's trailing work and, with --expose-gc, after a collection and its sweeping.
  *
  * The fake sites run connector 1.5.0, whose update route takes the version expected: a bulk site
  * update is one request, the same one the direct baseline makes (`expectedVersion` included).
@@ -43,7 +42,6 @@
  * (node:inspector; open it in Chrome's DevTools or read it with bench/profile-summary.ts);
  * BENCH_PROFILE_US sets its sampling interval in µs (default 1000).
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
@@ -57,49 +55,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PROFILE = process.env.BENCH_PROFILE;
 /** Also measures the parts a bulk site update is made of (BENCH_PARTS=1): each request alone, through the daemon's client. */
 const PARTS = process.env.BENCH_PARTS === '1';
-/** The fake sites' connector version (read by the child too, which inherits the environment). */
+/** The fake sites' connector version. */
 const CONNECTOR = process.env.BENCH_CONNECTOR;
 const CONNECTIONS = process.env.BENCH_CONNECTIONS ?? 'fresh';
 if (CONNECTIONS !== 'fresh' && CONNECTIONS !== 'open') throw new Error('BENCH_CONNECTIONS is fresh or open');
 /** Past every keep-alive timeout: the daemon's agents and fetch close idle connections after 4 s, the fake's server after 5 s. */
 const KEEP_ALIVE_PAST_MS = 5_500;
-
-interface FakeSite {
-  url: string;
-  username: string;
-  applicationPassword: string;
-}
-
-/** The child: SITES fake sites; `reset` puts every plugin back to 1.0.0; `count` answers the requests they got since the last `count`. */
-async function serveFakes(): Promise<void> {
-  const { createUpdateWatch, startUpdatableSite } = await import('../test/bulk-updates/updatable-fake.js');
-  const watch = createUpdateWatch();
-  watch.hold = () => sleep(UPDATE_MS);
-  const started = await Promise.all(
-    Array.from({ length: SITES }, () => startUpdatableSite(watch, { connector: CONNECTOR })),
-  );
-  let counted = 0;
-  process.on('message', (message) => {
-    if (message === 'count') {
-      const total = started.reduce((sum, { site }) => sum + site.requests.length, 0);
-      process.send!(total - counted);
-      counted = total;
-    }
-    if (message === 'reset') {
-      for (const { state } of started) state.plugin = '1.0.0';
-      process.send!('reset');
-    }
-  });
-  process.send!(
-    started.map(({ site }) => ({
-      url: site.url,
-      username: site.username,
-      applicationPassword: site.applicationPassword,
-    })),
-  );
-}
-
-const once = (child: ChildProcess) => new Promise<unknown>((resolve) => child.once('message', resolve));
 
 async function measure(work: () => Promise<void>): Promise<{ cpuMs: number; wallMs: number }> {
   // What ran before (the resets' syncs) settles first: its trailing work (sockets closed, events delivered) is not the next
@@ -116,9 +77,10 @@ async function measure(work: () => Promise<void>): Promise<{ cpuMs: number; wall
 }
 
 async function main(): Promise<void> {
-  const child = fork(import.meta.filename, ['fakes'], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const { startFakeFleet } = await import('./fake-fleet.js');
+  const fleet = await startFakeFleet({ count: SITES, updateMs: UPDATE_MS, connector: CONNECTOR });
   try {
-    const sites = (await once(child)) as FakeSite[];
+    const { sites } = fleet;
     const { startInProcessDaemon } = await import('./in-process-daemon.js');
     const { EXPECTED_VERSION_CONNECTOR } = await import('../test/bulk-updates/updatable-fake.js');
     const expecting = (CONNECTOR ?? EXPECTED_VERSION_CONNECTOR) === EXPECTED_VERSION_CONNECTOR;
@@ -131,17 +93,12 @@ async function main(): Promise<void> {
     const t = await startInProcessDaemon({ concurrency: CONCURRENCY });
     const ids = await t.connect(sites);
     const reset = async () => {
-      child.send('reset');
-      await once(child);
+      await fleet.reset();
       await t.syncEach(ids);
-      child.send('count');
-      await once(child);
+      await fleet.requests(); // the syncs' are not a phase's
     };
     /** Requests the fake sites got per site update since the last reset. */
-    const requestsPerUpdate = async () => {
-      child.send('count');
-      return ((await once(child)) as number) / SITES;
-    };
+    const requestsPerUpdate = async () => (await fleet.requests()) / SITES;
 
     /** The bare baseline: one POST to the connector's update route per site, CONCURRENCY at a time. */
     const direct = async () => {
@@ -281,9 +238,8 @@ async function main(): Promise<void> {
     );
     await t.close();
   } finally {
-    child.kill();
+    fleet.close();
   }
 }
 
-if (process.argv[2] === 'fakes') await serveFakes();
-else await main();
+await main();

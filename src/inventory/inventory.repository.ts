@@ -60,15 +60,14 @@ function prepareWrites(db: Db) {
         },
       })
       .prepare(),
-    // A patch that changed only plugins (or only themes) leaves the other list's JSON as stored, unread.
-    pluginsOnly: db
+    // A patch that changed only plugins (or only themes) leaves the other list's JSON (null here) as stored, unread.
+    patch: db
       .update(siteInventories)
-      .set({ pluginsJson: p('pluginsJson'), syncedAt: p('syncedAt') })
-      .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
-      .prepare(),
-    themesOnly: db
-      .update(siteInventories)
-      .set({ themesJson: p('themesJson'), syncedAt: p('syncedAt') })
+      .set({
+        pluginsJson: sql`coalesce(${sql.placeholder('pluginsJson')}, ${siteInventories.pluginsJson})`,
+        themesJson: sql`coalesce(${sql.placeholder('themesJson')}, ${siteInventories.themesJson})`,
+        syncedAt: p('syncedAt'),
+      })
       .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
       .prepare(),
     items: db.select().from(inventoryItems).where(site).prepare(),
@@ -241,17 +240,13 @@ export function createInventoryRepository({ db }: { db: Db }) {
         })),
       ];
       inTransaction(() => {
-        if (plugins === null)
-          written.themesOnly.run({ siteId, themesJson: JSON.stringify(themes), syncedAt: syncedAt.getTime() });
-        else if (themes === null)
-          written.pluginsOnly.run({ siteId, pluginsJson: JSON.stringify(plugins), syncedAt: syncedAt.getTime() });
-        else
-          written.inventory.run({
-            siteId,
-            pluginsJson: JSON.stringify(plugins),
-            themesJson: JSON.stringify(themes),
-            syncedAt: syncedAt.getTime(),
-          });
+        const lists = {
+          siteId,
+          pluginsJson: plugins && JSON.stringify(plugins),
+          themesJson: themes && JSON.stringify(themes),
+          syncedAt: syncedAt.getTime(),
+        };
+        (plugins === null || themes === null ? written.patch : written.inventory).run(lists);
         // Only the rows that changed are written (the fleet totals' triggers run per row written): an
         // update patch or a sync that found one new version writes one row, not the site's every item.
         // A slug seen twice (two plugin files in one folder) keeps the first.

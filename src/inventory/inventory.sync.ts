@@ -200,7 +200,6 @@ export function createInventorySync({
     stored: { pluginsJson: string; themesJson: string; syncedAt: Date },
     applied: AppliedUpdates,
   ): undefined {
-    if (applied.plugins.size === 0 && applied.themes.size === 0) return undefined; // Nothing answered, nothing to patch.
     const offered = (done: AppliedItem) => (done.offer ? { version: done.offer.newVersion } : null);
     let requirementsChanged = false;
     // The item rows and offers of only these are written again.
