@@ -83,7 +83,8 @@ try {
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   };
-  const bulk = () => t.updateAkismetEverywhere(SITES);
+  let bulkId = '';
+  const bulk = async () => void (bulkId = await t.updateAkismetEverywhere());
 
   const figures: { own: { all: number; main: number }; bulk: { all: number; main: number } }[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
@@ -98,6 +99,7 @@ try {
       await profiler.post('Profiler.start');
     }
     const measured = await measure(bulk);
+    t.expectSucceeded(bulkId, SITES);
     if (profiler) {
       const { profile } = await profiler.post('Profiler.stop');
       writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));

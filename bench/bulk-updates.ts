@@ -157,7 +157,8 @@ async function main(): Promise<void> {
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     };
-    const bulk = () => t.updateAkismetEverywhere(sites.length);
+    let bulkId = '';
+    const bulk = async () => void (bulkId = await t.updateAkismetEverywhere());
 
     /** The same update through the daemon's own client alone, in a SiteAccess hold: what the bulk machinery adds shows above it. */
     const ownClient = held((site) =>
@@ -194,6 +195,7 @@ async function main(): Promise<void> {
         await profiler.post('Profiler.start');
       }
       const measured = await measure(bulk);
+      t.expectSucceeded(bulkId, sites.length);
       if (profiler) {
         const { profile } = await profiler.post('Profiler.stop');
         writeFileSync(PROFILE!, JSON.stringify(profile));

@@ -150,7 +150,7 @@ export function createServices({
     },
     operate: access.operate,
     // After a bulk site update, the inventory patched from the connector's answers (a full sync if an attempt was not done).
-    refreshAfter: (siteId, applied) => (applied ? sync.recordApplied(siteId, applied) : sync.syncNow(siteId)),
+    inventoryAfter: { patch: sync.patchApplied, sync: sync.syncNow },
     // Built further down (it needs the backups); a bulk site update runs inside its own job, which
     // finishes at shutdown, so the safe update is not aborted from here (its own recovery resumes it).
     safeUpdate: (request) => safeUpdates.safeUpdate(request, new AbortController().signal),

@@ -11,6 +11,7 @@ import { bulkUpdatesProblems } from './bulk-updates.errors.js';
 import { childId, type BulkUpdatesRepository, type SiteFacts } from './bulk-updates.repository.js';
 import { runView, type BulkParams, type ChildParams } from './bulk-run-view.js';
 import type { ItemOutcome, PlannedItem, SiteUpdater } from './site-updater.js';
+import { createWriteBatch, type Transaction } from '../db/write-batch.js';
 import type { TriggerKind } from './update-history.table.js';
 import type { BulkUpdateInput } from './bulk-updates.schemas.js';
 import { resolveSelection, type BulkTarget } from './selection.js';
@@ -59,6 +60,7 @@ export function createBulkUpdatesService({
   jobs,
   slots,
   updateSite,
+  transaction,
   clock,
   events,
   logger,
@@ -69,6 +71,8 @@ export function createBulkUpdatesService({
   jobs: JobRunner;
   slots: UpdateSlots;
   updateSite: SiteUpdater;
+  /** One transaction on the database the repositories write (a site update's write batch commits in it). */
+  transaction: Transaction;
   clock: Clock;
   events: Events;
   logger: Logger;
@@ -79,8 +83,9 @@ export function createBulkUpdatesService({
    */
   const settled = new Map<string, (ended?: ChildEnd) => void>();
   const settle = (id: string, ended?: ChildEnd) => {
-    settled.get(id)?.(ended);
+    const counted = settled.get(id);
     settled.delete(id);
+    counted?.(ended);
   };
   /** What the children of the bulk jobs running in this process need of them: read once a bulk job, not once a site. */
   const running = new Map<string, Pick<BulkParams, 'trigger' | 'safe'>>();
@@ -228,20 +233,27 @@ export function createBulkUpdatesService({
       for (const queue of pending.values()) for (const child of queue) count(leaveUnstarted(child, reason, message));
       pending.clear();
     };
-    const started = new Map<string, Promise<void>>();
+    const started = new Set<string>();
     let written = job.progress;
     let writtenAt = 0;
-    // Counts not yet written wake the loop when they may be (a long site update must not hold them back).
-    let writeDue: Promise<void> | null = null;
-    const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    // The loop sleeps until a site ends, the job is stopped, or counts not yet written may be (a long site update must
+    // not hold them back); a slot another bulk job releases wakes it too. One waker, not a race over every site's promise.
+    let wakeUp: (() => void) | null = null;
+    const wake = () => {
+      wakeUp?.();
+      wakeUp = null;
+    };
+    let writeDue = false;
+    signal.addEventListener('abort', wake, { once: true });
 
     const startChild = (child: JobRow, host: string) => {
-      const done = new Promise<ChildEnd | undefined>((resolve) => settled.set(child.id, resolve)).then((ended) => {
+      settled.set(child.id, (ended) => {
         slots.release(host);
         started.delete(child.id);
         count(ended ?? jobRows.find(child.id) ?? child);
+        wake();
       });
-      started.set(child.id, done);
+      started.add(child.id);
       jobs.enqueue(child.kind, child.id, child.siteId);
     };
 
@@ -252,7 +264,7 @@ export function createBulkUpdatesService({
           if (wasCancelled(signal)) leaveAll('cancelled', 'the bulk update was cancelled before this site started');
           else leaveAll('interrupted', INTERRUPTED);
           // Children waiting in the job runner (behind a backup of their site) are cancelled too; running ones finish.
-          for (const id of started.keys())
+          for (const id of [...started])
             if (jobRows.find(id)?.state === 'queued') {
               jobs.cancel(id);
               settle(id);
@@ -274,11 +286,17 @@ export function createBulkUpdatesService({
           if (wait <= 0) {
             jobRows.write(job.id, { progress: (written = counted) });
             writtenAt = Date.now();
-          } else writeDue ??= sleep(wait, undefined, { ref: false }).then(() => void (writeDue = null));
+          } else if (!writeDue) {
+            writeDue = true;
+            void sleep(wait, undefined, { ref: false }).then(() => {
+              writeDue = false;
+              wake();
+            });
+          }
         }
         // Once stopped, only the running sites are waited for (the abort has been seen).
-        const wakes = signal.aborted ? [...started.values()] : [slots.released(), aborted, ...started.values()];
-        await Promise.race(writeDue ? [...wakes, writeDue] : wakes);
+        const woken = new Promise<void>((resolve) => (wakeUp = resolve));
+        await (signal.aborted ? woken : Promise.race([slots.released(), woken]));
       }
     } finally {
       running.delete(job.id);
@@ -318,16 +336,44 @@ export function createBulkUpdatesService({
     };
   }
 
+  /**
+   * One site's updates. Its writes go through one write batch: its start commits with the first
+   * attempt's history row, its end with the last attempt's and the inventory patch (two commits
+   * for a site's plugin and theme updates, not one per row).
+   */
   async function runChild(job: JobRow): Promise<Settlement> {
+    const batch = createWriteBatch(transaction);
+    let endHeld = false;
+    const endOf = (outcomes: ItemOutcome[]) => {
+      const failed = outcomes.filter((item) => item.state === 'failed');
+      return {
+        state: failed.length > 0 ? ('failed' as const) : ('succeeded' as const),
+        reason: failed[0]?.reason ?? null,
+        progress: JSON.stringify({ items: outcomes }),
+        message:
+          failed.length > 0
+            ? failed.map((item) => `${item.type} ${item.slug ?? ''}: ${item.message}`).join('; ')
+            : null,
+        finishedAt: clock.now(),
+      };
+    };
+    const holdEnd = (outcomes: ItemOutcome[]) => {
+      endHeld = true;
+      const end = endOf(outcomes);
+      batch.later(() => jobRows.write(job.id, end));
+    };
     try {
-      jobRows.write(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
+      const startedAt = clock.now();
+      batch.later(() => jobRows.write(job.id, { state: 'running', startedAt, attempts: job.attempts + 1 }));
       const params = json(job.params) as unknown as ChildParams;
       const bulkParams = running.get(params.bulkId) ?? bulkParamsOf(params.bulkId);
       const trigger = bulkParams?.trigger ?? { kind: 'request' as const, id: null };
-      // Written as each item ends while others are still to come; the last one goes with the site's final write.
+      // Held as each item ends while others are still to come; once none is, the site's end (it commits with the last item's).
       const writeItems = (items: ItemOutcome[]) => {
-        if (items.some((item) => item.state === 'pending'))
-          jobRows.write(job.id, { progress: JSON.stringify({ items }) });
+        if (items.some((item) => item.state === 'pending')) {
+          const progress = JSON.stringify({ items });
+          batch.later(() => jobRows.write(job.id, { progress }));
+        } else if (!endHeld) holdEnd(items);
       };
       const outcomes = await updateSite({
         siteId: job.siteId!,
@@ -336,22 +382,12 @@ export function createBulkUpdatesService({
         jobId: params.bulkId,
         safe: bulkParams?.safe ?? false,
         onItem: writeItems,
+        batch,
       });
-      const failed = outcomes.filter((item) => item.state === 'failed');
-      const ended: ChildEnd = {
-        state: failed.length > 0 ? 'failed' : 'succeeded',
-        reason: failed[0]?.reason ?? null,
-        progress: JSON.stringify({ items: outcomes }),
-      };
-      jobRows.write(job.id, {
-        ...ended,
-        message:
-          failed.length > 0
-            ? failed.map((item) => `${item.type} ${item.slug ?? ''}: ${item.message}`).join('; ')
-            : null,
-        finishedAt: clock.now(),
-      });
-      settle(job.id, ended);
+      if (!endHeld) holdEnd(outcomes);
+      batch.commit();
+      const { state, reason, progress } = endOf(outcomes);
+      settle(job.id, { state, reason, progress });
     } catch (error) {
       logger.error({ err: error, jobId: job.id }, 'a site update crashed');
       jobRows.update(job.id, {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
+import { transactionOf } from '../db/write-batch.js';
 import type { Inventory, Plugin, Theme } from '../inventory/index.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
@@ -12,7 +13,7 @@ import { recordSafeUpdates, recordSingleSiteUpdates } from './recorded-updates.j
 import {
   createSiteUpdater,
   type OperateOnSite,
-  type RefreshAfterUpdates,
+  type InventoryAfterUpdates,
   type SafeUpdate,
   type UpdateServices,
 } from './site-updater.js';
@@ -35,7 +36,7 @@ export function createBulkUpdates<
   jobRows,
   services,
   operate,
-  refreshAfter,
+  inventoryAfter,
   safeUpdate,
   inventories,
   config,
@@ -48,7 +49,7 @@ export function createBulkUpdates<
   jobRows: JobsRepository;
   services: { plugins: P; themes: T; wordpressUpdates: W };
   operate: OperateOnSite;
-  refreshAfter: RefreshAfterUpdates;
+  inventoryAfter: InventoryAfterUpdates;
   safeUpdate: SafeUpdate;
   inventories: { read(siteId: string): Inventory | undefined };
   config: BulkUpdatesConfig;
@@ -65,7 +66,8 @@ export function createBulkUpdates<
     jobRows,
     jobs,
     slots: createUpdateSlots(config),
-    updateSite: createSiteUpdater({ services, operate, refreshAfter, recorder, events, safeUpdate, inventories }),
+    updateSite: createSiteUpdater({ services, operate, inventoryAfter, recorder, events, safeUpdate, inventories }),
+    transaction: transactionOf(db),
     clock,
     events,
     logger,

@@ -1,9 +1,17 @@
+import { unbatched, type WriteBatch } from '../db/write-batch.js';
 import type { AppliedUpdates, Inventory } from '../inventory/index.js';
 import type { Events } from '../shared/event-bus.js';
 import { notKeptProblem } from './bulk-updates.errors.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import type { ConnectedSite } from '../wordpress/site-access.js';
-import { isNothingToUpdate, messageOf, reasonOf, type UpdateAttempt, type UpdateRecorder } from './update-recorder.js';
+import {
+  isNothingToUpdate,
+  messageOf,
+  reasonOf,
+  type BatchedRecorder,
+  type UpdateAttempt,
+  type UpdateRecorder,
+} from './update-recorder.js';
 import type { UpdateItemType } from './update-history.table.js';
 
 /** What updating an item on a held site needs of it (the plugins and themes services' `UpdatablePlugin` / `UpdatableTheme`). */
@@ -46,8 +54,13 @@ export type OperateOnSite = <T>(
   work: (site: ConnectedSite) => Promise<T>,
   options: { refresh?: () => Promise<unknown> },
 ) => Promise<T>;
-/** The stored inventory after a held site's updates: patched from what the connector answered, or (null) read in full. */
-export type RefreshAfterUpdates = (siteId: string, applied: AppliedUpdates | null) => Promise<unknown>;
+/** The stored inventory after a held site's updates: patched from what the connector answered, or read in full. */
+export interface InventoryAfterUpdates {
+  /** Writes the patch now (synchronous, so it commits with the site update's other writes); false: none stored to patch. */
+  patch(siteId: string, applied: AppliedUpdates): boolean;
+  /** Reads the site in full and stores what it holds. */
+  sync(siteId: string): Promise<unknown>;
+}
 
 /** The single-site services a bulk update applies through (the same ones the single-site routes call). */
 export interface UpdateServices {
@@ -134,7 +147,7 @@ function pluginFiles(stored: Inventory | undefined): Map<string, string> {
 export function createSiteUpdater({
   services,
   operate,
-  refreshAfter,
+  inventoryAfter,
   recorder,
   events,
   safeUpdate,
@@ -143,7 +156,7 @@ export function createSiteUpdater({
   services: UpdateServices;
   inventories: StoredInventories;
   operate: OperateOnSite;
-  refreshAfter: RefreshAfterUpdates;
+  inventoryAfter: InventoryAfterUpdates;
   recorder: UpdateRecorder;
   events: Events;
   /** For bulk updates asked to be safe (and policies, whose runs are safe by default). */
@@ -156,6 +169,7 @@ export function createSiteUpdater({
     jobId,
     safe = false,
     onItem,
+    batch = unbatched,
   }: {
     siteId: string;
     items: PlannedItem[];
@@ -163,7 +177,10 @@ export function createSiteUpdater({
     jobId: string;
     safe?: boolean;
     onItem: (outcomes: ItemOutcome[]) => void;
+    /** The site update's writes (its history, the inventory patch, the caller's own): committed before each request and by the caller at the end. */
+    batch?: WriteBatch;
   }): Promise<ItemOutcome[]> {
+    const record = recorder.batched(batch);
     const outcomes: ItemOutcome[] = inUpdateOrder(items).map((item) => ({
       ...item,
       state: 'pending',
@@ -210,7 +227,15 @@ export function createSiteUpdater({
                 ? await updateExpecting(site)
                 : await updateAfterReadingOffers(site);
             },
-            { refresh: () => refreshAfter(siteId, applied) },
+            {
+              // Still in the site's turn: the patch commits with the history's ends (and the caller's end, once known).
+              refresh: async () => {
+                const done: AppliedUpdates | null = applied;
+                if (done && batch.commit(() => inventoryAfter.patch(siteId, done))) return;
+                batch.commit();
+                await inventoryAfter.sync(siteId);
+              },
+            },
           ),
         )
         // The site could not be held (gone, disconnected): the single-site path below answers each item's problem.
@@ -236,7 +261,7 @@ export function createSiteUpdater({
         if (!offer || (outcome.toVersion !== null && offer.newVersion !== outcome.toVersion)) {
           const [reason, message] = offerChanged(outcome, offer);
           const fromVersion = offer?.version ?? outcome.fromVersion;
-          recorder.skipped({ ...attempt(outcome), fromVersion }, reason, message);
+          record.skipped({ ...attempt(outcome), fromVersion }, reason, message);
           settle(outcome, { state: 'skipped', reason, message, fromVersion });
           continue;
         }
@@ -250,7 +275,7 @@ export function createSiteUpdater({
         };
         const version = (result: { version: string }) => result.version;
         await apply(outcome, () =>
-          recorder
+          record
             .track(attempt(outcome), () => services[`${type}s`].updateOn(site, item), version)
             .then((answer) => {
               if (type === 'plugin') done.plugins.set(offer.file, answer);
@@ -293,7 +318,7 @@ export function createSiteUpdater({
           return { reason, message, fromVersion: offer?.version ?? outcome.fromVersion };
         };
         try {
-          const answer = await recorder.trackEnding(
+          const answer = await record.trackEnding(
             attempt(outcome),
             () => services[`${type}s`].updateExpecting(site, item, outcome.toVersion),
             (answer) => {
@@ -326,15 +351,15 @@ export function createSiteUpdater({
       if (outcome.state !== 'pending') continue;
       await apply(outcome, () =>
         safe && outcome.type !== 'translations'
-          ? applySafely(siteId, attempt(outcome))
-          : applyOne(siteId, attempt(outcome)),
+          ? applySafely(record, siteId, attempt(outcome))
+          : applyOne(record, siteId, attempt(outcome)),
       );
     }
     return outcomes;
   };
 
   /** A safe update that was not kept fails the item with its decision (`update-rolled-back`, …) or its reason. */
-  function applySafely(siteId: string, attempt: UpdateAttempt): Promise<string | null> {
+  function applySafely(record: BatchedRecorder, siteId: string, attempt: UpdateAttempt): Promise<string | null> {
     const type = attempt.type as 'plugin' | 'theme' | 'core';
     const request = {
       siteId,
@@ -342,7 +367,7 @@ export function createSiteUpdater({
       slug: type === 'core' ? 'wordpress' : attempt.slug!,
       ...(attempt.toVersion ? { version: attempt.toVersion } : {}),
     };
-    return recorder
+    return record
       .track(
         attempt,
         async () => {
@@ -357,15 +382,15 @@ export function createSiteUpdater({
       .then((kept) => kept.toVersion);
   }
 
-  function applyOne(siteId: string, attempt: UpdateAttempt): Promise<string | null> {
+  function applyOne(record: BatchedRecorder, siteId: string, attempt: UpdateAttempt): Promise<string | null> {
     const version = (result: { version: string }) => result.version;
     switch (attempt.type) {
       case 'plugin':
-        return recorder.track(attempt, () => services.plugins.update(siteId, attempt.slug!), version).then(version);
+        return record.track(attempt, () => services.plugins.update(siteId, attempt.slug!), version).then(version);
       case 'theme':
-        return recorder.track(attempt, () => services.themes.update(siteId, attempt.slug!), version).then(version);
+        return record.track(attempt, () => services.themes.update(siteId, attempt.slug!), version).then(version);
       case 'core':
-        return recorder
+        return record
           .track(
             attempt,
             () => services.wordpressUpdates.updateCore(siteId, attempt.toVersion ? { version: attempt.toVersion } : {}),
@@ -373,7 +398,7 @@ export function createSiteUpdater({
           )
           .then(version);
       case 'translations':
-        return recorder
+        return record
           .track(
             attempt,
             () => services.wordpressUpdates.updateTranslations(siteId),

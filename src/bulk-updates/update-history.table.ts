@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { sites } from '../sites/index.js';
 
@@ -44,7 +45,10 @@ export const updateHistory = sqliteTable(
   (table) => [
     index('update_history_site_idx').on(table.siteId, table.id),
     index('update_history_job_idx').on(table.jobId),
-    index('update_history_safe_update_idx').on(table.safeUpdateId),
+    // Only the rows of safe updates: the others (most) cost no index entry when written.
+    index('update_history_safe_update_idx')
+      .on(table.safeUpdateId)
+      .where(sql`${table.safeUpdateId} is not null`),
   ],
 );
 

@@ -2,6 +2,7 @@ import { updateProblems } from '../inventory/index.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError, isProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
+import { unbatched, type WriteBatch } from '../db/write-batch.js';
 import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
 import type { AttemptEnd, UpdateHistoryRepository } from './update-history.repository.js';
 import type { TriggerKind, UpdateHistoryRow, UpdateItemType } from './update-history.table.js';
@@ -25,77 +26,91 @@ export const isNothingToUpdate = (error: unknown): boolean =>
 export const reasonOf = (error: unknown): string => (isAppError(error) ? error.problem.name : 'internal-error');
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-/** Writes the update history: a row when an attempt starts, finished when it ends, whoever made it. */
+/**
+ * Writes the update history: a row when an attempt starts, finished when it ends, whoever made it.
+ * `batched(batch)` records one site update's attempts through its write batch: a start commits
+ * with what the batch holds (before the request), an end waits for the next commit.
+ */
 export function createUpdateRecorder({ repository, clock }: { repository: UpdateHistoryRepository; clock: Clock }) {
-  const start = (attempt: UpdateAttempt) =>
-    repository.insert({
-      id: createId('upd', clock.now()),
-      siteId: attempt.siteId,
-      type: attempt.type,
-      slug: attempt.slug,
-      fromVersion: attempt.fromVersion,
-      toVersion: attempt.toVersion,
-      startedAt: clock.now(),
-      triggerKind: attempt.trigger.kind,
-      triggerId: attempt.trigger.id,
-      jobId: attempt.jobId ?? null,
-      safeUpdateId: attempt.safeUpdateId ?? null,
-      result: 'running',
-    });
+  const rowOf = (attempt: UpdateAttempt): Omit<UpdateHistoryRow, 'finishedAt' | 'reason' | 'error'> => ({
+    id: createId('upd', clock.now()),
+    siteId: attempt.siteId,
+    type: attempt.type,
+    slug: attempt.slug,
+    fromVersion: attempt.fromVersion,
+    toVersion: attempt.toVersion,
+    startedAt: clock.now(),
+    triggerKind: attempt.trigger.kind,
+    triggerId: attempt.trigger.id,
+    jobId: attempt.jobId ?? null,
+    safeUpdateId: attempt.safeUpdateId ?? null,
+    result: 'running',
+  });
 
-  async function trackEnding<T>(
-    attempt: UpdateAttempt,
-    work: () => Promise<T>,
-    endOf: (result: T) => Omit<AttemptEnd, 'finishedAt'>,
-  ): Promise<T> {
-    const row = start(attempt);
-    try {
-      const result = await work();
-      repository.finish(row.id, { ...endOf(result), finishedAt: clock.now() });
-      return result;
-    } catch (error) {
-      const linked = isAppError(error) ? error.extensions.safeUpdateId : undefined;
-      repository.finish(row.id, {
-        result: isNothingToUpdate(error) ? 'skipped' : 'failed',
-        reason: reasonOf(error),
-        error: messageOf(error),
-        safeUpdateId: typeof linked === 'string' ? linked : null,
-        finishedAt: clock.now(),
-      });
-      throw error;
-    }
-  }
-
-  return {
-    /** An attempt that ends elsewhere (a queued safe update: `finishSafeUpdate` when its job decides). */
-    start,
-
-    /** Runs `work` as one recorded attempt; `versionOf` reads the version the site reports from its answer. Rethrows. */
-    track<T>(
+  function recorderIn(batch: WriteBatch) {
+    async function trackEnding<T>(
       attempt: UpdateAttempt,
       work: () => Promise<T>,
-      versionOf: (result: T) => string | null,
-      /** For an attempt run as a safe update: its report's id (a failure names it in its problem's `safeUpdateId`). */
-      safeUpdateIdOf?: (result: T) => string,
+      endOf: (result: T) => Omit<AttemptEnd, 'finishedAt'>,
     ): Promise<T> {
-      return trackEnding(attempt, work, (result) => ({
-        result: 'succeeded',
-        toVersion: versionOf(result) ?? attempt.toVersion,
-        safeUpdateId: safeUpdateIdOf?.(result) ?? null,
-      }));
-    },
+      const row = batch.commit(() => repository.insert(rowOf(attempt)))!;
+      try {
+        const result = await work();
+        const end = { ...endOf(result), finishedAt: clock.now() };
+        batch.later(() => repository.finish(row.id, end));
+        return result;
+      } catch (error) {
+        const linked = isAppError(error) ? error.extensions.safeUpdateId : undefined;
+        const end: AttemptEnd = {
+          result: isNothingToUpdate(error) ? 'skipped' : 'failed',
+          reason: reasonOf(error),
+          error: messageOf(error),
+          safeUpdateId: typeof linked === 'string' ? linked : null,
+          finishedAt: clock.now(),
+        };
+        batch.later(() => repository.finish(row.id, end));
+        throw error;
+      }
+    }
 
-    /** `track` for work whose answer says how the attempt ended (a site that refused it as it began ends it skipped). */
-    trackEnding,
+    return {
+      /** An attempt that ends elsewhere (a queued safe update: `finishSafeUpdate` when its job decides). */
+      start: (attempt: UpdateAttempt): UpdateHistoryRow => batch.commit(() => repository.insert(rowOf(attempt)))!,
 
-    /** An attempt not made (the version offered changed, the window closed): recorded as skipped. */
-    skipped(attempt: UpdateAttempt, reason: string, message: string): UpdateHistoryRow {
-      const row = start(attempt);
-      const finishedAt = clock.now();
-      repository.finish(row.id, { result: 'skipped', reason, error: message, finishedAt });
-      return { ...row, result: 'skipped', finishedAt, reason, error: message };
-    },
-  };
+      /** Runs `work` as one recorded attempt; `versionOf` reads the version the site reports from its answer. Rethrows. */
+      track<T>(
+        attempt: UpdateAttempt,
+        work: () => Promise<T>,
+        versionOf: (result: T) => string | null,
+        /** For an attempt run as a safe update: its report's id (a failure names it in its problem's `safeUpdateId`). */
+        safeUpdateIdOf?: (result: T) => string,
+      ): Promise<T> {
+        return trackEnding(attempt, work, (result) => ({
+          result: 'succeeded',
+          toVersion: versionOf(result) ?? attempt.toVersion,
+          safeUpdateId: safeUpdateIdOf?.(result) ?? null,
+        }));
+      },
+
+      /** `track` for work whose answer says how the attempt ended (a site that refused it as it began ends it skipped). */
+      trackEnding,
+
+      /** An attempt not made (the version offered changed, the window closed): recorded as skipped, with the batch's next commit. */
+      skipped(attempt: UpdateAttempt, reason: string, message: string): UpdateHistoryRow {
+        const row = rowOf(attempt);
+        const finishedAt = clock.now();
+        batch.later(() => {
+          repository.insert(row);
+          repository.finish(row.id, { result: 'skipped', reason, error: message, finishedAt });
+        });
+        return { ...row, result: 'skipped', finishedAt, reason, error: message };
+      },
+    };
+  }
+
+  return { ...recorderIn(unbatched), batched: recorderIn };
 }
 
 export type UpdateRecorder = ReturnType<typeof createUpdateRecorder>;
+/** A recorder of one site update's attempts, through its write batch. */
+export type BatchedRecorder = ReturnType<UpdateRecorder['batched']>;

@@ -1,6 +1,6 @@
-import type Database from 'better-sqlite3';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
+import { transactionOf } from '../db/write-batch.js';
 import type { Plugin, Theme } from './inventory.schemas.js';
 import { inventoryItems, siteEnvironments, siteInventories, updateOffers } from './inventory.table.js';
 
@@ -157,8 +157,8 @@ export function createInventoryRepository({ db }: { db: Db }) {
     .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
     .prepare();
   const written = prepareWrites(db);
-  // better-sqlite3's own transaction, made once (drizzle's builds one per call): every sync and bulk site update writes in one.
-  const inTransaction = (db as Db & { $client: Database.Database }).$client.transaction((work: () => void) => work());
+  // Every sync and bulk site update writes in one (inside a site update's own, a savepoint of it).
+  const inTransaction = transactionOf(db);
   return {
     read: (siteId: string): Inventory | undefined => inventoryOf.get({ siteId }),
 

@@ -162,12 +162,16 @@ export function createInventorySync({
    * (no request to the site): the updated plugins and themes at their new versions with no update
    * pending, the other offers as read at the batch's start. What an update may change beyond that
    * (a plugin's name or requirements, new language packs) waits for the next scheduled sync, as does
-   * `lastSyncedAt`. Without a stored inventory to patch, a full sync.
+   * `lastSyncedAt`. Synchronous, so a caller can commit it with its own writes; false when no
+   * inventory is stored to patch (then a full sync is due).
    */
-  async function recordApplied(siteId: string, applied: AppliedUpdates): Promise<unknown> {
+  function patchApplied(siteId: string, applied: AppliedUpdates): boolean {
     const stored = applied.stored ?? inventories.read(siteId);
-    if (!stored) return syncNow(siteId);
-    if (!applied.updates) return patchUpdatedItems(siteId, stored, applied);
+    if (!stored) return false;
+    if (!applied.updates) {
+      patchUpdatedItems(siteId, stored, applied);
+      return true;
+    }
     const updates = remainingOffers({ ...applied, updates: applied.updates });
     const plugins = (JSON.parse(stored.pluginsJson) as Plugin[]).map((plugin): Plugin => {
       const done = applied.plugins.get(plugin.file);
@@ -187,11 +191,11 @@ export function createInventorySync({
       keepEnvironment: !applied.info,
       seenAt: clock.now(),
     });
-    return undefined;
+    return true;
   }
 
   /**
-   * `recordApplied` without an offers read: only the updated items change (their version, state,
+   * `patchApplied` without an offers read: only the updated items change (their version, state,
    * the offer the connector says is left, a plugin's requirements); every other offer, and the core
    * and translation offers, stay as stored until the next sync.
    */
@@ -245,7 +249,10 @@ export function createInventorySync({
 
   return {
     syncNow,
-    recordApplied,
+    patchApplied,
+    /** `patchApplied`, or a full sync when no inventory is stored. */
+    recordApplied: async (siteId: string, applied: AppliedUpdates): Promise<unknown> =>
+      patchApplied(siteId, applied) ? undefined : syncNow(siteId),
     /** On demand: a sync queued for each site not already syncing or busy; answers how many were queued. */
     enqueue(siteIds: readonly string[]): number {
       const idle = siteIds.filter((id) => !queue.isBusy(id));

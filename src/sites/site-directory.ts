@@ -12,7 +12,15 @@ export function siteCredentials(site: SiteRow, secrets: SecretBox): SiteCredenti
   return { restUrl: site.restUrl, username: site.username, applicationPassword: secrets.open(site.credentialSealed) };
 }
 
-/** How SiteAccess (wordpress/) finds a connected site: a missing site is site-not-found, any other state site-not-connected. */
+/** Past this many sites' unsealed passwords, the memo starts again (a bound far above a fleet's size). */
+const UNSEALED_MAX = 100_000;
+
+/**
+ * How SiteAccess (wordpress/) finds a connected site: a missing site is site-not-found, any other
+ * state site-not-connected. Each site's password is unsealed once per sealed value and kept in
+ * memory (AES-GCM's decipher costs more than the rest of finding a site; the key that opens every
+ * one is in memory anyway): a new password is a new sealed value, so it is never stale.
+ */
 export function createSiteDirectory({
   repository,
   secrets,
@@ -20,13 +28,22 @@ export function createSiteDirectory({
   repository: SitesRepository;
   secrets: SecretBox;
 }): SiteDirectory {
+  const unsealed = new Map<string, { sealed: string; password: string }>();
   return {
     connected(siteId) {
       const site = repository.findById(siteId);
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
       if (site.state !== 'connected')
         throw sitesProblems.notConnected.create(`site ${siteId} is ${site.state.replace(/_/g, ' ')}, not connected`);
-      return { site, credentials: siteCredentials(site, secrets) };
+      const known = unsealed.get(siteId);
+      const box: SecretBox =
+        known && known.sealed === site.credentialSealed ? { ...secrets, open: () => known.password } : secrets;
+      const credentials = siteCredentials(site, box);
+      if (box === secrets) {
+        if (unsealed.size >= UNSEALED_MAX) unsealed.clear();
+        unsealed.set(siteId, { sealed: site.credentialSealed!, password: credentials.applicationPassword });
+      }
+      return { site, credentials };
     },
   };
 }

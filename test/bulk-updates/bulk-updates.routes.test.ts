@@ -285,6 +285,31 @@ describe('stopping a bulk update', () => {
     expect(t.logs.events('job.cancelled')[0]).toMatchObject({ kind: 'bulk-update' });
   });
 
+  it('stores a site update as running before the site hears of it, and its end with the inventory patch', async () => {
+    const { t, watch, sites } = await fleet(1);
+    const { open, first } = gated(watch);
+    const queued = await apply(t, { all: true, items: [{ type: 'plugin' }] });
+    await first;
+    // The request is at the site: what a crash now would leave says the update was under way.
+    const during = await t.call('GET', `/api/fleet/updates/runs/${queued.json.job.id}`, { token: t.readToken });
+    expect(during.json.sites[0]).toMatchObject({ siteId: sites[0]!.id, state: 'running' });
+    const history = () => t.call('GET', `/api/sites/${sites[0]!.id}/updates/history`, { token: t.readToken });
+    expect((await history()).json.items).toEqual([
+      expect.objectContaining({ slug: 'akismet', result: 'running', jobId: queued.json.job.id }),
+    ]);
+    const site = () => t.call('GET', `/api/sites/${sites[0]!.id}`, { token: t.readToken });
+    expect((await site()).json.plugins).toContainEqual(expect.objectContaining({ slug: 'akismet', version: '1.0.0' }));
+    open();
+    const run = await finished(t, queued.json.job.id);
+    expect(run.sites[0]).toMatchObject({ state: 'succeeded' });
+    expect((await history()).json.items).toEqual([
+      expect.objectContaining({ slug: 'akismet', result: 'succeeded', fromVersion: '1.0.0', toVersion: '1.1.0' }),
+    ]);
+    expect((await site()).json.plugins).toContainEqual(
+      expect.objectContaining({ slug: 'akismet', version: '1.1.0', update: null }),
+    );
+  });
+
   it('keeps the counts a running bulk update stores (the dashboard’s list) current while a site takes long', async () => {
     const { t, watch } = await fleet(3, { config: { bulkUpdates: { concurrency: 1, perHost: 1 } } });
     // The first two sites' updates answer at once (the second's count comes too soon to be written then); the third's waits.

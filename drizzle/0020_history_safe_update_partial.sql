@@ -1,0 +1,2 @@
+DROP INDEX `update_history_safe_update_idx`;--> statement-breakpoint
+CREATE INDEX `update_history_safe_update_idx` ON `update_history` (`safe_update_id`) WHERE "update_history"."safe_update_id" is not null;
