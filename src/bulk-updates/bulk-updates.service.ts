@@ -343,7 +343,7 @@ export function createBulkUpdatesService({
    */
   async function runChild(job: JobRow): Promise<Settlement> {
     const batch = createWriteBatch(transaction);
-    let endHeld = false;
+    let end: ReturnType<typeof endOf> | null = null;
     const endOf = (outcomes: ItemOutcome[]) => {
       const failed = outcomes.filter((item) => item.state === 'failed');
       return {
@@ -358,9 +358,9 @@ export function createBulkUpdatesService({
       };
     };
     const holdEnd = (outcomes: ItemOutcome[]) => {
-      endHeld = true;
-      const end = endOf(outcomes);
-      batch.later(() => jobRows.write(job.id, end));
+      const ended = (end = endOf(outcomes));
+      batch.later(() => jobRows.write(job.id, ended));
+      return ended;
     };
     try {
       const startedAt = clock.now();
@@ -373,7 +373,7 @@ export function createBulkUpdatesService({
         if (items.some((item) => item.state === 'pending')) {
           const progress = JSON.stringify({ items });
           batch.later(() => jobRows.write(job.id, { progress }));
-        } else if (!endHeld) holdEnd(items);
+        } else end ??= holdEnd(items);
       };
       const outcomes = await updateSite({
         siteId: job.siteId!,
@@ -384,9 +384,8 @@ export function createBulkUpdatesService({
         onItem: writeItems,
         batch,
       });
-      if (!endHeld) holdEnd(outcomes);
+      const { state, reason, progress } = end ?? holdEnd(outcomes);
       batch.commit();
-      const { state, reason, progress } = endOf(outcomes);
       settle(job.id, { state, reason, progress });
     } catch (error) {
       logger.error({ err: error, jobId: job.id }, 'a site update crashed');

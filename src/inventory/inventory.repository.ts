@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { transactionOf } from '../db/write-batch.js';
 import type { Plugin, Theme } from './inventory.schemas.js';
@@ -42,6 +42,20 @@ function prepareWrites(db: Db) {
     eq(inventoryItems.type, sql.placeholder('type')),
     eq(inventoryItems.slug, sql.placeholder('slug')),
   );
+  const itemValues = {
+    siteId: p('siteId'),
+    type: p('type'),
+    slug: p('slug'),
+    name: p('name'),
+    version: p('version'),
+    updateVersion: p('updateVersion'),
+    active: p('active'),
+  };
+  const itemOffers = and(
+    eq(updateOffers.siteId, sql.placeholder('siteId')),
+    eq(updateOffers.type, sql.placeholder('type')),
+    eq(updateOffers.slug, sql.placeholder('slug')),
+  );
   return {
     inventory: db
       .insert(siteInventories)
@@ -71,41 +85,44 @@ function prepareWrites(db: Db) {
       .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
       .prepare(),
     items: db.select().from(inventoryItems).where(site).prepare(),
-    item: db.select().from(inventoryItems).where(item).prepare(),
-    insertItem: db
-      .insert(inventoryItems)
-      .values({
-        siteId: p('siteId'),
-        type: p('type'),
-        slug: p('slug'),
-        name: p('name'),
-        version: p('version'),
-        updateVersion: p('updateVersion'),
-        active: p('active'),
-      })
-      .prepare(),
+    insertItem: db.insert(inventoryItems).values(itemValues).prepare(),
     updateItem: db
       .update(inventoryItems)
       .set({ name: p('name'), version: p('version'), updateVersion: p('updateVersion'), active: p('active') })
       .where(item)
       .prepare(),
     deleteItem: db.delete(inventoryItems).where(item).prepare(),
+    // A patch's item as it is now: inserted, or updated only when a value changed (the fleet totals' triggers run per row written).
+    upsertItem: db
+      .insert(inventoryItems)
+      .values(itemValues)
+      .onConflictDoUpdate({
+        target: [inventoryItems.siteId, inventoryItems.type, inventoryItems.slug],
+        set: {
+          name: excluded(inventoryItems.name),
+          version: excluded(inventoryItems.version),
+          updateVersion: excluded(inventoryItems.updateVersion),
+          active: excluded(inventoryItems.active),
+        },
+        setWhere: sql`${inventoryItems.name} is not excluded.name or ${inventoryItems.version} is not excluded.version or ${inventoryItems.updateVersion} is not excluded.update_version or ${inventoryItems.active} is not excluded.active`,
+      })
+      .prepare(),
     offers: db
       .select({ type: updateOffers.type, slug: updateOffers.slug, version: updateOffers.version })
       .from(updateOffers)
       .where(eq(updateOffers.siteId, sql.placeholder('siteId')))
       .prepare(),
-    itemOffers: db
-      .select({ type: updateOffers.type, slug: updateOffers.slug, version: updateOffers.version })
-      .from(updateOffers)
-      .where(
-        and(
-          eq(updateOffers.siteId, sql.placeholder('siteId')),
-          eq(updateOffers.type, sql.placeholder('type')),
-          eq(updateOffers.slug, sql.placeholder('slug')),
-        ),
-      )
+    // A patch's offers of one item: none, or only the version offered now (kept with its first sighting, else new).
+    deleteItemOffers: db.delete(updateOffers).where(itemOffers).prepare(),
+    deleteOtherItemOffers: db
+      .delete(updateOffers)
+      .where(and(itemOffers, ne(updateOffers.version, sql.placeholder('version'))))
       .prepare(),
+    deleteOffer: db
+      .delete(updateOffers)
+      .where(and(itemOffers, eq(updateOffers.version, sql.placeholder('version'))))
+      .prepare(),
+    // An offer seen before keeps its first sighting.
     insertOffer: db
       .insert(updateOffers)
       .values({
@@ -115,17 +132,7 @@ function prepareWrites(db: Db) {
         version: p('version'),
         firstSeenAt: p('firstSeenAt'),
       })
-      .prepare(),
-    deleteOffer: db
-      .delete(updateOffers)
-      .where(
-        and(
-          eq(updateOffers.siteId, sql.placeholder('siteId')),
-          eq(updateOffers.type, sql.placeholder('type')),
-          eq(updateOffers.slug, sql.placeholder('slug')),
-          eq(updateOffers.version, sql.placeholder('version')),
-        ),
-      )
+      .onConflictDoNothing()
       .prepare(),
     environment: db
       .insert(siteEnvironments)
@@ -247,68 +254,77 @@ export function createInventoryRepository({ db }: { db: Db }) {
           syncedAt: syncedAt.getTime(),
         };
         (plugins === null || themes === null ? written.patch : written.inventory).run(lists);
-        // Only the rows that changed are written (the fleet totals' triggers run per row written): an
-        // update patch or a sync that found one new version writes one row, not the site's every item.
         // A slug seen twice (two plugin files in one folder) keeps the first.
         const keyOf = (row: { type: string; slug: string }) => `${row.type}\t${row.slug}`;
-        // What is stored of the items `only` names, one item at a time, or of every item of the site.
-        const onlyItems = only && [...only].map((key) => key.split('\t') as ['plugin' | 'theme', string]);
-        const storedOf = <T>(ofItem: (type: 'plugin' | 'theme', slug: string) => T[], ofSite: () => T[]): T[] =>
-          onlyItems ? onlyItems.flatMap(([type, slug]) => ofItem(type, slug)) : ofSite();
-        const stored = new Map(
-          storedOf(
-            (type, slug) => written.item.all({ siteId, type, slug }),
-            () => written.items.all({ siteId }),
-          ).map((row) => [keyOf(row), row]),
-        );
-        const kept = new Set<string>();
-        for (const row of rows) {
-          const key = keyOf(row);
-          if (kept.has(key) || (only && !only.has(key))) continue;
-          kept.add(key);
-          const before = stored.get(key);
-          const values = { ...row, active: row.active ? 1 : 0 };
-          if (!before) written.insertItem.run(values);
-          else if (
-            before.name !== row.name ||
-            before.version !== row.version ||
-            before.updateVersion !== row.updateVersion ||
-            before.active !== row.active
-          )
-            written.updateItem.run(values);
-        }
-        for (const [key, row] of stored) if (!kept.has(key)) written.deleteItem.run(row);
-        // Offers keep their first sighting while the same version is offered; a new version starts afresh.
-        const offered: { type: OfferType; slug: string; version: string }[] = [
-          ...rows.flatMap((row) =>
-            row.updateVersion ? [{ type: row.type, slug: row.slug, version: row.updateVersion }] : [],
-          ),
-          ...(extras?.coreOffers ?? []).map((version) => ({ type: 'core' as const, slug: 'wordpress', version })),
-          ...(extras?.translations ?? []).map((pack) => ({
-            type: 'translation' as const,
-            slug: `${pack.type}/${pack.slug}/${pack.language}`,
-            version: pack.version,
-          })),
-        ].filter((offer) => !only || only.has(keyOf(offer)));
-        const key = (o: { type: string; slug: string; version: string }) => `${o.type}\t${o.slug}\t${o.version}`;
-        const seen = new Set(
-          storedOf(
-            (type, slug) => written.itemOffers.all({ siteId, type, slug }),
-            () => written.offers.all({ siteId }),
-          ).map(key),
-        );
-        const offers = new Set<string>();
-        for (const offer of offered) {
-          const offerKey = key(offer);
-          if (offers.has(offerKey)) continue;
-          offers.add(offerKey);
-          if (!seen.has(offerKey)) written.insertOffer.run({ siteId, ...offer, firstSeenAt: seenAt.getTime() });
-        }
-        for (const offerKey of seen) {
-          if (offers.has(offerKey)) continue;
-          const [type, slug, version] = offerKey.split('\t') as [OfferType, string, string];
-          if (keepEnvironment && !extras && (type === 'core' || type === 'translation')) continue;
-          written.deleteOffer.run({ siteId, type, slug, version });
+        const offerKey = (o: { type: string; slug: string; version: string }) => `${o.type}\t${o.slug}\t${o.version}`;
+        if (only) {
+          // A patch: each item it names written as it is now (an upsert that leaves an unchanged row unwritten), its
+          // offers as the patch says; nothing read first, nothing else touched.
+          const kept = new Set<string>();
+          for (const row of rows) {
+            const key = keyOf(row);
+            if (kept.has(key) || !only.has(key)) continue;
+            kept.add(key);
+            written.upsertItem.run({ ...row, active: row.active ? 1 : 0 });
+            if (row.updateVersion === null) written.deleteItemOffers.run(row);
+            else {
+              written.deleteOtherItemOffers.run({ ...row, version: row.updateVersion });
+              written.insertOffer.run({ ...row, version: row.updateVersion, firstSeenAt: seenAt.getTime() });
+            }
+          }
+          for (const key of only) {
+            if (kept.has(key)) continue;
+            const [type, slug] = key.split('\t') as ['plugin' | 'theme', string];
+            written.deleteItem.run({ siteId, type, slug });
+            written.deleteItemOffers.run({ siteId, type, slug });
+          }
+        } else {
+          // Only the rows that changed are written (the fleet totals' triggers run per row written): a sync that
+          // found one new version writes one row, not the site's every item.
+          const stored = new Map(written.items.all({ siteId }).map((row) => [keyOf(row), row]));
+          const kept = new Set<string>();
+          for (const row of rows) {
+            const key = keyOf(row);
+            if (kept.has(key)) continue;
+            kept.add(key);
+            const before = stored.get(key);
+            const values = { ...row, active: row.active ? 1 : 0 };
+            if (!before) written.insertItem.run(values);
+            else if (
+              before.name !== row.name ||
+              before.version !== row.version ||
+              before.updateVersion !== row.updateVersion ||
+              before.active !== row.active
+            )
+              written.updateItem.run(values);
+          }
+          for (const [key, row] of stored) if (!kept.has(key)) written.deleteItem.run(row);
+          // Offers keep their first sighting while the same version is offered; a new version starts afresh.
+          const offered: { type: OfferType; slug: string; version: string }[] = [
+            ...rows.flatMap((row) =>
+              row.updateVersion ? [{ type: row.type, slug: row.slug, version: row.updateVersion }] : [],
+            ),
+            ...(extras?.coreOffers ?? []).map((version) => ({ type: 'core' as const, slug: 'wordpress', version })),
+            ...(extras?.translations ?? []).map((pack) => ({
+              type: 'translation' as const,
+              slug: `${pack.type}/${pack.slug}/${pack.language}`,
+              version: pack.version,
+            })),
+          ];
+          const seen = new Set(written.offers.all({ siteId }).map(offerKey));
+          const offers = new Set<string>();
+          for (const offer of offered) {
+            const key = offerKey(offer);
+            if (offers.has(key)) continue;
+            offers.add(key);
+            if (!seen.has(key)) written.insertOffer.run({ siteId, ...offer, firstSeenAt: seenAt.getTime() });
+          }
+          for (const key of seen) {
+            if (offers.has(key)) continue;
+            const [type, slug, version] = key.split('\t') as [OfferType, string, string];
+            if (keepEnvironment && !extras && (type === 'core' || type === 'translation')) continue;
+            written.deleteOffer.run({ siteId, type, slug, version });
+          }
         }
         if (!keepEnvironment)
           written.environment.run({
