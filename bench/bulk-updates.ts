@@ -2,13 +2,15 @@
  * Bulk-update overhead: the daemon's CPU per site update and the time per site of a bulk update
  * (`POST /api/fleet/updates/apply`, one plugin on every site), against calling the connector's
  * update route directly for the same update on the same sites, in the same run, at the same
- * concurrency, and against the single-site update route for the same updates (the service path
- * a bulk update applies through: the site's lists read before and after, the inventory refreshed,
- * so the bulk machinery's own cost shows apart). The sites are fake WordPress sites (bench/fake-fleet.ts) in a child
- * process, so their CPU is not counted; each update takes BENCH_UPDATE_MS there, standing in for
- * WordPress's upgrader (a real one takes seconds). The daemon runs in this process, built
- * (bench/in-process-daemon.ts: the service graph and app from `dist/`, a database file as the daemon keeps one,
- * logging at `info` to a file). Not run by the tests.
+ * concurrency: by `fetch` from a process of its own (bench/direct-caller.ts), and from the daemon's
+ * process, where each collection the calls' garbage brings on also marks the daemon's heap (dearer
+ * the more sites the daemon holds). Also against the single-site update route for the same updates
+ * (the service path a bulk update applies through: the site's lists read before and after, the
+ * inventory refreshed, so the bulk machinery's own cost shows apart). The sites are fake WordPress
+ * sites (bench/fake-fleet.ts) in a child process, so their CPU is not counted; each update takes
+ * BENCH_UPDATE_MS there, standing in for WordPress's upgrader (a real one takes seconds). The daemon
+ * runs in this process, built (bench/in-process-daemon.ts: the service graph and app from `dist/`, a
+ * database file as the daemon keeps one, logging at `info` to a file). Not run by the tests.
  *
  * Each phase also runs against the same update made through the daemon's own client alone (the
  * request in a SiteAccess hold: credentials, queue, answer checked; nothing stored): what is left
@@ -91,6 +93,8 @@ async function main(): Promise<void> {
     });
     // Both sides run at CONCURRENCY.
     const t = await startInProcessDaemon({ concurrency: CONCURRENCY });
+    const { startDirectCaller } = await import('./direct-caller.js');
+    const caller = startDirectCaller();
     const ids = await t.connect(sites);
     const reset = async () => {
       await fleet.reset();
@@ -171,14 +175,24 @@ async function main(): Promise<void> {
       `${SITES} fake sites (connector ${CONNECTOR ?? EXPECTED_VERSION_CONNECTOR}), concurrency ${CONCURRENCY}, ` +
         `${UPDATE_MS} ms per update on the site, ${CONNECTIONS} connections`,
     );
-    const rounds: { bulk: number; direct: number; own: number }[] = [];
+    const rounds: { bulk: number; direct: number; directIn: number; own: number }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       await reset();
       // On open connections, the baseline's are opened just before (the reset's syncs left the daemon's open).
       if (CONNECTIONS === 'open') await offersByFetch();
       await requestsPerUpdate(); // not the baseline's
-      const baseline = await measure(direct);
+      const inProcess = await measure(direct);
       const baselineRequests = await requestsPerUpdate();
+      await reset();
+      // The same calls from a process of their own (the caller opens its connections to the sites first when they stay open).
+      await sleep(CONNECTIONS === 'fresh' ? KEEP_ALIVE_PAST_MS : 250);
+      const baseline = await caller.run({
+        sites,
+        body: updateBody,
+        concurrency: CONCURRENCY,
+        warm: CONNECTIONS === 'open',
+      });
+      await requestsPerUpdate();
       await reset();
       const own = await measure(ownClient);
       await reset();
@@ -211,14 +225,15 @@ async function main(): Promise<void> {
           `round ${round} parts, CPU per site: offers read held ${per(offersHeld)} ms, by fetch ${per(offersFetched)} ms`,
         );
       }
-      rounds.push({ bulk: measured.cpuMs, direct: baseline.cpuMs, own: own.cpuMs });
+      rounds.push({ bulk: measured.cpuMs, direct: baseline.cpuMs, directIn: inProcess.cpuMs, own: own.cpuMs });
       const per = (figure: number) => (figure / SITES).toFixed(2);
       const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
         `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +
         `time ${per(other.wallMs)} ms (bulk ${(measured.wallMs / other.wallMs).toFixed(2)}×)`;
       console.log(
         `round ${round}: bulk: CPU per site update ${per(measured.cpuMs)} ms, time per site ${per(measured.wallMs)} ms; ` +
-          `${against(baseline, 'connector directly')}; ${against(own, "the daemon's own client")}; ` +
+          `${against(baseline, 'connector directly')}; ${against(inProcess, "directly in the daemon's process")}; ` +
+          `${against(own, "the daemon's own client")}; ` +
           `${against(single, 'single-site route')}; ` +
           `requests per site update: bulk ${bulkRequests}, directly ${baselineRequests}, single-site ${singleRequests}`,
       );
@@ -229,16 +244,18 @@ async function main(): Promise<void> {
       const middle = sorted.length >> 1;
       return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
     };
-    const [bulkMedian, directMedian, ownMedian] = (['bulk', 'direct', 'own'] as const).map((phase) =>
-      median(rounds.map((round) => round[phase])),
-    ) as [number, number, number];
+    const [bulkMedian, directMedian, directInMedian, ownMedian] = (['bulk', 'direct', 'directIn', 'own'] as const).map(
+      (phase) => median(rounds.map((round) => round[phase])),
+    ) as [number, number, number, number];
     console.log(
       `median of ${ROUNDS} rounds (${CONNECTIONS} connections): bulk CPU per site update ${(bulkMedian / SITES).toFixed(2)} ms, ` +
         `connector directly ${(directMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directMedian).toFixed(2)}×), ` +
+        `directly in the daemon's process ${(directInMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directInMedian).toFixed(2)}×), ` +
         `the daemon's own client ${(ownMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / ownMedian).toFixed(2)}×); ` +
         `median of the rounds' ratios to directly ${median(rounds.map((round) => round.bulk / round.direct)).toFixed(2)}×`,
     );
     await t.close();
+    caller.close();
   } finally {
     fleet.close();
   }
