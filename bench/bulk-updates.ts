@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     });
     // Both sides run at CONCURRENCY.
     const t = await startInProcessDaemon({ concurrency: CONCURRENCY });
-    const { startDirectCaller } = await import('./direct-caller.js');
+    const { readEachSitesOffers, startDirectCaller, updateEachSite } = await import('./direct-caller.js');
     const caller = startDirectCaller();
     const ids = await t.connect(sites);
     const reset = async () => {
@@ -104,26 +104,8 @@ async function main(): Promise<void> {
     /** Requests the fake sites got per site update since the last reset. */
     const requestsPerUpdate = async () => (await fleet.requests()) / SITES;
 
-    /** The bare baseline: one POST to the connector's update route per site, CONCURRENCY at a time. */
-    const direct = async () => {
-      let next = 0;
-      const worker = async () => {
-        while (next < sites.length) {
-          const site = sites[next++]!;
-          const response = await fetch(`${site.url}/wp-json/sitewarden/v1/plugins/update`, {
-            method: 'POST',
-            headers: {
-              authorization: `Basic ${Buffer.from(`${site.username}:${site.applicationPassword}`).toString('base64')}`,
-              'content-type': 'application/json',
-            },
-            body: updateBody,
-          });
-          if (!response.ok) throw new Error(`direct update: ${response.status}`);
-          await response.json();
-        }
-      };
-      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    };
+    /** The bare baseline, from this process: one POST to the connector's update route per site, CONCURRENCY at a time. */
+    const direct = () => updateEachSite({ sites, body: updateBody, concurrency: CONCURRENCY });
     /** One connector call per site in a SiteAccess hold (the daemon's client, credentials, queue), nothing stored after. */
     const held = (call: (site: ConnectedSite) => Promise<unknown>) => async () => {
       let next = 0;
@@ -134,22 +116,7 @@ async function main(): Promise<void> {
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     };
     /** The offers read by fetch, CONCURRENCY at a time. */
-    const offersByFetch = async () => {
-      let next = 0;
-      const worker = async () => {
-        while (next < sites.length) {
-          const site = sites[next++]!;
-          const response = await fetch(`${site.url}/wp-json/sitewarden/v1/updates`, {
-            headers: {
-              authorization: `Basic ${Buffer.from(`${site.username}:${site.applicationPassword}`).toString('base64')}`,
-            },
-          });
-          if (!response.ok) throw new Error(`offers: ${response.status}`);
-          await response.json();
-        }
-      };
-      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    };
+    const offersByFetch = () => readEachSitesOffers({ sites, concurrency: CONCURRENCY });
     /** The same updates through the single-site route (`POST /api/sites/{id}/plugins/akismet/update`), CONCURRENCY at a time. */
     const singleSite = async () => {
       let next = 0;

@@ -3,7 +3,8 @@
  * connector update route by `fetch`, `concurrency` at a time, its own CPU measured around the calls
  * (process.cpuUsage, V8's helper threads included). Apart from the daemon, so its figure is the
  * calls' alone: in the daemon's process, each collection its garbage brings on also marks the
- * daemon's heap, a cost that grows with the fleet the daemon holds (bench/bulk-updates.ts measures both).
+ * daemon's heap, a cost that grows with the fleet the daemon holds (bench/bulk-updates.ts measures both,
+ * the in-process one with `updateEachSite` here).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
@@ -43,38 +44,48 @@ export function startDirectCaller() {
 const authorization = (site: FakeSite) =>
   `Basic ${Buffer.from(`${site.username}:${site.applicationPassword}`).toString('base64')}`;
 
-async function eachSite(call: Call, request: (site: FakeSite) => Promise<Response>): Promise<void> {
+async function eachSite(
+  { sites, concurrency }: Pick<Call, 'sites' | 'concurrency'>,
+  request: (site: FakeSite) => Promise<Response>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
-    while (next < call.sites.length) {
-      const response = await request(call.sites[next++]!);
+    while (next < sites.length) {
+      const response = await request(sites[next++]!);
       if (!response.ok) throw new Error(`direct call: ${response.status}`);
       await response.json();
     }
   };
-  await Promise.all(Array.from({ length: call.concurrency }, worker));
+  await Promise.all(Array.from({ length: concurrency }, worker));
 }
+
+/** The baseline: one POST to each site's connector update route by `fetch`, `concurrency` at a time (in this process). */
+export const updateEachSite = (call: Pick<Call, 'sites' | 'body' | 'concurrency'>) =>
+  eachSite(call, (site) =>
+    fetch(`${site.url}/wp-json/sitewarden/v1/plugins/update`, {
+      method: 'POST',
+      headers: { authorization: authorization(site), 'content-type': 'application/json' },
+      body: call.body,
+    }),
+  );
+
+/** Each site's offers read by `fetch`, `concurrency` at a time (leaves a connection open to each). */
+export const readEachSitesOffers = (call: Pick<Call, 'sites' | 'concurrency'>) =>
+  eachSite(call, (site) =>
+    fetch(`${site.url}/wp-json/sitewarden/v1/updates`, { headers: { authorization: authorization(site) } }),
+  );
 
 /** The child: one measured round of updates per message. */
 function serve(): void {
   process.on('message', (message) => {
     void (async () => {
       const call = message as Call;
-      if (call.warm)
-        await eachSite(call, (site) =>
-          fetch(`${site.url}/wp-json/sitewarden/v1/updates`, { headers: { authorization: authorization(site) } }),
-        );
+      if (call.warm) await readEachSitesOffers(call);
       (globalThis as { gc?: () => void }).gc?.();
       await sleep(250);
       const cpu = process.cpuUsage();
       const start = performance.now();
-      await eachSite(call, (site) =>
-        fetch(`${site.url}/wp-json/sitewarden/v1/plugins/update`, {
-          method: 'POST',
-          headers: { authorization: authorization(site), 'content-type': 'application/json' },
-          body: call.body,
-        }),
-      );
+      await updateEachSite(call);
       const used = process.cpuUsage(cpu);
       process.send!({ cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - start } satisfies Measured);
     })();

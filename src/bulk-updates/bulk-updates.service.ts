@@ -11,7 +11,7 @@ import { bulkUpdatesProblems } from './bulk-updates.errors.js';
 import { childId, type BulkUpdatesRepository, type SiteFacts } from './bulk-updates.repository.js';
 import { runView, type BulkParams, type ChildParams } from './bulk-run-view.js';
 import type { ItemOutcome, PlannedItem, SiteUpdater } from './site-updater.js';
-import { createWriteBatch, type Transaction } from '../db/write-batch.js';
+import { createWriteBatch } from '../db/write-batch.js';
 import type { TriggerKind } from './update-history.table.js';
 import type { BulkUpdateInput } from './bulk-updates.schemas.js';
 import { resolveSelection, type BulkTarget } from './selection.js';
@@ -60,7 +60,6 @@ export function createBulkUpdatesService({
   jobs,
   slots,
   updateSite,
-  transaction,
   clock,
   events,
   logger,
@@ -71,8 +70,6 @@ export function createBulkUpdatesService({
   jobs: JobRunner;
   slots: UpdateSlots;
   updateSite: SiteUpdater;
-  /** One transaction on the database the repositories write (a site update's write batch commits in it). */
-  transaction: Transaction;
   clock: Clock;
   events: Events;
   logger: Logger;
@@ -342,7 +339,7 @@ export function createBulkUpdatesService({
    * for a site's plugin and theme updates, not one per row).
    */
   async function runChild(job: JobRow): Promise<Settlement> {
-    const batch = createWriteBatch(transaction);
+    const batch = createWriteBatch(jobRows.transaction);
     let end: ReturnType<typeof endOf> | null = null;
     const endOf = (outcomes: ItemOutcome[]) => {
       const failed = outcomes.filter((item) => item.state === 'failed');

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import { transactionOf } from '../db/write-batch.js';
 import type { Inventory, Plugin, Theme } from '../inventory/index.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
@@ -67,7 +66,6 @@ export function createBulkUpdates<
     jobs,
     slots: createUpdateSlots(config),
     updateSite: createSiteUpdater({ services, operate, inventoryAfter, recorder, events, safeUpdate, inventories }),
-    transaction: transactionOf(db),
     clock,
     events,
     logger,

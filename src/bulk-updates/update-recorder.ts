@@ -48,12 +48,15 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
   });
 
   function recorderIn(batch: WriteBatch) {
+    /** The attempt's row, committed with what the batch holds (before the request it records). */
+    const start = (attempt: UpdateAttempt): UpdateHistoryRow => batch.commit(() => repository.insert(rowOf(attempt)))!;
+
     async function trackEnding<T>(
       attempt: UpdateAttempt,
       work: () => Promise<T>,
       endOf: (result: T) => Omit<AttemptEnd, 'finishedAt'>,
     ): Promise<T> {
-      const row = batch.commit(() => repository.insert(rowOf(attempt)))!;
+      const row = start(attempt);
       try {
         const result = await work();
         const end = { ...endOf(result), finishedAt: clock.now() };
@@ -75,7 +78,7 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
 
     return {
       /** An attempt that ends elsewhere (a queued safe update: `finishSafeUpdate` when its job decides). */
-      start: (attempt: UpdateAttempt): UpdateHistoryRow => batch.commit(() => repository.insert(rowOf(attempt)))!,
+      start,
 
       /** Runs `work` as one recorded attempt; `versionOf` reads the version the site reports from its answer. Rethrows. */
       track<T>(

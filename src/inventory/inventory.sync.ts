@@ -203,7 +203,7 @@ export function createInventorySync({
     siteId: string,
     stored: { pluginsJson: string; themesJson: string; syncedAt: Date },
     applied: AppliedUpdates,
-  ): undefined {
+  ): void {
     const offered = (done: AppliedItem) => (done.offer ? { version: done.offer.newVersion } : null);
     let requirementsChanged = false;
     // The item rows and offers of only these are written again.
@@ -244,7 +244,6 @@ export function createInventorySync({
       only,
       seenAt: clock.now(),
     });
-    return undefined;
   }
 
   return {

@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
+import { transactionOf } from '../db/write-batch.js';
 import { jobs, type JobRow, type JobState, type NewJobRow } from './jobs.table.js';
 
 export interface JobFilter {
@@ -17,6 +18,7 @@ export function createJobsRepository({ db }: { db: Db }) {
   // Every job is found, inserted and updated a few times as it runs (a bulk update: each site's
   // child): prepared once, as building a drizzle query costs several times what SQLite spends
   // running it (bench/bulk-updates.ts). An update is prepared once per set of columns it writes.
+  const transaction = transactionOf(db);
   const byId = db
     .select()
     .from(jobs)
@@ -91,7 +93,7 @@ export function createJobsRepository({ db }: { db: Db }) {
     insert: (row: NewJobRow): JobRow => insertRow.get(newRow(row)),
     /** Many rows, not read back (a bulk update's children), in one transaction. */
     insertMany: (rows: readonly NewJobRow[]): void =>
-      db.transaction(() => {
+      transaction(() => {
         for (const row of rows) addRow.run(newRow(row));
       }),
     update(id: string, changes: Partial<NewJobRow>): JobRow | undefined {
@@ -150,7 +152,7 @@ export function createJobsRepository({ db }: { db: Db }) {
     },
 
     /** Runs `work` (synchronous writes through any repository on this database) in one SQLite transaction. */
-    transaction: <T>(work: () => T): T => db.transaction(() => work()),
+    transaction,
   };
 }
 

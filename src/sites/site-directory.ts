@@ -29,20 +29,25 @@ export function createSiteDirectory({
   secrets: SecretBox;
 }): SiteDirectory {
   const unsealed = new Map<string, { sealed: string; password: string }>();
+  /** The box a site's credentials open with: its password unsealed once per sealed value. */
+  const remembering = (siteId: string): SecretBox => ({
+    ...secrets,
+    open(sealed) {
+      const known = unsealed.get(siteId);
+      if (known?.sealed === sealed) return known.password;
+      const password = secrets.open(sealed);
+      if (unsealed.size >= UNSEALED_MAX) unsealed.clear();
+      unsealed.set(siteId, { sealed, password });
+      return password;
+    },
+  });
   return {
     connected(siteId) {
       const site = repository.findById(siteId);
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
       if (site.state !== 'connected')
         throw sitesProblems.notConnected.create(`site ${siteId} is ${site.state.replace(/_/g, ' ')}, not connected`);
-      const known = unsealed.get(siteId);
-      const box: SecretBox =
-        known && known.sealed === site.credentialSealed ? { ...secrets, open: () => known.password } : secrets;
-      const credentials = siteCredentials(site, box);
-      if (box === secrets) {
-        if (unsealed.size >= UNSEALED_MAX) unsealed.clear();
-        unsealed.set(siteId, { sealed: site.credentialSealed!, password: credentials.applicationPassword });
-      }
+      const credentials = siteCredentials(site, remembering(siteId));
       return { site, credentials };
     },
   };
