@@ -1,5 +1,5 @@
 import { updateProblems, type Plugin, type Theme } from '../inventory/index.js';
-import { currentActor } from '../shared/actor.js';
+import type { Actor, RequestedBy } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
 import { bulkUpdatesProblems, notKeptProblem } from './bulk-updates.errors.js';
@@ -10,16 +10,15 @@ import type { UpdateAttempt, UpdateRecorder } from './update-recorder.js';
 type Inventories = { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
 
 interface Updatable<T> {
-  update(siteId: string, slug: string): Promise<T>;
+  update(siteId: string, slug: string, options?: RequestedBy): Promise<T>;
 }
 interface WordPressUpdates<C, T> {
-  updateCore(siteId: string, options?: { version?: string }): Promise<C>;
-  updateTranslations(siteId: string): Promise<T>;
+  updateCore(siteId: string, options?: { version?: string } & RequestedBy): Promise<C>;
+  updateTranslations(siteId: string, options?: RequestedBy): Promise<T>;
 }
 
 /** Who asked for a single-site update: the API token or the dashboard user the request acts as (see shared/actor). */
-const requester = (): UpdateAttempt['trigger'] => {
-  const actor = currentActor();
+const requester = (actor: Actor | undefined): UpdateAttempt['trigger'] => {
   if (!actor) return { kind: 'request', id: null };
   return { kind: actor.kind === 'user' ? 'user' : 'request', id: actor.id };
 };
@@ -60,15 +59,29 @@ export function recordSingleSiteUpdates<
   // An unknown site has no history to write to: the service answers its own 404.
   const track = <R>(attempt: UpdateAttempt, work: () => Promise<R>, versionOf: (result: R) => string | null) =>
     repository.sites({ ids: [attempt.siteId] }).length === 0 ? work() : recorder.track(attempt, work, versionOf);
-  const attempt = (siteId: string, type: UpdateAttempt['type'], slug: string | null, versions: object) =>
-    ({ siteId, type, slug, fromVersion: null, toVersion: null, ...versions, trigger: requester() }) as UpdateAttempt;
+  const attempt = (
+    siteId: string,
+    type: UpdateAttempt['type'],
+    slug: string | null,
+    versions: object,
+    { requestedBy }: RequestedBy,
+  ) =>
+    ({
+      siteId,
+      type,
+      slug,
+      fromVersion: null,
+      toVersion: null,
+      ...versions,
+      trigger: requester(requestedBy),
+    }) as UpdateAttempt;
   const item = <S extends Updatable<Plugin | Theme>>(service: S, type: 'plugin' | 'theme'): S =>
     ({
       ...service,
-      update: (siteId: string, slug: string) =>
+      update: (siteId: string, slug: string, options: RequestedBy = {}) =>
         track(
-          attempt(siteId, type, slug, known(siteId, type, slug)),
-          () => service.update(siteId, slug),
+          attempt(siteId, type, slug, known(siteId, type, slug), options),
+          () => service.update(siteId, slug, options),
           (updated) => updated.version,
         ),
     }) as S;
@@ -78,19 +91,25 @@ export function recordSingleSiteUpdates<
     themes: item(services.themes, 'theme'),
     wordpressUpdates: {
       ...services.wordpressUpdates,
-      updateCore: (siteId: string, options: { version?: string } = {}) =>
+      updateCore: (siteId: string, options: { version?: string } & RequestedBy = {}) =>
         track(
-          attempt(siteId, 'core', null, {
-            fromVersion: repository.sites({ ids: [siteId] })[0]?.wordpressVersion ?? null,
-            toVersion: options.version ?? null,
-          }),
+          attempt(
+            siteId,
+            'core',
+            null,
+            {
+              fromVersion: repository.sites({ ids: [siteId] })[0]?.wordpressVersion ?? null,
+              toVersion: options.version ?? null,
+            },
+            options,
+          ),
           () => services.wordpressUpdates.updateCore(siteId, options),
           (updated) => updated.version,
         ),
-      updateTranslations: (siteId: string) =>
+      updateTranslations: (siteId: string, options: RequestedBy = {}) =>
         track(
-          attempt(siteId, 'translations', null, {}),
-          () => services.wordpressUpdates.updateTranslations(siteId),
+          attempt(siteId, 'translations', null, {}, options),
+          () => services.wordpressUpdates.updateTranslations(siteId, options),
           () => null,
         ),
     } as W,
@@ -152,7 +171,7 @@ export function recordSafeUpdates({
   clock: Clock;
 }) {
   return {
-    started(report: SafeUpdateReport): void {
+    started(report: SafeUpdateReport, requestedBy: Actor | undefined): void {
       const site = repository.sites({ ids: [report.siteId] })[0];
       if (!site) return;
       const versions =
@@ -165,7 +184,7 @@ export function recordSafeUpdates({
         slug: report.type === 'core' ? null : report.slug,
         fromVersion: versions.fromVersion ?? null,
         toVersion: report.toVersion ?? versions.toVersion,
-        trigger: requester(),
+        trigger: requester(requestedBy),
         safeUpdateId: report.id,
       });
     },

@@ -1,14 +1,14 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { SignedInSession, UsersService } from '../users/index.js';
-import { actingAs } from '../shared/actor.js';
+import type { Actor } from '../shared/actor.js';
 import { defineProblem, isAppError } from '../shared/errors.js';
 
 const SESSION_COOKIE = 'sw_session';
 export const CSRF_FIELD = '_csrf';
 const CSRF_HEADER = 'X-CSRF-Token';
 
-export type DashboardEnv = { Variables: { session: SignedInSession } };
+export type DashboardEnv = { Variables: { session: SignedInSession; actor: Actor } };
 
 const csrfRefused = defineProblem('csrf-token-invalid', 403, 'The form is stale or did not come from the dashboard');
 const READ_METHODS = new Set(['GET', 'HEAD']);
@@ -62,7 +62,8 @@ export function requireSession(users: UsersService): MiddlewareHandler<Dashboard
         throw csrfRefused.create('the CSRF token is missing or does not match this session; reload the page');
     }
     c.set('session', session);
-    return actingAs({ kind: 'user', id: session.user.id }, next);
+    c.set('actor', { kind: 'user', id: session.user.id });
+    return next();
   };
 }
 

@@ -69,7 +69,8 @@ export function createSiteActions(deps: DashboardServices) {
     app.post(`/sites/:id/plugins/:slug/${verb}`, (c) =>
       act(c, siteBack(c, '#plugins'), async () => {
         const { id, slug } = c.req.param();
-        if (verb === 'update') return `Updated ${slug} to ${(await deps.plugins.update(id, slug)).version}.`;
+        if (verb === 'update')
+          return `Updated ${slug} to ${(await deps.plugins.update(id, slug, { requestedBy: c.get('actor') })).version}.`;
         if (verb === 'activate') return (await deps.plugins.activate(id, slug), `Activated ${slug}.`);
         if (verb === 'deactivate') return (await deps.plugins.deactivate(id, slug), `Deactivated ${slug}.`);
         await deps.plugins.remove(id, slug);
@@ -81,7 +82,8 @@ export function createSiteActions(deps: DashboardServices) {
     app.post(`/sites/:id/themes/:slug/${verb}`, (c) =>
       act(c, siteBack(c, '#themes'), async () => {
         const { id, slug } = c.req.param();
-        if (verb === 'update') return `Updated ${slug} to ${(await deps.themes.update(id, slug)).version}.`;
+        if (verb === 'update')
+          return `Updated ${slug} to ${(await deps.themes.update(id, slug, { requestedBy: c.get('actor') })).version}.`;
         if (verb === 'activate') return (await deps.themes.activate(id, slug), `Activated ${slug}.`);
         await deps.themes.remove(id, slug);
         return `Deleted ${slug}.`;
@@ -92,7 +94,7 @@ export function createSiteActions(deps: DashboardServices) {
   // Safe updates: queued as a job; the report shows under the site's Safe updates as it runs.
   const safeUpdate = (c: Context<DashboardEnv>, type: 'plugin' | 'theme' | 'core', slug: string) =>
     act(c, siteBack(c, '#safe-updates'), () => {
-      const update = deps.safeUpdates.start({ siteId: c.req.param('id')!, type, slug });
+      const update = deps.safeUpdates.start({ siteId: c.req.param('id')!, type, slug, requestedBy: c.get('actor') });
       return `Safe update of ${what(update)} started; it shows under Safe updates as it runs.`;
     });
   for (const type of ['plugin', 'theme'] as const)
@@ -100,7 +102,7 @@ export function createSiteActions(deps: DashboardServices) {
   app.post('/sites/:id/core/safe-update', (c) => safeUpdate(c, 'core', 'wordpress'));
   app.post('/sites/:id/core/update', (c) =>
     act(c, siteBack(c, '#safe-updates'), async () => {
-      const updated = await deps.wordpressUpdates.updateCore(c.req.param('id'));
+      const updated = await deps.wordpressUpdates.updateCore(c.req.param('id'), { requestedBy: c.get('actor') });
       return `Updated WordPress from ${updated.previousVersion} to ${updated.version}.`;
     }),
   );

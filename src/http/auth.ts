@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { actingAs } from '../shared/actor.js';
+import type { Actor } from '../shared/actor.js';
 import { commonProblems, defineProblem } from '../shared/errors.js';
 import type { AuthFailureLimiter } from './auth-rate-limit.js';
 
@@ -14,7 +14,7 @@ export interface TokenAuthenticator {
   authenticate(token: string): AuthenticatedToken | null;
 }
 
-export type AppEnv = { Variables: { token: AuthenticatedToken } };
+export type AppEnv = { Variables: { token: AuthenticatedToken; actor: Actor } };
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -82,6 +82,7 @@ export function bearerAuth({
       );
     }
     c.set('token', token);
-    return actingAs({ kind: 'token', id: token.id }, next);
+    c.set('actor', { kind: 'token', id: token.id });
+    return next();
   };
 }

@@ -128,7 +128,10 @@ export function createPluginsRoutes({ plugins }: { plugins: PluginsService }) {
       return c.json(await plugins.install(c.req.valid('param').siteId, slug, { activate }), 201);
     })
     .openapi(routes.update, async (c) =>
-      c.json(await plugins.update(c.req.valid('param').siteId, c.req.valid('param').slug), 200),
+      c.json(
+        await plugins.update(c.req.valid('param').siteId, c.req.valid('param').slug, { requestedBy: c.get('actor') }),
+        200,
+      ),
     )
     .openapi(routes.activate, async (c) =>
       c.json(await plugins.activate(c.req.valid('param').siteId, c.req.valid('param').slug), 200),

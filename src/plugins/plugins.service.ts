@@ -11,6 +11,7 @@ import type { PluginStatusAnswer } from '../wordpress/connector-operation-schema
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { DeletedPluginSchema, WordPressPluginSchema } from '../wordpress/site-schemas.js';
 import { pluginsProblems } from './plugins.errors.js';
+import type { RequestedBy } from '../shared/actor.js';
 
 /** What updating a plugin needs to know of it: its file for the connector, its versions for the failure event. */
 export type UpdatablePlugin = Pick<Plugin, 'slug' | 'file' | 'version' | 'update'>;
@@ -124,7 +125,8 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
         });
     },
 
-    update(siteId: string, slug: string): Promise<Plugin> {
+    /** `requestedBy` is for the update history the composition keeps around this service (bulk-updates/recorded-updates). */
+    update(siteId: string, slug: string, _options: RequestedBy = {}): Promise<Plugin> {
       return access.operate(siteId, async (site) => {
         await updateOn(site, await find(site, slug));
         return find(site, slug);

@@ -10,6 +10,7 @@ import {
   ScreenshotParams,
 } from './safe-updates.schemas.js';
 import type { SafeUpdatesService } from './safe-updates.service.js';
+import type { Actor } from '../shared/actor.js';
 
 const tags = ['Safe updates'];
 
@@ -115,11 +116,20 @@ const routes = {
 };
 
 export function createSafeUpdatesRoutes({ safeUpdates }: { safeUpdates: SafeUpdatesService }) {
-  const handler = (type: 'plugin' | 'theme') => (c: { req: { valid: (target: 'param' | 'json') => unknown } }) => {
-    const { siteId, slug } = c.req.valid('param') as z.infer<typeof ItemParams>;
-    const input = (c.req.valid('json') ?? {}) as z.infer<typeof SafeUpdateInput>;
-    return safeUpdates.start({ siteId, type, slug, version: input.version, policy: input.policy });
-  };
+  const handler =
+    (type: 'plugin' | 'theme') =>
+    (c: { req: { valid: (target: 'param' | 'json') => unknown }; get: (key: 'actor') => Actor }) => {
+      const { siteId, slug } = c.req.valid('param') as z.infer<typeof ItemParams>;
+      const input = (c.req.valid('json') ?? {}) as z.infer<typeof SafeUpdateInput>;
+      return safeUpdates.start({
+        siteId,
+        type,
+        slug,
+        version: input.version,
+        policy: input.policy,
+        requestedBy: c.get('actor'),
+      });
+    };
   return new OpenAPIHono<AppEnv>()
     .openapi(routes.plugin, (c) => c.json(handler('plugin')(c), 202))
     .openapi(routes.theme, (c) => c.json(handler('theme')(c), 202))
@@ -127,7 +137,14 @@ export function createSafeUpdatesRoutes({ safeUpdates }: { safeUpdates: SafeUpda
       const input = (c.req.valid('json') ?? {}) as z.infer<typeof SafeUpdateInput>;
       const { siteId } = c.req.valid('param');
       return c.json(
-        safeUpdates.start({ siteId, type: 'core', slug: 'wordpress', version: input.version, policy: input.policy }),
+        safeUpdates.start({
+          siteId,
+          type: 'core',
+          slug: 'wordpress',
+          version: input.version,
+          policy: input.policy,
+          requestedBy: c.get('actor'),
+        }),
         202,
       );
     })

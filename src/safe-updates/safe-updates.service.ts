@@ -38,6 +38,7 @@ import {
 import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
 import { createVisualCheck, readScreenshot, type ScreenshotStore } from './visual-check.js';
 import { createLastResort, type BackupJobs } from './last-resort.js';
+import type { Actor } from '../shared/actor.js';
 
 const SAFE_UPDATE_KIND = 'safe-update';
 const SCREENSHOT_NAME = /^(before|after|diff)-[0-9]{1,2}\.png$/;
@@ -51,12 +52,13 @@ export interface SafeUpdateRequest {
   /** The version expected on offer; refused (`version-not-offered`) when the site offers another. */
   version?: string;
   policy?: Partial<SafeUpdatePolicy>;
+  /** Who asked: the update history records it (`SafeUpdateHistory.started`). */
+  requestedBy?: Actor;
 }
 
 /** The update history's hooks for a safe update asked for through the API (`start`): queued, then decided. */
 export interface SafeUpdateHistory {
-  /** Called on the request's path, so it can tell who asked. */
-  started(report: SafeUpdateView): void;
+  started(report: SafeUpdateView, requestedBy: Actor | undefined): void;
   settled(report: SafeUpdateView): void;
 }
 type SafeUpdateView = ReturnType<typeof safeUpdateView>;
@@ -377,7 +379,7 @@ export function createSafeUpdatesService({
     start(request: SafeUpdateRequest) {
       const row = create(request, 'queued');
       const view = safeUpdateView(row);
-      history?.started(view);
+      history?.started(view, request.requestedBy);
       jobs.enqueue(SAFE_UPDATE_KIND, row.id, row.siteId);
       return view;
     },

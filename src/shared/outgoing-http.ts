@@ -64,23 +64,41 @@ export class BodyTooLarge extends Error {
 
 /**
  * Reads a whole body of at most `limit` bytes. More fails with BodyTooLarge; an answer cut short
- * (fewer bytes than it declared, or a closed connection) fails like a network error.
+ * (fewer bytes than it declared, or a closed connection) fails like a network error. On the
+ * stream's events, not its async iterator: that one costs a promise and its reactions per chunk,
+ * on every answer from every site.
  */
-export async function readBody(response: IncomingMessage, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of response) {
-      size += (chunk as Buffer).length;
-      if (size > limit) throw new BodyTooLarge(limit);
-      chunks.push(chunk as Buffer);
-    }
-    if (!response.complete) throw Object.assign(new Error('the answer was cut short'), { code: 'ECONNRESET' });
-  } finally {
-    if (!response.complete && !response.destroyed) response.destroy();
-  }
-  return Buffer.concat(chunks, size);
+export function readBody(response: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      response.off('data', onData);
+      if (!response.destroyed) response.destroy();
+      reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) fail(new BodyTooLarge(limit));
+      else chunks.push(chunk);
+    };
+    response.on('data', onData);
+    response.once('end', () => {
+      if (!response.complete) return fail(cutShort());
+      if (settled) return;
+      settled = true;
+      resolve(Buffer.concat(chunks, size));
+    });
+    // Stays on after the end: an error the socket reports later has a listener, so it cannot take the process down.
+    response.on('error', fail);
+    response.once('close', () => fail(cutShort()));
+  });
 }
+
+const cutShort = () => Object.assign(new Error('the answer was cut short'), { code: 'ECONNRESET' });
 
 /** Reads and drops at most `limit` bytes of a body, then lets the connection go. */
 export async function discardBody(response: IncomingMessage, limit: number): Promise<void> {

@@ -78,7 +78,10 @@ export function createThemesRoutes({ themes }: { themes: ThemesService }) {
       );
     })
     .openapi(routes.update, async (c) =>
-      c.json(await themes.update(c.req.valid('param').siteId, c.req.valid('param').slug), 200),
+      c.json(
+        await themes.update(c.req.valid('param').siteId, c.req.valid('param').slug, { requestedBy: c.get('actor') }),
+        200,
+      ),
     )
     .openapi(routes.activate, async (c) =>
       c.json(await themes.activate(c.req.valid('param').siteId, c.req.valid('param').slug), 200),

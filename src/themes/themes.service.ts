@@ -9,6 +9,7 @@ import {
 } from '../inventory/index.js';
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { themesProblems } from './themes.errors.js';
+import type { RequestedBy } from '../shared/actor.js';
 
 /** What updating a theme needs to know of it: its slug (the stylesheet), its versions for the failure event. */
 export type UpdatableTheme = Pick<Theme, 'slug' | 'version' | 'update'>;
@@ -45,7 +46,8 @@ export function createThemesService({ access, events }: { access: SiteAccess; ev
   return {
     list: (siteId: string) => access.read(siteId, listWithUpdates),
 
-    update(siteId: string, slug: string): Promise<Theme> {
+    /** `requestedBy` is for the update history the composition keeps around this service (bulk-updates/recorded-updates). */
+    update(siteId: string, slug: string, _options: RequestedBy = {}): Promise<Theme> {
       return access.operate(siteId, async (site) => {
         await updateOn(site, await find(site, slug));
         return find(site, slug);

@@ -79,9 +79,18 @@ export function createWordPressUpdatesRoutes({ wordpressUpdates }: { wordpressUp
   return new OpenAPIHono<AppEnv>()
     .openapi(routes.updateCore, async (c) => {
       const input = c.req.valid('json') ?? {};
-      return c.json(await wordpressUpdates.updateCore(c.req.valid('param').siteId, { version: input.version }), 200);
+      return c.json(
+        await wordpressUpdates.updateCore(c.req.valid('param').siteId, {
+          version: input.version,
+          requestedBy: c.get('actor'),
+        }),
+        200,
+      );
     })
     .openapi(routes.updateTranslations, async (c) =>
-      c.json(await wordpressUpdates.updateTranslations(c.req.valid('param').siteId), 200),
+      c.json(
+        await wordpressUpdates.updateTranslations(c.req.valid('param').siteId, { requestedBy: c.get('actor') }),
+        200,
+      ),
     );
 }

@@ -3,6 +3,7 @@ import type { Events } from '../shared/event-bus.js';
 import { isAppError, isProblem } from '../shared/errors.js';
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { wordpressUpdatesProblems } from './wordpress-updates.errors.js';
+import type { RequestedBy } from '../shared/actor.js';
 
 export interface TranslationsUpdate {
   updated: { type: 'core' | 'plugin' | 'theme'; slug: string; language: string; version: string }[];
@@ -37,8 +38,11 @@ export function createWordPressUpdatesService({ access, events }: { access: Site
   }
 
   return {
-    /** To `version` when given (it must be one WordPress offers the site), else to the newest offered. */
-    updateCore(siteId: string, options: { version?: string } = {}): Promise<CoreUpdate> {
+    /**
+     * To `version` when given (it must be one WordPress offers the site), else to the newest offered.
+     * `requestedBy` is for the update history the composition keeps around this service.
+     */
+    updateCore(siteId: string, options: { version?: string } & RequestedBy = {}): Promise<CoreUpdate> {
       return access.operate(siteId, async (site) => {
         // Only for the failure event: what the site ran before, when it says.
         const fromVersion = (await site.connector.info().catch(() => null))?.wordpress ?? null;
@@ -67,7 +71,7 @@ export function createWordPressUpdatesService({ access, events }: { access: Site
      * Every language pack WordPress offers the site. Packs that failed are listed in `failed`
      * (and logged); when none was installed the whole update fails.
      */
-    updateTranslations(siteId: string): Promise<TranslationsUpdate> {
+    updateTranslations(siteId: string, _options: RequestedBy = {}): Promise<TranslationsUpdate> {
       return access.operate(siteId, async (site) => {
         const failed = (reason: string, message: string) =>
           events.emit('translations.update_failed', { siteId: site.site.id, url: site.site.url, reason, message });

@@ -56,6 +56,17 @@ describe('calls to remote sites', () => {
     });
   });
 
+  it('reports an answer cut short (the connection closed before the bytes it declared) as unreachable', async () => {
+    const site = await fakeSite((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"partial":', () => res.socket?.destroy());
+    });
+    // A POST, so the one retry a GET gets does not hide the first failure.
+    expect(
+      await problemOf(client({ timeoutMs: 2_000 }).request({ url: site.url, method: 'POST', json: {} })),
+    ).toMatchObject({ name: 'site-unreachable', status: 502 });
+  });
+
   it('drops a body over the cap from a site that closes its connection, and the daemon lives on', async () => {
     // A body dropped half-read while the server closes the socket once took the process down
     // (undici 7's parser asserted in its socket-end handler); many rounds make the race likely.
