@@ -15,28 +15,50 @@ export interface SiteTaskQueue {
   drain(graceMs: number): Promise<boolean>;
 }
 
+/**
+ * A p-queue bounds the sites at once; each site's tasks wait in its lane, and the next one goes
+ * to the queue when the one before it ends (a callback, not a chain of promises per task: every
+ * site operation passes through here, twice for a bulk site update).
+ */
 export function createSiteTaskQueue({ concurrency }: { concurrency: number }): SiteTaskQueue {
   const queue = new PQueue({ concurrency });
-  const tails = new Map<string, Promise<unknown>>();
+  /** Each busy site's tasks waiting behind the one it has in the queue. */
+  const lanes = new Map<string, (() => void)[]>();
   let accepting = true;
   let completed = 0;
 
+  function ended(siteId: string): void {
+    completed++;
+    const next = lanes.get(siteId)?.shift();
+    if (next) next();
+    else lanes.delete(siteId);
+  }
+
   return {
-    run(siteId, task) {
+    run<T>(siteId: string, task: () => Promise<T>): Promise<T> {
       if (!accepting) return Promise.reject(new Error('the daemon is shutting down'));
-      const previous = tails.get(siteId) ?? Promise.resolve();
-      const result = previous.then(
-        () => queue.add(task),
-        () => queue.add(task),
-      ) as Promise<Awaited<ReturnType<typeof task>>>;
-      const tail = result.catch(() => undefined).finally(() => void completed++);
-      tails.set(siteId, tail);
-      void tail.then(() => {
-        if (tails.get(siteId) === tail) tails.delete(siteId);
+      return new Promise<T>((resolve, reject) => {
+        const start = () =>
+          void queue.add(task).then(
+            (value) => {
+              ended(siteId);
+              resolve(value);
+            },
+            (error: unknown) => {
+              ended(siteId);
+              reject(error as Error);
+            },
+          );
+        const lane = lanes.get(siteId);
+        if (lane) lane.push(start);
+        else {
+          lanes.set(siteId, []);
+          // Never in the caller's turn: a task may use what its caller sets up after the call.
+          queueMicrotask(start);
+        }
       });
-      return result;
     },
-    isBusy: (siteId) => tails.has(siteId),
+    isBusy: (siteId) => lanes.has(siteId),
     get size() {
       return queue.size + queue.pending;
     },

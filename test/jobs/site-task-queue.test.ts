@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSiteTaskQueue } from '../../src/jobs/site-task-queue.js';
 
@@ -57,5 +58,75 @@ describe('the site task queue', () => {
     expect(await queue.drain(1_000)).toBe(true);
     expect(finished).toBe(true);
     await expect(queue.run('a', async () => 1)).rejects.toThrow(/shutting down/);
+  });
+
+  it('holds its rules for any tasks: one per site in order, at most the bound at once, every one run once', async () => {
+    const turns = () => new Promise<void>((resolve) => setImmediate(resolve));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.record({ site: fc.constantFrom('a', 'b', 'c', 'd', 'e'), turns: fc.nat(3), fails: fc.boolean() }), {
+          maxLength: 40,
+        }),
+        async (concurrency, tasks) => {
+          const queue = createSiteTaskQueue({ concurrency });
+          const running = new Set<string>();
+          let most = 0;
+          const started: number[] = [];
+          const outcomes = await Promise.allSettled(
+            tasks.map((task, index) =>
+              queue.run(task.site, async () => {
+                expect(running.has(task.site)).toBe(false);
+                running.add(task.site);
+                most = Math.max(most, running.size);
+                started.push(index);
+                for (let turn = 0; turn < task.turns; turn++) await turns();
+                running.delete(task.site);
+                if (task.fails) throw new Error(`task ${index}`);
+                return index;
+              }),
+            ),
+          );
+          expect(most).toBeLessThanOrEqual(concurrency);
+          expect([...started].sort((x, y) => x - y)).toEqual(tasks.map((_, index) => index));
+          for (const site of new Set(tasks.map((task) => task.site))) {
+            const ofSite = tasks.flatMap((task, index) => (task.site === site ? [index] : []));
+            expect(started.filter((index) => tasks[index]!.site === site)).toEqual(ofSite);
+          }
+          outcomes.forEach((outcome, index) =>
+            expect(outcome).toEqual(
+              tasks[index]!.fails
+                ? { status: 'rejected', reason: new Error(`task ${index}`) }
+                : { status: 'fulfilled', value: index },
+            ),
+          );
+          expect(queue.size).toBe(0);
+          expect(queue.completed).toBe(tasks.length);
+          for (const site of ['a', 'b', 'c', 'd', 'e']) expect(queue.isBusy(site)).toBe(false);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('never runs a task that was waiting when it drained, and never starts one in its caller’s turn', async () => {
+    const queue = createSiteTaskQueue({ concurrency: 1 });
+    const ran: string[] = [];
+    let release!: () => void;
+    const first = queue.run('a', async () => {
+      ran.push('a1');
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    expect(ran).toEqual([]);
+    void queue.run('a', async () => void ran.push('a2'));
+    void queue.run('b', async () => void ran.push('b1'));
+    await tick();
+    expect(queue.size).toBe(2);
+    const drained = queue.drain(1_000);
+    release();
+    expect(await drained).toBe(true);
+    await first;
+    await tick();
+    expect(ran).toEqual(['a1']);
   });
 });
