@@ -15,13 +15,16 @@
  * CPU is the process's (process.cpuUsage, V8's helper threads included) and the main thread's
  * alone (/proc/self/task/<pid>/schedstat), medians over BENCH_ROUNDS. BENCH_PROFILE=file.cpuprofile
  * also writes a CPU profile of the last round's bulk update (read it with bench/profile-summary.ts;
- * BENCH_PROFILE_US sets the sampling interval, default 200 µs).
+ * BENCH_PROFILE_US sets the sampling interval, default 200 µs). BENCH_STATEMENTS=1 also lists the SQL
+ * statements of the last round's bulk update: how many a site update runs, and the time each takes
+ * (timed around better-sqlite3's run/get/all, so the bulk's own figure that round is a little dearer).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SiteHttp, SiteResponse } from '../src/wordpress/site-http.js';
 import { startFakeFleet } from './fake-fleet.js';
+import { timeStatements } from './statement-times.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -98,7 +101,9 @@ try {
       await profiler.post('Profiler.setSamplingInterval', { interval: Number(process.env.BENCH_PROFILE_US ?? 200) });
       await profiler.post('Profiler.start');
     }
+    const statements = process.env.BENCH_STATEMENTS === '1' && round === ROUNDS ? timeStatements() : null;
     const measured = await measure(bulk);
+    statements?.report(SITES);
     t.expectSucceeded(bulkId, SITES);
     if (profiler) {
       const { profile } = await profiler.post('Profiler.stop');

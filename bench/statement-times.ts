@@ -1,0 +1,53 @@
+/**
+ * The SQL statements a bench phase runs, timed: better-sqlite3's run/get/all wrapped while it
+ * lasts (every database of the process), then a table per statement of how many a site update
+ * runs and the microseconds each takes on average (the statement's own time in SQLite and
+ * better-sqlite3; drizzle's work before and after it is not in it).
+ */
+import Database from 'better-sqlite3';
+
+type Method = 'run' | 'get' | 'all';
+type StatementMethods = Record<Method, (...parameters: unknown[]) => unknown> & { source: string };
+
+export function timeStatements() {
+  const probe = new Database(':memory:');
+  const prototype = Object.getPrototypeOf(probe.prepare('select 1')) as StatementMethods;
+  probe.close();
+  const originals = new Map<Method, StatementMethods[Method]>();
+  const seen = new Map<string, { count: number; micros: number }>();
+  for (const method of ['run', 'get', 'all'] as const) {
+    const original = prototype[method];
+    originals.set(method, original);
+    prototype[method] = function (this: StatementMethods, ...parameters: unknown[]) {
+      const started = process.hrtime.bigint();
+      try {
+        return original.apply(this, parameters);
+      } finally {
+        const key = `${method} ${this.source.replace(/\s+/g, ' ').slice(0, 100)}`;
+        const entry = seen.get(key) ?? { count: 0, micros: 0 };
+        entry.count++;
+        entry.micros += Number(process.hrtime.bigint() - started) / 1000;
+        seen.set(key, entry);
+      }
+    };
+  }
+  return {
+    /** Puts the methods back and prints the table, per site update of `sites`. */
+    report(sites: number): void {
+      for (const [method, original] of originals) prototype[method] = original;
+      const rows = [...seen].sort((a, b) => b[1].micros - a[1].micros);
+      let count = 0;
+      let micros = 0;
+      for (const [statement, entry] of rows) {
+        count += entry.count;
+        micros += entry.micros;
+        console.log(
+          `${(entry.count / sites).toFixed(2).padStart(6)} a site, ${(entry.micros / entry.count).toFixed(1).padStart(7)} µs each: ${statement}`,
+        );
+      }
+      console.log(
+        `statements: ${(count / sites).toFixed(1)} a site update, ${(micros / sites).toFixed(0)} µs a site update in all`,
+      );
+    },
+  };
+}
