@@ -5,7 +5,8 @@
  * (about 5 % of a bulk update's CPU). A database file in a temporary directory (BENCH_DB=memory: in
  * memory), the services configured as the tests configure them, and the daemon's logger at `info`,
  * writing to a file there (as it writes to stdout under systemd). BENCH_SOURCE=ts loads `src/`
- * through tsx instead.
+ * through tsx instead. BENCH_WAL_AUTOCHECKPOINT sets SQLite's automatic checkpoint, in pages of the
+ * log (the daemon's is SQLite's default, 1000; 0: none).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -51,7 +52,9 @@ export async function startInProcessDaemon({ concurrency }: { concurrency: numbe
   // A database file as the daemon keeps one (WAL, synchronous NORMAL): every commit is a write to its log, which an
   // in-memory database leaves out (BENCH_DB=memory: about 0.15 ms less a bulk site update, bench/bulk-machinery.ts).
   const file = process.env.BENCH_DB === 'memory' ? ':memory:' : join(logDir, 'sitewarden.db');
-  const { db, close } = database.openDatabase(file);
+  const { db, sqlite, close } = database.openDatabase(file);
+  if (process.env.BENCH_WAL_AUTOCHECKPOINT)
+    sqlite.pragma(`wal_autocheckpoint = ${Number(process.env.BENCH_WAL_AUTOCHECKPOINT)}`);
   const graph = services.createServices({
     // As the tests configure the services, with the benchmark's changes.
     config: { ...testServiceConfig, dataDir: logDir, ...config },

@@ -2,7 +2,8 @@
  * The SQL statements a bench phase runs, timed: better-sqlite3's run/get/all wrapped while it
  * lasts (every database of the process), then a table per statement of how many a site update
  * runs and the microseconds each takes on average (the statement's own time in SQLite and
- * better-sqlite3; drizzle's work before and after it is not in it).
+ * better-sqlite3, waits on the disk included; drizzle's work before and after it is not in it), and
+ * how the commits' times spread.
  */
 import Database from 'better-sqlite3';
 
@@ -15,6 +16,7 @@ export function timeStatements() {
   probe.close();
   const originals = new Map<Method, StatementMethods[Method]>();
   const seen = new Map<string, { count: number; micros: number }>();
+  const commits: number[] = [];
   for (const method of ['run', 'get', 'all'] as const) {
     const original = prototype[method];
     originals.set(method, original);
@@ -26,8 +28,10 @@ export function timeStatements() {
         const key = `${method} ${this.source.replace(/\s+/g, ' ').slice(0, 100)}`;
         const entry = seen.get(key) ?? { count: 0, micros: 0 };
         entry.count++;
-        entry.micros += Number(process.hrtime.bigint() - started) / 1000;
+        const micros = Number(process.hrtime.bigint() - started) / 1000;
+        entry.micros += micros;
         seen.set(key, entry);
+        if (this.source === 'COMMIT') commits.push(micros);
       }
     };
   }
@@ -48,6 +52,17 @@ export function timeStatements() {
       console.log(
         `statements: ${(count / sites).toFixed(1)} a site update, ${(micros / sites).toFixed(0)} µs a site update in all`,
       );
+      // A commit that crosses SQLite's automatic checkpoint also copies the log into the database and waits on the disk.
+      if (commits.length > 0) {
+        const sorted = [...commits].sort((a, b) => a - b);
+        const at = (share: number) =>
+          sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]!.toFixed(0);
+        const all = sorted.reduce((sum, value) => sum + value, 0);
+        const slowest = sorted.slice(Math.floor(sorted.length * 0.95)).reduce((sum, value) => sum + value, 0);
+        console.log(
+          `commits: p50 ${at(0.5)} µs, p90 ${at(0.9)}, p99 ${at(0.99)}, the slowest 5 % ${((100 * slowest) / all).toFixed(0)} % of their time`,
+        );
+      }
     },
   };
 }
