@@ -2,11 +2,13 @@ import type { SecretBox } from '../shared/secret-box.js';
 import type { SiteDirectory } from '../wordpress/site-access.js';
 import type { SiteCredentials } from '../wordpress/wordpress-client.js';
 import { sitesProblems } from './sites.errors.js';
-import type { SitesRepository } from './sites.repository.js';
-import type { SiteRow } from './sites.table.js';
+import type { SiteAccessRow, SitesRepository } from './sites.repository.js';
 
 /** The credentials Sitewarden acts with on a connected site; the application password is unsealed only here. */
-export function siteCredentials(site: SiteRow, secrets: SecretBox): SiteCredentials {
+export function siteCredentials(
+  site: Pick<SiteAccessRow, 'id' | 'state' | 'restUrl' | 'username' | 'credentialSealed'>,
+  secrets: SecretBox,
+): SiteCredentials {
   if (site.state !== 'connected' || !site.username || !site.credentialSealed)
     throw new Error(`site ${site.id} is not connected`);
   return { restUrl: site.restUrl, username: site.username, applicationPassword: secrets.open(site.credentialSealed) };
@@ -43,7 +45,7 @@ export function createSiteDirectory({
   });
   return {
     connected(siteId) {
-      const site = repository.findById(siteId);
+      const site = repository.findForAccess(siteId);
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
       if (site.state !== 'connected')
         throw sitesProblems.notConnected.create(`site ${siteId} is ${site.state.replace(/_/g, ' ')}, not connected`);
