@@ -36,6 +36,8 @@ const BULK_UPDATE_KINDS = [BULK, CHILD, SAFE_CHILD] as const;
 /** How many bulk jobs coordinate at once; each is cheap (the site updates share the update slots). */
 const BULK_JOBS_AT_ONCE = 4;
 const INTERRUPTED = 'the daemon stopped before this site was updated';
+const CUT_SHORT =
+  'the daemon stopped while this update was under way; the site may or may not have it (its next sync shows)';
 /**
  * How often a running bulk job's stored counts follow its sites: at most once this often, and when it ends. They are
  * a summary (the run's view counts its sites' rows; recovery counts them again), so a crash loses nothing by it.
@@ -65,7 +67,7 @@ export function createBulkUpdatesService({
   logger,
 }: {
   repository: BulkUpdatesRepository;
-  history: Pick<UpdateHistoryRepository, 'list'>;
+  history: Pick<UpdateHistoryRepository, 'list' | 'endAbandoned'>;
   jobRows: JobsRepository;
   jobs: JobRunner;
   slots: UpdateSlots;
@@ -466,8 +468,21 @@ export function createBulkUpdatesService({
     /** The newest bulk updates (and previews), as summaries. */
     runs: (limit: number) => jobRows.list({ kind: BULK, limit }).map(runView.summary),
 
-    /** At start: the last process's bulk updates (running ones fail as interrupted, queued ones run). */
-    recover: () => jobs.recover(BULK_UPDATE_KINDS),
+    /**
+     * At start: the update attempts the last process left under way end `failed` (`interrupted`),
+     * safe updates' excepted (those resume and end their own); then its bulk updates (running ones
+     * fail as interrupted, queued ones run). How many attempts were ended.
+     */
+    recover(): { attemptsEnded: number } {
+      const attemptsEnded = history.endAbandoned({ reason: 'interrupted', error: CUT_SHORT, finishedAt: clock.now() });
+      if (attemptsEnded > 0)
+        logger.warn(
+          { attempts: attemptsEnded },
+          'update attempts the last process left under way were ended as interrupted',
+        );
+      jobs.recover(BULK_UPDATE_KINDS);
+      return { attemptsEnded };
+    },
     stop: (graceMs: number) => jobs.stop(BULK_UPDATE_KINDS, { graceMs }),
     idle: () => jobs.idle(BULK_UPDATE_KINDS),
   };

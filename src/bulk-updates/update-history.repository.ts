@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { siteTags } from '../sites/index.js';
 import {
@@ -94,6 +94,17 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       return { ...row, finishedAt: null, reason: null, error: null };
     },
     finish: (id: string, end: AttemptEnd): void => void updateEnded.run({ ...endParameters(end), id }),
+    /**
+     * At start, before any work: every attempt still `running` that no queued safe update will end
+     * was cut short by the last process (its site may or may not have changed); ended `failed` with
+     * `reason`. How many.
+     */
+    endAbandoned: (end: { reason: string; error: string; finishedAt: Date }): number =>
+      db
+        .update(updateHistory)
+        .set({ result: 'failed', reason: end.reason, error: end.error, finishedAt: end.finishedAt })
+        .where(and(eq(updateHistory.result, 'running'), isNull(updateHistory.safeUpdateId)))
+        .run().changes,
     /** Ends the running attempt of a safe update (none: not one asked for through the API); whether there was one. */
     finishSafeUpdate: (safeUpdateId: string, end: AttemptEnd & { fromVersion: string | null }): boolean =>
       safeUpdateEnded.run({ ...endParameters(end), safeUpdateId }).changes > 0,

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createUpdateHistoryRepository } from '../../src/bulk-updates/update-history.repository.js';
 import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
-import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
+import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
 /** What a bulk update the last process left behind becomes at start. */
 let t: TestApp;
@@ -63,5 +64,45 @@ describe('recovery at start', () => {
     expect(run.job).toMatchObject({ state: 'failed', reason: 'sites-failed' });
     expect(run.progress).toMatchObject({ total: 2, done: 2, failed: 2 });
     expect(run.sites[0]!.items[0]).toMatchObject({ state: 'failed', reason: 'site-unreachable' });
+  });
+
+  it('ends the update attempts the last process left under way as interrupted, not a queued safe update’s', async () => {
+    const clock = createFakeClock();
+    t = createTestApp({ clock });
+    const history = createUpdateHistoryRepository({ db: t.database.db });
+    const siteId = insertConnectedSite(t);
+    const attempt = (id: string, safeUpdateId: string | null) =>
+      history.insert({
+        id,
+        siteId,
+        type: 'plugin',
+        slug: 'akismet',
+        fromVersion: '1.0.0',
+        toVersion: '1.1.0',
+        startedAt: t.clock.now(),
+        triggerKind: 'request',
+        triggerId: null,
+        jobId: null,
+        safeUpdateId,
+        result: 'running',
+      });
+    attempt('uph_cut_short', null);
+    attempt('uph_safe', 'sup_queued');
+    attempt('uph_done', null);
+    history.finish('uph_done', { result: 'succeeded', toVersion: '1.1.0', finishedAt: t.clock.now() });
+    clock.advance(60_000);
+
+    expect(t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 1 });
+    const rows = new Map(history.list({ siteId, limit: 10 }).map((row) => [row.id, row]));
+    expect(rows.get('uph_cut_short')).toMatchObject({
+      result: 'failed',
+      reason: 'interrupted',
+      error: expect.stringContaining('the daemon stopped while this update was under way'),
+      finishedAt: t.clock.now(),
+    });
+    expect(rows.get('uph_safe')).toMatchObject({ result: 'running', finishedAt: null });
+    expect(rows.get('uph_done')).toMatchObject({ result: 'succeeded', reason: null });
+    // Once ended, a second start finds nothing to end.
+    expect(t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 0 });
   });
 });
