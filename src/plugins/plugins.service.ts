@@ -126,7 +126,7 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
     },
 
     /** `requestedBy` is for the update history the composition keeps around this service (bulk-updates/recorded-updates). */
-    update(siteId: string, slug: string, _options: RequestedBy = {}): Promise<Plugin> {
+    update(siteId: string, slug: string, _options?: RequestedBy): Promise<Plugin> {
       return access.operate(siteId, async (site) => {
         await updateOn(site, await find(site, slug));
         return find(site, slug);

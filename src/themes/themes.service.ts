@@ -47,7 +47,7 @@ export function createThemesService({ access, events }: { access: SiteAccess; ev
     list: (siteId: string) => access.read(siteId, listWithUpdates),
 
     /** `requestedBy` is for the update history the composition keeps around this service (bulk-updates/recorded-updates). */
-    update(siteId: string, slug: string, _options: RequestedBy = {}): Promise<Theme> {
+    update(siteId: string, slug: string, _options?: RequestedBy): Promise<Theme> {
       return access.operate(siteId, async (site) => {
         await updateOn(site, await find(site, slug));
         return find(site, slug);

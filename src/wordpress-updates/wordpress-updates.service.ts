@@ -71,7 +71,7 @@ export function createWordPressUpdatesService({ access, events }: { access: Site
      * Every language pack WordPress offers the site. Packs that failed are listed in `failed`
      * (and logged); when none was installed the whole update fails.
      */
-    updateTranslations(siteId: string, _options: RequestedBy = {}): Promise<TranslationsUpdate> {
+    updateTranslations(siteId: string, _options?: RequestedBy): Promise<TranslationsUpdate> {
       return access.operate(siteId, async (site) => {
         const failed = (reason: string, message: string) =>
           events.emit('translations.update_failed', { siteId: site.site.id, url: site.site.url, reason, message });
