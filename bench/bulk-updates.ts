@@ -30,7 +30,10 @@
  * CPU is the whole process's (process.cpuUsage), V8's helper threads included (concurrent marking
  * and sweeping, compilation: 30–50 % of a phase's main-thread figure here), so a phase's figure
  * swings between rounds; the last line gives the medians over the rounds. Each phase starts after
- * the last one's trailing work and, with --expose-gc, after a collection and its sweeping.
+ * the last one's trailing work and, with --expose-gc, after a collection and its sweeping. On fresh
+ * connections, each site update's connection closes once idle, 4 s after its answer, so at 100 sites
+ * a phase ends before any of its closes and at 500 it counts most of them: the bulk and the direct
+ * calls are also given "with the connections closed", their CPU read again past the keep-alive.
  *
  * The fake sites run connector 1.5.0, whose update route takes the version expected: a bulk site
  * update is one request, the same one the direct baseline makes (`expectedVersion` included).
@@ -64,7 +67,14 @@ if (CONNECTIONS !== 'fresh' && CONNECTIONS !== 'open') throw new Error('BENCH_CO
 /** Past every keep-alive timeout: the daemon's agents and fetch close idle connections after 4 s, the fake's server after 5 s. */
 const KEEP_ALIVE_PAST_MS = 5_500;
 
-async function measure(work: () => Promise<void>): Promise<{ cpuMs: number; wallMs: number }> {
+/** CPU and time of a phase; `closedCpuMs` also counts its connections' closing (fresh connections: each closes when idle). */
+interface Measured {
+  cpuMs: number;
+  wallMs: number;
+  closedCpuMs: number;
+}
+
+async function measure(work: () => Promise<void>): Promise<Measured> {
   // What ran before (the resets' syncs) settles first: its trailing work (sockets closed, events delivered) is not the next
   // phase's. With node --expose-gc its garbage is collected first too, and V8's helper threads finish sweeping after that
   // collection before the phase starts (process.cpuUsage counts every thread).
@@ -75,7 +85,15 @@ async function measure(work: () => Promise<void>): Promise<{ cpuMs: number; wall
   const start = performance.now();
   await work();
   const used = process.cpuUsage(cpu);
-  return { cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - start };
+  const wallMs = performance.now() - start;
+  // Each site update's connection closes once idle (the work's last ones after the keep-alive): its close is the update's too.
+  if (CONNECTIONS === 'fresh') await sleep(KEEP_ALIVE_PAST_MS);
+  const closed = process.cpuUsage(cpu);
+  return {
+    cpuMs: (used.user + used.system) / 1000,
+    wallMs,
+    closedCpuMs: (closed.user + closed.system) / 1000,
+  };
 }
 
 async function main(): Promise<void> {
@@ -142,7 +160,7 @@ async function main(): Promise<void> {
       `${SITES} fake sites (connector ${CONNECTOR ?? EXPECTED_VERSION_CONNECTOR}), concurrency ${CONCURRENCY}, ` +
         `${UPDATE_MS} ms per update on the site, ${CONNECTIONS} connections`,
     );
-    const rounds: { bulk: number; direct: number; directIn: number; own: number }[] = [];
+    const rounds: Record<'bulk' | 'direct' | 'directIn' | 'own' | 'bulkClosed' | 'directClosed', number>[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       await reset();
       // On open connections, the baseline's are opened just before (the reset's syncs left the daemon's open).
@@ -158,6 +176,7 @@ async function main(): Promise<void> {
         body: updateBody,
         concurrency: CONCURRENCY,
         warm: CONNECTIONS === 'open',
+        closeWaitMs: CONNECTIONS === 'fresh' ? KEEP_ALIVE_PAST_MS : 0,
       });
       await requestsPerUpdate();
       await reset();
@@ -192,7 +211,14 @@ async function main(): Promise<void> {
           `round ${round} parts, CPU per site: offers read held ${per(offersHeld)} ms, by fetch ${per(offersFetched)} ms`,
         );
       }
-      rounds.push({ bulk: measured.cpuMs, direct: baseline.cpuMs, directIn: inProcess.cpuMs, own: own.cpuMs });
+      rounds.push({
+        bulk: measured.cpuMs,
+        direct: baseline.cpuMs,
+        directIn: inProcess.cpuMs,
+        own: own.cpuMs,
+        bulkClosed: measured.closedCpuMs,
+        directClosed: baseline.closedCpuMs,
+      });
       const per = (figure: number) => (figure / SITES).toFixed(2);
       const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
         `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +
@@ -202,7 +228,11 @@ async function main(): Promise<void> {
           `${against(baseline, 'connector directly')}; ${against(inProcess, "directly in the daemon's process")}; ` +
           `${against(own, "the daemon's own client")}; ` +
           `${against(single, 'single-site route')}; ` +
-          `requests per site update: bulk ${bulkRequests}, directly ${baselineRequests}, single-site ${singleRequests}`,
+          `requests per site update: bulk ${bulkRequests}, directly ${baselineRequests}, single-site ${singleRequests}` +
+          (CONNECTIONS === 'fresh'
+            ? `; with the connections closed: bulk ${per(measured.closedCpuMs)} ms, connector directly ` +
+              `${per(baseline.closedCpuMs)} ms (bulk ${(measured.closedCpuMs / baseline.closedCpuMs).toFixed(2)}×)`
+            : ''),
       );
     }
     // Each phase's CPU swings between rounds (V8's and the loader's background threads count in it): the medians.
@@ -211,15 +241,20 @@ async function main(): Promise<void> {
       const middle = sorted.length >> 1;
       return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
     };
-    const [bulkMedian, directMedian, directInMedian, ownMedian] = (['bulk', 'direct', 'directIn', 'own'] as const).map(
-      (phase) => median(rounds.map((round) => round[phase])),
-    ) as [number, number, number, number];
+    const [bulkMedian, directMedian, directInMedian, ownMedian, bulkClosedMedian, directClosedMedian] = (
+      ['bulk', 'direct', 'directIn', 'own', 'bulkClosed', 'directClosed'] as const
+    ).map((phase) => median(rounds.map((round) => round[phase]))) as [number, number, number, number, number, number];
     console.log(
       `median of ${ROUNDS} rounds (${CONNECTIONS} connections): bulk CPU per site update ${(bulkMedian / SITES).toFixed(2)} ms, ` +
         `connector directly ${(directMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directMedian).toFixed(2)}×), ` +
         `directly in the daemon's process ${(directInMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directInMedian).toFixed(2)}×), ` +
         `the daemon's own client ${(ownMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / ownMedian).toFixed(2)}×); ` +
-        `median of the rounds' ratios to directly ${median(rounds.map((round) => round.bulk / round.direct)).toFixed(2)}×`,
+        `median of the rounds' ratios to directly ${median(rounds.map((round) => round.bulk / round.direct)).toFixed(2)}×` +
+        (CONNECTIONS === 'fresh'
+          ? `; with the connections closed: bulk ${(bulkClosedMedian / SITES).toFixed(2)} ms, connector directly ` +
+            `${(directClosedMedian / SITES).toFixed(2)} ms (bulk ${(bulkClosedMedian / directClosedMedian).toFixed(2)}×), ` +
+            `median of the rounds' ratios ${median(rounds.map((round) => round.bulkClosed / round.directClosed)).toFixed(2)}×`
+          : ''),
     );
     await t.close();
     caller.close();

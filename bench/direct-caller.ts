@@ -18,10 +18,14 @@ interface Call {
   concurrency: number;
   /** Reads each site's offers first, unmeasured, leaving a connection open to each (`BENCH_CONNECTIONS=open`). */
   warm: boolean;
+  /** How long after the calls `closedCpuMs` is read: past fetch's keep-alive, so the calls' connections have closed. */
+  closeWaitMs: number;
 }
 interface Measured {
   cpuMs: number;
   wallMs: number;
+  /** The calls' CPU and their connections' closing. */
+  closedCpuMs: number;
 }
 
 const once = (child: ChildProcess) => new Promise<unknown>((resolve) => child.once('message', resolve));
@@ -87,7 +91,14 @@ function serve(): void {
       const start = performance.now();
       await updateEachSite(call);
       const used = process.cpuUsage(cpu);
-      process.send!({ cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - start } satisfies Measured);
+      const wallMs = performance.now() - start;
+      await sleep(call.closeWaitMs);
+      const closed = process.cpuUsage(cpu);
+      process.send!({
+        cpuMs: (used.user + used.system) / 1000,
+        wallMs,
+        closedCpuMs: (closed.user + closed.system) / 1000,
+      } satisfies Measured);
     })();
   });
 }

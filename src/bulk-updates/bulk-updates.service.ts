@@ -91,7 +91,11 @@ export function createBulkUpdatesService({
 
   function plan(targets: BulkTarget[]): { site: SiteFacts; items: PlannedItem[] }[] {
     const bySite = new Map<string, BulkTarget[]>();
-    for (const target of targets) bySite.set(target.siteId, [...(bySite.get(target.siteId) ?? []), target]);
+    for (const target of targets) {
+      const siteTargets = bySite.get(target.siteId);
+      if (siteTargets) siteTargets.push(target);
+      else bySite.set(target.siteId, [target]);
+    }
     const known = new Map(repository.sites({ ids: [...bySite.keys()] }).map((site) => [site.id, site]));
     const unknown = [...bySite.keys()].filter((id) => !known.has(id));
     if (unknown.length > 0)
