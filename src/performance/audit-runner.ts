@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { setPriority } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { AuditRequest, AuditSummary, WorkerMessage } from './audit-protocol.js';
@@ -33,16 +34,9 @@ function killGroup(pid: number): void {
   }
 }
 
-/**
- * Kills every process (and its group) whose command line names `dir`, and says how many. Two uses:
- * after an audit, the last safety net for a Chrome the worker started but never reported (it hung
- * while launching), which still names the audit's own profile directory; and at start, with the
- * work root, the workers and Chromes a killed daemon left running (each leads its own process
- * group, so a daemon killed outside systemd's cgroup leaves them behind, a Chrome at full CPU on a
- * page nobody reads). Synchronous: one read of /proc, once per audit and once at start.
- */
-export function killProcessesNaming(dir: string): number {
-  let killed = 0;
+/** The processes whose command line names `dir` (this one left out). A zombie's names nothing: it has gone. */
+function processesNaming(dir: string): number[] {
+  const pids: number[] = [];
   for (const name of existsSync('/proc') ? readdirSync('/proc') : []) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     let cmdline = '';
@@ -51,12 +45,36 @@ export function killProcessesNaming(dir: string): number {
     } catch {
       continue; // Gone since the listing.
     }
-    if (!cmdline.includes(dir)) continue;
-    killGroup(Number(name));
-    killGroup(-Number(name));
-    killed++;
+    if (cmdline.includes(dir)) pids.push(Number(name));
   }
-  return killed;
+  return pids;
+}
+
+/**
+ * Kills every process (and its group) whose command line names `dir`, and says how many. Two uses:
+ * after an audit, the last safety net for a Chrome the worker started but never reported (it hung
+ * while launching), which still names the audit's own profile directory; and at start, with the
+ * work root, the workers and Chromes a killed daemon left running (each leads its own process
+ * group, so a daemon killed outside systemd's cgroup leaves them behind, a Chrome at full CPU on a
+ * page nobody reads). Synchronous: one read of /proc, once per audit and once at start (after an
+ * audit, `goneNaming` reads it again until what was killed has gone).
+ */
+export function killProcessesNaming(dir: string): number {
+  const pids = processesNaming(dir);
+  for (const pid of pids) {
+    killGroup(pid);
+    killGroup(-pid);
+  }
+  return pids.length;
+}
+
+/**
+ * Resolves once no process names `dir`, or after `withinMs`: a process sent SIGKILL takes a moment
+ * to go (a Chrome's memory is released first), and an audit is not over while its Chrome is there.
+ */
+async function goneNaming(dir: string, withinMs = 5_000): Promise<void> {
+  const until = Date.now() + withinMs;
+  while (processesNaming(dir).length > 0 && Date.now() < until) await sleep(20);
 }
 
 /**
@@ -164,7 +182,8 @@ export function createAuditRunner({
           message: `the audit worker exited (${signal ?? `code ${code}`}) without a result${stderrTail ? `: ${stderrTail.trim().split('\n').slice(-3).join(' | ')}` : ''}`,
         };
         killProcessesNaming(request.workDir);
-        void rm(request.workDir, { recursive: true, force: true })
+        void goneNaming(request.workDir)
+          .then(() => rm(request.workDir, { recursive: true, force: true }))
           .catch(() => undefined)
           .then(() => resolve(outcome!));
       });
