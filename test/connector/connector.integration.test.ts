@@ -258,8 +258,18 @@ describe('Sitewarden connector', () => {
     expect(body['translations']).toEqual(expect.any(Array));
     expect(body['core']).toEqual([]);
 
-    // Without refresh, the last check is reported as it stands.
-    expect((await call(site, site.admin, 'GET', 'updates')).body).toEqual(body);
+    // Without refresh, nothing forces a check: the offers are the last check's. WordPress records which plugin
+    // versions a check covered only when it checks again within its interval, so the first read after a forced check
+    // lets it check once more (in the next second, `checkedAt` moves with it); from then on the check stands.
+    const plain = (await call(site, site.admin, 'GET', 'updates')).body;
+    expect(plain).toEqual({ ...body, checkedAt: expect.any(String) });
+    expect(Date.parse(String(plain['checkedAt']))).toBeGreaterThanOrEqual(Date.parse(String(body['checkedAt'])));
+    // A second later, so that a check made again would show in the time WordPress stamps on it.
+    const pluginsCheckedAt = () => site.php(`echo get_site_transient( 'update_plugins' )->last_checked;`);
+    const checked = await pluginsCheckedAt();
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await call(site, site.admin, 'GET', 'updates')).body).toEqual(plain);
+    expect(await pluginsCheckedAt()).toBe(checked);
 
     await site.php(`update_site_option( 'sitewarden_test_offer_core', 1 );`);
     try {
