@@ -37,7 +37,8 @@ const mainThreadNs = () => Number(readFileSync(`/proc/self/task/${process.pid}/s
 
 /**
  * Past the daemon's keep-alive (its agents close a connection after 4 s idle): the reset's syncs leave one open to
- * each site, and closing them (about 35 µs each) would fall inside a phase that lasts longer than that.
+ * each site, and their closing would fall inside a phase that lasts longer than that (at 300 sites, answers after
+ * 200 ms, it doubled the own-client phase's figure: docs/benchmarks.md, session 11).
  */
 const KEEP_ALIVE_PAST_MS = 4_500;
 
