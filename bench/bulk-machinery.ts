@@ -18,13 +18,18 @@
  * also writes a CPU profile of the last round's bulk update (read it with bench/profile-summary.ts;
  * BENCH_PROFILE_US sets the sampling interval, default 200 µs). BENCH_STATEMENTS=1 also lists the SQL
  * statements of the last round's bulk update: how many a site update runs, and the time each takes
- * (timed around better-sqlite3's run/get/all, so the bulk's own figure that round is a little dearer).
+ * (timed around better-sqlite3's run/get/all, so the bulk's own figure that round is a little dearer),
+ * the statements prepared meanwhile, and the pages its commits wrote to the write-ahead log by table
+ * and index (read from the log's frames; with BENCH_WAL_AUTOCHECKPOINT=0, or a checkpoint may have
+ * started the log over). BENCH_THREADS=1 also prints each phase's CPU per thread (the main thread,
+ * V8's workers, libuv's pool).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SiteHttp, SiteResponse } from '../src/wordpress/site-http.js';
 import { startFakeFleet } from './fake-fleet.js';
+import Database from 'better-sqlite3';
 import { timeStatements } from './statement-times.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 500);
@@ -32,6 +37,69 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const WAIT_MS = Number(process.env.BENCH_WAIT_MS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const UPDATE_ROUTE = 'sitewarden/v1/plugins/update';
+
+/** Each thread's CPU so far (ns), by its id, with its name (`comm`): the main thread, V8's workers, libuv's pool. */
+function threadsNs(): Map<string, { name: string; ns: number }> {
+  const threads = new Map<string, { name: string; ns: number }>();
+  for (const id of readdirSync('/proc/self/task'))
+    try {
+      const comm = readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim();
+      // Node's threads keep the process's name: the main thread is named apart, the others by id.
+      const name = id === String(process.pid) ? 'main' : comm === 'node' ? `thread ${id}` : comm;
+      threads.set(id, { name, ns: Number(readFileSync(`/proc/self/task/${id}/schedstat`, 'utf8').split(' ')[0]) });
+    } catch {
+      // The thread ended meanwhile.
+    }
+  return threads;
+}
+/** CPU per site update by thread name between two readings (BENCH_THREADS=1). */
+function threadsBetween(before: ReturnType<typeof threadsNs>, after: ReturnType<typeof threadsNs>): string {
+  const byName = new Map<string, number>();
+  for (const [id, { name, ns }] of after) byName.set(name, (byName.get(name) ?? 0) + ns - (before.get(id)?.ns ?? 0));
+  return [...byName]
+    .filter(([, ns]) => ns > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, ns]) => `${name} ${(ns / 1e6 / SITES).toFixed(3)}`)
+    .join(', ');
+}
+
+/**
+ * Which tables and indexes the frames the log gained from `fromByte` hold (BENCH_STATEMENTS=1; read with
+ * BENCH_WAL_AUTOCHECKPOINT=0, or a checkpoint may have started the log over): pages per site update by b-tree.
+ */
+function walPages(file: string, fromByte: number, sites: number): string {
+  const wal = readFileSync(`${file}-wal`);
+  const pageSize = wal.readUInt32BE(8);
+  const start = Math.max(32, fromByte);
+  const pages = new Map<number, number>();
+  let commits = 0;
+  for (let at = start; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    const page = wal.readUInt32BE(at);
+    pages.set(page, (pages.get(page) ?? 0) + 1);
+    if (wal.readUInt32BE(at + 4) !== 0) commits++;
+  }
+  const reader = new Database(file, { readonly: true });
+  const names = new Map(
+    (reader.prepare('select name, pageno from dbstat').all() as { name: string; pageno: number }[]).map((row) => [
+      row.pageno,
+      row.name,
+    ]),
+  );
+  reader.close();
+  const byName = new Map<string, number>();
+  for (const [page, frames] of pages) {
+    const name = names.get(page) ?? (page === 1 ? 'header' : 'free');
+    byName.set(name, (byName.get(name) ?? 0) + frames);
+  }
+  const frames = [...pages.values()].reduce((sum, count) => sum + count, 0);
+  return (
+    `log frames: ${(frames / sites).toFixed(1)} a site update in ${(commits / sites).toFixed(2)} commits: ` +
+    [...byName]
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, count]) => `${name} ${(count / sites).toFixed(2)}`)
+      .join(', ')
+  );
+}
 
 const mainThreadNs = () => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
 
@@ -48,8 +116,11 @@ async function measure(work: () => Promise<void>): Promise<{ all: number; main: 
   await sleep(100);
   const cpu = process.cpuUsage();
   const main = mainThreadNs();
+  const threads = process.env.BENCH_THREADS === '1' ? threadsNs() : null;
   await work();
   const used = process.cpuUsage(cpu);
+  if (threads)
+    console.log(`  ${work.name || 'bulk'} by thread, ms per site update: ${threadsBetween(threads, threadsNs())}`);
   return { all: (used.user + used.system) / 1000 / SITES, main: (mainThreadNs() - main) / 1e6 / SITES };
 }
 
@@ -58,6 +129,7 @@ try {
   const { startInProcessDaemon } = await import('./in-process-daemon.js');
   const t = await startInProcessDaemon({ concurrency: CONCURRENCY });
   const ids = await t.connect(fleet.sites);
+  const walBytes = () => (existsSync(`${t.databaseFile}-wal`) ? statSync(`${t.databaseFile}-wal`).size : 0);
   const reset = async () => {
     await fleet.reset();
     await t.syncEach(ids);
@@ -110,8 +182,16 @@ try {
       await profiler.post('Profiler.start');
     }
     const statements = process.env.BENCH_STATEMENTS === '1' && round === ROUNDS ? timeStatements() : null;
+    const walBefore = statements ? walBytes() : 0;
     const measured = await measure(bulk);
     statements?.report(SITES);
+    // With BENCH_WAL_AUTOCHECKPOINT=0 the log only grows: what the bulk wrote to it.
+    if (statements) console.log(walPages(t.databaseFile, walBefore, SITES));
+    if (statements)
+      console.log(
+        `write-ahead log: ${((walBytes() - walBefore) / 1024 / SITES).toFixed(1)} KiB a site update (its growth; ` +
+          `less than was written when a checkpoint let SQLite start the log over)`,
+      );
     t.expectSucceeded(bulkId, SITES);
     if (profiler) {
       const { profile } = await profiler.post('Profiler.stop');

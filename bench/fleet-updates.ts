@@ -1,7 +1,8 @@
 /**
  * The fleet's pending-updates and inventory queries at 10,000 sites × 30 plugins (+ 3 themes),
  * answered from SQLite through the real routes (`app.request()`: query, grouping, JSON), on a
- * database file seeded by the inventory repository as the sync writes it. Not run by the tests.
+ * database file seeded by the inventory repository as the sync writes it; then a bulk update's
+ * selection resolved from the same rows (every site, a tag). Not run by the tests.
  *
  *   node --import tsx bench/fleet-updates.ts
  *   BENCH_SITES=1000 BENCH_RUNS=200 node --import tsx bench/fleet-updates.ts
@@ -10,6 +11,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { createBulkUpdatesRepository } from '../src/bulk-updates/bulk-updates.repository.js';
+import type { BulkUpdateInput } from '../src/bulk-updates/bulk-updates.schemas.js';
+import { resolveSelection } from '../src/bulk-updates/selection.js';
 import { openDatabase } from '../src/db/database.js';
 import { createFleetRepository, createFleetRoutes } from '../src/fleet/index.js';
 import { createInventoryRepository } from '../src/inventory/inventory.repository.js';
@@ -98,6 +102,35 @@ try {
     const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(2);
     console.log(
       `${path.padEnd(45)} ${at(0.5).padStart(6)}   ${at(0.99).padStart(6)}   ${at(1).padStart(6)}   ${items}`,
+    );
+  }
+
+  // A bulk update's selection as `POST /api/fleet/updates/apply` resolves it (its sites, then their pending updates from
+  // the inventory rows), and the sites its plan reads again by id: SQL and rows, before any job is written.
+  const bulkRepository = createBulkUpdatesRepository({ db: database.db });
+  const selections: [string, BulkUpdateInput][] = [
+    ['every pending update of every site', { all: true, tag: [] }],
+    ['a tag (client:42)', { tag: ['client:42'] }],
+    ['a tag (staging)', { tag: ['staging'] }],
+  ];
+  console.log('bulk selection                                p50 ms   p99 ms   max ms   targets   sites');
+  for (const [name, input] of selections) {
+    const times: number[] = [];
+    let targets = 0;
+    let sites = 0;
+    const runs = Math.max(20, Math.round(RUNS / 10));
+    for (let run = 0; run < runs + 3; run++) {
+      const started = performance.now();
+      const resolved = resolveSelection(bulkRepository, input);
+      sites = bulkRepository.sites({ ids: [...new Set(resolved.map((target) => target.siteId))] }).length;
+      const elapsed = performance.now() - started;
+      targets = resolved.length;
+      if (run >= 3) times.push(elapsed);
+    }
+    times.sort((a, b) => a - b);
+    const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(2);
+    console.log(
+      `${name.padEnd(45)} ${at(0.5).padStart(6)}   ${at(0.99).padStart(6)}   ${at(1).padStart(6)}   ${String(targets).padStart(7)}   ${sites}`,
     );
   }
   database.close();

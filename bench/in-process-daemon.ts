@@ -91,6 +91,8 @@ export async function startInProcessDaemon({ concurrency }: { concurrency: numbe
 
   return {
     services: graph,
+    /** The database file (`:memory:` with BENCH_DB=memory). */
+    databaseFile: file,
     built,
     call,
     /** Connects each site through the API; their ids, in order. */

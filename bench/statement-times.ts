@@ -17,6 +17,22 @@ export function timeStatements() {
   const originals = new Map<Method, StatementMethods[Method]>();
   const seen = new Map<string, { count: number; micros: number }>();
   const commits: number[] = [];
+  // Statements prepared (drizzle prepares each query it runs, unless the query was prepared once and kept).
+  const databasePrototype = Database.prototype as unknown as { prepare: (source: string) => unknown };
+  const originalPrepare = databasePrototype.prepare;
+  const prepared = new Map<string, { count: number; micros: number }>();
+  databasePrototype.prepare = function (this: unknown, source: string) {
+    const started = process.hrtime.bigint();
+    try {
+      return originalPrepare.call(this, source);
+    } finally {
+      const key = source.replace(/\s+/g, ' ').slice(0, 100);
+      const entry = prepared.get(key) ?? { count: 0, micros: 0 };
+      entry.count++;
+      entry.micros += Number(process.hrtime.bigint() - started) / 1000;
+      prepared.set(key, entry);
+    }
+  };
   for (const method of ['run', 'get', 'all'] as const) {
     const original = prototype[method];
     originals.set(method, original);
@@ -39,6 +55,7 @@ export function timeStatements() {
     /** Puts the methods back and prints the table, per site update of `sites`. */
     report(sites: number): void {
       for (const [method, original] of originals) prototype[method] = original;
+      databasePrototype.prepare = originalPrepare;
       const rows = [...seen].sort((a, b) => b[1].micros - a[1].micros);
       let count = 0;
       let micros = 0;
@@ -51,6 +68,19 @@ export function timeStatements() {
       }
       console.log(
         `statements: ${(count / sites).toFixed(1)} a site update, ${(micros / sites).toFixed(0)} µs a site update in all`,
+      );
+      let preparedCount = 0;
+      let preparedMicros = 0;
+      for (const [statement, entry] of [...prepared].sort((a, b) => b[1].micros - a[1].micros)) {
+        preparedCount += entry.count;
+        preparedMicros += entry.micros;
+        if (entry.micros / sites >= 2)
+          console.log(
+            `${(entry.count / sites).toFixed(2).padStart(6)} a site, ${(entry.micros / entry.count).toFixed(1).padStart(7)} µs each: prepare ${statement}`,
+          );
+      }
+      console.log(
+        `prepared: ${(preparedCount / sites).toFixed(1)} a site update, ${(preparedMicros / sites).toFixed(0)} µs a site update in all`,
       );
       // A commit that crosses SQLite's automatic checkpoint also copies the log into the database and waits on the disk.
       if (commits.length > 0) {

@@ -1,5 +1,6 @@
-import { and, gt, inArray, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
+import { and, gt, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
+import { rowDecoder } from '../db/row-decoder.js';
 import { inventoryItems } from '../inventory/index.js';
 import { jobs, type JobRow } from '../jobs/jobs.table.js';
 import { sites, siteTags } from '../sites/index.js';
@@ -18,13 +19,8 @@ export interface PendingItem {
   updateVersion: string | null;
 }
 
-/** SQLite binds at most 32766 parameters; lists of sites are read in slices well under that. */
-const SLICE = 500;
-const sliced = <T, R>(values: T[], read: (slice: T[]) => R[]): R[] => {
-  const rows: R[] = [];
-  for (let i = 0; i < values.length; i += SLICE) rows.push(...read(values.slice(i, i + SLICE)));
-  return rows;
-};
+/** A list bound as one JSON array parameter (`in (select value from json_each(?))`): one prepared statement whatever its length. */
+const inJsonList = (name: string) => sql`(select value from json_each(${sql.placeholder(name)}))`;
 
 /** A child's id is its bulk job's id and its place: the children of a bulk job are one range of the primary key. */
 export const childId = (bulkId: string, index: number) => `${bulkId}-${String(index).padStart(5, '0')}`;
@@ -44,47 +40,66 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
     )
     .orderBy(jobs.id)
     .prepare();
+  // Read once or more per request (a bulk update's selection and plan, each single-site update's history): prepared once,
+  // the lists of sites bound as one JSON array, so no query is built per call whatever the fleet's size.
+  const jobRow = rowDecoder(jobs);
   const siteColumns = { id: sites.id, url: sites.url, state: sites.state, wordpressVersion: sites.wordpressVersion };
+  const sitesById = db
+    .select(siteColumns)
+    .from(sites)
+    .where(inArray(sites.id, inJsonList('ids')))
+    .prepare();
+  const allSites = db.select(siteColumns).from(sites).orderBy(sites.id).prepare();
+  const taggedSites = db
+    .select(siteColumns)
+    .from(sites)
+    .where(
+      inArray(
+        sites.id,
+        db
+          .select({ siteId: siteTags.siteId })
+          .from(siteTags)
+          .where(inArray(siteTags.tag, inJsonList('tags')))
+          .groupBy(siteTags.siteId)
+          .having(sql`count(distinct ${siteTags.tag}) = ${sql.placeholder('count')}`),
+      ),
+    )
+    .orderBy(sites.id)
+    .prepare();
+  const itemColumns = {
+    siteId: inventoryItems.siteId,
+    type: inventoryItems.type,
+    slug: inventoryItems.slug,
+    version: inventoryItems.version,
+    updateVersion: inventoryItems.updateVersion,
+  };
+  const itemsOf = db
+    .select(itemColumns)
+    .from(inventoryItems)
+    .where(inArray(inventoryItems.siteId, inJsonList('ids')))
+    .prepare();
+  const pendingItemsOf = db
+    .select(itemColumns)
+    .from(inventoryItems)
+    .where(and(inArray(inventoryItems.siteId, inJsonList('ids')), isNotNull(inventoryItems.updateVersion)))
+    .prepare();
   return {
     /** Sites by id, or every site, or the sites carrying every one of `tags`. */
     sites(scope: { ids: string[] } | { all: true } | { tags: string[] }): SiteFacts[] {
-      if ('ids' in scope)
-        return sliced([...new Set(scope.ids)], (ids) =>
-          db.select(siteColumns).from(sites).where(inArray(sites.id, ids)).all(),
-        );
-      if ('all' in scope) return db.select(siteColumns).from(sites).orderBy(sites.id).all();
+      if ('ids' in scope) return scope.ids.length === 0 ? [] : sitesById.all({ ids: JSON.stringify(scope.ids) });
+      if ('all' in scope) return allSites.all();
       const unique = [...new Set(scope.tags)];
-      const tagged = db
-        .select({ siteId: siteTags.siteId })
-        .from(siteTags)
-        .where(inArray(siteTags.tag, unique))
-        .groupBy(siteTags.siteId)
-        .having(sql`count(distinct ${siteTags.tag}) = ${unique.length}`);
-      return db.select(siteColumns).from(sites).where(inArray(sites.id, tagged)).orderBy(sites.id).all();
+      return taggedSites.all({ tags: JSON.stringify(unique), count: unique.length });
     },
 
     /** The plugins and themes of these sites as last synced; `pendingOnly` keeps those offered an update. */
     items(siteIds: string[], { pendingOnly }: { pendingOnly: boolean }): PendingItem[] {
-      const columns = {
-        siteId: inventoryItems.siteId,
-        type: inventoryItems.type,
-        slug: inventoryItems.slug,
-        version: inventoryItems.version,
-        updateVersion: inventoryItems.updateVersion,
-      };
-      return sliced(siteIds, (ids) => {
-        const conditions: SQL[] = [inArray(inventoryItems.siteId, ids)];
-        if (pendingOnly) conditions.push(isNotNull(inventoryItems.updateVersion));
-        return db
-          .select(columns)
-          .from(inventoryItems)
-          .where(and(...conditions))
-          .all();
-      });
+      if (siteIds.length === 0) return [];
+      return (pendingOnly ? pendingItemsOf : itemsOf).all({ ids: JSON.stringify(siteIds) });
     },
 
     /** A bulk job's children, in their order. */
-    children: (bulkId: string): JobRow[] => childrenOf.all({ from: `${bulkId}-`, to: `${bulkId}-~` }),
+    children: (bulkId: string): JobRow[] => childrenOf.values({ from: `${bulkId}-`, to: `${bulkId}-~` }).map(jobRow),
   };
 }
 

@@ -97,14 +97,13 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
   return new OpenAPIHono<AppEnv>()
     .openapi(applyUpdates, (c) => {
       const input = c.req.valid('json');
-      const job = bulkUpdates.start({
+      const run = bulkUpdates.apply({
         targets: bulkUpdates.select(input),
         trigger: { kind: 'request', id: c.get('token').id },
         dryRun: input.dryRun,
         safe: input.safe,
         notAfter: input.notAfter ? new Date(input.notAfter) : undefined,
       });
-      const run = bulkUpdates.run(job.id);
       return input.dryRun ? c.json(run, 200) : c.json(run, 202);
     })
     .openapi(getRun, (c) => c.json(bulkUpdates.run(c.req.valid('param').jobId), 200))

@@ -133,8 +133,14 @@ export function createBulkUpdatesService({
     });
   }
 
-  /** Creates the bulk job (and its children) and queues it; a dry run is recorded finished, with its plan. */
-  function startBulkUpdate({ targets, trigger, dryRun = false, safe = false, notAfter }: BulkUpdateRequest): JobRow {
+  /**
+   * Creates the bulk job (and its children) and queues it; a dry run is recorded finished, with its
+   * plan. The rows as written: the answer to the request is made from them, not read back.
+   */
+  function startBulkUpdate({ targets, trigger, dryRun = false, safe = false, notAfter }: BulkUpdateRequest): {
+    job: JobRow;
+    children: JobRow[];
+  } {
     const sitesPlanned = plan(targets);
     const closesAt = notAfter === undefined ? null : new Date(notAfter).toISOString();
     const now = clock.now();
@@ -148,7 +154,7 @@ export function createBulkUpdatesService({
     };
     if (dryRun) {
       const planned = sitesPlanned.map(({ site, items }) => ({ siteId: site.id, url: site.url, items }));
-      return jobRows.insert({
+      const job = jobRows.insert({
         id,
         kind: BULK,
         siteId: null,
@@ -158,33 +164,38 @@ export function createBulkUpdatesService({
         createdAt: now,
         finishedAt: now,
       });
+      return { job, children: [] };
     }
-    const children = sitesPlanned.map(({ site, items }, index) => {
+    const children = sitesPlanned.map(({ site, items }, index): JobRow => {
       const child: ChildParams = { bulkId: id, url: site.url, host: hostOf(site.url), items };
       const connected = site.state === 'connected';
       return {
         id: childId(id, index),
         kind: safe ? SAFE_CHILD : CHILD,
         siteId: site.id,
-        state: connected ? ('queued' as const) : ('cancelled' as const),
+        state: connected ? 'queued' : 'cancelled',
         reason: connected ? null : 'site-not-connected',
         message: connected ? null : `the site is ${site.state}`,
+        progress: '{}',
         params: JSON.stringify(child),
+        attempts: 0,
         createdAt: now,
+        startedAt: null,
         finishedAt: connected ? null : now,
       };
     });
-    jobRows.transaction(() => {
-      jobRows.insert({
+    const job = jobRows.transaction(() => {
+      const bulk = jobRows.insert({
         id,
         kind: BULK,
         siteId: null,
         state: 'queued',
         params: JSON.stringify(params),
-        progress: JSON.stringify(progressOf(children.map((child) => ({ ...child, progress: '{}' })))),
+        progress: JSON.stringify(progressOf(children)),
         createdAt: now,
       });
       jobRows.insertMany(children);
+      return bulk;
     });
     events.emit('bulk-update.started', {
       bulkId: id,
@@ -193,8 +204,9 @@ export function createBulkUpdatesService({
       sites: children.length,
       items: sitesPlanned.reduce((sum, site) => sum + site.items.length, 0),
     });
+    // Started on a later turn (the job runner's queue): the rows above are still what the database holds.
     jobs.enqueue(BULK, id, null);
-    return jobRows.find(id)!;
+    return { job, children };
   }
 
   function progressOf(children: Pick<JobRow, 'state' | 'reason' | 'progress'>[]) {
@@ -230,7 +242,9 @@ export function createBulkUpdatesService({
     const pending = new Map<string, JobRow[]>();
     for (const child of children.filter((row) => row.state === 'queued').reverse()) {
       const { host } = json(child.params) as unknown as ChildParams;
-      pending.set(host, [...(pending.get(host) ?? []), child]);
+      const queue = pending.get(host);
+      if (queue) queue.push(child);
+      else pending.set(host, [child]);
     }
     const leaveAll = (reason: string, message: string) => {
       for (const queue of pending.values()) for (const child of queue) count(leaveUnstarted(child, reason, message));
@@ -453,7 +467,13 @@ export function createBulkUpdatesService({
   jobs.register(SAFE_CHILD, { ...childKind, siteTurn: false });
 
   return {
-    start: startBulkUpdate,
+    /** Queues a bulk update (or records a dry run); its job row. */
+    start: (request: BulkUpdateRequest): JobRow => startBulkUpdate(request).job,
+    /** `start`, answered with the run as just queued (or the dry run's plan). */
+    apply(request: BulkUpdateRequest) {
+      const { job, children } = startBulkUpdate(request);
+      return runView.of(job, children);
+    },
     /** The targets a request's selection names, from the inventory rows. */
     select: (input: BulkUpdateInput): BulkTarget[] => resolveSelection(repository, input),
     history: (filter: HistoryFilter) => history.list(filter),

@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
+import { rowDecoder } from '../db/row-decoder.js';
 import { transactionOf } from '../db/write-batch.js';
 import { jobs, type JobRow, type JobState, type NewJobRow } from './jobs.table.js';
 
@@ -24,6 +25,7 @@ export function createJobsRepository({ db }: { db: Db }) {
     .from(jobs)
     .where(eq(jobs.id, sql.placeholder('id')))
     .prepare();
+  const jobRow = rowDecoder(jobs);
   const p = (name: string) => sql`${sql.placeholder(name)}`;
   const insertValues = {
     id: p('id'),
@@ -67,9 +69,12 @@ export function createJobsRepository({ db }: { db: Db }) {
   };
   const toDriver = (changes: Partial<NewJobRow>) => {
     const values: Record<string, unknown> = {};
-    for (const [column, value] of Object.entries(changes) as [keyof NewJobRow, unknown][])
+    // (a plain loop over the keys: a bulk update's children pass through here three times each)
+    for (const column in changes) {
+      const value = changes[column as keyof NewJobRow];
       if (value !== undefined && column !== 'id')
-        values[column] = value === null ? null : jobs[column].mapToDriverValue(value as never);
+        values[column] = value === null ? null : jobs[column as JobColumn].mapToDriverValue(value as never);
+    }
     return values;
   };
 
@@ -88,7 +93,10 @@ export function createJobsRepository({ db }: { db: Db }) {
   });
 
   return {
-    find: (id: string): JobRow | undefined => byId.get({ id }),
+    find: (id: string): JobRow | undefined => {
+      const values = byId.values({ id })[0];
+      return values && jobRow(values);
+    },
     /** For kinds with no table of their own: their job row is all there is to write. */
     insert: (row: NewJobRow): JobRow => insertRow.get(newRow(row)),
     /** Many rows, not read back (a bulk update's children), in one transaction. */
@@ -98,7 +106,10 @@ export function createJobsRepository({ db }: { db: Db }) {
       }),
     update(id: string, changes: Partial<NewJobRow>): JobRow | undefined {
       const { columns, key, values } = changed(id, changes);
-      if (columns.length === 0) return byId.get({ id });
+      if (columns.length === 0) {
+        const values = byId.values({ id })[0];
+        return values && jobRow(values);
+      }
       let prepared = updates.get(key);
       if (!prepared) updates.set(key, (prepared = prepareUpdate(columns)));
       return prepared.get(values);

@@ -184,7 +184,9 @@ describe('a bulk update', () => {
   });
 
   it('resolves tags, items and exclusions against the inventory', async () => {
-    const { t, sites } = await fleet(3, { tags: (index) => (index < 2 ? ['client:acme'] : ['client:other']) });
+    const { t, sites } = await fleet(3, {
+      tags: (index) => (index < 2 ? ['client:acme', ...(index === 1 ? ['ecommerce'] : [])] : ['client:other']),
+    });
     const plan = async (json: object) => {
       const answer = await apply(t, { ...json, dryRun: true });
       expect(answer.status, answer.text).toBe(200);
@@ -196,6 +198,14 @@ describe('a bulk update', () => {
     expect(await plan({ tag: 'client:acme' })).toEqual([
       [0, ['plugin:akismet', 'theme:twentytwentythree']],
       [1, ['plugin:akismet', 'theme:twentytwentythree']],
+    ]);
+    // Several tags: the sites carrying every one of them; sites by id, each once however often it is named.
+    expect(await plan({ tag: ['client:acme', 'ecommerce'] })).toEqual([
+      [1, ['plugin:akismet', 'theme:twentytwentythree']],
+    ]);
+    expect(await plan({ sites: [sites[2]!.id, sites[0]!.id, sites[2]!.id] })).toEqual([
+      [0, ['plugin:akismet', 'theme:twentytwentythree']],
+      [2, ['plugin:akismet', 'theme:twentytwentythree']],
     ]);
     expect(await plan({ all: true, items: [{ type: 'theme', slug: 'twentytwentythree' }] })).toHaveLength(3);
     expect(
