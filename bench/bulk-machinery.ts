@@ -24,7 +24,7 @@
  * started the log over). BENCH_THREADS=1 also prints each phase's CPU per thread (the main thread,
  * V8's workers, libuv's pool).
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SiteHttp, SiteResponse } from '../src/wordpress/site-http.js';
@@ -63,17 +63,28 @@ function threadsBetween(before: ReturnType<typeof threadsNs>, after: ReturnType<
     .join(', ');
 }
 
+/** Where the write-ahead log stands: its length and its salt (a checkpoint that starts the log over changes the salt). */
+function walMark(file: string): { bytes: number; salt: string } {
+  if (!existsSync(`${file}-wal`)) return { bytes: 0, salt: '' };
+  const wal = readFileSync(`${file}-wal`);
+  return { bytes: wal.length, salt: wal.length >= 32 ? wal.subarray(16, 24).toString('hex') : '' };
+}
+
 /**
- * Which tables and indexes the frames the log gained from `fromByte` hold (BENCH_STATEMENTS=1; read with
- * BENCH_WAL_AUTOCHECKPOINT=0, or a checkpoint may have started the log over): pages per site update by b-tree.
+ * Which tables and indexes the frames the log gained since `from` hold (BENCH_STATEMENTS=1): pages per site update by
+ * b-tree. Only the frames of the log's current salt count (a frame left from before a restart of the log is not
+ * this work's); from the log's start when it started over meanwhile, so run it with BENCH_WAL_AUTOCHECKPOINT=0 for
+ * every frame.
  */
-function walPages(file: string, fromByte: number, sites: number): string {
+function walPages(file: string, from: { bytes: number; salt: string }, sites: number): string {
   const wal = readFileSync(`${file}-wal`);
   const pageSize = wal.readUInt32BE(8);
-  const start = Math.max(32, fromByte);
+  const salt = wal.subarray(16, 24);
+  const start = salt.toString('hex') === from.salt ? Math.max(32, from.bytes) : 32;
   const pages = new Map<number, number>();
   let commits = 0;
   for (let at = start; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    if (!wal.subarray(at + 8, at + 16).equals(salt)) continue;
     const page = wal.readUInt32BE(at);
     pages.set(page, (pages.get(page) ?? 0) + 1);
     if (wal.readUInt32BE(at + 4) !== 0) commits++;
@@ -88,7 +99,8 @@ function walPages(file: string, fromByte: number, sites: number): string {
   reader.close();
   const byName = new Map<string, number>();
   for (const [page, frames] of pages) {
-    const name = names.get(page) ?? (page === 1 ? 'header' : 'free');
+    // Page 1 holds the database's header (its size, its free list) and the start of sqlite_schema.
+    const name = page === 1 ? 'page 1 (header)' : (names.get(page) ?? 'free');
     byName.set(name, (byName.get(name) ?? 0) + frames);
   }
   const frames = [...pages.values()].reduce((sum, count) => sum + count, 0);
@@ -114,14 +126,15 @@ async function measure(work: () => Promise<void>): Promise<{ all: number; main: 
   await sleep(KEEP_ALIVE_PAST_MS);
   (globalThis as { gc?: () => void }).gc?.();
   await sleep(100);
+  const threads = process.env.BENCH_THREADS === '1' ? threadsNs() : null;
   const cpu = process.cpuUsage();
   const main = mainThreadNs();
-  const threads = process.env.BENCH_THREADS === '1' ? threadsNs() : null;
   await work();
   const used = process.cpuUsage(cpu);
+  const mainUsed = mainThreadNs() - main;
   if (threads)
     console.log(`  ${work.name || 'bulk'} by thread, ms per site update: ${threadsBetween(threads, threadsNs())}`);
-  return { all: (used.user + used.system) / 1000 / SITES, main: (mainThreadNs() - main) / 1e6 / SITES };
+  return { all: (used.user + used.system) / 1000 / SITES, main: mainUsed / 1e6 / SITES };
 }
 
 const fleet = await startFakeFleet({ count: SITES, updateMs: 0 });
@@ -129,7 +142,8 @@ try {
   const { startInProcessDaemon } = await import('./in-process-daemon.js');
   const t = await startInProcessDaemon({ concurrency: CONCURRENCY });
   const ids = await t.connect(fleet.sites);
-  const walBytes = () => (existsSync(`${t.databaseFile}-wal`) ? statSync(`${t.databaseFile}-wal`).size : 0);
+  // The log's pages, read from its file (none with BENCH_DB=memory).
+  const onDisk = t.databaseFile !== ':memory:';
   const reset = async () => {
     await fleet.reset();
     await t.syncEach(ids);
@@ -182,16 +196,17 @@ try {
       await profiler.post('Profiler.start');
     }
     const statements = process.env.BENCH_STATEMENTS === '1' && round === ROUNDS ? timeStatements() : null;
-    const walBefore = statements ? walBytes() : 0;
+    const walBefore = statements && onDisk ? walMark(t.databaseFile) : null;
     const measured = await measure(bulk);
     statements?.report(SITES);
     // With BENCH_WAL_AUTOCHECKPOINT=0 the log only grows: what the bulk wrote to it.
-    if (statements) console.log(walPages(t.databaseFile, walBefore, SITES));
-    if (statements)
+    if (walBefore) {
+      console.log(walPages(t.databaseFile, walBefore, SITES));
       console.log(
-        `write-ahead log: ${((walBytes() - walBefore) / 1024 / SITES).toFixed(1)} KiB a site update (its growth; ` +
-          `less than was written when a checkpoint let SQLite start the log over)`,
+        `write-ahead log: ${((walMark(t.databaseFile).bytes - walBefore.bytes) / 1024 / SITES).toFixed(1)} KiB a ` +
+          `site update (its growth; less than was written when a checkpoint let SQLite start the log over)`,
       );
+    }
     t.expectSucceeded(bulkId, SITES);
     if (profiler) {
       const { profile } = await profiler.post('Profiler.stop');

@@ -40,14 +40,15 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
     )
     .orderBy(jobs.id)
     .prepare();
+  const jobRow = rowDecoder(jobs);
   // Read once or more per request (a bulk update's selection and plan, each single-site update's history): prepared once,
   // the lists of sites bound as one JSON array, so no query is built per call whatever the fleet's size.
-  const jobRow = rowDecoder(jobs);
   const siteColumns = { id: sites.id, url: sites.url, state: sites.state, wordpressVersion: sites.wordpressVersion };
   const sitesById = db
     .select(siteColumns)
     .from(sites)
     .where(inArray(sites.id, inJsonList('ids')))
+    .orderBy(sites.id)
     .prepare();
   const allSites = db.select(siteColumns).from(sites).orderBy(sites.id).prepare();
   const taggedSites = db
@@ -77,14 +78,16 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
     .select(itemColumns)
     .from(inventoryItems)
     .where(inArray(inventoryItems.siteId, inJsonList('ids')))
+    .orderBy(inventoryItems.siteId)
     .prepare();
   const pendingItemsOf = db
     .select(itemColumns)
     .from(inventoryItems)
     .where(and(inArray(inventoryItems.siteId, inJsonList('ids')), isNotNull(inventoryItems.updateVersion)))
+    .orderBy(inventoryItems.siteId)
     .prepare();
   return {
-    /** Sites by id, or every site, or the sites carrying every one of `tags`. */
+    /** Sites by id, or every site, or the sites carrying every one of `tags`; in id order. */
     sites(scope: { ids: string[] } | { all: true } | { tags: string[] }): SiteFacts[] {
       if ('ids' in scope) return scope.ids.length === 0 ? [] : sitesById.all({ ids: JSON.stringify(scope.ids) });
       if ('all' in scope) return allSites.all();
@@ -92,7 +95,11 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
       return taggedSites.all({ tags: JSON.stringify(unique), count: unique.length });
     },
 
-    /** The plugins and themes of these sites as last synced; `pendingOnly` keeps those offered an update. */
+    /**
+     * The plugins and themes of these sites as last synced, by site (in site id order: the pending ones' index gives
+     * it, where an order by type and slug too would read every item of each site); `pendingOnly` keeps those offered an
+     * update.
+     */
     items(siteIds: string[], { pendingOnly }: { pendingOnly: boolean }): PendingItem[] {
       if (siteIds.length === 0) return [];
       return (pendingOnly ? pendingItemsOf : itemsOf).all({ ids: JSON.stringify(siteIds) });

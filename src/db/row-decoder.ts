@@ -11,11 +11,14 @@ export function rowDecoder<T extends Table>(table: T): (values: unknown[]) => In
   // The order `select()` reads them in: the table's columns as declared.
   const columns = Object.entries(getTableColumns(table));
   return (values) => {
+    // A query that selected other columns (a join, a partial select) would shift every value: refused, not misread.
+    if (values.length !== columns.length)
+      throw new Error(`a row of ${values.length} values is not one of the ${columns.length} columns decoded`);
     const row: Record<string, unknown> = {};
     for (let index = 0; index < columns.length; index++) {
       const [name, column] = columns[index]!;
       const value = values[index];
-      row[name] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+      row[name] = value === null ? null : column.mapFromDriverValue(value);
     }
     return row as InferSelectModel<T>;
   };

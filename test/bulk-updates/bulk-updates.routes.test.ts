@@ -505,6 +505,25 @@ describe('startBulkUpdate (the entry policies use)', () => {
     const run = await finished(t, job.id);
     expect(run.sites[0]).toMatchObject({ state: 'skipped', reason: 'site-not-connected' });
   });
+
+  it('answers a bulk update with the run exactly as the database holds it when queued', async () => {
+    const { t, sites } = await fleet(1);
+    const gone = insertConnectedSite(t, { state: 'authorization_expired' });
+    const request = {
+      targets: [
+        { siteId: sites[0]!.id, type: 'plugin' as const, slug: 'akismet' },
+        { siteId: gone, type: 'core' as const },
+      ],
+      trigger: { kind: 'request' as const, id: 'token' },
+    };
+    // Read in the same turn: the bulk job has not started yet (it starts on a later one).
+    const answered = t.services.bulkUpdates.apply(request);
+    expect(answered).toEqual(t.services.bulkUpdates.run(answered.job.id));
+    expect(answered.sites.map((site) => site.state)).toEqual(['queued', 'skipped']);
+    const preview = t.services.bulkUpdates.apply({ ...request, dryRun: true });
+    expect(preview).toEqual(t.services.bulkUpdates.run(preview.job.id));
+    await t.services.bulkUpdates.idle();
+  });
 });
 
 const writeTokenId = (t: TestApp) => t.services.tokens.list().find((token) => token.name === 'test-write')!.id;
