@@ -74,18 +74,20 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
     version: inventoryItems.version,
     updateVersion: inventoryItems.updateVersion,
   };
-  const itemsOf = db
-    .select(itemColumns)
-    .from(inventoryItems)
-    .where(inArray(inventoryItems.siteId, inJsonList('ids')))
-    .orderBy(inventoryItems.siteId)
-    .prepare();
-  const pendingItemsOf = db
-    .select(itemColumns)
-    .from(inventoryItems)
-    .where(and(inArray(inventoryItems.siteId, inJsonList('ids')), isNotNull(inventoryItems.updateVersion)))
-    .orderBy(inventoryItems.siteId)
-    .prepare();
+  const itemsOfSites = (pendingOnly: boolean) =>
+    db
+      .select(itemColumns)
+      .from(inventoryItems)
+      .where(
+        and(
+          inArray(inventoryItems.siteId, inJsonList('ids')),
+          pendingOnly ? isNotNull(inventoryItems.updateVersion) : undefined,
+        ),
+      )
+      .orderBy(inventoryItems.siteId)
+      .prepare();
+  const itemsOf = itemsOfSites(false);
+  const pendingItemsOf = itemsOfSites(true);
   return {
     /** Sites by id, or every site, or the sites carrying every one of `tags`; in id order. */
     sites(scope: { ids: string[] } | { all: true } | { tags: string[] }): SiteFacts[] {

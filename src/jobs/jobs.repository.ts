@@ -26,6 +26,10 @@ export function createJobsRepository({ db }: { db: Db }) {
     .where(eq(jobs.id, sql.placeholder('id')))
     .prepare();
   const jobRow = rowDecoder(jobs);
+  const find = (id: string): JobRow | undefined => {
+    const values = byId.values({ id })[0];
+    return values && jobRow(values);
+  };
   const p = (name: string) => sql`${sql.placeholder(name)}`;
   const insertValues = {
     id: p('id'),
@@ -93,10 +97,7 @@ export function createJobsRepository({ db }: { db: Db }) {
   });
 
   return {
-    find: (id: string): JobRow | undefined => {
-      const values = byId.values({ id })[0];
-      return values && jobRow(values);
-    },
+    find,
     /** For kinds with no table of their own: their job row is all there is to write. */
     insert: (row: NewJobRow): JobRow => insertRow.get(newRow(row)),
     /** Many rows, not read back (a bulk update's children), in one transaction. */
@@ -106,10 +107,7 @@ export function createJobsRepository({ db }: { db: Db }) {
       }),
     update(id: string, changes: Partial<NewJobRow>): JobRow | undefined {
       const { columns, key, values } = changed(id, changes);
-      if (columns.length === 0) {
-        const values = byId.values({ id })[0];
-        return values && jobRow(values);
-      }
+      if (columns.length === 0) return find(id);
       let prepared = updates.get(key);
       if (!prepared) updates.set(key, (prepared = prepareUpdate(columns)));
       return prepared.get(values);
