@@ -42,6 +42,12 @@
  * BENCH_CONNECTOR=1.4.0 runs them as an older connector: the bulk reads the offers first (two
  * requests), the baseline sends no `expectedVersion`.
  *
+ * BENCH_TLS=1 serves the fake sites over HTTPS, as every production site answers (WordPress offers
+ * Application Passwords over HTTPS only, outside a `local` environment): a certificate authority made
+ * for the run (bench/bench-tls.ts; the bench starts itself again trusting it) and no session
+ * resumption, so each fresh connection, the daemon's and fetch's alike, makes a full handshake, as
+ * one to a site last reached hours before does. The default is plain HTTP, as the test bed runs.
+ *
  * BENCH_PARTS=1 also measures, per site, the offers read (a connector older than 1.5.0's bulk
  * site update starts with it) in a SiteAccess hold through the daemon's client and by `fetch`.
  *
@@ -68,6 +74,8 @@ const PARTS = process.env.BENCH_PARTS === '1';
 const CONNECTOR = process.env.BENCH_CONNECTOR;
 const CONNECTIONS = process.env.BENCH_CONNECTIONS ?? 'fresh';
 if (CONNECTIONS !== 'fresh' && CONNECTIONS !== 'open') throw new Error('BENCH_CONNECTIONS is fresh or open');
+/** The fake sites over HTTPS (BENCH_TLS=1), their certificate's authority trusted by the daemon and the direct caller. */
+const TLS = process.env.BENCH_TLS === '1' ? (await import('./bench-tls.js')).trustedOrRestarted() : undefined;
 /** Past every keep-alive timeout: the daemon's agents and fetch close idle connections after 4 s, the fake's server after 5 s. */
 const KEEP_ALIVE_PAST_MS = 5_500;
 
@@ -103,7 +111,7 @@ async function measure(work: () => Promise<void>, { untilClosed = false } = {}):
 
 async function main(): Promise<void> {
   const { startFakeFleet } = await import('./fake-fleet.js');
-  const fleet = await startFakeFleet({ count: SITES, updateMs: UPDATE_MS, connector: CONNECTOR });
+  const fleet = await startFakeFleet({ count: SITES, updateMs: UPDATE_MS, connector: CONNECTOR, tls: TLS });
   try {
     const { sites } = fleet;
     const { startInProcessDaemon } = await import('./in-process-daemon.js');
@@ -163,7 +171,7 @@ async function main(): Promise<void> {
 
     console.log(
       `${SITES} fake sites (connector ${CONNECTOR ?? EXPECTED_VERSION_CONNECTOR}), concurrency ${CONCURRENCY}, ` +
-        `${UPDATE_MS} ms per update on the site, ${CONNECTIONS} connections`,
+        `${UPDATE_MS} ms per update on the site, ${CONNECTIONS} connections, ${TLS ? 'HTTPS' : 'plain HTTP'}`,
     );
     const rounds: Record<'bulk' | 'direct' | 'directIn' | 'own' | 'bulkClosed' | 'directClosed', number>[] = [];
     // Warm-up rounds first, not counted: each side's code compiled and its modules loaded before a figure is taken (the
@@ -259,7 +267,7 @@ async function main(): Promise<void> {
       ['bulk', 'direct', 'directIn', 'own', 'bulkClosed', 'directClosed'] as const
     ).map((phase) => median(rounds.map((round) => round[phase]))) as [number, number, number, number, number, number];
     console.log(
-      `median of ${ROUNDS} rounds (${CONNECTIONS} connections): bulk CPU per site update ${(bulkMedian / SITES).toFixed(2)} ms, ` +
+      `median of ${ROUNDS} rounds (${CONNECTIONS} connections, ${TLS ? 'HTTPS' : 'plain HTTP'}): bulk CPU per site update ${(bulkMedian / SITES).toFixed(2)} ms, ` +
         `connector directly ${(directMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directMedian).toFixed(2)}×), ` +
         `directly in the daemon's process ${(directInMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directInMedian).toFixed(2)}×), ` +
         `the daemon's own client ${(ownMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / ownMedian).toFixed(2)}×); ` +

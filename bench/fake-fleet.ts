@@ -5,6 +5,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { SiteTls } from '../test/support/fake-wordpress/loopback-server.js';
 
 export interface FakeSite {
   url: string;
@@ -14,15 +15,20 @@ export interface FakeSite {
 
 const once = (child: ChildProcess) => new Promise<unknown>((resolve) => child.once('message', resolve));
 
-/** Starts `count` fake sites (with connector `connector`, default the one whose updates take the version expected). */
+/**
+ * Starts `count` fake sites (with connector `connector`, default the one whose updates take the version expected),
+ * over HTTPS with `tls` (bench/bench-tls.ts).
+ */
 export async function startFakeFleet({
   count,
   updateMs,
   connector,
+  tls,
 }: {
   count: number;
   updateMs: number;
   connector?: string;
+  tls?: SiteTls;
 }) {
   const child = fork(import.meta.filename, ['serve'], {
     execArgv: ['--import', 'tsx'],
@@ -32,6 +38,8 @@ export async function startFakeFleet({
       FLEET_SITES: String(count),
       FLEET_UPDATE_MS: String(updateMs),
       FLEET_CONNECTOR: connector ?? '',
+      FLEET_TLS_KEY: tls?.key ?? '',
+      FLEET_TLS_CERT: tls?.cert ?? '',
     },
   });
   const sites = (await once(child)) as FakeSite[];
@@ -58,8 +66,10 @@ async function serve(): Promise<void> {
   const updateMs = Number(process.env.FLEET_UPDATE_MS);
   watch.hold = () => sleep(updateMs);
   const connector = process.env.FLEET_CONNECTOR || undefined;
+  const { FLEET_TLS_KEY: key, FLEET_TLS_CERT: cert } = process.env;
+  const tls = key && cert ? { key, cert } : undefined;
   const started = await Promise.all(
-    Array.from({ length: Number(process.env.FLEET_SITES) }, () => startUpdatableSite(watch, { connector })),
+    Array.from({ length: Number(process.env.FLEET_SITES) }, () => startUpdatableSite(watch, { connector, tls })),
   );
   let counted = 0;
   process.on('message', (message) => {

@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createSecureContext } from 'node:tls';
 
 /**
  * Outgoing HTTP on node:http, for calls to hosts we do not control (sites, webhook receivers).
@@ -12,11 +13,26 @@ export interface OutgoingAgents {
   destroy(): void;
 }
 
-/** Keep-alive pools; an idle connection is closed after `idleMs`, before most servers would drop it mid-reuse. */
-export function createOutgoingAgents({ idleMs = 4_000 }: { idleMs?: number } = {}): OutgoingAgents {
+/**
+ * Keep-alive pools; an idle connection is closed after `idleMs`, before most servers would drop it mid-reuse.
+ * Certificates are verified against the system's authorities (or only `ca`'s, for tests). `resumeTls` false: no
+ * TLS session kept to resume a host's next connection with, for hosts reached again only after hours.
+ */
+export function createOutgoingAgents({
+  idleMs = 4_000,
+  ca,
+  resumeTls = true,
+}: { idleMs?: number; ca?: string | Buffer; resumeTls?: boolean } = {}): OutgoingAgents {
   // `timeout` on an Agent only closes idle pooled sockets; an answer in progress is bounded by its own deadline.
   const http = new HttpAgent({ keepAlive: true, timeout: idleMs, scheduling: 'lifo' });
-  const https = new HttpsAgent({ keepAlive: true, timeout: idleMs, scheduling: 'lifo' });
+  // One TLS context for every connection: without it each new connection builds its own (bench/tls-connections.ts).
+  const https = new HttpsAgent({
+    keepAlive: true,
+    timeout: idleMs,
+    scheduling: 'lifo',
+    secureContext: createSecureContext(ca === undefined ? {} : { ca }),
+    ...(resumeTls ? {} : { maxCachedSessions: 0 }),
+  });
   return {
     http,
     https,

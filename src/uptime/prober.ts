@@ -1,6 +1,6 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { TLSSocket } from 'node:tls';
+import { createSecureContext, type SecureContext, type TLSSocket } from 'node:tls';
 
 /** Why a probe failed; a stable vocabulary that API clients and alert rules can match on. */
 export const probeCauses = [
@@ -80,6 +80,8 @@ export function createProber({
   ca?: string | Buffer;
 }): Prober {
   const inFlight = new Set<ClientRequest>();
+  // One TLS context for every probe: without it each connection builds its own (bench/tls-connections.ts).
+  const secureContext = createSecureContext(ca === undefined ? {} : { ca });
   const headers = { 'user-agent': userAgent, accept: 'text/html,*/*;q=0.8' };
 
   function get(url: URL, keepText: boolean, deadline: Attempt): Promise<Answer> {
@@ -89,11 +91,11 @@ export function createProber({
         return reject(
           Object.assign(new Error(`unsupported protocol ${url.protocol}`), { code: 'ERR_INVALID_PROTOCOL' }),
         );
-      const options: RequestOptions & { ca?: string | Buffer } = {
+      const options: RequestOptions & { secureContext?: SecureContext } = {
         method: 'GET',
         headers,
         agent: false,
-        ...(https && ca ? { ca } : {}),
+        ...(https ? { secureContext } : {}),
       };
       let certificateExpiresAt: number | null = null;
       const request = (https ? httpsRequest : httpRequest)(url, options, (response: IncomingMessage) => {

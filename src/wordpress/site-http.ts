@@ -79,7 +79,10 @@ export function createSiteHttp({
   maxBytes: number;
   userAgent: string;
 }): SiteHttp {
-  const agents = createOutgoingAgents();
+  // A site is reached again mostly hours later (its sync, a bulk update), past the few minutes servers resume TLS
+  // sessions for: keeping each host's session, and offering it, cost 0.4 ms of CPU a connection and rarely save a
+  // handshake (bench/tls-connections.ts).
+  const agents = createOutgoingAgents({ resumeTls: false });
 
   async function once(req: SiteRequest, url: string, deadline: AbortSignal): Promise<SiteResponse> {
     const headers: Record<string, string> = {

@@ -1,5 +1,6 @@
 import { fakePlugin, startFakeWordPress, type FakeWordPress } from '../support/fake-wordpress/index.js';
 import { sendJson } from '../support/fake-wordpress/backup-routes.js';
+import type { SiteTls } from '../support/fake-wordpress/loopback-server.js';
 
 /** Watches every fake site's update requests at once: how many run together, and holds them when asked. */
 export interface UpdateWatch {
@@ -22,12 +23,12 @@ export const EXPECTED_VERSION_CONNECTOR = '1.5.0';
  */
 export async function startUpdatableSite(
   watch: UpdateWatch,
-  options: { failPlugins?: boolean; connector?: string } = {},
+  options: { failPlugins?: boolean; connector?: string; tls?: SiteTls } = {},
 ) {
   const state = { plugin: '1.0.0', theme: '1.0.0', failPlugins: options.failPlugins ?? false };
   const connector = options.connector ?? EXPECTED_VERSION_CONNECTOR;
   const expectsVersions = connector === EXPECTED_VERSION_CONNECTOR;
-  const site: FakeWordPress = await startFakeWordPress();
+  const site: FakeWordPress = await startFakeWordPress({ tls: options.tls });
   const answers = site.answers;
   const info = answers['GET sitewarden/v1/info'] as { features: string[] };
   answers['GET sitewarden/v1/info'] = {

@@ -1,6 +1,6 @@
 import { createBackupSource, sendJson, type FakeRequest } from './backup-routes.js';
 import { coreAnswers, FAKE_APPLICATION_PASSWORD, FAKE_USERNAME, restIndex } from './core-answers.js';
-import { startFakeSite } from './loopback-server.js';
+import { startFakeSite, type SiteTls } from './loopback-server.js';
 
 export { fakePlugin } from './core-answers.js';
 export { sha256 } from './backup-routes.js';
@@ -25,7 +25,7 @@ const BASIC_CREDENTIALS = `Basic ${Buffer.from(`${FAKE_USERNAME}:${FAKE_APPLICAT
  * A site that is not WordPress at all is `startFakeSite(handler)`, the bare loopback server underneath.
  */
 export async function startFakeWordPress(
-  options: { answers?: Record<string, FakeAnswer>; files?: Record<string, Buffer | string> } = {},
+  options: { answers?: Record<string, FakeAnswer>; files?: Record<string, Buffer | string>; tls?: SiteTls } = {},
 ) {
   const backup = createBackupSource(options.files);
   const answers: Record<string, FakeAnswer> = { ...coreAnswers(), ...backup.answers, ...options.answers };
@@ -60,26 +60,29 @@ export async function startFakeWordPress(
     sendJson(res, 200, answer);
   }
 
-  const server = await startFakeSite(async (req, res) => {
-    const address = new URL(req.url ?? '/', url);
-    if (!address.pathname.startsWith('/wp-json')) {
-      res.writeHead(200, { 'content-type': 'text/html', link: `<${url}/wp-json/>; rel="https://api.w.org/"` });
-      return res.end('<!DOCTYPE html><html><body>Fake WordPress</body></html>');
-    }
-    try {
-      // The whole body is read first, so the daemon never sees a reset while it still writes.
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const json = raw && String(req.headers['content-type']).includes('json') ? JSON.parse(raw) : undefined;
-      const route = decodeURIComponent(address.pathname.replace(/^\/wp-json\/?/, '').replace(/\/+$/, ''));
-      requests.push(route);
-      await handle({ method: req.method ?? 'GET', route, query: address.searchParams, json, req, res });
-    } catch (error) {
-      if (!res.headersSent) sendJson(res, 500, { code: 'fake_site_error', message: String(error) });
-      else res.destroy();
-    }
-  });
+  const server = await startFakeSite(
+    async (req, res) => {
+      const address = new URL(req.url ?? '/', url);
+      if (!address.pathname.startsWith('/wp-json')) {
+        res.writeHead(200, { 'content-type': 'text/html', link: `<${url}/wp-json/>; rel="https://api.w.org/"` });
+        return res.end('<!DOCTYPE html><html><body>Fake WordPress</body></html>');
+      }
+      try {
+        // The whole body is read first, so the daemon never sees a reset while it still writes.
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const json = raw && String(req.headers['content-type']).includes('json') ? JSON.parse(raw) : undefined;
+        const route = decodeURIComponent(address.pathname.replace(/^\/wp-json\/?/, '').replace(/\/+$/, ''));
+        requests.push(route);
+        await handle({ method: req.method ?? 'GET', route, query: address.searchParams, json, req, res });
+      } catch (error) {
+        if (!res.headersSent) sendJson(res, 500, { code: 'fake_site_error', message: String(error) });
+        else res.destroy();
+      }
+    },
+    { tls: options.tls },
+  );
   url = server.url;
   answers.index ??= restIndex(url);
 
