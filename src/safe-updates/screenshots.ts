@@ -1,8 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as chromeLauncher from 'chrome-launcher';
-import { WebSocket } from 'undici';
+import type { LaunchedChrome } from 'chrome-launcher';
 import { chromeFlags } from '../performance/index.js';
 
 /**
@@ -31,8 +30,12 @@ export async function withScreenshots<T>(
   work: (shoot: Shoot) => Promise<T>,
 ): Promise<T> {
   const profile = await mkdtemp(join(tmpdir(), 'sitewarden-shots-'));
-  let chrome: chromeLauncher.LaunchedChrome | undefined;
+  let chrome: LaunchedChrome | undefined;
   try {
+    // Loaded when first used, undici first (its WebSocket sets the dispatcher global fetch runs on): a daemon that takes
+    // no screenshots for hours keeps a smaller heap to collect meanwhile (docs/scaling.md, "Memory").
+    await import('undici');
+    const chromeLauncher = await import('chrome-launcher');
     chrome = await chromeLauncher.launch({
       chromePath,
       userDataDir: profile,
@@ -89,6 +92,7 @@ async function screenshot(port: number, url: string): Promise<Buffer> {
 
 /** A DevTools session on one page: commands answered by id, one awaited event at a time, all within the page's time limit. */
 async function connect(endpoint: string) {
+  const { WebSocket } = await import('undici');
   const socket = new WebSocket(endpoint);
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   const waiting = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();

@@ -107,7 +107,7 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
           compared.push({ ...shot, after: after ? `after-${index}.png` : null });
           continue;
         }
-        const { ratio, diff } = compareScreenshots(before, after);
+        const { ratio, diff } = await compareScreenshots(before, after);
         await writeFile(join(dir, `diff-${index}.png`), diff);
         compared.push({ ...shot, after: `after-${index}.png`, diff: `diff-${index}.png`, changedRatio: ratio });
       }

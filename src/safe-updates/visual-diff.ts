@@ -1,6 +1,3 @@
-import pixelmatch from 'pixelmatch';
-import { PNG } from 'pngjs';
-
 /** Pixelmatch's per-pixel colour tolerance (its default): anti-aliasing noise is not a change. */
 const PIXEL_THRESHOLD = 0.1;
 
@@ -8,7 +5,9 @@ const PIXEL_THRESHOLD = 0.1;
  * The share of pixels that differ between two screenshots (0–1) and the diff image (changed pixels
  * red over a faded copy of the first). Screenshots of different sizes count as changed entirely.
  */
-export function compareScreenshots(before: Buffer, after: Buffer): { ratio: number; diff: Buffer } {
+export async function compareScreenshots(before: Buffer, after: Buffer): Promise<{ ratio: number; diff: Buffer }> {
+  // Loaded when first used, as the screenshots' browser is (src/safe-updates/screenshots.ts).
+  const [{ default: pixelmatch }, { PNG }] = await Promise.all([import('pixelmatch'), import('pngjs')]);
   const a = PNG.sync.read(before);
   const b = PNG.sync.read(after);
   if (a.width !== b.width || a.height !== b.height) return { ratio: 1, diff: PNG.sync.write(b) };

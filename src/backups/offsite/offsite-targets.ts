@@ -4,7 +4,6 @@ import { createDirectoryBackend, type BlobBackend } from './blob-backend.js';
 import { offsiteProblems } from './offsite.errors.js';
 import { openRemoteRepository, rewrapRepositoryKey, type RemoteRepository } from './remote-store.js';
 import { replicateBackup } from './replicate.js';
-import { createS3Backend } from './s3-backend.js';
 import { listSnapshots, type SnapshotRecord } from './snapshots.js';
 import { LOCAL_TARGET, type OffsiteConfig, type OffsiteTargetConfig } from './targets.config.js';
 
@@ -22,8 +21,11 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
   const configs = new Map((config?.targets ?? []).map((target) => [target.name, target]));
   const opened = new Map<string, Promise<RemoteRepository>>();
 
-  const backendOf = (target: OffsiteTargetConfig): BlobBackend =>
-    target.type === 's3' ? createS3Backend(target.s3) : createDirectoryBackend(target.path);
+  // The S3 client is loaded with the first S3 target opened: a daemon without one never holds it (docs/scaling.md, "Memory").
+  const backendOf = async (target: OffsiteTargetConfig): Promise<BlobBackend> =>
+    target.type === 's3'
+      ? (await import('./s3-backend.js')).createS3Backend(target.s3)
+      : createDirectoryBackend(target.path);
 
   /** The target's repository; `create` makes its key file when the bucket has none (backups do, recovery does not). */
   function open(name: string, { create = true }: { create?: boolean } = {}): Promise<RemoteRepository> {
@@ -36,12 +38,9 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
       );
     let repository = opened.get(name);
     if (!repository) {
-      repository = openRemoteRepository({
-        target: name,
-        backend: backendOf(target),
-        passphrase: target.passphrase,
-        create,
-      });
+      repository = backendOf(target).then((backend) =>
+        openRemoteRepository({ target: name, backend, passphrase: target.passphrase, create }),
+      );
       opened.set(name, repository);
       repository.catch(() => opened.delete(name));
     }
@@ -133,7 +132,7 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
       if (!target) throw offsiteProblems.targetUnknown.create(`no offsite target is named ${JSON.stringify(name)}`);
       await rewrapRepositoryKey({
         target: name,
-        backend: backendOf(target),
+        backend: await backendOf(target),
         passphrase: target.passphrase,
         newPassphrase,
       });
