@@ -28,5 +28,8 @@ export function trustedOrRestarted(): SiteTls {
     stdio: 'inherit',
     env: { ...process.env, NODE_EXTRA_CA_CERTS: authority.caFile, [SITE_KEY]: keyFile, [SITE_CERT]: certFile },
   });
+  authority.remove();
+  if (again.error) console.error(`the bench could not be started again: ${again.error.message}`);
+  if (again.signal) console.error(`the bench was stopped by ${again.signal}`);
   process.exit(again.status ?? 1);
 }

@@ -32,8 +32,9 @@ export async function withScreenshots<T>(
   const profile = await mkdtemp(join(tmpdir(), 'sitewarden-shots-'));
   let chrome: LaunchedChrome | undefined;
   try {
-    // Loaded when first used, undici first (its WebSocket sets the dispatcher global fetch runs on): a daemon that takes
-    // no screenshots for hours keeps a smaller heap to collect meanwhile (docs/scaling.md, "Memory").
+    // Loaded when first used: a daemon that takes no screenshots for hours keeps a smaller heap to collect meanwhile
+    // (docs/scaling.md, "Memory"). Loading undici sets the dispatcher global fetch runs on (none is set before it), as
+    // its import at start did; it is loaded before the first fetch below.
     await import('undici');
     const chromeLauncher = await import('chrome-launcher');
     chrome = await chromeLauncher.launch({

@@ -15,8 +15,9 @@ export interface OutgoingAgents {
 
 /**
  * Keep-alive pools; an idle connection is closed after `idleMs`, before most servers would drop it mid-reuse.
- * Certificates are verified against the system's authorities (or only `ca`'s, for tests). `resumeTls` false: no
- * TLS session kept to resume a host's next connection with, for hosts reached again only after hours.
+ * Certificates are verified against Node's default authorities (its bundled list, plus NODE_EXTRA_CA_CERTS), or
+ * only `ca`'s (tests). `resumeTls` false: no TLS session stored to resume a host's next connection with, for hosts
+ * reached again only after hours.
  */
 export function createOutgoingAgents({
   idleMs = 4_000,

@@ -4,7 +4,7 @@
  * ECDSA P-256 as a site's certificate usually is today. Files in a new temporary directory.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,8 @@ export interface TestAuthority {
   caFile: string;
   /** A certificate for `name` it signs: its key and certificate (PEM), and their files. */
   issue(name: string): { key: string; cert: string; keyFile: string; certFile: string };
+  /** Deletes its directory (its keys with it). */
+  remove(): void;
 }
 
 // Its chatter on stderr is kept for a failure's message.
@@ -71,5 +73,6 @@ export function makeTestAuthority(commonName = 'Sitewarden test CA'): TestAuthor
         certFile: `${stem}.pem`,
       };
     },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -13,8 +13,9 @@ export interface SiteTls {
  * A loopback HTTP server that answers whatever `handler` writes: the fake WordPress runs on it, and
  * tests use it alone for a site that is not WordPress at all (hangs, garbage, bare status codes).
  * With `tls`, HTTPS, as every production site answers (WordPress offers Application Passwords over
- * HTTPS only, outside a `local` environment), without session tickets: each connection makes a full
- * handshake, as one to a site last reached hours before does.
+ * HTTPS only, outside a `local` environment). It resumes no TLS session (its TLS 1.3 tickets are
+ * stateful ones it keeps no store for): each connection makes a full handshake, as one to a site last
+ * reached hours before does.
  */
 export async function startFakeSite(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
