@@ -24,12 +24,13 @@
  * started the log over). BENCH_THREADS=1 also prints each phase's CPU per thread (the main thread,
  * V8's workers, libuv's pool).
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SiteHttp, SiteResponse } from '../src/wordpress/site-http.js';
 import { startFakeFleet } from './fake-fleet.js';
 import Database from 'better-sqlite3';
+import { threadsBetween, threadsNs } from './thread-cpu.js';
 import { timeStatements } from './statement-times.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 500);
@@ -37,31 +38,6 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const WAIT_MS = Number(process.env.BENCH_WAIT_MS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const UPDATE_ROUTE = 'sitewarden/v1/plugins/update';
-
-/** Each thread's CPU so far (ns), by its id, with its name (`comm`): the main thread, V8's workers, libuv's pool. */
-function threadsNs(): Map<string, { name: string; ns: number }> {
-  const threads = new Map<string, { name: string; ns: number }>();
-  for (const id of readdirSync('/proc/self/task'))
-    try {
-      const comm = readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim();
-      // Node's threads keep the process's name: the main thread is named apart, the others by id.
-      const name = id === String(process.pid) ? 'main' : comm === 'node' ? `thread ${id}` : comm;
-      threads.set(id, { name, ns: Number(readFileSync(`/proc/self/task/${id}/schedstat`, 'utf8').split(' ')[0]) });
-    } catch {
-      // The thread ended meanwhile.
-    }
-  return threads;
-}
-/** CPU per site update by thread name between two readings (BENCH_THREADS=1). */
-function threadsBetween(before: ReturnType<typeof threadsNs>, after: ReturnType<typeof threadsNs>): string {
-  const byName = new Map<string, number>();
-  for (const [id, { name, ns }] of after) byName.set(name, (byName.get(name) ?? 0) + ns - (before.get(id)?.ns ?? 0));
-  return [...byName]
-    .filter(([, ns]) => ns > 0)
-    .sort((a, b) => b[1] - a[1])
-    .map(([name, ns]) => `${name} ${(ns / 1e6 / SITES).toFixed(3)}`)
-    .join(', ');
-}
 
 /** Where the write-ahead log stands: its length and its salt (a checkpoint that starts the log over changes the salt). */
 function walMark(file: string): { bytes: number; salt: string } {
@@ -133,7 +109,9 @@ async function measure(work: () => Promise<void>): Promise<{ all: number; main: 
   const used = process.cpuUsage(cpu);
   const mainUsed = mainThreadNs() - main;
   if (threads)
-    console.log(`  ${work.name || 'bulk'} by thread, ms per site update: ${threadsBetween(threads, threadsNs())}`);
+    console.log(
+      `  ${work.name || 'bulk'} by thread, ms per site update: ${threadsBetween(threads, threadsNs(), SITES)}`,
+    );
   return { all: (used.user + used.system) / 1000 / SITES, main: mainUsed / 1e6 / SITES };
 }
 

@@ -51,6 +51,9 @@
  * BENCH_PARTS=1 also measures, per site, the offers read (a connector older than 1.5.0's bulk
  * site update starts with it) in a SiteAccess hold through the daemon's client and by `fetch`.
  *
+ * BENCH_THREADS=1 also prints each phase in the daemon's process by thread (bench/thread-cpu.ts): the
+ * main thread, V8's helpers (concurrent marking, sweeping, compilation), libuv's pool.
+ *
  * BENCH_PROFILE=file.cpuprofile also writes a CPU profile of the last round's bulk update alone
  * (node:inspector; open it in Chrome's DevTools or read it with bench/profile-summary.ts);
  * BENCH_PROFILE_US sets its sampling interval in µs (default 1000).
@@ -60,6 +63,7 @@ import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConnectedSite } from '../src/wordpress/site-access.js';
+import { threadsBetween, threadsNs } from './thread-cpu.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -68,6 +72,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 /** Rounds run first and not counted (BENCH_WARMUP, default 1). */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 const PROFILE = process.env.BENCH_PROFILE;
+/** Each phase in the daemon's process also by thread (BENCH_THREADS=1): the main thread, V8's workers, libuv's pool. */
+const THREADS = process.env.BENCH_THREADS === '1';
 /** Also measures the parts a bulk site update is made of (BENCH_PARTS=1): each request alone, through the daemon's client. */
 const PARTS = process.env.BENCH_PARTS === '1';
 /** The fake sites' connector version. */
@@ -87,18 +93,20 @@ interface Measured {
 }
 
 /** `untilClosed`: CPU is read again once the phase's connections have closed (each closes when idle, fresh ones). */
-async function measure(work: () => Promise<void>, { untilClosed = false } = {}): Promise<Measured> {
+async function measure(work: () => Promise<void>, { untilClosed = false, name = '' } = {}): Promise<Measured> {
   // What ran before (the resets' syncs) settles first: its trailing work (sockets closed, events delivered) is not the next
   // phase's. With node --expose-gc its garbage is collected first too, and V8's helper threads finish sweeping after that
   // collection before the phase starts (process.cpuUsage counts every thread).
   await sleep(CONNECTIONS === 'fresh' ? KEEP_ALIVE_PAST_MS : 250);
   (globalThis as { gc?: () => void }).gc?.();
   await sleep(250);
+  const threads = THREADS ? threadsNs() : null;
   const cpu = process.cpuUsage();
   const start = performance.now();
   await work();
   const used = process.cpuUsage(cpu);
   const wallMs = performance.now() - start;
+  if (threads) console.log(`  ${name} by thread, ms per site update: ${threadsBetween(threads, threadsNs(), SITES)}`);
   // Each site update's connection closes once idle (the work's last ones after the keep-alive): its close is the update's too.
   if (untilClosed) await sleep(KEEP_ALIVE_PAST_MS);
   const closed = process.cpuUsage(cpu);
@@ -181,7 +189,7 @@ async function main(): Promise<void> {
       // On open connections, the baseline's are opened just before (the reset's syncs left the daemon's open).
       if (CONNECTIONS === 'open') await offersByFetch();
       await requestsPerUpdate(); // not the baseline's
-      const inProcess = await measure(direct);
+      const inProcess = await measure(direct, { name: "directly in the daemon's process" });
       const baselineRequests = await requestsPerUpdate();
       await reset();
       // The same calls from a process of their own (the caller opens its connections to the sites first when they stay open).
@@ -195,9 +203,9 @@ async function main(): Promise<void> {
       });
       await requestsPerUpdate();
       await reset();
-      const own = await measure(ownClient);
+      const own = await measure(ownClient, { name: "the daemon's own client" });
       await reset();
-      const single = await measure(singleSite);
+      const single = await measure(singleSite, { name: 'single-site route' });
       const singleRequests = await requestsPerUpdate();
       await reset();
       const profiler = PROFILE && round === ROUNDS ? new Session() : null;
@@ -209,7 +217,7 @@ async function main(): Promise<void> {
           await profiler.post('Profiler.setSamplingInterval', { interval: Number(process.env.BENCH_PROFILE_US) });
         await profiler.post('Profiler.start');
       }
-      const measured = await measure(bulk, { untilClosed: CONNECTIONS === 'fresh' });
+      const measured = await measure(bulk, { untilClosed: CONNECTIONS === 'fresh', name: 'bulk' });
       t.expectSucceeded(bulkId, sites.length);
       if (profiler) {
         const { profile } = await profiler.post('Profiler.stop');
