@@ -1,6 +1,7 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { createSecureContext, type SecureContext, type TLSSocket } from 'node:tls';
+import type { SecureContext, TLSSocket } from 'node:tls';
+import { sharedTlsContext } from '../shared/outgoing-http.js';
 
 /** Why a probe failed; a stable vocabulary that API clients and alert rules can match on. */
 export const probeCauses = [
@@ -80,8 +81,7 @@ export function createProber({
   ca?: string | Buffer;
 }): Prober {
   const inFlight = new Set<ClientRequest>();
-  // One TLS context for every probe: without it each connection builds its own (bench/tls-connections.ts).
-  const secureContext = createSecureContext(ca === undefined ? {} : { ca });
+  const secureContext = sharedTlsContext(ca);
   const headers = { 'user-agent': userAgent, accept: 'text/html,*/*;q=0.8' };
 
   function get(url: URL, keepText: boolean, deadline: Attempt): Promise<Answer> {

@@ -13,8 +13,8 @@ export interface TestAuthority {
   /** The authority's certificate (PEM), and its file (for NODE_EXTRA_CA_CERTS). */
   ca: string;
   caFile: string;
-  /** A certificate for `name` it signs: its key and certificate (PEM), and their files. */
-  issue(name: string): { key: string; cert: string; keyFile: string; certFile: string };
+  /** A certificate for `name` it signs, valid `days` (default 2): its key and certificate (PEM), and their files. */
+  issue(name: string, options?: { days?: number }): { key: string; cert: string; keyFile: string; certFile: string };
   /** Deletes its directory (its keys with it). */
   remove(): void;
 }
@@ -36,7 +36,7 @@ export function makeTestAuthority(commonName = 'Sitewarden test CA'): TestAuthor
     '-subj',
     `/CN=${commonName}`,
     '-days',
-    '2',
+    '30',
     '-out',
     at('ca.pem'),
   ]);
@@ -44,7 +44,7 @@ export function makeTestAuthority(commonName = 'Sitewarden test CA'): TestAuthor
   return {
     ca: readFileSync(at('ca.pem'), 'utf8'),
     caFile: at('ca.pem'),
-    issue(name) {
+    issue(name, { days = 2 } = {}) {
       const stem = at(`site-${++issued}`);
       ecKey(`${stem}.key`);
       openssl(['req', '-new', '-key', `${stem}.key`, '-subj', `/CN=${name}`, '-out', `${stem}.csr`]);
@@ -60,7 +60,7 @@ export function makeTestAuthority(commonName = 'Sitewarden test CA'): TestAuthor
         at('ca.key'),
         '-CAcreateserial',
         '-days',
-        '2',
+        String(days),
         '-extfile',
         `${stem}.ext`,
         '-out',

@@ -1,9 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSiteLifecycle } from '../../src/sites/site-lifecycle.js';
 import { createProber } from '../../src/uptime/prober.js';
@@ -11,6 +7,7 @@ import { DEFAULT_UPTIME_CONFIG } from '../../src/uptime/uptime.config.js';
 import { createUptimeRepository } from '../../src/uptime/uptime.repository.js';
 import { createUptimeService } from '../../src/uptime/uptime.service.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
+import { makeTestAuthority } from '../support/tls-certificates.js';
 import { createUptimeTestApp, type UptimeTestApp } from '../support/uptime.js';
 
 const MINUTE = 60_000;
@@ -186,30 +183,9 @@ describe('uptime history', () => {
 
 describe('https certificates', () => {
   it('records the certificate’s expiry and reports one that expires soon, once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sitewarden-tls-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-        '-days',
-        '5',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
-    const cert = readFileSync(join(dir, 'cert.pem'));
-    const server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (_req, res) => res.end('secure'));
+    const authority = makeTestAuthority();
+    const { key, cert } = authority.issue('127.0.0.1', { days: 5 });
+    const server = createServer({ key, cert }, (_req, res) => res.end('secure'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -218,7 +194,7 @@ describe('https certificates', () => {
       repository: createUptimeRepository({ db: t.database.db }),
       sitesRepository: t.services.sitesRepository,
       lifecycle: t.services.lifecycle,
-      prober: createProber({ maxBodyBytes: 4096, userAgent: 'test', ca: cert }),
+      prober: createProber({ maxBodyBytes: 4096, userAgent: 'test', ca: authority.ca }),
       clock: t.clock,
       logger: t.logs.logger,
       events: t.services.events,
@@ -247,6 +223,7 @@ describe('https certificates', () => {
       await service.stop();
       await t.stop();
       server.close();
+      authority.remove();
     }
   });
 });
