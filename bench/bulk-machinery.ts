@@ -32,6 +32,7 @@ import { startFakeFleet } from './fake-fleet.js';
 import Database from 'better-sqlite3';
 import { threadsBetween, threadsNs } from './thread-cpu.js';
 import { timeStatements } from './statement-times.js';
+import { nodeFlags, unitMemoryOrRestarted } from './unit-memory.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -115,6 +116,9 @@ async function measure(work: () => Promise<void>): Promise<{ all: number; main: 
   return { all: (used.user + used.system) / 1000 / SITES, main: mainUsed / 1e6 / SITES };
 }
 
+// The daemon as the systemd unit starts it (its young generation, glibc's arenas), before anything else.
+unitMemoryOrRestarted();
+console.log(`the daemon's node flags: ${nodeFlags()}`);
 const fleet = await startFakeFleet({ count: SITES, updateMs: 0 });
 try {
   const { startInProcessDaemon } = await import('./in-process-daemon.js');

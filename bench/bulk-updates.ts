@@ -10,7 +10,9 @@
  * sites (bench/fake-fleet.ts) in a child process, so their CPU is not counted; each update takes
  * BENCH_UPDATE_MS there, standing in for WordPress's upgrader (a real one takes seconds). The daemon
  * runs in this process, built (bench/in-process-daemon.ts: the service graph and app from `dist/`, a
- * database file as the daemon keeps one, logging at `info` to a file). Not run by the tests.
+ * database file as the daemon keeps one, logging at `info` to a file), with the systemd unit's memory
+ * settings (bench/unit-memory.ts: the bench starts itself again with them; node flags given to the
+ * bench come after the unit's and win; BENCH_UNIT_MEMORY=0: V8's defaults). Not run by the tests.
  *
  * Each phase also runs against the same update made through the daemon's own client alone (the
  * request in a SiteAccess hold: credentials, queue, answer checked; nothing stored): what is left
@@ -51,8 +53,12 @@
  * BENCH_PARTS=1 also measures, per site, the offers read (a connector older than 1.5.0's bulk
  * site update starts with it) in a SiteAccess hold through the daemon's client and by `fetch`.
  *
- * BENCH_THREADS=1 also prints each phase in the daemon's process by thread (bench/thread-cpu.ts): the
- * main thread, V8's helpers (concurrent marking, sweeping, compilation), libuv's pool.
+ * BENCH_THREADS=1 also prints each phase in the daemon's process by thread (bench/thread-cpu.ts: the main thread,
+ * V8's helpers (concurrent marking, sweeping, compilation), libuv's pool) and the main thread's garbage-collection
+ * pauses (bench/gc-pauses.ts).
+ *
+ * BENCH_PHASES=verdict runs only the phases the target compares, the bulk update and the connector called directly
+ * from a process of its own: shorter rounds, so more of them in the same time (BENCH_ROUNDS).
  *
  * BENCH_PROFILE=file.cpuprofile also writes a CPU profile of the last round's bulk update alone
  * (node:inspector; open it in Chrome's DevTools or read it with bench/profile-summary.ts);
@@ -63,7 +69,9 @@ import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConnectedSite } from '../src/wordpress/site-access.js';
+import { gcMark, pausesSince } from './gc-pauses.js';
 import { threadsBetween, threadsNs } from './thread-cpu.js';
+import { nodeFlags, unitMemoryOrRestarted } from './unit-memory.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -78,9 +86,14 @@ const THREADS = process.env.BENCH_THREADS === '1';
 const PARTS = process.env.BENCH_PARTS === '1';
 /** The fake sites' connector version. */
 const CONNECTOR = process.env.BENCH_CONNECTOR;
+/** `verdict`: only the bulk update and the connector called directly from a process of its own. */
+const PHASES = process.env.BENCH_PHASES ?? 'all';
+if (PHASES !== 'all' && PHASES !== 'verdict') throw new Error('BENCH_PHASES is all or verdict');
 const CONNECTIONS = process.env.BENCH_CONNECTIONS ?? 'fresh';
 if (CONNECTIONS !== 'fresh' && CONNECTIONS !== 'open') throw new Error('BENCH_CONNECTIONS is fresh or open');
 /** The fake sites over HTTPS (BENCH_TLS=1), their certificate's authority trusted by the daemon and the direct caller. */
+// The daemon as the systemd unit starts it (its young generation, glibc's arenas), before anything else.
+unitMemoryOrRestarted();
 const TLS = process.env.BENCH_TLS === '1' ? (await import('./bench-tls.js')).trustedOrRestarted() : undefined;
 /** Past every keep-alive timeout: the daemon's agents and fetch close idle connections after 4 s, the fake's server after 5 s. */
 const KEEP_ALIVE_PAST_MS = 5_500;
@@ -101,12 +114,17 @@ async function measure(work: () => Promise<void>, { untilClosed = false, name = 
   (globalThis as { gc?: () => void }).gc?.();
   await sleep(250);
   const threads = THREADS ? threadsNs() : null;
+  const gc = gcMark();
   const cpu = process.cpuUsage();
   const start = performance.now();
   await work();
   const used = process.cpuUsage(cpu);
   const wallMs = performance.now() - start;
-  if (threads) console.log(`  ${name} by thread, ms per site update: ${threadsBetween(threads, threadsNs(), SITES)}`);
+  if (threads)
+    console.log(
+      `  ${name} by thread, ms per site update: ${threadsBetween(threads, threadsNs(), SITES)}; ` +
+        `the main thread's collections: ${await pausesSince(gc, SITES)}`,
+    );
   // Each site update's connection closes once idle (the work's last ones after the keep-alive): its close is the update's too.
   if (untilClosed) await sleep(KEEP_ALIVE_PAST_MS);
   const closed = process.cpuUsage(cpu);
@@ -179,19 +197,27 @@ async function main(): Promise<void> {
 
     console.log(
       `${SITES} fake sites (connector ${CONNECTOR ?? EXPECTED_VERSION_CONNECTOR}), concurrency ${CONCURRENCY}, ` +
-        `${UPDATE_MS} ms per update on the site, ${CONNECTIONS} connections, ${TLS ? 'HTTPS' : 'plain HTTP'}`,
+        `${UPDATE_MS} ms per update on the site, ${CONNECTIONS} connections, ${TLS ? 'HTTPS' : 'plain HTTP'}; ` +
+        `the daemon's node flags: ${nodeFlags()}`,
     );
-    const rounds: Record<'bulk' | 'direct' | 'directIn' | 'own' | 'bulkClosed' | 'directClosed', number>[] = [];
+    const rounds: Record<
+      'bulk' | 'direct' | 'directIn' | 'own' | 'bulkClosed' | 'directClosed' | 'bulkWall' | 'directWall',
+      number
+    >[] = [];
     // Warm-up rounds first, not counted: each side's code compiled and its modules loaded before a figure is taken (the
     // direct caller's first calls load and compile fetch's: its first round cost twice the next ones, 2.8 against 1.4 ms).
+    const all = PHASES === 'all';
     for (let round = 1 - WARMUP; round <= ROUNDS; round++) {
       await reset();
       // On open connections, the baseline's are opened just before (the reset's syncs left the daemon's open).
-      if (CONNECTIONS === 'open') await offersByFetch();
-      await requestsPerUpdate(); // not the baseline's
-      const inProcess = await measure(direct, { name: "directly in the daemon's process" });
-      const baselineRequests = await requestsPerUpdate();
-      await reset();
+      let inProcess: Measured | null = null;
+      if (all) {
+        if (CONNECTIONS === 'open') await offersByFetch();
+        await requestsPerUpdate(); // not the baseline's
+        inProcess = await measure(direct, { name: "directly in the daemon's process" });
+        await requestsPerUpdate();
+        await reset();
+      }
       // The same calls from a process of their own (the caller opens its connections to the sites first when they stay open).
       await sleep(CONNECTIONS === 'fresh' ? KEEP_ALIVE_PAST_MS : 250);
       const baseline = await caller.run({
@@ -201,13 +227,19 @@ async function main(): Promise<void> {
         warm: CONNECTIONS === 'open',
         closeWaitMs: CONNECTIONS === 'fresh' ? KEEP_ALIVE_PAST_MS : 0,
       });
-      await requestsPerUpdate();
+      // The caller's warming offers reads count too when the connections stay open: one request per site.
+      const baselineRequests = (await requestsPerUpdate()) - (CONNECTIONS === 'open' ? 1 : 0);
       await reset();
-      const own = await measure(ownClient, { name: "the daemon's own client" });
-      await reset();
-      const single = await measure(singleSite, { name: 'single-site route' });
-      const singleRequests = await requestsPerUpdate();
-      await reset();
+      let own: Measured | null = null;
+      let single: Measured | null = null;
+      let singleRequests: number | null = null;
+      if (all) {
+        own = await measure(ownClient, { name: "the daemon's own client" });
+        await reset();
+        single = await measure(singleSite, { name: 'single-site route' });
+        singleRequests = await requestsPerUpdate();
+        await reset();
+      }
       const profiler = PROFILE && round === ROUNDS ? new Session() : null;
       if (profiler) {
         profiler.connect();
@@ -244,46 +276,54 @@ async function main(): Promise<void> {
       rounds.push({
         bulk: measured.cpuMs,
         direct: baseline.cpuMs,
-        directIn: inProcess.cpuMs,
-        own: own.cpuMs,
+        directIn: inProcess?.cpuMs ?? NaN,
+        own: own?.cpuMs ?? NaN,
         bulkClosed: measured.closedCpuMs,
         directClosed: baseline.closedCpuMs,
+        bulkWall: measured.wallMs,
+        directWall: baseline.wallMs,
       });
       const per = (figure: number) => (figure / SITES).toFixed(2);
-      const against = (other: { cpuMs: number; wallMs: number }, name: string) =>
-        `${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +
-        `time ${per(other.wallMs)} ms (bulk ${(measured.wallMs / other.wallMs).toFixed(2)}×)`;
+      const against = (other: Measured | null, name: string) =>
+        other
+          ? `; ${name}: CPU ${per(other.cpuMs)} ms (bulk ${(measured.cpuMs / other.cpuMs).toFixed(2)}×), ` +
+            `time ${per(other.wallMs)} ms (bulk ${(measured.wallMs / other.wallMs).toFixed(2)}×)`
+          : '';
       console.log(
-        `round ${round}: bulk: CPU per site update ${per(measured.cpuMs)} ms, time per site ${per(measured.wallMs)} ms; ` +
-          `${against(baseline, 'connector directly')}; ${against(inProcess, "directly in the daemon's process")}; ` +
-          `${against(own, "the daemon's own client")}; ` +
-          `${against(single, 'single-site route')}; ` +
-          `requests per site update: bulk ${bulkRequests}, directly ${baselineRequests}, single-site ${singleRequests}` +
+        `round ${round}: bulk: CPU per site update ${per(measured.cpuMs)} ms, time per site ${per(measured.wallMs)} ms` +
+          `${against(baseline, 'connector directly')}${against(inProcess, "directly in the daemon's process")}` +
+          `${against(own, "the daemon's own client")}${against(single, 'single-site route')}; ` +
+          `requests per site update: bulk ${bulkRequests}, directly ${baselineRequests}` +
+          (singleRequests === null ? '' : `, single-site ${singleRequests}`) +
           (CONNECTIONS === 'fresh'
             ? `; with the connections closed: bulk ${per(measured.closedCpuMs)} ms, connector directly ` +
               `${per(baseline.closedCpuMs)} ms (bulk ${(measured.closedCpuMs / baseline.closedCpuMs).toFixed(2)}×)`
             : ''),
       );
     }
-    // Each phase's CPU swings between rounds (V8's and the loader's background threads count in it): the medians.
+    // Each phase's CPU swings between rounds (V8's and the loader's background threads count in it): the medians, and the
+    // median of the rounds' own ratios (each round's two phases ran minutes apart at most, under the same conditions).
     const median = (values: number[]) => {
       const sorted = [...values].sort((a, b) => a - b);
       const middle = sorted.length >> 1;
       return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
     };
-    const [bulkMedian, directMedian, directInMedian, ownMedian, bulkClosedMedian, directClosedMedian] = (
-      ['bulk', 'direct', 'directIn', 'own', 'bulkClosed', 'directClosed'] as const
-    ).map((phase) => median(rounds.map((round) => round[phase]))) as [number, number, number, number, number, number];
+    const of = (phase: keyof (typeof rounds)[number]) => median(rounds.map((round) => round[phase])) / SITES;
+    const ratio = (over: keyof (typeof rounds)[number], under: keyof (typeof rounds)[number]) =>
+      median(rounds.map((round) => round[over] / round[under])).toFixed(2);
+    const ratios = rounds.map((round) => (round.bulk / round.direct).toFixed(2)).join(', ');
     console.log(
-      `median of ${ROUNDS} rounds (${CONNECTIONS} connections, ${TLS ? 'HTTPS' : 'plain HTTP'}): bulk CPU per site update ${(bulkMedian / SITES).toFixed(2)} ms, ` +
-        `connector directly ${(directMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directMedian).toFixed(2)}×), ` +
-        `directly in the daemon's process ${(directInMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / directInMedian).toFixed(2)}×), ` +
-        `the daemon's own client ${(ownMedian / SITES).toFixed(2)} ms (bulk ${(bulkMedian / ownMedian).toFixed(2)}×); ` +
-        `median of the rounds' ratios to directly ${median(rounds.map((round) => round.bulk / round.direct)).toFixed(2)}×` +
+      `median of ${ROUNDS} rounds (${CONNECTIONS} connections, ${TLS ? 'HTTPS' : 'plain HTTP'}, ${SITES} sites): ` +
+        `bulk CPU per site update ${of('bulk').toFixed(2)} ms, connector directly ${of('direct').toFixed(2)} ms` +
+        (all
+          ? `, directly in the daemon's process ${of('directIn').toFixed(2)} ms, ` +
+            `the daemon's own client ${of('own').toFixed(2)} ms (bulk ${ratio('bulk', 'own')}×)`
+          : '') +
+        `; bulk against directly, median of the rounds' ratios: CPU ${ratio('bulk', 'direct')}× (rounds: ${ratios}), ` +
+        `time per site ${ratio('bulkWall', 'directWall')}× (${of('bulkWall').toFixed(2)} against ${of('directWall').toFixed(2)} ms)` +
         (CONNECTIONS === 'fresh'
-          ? `; with the connections closed: bulk ${(bulkClosedMedian / SITES).toFixed(2)} ms, connector directly ` +
-            `${(directClosedMedian / SITES).toFixed(2)} ms (bulk ${(bulkClosedMedian / directClosedMedian).toFixed(2)}×), ` +
-            `median of the rounds' ratios ${median(rounds.map((round) => round.bulkClosed / round.directClosed)).toFixed(2)}×`
+          ? `; with the connections closed: bulk ${of('bulkClosed').toFixed(2)} ms, connector directly ` +
+            `${of('directClosed').toFixed(2)} ms, median of the rounds' ratios ${ratio('bulkClosed', 'directClosed')}×`
           : ''),
     );
     await t.close();

@@ -6,7 +6,9 @@
  * memory), the services configured as the tests configure them, and the daemon's logger at `info`,
  * writing to a file there (as it writes to stdout under systemd). BENCH_SOURCE=ts loads `src/`
  * through tsx instead. BENCH_WAL_AUTOCHECKPOINT sets SQLite's automatic checkpoint, in pages of the
- * log (the daemon's is SQLite's default, 1000; 0: none).
+ * log (the daemon's is SQLite's default, 1000; 0: none). The heap's growth is limited as the daemon
+ * limits it at start (src/shared/heap-growth.ts); the benches start themselves with the systemd unit's
+ * memory settings (bench/unit-memory.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +20,7 @@ import type * as DatabaseModule from '../src/db/database.js';
 import type * as ServicesModule from '../src/services.js';
 import type { ServiceConfig } from '../src/services.js';
 import type * as ClockModule from '../src/shared/clock.js';
+import type * as HeapGrowthModule from '../src/shared/heap-growth.js';
 import type * as LoggerModule from '../src/shared/logger.js';
 import { testServiceConfig } from '../test/support/service-config.js';
 
@@ -34,14 +37,17 @@ export async function startInProcessDaemon({ concurrency }: { concurrency: numbe
   const from = (module: string) => join(ROOT, built ? `dist/src/${module}.js` : `src/${module}.ts`);
   // Each module from dist/ (or src/), typed as its source.
   const load = <M>(module: string) => import(from(module)) as Promise<M>;
-  const [database, services, app, logging, clock, connector] = await Promise.all([
+  const [database, services, app, logging, clock, connector, heap] = await Promise.all([
     load<typeof DatabaseModule>('db/database'),
     load<typeof ServicesModule>('services'),
     load<typeof AppModule>('app'),
     load<typeof LoggerModule>('shared/logger'),
     load<typeof ClockModule>('shared/clock'),
     load<typeof ConnectorModule>('connector/connector-package'),
+    load<typeof HeapGrowthModule>('shared/heap-growth'),
   ]);
+  // As `sitewarden start` does first: the old generation grows to twice what is alive before the next full collection.
+  heap.limitHeapGrowth();
   const { pino } = await import('pino');
 
   const logDir = mkdtempSync(join(tmpdir(), 'bench-daemon-'));

@@ -1,0 +1,37 @@
+/**
+ * The systemd unit's memory settings for the benches that run the daemon in their own process
+ * (bench/in-process-daemon.ts): its `NODE_OPTIONS` (V8's young generation) and `MALLOC_*` lines
+ * (docs/scaling.md, "Memory"), which V8 and glibc read only at start. `unitMemoryOrRestarted`
+ * starts the bench again with them, as scripts/start.sh and the tests' daemon start the daemon; the
+ * bench's own node flags come after the unit's and win (`node --max-semi-space-size=4 …` measures
+ * another young generation). BENCH_UNIT_MEMORY=0: V8's and glibc's defaults instead.
+ */
+import { spawnSync } from 'node:child_process';
+import { unitMemoryEnv } from '../test/support/daemon-process.js';
+
+const APPLIED = 'BENCH_UNIT_MEMORY_APPLIED';
+
+/** In a bench started with the unit's settings (or told not to): returns. Otherwise runs this same command again with them and exits with its status. */
+export function unitMemoryOrRestarted(): void {
+  if (process.env.BENCH_UNIT_MEMORY === '0') return;
+  const { NODE_OPTIONS: nodeOptions = '', ...malloc } = unitMemoryEnv();
+  if (process.env[APPLIED] === '1') {
+    // glibc read them at start; the bench's children (the fake sites, the direct caller) start with the defaults.
+    for (const name of Object.keys(malloc)) delete process.env[name];
+    return;
+  }
+  const flags = nodeOptions.split(/\s+/).filter(Boolean);
+  const again = spawnSync(process.execPath, [...flags, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, ...malloc, [APPLIED]: '1' },
+  });
+  if (again.error) console.error(`the bench could not be started again: ${again.error.message}`);
+  if (again.signal) console.error(`the bench was stopped by ${again.signal}`);
+  process.exit(again.status ?? 1);
+}
+
+/** The node flags this process runs with (the unit's and the bench's, `--import tsx` left out), for a bench's first line. */
+export function nodeFlags(): string {
+  const flags = process.execArgv.filter((flag, index, all) => flag !== '--import' && all[index - 1] !== '--import');
+  return flags.length > 0 ? flags.join(' ') : 'none';
+}
