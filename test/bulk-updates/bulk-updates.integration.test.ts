@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from '../support/wordpress/index.js';
@@ -15,7 +15,10 @@ import {
  * A bulk update of three real WordPress sites from the local mirror: sitewarden-demo 1.0.0 → 1.1.0
  * and twentytwentyone → 99.0.0. The second site cannot write its files (FS_METHOD ftpext, as the
  * plugin and theme tests make a site refuse): it fails with its reason, the others are updated.
+ * The run as the API shows it (`GET /api/fleet/updates/runs/{id}`, per-site results) is kept in
+ * test-artifacts/bulk-updates/real-sites-run.json.
  */
+const ARTIFACTS = join(import.meta.dirname, '../../test-artifacts/bulk-updates');
 const SITES = 3;
 const FAILING = 1;
 let t: TestApp;
@@ -66,6 +69,8 @@ describe('a bulk update of real WordPress sites', () => {
     expect(queued.status, queued.text).toBe(202);
     await t.services.bulkUpdates.idle();
     const run = (await t.call('GET', `/api/fleet/updates/runs/${queued.json.job.id}`)).json;
+    mkdirSync(ARTIFACTS, { recursive: true });
+    writeFileSync(join(ARTIFACTS, 'real-sites-run.json'), `${JSON.stringify(run, null, 2)}\n`);
     expect(run.job).toMatchObject({ state: 'failed', reason: 'sites-failed' });
     expect(run.progress).toEqual({ total: 3, done: 3, succeeded: 2, failed: 1, skipped: 0, cancelled: 0 });
 
