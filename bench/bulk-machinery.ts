@@ -22,7 +22,8 @@
  * the statements prepared meanwhile, and the pages its commits wrote to the write-ahead log by table
  * and index (read from the log's frames; with BENCH_WAL_AUTOCHECKPOINT=0, or a checkpoint may have
  * started the log over). BENCH_THREADS=1 also prints each phase's CPU per thread (the main thread,
- * V8's workers, libuv's pool).
+ * V8's workers, libuv's pool). The daemon runs with the systemd unit's memory settings
+ * (bench/unit-memory.ts: the bench starts itself again with them; BENCH_UNIT_MEMORY=0: the defaults).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -32,7 +33,7 @@ import { startFakeFleet } from './fake-fleet.js';
 import Database from 'better-sqlite3';
 import { threadsBetween, threadsNs } from './thread-cpu.js';
 import { timeStatements } from './statement-times.js';
-import { nodeFlags, unitMemoryOrRestarted } from './unit-memory.js';
+import { memorySettings, unitMemoryOrRestarted } from './unit-memory.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -118,7 +119,7 @@ async function measure(work: () => Promise<void>): Promise<{ all: number; main: 
 
 // The daemon as the systemd unit starts it (its young generation, glibc's arenas), before anything else.
 unitMemoryOrRestarted();
-console.log(`the daemon's node flags: ${nodeFlags()}`);
+console.log(`the daemon's memory settings: ${memorySettings()}`);
 const fleet = await startFakeFleet({ count: SITES, updateMs: 0 });
 try {
   const { startInProcessDaemon } = await import('./in-process-daemon.js');

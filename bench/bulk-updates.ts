@@ -71,7 +71,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConnectedSite } from '../src/wordpress/site-access.js';
 import { gcMark, pausesSince } from './gc-pauses.js';
 import { threadsBetween, threadsNs } from './thread-cpu.js';
-import { nodeFlags, unitMemoryOrRestarted } from './unit-memory.js';
+import { memorySettings, unitMemoryOrRestarted } from './unit-memory.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -198,7 +198,7 @@ async function main(): Promise<void> {
     console.log(
       `${SITES} fake sites (connector ${CONNECTOR ?? EXPECTED_VERSION_CONNECTOR}), concurrency ${CONCURRENCY}, ` +
         `${UPDATE_MS} ms per update on the site, ${CONNECTIONS} connections, ${TLS ? 'HTTPS' : 'plain HTTP'}; ` +
-        `the daemon's node flags: ${nodeFlags()}`,
+        `the daemon's memory settings: ${memorySettings()}`,
     );
     const rounds: Record<
       'bulk' | 'direct' | 'directIn' | 'own' | 'bulkClosed' | 'directClosed' | 'bulkWall' | 'directWall',

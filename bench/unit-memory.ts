@@ -15,11 +15,9 @@ const APPLIED = 'BENCH_UNIT_MEMORY_APPLIED';
 export function unitMemoryOrRestarted(): void {
   if (process.env.BENCH_UNIT_MEMORY === '0') return;
   const { NODE_OPTIONS: nodeOptions = '', ...malloc } = unitMemoryEnv();
-  if (process.env[APPLIED] === '1') {
-    // glibc read them at start; the bench's children (the fake sites, the direct caller) start with the defaults.
-    for (const name of Object.keys(malloc)) delete process.env[name];
-    return;
-  }
+  // The MALLOC_* lines stay in the environment: a later restart (bench/bench-tls.ts) must start with them too. The
+  // bench's children (the fake sites, the direct caller) inherit them, not the node flags.
+  if (process.env[APPLIED] === '1') return;
   const flags = nodeOptions.split(/\s+/).filter(Boolean);
   const again = spawnSync(process.execPath, [...flags, ...process.execArgv, ...process.argv.slice(1)], {
     stdio: 'inherit',
@@ -30,8 +28,12 @@ export function unitMemoryOrRestarted(): void {
   process.exit(again.status ?? 1);
 }
 
-/** The node flags this process runs with (the unit's and the bench's, `--import tsx` left out), for a bench's first line. */
-export function nodeFlags(): string {
+/** The node flags this process runs with (`--import tsx` left out) and glibc's settings from its environment, for a bench's first line. */
+export function memorySettings(): string {
   const flags = process.execArgv.filter((flag, index, all) => flag !== '--import' && all[index - 1] !== '--import');
-  return flags.length > 0 ? flags.join(' ') : 'none';
+  const malloc = Object.entries(process.env).filter(([name]) => name.startsWith('MALLOC_'));
+  return (
+    `node flags: ${flags.length > 0 ? flags.join(' ') : 'none'}; ` +
+    `glibc: ${malloc.length > 0 ? malloc.map(([name, value]) => `${name}=${value}`).join(' ') : 'defaults'}`
+  );
 }
