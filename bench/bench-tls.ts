@@ -4,10 +4,10 @@
  * NODE_EXTRA_CA_CERTS, which Node reads once, at start: `trustedOrRestarted` starts the bench again
  * with it set.
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { SiteTls } from '../test/support/fake-wordpress/loopback-server.js';
 import { makeTestAuthority } from '../test/support/tls-certificates.js';
+import { restartWith } from './restart.js';
 
 const SITE_KEY = 'BENCH_TLS_SITE_KEY';
 const SITE_CERT = 'BENCH_TLS_SITE_CERT';
@@ -24,12 +24,8 @@ export function trustedOrRestarted(): SiteTls {
     return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
   const authority = makeTestAuthority('Sitewarden bench CA');
   const { keyFile, certFile } = authority.issue('127.0.0.1');
-  const again = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-    env: { ...process.env, NODE_EXTRA_CA_CERTS: authority.caFile, [SITE_KEY]: keyFile, [SITE_CERT]: certFile },
+  restartWith({
+    env: { NODE_EXTRA_CA_CERTS: authority.caFile, [SITE_KEY]: keyFile, [SITE_CERT]: certFile },
+    cleanUp: () => authority.remove(),
   });
-  authority.remove();
-  if (again.error) console.error(`the bench could not be started again: ${again.error.message}`);
-  if (again.signal) console.error(`the bench was stopped by ${again.signal}`);
-  process.exit(again.status ?? 1);
 }

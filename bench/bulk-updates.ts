@@ -91,9 +91,9 @@ const PHASES = process.env.BENCH_PHASES ?? 'all';
 if (PHASES !== 'all' && PHASES !== 'verdict') throw new Error('BENCH_PHASES is all or verdict');
 const CONNECTIONS = process.env.BENCH_CONNECTIONS ?? 'fresh';
 if (CONNECTIONS !== 'fresh' && CONNECTIONS !== 'open') throw new Error('BENCH_CONNECTIONS is fresh or open');
-/** The fake sites over HTTPS (BENCH_TLS=1), their certificate's authority trusted by the daemon and the direct caller. */
 // The daemon as the systemd unit starts it (its young generation, glibc's arenas), before anything else.
 unitMemoryOrRestarted();
+/** The fake sites over HTTPS (BENCH_TLS=1), their certificate's authority trusted by the daemon and the direct caller. */
 const TLS = process.env.BENCH_TLS === '1' ? (await import('./bench-tls.js')).trustedOrRestarted() : undefined;
 /** Past every keep-alive timeout: the daemon's agents and fetch close idle connections after 4 s, the fake's server after 5 s. */
 const KEEP_ALIVE_PAST_MS = 5_500;

@@ -6,26 +6,18 @@
  * bench's own node flags come after the unit's and win (`node --max-semi-space-size=4 …` measures
  * another young generation). BENCH_UNIT_MEMORY=0: V8's and glibc's defaults instead.
  */
-import { spawnSync } from 'node:child_process';
 import { unitMemoryEnv } from '../test/support/daemon-process.js';
+import { restartWith } from './restart.js';
 
 const APPLIED = 'BENCH_UNIT_MEMORY_APPLIED';
 
 /** In a bench started with the unit's settings (or told not to): returns. Otherwise runs this same command again with them and exits with its status. */
 export function unitMemoryOrRestarted(): void {
-  if (process.env.BENCH_UNIT_MEMORY === '0') return;
-  const { NODE_OPTIONS: nodeOptions = '', ...malloc } = unitMemoryEnv();
   // The MALLOC_* lines stay in the environment: a later restart (bench/bench-tls.ts) must start with them too. The
   // bench's children (the fake sites, the direct caller) inherit them, not the node flags.
-  if (process.env[APPLIED] === '1') return;
-  const flags = nodeOptions.split(/\s+/).filter(Boolean);
-  const again = spawnSync(process.execPath, [...flags, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-    env: { ...process.env, ...malloc, [APPLIED]: '1' },
-  });
-  if (again.error) console.error(`the bench could not be started again: ${again.error.message}`);
-  if (again.signal) console.error(`the bench was stopped by ${again.signal}`);
-  process.exit(again.status ?? 1);
+  if (process.env.BENCH_UNIT_MEMORY === '0' || process.env[APPLIED] === '1') return;
+  const { NODE_OPTIONS: nodeOptions = '', ...malloc } = unitMemoryEnv();
+  restartWith({ flags: nodeOptions.split(/\s+/).filter(Boolean), env: { ...malloc, [APPLIED]: '1' } });
 }
 
 /** The node flags this process runs with (`--import tsx` left out) and glibc's settings from its environment, for a bench's first line. */
