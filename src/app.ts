@@ -43,7 +43,7 @@ import { createSafeUpdatesRoutes, type SafeUpdatesService } from './safe-updates
 import { answerUnknownRoutes, createApiRouter, limitRequestBodies } from './http/api-router.js';
 import { createErrorHandler } from './http/problem.js';
 import type { UsersService } from './users/index.js';
-import { createDashboard } from './dashboard/dashboard.js';
+import { connectionResultUrl, createDashboard } from './dashboard/dashboard.js';
 import type { FleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 
 export interface AppDeps {
@@ -93,7 +93,7 @@ export function createApp(deps: AppDeps) {
   api.use('*', bearerAuth({ tokens: deps.tokens, publicPaths: PUBLIC_PATHS, limiter: deps.authLimiter, onLimited }));
 
   api.route('/', createHealthRoutes(deps));
-  api.route('/', createAuthorizationRoutes(deps));
+  api.route('/', createAuthorizationRoutes({ ...deps, authorizationLanding: connectionResultUrl }));
   api.route('/', createSitesRoutes(deps));
   api.route(
     '/',

@@ -4,6 +4,7 @@ import { compress } from 'hono/compress';
 import { createActivityPage } from './activity.page.js';
 import { createAssetRoutes } from './assets.js';
 import type { DashboardServices } from './deps.js';
+import { CONNECTION_RESULT_PATH, createConnectionPages } from './connection.page.js';
 import { createOverviewPage } from './overview.page.js';
 import { requireSession, type DashboardEnv } from './session.js';
 import { securityHeaders } from './security.js';
@@ -18,6 +19,7 @@ import { createBackupsPage } from './backups.page.js';
 import { createSettingsPage } from './settings.page.js';
 
 export type { DashboardServices } from './deps.js';
+export { connectionResultUrl } from './connection.page.js';
 
 const ASSETS = ['favicon.svg', 'live.js'];
 
@@ -35,7 +37,7 @@ const SIGNED_IN_PATHS = [
   '/events',
   '/connector.zip',
 ];
-const PUBLIC_PATHS = ['/sign-in', '/sign-out', '/assets/*'];
+const PUBLIC_PATHS = ['/sign-in', '/sign-out', '/assets/*', CONNECTION_RESULT_PATH];
 
 /** Whether a route path is one of the dashboard's (for the tests that list what the app serves). */
 export const isDashboardPath = (path: string): boolean =>
@@ -54,6 +56,8 @@ export function createDashboard(deps: DashboardServices) {
   for (const path of [...SIGNED_IN_PATHS, ...PUBLIC_PATHS]) app.use(path, securityHeaders(), gzip);
   app.route('/', createAssetRoutes(ASSETS));
   app.route('/', createSignInRoutes({ users: deps.users, httpsPublicUrl: deps.httpsPublicUrl }));
+  const connection = createConnectionPages(deps);
+  app.route('/', connection.result);
   const signedIn = new Hono<DashboardEnv>();
   for (const path of SIGNED_IN_PATHS) signedIn.use(path, requireSession(deps.users));
   signedIn.route(
@@ -65,6 +69,7 @@ export function createDashboard(deps: DashboardServices) {
       clock: deps.clock,
     }),
   );
+  signedIn.route('/', connection.signedIn);
   signedIn.route('/', createSitePage(deps));
   signedIn.route('/', createSafeUpdatesPages(deps));
   signedIn.route('/', createActivityPage(deps));

@@ -16,6 +16,7 @@ export type DashboardServices = Pick<
   | 'webhooks'
   | 'tokens'
   | 'fleet'
+  | 'fleetRefresh'
   | 'bulkUpdates'
   | 'updatePolicies'
   | 'safeUpdates'

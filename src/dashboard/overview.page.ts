@@ -11,7 +11,7 @@ import {
   type OverviewFilter,
   type OverviewRow,
 } from './fleet-overview.query.js';
-import { csrfField, page } from './layout.js';
+import { action, csrfField, page } from './layout.js';
 import { takeFlash, type DashboardEnv } from './session.js';
 import type { SignedInSession } from '../users/index.js';
 
@@ -164,6 +164,7 @@ export function createOverviewPage(deps: OverviewDeps) {
               </li>
               <li><strong>${counts.sites}</strong> sites</li>
             </ul>
+            <div class="actions fleet-actions">${action(session, '/sites/refresh', 'Refresh all sites now')}</div>
             <form class="filters" method="get" action="/" role="search">
               <div><label for="q">Search</label><input id="q" name="q" type="search" value="${query.q ?? ''}" /></div>
               <div>

@@ -55,7 +55,9 @@ export function createSiteActions(deps: DashboardServices) {
         username: field(form, 'username'),
         applicationPassword: field(form, 'applicationPassword'),
       });
-      if (result.mode === 'authorization') return c.redirect(result.authorizeUrl, 303);
+      // The approval page is on the site: the dashboard's CSP lets a form post only to this origin, so a
+      // page of ours moves the browser on (a navigation, which form-action does not govern).
+      if (result.mode === 'authorization') return c.redirect(`/sites/${result.site.id}/approve`, 303);
       setFlash(c, { kind: 'ok', text: 'Site connected.' });
       return c.redirect(`/sites/${result.site.id}`, 303);
     } catch (error) {

@@ -10,6 +10,7 @@ import { scoreLine, uptimeBars } from './charts.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge, percent, score } from './format.js';
 import { action, csrfField, page } from './layout.js';
+import { connectionPanel } from './connection.page.js';
 import { safeUpdatesSection } from './safe-updates.page.js';
 import { updateHistorySection } from './update-history.js';
 import { takeFlash, type DashboardEnv } from './session.js';
@@ -95,6 +96,20 @@ export function createSitePage(deps: DashboardServices) {
     }
     const now = deps.clock.now().getTime();
     const tags = deps.sites.tagsOf([site.id]).get(site.id) ?? [];
+    if (site.state !== 'connected')
+      return c.html(
+        page({
+          title: site.name ?? site.url,
+          session,
+          current: '/',
+          body: html`<div class="site-head" data-site-id="${site.id}">
+              <h1>${site.name ?? site.url}</h1>
+              ${badge(site.state === 'pending' ? 'pending' : 'failed')} <a href="${site.url}">${site.url}</a>
+            </div>
+            ${connectionPanel(session, site, deps.clock.now())}`,
+          flash: takeFlash(c),
+        }),
+      );
     const inventory = deps.inventories.read(site.id);
     const plugins = inventory ? (JSON.parse(inventory.pluginsJson) as Plugin[]) : [];
     const themes = inventory ? (JSON.parse(inventory.themesJson) as Theme[]) : [];
@@ -119,6 +134,7 @@ export function createSitePage(deps: DashboardServices) {
         ${site.connectorVersion ?? 'not installed'} · synced
         ${age(site.lastSyncedAt, now)}${site.syncError ? html` · <strong>sync failing: ${site.syncError}</strong>` : ''}
       </p>
+      ${connectionPanel(session, site, deps.clock.now())}
       <p id="live-status" class="muted" role="status" aria-live="polite"></p>
       <div class="grid2">
         <section class="card" aria-labelledby="uptime-h">

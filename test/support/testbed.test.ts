@@ -47,6 +47,29 @@ describe('WordPress test bed', () => {
   });
 
   describe('sites', () => {
+    it('start from a known wp-content whatever else Debian put beside WordPress (no languages, no extra plugins)', async () => {
+      // wordpress-l10n (a Recommends of wordpress) fills /usr/share/wordpress/wp-content/languages on
+      // many machines; a test site must not inherit it, or translation tests depend on the machine.
+      const state = JSON.parse(
+        await pretty.php(`
+          require_once ABSPATH . 'wp-admin/includes/plugin.php';
+          echo wp_json_encode( array(
+            'languages' => get_available_languages(),
+            'plugins'   => array_keys( get_plugins() ),
+            'themes'    => array_keys( wp_get_themes() ),
+          ) );
+        `),
+      ) as { languages: string[]; plugins: string[]; themes: string[] };
+      expect(state.languages).toEqual([]);
+      // What the release ships (the newest one adds Hello Dolly and Twenty Twenty-Four), nothing else.
+      expect(['akismet/akismet.php', 'hello.php']).toEqual(expect.arrayContaining(state.plugins));
+      expect(state.plugins).toContain('akismet/akismet.php');
+      expect(['twentytwentyone', 'twentytwentytwo', 'twentytwentythree', 'twentytwentyfour']).toEqual(
+        expect.arrayContaining(state.themes),
+      );
+      expect(state.themes).toEqual(expect.arrayContaining(['twentytwentyone', 'twentytwentytwo', 'twentytwentythree']));
+    });
+
     it('serve the REST API at /wp-json/ with pretty permalinks and at ?rest_route= always', async () => {
       expect(pretty.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       for (const url of [`${pretty.url}/wp-json/`, `${pretty.url}/?rest_route=/`, `${plain.url}/?rest_route=/`]) {

@@ -6,6 +6,8 @@ export interface ApprovalResult {
   finalUrl: string;
   /** Visible text of that page. */
   body: string;
+  /** Every address the tab loaded a page from, redirects included, in order. */
+  navigations: string[];
 }
 
 /**
@@ -19,6 +21,10 @@ export async function approveApplicationAuthorization(
   opts: { reject?: boolean } = {},
 ): Promise<ApprovalResult> {
   return withBrowserPage(async (page) => {
+    const navigations: string[] = [];
+    page.on('request', (request) => {
+      if (request.isNavigationRequest() && request.frame() === page.mainFrame()) navigations.push(request.url());
+    });
     await page.goto(authorizeUrl);
     await logInIfAsked(page, site);
 
@@ -47,6 +53,7 @@ export async function approveApplicationAuthorization(
         `the browser could not load the redirect target after ${opts.reject ? 'rejecting' : 'approving'}`,
       );
     }
-    return { finalUrl: page.url(), body: await bodyText(page) };
+    await page.waitForLoadState();
+    return { finalUrl: page.url(), body: await bodyText(page), navigations };
   });
 }

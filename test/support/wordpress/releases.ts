@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { runCommand } from '../processes.js';
@@ -36,13 +36,28 @@ export const PLAYGROUND_BUILDS = join(
  */
 export const NEWEST_RELEASE = { version: '6.5.5', zip: join(PLAYGROUND_BUILDS, 'wp-6.5.zip') } as const;
 
+/**
+ * What a test site's wp-content starts with, whatever else this machine's Debian packages put
+ * into /usr/share/wordpress/wp-content: `wordpress-l10n` (a Recommends of `wordpress`) adds every
+ * language, plugin packages add plugins. Tests add what they need on top of this known state.
+ */
+const BASELINE_CONTENT = [
+  'plugins/index.php',
+  'plugins/akismet',
+  'themes/twentytwentyone',
+  'themes/twentytwentytwo',
+  'themes/twentytwentythree',
+] as const;
+
 /** Copies a release into `root`, which must not exist: every site owns its files, so core updates touch only that copy. */
 export async function copyWordPressRelease(release: WordPressRelease, root: string): Promise<void> {
   if (release === 'debian') {
+    mkdirSync(root);
+    const core = readdirSync(WORDPRESS_SOURCE).filter((entry) => entry !== 'wp-content' && entry !== '.htaccess');
     // -L: Debian symlinks parts of core into /usr/share/javascript etc.; a site must own its files.
-    await runCommand('cp', ['-aL', WORDPRESS_SOURCE, root]);
-    // Debian's host-based wp-config.php and its .htaccess (a link into /etc) are replaced by ours.
-    rmSync(join(root, '.htaccess'), { force: true });
+    // Debian's .htaccess (a link into /etc) is left out, and its host-based wp-config.php is replaced by ours.
+    await runCommand('cp', ['-aL', ...core.map((entry) => join(WORDPRESS_SOURCE, entry)), root]);
+    await copyBaselineContent(root, []);
     return;
   }
   if (!existsSync(NEWEST_RELEASE.zip))
@@ -54,11 +69,15 @@ export async function copyWordPressRelease(release: WordPressRelease, root: stri
   rmSync(join(root, 'wp-content/database'), { recursive: true, force: true });
   // Playground's build keeps only the default theme and drops Akismet; the release ships more. The
   // themes and plugin Debian packages put them back, so the same tests run on both releases.
-  for (const folder of ['themes', 'plugins']) {
-    await runCommand('cp', [
-      '-aLn',
-      `${join(WORDPRESS_SOURCE, 'wp-content', folder)}/.`,
-      join(root, 'wp-content', folder),
-    ]);
+  await copyBaselineContent(root, ['-n']);
+}
+
+async function copyBaselineContent(root: string, cpFlags: string[]): Promise<void> {
+  for (const entry of BASELINE_CONTENT) {
+    const source = join(WORDPRESS_SOURCE, 'wp-content', entry);
+    if (!existsSync(source)) throw new Error(`${source} is missing: run bash scripts/setup.sh --test`);
+    const target = join(root, 'wp-content', entry);
+    mkdirSync(dirname(target), { recursive: true });
+    await runCommand('cp', ['-aL', ...cpFlags, source, dirname(target)]);
   }
 }
