@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Hono, type Context } from 'hono';
 import { backupSettingsSection } from '../backups/index.js';
-import { performanceSettingsSection } from '../performance/index.js';
+import { auditReportResponse, performanceSettingsSection } from '../performance/index.js';
 import { commonProblems, isAppError } from '../shared/errors.js';
 import { monitoringSettingsSection } from '../uptime/index.js';
 import { SiteTagsInput } from '../sites/index.js';
@@ -19,10 +19,6 @@ const number = (form: Form, name: string) => {
   const value = field(form, name);
   return value === undefined ? undefined : Number(value);
 };
-
-/** A Lighthouse report is its own page with inline scripts: sandboxed, so it runs in an opaque origin without our cookies. */
-const REPORT_POLICY =
-  "sandbox allow-scripts allow-popups; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'";
 
 /**
  * Form posts that change a site: each does its work through the feature's service and answers
@@ -146,12 +142,12 @@ export function createSiteActions(deps: DashboardServices) {
       return 'Audit queued.';
     }),
   );
-  app.get('/sites/:id/audits/:auditId/report', async (c) => {
-    const report = await deps.performance.report(c.req.param('id'), c.req.param('auditId'));
-    const response = c.body(new Uint8Array(report), 200, { 'content-type': 'text/html; charset=utf-8' });
-    response.headers.set('Content-Security-Policy', REPORT_POLICY);
-    return response;
-  });
+  app.get('/sites/:id/audits/:auditId/report', async (c) =>
+    auditReportResponse(
+      await deps.performance.report(c.req.param('id'), c.req.param('auditId')),
+      c.req.header('accept-encoding'),
+    ),
+  );
 
   app.post('/sites/:id/settings', (c) =>
     act(c, siteBack(c, '#settings'), (form) => {

@@ -1,3 +1,4 @@
 // The performance feature's door: what other features may use.
 export { performanceSettingsSection } from './performance.settings.js';
 export { chromeFlags } from './chrome-flags.js';
+export { auditReportResponse } from './report-response.js';

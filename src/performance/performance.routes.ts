@@ -1,5 +1,3 @@
-import { gunzip } from 'node:zlib';
-import { promisify } from 'node:util';
 import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { bodyOrQueryRequest, readBodyOrQuery } from '../http/input.js';
@@ -15,9 +13,9 @@ import {
   RequestAuditInput,
 } from './performance.schemas.js';
 import type { PerformanceService } from './performance.service.js';
+import { auditReportResponse } from './report-response.js';
 
 const tags = ['Performance'];
-const gunzipAsync = promisify(gunzip);
 
 const overview = createRoute({
   method: 'get',
@@ -107,18 +105,6 @@ export function createPerformanceRoutes({ performance }: { performance: Performa
     })
     .openapi(getReport, async (c) => {
       const { siteId, auditId } = c.req.valid('param');
-      const gzipped = await performance.report(siteId, auditId);
-      c.header('Content-Type', 'text/html; charset=utf-8');
-      c.header('Vary', 'Accept-Encoding');
-      // The report runs its own scripts; keep it from reaching anything but itself.
-      c.header(
-        'Content-Security-Policy',
-        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:",
-      );
-      if (/\bgzip\b/.test(c.req.header('accept-encoding') ?? '')) {
-        c.header('Content-Encoding', 'gzip');
-        return c.body(new Uint8Array(gzipped), 200);
-      }
-      return c.body(new Uint8Array(await gunzipAsync(gzipped)), 200);
+      return auditReportResponse(await performance.report(siteId, auditId), c.req.header('accept-encoding')) as never;
     });
 }

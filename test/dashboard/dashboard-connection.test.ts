@@ -1,4 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { gzipSync } from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AUDIT_REPORT_POLICY } from '../../src/performance/report-response.js';
 import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 import { signIn, type SignedIn } from './signed-in.js';
 
@@ -119,5 +121,23 @@ describe('dashboard: connecting and disconnecting sites', () => {
     const other = insertConnectedSite(t);
     expect((await user.post(`/sites/${other}/disconnect`, { confirm: 'yes' }, false)).status).toBe(403);
     expect(t.services.sitesRepository.findById(other)).toBeDefined();
+  });
+
+  it('opens a Lighthouse report as a page, sandboxed, served as the API serves it', async () => {
+    const id = insertConnectedSite(t);
+    const html = '<!doctype html><html><title>Lighthouse Report</title><script>1</script></html>';
+    vi.spyOn(t.services.performance, 'report').mockResolvedValue(gzipSync(html));
+    const path = `/sites/${id}/audits/audit_1/report`;
+
+    const gzipped = await t.app.request(path, { headers: { cookie: user.cookie, 'accept-encoding': 'gzip, br' } });
+    expect(gzipped.status).toBe(200);
+    expect(gzipped.headers.get('content-encoding')).toBe('gzip');
+    expect(gzipSync(html).equals(Buffer.from(await gzipped.arrayBuffer()))).toBe(true);
+    // The report's own policy, not the dashboard's (which would stop its inline scripts).
+    expect(gzipped.headers.get('content-security-policy')).toBe(AUDIT_REPORT_POLICY);
+
+    const plain = await t.app.request(path, { headers: { cookie: user.cookie } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expect(await plain.text()).toBe(html);
   });
 });
