@@ -21,6 +21,12 @@ export interface ChildParams {
   items: PlannedItem[];
 }
 
+/** What a preview's (a dry run's) row holds in `progress`: its plan, and once applied, the bulk job it was applied as. */
+export interface PreviewProgress {
+  plan: { siteId: string; url: string; items: PlannedItem[] }[];
+  appliedAs?: string;
+}
+
 /** A child left unstarted for one of these reasons is shown `skipped`, not `cancelled`. */
 const SKIP_REASONS = new Set(['window-closed', 'site-not-connected', 'interrupted']);
 
@@ -45,13 +51,14 @@ function of(job: JobRow, children: JobRow[]): BulkUpdateRun {
   const params = parsed<BulkParams>(job.params);
   const counts = { total: 0, done: 0, succeeded: 0, failed: 0, skipped: 0, cancelled: 0 };
   if (params.dryRun) {
-    const plan = parsed<{ plan: { siteId: string; url: string; items: PlannedItem[] }[] }>(job.progress).plan;
+    const { plan, appliedAs } = parsed<PreviewProgress>(job.progress);
     return {
       job: jobView(job),
       dryRun: true,
       safe: params.safe ?? false,
       trigger: params.trigger,
       notAfter: params.notAfter,
+      appliedAs: appliedAs ?? null,
       progress: { ...counts, total: plan.length },
       sites: plan.map((site) => ({
         siteId: site.siteId,
@@ -92,6 +99,7 @@ function of(job: JobRow, children: JobRow[]): BulkUpdateRun {
     safe: params.safe ?? false,
     trigger: params.trigger,
     notAfter: params.notAfter,
+    appliedAs: null,
     progress: counts,
     sites,
   };

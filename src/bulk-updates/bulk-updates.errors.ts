@@ -4,6 +4,8 @@ export const bulkUpdatesProblems = {
   invalidSelection: defineProblem('bulk-selection-invalid', 400, 'Select sites by exactly one of sites, tag or all'),
   emptySelection: defineProblem('bulk-selection-empty', 422, 'The selection holds no update to apply'),
   notFound: defineProblem('bulk-update-not-found', 404, 'No such bulk update'),
+  notAPreview: defineProblem('bulk-update-not-a-preview', 409, 'Only a preview (a dry run) is applied'),
+  previewAlreadyApplied: defineProblem('preview-already-applied', 409, 'The preview was already applied'),
   // The reasons a safe item of a bulk update failed with (in its outcome, the history and update.failed).
   rolledBack: defineProblem('update-rolled-back', 502, 'The update broke the site and was rolled back'),
   rollbackFailed: defineProblem(

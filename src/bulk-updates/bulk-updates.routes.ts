@@ -4,6 +4,7 @@ import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, toPage } from '../http/pagination.js';
 import { SiteIdPathParam } from '../sites/index.js';
 import {
+  ApplyPreviewInput,
   BulkRunParams,
   BulkUpdateInput,
   BulkUpdateRunSchema,
@@ -24,7 +25,7 @@ const applyUpdates = createRoute({
   tags,
   summary: 'Apply updates across the fleet (a bulk update)',
   description:
-    'Resolves the selection (exactly one of `sites`, `tag`, `all: true`; `items`, by default every pending plugin and theme update; `exclude`) against each site’s last synced inventory and queues one `bulk-update` job with one `site-update` child per site (202). Sites run with bounded concurrency (`SITEWARDEN_BULK_UPDATE_CONCURRENCY`, and `SITEWARDEN_BULK_UPDATE_PER_HOST` per host); one site’s failure never stops the others. Each site applies plugins, themes, translations, then core. `dryRun: true` answers the plan (200) and changes nothing. Cancel with `POST /api/jobs/{jobId}/cancel`.',
+    'Resolves the selection (exactly one of `sites`, `tag`, `all: true`; `items`, by default every pending plugin and theme update; `exclude`) against each site’s last synced inventory and queues one `bulk-update` job with one `site-update` child per site (202). Sites run with bounded concurrency (`SITEWARDEN_BULK_UPDATE_CONCURRENCY`, not bounded again by `SITEWARDEN_SITE_CONCURRENCY`, and `SITEWARDEN_BULK_UPDATE_PER_HOST` per host); one site’s failure never stops the others. Each site applies plugins, themes, translations, then core. `dryRun: true` answers the plan (200) and changes nothing; apply it once with `POST /api/fleet/updates/runs/{jobId}/apply`. Cancel with `POST /api/jobs/{jobId}/cancel` (the bulk job, or one queued site’s job).',
   request: { body: { content: { 'application/json': { schema: BulkUpdateInput } }, required: true } },
   responses: {
     200: jsonContent(BulkUpdateRunSchema, 'The plan of a dry run'),
@@ -42,6 +43,21 @@ const getRun = createRoute({
   description: '`done` of `total` sites, each site’s state and each item’s from → to, result and error.',
   request: { params: BulkRunParams },
   responses: { 200: jsonContent(BulkUpdateRunSchema, 'The bulk update'), ...problemResponses(404) },
+});
+
+const applyPreview = createRoute({
+  method: 'post',
+  path: '/fleet/updates/runs/{jobId}/apply',
+  operationId: 'applyFleetUpdatePreview',
+  tags,
+  summary: 'Apply a preview (a dry run) as planned',
+  description:
+    'Queues a bulk update of exactly the preview’s plan, each item at the version the preview showed (202, as `POST /api/fleet/updates/apply`). A preview is applied once: the preview’s `appliedAs` names the run, and another apply of it answers 409 `preview-already-applied` with that run’s id in `runId`. A bulk update that is not a preview answers 409 `bulk-update-not-a-preview`.',
+  request: {
+    params: BulkRunParams,
+    body: { content: { 'application/json': { schema: ApplyPreviewInput } }, required: false },
+  },
+  responses: { 202: jsonContent(BulkUpdateRunSchema, 'Queued'), ...problemResponses(400, 403, 404, 409, 415, 422) },
 });
 
 const HistoryPage = pageSchema(HistoryEntrySchema, 'UpdateHistoryPage');
@@ -107,6 +123,13 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
       return input.dryRun ? c.json(run, 200) : c.json(run, 202);
     })
     .openapi(getRun, (c) => c.json(bulkUpdates.run(c.req.valid('param').jobId), 200))
+    .openapi(applyPreview, (c) => {
+      const run = bulkUpdates.applyPreview(c.req.valid('param').jobId, {
+        trigger: { kind: 'request', id: c.get('token').id },
+        safe: c.req.valid('json').safe,
+      });
+      return c.json(run, 202);
+    })
     .openapi(siteHistory, (c) => {
       const { siteId } = c.req.valid('param');
       bulkUpdates.requireSite(siteId);

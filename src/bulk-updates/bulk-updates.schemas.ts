@@ -65,6 +65,10 @@ export const BulkUpdateRunSchema = z
     safe: z.boolean(),
     trigger: z.object({ kind: z.enum(triggerKinds), id: z.string().nullable() }),
     notAfter: z.string().nullable(),
+    appliedAs: z.string().nullable().openapi({
+      description:
+        'A preview’s: the bulk update it was applied as (a preview is applied once); null before, and for a bulk update.',
+    }),
     progress: z
       .object({
         total: z.number().int(),
@@ -94,6 +98,15 @@ export const BulkUpdateRunSchema = z
   })
   .openapi('BulkUpdateRun');
 export type BulkUpdateRun = z.infer<typeof BulkUpdateRunSchema>;
+
+export const ApplyPreviewInput = z
+  .object({
+    safe: z.boolean().optional().openapi({
+      description:
+        'Apply each plugin, theme and core update as a safe update (as in `BulkUpdateInput`). Default false.',
+    }),
+  })
+  .openapi('ApplyPreviewInput');
 
 export const BulkRunParams = z.object({
   jobId: z

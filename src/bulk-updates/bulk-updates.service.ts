@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { jobEvent, wasCancelled, type JobKind, type JobRunner, type Settlement } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
+import { underOwnBound } from '../jobs/site-task-queue.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
 import { createId } from '../shared/ids.js';
@@ -14,6 +15,7 @@ import type { ItemOutcome, PlannedItem, SiteUpdater } from './site-updater.js';
 import { createWriteBatch } from '../db/write-batch.js';
 import type { TriggerKind } from './update-history.table.js';
 import type { BulkUpdateInput } from './bulk-updates.schemas.js';
+import { previewToApply } from './preview.js';
 import { resolveSelection, type BulkTarget } from './selection.js';
 import type { HistoryFilter, UpdateHistoryRepository } from './update-history.repository.js';
 import { hostOf, type UpdateSlots } from './update-slots.js';
@@ -88,6 +90,11 @@ export function createBulkUpdatesService({
   };
   /** What the children of the bulk jobs running in this process need of them: read once a bulk job, not once a site. */
   const running = new Map<string, Pick<BulkParams, 'trigger' | 'safe'>>();
+  /**
+   * The bulk jobs running in this process, each to be told of a child cancelled on its own (`POST /api/jobs/{id}/cancel`)
+   * before the bulk job started it: it leaves the child out of what it still has to start, and counts it.
+   */
+  const droppers = new Map<string, (childId: string) => void>();
 
   function plan(targets: BulkTarget[]): { site: SiteFacts; items: PlannedItem[] }[] {
     const bySite = new Map<string, BulkTarget[]>();
@@ -274,6 +281,17 @@ export function createBulkUpdatesService({
       jobs.enqueue(child.kind, child.id, child.siteId);
     };
 
+    droppers.set(job.id, (childId) => {
+      for (const [host, queue] of pending) {
+        const at = queue.findIndex((child) => child.id === childId);
+        if (at < 0) continue;
+        queue.splice(at, 1);
+        if (queue.length === 0) pending.delete(host);
+        count(jobRows.find(childId) ?? { state: 'cancelled', reason: 'cancelled', progress: '{}' });
+        wake();
+        return;
+      }
+    });
     running.set(job.id, { trigger: params.trigger, safe: params.safe });
     try {
       while (pending.size > 0 || started.size > 0) {
@@ -317,6 +335,7 @@ export function createBulkUpdatesService({
       }
     } finally {
       running.delete(job.id);
+      droppers.delete(job.id);
     }
 
     const finishedAt = clock.now();
@@ -392,15 +411,18 @@ export function createBulkUpdatesService({
           batch.later(() => jobRows.write(job.id, { progress }));
         } else end ??= holdEnd(items);
       };
-      const outcomes = await updateSite({
-        siteId: job.siteId!,
-        items: params.items,
-        trigger,
-        jobId: params.bulkId,
-        safe: bulkParams?.safe ?? false,
-        onItem: writeItems,
-        batch,
-      });
+      // Bounded by the bulk update slot it holds, not again by the site task queue's bound (SITEWARDEN_SITE_CONCURRENCY).
+      const outcomes = await underOwnBound(job.siteId!, () =>
+        updateSite({
+          siteId: job.siteId!,
+          items: params.items,
+          trigger,
+          jobId: params.bulkId,
+          safe: bulkParams?.safe ?? false,
+          onItem: writeItems,
+          batch,
+        }),
+      );
       const { state, reason, progress } = end ?? holdEnd(outcomes);
       batch.commit();
       settle(job.id, { state, reason, progress });
@@ -456,7 +478,11 @@ export function createBulkUpdatesService({
     atShutdown: 'grace',
     cancelsWhileRunning: false,
     run: runChild,
-    cancelQueued: (job: JobRow) => settle(job.id),
+    // Started by its bulk job (it holds a slot): settled, which frees the slot; not yet: its bulk job drops it.
+    cancelQueued: (job: JobRow) => {
+      if (settled.has(job.id)) settle(job.id);
+      else droppers.get((json(job.params) as unknown as ChildParams).bulkId)?.(job.id);
+    },
     recover: {
       running: failInterrupted,
       // Its bulk job starts it (when requeued itself) or has already left it unstarted.
@@ -472,6 +498,19 @@ export function createBulkUpdatesService({
     /** `start`, answered with the run as just queued (or the dry run's plan). */
     apply(request: BulkUpdateRequest) {
       const { job, children } = startBulkUpdate(request);
+      return runView.of(job, children);
+    },
+    /**
+     * Applies a preview (a dry run) as it was planned, once: the run it starts is written on the preview in the same
+     * transaction, so a second apply answers `preview-already-applied` naming it.
+     */
+    applyPreview(previewId: string, request: Pick<BulkUpdateRequest, 'trigger' | 'safe'>) {
+      const { job, children } = jobRows.transaction(() => {
+        const { progress, targets } = previewToApply(jobRows.find(previewId), previewId);
+        const started = startBulkUpdate({ ...request, targets });
+        jobRows.write(previewId, { progress: JSON.stringify({ ...progress, appliedAs: started.job.id }) });
+        return started;
+      });
       return runView.of(job, children);
     },
     /** The targets a request's selection names, from the inventory rows. */

@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
-import { commonProblems, isAppError } from '../shared/errors.js';
+import { isAppError } from '../shared/errors.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge, count, triggerLabel } from './format.js';
 import { columns, csrfField, page } from './layout.js';
@@ -165,21 +165,13 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
     const form = await c.req.parseBody();
     const preview = deps.bulkUpdates.run(c.req.param('id'));
     try {
-      if (!preview.dryRun) throw commonProblems.validation.create('only a preview is applied; preview again');
-      const job = deps.bulkUpdates.start({
-        targets: preview.sites.flatMap((site) =>
-          site.items.map((item) => ({
-            siteId: site.siteId,
-            type: item.type,
-            ...(item.slug ? { slug: item.slug } : {}),
-            ...(item.toVersion ? { version: item.toVersion } : {}),
-          })),
-        ),
+      // Once per preview: a second click (or a second tab) names the run the first one started.
+      const started = deps.bulkUpdates.applyPreview(preview.job.id, {
         trigger: { kind: 'user', id: c.get('session').user.id },
         safe: form.safe === '1',
       });
-      setFlash(c, { kind: 'ok', text: `Bulk update started on ${count(preview.sites.length, 'site')}.` });
-      return c.redirect(`/updates/runs/${job.id}`, 303);
+      setFlash(c, { kind: 'ok', text: `Bulk update started on ${count(started.sites.length, 'site')}.` });
+      return c.redirect(`/updates/runs/${started.job.id}`, 303);
     } catch (error) {
       return fail(c, error, `/updates/runs/${preview.job.id}`);
     }
@@ -211,16 +203,20 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
                 ${count(items, 'update')} on ${count(run.sites.length, 'site')} would run, as listed below. Nothing has
                 changed yet.
               </p>
-              <form class="actions" method="post" action="/updates/runs/${run.job.id}/apply">
-                ${csrfField(session)}
-                <label class="check" for="safe"
-                  ><input type="checkbox" id="safe" name="safe" value="1" checked /> Safe update (health checks,
-                  screenshots, a restore point and a rollback when a site breaks)</label
-                >
-                <button type="submit" ${run.sites.length === 0 ? 'disabled' : ''}>
-                  Apply to ${count(run.sites.length, 'site')}
-                </button>
-              </form>
+              ${
+                run.appliedAs
+                  ? html`<p>Applied: <a href="/updates/runs/${run.appliedAs}">the bulk update it started</a></p>`
+                  : html`<form class="actions" method="post" action="/updates/runs/${run.job.id}/apply">
+                      ${csrfField(session)}
+                      <label class="check" for="safe"
+                        ><input type="checkbox" id="safe" name="safe" value="1" checked /> Safe update (health checks,
+                        screenshots, a restore point and a rollback when a site breaks)</label
+                      >
+                      <button type="submit" ${run.sites.length === 0 ? 'disabled' : ''}>
+                        Apply to ${count(run.sites.length, 'site')}
+                      </button>
+                    </form>`
+              }
             </section>`
           : html`<div class="actions" id="run-actions" data-live-section>
               <a href="/updates/runs/${run.job.id}">Refresh</a>

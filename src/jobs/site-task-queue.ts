@@ -1,8 +1,18 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import PQueue from 'p-queue';
 
 /**
+ * The site whose work is bounded by a slot of its own (a bulk site update holds a bulk update slot,
+ * `SITEWARDEN_BULK_UPDATE_CONCURRENCY`): that site's tasks started from the work skip the queue's
+ * global bound, so one bound is not counted twice, and still take their turn on the site. Keyed by
+ * the site: other sites' tasks, and the job runner's pools (lanes `site:<id>`, `job:<id>`), keep their bound.
+ */
+const ownBound = new AsyncLocalStorage<string>();
+export const underOwnBound = <T>(siteId: string, work: () => Promise<T>): Promise<T> => ownBound.run(siteId, work);
+
+/**
  * Work on remote sites: one task at a time per site (WordPress's upgrader is not built for
- * concurrent runs), different sites in parallel up to a global bound.
+ * concurrent runs), different sites in parallel up to a global bound (but work under its own bound).
  */
 export interface SiteTaskQueue {
   run<T>(siteId: string, task: () => Promise<T>): Promise<T>;
@@ -24,8 +34,21 @@ export function createSiteTaskQueue({ concurrency }: { concurrency: number }): S
   const queue = new PQueue({ concurrency });
   /** Each busy site's tasks waiting behind the one it has in the queue. */
   const lanes = new Map<string, (() => void)[]>();
+  /** Tasks running outside the global bound (underOwnBound). */
+  const outside = new Set<Promise<unknown>>();
   let accepting = true;
   let completed = 0;
+
+  function runOutside<T>(task: () => Promise<T>): Promise<T> {
+    if (!accepting) return Promise.reject(new Error('the daemon is shutting down'));
+    const running = Promise.resolve().then(task);
+    const tracked: Promise<unknown> = running.then(
+      () => outside.delete(tracked),
+      () => outside.delete(tracked),
+    );
+    outside.add(tracked);
+    return running;
+  }
 
   function ended(siteId: string): void {
     completed++;
@@ -37,9 +60,10 @@ export function createSiteTaskQueue({ concurrency }: { concurrency: number }): S
   return {
     run<T>(siteId: string, task: () => Promise<T>): Promise<T> {
       if (!accepting) return Promise.reject(new Error('the daemon is shutting down'));
+      const bounded = ownBound.getStore() !== siteId;
       return new Promise<T>((resolve, reject) => {
         const start = () =>
-          void queue.add(task).then(
+          void (bounded ? queue.add(task) : runOutside(task)).then(
             (value) => {
               ended(siteId);
               resolve(value);
@@ -60,7 +84,7 @@ export function createSiteTaskQueue({ concurrency }: { concurrency: number }): S
     },
     isBusy: (siteId) => lanes.has(siteId),
     get size() {
-      return queue.size + queue.pending;
+      return queue.size + queue.pending + outside.size;
     },
     get completed() {
       return completed;
@@ -71,7 +95,7 @@ export function createSiteTaskQueue({ concurrency }: { concurrency: number }): S
       queue.clear();
       let timer: NodeJS.Timeout | undefined;
       const finished = await Promise.race([
-        queue.onPendingZero().then(() => true),
+        Promise.all([queue.onPendingZero(), ...outside]).then(() => true),
         new Promise<boolean>((resolve) => {
           timer = setTimeout(() => resolve(false), graceMs);
         }),

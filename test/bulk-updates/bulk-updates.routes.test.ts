@@ -1,76 +1,11 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { ServiceConfig } from '../../src/services.js';
-import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
-import {
-  createUpdateWatch,
-  EXPECTED_VERSION_CONNECTOR,
-  startUpdatableSite,
-  type UpdateWatch,
-} from './updatable-fake.js';
+import { createFakeClock, insertConnectedSite, type TestApp } from '../support/test-app.js';
+import { apply, closeFleets, finished, fleet, gated, holdUntil } from './bulk-fleet.js';
+import { EXPECTED_VERSION_CONNECTOR } from './updatable-fake.js';
 
 /** Bulk updates against fake WordPress sites whose plugin and theme versions really change. */
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
-afterAll(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
-
-async function fleet(
-  count: number,
-  options: {
-    config?: Partial<ServiceConfig>;
-    failing?: number[];
-    tags?: (index: number) => string[];
-    clock?: ReturnType<typeof createFakeClock>;
-    /** Each site's connector version (default: one whose updates take the version expected). */
-    connectors?: string[];
-  } = {},
-) {
-  const t = createTestApp({ config: { siteConcurrency: 16, ...options.config }, clock: options.clock });
-  closers.push(() => t.close());
-  const watch = createUpdateWatch();
-  const sites: {
-    id: string;
-    state: { plugin: string; theme: string; failPlugins: boolean };
-    requests: string[];
-  }[] = [];
-  for (let index = 0; index < count; index++) {
-    const { site, state } = await startUpdatableSite(watch, {
-      failPlugins: options.failing?.includes(index),
-      connector: options.connectors?.[index],
-    });
-    closers.push(site.close);
-    const connected = await t.call('POST', '/api/sites', {
-      json: { url: site.url, username: site.username, applicationPassword: site.applicationPassword },
-    });
-    expect(connected.status, connected.text).toBe(201);
-    const id = connected.json.id as string;
-    if (options.tags) t.services.sitesRepository.setTags(id, options.tags(index));
-    await t.services.sync.syncNow(id);
-    sites.push({ id, state, requests: site.requests });
-  }
-  return { t, watch, sites };
-}
-
-const apply = (t: TestApp, json: unknown) => t.call('POST', '/api/fleet/updates/apply', { json });
-const finished = async (t: TestApp, id: string) => {
-  await t.services.bulkUpdates.idle();
-  const run = await t.call('GET', `/api/fleet/updates/runs/${id}`, { token: t.readToken });
-  expect(run.status, run.text).toBe(200);
-  return run.json;
-};
-/** Holds every update until `limit` run together (or it is clear no more will come), then a little longer. */
-const holdUntil = (watch: UpdateWatch, limit: number) => {
-  let opened = false;
-  watch.hold = async () => {
-    for (let waited = 0; !opened && watch.inFlight < limit && waited < 2_000; waited += 10)
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    opened = true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  };
-};
+afterEach(closeFleets);
+afterAll(closeFleets);
 
 describe('a bulk update', () => {
   it('updates every pending plugin and theme on every site, one failing site not stopping the others', async () => {
@@ -267,19 +202,6 @@ describe('bounded concurrency', () => {
 });
 
 describe('stopping a bulk update', () => {
-  /** The first site's update waits until the test opens the gate. */
-  const gated = (watch: UpdateWatch) => {
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let arrived!: () => void;
-    const first = new Promise<void>((resolve) => (arrived = resolve));
-    watch.hold = () => {
-      arrived();
-      return gate;
-    };
-    return { open, first };
-  };
-
   it('cancel: queued sites are cancelled, the running one finishes', async () => {
     const { t, watch, sites } = await fleet(3, { config: { bulkUpdates: { concurrency: 1, perHost: 1 } } });
     const { open, first } = gated(watch);

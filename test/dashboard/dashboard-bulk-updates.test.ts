@@ -93,7 +93,14 @@ describe('bulk updates from the dashboard', () => {
 
     // A run is applied once: applying it again, or a finished run, is refused with a message.
     const again = await user.post(`${runPath}/apply`, {});
-    expect(await user.follow(again)).toContain('only a preview is applied');
+    expect(await user.follow(again)).toContain('is not a preview; preview again to apply it');
+    // The preview itself once: a second Apply (a double click, a second tab) starts nothing and names the run.
+    const twice = await user.post(`${previewPath}/apply`, {});
+    expect(twice.headers.get('location')).toBe(previewPath);
+    expect(await user.follow(twice)).toContain(`was already applied as bulk update ${runPath.split('/').at(-1)}`);
+    const appliedPreview = await (await user.get(previewPath)).text();
+    expect(appliedPreview).toContain(`Applied: <a href="${runPath}">`);
+    expect(appliedPreview).not.toMatch(/<button type="submit"[^>]*>\s*Apply to/);
 
     // The history lists the preview and the run.
     const history = await (await user.get('/updates')).text();
