@@ -41,6 +41,8 @@ export interface OverviewRow {
   state: string;
   status: OverviewStatus;
   syncError: string | null;
+  /** Null: no connector, so WordPress's REST API alone says nothing of the updates offered. */
+  connectorVersion: string | null;
   updates: number;
   score: number | null;
   backupStatus: string | null;
@@ -57,6 +59,8 @@ export interface OverviewCounts {
   down: number;
   degraded: number;
   updatesPending: number;
+  /** Connected sites without the connector: their updates are unknown. */
+  updatesUnknown: number;
   backupsFailing: number;
 }
 
@@ -87,6 +91,7 @@ export function createFleetOverviewQuery({ db }: { db: Db }) {
       (select count(*) from site_summaries where status = 'down') as down,
       (select count(*) from site_summaries where status = 'degraded') as degraded,
       (select count(*) from site_summaries where updates > 0) as updatesPending,
+      (select count(*) from sites where state = 'connected' and connector_version is null) as updatesUnknown,
       (select count(*) from site_summaries where backup_rank = 0) as backupsFailing`);
 
   const statements = new Map<string, Database.Statement>();
@@ -139,7 +144,7 @@ export function createFleetOverviewQuery({ db }: { db: Db }) {
       const found = new Map(
         (
           prepared(
-            `select s.id, s.url, s.name, s.state, s.sync_error as syncError, x.status, x.updates, x.score,
+            `select s.id, s.url, s.name, s.state, s.sync_error as syncError, s.connector_version as connectorVersion, x.status, x.updates, x.score,
                 x.backup_status as backupStatus, x.backup_at as backupAt, x.uptime_24h as uptime24h,
                 x.uptime_30d as uptime30d, x.response_ms as responseMs
               from site_summaries x join sites s on s.id = x.site_id where x.site_id in (${marks(ids.length)})`,

@@ -78,7 +78,15 @@ function siteRow(row: OverviewRow, tags: string[], now: number) {
     <td class="num">
       ${score(row.score)} ${sparkline(row.scores, `performance score trend, last ${score(row.score)}`)}
     </td>
-    <td class="num">${row.updates > 0 ? html`<a href="/sites/${row.id}#plugins">${row.updates}</a>` : '0'}</td>
+    <td class="num">
+      ${
+        row.state === 'connected' && row.connectorVersion === null
+          ? html`<a href="/sites/${row.id}#plugins" class="unknown">unknown: no connector</a>`
+          : row.updates > 0
+            ? html`<a href="/sites/${row.id}#plugins">${row.updates}</a>`
+            : '0'
+      }
+    </td>
     <td>${badge(row.backupStatus)} <span class="age">${age(row.backupAt, now)}</span></td>
     <td>${tags.map((tag) => html`<a class="tag" href="/?tag=${encodeURIComponent(tag)}">${tag}</a> `)}</td>
   </tr>`;
@@ -157,6 +165,15 @@ export function createOverviewPage(deps: OverviewDeps) {
                   ><strong>${counts.updatesPending}</strong> with updates pending</a
                 >
               </li>
+              ${
+                counts.updatesUnknown > 0
+                  ? html`<li>
+                      <a href="/connector.zip"
+                        ><strong>${counts.updatesUnknown}</strong> with updates unknown: install the connector</a
+                      >
+                    </li>`
+                  : ''
+              }
               <li>
                 <a href="${link(query, { backup: 'failed', page: 1 })}"
                   ><strong>${counts.backupsFailing}</strong> backups failing</a

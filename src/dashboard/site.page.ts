@@ -18,7 +18,21 @@ import { takeFlash, type DashboardEnv } from './session.js';
 const bytes = (n: number) =>
   n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${Math.round(n / 1e3)} kB`;
 
-function itemsTable(session: SignedInSession, siteId: string, kind: 'plugins' | 'themes', items: (Plugin | Theme)[]) {
+/** Without the connector WordPress's REST API lists what is installed but not which updates exist. */
+const updatesUnknown = html`<p class="notice" role="note">
+  <strong>Updates unknown: install the connector.</strong> Without the Sitewarden connector WordPress does not say which
+  updates exist. <a href="/connector.zip">Download the connector</a>, install it on the site (Plugins → Add New → Upload
+  Plugin), then <em>Refresh now</em>.
+</p>`;
+
+function itemsTable(
+  session: SignedInSession,
+  site: { id: string; connectorVersion: string | null },
+  kind: 'plugins' | 'themes',
+  items: (Plugin | Theme)[],
+) {
+  const siteId = site.id;
+  const known = site.connectorVersion !== null;
   if (items.length === 0) return html`<p class="muted">None reported yet (the inventory syncs after connecting).</p>`;
   const base = `/sites/${siteId}/${kind}`;
   return html`<div class="table-wrap">
@@ -43,7 +57,13 @@ function itemsTable(session: SignedInSession, siteId: string, kind: 'plugins' | 
             <th scope="row">${item.name}<span class="url">${item.slug}</span></th>
             <td>${item.version}</td>
             <td>
-              ${item.update ? html`<strong>→ ${item.update.version}</strong>` : html`<span class="muted">up to date</span>`}
+              ${
+                item.update
+                  ? html`<strong>→ ${item.update.version}</strong>`
+                  : known
+                    ? html`<span class="muted">up to date</span>`
+                    : html`<span class="muted">unknown</span>`
+              }
             </td>
             <td>${badge(active ? 'active' : 'inactive')}</td>
             <td class="actions">
@@ -260,11 +280,11 @@ export function createSitePage(deps: DashboardServices) {
       </section>
       <section class="card" id="plugins" aria-labelledby="plugins-h">
         <h2 id="plugins-h">Plugins</h2>
-        ${itemsTable(session, site.id, 'plugins', plugins)}
+        ${site.connectorVersion === null ? updatesUnknown : ''} ${itemsTable(session, site, 'plugins', plugins)}
       </section>
       <section class="card" id="themes" aria-labelledby="themes-h">
         <h2 id="themes-h">Themes</h2>
-        ${itemsTable(session, site.id, 'themes', themes)}
+        ${site.connectorVersion === null ? updatesUnknown : ''} ${itemsTable(session, site, 'themes', themes)}
       </section>
       ${safeUpdatesSection(deps, session, site, now)} ${updateHistorySection(deps.bulkUpdates, site.id, now)}
       <section class="card" id="settings" aria-labelledby="settings-h">

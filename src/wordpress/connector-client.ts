@@ -48,6 +48,8 @@ import {
  */
 const CONNECTOR_NAMESPACE = 'sitewarden/v1';
 export const CONNECTOR_DOWNLOAD_PATH = '/api/connector.zip';
+/** Where to get the connector, for people (the dashboard's link, behind its sign-in) and programs (the API's, behind a token). */
+export const CONNECTOR_DOWNLOAD_HINT = `the dashboard's /connector.zip (or GET ${CONNECTOR_DOWNLOAD_PATH} with an API token)`;
 
 /**
  * The connector release that added each feature: a site whose connector is older is refused
@@ -71,7 +73,7 @@ const connectorProblems = {
   outdated: defineProblem('connector-outdated', 422, 'The Sitewarden connector on the site is too old'),
 };
 
-const installHint = `download it from GET ${CONNECTOR_DOWNLOAD_PATH} and upload it in wp-admin under Plugins → Add New → Upload Plugin, then activate it`;
+const installHint = `download it from ${CONNECTOR_DOWNLOAD_HINT} and upload it in wp-admin under Plugins → Add New → Upload Plugin, then activate it`;
 
 export type { AvailableUpdates, ConnectorInfo } from './site-schemas.js';
 export type { FinishedRestore, RowsCursor, SiteFileEntry, SiteTable } from './connector-backup-schemas.js';
@@ -103,7 +105,7 @@ function assertConnectorFeature(info: ConnectorInfo | null, feature: ConnectorFe
   }
 }
 
-const updateHint = `download the current one from GET ${CONNECTOR_DOWNLOAD_PATH} and upload it in wp-admin under Plugins → Add New → Upload Plugin (WordPress offers to replace the installed version)`;
+const updateHint = `download the current one from ${CONNECTOR_DOWNLOAD_HINT} and upload it in wp-admin under Plugins → Add New → Upload Plugin (WordPress offers to replace the installed version)`;
 
 /**
  * Reads the connector's info once per session (for `info()` and for checking each feature against it).
