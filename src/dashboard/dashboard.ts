@@ -59,7 +59,7 @@ export function createDashboard(deps: DashboardServices) {
   const connection = createConnectionPages(deps);
   app.route('/', connection.result);
   const signedIn = new Hono<DashboardEnv>();
-  for (const path of SIGNED_IN_PATHS) signedIn.use(path, requireSession(deps.users));
+  for (const path of SIGNED_IN_PATHS) signedIn.use(path, requireSession(deps.users, deps.httpsPublicUrl));
   signedIn.route(
     '/',
     createOverviewPage({

@@ -39,7 +39,7 @@ export function clearSessionCookie(c: Context, secure: boolean): void {
  * gets a 401). State-changing requests carry the session's CSRF token as the `_csrf` form field
  * or the X-CSRF-Token header; SameSite=Strict is the first wall, this the second.
  */
-export function requireSession(users: UsersService): MiddlewareHandler<DashboardEnv> {
+export function requireSession(users: UsersService, httpsPublicUrl: boolean): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     const token = getCookie(c, SESSION_COOKIE);
     const session = token ? users.authenticate(token) : null;
@@ -61,6 +61,9 @@ export function requireSession(users: UsersService): MiddlewareHandler<Dashboard
       if (sent !== session.csrfToken)
         throw csrfRefused.create('the CSRF token is missing or does not match this session; reload the page');
     }
+    // One expiry: the cookie follows the server's sliding one (12 idle hours, 30 days at most),
+    // so a browser never drops a session the server still honours.
+    if (session.renewed) setSessionCookie(c, token!, session.expiresAt, isSecure(c, httpsPublicUrl));
     c.set('session', session);
     c.set('actor', { kind: 'user', id: session.user.id });
     return next();

@@ -12,9 +12,12 @@ import {
   type DashboardEnv,
 } from './session.js';
 
-/** Only a local path is followed after sign-in, never another origin. */
-const safeNext = (next: unknown) =>
-  typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
+/**
+ * Only a path of this origin is followed after sign-in: one `/`, then no second `/` or `\`, and
+ * nothing but visible ASCII (browsers drop tabs and newlines, so `/\t/host` would be `//host`, and
+ * a CR would break the Location header).
+ */
+const safeNext = (next: unknown) => (typeof next === 'string' && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '/');
 
 function signInForm({ next, username = '', error }: { next: string; username?: string; error?: string }) {
   return publicPage(
@@ -61,7 +64,7 @@ export function createSignInRoutes({ users, httpsPublicUrl }: { users: UsersServ
       );
     }
   });
-  app.post('/sign-out', requireSession(users), (c) => {
+  app.post('/sign-out', requireSession(users, httpsPublicUrl), (c) => {
     users.signOut(c.get('session').sessionId);
     clearSessionCookie(c, isSecure(c, httpsPublicUrl));
     return c.redirect('/sign-in', 303);

@@ -37,6 +37,8 @@ export interface SignedInSession {
   sessionId: string;
   csrfToken: string;
   expiresAt: Date;
+  /** The idle expiry moved on with this request: the cookie's own expiry should follow. */
+  renewed?: boolean;
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -160,11 +162,12 @@ export function createUsersService({
         return null;
       }
       let expiresAt = session.expiresAt;
-      if (now.getTime() - session.lastSeenAt.getTime() >= TOUCH_RESOLUTION_MS) {
+      const renewed = now.getTime() - session.lastSeenAt.getTime() >= TOUCH_RESOLUTION_MS;
+      if (renewed) {
         expiresAt = new Date(Math.min(now.getTime() + SESSION_IDLE_MS, session.createdAt.getTime() + SESSION_MAX_MS));
         repository.touchSession(session.id, now, expiresAt);
       }
-      return { user: toSummary(user), sessionId: session.id, csrfToken: session.csrfToken, expiresAt };
+      return { user: toSummary(user), sessionId: session.id, csrfToken: session.csrfToken, expiresAt, renewed };
     },
 
     signOut(sessionId: string): void {

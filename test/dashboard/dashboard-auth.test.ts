@@ -118,6 +118,43 @@ describe('dashboard sign-in, sessions and CSRF', () => {
     expect(t.services.users.pruneSessions()).toBe(1);
   });
 
+  it('keeps the cookie’s expiry with the server’s sliding one', async () => {
+    const { cookie } = await signIn(t);
+    clock.advance(11 * 3_600_000);
+    const page = await t.app.request('/', { headers: { cookie: cookie! } });
+    const renewed = page.headers.get('set-cookie') ?? '';
+    expect(renewed).toMatch(/sw_session=[^;]+;/);
+    const expires = new Date(/Expires=([^;]+)/i.exec(renewed)![1]!).getTime();
+    expect(expires).toBeGreaterThan(clock.now().getTime() + 11 * 3_600_000);
+    expect(renewed).toMatch(/HttpOnly/i);
+    expect(renewed).toMatch(/SameSite=Strict/i);
+  });
+
+  it('follows `next` only to a path of this origin, and never answers 500 for it', async () => {
+    await t.services.users.create('bob', 'correct horse battery staple');
+    for (const next of [
+      '/\t/evil.example',
+      '/\t\\evil.example',
+      '//evil.example',
+      '/\\evil.example',
+      '/a\rSet-Cookie: x=1',
+      'https://evil.example/',
+    ]) {
+      const response = await t.app.request('/sign-in', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ username: 'bob', password: 'correct horse battery staple', next }).toString(),
+      });
+      expect(response.status, JSON.stringify(next)).toBe(303);
+      expect(response.headers.get('location'), JSON.stringify(next)).toBe('/');
+      const form = await t.app.request(`/sign-in?next=${encodeURIComponent(next)}`);
+      expect(form.status, JSON.stringify(next)).toBe(200);
+      expect(await form.text()).toContain('name="next" value="/"');
+    }
+    const local = await t.app.request('/sign-in?next=%2Fsites%2Fsite_1%3Fx%3D1');
+    expect(await local.text()).toContain('name="next" value="/sites/site_1?x=1"');
+  });
+
   it('keeps /api on bearer tokens: a session cookie opens no API route', async () => {
     const { cookie } = await signIn(t);
     insertConnectedSite(t);
