@@ -138,8 +138,17 @@ export async function updateCheckDecide(
     reason = 'update-failed';
     message = updateFailure;
   } else if (item) {
-    const now = await readItem(site, row.itemType, row.slug).catch(() => null);
-    if (!now) [reason, message] = ['item-missing', `${row.slug} is no longer listed by WordPress`];
+    // undefined: WordPress did not answer. null: it answered without the item.
+    const now = await readItem(site, row.itemType, row.slug).catch(() => undefined);
+    if (now === undefined) {
+      // A site can break on a later request than the check's (a plugin that writes its fatal
+      // error on first load): check again, so the report names the site's problem, not a lost item.
+      const again = await checkUntilHealthy(deps, site, policy);
+      record.report((report) => (report.after = [...after, ...again]));
+      [reason, message] = last(again).healthy
+        ? ['item-unreadable', `WordPress did not answer when asked for ${row.slug} after the update`]
+        : [firstProblem(last(again)), describeFailures(last(again))];
+    } else if (!now) [reason, message] = ['item-missing', `${row.slug} is no longer listed by WordPress`];
     else if (item.active && !now.active)
       [reason, message] = ['deactivated', `${row.slug} was active before the update and is not now`];
     else record.phase('after-check', { toVersion: now.version });

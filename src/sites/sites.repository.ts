@@ -199,8 +199,9 @@ export function createSitesRepository({ db }: { db: Db }) {
 /** LIKE with the user's `%`, `_` and `\\` taken literally. */
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** The version, the releases under it (`6.5.5`) and its pre-releases (`6.5-RC1`); the filter's pattern has no LIKE wildcard. */
 function versionIs(column: SQLiteColumn, version: string): SQL {
-  return or(eq(column, version), like(column, `${version}.%`))!;
+  return or(eq(column, version), like(column, `${version}.%`), like(column, `${version}-%`))!;
 }
 
 function filterConditions(filter: Partial<SiteListFilter>): SQL[] {

@@ -56,10 +56,17 @@ export const TagFilter = z
   .transform((tag) => (tag === undefined ? [] : Array.isArray(tag) ? tag : [tag]))
   .openapi({ description: 'Only sites carrying this tag; repeat it for sites carrying all of them.' });
 
-/** A version filter matches the version itself and every release under it (`6.5` matches `6.5.5`). */
+/**
+ * A version filter matches the version itself and every release under it (`6.5` matches `6.5.5`
+ * and `6.5-RC1`); a pre-release such as `6.7-alpha-58716` (what WordPress reports between
+ * releases) matches itself.
+ */
 const VersionFilter = z
   .string()
-  .regex(/^\d+(\.\d+){0,3}$/, 'expected a version such as 6.5 or 6.5.5')
+  .regex(
+    /^\d+(\.\d+){0,3}(-[0-9A-Za-z][0-9A-Za-z.-]{0,39})?$/,
+    'expected a version such as 6.5, 6.5.5 or 6.7-alpha-58716',
+  )
   .optional();
 
 export const ListSitesQuery = z.object({

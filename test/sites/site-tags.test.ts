@@ -103,6 +103,12 @@ describe('the site list filters', () => {
       tags: ['f:acme'],
     });
     const other = addSite({ name: 'Other', wordpressVersion: '6.5', phpVersion: '7.4.33', tags: ['f:shop'] });
+    const nightly = addSite({
+      name: 'Nightly',
+      wordpressVersion: '6.7-alpha-58716',
+      phpVersion: '8.3.1',
+      tags: ['f:beta'],
+    });
 
     expect(await listIds('tag=f:acme')).toEqual([acmeShop, acmeBlog]);
     expect(await listIds('tag=f:acme&tag=f:shop')).toEqual([acmeShop]);
@@ -116,6 +122,10 @@ describe('the site list filters', () => {
     expect(await listIds('tag=f:shop&wordpressVersion=6.5')).toEqual([acmeShop, other]);
     expect(await listIds('tag=f:acme&wordpressVersion=6.1')).toEqual([acmeBlog]);
     expect(await listIds('tag=f:acme&wordpressVersion=6.1.99')).toEqual([]);
+    // What WordPress reports between releases: the pre-release itself, and under its release.
+    expect(await listIds('wordpressVersion=6.7-alpha-58716')).toEqual([nightly]);
+    expect(await listIds('wordpressVersion=6.7')).toEqual([nightly]);
+    expect(await listIds('wordpressVersion=6.7-beta1')).toEqual([]);
     expect(await listIds('tag=f:acme&phpVersion=8.2&state=connected')).toEqual([acmeShop, acmeBlog]);
     expect(await listIds('tag=f:acme&state=pending')).toEqual([]);
 
