@@ -10,6 +10,7 @@ import { requireSession, type DashboardEnv } from './session.js';
 import { securityHeaders } from './security.js';
 import { createSignInRoutes } from './sign-in.routes.js';
 import { createSiteActions } from './site-actions.routes.js';
+import { createSiteSelectionRoutes } from './site-selection.routes.js';
 import { createSitePage } from './site.page.js';
 import { createSafeUpdatesPages } from './safe-updates.page.js';
 import { createUpdatesPage } from './updates.page.js';
@@ -78,6 +79,7 @@ export function createDashboard(deps: DashboardServices) {
   signedIn.route('/', createPoliciesPages(deps));
   signedIn.route('/', createBackupsPage(deps));
   signedIn.route('/', createSettingsPage(deps));
+  signedIn.route('/', createSiteSelectionRoutes(deps));
   signedIn.route('/', createSiteActions(deps));
   signedIn.get('/connector.zip', async (c) => {
     const zip = await readFile(deps.connectorZipPath).catch(() => null);

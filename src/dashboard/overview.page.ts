@@ -13,6 +13,7 @@ import {
 } from './fleet-overview.query.js';
 import { action, csrfField, page } from './layout.js';
 import { takeFlash, type DashboardEnv } from './session.js';
+import { selectionForm, selectSite } from './site-selection.routes.js';
 import type { SignedInSession } from '../users/index.js';
 
 /** Bad query values fall back to the defaults: a hand-edited URL still shows the overview. */
@@ -67,6 +68,7 @@ function sortHeader(query: OverviewQueryValues, sorts: OverviewQueryValues['sort
 
 function siteRow(row: OverviewRow, tags: string[], now: number) {
   return html`<tr>
+    <td class="pick">${selectSite(row.id, row.name ?? row.url)}</td>
     <th scope="row">
       <a href="/sites/${row.id}">${row.name ?? row.url}</a>
       <span class="url">${row.url}</span>
@@ -218,6 +220,7 @@ export function createOverviewPage(deps: OverviewDeps) {
               <button type="submit">Filter</button>
               <a href="/">Clear</a>
             </form>
+            ${selectionForm(session, link(query, {}))}
             <div class="table-wrap">
               <table class="sites">
                 <caption>
@@ -225,6 +228,7 @@ export function createOverviewPage(deps: OverviewDeps) {
                 </caption>
                 <thead>
                   <tr>
+                    <th scope="col"><span class="visually-hidden">Select</span></th>
                     ${sortHeader(query, ['name'], 'Site')} ${sortHeader(query, ['status'], 'Status')}
                     ${sortHeader(query, ['uptime24h'], 'Uptime 24 h')}
                     ${sortHeader(query, ['uptime30d'], 'Uptime 30 d')} ${sortHeader(query, ['response'], 'Response')}
