@@ -81,9 +81,16 @@ const fleetHistory = createRoute({
   operationId: 'listFleetUpdateHistory',
   tags,
   summary: 'Update history across the fleet',
-  description: `${HISTORY_DESCRIPTION} Filterable by site, tag, type, slug, result and since.`,
+  description: `${HISTORY_DESCRIPTION} Filterable by site, tag, type, slug, result, who asked (triggerKind, triggerId), since and until.`,
   request: { query: FleetHistoryQuery },
   responses: { 200: jsonContent(HistoryPage, 'A page of attempts'), ...problemResponses(400) },
+});
+
+/** The query's times as dates. */
+const historyFilter = <F extends { since?: string; until?: string }>({ since, until, ...rest }: F) => ({
+  ...rest,
+  since: since ? new Date(since) : undefined,
+  until: until ? new Date(until) : undefined,
 });
 
 const entryView = (row: UpdateHistoryRow) => ({
@@ -133,11 +140,11 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
     .openapi(siteHistory, (c) => {
       const { siteId } = c.req.valid('param');
       bulkUpdates.requireSite(siteId);
-      const { limit, cursor, since, ...filter } = c.req.valid('query');
-      return c.json(page({ ...filter, siteId, since: since ? new Date(since) : undefined }, limit, cursor), 200);
+      const { limit, cursor, ...filter } = c.req.valid('query');
+      return c.json(page({ ...historyFilter(filter), siteId }, limit, cursor), 200);
     })
     .openapi(fleetHistory, (c) => {
-      const { limit, cursor, since, tag, ...filter } = c.req.valid('query');
-      return c.json(page({ ...filter, tags: tag, since: since ? new Date(since) : undefined }, limit, cursor), 200);
+      const { limit, cursor, tag, ...filter } = c.req.valid('query');
+      return c.json(page({ ...historyFilter(filter), tags: tag }, limit, cursor), 200);
     });
 }

@@ -124,6 +124,20 @@ const HistoryFilters = {
     .datetime({ offset: true })
     .optional()
     .openapi({ description: 'Attempts started at or after this time.' }),
+  until: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: 'Attempts started before this time.' }),
+  triggerKind: z
+    .enum(triggerKinds)
+    .optional()
+    .openapi({ description: 'Who asked: `user` (the dashboard), `policy` or `request` (an API token).' }),
+  triggerId: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .openapi({ description: 'Which user, policy or token asked (its id).' }),
 };
 export const SiteHistoryQuery = PaginationQuery.extend(HistoryFilters);
 export const FleetHistoryQuery = PaginationQuery.extend({

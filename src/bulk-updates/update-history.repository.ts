@@ -4,6 +4,7 @@ import { siteTags } from '../sites/index.js';
 import {
   updateHistory,
   type UpdateHistoryRow,
+  type TriggerKind,
   type UpdateItemType,
   type UpdateResult,
 } from './update-history.table.js';
@@ -15,7 +16,12 @@ export interface HistoryFilter {
   type?: UpdateItemType;
   slug?: string;
   result?: UpdateResult;
+  /** Who asked: the kind (`user`, `policy`, `request`), and which one (a user, policy or token id). */
+  triggerKind?: TriggerKind;
+  triggerId?: string;
   since?: Date;
+  /** Attempts started before this time. */
+  until?: Date;
   /** Newest first: rows before this id. */
   before?: string;
   limit: number;
@@ -110,7 +116,19 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       safeUpdateEnded.run({ ...endParameters(end), safeUpdateId }).changes > 0,
 
     /** Newest first (ids are time-ordered). */
-    list({ siteId, tags = [], type, slug, result, since, before, limit }: HistoryFilter): UpdateHistoryRow[] {
+    list({
+      siteId,
+      tags = [],
+      type,
+      slug,
+      result,
+      triggerKind,
+      triggerId,
+      since,
+      until,
+      before,
+      limit,
+    }: HistoryFilter): UpdateHistoryRow[] {
       const unique = [...new Set(tags)];
       const tagged =
         unique.length === 0
@@ -130,7 +148,10 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
         type === undefined ? undefined : eq(updateHistory.type, type),
         slug === undefined ? undefined : eq(updateHistory.slug, slug),
         result === undefined ? undefined : eq(updateHistory.result, result),
+        triggerKind === undefined ? undefined : eq(updateHistory.triggerKind, triggerKind),
+        triggerId === undefined ? undefined : eq(updateHistory.triggerId, triggerId),
         since === undefined ? undefined : gte(updateHistory.startedAt, since),
+        until === undefined ? undefined : lt(updateHistory.startedAt, until),
         before === undefined ? undefined : lt(updateHistory.id, before),
       ];
       return db

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
 import { isAppError } from '../shared/errors.js';
 import type { DashboardServices } from './deps.js';
-import { age, badge, count, triggerLabel } from './format.js';
+import { age, badge, count } from './format.js';
 import { columns, csrfField, page } from './layout.js';
 import { setFlash, takeFlash, type DashboardEnv } from './session.js';
 
@@ -55,7 +55,11 @@ function selectionOf(form: Record<string, string | File | (string | File)[]>) {
 }
 
 /** The list of recent bulk updates on the Updates page. */
-export function runHistory(bulkUpdates: BulkUpdates, now: number) {
+export function runHistory(
+  bulkUpdates: BulkUpdates,
+  names: (trigger: { kind: string; id: string | null }) => string,
+  now: number,
+) {
   const runs = bulkUpdates.runs(RUNS_LISTED);
   return html`<section class="card" aria-labelledby="runs-h">
     <h2 id="runs-h">Bulk updates</h2>
@@ -78,7 +82,7 @@ export function runHistory(bulkUpdates: BulkUpdates, now: number) {
                       <td class="num">
                         ${run.dryRun ? run.sites : `${run.done} of ${run.sites} (${run.succeeded} ok, ${run.failed} failed)`}
                       </td>
-                      <td>${triggerLabel(run.trigger)}</td>
+                      <td>${names(run.trigger)}</td>
                       <td>${age(run.createdAt, now)}</td>
                     </tr>`,
                 )}

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Hono } from 'hono';
 import { compress } from 'hono/compress';
 import { createActivityPage } from './activity.page.js';
+import { createAdminLoginPage } from './admin-login.page.js';
 import { createAssetRoutes } from './assets.js';
 import type { DashboardServices } from './deps.js';
 import { CONNECTION_RESULT_PATH, createConnectionPages } from './connection.page.js';
@@ -14,6 +15,7 @@ import { createSiteSelectionRoutes } from './site-selection.routes.js';
 import { createSitePage } from './site.page.js';
 import { createSafeUpdatesPages } from './safe-updates.page.js';
 import { createUpdatesPage } from './updates.page.js';
+import { createUpdateHistoryPage } from './update-history.js';
 import { createBulkUpdatesPages } from './bulk-updates.page.js';
 import { createPoliciesPages } from './policies.page.js';
 import { createBackupsPage } from './backups.page.js';
@@ -74,6 +76,7 @@ export function createDashboard(deps: DashboardServices) {
   signedIn.route('/', createSitePage(deps));
   signedIn.route('/', createSafeUpdatesPages(deps));
   signedIn.route('/', createActivityPage(deps));
+  signedIn.route('/', createUpdateHistoryPage(deps));
   signedIn.route('/', createUpdatesPage(deps));
   signedIn.route('/', createBulkUpdatesPages(deps));
   signedIn.route('/', createPoliciesPages(deps));
@@ -81,6 +84,7 @@ export function createDashboard(deps: DashboardServices) {
   signedIn.route('/', createSettingsPage(deps));
   signedIn.route('/', createSiteSelectionRoutes(deps));
   signedIn.route('/', createSiteActions(deps));
+  signedIn.route('/', createAdminLoginPage(deps));
   signedIn.get('/connector.zip', async (c) => {
     const zip = await readFile(deps.connectorZipPath).catch(() => null);
     if (!zip) return c.text('The connector package has not been built: run npm run build.', 404);

@@ -66,9 +66,3 @@ export function sparkline(values: number[], label: string) {
     <polyline fill="none" stroke="currentColor" stroke-width="1.5" points="${points}" />
   </svg>`;
 }
-
-/** Who started an update or a run: a policy (by id), a signed-in user, or an API token. */
-export function triggerLabel(trigger: { kind: string; id: string | null }): string {
-  if (trigger.kind === 'policy') return `policy ${trigger.id ?? ''}`;
-  return trigger.kind === 'user' ? 'dashboard user' : 'API token';
-}

@@ -11,6 +11,7 @@ import type { DashboardServices } from './deps.js';
 import { age, badge, percent, score } from './format.js';
 import { action, csrfField, page } from './layout.js';
 import { connectionPanel } from './connection.page.js';
+import { adminLoginAction } from './admin-login.page.js';
 import { safeUpdatesSection } from './safe-updates.page.js';
 import { updateHistorySection } from './update-history.js';
 import { takeFlash, type DashboardEnv } from './session.js';
@@ -154,7 +155,7 @@ export function createSitePage(deps: DashboardServices) {
         ${site.connectorVersion ?? 'not installed'} · synced
         ${age(site.lastSyncedAt, now)}${site.syncError ? html` · <strong>sync failing: ${site.syncError}</strong>` : ''}
       </p>
-      ${connectionPanel(session, site, deps.clock.now())}
+      ${connectionPanel(session, site, deps.clock.now())} ${adminLoginAction(deps.adminLogin, session, site)}
       <p id="live-status" class="muted" role="status" aria-live="polite"></p>
       <div class="grid2">
         <section class="card" aria-labelledby="uptime-h">
@@ -286,7 +287,7 @@ export function createSitePage(deps: DashboardServices) {
         <h2 id="themes-h">Themes</h2>
         ${site.connectorVersion === null ? updatesUnknown : ''} ${itemsTable(session, site, 'themes', themes)}
       </section>
-      ${safeUpdatesSection(deps, session, site, now)} ${updateHistorySection(deps.bulkUpdates, site.id, now)}
+      ${safeUpdatesSection(deps, session, site, now)} ${updateHistorySection(deps, site.id, now)}
       <section class="card" id="settings" aria-labelledby="settings-h">
         <h2 id="settings-h">Settings</h2>
         <form class="settings-form" method="post" action="${base}/settings">

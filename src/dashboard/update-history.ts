@@ -1,44 +1,194 @@
+import { Hono } from 'hono';
 import { html } from 'hono/html';
+import { z } from 'zod';
 import type { DashboardServices } from './deps.js';
-import { age, badge, triggerLabel } from './format.js';
-import { columns } from './layout.js';
+import { age, badge } from './format.js';
+import { columns, page } from './layout.js';
+import { takeFlash, type DashboardEnv } from './session.js';
 
 const LISTED = 20;
+const PAGE_SIZE = 50;
+const RESULTS = ['succeeded', 'failed', 'skipped', 'running'] as const;
+const TYPES = ['plugin', 'theme', 'core', 'translations'] as const;
+
+type HistoryRow = ReturnType<DashboardServices['bulkUpdates']['history']>[number];
+type Names = (trigger: { kind: string; id: string | null }) => string;
+
+/** Who asked, by name: the dashboard user, the policy, or an API token. */
+export function triggerNames(deps: Pick<DashboardServices, 'users' | 'updatePolicies'>): Names {
+  const users = new Map(deps.users.list().map((user) => [user.id, user.username]));
+  const policies = new Map(deps.updatePolicies.list().map((policy) => [policy.id, policy.name]));
+  return ({ kind, id }) => {
+    if (kind === 'policy') return `policy ${(id && policies.get(id)) ?? id ?? ''}`.trim();
+    if (kind === 'user') return (id && users.get(id)) ?? 'a removed user';
+    return 'API token';
+  };
+}
+
+/** Who started the attempt, linked to its bulk run when it was one. */
+function triggerCell(row: HistoryRow, names: Names) {
+  const label = names({ kind: row.triggerKind, id: row.triggerId });
+  return row.jobId?.startsWith('bulk_') ? html`<a href="/updates/runs/${row.jobId}">${label}</a>` : label;
+}
+
+function historyRows(rows: HistoryRow[], names: Names, now: number, site?: (row: HistoryRow) => unknown) {
+  return rows.map(
+    (row) =>
+      html`<tr>
+        ${site ? html`<td>${site(row)}</td>` : ''}
+        <th scope="row">${row.slug ? `${row.slug} (${row.type})` : row.type}</th>
+        <td>${row.fromVersion ?? '?'} → ${row.toVersion ?? '?'}</td>
+        <td>
+          ${badge(row.result)}
+          ${row.reason ? html`<span class="url">${row.reason}${row.error ? `: ${row.error}` : ''}</span>` : ''}
+          ${row.safeUpdateId ? html`<a href="/sites/${row.siteId}/safe-updates/${row.safeUpdateId}">report</a>` : ''}
+        </td>
+        <td>${triggerCell(row, names)}</td>
+        <td>${age(row.startedAt, now)}</td>
+      </tr>`,
+  );
+}
 
 /** A site's update history on its page: each attempt, newest first, who asked and how it ended. */
-export function updateHistorySection(bulkUpdates: DashboardServices['bulkUpdates'], siteId: string, now: number) {
-  const attempts = bulkUpdates.history({ siteId, limit: LISTED });
+export function updateHistorySection(
+  deps: Pick<DashboardServices, 'bulkUpdates' | 'users' | 'updatePolicies'>,
+  siteId: string,
+  now: number,
+) {
+  const attempts = deps.bulkUpdates.history({ siteId, limit: LISTED });
   return html`<section class="card" id="update-history" aria-labelledby="update-history-h">
     <h2 id="update-history-h">Update history</h2>
     ${
       attempts.length === 0
         ? html`<p class="muted">No update yet: updates from this page, bulk updates and policies are listed here.</p>`
         : html`<div class="table-wrap">
-            <table>
-              ${columns('Item', 'Version', 'Result', 'Asked by', 'When')}
-              <tbody>
-                ${attempts.map(
-                  (row) =>
-                    html`<tr>
-                      <th scope="row">${row.slug ? `${row.slug} (${row.type})` : row.type}</th>
-                      <td>${row.fromVersion ?? '?'} → ${row.toVersion ?? '?'}</td>
-                      <td>
-                        ${badge(row.result)}
-                        ${row.reason ? html`<span class="url">${row.reason}${row.error ? `: ${row.error}` : ''}</span>` : ''}
-                      </td>
-                      <td>${triggerCell(row)}</td>
-                      <td>${age(row.startedAt, now)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
+              <table>
+                ${columns('Item', 'Version', 'Result', 'Asked by', 'When')}
+                <tbody>
+                  ${historyRows(attempts, triggerNames(deps), now)}
+                </tbody>
+              </table>
+            </div>
+            <p><a href="/updates/history?site=${encodeURIComponent(siteId)}">All of this site’s updates</a></p>`
     }
   </section>`;
 }
 
-/** Who started the attempt, linked to its bulk run when it was one. */
-function triggerCell(row: { jobId: string | null; triggerKind: string; triggerId: string | null }) {
-  const label = triggerLabel({ kind: row.triggerKind, id: row.triggerId });
-  return row.jobId?.startsWith('bulk_') ? html`<a href="/updates/runs/${row.jobId}">${label}</a>` : label;
+/** Bad values fall back to no filter: a hand-edited URL still shows the history. */
+const HistoryQuery = z.object({
+  site: z.string().trim().max(64).optional().catch(undefined),
+  tag: z.string().trim().toLowerCase().max(100).optional().catch(undefined),
+  item: z.string().trim().max(200).optional().catch(undefined),
+  type: z.enum(TYPES).optional().catch(undefined),
+  result: z.enum(RESULTS).optional().catch(undefined),
+  user: z.string().trim().max(64).optional().catch(undefined),
+  since: z.iso.date().optional().catch(undefined),
+  until: z.iso.date().optional().catch(undefined),
+  before: z.string().trim().max(64).optional().catch(undefined),
+});
+
+const select = (name: string, label: string, value: string | undefined, options: [string, string][]) =>
+  html`<div>
+    <label for="h-${name}">${label}</label>
+    <select id="h-${name}" name="${name}">
+      <option value="">any</option>
+      ${options.map(([v, text]) => html`<option value="${v}" ${value === v ? 'selected' : ''}>${text}</option>`)}
+    </select>
+  </div>`;
+
+/** Every update attempt across the fleet, newest first, filtered by site, tag, item, user, result and date. */
+export function createUpdateHistoryPage(deps: DashboardServices) {
+  const app = new Hono<DashboardEnv>();
+  app.get('/updates/history', (c) => {
+    const query = HistoryQuery.parse(c.req.query());
+    const users = deps.users.list();
+    const day = (date: string | undefined, plus = 0) =>
+      date ? new Date(Date.parse(`${date}T00:00:00Z`) + plus * 86_400_000) : undefined;
+    const rows = deps.bulkUpdates.history({
+      siteId: query.site || undefined,
+      tags: query.tag ? [query.tag] : [],
+      slug: query.item || undefined,
+      type: query.type,
+      result: query.result,
+      ...(query.user ? { triggerKind: 'user' as const, triggerId: query.user } : {}),
+      since: day(query.since),
+      until: day(query.until, 1),
+      before: query.before || undefined,
+      limit: PAGE_SIZE + 1,
+    });
+    const more = rows.length > PAGE_SIZE;
+    const shown = rows.slice(0, PAGE_SIZE);
+    const urls = new Map(
+      [...new Set([...shown.map((row) => row.siteId), ...(query.site ? [query.site] : [])])].flatMap((id) => {
+        try {
+          const site = deps.sites.get(id);
+          return [[id, site.name ?? site.url] as const];
+        } catch {
+          return []; // an unknown id in a hand-edited URL: shown as the id
+        }
+      }),
+    );
+    const now = deps.clock.now().getTime();
+    const next = new URLSearchParams(
+      Object.entries({ ...query, before: shown.at(-1)?.id }).filter((e): e is [string, string] => Boolean(e[1])),
+    );
+    const body = html`<h1>Update history</h1>
+      <p>
+        <a href="/updates">Updates</a> · every update attempt, newest first: one site’s, a tag’s, an item’s, a user’s.
+      </p>
+      <form class="filters" method="get" action="/updates/history" role="search">
+        ${query.site ? html`<input type="hidden" name="site" value="${query.site}" />` : ''}
+        ${select(
+          'tag',
+          'Tag',
+          query.tag,
+          deps.sites.tagCounts().map((t) => [t.tag, t.tag]),
+        )}
+        <div><label for="h-item">Item (slug)</label><input id="h-item" name="item" value="${query.item ?? ''}" /></div>
+        ${select(
+          'type',
+          'Kind',
+          query.type,
+          TYPES.map((t) => [t, t]),
+        )}
+        ${select(
+          'result',
+          'Result',
+          query.result,
+          RESULTS.map((r) => [r, r]),
+        )}
+        ${select(
+          'user',
+          'User',
+          query.user,
+          users.map((u) => [u.id, u.username]),
+        )}
+        <div>
+          <label for="h-since">From</label><input id="h-since" name="since" type="date" value="${query.since ?? ''}" />
+        </div>
+        <div>
+          <label for="h-until">To</label><input id="h-until" name="until" type="date" value="${query.until ?? ''}" />
+        </div>
+        <button type="submit">Filter</button>
+        <a href="/updates/history">Clear</a>
+      </form>
+      ${query.site ? html`<p>One site: <a href="/sites/${query.site}">${urls.get(query.site) ?? query.site}</a></p>` : ''}
+      ${
+        shown.length === 0
+          ? html`<p class="muted">No update attempt matches these filters.</p>`
+          : html`<div class="table-wrap">
+              <table>
+                ${columns('Site', 'Item', 'Version', 'Result', 'Asked by', 'When')}
+                <tbody>
+                  ${historyRows(shown, triggerNames(deps), now, (row) => html`<a href="/sites/${row.siteId}">${urls.get(row.siteId) ?? row.siteId}</a>`)}
+                </tbody>
+              </table>
+            </div>`
+      }
+      ${more ? html`<nav class="pager" aria-label="Pages"><a rel="next" href="/updates/history?${next.toString()}">Older →</a></nav>` : ''}`;
+    return c.html(
+      page({ title: 'Update history', session: c.get('session'), current: '/updates', body, flash: takeFlash(c) }),
+    );
+  });
+  return app;
 }

@@ -4,6 +4,7 @@ import type { DashboardServices } from './deps.js';
 import { csrfField, page } from './layout.js';
 import { takeFlash, type DashboardEnv } from './session.js';
 import { BULK_FORM_ID, runHistory } from './bulk-updates.page.js';
+import { triggerNames } from './update-history.js';
 
 const ITEMS_PER_PAGE = 100;
 const SITES_PER_PAGE = 50;
@@ -30,7 +31,11 @@ export function createUpdatesPage(deps: DashboardServices) {
     const sites = bySite.slice(0, SITES_PER_PAGE);
     const back = `/updates${tag ? `?tag=${encodeURIComponent(tag)}` : ''}`;
     const body = html`<h1>Updates</h1>
-      <p><a href="/updates/policies">Update policies</a>: what updates by itself, when.</p>
+      <p>
+        <a href="/updates/policies">Update policies</a>: what updates by itself, when.
+        <a href="/updates/history">Update history</a>: every attempt, filtered by site, tag, item, user, result and
+        date.
+      </p>
       <form class="filters" method="get" action="/updates">
         <div>
           <label for="tag">Tag</label>
@@ -145,7 +150,7 @@ export function createUpdatesPage(deps: DashboardServices) {
             : ''
         }
       </section>
-      ${runHistory(deps.bulkUpdates, deps.clock.now().getTime())}`;
+      ${runHistory(deps.bulkUpdates, triggerNames(deps), deps.clock.now().getTime())}`;
     return c.html(page({ title: 'Updates', session, current: '/updates', body, flash: takeFlash(c) }));
   });
   return app;

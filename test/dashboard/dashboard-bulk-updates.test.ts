@@ -89,7 +89,23 @@ describe('bulk updates from the dashboard', () => {
     const history1 = await (await user.get(`/sites/${sites[1]!.id}`)).text();
     expect(history1).toMatch(/<th scope="row">akismet \(plugin\)<\/th>\s*<td>1\.0\.0 → 1\.1\.0<\/td>/);
     expect(history1).toContain('site-refused');
-    expect(history1).toContain(`href="${runPath}">dashboard user</a>`);
+    expect(history1).toContain(`href="${runPath}">alice</a>`);
+
+    // The fleet's history, filtered: by result, by item, by user, by site; by date.
+    const failed = await (await user.get('/updates/history?result=failed')).text();
+    expect(failed).toContain(`/sites/${sites[1]!.id}"`);
+    expect(failed).not.toContain(`/sites/${sites[0]!.id}"`);
+    const bySite = await (await user.get(`/updates/history?site=${sites[0]!.id}`)).text();
+    expect(bySite).toMatch(/akismet \(plugin\)/);
+    expect(bySite).not.toContain(`/sites/${sites[1]!.id}"`);
+    const aliceId = t.services.users.list().find((u) => u.username === 'alice')!.id;
+    expect(await (await user.get(`/updates/history?user=${aliceId}&item=akismet`)).text()).toContain('alice</a>');
+    expect(await (await user.get('/updates/history?user=usr_nobody')).text()).toContain('No update attempt matches');
+    expect(await (await user.get('/updates/history?until=2000-01-01')).text()).toContain('No update attempt matches');
+    // Hand-edited nonsense falls back to no filter, never a 500.
+    expect((await user.get('/updates/history?result=exploded&since=yesterday&type=x')).status).toBe(200);
+    const api = await t.call('GET', `/api/fleet/updates/history?triggerKind=user&triggerId=${aliceId}&result=failed`);
+    expect(api.json.items.map((row: { siteId: string }) => row.siteId)).toEqual([sites[1]!.id]);
 
     // A run is applied once: applying it again, or a finished run, is refused with a message.
     const again = await user.post(`${runPath}/apply`, {});

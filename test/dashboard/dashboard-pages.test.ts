@@ -28,6 +28,7 @@ describe('dashboard pages', () => {
       '/updates',
       '/updates/policies',
       '/updates/policies/new',
+      '/updates/history',
       '/backups',
       '/settings',
     ]) {
