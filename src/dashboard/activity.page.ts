@@ -2,6 +2,8 @@ import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { streamSSE } from 'hono/streaming';
 import type { PublishedEvent } from '../shared/event-bus.js';
+import { isProblem } from '../shared/errors.js';
+import { sitesProblems } from '../sites/index.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge } from './format.js';
 import { page } from './layout.js';
@@ -12,10 +14,31 @@ const JOB_POLL_MS = 1_000;
 const KEEP_ALIVE_MS = 15_000;
 const MAX_QUEUED_MESSAGES = 500;
 
-/** One line a person can read, from a catalogued event's name and fields. */
-function summarise(event: PublishedEvent): string {
+/** Site names by id, looked up once each (a removed site keeps its id). */
+function siteNames(sites: DashboardServices['sites']) {
+  const known = new Map<string, string>();
+  return (id: string): string => {
+    let name = known.get(id);
+    if (name === undefined) {
+      try {
+        const site = sites.get(id);
+        name = site.name ?? site.url;
+      } catch (error) {
+        if (!isProblem(error, sitesProblems.notFound)) throw error;
+        name = id;
+      }
+      if (known.size > 1_000) known.clear();
+      known.set(id, name);
+    }
+    return name;
+  };
+}
+
+/** One line a person can read, from a catalogued event's name and fields: the site by its name. */
+function summarise(event: PublishedEvent, siteName: (id: string) => string): string {
   const f = event.fields;
-  const where = typeof f.url === 'string' ? ` on ${f.url}` : typeof f.siteId === 'string' ? ` on ${f.siteId}` : '';
+  const where =
+    typeof f.siteId === 'string' ? ` on ${siteName(f.siteId)}` : typeof f.url === 'string' ? ` on ${f.url}` : '';
   return `${event.event}${where}${typeof f.reason === 'string' ? `: ${f.reason}` : ''}`;
 }
 
@@ -41,6 +64,7 @@ export function createActivityPage(deps: DashboardServices) {
    */
   app.get('/events', (c) => {
     const site = c.req.query('site');
+    const siteName = siteNames(deps.sites);
     return streamSSE(c, async (stream) => {
       const queue: { event: string; data: string }[] = [];
       let wake: (() => void) | null = null;
@@ -56,7 +80,7 @@ export function createActivityPage(deps: DashboardServices) {
             event: event.event,
             level: event.level,
             fields: event.fields,
-            summary: summarise(event),
+            summary: summarise(event, siteName),
           }),
         });
       });
@@ -102,6 +126,7 @@ export function createActivityPage(deps: DashboardServices) {
     const session = c.get('session');
     const now = deps.clock.now().getTime();
     const jobs = deps.jobs.list({ limit: 50 });
+    const siteName = siteNames(deps.sites);
     const body = html`<h1>Activity</h1>
       <section class="card" aria-labelledby="live-h">
         <h2 id="live-h">Live events</h2>
@@ -129,7 +154,9 @@ export function createActivityPage(deps: DashboardServices) {
                       (job) =>
                         html`<tr>
                           <th scope="row">${job.kind}<span class="url">${job.id}</span></th>
-                          <td>${job.siteId ? html`<a href="/sites/${job.siteId}">${job.siteId}</a>` : '—'}</td>
+                          <td>
+                            ${job.siteId ? html`<a href="/sites/${job.siteId}">${siteName(job.siteId)}</a>` : '—'}
+                          </td>
                           <td>
                             ${badge(job.state)}${job.message ? html`<span class="url">${job.message}</span>` : ''}
                           </td>

@@ -66,10 +66,7 @@ describe('dashboard: actions on the ticked sites of the overview', () => {
         ['site', a!],
         ['action', 'backup'],
       ]),
-    ).toEqual([
-      'ok',
-      'Backups started on 1 site; each shows on its site’s page as it runs.',
-    ]);
+    ).toEqual(['ok', 'Backups started on 1 site; each shows on its site’s page as it runs.']);
     // The same site again: its backup is queued already, said so; the other starts.
     const again = await act([
       ['site', a!],
@@ -101,5 +98,15 @@ describe('dashboard: actions on the ticked sites of the overview', () => {
       ['back', '//evil.example'],
     ]);
     expect(elsewhere.headers.get('location')).toBe('/');
+  });
+
+  it('names sites by their name in Activity, not by id', async () => {
+    const a = insertConnectedSite(t, { name: 'Site Alpha' });
+    await act([
+      ['site', a],
+      ['action', 'backup'],
+    ]);
+    const activity = await (await user.get('/activity')).text();
+    expect(activity).toContain(`<a href="/sites/${a}">Site Alpha</a>`);
   });
 });
