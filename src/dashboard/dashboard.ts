@@ -16,6 +16,7 @@ import { createSitePage } from './site.page.js';
 import { createSafeUpdatesPages } from './safe-updates.page.js';
 import { createUpdatesPage } from './updates.page.js';
 import { createUpdateHistoryPage } from './update-history.js';
+import { createFleetItemsPages } from './fleet-items.page.js';
 import { createBulkUpdatesPages } from './bulk-updates.page.js';
 import { createPoliciesPages } from './policies.page.js';
 import { createBackupsPage } from './backups.page.js';
@@ -39,6 +40,7 @@ const SIGNED_IN_PATHS = [
   '/settings/*',
   '/events',
   '/connector.zip',
+  '/fleet/*',
 ];
 const PUBLIC_PATHS = ['/sign-in', '/sign-out', '/assets/*', CONNECTION_RESULT_PATH];
 
@@ -77,6 +79,7 @@ export function createDashboard(deps: DashboardServices) {
   signedIn.route('/', createSafeUpdatesPages(deps));
   signedIn.route('/', createActivityPage(deps));
   signedIn.route('/', createUpdateHistoryPage(deps));
+  signedIn.route('/', createFleetItemsPages(deps));
   signedIn.route('/', createUpdatesPage(deps));
   signedIn.route('/', createBulkUpdatesPages(deps));
   signedIn.route('/', createPoliciesPages(deps));

@@ -14,11 +14,15 @@ const NAV = [
   { href: '/settings', label: 'Settings' },
 ];
 
-/** A table's head: one column header per label. */
+/** A table's head: one column header per label (an empty label: a checkbox column, named for screen readers). */
 export const columns = (...labels: string[]) =>
   html`<thead>
     <tr>
-      ${labels.map((label) => html`<th scope="col">${label}</th>`)}
+      ${labels.map((label) =>
+        label === ''
+          ? html`<th scope="col"><span class="visually-hidden">Select</span></th>`
+          : html`<th scope="col">${label}</th>`,
+      )}
     </tr>
   </thead>`;
 

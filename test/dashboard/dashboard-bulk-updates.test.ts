@@ -125,6 +125,29 @@ describe('bulk updates from the dashboard', () => {
     expect(history).toContain('2 of 2 (1 ok, 1 failed)');
   });
 
+  it('lists plugins across the fleet, the sites that run one, and previews its update on the ticked sites', async () => {
+    const { sites, user } = await fleet(2);
+    const plugins = await (await user.get('/fleet/plugins')).text();
+    expect(withoutOwnStylesheet(plugins)).not.toMatch(NO_INLINE_CODE);
+    expect(plugins).toMatch(/href="\/fleet\/plugins\/akismet"[\s\S]*?<td class="num">2<\/td>/);
+    const akismet = await (await user.get('/fleet/plugins/akismet')).text();
+    for (const site of sites)
+      expect(akismet).toMatch(new RegExp(`form="fleet-item-form"\\s+name="site"\\s+value="${site.id}"`));
+    expect(akismet).toContain('→ 1.1.0');
+    expect(akismet).toContain('name="item" value="plugin:akismet"');
+    // The page's form is the Updates page's preview: akismet on the one ticked site.
+    const previewed = await user.post('/updates/preview', [
+      ['item', 'plugin:akismet'],
+      ['site', sites[1]!.id],
+    ]);
+    const preview = await user.follow(previewed);
+    expect(preview).toContain('1 update on 1 site would run');
+    expect(preview).toContain(`/sites/${sites[1]!.id}"`);
+    expect(preview).not.toContain(`/sites/${sites[0]!.id}"`);
+    expect((await user.get('/fleet/widgets')).status).toBe(404);
+    expect(await (await user.get('/fleet/themes/not-installed-anywhere')).text()).toContain('No site runs');
+  });
+
   it('turns a selection with nothing to update, or an unknown run, into a message or a 404, never a 500', async () => {
     const { user } = await fleet(1);
     const nothing = await user.post('/updates/preview', [

@@ -29,6 +29,8 @@ describe('dashboard pages', () => {
       '/updates/policies',
       '/updates/policies/new',
       '/updates/history',
+      '/fleet/plugins',
+      '/fleet/themes',
       '/backups',
       '/settings',
     ]) {
