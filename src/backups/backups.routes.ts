@@ -81,7 +81,7 @@ const routes = {
         description: 'The archive',
         content: { 'application/gzip': { schema: z.string().openapi({ format: 'binary' }) } },
       },
-      ...problemResponses(404, 409),
+      ...problemResponses(404, 409, 502),
     },
   }),
   restore: createRoute({

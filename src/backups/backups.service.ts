@@ -7,7 +7,7 @@ import { isAppError, isProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
 import type { SiteAccess } from '../wordpress/site-access.js';
 import { sitesProblems } from '../sites/index.js';
-import { CONNECTOR_DOWNLOAD_PATH, createConnector } from '../wordpress/connector-client.js';
+import { CONNECTOR_DOWNLOAD_HINT, createConnector } from '../wordpress/connector-client.js';
 import { abortableSession } from './abortable-session.js';
 import { backupRecovery, interruptedBackup, interruptedRestore, restoreRecovery } from './backup-recovery.js';
 import { runBackup } from './backup-runner.js';
@@ -26,6 +26,7 @@ import { runRestore } from './restore-runner.js';
 import { verifyBackup } from './verify.js';
 import { backupArchive } from './archive.js';
 import { createOffsiteTargets } from './offsite/offsite-targets.js';
+import { offsiteProblems } from './offsite/offsite.errors.js';
 import { LOCAL_TARGET } from './offsite/targets.config.js';
 import { createTargetOperations, PRUNE_KIND } from './offsite/target-operations.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
@@ -98,8 +99,21 @@ export function createBackupsService({
   /** A `partial` backup is held whole locally (an offsite copy failed): restorable like a completed one. */
   const usable = (row: BackupRow | undefined): row is BackupRow & { manifestHash: string } =>
     (row?.status === 'completed' || row?.status === 'partial') && !!row.manifestHash;
-  /** The store a backup is read from: the local one while it holds it, else an offsite target that does. */
-  const sourceOf = async (row: BackupRow & { manifestHash: string }) => (await offsite.storeHolding(row, store)).store;
+  /**
+   * The store a backup is read from: the local one while it holds it, else an offsite target that
+   * does. Reads take no store lock (a slow download would hold off garbage collection and prune,
+   * and every backup queued behind them): neither deletes what a listed backup references, so a
+   * backup is only gone from under a read when retention deleted it meanwhile, which is said so.
+   */
+  const sourceOf = async (row: BackupRow & { manifestHash: string }) => {
+    try {
+      return (await offsite.storeHolding(row, store)).store;
+    } catch (error) {
+      if (isProblem(error, offsiteProblems.notHeld) && !repository.findBackup(row.id))
+        throw backupsProblems.notFound.create(`backup ${row.id} was deleted by the site's retention meanwhile`);
+      throw error;
+    }
+  };
 
   // Opened, not read whole: restore and download walk the file entries part by part.
   const readManifest = (hash: string): Promise<OpenedManifest> => openManifest(store, hash);
@@ -107,7 +121,7 @@ export function createBackupsService({
     if (isAppError(error) && error.extensions.siteCode === 'rest_no_route') {
       return {
         reason: 'connector-outdated',
-        error: `the site’s Sitewarden connector is missing or has no backup routes: install the current one from ${CONNECTOR_DOWNLOAD_PATH}`,
+        error: `the site’s Sitewarden connector is missing or has no backup routes: install the current one from ${CONNECTOR_DOWNLOAD_HINT}`,
       };
     }
     return {
@@ -125,7 +139,7 @@ export function createBackupsService({
     if (active)
       throw backupsProblems.inProgress.create(
         `a ${active.kind} of site ${siteId} is already queued or running (${active.id}); try again when it has finished`,
-        { jobId: active.id },
+        { jobId: active.id, jobKind: active.kind },
       );
   }
 

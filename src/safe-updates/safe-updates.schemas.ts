@@ -2,6 +2,9 @@ import { z } from '@hono/zod-openapi';
 import { SiteIdPathParam, SlugPattern } from '../sites/index.js';
 import { safeUpdatePhases, safeUpdateStatuses, type SafeUpdateRow } from './safe-updates.table.js';
 
+/** How long the backup before the update waits for one of the site's own already under way, unless the policy says. */
+export const DEFAULT_BACKUP_WAIT_MINUTES = 30;
+
 /** How a safe update checks the site and when it rolls back. */
 export const SafeUpdatePolicySchema = z
   .object({
@@ -46,6 +49,10 @@ export const SafeUpdatePolicySchema = z
     backup: z.boolean().default(true).openapi({
       description:
         'Take a (incremental) backup before the update, restored when putting the previous version back does not heal the site.',
+    }),
+    backupWaitMinutes: z.number().int().min(0).max(240).default(DEFAULT_BACKUP_WAIT_MINUTES).openapi({
+      description:
+        'How long the backup before the update waits for a backup or restore of the site already under way (its scheduled backup), which it then takes its own after; still running then, the safe update ends `failed` (`backup-in-progress`) without updating. 0: does not wait.',
     }),
     visual: z
       .object({

@@ -30,6 +30,7 @@ import {
 import { safeUpdatesProblems } from './safe-updates.errors.js';
 import type { SafeUpdatesRepository } from './safe-updates.repository.js';
 import {
+  DEFAULT_BACKUP_WAIT_MINUTES,
   SafeUpdatePolicySchema,
   safeUpdateView,
   type SafeUpdatePolicy,
@@ -37,7 +38,8 @@ import {
 } from './safe-updates.schemas.js';
 import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
 import { createVisualCheck, readScreenshot, type ScreenshotStore } from './visual-check.js';
-import { createLastResort, type BackupJobs } from './last-resort.js';
+import { createLastResort, type BackupJobs, type SiteWait, type Waited } from './last-resort.js';
+import { backupsProblems } from '../backups/index.js';
 import type { Actor } from '../shared/actor.js';
 
 const SAFE_UPDATE_KIND = 'safe-update';
@@ -239,15 +241,58 @@ export function createSafeUpdatesService({
     });
   }
 
-  /** Before the update, outside the site's queue (the backup runs as its own job): the last resort. */
-  async function takeBackup(record: FlowRecorder): Promise<void> {
+  /**
+   * How long the backup (or restore) of the last resort waits for one of the site's own already
+   * under way (its scheduled backup): one runs per site. The wait is the phase `waiting-for-backup`
+   * and the running safe update's message, then a `wait-for-backup` step of the report.
+   */
+  function siteWait(record: FlowRecorder, phase: SafeUpdatePhase, before: string): SiteWait {
+    const minutes = (JSON.parse(record.row().policy) as Partial<SafeUpdatePolicy>).backupWaitMinutes;
+    const limitMinutes = minutes ?? DEFAULT_BACKUP_WAIT_MINUTES;
+    return {
+      limitMs: limitMinutes * 60_000,
+      onWait: (busy) =>
+        record.phase(phase, {
+          message: `waiting for the site's ${busy.label} to finish before ${before} (at most ${limitMinutes} min)`,
+        }),
+    };
+  }
+
+  function recordWait(record: FlowRecorder, waited: Waited, started: number, stillBusy: boolean): void {
+    if (!waited) return;
+    const seconds = Math.round(waited.ms / 1000);
+    addStep(
+      record,
+      'wait-for-backup',
+      !stillBusy,
+      started,
+      `the site's ${waited.busy.label} ${stillBusy ? 'was still running after' : 'finished after'} ${seconds} s`,
+    );
+  }
+
+  /**
+   * Before the update, outside the site's queue (the backup runs as its own job): the last resort.
+   * A backup of the site still running at the end of the wait: refused, nothing updated (an update
+   * under a running backup would leave that backup half old, half new, and this one untaken).
+   */
+  async function takeBackup(record: FlowRecorder): Promise<FlowOutcome | null> {
     const row = record.row();
-    if (!lastResort || !(JSON.parse(row.policy) as SafeUpdatePolicy).backup) return;
+    const policy = JSON.parse(row.policy) as Partial<SafeUpdatePolicy>;
+    if (!lastResort || !policy.backup) return null;
     record.phase('backup');
     const started = Date.now();
-    const backup = await lastResort.backup(row.siteId);
-    record.phase('backup', { backupId: backup.id });
-    addStep(record, 'backup', backup.id !== null, started, backup.detail);
+    const wait = siteWait(record, 'waiting-for-backup', 'taking its own backup');
+    const backup = await lastResort.backup(row.siteId, wait);
+    recordWait(record, backup.waited, started, backup.busy !== undefined);
+    if (backup.busy)
+      return {
+        status: 'failed',
+        reason: backupsProblems.inProgress.name,
+        message: `the site's ${backup.busy.label} was still running after ${Math.round(wait.limitMs / 60_000)} min (policy backupWaitMinutes), so no backup was taken and nothing was updated; try again when it has finished`,
+      };
+    record.phase('backup', { backupId: backup.id, ...(backup.waited ? { message: null } : {}) });
+    addStep(record, 'backup', backup.id !== null, started + (backup.waited?.ms ?? 0), backup.detail);
+    return null;
   }
 
   /** Putting the saved copy back did not heal the site: restore the backup taken before the update, check again. */
@@ -256,8 +301,13 @@ export function createSafeUpdatesService({
     if (outcome.status !== 'rollback-failed' || !lastResort || !row.backupId) return outcome;
     record.phase('restoring-backup');
     const started = Date.now();
-    const restored = await lastResort.restore(row.siteId, row.backupId);
-    addStep(record, 'restore-backup', restored.ok, started, restored.detail);
+    const restored = await lastResort.restore(
+      row.siteId,
+      row.backupId,
+      siteWait(record, 'restoring-backup', `restoring backup ${row.backupId}`),
+    );
+    recordWait(record, restored.waited, started, restored.busy !== undefined);
+    addStep(record, 'restore-backup', restored.ok, started + (restored.waited?.ms ?? 0), restored.detail);
     if (!restored.ok)
       return { ...outcome, message: `${outcome.message}; restoring backup ${row.backupId} failed: ${restored.detail}` };
     const checks = await access.read(row.siteId, (site) =>
@@ -290,7 +340,8 @@ export function createSafeUpdatesService({
       } else {
         const prepared = await access.operate(resumed.siteId, (site) => prepare(site, record, signal));
         if ('refused' in prepared) return finish(id, prepared.refused);
-        await takeBackup(record);
+        const refused = await takeBackup(record);
+        if (refused) return finish(id, refused);
         decided = await access.operate(resumed.siteId, async (site) => {
           const row = record.row();
           const target = (JSON.parse(row.report) as { item: ItemState }).item.target;

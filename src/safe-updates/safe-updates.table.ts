@@ -9,6 +9,8 @@ export const safeUpdatePhases = [
   'queued',
   'before-check',
   'restore-point',
+  /** The backup before the update waits for one of the site's already under way (its scheduled backup). */
+  'waiting-for-backup',
   'backup',
   'updating',
   'after-check',

@@ -36,6 +36,21 @@ export interface BlobBackend {
 
 const SAFE_KEY = /^[A-Za-z0-9._/-]+$/;
 
+/**
+ * A blob's size, or null when there is none. Only "no such file" means absent: a disk that fails
+ * (EIO, EACCES, a mount gone stale) throws, so a target that cannot be read is never taken for one
+ * that lacks the blob.
+ */
+async function sizeOf(path: string): Promise<number | null> {
+  try {
+    return (await stat(path)).size;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
 /** Blobs as files under `dir`, written to `dir/.tmp/` first, then fsync and rename. */
 export function createDirectoryBackend(dir: string): BlobBackend {
   const tmpDir = join(dir, '.tmp');
@@ -76,19 +91,11 @@ export function createDirectoryBackend(dir: string): BlobBackend {
       }
     },
     async get(key) {
-      try {
-        await stat(pathOf(key));
-      } catch {
-        return null;
-      }
+      if ((await sizeOf(pathOf(key))) === null) return null;
       return createReadStream(pathOf(key));
     },
     async size(key) {
-      try {
-        return (await stat(pathOf(key))).size;
-      } catch {
-        return null;
-      }
+      return sizeOf(pathOf(key));
     },
     async delete(key) {
       await rm(pathOf(key), { force: true });

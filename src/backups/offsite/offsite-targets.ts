@@ -1,4 +1,4 @@
-import { isAppError } from '../../shared/errors.js';
+import { isAppError, isProblem } from '../../shared/errors.js';
 import type { ObjectStore } from '../object-store.js';
 import { createDirectoryBackend, type BlobBackend } from './blob-backend.js';
 import { offsiteProblems } from './offsite.errors.js';
@@ -102,26 +102,42 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
 
     /**
      * The store to read a backup from: the local one while it holds the manifest, otherwise the
-     * first of the backup's offsite targets that does.
+     * first of the backup's offsite targets that does. A target that could not be read (unreachable,
+     * timing out, a key that does not open) is not a target that lacks the backup: when none holds
+     * it and one of them failed, the answer is `backup-target-failed`, naming it and why, to be
+     * tried again; `backup-not-held` only when every target answered and none has it.
      */
     async storeHolding(
       backup: { id: string; manifestHash: string; targets: string[] | null },
       local: ObjectStore,
     ): Promise<{ target: string; store: ObjectStore }> {
       if (await local.has(backup.manifestHash)) return { target: LOCAL_TARGET, store: local };
-      const tried: string[] = [];
+      const absent: string[] = [];
+      const failures: TargetFailure[] = [];
       for (const name of backup.targets ?? []) {
         if (name === LOCAL_TARGET) continue;
+        if (!configs.has(name)) {
+          absent.push(`${name}: no longer configured`);
+          continue;
+        }
         try {
           const repository = await open(name, { create: false });
           if (await repository.store.has(backup.manifestHash)) return { target: name, store: repository.store };
-          tried.push(`${name}: its manifest is not there`);
+          absent.push(`${name}: its manifest is not there`);
         } catch (error) {
-          tried.push(`${name}: ${(error as Error).message}`);
+          // An answer that the bucket holds no repository at all is an answer: the backup is not there.
+          if (isProblem(error, offsiteProblems.targetEmpty)) absent.push(`${name}: it holds no repository`);
+          else failures.push({ target: name, message: (error as Error).message });
         }
       }
+      const notHere = `backup ${backup.id}: the local store no longer holds it`;
+      if (failures.length > 0)
+        throw offsiteProblems.targetFailed.create(
+          `${notHere}, and ${failures.map((failure) => `target ${failure.target} could not be read (${failure.message})`).join('; ')}${absent.length > 0 ? `; the others do not hold it (${absent.join('; ')})` : ''}: try again once it answers`,
+          { target: failures[0]!.target, targets: failures.map((failure) => failure.target), backupId: backup.id },
+        );
       throw offsiteProblems.notHeld.create(
-        `backup ${backup.id}: the local store no longer holds it${tried.length > 0 ? `, nor does any target (${tried.join('; ')})` : ' and it was copied to no other target'}`,
+        `${notHere}${absent.length > 0 ? `, nor does any target (${absent.join('; ')})` : ' and it was copied to no other target'}`,
         { backupId: backup.id },
       );
     },
