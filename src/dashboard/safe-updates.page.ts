@@ -42,14 +42,15 @@ export function safeUpdatesSection(
     <h2 id="safe-updates-h">Safe updates</h2>
     <div class="actions">
       <span>WordPress core ${site.wordpressVersion ?? '?'}</span>
-      ${action(session, `${base}/core/update`, 'Update WordPress core')}
-      ${action(session, `${base}/core/safe-update`, 'Safe update WordPress core')}
+      ${action(session, `${base}/core/safe-update`, 'Update WordPress core')}
+      ${action(session, `${base}/core/update`, 'Update WordPress core without checks')}
     </div>
     ${
       updates.length === 0
         ? html`<p class="muted">
             No safe update yet. A safe update checks the site before and after, takes screenshots and a restore point,
-            and rolls back on its own when the site breaks: use “Safe update” next to a plugin, a theme or core.
+            and rolls back on its own when the site breaks. Every “Update” button is a safe update; “without checks” is
+            the plain one.
           </p>`
         : html`<div class="table-wrap">
             <table>

@@ -8,7 +8,7 @@ import { csrfField } from './layout.js';
 import { setFlash, type DashboardEnv } from './session.js';
 
 /** The overview's form that its rows' checkboxes belong to (`form=`), outside the table. */
-export const SELECTION_FORM_ID = 'site-selection';
+const SELECTION_FORM_ID = 'site-selection';
 const MAX_SELECTED = 500;
 
 const actions = ['backup', 'refresh', 'add-tag', 'remove-tag'] as const;
@@ -25,7 +25,7 @@ export function selectionForm(session: SignedInSession, back: string) {
     <span class="muted">Ticked sites:</span>
     <button type="submit" class="secondary" name="action" value="backup">Back up now</button>
     <button type="submit" class="secondary" name="action" value="refresh">Refresh now</button>
-    <label for="selection-tag">Tag</label>
+    <label for="selection-tag">Tag to add or remove</label>
     <input id="selection-tag" name="tag" size="12" maxlength="100" />
     <button type="submit" class="secondary" name="action" value="add-tag">Add tag</button>
     <button type="submit" class="secondary" name="action" value="remove-tag">Remove tag</button>

@@ -70,8 +70,8 @@ function itemsTable(
             <td class="actions">
               ${
                 item.update
-                  ? html`${action(session, `${base}/${slug}/update`, `Update ${item.name}`)}
-                    ${action(session, `${base}/${slug}/safe-update`, `Safe update ${item.name}`)}`
+                  ? html`${action(session, `${base}/${slug}/safe-update`, `Update ${item.name}`)}
+                    ${action(session, `${base}/${slug}/update`, `Update ${item.name} without checks`)}`
                   : ''
               }
               ${

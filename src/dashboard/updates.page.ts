@@ -125,7 +125,7 @@ export function createUpdatesPage(deps: DashboardServices) {
                             <td class="actions">
                               <form
                                 method="post"
-                                action="/sites/${site.siteId}/${update.type}s/${encodeURIComponent(update.slug)}/update"
+                                action="/sites/${site.siteId}/${update.type}s/${encodeURIComponent(update.slug)}/safe-update"
                               >
                                 ${csrfField(session)}<input type="hidden" name="back" value="${back}" />
                                 <button type="submit" class="secondary">Update ${update.name} on ${site.url}</button>

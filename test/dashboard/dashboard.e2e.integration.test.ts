@@ -89,7 +89,7 @@ describe('the dashboard in a real browser', () => {
       await page.getByRole('button', { name: 'Save settings' }).click();
       await page.getByText('Settings saved.').waitFor();
       await page.getByRole('link', { name: 'Overview' }).click();
-      await page.getByLabel('Tag').selectOption('client-a');
+      await page.getByLabel('Tag', { exact: true }).selectOption('client-a');
       await page.getByRole('button', { name: 'Filter' }).click();
       expect(new URL(page.url()).searchParams.get('tag')).toBe('client-a');
       const row = page.getByRole('row').filter({ hasText: site.url });
@@ -98,7 +98,7 @@ describe('the dashboard in a real browser', () => {
       await expect(row.count()).resolves.toBe(1);
       await expect(row.getByText('client-a').count()).resolves.toBe(1);
       await shot(page, '03-overview');
-      await page.getByLabel('Tag').selectOption('blog');
+      await page.getByLabel('Tag', { exact: true }).selectOption('blog');
       await page.getByLabel('Backup failed').check();
       await page.getByRole('button', { name: 'Filter' }).click();
       await page.getByText('No site matches these filters.').waitFor();
@@ -114,13 +114,22 @@ describe('the dashboard in a real browser', () => {
       expect(await page.evaluate(() => (globalThis as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
       await shot(page, '04-site');
 
-      // Apply the update the mirror offers; WordPress holds the new version.
+      // Apply the update the mirror offers, safe by default (checks, screenshots, a restore point);
+      // WordPress holds the new version and the report says it was kept.
       await page.getByRole('button', { name: 'Update Sitewarden Demo', exact: true }).click();
-      await page.getByText('Updated sitewarden-demo to 1.1.0.').waitFor({ timeout: 120_000 });
-      expect((await wordpressPlugins(site))['sitewarden-demo/sitewarden-demo.php']?.Version).toBe('1.1.0');
+      await page.getByText('Safe update of sitewarden-demo (plugin) started').waitFor();
+      await expect
+        .poll(async () => (await wordpressPlugins(site))['sitewarden-demo/sitewarden-demo.php']?.Version, {
+          timeout: 120_000,
+          interval: 1_000,
+        })
+        .toBe('1.1.0');
+      await served.services.safeUpdates.idle();
+      await page.reload();
+      await page.locator('#safe-updates').getByText('kept').first().waitFor();
 
       // The Updates page lists what is left (the theme the mirror offers a newer release of).
-      await page.getByRole('link', { name: 'Updates' }).click();
+      await page.getByRole('link', { name: 'Updates', exact: true }).click();
       await page.getByRole('heading', { name: 'By item' }).waitFor();
       await expect(page.getByRole('button', { name: /Update Twenty Twenty-One on/ }).count()).resolves.toBe(1);
       await shot(page, '06-updates');
