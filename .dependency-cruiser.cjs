@@ -7,7 +7,7 @@
  *   features     one folder each; another feature is imported only through its index.ts, and only
  *                from a lower tier, so features never form a cycle:
  *                  tier 1  sites, tokens, webhooks, connector   (import no feature)
- *                  tier 2  inventory, uptime, performance, backups (tier 1)
+ *                  tier 2  inventory, uptime, performance, backups, admin-login (tier 1)
  *                  tier 3  plugins, themes, wordpress-updates, fleet, update-policies, safe-updates (tiers 1–2)
  *                  tier 4  site-overview, bulk-updates              (tiers 1–3)
  *        ↓
@@ -17,7 +17,7 @@
  */
 const BASE = '^src/(shared|db|http|wordpress|jobs|metrics)/|^src/version\\.ts$';
 const TIER1 = 'sites|tokens|webhooks|connector|users';
-const TIER2 = 'inventory|uptime|performance|backups';
+const TIER2 = 'inventory|uptime|performance|backups|admin-login';
 const TIER3 = 'plugins|themes|wordpress-updates|fleet|update-policies|safe-updates';
 const TIER4 = 'site-overview|bulk-updates';
 const FEATURES = `^src/(${TIER1}|${TIER2}|${TIER3}|${TIER4})/`;

@@ -1,8 +1,8 @@
 <?php
 /**
  * Plugin Name:       Sitewarden Connector
- * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update WordPress, translations, plugins and themes, enforce plugin dependencies, activate and delete themes, report available updates, and take and restore backups in small steps (namespace sitewarden/v1). Stores nothing; every route checks the calling user's capabilities.
- * Version:           1.5.0
+ * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update WordPress, translations, plugins and themes, enforce plugin dependencies, activate and delete themes, report available updates, take and restore backups in small steps, and give a one-click, single-use wp-admin sign-in link (namespace sitewarden/v1). Stores no secrets (only hashes); every route checks the calling user's capabilities.
+ * Version:           1.6.0
  * Requires at least: 6.1
  * Requires PHP:      7.4
  * Author:            Sitewarden
@@ -15,7 +15,7 @@
 
 defined( 'ABSPATH' ) || exit;
 
-define( 'SITEWARDEN_CONNECTOR_VERSION', '1.5.0' );
+define( 'SITEWARDEN_CONNECTOR_VERSION', '1.6.0' );
 
 /*
  * Every class is loaded up front, not on demand: the connector can update itself,
@@ -41,6 +41,8 @@ require_once __DIR__ . '/includes/class-sitewarden-connector-restore-database.ph
 require_once __DIR__ . '/includes/class-sitewarden-connector-restore.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-backup-routes.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-rollback.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-admin-login.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-routes.php';
 
 add_action( 'rest_api_init', array( 'Sitewarden_Connector_Routes', 'register' ) );
+add_action( 'login_init', array( 'Sitewarden_Connector_Admin_Login', 'consume_from_request' ) );

@@ -24,6 +24,7 @@ import { createAuthorizationRoutes, createSiteSettingsRoutes, createSitesRoutes 
 import { backupSettingsSection } from './backups/index.js';
 import { performanceSettingsSection } from './performance/index.js';
 import { monitoringSettingsSection } from './uptime/index.js';
+import { adminLoginSettingsSection, createAdminLoginRoutes, type AdminLoginService } from './admin-login/index.js';
 import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites/sites.service.js';
 import type { TokensService } from './tokens/tokens.service.js';
 import { createWebhooksRoutes } from './webhooks/webhooks.routes.js';
@@ -62,6 +63,7 @@ export interface AppDeps {
   performance: PerformanceService;
   backups: BackupsService;
   safeUpdates: SafeUpdatesService;
+  adminLogin: AdminLoginService;
   webhooks: WebhooksService;
   jobs: JobRunner;
   connectorZipPath: string;
@@ -103,6 +105,7 @@ export function createApp(deps: AppDeps) {
         monitoring: monitoringSettingsSection(deps.uptime),
         backups: backupSettingsSection(deps.backups),
         performance: performanceSettingsSection(deps.performance),
+        adminLogin: adminLoginSettingsSection(deps.adminLogin),
       },
     }),
   );
@@ -115,6 +118,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createThemesRoutes(deps));
   api.route('/', createWordPressUpdatesRoutes(deps));
   api.route('/', createSafeUpdatesRoutes(deps));
+  api.route('/', createAdminLoginRoutes(deps));
   api.route('/', createFleetRoutes(deps));
   api.route('/', createBulkUpdatesRoutes(deps));
   api.route('/', createUpdatePoliciesRoutes(deps));

@@ -48,6 +48,7 @@ import { createBulkUpdates } from './bulk-updates/index.js';
 import { createSafeUpdatesRepository, createSafeUpdatesService, createScreenshotStore } from './safe-updates/index.js';
 import { createUsersRepository, createUsersService } from './users/index.js';
 import { createFleetOverviewQuery } from './dashboard/fleet-overview.query.js';
+import { createAdminLoginRepository, createAdminLoginService } from './admin-login/index.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -179,6 +180,8 @@ export function createServices({
     events,
     logger,
   });
+  // A version a safe update rolled back is held: the site's policy does not apply it again until released.
+  events.subscribe((event) => updatePolicies.holds.onEvent(event));
   const uptime = createUptimeService({
     repository: createUptimeRepository({ db }),
     sitesRepository,
@@ -245,6 +248,13 @@ export function createServices({
         .removeOrphanScreenshots()
         .catch((error: unknown) => logger.warn({ err: error }, 'removing a removed site’s screenshots failed')),
   );
+  // One-click sign-in to wp-admin: a link the site's connector mints, read without queueing behind operations.
+  const adminLogin = createAdminLoginService({
+    repository: createAdminLoginRepository({ db }),
+    sitesRepository,
+    access,
+    events,
+  });
   // Webhooks subscribe to every catalogued event.
   const webhooksRepository = createWebhooksRepository({ db });
   const webhookDispatcher = createWebhookDispatcher({
@@ -304,6 +314,7 @@ export function createServices({
     performance,
     backups,
     safeUpdates,
+    adminLogin,
     webhooks,
     webhookDispatcher,
     users,

@@ -34,6 +34,8 @@ final class Sitewarden_Connector_Info {
 		'rollback'       => '1.4.0',
 		// Plugin and theme updates that name the version they expect, answering a refusal or the offer left.
 		'updates/expected-version' => '1.5.0',
+		// A single-use link that signs the application password's user in to wp-admin.
+		'admin-login'              => '1.6.0',
 	);
 
 	/**

@@ -30,6 +30,7 @@ final class Sitewarden_Connector_Routes {
 		$plugin_status  = new Sitewarden_Connector_Plugin_Status( $filesystem );
 		$core_updates   = new Sitewarden_Connector_Core_Updates( $filesystem, $runner );
 		$translations   = new Sitewarden_Connector_Translation_Updates( $filesystem, $runner );
+		$admin_login    = new Sitewarden_Connector_Admin_Login();
 
 		Sitewarden_Connector_Backup_Routes::register( self::ROUTE_NAMESPACE, $filesystem );
 		self::register_rollback( new Sitewarden_Connector_Rollback() );
@@ -189,6 +190,19 @@ final class Sitewarden_Connector_Routes {
 				'args'                => array( 'stylesheet' => self::stylesheet_arg() ),
 				'callback'            => static function ( WP_REST_Request $request ) use ( $themes ) {
 					return rest_ensure_response( $themes->delete( $request['stylesheet'] ) );
+				},
+			)
+		);
+
+		// A link that signs the calling user in to wp-admin once: an administrator only, as for backups.
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/admin-login',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => self::requires( 'manage_options' ),
+				'callback'            => static function () use ( $admin_login ) {
+					return rest_ensure_response( $admin_login->mint() );
 				},
 			)
 		);

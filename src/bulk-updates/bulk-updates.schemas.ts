@@ -124,10 +124,7 @@ const HistoryFilters = {
     .datetime({ offset: true })
     .optional()
     .openapi({ description: 'Attempts started at or after this time.' }),
-  until: z.iso
-    .datetime({ offset: true })
-    .optional()
-    .openapi({ description: 'Attempts started before this time.' }),
+  until: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Attempts started before this time.' }),
   triggerKind: z
     .enum(triggerKinds)
     .optional()

@@ -20,6 +20,7 @@ export type DashboardServices = Pick<
   | 'bulkUpdates'
   | 'updatePolicies'
   | 'safeUpdates'
+  | 'adminLogin'
   | 'wordpressUpdates'
   | 'clock'
   | 'httpsPublicUrl'

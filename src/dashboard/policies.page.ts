@@ -5,7 +5,7 @@ import { CreatePolicyInput, UpdatePolicyInput } from '../update-policies/index.j
 import type { SignedInSession } from '../users/index.js';
 import type { DashboardServices } from './deps.js';
 import { action, columns, csrfField, page } from './layout.js';
-import { policyPreviewSection } from './policy-preview.js';
+import { createHoldReleaseRoute, policyPreviewSection } from './policy-preview.js';
 import { setFlash, takeFlash, type DashboardEnv } from './session.js';
 
 type Policy = ReturnType<DashboardServices['updatePolicies']['get']>;
@@ -307,7 +307,8 @@ export function createPoliciesPages(deps: DashboardServices) {
         body: html`<p><a href="/updates/policies">← Update policies</a></p>
           <h1>${policy ? `Edit ${policy.name}` : 'New update policy'}</h1>
           ${policyForm(c.get('session'), values, errors, policy)}
-          ${policy && Object.keys(errors).length === 0 ? policyPreviewSection(deps.updatePolicies, policy.id) : ''}`,
+          ${policy && Object.keys(errors).length === 0 ? policyPreviewSection(deps.updatePolicies, policy.id, c.get('session')) : ''}`,
+        flash: takeFlash(c),
       }),
       status,
     );
@@ -356,6 +357,7 @@ export function createPoliciesPages(deps: DashboardServices) {
     return c.html(page({ title: 'Update policies', session, current: '/updates', body, flash: takeFlash(c) }));
   });
 
+  app.route('/', createHoldReleaseRoute(deps.updatePolicies));
   app.get('/updates/policies/new', (c) => formPage(c, EMPTY, {}, null));
   app.get('/updates/policies/:id', (c) => {
     const policy = deps.updatePolicies.get(c.req.param('id'));

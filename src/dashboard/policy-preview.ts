@@ -1,15 +1,42 @@
+import { Hono } from 'hono';
 import { html } from 'hono/html';
+import type { SignedInSession } from '../users/index.js';
 import type { DashboardServices } from './deps.js';
 import { count } from './format.js';
-import { columns } from './layout.js';
+import { action, columns } from './layout.js';
+import { flashOutcome, type DashboardEnv } from './session.js';
 
 const SITES_SHOWN = 50;
 const utc = (date: Date) => `${date.toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 const item = (target: { type: string; slug?: string | null; version?: string | null }) =>
   `${target.type}${target.slug ? ` ${target.slug}` : ''}${target.version ? ` → ${target.version}` : ''}`;
 
+type Plan = ReturnType<DashboardServices['updatePolicies']['preview']>['plans'][number];
+type Skip = Plan['skipped'][number];
+
+/** A skipped offer and why; a held version says when and why it was rolled back, with a Release button. */
+function skippedItem(session: SignedInSession, policyId: string, skip: Skip) {
+  const { hold } = skip;
+  if (!hold)
+    return html`<span class="url"
+      >${item(skip)}: ${skip.reason}${skip.eligibleAt ? ` until ${utc(skip.eligibleAt)}` : ''}</span
+    >`;
+  const why = [hold.reason, hold.message].filter(Boolean).join(': ') || 'no reason recorded';
+  return html`<div>
+    <span class="url"
+      >${item(skip)}: held, ${hold.outcome === 'rollback-failed' ? 'its rollback failed' : 'rolled back'}
+      ${utc(hold.heldAt)} (${why})</span
+    >
+    ${action(session, `/updates/policies/${policyId}/holds/${hold.id}/release`, 'Release')}
+  </div>`;
+}
+
 /** A policy's dry run on its page: per site it governs, its window (open now, or the next) and what would be applied or skipped. */
-export function policyPreviewSection(updatePolicies: DashboardServices['updatePolicies'], policyId: string) {
+export function policyPreviewSection(
+  updatePolicies: DashboardServices['updatePolicies'],
+  policyId: string,
+  session: SignedInSession,
+) {
   const { plans } = updatePolicies.preview(policyId, { limit: SITES_SHOWN });
   const shown = plans.slice(0, SITES_SHOWN);
   return html`<section class="card" id="policy-preview" aria-labelledby="policy-preview-h">
@@ -43,15 +70,7 @@ export function policyPreviewSection(updatePolicies: DashboardServices['updatePo
                       <td>
                         ${plan.updates.length === 0 ? html`<span class="muted">nothing</span>` : plan.updates.map(item).join(', ')}
                       </td>
-                      <td>
-                        ${plan.skipped.map(
-                          (skip) =>
-                            html`<span class="url"
-                              >${item(skip)}:
-                              ${skip.reason}${skip.eligibleAt ? ` until ${utc(skip.eligibleAt)}` : ''}</span
-                            >`,
-                        )}
-                      </td>
+                      <td>${plan.skipped.map((skip) => skippedItem(session, policyId, skip))}</td>
                     </tr>`,
                 )}
               </tbody>
@@ -59,4 +78,15 @@ export function policyPreviewSection(updatePolicies: DashboardServices['updatePo
           </div>`
     }
   </section>`;
+}
+
+/** The Release button of a held version: policies apply it on that site again; back to the policy's page. */
+export function createHoldReleaseRoute(updatePolicies: DashboardServices['updatePolicies']) {
+  return new Hono<DashboardEnv>().post('/updates/policies/:id/holds/:holdId/release', async (c) => {
+    await flashOutcome(c, () => {
+      const hold = updatePolicies.holds.release(c.req.param('holdId'), c.get('actor'));
+      return `Released ${hold.type} ${hold.slug} ${hold.version}: the policy applies it again from its next window.`;
+    });
+    return c.redirect(`/updates/policies/${encodeURIComponent(c.req.param('id'))}#policy-preview`, 303);
+  });
 }

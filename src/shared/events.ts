@@ -99,6 +99,11 @@ export const eventCatalogue = {
     fields: ['siteId', 'url', 'daysLeft', 'expiresAt'],
     when: 'A site’s https certificate expires within `SITEWARDEN_UPTIME_CERT_WARNING_DAYS` (once per certificate).',
   },
+  'site.admin-login': {
+    level: 'info',
+    fields: ['siteId', 'url', 'wordpressUser', 'requestedByKind', 'requestedById', 'expiresAt'],
+    when: 'A one-click sign-in link to the site’s wp-admin (as `wordpressUser`) was given to a dashboard user or API token (`requestedByKind` `user` or `token`, `requestedById`); the link itself is never logged.',
+  },
   'plugin.update_failed': {
     level: 'warn',
     fields: ['siteId', 'url', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'],
@@ -123,6 +128,11 @@ export const eventCatalogue = {
     level: 'info',
     fields: ['policyId', 'jobId', 'sites', 'targets', 'windowStart', 'windowEnd'],
     when: 'An update policy’s window opened on sites with updates due: one bulk update started for them (`jobId`).',
+  },
+  'update_policy.hold_released': {
+    level: 'info',
+    fields: ['holdId', 'siteId', 'type', 'slug', 'version', 'releasedByKind', 'releasedById'],
+    when: 'A user released the hold on a version a safe update had rolled back on a site: update policies apply it there again.',
   },
   'translations.updated': {
     level: 'info',

@@ -8,7 +8,7 @@ const mapSections = <T>(sections: Record<string, SettingsSection>, pick: (sectio
   Object.fromEntries(Object.entries(sections).map(([name, section]) => [name, pick(section)]));
 
 /**
- * A site's settings, one section per feature (uptime's `monitoring`, `backups`, `performance`),
+ * A site's settings, one section per feature (uptime's `monitoring`, `backups`, `performance`, `adminLogin`),
  * put side by side in the order given. Each section validates its patch before anything is
  * written, so a PATCH with an invalid section changes nothing at all.
  */
@@ -39,7 +39,7 @@ export function createSiteSettingsRoutes({ settingsSections }: { settingsSection
     tags: ['Sites'],
     summary: 'Change a site’s settings',
     description:
-      'Each section is optional. `monitoring` changes how the site is probed: interval, timeout, expected status, keyword, paused. `backups` changes its backup schedule and retention: `enabled`, `intervalHours`, `keepLast`, `keepDays`, `keepDaily`, `keepWeekly`, `keepMonthly`, `keepYearly`. `performance` changes its Lighthouse audit schedule: `enabled`, `formFactors`, `runs`, `intervalHours`. Fields left out keep their value; null restores the default. An invalid field anywhere changes nothing.',
+      'Each section is optional. `monitoring` changes how the site is probed: interval, timeout, expected status, keyword, paused. `backups` changes its backup schedule and retention: `enabled`, `intervalHours`, `keepLast`, `keepDays`, `keepDaily`, `keepWeekly`, `keepMonthly`, `keepYearly`. `performance` changes its Lighthouse audit schedule: `enabled`, `formFactors`, `runs`, `intervalHours`. `adminLogin` turns one-click sign-in to the site’s wp-admin on or off: `enabled`. Fields left out keep their value; null restores the default. An invalid field anywhere changes nothing.',
     request: {
       params: SiteIdParam,
       body: { required: true, content: { 'application/json': { schema: UpdateSiteInput } } },

@@ -23,12 +23,27 @@ export interface PolicyForEvaluation {
   settings: PolicySettings;
 }
 
+/** A version a safe update rolled back on the site: not applied again until released (update-holds.ts). */
+export interface HeldVersion {
+  id: string;
+  type: 'plugin' | 'theme' | 'core';
+  slug: string;
+  version: string;
+  heldAt: Date;
+  outcome: 'rolled-back' | 'rollback-failed';
+  reason: string | null;
+  message: string | null;
+  safeUpdateId: string | null;
+}
+
 interface Skipped {
   type: UpdateTarget['type'];
   slug: string | null;
   version: string | null;
-  reason: 'kind-off' | 'ignored' | 'pinned' | 'release-delay';
+  reason: 'kind-off' | 'ignored' | 'held' | 'pinned' | 'release-delay';
   eligibleAt: Date | null;
+  /** For `held`: the hold, with when and why the version was rolled back. */
+  hold?: HeldVersion;
 }
 
 export interface SitePlan {
@@ -103,10 +118,16 @@ function isMinorCoreUpdate(from: string | null, to: string): boolean {
 
 /**
  * What a policy does on one site at `now`: the window open now or next, and the updates eligible
- * now (kind switched on, not ignored, not past a pin, first seen at least the release delay ago).
- * Pure: everything it needs is passed in, the clock included.
+ * now (kind switched on, not ignored, not a version held on the site, not past a pin, first seen
+ * at least the release delay ago). Pure: everything it needs is passed in, the clock and the
+ * site's holds included.
  */
-export function evaluateSite(policy: PolicyForEvaluation, site: SiteUpdateState, now: Date): SitePlan {
+export function evaluateSite(
+  policy: PolicyForEvaluation,
+  site: SiteUpdateState,
+  now: Date,
+  holds: readonly HeldVersion[] = [],
+): SitePlan {
   const { settings } = policy;
   const { zone, source } = zoneFor(settings, site.timeZone);
   const { open, next } = windowsAt(settings.window, zone, now);
@@ -115,11 +136,15 @@ export function evaluateSite(policy: PolicyForEvaluation, site: SiteUpdateState,
   const delayMs = settings.releaseDelayDays * DAY;
   const ignored = (type: string, slug: string) => settings.ignore.some((i) => i.type === type && i.slug === slug);
   const pinOf = (type: string, slug: string) => settings.pins.find((p) => p.type === type && p.slug === slug);
+  const heldOn = (type: string, slug: string, version: string) =>
+    holds.find((h) => h.type === type && h.slug === slug && h.version === version);
   const skip = (entry: Omit<Skipped, 'eligibleAt'>, eligibleAt: Date | null = null) =>
     skipped.push({ ...entry, eligibleAt });
-  /** Whether an offer clears the ignore list, the pins and the release delay; records why not. */
+  /** Whether an offer clears the ignore list, the holds, the pins and the release delay; records why not. */
   const passes = (type: 'plugin' | 'theme' | 'core', slug: string, version: string, firstSeenAt: Date | null) => {
     if (ignored(type, slug)) return (skip({ type, slug, version, reason: 'ignored' }), false);
+    const hold = heldOn(type, slug, version);
+    if (hold) return (skip({ type, slug, version, reason: 'held', hold }), false);
     const pin = pinOf(type, slug);
     if (pin && compareVersions(version, pin.version) > 0)
       return (skip({ type, slug, version, reason: 'pinned' }), false);
@@ -178,9 +203,10 @@ export function previewSite(
   policy: PolicyForEvaluation,
   site: SiteUpdateState,
   now: Date,
+  holds: readonly HeldVersion[] = [],
 ): SitePlan & { window: WindowSpan } {
-  const current = evaluateSite(policy, site, now);
+  const current = evaluateSite(policy, site, now, holds);
   if (current.openWindow) return { ...current, window: current.openWindow };
-  const atOpening = evaluateSite(policy, site, current.nextWindow.start);
+  const atOpening = evaluateSite(policy, site, current.nextWindow.start, holds);
   return { ...atOpening, openWindow: null, nextWindow: current.nextWindow, window: current.nextWindow };
 }

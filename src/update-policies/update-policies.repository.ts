@@ -2,6 +2,7 @@ import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { PolicySettingsSchema, type PolicySettings } from './update-policies.schemas.js';
 import { updatePolicies, updatePolicyRuns, type UpdatePolicyRow } from './update-policies.table.js';
+import { createUpdateHoldsRepository } from './update-holds.repository.js';
 
 export interface StoredPolicy {
   id: string;
@@ -28,6 +29,9 @@ const runOf = (policyId: string, siteId: string, windowStart: Date) =>
 
 export function createUpdatePoliciesRepository({ db }: { db: Db }) {
   return {
+    /** The versions held on sites after a rollback (update_holds). */
+    holds: createUpdateHoldsRepository({ db }),
+
     /** Every policy, in creation order (ids are time-ordered). */
     list: (): StoredPolicy[] => db.select().from(updatePolicies).orderBy(asc(updatePolicies.id)).all().map(fromRow),
 

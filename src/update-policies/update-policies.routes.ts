@@ -4,9 +4,13 @@ import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
 import { SiteIdPathParam } from '../sites/index.js';
 import type { SitePlan } from './policy-evaluation.js';
+import type { UpdateHold } from './update-holds.repository.js';
 import type { StoredPolicy } from './update-policies.repository.js';
 import {
   CreatePolicyInput,
+  HoldIdParam,
+  HoldListQuery,
+  HoldSchema,
   PolicyIdParam,
   PolicySchema,
   PreviewSchema,
@@ -90,7 +94,7 @@ const routes = {
     tags,
     summary: 'What the policy would do in its next window',
     description:
-      'A dry run from the inventory (no site is asked): for each site the policy governs, a page at a time by site id, the window open now or else the next one, the updates it would apply then (release delays judged at the moment that window opens) and what it skips and why (`kind-off`, `ignored`, `pinned`, `release-delay`).',
+      'A dry run from the inventory (no site is asked): for each site the policy governs, a page at a time by site id, the window open now or else the next one, the updates it would apply then (release delays judged at the moment that window opens) and what it skips and why (`kind-off`, `ignored`, `held`: a version a safe update rolled back on the site, with its `hold`; `pinned`, `release-delay`).',
     request: { params: PolicyIdParam, query: PaginationQuery },
     responses: {
       200: jsonContent(PreviewSchema, 'The plan'),
@@ -107,9 +111,42 @@ const routes = {
     request: { params: SiteIdPathParam },
     responses: { 200: jsonContent(SitePreviewSchema, 'The policy and plan'), ...problemResponses(404) },
   }),
+  holds: createRoute({
+    method: 'get',
+    path: '/update-policies/holds',
+    operationId: 'listUpdateHolds',
+    tags,
+    summary: 'Versions held after a rollback',
+    description:
+      'When a safe update rolls a version back on a site (`update.rolled-back`, `update.rollback-failed`), that version is held there: update policies skip it on that site (a newer version applies as usual) until the hold is released. Newest first.',
+    request: { query: HoldListQuery.extend(PaginationQuery.shape) },
+    responses: {
+      200: jsonContent(pageSchema(HoldSchema, 'UpdateHoldList'), 'The holds (one page)'),
+      ...problemResponses(400),
+    },
+  }),
+  releaseHold: createRoute({
+    method: 'post',
+    path: '/update-policies/holds/{id}/release',
+    operationId: 'releaseUpdateHold',
+    tags,
+    summary: 'Release a held version',
+    description:
+      'Policies apply the version on the site again, from their next window (or the next tick of one open now). Records who released it (`update_policy.hold_released`).',
+    request: { params: HoldIdParam },
+    responses: { 200: jsonContent(HoldSchema, 'The released hold'), ...problemResponses(403, 404, 409) },
+  }),
 };
 
 const span = (s: { start: Date; end: Date }) => ({ start: s.start.toISOString(), end: s.end.toISOString() });
+
+const NOT_RELEASED = { releasedAt: null, releasedBy: null };
+
+const holdView = ({ heldAt, releasedAt, ...hold }: UpdateHold) => ({
+  ...hold,
+  heldAt: heldAt.toISOString(),
+  releasedAt: releasedAt?.toISOString() ?? null,
+});
 
 const planView = (plan: SitePlan & { window: { start: Date; end: Date }; url: string; alreadyRun: boolean }) => ({
   siteId: plan.siteId,
@@ -121,14 +158,30 @@ const planView = (plan: SitePlan & { window: { start: Date; end: Date }; url: st
   windowOpen: plan.openWindow !== null,
   nextWindow: span(plan.nextWindow),
   updates: plan.updates,
-  skipped: plan.skipped.map((s) => ({ ...s, eligibleAt: s.eligibleAt?.toISOString() ?? null })),
+  skipped: plan.skipped.map(({ hold, ...s }) => ({
+    ...s,
+    eligibleAt: s.eligibleAt?.toISOString() ?? null,
+    ...(hold ? { hold: holdView({ ...hold, siteId: plan.siteId, ...NOT_RELEASED }) } : {}),
+  })),
   alreadyRun: plan.alreadyRun,
 });
 
-/** /api/update-policies: CRUD and the dry run; the service does the work. */
+/**
+ * /api/update-policies: CRUD, the dry run and the holds; the service does the work. The holds'
+ * routes come before `/update-policies/{id}`, which would take `holds` for an id.
+ */
 export function createUpdatePoliciesRoutes({ updatePolicies }: { updatePolicies: UpdatePoliciesService }) {
   return new OpenAPIHono<AppEnv>()
     .openapi(routes.list, (c) => c.json({ items: updatePolicies.list().map(policyView), nextCursor: null }, 200))
+    .openapi(routes.holds, (c) => {
+      const { limit, cursor, siteId, state } = c.req.valid('query');
+      const holds = updatePolicies.holds.list({ siteId, state, limit, before: decodeCursor(cursor) });
+      const page = toPage(holds, limit);
+      return c.json({ items: page.items.map(holdView), nextCursor: page.nextCursor }, 200);
+    })
+    .openapi(routes.releaseHold, (c) =>
+      c.json(holdView(updatePolicies.holds.release(c.req.valid('param').id, c.get('actor'))), 200),
+    )
     .openapi(routes.create, (c) => c.json(policyView(updatePolicies.create(c.req.valid('json'))), 201))
     .openapi(routes.get, (c) => c.json(policyView(updatePolicies.get(c.req.valid('param').id)), 200))
     .openapi(routes.replace, (c) =>

@@ -134,17 +134,63 @@ const TargetSchema = z
   })
   .openapi('UpdateTarget');
 
+export const HoldSchema = z
+  .object({
+    id: z.string(),
+    siteId: z.string(),
+    type: ItemType,
+    slug: z.string(),
+    version: z.string().openapi({ description: 'The version rolled back: policies skip it on this site.' }),
+    outcome: z.enum(['rolled-back', 'rollback-failed']).openapi({
+      description:
+        'How the safe update ended: `rolled-back` (the previous version is back and healthy) or `rollback-failed` (the site stayed broken).',
+    }),
+    reason: z.string().nullable().openapi({ description: 'Why the safe update judged the site broken.' }),
+    message: z.string().nullable(),
+    safeUpdateId: z.string().nullable(),
+    heldAt: z.string().datetime().openapi({ description: 'When the rollback happened.' }),
+    releasedAt: z.string().datetime().nullable(),
+    releasedBy: z
+      .object({ kind: z.enum(['token', 'user']), id: z.string() })
+      .nullable()
+      .openapi({ description: 'Who released it: an API token or a dashboard user, by id.' }),
+  })
+  .openapi('UpdateHold', {
+    description:
+      'A version a safe update rolled back on a site: update policies skip that very version there until it is released (a newer version applies as usual).',
+  });
+
+export const HoldIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'hold_01hx0000000000000000000000' }),
+});
+
+export const HoldListQuery = z.object({
+  siteId: z.string().min(1).max(64).optional().openapi({ description: 'Only this site’s holds.' }),
+  state: z
+    .enum(['held', 'released', 'all'])
+    .default('held')
+    .openapi({ description: '`held` (default): the active holds; `released`; or `all`.' }),
+});
+
 const SkippedSchema = z
   .object({
     type: z.enum(['plugin', 'theme', 'core', 'translations']),
     slug: z.string().nullable(),
     version: z.string().nullable(),
-    reason: z.enum(['kind-off', 'ignored', 'pinned', 'release-delay']),
+    reason: z.enum(['kind-off', 'ignored', 'held', 'pinned', 'release-delay']),
     eligibleAt: z
       .string()
       .datetime()
       .nullable()
       .openapi({ description: 'For `release-delay`: when the version is old enough.' }),
+    hold: HoldSchema.optional().openapi({
+      description:
+        'For `held`: the hold, with the date (`heldAt`) and the reason of the rollback; release it to apply the version.',
+    }),
   })
   .openapi('UpdatePolicySkipped');
 

@@ -14,6 +14,7 @@ import {
   type UpdateTarget,
 } from './policy-evaluation.js';
 import { updatePoliciesProblems } from './update-policies.errors.js';
+import { createUpdateHolds } from './update-holds.js';
 import type { StoredPolicy, UpdatePoliciesRepository } from './update-policies.repository.js';
 import type { CreatePolicyInput, UpdatePolicyInput } from './update-policies.schemas.js';
 import type { z } from '@hono/zod-openapi';
@@ -33,7 +34,10 @@ export type ApplyUpdates = (request: {
 
 const TAGS_CHUNK = 500;
 
-/** Update policies: stored per site or tag, evaluated against the inventory, started by the minute tick. */
+/**
+ * Update policies: stored per site or tag, evaluated against the inventory (less the versions held
+ * on a site after a rollback), started by the minute tick.
+ */
 export function createUpdatePoliciesService({
   repository,
   states,
@@ -51,6 +55,8 @@ export function createUpdatePoliciesService({
   events: Events;
   logger: Logger;
 }) {
+  const holds = createUpdateHolds({ repository: repository.holds, clock, events, logger });
+
   function get(id: string): StoredPolicy {
     const policy = repository.find(id);
     if (!policy) throw updatePoliciesProblems.notFound.create(`no update policy has the id ${id}`);
@@ -112,6 +118,8 @@ export function createUpdatePoliciesService({
   return {
     list: () => repository.list(),
     get,
+    /** Versions rolled back on a site, which policies skip there: fed by `holds.onEvent`, listed, released. */
+    holds,
 
     create(input: z.output<typeof CreatePolicyInput>): StoredPolicy {
       const { name, siteId, tag, priority, ...settings } = input;
@@ -161,8 +169,9 @@ export function createUpdatePoliciesService({
         .filter((site) => site.policy.id === policy.id && (!page.after || site.siteId > page.after))
         .map((site) => site.siteId)
         .slice(0, page.limit + 1);
+      const held = holds.activeFor(siteIds);
       const plans = states.updateStates(siteIds).map((state) => {
-        const plan = previewSite(policy, state, now);
+        const plan = previewSite(policy, state, now, held.get(state.siteId));
         return {
           ...plan,
           url: sites.findById(state.siteId)?.url ?? '',
@@ -180,7 +189,7 @@ export function createUpdatePoliciesService({
       const policy = policyResolver(repository.list())({ siteId, tags: sites.tagsOf([siteId]).get(siteId) ?? [] });
       const [state] = states.updateStates([siteId]);
       if (!policy || !state) return { at: now, policy: null, plan: null };
-      const plan = previewSite(policy, state, now);
+      const plan = previewSite(policy, state, now, holds.activeFor([siteId]).get(siteId));
       return {
         at: now,
         policy,
@@ -216,11 +225,12 @@ export function createUpdatePoliciesService({
       const stateOf = new Map<string, SiteUpdateState>(
         states.updateStates(candidates.map((c) => c.siteId)).map((state) => [state.siteId, state]),
       );
+      const held = holds.activeFor([...stateOf.keys()]);
       const runs = new Map<string, { policy: StoredPolicy; window: WindowSpan; plans: SitePlan[] }>();
       for (const { siteId, policy, window } of candidates) {
         const state = stateOf.get(siteId);
         if (!state) continue;
-        const plan = evaluateSite(policy, state, now);
+        const plan = evaluateSite(policy, state, now, held.get(siteId));
         if (plan.updates.length === 0) continue;
         const key = `${policy.id}\t${window.start.getTime()}\t${window.end.getTime()}`;
         const run = runs.get(key) ?? { policy, window, plans: [] };

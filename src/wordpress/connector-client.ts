@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { defineProblem, isAppError } from '../shared/errors.js';
+import { siteHttpProblems } from './site-http.js';
 import {
   BUNDLE_FRAMING_BYTES,
   DeletionsPlanned,
@@ -65,8 +66,14 @@ const CONNECTOR_FEATURES = {
   restore: '1.2.0',
   // 1.5.0: plugin and theme updates that name the version expected, answering a refusal or the offer left.
   'updates/expected-version': '1.5.0',
+  // 1.6.0: a single-use link that signs the application password's user in to wp-admin.
+  'admin-login': '1.6.0',
 } as const;
 export type ConnectorFeature = keyof typeof CONNECTOR_FEATURES;
+
+/** Whether a connector of `version` (as the last sync stored it; null: none) has `feature`, without asking the site. */
+export const connectorVersionHas = (version: string | null, feature: ConnectorFeature): boolean =>
+  version !== null && compareVersions(version, CONNECTOR_FEATURES[feature]) >= 0;
 
 const connectorProblems = {
   missing: defineProblem('connector-missing', 422, 'The Sitewarden connector is not installed on the site'),
@@ -77,6 +84,35 @@ const installHint = `download it from ${CONNECTOR_DOWNLOAD_HINT} and upload it i
 
 export type { AvailableUpdates, ConnectorInfo } from './site-schemas.js';
 export type { FinishedRestore, RowsCursor, SiteFileEntry, SiteTable } from './connector-backup-schemas.js';
+
+/** The longest sign-in link accepted from a site: wp-login.php's address and a 64-digit token fit many times over. */
+const ADMIN_LOGIN_URL_MAX = 2048;
+
+/** A site's one-click sign-in link, as the connector answers it (checked again against the site's origin). */
+const AdminLoginLinkSchema = z.object({
+  url: z.string().max(ADMIN_LOGIN_URL_MAX).url(),
+  expiresAt: z.iso.datetime({ offset: true }),
+});
+export type AdminLoginLink = z.infer<typeof AdminLoginLinkSchema>;
+
+/**
+ * A remote site is untrusted: the link it answers must be an http(s) address of its own origin
+ * (`siteUrl`), with no user name or password in it, or the answer is site-invalid-response.
+ */
+function checkAdminLoginLink(link: AdminLoginLink, siteUrl: string): AdminLoginLink {
+  const url = new URL(link.url);
+  const fits =
+    (url.protocol === 'https:' || url.protocol === 'http:') &&
+    url.origin === new URL(siteUrl).origin &&
+    url.username === '' &&
+    url.password === '';
+  if (!fits)
+    throw siteHttpProblems.invalidResponse.create(
+      `the site's sign-in link is not an http(s) address on the site's own origin (${new URL(siteUrl).origin})`,
+      { route: `${CONNECTOR_NAMESPACE}/admin-login` },
+    );
+  return { url: url.href, expiresAt: new Date(link.expiresAt).toISOString() };
+}
 
 /** The connector's info, or null when it is not installed (or not active). */
 async function readConnectorInfo(session: WordPressSession): Promise<ConnectorInfo | null> {
@@ -258,6 +294,18 @@ export function createConnector(
     /** Installs every language pack WordPress's update checks offer (core, plugins, themes). */
     updateTranslations: (): Promise<TranslationsUpdated> =>
       newerOperation('translations', 'translations/update', {}, TranslationsUpdatedSchema),
+
+    /**
+     * A single-use link, valid for about a minute, that signs the application password's user in
+     * to wp-admin (connector 1.6.0+). The link is a secret: it goes to the browser, never to a log.
+     */
+    adminLoginLink: async (siteUrl: string): Promise<AdminLoginLink> =>
+      checkAdminLoginLink(
+        await gated('admin-login', () =>
+          session.call('POST', `${CONNECTOR_NAMESPACE}/admin-login`, { schema: AdminLoginLinkSchema }),
+        ),
+        siteUrl,
+      ),
 
     /** Refuses (connector-outdated) a connector older than the backups (or restore) feature needs; call before the first step. */
     ensure: (feature: 'backups' | 'restore') => ensure(feature),

@@ -141,4 +141,66 @@ describe('update policies in the dashboard', () => {
     );
     expect((await user.get('/updates/policies/upol_nope')).status).toBe(404);
   });
+
+  it('shows a version held after a rollback in the dry run, with its date and reason, and releases it', async () => {
+    const siteId = insertConnectedSite(t, { tags: ['held'] });
+    t.services.inventories.write(siteId, {
+      plugins: [
+        {
+          slug: 'forms',
+          file: 'forms/forms.php',
+          name: 'Forms',
+          version: '1.0.0',
+          status: 'active',
+          update: { version: '1.1.0' },
+        },
+      ],
+      themes: [],
+      syncedAt: new Date(),
+      extras: { databaseType: null, databaseVersion: null, timeZone: 'UTC', coreOffers: [], translations: [] },
+    });
+    expect(
+      (await user.post('/updates/policies', replaced({ tag: 'held', releaseDelayDays: '0', pins: '' }))).status,
+    ).toBe(303);
+    const policy = t.services.updatePolicies.list().find((p) => p.tag === 'held')!;
+    t.services.events.emit('update.rolled-back', {
+      siteId,
+      safeUpdateId: 'supd_1',
+      type: 'plugin',
+      slug: 'forms',
+      fromVersion: '1.0.0',
+      toVersion: '1.1.0',
+      reason: 'after-check-failed',
+      message: 'the home page answered 500',
+      durationMs: 4_000,
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    const [hold] = t.services.updatePolicies.holds.list({ siteId, state: 'held', limit: 10 });
+
+    const preview = await (await user.get(`/updates/policies/${policy.id}`)).text();
+    expect(withoutOwnStylesheet(preview)).not.toMatch(NO_INLINE_CODE);
+    expect(preview).toMatch(/plugin forms → 1\.1\.0: held, rolled back\s+\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(preview).toContain('(after-check-failed: the home page answered 500)');
+    const release = `/updates/policies/${policy.id}/holds/${hold!.id}/release`;
+    expect(preview).toContain(`action="${release}"`);
+
+    const released = await user.post(release, {});
+    expect(released.status).toBe(303);
+    expect(released.headers.get('location')).toBe(`/updates/policies/${policy.id}#policy-preview`);
+    const after = await user.follow(released);
+    expect(after).toContain('Released plugin forms 1.1.0');
+    expect(after).not.toContain(': held,');
+    expect(after).toMatch(/<td>\s*plugin forms → 1\.1\.0\s*<\/td>/);
+    expect(t.services.updatePolicies.holds.get(hold!.id).releasedBy).toEqual({
+      kind: 'user',
+      id: expect.stringMatching(/^usr_/),
+    });
+    // Twice, or a hold that does not exist: the page says so, never a 500.
+    expect(await user.follow(await user.post(release, {}))).toContain('was released already');
+    const unknown = await user.post(`/updates/policies/${policy.id}/holds/hold_nope/release`, {});
+    expect(unknown.status).toBe(303);
+    expect(await user.follow(unknown)).toContain('no update hold has the id hold_nope');
+    // Without the CSRF field nothing is released.
+    expect((await user.post(release, {}, false)).status).toBe(403);
+  });
 });

@@ -73,6 +73,7 @@ const STABLE_OPERATION_IDS: Record<string, string> = {
   'DELETE /update-policies/{id}': 'deleteUpdatePolicy',
   'GET /update-policies/{id}/preview': 'previewUpdatePolicy',
   'GET /sites/{siteId}/update-policy': 'previewSiteUpdatePolicy',
+  'POST /sites/{siteId}/admin-login': 'createAdminLoginLink',
 };
 
 // Public and without input: nothing a client sends can earn a 4xx (redocly.yaml says the same).

@@ -100,6 +100,43 @@ describe('what is due', () => {
     expect(targets(numeric)).toContain('plugin:seo@2.0');
   });
 
+  it('skips a version held on the site after a rollback, and only that version', () => {
+    const hold = {
+      id: 'hold_1',
+      type: 'plugin' as const,
+      slug: 'seo',
+      version: '2.0',
+      heldAt: daysAgo(2),
+      outcome: 'rolled-back' as const,
+      reason: 'after-check-failed',
+      message: 'the home page answered 500',
+      safeUpdateId: 'supd_1',
+    };
+    const plan = evaluateSite(policy(), site(), NOW, [hold]);
+    expect(targets(plan)).toEqual(['theme:neat@1.1']);
+    expect(plan.skipped).toEqual([
+      { type: 'plugin', slug: 'seo', version: '2.0', reason: 'held', eligibleAt: null, hold },
+    ]);
+    // A newer version is not held; the dry run at the window's opening holds it too.
+    const newer = site({ items: [{ type: 'plugin', slug: 'seo', updateVersion: '2.1', firstSeenAt: daysAgo(1) }] });
+    expect(targets(evaluateSite(policy(), newer, NOW, [hold]))).toEqual(['plugin:seo@2.1']);
+    const later = new Date(NOW.getTime() + 2 * 60 * 60_000);
+    expect(previewSite(policy(), site(), later, [hold]).skipped).toEqual([expect.objectContaining({ reason: 'held' })]);
+    // Core: a held release is passed over for the newest one that is not.
+    const core = site({
+      items: [],
+      core: {
+        version: '6.5.3',
+        offers: [
+          { version: '6.5.5', firstSeenAt: daysAgo(3) },
+          { version: '6.5.4', firstSeenAt: daysAgo(9) },
+        ],
+      },
+    });
+    const heldCore = { ...hold, type: 'core' as const, slug: 'wordpress', version: '6.5.5' };
+    expect(targets(evaluateSite(policy(), core, NOW, [heldCore]))).toEqual(['core:@6.5.4']);
+  });
+
   it('leaves ignored items alone', () => {
     const plan = evaluateSite(policy({ ignore: [{ type: 'theme', slug: 'neat' }] }), site(), NOW);
     expect(targets(plan)).toEqual(['plugin:seo@2.0']);

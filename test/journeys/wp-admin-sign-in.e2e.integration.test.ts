@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withBrowserPage } from '../support/browser.js';
+import { serveTestApp } from '../support/served-app.js';
+import { createTestSite, type TestSite } from '../support/wordpress/index.js';
+import { connectSite, installConnector } from '../support/wordpress-state.js';
+import { journeyScreenshots } from './journey-screenshots.js';
+
+/**
+ * A Sitewarden user jumps from a site's page in the dashboard into its wp-admin with one click:
+ * Sitewarden in Debian's Chromium, the connector's single-use link, WordPress's own dashboard,
+ * signed in as the connected administrator without typing a WordPress password. Screenshots of
+ * each step in test-artifacts/journeys/wp-admin-sign-in/.
+ */
+const PASSWORD = 'a long dashboard password';
+const shot = journeyScreenshots('wp-admin-sign-in');
+
+let site: TestSite;
+let served: Awaited<ReturnType<typeof serveTestApp>>;
+let siteId: string;
+
+beforeAll(async () => {
+  [site, served] = await Promise.all([createTestSite(), serveTestApp()]);
+  await installConnector(site);
+  await served.services.users.create('alice', PASSWORD);
+  siteId = await connectSite(served, site);
+  await served.services.sync.syncNow(siteId);
+}, 240_000);
+
+afterAll(async () => {
+  await served?.stop();
+  await site?.stop();
+});
+
+describe('journey: sign in to a site’s wp-admin from the dashboard', () => {
+  it('clicks Sign in to wp-admin on the site’s page and lands in wp-admin as the administrator', async () => {
+    const alice = await withBrowserPage(async (page) => {
+      page.setDefaultTimeout(60_000);
+      await page.setViewportSize({ width: 1280, height: 800 });
+
+      await page.goto(`${served.baseUrl}/sign-in`);
+      await page.getByLabel('User name').fill('alice');
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${served.baseUrl}/`);
+
+      await page.goto(`${served.baseUrl}/sites/${siteId}`);
+      const button = page.getByRole('button', { name: 'Sign in to wp-admin' });
+      await button.waitFor();
+      await shot(page, '01-site-page');
+
+      // Our own page moves the browser on (the CSP's form-action keeps the form on this origin).
+      await button.click();
+      await page.waitForURL((url) => url.origin === site.url && url.pathname === '/wp-admin/');
+      await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+      await shot(page, '02-wp-admin');
+      return page.locator('#wp-admin-bar-my-account .display-name').first().innerText();
+    });
+    expect(alice).toBe(site.admin.username);
+
+    // Recorded, naming the dashboard user who asked; the link itself is nowhere in the logs.
+    const [user] = served.services.users.list();
+    const [event] = served.logs.events('site.admin-login');
+    expect(event).toMatchObject({
+      siteId,
+      wordpressUser: site.admin.username,
+      requestedByKind: 'user',
+      requestedById: user!.id,
+    });
+    expect(served.logs.raw()).not.toContain('sitewarden_login=');
+  });
+
+  it('offers no button once the site has it turned off', async () => {
+    served.services.adminLogin.prepareSettings(siteId, { enabled: false })();
+    await withBrowserPage(async (page) => {
+      await page.goto(`${served.baseUrl}/sign-in`);
+      await page.getByLabel('User name').fill('alice');
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${served.baseUrl}/`);
+      await page.goto(`${served.baseUrl}/sites/${siteId}`);
+      await page.getByRole('button', { name: 'Refresh now' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Sign in to wp-admin' }).count()).toBe(0);
+      await shot(page, '03-turned-off');
+    });
+  });
+});
