@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
 import type { DashboardServices } from './deps.js';
 import { badge } from './format.js';
-import { columns, csrfField, page } from './layout.js';
+import { columns, csrfField, page, tagFilterForm } from './layout.js';
 import { takeFlash, type DashboardEnv } from './session.js';
 
 const PAGE_SIZE = 100;
@@ -12,21 +12,6 @@ const FORM_ID = 'fleet-item-form';
 
 const isKind = (kind: string): kind is Kind => Object.hasOwn(KINDS, kind);
 const tagOf = (raw: string | undefined) => raw?.trim().toLowerCase().slice(0, 100) || undefined;
-
-function tagFilter(deps: Pick<DashboardServices, 'sites'>, action: string, tag: string | undefined) {
-  return html`<form class="filters" method="get" action="${action}">
-    <div>
-      <label for="tag">Tag</label>
-      <select id="tag" name="tag">
-        <option value="">any</option>
-        ${deps.sites
-          .tagCounts()
-          .map((t) => html`<option value="${t.tag}" ${tag === t.tag ? 'selected' : ''}>${t.tag} (${t.sites})</option>`)}
-      </select>
-    </div>
-    <button type="submit">Filter</button>
-  </form>`;
-}
 
 /**
  * The plugins and themes installed across the fleet, from the inventory rows (never a call to a
@@ -64,7 +49,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
         <a href="/fleet/plugins">Plugins</a> · <a href="/fleet/themes">Themes</a> · as last read from each site; an
         item’s page lists the sites that run it.
       </p>
-      ${tagFilter(deps, `/fleet/${kind}`, tag)}
+      ${tagFilterForm(`/fleet/${kind}`, tag, deps.sites.tagCounts())}
       ${
         shown.length === 0
           ? html`<p class="muted">None reported yet.</p>`
@@ -104,7 +89,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
     const session = c.get('session');
     const body = html`<h1>${slug} <span class="muted">(${KINDS[kind]})</span></h1>
       <p><a href="/fleet/${kind}">All ${kind}</a></p>
-      ${tagFilter(deps, `/fleet/${kind}/${encodeURIComponent(slug)}`, tag)}
+      ${tagFilterForm(`/fleet/${kind}/${encodeURIComponent(slug)}`, tag, deps.sites.tagCounts())}
       ${
         sites.length === 0
           ? html`<p class="muted">No site runs ${slug}${tag ? ` among the sites tagged ${tag}` : ''}.</p>`

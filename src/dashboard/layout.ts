@@ -26,6 +26,19 @@ export const columns = (...labels: string[]) =>
     </tr>
   </thead>`;
 
+/** A GET form that narrows a page to the sites carrying one tag (`tag`), with each tag's count. */
+export const tagFilterForm = (action: string, tag: string | undefined, tags: { tag: string; sites: number }[]) =>
+  html`<form class="filters" method="get" action="${action}">
+    <div>
+      <label for="tag">Tag</label>
+      <select id="tag" name="tag">
+        <option value="">any</option>
+        ${tags.map((t) => html`<option value="${t.tag}" ${tag === t.tag ? 'selected' : ''}>${t.tag} (${t.sites})</option>`)}
+      </select>
+    </div>
+    <button type="submit">Filter</button>
+  </form>`;
+
 /** The hidden field every state-changing form carries. */
 export const csrfField = (session: SignedInSession) =>
   html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}" />`;

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import type { DashboardServices } from './deps.js';
-import { csrfField, page } from './layout.js';
+import { csrfField, page, tagFilterForm } from './layout.js';
 import { takeFlash, type DashboardEnv } from './session.js';
 import { BULK_FORM_ID, runHistory } from './bulk-updates.page.js';
 import { triggerNames } from './update-history.js';
@@ -36,20 +36,7 @@ export function createUpdatesPage(deps: DashboardServices) {
         <a href="/updates/history">Update history</a>: every attempt, filtered by site, tag, item, user, result and
         date.
       </p>
-      <form class="filters" method="get" action="/updates">
-        <div>
-          <label for="tag">Tag</label>
-          <select id="tag" name="tag">
-            <option value="">any</option>
-            ${deps.sites
-              .tagCounts()
-              .map(
-                (t) => html`<option value="${t.tag}" ${tag === t.tag ? 'selected' : ''}>${t.tag} (${t.sites})</option>`,
-              )}
-          </select>
-        </div>
-        <button type="submit">Filter</button>
-      </form>
+      ${tagFilterForm('/updates', tag, deps.sites.tagCounts())}
       <form class="card actions" id="${BULK_FORM_ID}" method="post" action="/updates/preview">
         ${csrfField(session)}${tag ? html`<input type="hidden" name="tag" value="${tag}" />` : ''}
         <p>

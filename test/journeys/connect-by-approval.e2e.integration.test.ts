@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withBrowserPage, logInIfAsked } from '../support/browser.js';
 import { serveTestApp } from '../support/served-app.js';
 import { createTestSite, type TestSite } from '../support/wordpress/index.js';
+import { dashboardUser } from './dashboard-user.js';
 import { journeyScreenshots } from './journey-screenshots.js';
 
 /**
@@ -11,15 +12,15 @@ import { journeyScreenshots } from './journey-screenshots.js';
  * page again, approves, and lands signed in on the connected site. Screenshots of each step in
  * test-artifacts/journeys/connect-by-approval/.
  */
-const PASSWORD = 'a long dashboard password';
 const shot = journeyScreenshots('connect-by-approval');
 
 let site: TestSite;
 let served: Awaited<ReturnType<typeof serveTestApp>>;
+const alice = dashboardUser(() => served);
 
 beforeAll(async () => {
   [site, served] = await Promise.all([createTestSite(), serveTestApp()]);
-  await served.services.users.create('alice', PASSWORD);
+  await alice.create();
 }, 240_000);
 
 afterAll(async () => {
@@ -40,16 +41,12 @@ describe('journey: connect a site by approval from the dashboard', () => {
   it('goes to the site’s approval page, survives walking away, and comes back connected', async () => {
     await withBrowserPage(async (page) => {
       page.setDefaultTimeout(60_000);
-      await page.setViewportSize({ width: 1280, height: 800 });
       const visited: string[] = [];
       page.on('request', (request) => {
         if (request.isNavigationRequest() && request.frame() === page.mainFrame()) visited.push(request.url());
       });
 
-      await page.goto(`${served.baseUrl}/sign-in`);
-      await page.getByLabel('User name').fill('alice');
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await alice.signIn(page);
       await page.getByRole('heading', { name: 'No sites yet' }).waitFor();
 
       // Connect: the dashboard's own page moves the browser on to WordPress (login first).

@@ -6,6 +6,7 @@ import { logInIfAsked, withBrowserPage } from '../support/browser.js';
 import { serveTestApp } from '../support/served-app.js';
 import { createTestSite, type TestSite } from '../support/wordpress/index.js';
 import { activePlugins, installFixturePlugin, wordpressPlugins } from '../support/wordpress-state.js';
+import { dashboardUser } from './dashboard-user.js';
 import { journeyScreenshots } from './journey-screenshots.js';
 
 /**
@@ -15,16 +16,16 @@ import { journeyScreenshots } from './journey-screenshots.js';
  * any plugin, refreshes, and sees the update WordPress offers. Screenshots in
  * test-artifacts/journeys/install-the-connector/.
  */
-const PASSWORD = 'a long dashboard password';
 const shot = journeyScreenshots('install-the-connector');
 
 let site: TestSite;
 let served: Awaited<ReturnType<typeof serveTestApp>>;
+const alice = dashboardUser(() => served);
 
 beforeAll(async () => {
   [site, served] = await Promise.all([createTestSite(), serveTestApp()]);
   installFixturePlugin(site, 'sitewarden-demo', '1.0.0');
-  await served.services.users.create('alice', PASSWORD);
+  await alice.create();
 }, 240_000);
 
 afterAll(async () => {
@@ -39,11 +40,7 @@ describe('journey: connect without the connector, then install it from the dashb
     async () => {
       await withBrowserPage(async (page) => {
         page.setDefaultTimeout(30_000);
-        await page.setViewportSize({ width: 1280, height: 800 });
-        await page.goto(`${served.baseUrl}/sign-in`);
-        await page.getByLabel('User name').fill('alice');
-        await page.getByLabel('Password').fill(PASSWORD);
-        await page.getByRole('button', { name: 'Sign in' }).click();
+        await alice.signIn(page);
 
         await page.getByLabel('Site address').fill(site.url);
         await page.getByText('With an application password instead').click();

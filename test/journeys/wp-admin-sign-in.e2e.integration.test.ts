@@ -3,6 +3,7 @@ import { withBrowserPage } from '../support/browser.js';
 import { serveTestApp } from '../support/served-app.js';
 import { createTestSite, type TestSite } from '../support/wordpress/index.js';
 import { connectSite, installConnector } from '../support/wordpress-state.js';
+import { dashboardUser } from './dashboard-user.js';
 import { journeyScreenshots } from './journey-screenshots.js';
 
 /**
@@ -11,17 +12,17 @@ import { journeyScreenshots } from './journey-screenshots.js';
  * signed in as the connected administrator without typing a WordPress password. Screenshots of
  * each step in test-artifacts/journeys/wp-admin-sign-in/.
  */
-const PASSWORD = 'a long dashboard password';
 const shot = journeyScreenshots('wp-admin-sign-in');
 
 let site: TestSite;
 let served: Awaited<ReturnType<typeof serveTestApp>>;
+const alice = dashboardUser(() => served);
 let siteId: string;
 
 beforeAll(async () => {
   [site, served] = await Promise.all([createTestSite(), serveTestApp()]);
   await installConnector(site);
-  await served.services.users.create('alice', PASSWORD);
+  await alice.create();
   siteId = await connectSite(served, site);
   await served.services.sync.syncNow(siteId);
 }, 240_000);
@@ -33,15 +34,10 @@ afterAll(async () => {
 
 describe('journey: sign in to a site’s wp-admin from the dashboard', () => {
   it('clicks Sign in to wp-admin on the site’s page and lands in wp-admin as the administrator', async () => {
-    const alice = await withBrowserPage(async (page) => {
+    const signedInAs = await withBrowserPage(async (page) => {
       page.setDefaultTimeout(60_000);
-      await page.setViewportSize({ width: 1280, height: 800 });
 
-      await page.goto(`${served.baseUrl}/sign-in`);
-      await page.getByLabel('User name').fill('alice');
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(`${served.baseUrl}/`);
+      await alice.signIn(page);
 
       await page.goto(`${served.baseUrl}/sites/${siteId}`);
       const button = page.getByRole('button', { name: 'Sign in to wp-admin' });
@@ -55,7 +51,7 @@ describe('journey: sign in to a site’s wp-admin from the dashboard', () => {
       await shot(page, '02-wp-admin');
       return page.locator('#wp-admin-bar-my-account .display-name').first().innerText();
     });
-    expect(alice).toBe(site.admin.username);
+    expect(signedInAs).toBe(site.admin.username);
 
     // Recorded, naming the dashboard user who asked; the link itself is nowhere in the logs.
     const [user] = served.services.users.list();
@@ -72,11 +68,7 @@ describe('journey: sign in to a site’s wp-admin from the dashboard', () => {
   it('offers no button once the site has it turned off', async () => {
     served.services.adminLogin.prepareSettings(siteId, { enabled: false })();
     await withBrowserPage(async (page) => {
-      await page.goto(`${served.baseUrl}/sign-in`);
-      await page.getByLabel('User name').fill('alice');
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(`${served.baseUrl}/`);
+      await alice.signIn(page);
       await page.goto(`${served.baseUrl}/sites/${siteId}`);
       await page.getByRole('button', { name: 'Refresh now' }).waitFor();
       expect(await page.getByRole('button', { name: 'Sign in to wp-admin' }).count()).toBe(0);
