@@ -63,6 +63,10 @@ export const RestoreSchema = z
     id: z.string(),
     siteId: z.string(),
     backupId: z.string(),
+    sourceTarget: z.string().nullable().openapi({
+      description:
+        'The offsite target the restore reads, when one was named (a restore from a target); null: the local store while it holds the backup, else the first of its targets that does.',
+    }),
     preRestoreBackupId: z
       .string()
       .nullable()
@@ -248,6 +252,7 @@ export function restoreView(row: RestoreRow): z.infer<typeof RestoreSchema> {
     id: row.id,
     siteId: row.siteId,
     backupId: row.backupId,
+    sourceTarget: row.sourceTarget,
     preRestoreBackupId: row.preRestoreBackupId,
     status: row.status,
     reason: row.reason,

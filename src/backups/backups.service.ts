@@ -114,6 +114,19 @@ export function createBackupsService({
       throw error;
     }
   };
+  /** The named offsite target's store, which must hold the backup's manifest. */
+  const namedSource = async (name: string, row: BackupRow & { manifestHash: string }) => {
+    const { store: named } = await offsite.openExisting(name);
+    if (!(await named.has(row.manifestHash)))
+      throw offsiteProblems.notHeld.create(
+        `target ${name} does not hold backup ${row.id} (its manifest is not there)`,
+        {
+          backupId: row.id,
+          target: name,
+        },
+      );
+    return named;
+  };
 
   // Opened, not read whole: restore and download walk the file entries part by part.
   const readManifest = (hash: string): Promise<OpenedManifest> => openManifest(store, hash);
@@ -292,8 +305,9 @@ export function createBackupsService({
           { reason: 'pre-restore-backup-failed' },
         );
       }
-      // The backup may live only offsite (its local copy gone, or a recovered daemon): read from where it is.
-      const source = await sourceOf(target);
+      // The target the user named is the one read (a damaged copy elsewhere must not be); else the
+      // backup may live only offsite (its local copy gone, or a recovered daemon): read from where it is.
+      const source = row.sourceTarget ? await namedSource(row.sourceTarget, target) : await sourceOf(target);
       const [targetManifest, currentManifest] = await Promise.all([
         openManifest(source, target.manifestHash),
         readManifest(preResult.manifestHash),
@@ -411,7 +425,8 @@ export function createBackupsService({
     return { deletedBackups: doomed.map((row) => row.id), deletedObjects };
   }
 
-  function restore(siteId: string, backupId: string): RestoreRow {
+  /** Queues a restore of the backup; `from` names the offsite target to read it from (else: local first, then its targets). */
+  function restore(siteId: string, backupId: string, from?: string): RestoreRow {
     requireSite(siteId);
     const target = findBackup(siteId, backupId);
     if (!usable(target))
@@ -423,6 +438,7 @@ export function createBackupsService({
       id: createId('rst', clock.now()),
       siteId,
       backupId,
+      sourceTarget: from ?? null,
       status: 'queued',
       createdAt: clock.now(),
     });
@@ -558,7 +574,7 @@ export function createBackupsService({
         requireSite(siteId);
         claimSite(siteId);
         await targetOperations.adopt(target, backupId, siteId);
-        return restore(siteId, backupId);
+        return restore(siteId, backupId, target);
       },
     },
 

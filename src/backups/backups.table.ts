@@ -56,6 +56,8 @@ export const restores = sqliteTable(
       .notNull()
       .references(() => sites.id, { onDelete: 'cascade' }),
     backupId: text('backup_id').notNull(),
+    /** The offsite target the restore reads, when one was named; null: the local store, else the first target holding it. */
+    sourceTarget: text('source_target'),
     /** The backup of the site taken just before restoring, so the restore can be undone. */
     preRestoreBackupId: text('pre_restore_backup_id'),
     status: text('status', { enum: jobStatuses }).notNull(),

@@ -1,0 +1,1 @@
+ALTER TABLE `restores` ADD `source_target` text;
