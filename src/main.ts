@@ -119,10 +119,16 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   shutdown.register('safe updates', async () => void (await services.safeUpdates.stop(graceLeft())));
   scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
   // Offsite targets: a daily prune of each, as a job (target.pruned), removes what no remaining backup there references (docs/offsite.md).
+  // On its schedule only, never at start: it holds the store lock, which holds backups off, and a restart loop would prune in a loop.
   if (services.backups.targets.names.length > 0)
-    scheduler.every('offsite-prune', '37 3 * * *', () => {
-      for (const target of services.backups.targets.names) services.backups.targets.requestPrune(target);
-    });
+    scheduler.every(
+      'offsite-prune',
+      '37 3 * * *',
+      () => {
+        for (const target of services.backups.targets.names) services.backups.targets.requestPrune(target);
+      },
+      { atStart: false },
+    );
   // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
   scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());
   scheduler.every('webhook-retention', '41 * * * *', () => void services.webhookDispatcher.prune());

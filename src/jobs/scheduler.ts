@@ -7,8 +7,12 @@ import { systemClock, type Clock } from '../shared/clock.js';
  * running when the next one fires is skipped rather than stacked.
  */
 export interface Scheduler {
-  every(name: string, expression: string, tick: () => void | Promise<void>): void;
-  /** Runs every registered tick once now (at start-up, so nothing waits a whole period). */
+  /**
+   * `atStart: false`: work that is due once a period, whenever the daemon starts (a target's prune:
+   * deleting under the store lock, which holds backups off), not run by `runAll`.
+   */
+  every(name: string, expression: string, tick: () => void | Promise<void>, options?: { atStart?: boolean }): void;
+  /** Runs every registered tick once now (at start-up, so nothing waits a whole period), but those registered `atStart: false`. */
   runAll(): Promise<void>;
   /** Stops the ticks and waits for those in progress. */
   stop(): Promise<void>;
@@ -17,7 +21,7 @@ export interface Scheduler {
 }
 
 export function createScheduler({ logger, clock = systemClock }: { logger: Logger; clock?: Clock }): Scheduler {
-  const tasks: { name: string; task: ScheduledTask; tick: () => void | Promise<void> }[] = [];
+  const tasks: { name: string; task: ScheduledTask; tick: () => void | Promise<void>; atStart: boolean }[] = [];
   let lastTickAt: number | null = null;
   let stopped = false;
   // Ticks in progress, so a stop waits for them: nothing they do or log comes after the stop.
@@ -37,12 +41,12 @@ export function createScheduler({ logger, clock = systemClock }: { logger: Logge
     running.delete(run);
   };
   return {
-    every(name, expression, tick) {
+    every(name, expression, tick, { atStart = true } = {}) {
       const task = cron.schedule(expression, guarded(name, tick), { name, noOverlap: true });
-      tasks.push({ name, task, tick });
+      tasks.push({ name, task, tick, atStart });
     },
     async runAll() {
-      for (const { name, tick } of tasks) await guarded(name, tick)();
+      for (const { name, tick, atStart } of tasks) if (atStart) await guarded(name, tick)();
     },
     async stop() {
       stopped = true;

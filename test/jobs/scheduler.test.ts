@@ -38,4 +38,14 @@ describe('the scheduler', () => {
     expect(ran).toEqual(['next']);
     await scheduler.stop();
   });
+
+  it('runs at start every tick but those registered atStart: false (an offsite prune waits for its hour)', async () => {
+    const scheduler = createScheduler({ logger });
+    const ran: string[] = [];
+    scheduler.every('sync', '0 0 1 1 *', () => void ran.push('sync'));
+    scheduler.every('offsite-prune', '0 0 1 1 *', () => void ran.push('prune'), { atStart: false });
+    await scheduler.runAll();
+    expect(ran).toEqual(['sync']);
+    await scheduler.stop();
+  });
 });
