@@ -5,6 +5,7 @@ import { auditReportResponse, performanceSettingsSection } from '../performance/
 import { commonProblems, isAppError } from '../shared/errors.js';
 import { monitoringSettingsSection } from '../uptime/index.js';
 import { SiteTagsInput } from '../sites/index.js';
+import { backupSettingsPatch } from './backup-settings.fields.js';
 import type { DashboardServices } from './deps.js';
 import { what } from './safe-updates.page.js';
 import { flashOutcome, setFlash, type DashboardEnv } from './session.js';
@@ -158,12 +159,7 @@ export function createSiteActions(deps: DashboardServices) {
           intervalHours: number(form, 'auditIntervalHours'),
           enabled: form.auditsEnabled === '1',
         }),
-        backups: sections.backups.input.safeParse({
-          intervalHours: number(form, 'backupIntervalHours'),
-          keepLast: number(form, 'keepLast'),
-          keepDays: number(form, 'keepDays'),
-          enabled: form.backupsEnabled === '1',
-        }),
+        backups: sections.backups.input.safeParse(backupSettingsPatch(form)),
       };
       const tags = SiteTagsInput.safeParse({
         tags: (field(form, 'tags') ?? '')

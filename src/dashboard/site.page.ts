@@ -10,6 +10,7 @@ import { scoreLine, uptimeBars } from './charts.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge, percent, score } from './format.js';
 import { action, csrfField, page } from './layout.js';
+import { backupSettingsFields } from './backup-settings.fields.js';
 import { connectionPanel } from './connection.page.js';
 import { adminLoginAction } from './admin-login.page.js';
 import { safeUpdatesSection } from './safe-updates.page.js';
@@ -326,39 +327,7 @@ export function createSitePage(deps: DashboardServices) {
               ${settings.performance.enabled ? 'checked' : ''}
             /><label for="audits-on">Scheduled audits</label>
           </div>
-          <div>
-            <label for="backup-every">Back up every (hours)</label>
-            <input
-              id="backup-every"
-              name="backupIntervalHours"
-              type="number"
-              min="1"
-              max="8760"
-              value="${settings.backups.intervalHours}"
-            />
-          </div>
-          <div>
-            <label for="keep-last">Keep the last (backups)</label>
-            <input
-              id="keep-last"
-              name="keepLast"
-              type="number"
-              min="1"
-              max="10000"
-              value="${settings.backups.keepLast}"
-            />
-          </div>
-          <div>
-            <label for="keep-days">And every backup younger than (days)</label>
-            <input
-              id="keep-days"
-              name="keepDays"
-              type="number"
-              min="0"
-              max="36500"
-              value="${settings.backups.keepDays}"
-            />
-          </div>
+          ${backupSettingsFields(settings.backups)}
           <div class="check">
             <input
               id="backups-on"

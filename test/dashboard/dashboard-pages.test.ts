@@ -125,9 +125,9 @@ describe('dashboard pages', () => {
       tags: 'Client-B, blog',
       intervalSeconds: '120',
       auditIntervalHours: '48',
-      backupIntervalHours: '12',
-      keepLast: '5',
-      keepDays: '7',
+      'backups.intervalHours': '12',
+      'backups.keepLast': '5',
+      'backups.keepDays': '7',
       backupsEnabled: '1',
     });
     expect(await follow(saved)).toContain('Settings saved.');
@@ -138,6 +138,47 @@ describe('dashboard pages', () => {
     const invalid = await post(`/sites/${siteId}/settings`, { intervalSeconds: '3' });
     expect(await follow(invalid)).toMatch(/monitoring: /);
     expect(t.services.uptime.monitoringSettings(siteId).intervalSeconds).toBe(120);
+  });
+
+  it('keeps a site following its tag’s retention until a field is changed, and shows every retention field', async () => {
+    const siteId = insertConnectedSite(t, { tags: ['client-c'] });
+    t.services.backups.retention.setTag('client-c', { keepLast: 7, keepWeekly: 4 });
+    const page = await (await get(`/sites/${siteId}`)).text();
+    for (const name of [
+      'intervalHours',
+      'keepLast',
+      'keepDays',
+      'keepDaily',
+      'keepWeekly',
+      'keepMonthly',
+      'keepYearly',
+    ])
+      expect(page, name).toContain(`name="backups.${name}"`);
+    expect(page).toMatch(/name="backups\.keepLast"\s+type="number"\s+min="1"\s+max="10000"\s+value="7"/);
+    // The form sent back as shown (the tags saved, say): nothing of the retention is pinned on the site.
+    const shown = Object.fromEntries(
+      [...page.matchAll(/name="(backups\.[a-zA-Z]+(?:\.shown)?)"[^>]*value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]),
+    );
+    expect(
+      await follow(await post(`/sites/${siteId}/settings`, { ...shown, tags: 'client-c', backupsEnabled: '1' })),
+    ).toContain('Settings saved.');
+    t.services.backups.retention.setTag('client-c', { keepLast: 9, keepWeekly: 4 });
+    expect(t.services.backups.settings(siteId)).toMatchObject({ keepLast: 9, keepWeekly: 4 });
+    // A changed field is the site's own; an emptied one follows the tag again.
+    await post(`/sites/${siteId}/settings`, {
+      ...shown,
+      'backups.keepMonthly': '3',
+      tags: 'client-c',
+      backupsEnabled: '1',
+    });
+    expect(t.services.backups.settings(siteId)).toMatchObject({ keepLast: 9, keepMonthly: 3 });
+    await post(`/sites/${siteId}/settings`, {
+      ...shown,
+      'backups.keepMonthly': '',
+      tags: 'client-c',
+      backupsEnabled: '1',
+    });
+    expect(t.services.backups.settings(siteId)).toMatchObject({ keepMonthly: 0 });
   });
 
   it('answers a refused site action with a message, not an error page', async () => {
