@@ -246,6 +246,7 @@ export function createSitePage(deps: DashboardServices) {
                       <th scope="col">Kind</th>
                       <th scope="col">State</th>
                       <th scope="col">Size</th>
+                      <th scope="col">Held by</th>
                       <th scope="col">Actions</th>
                     </tr>
                   </thead>
@@ -261,6 +262,7 @@ export function createSitePage(deps: DashboardServices) {
                           ${b.error ? html`<span class="url">${b.error}</span>` : ''}
                         </td>
                         <td>${b.bytesTotal ? bytes(b.bytesTotal) : '—'}</td>
+                        <td>${b.targets?.length ? b.targets.join(', ') : '—'}</td>
                         <td class="actions">
                           ${
                             usable
