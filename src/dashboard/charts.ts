@@ -48,20 +48,39 @@ export function uptimeBars(hours: { hour: string; up: number; down: number }[], 
   </svg>`;
 }
 
-/** A line of scores (0–1), oldest first, with a dot per audit. */
-export function scoreLine(points: { at: number; score: number }[], label: string) {
-  if (points.length === 0) return html`<p class="muted">No completed audits yet.</p>`;
-  const first = points[0]!.at;
-  const span = Math.max(1, points[points.length - 1]!.at - first);
-  const x = (at: number) => (points.length === 1 ? W / 2 : 8 + ((at - first) / span) * (W - 16));
+/**
+ * Lines of scores (0–1) over one time axis, one per form factor (mobile solid, desktop dashed,
+ * each named at its end: the colour is not the only sign), with a dot per audit.
+ */
+export function scoreLine(series: { name: string; points: { at: number; score: number }[] }[], label: string) {
+  const drawn = series.filter((line) => line.points.length > 0);
+  const all = drawn.flatMap((line) => line.points.map((p) => p.at));
+  if (all.length === 0) return html`<p class="muted">No completed audits yet.</p>`;
+  const first = Math.min(...all);
+  const span = Math.max(1, Math.max(...all) - first);
+  const x = (at: number) => (all.length === 1 ? W / 2 : 8 + ((at - first) / span) * (W - 40));
   const y = (score: number) => 8 + (1 - score) * (H - 16);
-  const path = points.map((p) => `${x(p.at).toFixed(1)},${y(p.score).toFixed(1)}`).join(' ');
   return html`<svg class="chart" viewBox="0 0 ${W} ${H + 16}" role="img" aria-label="${label}">
     <line class="grid" x1="0" x2="${W}" y1="${y(0.9)}" y2="${y(0.9)}" />
     <line class="grid" x1="0" x2="${W}" y1="${y(0.5)}" y2="${y(0.5)}" />
     <text class="axis" x="0" y="${y(0.9) - 2}">90</text>
     <text class="axis" x="0" y="${y(0.5) - 2}">50</text>
-    <polyline class="line" fill="none" points="${path}" />
-    ${points.map((p) => html`<circle class="dot" cx="${x(p.at).toFixed(1)}" cy="${y(p.score).toFixed(1)}" r="3" />`)}
+    ${drawn.map((line) => {
+      const path = line.points.map((p) => `${x(p.at).toFixed(1)},${y(p.score).toFixed(1)}`).join(' ');
+      const last = line.points[line.points.length - 1]!;
+      return html`<polyline class="line line-${line.name}" fill="none" points="${path}" />
+        ${line.points.map(
+          (p) =>
+            html`<circle
+              class="dot dot-${line.name}"
+              cx="${x(p.at).toFixed(1)}"
+              cy="${y(p.score).toFixed(1)}"
+              r="3"
+            />`,
+        )}
+        <text class="axis" x="${(x(last.at) + 5).toFixed(1)}" y="${(y(last.score) + 3).toFixed(1)}"
+          >${line.name}</text
+        >`;
+    })}
   </svg>`;
 }

@@ -151,19 +151,25 @@ export function createFleetOverviewQuery({ db }: { db: Db }) {
           ).all(...ids) as Omit<OverviewRow, 'scores'>[]
         ).map((row) => [row.id, row]),
       );
-      const scores = new Map<string, number[]>();
+      // One form factor's trend, the one the score is (mobile when the site has mobile audits).
+      const scores = new Map<string, { mobile: number[]; desktop: number[] }>();
       const history = prepared(
-        `select site_id as id, score from (select site_id, id, score_performance as score,
-            row_number() over (partition by site_id order by id desc) as n from performance_audits indexed by performance_audits_site_scores_idx
+        `select site_id as id, form_factor as formFactor, score from (select site_id, id, form_factor, score_performance as score,
+            row_number() over (partition by site_id, form_factor order by id desc) as n from performance_audits indexed by performance_audits_site_scores_idx
             where status = 'completed' and score_performance is not null and site_id in (${marks(ids.length)}))
           where n <= ${SPARK_POINTS} order by id asc`,
-      ).all(...ids) as { id: string; score: number }[];
-      for (const point of history) scores.set(point.id, [...(scores.get(point.id) ?? []), point.score]);
+      ).all(...ids) as { id: string; formFactor: 'mobile' | 'desktop'; score: number }[];
+      for (const point of history) {
+        const site = scores.get(point.id) ?? { mobile: [], desktop: [] };
+        site[point.formFactor].push(point.score);
+        scores.set(point.id, site);
+      }
       return {
         total,
         rows: ids.flatMap((id) => {
           const row = found.get(id);
-          return row ? [{ ...row, scores: scores.get(id) ?? [] }] : [];
+          const trend = scores.get(id);
+          return row ? [{ ...row, scores: trend ? (trend.mobile.length > 0 ? trend.mobile : trend.desktop) : [] }] : [];
         }),
       };
     },

@@ -232,7 +232,7 @@ export function createOverviewPage(deps: OverviewDeps) {
                     ${sortHeader(query, ['name'], 'Site')} ${sortHeader(query, ['status'], 'Status')}
                     ${sortHeader(query, ['uptime24h'], 'Uptime 24 h')}
                     ${sortHeader(query, ['uptime30d'], 'Uptime 30 d')} ${sortHeader(query, ['response'], 'Response')}
-                    ${sortHeader(query, ['score'], 'Performance')} ${sortHeader(query, ['updates'], 'Updates')}
+                    ${sortHeader(query, ['score'], 'Performance (mobile)')} ${sortHeader(query, ['updates'], 'Updates')}
                     ${sortHeader(query, ['backup', 'backupAge'], 'Last backup')}
                     <th scope="col">Tags</th>
                   </tr>

@@ -203,8 +203,13 @@ export function createSitePage(deps: DashboardServices) {
         <section class="card" aria-labelledby="perf-h">
           <h2 id="perf-h">Performance</h2>
           ${scoreLine(
-            completed.map((a) => ({ at: a.queuedAt.getTime(), score: a.scorePerformance! })),
-            `Lighthouse performance score over the last ${completed.length} audits`,
+            (['mobile', 'desktop'] as const).map((formFactor) => ({
+              name: formFactor,
+              points: completed
+                .filter((a) => a.formFactor === formFactor)
+                .map((a) => ({ at: a.queuedAt.getTime(), score: a.scorePerformance! })),
+            })),
+            `Lighthouse performance score over the last ${completed.length} audits, mobile and desktop`,
           )}
           <table>
             <thead>

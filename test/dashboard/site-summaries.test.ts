@@ -81,6 +81,28 @@ describe('the fleet overview follows every fact it sorts and filters by', () => 
     expect(ids({ sort: 'score', descending: true })).toEqual(['c', 'a', 'b']);
   });
 
+  it('performance score: one form factor, mobile when there is one, so a desktop audit does not flip it', () => {
+    const audit = (id: string, formFactor: string, score: number) =>
+      run(
+        `insert into performance_audits (id, site_id, url, form_factor, trigger, runs, status, queued_at, score_performance)
+         values (?, ?, 'u', ?, 'manual', 1, 'completed', 0, ?)`,
+        id,
+        a,
+        formFactor,
+        score,
+      );
+    audit('aud_d1', 'desktop', 0.95);
+    expect(row(a).score).toBe(0.95); // only desktop yet: desktop's
+    audit('aud_m1', 'mobile', 0.4);
+    expect(row(a).score).toBe(0.4);
+    audit('aud_d2', 'desktop', 0.97); // a newer desktop audit does not take over
+    expect(row(a).score).toBe(0.4);
+    // Degraded by its mobile score, and it stays so: the desktop audit does not flip it back.
+    expect(ids({ status: 'degraded' })).toContain('a');
+    run(`delete from performance_audits where id = 'aud_m1'`);
+    expect(row(a).score).toBe(0.97);
+  });
+
   it('pending updates: an inventory row offering an update, and the sync that clears it', () => {
     const item = (site: string, slug: string, update: string | null) =>
       run(
@@ -231,6 +253,12 @@ describe('the fleet overview follows every fact it sorts and filters by', () => 
     const statements = migration.split('--> statement-breakpoint');
     const backfill = statements.slice(statements.findIndex((s) => s.includes('-- Backfill')));
     expect(backfill.length).toBeGreaterThan(1);
+    // 0025 took the score to one form factor, with its own backfill (the last statement).
+    const scores = readFileSync(
+      new URL('../../drizzle/0025_overview_score_one_form_factor.sql', import.meta.url),
+      'utf8',
+    );
+    backfill.push(scores.split('--> statement-breakpoint').at(-1)!);
     run('delete from site_summaries');
     for (const statement of backfill) t.database.sqlite.exec(statement);
     expect(all()).toEqual(byTriggers);
