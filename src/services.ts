@@ -45,7 +45,13 @@ import { createWebhooksService } from './webhooks/webhooks.service.js';
 import type { Metrics } from './metrics/metrics.js';
 import { VERSION } from './version.js';
 import { createBulkUpdates } from './bulk-updates/index.js';
-import { createSafeUpdatesRepository, createSafeUpdatesService, createScreenshotStore } from './safe-updates/index.js';
+import {
+  createPlainRestorePoints,
+  createRollbackPaths,
+  createSafeUpdatesRepository,
+  createSafeUpdatesService,
+  createScreenshotStore,
+} from './safe-updates/index.js';
 import { createUsersRepository, createUsersService } from './users/index.js';
 import { createFleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 import { createAdminLoginRepository, createAdminLoginService } from './admin-login/index.js';
@@ -139,6 +145,15 @@ export function createServices({
     publicUrl: config.publicUrl,
     authorizationTtlMinutes: config.authorizationTtlMinutes,
   });
+  // A plain plugin or theme update first takes the restore point a safe update takes; the standalone
+  // rollback path (with the site's rollback secret, kept with the safe updates) can put it back.
+  const safeUpdatesRepository = createSafeUpdatesRepository({ db });
+  const operationTimeoutMs = config.siteOperationTimeoutMs;
+  const restorePoints = createPlainRestorePoints({
+    access,
+    paths: createRollbackPaths({ repository: safeUpdatesRepository, http, secrets, clock, operationTimeoutMs }),
+    operationTimeoutMs,
+  });
   // Bulk updates apply through the single-site services; those the routes call record each attempt in the update history.
   const bulk = createBulkUpdates({
     db,
@@ -155,6 +170,7 @@ export function createServices({
     // Built further down (it needs the backups); a bulk site update runs inside its own job, which
     // finishes at shutdown, so the safe update is not aborted from here (its own recovery resumes it).
     safeUpdate: (request) => safeUpdates.safeUpdate(request, new AbortController().signal),
+    restorePoints,
     inventories,
     config: config.bulkUpdates,
     clock,
@@ -227,7 +243,7 @@ export function createServices({
   lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));
   // Safe updates: a job kind; each connected site gets its standalone rollback secret at once.
   const safeUpdates = createSafeUpdatesService({
-    repository: createSafeUpdatesRepository({ db }),
+    repository: safeUpdatesRepository,
     access,
     http,
     secrets,

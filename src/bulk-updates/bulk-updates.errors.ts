@@ -14,6 +14,11 @@ export const bulkUpdatesProblems = {
     'The update broke the site and the rollback did not heal it',
   ),
   notUpdatedSafely: defineProblem('update-not-safe', 409, 'The safe update did not update the site'),
+  // Rolling back a plain update from its history entry (POST …/updates/history/{entryId}/rollback).
+  entryNotFound: defineProblem('update-history-entry-not-found', 404, 'No such update history entry'),
+  noRestorePoint: defineProblem('no-restore-point', 409, 'The update took no restore point to roll back to'),
+  alreadyRolledBack: defineProblem('already-rolled-back', 409, 'The update was already rolled back'),
+  stillRunning: defineProblem('update-still-running', 409, 'The update has not finished yet'),
 };
 
 /**

@@ -9,11 +9,14 @@ import {
   BulkUpdateInput,
   BulkUpdateRunSchema,
   FleetHistoryQuery,
+  HistoryEntryParams,
   HistoryEntrySchema,
+  HistoryRollbackSchema,
   SiteHistoryQuery,
 } from './bulk-updates.schemas.js';
-import type { BulkUpdatesService } from './bulk-updates.service.js';
+import type { BulkUpdatesService } from './bulk-updates.js';
 import type { HistoryFilter } from './update-history.repository.js';
+import { restorePointOf } from './update-history.rollback.js';
 import type { UpdateHistoryRow } from './update-history.table.js';
 
 const tags = ['Fleet'];
@@ -86,6 +89,21 @@ const fleetHistory = createRoute({
   responses: { 200: jsonContent(HistoryPage, 'A page of attempts'), ...problemResponses(400) },
 });
 
+const rollBackEntry = createRoute({
+  method: 'post',
+  path: '/sites/{siteId}/updates/history/{entryId}/rollback',
+  operationId: 'rollBackUpdate',
+  tags: ['Sites'],
+  summary: 'Roll back a plain plugin or theme update',
+  description:
+    'Puts back the restore point the update took before it (`restorePoint`: a copy of the plugin’s or theme’s folder) through the site’s standalone rollback path, which works when every WordPress request ends in a fatal error. Answers when it is back (200) with the entry and the rollback’s own history entry (`rollbackOf`, who asked); emits `update.rolled-back`, so update policies hold the version rolled back from. 404 `update-history-entry-not-found`; 409 `no-restore-point` (a safe update, core, translations, or a site whose connector could not take one), `update-still-running`, or `already-rolled-back` (`rollbackId`); 422 `rollback-path-unavailable`; 502 `restore-point-not-restored` when the path refused.',
+  request: { params: HistoryEntryParams },
+  responses: {
+    200: jsonContent(HistoryRollbackSchema, 'Rolled back'),
+    ...problemResponses(403, 404, 409, 422, 502, 504),
+  },
+});
+
 /** The query's times as dates. */
 const historyFilter = <F extends { since?: string; until?: string }>({ since, until, ...rest }: F) => ({
   ...rest,
@@ -105,6 +123,8 @@ const entryView = (row: UpdateHistoryRow) => ({
   trigger: { kind: row.triggerKind, id: row.triggerId },
   jobId: row.jobId,
   safeUpdateId: row.safeUpdateId,
+  restorePoint: restorePointOf(row),
+  rollbackOf: row.rollbackOf,
   result: row.result,
   reason: row.reason,
   error: row.error,
@@ -142,6 +162,12 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
       bulkUpdates.requireSite(siteId);
       const { limit, cursor, ...filter } = c.req.valid('query');
       return c.json(page({ ...historyFilter(filter), siteId }, limit, cursor), 200);
+    })
+    .openapi(rollBackEntry, async (c) => {
+      const { siteId, entryId } = c.req.valid('param');
+      bulkUpdates.requireSite(siteId);
+      const { entry, rollback } = await bulkUpdates.rollBackEntry(siteId, entryId, c.get('actor'));
+      return c.json({ entry: entryView(entry), rollback: entryView(rollback) }, 200);
     })
     .openapi(fleetHistory, (c) => {
       const { limit, cursor, tag, ...filter } = c.req.valid('query');

@@ -158,8 +158,33 @@ export const HistoryEntrySchema = z
     safeUpdateId: z.string().nullable().openapi({
       description: 'The safe update the attempt ran as (its report: `GET /api/sites/{siteId}/safe-updates/{id}`).',
     }),
+    restorePoint: z.object({ id: z.string(), target: z.string() }).nullable().openapi({
+      description:
+        'The restore point a plain plugin or theme update took before it (a copy of the item’s folder): `POST /api/sites/{siteId}/updates/history/{entryId}/rollback` puts it back. Null: none was taken.',
+    }),
+    rollbackOf: z.string().nullable().openapi({
+      description: 'On the entry of a rollback: the entry (update) it rolled back.',
+    }),
     result: z.enum(updateResults),
     reason: z.string().nullable(),
     error: z.string().nullable(),
   })
   .openapi('UpdateHistoryEntry');
+
+export const HistoryEntryParams = z.object({
+  siteId: SiteId.openapi({ param: { name: 'siteId', in: 'path' } }),
+  entryId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'entryId', in: 'path' }, example: 'upd_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
+});
+
+export const HistoryRollbackSchema = z
+  .object({
+    entry: HistoryEntrySchema.openapi({ description: 'The update rolled back.' }),
+    rollback: HistoryEntrySchema.openapi({
+      description: 'The rollback’s own history entry (`rollbackOf`: the update).',
+    }),
+  })
+  .openapi('UpdateHistoryRollback');

@@ -550,5 +550,3 @@ export function createBulkUpdatesService({
     idle: () => jobs.idle(BULK_UPDATE_KINDS),
   };
 }
-
-export type BulkUpdatesService = ReturnType<typeof createBulkUpdatesService>;

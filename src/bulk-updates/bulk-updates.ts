@@ -16,6 +16,8 @@ import {
   type SafeUpdate,
   type UpdateServices,
 } from './site-updater.js';
+import type { PlainRestorePoints } from '../safe-updates/index.js';
+import { createHistoryRollback } from './update-history.rollback.js';
 import { createUpdateHistoryRepository } from './update-history.repository.js';
 import { createUpdateRecorder } from './update-recorder.js';
 import { createUpdateSlots } from './update-slots.js';
@@ -37,6 +39,7 @@ export function createBulkUpdates<
   operate,
   inventoryAfter,
   safeUpdate,
+  restorePoints,
   inventories,
   config,
   clock,
@@ -50,6 +53,8 @@ export function createBulkUpdates<
   operate: OperateOnSite;
   inventoryAfter: InventoryAfterUpdates;
   safeUpdate: SafeUpdate;
+  /** The restore point a plain plugin or theme update takes first, and its rollback (safe-updates). */
+  restorePoints?: PlainRestorePoints;
   inventories: { read(siteId: string): Inventory | undefined };
   config: BulkUpdatesConfig;
   clock: Clock;
@@ -65,15 +70,31 @@ export function createBulkUpdates<
     jobRows,
     jobs,
     slots: createUpdateSlots(config),
-    updateSite: createSiteUpdater({ services, operate, inventoryAfter, recorder, events, safeUpdate, inventories }),
+    updateSite: createSiteUpdater({
+      services,
+      operate,
+      inventoryAfter,
+      recorder,
+      events,
+      safeUpdate,
+      inventories,
+      restorePoints,
+    }),
     clock,
     events,
     logger,
   });
+  const rollback = createHistoryRollback({ history, recorder, restorePoints, events, clock });
   return {
-    service,
-    recorded: recordSingleSiteUpdates(services, { recorder, inventories, repository }),
+    /** The bulk updates, the update history, and rolling back an entry's plain update (`rollBackEntry`). */
+    service: Object.assign(service, {
+      rollBackEntry: rollback.rollBack,
+      rollbackableEntry: rollback.rollbackable,
+    }),
+    recorded: recordSingleSiteUpdates(services, { recorder, inventories, repository, restorePoints }),
     /** For the safe-updates service: the history rows of safe updates asked for through the API. */
     safeUpdateHistory: recordSafeUpdates({ recorder, history, inventories, repository, clock }),
   };
 }
+
+export type BulkUpdatesService = ReturnType<typeof createBulkUpdates>['service'];

@@ -1,7 +1,7 @@
 // Bulk updates and the update history: the composition builds them with createBulkUpdates, and
 // scheduled runs (policies) call `bulkUpdates.start({ targets, trigger, dryRun?, notAfter? })` (startBulkUpdate).
 export { createBulkUpdates } from './bulk-updates.js';
-export type { BulkUpdatesService } from './bulk-updates.service.js';
+export type { BulkUpdatesService } from './bulk-updates.js';
 /** @public What a policy passes to startBulkUpdate. */
 export type { BulkUpdateRequest } from './bulk-updates.service.js';
 /** @public One item on one site, with the to-version expected. */

@@ -1,6 +1,7 @@
 import { updateProblems, type Plugin, type Theme } from '../inventory/index.js';
 import type { Actor, RequestedBy } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
+import type { PlainRestorePoints } from '../safe-updates/index.js';
 import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
 import { bulkUpdatesProblems, notKeptProblem } from './bulk-updates.errors.js';
 import type { BulkUpdatesRepository } from './bulk-updates.repository.js';
@@ -18,7 +19,7 @@ interface WordPressUpdates<C, T> {
 }
 
 /** Who asked for a single-site update: the API token or the dashboard user the request acts as (see shared/actor). */
-const requester = (actor: Actor | undefined): UpdateAttempt['trigger'] => {
+export const requester = (actor: Actor | undefined): UpdateAttempt['trigger'] => {
   if (!actor) return { kind: 'request', id: null };
   return { kind: actor.kind === 'user' ? 'user' : 'request', id: actor.id };
 };
@@ -48,10 +49,13 @@ export function recordSingleSiteUpdates<
     recorder,
     inventories,
     repository,
+    restorePoints,
   }: {
     recorder: UpdateRecorder;
     inventories: Inventories;
     repository: Pick<BulkUpdatesRepository, 'sites'>;
+    /** Taken before each plugin or theme update (none: updated without, as before restore points). */
+    restorePoints?: Pick<PlainRestorePoints, 'before'>;
   },
 ): { plugins: P; themes: T; wordpressUpdates: W } {
   const known = (siteId: string, type: 'plugin' | 'theme', slug: string) =>
@@ -75,12 +79,21 @@ export function recordSingleSiteUpdates<
       ...versions,
       trigger: requester(requestedBy),
     }) as UpdateAttempt;
+  /** The restore point a plain update takes first, as its history row keeps it (null: none could be taken). */
+  const restorePointOf = async (siteId: string, type: 'plugin' | 'theme', slug: string) => {
+    if (!restorePoints || repository.sites({ ids: [siteId] }).length === 0) return null;
+    const taken = await restorePoints.before(siteId, type, slug);
+    return taken.restorePoint ? JSON.stringify(taken.restorePoint) : null;
+  };
   const item = <S extends Updatable<Plugin | Theme>>(service: S, type: 'plugin' | 'theme'): S =>
     ({
       ...service,
-      update: (siteId: string, slug: string, options: RequestedBy = {}) =>
+      update: async (siteId: string, slug: string, options: RequestedBy = {}) =>
         track(
-          attempt(siteId, type, slug, known(siteId, type, slug), options),
+          {
+            ...attempt(siteId, type, slug, known(siteId, type, slug), options),
+            restorePoint: await restorePointOf(siteId, type, slug),
+          },
           () => service.update(siteId, slug, options),
           (updated) => updated.version,
         ),

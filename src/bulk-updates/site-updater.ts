@@ -1,5 +1,6 @@
 import { unbatched, type WriteBatch } from '../db/write-batch.js';
 import type { AppliedUpdates, Inventory } from '../inventory/index.js';
+import type { PlainRestorePoint, PlainRestorePoints } from '../safe-updates/index.js';
 import type { Events } from '../shared/event-bus.js';
 import { notKeptProblem } from './bulk-updates.errors.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
@@ -152,6 +153,7 @@ export function createSiteUpdater({
   events,
   safeUpdate,
   inventories,
+  restorePoints,
 }: {
   services: UpdateServices;
   inventories: StoredInventories;
@@ -161,7 +163,15 @@ export function createSiteUpdater({
   events: Events;
   /** For bulk updates asked to be safe (and policies, whose runs are safe by default). */
   safeUpdate: SafeUpdate;
+  /** The restore point each plain plugin or theme update takes first (none: updated without). */
+  restorePoints?: Pick<PlainRestorePoints, 'before' | 'beforeOn'>;
 }) {
+  /** A plain update's attempt with its restore point, as its history row keeps it. */
+  const withRestorePoint = async (attempt: UpdateAttempt, taking: Promise<PlainRestorePoint> | undefined) => {
+    const taken = await taking;
+    return { ...attempt, restorePoint: taken?.restorePoint ? JSON.stringify(taken.restorePoint) : null };
+  };
+
   return async function applySiteUpdates({
     siteId,
     items,
@@ -274,9 +284,13 @@ export function createSiteUpdater({
           update: { version: offer.newVersion },
         };
         const version = (result: { version: string }) => result.version;
+        const started = await withRestorePoint(
+          attempt(outcome),
+          restorePoints?.beforeOn(site, type, item.slug, item.file),
+        );
         await apply(outcome, () =>
           record
-            .track(attempt(outcome), () => services[`${type}s`].updateOn(site, item), version)
+            .track(started, () => services[`${type}s`].updateOn(site, item), version)
             .then((answer) => {
               if (type === 'plugin') done.plugins.set(offer.file, answer);
               else done.themes.set(offer.file, answer);
@@ -318,8 +332,12 @@ export function createSiteUpdater({
           return { reason, message, fromVersion: offer?.version ?? outcome.fromVersion };
         };
         try {
-          const answer = await record.trackEnding(
+          const started = await withRestorePoint(
             attempt(outcome),
+            restorePoints?.beforeOn(site, type, item.slug, file),
+          );
+          const answer = await record.trackEnding(
+            started,
             () => services[`${type}s`].updateExpecting(site, item, outcome.toVersion),
             (answer) => {
               if (answer.result === 'updated')
@@ -382,13 +400,15 @@ export function createSiteUpdater({
       .then((kept) => kept.toVersion);
   }
 
-  function applyOne(record: BatchedRecorder, siteId: string, attempt: UpdateAttempt): Promise<string | null> {
+  async function applyOne(record: BatchedRecorder, siteId: string, attempt: UpdateAttempt): Promise<string | null> {
     const version = (result: { version: string }) => result.version;
     switch (attempt.type) {
       case 'plugin':
-        return record.track(attempt, () => services.plugins.update(siteId, attempt.slug!), version).then(version);
-      case 'theme':
-        return record.track(attempt, () => services.themes.update(siteId, attempt.slug!), version).then(version);
+      case 'theme': {
+        const type = attempt.type;
+        const started = await withRestorePoint(attempt, restorePoints?.before(siteId, type, attempt.slug!));
+        return record.track(started, () => services[`${type}s`].update(siteId, attempt.slug!), version).then(version);
+      }
       case 'core':
         return record
           .track(

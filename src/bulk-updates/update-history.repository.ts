@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull, lt, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { siteTags } from '../sites/index.js';
 import {
@@ -58,6 +58,8 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       triggerId: p('triggerId'),
       jobId: p('jobId'),
       safeUpdateId: p('safeUpdateId'),
+      restorePoint: p('restorePoint'),
+      rollbackOf: p('rollbackOf'),
       result: p('result'),
     })
     .prepare();
@@ -95,10 +97,27 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
 
   return {
     /** An attempt as it starts (not finished yet). */
-    insert(row: Omit<UpdateHistoryRow, 'finishedAt' | 'reason' | 'error'>): UpdateHistoryRow {
-      insertStarted.run(row);
-      return { ...row, finishedAt: null, reason: null, error: null };
+    insert(
+      row: Omit<UpdateHistoryRow, 'finishedAt' | 'reason' | 'error' | 'restorePoint' | 'rollbackOf'> &
+        Partial<Pick<UpdateHistoryRow, 'restorePoint' | 'rollbackOf'>>,
+    ): UpdateHistoryRow {
+      const started = { restorePoint: null, rollbackOf: null, ...row };
+      insertStarted.run(started);
+      return { ...started, finishedAt: null, reason: null, error: null };
     },
+    find: (siteId: string, id: string): UpdateHistoryRow | undefined =>
+      db
+        .select()
+        .from(updateHistory)
+        .where(and(eq(updateHistory.siteId, siteId), eq(updateHistory.id, id)))
+        .get(),
+    /** The rollbacks of an attempt that did not fail (running or done): it is rolled back, or being. */
+    rollbackOf: (id: string): UpdateHistoryRow | undefined =>
+      db
+        .select()
+        .from(updateHistory)
+        .where(and(eq(updateHistory.rollbackOf, id), ne(updateHistory.result, 'failed')))
+        .get(),
     finish: (id: string, end: AttemptEnd): void => void updateEnded.run({ ...endParameters(end), id }),
     /**
      * At start, before any work: every attempt still `running` that no queued safe update will end

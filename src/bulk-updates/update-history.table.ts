@@ -37,6 +37,13 @@ export const updateHistory = sqliteTable(
     jobId: text('job_id'),
     /** The safe update (its report) the attempt ran as, if it was one. */
     safeUpdateId: text('safe_update_id'),
+    /**
+     * A plain plugin or theme update's restore point, taken before it (JSON `{ id, target }`): what
+     * `POST …/updates/history/{id}/rollback` puts back. Null: none was taken (a safe update has its own).
+     */
+    restorePoint: text('restore_point'),
+    /** On the row recording a rollback: the attempt it rolled back (its restore point put back). */
+    rollbackOf: text('rollback_of'),
     result: text('result', { enum: updateResults }).notNull(),
     /** A problem name (`site-operation-failed`, `no-update-available`, `version-changed`, …). */
     reason: text('reason'),
@@ -49,6 +56,9 @@ export const updateHistory = sqliteTable(
     index('update_history_safe_update_idx')
       .on(table.safeUpdateId)
       .where(sql`${table.safeUpdateId} is not null`),
+    index('update_history_rollback_of_idx')
+      .on(table.rollbackOf)
+      .where(sql`${table.rollbackOf} is not null`),
   ],
 );
 

@@ -17,6 +17,9 @@ export interface UpdateAttempt {
   jobId?: string | null;
   /** The safe update's report, when the attempt is one. */
   safeUpdateId?: string | null;
+  /** A plain update's restore point (JSON `{ id, target }`); on a rollback, the attempt it rolls back. */
+  restorePoint?: string | null;
+  rollbackOf?: string | null;
 }
 
 /** The site had nothing to do (no update, or not the version asked for): the attempt is skipped, not failed. */
@@ -44,6 +47,8 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
     triggerId: attempt.trigger.id,
     jobId: attempt.jobId ?? null,
     safeUpdateId: attempt.safeUpdateId ?? null,
+    restorePoint: attempt.restorePoint ?? null,
+    rollbackOf: attempt.rollbackOf ?? null,
     result: 'running',
   });
 

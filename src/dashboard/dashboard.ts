@@ -21,6 +21,7 @@ import { createBulkUpdatesPages } from './bulk-updates.page.js';
 import { createPoliciesPages } from './policies.page.js';
 import { createBackupsPage } from './backups.page.js';
 import { createSettingsPage } from './settings.page.js';
+import { createRollbackRoutes } from './rollback.routes.js';
 
 export type { DashboardServices } from './deps.js';
 export { connectionResultUrl } from './connection.page.js';
@@ -79,6 +80,7 @@ export function createDashboard(deps: DashboardServices) {
   signedIn.route('/', createSafeUpdatesPages(deps));
   signedIn.route('/', createActivityPage(deps));
   signedIn.route('/', createUpdateHistoryPage(deps));
+  signedIn.route('/', createRollbackRoutes(deps));
   signedIn.route('/', createFleetItemsPages(deps));
   signedIn.route('/', createUpdatesPage(deps));
   signedIn.route('/', createBulkUpdatesPages(deps));

@@ -31,7 +31,26 @@ function triggerCell(row: HistoryRow, names: Names) {
   return row.jobId?.startsWith('bulk_') ? html`<a href="/updates/runs/${row.jobId}">${label}</a>` : label;
 }
 
-function historyRows(rows: HistoryRow[], names: Names, now: number, site?: (row: HistoryRow) => unknown) {
+/**
+ * The plain updates on the list whose restore point can be put back (`Roll back`, confirmed on its
+ * own page, rollback.routes.ts): finished, and no rollback of them listed (one is newer than them).
+ */
+function rollbackable(rows: HistoryRow[]): Set<string> {
+  const rolledBack = new Set(
+    rows.filter((row) => row.rollbackOf && row.result !== 'failed').map((row) => row.rollbackOf),
+  );
+  return new Set(
+    rows.filter((row) => row.restorePoint && row.result !== 'running' && !rolledBack.has(row.id)).map((row) => row.id),
+  );
+}
+
+function historyRows(
+  rows: HistoryRow[],
+  names: Names,
+  now: number,
+  site?: (row: HistoryRow) => unknown,
+  canRollBack = new Set<string>(),
+) {
   return rows.map(
     (row) =>
       html`<tr>
@@ -42,6 +61,14 @@ function historyRows(rows: HistoryRow[], names: Names, now: number, site?: (row:
           ${badge(row.result)}
           ${row.reason ? html`<span class="url">${row.reason}${row.error ? `: ${row.error}` : ''}</span>` : ''}
           ${row.safeUpdateId ? html`<a href="/sites/${row.siteId}/safe-updates/${row.safeUpdateId}">report</a>` : ''}
+          ${row.rollbackOf ? html`<span class="url">rollback of ${row.rollbackOf}</span>` : ''}
+          ${
+            canRollBack.has(row.id)
+              ? html`<a class="button secondary" href="/sites/${row.siteId}/updates/history/${row.id}/rollback"
+                  >Roll back</a
+                >`
+              : ''
+          }
         </td>
         <td>${triggerCell(row, names)}</td>
         <td>${age(row.startedAt, now)}</td>
@@ -65,7 +92,7 @@ export function updateHistorySection(
               <table>
                 ${columns('Item', 'Version', 'Result', 'Asked by', 'When')}
                 <tbody>
-                  ${historyRows(attempts, triggerNames(deps), now)}
+                  ${historyRows(attempts, triggerNames(deps), now, undefined, rollbackable(attempts))}
                 </tbody>
               </table>
             </div>

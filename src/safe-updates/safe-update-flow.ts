@@ -216,7 +216,7 @@ async function rollBack(
 
 /** The connector's restore point for the item, before the update. */
 export async function takeRestorePoint(
-  deps: FlowDeps,
+  deps: Pick<FlowDeps, 'operationTimeoutMs'>,
   site: ConnectedSite,
   type: 'plugin' | 'theme' | 'core',
   target: string,

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { JobRunner, Settlement } from '../jobs/job-runner.js';
@@ -7,12 +6,7 @@ import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
 import type { SecretBox } from '../shared/secret-box.js';
-import {
-  createRestorePoints,
-  createStandaloneRollback,
-  rollbackProblems,
-  type StandaloneRollback,
-} from '../wordpress/rollback-client.js';
+import type { StandaloneRollback } from '../wordpress/rollback-client.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import type { SiteHttp } from '../wordpress/site-http.js';
@@ -38,6 +32,7 @@ import {
 } from './safe-updates.schemas.js';
 import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
 import { createVisualCheck, readScreenshot, type ScreenshotStore } from './visual-check.js';
+import { createRollbackPaths } from './rollback-path.js';
 import { createLastResort, type BackupJobs, type SiteWait, type Waited } from './last-resort.js';
 import { backupsProblems } from '../backups/index.js';
 import type { Actor } from '../shared/actor.js';
@@ -98,37 +93,13 @@ export function createSafeUpdatesService({
 }) {
   const flowDeps: FlowDeps = { http, now: () => clock.now(), sleep, operationTimeoutMs };
   const lastResort = backups ? createLastResort({ backups, sleep }) : null;
-
-  /** A fresh secret: the site gets its SHA-256, we keep it sealed. */
-  async function provisionSecret(site: ConnectedSite): Promise<string> {
-    const secret = randomBytes(32).toString('base64url');
-    await createRestorePoints(site.session, { timeoutMs: operationTimeoutMs }).provisionSecret(
-      createHash('sha256').update(secret).digest('hex'),
-    );
-    repository.writeSecret(site.site.id, secrets.seal(secret), clock.now());
-    return secret;
-  }
-
-  /** The site's standalone rollback path, answering with our secret (provisioned now if the site lacks it). */
-  async function rollbackPath(site: ConnectedSite): Promise<StandaloneRollback> {
-    const sealed = repository.readSecret(site.site.id);
-    let secret = sealed ? secrets.open(sealed) : await provisionSecret(site);
-    let standalone = createStandaloneRollback(http, site.site.url, secret);
-    let status = await standalone.status();
-    if (status.status === 401 && sealed) {
-      // The site lost its copy (a restore from an old backup, a reinstalled connector): provide it again.
-      secret = await provisionSecret(site);
-      standalone = createStandaloneRollback(http, site.site.url, secret);
-      status = await standalone.status();
-    }
-    if (status.status !== 200)
-      throw rollbackProblems.unavailable.create(
-        status.status === 404
-          ? `${standalone.url} is missing: the site's connector predates safe updates; upload the current one (GET /api/connector.zip)`
-          : `${standalone.url} answered ${status.status}${status.code ? ` (${status.code})` : ''}`,
-      );
-    return standalone;
-  }
+  const { provisionSecret, rollbackPath } = createRollbackPaths({
+    repository,
+    http,
+    secrets,
+    clock,
+    operationTimeoutMs,
+  });
 
   function recorder(id: string): FlowRecorder {
     let row = repository.find(id)!;

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import type { PlainRestorePoints } from '../safe-updates/index.js';
+import type { Actor } from '../shared/actor.js';
+import type { Clock } from '../shared/clock.js';
+import type { Events } from '../shared/event-bus.js';
+import { bulkUpdatesProblems } from './bulk-updates.errors.js';
+import { requester } from './recorded-updates.js';
+import type { UpdateHistoryRepository } from './update-history.repository.js';
+import type { UpdateHistoryRow } from './update-history.table.js';
+import { messageOf, reasonOf, type UpdateRecorder } from './update-recorder.js';
+
+const RestorePointJson = z.object({ id: z.string().min(1), target: z.string().min(1) });
+
+/** The entry's restore point (`{ id, target }`), null when it has none (or not one we can read). */
+export function restorePointOf(entry: Pick<UpdateHistoryRow, 'restorePoint'>): z.infer<typeof RestorePointJson> | null {
+  if (!entry.restorePoint) return null;
+  try {
+    const parsed = RestorePointJson.safeParse(JSON.parse(entry.restorePoint));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Why a plain update rolled back from its history entry was (the `update.rolled-back` event's `reason`). */
+const ROLLED_BACK_ON_REQUEST = 'rolled-back-on-request';
+
+/**
+ * Rolling back a plain plugin or theme update from its history entry: its restore point put back
+ * through the site's standalone rollback path (which works when WordPress fatals on every request).
+ * The rollback is an attempt of its own in the history (from → to reversed, who asked,
+ * `rollbackOf` the entry); once one did not fail, the entry is rolled back.
+ */
+export function createHistoryRollback({
+  history,
+  recorder,
+  restorePoints,
+  events,
+  clock,
+}: {
+  history: Pick<UpdateHistoryRepository, 'find' | 'rollbackOf' | 'finish'>;
+  recorder: UpdateRecorder;
+  /** None: no entry has a restore point to roll back to. */
+  restorePoints: Pick<PlainRestorePoints, 'rollBack'> | undefined;
+  events: Events;
+  clock: Clock;
+}) {
+  /** The entry's restore point, or the 404 / 409 that says why it cannot be rolled back now. */
+  function rollbackable(siteId: string, entryId: string) {
+    const entry = history.find(siteId, entryId);
+    if (!entry) throw bulkUpdatesProblems.entryNotFound.create(`site ${siteId} has no update history entry ${entryId}`);
+    const point = restorePointOf(entry);
+    if (!point || !restorePoints || (entry.type !== 'plugin' && entry.type !== 'theme'))
+      throw bulkUpdatesProblems.noRestorePoint.create(`the update ${entryId} took no restore point`);
+    if (entry.result === 'running')
+      throw bulkUpdatesProblems.stillRunning.create(`the update ${entryId} is still running`);
+    const done = history.rollbackOf(entry.id);
+    if (done)
+      throw bulkUpdatesProblems.alreadyRolledBack.create(`the update ${entryId} was rolled back by ${done.id}`, {
+        rollbackId: done.id,
+      });
+    return { entry, point, rollBack: restorePoints.rollBack };
+  }
+
+  return {
+    /** The entry, when it can be rolled back now; else the problem that says why not (404, 409). */
+    rollbackable: (siteId: string, entryId: string): UpdateHistoryRow => rollbackable(siteId, entryId).entry,
+
+    /** Puts the entry's restore point back; the entry and the rollback's own history row, once done. */
+    async rollBack(
+      siteId: string,
+      entryId: string,
+      requestedBy: Actor | undefined,
+    ): Promise<{ entry: UpdateHistoryRow; rollback: UpdateHistoryRow }> {
+      const { entry, point, rollBack } = rollbackable(siteId, entryId);
+      // Started in the same synchronous step as the checks: a second request finds it and answers 409.
+      const started = recorder.start({
+        siteId,
+        type: entry.type,
+        slug: entry.slug,
+        fromVersion: entry.toVersion,
+        toVersion: entry.fromVersion,
+        trigger: requester(requestedBy),
+        rollbackOf: entry.id,
+      });
+      const startedMs = Date.now();
+      try {
+        await rollBack(siteId, point);
+      } catch (error) {
+        history.finish(started.id, {
+          result: 'failed',
+          reason: reasonOf(error),
+          error: messageOf(error),
+          finishedAt: clock.now(),
+        });
+        throw error;
+      }
+      history.finish(started.id, { result: 'succeeded', finishedAt: clock.now() });
+      // As a safe update's rollback: update policies hold the version rolled back from.
+      events.emit('update.rolled-back', {
+        siteId,
+        safeUpdateId: null,
+        type: entry.type,
+        slug: entry.slug,
+        fromVersion: entry.fromVersion,
+        toVersion: entry.toVersion,
+        reason: ROLLED_BACK_ON_REQUEST,
+        message: `update ${entry.id} rolled back from its restore point ${point.id} (history ${started.id})`,
+        durationMs: Date.now() - startedMs,
+      });
+      return { entry, rollback: history.find(siteId, started.id)! };
+    },
+  };
+}
