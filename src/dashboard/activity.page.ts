@@ -2,8 +2,6 @@ import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { streamSSE } from 'hono/streaming';
 import type { PublishedEvent } from '../shared/event-bus.js';
-import { isProblem } from '../shared/errors.js';
-import { sitesProblems } from '../sites/index.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge } from './format.js';
 import { page } from './layout.js';
@@ -20,13 +18,8 @@ function siteNames(sites: DashboardServices['sites']) {
   return (id: string): string => {
     let name = known.get(id);
     if (name === undefined) {
-      try {
-        const site = sites.get(id);
-        name = site.name ?? site.url;
-      } catch (error) {
-        if (!isProblem(error, sitesProblems.notFound)) throw error;
-        name = id;
-      }
+      const site = sites.find(id);
+      name = site ? (site.name ?? site.url) : id;
       if (known.size > 1_000) known.clear();
       known.set(id, name);
     }

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import { isProblem, type AppError } from '../shared/errors.js';
+import type { AppError } from '../shared/errors.js';
 import { sitesProblems } from '../sites/index.js';
 import type { DashboardServices } from './deps.js';
 import { action, csrfField, page, publicPage } from './layout.js';
@@ -103,17 +103,9 @@ export function connectionPanel(session: SignedInSession, site: SiteRow, now: Da
 }
 
 export function createConnectionPages(deps: Pick<DashboardServices, 'sites' | 'clock' | 'fleetRefresh'>) {
-  const find = (id: string) => {
-    try {
-      return deps.sites.get(id);
-    } catch (error) {
-      if (isProblem(error, sitesProblems.notFound)) return undefined;
-      throw error;
-    }
-  };
   const signedIn = new Hono<DashboardEnv>();
   signedIn.get('/sites/:id/approve', (c) => {
-    const site = find(c.req.param('id'));
+    const site = deps.sites.find(c.req.param('id'));
     const open =
       site?.state === 'pending' &&
       site.authorizationUrl !== null &&
@@ -131,7 +123,7 @@ export function createConnectionPages(deps: Pick<DashboardServices, 'sites' | 'c
   });
 
   signedIn.post('/sites/:id/disconnect', async (c) => {
-    const site = find(c.req.param('id'));
+    const site = deps.sites.find(c.req.param('id'));
     const form = await c.req.parseBody();
     await flashOutcome(c, async () => {
       if (form.confirm !== 'yes') return 'Nothing removed: tick the box to confirm.';
@@ -164,7 +156,7 @@ export function createConnectionPages(deps: Pick<DashboardServices, 'sites' | 'c
   result.get(CONNECTION_RESULT_PATH, (c) => {
     const siteId = c.req.query('site');
     const problem = c.req.query('problem');
-    const site = siteId ? find(siteId) : undefined;
+    const site = siteId ? deps.sites.find(siteId) : undefined;
     if (!problem && site?.state === 'connected')
       return c.html(
         publicPage(

@@ -48,21 +48,11 @@ export function createSiteSelectionRoutes(deps: Pick<DashboardServices, 'sites' 
     if (!action) return done('error', 'Choose what to do with the ticked sites.');
     if (ids.length === 0) return done('error', 'Tick one or more sites first.');
     if (ids.length > MAX_SELECTED) return done('error', `Tick at most ${MAX_SELECTED} sites at once.`);
-    const known = ids.filter((id) => isSite(deps, id));
+    const known = ids.filter((id) => deps.sites.find(id) !== undefined);
     if (known.length === 0) return done('error', 'None of the ticked sites exists any more.');
     return done(...(await apply(deps, action, known, form.tag)));
   });
   return app;
-}
-
-function isSite(deps: Pick<DashboardServices, 'sites'>, id: string): boolean {
-  try {
-    deps.sites.get(id);
-    return true;
-  } catch (error) {
-    if (isAppError(error) && error.problem.status === 404) return false;
-    throw error;
-  }
 }
 
 async function apply(
@@ -94,7 +84,7 @@ async function apply(
       : ['error', `${verb}; ${plural(refused.length, 'site')} already have the most tags a site can.`];
   }
   if (action === 'refresh') {
-    const connected = ids.filter((id) => deps.sites.get(id).state === 'connected');
+    const connected = ids.filter((id) => deps.sites.find(id)?.state === 'connected');
     if (connected.length === 0) return ['error', 'None of the ticked sites is connected.'];
     deps.fleetRefresh.refresh({ sites: connected, tag: [] });
     return ['ok', `Reading ${plural(connected.length, 'site')} again (plugins, themes, updates offered).`];

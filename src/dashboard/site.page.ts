@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import type { Plugin, Theme } from '../inventory/index.js';
-import { isAppError } from '../shared/errors.js';
 import { backupSettingsSection } from '../backups/index.js';
 import { performanceSettingsSection } from '../performance/index.js';
 import { monitoringSettingsSection } from '../uptime/index.js';
@@ -100,11 +99,8 @@ export function createSitePage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
   app.get('/sites/:id', (c) => {
     const session = c.get('session');
-    let site;
-    try {
-      site = deps.sites.get(c.req.param('id'));
-    } catch (error) {
-      if (!isAppError(error) || error.problem.status !== 404) throw error;
+    const site = deps.sites.find(c.req.param('id'));
+    if (!site)
       return c.html(
         page({
           title: 'No such site',
@@ -115,7 +111,6 @@ export function createSitePage(deps: DashboardServices) {
         }),
         404,
       );
-    }
     const now = deps.clock.now().getTime();
     const tags = deps.sites.tagsOf([site.id]).get(site.id) ?? [];
     if (site.state !== 'connected')

@@ -147,12 +147,8 @@ export function createUpdateHistoryPage(deps: DashboardServices) {
     const shown = rows.slice(0, PAGE_SIZE);
     const urls = new Map(
       [...new Set([...shown.map((row) => row.siteId), ...(query.site ? [query.site] : [])])].flatMap((id) => {
-        try {
-          const site = deps.sites.get(id);
-          return [[id, site.name ?? site.url] as const];
-        } catch {
-          return []; // an unknown id in a hand-edited URL: shown as the id
-        }
+        const site = deps.sites.find(id); // an unknown id in a hand-edited URL: shown as the id
+        return site ? [[id, site.name ?? site.url] as const] : [];
       }),
     );
     const now = deps.clock.now().getTime();

@@ -318,6 +318,9 @@ export function createSitesService(deps: SitesServiceDeps) {
         filter: options.filter,
       }),
 
+    /** The site, or undefined when no site has the id (a page that shows ids it was given, say). */
+    find: (id: string): SiteRow | undefined => repository.findById(id),
+
     get(id: string): SiteRow {
       const site = repository.findById(id);
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${id}`);
