@@ -235,4 +235,9 @@ function checkInventory<T>(
   return checkSiteAnswer(schema, answer, route);
 }
 
-const stripTags = (text: string) => text.replace(/<[^>]*>/g, '').trim();
+/** A WordPress message as text: tags out, the paragraphs they separated kept apart by a space. */
+const stripTags = (text: string) =>
+  text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();

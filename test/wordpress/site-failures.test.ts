@@ -52,7 +52,8 @@ describe('sites that misbehave', () => {
       res.writeHead(500, { 'content-type': 'application/json' }).end(
         JSON.stringify({
           code: 'internal_server_error',
-          message: '<p>There has been a critical error on this website.</p>',
+          message:
+            '<p>There has been a critical error on this website.</p><p><a href="/troubleshooting/">Learn more about troubleshooting WordPress.</a></p>',
           data: { status: 500 },
         }),
       ),
@@ -63,7 +64,9 @@ describe('sites that misbehave', () => {
       siteStatus: 500,
       siteCode: 'internal_server_error',
     });
-    expect(response.json.detail).toContain('There has been a critical error on this website.');
+    expect(response.json.detail).toContain(
+      'There has been a critical error on this website. Learn more about troubleshooting WordPress.',
+    );
     expect(response.json.detail).not.toContain('<p>');
   });
 
