@@ -45,6 +45,14 @@ export async function verifyBackupCommand({
     out(
       `${result.ok ? 'ok' : 'FAILED'}: backup ${backupId} on ${target}${sample === undefined ? '' : ` (sample ${sample}%)`}, ${result.objectsChecked} objects, ${result.bytesChecked} bytes checked`,
     );
+    // What is lost in the site's terms first, then each object and where it is (its key in the bucket).
+    if (!result.ok && result.lost.everything)
+      out('  lost: everything (the list of its files and tables cannot be read)');
+    else if (!result.ok) {
+      out(`  lost: ${result.lost.files} file(s), ${result.lost.tables} table(s)`);
+      for (const path of result.lost.filePaths) out(`  lost file: ${path}`);
+      for (const name of result.lost.tableNames) out(`  lost table: ${name}`);
+    }
     for (const problem of result.problems) out(`  ${problem}`);
     return result.ok ? 0 : 1;
   } finally {

@@ -3,6 +3,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
+import { JobSchema, jobView } from '../jobs/jobs.schemas.js';
 import { SiteIdPathParam } from '../sites/index.js';
 import {
   BackupParams,
@@ -11,8 +12,9 @@ import {
   RestoreParams,
   RestoreSchema,
   restoreView,
+  RepairQuery,
+  VerifyJobSchema,
   VerifyQuery,
-  VerifySchema,
 } from './backups.schemas.js';
 import type { BackupsService } from './backups.service.js';
 
@@ -60,11 +62,25 @@ const routes = {
     tags,
     summary: 'Verify a backup',
     description:
-      'Re-reads the backup’s objects from one target (`local` or an offsite one; `sample` for a random part of them) and checks each one’s authentication and content hash, naming any missing or corrupt object (the same as `sitewarden backup verify`). An unknown target is 404 `backup-target-unknown`; one that cannot be reached, 502 `backup-target-failed`.',
+      'Queues a verify as a job (kind `backup-verify`) and answers it (202): the job re-reads the backup’s objects from one target (`local` or an offsite one; `sample` for a random part of them) and checks each one’s authentication and content hash (the same as `sitewarden backup verify`). Follow it at `GET /api/jobs/{jobId}`: while it runs, `progress` says `filesChecked` of `files` and `tablesChecked` of `tables`, `objectsChecked` and `bytesChecked`; once `succeeded`, `progress.result` is a `BackupVerification`: `ok`, the missing and corrupt objects, and what they take away from a restore in the site’s terms (`lost`: file paths and tables). Logged as `backup.verified` or `backup.damaged`; a target that could not be read fails the job (`backup.verify-failed`). On an offsite target the corrupt objects found are marked there, and the next copy of a backup sends them again; `POST …/repair` does it now. An unknown target is 404 `backup-target-unknown`.',
     request: { params: BackupParams, query: VerifyQuery },
     responses: {
-      200: jsonContent(VerifySchema, 'What was checked, and any problem found'),
-      ...problemResponses(400, 403, 404, 409, 422, 502),
+      202: jsonContent(VerifyJobSchema, 'The verify job, queued'),
+      ...problemResponses(400, 403, 404),
+    },
+  }),
+  repair: createRoute({
+    method: 'post',
+    path: '/sites/{siteId}/backups/{backupId}/repair',
+    operationId: 'repairBackup',
+    tags,
+    summary: 'Repair a backup on one target',
+    description:
+      'Queues a repair as a job (kind `backup-repair`) and answers it (202): the job verifies the backup on `target`, sends every missing or corrupt object again from another store that holds it whole (the local store first, then the other offsite targets; each copy checked against its hash before it is written), and verifies the target again. Once `succeeded`, `progress` says `objectsResent`, `resentFrom` (per store), the `unrepairable` objects (no good copy anywhere) and `result`, the last verification. Logged as `backup.repaired` (and `backup.damaged` for what stays lost), with who asked. An unknown target is 404 `backup-target-unknown`; a backup that did not complete, 409 `backup-not-completed`.',
+    request: { params: BackupParams, query: RepairQuery },
+    responses: {
+      202: jsonContent(JobSchema, 'The repair job, queued'),
+      ...problemResponses(400, 403, 404, 409),
     },
   }),
   download: createRoute({
@@ -118,10 +134,16 @@ export function createBackupsRoutes({ backups }: { backups: BackupsService }) {
     .openapi(routes.get, (c) =>
       c.json(backupView(backups.get(c.req.valid('param').siteId, c.req.valid('param').backupId)), 200),
     )
-    .openapi(routes.verify, async (c) => {
+    .openapi(routes.verify, (c) => {
       const { siteId, backupId } = c.req.valid('param');
       backups.get(siteId, backupId);
-      return c.json(await backups.verify(backupId, c.req.valid('query')), 200);
+      const job = jobView(backups.requestVerify(backupId, c.req.valid('query'), c.get('actor')));
+      return c.json(job as z.infer<typeof VerifyJobSchema>, 202);
+    })
+    .openapi(routes.repair, (c) => {
+      const { siteId, backupId } = c.req.valid('param');
+      backups.get(siteId, backupId);
+      return c.json(jobView(backups.requestRepair(backupId, c.req.valid('query'), c.get('actor'))), 202);
     })
     .openapi(routes.download, async (c) => {
       const { filename, stream } = await backups.archive(c.req.valid('param').siteId, c.req.valid('param').backupId);

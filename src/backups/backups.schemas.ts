@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { SiteIdPathParam } from '../sites/index.js';
 import { backupKinds, backupStatuses, jobStatuses, type BackupRow, type RestoreRow } from './backups.table.js';
+import { JobSchema } from '../jobs/jobs.schemas.js';
 
 const JobId = (name: string, example: string) =>
   z
@@ -209,7 +210,22 @@ export const VerifyQuery = z.object({
   }),
 });
 
-export const VerifySchema = z
+export const RepairQuery = VerifyQuery.pick({ target: true });
+
+const LostSchema = z
+  .object({
+    everything: z.boolean().openapi({
+      description:
+        'The manifest itself (or a part of its file list) cannot be read: which files are lost is not known.',
+    }),
+    files: z.number().int().openapi({ description: 'Site files whose content the backup can no longer give back.' }),
+    filePaths: z.array(z.string()).openapi({ description: 'The first 50 of them, by path.' }),
+    tables: z.number().int().openapi({ description: 'Database tables with a missing or corrupt batch of rows.' }),
+    tableNames: z.array(z.string()).openapi({ description: 'The first 50 of them.' }),
+  })
+  .openapi('BackupLostContent');
+
+const VerifySchema = z
   .object({
     backupId: z.string(),
     target: z.string(),
@@ -224,8 +240,25 @@ export const VerifySchema = z
     problems: z.array(z.string()).openapi({
       description: 'One line per problem, naming the object (and, on an offsite target, its key in the bucket).',
     }),
+    lost: LostSchema,
   })
   .openapi('BackupVerification');
+
+/** A verify job as its answer and `GET /api/jobs/{jobId}` give it: its progress, then its result. */
+export const VerifyJobSchema = JobSchema.extend({
+  progress: z
+    .object({
+      filesChecked: z.number().int().optional(),
+      files: z.number().int().optional(),
+      tablesChecked: z.number().int().optional(),
+      tables: z.number().int().optional(),
+      objectsChecked: z.number().int().optional(),
+      bytesChecked: z.number().int().optional(),
+      result: VerifySchema.optional().openapi({ description: 'Once the job has `succeeded`: the verification.' }),
+    })
+    .catchall(z.unknown())
+    .openapi({ description: 'Files and tables checked of how many as it runs; then `result`.' }),
+}).openapi('VerifyJob');
 
 export function backupView(row: BackupRow): z.infer<typeof BackupSchema> {
   return {

@@ -22,12 +22,12 @@ import { collectGarbage as deleteUnreferenced } from './garbage.js';
 import { openManifest, type OpenedManifest } from './manifest.js';
 import { createBackupLimits } from './backup-limits.js';
 import { createFileObjectStore, type ObjectStore } from './object-store.js';
-import { runRestore } from './restore-runner.js';
-import { verifyBackup } from './verify.js';
+import { lostPart, runRestore } from './restore-runner.js';
+import { CHECK_KINDS, createVerifyJobs } from './verify-jobs.js';
+import type { Actor } from '../shared/actor.js';
 import { backupArchive } from './archive.js';
 import { createOffsiteTargets } from './offsite/offsite-targets.js';
 import { offsiteProblems } from './offsite/offsite.errors.js';
-import { LOCAL_TARGET } from './offsite/targets.config.js';
 import { createTargetOperations, PRUNE_KIND } from './offsite/target-operations.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import { retentionHorizonMs, type RemovedSitesRepository } from './offsite/removed-sites.repository.js';
@@ -37,8 +37,8 @@ export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
 
 /** Both kinds share one pool of `concurrency` slots. */
 const KINDS = ['backup', 'restore'] as const;
-/** With the prunes of offsite targets: recovered, waited for and stopped with backups. */
-const ALL_KINDS = [...KINDS, PRUNE_KIND] as const;
+/** With the prunes of offsite targets, verifies and repairs: recovered, waited for and stopped with backups. */
+const ALL_KINDS = [...KINDS, PRUNE_KIND, ...CHECK_KINDS] as const;
 
 /**
  * Backup and restore jobs: kinds of the job runner (src/jobs/job-runner.ts), persisted in
@@ -96,6 +96,7 @@ export function createBackupsService({
     jobRows,
     removedSites,
   });
+  const checks = createVerifyJobs({ repository, offsite, local: store, lock, jobs, jobRows, clock, logger });
   /** A `partial` backup is held whole locally (an offsite copy failed): restorable like a completed one. */
   const usable = (row: BackupRow | undefined): row is BackupRow & { manifestHash: string } =>
     (row?.status === 'completed' || row?.status === 'partial') && !!row.manifestHash;
@@ -201,6 +202,12 @@ export function createBackupsService({
           bytesTotal: result.progress.bytesTotal,
         },
       });
+      // Objects a verify found damaged on a target went up again with this copy: said so, with the backup that did it.
+      for (const { target, objects } of copies.resent)
+        logger.info(
+          { siteId: row.siteId, backupId: row.id, target, objects },
+          'objects a verify had found damaged on the target were sent again with this backup’s copy',
+        );
       const partial = copies.failures.length > 0;
       const finished = repository.updateBackup(row.id, {
         ...result.progress,
@@ -309,7 +316,9 @@ export function createBackupsService({
       // backup may live only offsite (its local copy gone, or a recovered daemon): read from where it is.
       const source = row.sourceTarget ? await namedSource(row.sourceTarget, target) : await sourceOf(target);
       const [targetManifest, currentManifest] = await Promise.all([
-        openManifest(source, target.manifestHash),
+        openManifest(source, target.manifestHash).catch(
+          lostPart('the backup’s list of files and tables (its manifest)'),
+        ),
         readManifest(preResult.manifestHash),
       ]);
       const progress = await access.operate(row.siteId, ({ session }) =>
@@ -514,15 +523,25 @@ export function createBackupsService({
     },
 
     /**
-     * Re-reads a backup's objects from one target (`local` by default, or an offsite one), all of
-     * them or a random `sample` percent, checking each one's authentication and content hash.
+     * Queues a verify of a backup on one target (`local` by default, or an offsite one) as a job:
+     * all of its objects or a random `sample` percent re-read, each one's authentication and content
+     * hash checked; the job's progress says how far it got, then what is lost (src/backups/verify-jobs.ts).
      */
-    verify: async (backupId: string, { target = LOCAL_TARGET, sample }: { target?: string; sample?: number } = {}) => {
+    requestVerify(backupId: string, options: { target?: string; sample?: number } = {}, requestedBy?: Actor) {
       const row = repository.findBackup(backupId);
       if (!row) throw backupsProblems.notFound.create(`there is no backup ${backupId}`);
-      const source = target === LOCAL_TARGET ? store : (await offsite.openExisting(target)).store;
-      return { target, sample: sample ?? 100, ...(await verifyBackup({ store: source, backup: row, sample })) };
+      return checks.requestVerify(row, options, requestedBy);
     },
+
+    /** Queues a repair of a backup on one target: its missing and corrupt objects sent again from a store holding them whole. */
+    requestRepair(backupId: string, options: { target?: string } = {}, requestedBy?: Actor) {
+      const row = repository.findBackup(backupId);
+      if (!row) throw backupsProblems.notFound.create(`there is no backup ${backupId}`);
+      return checks.requestRepair(row, options, requestedBy);
+    },
+
+    /** The newest verify and repair jobs, of one site or all. */
+    recentChecks: checks.recent,
 
     /** The site's `backups` settings section, with the defaults filled in and when the next scheduled backup falls due. */
     settings(siteId: string) {

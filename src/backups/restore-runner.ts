@@ -1,6 +1,7 @@
 import type { BackupConnector } from '../wordpress/connector-client.js';
 import { CHUNK_BYTES, checkManifestFiles, pairByPath, type OpenedManifest } from './manifest.js';
-import type { ObjectStore } from './object-store.js';
+import { objectStoreProblems, type ObjectStore } from './object-store.js';
+import { isProblem } from '../shared/errors.js';
 import { backupsProblems } from './backups.errors.js';
 import { schemaOf, storedBatchRows } from './sql-dump.js';
 
@@ -66,7 +67,7 @@ export async function runRestore({
       if (isProtected(file.path) || now?.sha256 === file.sha256) continue;
       let offset = 0;
       for (const chunk of file.chunks) {
-        const bytes = await readChunk(store, chunk, buffer);
+        const bytes = await readChunk(store, chunk, buffer).catch(lostPart(`the site file ${file.path}`));
         await connector.writeFile(restoreId, file.path, offset, bytes, file.mtime);
         offset += bytes.length;
         progress.bytesTransferred += bytes.length;
@@ -92,7 +93,7 @@ export async function runRestore({
       await connector.createTable(restoreId, table.name, schema);
       const columns = schema.columns.map((column) => column.name);
       for (const batch of table.batches) {
-        const sql = (await store.read(batch)).toString('utf8');
+        const sql = (await store.read(batch).catch(lostPart(`the database table ${table.name}`))).toString('utf8');
         const rows = storedBatchRows(sql, table.name, columns);
         const inserted = await connector.insertRows(restoreId, table.name, sql);
         if (inserted.rows !== rows)
@@ -122,6 +123,23 @@ export async function runRestore({
     throw error;
   }
 }
+
+/**
+ * A missing or corrupt object stops a restore: said in the site's terms (the file or table it is
+ * part of) before the store's own words (the object and, offsite, its key in the bucket).
+ */
+export const lostPart =
+  (what: string) =>
+  (error: unknown): never => {
+    // The local store's missing object is the file system's ENOENT; a corrupt one (or any offsite one) the store's problem.
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    if (!missing && !isProblem(error, objectStoreProblems.corrupt)) throw error;
+    throw objectStoreProblems.corrupt.create(
+      `${what} cannot be restored from this backup: ${missing ? 'its object is missing from the local store' : (error as Error).message}. Verify the backup to list every file and table it lost`,
+      { ...(missing ? {} : (error as { extensions?: Record<string, unknown> }).extensions), lost: what },
+      { cause: error },
+    );
+  };
 
 /** A stored chunk's content in `buffer` (verified against its hash while read); a larger one than expected gets its own buffer. */
 async function readChunk(store: ObjectStore, hash: string, buffer: Buffer): Promise<Buffer> {

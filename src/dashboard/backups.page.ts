@@ -11,6 +11,12 @@ import { flashOutcome, takeFlash, type DashboardEnv } from './session.js';
 
 type Backups = DashboardServices['backups'];
 type Snapshot = Awaited<ReturnType<Backups['targets']['snapshots']>>['snapshots'][number];
+type CheckJob = ReturnType<Backups['recentChecks']>[number];
+
+/** Verify and repair jobs listed, newest first. */
+const CHECKS_LISTED = 20;
+/** Lost file paths shown per job (its result in the API lists 50). */
+const PATHS_SHOWN = 10;
 
 const SNAPSHOTS_LISTED = 50;
 /** A target that does not answer in this time is shown unreachable; the page does not wait on it. */
@@ -77,6 +83,109 @@ function snapshotsTable(session: SignedInSession, target: string, snapshots: Sna
       </tbody>
     </table>
   </div>`;
+}
+
+const parsed = (json: string): Record<string, unknown> => {
+  try {
+    const value: unknown = JSON.parse(json);
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+};
+const num = (value: unknown) => (typeof value === 'number' ? value : 0);
+const strings = (value: unknown) =>
+  Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+
+/** What a check job says: how far it got while it runs; what is lost, in files and tables, when it found damage. */
+function checkOutcome(session: SignedInSession, job: CheckJob) {
+  const progress = parsed(job.progress);
+  const params = parsed(job.params);
+  if (job.state === 'queued') return html`waiting`;
+  if (job.state === 'running') {
+    const done = num(progress.filesChecked) + num(progress.tablesChecked);
+    const total = num(progress.files) + num(progress.tables);
+    return html`<span class="progress"
+      >${num(progress.filesChecked)}/${num(progress.files)} files,
+      ${num(progress.tablesChecked)}/${num(progress.tables)}
+      tables${total > 0 ? ` (${Math.floor((done / total) * 100)} %)` : ''},
+      ${count(num(progress.objectsChecked), 'object')} read back</span
+    >`;
+  }
+  if (job.state !== 'succeeded') return html`${job.message ?? job.reason ?? ''}`;
+  const result = parsed(JSON.stringify(progress.result ?? {}));
+  const lost = parsed(JSON.stringify(result.lost ?? {}));
+  const sample = num(result.sample);
+  const repaired =
+    job.kind === 'backup-repair'
+      ? `${count(num(progress.objectsResent), 'object')} sent again${strings(progress.unrepairable).length > 0 ? `, ${strings(progress.unrepairable).length} with no good copy anywhere` : ''}; `
+      : '';
+  if (result.ok === true)
+    return html`${repaired}verified: ${num(result.objectsChecked)} objects read back and
+    matched${sample > 0 && sample < 100 ? ` (a ${sample} % sample)` : ''}.`;
+  const paths = strings(lost.filePaths);
+  const tables = strings(lost.tableNames);
+  const keys = [
+    ...strings(result.missing).map((h) => `missing ${h}`),
+    ...strings(result.corrupt).map((h) => `corrupt ${h}`),
+  ];
+  const target = typeof params.target === 'string' ? params.target : 'local';
+  const backupId = typeof params.backupId === 'string' ? params.backupId : '';
+  return html`<strong
+      >${repaired}damaged:
+      ${
+        lost.everything === true
+          ? 'the backup’s list of files cannot be read: nothing of it can be restored from here'
+          : `${count(num(lost.files), 'file')} and ${count(num(lost.tables), 'table')} cannot be restored from here`
+      }</strong
+    >
+    ${paths.length > 0 ? html`<span class="url">Files: ${paths.slice(0, PATHS_SHOWN).join(', ')}${num(lost.files) > PATHS_SHOWN ? ` and ${num(lost.files) - PATHS_SHOWN} more` : ''}</span>` : ''}
+    ${tables.length > 0 ? html`<span class="url">Tables: ${tables.join(', ')}${num(lost.tables) > tables.length ? ` and ${num(lost.tables) - tables.length} more` : ''}</span>` : ''}
+    <details>
+      <summary>Objects (${keys.length})</summary>
+      <span class="url">${keys.slice(0, 50).join(', ')}</span>
+    </details>
+    ${
+      backupId !== '' && job.siteId
+        ? action(session, `/backups/checks/${job.siteId}/${backupId}/repair?target=${target}`, 'Repair')
+        : ''
+    }`;
+}
+
+function checksSection(session: SignedInSession, checks: CheckJob[], now: number) {
+  return html`<section class="card" id="checks" aria-labelledby="checks-h">
+    <h2 id="checks-h">Verify and repair</h2>
+    <p class="muted">
+      Verifies read a backup back from a target and check every object; a damaged one names the site files and tables it
+      can no longer restore. <em>Repair</em> sends what is missing or corrupt again from a good copy (this machine’s
+      store or another target); the next backup’s copy also sends again what a verify found corrupt.
+    </p>
+    ${
+      checks.length === 0
+        ? html`<p class="muted">No verify yet.</p>`
+        : html`<div class="table-wrap">
+            <table>
+              ${columns('Started', 'Backup', 'Target', 'State', 'Outcome')}
+              <tbody>
+                ${checks.map((job) => {
+                  const params = parsed(job.params);
+                  return html`<tr data-job-id="${job.id}">
+                    <td>${age(job.createdAt, now)}<span class="url">${job.id}</span></td>
+                    <td>
+                      ${job.kind === 'backup-repair' ? 'repair' : 'verify'}
+                      <span class="url">${String(params.backupId ?? '')}</span>
+                      ${job.siteId ? html`<a href="/sites/${job.siteId}">site</a>` : ''}
+                    </td>
+                    <td>${String(params.target ?? 'local')}</td>
+                    <td>${badge(job.state)}</td>
+                    <td>${checkOutcome(session, job)}</td>
+                  </tr>`;
+                })}
+              </tbody>
+            </table>
+          </div>`
+    }
+  </section>`;
 }
 
 function retentionSection(session: SignedInSession, backups: Backups) {
@@ -192,6 +301,7 @@ export function createBackupsPage(deps: DashboardServices) {
               )
         }
       </section>
+      ${checksSection(session, deps.backups.recentChecks(CHECKS_LISTED), now)}
       ${retentionSection(session, deps.backups)}`;
     return c.html(page({ title: 'Backups', session, current: '/backups', body, flash: takeFlash(c) }));
   });
@@ -207,14 +317,23 @@ export function createBackupsPage(deps: DashboardServices) {
     }),
   );
 
+  // A verify reads the whole backup back (minutes on a large one): a job, followed in the Verify and repair section.
   app.post('/backups/targets/:name/snapshots/:backupId/verify', (c) =>
-    act(c, '', async () => {
+    act(c, '#checks', () => {
       const target = targetOf(c);
       const sample = c.req.query('sample') === String(SAMPLE_PERCENT) ? SAMPLE_PERCENT : undefined;
-      const result = await deps.backups.verify(c.req.param('backupId'), { target, sample });
-      return result.ok
-        ? `Backup verified on ${target}: ${result.objectsChecked} objects read back and matched${sample ? ` (a ${sample} % sample)` : ''}.`
-        : `Backup damaged on ${target}: ${result.problems.slice(0, 3).join('; ')}`;
+      const job = deps.backups.requestVerify(c.req.param('backupId'), { target, sample }, c.get('actor'));
+      return `Verify of ${c.req.param('backupId')} on ${target} queued (job ${job.id}): it shows below as it runs.`;
+    }),
+  );
+
+  app.post('/backups/checks/:siteId/:backupId/repair', (c) =>
+    act(c, '#checks', () => {
+      const { siteId, backupId } = c.req.param();
+      deps.backups.get(siteId, backupId);
+      const target = c.req.query('target') ?? 'local';
+      const job = deps.backups.requestRepair(backupId, { target }, c.get('actor'));
+      return `Repair of ${backupId} on ${target} queued (job ${job.id}): it shows below as it runs.`;
     }),
   );
 

@@ -169,6 +169,49 @@ export const eventCatalogue = {
     fields: ['siteId', 'backupId', 'kind', 'targets', 'failedTargets', 'message'],
     when: 'A backup is held whole by the local store (`targets` hold it) but one or more offsite targets (`failedTargets`) did not get their copy; `message` says why, per target.',
   },
+  'backup.verified': {
+    level: 'info',
+    fields: ['jobId', 'siteId', 'backupId', 'target', 'sample', 'objectsChecked', 'requestedByKind', 'requestedById'],
+    when: 'A verify job read a backup back from a target and every object matched.',
+  },
+  'backup.damaged': {
+    level: 'error',
+    fields: [
+      'jobId',
+      'siteId',
+      'backupId',
+      'target',
+      'missingObjects',
+      'corruptObjects',
+      'everythingLost',
+      'lostFiles',
+      'lostFilePaths',
+      'lostTables',
+      'requestedByKind',
+      'requestedById',
+    ],
+    when: 'A verify (or what a repair could not mend) found objects of a backup missing or corrupt on a target: the site files and tables they take away.',
+  },
+  'backup.verify-failed': {
+    level: 'error',
+    fields: ['jobId', 'kind', 'siteId', 'backupId', 'target', 'reason', 'message'],
+    when: 'A verify or repair job could not run to its end (the target could not be read, the daemon stopped).',
+  },
+  'backup.repaired': {
+    level: 'info',
+    fields: [
+      'jobId',
+      'siteId',
+      'backupId',
+      'target',
+      'objectsResent',
+      'resentFrom',
+      'stillDamaged',
+      'requestedByKind',
+      'requestedById',
+    ],
+    when: 'A repair job sent a backup’s missing and corrupt objects on a target again from good copies.',
+  },
   'target.pruned': {
     level: 'info',
     fields: [
@@ -204,8 +247,8 @@ export const eventCatalogue = {
   },
   'job.cancelled': {
     level: 'info',
-    fields: ['kind', 'jobId', 'siteId', 'state'],
-    when: 'A job was cancelled through the API (`POST /api/jobs/{id}/cancel`): at once if it was `queued`, once it stopped if it was `running`.',
+    fields: ['kind', 'jobId', 'siteId', 'state', 'requestedByKind', 'requestedById'],
+    when: 'A job was cancelled on request (`POST /api/jobs/{id}/cancel`, or the dashboard’s Cancel), by the token or user `requestedBy…` names: at once if it was `queued`, once it stopped if it was `running`.',
   },
   'bulk-update.started': {
     level: 'info',
@@ -229,8 +272,18 @@ export const eventCatalogue = {
   },
   'update.verified': {
     level: 'info',
-    fields: ['siteId', 'safeUpdateId', 'type', 'slug', 'fromVersion', 'toVersion', 'durationMs'],
-    when: 'A safe update was kept: the site passed its after-checks.',
+    fields: [
+      'siteId',
+      'safeUpdateId',
+      'type',
+      'slug',
+      'fromVersion',
+      'toVersion',
+      'visualChange',
+      'changedRatio',
+      'durationMs',
+    ],
+    when: 'A safe update was kept: the site passed its after-checks. `visualChange` true: a page looks different beyond the threshold (kept, a warning); `changedRatio` is the largest share of pixels changed on a page (null without screenshots).',
   },
   'update.rolled-back': {
     level: 'warn',

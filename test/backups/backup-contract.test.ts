@@ -7,6 +7,7 @@ import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
 import { createBackupLimits, DEFAULT_BACKUP_LIMITS, type BackupLimitsConfig } from '../../src/backups/backup-limits.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { sha256, startFakeWordPress, type FakeWordPress } from '../support/fake-wordpress/index.js';
+import { verifyJob } from '../support/backup-site.js';
 
 /**
  * A site's listing is a contract: the backup keeps only bytes that are what the site declared,
@@ -71,7 +72,7 @@ describe('the listing is a contract', () => {
     site.setFile(BIG, bigContent());
     const backup = await backUp(siteId);
     expect(backup, JSON.stringify(backup)).toMatchObject({ status: 'completed', progress: { files: 4, filesDone: 4 } });
-    expect((await t.call('POST', `/api/sites/${siteId}/backups/${backup.id}/verify`)).json).toMatchObject({
+    expect((await verifyJob(t, `/api/sites/${siteId}/backups/${backup.id}/verify`)).json).toMatchObject({
       ok: true,
       problems: [],
     });
@@ -131,7 +132,7 @@ describe('the listing is a contract', () => {
     expect(site.requests.filter((route) => route === 'sitewarden/v1/backup/files')).toHaveLength(2);
     const archive = await downloaded(siteId, backup.id);
     expect(archive.includes('rewritten while the backup ran')).toBe(true);
-    expect((await t.call('POST', `/api/sites/${siteId}/backups/${backup.id}/verify`)).json).toMatchObject({ ok: true });
+    expect((await verifyJob(t, `/api/sites/${siteId}/backups/${backup.id}/verify`)).json).toMatchObject({ ok: true });
   });
 
   it.each([

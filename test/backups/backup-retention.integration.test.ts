@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { backups as backupsTable } from '../../src/backups/backups.table.js';
 import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
 import { referencedObjects } from '../../src/backups/manifest.js';
-import { useBackupSite } from '../support/backup-site.js';
+import { useBackupSite, verifyJob } from '../support/backup-site.js';
 
 const bed = useBackupSite({ backups: { ...DEFAULT_BACKUPS_CONFIG, keepLast: 2 } });
 
@@ -48,7 +48,7 @@ describe('retention', () => {
     for (const hash of [...objectsB, ...objectsC])
       expect(await bed.t.services.backups.store.has(hash), hash).toBe(true);
     for (const backup of [b, c])
-      expect((await bed.t.call('POST', `/api/sites/${bed.siteId}/backups/${backup.id}/verify`)).json.ok).toBe(true);
+      expect((await verifyJob(bed.t, `/api/sites/${bed.siteId}/backups/${backup.id}/verify`)).json.ok).toBe(true);
   });
 
   it('backs up a site on schedule once its last backup is older than SITEWARDEN_BACKUP_INTERVAL_HOURS', async () => {

@@ -10,7 +10,7 @@ import { readManifest } from '../../src/backups/manifest.js';
 import type { ObjectStore } from '../../src/backups/object-store.js';
 import { batchHeader, writeSqlDump } from '../../src/backups/sql-dump.js';
 import { emitCreateTable, quoteIdentifier } from '../../src/backups/sql-schema.js';
-import { connectorCall, useBackupSite } from '../support/backup-site.js';
+import { connectorCall, useBackupSite, verifyJob } from '../support/backup-site.js';
 import { dumpStatementKinds } from '../support/sql-statements.js';
 
 /**
@@ -79,7 +79,7 @@ describe('tables with any legal name', () => {
         manifest.tables.find((entry) => entry.name === table),
         table,
       ).toMatchObject({ rows: 3, schema: { columns: COLUMNS.map((name) => expect.objectContaining({ name })) } });
-    const verified = await bed.t.call('POST', api(`/backups/${backup.id}/verify`));
+    const verified = await verifyJob(bed.t, api(`/backups/${backup.id}/verify`));
     expect(verified.json).toMatchObject({ ok: true, problems: [] });
     state.backup = backup;
   });

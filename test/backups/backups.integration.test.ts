@@ -20,6 +20,7 @@ import {
   databaseSnapshot,
   filesSnapshot,
   useBackupSite,
+  verifyJob,
 } from '../support/backup-site.js';
 
 /**
@@ -71,7 +72,7 @@ describe('backups of a real site', () => {
     expect(backup.manifest).toMatch(/^[0-9a-f]{64}$/);
     state.first = backup;
 
-    const verified = await bed.t.call('POST', api(`/backups/${backup.id}/verify`));
+    const verified = await verifyJob(bed.t, api(`/backups/${backup.id}/verify`));
     expect(verified.json).toMatchObject({ ok: true, problems: [] });
     expect(verified.json.objectsChecked).toBeGreaterThan(100);
 
@@ -217,7 +218,7 @@ add_filter( 'rest_pre_dispatch', function ( $result, $server, $request ) {
     } finally {
       rmSync(muPlugin);
     }
-    const verified = await bed.t.call('POST', api(`/backups/${state.first.id}/verify`));
+    const verified = await verifyJob(bed.t, api(`/backups/${state.first.id}/verify`));
     expect(verified.json.ok).toBe(true);
   });
 
@@ -262,7 +263,7 @@ add_filter( 'rest_pre_dispatch', function ( $result, $server, $request ) {
     expect(bed.t.logs.events('backup.failed')).toContainEqual(
       expect.objectContaining({ backupId: after.id, reason: 'interrupted' }),
     );
-    expect((await bed.t.call('POST', api(`/backups/${after.id}/verify`))).json.ok).toBe(false);
+    expect((await verifyJob(bed.t, api(`/backups/${after.id}/verify`))).json.ok).toBe(false);
     expect((await bed.t.call('POST', api(`/backups/${after.id}/restore`))).json.type).toBe(
       '/problems/backup-not-completed',
     );

@@ -31,11 +31,23 @@ describe('offsite backups in the dashboard', () => {
     expect(page).toContain(`action="/backups/targets/offsite/snapshots/${backup.id}/restore"`);
     expect(page).toMatch(new RegExp(`name="siteId" value="${bed.siteId}"`));
 
+    // A verify is a job: queued at once, its outcome in the Verify and repair section once it ran.
     const base = `/backups/targets/offsite/snapshots/${backup.id}/verify`;
     expect(await user.follow(await user.post(`${base}?sample=10`, {}))).toMatch(
-      /Backup verified on offsite: \d+ objects read back and matched \(a 10 % sample\)/,
+      new RegExp(`Verify of ${backup.id} on offsite queued \\(job vfy_`),
     );
-    expect(await user.follow(await user.post(base, {}))).toMatch(/Backup verified on offsite: \d+ objects/);
+    await bed.t.services.backups.idle();
+    expect(await (await user.get('/backups')).text()).toMatch(
+      /verified: \d+ objects read back and\s+matched \(a 10 % sample\)/,
+    );
+    await user.post(base, {});
+    await bed.t.services.backups.idle();
+    const checks = await (await user.get('/backups')).text();
+    expect(checks.match(/verified: \d+ objects read back and\s+matched/g)).toHaveLength(2);
+    expect(bed.t.logs.events('backup.verified')).toEqual([
+      expect.objectContaining({ target: 'offsite', sample: 10, requestedByKind: 'user' }),
+      expect.objectContaining({ target: 'offsite', sample: 100, requestedByKind: 'user' }),
+    ]);
 
     // The backup is still referenced: pruning keeps it and everything it needs.
     const pruned = await user.follow(await user.post('/backups/targets/offsite/prune', { confirm: 'yes' }));

@@ -44,6 +44,7 @@ const STABLE_OPERATION_IDS: Record<string, string> = {
   'POST /sites/{siteId}/backups': 'createBackup',
   'GET /sites/{siteId}/backups/{backupId}': 'getBackup',
   'POST /sites/{siteId}/backups/{backupId}/verify': 'verifyBackup',
+  'POST /sites/{siteId}/backups/{backupId}/repair': 'repairBackup',
   'GET /sites/{siteId}/backups/{backupId}/download': 'downloadBackup',
   'POST /sites/{siteId}/backups/{backupId}/restore': 'restoreBackup',
   'GET /sites/{siteId}/restores/{restoreId}': 'getRestore',

@@ -111,3 +111,20 @@ export async function connectorCall(
   }
   return { status: response.status, json, text };
 }
+
+/**
+ * `POST …/verify` (or `…/repair`), a job since it answers 202, waited for: the answer's status,
+ * the finished job, and (`json`) the verification it holds in `progress.result`. An answer other
+ * than 202 (a problem) comes back as it is, with no job.
+ */
+export async function verifyJob(
+  t: TestApp,
+  path: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ status: number; job: any; json: any; text: string }> {
+  const queued = await t.call('POST', path);
+  if (queued.status !== 202) return { status: queued.status, job: null, json: queued.json, text: queued.text };
+  await t.services.backups.idle();
+  const job = (await t.call('GET', `/api/jobs/${queued.json.id}`)).json;
+  return { status: queued.status, job, json: job.progress.result, text: JSON.stringify(job) };
+}

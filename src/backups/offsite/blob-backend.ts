@@ -117,7 +117,9 @@ export function createDirectoryBackend(dir: string): BlobBackend {
           else if (key.startsWith(prefix)) yield { key, size: stats.size, modifiedAt: stats.mtime };
         }
       }
-      yield* walk(dir);
+      // Only the directory the prefix names is walked: a listing of snapshots is not a walk of every data blob.
+      const base = prefix.slice(0, prefix.lastIndexOf('/') + 1);
+      yield* walk(base === '' ? dir : pathOf(base.slice(0, -1)));
     },
     async cleanUnfinished(before) {
       let removed = 0;

@@ -83,21 +83,30 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
       snapshot: SnapshotRecord;
       /** When the backup began, by the file system's clock: see replicateBackup. */
       writtenSince?: number;
-    }): Promise<{ held: string[]; failures: TargetFailure[]; uploadedBytes: number }> {
+    }): Promise<{
+      held: string[];
+      failures: TargetFailure[];
+      uploadedBytes: number;
+      /** Targets where objects a verify had found damaged were sent again, and how many. */
+      resent: { target: string; objects: number }[];
+    }> {
       const held = [LOCAL_TARGET];
       const failures: TargetFailure[] = [];
+      const resent: { target: string; objects: number }[] = [];
       let uploadedBytes = 0;
       for (const name of targets) {
         if (name === LOCAL_TARGET) continue;
         try {
           const repository = await open(name);
-          uploadedBytes += (await replicateBackup({ local, repository, snapshot, writtenSince })).uploadedBytes;
+          const copy = await replicateBackup({ local, repository, snapshot, writtenSince });
+          uploadedBytes += copy.uploadedBytes;
+          if (copy.resentObjects > 0) resent.push({ target: name, objects: copy.resentObjects });
           held.push(name);
         } catch (error) {
           failures.push({ target: name, message: (error as Error).message });
         }
       }
-      return { held, failures, uploadedBytes };
+      return { held, failures, uploadedBytes, resent };
     },
 
     /**

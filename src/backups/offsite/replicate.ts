@@ -1,6 +1,7 @@
 import { forEachConcurrently } from '../concurrency.js';
 import { referencedObjects } from '../manifest.js';
 import type { ObjectStore } from '../object-store.js';
+import { clearDamaged, damagedNames } from './damage-marks.js';
 import type { RemoteRepository } from './remote-store.js';
 import { SNAPSHOT_PREFIX, writeSnapshot, type SnapshotRecord } from './snapshots.js';
 
@@ -17,6 +18,8 @@ export interface ReplicationResult {
   uploadedObjects: number;
   /** Sealed bytes sent to the target. */
   uploadedBytes: number;
+  /** Of the uploaded objects, those a verify had found damaged there (damage-marks.ts), sent again whole. */
+  resentObjects: number;
 }
 
 /**
@@ -49,23 +52,37 @@ export async function replicateBackup({
     newestSnapshotAt = Math.max(newestSnapshotAt, modifiedAt.getTime());
   const present = new Map<string, number>();
   for await (const { name, modifiedAt } of repository.dataNames()) present.set(name, modifiedAt.getTime());
+  // Objects a verify found damaged there count as missing: sent again, checked, over the bad copy.
+  const damaged = await damagedNames(repository);
   const objects = [...(await referencedObjects(local, snapshot.manifestHash))];
-  const missing = objects.filter((hash) => !present.has(repository.nameOf(hash)));
+  const resent = objects.filter((hash) => damaged.has(repository.nameOf(hash)));
+  const missing = objects.filter(
+    (hash) => !present.has(repository.nameOf(hash)) || damaged.has(repository.nameOf(hash)),
+  );
   // An object written after the newest snapshot belongs to a copy that has not finished. One killed
   // half-way may have left it cut short on a store that does not write whole objects atomically (real
   // S3 does; s3rver and some self-hosted stores do not): it is read back before it is trusted.
-  const unsettled = objects.filter((hash) => (present.get(repository.nameOf(hash)) ?? 0) > newestSnapshotAt);
+  const unsettled = objects.filter(
+    (hash) => !damaged.has(repository.nameOf(hash)) && (present.get(repository.nameOf(hash)) ?? 0) > newestSnapshotAt,
+  );
   await forEachConcurrently(unsettled, READ_BACKS, async (hash) => {
     if (!(await readsBackWhole(repository, hash))) missing.push(hash);
   });
-  const result: ReplicationResult = { objects: objects.length + 1, uploadedObjects: 0, uploadedBytes: 0 };
+  const result: ReplicationResult = {
+    objects: objects.length + 1,
+    uploadedObjects: 0,
+    uploadedBytes: 0,
+    resentObjects: 0,
+  };
   const upload = async (hash: string) => {
     // Missing from the listing just taken: no lookup per object before its upload. The stored gzip bytes
     // are sealed as they are (checked on the way) when the local store offers them.
     const compressed = await local.openCompressed?.(hash);
     const stored = compressed
       ? await repository.putCompressed(hash, compressed, {
-          checked: writtenSince === undefined || compressed.writtenAt < writtenSince,
+          // A damaged remote copy may have come from a local object gone bad: what is sent again is always checked.
+          checked:
+            writtenSince === undefined || compressed.writtenAt < writtenSince || damaged.has(repository.nameOf(hash)),
         })
       : await repository.store.put(local.get(hash), hash, { listedAbsent: true });
     result.uploadedObjects++;
@@ -73,8 +90,15 @@ export async function replicateBackup({
     onUploaded?.(stored.storedBytes);
   };
   await forEachConcurrently(missing, UPLOADS, upload);
-  if (!present.has(repository.nameOf(snapshot.manifestHash))) await upload(snapshot.manifestHash);
+  const manifestName = repository.nameOf(snapshot.manifestHash);
+  if (!present.has(manifestName) || damaged.has(manifestName)) await upload(snapshot.manifestHash);
   await writeSnapshot(repository, snapshot);
+  const cleared = [...resent, ...(damaged.has(manifestName) ? [snapshot.manifestHash] : [])];
+  await clearDamaged(
+    repository,
+    cleared.map((hash) => repository.nameOf(hash)),
+  );
+  result.resentObjects = cleared.length;
   return result;
 }
 

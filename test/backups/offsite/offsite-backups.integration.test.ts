@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BACKUPS_CONFIG } from '../../../src/backups/backups.config.js';
 import type { OffsiteConfig } from '../../../src/backups/offsite/targets.config.js';
-import { databaseSnapshot, filesSnapshot, useBackupSite } from '../../support/backup-site.js';
+import { databaseSnapshot, filesSnapshot, useBackupSite, verifyJob } from '../../support/backup-site.js';
 import { startS3Server, type S3TestServer } from '../../support/s3-server.js';
 
 /**
@@ -86,7 +86,7 @@ describe('offsite backups to S3', () => {
       expect.objectContaining({ backupId: partial.id, targets: ['local'], failedTargets: ['offsite'] }),
     );
     // A partial backup is whole locally: it verifies, and can be downloaded.
-    expect((await bed.t.call('POST', api(`/backups/${partial.id}/verify`))).json).toMatchObject({ ok: true });
+    expect((await verifyJob(bed.t, api(`/backups/${partial.id}/verify`))).json).toMatchObject({ ok: true });
 
     const next = await backUp();
     expect(next, JSON.stringify(next)).toMatchObject({ status: 'completed', targets: ['local', 'offsite'] });

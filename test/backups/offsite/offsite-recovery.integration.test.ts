@@ -7,7 +7,7 @@ import { DEFAULT_BACKUPS_CONFIG } from '../../../src/backups/backups.config.js';
 import { openRemoteRepository, type RemoteRepository } from '../../../src/backups/offsite/remote-store.js';
 import { createS3Backend } from '../../../src/backups/offsite/s3-backend.js';
 import type { OffsiteConfig } from '../../../src/backups/offsite/targets.config.js';
-import { databaseSnapshot, filesSnapshot, useBackupSite } from '../../support/backup-site.js';
+import { databaseSnapshot, filesSnapshot, useBackupSite, verifyJob } from '../../support/backup-site.js';
 import { checkRepository } from '../../support/repository-check.js';
 import { startS3Server, type S3TestServer } from '../../support/s3-server.js';
 import { buildOnce, runCliAsync, startDaemonProcess } from '../../support/daemon-process.js';
@@ -111,7 +111,7 @@ describe('prune while a backup runs, then disaster recovery from the bucket', ()
     expect(await bucket.store.has(sha256(ONLY_IN_FIRST))).toBe(false);
     expect(await bucket.store.has(sha256(ADDED_FOR_SECOND))).toBe(true);
     expect((await checkRepository(bucket)).problems).toEqual([]);
-    const verified = await bed.t.call('POST', api(`/backups/${state.second.id}/verify?target=offsite`));
+    const verified = await verifyJob(bed.t, api(`/backups/${state.second.id}/verify?target=offsite`));
     expect(verified.json, verified.text).toMatchObject({ ok: true, missing: [], corrupt: [] });
   }, 240_000);
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDirectoryTargetApp, syntheticBackups } from '../../support/synthetic-backups.js';
 import { createFakeClock, insertConnectedSite, type TestApp } from '../../support/test-app.js';
+import { verifyJob } from '../../support/backup-site.js';
 
 const passphrase = 'prune test passphrase';
 const DAY = 86_400_000;
@@ -72,7 +73,7 @@ describe('retention and prune of an offsite target', () => {
       expect(existsSync(await blobPath(backups, hash))).toBe(false);
     for (const backup of [kept1, kept2]) {
       for (const hash of backup.objects) expect(existsSync(await blobPath(backups, hash))).toBe(true);
-      const verified = await t.call('POST', `/api/sites/${siteId}/backups/${backup.id}/verify?target=nas`);
+      const verified = await verifyJob(t, `/api/sites/${siteId}/backups/${backup.id}/verify?target=nas`);
       expect(verified.json, verified.text).toMatchObject({ ok: true });
     }
   });
@@ -120,7 +121,7 @@ describe('retention and prune of an offsite target', () => {
     expect(existsSync(await blobPath(backups, orphan))).toBe(false);
     for (const hash of gone.objects.slice(1)) expect(existsSync(await blobPath(backups, hash))).toBe(false);
     for (const hash of foreign.objects) expect(existsSync(await blobPath(backups, hash))).toBe(true);
-    expect((await t.call('POST', `/api/sites/${siteId}/backups/${mine.id}/verify?target=nas`)).json).toMatchObject({
+    expect((await verifyJob(t, `/api/sites/${siteId}/backups/${mine.id}/verify?target=nas`)).json).toMatchObject({
       ok: true,
     });
   });

@@ -67,5 +67,9 @@ describe('restoring from a named offsite target', () => {
     await bed.t.services.backups.idle();
     const failed = (await bed.t.call('GET', api(`/restores/${fromA.json.id}`))).json;
     expect(failed, JSON.stringify(failed)).toMatchObject({ status: 'failed', sourceTarget: 'a' });
+    // In the site's terms first: what could not be read is the backup's list of files and tables.
+    expect(failed.error).toMatch(
+      /^the backup’s list of files and tables \(its manifest\) cannot be restored from this backup: object \w+ \(data\/.* on target a\)/,
+    );
   }, 300_000);
 });

@@ -1,12 +1,13 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { verifyJob } from '../../support/backup-site.js';
 import { createDirectoryTargetApp, syntheticBackups } from '../../support/synthetic-backups.js';
 import { insertConnectedSite, type TestApp } from '../../support/test-app.js';
 
 const passphrase = 'verify test passphrase';
 
-/** `POST …/verify?target=…&sample=…`: a backup checked where it is stored, naming what is missing or altered there. */
+/** `POST …/verify?target=…&sample=…`: a job checking a backup where it is stored, naming what is missing or altered there. */
 describe('verify a backup on one target', () => {
   let t: TestApp;
   let targetDir: string;
@@ -20,7 +21,7 @@ describe('verify a backup on one target', () => {
     const siteId = insertConnectedSite(t);
     const backups = syntheticBackups(t, { targetDir, passphrase });
     const backup = await backups.create(siteId, { files: 4 });
-    const verify = (query = '') => t.call('POST', `/api/sites/${siteId}/backups/${backup.id}/verify${query}`);
+    const verify = (query = '') => verifyJob(t, `/api/sites/${siteId}/backups/${backup.id}/verify${query}`);
 
     expect((await verify()).json).toMatchObject({ target: 'local', ok: true, objectsChecked: 7, problems: [] });
     expect((await verify('?target=nas')).json).toMatchObject({ target: 'nas', ok: true, objectsChecked: 7 });
@@ -38,6 +39,14 @@ describe('verify a backup on one target', () => {
 
     const onTarget = (await verify('?target=nas')).json;
     expect(onTarget).toMatchObject({ ok: false, missing: [removed], corrupt: [flipped] });
+    // In the site's terms: the two files those objects held (the backup's files are wp-content/f0000…).
+    expect(onTarget.lost).toEqual({
+      everything: false,
+      files: 2,
+      filePaths: ['wp-content/f0001', 'wp-content/f0002'],
+      tables: 0,
+      tableNames: [],
+    });
     expect(onTarget.problems).toEqual(
       expect.arrayContaining([
         expect.stringMatching(
@@ -53,13 +62,12 @@ describe('verify a backup on one target', () => {
   it('reads back only a sample when asked, always the manifest', async () => {
     const siteId = insertConnectedSite(t);
     const backup = await syntheticBackups(t, { targetDir, passphrase }).create(siteId, { files: 60 });
-    const sampled = (await t.call('POST', `/api/sites/${siteId}/backups/${backup.id}/verify?target=nas&sample=10`))
-      .json;
+    const sampled = (await verifyJob(t, `/api/sites/${siteId}/backups/${backup.id}/verify?target=nas&sample=10`)).json;
     expect(sampled).toMatchObject({ ok: true, sample: 10, target: 'nas' });
     // The manifest its file part, and between none and all of the 61 files; with 10 % almost surely far fewer than all.
     expect(sampled.objectsChecked).toBeGreaterThanOrEqual(2);
     expect(sampled.objectsChecked).toBeLessThan(63);
-    const whole = (await t.call('POST', `/api/sites/${siteId}/backups/${backup.id}/verify?target=nas&sample=100`)).json;
+    const whole = (await verifyJob(t, `/api/sites/${siteId}/backups/${backup.id}/verify?target=nas&sample=100`)).json;
     expect(whole).toMatchObject({ ok: true, objectsChecked: 63 });
   });
 
