@@ -2,7 +2,7 @@
 /**
  * Plugin Name:       Sitewarden Connector
  * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update WordPress, translations, plugins and themes, enforce plugin dependencies, activate and delete themes, report available updates, take and restore backups in small steps, and give a one-click, single-use wp-admin sign-in link (namespace sitewarden/v1). Stores no secrets (only hashes); every route checks the calling user's capabilities.
- * Version:           1.6.0
+ * Version:           1.7.0
  * Requires at least: 6.1
  * Requires PHP:      7.4
  * Author:            Sitewarden
@@ -15,7 +15,7 @@
 
 defined( 'ABSPATH' ) || exit;
 
-define( 'SITEWARDEN_CONNECTOR_VERSION', '1.6.0' );
+define( 'SITEWARDEN_CONNECTOR_VERSION', '1.7.0' );
 
 /*
  * Every class is loaded up front, not on demand: the connector can update itself,

@@ -7,6 +7,8 @@
  * It does one thing. POST, JSON body, header X-Sitewarden-Rollback-Secret:
  *   {"action": "status"}                                   → which saved copies exist
  *   {"action": "restore", "id": "…", "target": "plugins/x"} → swap the saved copy `id` back in
+ *   {"action": "version", "target": "plugins/x/x.php"}     → the version on disk (since 1.7.0), read from
+ *     the plugin's main file or (target themes/<folder>) the theme's style.css header, as WordPress reads it
  *   (targets: plugins/<folder>, themes/<folder>, or core: wp-admin, wp-includes and the root's PHP files)
  * The secret is checked in constant time against the SHA-256 the daemon provisioned (through the
  * authenticated connector) in wp-content/sitewarden-rollback/secret.php; the site never holds the
@@ -29,6 +31,10 @@ final class Sitewarden_Rollback_Endpoint {
 	const MAX_BODY_BYTES = 4096;
 	const ID_PATTERN = '/^[0-9]{14}-[0-9a-f]{8}$/D';
 	const TARGET_PATTERN = '#^(plugins|themes)/[A-Za-z0-9._-]{1,200}$#D';
+	/** A plugin's main file (plugins/<folder>/<file>.php or plugins/<file>.php) or a theme's folder. */
+	const VERSION_TARGET_PATTERN = '#^(plugins/([A-Za-z0-9._-]{1,200}/)?[A-Za-z0-9._-]{1,200}\.php|themes/[A-Za-z0-9._-]{1,200})$#D';
+	/** WordPress reads a header from a file's first 8 KiB (get_file_data). */
+	const HEADER_BYTES = 8192;
 
 	/** @var string wp-content, found from this file's place: wp-content/plugins/sitewarden-connector/. */
 	private $content_dir;
@@ -70,6 +76,9 @@ final class Sitewarden_Rollback_Endpoint {
 		}
 		if ( 'restore' === $request['action'] ) {
 			return $this->restore( $request );
+		}
+		if ( 'version' === $request['action'] ) {
+			return $this->version( $request );
 		}
 		return $this->answer( 400, array( 'code' => 'unknown_action' ) );
 	}
@@ -140,6 +149,37 @@ final class Sitewarden_Rollback_Endpoint {
 			opcache_reset();
 		}
 		return $this->answer( 200, array( 'restored' => $target, 'already' => false ) );
+	}
+
+	/**
+	 * What is on disk now, without WordPress: after an update whose request failed, or after which
+	 * WordPress fails, this tells whether the new version landed. `version` is null when the file is
+	 * missing or has no Version header.
+	 *
+	 * @param array $request
+	 */
+	private function version( array $request ) {
+		$target = isset( $request['target'] ) && is_string( $request['target'] ) ? $request['target'] : '';
+		if ( ! preg_match( self::VERSION_TARGET_PATTERN, $target ) || false !== strpos( $target, '..' ) ) {
+			return $this->answer( 400, array( 'code' => 'bad_request' ) );
+		}
+		$file    = $this->content_dir . '/' . $target . ( 0 === strpos( $target, 'themes/' ) ? '/style.css' : '' );
+		$version = null;
+		$head    = is_file( $file ) ? file_get_contents( $file, false, null, 0, self::HEADER_BYTES ) : false;
+		// As get_file_data() and _cleanup_header_comment() read it.
+		if ( is_string( $head ) && preg_match( '/^(?:[ \t]*<\?php)?[ \t\/*#@]*Version:(.*)$/mi', str_replace( "\r", "\n", $head ), $match ) ) {
+			$version = substr( trim( preg_replace( '/\s*(?:\*\/|\?>).*/', '', $match[1] ) ), 0, 64 );
+			if ( '' === $version ) {
+				$version = null;
+			}
+		}
+		return $this->answer(
+			200,
+			array(
+				'target'  => $target,
+				'version' => $version,
+			)
+		);
 	}
 
 	private function safe_target( $target ) {

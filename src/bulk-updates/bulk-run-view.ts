@@ -3,6 +3,7 @@ import type { JobRow } from '../jobs/jobs.table.js';
 import type { BulkUpdateRun } from './bulk-updates.schemas.js';
 import type { ItemOutcome, PlannedItem } from './site-updater.js';
 import type { TriggerKind } from './update-history.table.js';
+import type { SafeUpdatePolicy } from '../safe-updates/index.js';
 
 /** What a bulk job's row holds in `params`. */
 export interface BulkParams {
@@ -12,6 +13,8 @@ export interface BulkParams {
   sites: number;
   /** Each plugin, theme and core item as a safe update (checks, restore point, rollback); absent in older rows: false. */
   safe?: boolean;
+  /** The checks of those safe updates, as asked (defaults filled in); absent: each safe update's defaults. */
+  checks?: SafeUpdatePolicy | null;
 }
 /** What a site's child job holds in `params`; its `progress` holds `{ items: ItemOutcome[] }` once it ran. */
 export interface ChildParams {
@@ -37,6 +40,21 @@ const pending = (items: PlannedItem[]): ItemOutcome[] =>
 
 type SiteState = BulkUpdateRun['sites'][number]['state'];
 
+/** A site cancelled before its turn: its items were never started, so none reads as still to come. */
+const notLeftPending = (state: SiteState, items: ItemOutcome[]): ItemOutcome[] =>
+  state !== 'cancelled'
+    ? items
+    : items.map((item) =>
+        item.state === 'pending'
+          ? {
+              ...item,
+              state: 'skipped',
+              reason: 'cancelled',
+              message: 'the site was cancelled before this item was updated',
+            }
+          : item,
+      );
+
 function siteState(child: Pick<JobRow, 'state' | 'reason' | 'progress'>): SiteState {
   if (child.state === 'cancelled') return child.reason && SKIP_REASONS.has(child.reason) ? 'skipped' : 'cancelled';
   if (child.state === 'succeeded') {
@@ -56,6 +74,7 @@ function of(job: JobRow, children: JobRow[]): BulkUpdateRun {
       job: jobView(job),
       dryRun: true,
       safe: params.safe ?? false,
+      checks: params.checks ?? null,
       trigger: params.trigger,
       notAfter: params.notAfter,
       appliedAs: appliedAs ?? null,
@@ -90,13 +109,17 @@ function of(job: JobRow, children: JobRow[]): BulkUpdateRun {
       message: child.message,
       startedAt: iso(child.startedAt),
       finishedAt: iso(child.finishedAt),
-      items: parsed<{ items?: ItemOutcome[] }>(child.progress).items ?? pending(childParams.items),
+      items: notLeftPending(
+        state,
+        parsed<{ items?: ItemOutcome[] }>(child.progress).items ?? pending(childParams.items),
+      ),
     };
   });
   return {
     job: jobView(job),
     dryRun: false,
     safe: params.safe ?? false,
+    checks: params.checks ?? null,
     trigger: params.trigger,
     notAfter: params.notAfter,
     appliedAs: null,

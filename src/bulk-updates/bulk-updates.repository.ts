@@ -1,15 +1,26 @@
-import { and, gt, inArray, isNotNull, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, inArray, isNotNull, isNull, lt, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { rowDecoder } from '../db/row-decoder.js';
 import { inventoryItems } from '../inventory/index.js';
 import { jobs, type JobRow } from '../jobs/jobs.table.js';
+import { safeUpdates } from '../safe-updates/index.js';
 import { sites, siteTags } from '../sites/index.js';
+import { updateHistory, type UpdateHistoryRow } from './update-history.table.js';
 
 export interface SiteFacts {
   id: string;
   url: string;
   state: string;
   wordpressVersion: string | null;
+}
+/** A safe update as far as a bulk item interrupted by a stop of the daemon follows it. */
+export interface SafeUpdateFacts {
+  id: string;
+  status: string;
+  reason: string | null;
+  message: string | null;
+  fromVersion: string | null;
+  toVersion: string | null;
 }
 export interface PendingItem {
   siteId: string;
@@ -18,6 +29,15 @@ export interface PendingItem {
   version: string;
   updateVersion: string | null;
 }
+
+const safeUpdateFacts = {
+  id: safeUpdates.id,
+  status: safeUpdates.status,
+  reason: safeUpdates.reason,
+  message: safeUpdates.message,
+  fromVersion: safeUpdates.fromVersion,
+  toVersion: safeUpdates.toVersion,
+};
 
 /** A list bound as one JSON array parameter (`in (select value from json_each(?))`): one prepared statement whatever its length. */
 const inJsonList = (name: string) => sql`(select value from json_each(${sql.placeholder(name)}))`;
@@ -109,6 +129,72 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
 
     /** A bulk job's children, in their order. */
     children: (bulkId: string): JobRow[] => childrenOf.values({ from: `${bulkId}-`, to: `${bulkId}-~` }).map(jobRow),
+
+    /** The update attempts one site's child of a bulk job recorded (recovery after a stop of the daemon). */
+    attemptsOf: (bulkId: string, siteId: string): UpdateHistoryRow[] =>
+      db
+        .select()
+        .from(updateHistory)
+        .where(and(eq(updateHistory.jobId, bulkId), eq(updateHistory.siteId, siteId)))
+        .orderBy(updateHistory.id)
+        .all(),
+
+    /**
+     * The safe update a bulk attempt ran as, when the daemon stopped before its history row learnt it: the
+     * first safe update of that site and item created as the attempt started (the row and the safe update are
+     * written in one turn) that no other history row names (a safe update asked for through the API has its own).
+     */
+    safeUpdateStartedBy(
+      attempt: Pick<UpdateHistoryRow, 'siteId' | 'type' | 'slug' | 'startedAt'>,
+    ): SafeUpdateFacts | undefined {
+      if (attempt.type !== 'plugin' && attempt.type !== 'theme' && attempt.type !== 'core') return undefined;
+      return db
+        .select(safeUpdateFacts)
+        .from(safeUpdates)
+        .where(
+          and(
+            eq(safeUpdates.siteId, attempt.siteId),
+            eq(safeUpdates.itemType, attempt.type),
+            eq(safeUpdates.slug, attempt.type === 'core' ? 'wordpress' : (attempt.slug ?? '')),
+            gte(safeUpdates.createdAt, attempt.startedAt),
+            notInArray(
+              safeUpdates.id,
+              db
+                .select({ id: sql<string>`${updateHistory.safeUpdateId}` })
+                .from(updateHistory)
+                .where(isNotNull(updateHistory.safeUpdateId)),
+            ),
+          ),
+        )
+        .orderBy(asc(safeUpdates.createdAt), asc(safeUpdates.id))
+        .limit(1)
+        .get();
+    },
+
+    safeUpdate: (id: string): SafeUpdateFacts | undefined =>
+      db.select(safeUpdateFacts).from(safeUpdates).where(eq(safeUpdates.id, id)).get(),
+
+    /** Names the safe update an attempt ran as on its history row (it stays running until the safe update decides). */
+    linkSafeUpdate(attemptId: string, safeUpdateId: string): void {
+      db.update(updateHistory).set({ safeUpdateId }).where(eq(updateHistory.id, attemptId)).run();
+    },
+
+    /** The bulk attempt that ran as this safe update: its bulk job and site (none: not a bulk one). */
+    bulkAttemptOf: (safeUpdateId: string): Pick<UpdateHistoryRow, 'jobId' | 'siteId'> | undefined =>
+      db
+        .select({ jobId: updateHistory.jobId, siteId: updateHistory.siteId })
+        .from(updateHistory)
+        .where(and(eq(updateHistory.safeUpdateId, safeUpdateId), isNotNull(updateHistory.jobId)))
+        .get(),
+
+    /** The sites of the plain update attempts still `running` (the last process stopped during them). */
+    sitesWithAbandonedAttempts: (): string[] =>
+      db
+        .selectDistinct({ siteId: updateHistory.siteId })
+        .from(updateHistory)
+        .where(and(eq(updateHistory.result, 'running'), isNull(updateHistory.safeUpdateId)))
+        .all()
+        .map((row) => row.siteId),
   };
 }
 

@@ -145,6 +145,7 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
         trigger: { kind: 'request', id: c.get('token').id },
         dryRun: input.dryRun,
         safe: input.safe,
+        checks: input.checks,
         notAfter: input.notAfter ? new Date(input.notAfter) : undefined,
       });
       return input.dryRun ? c.json(run, 200) : c.json(run, 202);
@@ -154,6 +155,7 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
       const run = bulkUpdates.applyPreview(c.req.valid('param').jobId, {
         trigger: { kind: 'request', id: c.get('token').id },
         safe: c.req.valid('json').safe,
+        checks: c.req.valid('json').checks,
       });
       return c.json(run, 202);
     })

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { JobSchema } from '../jobs/jobs.schemas.js';
+import { SafeUpdateChecksInput, SafeUpdatePolicySchema } from '../safe-updates/index.js';
 import { PaginationQuery } from '../http/pagination.js';
 import { SlugPattern, TagFilter } from '../sites/index.js';
 import { triggerKinds, updateItemTypes, updateResults } from './update-history.table.js';
@@ -17,6 +18,12 @@ const SelectedItem = z
     }),
   })
   .openapi('BulkUpdateItem');
+
+/** The checks of every safe update of a run: a single safe update's `policy` object (one schema, src/shared/safe-update-checks.ts). */
+const CHECKS = SafeUpdateChecksInput.optional().openapi({
+  description:
+    'With `safe`: how every safe update of the run checks the sites and when it rolls back, the same object as a single safe update’s `policy` (`visual.enabled`, `visual.threshold`, `visual.rollback` default false, `urls`, `keyword`, …). Left out: the defaults.',
+});
 
 export const BulkUpdateInput = z
   .object({
@@ -39,6 +46,7 @@ export const BulkUpdateInput = z
       description:
         'Apply each plugin, theme and core update as a safe update (health checks before and after, screenshots, a restore point, a rollback when the site broke; see docs/safe-updates.md). Default false.',
     }),
+    checks: CHECKS,
     notAfter: z.iso.datetime({ offset: true }).optional().openapi({
       description: 'Sites not started by then are skipped (`window-closed`); running ones finish.',
     }),
@@ -52,8 +60,15 @@ const ItemSchema = z.object({
   fromVersion: z.string().nullable(),
   toVersion: z.string().nullable().openapi({ description: 'Expected before it ran; what the site reports after.' }),
   state: z.enum(['pending', 'succeeded', 'failed', 'skipped']),
-  reason: z.string().nullable(),
+  reason: z.string().nullable().openapi({
+    description:
+      'Why it failed or was skipped (`site-down-before-update`: a safe update found the site already down before updating it, and updated nothing). On a `succeeded` item, `visual-change`: a safe update kept it, but a page looks different beyond the threshold (a warning).',
+  }),
   message: z.string().nullable(),
+  safeUpdateId: z.string().nullable().optional().openapi({
+    description:
+      'The safe update an item was under way as when the daemon stopped (its report: `GET /api/sites/{siteId}/safe-updates/{id}`): it went on after the restart, and the item follows how it ended.',
+  }),
 });
 
 const siteUpdateStates = ['queued', 'running', 'succeeded', 'failed', 'skipped', 'cancelled'] as const;
@@ -63,6 +78,9 @@ export const BulkUpdateRunSchema = z
     job: JobSchema,
     dryRun: z.boolean(),
     safe: z.boolean(),
+    checks: SafeUpdatePolicySchema.nullable().openapi({
+      description: 'The checks of its safe updates, as asked (defaults filled in); null when none were given.',
+    }),
     trigger: z.object({ kind: z.enum(triggerKinds), id: z.string().nullable() }),
     notAfter: z.string().nullable(),
     appliedAs: z.string().nullable().openapi({
@@ -104,6 +122,9 @@ export const ApplyPreviewInput = z
     safe: z.boolean().optional().openapi({
       description:
         'Apply each plugin, theme and core update as a safe update (as in `BulkUpdateInput`). Default false.',
+    }),
+    checks: SafeUpdateChecksInput.optional().openapi({
+      description: 'As in `BulkUpdateInput`; left out: the preview’s own `checks`, if it had any.',
     }),
   })
   .openapi('ApplyPreviewInput');
@@ -166,7 +187,10 @@ export const HistoryEntrySchema = z
       description: 'On the entry of a rollback: the entry (update) it rolled back.',
     }),
     result: z.enum(updateResults),
-    reason: z.string().nullable(),
+    reason: z.string().nullable().openapi({
+      description:
+        'Why the attempt ended as it did: a problem name (`site-operation-failed`, `no-update-available`, `update-rolled-back`, …). On a `succeeded` plain update, `update-applied-site-unhealthy`: the new version is on the site’s disk (`toVersion`), but the site failed after it (`error` says how); roll it back with `POST /api/sites/{siteId}/updates/history/{entryId}/rollback`. On a `succeeded` safe update, `visual-change`: kept, but a page looks different beyond the threshold (a warning). On a `skipped` one, `site-down-before-update`: the site already failed its checks before the update, so nothing was updated.',
+    }),
     error: z.string().nullable(),
   })
   .openapi('UpdateHistoryEntry');

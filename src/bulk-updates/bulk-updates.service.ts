@@ -9,13 +9,31 @@ import type { Events } from '../shared/event-bus.js';
 import { createId } from '../shared/ids.js';
 import { sitesProblems } from '../sites/index.js';
 import { bulkUpdatesProblems } from './bulk-updates.errors.js';
-import { childId, type BulkUpdatesRepository, type SiteFacts } from './bulk-updates.repository.js';
+import {
+  childId,
+  type BulkUpdatesRepository,
+  type SafeUpdateFacts,
+  type SiteFacts,
+} from './bulk-updates.repository.js';
+import {
+  attemptEndOf,
+  hasDecided,
+  itemAfterSafeUpdate,
+  siteAfterStop,
+  STOPPED_BEFORE_ITEM,
+  STOPPED_BEFORE_SITE,
+  STOPPED_DURING_PLAIN,
+  STOPPED_DURING_RUN,
+  STOPPED_DURING_SAFE_ITEM,
+  type StoppedItem,
+} from './bulk-recovery.js';
 import { runView, type BulkParams, type ChildParams } from './bulk-run-view.js';
 import type { ItemOutcome, PlannedItem, SiteUpdater } from './site-updater.js';
 import { createWriteBatch } from '../db/write-batch.js';
 import type { TriggerKind } from './update-history.table.js';
 import type { BulkUpdateInput } from './bulk-updates.schemas.js';
 import { previewToApply } from './preview.js';
+import { SafeUpdatePolicySchema, type SafeUpdatePolicy } from '../safe-updates/index.js';
 import { resolveSelection, type BulkTarget } from './selection.js';
 import type { HistoryFilter, UpdateHistoryRepository } from './update-history.repository.js';
 import { hostOf, type UpdateSlots } from './update-slots.js';
@@ -26,6 +44,8 @@ export interface BulkUpdateRequest {
   dryRun?: boolean;
   /** Each plugin, theme and core item as a safe update. */
   safe?: boolean;
+  /** How those safe updates check the sites and when they roll back (a single safe update's `policy`); none: its defaults. */
+  checks?: Partial<SafeUpdatePolicy>;
   /** Sites not started by then end `skipped` (`window-closed`). */
   notAfter?: Date | string;
 }
@@ -37,9 +57,7 @@ const SAFE_CHILD = 'safe-site-update';
 const BULK_UPDATE_KINDS = [BULK, CHILD, SAFE_CHILD] as const;
 /** How many bulk jobs coordinate at once; each is cheap (the site updates share the update slots). */
 const BULK_JOBS_AT_ONCE = 4;
-const INTERRUPTED = 'the daemon stopped before this site was updated';
-const CUT_SHORT =
-  'the daemon stopped while this update was under way; the site may or may not have it (its next sync shows)';
+const INTERRUPTED = STOPPED_BEFORE_SITE;
 /**
  * How often a running bulk job's stored counts follow its sites: at most once this often, and when it ends. They are
  * a summary (the run's view counts its sites' rows; recovery counts them again), so a crash loses nothing by it.
@@ -67,9 +85,10 @@ export function createBulkUpdatesService({
   clock,
   events,
   logger,
+  refreshInventory = () => Promise.resolve(),
 }: {
   repository: BulkUpdatesRepository;
-  history: Pick<UpdateHistoryRepository, 'list' | 'endAbandoned'>;
+  history: Pick<UpdateHistoryRepository, 'list' | 'endAbandoned' | 'finish' | 'finishSafeUpdate'>;
   jobRows: JobsRepository;
   jobs: JobRunner;
   slots: UpdateSlots;
@@ -77,6 +96,8 @@ export function createBulkUpdatesService({
   clock: Clock;
   events: Events;
   logger: Logger;
+  /** Reads a site's inventory again (after the daemon stopped during a plain update of it). */
+  refreshInventory?: (siteId: string) => Promise<unknown>;
 }) {
   /**
    * Children started by a bulk job in this process, settled when the child has run (with how it
@@ -89,7 +110,7 @@ export function createBulkUpdatesService({
     counted?.(ended);
   };
   /** What the children of the bulk jobs running in this process need of them: read once a bulk job, not once a site. */
-  const running = new Map<string, Pick<BulkParams, 'trigger' | 'safe'>>();
+  const running = new Map<string, Pick<BulkParams, 'trigger' | 'safe' | 'checks'>>();
   /**
    * The bulk jobs running in this process, each to be told of a child cancelled on its own (`POST /api/jobs/{id}/cancel`)
    * before the bulk job started it: it leaves the child out of what it still has to start, and counts it.
@@ -144,7 +165,7 @@ export function createBulkUpdatesService({
    * Creates the bulk job (and its children) and queues it; a dry run is recorded finished, with its
    * plan. The rows as written: the answer to the request is made from them, not read back.
    */
-  function startBulkUpdate({ targets, trigger, dryRun = false, safe = false, notAfter }: BulkUpdateRequest): {
+  function startBulkUpdate({ targets, trigger, dryRun = false, safe = false, checks, notAfter }: BulkUpdateRequest): {
     job: JobRow;
     children: JobRow[];
   } {
@@ -156,6 +177,7 @@ export function createBulkUpdatesService({
       trigger,
       dryRun,
       safe,
+      ...(checks ? { checks: SafeUpdatePolicySchema.parse(checks) } : {}),
       notAfter: closesAt,
       sites: sitesPlanned.length,
     };
@@ -292,7 +314,7 @@ export function createBulkUpdatesService({
         return;
       }
     });
-    running.set(job.id, { trigger: params.trigger, safe: params.safe });
+    running.set(job.id, { trigger: params.trigger, safe: params.safe, checks: params.checks });
     try {
       while (pending.size > 0 || started.size > 0) {
         if (signal.aborted) {
@@ -419,6 +441,7 @@ export function createBulkUpdatesService({
           trigger,
           jobId: params.bulkId,
           safe: bulkParams?.safe ?? false,
+          ...(bulkParams?.checks ? { checks: bulkParams.checks } : {}),
           onItem: writeItems,
           batch,
         }),
@@ -446,10 +469,101 @@ export function createBulkUpdatesService({
     return bulk ? (json(bulk.params) as unknown as BulkParams) : null;
   };
 
-  const failInterrupted = (job: JobRow): Settlement => {
-    jobRows.update(job.id, { state: 'failed', reason: 'interrupted', message: INTERRUPTED, finishedAt: clock.now() });
+  /** In the background, never in the caller's way: a site that does not answer records its own sync failure. */
+  const refreshSoon = (siteId: string) =>
+    void Promise.resolve()
+      .then(() => refreshInventory(siteId))
+      .catch((error: unknown) => logger.warn({ err: error, siteId }, 'reading the inventory again failed'));
+
+  /**
+   * A site update the last process left running: each item that had not begun is skipped; one under way
+   * as a safe update follows it (that safe update resumes after the restart: `followSafeUpdate`), its
+   * history row now naming it; a plain one under way fails `interrupted` and the site's inventory is read
+   * again, as it may or may not have the update.
+   */
+  function recoverChild(job: JobRow): Settlement {
+    const params = json(job.params) as unknown as ChildParams;
+    const items: StoppedItem[] =
+      (json(job.progress) as { items?: StoppedItem[] }).items ??
+      params.items.map((item) => ({ ...item, state: 'pending', reason: null, message: null }));
+    const attempts = job.siteId ? repository.attemptsOf(params.bulkId, job.siteId) : [];
+    const now = clock.now();
+    let cutShort = false;
+    for (const item of items) {
+      if (item.state !== 'pending') continue;
+      const attempt = attempts.find((row) => row.type === item.type && row.slug === item.slug);
+      if (!attempt) {
+        Object.assign(item, { state: 'skipped', reason: 'interrupted', message: STOPPED_BEFORE_ITEM });
+        continue;
+      }
+      // Ended, and its end committed where the item's was not: the history row says how.
+      if (attempt.result !== 'running') {
+        Object.assign(item, { state: attempt.result, reason: attempt.reason, message: attempt.error });
+        continue;
+      }
+      if (job.kind === SAFE_CHILD && item.type !== 'translations') {
+        const safeUpdate = attempt.safeUpdateId
+          ? repository.safeUpdate(attempt.safeUpdateId)
+          : repository.safeUpdateStartedBy(attempt);
+        if (!safeUpdate) {
+          history.finish(attempt.id, {
+            result: 'skipped',
+            reason: 'interrupted',
+            error: STOPPED_BEFORE_ITEM,
+            finishedAt: now,
+          });
+          Object.assign(item, { state: 'skipped', reason: 'interrupted', message: STOPPED_BEFORE_ITEM });
+          continue;
+        }
+        repository.linkSafeUpdate(attempt.id, safeUpdate.id);
+        if (hasDecided(safeUpdate)) {
+          history.finishSafeUpdate(safeUpdate.id, {
+            ...attemptEndOf(safeUpdate),
+            fromVersion: safeUpdate.fromVersion,
+            finishedAt: now,
+          });
+          Object.assign(item, itemAfterSafeUpdate(item, safeUpdate));
+        } else
+          Object.assign(item, {
+            reason: 'interrupted',
+            message: STOPPED_DURING_SAFE_ITEM,
+            safeUpdateId: safeUpdate.id,
+          });
+        continue;
+      }
+      history.finish(attempt.id, {
+        result: 'failed',
+        reason: 'interrupted',
+        error: STOPPED_DURING_PLAIN,
+        finishedAt: now,
+      });
+      Object.assign(item, { state: 'failed', reason: 'interrupted', message: STOPPED_DURING_PLAIN });
+      cutShort = true;
+    }
+    jobRows.update(job.id, { ...siteAfterStop(items), progress: JSON.stringify({ items }), finishedAt: now });
+    if (cutShort && job.siteId) refreshSoon(job.siteId);
     return { events: [] };
-  };
+  }
+
+  /**
+   * A safe update a bulk item was following (the daemon stopped during it, and it resumed after the restart)
+   * has decided: the item, its site and the run's counts follow. Anything else: nothing to do.
+   */
+  function followSafeUpdate(safeUpdate: SafeUpdateFacts): void {
+    if (!hasDecided(safeUpdate)) return;
+    const attempt = repository.bulkAttemptOf(safeUpdate.id);
+    if (!attempt?.jobId) return;
+    const child = repository.children(attempt.jobId).find((row) => row.siteId === attempt.siteId);
+    if (!child || child.state === 'queued' || child.state === 'running') return;
+    const items = (json(child.progress) as { items?: StoppedItem[] }).items ?? [];
+    const at = items.findIndex((item) => item.safeUpdateId === safeUpdate.id && item.state === 'pending');
+    if (at < 0) return;
+    items[at] = itemAfterSafeUpdate(items[at]!, safeUpdate);
+    jobRows.transaction(() => {
+      jobRows.write(child.id, { ...siteAfterStop(items), progress: JSON.stringify({ items }) });
+      jobRows.write(attempt.jobId!, { progress: JSON.stringify(progressOf(repository.children(attempt.jobId!))) });
+    });
+  }
 
   jobs.register(BULK, {
     pool: { name: 'bulk-updates', concurrency: BULK_JOBS_AT_ONCE },
@@ -463,11 +577,18 @@ export function createBulkUpdatesService({
     },
     recover: {
       // Its site updates that had not started are not started now: what was asked may be stale.
+      // Its running ones were recovered first (recover()): the counts include how they ended.
       running: (job) => {
         for (const child of repository.children(job.id))
           if (child.state === 'queued') leaveUnstarted(child, 'interrupted', INTERRUPTED);
-        jobRows.update(job.id, { progress: JSON.stringify(progressOf(repository.children(job.id))) });
-        return failInterrupted(job);
+        jobRows.update(job.id, {
+          state: 'failed',
+          reason: 'interrupted',
+          message: STOPPED_DURING_RUN,
+          progress: JSON.stringify(progressOf(repository.children(job.id))),
+          finishedAt: clock.now(),
+        });
+        return { events: [] };
       },
     },
   });
@@ -484,7 +605,7 @@ export function createBulkUpdatesService({
       else droppers.get((json(job.params) as unknown as ChildParams).bulkId)?.(job.id);
     },
     recover: {
-      running: failInterrupted,
+      running: recoverChild,
       // Its bulk job starts it (when requeued itself) or has already left it unstarted.
       queued: () => ({ events: [] }),
     },
@@ -504,10 +625,10 @@ export function createBulkUpdatesService({
      * Applies a preview (a dry run) as it was planned, once: the run it starts is written on the preview in the same
      * transaction, so a second apply answers `preview-already-applied` naming it.
      */
-    applyPreview(previewId: string, request: Pick<BulkUpdateRequest, 'trigger' | 'safe'>) {
+    applyPreview(previewId: string, request: Pick<BulkUpdateRequest, 'trigger' | 'safe' | 'checks'>) {
       const { job, children } = jobRows.transaction(() => {
-        const { progress, targets } = previewToApply(jobRows.find(previewId), previewId);
-        const started = startBulkUpdate({ ...request, targets });
+        const { progress, targets, checks } = previewToApply(jobRows.find(previewId), previewId);
+        const started = startBulkUpdate({ ...request, checks: request.checks ?? checks, targets });
         jobRows.write(previewId, { progress: JSON.stringify({ ...progress, appliedAs: started.job.id }) });
         return started;
       });
@@ -532,20 +653,30 @@ export function createBulkUpdatesService({
     runs: (limit: number) => jobRows.list({ kind: BULK, limit }).map(runView.summary),
 
     /**
-     * At start: the update attempts the last process left under way end `failed` (`interrupted`),
-     * safe updates' excepted (those resume and end their own); then its bulk updates (running ones
-     * fail as interrupted, queued ones run). How many attempts were ended.
+     * At start: the bulk updates the last process left (its site updates under way first: each item tells
+     * what became of it, see `recoverChild`; then running bulk jobs fail as interrupted, their sites not
+     * started skipped; queued ones run, from a later turn), then the other update attempts it left under way
+     * end `failed` (`interrupted`) and their sites' inventories are read again, safe updates' excepted
+     * (those resume and end their own). How many of those attempts were ended.
      */
     recover(): { attemptsEnded: number } {
-      const attemptsEnded = history.endAbandoned({ reason: 'interrupted', error: CUT_SHORT, finishedAt: clock.now() });
+      jobs.recover([CHILD, SAFE_CHILD, BULK]);
+      const sites = repository.sitesWithAbandonedAttempts();
+      const attemptsEnded = history.endAbandoned({
+        reason: 'interrupted',
+        error: STOPPED_DURING_PLAIN,
+        finishedAt: clock.now(),
+      });
       if (attemptsEnded > 0)
         logger.warn(
           { attempts: attemptsEnded },
           'update attempts the last process left under way were ended as interrupted',
         );
-      jobs.recover(BULK_UPDATE_KINDS);
+      for (const siteId of sites) refreshSoon(siteId);
       return { attemptsEnded };
     },
+    /** A safe update decided (the update history's hook): a bulk item the daemon's stop left following it follows. */
+    followSafeUpdate,
     stop: (graceMs: number) => jobs.stop(BULK_UPDATE_KINDS, { graceMs }),
     idle: () => jobs.idle(BULK_UPDATE_KINDS),
   };

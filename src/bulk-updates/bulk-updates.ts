@@ -83,6 +83,7 @@ export function createBulkUpdates<
     clock,
     events,
     logger,
+    refreshInventory: inventoryAfter.sync,
   });
   const rollback = createHistoryRollback({ history, recorder, restorePoints, events, clock });
   return {
@@ -91,10 +92,24 @@ export function createBulkUpdates<
       rollBackEntry: rollback.rollBack,
       rollbackableEntry: rollback.rollbackable,
     }),
-    recorded: recordSingleSiteUpdates(services, { recorder, inventories, repository, restorePoints }),
+    recorded: recordSingleSiteUpdates(services, { recorder, inventories, repository, restorePoints, inventoryAfter }),
     /** For the safe-updates service: the history rows of safe updates asked for through the API. */
-    safeUpdateHistory: recordSafeUpdates({ recorder, history, inventories, repository, clock }),
+    safeUpdateHistory: followedByBulkItems(
+      recordSafeUpdates({ recorder, history, inventories, repository, clock }),
+      service.followSafeUpdate,
+    ),
   };
 }
 
 export type BulkUpdatesService = ReturnType<typeof createBulkUpdates>['service'];
+
+/** A safe update that decided also ends the bulk item the daemon's stop left following it (bulk-recovery.ts). */
+function followedByBulkItems<H extends { settled(report: R): void }, R>(history: H, follow: (report: R) => void): H {
+  return {
+    ...history,
+    settled(report: R) {
+      history.settled(report);
+      follow(report);
+    },
+  };
+}

@@ -10,9 +10,10 @@ import type { BulkTarget } from './selection.js';
 export function previewToApply(
   job: JobRow | undefined,
   id: string,
-): { progress: PreviewProgress; targets: BulkTarget[] } {
+): { progress: PreviewProgress; targets: BulkTarget[]; checks: NonNullable<BulkParams['checks']> | undefined } {
   if (!job || job.kind !== 'bulk-update') throw bulkUpdatesProblems.notFound.create(`there is no bulk update ${id}`);
-  if (!(JSON.parse(job.params) as BulkParams).dryRun)
+  const params = JSON.parse(job.params) as BulkParams;
+  if (!params.dryRun)
     throw bulkUpdatesProblems.notAPreview.create(`bulk update ${id} is not a preview; preview again to apply it`);
   const progress = JSON.parse(job.progress) as PreviewProgress;
   if (progress.appliedAs)
@@ -31,5 +32,6 @@ export function previewToApply(
   );
   if (targets.length === 0)
     throw bulkUpdatesProblems.emptySelection.create(`preview ${id} has no update to apply`, { sites: 0 });
-  return { progress, targets };
+  // The checks the preview was asked with, for an apply that names none.
+  return { progress, targets, checks: params.checks ?? undefined };
 }

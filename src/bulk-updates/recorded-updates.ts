@@ -1,4 +1,12 @@
-import { updateProblems, type Plugin, type Theme } from '../inventory/index.js';
+import {
+  appliedButUnhealthy,
+  mayHaveChangedFiles,
+  updateProblems,
+  type AppliedUpdates,
+  type Plugin,
+  type Theme,
+} from '../inventory/index.js';
+import { isProblem } from '../shared/errors.js';
 import type { Actor, RequestedBy } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import type { PlainRestorePoints } from '../safe-updates/index.js';
@@ -26,12 +34,22 @@ export const requester = (actor: Actor | undefined): UpdateAttempt['trigger'] =>
 
 /** The versions of a plugin or theme the inventory last read: installed, and offered. */
 function knownVersions(inventories: Inventories, siteId: string, type: 'plugin' | 'theme', slug: string) {
+  const { fromVersion, toVersion } = knownItem(inventories, siteId, type, slug);
+  return { fromVersion, toVersion };
+}
+
+/** `knownVersions`, and the item's file (a plugin's dir/file.php, a theme's stylesheet; null: not in the inventory). */
+function knownItem(inventories: Inventories, siteId: string, type: 'plugin' | 'theme', slug: string) {
   const inventory = inventories.read(siteId);
   const list = inventory
     ? (JSON.parse(type === 'plugin' ? inventory.pluginsJson : inventory.themesJson) as (Plugin | Theme)[])
     : [];
   const item = list.find((candidate) => candidate.slug === slug);
-  return { fromVersion: item?.version ?? null, toVersion: item?.update?.version ?? null };
+  return {
+    fromVersion: item?.version ?? null,
+    toVersion: item?.update?.version ?? null,
+    file: item ? (type === 'plugin' ? (item as Plugin).file : item.slug) : null,
+  };
 }
 
 /**
@@ -50,16 +68,20 @@ export function recordSingleSiteUpdates<
     inventories,
     repository,
     restorePoints,
+    inventoryAfter,
   }: {
     recorder: UpdateRecorder;
     inventories: Inventories;
     repository: Pick<BulkUpdatesRepository, 'sites'>;
-    /** Taken before each plugin or theme update (none: updated without, as before restore points). */
-    restorePoints?: Pick<PlainRestorePoints, 'before'>;
+    /**
+     * Taken before each plugin or theme update (none: updated without, as before restore points);
+     * after a failure, its standalone path reads the version on disk without WordPress.
+     */
+    restorePoints?: Pick<PlainRestorePoints, 'before'> & Partial<Pick<PlainRestorePoints, 'versionOnDisk'>>;
+    /** Patches the stored inventory with an update applied while WordPress failed (its sync cannot read it). */
+    inventoryAfter?: { patch(siteId: string, applied: AppliedUpdates): boolean };
   },
 ): { plugins: P; themes: T; wordpressUpdates: W } {
-  const known = (siteId: string, type: 'plugin' | 'theme', slug: string) =>
-    knownVersions(inventories, siteId, type, slug);
   // An unknown site has no history to write to: the service answers its own 404.
   const track = <R>(attempt: UpdateAttempt, work: () => Promise<R>, versionOf: (result: R) => string | null) =>
     repository.sites({ ids: [attempt.siteId] }).length === 0 ? work() : recorder.track(attempt, work, versionOf);
@@ -85,18 +107,53 @@ export function recordSingleSiteUpdates<
     const taken = await restorePoints.before(siteId, type, slug);
     return taken.restorePoint ? JSON.stringify(taken.restorePoint) : null;
   };
+  /**
+   * After a plain update failed: when the new version is on disk all the same (WordPress said so
+   * before failing, or the standalone path reads it there), the update was applied and the site is
+   * unhealthy: that problem is thrown (the history records it applied) and the stored inventory
+   * shows the version on disk. Otherwise the failure as it was.
+   */
+  async function appliedDespite(
+    siteId: string,
+    type: 'plugin' | 'theme',
+    item: { slug: string; file: string | null; fromVersion: string | null; restorePoint: string | null },
+    error: unknown,
+  ): Promise<never> {
+    let applied = isProblem(error, updateProblems.appliedSiteUnhealthy) ? error : null;
+    if (!applied && item.restorePoint && item.file && restorePoints?.versionOnDisk && mayHaveChangedFiles(error)) {
+      const onDisk = await restorePoints.versionOnDisk(siteId, type, item.file);
+      if (onDisk && onDisk !== item.fromVersion) applied = appliedButUnhealthy(item, onDisk, error);
+    }
+    if (!applied) throw error;
+    if (item.file) {
+      const done = new Map([[item.file, { version: String(applied.extensions.version), offer: null }]]);
+      inventoryAfter?.patch(siteId, {
+        updates: null,
+        info: null,
+        plugins: type === 'plugin' ? done : new Map(),
+        themes: type === 'theme' ? done : new Map(),
+      });
+    }
+    throw applied;
+  }
+
   const item = <S extends Updatable<Plugin | Theme>>(service: S, type: 'plugin' | 'theme'): S =>
     ({
       ...service,
-      update: async (siteId: string, slug: string, options: RequestedBy = {}) =>
-        track(
-          {
-            ...attempt(siteId, type, slug, known(siteId, type, slug), options),
-            restorePoint: await restorePointOf(siteId, type, slug),
-          },
-          () => service.update(siteId, slug, options),
+      update: async (siteId: string, slug: string, options: RequestedBy = {}) => {
+        const { file, ...versions } = knownItem(inventories, siteId, type, slug);
+        const restorePoint = await restorePointOf(siteId, type, slug);
+        return track(
+          { ...attempt(siteId, type, slug, versions, options), restorePoint },
+          () =>
+            service
+              .update(siteId, slug, options)
+              .catch((error: unknown) =>
+                appliedDespite(siteId, type, { slug, file, fromVersion: versions.fromVersion, restorePoint }, error),
+              ),
           (updated) => updated.version,
-        ),
+        );
+      },
     }) as S;
 
   return {
@@ -140,15 +197,28 @@ interface SafeUpdateReport {
   message: string | null;
   fromVersion: string | null;
   toVersion: string | null;
+  /** A page changed beyond the threshold: on a kept update, a warning (`visual-change` on its succeeded row). */
+  visualChange?: boolean;
 }
 
-const NOTHING_TO_UPDATE = [updateProblems.noUpdate.name, wordpressUpdatesProblems.versionNotOffered.name];
+// Skipped, not failed: nothing to update, or the site was already down before the update (not the update's fault).
+const NOTHING_TO_UPDATE = [
+  updateProblems.noUpdate.name,
+  wordpressUpdatesProblems.versionNotOffered.name,
+  'site-down-before-update',
+];
 
 /** How a decided safe update ends its history row: kept is succeeded; rolled back, or not done, failed with why. */
 function safeUpdateEnd(report: SafeUpdateReport): Omit<AttemptEnd, 'finishedAt'> {
   switch (report.status) {
     case 'kept':
-      return { result: 'succeeded', toVersion: report.toVersion };
+      return {
+        result: 'succeeded',
+        toVersion: report.toVersion,
+        ...(report.visualChange
+          ? { reason: 'visual-change', error: 'kept, but a page looks different beyond the threshold (see its report)' }
+          : {}),
+      };
     case 'rolled-back':
     case 'rollback-failed': {
       const { problem, message } = notKeptProblem(report);

@@ -1,6 +1,8 @@
 import { unbatched, type WriteBatch } from '../db/write-batch.js';
 import type { AppliedUpdates, Inventory } from '../inventory/index.js';
-import type { PlainRestorePoint, PlainRestorePoints } from '../safe-updates/index.js';
+import { appliedButUnhealthy, mayHaveChangedFiles, updateProblems } from '../inventory/index.js';
+import { isAppError, isProblem } from '../shared/errors.js';
+import type { PlainRestorePoint, PlainRestorePoints, SafeUpdatePolicy } from '../safe-updates/index.js';
 import type { Events } from '../shared/event-bus.js';
 import { notKeptProblem } from './bulk-updates.errors.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
@@ -80,13 +82,21 @@ interface SafeOutcome {
   reason: string | null;
   message: string | null;
   toVersion: string | null;
+  /** A page changed beyond the threshold: on a kept update, a warning. */
+  visualChange?: boolean;
+  screenshots?: { url: string; changedRatio: number | null }[];
+  policy?: { visual: { threshold: number } };
 }
+/** A safe update that did not update because the site already failed its checks before: skipped, not the update's fault. */
+const SITE_DOWN_BEFORE_UPDATE = 'site-down-before-update';
 /** Updates one plugin, theme or core safely: checks, restore point, update, checks, rollback when the site broke. */
 export type SafeUpdate = (request: {
   siteId: string;
   type: 'plugin' | 'theme' | 'core';
   slug: string;
   version?: string;
+  /** How it checks the site and when it rolls back (the bulk update's `checks`); none: its defaults. */
+  policy?: Partial<SafeUpdatePolicy>;
 }) => Promise<SafeOutcome>;
 
 /** One thing to update on one site, as planned: from the inventory, and the version expected (null: whatever is offered). */
@@ -101,6 +111,8 @@ export interface ItemOutcome extends PlannedItem {
   state: ItemState;
   reason: string | null;
   message: string | null;
+  /** The safe update it ran as (its report), when it ran as one. */
+  safeUpdateId?: string | null;
 }
 
 /**
@@ -164,7 +176,7 @@ export function createSiteUpdater({
   /** For bulk updates asked to be safe (and policies, whose runs are safe by default). */
   safeUpdate: SafeUpdate;
   /** The restore point each plain plugin or theme update takes first (none: updated without). */
-  restorePoints?: Pick<PlainRestorePoints, 'before' | 'beforeOn'>;
+  restorePoints?: Pick<PlainRestorePoints, 'before' | 'beforeOn'> & Partial<Pick<PlainRestorePoints, 'versionOnDisk'>>;
 }) {
   /** A plain update's attempt with its restore point, as its history row keeps it. */
   const withRestorePoint = async (attempt: UpdateAttempt, taking: Promise<PlainRestorePoint> | undefined) => {
@@ -178,6 +190,7 @@ export function createSiteUpdater({
     trigger,
     jobId,
     safe = false,
+    checks,
     onItem,
     batch = unbatched,
   }: {
@@ -186,6 +199,8 @@ export function createSiteUpdater({
     trigger: UpdateAttempt['trigger'];
     jobId: string;
     safe?: boolean;
+    /** The safe updates' checks (a single safe update's `policy`); none: their defaults. */
+    checks?: Partial<SafeUpdatePolicy>;
     onItem: (outcomes: ItemOutcome[]) => void;
     /** The site update's writes (its history, the inventory patch, the caller's own): committed before each request and by the caller at the end. */
     batch?: WriteBatch;
@@ -338,7 +353,10 @@ export function createSiteUpdater({
           );
           const answer = await record.trackEnding(
             started,
-            () => services[`${type}s`].updateExpecting(site, item, outcome.toVersion),
+            () =>
+              services[`${type}s`]
+                .updateExpecting(site, item, outcome.toVersion)
+                .catch((error: unknown) => appliedOnDisk(siteId, type, item, started.restorePoint, error)),
             (answer) => {
               if (answer.result === 'updated')
                 return { result: 'succeeded', fromVersion: answer.previousVersion, toVersion: answer.version };
@@ -355,6 +373,18 @@ export function createSiteUpdater({
           answered.set(file, answer);
           settle(outcome, { state: 'succeeded', fromVersion: answer.previousVersion, toVersion: answer.version });
         } catch (error) {
+          if (isProblem(error, updateProblems.appliedSiteUnhealthy)) {
+            // The new version is on disk all the same: applied (the inventory shows it), with the site failing after it.
+            const version = String(error.extensions.version);
+            answered.set(file, { version, offer: null });
+            settle(outcome, {
+              state: 'succeeded',
+              toVersion: version,
+              reason: reasonOf(error),
+              message: messageOf(error),
+            });
+            continue;
+          }
           const state = isNothingToUpdate(error) ? 'skipped' : 'failed';
           settle(outcome, { state, reason: reasonOf(error), message: messageOf(error) });
           attemptedAndNotDone = true;
@@ -367,37 +397,103 @@ export function createSiteUpdater({
     // Translations and core, every safe item, and any plugin or theme the held pass could not reach.
     for (const outcome of outcomes) {
       if (outcome.state !== 'pending') continue;
-      await apply(outcome, () =>
-        safe && outcome.type !== 'translations'
-          ? applySafely(record, siteId, attempt(outcome))
-          : applyOne(record, siteId, attempt(outcome)),
-      );
+      if (safe && outcome.type !== 'translations') await applySafely(outcome);
+      else await apply(outcome, () => applyOne(record, siteId, attempt(outcome)));
     }
     return outcomes;
+
+    /**
+     * A safe update: kept, the item succeeded (with the warning `visual-change` when a page looks different); the
+     * site already down before it (or nothing on offer), skipped; otherwise failed with its decision
+     * (`update-rolled-back`, …) or its reason.
+     */
+    async function applySafely(outcome: ItemOutcome): Promise<void> {
+      const type = outcome.type as 'plugin' | 'theme' | 'core';
+      const started = attempt(outcome);
+      const request = {
+        siteId,
+        type,
+        slug: type === 'core' ? 'wordpress' : outcome.slug!,
+        ...(outcome.toVersion ? { version: outcome.toVersion } : {}),
+        ...(checks ? { policy: checks } : {}),
+      };
+      const notUpdated = (report: SafeOutcome) =>
+        report.status === 'failed' &&
+        (report.reason === SITE_DOWN_BEFORE_UPDATE || report.reason === 'no-update-available');
+      try {
+        const report = await record.trackEnding(
+          started,
+          async () => {
+            const report = await safeUpdate(request);
+            if (report.status === 'kept' || notUpdated(report)) return report;
+            const { problem, message } = notKeptProblem(report);
+            throw problem.create(message, { safeUpdateId: report.id });
+          },
+          (report) =>
+            report.status === 'kept'
+              ? {
+                  result: 'succeeded',
+                  toVersion: report.toVersion ?? started.toVersion,
+                  safeUpdateId: report.id,
+                  // Kept, but it looks different: a warning on its succeeded row.
+                  ...(report.visualChange ? { reason: 'visual-change', error: lookChanged(report) } : {}),
+                }
+              : { result: 'skipped', reason: report.reason, error: report.message, safeUpdateId: report.id },
+        );
+        if (report.status === 'kept')
+          settle(outcome, {
+            state: 'succeeded',
+            toVersion: report.toVersion ?? outcome.toVersion,
+            safeUpdateId: report.id,
+            ...(report.visualChange ? { reason: 'visual-change', message: lookChanged(report) } : {}),
+          });
+        else
+          settle(outcome, {
+            state: 'skipped',
+            reason: report.reason,
+            message: report.message,
+            safeUpdateId: report.id,
+          });
+      } catch (error) {
+        const state = isNothingToUpdate(error) ? 'skipped' : 'failed';
+        const safeUpdateId = isAppError(error) ? error.extensions.safeUpdateId : undefined;
+        settle(outcome, {
+          state,
+          reason: reasonOf(error),
+          message: messageOf(error),
+          ...(typeof safeUpdateId === 'string' ? { safeUpdateId } : {}),
+        });
+      }
+    }
   };
 
-  /** A safe update that was not kept fails the item with its decision (`update-rolled-back`, …) or its reason. */
-  function applySafely(record: BatchedRecorder, siteId: string, attempt: UpdateAttempt): Promise<string | null> {
-    const type = attempt.type as 'plugin' | 'theme' | 'core';
-    const request = {
-      siteId,
-      type,
-      slug: type === 'core' ? 'wordpress' : attempt.slug!,
-      ...(attempt.toVersion ? { version: attempt.toVersion } : {}),
-    };
-    return record
-      .track(
-        attempt,
-        async () => {
-          const outcome = await safeUpdate(request);
-          if (outcome.status === 'kept') return outcome;
-          const { problem, message } = notKeptProblem(outcome);
-          throw problem.create(message, { safeUpdateId: outcome.id });
-        },
-        (kept) => kept.toVersion,
-        (kept) => kept.id,
-      )
-      .then((kept) => kept.toVersion);
+  /**
+   * A plain update whose request failed (the site failed, not refused) after taking its restore
+   * point: when the standalone path reads a new version on disk, it was applied all the same, and
+   * the site is unhealthy (`update-applied-site-unhealthy`, which the history records applied).
+   */
+  async function appliedOnDisk(
+    siteId: string,
+    type: 'plugin' | 'theme',
+    item: HeldItem,
+    restorePoint: string | null | undefined,
+    error: unknown,
+  ): Promise<never> {
+    if (restorePoint && restorePoints?.versionOnDisk && mayHaveChangedFiles(error)) {
+      const onDisk = await restorePoints.versionOnDisk(siteId, type, item.file);
+      if (onDisk && onDisk !== item.version)
+        throw appliedButUnhealthy({ slug: item.slug, fromVersion: item.version || null }, onDisk, error);
+    }
+    throw error;
+  }
+
+  /** A kept safe update's warning: which pages look different, by how much. */
+  function lookChanged(report: SafeOutcome): string {
+    const threshold = report.policy?.visual.threshold ?? 0;
+    const pages = (report.screenshots ?? [])
+      .filter((shot) => (shot.changedRatio ?? 0) > threshold)
+      .map((shot) => `${shot.url} changed on ${((shot.changedRatio ?? 0) * 100).toFixed(1)} % of its pixels`);
+    return `kept, but it looks different (safe update ${report.id}): ${pages.join('; ') || 'a page changed'} (threshold ${(threshold * 100).toFixed(1)} %)`;
   }
 
   async function applyOne(record: BatchedRecorder, siteId: string, attempt: UpdateAttempt): Promise<string | null> {

@@ -50,6 +50,11 @@ export function createHistoryRollback({
     const entry = history.find(siteId, entryId);
     if (!entry) throw bulkUpdatesProblems.entryNotFound.create(`site ${siteId} has no update history entry ${entryId}`);
     const point = restorePointOf(entry);
+    if (entry.type === 'core' && !entry.safeUpdateId && !entry.rollbackOf)
+      // A copy of WordPress's own files is large: only a safe core update takes one (and rolls back on its own).
+      throw bulkUpdatesProblems.noRestorePoint.create(
+        `the update ${entryId} is a plain core update, which takes no restore point: a safe core update (POST /api/sites/${siteId}/core/safe-update) takes one and rolls back on its own`,
+      );
     if (!point || !restorePoints || (entry.type !== 'plugin' && entry.type !== 'theme'))
       throw bulkUpdatesProblems.noRestorePoint.create(`the update ${entryId} took no restore point`);
     if (entry.result === 'running')

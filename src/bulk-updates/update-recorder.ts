@@ -68,6 +68,19 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
         batch.later(() => repository.finish(row.id, end));
         return result;
       } catch (error) {
+        if (isProblem(error, updateProblems.appliedSiteUnhealthy)) {
+          // Applied (the new version is on disk), the site unhealthy after it: its entry can be rolled back.
+          const end: AttemptEnd = {
+            result: 'succeeded',
+            toVersion: typeof error.extensions.version === 'string' ? error.extensions.version : attempt.toVersion,
+            reason: reasonOf(error),
+            error: messageOf(error),
+            finishedAt: clock.now(),
+          };
+          batch.later(() => repository.finish(row.id, end));
+          error.extensions.updateId = row.id;
+          throw error;
+        }
         const linked = isAppError(error) ? error.extensions.safeUpdateId : undefined;
         const end: AttemptEnd = {
           result: isNothingToUpdate(error) ? 'skipped' : 'failed',

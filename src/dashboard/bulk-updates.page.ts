@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
+import { SafeUpdateChecksInput } from '../safe-updates/index.js';
 import { isAppError } from '../shared/errors.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge, count } from './format.js';
@@ -20,14 +21,31 @@ export const BULK_FORM_ID = 'bulk';
 
 /** A rolled-back item failed with one of these reasons (see docs/safe-updates.md). */
 const ROLLED_BACK = new Set(['update-rolled-back']);
+/** A safe item kept with a page that looks different (a warning), and one not updated because the site was already down. */
+const VISUAL_CHANGE = 'visual-change';
+const SITE_DOWN_BEFORE_UPDATE = 'site-down-before-update';
+type RunItem = RunSite['items'][number];
+const looksDifferent = (item: RunItem) => item.state === 'succeeded' && item.reason === VISUAL_CHANGE;
 
 /** What a person reads for a site's state: queued, updating, updated, failed, rolled back, skipped, cancelled. */
 function siteWord(site: RunSite): { word: string; badgeClass: string } {
   if (site.state === 'running') return { word: 'updating', badgeClass: 'running' };
+  // A warning, not the green tick: kept, but a page looks different beyond the threshold.
+  if (site.state === 'succeeded' && site.items.some(looksDifferent))
+    return { word: 'updated, looks different', badgeClass: 'degraded' };
   if (site.state === 'succeeded') return { word: 'updated', badgeClass: 'succeeded' };
+  if (site.state === 'skipped' && site.items.some((item) => item.reason === SITE_DOWN_BEFORE_UPDATE))
+    return { word: 'site was already down', badgeClass: 'skipped' };
   if (site.state === 'failed' && site.items.some((item) => item.reason && ROLLED_BACK.has(item.reason)))
     return { word: 'rolled back', badgeClass: 'partial' };
   return { word: site.state, badgeClass: site.state };
+}
+
+/** An item's outcome: kept with a visual change is a warning; not updated because the site was already down says so. */
+function itemBadge(item: RunItem) {
+  if (looksDifferent(item)) return badge('degraded', 'updated, looks different');
+  if (item.reason === SITE_DOWN_BEFORE_UPDATE) return badge('skipped', 'skipped: site was already down');
+  return badge(item.state);
 }
 
 const itemLabel = (item: { type: string; slug: string | null }) =>
@@ -52,6 +70,15 @@ function selectionOf(form: Record<string, string | File | (string | File)[]>) {
     tag: sites.length === 0 && tag ? [tag] : [],
     ...(items.length > 0 ? { items } : {}),
   };
+}
+
+/** The apply form's visual check fields as a bulk update's `checks` (null: a threshold that is not 0–100 %). */
+function checksOf(form: Record<string, string | File>) {
+  const threshold = typeof form.threshold === 'string' && form.threshold.trim() !== '' ? Number(form.threshold) : 3;
+  const parsed = SafeUpdateChecksInput.safeParse({
+    visual: { enabled: form.visual === '1', threshold: threshold / 100, rollback: form.visualRollback === '1' },
+  });
+  return parsed.success ? parsed.data : null;
 }
 
 /** The list of recent bulk updates on the Updates page. */
@@ -96,7 +123,7 @@ export function runHistory(
 /** Sites that need a look first: running, then failed, then waiting; the rest after. */
 const ORDER: Record<string, number> = { running: 0, failed: 1, queued: 2 };
 
-function sitesTable(run: Run) {
+function sitesTable(run: Run, session: Parameters<typeof csrfField>[0]) {
   // A fleet-wide run can have thousands of sites, and live.js fetches the page at each change: the first rows only.
   const sites = [...run.sites].sort((a, b) => (ORDER[a.state] ?? 3) - (ORDER[b.state] ?? 3)).slice(0, SITES_SHOWN);
   return html`<div class="table-wrap">
@@ -117,6 +144,13 @@ function sitesTable(run: Run) {
             <td>
               ${run.dryRun ? html`<span class="badge none">would update</span>` : badge(badgeClass, word)}
               ${site.message ? html`<span class="url">${site.message}</span>` : ''}
+              ${
+                !run.dryRun && site.state === 'queued' && site.jobId
+                  ? html`<form method="post" action="/updates/runs/${run.job.id}/sites/${site.jobId}/cancel">
+                      ${csrfField(session)}<button type="submit" class="secondary">Cancel this site</button>
+                    </form>`
+                  : ''
+              }
             </td>
             <td>
               <ul class="items">
@@ -124,8 +158,9 @@ function sitesTable(run: Run) {
                   (item) =>
                     html`<li>
                       ${itemLabel(item)} ${item.fromVersion ?? '?'} → <strong>${item.toVersion ?? '?'}</strong>
-                      ${run.dryRun ? '' : badge(item.state)}
+                      ${run.dryRun ? '' : itemBadge(item)}
                       ${item.reason ? html`<span class="muted">${item.reason}${item.message ? `: ${item.message}` : ''}</span>` : ''}
+                      ${item.safeUpdateId ? html`<a href="/sites/${site.siteId}/safe-updates/${item.safeUpdateId}">safe-update report</a>` : ''}
                     </li>`,
                 )}
               </ul>
@@ -170,9 +205,16 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
     const preview = deps.bulkUpdates.run(c.req.param('id'));
     try {
       // Once per preview: a second click (or a second tab) names the run the first one started.
+      const safe = form.safe === '1';
+      const checks = safe ? checksOf(form) : undefined;
+      if (checks === null) {
+        setFlash(c, { kind: 'error', text: 'Nothing applied: the threshold is a percentage from 0 to 100.' });
+        return c.redirect(`/updates/runs/${preview.job.id}`, 303);
+      }
       const started = deps.bulkUpdates.applyPreview(preview.job.id, {
         trigger: { kind: 'user', id: c.get('session').user.id },
-        safe: form.safe === '1',
+        safe,
+        ...(checks ? { checks } : {}),
       });
       setFlash(c, { kind: 'ok', text: `Bulk update started on ${count(started.sites.length, 'site')}.` });
       return c.redirect(`/updates/runs/${started.job.id}`, 303);
@@ -184,8 +226,25 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
   app.post('/updates/runs/:id/cancel', (c) => {
     const run = deps.bulkUpdates.run(c.req.param('id'));
     try {
-      deps.jobs.cancel(run.job.id);
+      deps.jobs.cancel(run.job.id, c.get('actor'));
       setFlash(c, { kind: 'ok', text: 'Cancelled: sites not started yet will not be; running ones finish.' });
+      return c.redirect(`/updates/runs/${run.job.id}`, 303);
+    } catch (error) {
+      return fail(c, error, `/updates/runs/${run.job.id}`);
+    }
+  });
+
+  // One site of a run, not started yet: the run goes on without it (and ends when its other sites do).
+  app.post('/updates/runs/:id/sites/:jobId/cancel', (c) => {
+    const run = deps.bulkUpdates.run(c.req.param('id'));
+    const site = run.sites.find((candidate) => candidate.jobId === c.req.param('jobId'));
+    try {
+      if (!site?.jobId) {
+        setFlash(c, { kind: 'error', text: 'That site is not part of this bulk update.' });
+      } else {
+        deps.jobs.cancel(site.jobId, c.get('actor'));
+        setFlash(c, { kind: 'ok', text: `Cancelled ${site.url}: it will not be updated in this run.` });
+      }
       return c.redirect(`/updates/runs/${run.job.id}`, 303);
     } catch (error) {
       return fail(c, error, `/updates/runs/${run.job.id}`);
@@ -210,12 +269,25 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
               ${
                 run.appliedAs
                   ? html`<p>Applied: <a href="/updates/runs/${run.appliedAs}">the bulk update it started</a></p>`
-                  : html`<form class="actions" method="post" action="/updates/runs/${run.job.id}/apply">
+                  : html`<form class="apply-form" method="post" action="/updates/runs/${run.job.id}/apply">
                       ${csrfField(session)}
                       <label class="check" for="safe"
                         ><input type="checkbox" id="safe" name="safe" value="1" checked /> Safe update (health checks,
                         screenshots, a restore point and a rollback when a site breaks)</label
                       >
+                      <fieldset>
+                        <legend>Visual check of the safe updates</legend>
+                        <label class="check" for="visual"
+                          ><input type="checkbox" id="visual" name="visual" value="1" checked /> Compare screenshots
+                          before and after</label
+                        >
+                        <label for="threshold">Threshold (% of a page’s pixels that may change)</label>
+                        <input id="threshold" name="threshold" type="number" min="0" max="100" step="0.1" value="3" />
+                        <label class="check" for="visualRollback"
+                          ><input type="checkbox" id="visualRollback" name="visualRollback" value="1" /> Roll back an
+                          update that changes a page beyond the threshold (otherwise it is kept, with a warning)</label
+                        >
+                      </fieldset>
                       <button type="submit" ${run.sites.length === 0 ? 'disabled' : ''}>
                         Apply to ${count(run.sites.length, 'site')}
                       </button>
@@ -245,7 +317,7 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
                 ${run.job.message ? html`<span class="url">${run.job.message}</span>` : ''}
               </p>`
         }
-        ${run.sites.length === 0 ? html`<p class="muted">Nothing to update.</p>` : sitesTable(run)}
+        ${run.sites.length === 0 ? html`<p class="muted">Nothing to update.</p>` : sitesTable(run, session)}
       </section>`;
     return c.html(
       page({

@@ -46,6 +46,10 @@ interface Values {
   timeZone: string;
   releaseDelayDays: string;
   safe: boolean;
+  /** The safe updates' visual check: on, the threshold in % of a page's pixels, and rolling back beyond it. */
+  visual: boolean;
+  visualThreshold: string;
+  visualRollback: boolean;
   pins: string;
   ignore: string;
 }
@@ -64,6 +68,10 @@ const EMPTY: Values = {
   timeZone: '',
   releaseDelayDays: '0',
   safe: true,
+  visual: true,
+  visualThreshold: '3',
+  // Unattended: a page that changed beyond the threshold is rolled back by default.
+  visualRollback: true,
   pins: '',
   ignore: '',
 };
@@ -84,6 +92,9 @@ function valuesOf(policy: Policy): Values {
     timeZone: s.window.timeZone ?? '',
     releaseDelayDays: String(s.releaseDelayDays),
     safe: s.safe,
+    visual: s.checks.visual.enabled,
+    visualThreshold: String(Number((s.checks.visual.threshold * 100).toFixed(4))),
+    visualRollback: s.checks.visual.rollback,
     pins: s.pins.map((pin) => `${pin.type} ${pin.slug} ${pin.version}`).join('\n'),
     ignore: s.ignore.map((item) => `${item.type} ${item.slug}`).join('\n'),
   };
@@ -110,6 +121,9 @@ function postedValues(form: Form): Values {
     timeZone: one('timeZone'),
     releaseDelayDays: one('releaseDelayDays'),
     safe: one('safe') === '1',
+    visual: one('visual') === '1',
+    visualThreshold: one('visualThreshold'),
+    visualRollback: one('visualRollback') === '1',
     pins: one('pins'),
     ignore: one('ignore'),
   };
@@ -123,8 +137,12 @@ const lines = (text: string) =>
     .slice(0, MAX_LINES);
 const number = (text: string) => (text === '' ? undefined : Number(text));
 
-/** The request body the API would take, from the form (zod then says what is wrong, field by field). */
-function inputOf(values: Values) {
+/**
+ * The request body the API would take, from the form (zod then says what is wrong, field by field); `checks` keeps
+ * what the form does not show (URLs, keyword, timings set through the API) from the stored policy.
+ */
+function inputOf(values: Values, stored?: Policy['settings']['checks']) {
+  const threshold = number(values.visualThreshold);
   return {
     name: values.name,
     ...(values.scope === 'site' ? { siteId: values.siteId || undefined } : { tag: values.tag || undefined }),
@@ -139,6 +157,14 @@ function inputOf(values: Values) {
     },
     releaseDelayDays: number(values.releaseDelayDays),
     safe: values.safe,
+    checks: {
+      ...stored,
+      visual: {
+        enabled: values.visual,
+        threshold: threshold === undefined ? undefined : threshold / 100,
+        rollback: values.visualRollback,
+      },
+    },
     pins: lines(values.pins).map(([type, slug, version]) => ({ type, slug, version })),
     ignore: lines(values.ignore).map(([type, slug]) => ({ type, slug })),
   };
@@ -150,7 +176,13 @@ function errorsOf(issues: { path: PropertyKey[]; message: string }[]): Errors {
   for (const issue of issues) {
     const [head, second] = issue.path.map(String);
     const field =
-      head === 'window' && second ? second : head === 'siteId' || head === 'tag' ? 'scope' : (head ?? 'form');
+      head === 'window' && second
+        ? second
+        : head === 'checks'
+          ? 'visualThreshold'
+          : head === 'siteId' || head === 'tag'
+            ? 'scope'
+            : (head ?? 'form');
     const where = (head === 'pins' || head === 'ignore') && second !== undefined ? `line ${Number(second) + 1}: ` : '';
     errors[field] ??= `${where}${issue.message}`;
   }
@@ -273,6 +305,27 @@ function policyForm(session: SignedInSession, values: Values, errors: Errors, po
           ><input type="checkbox" name="safe" value="1" ${values.safe ? 'checked' : ''} /> Safe updates (checks,
           screenshots, rollback)</label
         >
+      </div>
+      ${group(
+        'visual',
+        'Visual check of the safe updates',
+        html`<label class="check"
+            ><input type="checkbox" name="visual" value="1" ${values.visual ? 'checked' : ''} /> Compare screenshots
+            before and after</label
+          >
+          ${field(
+            errors,
+            'visualThreshold',
+            'Threshold (% of a page’s pixels)',
+            input('visualThreshold', 'number', 'min="0" max="100" step="0.1"'),
+            'A page that changed on more of its pixels than this looks different.',
+          )}
+          <label class="check"
+            ><input type="checkbox" name="visualRollback" value="1" ${values.visualRollback ? 'checked' : ''} /> Roll
+            back an update that changes a page beyond the threshold (otherwise kept, with a warning)</label
+          >`,
+      )}
+      <div class="checks">
         <label class="check"
           ><input type="checkbox" name="enabled" value="1" ${values.enabled ? 'checked' : ''} /> Enabled</label
         >
@@ -344,7 +397,17 @@ export function createPoliciesPages(deps: DashboardServices) {
                         <span class="url">${w.timeZone ?? 'each site’s time zone'}</span>
                       </td>
                       <td class="num">${policy.settings.releaseDelayDays} d</td>
-                      <td>${policy.settings.safe ? 'yes' : 'no'}</td>
+                      <td>
+                        ${policy.settings.safe ? 'yes' : 'no'}
+                        ${
+                          policy.settings.safe && policy.settings.checks.visual.enabled
+                            ? html`<span class="url"
+                                >visual ${Number((policy.settings.checks.visual.threshold * 100).toFixed(2))} %,
+                                ${policy.settings.checks.visual.rollback ? 'rolled back' : 'kept with a warning'}</span
+                              >`
+                            : ''
+                        }
+                      </td>
                       <td class="actions">
                         ${action(session, `/updates/policies/${policy.id}/delete`, 'Delete', { danger: true, confirm: 'Confirm' })}
                       </td>
@@ -381,7 +444,7 @@ export function createPoliciesPages(deps: DashboardServices) {
   app.post('/updates/policies/:id', async (c) => {
     const policy = deps.updatePolicies.get(c.req.param('id'));
     const values = postedValues(await c.req.parseBody({ all: true }));
-    const parsed = UpdatePolicyInput.safeParse(inputOf(values));
+    const parsed = UpdatePolicyInput.safeParse(inputOf(values, policy.settings.checks));
     if (!parsed.success) return formPage(c, values, errorsOf(parsed.error.issues), policy, 400);
     deps.updatePolicies.replace(policy.id, parsed.data);
     setFlash(c, { kind: 'ok', text: `Policy ${parsed.data.name} saved.` });

@@ -23,6 +23,29 @@ const DECISIONS: Record<SafeUpdate['status'], string> = {
   failed: 'Not updated.',
 };
 
+/** The reason of a safe update the site's own state refused (docs/safe-updates.md): not the update's fault. */
+const SITE_DOWN_BEFORE_UPDATE = 'site-down-before-update';
+
+/**
+ * A safe update's outcome as a badge: kept with a page that looks different is a warning (the stylesheet's
+ * warning colour, ◆), never the green tick; refused because the site was already down says so.
+ */
+function outcomeBadge(update: Pick<SafeUpdate, 'status' | 'visualChange' | 'reason'>) {
+  if (update.status === 'kept' && update.visualChange) return badge('degraded', 'kept, looks different');
+  if (update.status === 'failed' && update.reason === SITE_DOWN_BEFORE_UPDATE)
+    return badge('failed', 'not updated: site already down');
+  return badge(update.status);
+}
+
+/** What was decided, in a sentence, with the warnings a status alone does not say. */
+function decision(update: SafeUpdate): string {
+  if (update.status === 'kept' && update.visualChange)
+    return 'Updated and healthy after the update, and kept, but a page looks different beyond the threshold: look at the screenshots below.';
+  if (update.status === 'failed' && update.reason === SITE_DOWN_BEFORE_UPDATE)
+    return 'The site was already down before the update (its checks failed before anything was changed): nothing was updated. Not the update’s fault.';
+  return DECISIONS[update.status];
+}
+
 const ms = (value: number) => (value >= 10_000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`);
 const at = (iso: string | null) => (iso ? `${iso.replace('T', ' ').slice(0, 19)} UTC` : '—');
 const ok = (value: boolean, yes = 'ok', no = 'failed') => badge(value ? 'succeeded' : 'failed', value ? yes : no);
@@ -62,7 +85,7 @@ export function safeUpdatesSection(
                       <th scope="row"><a href="${base}/safe-updates/${update.id}">${what(update)}</a></th>
                       <td>${update.fromVersion ?? '?'} → ${update.toVersion ?? '?'}</td>
                       <td>
-                        ${badge(update.status)}${update.visualChange ? ' (looks different)' : ''}
+                        ${outcomeBadge(update)}${update.visualChange && update.status !== 'kept' ? ' (looks different)' : ''}
                         ${update.reason ? html`<span class="url">${update.reason}</span>` : ''}
                       </td>
                       <td>${age(new Date(update.createdAt), now)}</td>
@@ -119,7 +142,9 @@ function reportBody(update: SafeUpdate, base: string) {
     update.startedAt && update.finishedAt ? ms(Date.parse(update.finishedAt) - Date.parse(update.startedAt)) : '—';
   return html`<section class="card" id="report" data-live-section aria-labelledby="decision-h">
     <h2 id="decision-h">Decision</h2>
-    <p>${badge(update.status)} ${DECISIONS[update.status]}</p>
+    <p data-outcome="${update.status === 'kept' && update.visualChange ? 'warning' : update.status}">
+      ${outcomeBadge(update)} ${decision(update)}
+    </p>
     <dl class="facts">
       <dt>Version</dt>
       <dd>${update.fromVersion ?? '?'} → ${update.toVersion ?? '?'}</dd>
@@ -173,7 +198,13 @@ function reportBody(update: SafeUpdate, base: string) {
                   ${page.url}${page.changedRatio === null ? '' : ` · ${(page.changedRatio * 100).toFixed(2)} % of pixels changed`}
                 </h4>
                 <div class="shots">
-                  ${shot(page.before, `Before: ${page.url}`)} ${shot(page.after, `After: ${page.url}`)}
+                  ${shot(page.before, `Before: ${page.url}`)}
+                  ${shot(
+                    page.after,
+                    update.status === 'rolled-back' || update.status === 'rollback-failed'
+                      ? `After the update, before the rollback: ${page.url}`
+                      : `After: ${page.url}`,
+                  )}
                   ${shot(page.diff, `Difference (changed pixels in red): ${page.url}`)}
                 </div>`,
           )

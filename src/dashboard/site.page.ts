@@ -13,7 +13,7 @@ import { backupSettingsFields } from './backup-settings.fields.js';
 import { connectionPanel } from './connection.page.js';
 import { adminLoginAction } from './admin-login.page.js';
 import { safeUpdatesSection } from './safe-updates.page.js';
-import { updateHistorySection } from './update-history.js';
+import { brokenByUpdateNotice, updateHistorySection } from './update-history.js';
 import { takeFlash, type DashboardEnv } from './session.js';
 
 const bytes = (n: number) =>
@@ -151,7 +151,8 @@ export function createSitePage(deps: DashboardServices) {
         ${site.connectorVersion ?? 'not installed'} · synced
         ${age(site.lastSyncedAt, now)}${site.syncError ? html` · <strong>sync failing: ${site.syncError}</strong>` : ''}
       </p>
-      ${connectionPanel(session, site, deps.clock.now())} ${adminLoginAction(deps.adminLogin, session, site)}
+      ${brokenByUpdateNotice(deps, site.id, uptime)} ${connectionPanel(session, site, deps.clock.now())}
+      ${adminLoginAction(deps.adminLogin, session, site)}
       <p id="live-status" class="muted" role="status" aria-live="polite"></p>
       <div class="grid2">
         <section class="card" aria-labelledby="uptime-h">

@@ -7,6 +7,10 @@ import { columns, page } from './layout.js';
 import { takeFlash, type DashboardEnv } from './session.js';
 
 const LISTED = 20;
+/** The update-history reason of an update applied while the site failed after it (inventory updateProblems). */
+const APPLIED_UNHEALTHY = 'update-applied-site-unhealthy';
+/** How soon after an update a site going down is put down to it (the site page offers to roll it back). */
+const DOWN_AFTER_UPDATE_MS = 60 * 60_000;
 const PAGE_SIZE = 50;
 const RESULTS = ['succeeded', 'failed', 'skipped', 'running'] as const;
 const TYPES = ['plugin', 'theme', 'core', 'translations'] as const;
@@ -58,7 +62,13 @@ function historyRows(
         <th scope="row">${row.slug ? `${row.slug} (${row.type})` : row.type}</th>
         <td>${row.fromVersion ?? '?'} → ${row.toVersion ?? '?'}</td>
         <td>
-          ${badge(row.result)}
+          ${
+            row.reason === APPLIED_UNHEALTHY
+              ? html`${badge('succeeded', 'applied')} ${badge('down', 'site unhealthy')}`
+              : row.result === 'succeeded' && row.reason === 'visual-change'
+                ? badge('degraded', 'succeeded, looks different')
+                : badge(row.result)
+          }
           ${row.reason ? html`<span class="url">${row.reason}${row.error ? `: ${row.error}` : ''}</span>` : ''}
           ${row.safeUpdateId ? html`<a href="/sites/${row.siteId}/safe-updates/${row.safeUpdateId}">report</a>` : ''}
           ${row.rollbackOf ? html`<span class="url">rollback of ${row.rollbackOf}</span>` : ''}
@@ -74,6 +84,42 @@ function historyRows(
         <td>${age(row.startedAt, now)}</td>
       </tr>`,
   );
+}
+
+/**
+ * At the top of a site's page, when its last update broke it: the update was applied and the site
+ * failed after it (its history entry says so), or the site went down within the hour after it
+ * (uptime) and is still down. Offered only for an update that can be rolled back (a plain one
+ * with its restore point, not rolled back yet); the button leads to the confirmation page.
+ */
+export function brokenByUpdateNotice(
+  deps: Pick<DashboardServices, 'bulkUpdates'>,
+  siteId: string,
+  uptime: { status: string; since: string | null },
+) {
+  const rows = deps.bulkUpdates.history({ siteId, limit: LISTED });
+  const last = rows.find((row) => !row.rollbackOf && row.result !== 'skipped');
+  if (!last || !rollbackable(rows).has(last.id)) return '';
+  const downSince = uptime.status === 'down' && uptime.since ? Date.parse(uptime.since) : NaN;
+  const finished = (last.finishedAt ?? last.startedAt).getTime();
+  const downAfter = downSince >= last.startedAt.getTime() && downSince - finished <= DOWN_AFTER_UPDATE_MS;
+  if (last.reason !== APPLIED_UNHEALTHY && !downAfter) return '';
+  const item = last.slug ?? last.type;
+  const why =
+    last.reason === APPLIED_UNHEALTHY
+      ? 'the site failed right after it'
+      : `the site has been down since ${new Date(downSince).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
+  return html`<section class="notice" id="broken-by-update" role="alert">
+    <p>
+      <strong>The update of ${item} from ${last.fromVersion ?? '?'} to ${last.toVersion ?? '?'} broke the site:</strong>
+      ${why}.
+    </p>
+    <p>
+      <a class="button danger" href="/sites/${siteId}/updates/history/${last.id}/rollback"
+        >Roll back ${item} to ${last.fromVersion ?? 'its previous version'}</a
+      >
+    </p>
+  </section>`;
 }
 
 /** A site's update history on its page: each attempt, newest first, who asked and how it ended. */

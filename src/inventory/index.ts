@@ -10,8 +10,14 @@ export {
   type Theme,
 } from './inventory.schemas.js';
 export type { Inventory, InventoryRepository } from './inventory.repository.js';
-export { logUpdateFailure, rethrowSiteOperation, updateProblems } from './site-updates.js';
-export { inventoryItems } from './inventory.table.js';
+export {
+  appliedButUnhealthy,
+  logUpdateFailure,
+  mayHaveChangedFiles,
+  rethrowSiteOperation,
+  updateProblems,
+} from './site-updates.js';
+export { inventoryItems, updateOffers } from './inventory.table.js';
 export { createUpdateStateReader, type SiteUpdateState, type UpdateStateReader } from './update-state.js';
 export { createInventoryRoutes } from './inventory.routes.js';
 export type { AppliedUpdates } from './inventory.sync.js';

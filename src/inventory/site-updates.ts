@@ -7,7 +7,46 @@ import { wordpressProblems } from '../wordpress/wordpress.errors.js';
 export const updateProblems = {
   noUpdate: defineProblem('no-update-available', 409, 'No newer version is known'),
   operationFailed: defineProblem('site-operation-failed', 502, 'The site could not carry out the operation'),
+  /**
+   * The new version is on the site's disk, but the site failed after it (WordPress answered an
+   * error, or the update's own request did): the update history records it applied, the site
+   * unhealthy; extensions `slug`, `fromVersion`, `version` (on disk), `siteProblem` (what failed).
+   */
+  appliedSiteUnhealthy: defineProblem(
+    'update-applied-site-unhealthy',
+    502,
+    'The update was applied, but the site failed after it',
+  ),
 };
+
+/**
+ * Whether a failed update may still have changed the site's files: the site failed or could not
+ * be reached (5xx problems, anything unexpected), not a refusal before anything changed (4xx).
+ */
+export const mayHaveChangedFiles = (error: unknown): boolean => !isAppError(error) || error.problem.status >= 500;
+
+/**
+ * The problem of an update the site's disk shows done while the site failed after it (`error`):
+ * `version` is what is on disk now.
+ */
+export function appliedButUnhealthy(
+  item: { slug: string; fromVersion: string | null },
+  version: string,
+  error: unknown,
+): AppError {
+  if (isProblem(error, updateProblems.appliedSiteUnhealthy)) return error;
+  const what = isAppError(error) ? `${error.problem.name}: ${error.detail}` : String(error);
+  return updateProblems.appliedSiteUnhealthy.create(
+    `${item.slug} ${version} is on the site now${item.fromVersion ? ` (it was ${item.fromVersion})` : ''}, but the site failed after the update: ${what}`,
+    {
+      slug: item.slug,
+      fromVersion: item.fromVersion,
+      version,
+      siteProblem: isAppError(error) ? error.problem.name : 'internal-error',
+    },
+    { cause: error },
+  );
+}
 
 type ProblemFor = (error: AppError) => AppError;
 

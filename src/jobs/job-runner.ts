@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
 import type { EventName, FieldsOf } from '../shared/events.js';
@@ -32,7 +33,7 @@ class JobCancelled extends Error {
   }
 }
 export const wasCancelled = (signal: AbortSignal): boolean => signal.aborted && signal.reason instanceof JobCancelled;
-export const CANCELLED_MESSAGE = 'cancelled through the API';
+export const CANCELLED_MESSAGE = 'cancelled on request';
 
 /** How a feature's kind of job runs, stops, cancels and recovers. */
 export interface JobKind {
@@ -137,8 +138,17 @@ export function createJobRunner({
     events.emit('job.interrupted', { kind: job.kind, jobId: job.id, siteId: job.siteId, action, ...extra });
   }
 
-  function cancelled(job: JobRow, state: 'queued' | 'running'): void {
-    events.emit('job.cancelled', { kind: job.kind, jobId: job.id, siteId: job.siteId, state });
+  /** Who asked to stop each running job still stopping, for its `job.cancelled` once it has. */
+  const cancelledBy = new Map<string, Actor | undefined>();
+  function cancelled(job: JobRow, state: 'queued' | 'running', by: Actor | undefined): void {
+    events.emit('job.cancelled', {
+      kind: job.kind,
+      jobId: job.id,
+      siteId: job.siteId,
+      state,
+      requestedByKind: by?.kind ?? null,
+      requestedById: by?.id ?? null,
+    });
   }
 
   async function execute(id: string, kind: JobKind): Promise<void> {
@@ -149,7 +159,8 @@ export function createJobRunner({
     const work = (async () => {
       announce(job, await kind.run(job, controller.signal));
       // Only a kind that stops halfway can have been cancelled while it ran (cancel() answers 409 for the others).
-      if (kind.cancelsWhileRunning && repository.find(id)?.state === 'cancelled') cancelled(job, 'running');
+      if (kind.cancelsWhileRunning && repository.find(id)?.state === 'cancelled')
+        cancelled(job, 'running', cancelledBy.get(id));
       await kind.after?.(job);
     })();
     active.set(id, { job, kind, controller, done: work.catch(() => undefined) });
@@ -157,6 +168,7 @@ export function createJobRunner({
       await work;
     } finally {
       active.delete(id);
+      cancelledBy.delete(id);
     }
   }
 
@@ -235,7 +247,7 @@ export function createJobRunner({
      * A queued job is cancelled at once; a running one is asked to stop (its kind records it
      * `cancelled` when it has), or 409 when its kind cannot stop halfway.
      */
-    cancel(id: string): JobRow {
+    cancel(id: string, by?: Actor): JobRow {
       const job = repository.find(id);
       if (!job) throw jobsProblems.notFound.create(`there is no job ${id}`);
       if (finishedJobStates.includes(job.state))
@@ -247,7 +259,7 @@ export function createJobRunner({
           repository.markCancelled(id, clock.now(), CANCELLED_MESSAGE);
           kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
         });
-        cancelled(job, 'queued');
+        cancelled(job, 'queued', by);
         return repository.find(id)!;
       }
       if (!running?.kind.cancelsWhileRunning)
@@ -255,6 +267,7 @@ export function createJobRunner({
           `job ${id} is a running ${job.kind}, which cannot be stopped halfway; wait until it has finished`,
           { state: job.state },
         );
+      cancelledBy.set(id, by);
       running.controller.abort(new JobCancelled());
       return job;
     },

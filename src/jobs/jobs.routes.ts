@@ -65,7 +65,7 @@ export function createJobsRoutes({ jobs }: { jobs: JobRunner }) {
     })
     .openapi(routes.get, (c) => c.json(jobView(jobs.get(c.req.valid('param').jobId)), 200))
     .openapi(routes.cancel, (c) => {
-      const job = jobs.cancel(c.req.valid('param').jobId);
+      const job = jobs.cancel(c.req.valid('param').jobId, c.get('actor'));
       return job.state === 'cancelled' ? c.json(jobView(job), 200) : c.json(jobView(job), 202);
     });
 }

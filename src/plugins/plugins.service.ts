@@ -1,6 +1,8 @@
 import type { Events } from '../shared/event-bus.js';
 import {
+  appliedButUnhealthy,
   logUpdateFailure,
+  mayHaveChangedFiles,
   pluginFromWordPress,
   rethrowSiteOperation,
   withPluginUpdates,
@@ -128,8 +130,13 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
     /** `requestedBy` is for the update history the composition keeps around this service (bulk-updates/recorded-updates). */
     update(siteId: string, slug: string, _options?: RequestedBy): Promise<Plugin> {
       return access.operate(siteId, async (site) => {
-        await updateOn(site, await find(site, slug));
-        return find(site, slug);
+        const plugin = await find(site, slug);
+        const updated = await updateOn(site, plugin);
+        // WordPress said the new version is in place: if it then fails, the update is applied and the site unhealthy.
+        return find(site, slug).catch((error: unknown) => {
+          if (!mayHaveChangedFiles(error)) throw error;
+          throw appliedButUnhealthy({ slug, fromVersion: plugin.version }, updated.version, error);
+        });
       });
     },
 

@@ -62,6 +62,22 @@ export function createPlainRestorePoints({
         .catch((error: unknown) => ({ restorePoint: null, reason: isAppError(error) ? error.detail : String(error) })),
 
     /**
+     * The version of a plugin (its file, dir/file.php) or theme (its stylesheet) on the site's disk,
+     * read through the standalone path without WordPress (after an update WordPress may no longer
+     * answer). Null: not there; undefined: the path cannot tell (connector before 1.7.0, no secret,
+     * unreachable). Never throws.
+     */
+    versionOnDisk: (siteId: string, type: 'plugin' | 'theme', file: string): Promise<string | null | undefined> =>
+      Promise.resolve()
+        .then(() =>
+          access.read(siteId, async (site) => {
+            const answer = await (await paths.rollbackPath(site)).version(`${type}s/${file}`);
+            return answer.status === 200 ? answer.version : undefined;
+          }),
+        )
+        .catch(() => undefined),
+
+    /**
      * Puts the restore point back without WordPress (its secret is already on the site), in the
      * site's turn; the inventory is read again after. Throws `restore-point-not-restored` when the
      * path refused, `rollback-path-unavailable` when it cannot be used.

@@ -92,7 +92,7 @@ export async function updateCheckDecide(
   standalone: StandaloneRollback,
   record: FlowRecorder,
   update: (() => Promise<void>) | null,
-  visual: { after(): Promise<{ reason: string; message: string } | null> },
+  visual: { after(): Promise<{ reason: string; message: string } | null>; evidence(): Promise<void> },
 ): Promise<FlowOutcome> {
   const row = record.row();
   const policy = JSON.parse(row.policy) as SafeUpdatePolicy;
@@ -158,6 +158,8 @@ export async function updateCheckDecide(
     if (looks) [reason, message] = [looks.reason, looks.message];
   }
   if (reason === null) return { status: 'kept', reason: null, message: null };
+  // The broken pages as they are before the rollback: the report's evidence (a visual change has them already).
+  if (reason !== 'visual-change') await visual.evidence();
 
   record.phase('rolling-back', { reason, message });
   const rolledBack = await rollBack(deps, site, standalone, record, item, step);

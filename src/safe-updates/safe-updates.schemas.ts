@@ -2,79 +2,14 @@ import { z } from '@hono/zod-openapi';
 import { SiteIdPathParam, SlugPattern } from '../sites/index.js';
 import { safeUpdatePhases, safeUpdateStatuses, type SafeUpdateRow } from './safe-updates.table.js';
 
-/** How long the backup before the update waits for one of the site's own already under way, unless the policy says. */
-export const DEFAULT_BACKUP_WAIT_MINUTES = 30;
-
-/** How a safe update checks the site and when it rolls back. */
-export const SafeUpdatePolicySchema = z
-  .object({
-    urls: z
-      .array(
-        z
-          .string()
-          .regex(/^\/[^\s#]{0,499}$/, 'a path on the site such as /shop/')
-          .openapi({ example: '/contact/' }),
-      )
-      .max(10)
-      .default([])
-      .openapi({ description: 'Paths checked besides the home page (same site), at most 10.' }),
-    keyword: z
-      .string()
-      .min(1)
-      .max(200)
-      .optional()
-      .openapi({ description: 'Text the home page must contain, before and after.' }),
-    settleMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(60_000)
-      .default(2_000)
-      .openapi({ description: 'Wait after the update before the first after-check.' }),
-    attempts: z
-      .number()
-      .int()
-      .min(1)
-      .max(10)
-      .default(3)
-      .openapi({ description: 'After-checks tried before the site counts as broken.' }),
-    retryDelayMs: z.number().int().min(0).max(60_000).default(3_000),
-    checkTimeoutMs: z
-      .number()
-      .int()
-      .min(1_000)
-      .max(60_000)
-      .default(15_000)
-      .openapi({ description: 'Time limit of each page, REST and connector check.' }),
-    backup: z.boolean().default(true).openapi({
-      description:
-        'Take a (incremental) backup before the update, restored when putting the previous version back does not heal the site.',
-    }),
-    backupWaitMinutes: z.number().int().min(0).max(240).default(DEFAULT_BACKUP_WAIT_MINUTES).openapi({
-      description:
-        'How long the backup before the update waits for a backup or restore of the site already under way (its scheduled backup), which it then takes its own after; still running then, the safe update ends `failed` (`backup-in-progress`) without updating. 0: does not wait.',
-    }),
-    visual: z
-      .object({
-        enabled: z
-          .boolean()
-          .default(true)
-          .openapi({ description: 'Take screenshots before and after, and compare them.' }),
-        threshold: z
-          .number()
-          .min(0)
-          .max(1)
-          .default(0.03)
-          .openapi({ description: 'Share of pixels (0–1) that may change on a page before the update is flagged.' }),
-        rollback: z
-          .boolean()
-          .default(false)
-          .openapi({ description: 'Roll back a flagged update (otherwise it is kept, flagged in the report).' }),
-      })
-      .default({ enabled: true, threshold: 0.03, rollback: false }),
-  })
-  .openapi('SafeUpdatePolicy');
-export type SafeUpdatePolicy = z.infer<typeof SafeUpdatePolicySchema>;
+// The checks' one definition lives in the base layer: update policies (a feature of the same tier) take it too.
+export {
+  DEFAULT_BACKUP_WAIT_MINUTES,
+  SafeUpdateChecksInput,
+  SafeUpdatePolicySchema,
+  type SafeUpdatePolicy,
+} from '../shared/safe-update-checks.js';
+import { SafeUpdatePolicySchema, type SafeUpdatePolicy } from '../shared/safe-update-checks.js';
 
 const CheckSchema = z.object({
   name: z.enum(['page', 'rest', 'connector']),
@@ -140,7 +75,7 @@ export const SafeUpdateSchema = z
     phase: z.enum(safeUpdatePhases),
     reason: z.string().nullable().openapi({
       description:
-        'For `failed`: `site-unhealthy` (the before-checks failed), `no-update-available`, `rollback-path-unavailable`, `interrupted`, a problem name; for a rollback: what failed after the update (`fatal-error`, `update-failed`, …).',
+        'For `failed`: `site-down-before-update` (the site already failed its checks before the update, so nothing was updated: not the update’s fault), `no-update-available`, `rollback-path-unavailable`, `interrupted`, a problem name; for a rollback: what failed after the update (`fatal-error`, `update-failed`, `visual-change`, …).',
     }),
     message: z.string().nullable(),
     fromVersion: z.string().nullable(),
@@ -151,7 +86,10 @@ export const SafeUpdateSchema = z
     afterRollback: z.array(HealthReportSchema),
     steps: z.array(StepSchema),
     screenshots: z.array(ScreenshotSchema),
-    visualChange: z.boolean().openapi({ description: 'A page changed beyond the policy’s visual threshold.' }),
+    visualChange: z.boolean().openapi({
+      description:
+        'A page changed beyond the policy’s visual threshold. On a `kept` update this is a warning: updated and healthy, but it looks different.',
+    }),
     createdAt: z.string(),
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),

@@ -42,6 +42,16 @@ const SCREENSHOT_NAME = /^(before|after|diff)-[0-9]{1,2}\.png$/;
 /** Phases from which a resumed job goes straight to the after-checks: the site may have changed. */
 const AFTER_UPDATE_PHASES: SafeUpdatePhase[] = ['updating', 'after-check', 'rolling-back', 'restoring-backup'];
 
+/** The reason of a safe update refused because the site already failed its before-checks: not the update's fault. */
+const SITE_DOWN_BEFORE_UPDATE = 'site-down-before-update';
+
+/** What `update.verified` says of the look: whether a page changed beyond the threshold, and the largest share changed. */
+function visualVerdict(row: SafeUpdateRow): { visualChange: boolean; changedRatio: number | null } {
+  const report = JSON.parse(row.report) as SafeUpdateReport;
+  const ratios = (report.screenshots ?? []).flatMap((shot) => (shot.changedRatio === null ? [] : [shot.changedRatio]));
+  return { visualChange: report.visualChange ?? false, changedRatio: ratios.length > 0 ? Math.max(...ratios) : null };
+}
+
 export interface SafeUpdateRequest {
   siteId: string;
   type: 'plugin' | 'theme' | 'core';
@@ -127,7 +137,8 @@ export function createSafeUpdatesService({
       fromVersion: row.fromVersion,
       toVersion: row.toVersion,
     };
-    if (row.status === 'kept') return { events: [jobEvent('update.verified', { ...fields, durationMs })] };
+    if (row.status === 'kept')
+      return { events: [jobEvent('update.verified', { ...fields, ...visualVerdict(row), durationMs })] };
     if (row.status === 'rolled-back')
       return {
         events: [jobEvent('update.rolled-back', { ...fields, reason: row.reason, message: row.message, durationMs })],
@@ -173,7 +184,10 @@ export function createSafeUpdatesService({
     const before = await checkSiteHealth({ http, site, now: flowDeps.now }, policy);
     record.report((report) => (report.before = [before]));
     if (!before.healthy)
-      return failed('site-unhealthy', `the site is not healthy, so it was not updated: ${describeFailures(before)}`);
+      return failed(
+        SITE_DOWN_BEFORE_UPDATE,
+        `the site was already down before the update (its checks failed before anything was changed), so nothing was updated: ${describeFailures(before)}`,
+      );
     await createVisualCheck(screenshots, record, site.site.url).before();
     if (signal.aborted) return failed('interrupted', 'the daemon stopped before the update');
 

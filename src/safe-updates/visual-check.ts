@@ -75,6 +75,36 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
     }
   }
 
+  /**
+   * Screenshots of the pages now, compared with those before: kept with their diffs, written to the report
+   * (`visualChange`: a page changed beyond the threshold). Null when there is nothing to compare.
+   */
+  async function compareAfter(): Promise<Screenshot[] | null> {
+    const { visual } = policy();
+    const dir = store.dir(row().id);
+    const previous = (JSON.parse(row().report) as { screenshots?: Screenshot[] }).screenshots ?? [];
+    if (!visual.enabled || !previous.some((shot) => shot.before)) return null;
+    const shots = await shootAll('after');
+    if (!shots) return null;
+    const compared: Screenshot[] = [];
+    for (const [index, shot] of previous.entries()) {
+      const after = shots[index];
+      const before = shot.before ? await readFile(join(dir, shot.before)).catch(() => null) : null;
+      if (!after || !before) {
+        compared.push({ ...shot, after: after ? `after-${index}.png` : null });
+        continue;
+      }
+      const { ratio, diff } = await compareScreenshots(before, after);
+      await writeFile(join(dir, `diff-${index}.png`), diff);
+      compared.push({ ...shot, after: `after-${index}.png`, diff: `diff-${index}.png`, changedRatio: ratio });
+    }
+    record.report((report) => {
+      report.screenshots = compared;
+      report.visualChange = compared.some((shot) => (shot.changedRatio ?? 0) > visual.threshold);
+    });
+    return compared;
+  }
+
   return {
     async before(): Promise<void> {
       if (!policy().visual.enabled) return;
@@ -94,28 +124,9 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
     /** After a healthy after-check: why to roll back for the look of the pages, or null. */
     async after(): Promise<{ reason: string; message: string } | null> {
       const { visual } = policy();
-      const dir = store.dir(row().id);
-      const previous = (JSON.parse(row().report) as { screenshots?: Screenshot[] }).screenshots ?? [];
-      if (!visual.enabled || !previous.some((shot) => shot.before)) return null;
-      const shots = await shootAll('after');
-      if (!shots) return null;
-      const compared: Screenshot[] = [];
-      for (const [index, shot] of previous.entries()) {
-        const after = shots[index];
-        const before = shot.before ? await readFile(join(dir, shot.before)).catch(() => null) : null;
-        if (!after || !before) {
-          compared.push({ ...shot, after: after ? `after-${index}.png` : null });
-          continue;
-        }
-        const { ratio, diff } = await compareScreenshots(before, after);
-        await writeFile(join(dir, `diff-${index}.png`), diff);
-        compared.push({ ...shot, after: `after-${index}.png`, diff: `diff-${index}.png`, changedRatio: ratio });
-      }
+      const compared = await compareAfter();
+      if (!compared) return null;
       const changed = compared.filter((shot) => (shot.changedRatio ?? 0) > visual.threshold);
-      record.report((report) => {
-        report.screenshots = compared;
-        report.visualChange = changed.length > 0;
-      });
       if (changed.length === 0 || !visual.rollback) return null;
       return {
         reason: 'visual-change',
@@ -126,6 +137,14 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
           )
           .join('; '),
       };
+    },
+
+    /**
+     * Before a rollback for another reason (a fatal error, a failed check): the pages as the update left
+     * them, kept in the report as the evidence of what broke (each page within the screenshots' time limit).
+     */
+    async evidence(): Promise<void> {
+      await compareAfter();
     },
   };
 }

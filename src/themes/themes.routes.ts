@@ -48,7 +48,7 @@ const routes = {
   update: action(
     'update',
     'Update a theme',
-    'Updates the theme to the newest version the site knows of, through the connector.',
+    'Updates the theme to the newest version the site knows of, through the connector. A restore point (a copy of its folder) is taken first. When the new version is on the site’s disk but WordPress then fails (or the update’s own request fails after the files changed, as read by the standalone rollback path of connector 1.7.0+): 502 `update-applied-site-unhealthy` with `fromVersion`, `version` (on disk), `siteProblem` and `updateId`; the history entry `updateId` is `succeeded` with that `reason`, the stored inventory shows the version on disk, and `POST /api/sites/{siteId}/updates/history/{updateId}/rollback` puts the restore point back.',
   ),
   activate: action(
     'activate',

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { SlugPattern, TagName } from '../sites/index.js';
 import { WEEKDAYS } from './maintenance-window.js';
 import { parseTimeZone } from '../shared/time-zone.js';
+import { UnattendedChecksSchema } from '../shared/safe-update-checks.js';
 
 /** Days as people list them, Monday first. */
 const WEEK = [...WEEKDAYS.slice(1), WEEKDAYS[0]];
@@ -84,6 +85,10 @@ export const PolicySettingsSchema = z.object({
   safe: z.boolean().default(true).openapi({
     description:
       'Apply plugin, theme and core updates as safe updates (checks before and after, a restore point, a rollback when the site broke; docs/safe-updates.md). On by default for scheduled runs.',
+  }),
+  checks: UnattendedChecksSchema.prefault({}).openapi({
+    description:
+      'How those safe updates check the sites and when they roll back: a safe update’s `policy` object, except that nobody watches an unattended run, so `visual.rollback` defaults to true (a page changed beyond `visual.threshold`, default 3 % of its pixels, is rolled back and held).',
   }),
 });
 export type PolicySettings = z.output<typeof PolicySettingsSchema>;

@@ -18,6 +18,11 @@ import { createUpdateHolds } from './update-holds.js';
 import type { StoredPolicy, UpdatePoliciesRepository } from './update-policies.repository.js';
 import type { CreatePolicyInput, UpdatePolicyInput } from './update-policies.schemas.js';
 import type { z } from '@hono/zod-openapi';
+import { UnattendedChecksSchema, type SafeUpdatePolicy } from '../shared/safe-update-checks.js';
+
+/** A policy as given: `checks` may be left out (the unattended defaults: rolled back on a visual change). */
+type WithDefaultChecks<T extends { checks: unknown }> = Omit<T, 'checks'> & { checks?: T['checks'] };
+const defaultChecks = () => UnattendedChecksSchema.parse({});
 
 /**
  * Bulk updates' entry point (src/bulk-updates, `startBulkUpdate`), as the composition passes it:
@@ -29,6 +34,8 @@ export type ApplyUpdates = (request: {
   trigger: { kind: 'request' | 'policy'; id: string };
   dryRun?: boolean;
   safe?: boolean;
+  /** The checks of the run's safe updates (the policy's `checks`). */
+  checks?: Partial<SafeUpdatePolicy>;
   notAfter?: Date;
 }) => Promise<{ id: string } | null> | { id: string } | null;
 
@@ -95,6 +102,7 @@ export function createUpdatePoliciesService({
         targets,
         trigger: { kind: 'policy', id: policy.id },
         safe: policy.settings.safe,
+        checks: policy.settings.checks,
         notAfter: window.end,
       });
     } catch (error) {
@@ -121,8 +129,9 @@ export function createUpdatePoliciesService({
     /** Versions rolled back on a site, which policies skip there: fed by `holds.onEvent`, listed, released. */
     holds,
 
-    create(input: z.output<typeof CreatePolicyInput>): StoredPolicy {
-      const { name, siteId, tag, priority, ...settings } = input;
+    create(input: WithDefaultChecks<z.output<typeof CreatePolicyInput>>): StoredPolicy {
+      const { name, siteId, tag, priority, checks = defaultChecks(), ...rest } = input;
+      const settings = { ...rest, checks };
       if ((siteId === undefined) === (tag === undefined))
         throw updatePoliciesProblems.scope.create('give `siteId` or `tag`, and only one');
       if (siteId !== undefined && !sites.findById(siteId))
@@ -147,8 +156,9 @@ export function createUpdatePoliciesService({
       return policy;
     },
 
-    replace(id: string, input: z.output<typeof UpdatePolicyInput>): StoredPolicy {
-      const { name, priority, ...settings } = input;
+    replace(id: string, input: WithDefaultChecks<z.output<typeof UpdatePolicyInput>>): StoredPolicy {
+      const { name, priority, checks = defaultChecks(), ...rest } = input;
+      const settings = { ...rest, checks };
       get(id);
       repository.replace(id, { name, priority, settings, updatedAt: clock.now() });
       return get(id);

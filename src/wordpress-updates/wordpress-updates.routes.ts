@@ -26,6 +26,10 @@ const CoreUpdateSchema = z
     databaseUpgraded: z.boolean().openapi({
       description: 'Whether the database is at the version the new files expect (WordPress’s upgrade ran).',
     }),
+    rollback: z.object({ available: z.literal(false), reason: z.string() }).openapi({
+      description:
+        'Always unavailable: a plain core update takes no restore point (a copy of WordPress’s own files is large), so its update history entry cannot be rolled back (409 `no-restore-point`). `POST /api/sites/{siteId}/core/safe-update` takes one, checks the site and rolls back on its own.',
+    }),
   })
   .openapi('CoreUpdate');
 
@@ -63,7 +67,7 @@ const routes = {
     tags,
     summary: 'Update WordPress core',
     description:
-      'Updates WordPress (minor or major) through the connector with WordPress’s own Core_Upgrader, to `version` or to the newest version WordPress offers the site, then checks that the database upgrade ran. 409 `no-update-available` when nothing newer is offered, 409 `core-version-not-offered` for a version not offered, 422 `site-refused` when WordPress cannot write its files, 502 `site-operation-failed` with WordPress’s reason.',
+      'Updates WordPress (minor or major) through the connector with WordPress’s own Core_Upgrader, to `version` or to the newest version WordPress offers the site, then checks that the database upgrade ran. It takes no restore point and cannot be rolled back through Sitewarden (`rollback` in the answer says so; the safe core update can). 409 `no-update-available` when nothing newer is offered, 409 `core-version-not-offered` for a version not offered, 422 `site-refused` when WordPress cannot write its files, 502 `site-operation-failed` with WordPress’s reason.',
     request: {
       params: SiteIdPathParam,
       body: { content: { 'application/json': { schema: CoreUpdateInput } }, required: false },

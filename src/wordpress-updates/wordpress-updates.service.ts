@@ -14,7 +14,20 @@ export interface CoreUpdate {
   previousVersion: string;
   version: string;
   databaseUpgraded: boolean;
+  /** A plain core update cannot be rolled back through Sitewarden: this says so, and why. */
+  rollback: { available: false; reason: string };
 }
+
+/**
+ * Why a plain core update takes no restore point, unlike a plain plugin or theme update: a copy of
+ * WordPress's own files is large, so it is taken only by a safe core update, which also checks the
+ * site and rolls back on its own.
+ */
+const PLAIN_CORE_ROLLBACK = {
+  available: false,
+  reason:
+    'a plain core update takes no restore point (a copy of wp-admin, wp-includes and the root PHP files is tens of megabytes): it cannot be rolled back through Sitewarden. POST /api/sites/{siteId}/core/safe-update takes one, checks the site and rolls back on its own.',
+} as const;
 
 /**
  * WordPress core (and translation) updates on one site, through the connector and WordPress's own
@@ -59,6 +72,7 @@ export function createWordPressUpdatesService({ access, events }: { access: Site
             previousVersion: updated.previousVersion,
             version: updated.version,
             databaseUpgraded: updated.databaseUpgraded,
+            rollback: PLAIN_CORE_ROLLBACK,
           };
         } catch (error) {
           logFailure(site, { fromVersion, toVersion: options.version ?? null }, error);

@@ -28,6 +28,15 @@ const StandaloneStatusSchema = z.object({
 });
 const StandaloneRestoredSchema = z.object({ restored: z.string().max(300), already: z.boolean() });
 const StandaloneErrorSchema = z.object({ code: z.string().max(100) });
+/** A version header as the site read it: short, printable (it ends up in the inventory and the history). */
+const StandaloneVersionSchema = z.object({
+  version: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^\P{Cc}+$/u)
+    .nullable(),
+});
 
 const updateHint =
   'the site’s connector predates safe updates: download the current one from GET /api/connector.zip and upload it in wp-admin (WordPress offers to replace the installed version)';
@@ -97,6 +106,17 @@ export function createStandaloneRollback(http: SiteHttp, siteUrl: string, secret
       const parsed = StandaloneStatusSchema.safeParse(answer.body);
       if (!parsed.success) return { status: 502, code: 'invalid_answer' };
       return { status: 200, saved: parsed.data.saved };
+    },
+    /**
+     * The version on disk of a plugin (`plugins/<dir>/<file>.php`) or theme (`themes/<stylesheet>`),
+     * read without WordPress (connector 1.7.0+; an older path answers 400 `unknown_action`);
+     * `version` null: not there, or no version header.
+     */
+    async version(target: string): Promise<StandaloneAnswer & { version?: string | null }> {
+      const answer = await send({ action: 'version', target });
+      if (answer.status !== 200) return failure(answer);
+      const parsed = StandaloneVersionSchema.safeParse(answer.body);
+      return parsed.success ? { status: 200, version: parsed.data.version } : { status: 502, code: 'invalid_answer' };
     },
     /** Puts the saved copy `id` back at `target`; 200 when it is back (or already was). */
     async restore(id: string, target: string): Promise<StandaloneAnswer> {

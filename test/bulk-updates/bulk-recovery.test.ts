@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createUpdateHistoryRepository } from '../../src/bulk-updates/update-history.repository.js';
 import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
+import { createSafeUpdatesRepository } from '../../src/safe-updates/index.js';
 import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
 /** What a bulk update the last process left behind becomes at start. */
@@ -48,10 +49,14 @@ describe('recovery at start', () => {
     await t.services.bulkUpdates.idle();
     const run = t.services.bulkUpdates.run(bulkId);
     expect(run.job).toMatchObject({ state: 'failed', reason: 'interrupted' });
-    expect(run.sites.map((site) => [site.state, site.reason])).toEqual([
-      ['failed', 'interrupted'],
-      ['skipped', 'interrupted'],
+    expect(run.job.message).not.toContain('before this site was updated');
+    // The running site had not begun any update (no attempt recorded): it says so, as the one never started.
+    expect(run.sites.map((site) => [site.state, site.reason, site.message])).toEqual([
+      ['skipped', 'interrupted', 'the daemon stopped before this site was updated'],
+      ['skipped', 'interrupted', 'the daemon stopped before this site was updated'],
     ]);
+    expect(run.sites[0]!.items[0]).toMatchObject({ state: 'skipped', reason: 'interrupted' });
+    expect(run.progress).toMatchObject({ total: 2, done: 2, skipped: 2 });
     expect(t.logs.events('job.interrupted')).toHaveLength(2);
   });
 
@@ -97,12 +102,172 @@ describe('recovery at start', () => {
     expect(rows.get('uph_cut_short')).toMatchObject({
       result: 'failed',
       reason: 'interrupted',
-      error: expect.stringContaining('the daemon stopped while this update was under way'),
+      error: 'the daemon stopped during the update; the inventory shows what the site now runs',
       finishedAt: t.clock.now(),
     });
     expect(rows.get('uph_safe')).toMatchObject({ result: 'running', finishedAt: null });
     expect(rows.get('uph_done')).toMatchObject({ result: 'succeeded', reason: null });
     // Once ended, a second start finds nothing to end.
     expect(t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 0 });
+  });
+});
+
+/** A bulk update the daemon was killed in the middle of: one site under way, its attempts as the history holds them. */
+function stoppedDuring({ safe }: { safe: boolean }) {
+  const rows = createJobsRepository({ db: t.database.db });
+  const history = createUpdateHistoryRepository({ db: t.database.db });
+  const startedAt = t.clock.now();
+  const bulkId = 'bulk_01stopped0000000000000000';
+  const siteId = insertConnectedSite(t);
+  const item = (slug: string) => ({ type: 'plugin' as const, slug, fromVersion: '1.0.0', toVersion: '1.1.0' });
+  rows.insert({
+    id: bulkId,
+    kind: 'bulk-update',
+    siteId: null,
+    state: 'running',
+    params: JSON.stringify({ trigger: { kind: 'user', id: 'usr_1' }, dryRun: false, safe, notAfter: null, sites: 1 }),
+    createdAt: startedAt,
+    startedAt,
+  });
+  // Three plugins in their order: the first done, the second under way, the third not begun.
+  rows.insert({
+    id: `${bulkId}-00000`,
+    kind: safe ? 'safe-site-update' : 'site-update',
+    siteId,
+    state: 'running',
+    params: JSON.stringify({ bulkId, url: 'http://127.0.0.1:9', host: '127.0.0.1', items: ['a', 'b', 'c'].map(item) }),
+    progress: JSON.stringify({
+      items: [
+        { ...item('a'), state: 'succeeded', reason: null, message: null },
+        { ...item('b'), state: 'pending', reason: null, message: null },
+        { ...item('c'), state: 'pending', reason: null, message: null },
+      ],
+    }),
+    createdAt: startedAt,
+    startedAt,
+  });
+  const attempt = (id: string, slug: string) =>
+    history.insert({
+      id,
+      siteId,
+      ...item(slug),
+      startedAt: t.clock.now(),
+      triggerKind: 'user',
+      triggerId: 'usr_1',
+      jobId: bulkId,
+      safeUpdateId: null,
+      result: 'running',
+    });
+  attempt('upd_a', 'a');
+  history.finish('upd_a', { result: 'succeeded', toVersion: '1.1.0', finishedAt: t.clock.now() });
+  const underWay = attempt('upd_b', 'b');
+  return { bulkId, siteId, history, underWay };
+}
+
+/** The safe update a bulk item ran as, as safe-updates writes it (created in the same turn as the item's history row). */
+function safeUpdateOf(siteId: string, slug: string, createdAt: Date, status: 'running' | 'kept' = 'running') {
+  return createSafeUpdatesRepository({ db: t.database.db }).insert({
+    id: `sup_${slug}0000000000000000000000000`,
+    siteId,
+    itemType: 'plugin',
+    slug,
+    status,
+    phase: status === 'running' ? 'after-check' : 'done',
+    policy: '{}',
+    fromVersion: '1.0.0',
+    toVersion: '1.1.0',
+    createdAt,
+    startedAt: createdAt,
+    finishedAt: status === 'running' ? null : createdAt,
+  });
+}
+
+describe('recovery at start, of a site the daemon stopped in the middle of', () => {
+  const run = (bulkId: string) => t.services.bulkUpdates.run(bulkId);
+
+  it('a safe update under way: the item follows it, linked to its report, and ends as it ends (rolled back)', async () => {
+    t = createTestApp();
+    const { bulkId, siteId, history, underWay } = stoppedDuring({ safe: true });
+    const safeUpdate = safeUpdateOf(siteId, 'b', underWay.startedAt);
+    t.services.bulkUpdates.recover();
+    await t.services.bulkUpdates.idle();
+
+    const stopped = run(bulkId);
+    const site = stopped.sites[0]!;
+    expect(site).toMatchObject({
+      state: 'failed',
+      reason: 'interrupted',
+      message: 'the daemon stopped during this site’s update; see the safe-update report',
+    });
+    expect(site.items.map((item) => [item.slug, item.state, item.reason, item.safeUpdateId ?? null])).toEqual([
+      ['a', 'succeeded', null, null],
+      ['b', 'pending', 'interrupted', safeUpdate.id],
+      ['c', 'skipped', 'interrupted', null],
+    ]);
+    expect(site.items[2]!.message).toBe('the daemon stopped before this item was updated');
+    // The history row names the safe update and stays running: the safe update's end ends it.
+    const rows = new Map(history.list({ siteId, limit: 10 }).map((row) => [row.id, row]));
+    expect(rows.get('upd_b')).toMatchObject({ result: 'running', safeUpdateId: safeUpdate.id });
+
+    // The safe update resumed after the restart and rolled the update back.
+    t.services.bulkUpdates.followSafeUpdate({
+      id: safeUpdate.id,
+      status: 'rolled-back',
+      reason: 'fatal-error',
+      message: 'the home page answered 500',
+      fromVersion: '1.0.0',
+      toVersion: '1.1.0',
+    });
+    const followed = run(bulkId);
+    expect(followed.sites[0]).toMatchObject({ state: 'failed', reason: 'update-rolled-back' });
+    expect(followed.sites[0]!.message).toContain('plugin b rolled back');
+    expect(followed.sites[0]!.message).not.toContain('before this site was updated');
+    expect(followed.sites[0]!.items[1]).toMatchObject({
+      state: 'failed',
+      reason: 'update-rolled-back',
+      safeUpdateId: safeUpdate.id,
+      message: expect.stringContaining('fatal-error'),
+    });
+    expect(followed.progress).toMatchObject({ total: 1, done: 1, failed: 1 });
+  });
+
+  it('a safe update that had already decided: the item and its history row end as it did (kept)', async () => {
+    t = createTestApp();
+    const { bulkId, siteId, history, underWay } = stoppedDuring({ safe: true });
+    const safeUpdate = safeUpdateOf(siteId, 'b', underWay.startedAt, 'kept');
+    t.services.bulkUpdates.recover();
+    await t.services.bulkUpdates.idle();
+
+    const site = run(bulkId).sites[0]!;
+    expect(site.items[1]).toMatchObject({ state: 'succeeded', reason: null, safeUpdateId: safeUpdate.id });
+    // One item was never begun, so the site is not wholly updated; what happened is said.
+    expect(site).toMatchObject({ state: 'failed', reason: 'interrupted' });
+    expect(site.message).toContain('plugin b kept');
+    expect(site.message).toContain('not started: plugin c');
+    const rows = new Map(history.list({ siteId, limit: 10 }).map((row) => [row.id, row]));
+    expect(rows.get('upd_b')).toMatchObject({ result: 'succeeded', safeUpdateId: safeUpdate.id, reason: null });
+  });
+
+  it('a plain update under way: failed as cut short, the history says so, and the site’s inventory is read again', async () => {
+    t = createTestApp();
+    const { bulkId, siteId, history } = stoppedDuring({ safe: false });
+    expect(t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 0 });
+    await t.services.bulkUpdates.idle();
+
+    const site = run(bulkId).sites[0]!;
+    const cut = 'the daemon stopped during the update; the inventory shows what the site now runs';
+    expect(site).toMatchObject({ state: 'failed', reason: 'interrupted' });
+    expect(site.message).toContain(cut);
+    expect(site.items.map((item) => [item.slug, item.state, item.message])).toEqual([
+      ['a', 'succeeded', null],
+      ['b', 'failed', cut],
+      ['c', 'skipped', 'the daemon stopped before this item was updated'],
+    ]);
+    const rows = new Map(history.list({ siteId, limit: 10 }).map((row) => [row.id, row]));
+    expect(rows.get('upd_b')).toMatchObject({ result: 'failed', reason: 'interrupted', error: cut });
+    // The site (not answering here) was asked for its inventory again.
+    for (let waited = 0; t.logs.events('site.sync_failed').length === 0 && waited < 3_000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(t.logs.events('site.sync_failed')).toMatchObject([{ siteId }]);
   });
 });

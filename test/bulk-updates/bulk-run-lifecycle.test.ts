@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/test-app.js';
 import { apply, closeFleets, finished, fleet, gated, holdUntil } from './bulk-fleet.js';
 import type { UpdateWatch } from './updatable-fake.js';
+import { signIn } from '../dashboard/signed-in.js';
 
 /** A bulk run from its start to its end: one of its sites cancelled alone, and the slots it leaves for the next run. */
 afterEach(closeFleets);
@@ -36,6 +37,8 @@ describe('cancelling one site of a bulk update', () => {
     expect(run.progress).toEqual({ total: 3, done: 3, succeeded: 2, failed: 0, skipped: 0, cancelled: 1 });
     expect(run.sites.find((site: { jobId: string }) => site.jobId === waiting[0].jobId)).toMatchObject({
       state: 'cancelled',
+      // Never started: not left reading as still to come.
+      items: [expect.objectContaining({ state: 'skipped', reason: 'cancelled' })],
     });
 
     // The cancelled site's slot was not kept: the next run updates two sites at once again.
@@ -45,6 +48,44 @@ describe('cancelling one site of a bulk update', () => {
     expect(next.status, next.text).toBe(202);
     expect((await finished(t, next.json.job.id)).progress).toMatchObject({ total: 3, succeeded: 3 });
     expect(watch.maxInFlight).toBe(2);
+  });
+});
+
+describe('cancelling one site from the run page', () => {
+  it('offers Cancel on a site not started, cancels that one only, and the run ends', async () => {
+    const { t, watch } = await fleet(3, { config: { bulkUpdates: { concurrency: 2, perHost: 2 } } });
+    const { open } = gated(watch);
+    const user = await signIn(t);
+    const id = (await apply(t, { all: true, items: [{ type: 'plugin' }] })).json.job.id as string;
+    await inFlight(watch, 2);
+    const waiting = (await runOf(t, id)).sites.find((site: { state: string }) => site.state === 'queued');
+    const cancelPath = `/updates/runs/${id}/sites/${waiting.jobId}/cancel`;
+
+    const page = await (await user.get(`/updates/runs/${id}`)).text();
+    // One Cancel button: on the waiting site's row, none on the two running.
+    expect(page.match(/Cancel this site/g)).toHaveLength(1);
+    expect(page).toContain(`action="${cancelPath}"`);
+    expect((await user.post(cancelPath, {}, false)).status).toBe(403);
+    // A job that is not one of this run's sites is refused, and nothing is cancelled.
+    const stranger = await user.follow(await user.post(`/updates/runs/${id}/sites/job_other/cancel`, {}));
+    expect(stranger).toContain('That site is not part of this bulk update.');
+
+    const cancelled = await user.post(cancelPath, {});
+    expect(cancelled.status).toBe(303);
+    expect(await user.follow(cancelled)).toContain(`Cancelled ${waiting.url}`);
+    open();
+
+    await until(async () => !['queued', 'running'].includes((await runOf(t, id)).job.state));
+    const run = await runOf(t, id);
+    expect(run.job.state).toBe('succeeded');
+    expect(run.progress).toMatchObject({ total: 3, succeeded: 2, cancelled: 1 });
+    const after = await (await user.get(`/updates/runs/${id}`)).text();
+    expect(after).not.toContain('Cancel this site');
+    // Recorded as the signed-in user's doing.
+    const [alice] = t.services.users.list();
+    expect(t.logs.events('job.cancelled')).toContainEqual(
+      expect.objectContaining({ jobId: waiting.jobId, requestedByKind: 'user', requestedById: alice!.id }),
+    );
   });
 });
 

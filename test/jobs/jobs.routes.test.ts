@@ -209,7 +209,15 @@ describe('cancel', () => {
       reason: 'cancelled',
     });
     expect(t.logs.events('job.cancelled')).toEqual([
-      expect.objectContaining({ kind: 'backup', jobId: queued.json.id, siteId: waiting, state: 'queued' }),
+      expect.objectContaining({
+        kind: 'backup',
+        jobId: queued.json.id,
+        siteId: waiting,
+        state: 'queued',
+        // Who asked: the test's write token.
+        requestedByKind: 'token',
+        requestedById: expect.any(String),
+      }),
     ]);
     // The site is free again, and a cancelled job stays cancelled.
     expect((await t.call('POST', `/api/sites/${waiting}/backups`)).status).toBe(202);
@@ -242,7 +250,7 @@ describe('cancel', () => {
     expect(t.services.performance.get(siteId, audit.id)).toMatchObject({
       status: 'failed',
       failureReason: 'interrupted',
-      failureMessage: 'cancelled through the API',
+      failureMessage: 'cancelled on request',
     });
     // A restart does not queue it again.
     expect(t.services.performance.recover()).toEqual({ requeued: 0, interrupted: 0 });
@@ -265,7 +273,7 @@ describe('cancel', () => {
       reason: 'cancelled',
     });
     expect(t.logs.events('job.cancelled')).toEqual([
-      expect.objectContaining({ jobId: queued.json.id, state: 'running' }),
+      expect.objectContaining({ jobId: queued.json.id, state: 'running', requestedByKind: 'token' }),
     ]);
     // Not a failure to alert on, and not retried at the next start.
     expect(t.logs.events('backup.failed')).toEqual([]);

@@ -66,7 +66,7 @@ describe('cancelling a running audit', () => {
     expect(repository.findById(audit.id)).toMatchObject({
       status: 'failed',
       failureReason: 'interrupted',
-      failureMessage: 'cancelled through the API',
+      failureMessage: 'cancelled on request',
     });
     expect(jobs.get(audit.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
     expect(t.logs.events('job.cancelled')).toEqual([

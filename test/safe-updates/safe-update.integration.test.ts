@@ -77,9 +77,28 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
       ['screenshots-before', true],
       ['restore-point', true],
       ['update', true],
+      ['screenshots-after', true],
       ['rollback', true],
     ]);
     expect(report.afterRollback.at(-1).healthy).toBe(true);
+    // The evidence: the broken page as the update left it, photographed before the rollback, served as PNG.
+    expect(report.screenshots).toEqual([
+      expect.objectContaining({ url: `${bed.site.url}/`, before: 'before-0.png', after: 'after-0.png' }),
+    ]);
+    expect(report.screenshots[0].changedRatio).toBeGreaterThan(0);
+    const broken = await bed.t.app.request(
+      `/api/sites/${bed.siteId}/safe-updates/${report.id}/screenshots/after-0.png`,
+      {
+        headers: { authorization: `Bearer ${bed.t.readToken}` },
+      },
+    );
+    expect([broken.status, broken.headers.get('content-type')]).toEqual([200, 'image/png']);
+    const before = await bed.t.app.request(
+      `/api/sites/${bed.siteId}/safe-updates/${report.id}/screenshots/before-0.png`,
+      { headers: { authorization: `Bearer ${bed.t.readToken}` } },
+    );
+    // WordPress's critical-error page, not the page before it.
+    expect(Buffer.from(await broken.arrayBuffer()).equals(Buffer.from(await before.arrayBuffer()))).toBe(false);
 
     // What WordPress itself holds now: the old version, active, and a site answering 200.
     expect((await home()).status).toBe(200);
@@ -165,7 +184,13 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     expect(await activePlugins(bed.site)).toContain('sitewarden-demo/sitewarden-demo.php');
     expect((await home()).body).toContain('sitewarden-demo 1.1.0');
     expect(bed.t.logs.events('update.verified')).toContainEqual(
-      expect.objectContaining({ safeUpdateId: report.id, slug: 'sitewarden-demo', type: 'plugin' }),
+      expect.objectContaining({
+        safeUpdateId: report.id,
+        slug: 'sitewarden-demo',
+        type: 'plugin',
+        visualChange: false,
+        changedRatio: expect.any(Number),
+      }),
     );
     expect(await historyOf(report.id)).toEqual([
       expect.objectContaining({
@@ -223,6 +248,18 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     const flagged = await safeUpdate('plugins', 'sitewarden-restyle');
     expect(flagged).toMatchObject({ status: 'kept', visualChange: true });
     expect(flagged.screenshots[0].changedRatio).toBeGreaterThan(0.03);
+    // Its history row is a success with the warning.
+    expect(await historyOf(flagged.id)).toEqual([
+      expect.objectContaining({ slug: 'sitewarden-restyle', result: 'succeeded', reason: 'visual-change' }),
+    ]);
+    // Kept, but the event says it looks different, and by how much.
+    expect(bed.t.logs.events('update.verified')).toContainEqual(
+      expect.objectContaining({
+        safeUpdateId: flagged.id,
+        visualChange: true,
+        changedRatio: flagged.screenshots[0].changedRatio,
+      }),
+    );
 
     installFixturePlugin(bed.site, 'sitewarden-restyle', '1.0.0');
     await bed.site.php("delete_site_transient('update_plugins');");
@@ -233,6 +270,66 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     expect(rolledBack.message).toMatch(/changed on \d+\.\d % of its pixels \(threshold 5\.0 %\)/);
     expect((await wordpressPlugins(bed.site))['sitewarden-restyle/sitewarden-restyle.php']?.Version).toBe('1.0.0');
     expect((await home()).body).not.toContain('#8b0000');
+  });
+
+  it('gives a safe bulk update’s checks to its safe updates: a visual change kept as a warning, or rolled back', async () => {
+    // The previous test left sitewarden-restyle 1.0.0, with 1.1.0 (a page repainted) on offer.
+    const bulk = async (checks: Record<string, unknown>) => {
+      await bed.t.services.sync.syncNow(bed.siteId);
+      const queued = await bed.t.call('POST', '/api/fleet/updates/apply', {
+        json: { sites: [bed.siteId], items: [{ type: 'plugin', slug: 'sitewarden-restyle' }], safe: true, checks },
+      });
+      expect(queued.status, queued.text).toBe(202);
+      await bed.t.services.bulkUpdates.idle();
+      return (await bed.t.call('GET', `/api/fleet/updates/runs/${queued.json.job.id}`)).json;
+    };
+    const rolledBack = await bulk({ ...policy, visual: { rollback: true, threshold: 0.05 } });
+    expect(rolledBack.checks).toMatchObject({
+      settleMs: 300,
+      visual: { enabled: true, threshold: 0.05, rollback: true },
+    });
+    expect(rolledBack.sites[0]).toMatchObject({
+      state: 'failed',
+      items: [{ slug: 'sitewarden-restyle', state: 'failed', reason: 'update-rolled-back' }],
+    });
+    expect(rolledBack.sites[0].items[0].message).toContain('visual-change');
+    expect((await wordpressPlugins(bed.site))['sitewarden-restyle/sitewarden-restyle.php']?.Version).toBe('1.0.0');
+
+    const kept = await bulk(policy);
+    expect(kept.sites[0]).toMatchObject({
+      state: 'succeeded',
+      items: [{ slug: 'sitewarden-restyle', state: 'succeeded', toVersion: '1.1.0', reason: 'visual-change' }],
+    });
+    expect(kept.sites[0].items[0].message).toMatch(
+      /kept, but it looks different .* changed on \d+\.\d % of its pixels/,
+    );
+    expect((await wordpressPlugins(bed.site))['sitewarden-restyle/sitewarden-restyle.php']?.Version).toBe('1.1.0');
+    expect((await home()).body).toContain('#8b0000');
+  });
+
+  it('skips a safe bulk update’s item on a site already down before it, without blaming the update', async () => {
+    installFixturePlugin(bed.site, 'sitewarden-restyle', '1.0.0');
+    await bed.site.php("delete_site_transient('update_plugins');");
+    await bed.t.services.sync.syncNow(bed.siteId);
+    const queued = await bed.t.call('POST', '/api/fleet/updates/apply', {
+      json: {
+        sites: [bed.siteId],
+        items: [{ type: 'plugin', slug: 'sitewarden-restyle' }],
+        safe: true,
+        checks: { ...policy, keyword: 'a phrase this site never shows' },
+      },
+    });
+    expect(queued.status, queued.text).toBe(202);
+    await bed.t.services.bulkUpdates.idle();
+    const run = (await bed.t.call('GET', `/api/fleet/updates/runs/${queued.json.job.id}`)).json;
+    expect(run.job.state).toBe('succeeded');
+    expect(run.progress).toMatchObject({ failed: 0, skipped: 1 });
+    expect(run.sites[0]).toMatchObject({
+      state: 'skipped',
+      items: [{ slug: 'sitewarden-restyle', state: 'skipped', reason: 'site-down-before-update' }],
+    });
+    expect(run.sites[0].items[0].message).toContain('already down before the update');
+    expect((await wordpressPlugins(bed.site))['sitewarden-restyle/sitewarden-restyle.php']?.Version).toBe('1.0.0');
   });
 
   it('does not update an unhealthy site, and says why', async () => {
@@ -250,11 +347,13 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     const unhealthy = await safeUpdate('plugins', 'sitewarden-fatal', {
       policy: { ...policy, keyword: 'a phrase this site never shows' },
     });
-    expect(unhealthy).toMatchObject({ status: 'failed', reason: 'site-unhealthy' });
+    // The site was already down before the update: said so, nothing updated, never the update's fault.
+    expect(unhealthy).toMatchObject({ status: 'failed', reason: 'site-down-before-update' });
+    expect(unhealthy.message).toContain('already down before the update');
     expect(unhealthy.message).toContain('keyword-missing');
     expect(unhealthy.steps).toEqual([]);
     expect(await historyOf(unhealthy.id)).toEqual([
-      expect.objectContaining({ slug: 'sitewarden-fatal', result: 'failed', reason: 'site-unhealthy' }),
+      expect.objectContaining({ slug: 'sitewarden-fatal', result: 'skipped', reason: 'site-down-before-update' }),
     ]);
     expect((await wordpressPlugins(bed.site))['sitewarden-fatal/sitewarden-fatal.php']?.Version).toBe('1.0.0');
   });

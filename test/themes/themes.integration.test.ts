@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { themeVersionOnDisk, useConnectedSite } from '../support/wordpress-state.js';
@@ -110,6 +110,60 @@ describe('themes on a real site', () => {
     } finally {
       writeFileSync(config, original);
     }
+  });
+
+  it('records a theme update applied though its own request failed, as the standalone path reads it on disk', async () => {
+    const theme = 'sitewarden-demo-theme';
+    cpSync(
+      join(import.meta.dirname, '../support/fixtures/directory/themes', theme, '1.0.0', theme),
+      join(bed.site.root, 'wp-content/themes', theme),
+      { recursive: true },
+    );
+    await bed.t.services.sync.syncNow(bed.siteId);
+    // Once the upgrader has put the new files in place, the update's own request ends in a fatal error.
+    const muPlugins = join(bed.site.root, 'wp-content/mu-plugins');
+    const breaker = join(muPlugins, 'sitewarden-break-updates.php');
+    mkdirSync(muPlugins, { recursive: true });
+    writeFileSync(
+      breaker,
+      "<?php\nadd_action( 'upgrader_process_complete', static function () { sitewarden_update_request_dies(); } );\n",
+    );
+    let updated;
+    try {
+      updated = await bed.t.call('POST', themes(`/${theme}/update`));
+    } finally {
+      rmSync(breaker);
+    }
+    expect(updated.status, updated.text).toBe(502);
+    expect(updated.json).toMatchObject({
+      type: '/problems/update-applied-site-unhealthy',
+      slug: theme,
+      fromVersion: '1.0.0',
+      version: '1.1.0',
+    });
+    expect(await themeVersionOnDisk(bed.site, theme)).toBe('1.1.0');
+    const history = await bed.t.call('GET', `/api/sites/${bed.siteId}/updates/history?slug=${theme}&limit=1`);
+    expect(history.json.items[0]).toMatchObject({
+      id: updated.json.updateId,
+      type: 'theme',
+      toVersion: '1.1.0',
+      result: 'succeeded',
+      reason: 'update-applied-site-unhealthy',
+      restorePoint: { target: `themes/${theme}` },
+    });
+    const stored = async () =>
+      (await bed.t.call('GET', `/api/sites/${bed.siteId}`)).json.themes.find(
+        (item: { slug: string }) => item.slug === theme,
+      );
+    expect(await stored()).toMatchObject({ version: '1.1.0' });
+
+    const rolledBack = await bed.t.call(
+      'POST',
+      `/api/sites/${bed.siteId}/updates/history/${updated.json.updateId}/rollback`,
+    );
+    expect(rolledBack.status, rolledBack.text).toBe(200);
+    expect(await themeVersionOnDisk(bed.site, theme)).toBe('1.0.0');
+    expect(await stored()).toMatchObject({ version: '1.0.0' });
   });
 
   it('says when the connector on the site is too old', async () => {

@@ -98,6 +98,42 @@ describe('the API', () => {
     expect([gone.status, gone.json.type]).toEqual([404, '/problems/update-policy-not-found']);
   });
 
+  it('takes the checks of its safe updates, rolling back on a visual change unless told otherwise', async () => {
+    const byDefault = await t.call('POST', '/api/update-policies', {
+      json: { name: 'checks default', tag: 'checks-default', window: nightly },
+    });
+    expect(byDefault.status, byDefault.text).toBe(201);
+    expect(byDefault.json.checks).toMatchObject({ visual: { enabled: true, threshold: 0.03, rollback: true } });
+    // A threshold alone keeps the unattended default; a policy may turn the rollback off, and add URLs.
+    const threshold = await t.call('POST', '/api/update-policies', {
+      json: {
+        name: 'checks threshold',
+        tag: 'checks-threshold',
+        window: nightly,
+        checks: { visual: { threshold: 0.1 } },
+      },
+    });
+    expect(threshold.json.checks.visual).toEqual({ enabled: true, threshold: 0.1, rollback: true });
+    const kept = await t.call('PUT', `/api/update-policies/${threshold.json.id}`, {
+      json: {
+        name: 'checks threshold',
+        window: nightly,
+        checks: { urls: ['/shop/'], visual: { rollback: false, threshold: 0.2 } },
+      },
+    });
+    expect(kept.status, kept.text).toBe(200);
+    expect(kept.json.checks).toMatchObject({
+      urls: ['/shop/'],
+      visual: { enabled: true, threshold: 0.2, rollback: false },
+    });
+    expect(t.services.updatePolicies.get(threshold.json.id).settings.checks.visual.rollback).toBe(false);
+    const wrong = await t.call('POST', '/api/update-policies', {
+      json: { name: 'checks wrong', tag: 'checks-wrong', window: nightly, checks: { visual: { threshold: 2 } } },
+    });
+    expect([wrong.status, wrong.headers.get('content-type')]).toEqual([400, 'application/problem+json']);
+    for (const id of [byDefault.json.id, threshold.json.id]) await t.call('DELETE', `/api/update-policies/${id}`);
+  });
+
   it('answers clear problems for what it cannot take', async () => {
     const post = (json: Record<string, unknown>) => t.call('POST', '/api/update-policies', { json });
     const base = { name: 'p', tag: 'bad-input', window: nightly };
@@ -249,6 +285,8 @@ describe('the minute tick', () => {
         targets: [{ siteId: berlin, type: 'plugin', slug: 'seo', version: '2.0' }],
         trigger: { kind: 'policy', id: policy.json.id },
         safe: true,
+        // Unattended: a page that changed beyond the threshold is rolled back by default.
+        checks: expect.objectContaining({ visual: { enabled: true, threshold: 0.03, rollback: true } }),
         notAfter: new Date('2026-01-14T03:00:00Z'),
       },
     ]);
@@ -354,6 +392,8 @@ describe('the minute tick', () => {
       trigger: { kind: 'policy', id: created.json.id },
       notAfter: '2026-01-14T11:00:00.000Z',
       safe: true,
+      // The policy's checks go with the run, stored with it: rolled back on a visual change, unattended.
+      checks: expect.objectContaining({ visual: { enabled: true, threshold: 0.03, rollback: true } }),
       progress: { total: 1 },
     });
     expect(run.json.sites[0]).toMatchObject({

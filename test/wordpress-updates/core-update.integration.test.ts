@@ -85,8 +85,26 @@ describe('WordPress core updates on a real site', () => {
   it('updates to the version asked for when WordPress offers it, not further', async () => {
     const updated = await coreUpdate({ version: '6.2.6' });
     expect(updated.status, updated.text).toBe(200);
-    expect(updated.json).toEqual({ previousVersion: '6.1.9', version: '6.2.6', databaseUpgraded: true });
+    expect(updated.json).toEqual({
+      previousVersion: '6.1.9',
+      version: '6.2.6',
+      databaseUpgraded: true,
+      // A plain core update says it cannot be rolled back, and why (the safe one can).
+      rollback: { available: false, reason: expect.stringContaining('core/safe-update') },
+    });
     expect((await wordpressSays()).version).toBe('6.2.6');
+    // Its history entry has nothing to roll back to, and says where a core rollback comes from.
+    const history = await bed.t.call('GET', `/api/sites/${bed.siteId}/updates/history?type=core&limit=1`);
+    expect(history.json.items[0]).toMatchObject({ toVersion: '6.2.6', result: 'succeeded', restorePoint: null });
+    const rollback = await bed.t.call(
+      'POST',
+      `/api/sites/${bed.siteId}/updates/history/${history.json.items[0].id}/rollback`,
+    );
+    expect(rollback.status, rollback.text).toBe(409);
+    expect(rollback.json).toMatchObject({
+      type: '/problems/no-restore-point',
+      detail: expect.stringContaining('core/safe-update'),
+    });
   });
 
   it('updates to the newest release offered, with its database upgrade, and the site keeps working', async () => {
@@ -97,6 +115,7 @@ describe('WordPress core updates on a real site', () => {
       previousVersion: '6.2.6',
       version: NEWEST_RELEASE.version,
       databaseUpgraded: true,
+      rollback: { available: false, reason: expect.any(String) },
     });
 
     const after = await wordpressSays();
