@@ -9,7 +9,7 @@
  *                  tier 1  sites, tokens, webhooks, connector   (import no feature)
  *                  tier 2  inventory, uptime, performance, backups, admin-login (tier 1)
  *                  tier 3  plugins, themes, wordpress-updates, fleet, update-policies, safe-updates (tiers 1–2)
- *                  tier 4  site-overview, bulk-updates              (tiers 1–3)
+ *                  tier 4  site-overview, bulk-updates, fleet-actions (tiers 1–3)
  *        ↓
  *   base         shared, db, http, wordpress, jobs, metrics, version.ts: import no feature and no composition
  *
@@ -19,7 +19,7 @@ const BASE = '^src/(shared|db|http|wordpress|jobs|metrics)/|^src/version\\.ts$';
 const TIER1 = 'sites|tokens|webhooks|connector|users';
 const TIER2 = 'inventory|uptime|performance|backups|admin-login';
 const TIER3 = 'plugins|themes|wordpress-updates|fleet|update-policies|safe-updates';
-const TIER4 = 'site-overview|bulk-updates';
+const TIER4 = 'site-overview|bulk-updates|fleet-actions';
 const FEATURES = `^src/(${TIER1}|${TIER2}|${TIER3}|${TIER4})/`;
 const COMPOSITION = '^src/(main|services|app|cli|config|schema|scheduled-work)\\.ts$|^src/dashboard/';
 

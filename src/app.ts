@@ -17,6 +17,7 @@ import type { ThemesService } from './themes/themes.service.js';
 import type { InventoryRepository } from './inventory/inventory.repository.js';
 import { createBulkUpdatesRoutes, type BulkUpdatesService } from './bulk-updates/index.js';
 import { createFleetRoutes, type FleetRefresh, type FleetRepository } from './fleet/index.js';
+import { createFleetActionsRoutes, type FleetActions } from './fleet-actions/index.js';
 import { createUpdatePoliciesRoutes, type UpdatePoliciesService } from './update-policies/index.js';
 import { createInventoryRoutes } from './inventory/index.js';
 import type { SitesRepository } from './sites/index.js';
@@ -54,6 +55,7 @@ export interface AppDeps {
   sitesRepository: Pick<SitesRepository, 'findById'>;
   fleet: FleetRepository;
   fleetRefresh: FleetRefresh;
+  fleetActions: FleetActions;
   updatePolicies: UpdatePoliciesService;
   plugins: PluginsService;
   themes: ThemesService;
@@ -120,6 +122,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createSafeUpdatesRoutes(deps));
   api.route('/', createAdminLoginRoutes(deps));
   api.route('/', createFleetRoutes(deps));
+  api.route('/', createFleetActionsRoutes(deps));
   api.route('/', createBulkUpdatesRoutes(deps));
   api.route('/', createUpdatePoliciesRoutes(deps));
   api.route('/', createInventoryRoutes(deps));

@@ -113,6 +113,10 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     if (!(await services.bulkUpdates.stop(graceLeft())))
       logger.warn({ graceMs: config.shutdownGraceMs }, 'a site update still running at shutdown was abandoned');
   });
+  // Fleet actions: one the last process left running fails as `interrupted` (its sites not reached are
+  // skipped); queued ones run. At a stop, no further site starts.
+  services.fleetActions.recover();
+  shutdown.register('fleet actions', async () => void (await services.fleetActions.stop(graceLeft())));
   // Safe updates: one the last process left running is queued again and resumes where it was
   // (past the update: the after-checks, then keep or roll back), so no site is left broken unrecorded.
   services.safeUpdates.recover();

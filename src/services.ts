@@ -55,6 +55,7 @@ import {
 import { createUsersRepository, createUsersService } from './users/index.js';
 import { createFleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 import { createAdminLoginRepository, createAdminLoginService } from './admin-login/index.js';
+import { createFleetActions } from './fleet-actions/index.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -179,6 +180,18 @@ export function createServices({
   });
   const { plugins, themes, wordpressUpdates } = bulk.recorded;
   const bulkUpdates = bulk.service;
+  // One plugin or theme installed, activated, deactivated or removed across many sites: a job over the single-site services.
+  const fleetActions = createFleetActions({
+    jobs,
+    jobRows: createJobsRepository({ db }),
+    sites: sitesRepository,
+    fleet,
+    plugins,
+    themes,
+    clock,
+    logger,
+    concurrency: config.siteConcurrency,
+  });
   // A policy's window starts one bulk update; core and translations are named by type alone there.
   const applyUpdates: ApplyUpdates = ({ targets, ...request }) =>
     bulkUpdates.start({
@@ -319,6 +332,7 @@ export function createServices({
     inventories,
     fleet,
     fleetRefresh,
+    fleetActions,
     updatePolicies,
     secrets,
     access,

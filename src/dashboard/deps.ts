@@ -17,6 +17,7 @@ export type DashboardServices = Pick<
   | 'tokens'
   | 'fleet'
   | 'fleetRefresh'
+  | 'fleetActions'
   | 'bulkUpdates'
   | 'updatePolicies'
   | 'safeUpdates'

@@ -5,20 +5,21 @@ import { SiteTagsInput } from '../sites/index.js';
 import type { SignedInSession } from '../users/index.js';
 import type { DashboardServices } from './deps.js';
 import { csrfField } from './layout.js';
+import { FleetActionInput } from '../fleet-actions/index.js';
 import { setFlash, type DashboardEnv } from './session.js';
 
 /** The overview's form that its rows' checkboxes belong to (`form=`), outside the table. */
 const SELECTION_FORM_ID = 'site-selection';
 const MAX_SELECTED = 500;
 
-const actions = ['backup', 'refresh', 'add-tag', 'remove-tag'] as const;
+const actions = ['backup', 'refresh', 'add-tag', 'remove-tag', 'install-plugin'] as const;
 type SelectionAction = (typeof actions)[number];
 
 /** A row's checkbox. */
 export const selectSite = (id: string, label: string) =>
   html`<input type="checkbox" form="${SELECTION_FORM_ID}" name="site" value="${id}" aria-label="Select ${label}" />`;
 
-/** What a user does to the ticked sites of the overview's page: back up, refresh, tag, untag. */
+/** What a user does to the ticked sites of the overview's page: back up, refresh, tag, untag, install a plugin. */
 export function selectionForm(session: SignedInSession, back: string) {
   return html`<form class="actions selection" id="${SELECTION_FORM_ID}" method="post" action="/sites/selection">
     ${csrfField(session)}<input type="hidden" name="back" value="${back}" />
@@ -29,12 +30,18 @@ export function selectionForm(session: SignedInSession, back: string) {
     <input id="selection-tag" name="tag" size="12" maxlength="100" />
     <button type="submit" class="secondary" name="action" value="add-tag">Add tag</button>
     <button type="submit" class="secondary" name="action" value="remove-tag">Remove tag</button>
+    <label for="selection-plugin">Plugin (slug)</label>
+    <input id="selection-plugin" name="plugin" size="16" maxlength="200" placeholder="akismet" />
+    <label class="check"><input type="checkbox" name="activate" value="yes" /> activate</label>
+    <button type="submit" class="secondary" name="action" value="install-plugin">Install plugin</button>
   </form>`;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-export function createSiteSelectionRoutes(deps: Pick<DashboardServices, 'sites' | 'backups' | 'fleetRefresh'>) {
+export function createSiteSelectionRoutes(
+  deps: Pick<DashboardServices, 'sites' | 'backups' | 'fleetRefresh' | 'fleetActions'>,
+) {
   const app = new Hono<DashboardEnv>();
   app.post('/sites/selection', async (c) => {
     const form = await c.req.parseBody({ all: true });
@@ -50,6 +57,24 @@ export function createSiteSelectionRoutes(deps: Pick<DashboardServices, 'sites' 
     if (ids.length > MAX_SELECTED) return done('error', `Tick at most ${MAX_SELECTED} sites at once.`);
     const known = ids.filter((id) => deps.sites.find(id) !== undefined);
     if (known.length === 0) return done('error', 'None of the ticked sites exists any more.');
+    if (action === 'install-plugin') {
+      // A fleet action (a job): its page shows each site's result as it comes.
+      const parsed = FleetActionInput.safeParse({
+        action: 'install',
+        slug: typeof form.plugin === 'string' ? form.plugin.trim() : '',
+        activate: form.activate === 'yes',
+        sites: known,
+      });
+      if (!parsed.success) return done('error', `Not a plugin slug: ${parsed.error.issues[0]?.message ?? 'invalid'}.`);
+      try {
+        const started = deps.fleetActions.start(parsed.data, c.get('actor'));
+        setFlash(c, { kind: 'ok', text: `Installing ${started.slug} on ${plural(started.counts.total, 'site')}.` });
+        return c.redirect(`/fleet/actions/${started.id}`, 303);
+      } catch (error) {
+        if (!isAppError(error)) throw error;
+        return done('error', error.detail);
+      }
+    }
     return done(...(await apply(deps, action, known, form.tag)));
   });
   return app;
@@ -57,7 +82,7 @@ export function createSiteSelectionRoutes(deps: Pick<DashboardServices, 'sites' 
 
 async function apply(
   deps: Pick<DashboardServices, 'sites' | 'backups' | 'fleetRefresh'>,
-  action: SelectionAction,
+  action: Exclude<SelectionAction, 'install-plugin'>,
   ids: string[],
   rawTag: unknown,
 ): Promise<['ok' | 'error', string]> {

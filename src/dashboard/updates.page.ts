@@ -25,6 +25,8 @@ export function createUpdatesPage(deps: DashboardServices) {
     const tag = c.req.query('tag')?.trim().toLowerCase().slice(0, 100) || undefined;
     const after = c.req.query('after')?.slice(0, 200) || undefined;
     const filter = { tags: tag ? [tag] : [] };
+    const core = deps.fleet.pendingCore({ tags: filter.tags });
+    const translations = deps.fleet.pendingTranslations({ tags: filter.tags });
     const byItem = deps.fleet.pendingByItem({ filter, limit: ITEMS_PER_PAGE });
     const bySite = deps.fleet.pendingBySite({ filter, limit: SITES_PER_PAGE + 1, after });
     const more = bySite.length > SITES_PER_PAGE;
@@ -41,14 +43,15 @@ export function createUpdatesPage(deps: DashboardServices) {
         ${csrfField(session)}${tag ? html`<input type="hidden" name="tag" value="${tag}" />` : ''}
         <p>
           Tick items and sites below, then preview what a bulk update would do. With no item ticked: every pending
-          plugin and theme update; with no site ticked: every site${tag ? ` tagged ${tag}` : ''}.
+          plugin and theme update (tick WordPress or Translations for those); with no site ticked: every
+          site${tag ? ` tagged ${tag}` : ''}.
         </p>
         <button type="submit">Preview bulk update</button>
       </form>
       <section class="card" aria-labelledby="by-item-h">
         <h2 id="by-item-h">By item</h2>
         ${
-          byItem.length === 0
+          byItem.length === 0 && core.length === 0 && translations.sites === 0
             ? html`<p class="muted">Every site is up to date.</p>`
             : html`<div class="table-wrap">
                 <table>
@@ -63,6 +66,17 @@ export function createUpdatesPage(deps: DashboardServices) {
                     </tr>
                   </thead>
                   <tbody>
+                    ${core.map(
+                      (offer) =>
+                        html`<tr>
+                          <td>${pick('item', 'core', 'Select WordPress core')}</td>
+                          <th scope="row">WordPress<span class="url">core</span></th>
+                          <td>core</td>
+                          <td>${(offer.fromVersions ?? '').split(',').sort().join(', ')}</td>
+                          <td><strong>${offer.toVersion}</strong></td>
+                          <td class="num">${offer.sites}</td>
+                        </tr>`,
+                    )}
                     ${byItem.map(
                       (item) =>
                         html`<tr>
@@ -74,6 +88,17 @@ export function createUpdatesPage(deps: DashboardServices) {
                           <td class="num">${item.sites}</td>
                         </tr>`,
                     )}
+                    ${
+                      translations.sites > 0
+                        ? html`<tr>
+                            <td>${pick('item', 'translations', 'Select translations')}</td>
+                            <th scope="row">Translations<span class="url">language packs</span></th>
+                            <td>translations</td>
+                            <td colspan="2">${translations.packs} ${translations.packs === 1 ? 'pack' : 'packs'}</td>
+                            <td class="num">${translations.sites}</td>
+                          </tr>`
+                        : ''
+                    }
                   </tbody>
                 </table>
               </div>`
@@ -108,16 +133,29 @@ export function createUpdatesPage(deps: DashboardServices) {
                                 : ''
                             }
                             <td>${update.name} <span class="muted">(${update.type})</span></td>
-                            <td>${update.version} → <strong>${update.toVersion}</strong></td>
-                            <td class="actions">
-                              <form
-                                method="post"
-                                action="/sites/${site.siteId}/${update.type}s/${encodeURIComponent(update.slug)}/safe-update"
-                              >
-                                ${csrfField(session)}<input type="hidden" name="back" value="${back}" />
-                                <button type="submit" class="secondary">Update ${update.name} on ${site.url}</button>
-                              </form>
-                            </td>
+                            ${
+                              update.type === 'translations'
+                                ? html`<td>
+                                      ${update.packs} ${update.packs === 1 ? 'language pack' : 'language packs'}
+                                    </td>
+                                    <td class="muted">tick the site and translations above</td>`
+                                : html`<td>${update.version} → <strong>${update.toVersion}</strong></td>
+                                    <td class="actions">
+                                      <form
+                                        method="post"
+                                        action="${
+                                          update.type === 'core'
+                                            ? `/sites/${site.siteId}/core/safe-update`
+                                            : `/sites/${site.siteId}/${update.type}s/${encodeURIComponent(update.slug)}/safe-update`
+                                        }"
+                                      >
+                                        ${csrfField(session)}<input type="hidden" name="back" value="${back}" />
+                                        <button type="submit" class="secondary">
+                                          Update ${update.name} on ${site.url}
+                                        </button>
+                                      </form>
+                                    </td>`
+                            }
                           </tr>`,
                       ),
                     )}

@@ -17,7 +17,8 @@ export const RefreshInput = z
   })
   .openapi('FleetRefreshInput');
 
-const refreshProblems = {
+/** Shared with the fleet actions, which select sites the same way. */
+export const refreshProblems = {
   selection: defineProblem('invalid-selection', 400, 'Select sites by exactly one of sites, tag or all'),
 };
 

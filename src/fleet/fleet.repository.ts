@@ -1,7 +1,7 @@
-import { and, asc, eq, exists, gt, inArray, isNotNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, countDistinct, eq, exists, gt, inArray, isNotNull, or, sql, type SQL } from 'drizzle-orm';
 import type { SelectedFields, SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/database.js';
-import { inventoryItems } from '../inventory/index.js';
+import { inventoryItems, updateOffers } from '../inventory/index.js';
 import { fleetItemTotals } from './fleet.table.js';
 import { sites, siteTags } from '../sites/index.js';
 
@@ -14,7 +14,7 @@ export interface FleetFilter {
 }
 
 /** Item keys in cursors: `type`, `slug` and (for pending updates) the version offered, tab-separated. */
-export const ITEM_KEY = /^(plugin|theme)\t[^\t]{1,200}(\t[^\t]{1,100})?$/;
+export const ITEM_KEY = /^(core|plugin|theme|translations)\t[^\t]{1,200}(\t[^\t]{1,100})?$/;
 
 /**
  * The fleet's questions answered from the inventory rows the sync keeps (never from the sites):
@@ -87,8 +87,25 @@ export function createFleetRepository({ db }: { db: Db }) {
         .all();
     },
 
-    /** A page of sites with pending updates (by site id), and those sites' updates. */
-    pendingBySite({ filter, limit, after }: { filter: FleetFilter; limit: number; after?: string }) {
+    /**
+     * A page of sites with pending updates (by site id), and those sites' updates: plugins and themes
+     * (`filter.type` narrows them; `items: false` leaves them out), WordPress core and language packs (`offers`).
+     */
+    pendingBySite({
+      filter,
+      limit,
+      after,
+      offers = filter.type ? [] : ['core', 'translation'],
+      items: itemsToo = true,
+    }: {
+      filter: FleetFilter;
+      limit: number;
+      after?: string;
+      /** Which of the core and translation offers count (default: both, unless `filter.type` narrows to items). */
+      offers?: ('core' | 'translation')[];
+      /** Whether plugin and theme updates count (default true). */
+      items?: boolean;
+    }) {
       const conditions = [
         isNotNull(inventoryItems.updateVersion),
         filter.type ? eq(inventoryItems.type, filter.type) : undefined,
@@ -96,11 +113,23 @@ export function createFleetRepository({ db }: { db: Db }) {
       // Sites in id order, each kept when it has one pending update (EXISTS stops at the first):
       // a page costs its own sites, however large the fleet or the tag.
       const pending = (siteId: SQLiteColumn) =>
-        exists(
-          db
-            .select({ one: sql`1` })
-            .from(inventoryItems)
-            .where(and(eq(inventoryItems.siteId, siteId), ...conditions)),
+        or(
+          itemsToo
+            ? exists(
+                db
+                  .select({ one: sql`1` })
+                  .from(inventoryItems)
+                  .where(and(eq(inventoryItems.siteId, siteId), ...conditions)),
+              )
+            : undefined,
+          offers.length > 0
+            ? exists(
+                db
+                  .select({ one: sql`1` })
+                  .from(updateOffers)
+                  .where(and(eq(updateOffers.siteId, siteId), inArray(updateOffers.type, offers))),
+              )
+            : undefined,
         );
       const scope = filter.tags.length > 0 ? scoped(filter.tags) : undefined;
       const page = (
@@ -132,17 +161,89 @@ export function createFleetRepository({ db }: { db: Db }) {
         })
         .from(inventoryItems)
         .innerJoin(sites, eq(sites.id, inventoryItems.siteId))
-        .where(and(...conditions, inArray(inventoryItems.siteId, page)))
+        .where(and(...conditions, inArray(inventoryItems.siteId, page), itemsToo ? undefined : sql`0`))
         .orderBy(asc(inventoryItems.siteId), asc(inventoryItems.type), asc(inventoryItems.slug))
         .all();
+      const siteRows = db
+        .select({ id: sites.id, url: sites.url, wordpressVersion: sites.wordpressVersion })
+        .from(sites)
+        .where(inArray(sites.id, page))
+        .all();
+      const siteOf = new Map(siteRows.map((row) => [row.id, row]));
+      const offerRows =
+        offers.length === 0
+          ? []
+          : db
+              .select({ siteId: updateOffers.siteId, type: updateOffers.type, version: updateOffers.version })
+              .from(updateOffers)
+              .where(and(inArray(updateOffers.siteId, page), inArray(updateOffers.type, offers)))
+              .orderBy(asc(updateOffers.siteId), asc(updateOffers.version))
+              .all();
       return page.map((siteId) => {
+        const site = siteOf.get(siteId);
         const mine = updates.filter((update) => update.siteId === siteId);
+        const offered = offerRows.filter((offer) => offer.siteId === siteId);
+        const packs = offered.filter((offer) => offer.type === 'translation').length;
         return {
           siteId,
-          url: mine[0]?.url ?? '',
-          updates: mine.map(({ type, slug, name, version, toVersion }) => ({ type, slug, name, version, toVersion })),
+          url: site?.url ?? mine[0]?.url ?? '',
+          updates: [
+            ...offered
+              .filter((offer) => offer.type === 'core')
+              .map((offer) => ({
+                type: 'core' as const,
+                slug: 'wordpress',
+                name: 'WordPress',
+                version: site?.wordpressVersion ?? '',
+                toVersion: offer.version,
+              })),
+            ...mine.map(({ type, slug, name, version, toVersion }) => ({ type, slug, name, version, toVersion })),
+            ...(packs > 0 ? [{ type: 'translations' as const, name: 'Translations', packs }] : []),
+          ],
         };
       });
+    },
+
+    /**
+     * WordPress core updates across the fleet (from each site's last sync), one row per version
+     * offered: the versions the sites run, how many sites; after `afterVersion` in version order.
+     */
+    pendingCore({ tags, afterVersion }: { tags: string[]; afterVersion?: string }) {
+      const scope = tags.length > 0 ? scoped(tags) : undefined;
+      return db
+        .select({
+          toVersion: updateOffers.version,
+          fromVersions: sql<string | null>`group_concat(distinct ${sites.wordpressVersion})`,
+          sites: countDistinct(updateOffers.siteId),
+        })
+        .from(updateOffers)
+        .innerJoin(sites, eq(sites.id, updateOffers.siteId))
+        .where(
+          and(
+            eq(updateOffers.type, 'core'),
+            scope ? inArray(updateOffers.siteId, db.select({ siteId: scope.siteId }).from(scope)) : undefined,
+            afterVersion === undefined ? undefined : gt(updateOffers.version, afterVersion),
+          ),
+        )
+        .groupBy(updateOffers.version)
+        .orderBy(asc(updateOffers.version))
+        .all();
+    },
+
+    /** Language packs pending across the fleet: how many sites are offered one, how many packs in all. */
+    pendingTranslations({ tags }: { tags: string[] }): { sites: number; packs: number } {
+      const scope = tags.length > 0 ? scoped(tags) : undefined;
+      const row = db
+        .select({ sites: countDistinct(updateOffers.siteId), packs: sql<number>`count(*)` })
+        .from(updateOffers)
+        .where(
+          and(
+            eq(updateOffers.type, 'translation'),
+            scope ? inArray(updateOffers.siteId, db.select({ siteId: scope.siteId }).from(scope)) : undefined,
+          ),
+        )
+        .get();
+      return { sites: row?.sites ?? 0, packs: row?.packs ?? 0 };
     },
 
     /**

@@ -11,9 +11,11 @@ import {
   FleetUpdatesQuery,
   InstalledItemSchema,
   ItemSiteSchema,
+  type PendingUpdateItem,
 } from './fleet.schemas.js';
 
 const tags = ['Fleet'];
+type UpdateRow = PendingUpdateItem;
 const SITE_KEY = /^[a-z]+_[0-9a-z]{26}$/;
 const versionsOf = (list: string | null) => (list ? [...new Set(list.split(','))].sort() : []);
 const siteListOf = (type: ItemType, slug: string) => `/api/fleet/${type}s/${encodeURIComponent(slug)}`;
@@ -25,7 +27,7 @@ const listFleetUpdates = createRoute({
   tags,
   summary: 'Pending updates across the fleet',
   description:
-    'Every plugin and theme update the sites are offered, as of each site’s last sync (answered from the database, never from the sites): grouped by item and version offered, or by site. `tag` narrows to sites carrying all the tags given.',
+    'Every update the sites are offered, as of each site’s last sync (answered from the database, never from the sites): WordPress core, plugins, themes and translations (language packs). Grouped by item and version offered (core versions first, then plugins and themes by slug, then one entry counting the sites with pending language packs), or by site (each with its core, plugin, theme and translation updates). `type` narrows to one kind; `tag` to sites carrying all the tags given.',
   request: { query: FleetUpdatesQuery },
   responses: { 200: jsonContent(FleetUpdatesPage, 'A page of pending updates'), ...problemResponses(400) },
 });
@@ -82,26 +84,59 @@ const refreshFleet = createRoute({
 export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetRepository; fleetRefresh: FleetRefresh }) {
   const app = new OpenAPIHono<AppEnv>().openapi(listFleetUpdates, (c) => {
     const { groupBy, type, tag, limit, cursor } = c.req.valid('query');
-    const filter = { tags: tag, type };
+    const itemType = type === 'plugin' || type === 'theme' ? type : undefined;
+    const filter = { tags: tag, type: itemType };
+    const withItems = type === undefined || itemType !== undefined;
+    const withCore = type === undefined || type === 'core';
+    const withTranslations = type === undefined || type === 'translations';
     if (groupBy === 'site') {
-      const rows = fleet.pendingBySite({ filter, limit: limit + 1, after: decodeCursor(cursor, SITE_KEY) });
+      const offers = [...(withCore ? ['core' as const] : []), ...(withTranslations ? ['translation' as const] : [])];
+      const rows = fleet.pendingBySite({
+        filter,
+        offers,
+        items: withItems,
+        limit: limit + 1,
+        after: decodeCursor(cursor, SITE_KEY),
+      });
       const page = toPage(rows, limit, (row) => row.siteId);
       return c.json({ groupBy, ...page }, 200);
     }
-    const rows = fleet.pendingByItem({ filter, limit: limit + 1, after: decodeCursor(cursor, ITEM_KEY) });
-    const page = toPage(rows, limit, (row) => `${row.type}\t${row.slug}\t${row.toVersion}`);
-    return c.json(
-      {
-        groupBy,
-        items: page.items.map((row) => ({
-          ...row,
+    // Core first, then plugins and themes, then translations: the cursor's type says where the last page ended.
+    const after = decodeCursor(cursor, ITEM_KEY);
+    const [afterType, , afterVersion] = after?.split('\t') ?? [];
+    const rows: UpdateRow[] = [];
+    if (withCore && (afterType === undefined || afterType === 'core'))
+      for (const row of fleet.pendingCore({ tags: tag, afterVersion: afterType === 'core' ? afterVersion : undefined }))
+        rows.push({
+          type: 'core',
+          slug: 'wordpress',
+          name: 'WordPress',
           fromVersions: versionsOf(row.fromVersions),
-          siteList: siteListOf(row.type, row.slug),
-        })),
-        nextCursor: page.nextCursor,
-      },
-      200,
+          toVersion: row.toVersion,
+          sites: row.sites,
+          siteList: '/api/fleet/updates?groupBy=site&type=core',
+        });
+    if (withItems && rows.length <= limit && afterType !== 'translations')
+      for (const row of fleet.pendingByItem({
+        filter,
+        limit: limit + 1 - rows.length,
+        after: afterType === 'plugin' || afterType === 'theme' ? after : undefined,
+      }))
+        rows.push({ ...row, fromVersions: versionsOf(row.fromVersions), siteList: siteListOf(row.type, row.slug) });
+    if (withTranslations && rows.length <= limit && afterType !== 'translations') {
+      const pending = fleet.pendingTranslations({ tags: tag });
+      if (pending.sites > 0)
+        rows.push({
+          type: 'translations',
+          name: 'Translations',
+          ...pending,
+          siteList: '/api/fleet/updates?groupBy=site&type=translations',
+        });
+    }
+    const page = toPage(rows, limit, (row) =>
+      row.type === 'translations' ? 'translations\tall' : `${row.type}\t${row.slug}\t${row.toVersion}`,
     );
+    return c.json({ groupBy, ...page }, 200);
   });
   for (const type of ['plugin', 'theme'] as const) {
     app.openapi(installedRoute(type), (c) => {

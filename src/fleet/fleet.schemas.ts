@@ -9,7 +9,10 @@ export const FleetUpdatesQuery = PaginationQuery.extend({
     .enum(['item', 'site'])
     .default('item')
     .openapi({ description: '`item`: one entry per plugin/theme and version offered; `site`: one entry per site.' }),
-  type: ItemTypeSchema.optional().openapi({ description: 'Only plugin or only theme updates.' }),
+  type: z
+    .enum(['plugin', 'theme', 'core', 'translations'])
+    .optional()
+    .openapi({ description: 'Only plugin, theme, WordPress core or translation (language pack) updates.' }),
   tag: TagFilter,
 });
 
@@ -36,18 +39,51 @@ const PendingItemSchema = z
   })
   .openapi('FleetPendingItem');
 
+const PendingCoreSchema = z
+  .object({
+    type: z.literal('core'),
+    slug: z.literal('wordpress'),
+    name: z.string(),
+    fromVersions: z.array(z.string()).openapi({ description: 'The WordPress versions the sites offered it run now.' }),
+    toVersion: z.string(),
+    sites: z.number().int().openapi({ description: 'How many sites are offered this WordPress version.' }),
+    siteList: z.string().openapi({ description: 'Which sites: this list grouped by site, core only.' }),
+  })
+  .openapi('FleetPendingCore');
+
+const PendingTranslationsSchema = z
+  .object({
+    type: z.literal('translations'),
+    name: z.string(),
+    sites: z.number().int().openapi({ description: 'How many sites are offered language pack updates.' }),
+    packs: z.number().int().openapi({ description: 'How many language packs in all (of core, plugins and themes).' }),
+    siteList: z.string().openapi({ description: 'Which sites: this list grouped by site, translations only.' }),
+  })
+  .openapi('FleetPendingTranslations');
+
+/** One entry of the list grouped by item. */
+export type PendingUpdateItem =
+  z.infer<typeof PendingItemSchema> | z.infer<typeof PendingCoreSchema> | z.infer<typeof PendingTranslationsSchema>;
+
 const PendingSiteSchema = z
   .object({
     siteId: z.string(),
     url: z.string(),
     updates: z.array(
-      z.object({
-        type: ItemTypeSchema,
-        slug: z.string(),
-        name: z.string(),
-        version: z.string(),
-        toVersion: z.string(),
-      }),
+      z.union([
+        z.object({
+          type: z.enum(['plugin', 'theme', 'core']),
+          slug: z.string().openapi({ description: 'Core: `wordpress`.' }),
+          name: z.string(),
+          version: z.string(),
+          toVersion: z.string(),
+        }),
+        z.object({
+          type: z.literal('translations'),
+          name: z.string(),
+          packs: z.number().int().openapi({ description: 'How many language packs the site is offered.' }),
+        }),
+      ]),
     ),
   })
   .openapi('FleetPendingSite');
@@ -55,7 +91,7 @@ const PendingSiteSchema = z
 export const FleetUpdatesPage = z
   .object({
     groupBy: z.enum(['item', 'site']),
-    items: z.array(z.union([PendingItemSchema, PendingSiteSchema])),
+    items: z.array(z.union([PendingItemSchema, PendingCoreSchema, PendingTranslationsSchema, PendingSiteSchema])),
     nextCursor: z.string().nullable(),
   })
   .openapi('FleetUpdatesPage');

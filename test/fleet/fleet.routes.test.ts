@@ -189,7 +189,7 @@ describe('the fleet', () => {
   it('refuses malformed queries with problems', async () => {
     for (const path of [
       '/api/fleet/updates?groupBy=tag',
-      '/api/fleet/updates?type=core',
+      '/api/fleet/updates?type=widget',
       '/api/fleet/updates?cursor=bm9wZQ',
       '/api/fleet/updates?tag=Not%20A%20Tag',
       '/api/fleet/plugins/..%2Fetc',
