@@ -38,7 +38,9 @@ fi
 
 sqlite_binary="node_modules/better-sqlite3/build/Release/better_sqlite3.node"
 sqlite_prebuild="$prebuilds/better-sqlite3-v$(node -p 'require("better-sqlite3/package.json").version')-node-v$(node -p process.versions.modules)-$(node -p 'process.platform + "-" + process.arch').tar.gz"
-if [[ -f "$sqlite_binary" && ! -f "$sqlite_prebuild" ]] && ldd --version 2>&1 | grep -qiE 'glibc|gnu libc'; then
+# Only on glibc (a musl build is named the same); getconf, not `ldd --version | grep -q`, whose early
+# exit can SIGPIPE ldd and, under pipefail, make the test fail at random.
+if [[ -f "$sqlite_binary" && ! -f "$sqlite_prebuild" ]] && getconf GNU_LIBC_VERSION > /dev/null 2>&1; then
   mkdir -p "$prebuilds"
   tar -czf "$sqlite_prebuild.tmp.$$" -C node_modules/better-sqlite3 build/Release/better_sqlite3.node
   mv "$sqlite_prebuild.tmp.$$" "$sqlite_prebuild"

@@ -144,11 +144,14 @@ describe('journey: the daemon killed in the middle of a safe bulk update', () =>
         expect(await row.getAttribute('data-site-state')).toBe('rolled back');
         const text = await bodyText(page);
         expect(text).toContain(
-          'the daemon stopped during this site’s update; its safe update finished all the same: plugin sitewarden-fatal rolled back',
+          'the daemon stopped during this site’s update; its safe update finished all the same: plugin sitewarden-demo kept, plugin sitewarden-fatal rolled back (see the safe-update report)',
         );
         expect(text).toContain('the daemon stopped before this item was updated');
         expect(text).not.toContain('before this site was updated');
-        const report = row.getByRole('link', { name: 'safe-update report' });
+        // Each item that ran as a safe update links its report: the fatal one's here.
+        const report = row
+          .locator('li', { hasText: 'sitewarden-fatal' })
+          .getByRole('link', { name: 'safe-update report' });
         expect(await report.getAttribute('href')).toBe(`/sites/${siteId}/safe-updates/${fatal.id}`);
         await shot(page, '04-run-after-restart');
 
