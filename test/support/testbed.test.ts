@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { cpSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { approveApplicationAuthorization, createTestSite, type TestSite } from './wordpress/index.js';
 
@@ -128,29 +128,6 @@ describe('WordPress test bed', () => {
     it('run PHP with WordPress loaded and report PHP failures', async () => {
       expect(await pretty.php('echo home_url();')).toBe(pretty.url);
       await expect(pretty.php('no_such_function();')).rejects.toThrow(/no_such_function/);
-    });
-
-    it('run PHP from compiled code cached per site, and read a file edited since afresh', async () => {
-      const file = join(pretty.root, 'wp-content/mu-plugins/sitewarden-test-probe.php');
-      const probe = (answer: string) => `<?php function sitewarden_test_probe() { return '${answer}'; }\n`;
-      try {
-        writeFileSync(file, probe('cached'));
-        // Older than opcache's 2 s file_update_protection, so the first run caches it.
-        const past = new Date(Date.now() - 60_000);
-        utimesSync(file, past, past);
-        expect(await pretty.php('echo sitewarden_test_probe();')).toBe('cached');
-        const cache = join(dirname(pretty.root), 'opcache');
-        const cached = readdirSync(cache, { recursive: true, encoding: 'utf8' });
-        expect(cached).toContainEqual(expect.stringMatching(/wp-includes\/plugin\.php\.bin$/));
-        expect(cached).toContainEqual(expect.stringMatching(/sitewarden-test-probe\.php\.bin$/));
-        expect(await pretty.php('echo sitewarden_test_probe();')).toBe('cached');
-
-        // Edited behind WordPress's back, as tests do: the next run reads the new code.
-        writeFileSync(file, probe('edited'));
-        expect(await pretty.php('echo sitewarden_test_probe();')).toBe('edited');
-      } finally {
-        rmSync(file, { force: true });
-      }
     });
   });
 

@@ -13,32 +13,15 @@ function iniArgs(extra: string[]): string[] {
   return [...COMMON_INI, ...extra].flatMap((setting) => ['-d', setting]);
 }
 
-/**
- * opcache for php-cli, which has none by default: compiled scripts go to files in `dir`, so each
- * run of a script against the same site loads WordPress's compiled code instead of compiling all
- * of it again (about 0.4 s of CPU per run without, 0.2 s with). Timestamps are checked on every
- * run and files younger than 2 s are never cached (opcache's file_update_protection), as in the
- * site's `php -S`, so files a test edits behind WordPress's back are read afresh.
- */
-function cliOpcache(dir: string): string[] {
-  return [
-    'opcache.enable_cli=1',
-    `opcache.file_cache=${dir}`,
-    'opcache.file_cache_only=1',
-    'opcache.revalidate_freq=0',
-  ];
-}
-
 /** Runs a fixture script (test/support/fixtures/wordpress/<script>) with php-cli; errors go to stderr so failures explain themselves. */
 export async function runPhpScript(
   script: string,
   args: string[],
-  options: { input?: string; timeoutMs?: number; opcacheDir?: string } = {},
+  options: { input?: string; timeoutMs?: number } = {},
 ): Promise<string> {
-  const opcache = options.opcacheDir === undefined ? [] : cliOpcache(options.opcacheDir);
   const { stdout } = await runCommand(
     'php',
-    [...iniArgs(['display_errors=stderr', 'log_errors=0', ...opcache]), join(WORDPRESS_FIXTURES, script), ...args],
+    [...iniArgs(['display_errors=stderr', 'log_errors=0']), join(WORDPRESS_FIXTURES, script), ...args],
     // The arguments can hold passwords; the script name is what explains a failure.
     { input: options.input, timeoutMs: options.timeoutMs ?? 60_000, label: `php ${script}` },
   );

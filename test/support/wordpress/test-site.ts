@@ -88,9 +88,6 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
 
   try {
     mkdirSync(join(siteDir, 'tmp'), { recursive: true });
-    // php-cli's compiled-code cache for this site's files (removed with the site).
-    const opcacheDir = join(siteDir, 'opcache');
-    mkdirSync(opcacheDir);
     await copyWordPressRelease(options.wordpress ?? defaultRelease(), root);
     writeFileSync(
       join(root, 'wp-config.php'),
@@ -115,28 +112,24 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
 
     const admin = { username: 'admin', password: randomToken(20) };
     const installed = JSON.parse(
-      await runPhpScript(
-        'install.php',
-        [
-          root,
-          JSON.stringify({
-            siteUrl: url,
-            title: `Sitewarden test site ${id}`,
-            adminUser: admin.username,
-            adminPassword: admin.password,
-            adminEmail: 'admin@example.test',
-            permalinkStructure: (options.permalinks ?? 'pretty') === 'pretty' ? '/%postname%/' : '',
-            dbSocket: bed.mariadbSocket,
-            dbName,
-          }),
-        ],
-        { opcacheDir },
-      ),
+      await runPhpScript('install.php', [
+        root,
+        JSON.stringify({
+          siteUrl: url,
+          title: `Sitewarden test site ${id}`,
+          adminUser: admin.username,
+          adminPassword: admin.password,
+          adminEmail: 'admin@example.test',
+          permalinkStructure: (options.permalinks ?? 'pretty') === 'pretty' ? '/%postname%/' : '',
+          dbSocket: bed.mariadbSocket,
+          dbName,
+        }),
+      ]),
     ) as { applicationPassword: string };
 
     await waitUntilServing(url, server);
 
-    const php = (code: string) => runPhpScript('run-php.php', [root, url], { input: code, opcacheDir });
+    const php = (code: string) => runPhpScript('run-php.php', [root, url], { input: code });
     return {
       url,
       root,
