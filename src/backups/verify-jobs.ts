@@ -118,6 +118,19 @@ export function createVerifyJobs({
     });
   }
 
+  /** A verify or repair job that could not run to its end (`backup.verify-failed`). */
+  function verifyFailedEvent(job: JobRow, params: RepairParams, reason: string, message: string): JobEvent {
+    return jobEvent('backup.verify-failed', {
+      jobId: job.id,
+      kind: job.kind,
+      siteId: job.siteId,
+      backupId: params.backupId,
+      target: params.target,
+      reason,
+      message,
+    });
+  }
+
   /** How a job that threw ends: cancelled, interrupted by a stop, or failed with the problem's name. */
   function failed(job: JobRow, signal: AbortSignal, error: unknown, params: RepairParams): Settlement {
     if (wasCancelled(signal)) {
@@ -132,17 +145,7 @@ export function createVerifyJobs({
     const message = signal.aborted ? 'the daemon stopped while it ran; nothing was changed' : (error as Error).message;
     finish(job, { state: 'failed', reason, message });
     return {
-      events: [
-        jobEvent('backup.verify-failed', {
-          jobId: job.id,
-          kind: job.kind,
-          siteId: job.siteId,
-          backupId: params.backupId,
-          target: params.target,
-          reason,
-          message,
-        }),
-      ],
+      events: [verifyFailedEvent(job, params, reason, message)],
       interrupted: signal.aborted,
     };
   }
@@ -313,20 +316,7 @@ export function createVerifyJobs({
         running: (job) => {
           const message = 'the daemon stopped while it ran; start it again';
           finish(job, { state: 'failed', reason: 'interrupted', message });
-          const params = JSON.parse(job.params) as RepairParams;
-          return {
-            events: [
-              jobEvent('backup.verify-failed', {
-                jobId: job.id,
-                kind: job.kind,
-                siteId: job.siteId,
-                backupId: params.backupId,
-                target: params.target,
-                reason: 'interrupted',
-                message,
-              }),
-            ],
-          };
+          return { events: [verifyFailedEvent(job, JSON.parse(job.params) as RepairParams, 'interrupted', message)] };
         },
       },
     });
