@@ -15,7 +15,7 @@ import {
 
 /** The real daemon process, killed with SIGKILL in the middle of a backup. */
 describe('a daemon killed mid-backup', () => {
-  const bed = useDaemonSite('crash');
+  const bed = useDaemonSite('crash', { lean: true });
   const env = () => ({
     SITEWARDEN_DATA_DIR: bed.dataDir,
     SITEWARDEN_LOG_LEVEL: 'info',

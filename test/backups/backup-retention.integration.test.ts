@@ -7,7 +7,7 @@ import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
 import { referencedObjects } from '../../src/backups/manifest.js';
 import { useBackupSite, verifyJob } from '../support/backup-site.js';
 
-const bed = useBackupSite({ backups: { ...DEFAULT_BACKUPS_CONFIG, keepLast: 2 } });
+const bed = useBackupSite({ backups: { ...DEFAULT_BACKUPS_CONFIG, keepLast: 2 } }, { lean: true });
 
 async function backUp(): Promise<{ id: string; status: string; manifest: string }> {
   const queued = await bed.t.call('POST', `/api/sites/${bed.siteId}/backups`);

@@ -18,7 +18,7 @@ import { dumpStatementKinds } from '../support/sql-statements.js';
  * daemon writes holds only the statements a dump needs, and a table the connector cannot
  * read fails the backup naming it rather than being left out.
  */
-const bed = useBackupSite();
+const bed = useBackupSite({}, { lean: true });
 const api = (path = '') => `/api/sites/${bed.siteId}${path}`;
 
 const ODD = ['wp_back`tick', 'wp_with space', 'wp_ütf8_表_✓'];

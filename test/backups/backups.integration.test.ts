@@ -27,7 +27,7 @@ import {
  * Backups and restores of a real WordPress site through the connector: what comes back is
  * exactly what was backed up, rows compared in SQL and files by hash.
  */
-const bed = useBackupSite();
+const bed = useBackupSite({}, { lean: true });
 const api = (path = '') => `/api/sites/${bed.siteId}${path}`;
 
 async function backUp() {

@@ -12,7 +12,7 @@ import { installFixturePlugin, wordpressPlugins } from '../support/wordpress-sta
  * the backup never had that user), the database matching the backup exactly, and a finish that
  * an interruption cannot leave half done.
  */
-const bed = useBackupSite();
+const bed = useBackupSite({}, { lean: true });
 const api = (path = '') => `/api/sites/${bed.siteId}${path}`;
 
 async function backUp() {
@@ -75,7 +75,7 @@ describe('the connector version gate', () => {
     }
     const info = await connectorCall(bed.site.admin, 'GET', 'info');
     expect(info.json).toMatchObject({
-      connector: '1.7.0',
+      connector: '1.8.0',
       features: expect.arrayContaining(['plugins/update', 'backups', 'restore']),
     });
   });
@@ -122,7 +122,7 @@ describe('a restore keeps the site connected and its database exactly the backup
       const plugins = await bed.t.call('GET', api('/plugins'));
       expect(plugins.status, plugins.text).toBe(200);
       await bed.t.services.sync.syncNow(bed.siteId);
-      expect((await bed.t.call('GET', api())).json.versions.connector).toBe('1.7.0');
+      expect((await bed.t.call('GET', api())).json.versions.connector).toBe('1.8.0');
       expect((await connectorCall(second, 'GET', 'info')).json).toMatchObject({
         capabilities: { install_plugins: true },
       });

@@ -1,21 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
-import type { OffsiteConfig } from '../../src/backups/offsite/targets.config.js';
 import { useBackupSite } from '../support/backup-site.js';
-import { startS3Server, type S3TestServer } from '../support/s3-server.js';
+import { useS3Target } from '../support/s3-server.js';
 import { signIn } from './signed-in.js';
 
 /** The Backups page against a real WordPress site backed up to a real S3 API (s3rver on loopback). */
-let s3: S3TestServer;
-const offsite: OffsiteConfig = { targets: [], defaultTargets: ['local', 'offsite'] };
-beforeAll(async () => {
-  s3 = await startS3Server();
-  offsite.targets.push({ name: 'offsite', type: 's3', passphrase: 'dashboard offsite passphrase', s3: s3.target() });
-});
-afterAll(async () => {
-  await s3?.stop();
-});
-const bed = useBackupSite({ backups: { ...DEFAULT_BACKUPS_CONFIG, offsite } });
+const target = useS3Target({ passphrase: 'dashboard offsite passphrase' });
+// Fewer files: what the page shows of a backup does not depend on how many the site has.
+const bed = useBackupSite({ backups: { ...DEFAULT_BACKUPS_CONFIG, offsite: target.offsite } }, { lean: true });
 
 describe('offsite backups in the dashboard', () => {
   it('lists the backup the target holds, verifies it there and prunes the target when confirmed', async () => {

@@ -1,6 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { directoryBlobPath, flipBlobBit } from '../support/directory-target.js';
 import { createDirectoryTargetApp, syntheticBackups } from '../support/synthetic-backups.js';
 import { insertConnectedSite, type TestApp } from '../support/test-app.js';
 import { signIn } from './signed-in.js';
@@ -23,11 +22,7 @@ describe('verify and repair in the dashboard', () => {
     const backup = await backups.create(siteId, { files: 2 });
     const repository = await backups.openTarget();
     const flipped = backup.objects[1]!;
-    const name = repository.nameOf(flipped);
-    const blob = join(targetDir, 'data', name.slice(0, 2), name);
-    const bytes = readFileSync(blob);
-    bytes[bytes.length - 20]! ^= 0x01;
-    writeFileSync(blob, bytes);
+    flipBlobBit(directoryBlobPath(targetDir, repository, flipped));
 
     const user = await signIn(t);
     const queued = await user.follow(await user.post(`/backups/targets/nas/snapshots/${backup.id}/verify`, {}));

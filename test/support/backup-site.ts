@@ -6,10 +6,18 @@ import { afterAll, beforeAll } from 'vitest';
 import type { ServiceConfig } from '../../src/services.js';
 import { createTestSite, type TestSite } from './wordpress/index.js';
 import { createTestApp, type TestApp } from './test-app.js';
+import { trimBrowserAssets } from './lean-site.js';
 import { connectSite, installConnector } from './wordpress-state.js';
 
-/** A connected site with the connector, and a test app with its own backup store. */
-export function useBackupSite(config: Partial<ServiceConfig> = {}): {
+/**
+ * A connected site with the connector, and a test app with its own backup store. `lean`: core's
+ * browser assets and the bundled themes but the default one removed first (lean-site.ts), for
+ * tests that back up or restore the whole site where how many files it has is not the point.
+ */
+export function useBackupSite(
+  config: Partial<ServiceConfig> = {},
+  { lean = false }: { lean?: boolean } = {},
+): {
   site: TestSite;
   t: TestApp;
   siteId: string;
@@ -18,6 +26,7 @@ export function useBackupSite(config: Partial<ServiceConfig> = {}): {
   const context = {} as { site: TestSite; t: TestApp; siteId: string; dataDir: string };
   beforeAll(async () => {
     context.site = await createTestSite();
+    if (lean) trimBrowserAssets(context.site);
     await installConnector(context.site);
     context.dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-backups-'));
     context.t = createTestApp({ config: { dataDir: context.dataDir, ...config } });

@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { createTestSite, type TestSite } from './wordpress/index.js';
 import { installConnector } from './wordpress-state.js';
+import { trimBrowserAssets } from './lean-site.js';
 import { eventsInOutput, noteEmitted } from './event-coverage.js';
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
@@ -45,9 +46,12 @@ function builtAfterSources(): boolean {
   return existsSync(CLI) && compiled.length > 0 && Math.min(...compiled) > Math.max(...sources);
 }
 
+/** The test sites, mirrors and receivers are on loopback, which the daemon refuses unless allowed (a test may override it). */
+const LOOPBACK_ALLOWED = { SITEWARDEN_ALLOWED_NETWORKS: '127.0.0.0/8,::1' };
+
 export function runCli(args: string[], env: Record<string, string>) {
   return spawnSync(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', ...LOOPBACK_ALLOWED, ...env },
     encoding: 'utf8',
     timeout: 30_000,
   });
@@ -63,7 +67,7 @@ export function runCliAsync(
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', ...LOOPBACK_ALLOWED, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 60_000,
     });
@@ -96,7 +100,7 @@ export async function startDaemonProcess(
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; port: number; logs: () => string; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, [CLI, 'start'], {
-    env: { PATH: process.env.PATH ?? '', SITEWARDEN_PORT: '0', ...withUnitMemoryEnv(env) },
+    env: { PATH: process.env.PATH ?? '', SITEWARDEN_PORT: '0', ...LOOPBACK_ALLOWED, ...withUnitMemoryEnv(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -188,16 +192,18 @@ export async function waitForBackup(
 /**
  * For tests of the daemon process: a real site with the connector (and, with `uploadMb`, one
  * large upload, so a backup of it runs long enough to be caught in the middle) and a fresh data
- * directory; both go when the file's tests end.
+ * directory; both go when the file's tests end. `lean`: without core's browser assets and the
+ * bundled themes but the default one (lean-site.ts), for a whole-site backup of fewer files.
  */
 export function useDaemonSite(
   name: string,
-  { uploadMb = 0 }: { uploadMb?: number } = {},
+  { uploadMb = 0, lean = false }: { uploadMb?: number; lean?: boolean } = {},
 ): { site: TestSite; dataDir: string } {
   const bed = {} as { site: TestSite; dataDir: string };
   beforeAll(async () => {
     buildOnce();
     bed.site = await createTestSite();
+    if (lean) trimBrowserAssets(bed.site);
     await installConnector(bed.site);
     if (uploadMb > 0) {
       mkdirSync(join(bed.site.root, 'wp-content/uploads/2026/02'), { recursive: true });

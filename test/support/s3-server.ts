@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import S3rver from 's3rver';
+import { afterAll, beforeAll } from 'vitest';
 import type { S3TargetConfig } from '../../src/backups/offsite/s3-backend.js';
+import type { OffsiteConfig } from '../../src/backups/offsite/targets.config.js';
 
 /** s3rver's own account: tests always hand the SDK these explicit keys, so it never looks for credentials elsewhere. */
 const S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
@@ -64,4 +66,30 @@ export async function startS3Server({ bucket = 'sitewarden-test' }: { bucket?: s
       rmSync(directory, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * For a file's tests backing up to s3rver: the server, started before the file's tests (before a
+ * `useBackupSite` declared after this call creates its app) and stopped after them, and the
+ * backups' offsite configuration naming it as the one target `name`, after `local` by default.
+ */
+export function useS3Target({
+  name = 'offsite',
+  passphrase,
+  s3: overrides = {},
+}: {
+  name?: string;
+  passphrase: string;
+  s3?: Partial<S3TargetConfig>;
+}): { server: S3TestServer; offsite: OffsiteConfig } {
+  const offsite: OffsiteConfig = { targets: [], defaultTargets: ['local', name] };
+  const context = { offsite } as { server: S3TestServer; offsite: OffsiteConfig };
+  beforeAll(async () => {
+    context.server = await startS3Server();
+    context.offsite.targets.push({ name, type: 's3', passphrase, s3: context.server.target(overrides) });
+  });
+  afterAll(async () => {
+    await context.server?.stop();
+  });
+  return context;
 }

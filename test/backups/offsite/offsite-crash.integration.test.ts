@@ -29,7 +29,7 @@ describe('a daemon killed mid-upload to an S3 target', () => {
   afterAll(async () => {
     await s3?.stop();
   });
-  const bed = useDaemonSite('offsite-crash', { uploadMb: 12 });
+  const bed = useDaemonSite('offsite-crash', { uploadMb: 12, lean: true });
   const env = () => ({
     SITEWARDEN_DATA_DIR: bed.dataDir,
     SITEWARDEN_LOG_LEVEL: 'info',

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDirectoryTargetApp, syntheticBackups } from '../../support/synthetic-backups.js';
 import { createFakeClock, insertConnectedSite, type TestApp } from '../../support/test-app.js';
 import { verifyJob } from '../../support/backup-site.js';
+import { directoryBlobPath } from '../../support/directory-target.js';
 
 const passphrase = 'prune test passphrase';
 const DAY = 86_400_000;
@@ -27,10 +28,8 @@ describe('retention and prune of an offsite target', () => {
     return (await t.call('GET', `/api/jobs/${queued.json.id}`)).json;
   };
 
-  const blobPath = async (backups: ReturnType<typeof syntheticBackups>, hash: string, dir = targetDir) => {
-    const name = (await backups.openTarget()).nameOf(hash);
-    return join(dir, 'data', name.slice(0, 2), name);
-  };
+  const blobPath = async (backups: ReturnType<typeof syntheticBackups>, hash: string, dir = targetDir) =>
+    directoryBlobPath(dir, await backups.openTarget(), hash);
 
   it('keeps what the tag’s retention keeps, forgets the rest on the target, and prune deletes only their own objects', async () => {
     const siteId = insertConnectedSite(t, { tags: ['client:acme'] });

@@ -21,7 +21,7 @@ const offsite: OffsiteConfig = {
   defaultTargets: ['local', 'a', 'b'],
 };
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const bed = useBackupSite({ backups: { ...DEFAULT_BACKUPS_CONFIG, offsite } });
+const bed = useBackupSite({ backups: { ...DEFAULT_BACKUPS_CONFIG, offsite } }, { lean: true });
 const api = (path = '') => `/api/sites/${bed.siteId}${path}`;
 
 /** Every file of a target's data (the encrypted objects), for damaging one target. */

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import type { Manifest } from '../../../src/backups/manifest.js';
 import { createFileObjectStore } from '../../../src/backups/object-store.js';
 import { LOST_LISTED, verifyBackup, type VerifyProgress } from '../../../src/backups/verify.js';
 import { verifyJob } from '../../support/backup-site.js';
+import { directoryBlobPath, flipBlobBit } from '../../support/directory-target.js';
 import { createDirectoryTargetApp, syntheticBackups } from '../../support/synthetic-backups.js';
 import { insertConnectedSite, type TestApp } from '../../support/test-app.js';
 
@@ -28,15 +29,8 @@ describe('verify and repair jobs', () => {
     const backup = await backups.create(siteId, options);
     // (Opening the target creates its repository: a backup never copied leaves it without one.)
     const repository = options.copy === false ? null : await backups.openTarget();
-    const blobOf = (hash: string) => {
-      const name = repository!.nameOf(hash);
-      return join(targetDir, 'data', name.slice(0, 2), name);
-    };
-    const flip = (hash: string) => {
-      const bytes = readFileSync(blobOf(hash));
-      bytes[bytes.length - 20]! ^= 0x01;
-      writeFileSync(blobOf(hash), bytes);
-    };
+    const blobOf = (hash: string) => directoryBlobPath(targetDir, repository!, hash);
+    const flip = (hash: string) => flipBlobBit(blobOf(hash));
     const path = (action: string, query = '') => `/api/sites/${siteId}/backups/${backup.id}/${action}${query}`;
     return { siteId, backups, backup, repository, blobOf, flip, path };
   };

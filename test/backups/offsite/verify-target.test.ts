@@ -1,7 +1,7 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyJob } from '../../support/backup-site.js';
+import { directoryBlobPath, flipBlobBit } from '../../support/directory-target.js';
 import { createDirectoryTargetApp, syntheticBackups } from '../../support/synthetic-backups.js';
 import { insertConnectedSite, type TestApp } from '../../support/test-app.js';
 
@@ -27,15 +27,10 @@ describe('verify a backup on one target', () => {
     expect((await verify('?target=nas')).json).toMatchObject({ target: 'nas', ok: true, objectsChecked: 7 });
 
     const repository = await backups.openTarget();
-    const blobOf = (hash: string) => {
-      const name = repository.nameOf(hash);
-      return join(targetDir, 'data', name.slice(0, 2), name);
-    };
+    const blobOf = (hash: string) => directoryBlobPath(targetDir, repository, hash);
     const [, removed, flipped] = backup.objects as [string, string, string];
     rmSync(blobOf(removed));
-    const bytes = readFileSync(blobOf(flipped));
-    bytes[bytes.length - 20]! ^= 0x01;
-    writeFileSync(blobOf(flipped), bytes);
+    flipBlobBit(blobOf(flipped));
 
     const onTarget = (await verify('?target=nas')).json;
     expect(onTarget).toMatchObject({ ok: false, missing: [removed], corrupt: [flipped] });
