@@ -31,6 +31,7 @@ import { sites } from '../src/sites/sites.table.js';
 import { createTokensRepository } from '../src/tokens/tokens.repository.js';
 import { createTokensService } from '../src/tokens/tokens.service.js';
 import { uptimeMonitors } from '../src/uptime/uptime.table.js';
+import { printSummary, verdict, type SummaryRow } from './support/summary.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SITES = Number(process.env.BENCH_SITES ?? 10_000);
@@ -184,7 +185,7 @@ async function main(): Promise<void> {
     `http://127.0.0.1:${daemonPort}/healthz`,
   );
   const bare = await startChild(
-    [join(ROOT, 'bench/api-bare.mjs'), String(barePort), join(dataDir, DATABASE_FILE)],
+    [join(ROOT, 'bench/support/api-bare.mjs'), String(barePort), join(dataDir, DATABASE_FILE)],
     {},
     `http://127.0.0.1:${barePort}/`,
   );
@@ -263,6 +264,29 @@ async function main(): Promise<void> {
     console.log(
       `response sizes: list ${(await (await fetch(`${api}/api/sites`, { headers: auth })).text()).length} bytes, one site ${(await (await fetch(`${api}/api/sites/${ids[0]}`, { headers: auth })).text()).length} bytes`,
     );
+    const figures = (f: Figures) => `${f.rps.toFixed(0)} req/s, p99 ${f.p99.toFixed(0)} ms`;
+    const against = (f: Figures, base: Figures) => {
+      const share = f.rps / base.rps;
+      return {
+        value: `${figures(f)}: ${share.toFixed(2)} of the baseline`,
+        baseline: figures(base),
+        target: verdict('≥ 0.5, p99 ≤ 20 ms', share >= 0.5 && f.p99 <= 20),
+      };
+    };
+    printSummary(`api (${SITES} sites, ${SECONDS} s per scenario, ${CONNECTIONS} connections)`, [
+      { figure: `GET /api/sites (first 50); baseline: bare route, same reads`, ...against(list, bareList) },
+      { figure: 'GET /api/sites/{id}; baseline: bare route, same reads', ...against(one, bareOne) },
+      {
+        figure: 'GET /api/health; baseline: bare route, constant answer',
+        value: `${figures(health)}: ${ratio(health)} of the baseline`,
+        baseline: figures(bareFigures),
+      },
+      {
+        figure: 'valid client (2 connections) during a bad-token flood; baseline: alone',
+        value: figures(valid),
+        baseline: figures(alone),
+      },
+    ]);
   } finally {
     const stopped = new Promise((done) => daemon.once('exit', done));
     daemon.kill('SIGTERM');
@@ -277,7 +301,12 @@ async function ticks(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-ticks-'));
   seed(dataDir);
   const database = openDatabase(join(dataDir, DATABASE_FILE));
-  const config = loadConfig({ SITEWARDEN_DATA_DIR: dataDir, SITEWARDEN_BACKUP_INTERVAL_HOURS: '0' });
+  const config = loadConfig({
+    SITEWARDEN_DATA_DIR: dataDir,
+    SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
+    // The fake fleet is on loopback, which the network boundary refuses unless allowed.
+    SITEWARDEN_ALLOWED_NETWORKS: '127.0.0.0/8,::1',
+  });
   const logger = createLogger({ level: 'silent' });
   const services = createServices({
     config,
@@ -295,12 +324,16 @@ async function ticks(): Promise<void> {
     ['backups (interval 0: none due)', 'every 10 minutes', () => services.backups.enqueueDue()],
   ];
   console.log(`${SITES} connected sites, monitoring paused, audits off`);
+  const rows: SummaryRow[] = [];
   for (const [name, period, tick] of all) {
     tick();
     const started = performance.now();
     tick();
-    console.log(`${name.padEnd(32)} ${period.padEnd(17)} ${(performance.now() - started).toFixed(1).padStart(8)} ms`);
+    const ms = (performance.now() - started).toFixed(1);
+    console.log(`${name.padEnd(32)} ${period.padEnd(17)} ${ms.padStart(8)} ms`);
+    rows.push({ figure: `${name} tick (${period})`, value: `${ms} ms` });
   }
+  printSummary(`api ticks (${SITES} sites)`, rows);
   await services.uptime.stop();
   database.close();
   rmSync(dataDir, { recursive: true, force: true });

@@ -29,7 +29,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { generateMedia } from './bench-media.js';
+import { generateMedia } from './support/bench-media.js';
+import { printSummary, verdict } from './support/summary.js';
 import { startDaemonProcess } from '../test/support/daemon-process.js';
 import { startPrivateMariaDb } from '../test/support/mariadb.js';
 import { startPluginMirror } from '../test/support/plugin-mirror.js';
@@ -180,7 +181,7 @@ async function main() {
     daemon = await startDaemonProcess({
       ...(memoryLog
         ? {
-            NODE_OPTIONS: `--import=${join(ROOT, 'bench/memory-sampler.mjs')}`,
+            NODE_OPTIONS: `--import=${join(ROOT, 'bench/support/memory-sampler.mjs')}`,
             BENCH_MEMORY_LOG: memoryLog,
           }
         : {}),
@@ -328,6 +329,34 @@ async function main() {
         : []),
     ] as const;
     for (const [target, met] of targets) console.log(`${met ? 'MET   ' : 'MISSED'} ${target}`);
+    const rssLimit = MANY_FILES > 0 ? 250 : 200;
+    printSummary(`backups (${MEDIA_MB} MiB of media, ${ROWS} rows, ${MANY_FILES} extra files, ${DAYS} days)`, [
+      {
+        figure: 'full backup; baseline: tar czf + mysqldump',
+        value: `${figures.fullBackupS} s, ${figures.fullBackupRatio}×`,
+        baseline: `${figures.baselineTarPlusMysqldumpS} s`,
+        target: verdict('≤ 2×', figures.fullBackupRatio <= 2),
+      },
+      {
+        figure: 'second backup of the unchanged site; baseline: the first',
+        value: `${figures.secondTransferred} (${figures.secondTransferredPercent} %), ${figures.secondBackupS} s (${figures.secondTimePercent} %)`,
+        baseline: `${figures.fullBackupTransferred}, ${figures.fullBackupS} s`,
+        target: verdict('≤ 1 %, ≤ 10 %', figures.secondTransferredPercent <= 1 && figures.secondTimePercent <= 10),
+      },
+      {
+        figure: `store after ${DAYS} daily backups, 1 % change a day; baseline: one full backup`,
+        value: `${figures.storeAfterDays}, ${figures.storeAfterDaysRatio}×`,
+        baseline: figures.fullBackupStored,
+        target: verdict('≤ 1.5×', figures.storeAfterDaysRatio <= 1.5),
+      },
+      { figure: 'restore of the first backup', value: `${figures.restoreS} s` },
+      { figure: 'download (tar.gz)', value: `${figures.downloadS} s, ${figures.downloadGzip}` },
+      {
+        figure: 'daemon peak RSS (VmHWM)',
+        value: `${figures.daemonPeakRssMb} MB`,
+        target: verdict(`≤ ${rssLimit} MB`, figures.daemonPeakRssMb <= rssLimit),
+      },
+    ]);
   } catch (error) {
     if (daemon) console.error(`daemon output (tail):\n${daemon.logs().slice(-4000)}`);
     throw error;

@@ -6,8 +6,8 @@
  * update through the daemon's own client alone (a SiteAccess hold, nothing stored), with the same
  * canned answer. Each update answers after BENCH_WAIT_MS (0: at once, the sites' steps run back to
  * back; a real update takes seconds, so each site's steps run apart, on a CPU whose caches other
- * work has had). The daemon is the built one, in this process (bench/in-process-daemon.ts); the
- * fake sites (bench/fake-fleet.ts) serve the syncs between rounds, in a child process. Not run by the tests.
+ * work has had). The daemon is the built one, in this process (bench/support/in-process-daemon.ts); the
+ * fake sites (bench/support/fake-fleet.ts) serve the syncs between rounds, in a child process. Not run by the tests.
  *
  *   npm run build && node --expose-gc --import tsx bench/bulk-machinery.ts
  *   BENCH_SITES=500 BENCH_WAIT_MS=0 node --expose-gc --import tsx bench/bulk-machinery.ts
@@ -15,7 +15,7 @@
  * CPU is the process's (process.cpuUsage, V8's helper threads included) and the main thread's
  * alone (/proc/self/task/<pid>/schedstat), medians over BENCH_ROUNDS. Each phase starts once the
  * connections the reset's syncs left open have closed. BENCH_PROFILE=file.cpuprofile
- * also writes a CPU profile of the last round's bulk update (read it with bench/profile-summary.ts;
+ * also writes a CPU profile of the last round's bulk update (read it with bench/lab/profile-summary.ts;
  * BENCH_PROFILE_US sets the sampling interval, default 200 µs). BENCH_STATEMENTS=1 also lists the SQL
  * statements of the last round's bulk update: how many a site update runs, and the time each takes
  * (timed around better-sqlite3's run/get/all, so the bulk's own figure that round is a little dearer),
@@ -23,17 +23,18 @@
  * and index (read from the log's frames; with BENCH_WAL_AUTOCHECKPOINT=0, or a checkpoint may have
  * started the log over). BENCH_THREADS=1 also prints each phase's CPU per thread (the main thread,
  * V8's workers, libuv's pool). The daemon runs with the systemd unit's memory settings
- * (bench/unit-memory.ts: the bench starts itself again with them; BENCH_UNIT_MEMORY=0: the defaults).
+ * (bench/support/unit-memory.ts: the bench starts itself again with them; BENCH_UNIT_MEMORY=0: the defaults).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SiteHttp, SiteResponse } from '../src/wordpress/site-http.js';
-import { startFakeFleet } from './fake-fleet.js';
+import { startFakeFleet } from './support/fake-fleet.js';
 import Database from 'better-sqlite3';
-import { threadsBetween, threadsNs } from './thread-cpu.js';
-import { timeStatements } from './statement-times.js';
-import { memorySettings, unitMemoryOrRestarted } from './unit-memory.js';
+import { threadsBetween, threadsNs } from './support/thread-cpu.js';
+import { timeStatements } from './support/statement-times.js';
+import { printSummary } from './support/summary.js';
+import { memorySettings, unitMemoryOrRestarted } from './support/unit-memory.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -122,7 +123,7 @@ unitMemoryOrRestarted();
 console.log(`the daemon's memory settings: ${memorySettings()}`);
 const fleet = await startFakeFleet({ count: SITES, updateMs: 0 });
 try {
-  const { startInProcessDaemon } = await import('./in-process-daemon.js');
+  const { startInProcessDaemon } = await import('./support/in-process-daemon.js');
   const t = await startInProcessDaemon({ concurrency: CONCURRENCY });
   const ids = await t.connect(fleet.sites);
   // The log's pages, read from its file (none with BENCH_DB=memory).
@@ -209,6 +210,21 @@ try {
       `bulk ${of('bulk', 'all').toFixed(3)} ms (main thread ${of('bulk', 'main').toFixed(3)}), ` +
       `the daemon's own client ${of('own', 'all').toFixed(3)} ms (main thread ${of('own', 'main').toFixed(3)}); ` +
       `the machinery ${(of('bulk', 'all') - of('own', 'all')).toFixed(3)} ms (main thread ${(of('bulk', 'main') - of('own', 'main')).toFixed(3)})`,
+  );
+  const ms = (value: number) => `${value.toFixed(3)} ms`;
+  printSummary(
+    `bulk-machinery (${SITES} sites, concurrency ${CONCURRENCY}, answers after ${WAIT_MS} ms, median of ${ROUNDS} rounds)`,
+    [
+      {
+        figure: "CPU per site update; baseline: the daemon's own client alone",
+        value: `${ms(of('bulk', 'all'))} (main thread ${ms(of('bulk', 'main'))})`,
+        baseline: `${ms(of('own', 'all'))} (main thread ${ms(of('own', 'main'))})`,
+      },
+      {
+        figure: 'the machinery (the difference)',
+        value: `${ms(of('bulk', 'all') - of('own', 'all'))} (main thread ${ms(of('bulk', 'main') - of('own', 'main'))})`,
+      },
+    ],
   );
   await t.close();
 } finally {

@@ -2,16 +2,16 @@
  * Bulk-update overhead: the daemon's CPU per site update and the time per site of a bulk update
  * (`POST /api/fleet/updates/apply`, one plugin on every site), against calling the connector's
  * update route directly for the same update on the same sites, in the same run, at the same
- * concurrency: by `fetch` from a process of its own (bench/direct-caller.ts), and from the daemon's
+ * concurrency: by `fetch` from a process of its own (bench/support/direct-caller.ts), and from the daemon's
  * process, where each collection the calls' garbage brings on also marks the daemon's heap (dearer
  * the more sites the daemon holds). Also against the single-site update route for the same updates
  * (the service path a bulk update applies through: the site's lists read before and after, the
  * inventory refreshed, so the bulk machinery's own cost shows apart). The sites are fake WordPress
- * sites (bench/fake-fleet.ts) in a child process, so their CPU is not counted; each update takes
+ * sites (bench/support/fake-fleet.ts) in a child process, so their CPU is not counted; each update takes
  * BENCH_UPDATE_MS there, standing in for WordPress's upgrader (a real one takes seconds). The daemon
- * runs in this process, built (bench/in-process-daemon.ts: the service graph and app from `dist/`, a
+ * runs in this process, built (bench/support/in-process-daemon.ts: the service graph and app from `dist/`, a
  * database file as the daemon keeps one, logging at `info` to a file), with the systemd unit's memory
- * settings (bench/unit-memory.ts: the bench starts itself again with them; node flags given to the
+ * settings (bench/support/unit-memory.ts: the bench starts itself again with them; node flags given to the
  * bench come after the unit's and win; BENCH_UNIT_MEMORY=0: V8's defaults). Not run by the tests.
  *
  * Each phase also runs against the same update made through the daemon's own client alone (the
@@ -46,22 +46,22 @@
  *
  * BENCH_TLS=1 serves the fake sites over HTTPS, as every production site answers (WordPress offers
  * Application Passwords over HTTPS only, outside a `local` environment): a certificate authority made
- * for the run (bench/bench-tls.ts; the bench starts itself again trusting it) and no session
+ * for the run (bench/support/bench-tls.ts; the bench starts itself again trusting it) and no session
  * resumption, so each fresh connection, the daemon's and fetch's alike, makes a full handshake, as
  * one to a site last reached hours before does. The default is plain HTTP, as the test bed runs.
  *
  * BENCH_PARTS=1 also measures, per site, the offers read (a connector older than 1.5.0's bulk
  * site update starts with it) in a SiteAccess hold through the daemon's client and by `fetch`.
  *
- * BENCH_THREADS=1 also prints each phase in the daemon's process by thread (bench/thread-cpu.ts: the main thread,
+ * BENCH_THREADS=1 also prints each phase in the daemon's process by thread (bench/support/thread-cpu.ts: the main thread,
  * V8's helpers (concurrent marking, sweeping, compilation), libuv's pool) and the main thread's garbage-collection
- * pauses (bench/gc-pauses.ts).
+ * pauses (bench/support/gc-pauses.ts).
  *
  * BENCH_PHASES=verdict runs only the phases the target compares, the bulk update and the connector called directly
  * from a process of its own: shorter rounds, so more of them in the same time (BENCH_ROUNDS).
  *
  * BENCH_PROFILE=file.cpuprofile also writes a CPU profile of the last round's bulk update alone
- * (node:inspector; open it in Chrome's DevTools or read it with bench/profile-summary.ts);
+ * (node:inspector; open it in Chrome's DevTools or read it with bench/lab/profile-summary.ts);
  * BENCH_PROFILE_US sets its sampling interval in µs (default 1000).
  */
 import { writeFileSync } from 'node:fs';
@@ -69,9 +69,10 @@ import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConnectedSite } from '../src/wordpress/site-access.js';
-import { gcMark, pausesSince } from './gc-pauses.js';
-import { threadsBetween, threadsNs } from './thread-cpu.js';
-import { memorySettings, unitMemoryOrRestarted } from './unit-memory.js';
+import { gcMark, pausesSince } from './support/gc-pauses.js';
+import { threadsBetween, threadsNs } from './support/thread-cpu.js';
+import { printSummary, verdict } from './support/summary.js';
+import { memorySettings, unitMemoryOrRestarted } from './support/unit-memory.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -94,7 +95,7 @@ if (CONNECTIONS !== 'fresh' && CONNECTIONS !== 'open') throw new Error('BENCH_CO
 // The daemon as the systemd unit starts it (its young generation, glibc's arenas), before anything else.
 unitMemoryOrRestarted();
 /** The fake sites over HTTPS (BENCH_TLS=1), their certificate's authority trusted by the daemon and the direct caller. */
-const TLS = process.env.BENCH_TLS === '1' ? (await import('./bench-tls.js')).trustedOrRestarted() : undefined;
+const TLS = process.env.BENCH_TLS === '1' ? (await import('./support/bench-tls.js')).trustedOrRestarted() : undefined;
 /** Past every keep-alive timeout: the daemon's agents and fetch close idle connections after 4 s, the fake's server after 5 s. */
 const KEEP_ALIVE_PAST_MS = 5_500;
 
@@ -136,11 +137,11 @@ async function measure(work: () => Promise<void>, { untilClosed = false, name = 
 }
 
 async function main(): Promise<void> {
-  const { startFakeFleet } = await import('./fake-fleet.js');
+  const { startFakeFleet } = await import('./support/fake-fleet.js');
   const fleet = await startFakeFleet({ count: SITES, updateMs: UPDATE_MS, connector: CONNECTOR, tls: TLS });
   try {
     const { sites } = fleet;
-    const { startInProcessDaemon } = await import('./in-process-daemon.js');
+    const { startInProcessDaemon } = await import('./support/in-process-daemon.js');
     const { EXPECTED_VERSION_CONNECTOR } = await import('../test/bulk-updates/updatable-fake.js');
     const expecting = (CONNECTOR ?? EXPECTED_VERSION_CONNECTOR) === EXPECTED_VERSION_CONNECTOR;
     // The request a bulk site update makes to update: with the version expected when the connector takes it.
@@ -150,7 +151,7 @@ async function main(): Promise<void> {
     });
     // Both sides run at CONCURRENCY.
     const t = await startInProcessDaemon({ concurrency: CONCURRENCY });
-    const { readEachSitesOffers, startDirectCaller, updateEachSite } = await import('./direct-caller.js');
+    const { readEachSitesOffers, startDirectCaller, updateEachSite } = await import('./support/direct-caller.js');
     const caller = startDirectCaller();
     const ids = await t.connect(sites);
     const reset = async () => {
@@ -325,6 +326,42 @@ async function main(): Promise<void> {
           ? `; with the connections closed: bulk ${of('bulkClosed').toFixed(2)} ms, connector directly ` +
             `${of('directClosed').toFixed(2)} ms, median of the rounds' ratios ${ratio('bulkClosed', 'directClosed')}×`
           : ''),
+    );
+    const cpuRatio = Number(ratio('bulk', 'direct'));
+    printSummary(
+      `bulk-updates (${SITES} sites, ${TLS ? 'HTTPS' : 'plain HTTP'}, ${CONNECTIONS} connections, concurrency ${CONCURRENCY}, ` +
+        `${UPDATE_MS} ms per update, median of ${ROUNDS} rounds)`,
+      [
+        {
+          figure: 'daemon CPU per site update; baseline: the connector called directly',
+          value: `${of('bulk').toFixed(2)} ms; median of the rounds' ratios ${cpuRatio.toFixed(2)}× (${ratios})`,
+          baseline: `${of('direct').toFixed(2)} ms`,
+          target: verdict('≤ 1.1×', cpuRatio <= 1.1),
+        },
+        ...(CONNECTIONS === 'fresh'
+          ? [
+              {
+                figure: "the same, each connection's close counted",
+                value: `${of('bulkClosed').toFixed(2)} ms; ${ratio('bulkClosed', 'directClosed')}×`,
+                baseline: `${of('directClosed').toFixed(2)} ms`,
+              },
+            ]
+          : []),
+        {
+          figure: 'time per site',
+          value: `${of('bulkWall').toFixed(2)} ms; ${ratio('bulkWall', 'directWall')}×`,
+          baseline: `${of('directWall').toFixed(2)} ms`,
+        },
+        ...(all
+          ? [
+              {
+                figure: "CPU per site update; baseline: the daemon's own client alone (the machinery's share)",
+                value: `${of('bulk').toFixed(2)} ms; ${ratio('bulk', 'own')}×`,
+                baseline: `${of('own').toFixed(2)} ms`,
+              },
+            ]
+          : []),
+      ],
     );
     await t.close();
     caller.close();

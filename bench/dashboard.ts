@@ -19,6 +19,7 @@ import * as chromeLauncher from 'chrome-launcher';
 import lighthouse, { desktopConfig } from 'lighthouse';
 import { chromeFlags } from '../src/performance/chrome-flags.js';
 import { createTestApp } from '../test/support/test-app.js';
+import { printSummary, verdict } from './support/summary.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300);
@@ -162,6 +163,7 @@ async function time(
   console.log(
     `${label}: ${samples.length} requests, p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))}; cpu p50 ${ms(percentile(cpuSamples, 50))}, p99 ${ms(percentile(cpuSamples, 99))}; mean page ${(bytes / samples.length / 1024).toFixed(1)} KiB`,
   );
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
 
 async function audit(url: string, cookie: string, formFactor: 'mobile' | 'desktop') {
@@ -201,6 +203,11 @@ async function audit(url: string, cookie: string, formFactor: 'mobile' | 'deskto
         `transfer ${((lhr.audits['total-byte-weight']?.numericValue ?? NaN) / 1024).toFixed(1)} KiB` +
         (failing.length ? `; failing: ${failing.join(', ')}` : ''),
     );
+    return {
+      scores: [score('performance'), score('accessibility'), score('best-practices')] as const,
+      fcpMs: Math.round(lhr.audits['first-contentful-paint']?.numericValue ?? NaN),
+      transferKiB: (lhr.audits['total-byte-weight']?.numericValue ?? NaN) / 1024,
+    };
   } finally {
     chrome.kill();
     rmSync(profile, { recursive: true, force: true });
@@ -234,6 +241,7 @@ function rollupCost(t: ReturnType<typeof createTestApp>) {
   console.log(
     `hourly roll-up of ${ids.length} sites: ${ms(withTriggers)} with the summary triggers, ${ms(without)} without`,
   );
+  return { withTriggers, without };
 }
 
 async function main() {
@@ -248,18 +256,24 @@ async function main() {
   const cookie = /sw_session=[^;]+/.exec(signIn.headers.get('set-cookie') ?? '')![0];
 
   const paths = overviewPaths(REQUESTS);
-  await time(
+  const baseline = await time(
     'GET /api/sites?limit=50 (baseline)',
     Array.from({ length: REQUESTS }, () => '/api/sites?limit=50'),
     (path) => t.app.request(path, { headers: { authorization: `Bearer ${t.readToken}` } }),
   );
-  await time('dashboard overview (mixed pages)', paths, (path) => t.app.request(path, { headers: { cookie } }), true);
-  await time(
+  const mixed = await time(
+    'dashboard overview (mixed pages)',
+    paths,
+    (path) => t.app.request(path, { headers: { cookie } }),
+    true,
+  );
+  const first = await time(
     'dashboard overview page 1',
     Array.from({ length: REQUESTS }, () => '/'),
     (path) => t.app.request(path, { headers: { cookie } }),
   );
 
+  const audits: ({ formFactor: string } & Awaited<ReturnType<typeof audit>>)[] = [];
   if (RUN_LIGHTHOUSE) {
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const s = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
@@ -268,12 +282,38 @@ async function main() {
     const port = typeof address === 'object' && address ? address.port : 0;
     try {
       for (const formFactor of ['mobile', 'desktop'] as const)
-        await audit(`http://127.0.0.1:${port}/`, cookie, formFactor);
+        audits.push({ formFactor, ...(await audit(`http://127.0.0.1:${port}/`, cookie, formFactor)) });
     } finally {
       server.close();
     }
   }
-  rollupCost(t);
+  const rollup = rollupCost(t);
+  const server = (f: { p50: number; p99: number }) => `p50 ${ms(f.p50)}, p99 ${ms(f.p99)}`;
+  printSummary(`dashboard (${SITES} sites, ${REQUESTS} requests a set)`, [
+    {
+      figure: 'overview, every sort and filter; baseline: GET /api/sites?limit=50',
+      value: server(mixed),
+      baseline: server(baseline),
+      target: verdict('p99 ≤ 100 ms', mixed.p99 <= 100),
+    },
+    { figure: 'overview page 1', value: server(first), baseline: server(baseline) },
+    ...audits.map(({ formFactor, scores: [performance, accessibility, bestPractices], fcpMs, transferKiB }) => ({
+      figure: `Lighthouse ${formFactor}`,
+      value: `performance ${performance}, accessibility ${accessibility}, best practices ${bestPractices}; FCP ${fcpMs} ms, ${transferKiB.toFixed(1)} KiB`,
+      target:
+        formFactor === 'mobile'
+          ? verdict(
+              'FCP ≤ 1 s, ≤ 300 KB, scores ≥ 90/95/95',
+              fcpMs <= 1000 && transferKiB <= 300 && performance >= 90 && accessibility >= 95 && bestPractices >= 95,
+            )
+          : '',
+    })),
+    {
+      figure: 'hourly roll-up of every site; baseline: without the summary triggers',
+      value: ms(rollup.withTriggers),
+      baseline: ms(rollup.without),
+    },
+  ]);
   await t.close();
 }
 

@@ -38,7 +38,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import S3rver from 's3rver';
 import { forEachConcurrently } from '../src/backups/concurrency.js';
 import { sealStream } from '../src/backups/offsite/sealed-stream.js';
-import { generateMedia } from './bench-media.js';
+import { generateMedia } from './support/bench-media.js';
+import { printSummary, verdict } from './support/summary.js';
 import { startDaemonProcess } from '../test/support/daemon-process.js';
 import { startPrivateMariaDb } from '../test/support/mariadb.js';
 import { startPluginMirror } from '../test/support/plugin-mirror.js';
@@ -149,12 +150,12 @@ async function main() {
     console.log(`generating ${MEDIA_MB} MiB of media…`);
     generateMedia(site.root, MEDIA_MB);
 
-    // BENCH_MEMORY_LOG=<file>: the daemon samples its memory every 250 ms into it (bench/memory-sampler.mjs); the sample at the peak is printed.
+    // BENCH_MEMORY_LOG=<file>: the daemon samples its memory every 250 ms into it (bench/support/memory-sampler.mjs); the sample at the peak is printed.
     const memoryLog = process.env.BENCH_MEMORY_LOG ? resolve(process.env.BENCH_MEMORY_LOG) : undefined;
     if (memoryLog) writeFileSync(memoryLog, '');
     daemon = await startDaemonProcess({
       ...(memoryLog
-        ? { NODE_OPTIONS: `--import=${join(ROOT, 'bench/memory-sampler.mjs')}`, BENCH_MEMORY_LOG: memoryLog }
+        ? { NODE_OPTIONS: `--import=${join(ROOT, 'bench/support/memory-sampler.mjs')}`, BENCH_MEMORY_LOG: memoryLog }
         : {}),
       SITEWARDEN_DATA_DIR: dataDir,
       SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
@@ -283,6 +284,31 @@ async function main() {
       ['second offsite backup uploads ≤ 1 % of the first', figures.secondUploadedPercent <= 1],
     ] as const;
     for (const [target, met] of targets) console.log(`${met ? 'MET   ' : 'MISSED'} ${target}`);
+    printSummary(`offsite (${MEDIA_MB} MiB of media)`, [
+      {
+        figure: `offsite copy; baseline: PutObject of the same objects with the bare SDK (${DAEMON_UPLOADS} / 4 at once)`,
+        value: `${figures.offsiteMibPerS} MiB/s (${firstCopy.objects} objects, ${figures.offsiteCopy.mib} MiB); ${figures.throughputRatio}× the best`,
+        baseline: `${mibPerS(bareSame)} / ${mibPerS(bareWide)} MiB/s`,
+        target: verdict('≥ 0.8×', figures.throughputRatio >= 0.8),
+      },
+      {
+        figure: "sealing CPU; baseline: the daemon's CPU over the copy",
+        value: `${figures.sealingCpuS} s, ${round(100 * figures.encryptionCpuShare, 1)} %`,
+        baseline: `${figures.daemonCpuOverCopyS} s`,
+        target: verdict('≤ 10 %', figures.encryptionCpuShare <= 0.1),
+      },
+      {
+        figure: 'daemon peak RSS (VmHWM), first backup with its copy',
+        value: `${round(rssAfterFirst, 0)} MB (${round(rssBefore, 0)} after start)`,
+        target: verdict('≤ 200 MB', rssAfterFirst <= 200),
+      },
+      {
+        figure: 'second backup of the unchanged site, uploaded; baseline: the first',
+        value: `${figures.secondBackupUploaded.mib} MiB, ${figures.secondUploadedPercent} %`,
+        baseline: `${figures.offsiteCopy.mib} MiB`,
+        target: verdict('≤ 1 %', figures.secondUploadedPercent <= 1),
+      },
+    ]);
   } catch (error) {
     if (daemon) console.error(`daemon output (tail):\n${daemon.logs().slice(-4000)}`);
     throw error;

@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { chromeFlags } from '../src/performance/chrome-flags.js';
 import { startDaemonProcess } from '../test/support/daemon-process.js';
+import { printSummary, verdict } from './support/summary.js';
 import { startPrivateMariaDb } from '../test/support/mariadb.js';
 import { startPluginMirror } from '../test/support/plugin-mirror.js';
 import { FIXTURES_DIR } from '../test/support/wordpress/paths.js';
@@ -62,7 +63,7 @@ async function main() {
     SITEWARDEN_DATA_DIR: dataDir,
     CHROME_PATH,
     PERF_PROBE_FILE: probeFile,
-    NODE_OPTIONS: `--import ${join(ROOT, 'bench/performance-probe.mjs')}`,
+    NODE_OPTIONS: `--import ${join(ROOT, 'bench/support/performance-probe.mjs')}`,
   });
   const base = `http://127.0.0.1:${daemon.port}/api`;
   const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
@@ -218,6 +219,31 @@ async function main() {
     console.log(
       `storage      SQLite ${round(rowBytes / rows.count, 0)} bytes/audit of row data, ${round(pageBytes / rows.count, 0)} bytes/audit of table + index pages (${rows.count} audits); report on disk ${round(reportSizes.reduce((a, b) => a + b, 0) / reportSizes.length / 1024)} KB/audit gzip`,
     );
+    const overhead = (daemonSeconds / cliSeconds - 1) * 100;
+    const percentiles = (samples: number[]) =>
+      `p50 ${round(percentile(samples, 50), 2)} ms, p99 ${round(percentile(samples, 99), 2)} ms`;
+    printSummary(`performance (${N} audits, RSS over ${rssSeries.length - 1})`, [
+      {
+        figure: "seconds per audit through the daemon; baseline: Lighthouse's CLI, same flags",
+        value: `${round(daemonSeconds / N, 2)} s, overhead ${round(overhead)} %`,
+        baseline: `${round(cliSeconds / N, 2)} s`,
+        target: verdict('≤ 10 %', overhead <= 10),
+      },
+      {
+        figure: 'event-loop delay while auditing',
+        value: `p99 ${loop.p99} ms`,
+        target: verdict('p99 ≤ 50 ms', loop.p99 <= 50),
+      },
+      {
+        figure: 'API latency while auditing; baseline: idle',
+        value: percentiles(auditLatency),
+        baseline: percentiles(idleLatency),
+      },
+      {
+        figure: 'daemon RSS over the audits',
+        value: `${mb(firstRss)} → ${mb(lastRss)} MB (max ${mb(Math.max(...rssSeries))})`,
+      },
+    ]);
   } finally {
     daemon.child.kill('SIGTERM');
     await daemon.exited;

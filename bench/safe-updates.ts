@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { startPrivateMariaDb } from '../test/support/mariadb.js';
 import { startPluginMirror } from '../test/support/plugin-mirror.js';
 import { createTestApp } from '../test/support/test-app.js';
+import { printSummary, verdict, type SummaryRow } from './support/summary.js';
 import { FIXTURES_DIR } from '../test/support/wordpress/paths.js';
 import { provisionTestSite, type TestSite } from '../test/support/wordpress/test-site.js';
 import { createRunDir, removeRunDir } from '../test/support/work-dir.js';
@@ -86,6 +87,7 @@ async function main() {
       await plugins.activate(siteId, slug);
     };
 
+    const rows: SummaryRow[] = [];
     for (let run = 1; run <= RUNS; run++) {
       await fresh('sitewarden-demo');
       let started = performance.now();
@@ -131,7 +133,27 @@ async function main() {
       console.log(
         `  fatal update: ${fatal.status} (${fatal.reason}); first failed answer to 200 again: ${firstFailure && recovered ? seconds(recovered - firstFailure) : 'not observed'} (target ≤ 60 s); after-checks ${fatal.after.length} × (settle ${seconds(fatal.policy.settleMs)}, retry ${seconds(fatal.policy.retryDelayMs)}), rollback ${seconds(fatal.steps.find((entry) => entry.step === 'rollback')?.durationMs ?? NaN)}`,
       );
+      const healed = firstFailure && recovered ? recovered - firstFailure : undefined;
+      rows.push(
+        {
+          figure: `run ${run}: safe update; baseline: a plain update of the same plugin`,
+          value: `${seconds(total)} (${safe.status})`,
+          baseline: seconds(plain),
+        },
+        {
+          figure: `run ${run}: restore point; baseline: a full backup of the unchanged site`,
+          value: `${seconds(point)}, ${((point / backup) * 100).toFixed(1)} %`,
+          baseline: seconds(backup),
+          target: verdict('≤ 10 %', point / backup <= 0.1),
+        },
+        {
+          figure: `run ${run}: fatal update, first failed answer to 200 again`,
+          value: healed === undefined ? 'not observed' : seconds(healed),
+          target: verdict('≤ 60 s', healed !== undefined && healed <= 60_000),
+        },
+      );
     }
+    printSummary(`safe-updates (${RUNS} run${RUNS === 1 ? '' : 's'})`, rows);
   } finally {
     await t.close();
     await site.stop();

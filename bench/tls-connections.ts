@@ -6,7 +6,7 @@
  * a fresh connection per probe) with and without a shared context. Each request is a GET answered with a small body on a
  * new connection (`connection: close`), BENCH_CONCURRENCY at a time, to a loopback HTTPS server in a
  * child process (its CPU is not counted) with a certificate from an authority made for the run
- * (bench/bench-tls.ts) and no session resumption: each connection makes a full handshake. The
+ * (bench/support/bench-tls.ts) and no session resumption: each connection makes a full handshake. The
  * variants take turns, BENCH_ROUNDS rounds of BENCH_REQUESTS requests each; the medians are printed.
  *
  *   node --import tsx bench/tls-connections.ts
@@ -16,7 +16,8 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { createOutgoingAgents, discardBody, sendRequest } from '../src/shared/outgoing-http.js';
 import { startFakeSite } from '../test/support/fake-wordpress/loopback-server.js';
-import { trustedOrRestarted } from './bench-tls.js';
+import { trustedOrRestarted } from './support/bench-tls.js';
+import { printSummary } from './support/summary.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -85,6 +86,17 @@ if (process.argv[2] === 'serve') {
   );
   for (const [name, values] of figures)
     console.log(`  ${name}: ${median(values).toFixed(3)} ms (rounds ${values.map((v) => v.toFixed(3)).join(', ')})`);
+  const cpu = (name: string) => median(figures.get(name)!);
+  const row = (name: string, baseline: string) => ({
+    figure: `${name}; baseline: ${baseline}`,
+    value: `${cpu(name).toFixed(3)} ms, ${(cpu(name) / cpu(baseline)).toFixed(2)}×`,
+    baseline: `${cpu(baseline).toFixed(3)} ms`,
+  });
+  printSummary(`tls-connections (CPU per request on a new connection, median of ${ROUNDS} rounds of ${REQUESTS})`, [
+    row('agents, one shared context', 'agents, a context per connection'),
+    row('agents, one shared context, no sessions kept (the sites’)', 'agents, a context per connection'),
+    row('prober, one shared context', 'prober, a context per connection'),
+  ]);
   shared.destroy();
   perConnection.destroy();
   perConnection.https.destroy();

@@ -28,6 +28,8 @@ import { DAY_MS, HOUR_MS, dayStart } from '../src/uptime/rollups.js';
 import { DEFAULT_UPTIME_CONFIG } from '../src/uptime/uptime.config.js';
 import { createUptimeRepository, type ProbeRow } from '../src/uptime/uptime.repository.js';
 import { createUptimeService } from '../src/uptime/uptime.service.js';
+import { printSummary, verdict, type SummaryRow } from './support/summary.js';
+import { loopbackNetwork } from '../test/support/network.js';
 
 const INTERVAL_S = 60;
 const ROOT = resolve(import.meta.dirname, '..');
@@ -48,10 +50,14 @@ async function freePort(host: string): Promise<number> {
 
 /** The site mix: 85 % fine, 5 % slow (0.3–1.5 s), 4 % failing (500), 3 % flapping, 2 % refusing, 1 % hanging past the timeout. */
 async function startTargets(): Promise<Targets> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/uptime-targets.ts')], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    cwd: ROOT,
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'bench/support/uptime-targets.ts')],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      cwd: ROOT,
+    },
+  );
   const line = await new Promise<string>((done) => createInterface({ input: child.stdout! }).once('line', done));
   const { port, addresses } = JSON.parse(line) as { port: number; addresses: string[] };
   const refusedPort = await freePort('127.0.0.1');
@@ -102,7 +108,11 @@ async function runDaemon(
     repository: createUptimeRepository({ db: database.db }),
     sitesRepository: createSitesRepository({ db: database.db }),
     lifecycle: createSiteLifecycle(),
-    prober: createProber({ maxBodyBytes: DEFAULT_UPTIME_CONFIG.maxBodyBytes, userAgent: 'Sitewarden-bench' }),
+    prober: createProber({
+      network: loopbackNetwork,
+      maxBodyBytes: DEFAULT_UPTIME_CONFIG.maxBodyBytes,
+      userAgent: 'Sitewarden-bench',
+    }),
     clock: systemClock,
     logger,
     events: createLoggedEvents(logger),
@@ -184,6 +194,28 @@ async function steady(targets: Targets) {
   console.log(
     `  first interval         ${fmt(r.warmupWriteBytesPerProbe, 0)} bytes per probe (10,000 new sites: each first status written once)`,
   );
+  summary.push(
+    {
+      figure: `steady, 10,000 sites at ${INTERVAL_S} s: lag due → start`,
+      value: `p99 ${fmt(r.p99, 0)} ms`,
+      target: verdict('p99 ≤ 1 s', r.p99 <= 1000),
+    },
+    {
+      figure: 'steady: daemon CPU per probe',
+      value: `${fmt(r.cpuMsPerProbe, 3)} ms`,
+      target: verdict('≤ 0.5 ms', r.cpuMsPerProbe <= 0.5),
+    },
+    {
+      figure: 'steady: peak RSS',
+      value: `${fmt(r.peakRss / 2 ** 20, 0)} MB`,
+      target: verdict('≤ 300 MB', r.peakRss <= 300 * 2 ** 20),
+    },
+    {
+      figure: 'steady: disk writes per probe',
+      value: `${fmt(r.writeBytesPerProbe, 0)} bytes`,
+      target: verdict('≤ 1 KB', r.writeBytesPerProbe <= 1024),
+    },
+  );
 }
 
 /** A plain undici loop over the same URLs at the same concurrency, fresh connection per request. */
@@ -241,6 +273,13 @@ async function capacity(targets: Targets) {
   } else {
     console.log('largest site count held  below 40,000');
   }
+  const rate = best ? best.sites / INTERVAL_S : 0;
+  summary.push({
+    figure: `capacity: probes/s at the largest site count held at ${INTERVAL_S} s; baseline: a plain undici loop`,
+    value: best ? `${best.sites} sites, ${fmt(rate, 0)} probes/s, ${fmt(rate / baseline)}×` : 'below 40,000 sites',
+    baseline: `${fmt(baseline, 0)} requests/s`,
+    target: verdict('≥ 0.5×', rate / baseline >= 0.5),
+  });
 }
 
 /** Writes a year of history for 1,000 sites through the real roll-up and pruning code, then measures the file. */
@@ -343,7 +382,15 @@ async function storage() {
   console.log(
     `per site-day             ${fmt(fileBytes / siteDays, 0)} bytes (file size / ${siteDays} site-days)   (aim ≤ 2048)`,
   );
+  summary.push({
+    figure: 'storage: database bytes per site-day, a simulated year',
+    value: `${fmt(fileBytes / siteDays, 0)} bytes`,
+    target: verdict('≤ 2 KB', fileBytes / siteDays <= 2048),
+  });
 }
+
+/** Each mode's figures, for the summary table at the end. */
+const summary: SummaryRow[] = [];
 
 async function main() {
   // tsx turns source maps on; the daemon runs compiled code without them, and rewriting every
@@ -354,14 +401,16 @@ async function main() {
     throw new Error(`unknown mode ${mode}: steady, capacity, storage or all`);
   console.log(`uptime benchmark (${mode}); node ${process.version}; loopback targets only`);
   if (mode === 'storage' || mode === 'all') await storage();
-  if (mode === 'storage') return;
-  const targets = await startTargets();
-  try {
-    if (mode === 'steady' || mode === 'all') await steady(targets);
-    if (mode === 'capacity' || mode === 'all') await capacity(targets);
-  } finally {
-    targets.stop();
+  if (mode !== 'storage') {
+    const targets = await startTargets();
+    try {
+      if (mode === 'steady' || mode === 'all') await steady(targets);
+      if (mode === 'capacity' || mode === 'all') await capacity(targets);
+    } finally {
+      targets.stop();
+    }
   }
+  printSummary(`uptime ${mode}`, summary);
 }
 
 main().then(

@@ -4,22 +4,22 @@
  * database file seeded by the inventory repository as the sync writes it; then a bulk update's
  * selection resolved from the same rows (every site, a tag). Not run by the tests.
  *
- *   node --import tsx bench/fleet-updates.ts
- *   BENCH_SITES=1000 BENCH_RUNS=200 node --import tsx bench/fleet-updates.ts
+ *   node --import tsx bench/lab/fleet-updates.ts
+ *   BENCH_SITES=1000 BENCH_RUNS=200 node --import tsx bench/lab/fleet-updates.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createBulkUpdatesRepository } from '../src/bulk-updates/bulk-updates.repository.js';
-import type { BulkUpdateInput } from '../src/bulk-updates/bulk-updates.schemas.js';
-import { resolveSelection } from '../src/bulk-updates/selection.js';
-import { openDatabase } from '../src/db/database.js';
-import { createFleetRepository, createFleetRoutes } from '../src/fleet/index.js';
-import { createInventoryRepository } from '../src/inventory/inventory.repository.js';
-import type { Plugin, Theme } from '../src/inventory/index.js';
-import { createId } from '../src/shared/ids.js';
-import { createSitesRepository } from '../src/sites/sites.repository.js';
+import { createBulkUpdatesRepository } from '../../src/bulk-updates/bulk-updates.repository.js';
+import type { BulkUpdateInput } from '../../src/bulk-updates/bulk-updates.schemas.js';
+import { resolveSelection } from '../../src/bulk-updates/selection.js';
+import { openDatabase } from '../../src/db/database.js';
+import { createFleetRepository, createFleetRoutes } from '../../src/fleet/index.js';
+import { createInventoryRepository } from '../../src/inventory/inventory.repository.js';
+import type { Plugin, Theme } from '../../src/inventory/index.js';
+import { createId } from '../../src/shared/ids.js';
+import { createSitesRepository } from '../../src/sites/sites.repository.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000);
 const PLUGINS = 30;

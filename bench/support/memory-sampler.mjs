@@ -2,7 +2,7 @@
 /**
  * Loaded into the daemon by bench/backups.ts (NODE_OPTIONS=--import) when BENCH_MEMORY_LOG is set:
  * every 250 ms one line of its RSS and V8 figures (MiB), so each phase's peak can be told apart
- * (RSS against heap, heap against ArrayBuffers). bench/performance-probe.mjs is its twin for the
+ * (RSS against heap, heap against ArrayBuffers). bench/support/performance-probe.mjs is its twin for the
  * event loop (the latest figures, not a series). Audit workers inherit NODE_OPTIONS, so only the
  * daemon (`cli.js start`) samples. Not part of the daemon.
  */

@@ -5,7 +5,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SiteTls } from '../test/support/fake-wordpress/loopback-server.js';
+import type { SiteTls } from '../../test/support/fake-wordpress/loopback-server.js';
 
 export interface FakeSite {
   url: string;
@@ -17,7 +17,7 @@ const once = (child: ChildProcess) => new Promise<unknown>((resolve) => child.on
 
 /**
  * Starts `count` fake sites (with connector `connector`, default the one whose updates take the version expected),
- * over HTTPS with `tls` (bench/bench-tls.ts).
+ * over HTTPS with `tls` (bench/support/bench-tls.ts).
  */
 export async function startFakeFleet({
   count,
@@ -61,7 +61,7 @@ export async function startFakeFleet({
 
 /** The child: the sites, answering `reset` and `count`. */
 async function serve(): Promise<void> {
-  const { createUpdateWatch, startUpdatableSite } = await import('../test/bulk-updates/updatable-fake.js');
+  const { createUpdateWatch, startUpdatableSite } = await import('../../test/bulk-updates/updatable-fake.js');
   const watch = createUpdateWatch();
   const updateMs = Number(process.env.FLEET_UPDATE_MS);
   watch.hold = () => sleep(updateMs);

@@ -4,10 +4,10 @@
  * local file store, then copied to an encrypted S3 repository on s3rver, which runs in a child
  * process so that this process's CPU time is the copy's own. Prints MiB/s, the copy's CPU seconds
  * and the upload buffers' peak. With BENCH_PROFILE the copy's CPU profile is written (the copy alone, not the set-up)
- * (bench/profile-summary.ts reads it).
+ * (bench/lab/profile-summary.ts reads it).
  *
- *   node --import tsx bench/offsite-copy.ts
- *   BENCH_PROFILE=/tmp/copy.cpuprofile node --import tsx bench/offsite-copy.ts   # the copy alone
+ *   node --import tsx bench/lab/offsite-copy.ts
+ *   BENCH_PROFILE=/tmp/copy.cpuprofile node --import tsx bench/lab/offsite-copy.ts   # the copy alone
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,10 +17,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
-import { forEachConcurrently } from '../src/backups/concurrency.js';
-import { createFileObjectStore } from '../src/backups/object-store.js';
-import { openRemoteRepository } from '../src/backups/offsite/remote-store.js';
-import { createS3Backend } from '../src/backups/offsite/s3-backend.js';
+import { forEachConcurrently } from '../../src/backups/concurrency.js';
+import { createFileObjectStore } from '../../src/backups/object-store.js';
+import { openRemoteRepository } from '../../src/backups/offsite/remote-store.js';
+import { createS3Backend } from '../../src/backups/offsite/s3-backend.js';
 
 const MiB = 1024 * 1024;
 const PROFILE = process.env.BENCH_PROFILE;

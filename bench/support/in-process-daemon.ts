@@ -8,23 +8,23 @@
  * through tsx instead. BENCH_WAL_AUTOCHECKPOINT sets SQLite's automatic checkpoint, in pages of the
  * log (the daemon's is SQLite's default, 1000; 0: none). The heap's growth is limited as the daemon
  * limits it at start (src/shared/heap-growth.ts); the benches start themselves with the systemd unit's
- * memory settings (bench/unit-memory.ts).
+ * memory settings (bench/support/unit-memory.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type * as AppModule from '../src/app.js';
-import type * as ConnectorModule from '../src/connector/connector-package.js';
-import type * as DatabaseModule from '../src/db/database.js';
-import type * as ServicesModule from '../src/services.js';
-import type { ServiceConfig } from '../src/services.js';
-import type * as ClockModule from '../src/shared/clock.js';
-import type * as HeapGrowthModule from '../src/shared/heap-growth.js';
-import type * as LoggerModule from '../src/shared/logger.js';
-import { testServiceConfig } from '../test/support/service-config.js';
+import type * as AppModule from '../../src/app.js';
+import type * as ConnectorModule from '../../src/connector/connector-package.js';
+import type * as DatabaseModule from '../../src/db/database.js';
+import type * as ServicesModule from '../../src/services.js';
+import type { ServiceConfig } from '../../src/services.js';
+import type * as ClockModule from '../../src/shared/clock.js';
+import type * as HeapGrowthModule from '../../src/shared/heap-growth.js';
+import type * as LoggerModule from '../../src/shared/logger.js';
+import { testServiceConfig } from '../../test/support/service-config.js';
 
-const ROOT = join(import.meta.dirname, '..');
+const ROOT = join(import.meta.dirname, '../..');
 
 /** `concurrency`: site operations and bulk site updates at once, per host as many as in all (every fake site is on 127.0.0.1). */
 export async function startInProcessDaemon({ concurrency }: { concurrency: number }) {

@@ -4,22 +4,22 @@
  * window opens (plans, claims, one planned run per policy and window), and a tick later in the
  * same windows (nothing new to start). Answered from SQLite on a database file; no site is asked.
  *
- *   node --import tsx bench/update-policies-tick.ts
- *   BENCH_SITES=1000 node --import tsx bench/update-policies-tick.ts
+ *   node --import tsx bench/lab/update-policies-tick.ts
+ *   BENCH_SITES=1000 node --import tsx bench/lab/update-policies-tick.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
-import { openDatabase } from '../src/db/database.js';
-import { createInventoryRepository } from '../src/inventory/inventory.repository.js';
-import { createUpdateStateReader, type Plugin } from '../src/inventory/index.js';
-import { createFakeClock } from '../src/shared/clock.js';
-import { createEvents } from '../src/shared/event-bus.js';
-import { createId } from '../src/shared/ids.js';
-import { createSitesRepository } from '../src/sites/sites.repository.js';
-import { createUpdatePoliciesRepository, createUpdatePoliciesService } from '../src/update-policies/index.js';
+import { openDatabase } from '../../src/db/database.js';
+import { createInventoryRepository } from '../../src/inventory/inventory.repository.js';
+import { createUpdateStateReader, type Plugin } from '../../src/inventory/index.js';
+import { createFakeClock } from '../../src/shared/clock.js';
+import { createEvents } from '../../src/shared/event-bus.js';
+import { createId } from '../../src/shared/ids.js';
+import { createSitesRepository } from '../../src/sites/sites.repository.js';
+import { createUpdatePoliciesRepository, createUpdatePoliciesService } from '../../src/update-policies/index.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000);
 // Whole-hour offsets from UTC-11 to UTC+12, so windows open on the hour everywhere.

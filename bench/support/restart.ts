@@ -1,4 +1,4 @@
-/** Starting a bench again (bench/bench-tls.ts, bench/unit-memory.ts): for settings Node or glibc read only at start. */
+/** Starting a bench again (bench/support/bench-tls.ts, bench/support/unit-memory.ts): for settings Node or glibc read only at start. */
 import { spawnSync } from 'node:child_process';
 
 /**

@@ -2,7 +2,7 @@
  * Self time of a CPU profile (.cpuprofile) by where the code lives: the daemon's own folders under
  * src/, each dependency under node_modules, Node's internals, the garbage collector.
  *
- *   node --import tsx bench/profile-summary.ts file.cpuprofile [top functions, default 25]
+ *   node --import tsx bench/lab/profile-summary.ts file.cpuprofile [top functions, default 25]
  */
 import { readFileSync } from 'node:fs';
 

@@ -5,8 +5,8 @@
  * with it set.
  */
 import { readFileSync } from 'node:fs';
-import type { SiteTls } from '../test/support/fake-wordpress/loopback-server.js';
-import { makeTestAuthority } from '../test/support/tls-certificates.js';
+import type { SiteTls } from '../../test/support/fake-wordpress/loopback-server.js';
+import { makeTestAuthority } from '../../test/support/tls-certificates.js';
 import { restartWith } from './restart.js';
 
 const SITE_KEY = 'BENCH_TLS_SITE_KEY';
