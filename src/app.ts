@@ -40,6 +40,7 @@ import type { AuthFailureLimiter } from './http/auth-rate-limit.js';
 import type { Clock } from './shared/clock.js';
 import type { Events } from './shared/event-bus.js';
 import { bearerAuth, type AppEnv } from './http/auth.js';
+import { clientAddressMiddleware, type TrustedProxies } from './http/client-address.js';
 import { createHealthRoutes } from './http/health.routes.js';
 import { createSafeUpdatesRoutes, type SafeUpdatesService } from './safe-updates/index.js';
 import { answerUnknownRoutes, createApiRouter, limitRequestBodies } from './http/api-router.js';
@@ -79,6 +80,8 @@ export interface AppDeps {
   metricsOnOwnListener?: boolean;
   /** Refuses addresses that sent too many bad tokens; none in tests that do not ask for it. */
   authLimiter?: AuthFailureLimiter;
+  /** Proxies whose X-Forwarded-For names the client (SITEWARDEN_TRUSTED_PROXIES); none: the peer's address is the client's. */
+  trustedProxies?: TrustedProxies;
   /** The web dashboard at `/`. */
   users: UsersService;
   fleetOverview: FleetOverviewQuery;
@@ -148,6 +151,8 @@ export function createApp(deps: AppDeps) {
   });
 
   const app = new OpenAPIHono<AppEnv>();
+  // First: every limiter and log line that names the client reads this one address (clientAddress(c)).
+  app.use('*', clientAddressMiddleware(deps.trustedProxies));
   if (deps.metrics) app.use('*', requestMetrics(deps.metrics));
   // Outside /api (and its OpenAPI document): what supervisors and Prometheus call.
   app.route('/', createHealthCheckRoutes(deps));

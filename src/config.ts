@@ -8,6 +8,8 @@ import { DEFAULT_BACKUP_LIMITS } from './backups/backup-limits.js';
 import { parseOffsiteConfig } from './backups/offsite/targets.config.js';
 import { DEFAULT_WEBHOOKS_CONFIG, type WebhooksConfig } from './webhooks/webhooks.config.js';
 import { DEFAULT_BULK_UPDATES_CONFIG, type BulkUpdatesConfig } from './bulk-updates/index.js';
+import { parseAllowedNetworks } from './shared/network-policy.js';
+import { checkTrustedProxy } from './http/client-address.js';
 
 /**
  * Every setting comes from the environment (systemd's EnvironmentFile in production).
@@ -73,6 +75,17 @@ const envSchema = z.object({
     )
     .optional(),
   SITEWARDEN_AUTH_FAILURES_PER_MINUTE: positiveInt('SITEWARDEN_AUTH_FAILURES_PER_MINUTE', 30, 1_000_000),
+  // Reverse proxies whose X-Forwarded-For names the client (src/http/client-address.ts): addresses and CIDR ranges.
+  SITEWARDEN_TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((value) => value.split(/[\s,]+/).filter(Boolean))
+    .superRefine((entries, context) => {
+      for (const entry of entries) {
+        const problem = checkTrustedProxy(entry);
+        if (problem) context.addIssue({ code: 'custom', message: problem });
+      }
+    }),
   SITEWARDEN_QUEUE_STALL_MINUTES: positiveInt('SITEWARDEN_QUEUE_STALL_MINUTES', 60, 7 * 24 * 60),
   SITEWARDEN_UPTIME_CONCURRENCY: positiveInt('SITEWARDEN_UPTIME_CONCURRENCY', DEFAULT_UPTIME_CONFIG.concurrency, 4096),
   SITEWARDEN_UPTIME_INTERVAL_SECONDS: positiveInt(
@@ -239,6 +252,18 @@ const envSchema = z.object({
   SITEWARDEN_SCHEDULED_UPTIME_PROBES: onOff('SITEWARDEN_SCHEDULED_UPTIME_PROBES'),
   SITEWARDEN_SCHEDULED_AUDITS: onOff('SITEWARDEN_SCHEDULED_AUDITS'),
   SITEWARDEN_SCHEDULED_BACKUPS: onOff('SITEWARDEN_SCHEDULED_BACKUPS'),
+  // The network boundary (src/shared/network-policy.ts): what besides public addresses the daemon may connect to.
+  SITEWARDEN_ALLOWED_NETWORKS: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      try {
+        return parseAllowedNetworks(value);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
 });
 
 export interface Config {
@@ -262,6 +287,8 @@ export interface Config {
   metricsListen: { host: string; port: number } | null;
   /** Failed authentications an address may send per minute before it gets 429s. */
   authFailuresPerMinute: number;
+  /** Reverse proxies (addresses, CIDR ranges) whose X-Forwarded-For names the client; none by default. */
+  trustedProxies: string[];
   /** /readyz fails when a queue has work and finished nothing for this long. */
   queueStallMinutes: number;
   uptime: UptimeConfig;
@@ -271,6 +298,8 @@ export interface Config {
   bulkUpdates: BulkUpdatesConfig;
   /** Work the daemon starts on its own schedule; off leaves only what the API asks for. */
   scheduled: ScheduledWorkSwitches;
+  /** SITEWARDEN_ALLOWED_NETWORKS: CIDRs, addresses and host names reachable besides public addresses. */
+  allowedNetworks: string[];
 }
 
 /** SITEWARDEN_SCHEDULED_*: each kind of work the daemon starts on its own can be switched off for every site. */
@@ -312,6 +341,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: values.SITEWARDEN_SHUTDOWN_GRACE_MS,
     metricsListen: values.SITEWARDEN_METRICS_LISTEN ? parseListen(values.SITEWARDEN_METRICS_LISTEN) : null,
     authFailuresPerMinute: values.SITEWARDEN_AUTH_FAILURES_PER_MINUTE,
+    trustedProxies: values.SITEWARDEN_TRUSTED_PROXIES,
     queueStallMinutes: values.SITEWARDEN_QUEUE_STALL_MINUTES,
     uptime: {
       concurrency: values.SITEWARDEN_UPTIME_CONCURRENCY,
@@ -370,6 +400,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       audits: values.SITEWARDEN_SCHEDULED_AUDITS,
       backups: values.SITEWARDEN_SCHEDULED_BACKUPS,
     },
+    allowedNetworks: values.SITEWARDEN_ALLOWED_NETWORKS,
   };
 }
 

@@ -7,6 +7,7 @@ import { defaultConnectorZipPath } from './connector/connector-package.js';
 import { openDatabase } from './db/database.js';
 import { createApp } from './app.js';
 import { createAuthFailureLimiter } from './http/auth-rate-limit.js';
+import { createTrustedProxies } from './http/client-address.js';
 import { answerClientErrorsAsProblems } from './http/client-errors.js';
 import { createMetrics } from './metrics/metrics.js';
 import { createMetricsRoutes } from './metrics/metrics.routes.js';
@@ -155,6 +156,7 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
       queueStallMs: config.queueStallMinutes * 60_000,
     }),
     authLimiter: createAuthFailureLimiter({ limit: config.authFailuresPerMinute, clock: systemClock }),
+    trustedProxies: createTrustedProxies(config.trustedProxies),
     checkDatabase: () => {
       try {
         return database.sqlite.prepare('select 1 as ok').get() !== undefined;

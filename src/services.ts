@@ -56,6 +56,7 @@ import { createUsersRepository, createUsersService } from './users/index.js';
 import { createFleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 import { createAdminLoginRepository, createAdminLoginService } from './admin-login/index.js';
 import { createFleetActions } from './fleet-actions/index.js';
+import { createNetworkPolicy, type NetworkPolicy } from './shared/network-policy.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -72,6 +73,7 @@ export type ServiceConfig = Pick<
   | 'backups'
   | 'webhooks'
   | 'bulkUpdates'
+  | 'allowedNetworks'
 >;
 
 /**
@@ -88,6 +90,7 @@ export function createServices({
   secretKey,
   auditWorkerPath,
   metrics,
+  network = createNetworkPolicy({ allowed: config.allowedNetworks }),
 }: {
   config: ServiceConfig;
   db: Db;
@@ -97,12 +100,15 @@ export function createServices({
   secretKey: Buffer;
   auditWorkerPath?: string;
   metrics?: Metrics;
+  /** What the daemon may connect to (sites, probes, audits, screenshots, webhooks); tests pass one with a stub resolver. */
+  network?: NetworkPolicy;
 }) {
   const secrets = createSecretBox(secretKey);
   const http = createSiteHttp({
     timeoutMs: config.siteRequestTimeoutMs,
     maxBytes: config.siteMaxResponseBytes,
     userAgent: `Sitewarden/${VERSION}`,
+    network,
   });
   const wordpress = createWordPressClient({ http });
   const siteQueue = createSiteTaskQueue({ concurrency: config.siteConcurrency });
@@ -146,7 +152,7 @@ export function createServices({
     publicUrl: config.publicUrl,
     authorizationTtlMinutes: config.authorizationTtlMinutes,
   });
-  // A plain plugin or theme update first takes the restore point a safe update takes; the standalone
+  // A plain plugin, theme or core update first takes the restore point a safe update takes; the standalone
   // rollback path (with the site's rollback secret, kept with the safe updates) can put it back.
   const safeUpdatesRepository = createSafeUpdatesRepository({ db });
   const operationTimeoutMs = config.siteOperationTimeoutMs;
@@ -154,6 +160,8 @@ export function createServices({
     access,
     paths: createRollbackPaths({ repository: safeUpdatesRepository, http, secrets, clock, operationTimeoutMs }),
     operationTimeoutMs,
+    // The front page probe after a site's plain updates (a plugin that fatals on the next request).
+    http,
   });
   // Bulk updates apply through the single-site services; those the routes call record each attempt in the update history.
   const bulk = createBulkUpdates({
@@ -215,7 +223,11 @@ export function createServices({
     repository: createUptimeRepository({ db }),
     sitesRepository,
     lifecycle,
-    prober: createProber({ maxBodyBytes: config.uptime.maxBodyBytes, userAgent: `Sitewarden/${VERSION} (uptime)` }),
+    prober: createProber({
+      maxBodyBytes: config.uptime.maxBodyBytes,
+      userAgent: `Sitewarden/${VERSION} (uptime)`,
+      network,
+    }),
     clock,
     logger,
     events,
@@ -231,6 +243,7 @@ export function createServices({
       nice: config.performance.nice,
     }),
     reports: createReportStore({ dataDir: config.dataDir }),
+    network,
     clock,
     logger,
     events,
@@ -264,7 +277,11 @@ export function createServices({
     clock,
     logger,
     operationTimeoutMs: config.siteOperationTimeoutMs,
-    screenshots: createScreenshotStore({ dataDir: config.dataDir, chromePath: config.performance.chromePath }),
+    screenshots: createScreenshotStore({
+      dataDir: config.dataDir,
+      chromePath: config.performance.chromePath,
+      network,
+    }),
     backups,
     // A safe update asked for through the API writes its update-history row (bulk ones are recorded by the bulk update).
     history: bulk.safeUpdateHistory,
@@ -291,6 +308,7 @@ export function createServices({
     sender: createWebhookSender({
       timeoutMs: config.webhooks.timeoutMs,
       userAgent: `Sitewarden/${VERSION} (webhooks)`,
+      network,
     }),
     secrets,
     events,

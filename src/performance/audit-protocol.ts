@@ -18,6 +18,11 @@ export interface AuditRequest {
   maxWaitForLoadMs: number;
   /** Confine Chrome to the audited host (and loopback); see chrome-flags.ts. */
   blockThirdParty: boolean;
+  /**
+   * The address the daemon resolved the audited host to and its network policy allowed: Chromium connects there
+   * and nowhere else for that host (no lookup of its own). Null when the URL's host is an IP address (checked too).
+   */
+  address: string | null;
 }
 
 export interface AuditScores {

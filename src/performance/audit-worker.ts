@@ -81,6 +81,7 @@ async function runOnce(request: AuditRequest, run: number): Promise<LighthouseRe
       userDataDir,
       chromeFlags: chromeFlags({
         auditedHost: new URL(request.url).hostname,
+        auditedAddress: request.address,
         runningAsRoot: process.getuid?.() === 0,
         blockThirdParty: request.blockThirdParty,
       }),

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import {
   CANCELLED_MESSAGE,
@@ -10,6 +11,7 @@ import {
 } from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
+import { isAddressNotAllowed, type NetworkPolicy } from '../shared/network-policy.js';
 import { createId } from '../shared/ids.js';
 import { sitesProblems, type SitesRepository } from '../sites/index.js';
 import type { AuditSummary } from './audit-protocol.js';
@@ -19,6 +21,7 @@ import type { PerformanceRepository } from './performance.repository.js';
 import type { ReportStore } from './performance.reports.js';
 import {
   formFactors,
+  type AuditFailureReason,
   type AuditRow,
   type AuditTrigger,
   type FormFactor,
@@ -71,6 +74,8 @@ export interface PerformanceServiceDeps {
   sitesRepository: SitesRepository;
   runner: AuditRunner;
   reports: ReportStore;
+  /** The audited host is resolved and checked here; Chromium is pinned to the address allowed. */
+  network: NetworkPolicy;
   clock: Clock;
   logger: Logger;
   events: Events;
@@ -91,6 +96,7 @@ export function createPerformanceService({
   sitesRepository,
   runner,
   reports,
+  network,
   clock,
   logger,
   events,
@@ -193,20 +199,24 @@ export function createPerformanceService({
     if (!queued || queued.status !== 'queued') return { events: [] };
     const audit = repository.update(auditId, { status: 'running', startedAt: clock.now() })!;
     const runs = audit.runs;
-    let outcome = await runner.run(
-      {
-        url: audit.url,
-        formFactor: audit.formFactor,
-        runs,
-        chromePath: config.chromePath,
-        workDir: reports.workDirOf(audit.id),
-        reportPath: reports.pathOf(audit.siteId, audit.id),
-        maxWaitForLoadMs: Math.min(45_000, Math.floor(config.timeoutMs / 2)),
-        blockThirdParty: config.blockThirdParty,
-      },
-      config.timeoutMs * runs,
-      signal,
-    );
+    const target = await auditedAddress(audit.url);
+    let outcome: AuditOutcome = !target.ok
+      ? target
+      : await runner.run(
+          {
+            url: audit.url,
+            formFactor: audit.formFactor,
+            runs,
+            chromePath: config.chromePath,
+            workDir: reports.workDirOf(audit.id),
+            reportPath: reports.pathOf(audit.siteId, audit.id),
+            maxWaitForLoadMs: Math.min(45_000, Math.floor(config.timeoutMs / 2)),
+            blockThirdParty: config.blockThirdParty,
+            address: target.address,
+          },
+          config.timeoutMs * runs,
+          signal,
+        );
     const cancelled = wasCancelled(signal);
     if (cancelled) outcome = { ok: false, reason: 'interrupted', message: CANCELLED_MESSAGE };
     else if (signal.aborted && !outcome.ok)
@@ -240,6 +250,23 @@ export function createPerformanceService({
       events: [auditFailed(stored, outcome.reason, outcome.message)],
       interrupted: outcome.reason === 'interrupted',
     };
+  }
+
+  /**
+   * Where Chromium may reach the audited host: resolved and checked against the network policy here, before any
+   * browser starts (`address_not_allowed` when refused; a name that does not resolve is `page_unreachable`).
+   */
+  async function auditedAddress(
+    url: string,
+  ): Promise<{ ok: true; address: string | null } | { ok: false; reason: AuditFailureReason; message: string }> {
+    const host = new URL(url).hostname;
+    try {
+      const [first] = await network.resolve(host);
+      return { ok: true, address: isIP(host.replace(/^\[|\]$/g, '')) ? null : first!.address };
+    } catch (error) {
+      if (isAddressNotAllowed(error)) return { ok: false, reason: 'address_not_allowed', message: error.message };
+      return { ok: false, reason: 'page_unreachable', message: `${host}: ${(error as Error).message}` };
+    }
   }
 
   const auditFailed = (audit: AuditRow, reason: string, message: string) =>

@@ -17,6 +17,7 @@ export const auditFailureReasons = [
   'lighthouse_error',
   'worker_crashed',
   'interrupted',
+  'address_not_allowed',
 ] as const;
 export type AuditFailureReason = (typeof auditFailureReasons)[number];
 

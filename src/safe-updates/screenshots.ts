@@ -1,14 +1,17 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isIP } from 'node:net';
 import type { LaunchedChrome } from 'chrome-launcher';
 import { chromeFlags } from '../performance/index.js';
+import type { NetworkPolicy } from '../shared/network-policy.js';
 
 /**
  * Screenshots of a site's pages in Debian's Chromium, through chrome-launcher (already the
  * daemon's way to start Chromium for Lighthouse) and a few DevTools protocol calls over undici's
  * WebSocket: no browser-automation library at run time. Same viewport every time, animations
- * and transitions off, reduced motion, web fonts loaded, only the site's own host reachable.
+ * and transitions off, reduced motion, web fonts loaded, only the site's own host reachable, at the address
+ * `network` allowed for it (resolved before Chromium starts, which then looks nothing up: AddressNotAllowed if refused).
  */
 const VIEWPORT = { width: 1280, height: 800 };
 const PAGE_TIMEOUT_MS = 30_000;
@@ -26,9 +29,11 @@ type Shoot = (url: string) => Promise<Buffer>;
 
 /** Starts Chromium, lets `work` take screenshots, and always stops it and removes its profile. */
 export async function withScreenshots<T>(
-  { chromePath, host }: { chromePath: string; host: string },
+  { chromePath, host, network }: { chromePath: string; host: string; network: NetworkPolicy },
   work: (shoot: Shoot) => Promise<T>,
 ): Promise<T> {
+  const [allowed] = await network.resolve(host);
+  const auditedAddress = isIP(host.replace(/^\[|\]$/g, '')) ? null : allowed!.address;
   const profile = await mkdtemp(join(tmpdir(), 'sitewarden-shots-'));
   let chrome: LaunchedChrome | undefined;
   try {
@@ -41,7 +46,12 @@ export async function withScreenshots<T>(
       chromePath,
       userDataDir: profile,
       chromeFlags: [
-        ...chromeFlags({ auditedHost: host, runningAsRoot: process.getuid?.() === 0, blockThirdParty: true }),
+        ...chromeFlags({
+          auditedHost: host,
+          auditedAddress,
+          runningAsRoot: process.getuid?.() === 0,
+          blockThirdParty: true,
+        }),
         `--window-size=${VIEWPORT.width},${VIEWPORT.height}`,
         '--hide-scrollbars',
         '--force-device-scale-factor=1',

@@ -1,5 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { NetworkPolicy } from '../shared/network-policy.js';
 import { pageUrls } from './health-check.js';
 import type { FlowRecorder } from './safe-update-flow.js';
 import type { SafeUpdatePolicy, Screenshot } from './safe-updates.schemas.js';
@@ -12,17 +13,21 @@ export interface ScreenshotStore {
   /** `<dataDir>/safe-updates`, holding one folder per safe update. */
   root: string;
   chromePath: string;
+  /** The site's host is resolved and checked against it before Chromium starts (screenshots.ts). */
+  network: NetworkPolicy;
 }
 
 export function createScreenshotStore({
   dataDir,
   chromePath,
+  network,
 }: {
   dataDir: string;
   chromePath: string;
+  network: NetworkPolicy;
 }): ScreenshotStore {
   const root = join(dataDir, 'safe-updates');
-  return { dir: (id) => join(root, id), root, chromePath };
+  return { dir: (id) => join(root, id), root, chromePath, network };
 }
 
 /** A safe update's PNG (`before-0.png`, …), or null when there is none. */
@@ -59,11 +64,14 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
     const started = Date.now();
     try {
       const host = new URL(siteUrl).hostname;
-      const shots = await withScreenshots({ chromePath: store.chromePath, host }, async (shoot) => {
-        const taken: Buffer[] = [];
-        for (const url of urls()) taken.push(await shoot(url));
-        return taken;
-      });
+      const shots = await withScreenshots(
+        { chromePath: store.chromePath, host, network: store.network },
+        async (shoot) => {
+          const taken: Buffer[] = [];
+          for (const url of urls()) taken.push(await shoot(url));
+          return taken;
+        },
+      );
       const dir = store.dir(row().id);
       await mkdir(dir, { recursive: true });
       await Promise.all(shots.map((png, index) => writeFile(join(dir, `${kind}-${index}.png`), png)));

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createSecureContext, type SecureContext } from 'node:tls';
+import type { NetworkPolicy } from './network-policy.js';
 
 /**
  * Outgoing HTTP on node:http, for calls to hosts we do not control (sites, webhook receivers).
@@ -24,13 +25,15 @@ export const sharedTlsContext = (ca?: string | Buffer): SecureContext =>
 /**
  * Keep-alive pools; an idle connection is closed after `idleMs`, before most servers would drop it mid-reuse.
  * Every HTTPS connection shares one TLS context (`sharedTlsContext`). `resumeTls` false: no TLS session
- * stored to resume a host's next connection with, for hosts reached again only after hours.
+ * stored to resume a host's next connection with, for hosts reached again only after hours. `network`: every
+ * connection is checked against it first (src/shared/network-policy.ts); the daemon's callers always pass it.
  */
 export function createOutgoingAgents({
   idleMs = 4_000,
   ca,
   resumeTls = true,
-}: { idleMs?: number; ca?: string | Buffer; resumeTls?: boolean } = {}): OutgoingAgents {
+  network,
+}: { idleMs?: number; ca?: string | Buffer; resumeTls?: boolean; network?: NetworkPolicy } = {}): OutgoingAgents {
   // `timeout` on an Agent only closes idle pooled sockets; an answer in progress is bounded by its own deadline.
   const http = new HttpAgent({ keepAlive: true, timeout: idleMs, scheduling: 'lifo' });
   const https = new HttpsAgent({
@@ -40,6 +43,10 @@ export function createOutgoingAgents({
     secureContext: sharedTlsContext(ca),
     ...(resumeTls ? {} : { maxCachedSessions: 0 }),
   });
+  if (network) {
+    network.guard(http);
+    network.guard(https);
+  }
   return {
     http,
     https,

@@ -1,6 +1,13 @@
-import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type RequestOptions,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { SecureContext, TLSSocket } from 'node:tls';
+import { isAddressNotAllowed, type NetworkPolicy } from '../shared/network-policy.js';
 import { sharedTlsContext } from '../shared/outgoing-http.js';
 
 /** Why a probe failed; a stable vocabulary that API clients and alert rules can match on. */
@@ -14,6 +21,7 @@ export const probeCauses = [
   'body_too_large',
   'redirects',
   'protocol',
+  'address_not_allowed',
 ] as const;
 export type ProbeCause = (typeof probeCauses)[number];
 
@@ -65,23 +73,31 @@ class ProbeTimeout extends Error {
 
 /**
  * One HTTP GET per probe on a fresh connection (distinct sites never share one), following
- * redirects, reading at most `maxBodyBytes`. Never throws: every failure becomes a cause.
+ * redirects, reading at most `maxBodyBytes`. Never throws: every failure becomes a cause; a hop to an
+ * address `network` refuses is `address_not_allowed`, found before anything connects.
  *
- * Built on node:http with no agent (a fresh connection, closed after the answer) rather than
- * undici: for one request per connection it costs about half the CPU (bench/uptime.ts), and the
- * monitor makes thousands of them a minute. Site calls reuse connections (src/shared/outgoing-http.ts).
+ * Built on node:http with agents that keep nothing (a fresh connection, closed after the answer; no TLS
+ * session resumed) rather than undici: for one request per connection it costs about half the CPU
+ * (bench/uptime.ts), and the monitor makes thousands of them a minute. Site calls reuse connections
+ * (src/shared/outgoing-http.ts).
  */
 export function createProber({
   maxBodyBytes,
   userAgent,
   ca,
+  network,
 }: {
   maxBodyBytes: number;
   userAgent: string;
   ca?: string | Buffer;
+  network: NetworkPolicy;
 }): Prober {
   const inFlight = new Set<ClientRequest>();
   const secureContext = sharedTlsContext(ca);
+  const agents = {
+    http: network.guard(new HttpAgent({ keepAlive: false })),
+    https: network.guard(new HttpsAgent({ keepAlive: false, maxCachedSessions: 0 })),
+  };
   const headers = { 'user-agent': userAgent, accept: 'text/html,*/*;q=0.8' };
 
   function get(url: URL, keepText: boolean, deadline: Attempt): Promise<Answer> {
@@ -94,7 +110,7 @@ export function createProber({
       const options: RequestOptions & { secureContext?: SecureContext } = {
         method: 'GET',
         headers,
-        agent: false,
+        agent: https ? agents.https : agents.http,
         ...(https ? { secureContext } : {}),
       };
       let certificateExpiresAt: number | null = null;
@@ -197,6 +213,8 @@ export function createProber({
     async close() {
       for (const request of inFlight) request.destroy();
       inFlight.clear();
+      agents.http.destroy();
+      agents.https.destroy();
     },
   };
 }
@@ -215,6 +233,7 @@ const failure = (
 });
 
 export function causeOf(error: unknown): ProbeCause {
+  if (isAddressNotAllowed(error)) return 'address_not_allowed';
   const code = (error as { code?: string }).code ?? '';
   const causeCode = ((error as { cause?: { code?: string } }).cause?.code ?? '') as string;
   for (const value of [code, causeCode]) {

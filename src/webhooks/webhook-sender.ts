@@ -1,9 +1,18 @@
 import { performance } from 'node:perf_hooks';
+import { isAddressNotAllowed, type NetworkPolicy } from '../shared/network-policy.js';
 import { createOutgoingAgents, discardBody, sendRequest } from '../shared/outgoing-http.js';
 import { MAX_ANSWER_BYTES } from './webhooks.config.js';
 
 /** Why an attempt failed; a stable vocabulary shown in the deliveries list and logged when one gives up. */
-export const deliveryCauses = ['dns', 'connect', 'tls', 'timeout', 'http_status', 'protocol'] as const;
+export const deliveryCauses = [
+  'dns',
+  'connect',
+  'tls',
+  'timeout',
+  'http_status',
+  'protocol',
+  'address_not_allowed',
+] as const;
 type DeliveryCause = (typeof deliveryCauses)[number];
 
 export interface SendOutcome {
@@ -25,10 +34,19 @@ export interface WebhookSender {
 /**
  * One POST per attempt with a time limit covering connect, headers and body, reading at most
  * MAX_ANSWER_BYTES of the answer: a receiver that hangs or floods costs one connection for at
- * most `timeoutMs`. No redirects are followed (a 3xx is a failed attempt). Never throws.
+ * most `timeoutMs`. No redirects are followed (a 3xx is a failed attempt). Never throws. A receiver at an
+ * address `network` refuses is a failed attempt with cause `address_not_allowed`; nothing is sent.
  */
-export function createWebhookSender({ timeoutMs, userAgent }: { timeoutMs: number; userAgent: string }): WebhookSender {
-  const agents = createOutgoingAgents();
+export function createWebhookSender({
+  timeoutMs,
+  userAgent,
+  network,
+}: {
+  timeoutMs: number;
+  userAgent: string;
+  network: NetworkPolicy;
+}): WebhookSender {
+  const agents = createOutgoingAgents({ network });
   const closing = new AbortController();
 
   return {
@@ -72,6 +90,7 @@ export function createWebhookSender({ timeoutMs, userAgent }: { timeoutMs: numbe
 
 function classify(error: unknown, url: string, timedOut: boolean): { cause: DeliveryCause; message: string } {
   const host = hostOf(url);
+  if (isAddressNotAllowed(error)) return { cause: 'address_not_allowed', message: error.message };
   const code = String(
     (error as { code?: unknown }).code ?? (error as { cause?: { code?: unknown } }).cause?.code ?? '',
   );

@@ -123,7 +123,7 @@ export const DeliverySchema = z
         status: z.number().int().nullable().openapi({ description: 'The receiver’s HTTP status, if it answered.' }),
         cause: z.enum(deliveryCauses).nullable().openapi({
           description:
-            'Why it failed: `dns`, `connect`, `tls`, `timeout`, `http_status` (a non-2xx answer) or `protocol`.',
+            'Why it failed: `dns`, `connect`, `tls`, `timeout`, `http_status` (a non-2xx answer), `protocol` or `address_not_allowed` (the receiver is at an address the daemon does not connect to; see `SITEWARDEN_ALLOWED_NETWORKS`).',
         }),
         error: z.string().nullable(),
         durationMs: z.number().int(),

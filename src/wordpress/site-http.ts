@@ -1,6 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { defineProblem, isAppError } from '../shared/errors.js';
+import {
+  addressNotAllowedProblem,
+  isAddressNotAllowed,
+  networkProblems,
+  type NetworkPolicy,
+} from '../shared/network-policy.js';
 import { BodyTooLarge, createOutgoingAgents, readBody, sendRequest } from '../shared/outgoing-http.js';
 
 /**
@@ -13,6 +19,8 @@ export const siteHttpProblems = {
   timeout: defineProblem('site-timeout', 504, 'The site did not answer in time'),
   tooLarge: defineProblem('site-response-too-large', 502, 'The site’s answer was too large'),
   invalidResponse: defineProblem('site-invalid-response', 502, 'The site’s answer could not be understood'),
+  /** The site's address (or a redirect's) is one the network policy refuses: nothing was sent. */
+  addressNotAllowed: networkProblems.addressNotAllowed,
 };
 
 interface SiteRequest {
@@ -74,15 +82,18 @@ export function createSiteHttp({
   timeoutMs,
   maxBytes,
   userAgent,
+  network,
 }: {
   timeoutMs: number;
   maxBytes: number;
   userAgent: string;
+  /** Every connection, redirects' included, is checked against it first (`address-not-allowed`). */
+  network: NetworkPolicy;
 }): SiteHttp {
   // A site is reached again mostly hours later (its sync, a bulk update), past the few minutes servers resume TLS
   // sessions for: storing each host's session and offering it on the next connection cost 0.4 ms of CPU a connection
   // and rarely save a handshake (bench/tls-connections.ts). Node still decodes the tickets a server sends.
-  const agents = createOutgoingAgents({ resumeTls: false });
+  const agents = createOutgoingAgents({ resumeTls: false, network });
 
   async function once(req: SiteRequest, url: string, deadline: AbortSignal): Promise<SiteResponse> {
     const headers: Record<string, string> = {
@@ -110,6 +121,7 @@ export function createSiteHttp({
         agents,
       });
     } catch (error) {
+      if (isAddressNotAllowed(error)) throw addressNotAllowedProblem(error);
       throw toNetworkFailure(error, url, deadline);
     }
     const declared = Number(response.headers['content-length']);
@@ -204,6 +216,7 @@ export function createSiteHttp({
       };
       if (req.basicAuth) headers.authorization = basicAuthorization(req.basicAuth);
       const asProblem = (error: unknown) => {
+        if (isAddressNotAllowed(error)) return addressNotAllowedProblem(error);
         const failure = toNetworkFailure(error, req.url, deadline);
         return (failure.kind === 'timeout' ? siteHttpProblems.timeout : siteHttpProblems.unreachable).create(
           failure.message,

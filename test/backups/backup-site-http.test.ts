@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/shared/errors.js';
 import { createSiteHttp } from '../../src/wordpress/site-http.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
+import { loopbackNetwork } from '../support/network.js';
 
 /** The streaming download backups use: bounded in size and time, like every call to a site. */
 describe('site http streams', () => {
-  const http = createSiteHttp({ timeoutMs: 500, maxBytes: 1024, userAgent: 'test' });
+  const http = createSiteHttp({ network: loopbackNetwork, timeoutMs: 500, maxBytes: 1024, userAgent: 'test' });
   let site: Awaited<ReturnType<typeof startFakeSite>>;
   beforeAll(async () => {
     site = await startFakeSite((req, res) => {

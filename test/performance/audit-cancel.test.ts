@@ -12,6 +12,7 @@ import { createPerformanceService } from '../../src/performance/performance.serv
 import { createId } from '../../src/shared/ids.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { createFakeClock, createTestApp } from '../support/test-app.js';
+import { loopbackNetwork } from '../support/network.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-audit-cancel-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -39,6 +40,7 @@ describe('cancelling a running audit', () => {
       events: t.services.events,
     });
     const performance = createPerformanceService({
+      network: loopbackNetwork,
       repository,
       sitesRepository: t.services.sitesRepository,
       runner,

@@ -9,6 +9,7 @@ import { createPerformanceRepository } from '../../src/performance/performance.r
 import { createPerformanceService } from '../../src/performance/performance.service.js';
 import { createId } from '../../src/shared/ids.js';
 import { createFakeClock, createTestApp } from '../support/test-app.js';
+import { loopbackNetwork } from '../support/network.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-audit-stop-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -26,6 +27,7 @@ describe('audits at shutdown', () => {
     };
     const repository = createPerformanceRepository({ db: t.database.db });
     const performance = createPerformanceService({
+      network: loopbackNetwork,
       repository,
       sitesRepository: t.services.sitesRepository,
       runner,

@@ -15,6 +15,7 @@ import { detectRegressions, type AuditFigures } from '../../src/performance/regr
 import { isDue, latestSlot, siteOffsetMs } from '../../src/jobs/spread.js';
 import { createId } from '../../src/shared/ids.js';
 import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
+import { loopbackNetwork } from '../support/network.js';
 
 const DAY = 86_400_000;
 
@@ -141,6 +142,7 @@ describe('performance audits without a browser', () => {
 
   function serviceWith(runner: AuditRunner, overrides: Partial<typeof DEFAULT_PERFORMANCE_CONFIG> = {}) {
     return createPerformanceService({
+      network: loopbackNetwork,
       repository: createPerformanceRepository({ db: t.database.db }),
       sitesRepository: t.services.sitesRepository,
       runner,

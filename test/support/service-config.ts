@@ -6,6 +6,7 @@ import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.co
 import type { ServiceConfig } from '../../src/services.js';
 import { DEFAULT_UPTIME_CONFIG } from '../../src/uptime/uptime.config.js';
 import { DEFAULT_WEBHOOKS_CONFIG } from '../../src/webhooks/webhooks.config.js';
+import { LOOPBACK_NETWORKS } from '../../src/shared/network-policy.js';
 
 /** The services' configuration in tests (test-app.ts) and in the benchmarks that run the daemon in their own process. */
 export const testServiceConfig: ServiceConfig = {
@@ -21,6 +22,8 @@ export const testServiceConfig: ServiceConfig = {
   backups: DEFAULT_BACKUPS_CONFIG,
   webhooks: DEFAULT_WEBHOOKS_CONFIG,
   bulkUpdates: DEFAULT_BULK_UPDATES_CONFIG,
+  // Every test site, receiver and mirror is on loopback, which the daemon refuses unless allowed.
+  allowedNetworks: [...LOOPBACK_NETWORKS],
   // Only audit reports are written here; tests that run audits pass their own directory.
   dataDir: join(tmpdir(), `sitewarden-test-${process.pid}`),
 };

@@ -10,6 +10,7 @@ import { createCapturedLogger } from './log-capture.js';
 import { createLoggedEvents } from '../../src/shared/logger.js';
 import { createId } from '../../src/shared/ids.js';
 import type { NewSiteRow } from '../../src/sites/sites.table.js';
+import type { NetworkPolicy } from '../../src/shared/network-policy.js';
 
 export { testServiceConfig };
 
@@ -24,7 +25,9 @@ export function createTestApp(
     connectorZipPath?: string;
     auditWorkerPath?: string;
     metrics?: Metrics;
-    app?: Pick<AppDeps, 'readiness' | 'authLimiter' | 'metricsOnOwnListener'>;
+    /** Instead of the one `config.allowedNetworks` makes (loopback allowed): e.g. a policy with a stub resolver. */
+    network?: NetworkPolicy;
+    app?: Pick<AppDeps, 'readiness' | 'authLimiter' | 'metricsOnOwnListener' | 'trustedProxies'>;
   } = {},
 ) {
   const clock = options.clock ?? systemClock;
@@ -42,6 +45,7 @@ export function createTestApp(
     secretKey,
     auditWorkerPath: options.auditWorkerPath,
     metrics: options.metrics,
+    network: options.network,
   });
   const app = createApp({
     ...services,

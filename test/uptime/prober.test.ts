@@ -2,12 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProber, type ProbeSettings } from '../../src/uptime/prober.js';
+import { loopbackNetwork } from '../support/network.js';
 
 /** The prober alone against a loopback server whose paths choose the answer. */
 describe('the uptime prober', () => {
   let server: Server;
   let base: string;
-  const prober = createProber({ maxBodyBytes: 4096, userAgent: 'test' });
+  const prober = createProber({ network: loopbackNetwork, maxBodyBytes: 4096, userAgent: 'test' });
   const settings = (path: string, extra: Partial<ProbeSettings> = {}): ProbeSettings => ({
     url: `${base}${path}`,
     timeoutMs: 1000,

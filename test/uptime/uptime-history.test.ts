@@ -9,6 +9,7 @@ import { createUptimeService } from '../../src/uptime/uptime.service.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { makeTestAuthority } from '../support/tls-certificates.js';
 import { createUptimeTestApp, type UptimeTestApp } from '../support/uptime.js';
+import { loopbackNetwork } from '../support/network.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -149,7 +150,7 @@ describe('uptime history', () => {
       repository: createUptimeRepository({ db: t.database.db }),
       sitesRepository: t.services.sitesRepository,
       lifecycle: createSiteLifecycle(),
-      prober: createProber({ maxBodyBytes: 4096, userAgent: 'test' }),
+      prober: createProber({ network: loopbackNetwork, maxBodyBytes: 4096, userAgent: 'test' }),
       clock: t.clock,
       logger: t.logs.logger,
       events: t.services.events,
@@ -194,7 +195,7 @@ describe('https certificates', () => {
       repository: createUptimeRepository({ db: t.database.db }),
       sitesRepository: t.services.sitesRepository,
       lifecycle: t.services.lifecycle,
-      prober: createProber({ maxBodyBytes: 4096, userAgent: 'test', ca: authority.ca }),
+      prober: createProber({ network: loopbackNetwork, maxBodyBytes: 4096, userAgent: 'test', ca: authority.ca }),
       clock: t.clock,
       logger: t.logs.logger,
       events: t.services.events,

@@ -13,6 +13,7 @@ import {
 } from '../../src/webhooks/webhooks.config.js';
 import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
 import { startWebhookReceiver, type Behaviour } from '../support/webhook-receiver.js';
+import { loopbackNetwork } from '../support/network.js';
 
 const SECRET = 'whsec-correct-horse-battery-staple';
 const cleanups: (() => Promise<void>)[] = [];
@@ -386,7 +387,7 @@ describe('webhooks', () => {
     receiver.answer(200);
     const restarted = createWebhookDispatcher({
       repository: createWebhooksRepository({ db: t.database.db }),
-      sender: createWebhookSender({ timeoutMs: 5_000, userAgent: 'test' }),
+      sender: createWebhookSender({ network: loopbackNetwork, timeoutMs: 5_000, userAgent: 'test' }),
       secrets: t.services.secrets,
       events: t.services.events,
       clock: t.clock,

@@ -3,6 +3,7 @@ import { isAppError } from '../../src/shared/errors.js';
 import { createSiteHttp } from '../../src/wordpress/site-http.js';
 import { discoverSite } from '../../src/wordpress/discovery.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
+import { loopbackNetwork } from '../support/network.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -17,6 +18,7 @@ async function fakeSite(handler: Parameters<typeof startFakeSite>[0]) {
 
 function client(options: { timeoutMs?: number; maxBytes?: number } = {}) {
   const http = createSiteHttp({
+    network: loopbackNetwork,
     timeoutMs: options.timeoutMs ?? 2_000,
     maxBytes: options.maxBytes ?? 64 * 1024,
     userAgent: 'test',
