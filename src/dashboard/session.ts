@@ -13,14 +13,6 @@ export type DashboardEnv = { Variables: { session: SignedInSession; actor: Actor
 const csrfRefused = defineProblem('csrf-token-invalid', 403, 'The form is stale or did not come from the dashboard');
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
-/** The peer's address as @hono/node-server hands it over; app.request() in tests has none. */
-export function clientAddress(c: Context): string {
-  return (
-    (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress ??
-    'local'
-  );
-}
-
 /** `Secure` when the request came over https, or the daemon's public URL is https (a TLS proxy in front). */
 export function isSecure(c: Context, httpsPublicUrl: boolean): boolean {
   return httpsPublicUrl || new URL(c.req.url).protocol === 'https:';
@@ -66,8 +58,28 @@ export function requireSession(users: UsersService, httpsPublicUrl: boolean): Mi
     if (session.renewed) setSessionCookie(c, token!, session.expiresAt, isSecure(c, httpsPublicUrl));
     c.set('session', session);
     c.set('actor', { kind: 'user', id: session.user.id });
-    return next();
+    await next();
+    endStreamWithSession(c, users, session.sessionId);
   };
+}
+
+/**
+ * An event stream (the activity page's /events) outlives the request that opened it: it is
+ * closed when its session ends (sign-out, a password reset), so a signed-out browser gets no more
+ * events. Aborting the pipe cancels the stream's source (its onAbort runs, the handler stops) and
+ * ends the response.
+ */
+function endStreamWithSession(c: Context, users: UsersService, sessionId: string): void {
+  const body = c.res.body;
+  if (!body || !c.res.headers.get('content-type')?.startsWith('text/event-stream')) return;
+  const ended = new AbortController();
+  const stopWatching = users.watchSession(sessionId, () => ended.abort());
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  body
+    .pipeTo(writable, { signal: ended.signal })
+    .catch(() => undefined)
+    .finally(stopWatching);
+  c.res = new Response(readable, c.res);
 }
 
 const FLASH_COOKIE = 'sw_flash';

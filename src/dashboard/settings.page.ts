@@ -14,7 +14,10 @@ const text = (form: Form, name: string) => (typeof form[name] === 'string' ? (fo
 export function createSettingsPage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
 
-  function render(c: Context<DashboardEnv>, options: { flash?: Flash | null; secret?: Html; status?: 200 | 201 } = {}) {
+  function render(
+    c: Context<DashboardEnv>,
+    options: { flash?: Flash | null; secret?: Html; status?: 200 | 201 | 400 } = {},
+  ) {
     const session = c.get('session');
     const now = deps.clock.now().getTime();
     const webhooks = deps.webhooks.list({ limit: 100 });
@@ -247,8 +250,14 @@ export function createSettingsPage(deps: DashboardServices) {
     const name = text(form, 'name').slice(0, 100);
     const scope = text(form, 'scope') === 'write' ? 'write' : 'read';
     if (!name) return render(c, { flash: { kind: 'error', text: 'A token needs a name.' } });
-    const { token } = deps.tokens.create(name, scope);
-    return render(c, { secret: secretBox(`Token ${name} (${scope})`, token), status: 201 });
+    try {
+      const { token } = deps.tokens.create(name, scope);
+      return render(c, { secret: secretBox(`Token ${name} (${scope})`, token), status: 201 });
+    } catch (error) {
+      // A name the tokens refuse (control characters): said on the page, not as the API's problem document.
+      if (!isAppError(error)) throw error;
+      return render(c, { flash: { kind: 'error', text: error.detail }, status: 400 });
+    }
   });
   app.post('/settings/tokens/:id/revoke', (c) =>
     change(c, () => `Token ${deps.tokens.revoke(c.req.param('id')).name} revoked.`),

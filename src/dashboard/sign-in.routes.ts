@@ -1,16 +1,10 @@
 import { Hono } from 'hono';
 import { html } from 'hono/html';
+import { clientAddress } from '../http/client-address.js';
 import { isProblem } from '../shared/errors.js';
 import { usersProblems, type UsersService } from '../users/index.js';
 import { publicPage } from './layout.js';
-import {
-  clearSessionCookie,
-  clientAddress,
-  isSecure,
-  requireSession,
-  setSessionCookie,
-  type DashboardEnv,
-} from './session.js';
+import { clearSessionCookie, isSecure, requireSession, setSessionCookie, type DashboardEnv } from './session.js';
 
 /**
  * Only a path of this origin is followed after sign-in: one `/`, then no second `/` or `\`, and
@@ -55,8 +49,9 @@ export function createSignInRoutes({ users, httpsPublicUrl }: { users: UsersServ
       setSessionCookie(c, signedIn.token, signedIn.expiresAt, isSecure(c, httpsPublicUrl));
       return c.redirect(next, 303);
     } catch (error) {
-      if (!isProblem(error, usersProblems.signInFailed, usersProblems.signInLimited)) throw error;
-      const limited = isProblem(error, usersProblems.signInLimited);
+      if (!isProblem(error, usersProblems.signInFailed, usersProblems.signInLimited, usersProblems.busy)) throw error;
+      // Too many failures from here, or too many sign-ins at once: 429, and when to try again.
+      const limited = error.problem !== usersProblems.signInFailed;
       if (limited) c.header('Retry-After', String(error.extensions?.retryAfter ?? 60));
       return c.html(
         signInForm({ next, username, error: limited ? error.detail : 'Wrong user name or password.' }),

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { Actor } from '../shared/actor.js';
 import { commonProblems, defineProblem } from '../shared/errors.js';
 import type { AuthFailureLimiter } from './auth-rate-limit.js';
+import { clientAddress } from './client-address.js';
 
 /** Who a request's token belongs to. The tokens feature implements TokenAuthenticator; http/ imports no feature. */
 export interface AuthenticatedToken {
@@ -21,14 +22,6 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const authProblems = {
   tooManyFailures: defineProblem('too-many-failed-authentications', 429, 'Too many failed authentications'),
 };
-
-/** The peer's address as @hono/node-server hands it over; requests without a socket (app.request in tests) share one. */
-function clientAddress(env: unknown): string {
-  return (
-    (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress ??
-    'local'
-  );
-}
 
 /**
  * Bearer-token authentication for everything under /api except the paths listed as public.
@@ -62,7 +55,8 @@ export function bearerAuth({
   };
   return async (c, next) => {
     if (publicPaths.has(c.req.path)) return next();
-    const address = limiter ? clientAddress(c.env) : '';
+    // The client's address, behind a trusted proxy from X-Forwarded-For (http/client-address.ts).
+    const address = limiter ? clientAddress(c) : '';
     const header = c.req.header('authorization');
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {

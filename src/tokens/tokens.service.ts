@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuthenticatedToken } from '../http/auth.js';
+import { hasControlCharacters } from '../http/plain-text.js';
 import type { Clock } from '../shared/clock.js';
 import { defineProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
@@ -14,6 +15,7 @@ export type TokenScope = AuthenticatedToken['scope'];
 const tokenProblems = {
   notFound: defineProblem('token-not-found', 404, 'No such API token'),
   ambiguous: defineProblem('token-ambiguous', 409, 'More than one token has that name'),
+  nameInvalid: defineProblem('token-name-invalid', 400, 'The token name is not acceptable'),
 };
 
 export interface TokenSummary {
@@ -67,6 +69,9 @@ export function createTokensService({
   }
 
   function create(name: string, scope: TokenScope): { token: string; summary: TokenSummary } {
+    // A name is shown in logs, terminals (`token list`) and pages: no line breaks, escapes or direction overrides.
+    if (hasControlCharacters(name))
+      throw tokenProblems.nameInvalid.create('a token name must not contain control characters');
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
     const now = clock.now();
     const row = {

@@ -6,4 +6,5 @@ export const usersProblems = {
   invalid: defineProblem('user-invalid', 400, 'The user name or password is not acceptable'),
   signInFailed: defineProblem('sign-in-failed', 401, 'Wrong user name or password'),
   signInLimited: defineProblem('sign-in-rate-limited', 429, 'Too many failed sign-ins'),
+  busy: defineProblem('sign-in-busy', 429, 'Too many sign-ins at once'),
 };

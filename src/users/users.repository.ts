@@ -36,6 +36,13 @@ export function createUsersRepository({ db }: { db: Db }) {
     deleteSession(id: string): void {
       db.delete(sessions).where(eq(sessions.id, id)).run();
     },
+    sessionIdsOf: (userId: string): string[] =>
+      db
+        .select({ id: sessions.id })
+        .from(sessions)
+        .where(eq(sessions.userId, userId))
+        .all()
+        .map((row) => row.id),
     deleteSessionsOf(userId: string): void {
       db.delete(sessions).where(eq(sessions.userId, userId)).run();
     },

@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createAuthFailureLimiter } from '../http/auth-rate-limit.js';
+import { hasControlCharacters } from '../http/plain-text.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
 import { createId } from '../shared/ids.js';
-import { hashPassword, randomPassword, verifyPassword } from './passwords.js';
+import { passwordHasher, randomPassword, type PasswordHasher } from './passwords.js';
+import { createBackoffThrottle, type BackoffPolicy } from './sign-in-throttle.js';
 import { usersProblems } from './users.errors.js';
 import type { UsersRepository } from './users.repository.js';
 import type { SessionRow, UserRole, UserRow } from './users.table.js';
@@ -19,9 +20,16 @@ const SESSION_IDLE_MS = 12 * 3_600_000;
 const SESSION_MAX_MS = 30 * 24 * 3_600_000;
 /** last_seen_at is written at most this often. */
 const TOUCH_RESOLUTION_MS = 60_000;
-/** Failed sign-ins per minute, per user name and per address. */
-const FAILURES_PER_USERNAME = 5;
-const FAILURES_PER_ADDRESS = 20;
+/**
+ * Sign-in attempts, counted when they start: per account and address, 5 without a wait, then
+ * one after 1 s, 2 s, 4 s … up to one per 15 minutes; per address over every account, looser (30,
+ * then the same backoff). Never per account alone: attempts from one address cannot lock the
+ * account's user out at another. A success clears its account and address.
+ */
+export const SIGN_IN_THROTTLE: { perAccountAndAddress: BackoffPolicy; perAddress: BackoffPolicy } = {
+  perAccountAndAddress: { free: 5, baseMs: 1_000, maxMs: 15 * 60_000, forgetAfterMs: 60 * 60_000 },
+  perAddress: { free: 30, baseMs: 1_000, maxMs: 15 * 60_000, forgetAfterMs: 60 * 60_000 },
+};
 
 export interface UserSummary {
   id: string;
@@ -45,7 +53,7 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest('hex
 
 function checkUsername(raw: string): string {
   const username = raw.trim().toLowerCase();
-  if (!USERNAME.test(username))
+  if (hasControlCharacters(raw) || !USERNAME.test(username))
     throw usersProblems.invalid.create('a user name is 1–100 letters, digits or . _ @ + - (lowercase)');
   return username;
 }
@@ -60,13 +68,28 @@ export function createUsersService({
   repository,
   clock,
   events,
+  hasher = passwordHasher,
+  throttle = SIGN_IN_THROTTLE,
 }: {
   repository: UsersRepository;
   clock: Clock;
   events: Events;
+  /** The process's bounded hashing pool unless a test brings its own. */
+  hasher?: PasswordHasher;
+  throttle?: typeof SIGN_IN_THROTTLE;
 }) {
-  const failuresByUsername = createAuthFailureLimiter({ limit: FAILURES_PER_USERNAME, clock });
-  const failuresByAddress = createAuthFailureLimiter({ limit: FAILURES_PER_ADDRESS, clock });
+  const byAccountAndAddress = createBackoffThrottle({ policy: throttle.perAccountAndAddress, clock });
+  const byAddress = createBackoffThrottle({ policy: throttle.perAddress, clock });
+  /** What to stop when a session ends (its open event streams), by session id. */
+  const sessionWatchers = new Map<string, Set<() => void>>();
+
+  function sessionsEnded(sessionIds: readonly string[]): void {
+    for (const id of sessionIds) {
+      const watchers = sessionWatchers.get(id);
+      sessionWatchers.delete(id);
+      for (const onEnd of watchers ?? []) onEnd();
+    }
+  }
 
   async function create(rawUsername: string, password: string, role: UserRole = 'admin'): Promise<UserSummary> {
     const username = checkUsername(rawUsername);
@@ -76,7 +99,7 @@ export function createUsersService({
     const row: UserRow = {
       id: createId('usr', now),
       username,
-      passwordHash: await hashPassword(password),
+      passwordHash: await hasher.hash(password),
       role,
       scopeTag: null,
       createdAt: now,
@@ -98,35 +121,55 @@ export function createUsersService({
       const user = repository.findByUsername(checkUsername(rawUsername));
       if (!user) throw usersProblems.notFound.create(`no user is named ${rawUsername}`);
       checkPassword(password);
-      repository.setPassword(user.id, await hashPassword(password), clock.now());
+      repository.setPassword(user.id, await hasher.hash(password), clock.now());
+      const ended = repository.sessionIdsOf(user.id);
       repository.deleteSessionsOf(user.id);
+      sessionsEnded(ended);
       events.emit('user.password_reset', { userId: user.id, username: user.username });
       return password;
     },
 
     /**
      * Checks the password and opens a session; the returned token goes in the cookie only.
-     * Failures count per user name and per address; past the limit every attempt is refused.
+     * Each attempt counts (SIGN_IN_THROTTLE) before its password is hashed, so a burst is refused
+     * without hashing; the hash runs in the bounded pool. An unknown user name costs the same
+     * hash as a wrong password, so the answer's timing does not tell which names exist.
      */
     async signIn(rawUsername: string, password: string, address: string): Promise<SignedInSession & { token: string }> {
+      // A name with control characters matches nobody (no user has one); the event gets it escaped by the logger.
+      const acceptable = !hasControlCharacters(rawUsername);
       const username = rawUsername.trim().toLowerCase().slice(0, 100);
+      const accountKey = JSON.stringify([address, username]);
       const retryAfter = Math.max(
-        failuresByUsername.retryAfterSeconds(username),
-        failuresByAddress.retryAfterSeconds(address),
+        byAccountAndAddress.retryAfterSeconds(accountKey),
+        byAddress.retryAfterSeconds(address),
       );
       if (retryAfter > 0)
         throw usersProblems.signInLimited.create(`too many failed sign-ins; try again in ${retryAfter} s`, {
           retryAfter,
         });
-      const user = repository.findByUsername(username);
-      const ok =
-        user !== undefined && password.length <= MAX_PASSWORD && (await verifyPassword(password, user.passwordHash));
+      byAccountAndAddress.take(accountKey);
+      byAddress.take(address);
+      const user = acceptable && USERNAME.test(username) ? repository.findByUsername(username) : undefined;
+      // At most MAX_PASSWORD characters are hashed: a longer password is wrong, at the same cost.
+      const candidate = password.slice(0, MAX_PASSWORD);
+      let ok: boolean;
+      try {
+        ok = user
+          ? (await hasher.verify(candidate, user.passwordHash)) && password.length <= MAX_PASSWORD
+          : await hasher.verifyNobody(candidate);
+      } catch (error) {
+        // Not judged (the hashing pool is full): the attempt does not count.
+        byAccountAndAddress.refund(accountKey);
+        byAddress.refund(address);
+        throw error;
+      }
       if (!user || !ok) {
-        failuresByUsername.fail(username);
-        failuresByAddress.fail(address);
         events.emit('user.sign_in_failed', { username, address });
         throw usersProblems.signInFailed.create('wrong user name or password');
       }
+      byAccountAndAddress.clear(accountKey);
+      byAddress.refund(address);
       const now = clock.now();
       const token = randomBytes(32).toString('base64url');
       const session: SessionRow = {
@@ -170,8 +213,24 @@ export function createUsersService({
       return { user: toSummary(user), sessionId: session.id, csrfToken: session.csrfToken, expiresAt, renewed };
     },
 
+    /** Ends the session, and whatever watches it (its open event streams). */
     signOut(sessionId: string): void {
       repository.deleteSession(sessionId);
+      sessionsEnded([sessionId]);
+    },
+
+    /**
+     * Calls `onEnd` once when the session ends in this process (sign-out, a password reset);
+     * returns how to stop watching. A live event stream closes with its session this way.
+     */
+    watchSession(sessionId: string, onEnd: () => void): () => void {
+      let watchers = sessionWatchers.get(sessionId);
+      if (!watchers) sessionWatchers.set(sessionId, (watchers = new Set()));
+      watchers.add(onEnd);
+      return () => {
+        watchers.delete(onEnd);
+        if (watchers.size === 0 && sessionWatchers.get(sessionId) === watchers) sessionWatchers.delete(sessionId);
+      };
     },
 
     pruneSessions: (): number => repository.deleteExpiredSessions(clock.now()),

@@ -70,7 +70,7 @@ describe('dashboard sign-in, sessions and CSRF', () => {
     expect(https.headers.get('set-cookie')).toMatch(/Secure/);
   });
 
-  it('refuses a wrong password without a cookie, and rate-limits repeated failures per user name', async () => {
+  it('refuses a wrong password without a cookie, and rate-limits repeated failures per user name and address', async () => {
     const wrong = await signIn(t, 'alice', 'not the password at all');
     expect(wrong.response.status).toBe(401);
     expect(wrong.setCookie).toBe('');
