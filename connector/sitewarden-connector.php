@@ -1,8 +1,8 @@
 <?php
 /**
  * Plugin Name:       Sitewarden Connector
- * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update WordPress, translations, plugins and themes, enforce plugin dependencies, activate and delete themes, report available updates, take and restore backups in small steps, and give a one-click, single-use wp-admin sign-in link (namespace sitewarden/v1). Stores no secrets (only hashes); every route checks the calling user's capabilities.
- * Version:           1.7.0
+ * Description:       Lets a Sitewarden daemon do what WordPress core's REST API cannot: update WordPress, translations, plugins and themes, install themes from the theme directory, enforce plugin dependencies, activate and delete themes, report available updates, take and restore backups in small steps, and give a one-click, single-use wp-admin sign-in link (namespace sitewarden/v1). What it stores: in wp-content/sitewarden-rollback/, the SHA-256 of the rollback path's secret (never the secret), the copies an update replaces (kept 14 days) and that path's request counter; in a transient, each sign-in link's token hash for its minute. Every route checks the calling user's capabilities.
+ * Version:           1.8.0
  * Requires at least: 6.1
  * Requires PHP:      7.4
  * Author:            Sitewarden
@@ -15,7 +15,7 @@
 
 defined( 'ABSPATH' ) || exit;
 
-define( 'SITEWARDEN_CONNECTOR_VERSION', '1.7.0' );
+define( 'SITEWARDEN_CONNECTOR_VERSION', '1.8.0' );
 
 /*
  * Every class is loaded up front, not on demand: the connector can update itself,
@@ -29,6 +29,7 @@ require_once __DIR__ . '/includes/class-sitewarden-connector-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-plugin-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-theme-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-themes.php';
+require_once __DIR__ . '/includes/class-sitewarden-connector-theme-install.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-plugin-status.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-core-updates.php';
 require_once __DIR__ . '/includes/class-sitewarden-connector-translation-updates.php';

@@ -9,7 +9,7 @@ defined( 'ABSPATH' ) || exit;
 
 /**
  * Backups read every file and table (secrets included) and restores replace them, so
- * both need an administrator: manage_options and install_plugins.
+ * both need an administrator (Sitewarden_Connector_Routes::is_administrator()).
  */
 final class Sitewarden_Connector_Backup_Routes {
 
@@ -152,7 +152,7 @@ final class Sitewarden_Connector_Backup_Routes {
 				'/' . $route,
 				array(
 					'methods'             => $method,
-					'permission_callback' => array( __CLASS__, 'is_administrator' ),
+					'permission_callback' => array( 'Sitewarden_Connector_Routes', 'is_administrator' ),
 					'args'                => $args,
 					'callback'            => static function ( WP_REST_Request $request ) use ( $callback ) {
 						// Large tables and many files take longer than PHP's default 30 s where the host allows it.
@@ -164,9 +164,5 @@ final class Sitewarden_Connector_Backup_Routes {
 				)
 			);
 		}
-	}
-
-	public static function is_administrator() {
-		return current_user_can( 'manage_options' ) && current_user_can( 'install_plugins' );
 	}
 }

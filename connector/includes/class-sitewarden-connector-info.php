@@ -15,6 +15,7 @@ final class Sitewarden_Connector_Info {
 		'update_themes',
 		'switch_themes',
 		'delete_themes',
+		'install_themes',
 		'install_plugins',
 		'activate_plugins',
 		'delete_plugins',
@@ -36,6 +37,8 @@ final class Sitewarden_Connector_Info {
 		'updates/expected-version' => '1.5.0',
 		// A single-use link that signs the application password's user in to wp-admin.
 		'admin-login'              => '1.6.0',
+		// A theme installed by slug from the theme directory.
+		'themes/install'           => '1.8.0',
 	);
 
 	/**

@@ -27,6 +27,7 @@ final class Sitewarden_Connector_Routes {
 		$plugin_updates = new Sitewarden_Connector_Plugin_Updates( $updates, $filesystem, $runner );
 		$theme_updates  = new Sitewarden_Connector_Theme_Updates( $updates, $filesystem, $runner );
 		$themes         = new Sitewarden_Connector_Themes( $filesystem );
+		$theme_install  = new Sitewarden_Connector_Theme_Install( $filesystem, $runner, $themes );
 		$plugin_status  = new Sitewarden_Connector_Plugin_Status( $filesystem );
 		$core_updates   = new Sitewarden_Connector_Core_Updates( $filesystem, $runner );
 		$translations   = new Sitewarden_Connector_Translation_Updates( $filesystem, $runner );
@@ -168,6 +169,36 @@ final class Sitewarden_Connector_Routes {
 			)
 		);
 
+		// Since 1.8.0: WordPress's REST API installs plugins but not themes.
+		register_rest_route(
+			self::ROUTE_NAMESPACE,
+			'/themes/install',
+			array(
+				'methods'             => WP_REST_Server::CREATABLE,
+				'permission_callback' => static function ( WP_REST_Request $request ) {
+					return current_user_can( 'install_themes' ) && ( ! $request['activate'] || current_user_can( 'switch_themes' ) );
+				},
+				'args'                => array(
+					'slug'     => array(
+						'description'       => 'The theme\'s slug in the theme directory, e.g. twentytwentyfour.',
+						'type'              => 'string',
+						'required'          => true,
+						'validate_callback' => static function ( $value, $request, $param ) {
+							return self::validate_name( $value, $request, $param, '#^[a-z0-9][a-z0-9._-]*$#D', 'a theme slug such as twentytwentyfour (lowercase letters, digits, dots, dashes, underscores)' );
+						},
+					),
+					'activate' => array(
+						'description' => 'Switch the site to the theme once installed (needs switch_themes too).',
+						'type'        => 'boolean',
+						'default'     => false,
+					),
+				),
+				'callback'            => static function ( WP_REST_Request $request ) use ( $theme_install ) {
+					return rest_ensure_response( $theme_install->install( $request['slug'], (bool) $request['activate'] ) );
+				},
+			)
+		);
+
 		register_rest_route(
 			self::ROUTE_NAMESPACE,
 			'/themes/activate',
@@ -210,12 +241,10 @@ final class Sitewarden_Connector_Routes {
 
 	/**
 	 * Restore points for safe updates and the standalone rollback path's secret: an administrator
-	 * only (manage_options and install_plugins), as for backups.
+	 * only, as for backups.
 	 */
 	private static function register_rollback( Sitewarden_Connector_Rollback $rollback ) {
-		$administrator = static function () {
-			return current_user_can( 'manage_options' ) && current_user_can( 'install_plugins' );
-		};
+		$administrator = array( __CLASS__, 'is_administrator' );
 		register_rest_route(
 			self::ROUTE_NAMESPACE,
 			'/rollback/secret',
@@ -279,6 +308,16 @@ final class Sitewarden_Connector_Routes {
 				},
 			)
 		);
+	}
+
+	/**
+	 * The one administrator check (backups, restores, restore points, the rollback secret): routes
+	 * that read or replace every file and table, secrets included, need manage_options and install_plugins.
+	 *
+	 * @return bool
+	 */
+	public static function is_administrator() {
+		return current_user_can( 'manage_options' ) && current_user_can( 'install_plugins' );
 	}
 
 	/**

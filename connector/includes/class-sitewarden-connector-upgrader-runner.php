@@ -34,9 +34,10 @@ final class Sitewarden_Connector_Upgrader_Runner {
 	 * @param string   $upgrader_class Any WP_Upgrader.
 	 * @param string   $target         What is upgraded, for the error message.
 	 * @param callable $action         Given the upgrader; returns true, or (Core_Upgrader) the new version, on success.
+	 * @param string   $verb           What is done, for the error message: 'Updating' or (since 1.8.0) 'Installing'.
 	 * @return WP_Upgrader|WP_Error
 	 */
-	public function run( $upgrader_class, $target, callable $action ) {
+	public function run( $upgrader_class, $target, callable $action, $verb = 'Updating' ) {
 		Sitewarden_Connector_Admin_Apis::load();
 
 		$skin     = new WP_Ajax_Upgrader_Skin();
@@ -56,16 +57,17 @@ final class Sitewarden_Connector_Upgrader_Runner {
 		if ( true === $result || ( is_string( $result ) && '' !== $result ) ) {
 			return $upgrader;
 		}
-		return $this->failure( $target, $result, $skin );
+		return $this->failure( $target, $result, $skin, $verb );
 	}
 
 	/**
 	 * @param string                $target
 	 * @param false|null|WP_Error   $result What upgrade() returned.
 	 * @param WP_Ajax_Upgrader_Skin $skin
+	 * @param string                $verb
 	 * @return WP_Error
 	 */
-	private function failure( $target, $result, $skin ) {
+	private function failure( $target, $result, $skin, $verb ) {
 		$errors = new WP_Error();
 		if ( is_wp_error( $result ) ) {
 			$errors->merge_from( $result );
@@ -101,6 +103,6 @@ final class Sitewarden_Connector_Upgrader_Runner {
 		);
 		$code = $filesystem_codes ? 'sitewarden_filesystem_unavailable' : 'sitewarden_update_failed';
 
-		return new WP_Error( $code, sprintf( 'Updating %1$s failed: %2$s', $target, implode( ' ', $messages ) ), $data );
+		return new WP_Error( $code, sprintf( '%1$s %2$s failed: %3$s', $verb, $target, implode( ' ', $messages ) ), $data );
 	}
 }

@@ -12,14 +12,14 @@ import { setFlash, type DashboardEnv } from './session.js';
 const SELECTION_FORM_ID = 'site-selection';
 const MAX_SELECTED = 500;
 
-const actions = ['backup', 'refresh', 'add-tag', 'remove-tag', 'install-plugin'] as const;
+const actions = ['backup', 'refresh', 'add-tag', 'remove-tag', 'install-plugin', 'install-theme'] as const;
 type SelectionAction = (typeof actions)[number];
 
 /** A row's checkbox. */
 export const selectSite = (id: string, label: string) =>
   html`<input type="checkbox" form="${SELECTION_FORM_ID}" name="site" value="${id}" aria-label="Select ${label}" />`;
 
-/** What a user does to the ticked sites of the overview's page: back up, refresh, tag, untag, install a plugin. */
+/** What a user does to the ticked sites of the overview's page: back up, refresh, tag, untag, install a plugin or a theme. */
 export function selectionForm(session: SignedInSession, back: string) {
   return html`<form class="actions selection" id="${SELECTION_FORM_ID}" method="post" action="/sites/selection">
     ${csrfField(session)}<input type="hidden" name="back" value="${back}" />
@@ -34,6 +34,10 @@ export function selectionForm(session: SignedInSession, back: string) {
     <input id="selection-plugin" name="plugin" size="16" maxlength="200" placeholder="akismet" />
     <label class="check"><input type="checkbox" name="activate" value="yes" /> activate</label>
     <button type="submit" class="secondary" name="action" value="install-plugin">Install plugin</button>
+    <label for="selection-theme">Theme (slug)</label>
+    <input id="selection-theme" name="theme" size="16" maxlength="200" placeholder="twentytwentyfour" />
+    <label class="check"><input type="checkbox" name="activate-theme" value="yes" /> activate</label>
+    <button type="submit" class="secondary" name="action" value="install-theme">Install theme</button>
   </form>`;
 }
 
@@ -57,15 +61,18 @@ export function createSiteSelectionRoutes(
     if (ids.length > MAX_SELECTED) return done('error', `Tick at most ${MAX_SELECTED} sites at once.`);
     const known = ids.filter((id) => deps.sites.find(id) !== undefined);
     if (known.length === 0) return done('error', 'None of the ticked sites exists any more.');
-    if (action === 'install-plugin') {
+    if (action === 'install-plugin' || action === 'install-theme') {
       // A fleet action (a job): its page shows each site's result as it comes.
+      const type = action === 'install-plugin' ? 'plugin' : 'theme';
+      const slug = form[type];
       const parsed = FleetActionInput.safeParse({
         action: 'install',
-        slug: typeof form.plugin === 'string' ? form.plugin.trim() : '',
-        activate: form.activate === 'yes',
+        type,
+        slug: typeof slug === 'string' ? slug.trim() : '',
+        activate: form[type === 'plugin' ? 'activate' : 'activate-theme'] === 'yes',
         sites: known,
       });
-      if (!parsed.success) return done('error', `Not a plugin slug: ${parsed.error.issues[0]?.message ?? 'invalid'}.`);
+      if (!parsed.success) return done('error', `Not a ${type} slug: ${parsed.error.issues[0]?.message ?? 'invalid'}.`);
       try {
         const started = deps.fleetActions.start(parsed.data, c.get('actor'));
         setFlash(c, { kind: 'ok', text: `Installing ${started.slug} on ${plural(started.counts.total, 'site')}.` });
@@ -82,7 +89,7 @@ export function createSiteSelectionRoutes(
 
 async function apply(
   deps: Pick<DashboardServices, 'sites' | 'backups' | 'fleetRefresh'>,
-  action: Exclude<SelectionAction, 'install-plugin'>,
+  action: Exclude<SelectionAction, 'install-plugin' | 'install-theme'>,
   ids: string[],
   rawTag: unknown,
 ): Promise<['ok' | 'error', string]> {

@@ -11,7 +11,7 @@ export const FleetActionInput = z
   .object({
     action: z.enum(fleetActions).openapi({
       description:
-        '`install` (plugins only: from the plugin directory), `activate`, `deactivate` (plugins only) or `remove` (delete the files).',
+        '`install` (from the plugin or theme directory; a theme needs connector 1.8.0+), `activate`, `deactivate` (plugins only) or `remove` (delete the files).',
     }),
     type: z
       .enum(['plugin', 'theme'])

@@ -31,12 +31,13 @@ export interface SinglePluginOperations {
   remove(siteId: string, slug: string): Promise<void>;
 }
 export interface SingleThemeOperations {
+  install(siteId: string, slug: string, options: { activate?: boolean; requestedBy?: Actor }): Promise<ItemOnSite>;
   activate(siteId: string, slug: string): Promise<ItemOnSite>;
   remove(siteId: string, slug: string): Promise<void>;
 }
 
 /** The single-site services' problems that mean "already as asked" (by name: those features' doors do not export them). */
-const ALREADY_INSTALLED = 'plugin-already-installed';
+const ALREADY_INSTALLED = new Set(['plugin-already-installed', 'theme-already-installed']);
 const NOT_INSTALLED = new Set(['plugin-not-found', 'theme-not-found']);
 
 interface ActionParams {
@@ -53,12 +54,11 @@ interface ActionProgress {
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
 
-/** Which action a kind of item supports: themes are not installed by slug (WordPress has no REST for it) nor deactivated. */
-const supported = (type: 'plugin' | 'theme', action: FleetActionName) =>
-  type === 'plugin' || action === 'activate' || action === 'remove';
+/** Which action a kind of item supports: a theme is not deactivated (another one is activated instead). */
+const supported = (type: 'plugin' | 'theme', action: FleetActionName) => type === 'plugin' || action !== 'deactivate';
 
 /**
- * Install, activate, deactivate or remove one plugin (or theme) across a selection of sites: a
+ * Install, activate, deactivate or remove one plugin (or install, activate or remove a theme) across a selection of sites: a
  * `fleet-action` job whose row holds what was asked, who asked, and each site's result. Each
  * site goes through the single-site plugin and theme services (so through the site task queue:
  * one operation per site at a time, the global site bound); one site's failure never stops the others.
@@ -109,12 +109,10 @@ export function createFleetActions({
 
   function start(input: FleetActionRequest, requestedBy: Actor | null): FleetActionView {
     if (!supported(input.type, input.action))
-      throw fleetActionsProblems.unsupported.create(
-        input.action === 'install'
-          ? 'themes cannot be installed by slug: WordPress’s REST API installs plugins only'
-          : 'a theme is not deactivated: activate another theme instead',
-        { action: input.action, itemType: input.type },
-      );
+      throw fleetActionsProblems.unsupported.create('a theme is not deactivated: activate another theme instead', {
+        action: input.action,
+        itemType: input.type,
+      });
     const ids = select(input);
     if (ids.length === 0)
       throw fleetActionsProblems.noSites.create(
@@ -177,6 +175,13 @@ export function createFleetActions({
       return void done('skipped', { reason: 'site-not-connected', message: `the site is ${site.state}` });
     try {
       if (type === 'theme') {
+        if (action === 'install') {
+          const theme = await themes.install(site.id, slug, {
+            activate: params.activate,
+            ...(params.requestedBy ? { requestedBy: params.requestedBy } : {}),
+          });
+          return void done('succeeded', { version: theme.version, status: theme.status });
+        }
         if (action === 'activate') {
           const theme = await themes.activate(site.id, slug);
           return void done('succeeded', { version: theme.version, status: theme.status });
@@ -202,10 +207,10 @@ export function createFleetActions({
       }
       // Already as asked: nothing to do on this site.
       const nothingToDo =
-        (action === 'install' && error.problem.name === ALREADY_INSTALLED) ||
+        (action === 'install' && ALREADY_INSTALLED.has(error.problem.name)) ||
         (action === 'remove' && NOT_INSTALLED.has(error.problem.name)) ||
         isProblem(error, sitesProblems.notConnected);
-      // Installed, not activated (its required plugins are missing): the problem says so.
+      // Installed, not activated (a plugin's required plugins are missing, a theme WordPress refuses): the problem says so.
       const installedOnly = action === 'install' && error.extensions.installed === true;
       done(nothingToDo ? 'skipped' : 'failed', {
         reason: error.problem.name,

@@ -114,6 +114,11 @@ export const eventCatalogue = {
     fields: ['siteId', 'url', 'slug', 'fromVersion', 'toVersion', 'reason', 'message'],
     when: 'Updating a theme on a site failed; `reason` is the problem name the API answered.',
   },
+  'theme.installed': {
+    level: 'info',
+    fields: ['siteId', 'url', 'slug', 'version', 'active', 'requestedByKind', 'requestedById'],
+    when: 'A theme was installed on a site from the theme directory (connector 1.8.0+), by a dashboard user or API token (`requestedByKind` `user` or `token`, `requestedById`).',
+  },
   'core.updated': {
     level: 'info',
     fields: ['siteId', 'url', 'fromVersion', 'toVersion', 'databaseUpgraded'],

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
+import { bodyOrQueryRequest, readBodyOrQuery } from '../http/input.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { pageOfList, pageSchema, PaginationQuery } from '../http/pagination.js';
 import { SiteIdPathParam, SlugPattern } from '../sites/index.js';
@@ -14,6 +15,20 @@ const ThemeParams = SiteIdPathParam.extend({
     .max(200)
     .openapi({ param: { name: 'slug', in: 'path' }, example: 'twentytwentythree' }),
 });
+const InstallInput = z
+  .object({
+    slug: z
+      .string({ error: 'slug is required' })
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, 'a theme slug has only lowercase letters, digits, dots, dashes and underscores')
+      .max(200)
+      .refine((slug) => !slug.includes('..'), 'a theme slug has no ..')
+      .openapi({ description: 'The theme’s slug in the public theme directory.', example: 'twentytwentyfour' }),
+    activate: z
+      .union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1')])
+      .optional()
+      .openapi({ description: 'Switch the site to it once installed (default false).' }),
+  })
+  .openapi('InstallThemeInput');
 const siteProblems = [400, 403, 404, 409, 422, 502, 504] as const;
 const action = (verb: 'update' | 'activate', summary: string, description: string) =>
   createRoute({
@@ -38,11 +53,25 @@ const routes = {
     tags,
     summary: 'List themes',
     description:
-      'Every theme installed on the site, read from the site now, sorted by slug. There is no theme install, deactivate or create: those routes do not exist.',
+      'Every theme installed on the site, read from the site now, sorted by slug. There is no theme deactivate or create: those routes do not exist.',
     request: { params: SiteIdPathParam, query: PaginationQuery },
     responses: {
       200: jsonContent(pageSchema(ThemeSchema, 'ThemePage'), 'A page of themes'),
       ...problemResponses(400, 404, 409, 422, 502, 504),
+    },
+  }),
+  install: createRoute({
+    method: 'post',
+    path: '/sites/{siteId}/themes/install',
+    operationId: 'installTheme',
+    tags,
+    summary: 'Install a theme from the theme directory',
+    description:
+      '`install` is a fixed segment, never a slug. `slug` may be sent as JSON, as a form, or in the query string. Through the connector (1.8.0+: WordPress’s REST API installs plugins only; an older connector answers 422 `connector-outdated` naming the version needed and where to download the current one), which also installs a missing parent theme. 201 with the theme, and the update the site knows of right after installing. 409 `theme-already-installed` when the site has a theme (or folder) of that name; 422 `theme-not-in-directory` for a slug the directory does not know; 422 `site-refused` when the WordPress user may not install themes (or switch them, with `activate`) or the site cannot write its files. With `activate`, a theme WordPress refuses to switch to stays installed (409 `theme-broken`, `installed: true`). Logged as `theme.installed`, naming who asked.',
+    request: { params: SiteIdPathParam, ...bodyOrQueryRequest(InstallInput) },
+    responses: {
+      201: jsonContent(ThemeSchema, 'Installed'),
+      ...problemResponses(400, 403, 404, 409, 415, 422, 502, 504),
     },
   }),
   update: action(
@@ -75,6 +104,13 @@ export function createThemesRoutes({ themes }: { themes: ThemesService }) {
       return c.json(
         pageOfList(all, c.req.valid('query'), (theme) => theme.slug, SlugPattern),
         200,
+      );
+    })
+    .openapi(routes.install, async (c) => {
+      const { slug, activate } = readBodyOrQuery(c, InstallInput);
+      return c.json(
+        await themes.install(c.req.valid('param').siteId, slug, { activate, requestedBy: c.get('actor') }),
+        201,
       );
     })
     .openapi(routes.update, async (c) =>

@@ -12,11 +12,12 @@ import {
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { themesProblems } from './themes.errors.js';
 import type { RequestedBy } from '../shared/actor.js';
+import { isAppError } from '../shared/errors.js';
 
 /** What updating a theme needs to know of it: its slug (the stylesheet), its versions for the failure event. */
 export type UpdatableTheme = Pick<Theme, 'slug' | 'version' | 'update'>;
 
-/** Themes on a real site: core REST lists them; the connector updates, activates and deletes. */
+/** Themes on a real site: core REST lists them; the connector installs, updates, activates and deletes. */
 export function createThemesService({ access, events }: { access: SiteAccess; events: Events }) {
   async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Theme[]> {
     const [themes, updates] = await Promise.all([session.listThemes(), connector.updatesIfAvailable()]);
@@ -66,6 +67,52 @@ export function createThemesService({ access, events }: { access: SiteAccess; ev
     updateExpecting: (site: ConnectedSite, theme: UpdatableTheme, expectedVersion: string | null) =>
       failingAs(site, theme, site.connector.updateThemeExpecting(theme.slug, expectedVersion)),
 
+    /**
+     * Installs a theme by slug from the theme directory through the connector (1.8.0+; WordPress's
+     * REST API installs plugins only), and with `activate` switches the site to it. Logged as
+     * `theme.installed`, naming who asked. A theme installed but refused activation answers
+     * `theme-broken` with `installed: true`.
+     */
+    install(siteId: string, slug: string, options: { activate?: boolean } & RequestedBy = {}): Promise<Theme> {
+      return access.operate(siteId, async (site) => {
+        const installed = (outcome: { version: string | null; active: boolean }) =>
+          events.emit('theme.installed', {
+            siteId: site.site.id,
+            url: site.site.url,
+            slug,
+            ...outcome,
+            requestedByKind: options.requestedBy?.kind ?? null,
+            requestedById: options.requestedBy?.id ?? null,
+          });
+        const answer = await site.connector
+          .installTheme(slug, { activate: options.activate ?? false })
+          .catch((error: unknown) => {
+            // Only an activation refuses a theme as broken: the install itself went through.
+            if (isAppError(error) && error.extensions.siteCode === 'sitewarden_theme_broken') {
+              installed({ version: null, active: false });
+              throw themesProblems.broken.create(`${slug} was installed but not activated: ${error.detail}`, {
+                slug,
+                installed: true,
+              });
+            }
+            return rethrowThemeOperation(error);
+          });
+        installed({ version: answer.version, active: answer.active });
+        // With its update offer, as listed; the connector's answer if WordPress does not list it (yet).
+        const listed = (await listWithUpdates(site)).find((theme) => theme.slug === answer.stylesheet);
+        return (
+          listed ?? {
+            slug: answer.stylesheet,
+            name: answer.name,
+            version: answer.version,
+            status: answer.active ? 'active' : 'inactive',
+            parent: null,
+            update: null,
+          }
+        );
+      });
+    },
+
     activate(siteId: string, slug: string): Promise<Theme> {
       return access.operate(siteId, async (site) => {
         const theme = await find(site, slug);
@@ -100,6 +147,9 @@ function rethrowThemeOperation(error: unknown): never {
     sitewarden_theme_not_found: (error) => themesProblems.notFound.create(error.detail, error.extensions),
     sitewarden_theme_active: (error) => themesProblems.active.create(error.detail, error.extensions),
     sitewarden_theme_broken: (error) => themesProblems.broken.create(error.detail, error.extensions),
+    sitewarden_theme_installed: (error) => themesProblems.alreadyInstalled.create(error.detail, error.extensions),
+    sitewarden_theme_not_in_directory: (error) => themesProblems.notInDirectory.create(error.detail, error.extensions),
+    sitewarden_install_failed: (error) => updateProblems.operationFailed.create(error.detail, error.extensions),
   });
 }
 

@@ -68,6 +68,8 @@ const CONNECTOR_FEATURES = {
   'updates/expected-version': '1.5.0',
   // 1.6.0: a single-use link that signs the application password's user in to wp-admin.
   'admin-login': '1.6.0',
+  // 1.8.0: a theme installed by slug from the theme directory (WordPress's REST API installs plugins only).
+  'themes/install': '1.8.0',
 } as const;
 export type ConnectorFeature = keyof typeof CONNECTOR_FEATURES;
 
@@ -87,6 +89,23 @@ export type { FinishedRestore, RowsCursor, SiteFileEntry, SiteTable } from './co
 
 /** The longest sign-in link accepted from a site: wp-login.php's address and a 64-digit token fit many times over. */
 const ADMIN_LOGIN_URL_MAX = 2048;
+
+/**
+ * A theme the connector installed (1.8.0+): its folder (the stylesheet, checked as a name that
+ * cannot climb out of the themes folder), its name and version, and whether it is active.
+ */
+const ThemeInstalledSchema = z.object({
+  stylesheet: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[A-Za-z0-9._-]+$/)
+    .refine((name) => name !== '.' && name !== '..', 'expected a theme folder name'),
+  name: z.string().max(500),
+  version: z.string().max(200),
+  active: z.boolean(),
+});
+export type ThemeInstalled = z.infer<typeof ThemeInstalledSchema>;
 
 /** A site's one-click sign-in link, as the connector answers it (checked again against the site's origin). */
 const AdminLoginLinkSchema = z.object({
@@ -262,6 +281,14 @@ export function createConnector(
         'themes/update',
         { stylesheet, expectedVersion: expectedVersion ?? '' },
         ExpectedThemeUpdateSchema,
+      ),
+    /** Installs a theme by slug from the theme directory, and with `activate` switches to it (connector 1.8.0+). */
+    installTheme: (slug: string, options: { activate?: boolean } = {}): Promise<ThemeInstalled> =>
+      operation(
+        'themes/install',
+        'themes/install',
+        { slug, activate: options.activate ?? false },
+        ThemeInstalledSchema,
       ),
     activateTheme: (stylesheet: string) => operation('themes', 'themes/activate', { stylesheet }, ThemeActivatedSchema),
     deleteTheme: (stylesheet: string) => operation('themes', 'themes/delete', { stylesheet }, ThemeDeletedSchema),

@@ -149,7 +149,7 @@ describe('Sitewarden connector', () => {
     expect(pages).toContain('Plugin installed successfully.');
     expect(await uploaded.option('active_plugins')).toContain(CONNECTOR);
     const info = await call(uploaded, uploaded.admin, 'GET', 'info');
-    expect(info.body).toMatchObject({ connector: '1.7.0' });
+    expect(info.body).toMatchObject({ connector: '1.8.0' });
     // The daemon sees it too: the site's details show the connector's version.
     const daemon = createTestApp();
     try {
@@ -159,7 +159,7 @@ describe('Sitewarden connector', () => {
       });
       expect(connected.status, connected.text).toBe(201);
       expect(connected.json.versions).toMatchObject({
-        connector: '1.7.0',
+        connector: '1.8.0',
         wordpress: expect.stringMatching(/^6\./),
         php: expect.stringMatching(/^\d+\.\d+/),
       });
@@ -206,7 +206,7 @@ describe('Sitewarden connector', () => {
 
     expect(status).toBe(200);
     expect(body).toEqual({
-      connector: '1.7.0',
+      connector: '1.8.0',
       wordpress: await site.php(`echo get_bloginfo( 'version' );`),
       php: await site.php('echo PHP_VERSION;'),
       multisite: false,
@@ -216,6 +216,7 @@ describe('Sitewarden connector', () => {
         update_themes: true,
         switch_themes: true,
         delete_themes: true,
+        install_themes: true,
         install_plugins: true,
         activate_plugins: true,
         delete_plugins: true,
@@ -233,6 +234,7 @@ describe('Sitewarden connector', () => {
         'rollback',
         'updates/expected-version',
         'admin-login',
+        'themes/install',
       ],
       timezone: { string: await site.php(`echo get_option( 'timezone_string' );`), gmtOffset: expect.any(Number) },
       database: { type: 'mariadb', version: expect.stringMatching(/^\d+\.\d+\.\d+$/) },

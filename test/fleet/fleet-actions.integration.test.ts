@@ -100,6 +100,48 @@ describe('fleet actions on real sites', () => {
     expect(gone.sites[0]).toMatchObject({ state: 'skipped', reason: 'plugin-not-found' });
   });
 
+  it('installs and activates a theme from the directory on every selected site (connector 1.8.0), recording who asked', async () => {
+    const THEME = 'sitewarden-demo-theme';
+    const run = await act({ action: 'install', type: 'theme', slug: THEME, activate: true, sites: ids });
+    expect(run).toMatchObject({
+      state: 'succeeded',
+      action: 'install',
+      type: 'theme',
+      slug: THEME,
+      requestedBy: { kind: 'token', id: expect.any(String) },
+      counts: { total: 2, done: 2, succeeded: 2, failed: 0, skipped: 0 },
+    });
+    for (const entry of run.sites)
+      expect(entry).toMatchObject({ state: 'succeeded', version: '1.1.0', status: 'active', reason: null });
+    for (const site of sites) {
+      expect(existsSync(join(site.root, 'wp-content/themes', THEME, 'style.css'))).toBe(true);
+      expect(
+        await site.php(
+          `wp_clean_themes_cache(); $t = wp_get_themes(); echo isset( $t['${THEME}'] ) ? $t['${THEME}']->get( 'Version' ) : 'none';`,
+        ),
+      ).toBe('1.1.0');
+      expect(await site.option('stylesheet')).toBe(THEME);
+    }
+    expect(t.logs.events('theme.installed')).toHaveLength(2);
+    const fleet = await t.call('GET', `/api/fleet/themes/${THEME}`);
+    expect(fleet.json.items).toHaveLength(2);
+
+    // Installed already: nothing to do on either site.
+    const again = await act({ action: 'install', type: 'theme', slug: THEME, sites: ids });
+    expect(again.sites.map((entry: { state: string; reason: string }) => [entry.state, entry.reason])).toEqual([
+      ['skipped', 'theme-already-installed'],
+      ['skipped', 'theme-already-installed'],
+    ]);
+    // Unknown to the directory: each site's own failure.
+    const unknown = await act({ action: 'install', type: 'theme', slug: 'no-such-theme-anywhere', sites: ids });
+    expect(unknown).toMatchObject({ state: 'failed', counts: { failed: 2 } });
+    for (const entry of unknown.sites) expect(entry).toMatchObject({ reason: 'theme-not-in-directory' });
+    // Back to a bundled theme; the demo theme removed, as the other tests found the sites.
+    await act({ action: 'activate', type: 'theme', slug: 'twentytwentythree', sites: ids });
+    const removed = await act({ action: 'remove', type: 'theme', slug: THEME, sites: ids });
+    expect(removed).toMatchObject({ state: 'succeeded', counts: { succeeded: 2 } });
+  });
+
   it('gives a site that is not connected, or refuses, its own result without stopping the others', async () => {
     const pending = insertConnectedSite(t, { state: 'pending' });
     const run = await act({ action: 'install', slug: 'no-such-plugin-anywhere', sites: [ids[0], pending] });
@@ -115,7 +157,6 @@ describe('fleet actions on real sites', () => {
       [{ action: 'install', slug: 'akismet' }, 400, 'invalid-selection'],
       [{ action: 'install', slug: 'akismet', sites: ids, all: true }, 400, 'invalid-selection'],
       [{ action: 'install', slug: 'akismet', sites: ['site_nope'] }, 404, 'site-not-found'],
-      [{ action: 'install', type: 'theme', slug: 'twentytwentyfour', sites: ids }, 422, 'fleet-action-unsupported'],
       [{ action: 'deactivate', type: 'theme', slug: 'twentytwentyfour', sites: ids }, 422, 'fleet-action-unsupported'],
       [{ action: 'activate', slug: 'nowhere-installed', all: true }, 422, 'no-sites-selected'],
       [{ action: 'explode', slug: 'akismet', sites: ids }, 400, 'validation-failed'],

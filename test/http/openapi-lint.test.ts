@@ -55,6 +55,7 @@ const STABLE_OPERATION_IDS: Record<string, string> = {
   'POST /sites/{siteId}/plugins/{slug}/deactivate': 'deactivatePlugin',
   'DELETE /sites/{siteId}/plugins/{slug}': 'deletePlugin',
   'GET /sites/{siteId}/themes': 'listThemes',
+  'POST /sites/{siteId}/themes/install': 'installTheme',
   'POST /sites/{siteId}/themes/{slug}/update': 'updateTheme',
   'POST /sites/{siteId}/themes/{slug}/activate': 'activateTheme',
   'DELETE /sites/{siteId}/themes/{slug}': 'deleteTheme',

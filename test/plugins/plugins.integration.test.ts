@@ -37,7 +37,7 @@ describe('plugins on a real site', () => {
       expect.objectContaining({ slug: 'sitewarden-connector', status: 'active' }),
     );
     const details = await bed.t.call('GET', `/api/sites/${bed.siteId}`);
-    expect(details.json.versions.connector).toBe('1.7.0');
+    expect(details.json.versions.connector).toBe('1.8.0');
     expect(details.json.versions.wordpress).toMatch(/^6\./);
   });
 

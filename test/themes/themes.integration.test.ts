@@ -89,10 +89,7 @@ describe('themes on a real site', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.json.type).toBe('/problems/theme-not-found');
     expect((await bed.t.call('DELETE', themes('/no-such-theme'))).json.type).toBe('/problems/theme-not-found');
-    // There is no theme install, deactivate or create.
-    const install = await bed.t.call('POST', themes('/install'));
-    expect([404, 405]).toContain(install.status);
-    expect(install.headers.get('content-type')).toBe('application/problem+json');
+    // There is no theme deactivate or create (install is theme-install.integration.test.ts's).
     expect((await bed.t.call('POST', themes('/twentytwentythree/deactivate'))).status).toBe(404);
     expect((await bed.t.call('POST', themes())).status).toBe(405);
   });
