@@ -96,7 +96,7 @@ const rollBackEntry = createRoute({
   tags: ['Sites'],
   summary: 'Roll back a plain plugin or theme update',
   description:
-    'Puts back the restore point the update took before it (`restorePoint`: a copy of the plugin’s or theme’s folder) through the site’s standalone rollback path, which works when every WordPress request ends in a fatal error. Answers when it is back (200) with the entry and the rollback’s own history entry (`rollbackOf`, who asked); emits `update.rolled-back`, so update policies hold the version rolled back from. 404 `update-history-entry-not-found`; 409 `no-restore-point` (a safe update, core, translations, or a site whose connector could not take one), `update-still-running`, or `already-rolled-back` (`rollbackId`); 422 `rollback-path-unavailable`; 502 `restore-point-not-restored` when the path refused.',
+    'Puts back the restore point the update took before it (`restorePoint`: a copy of the plugin’s or theme’s folder; for core, of `wp-admin`, `wp-includes` and the root PHP files) through the site’s standalone rollback path, which works when every WordPress request ends in a fatal error. Answers when it is back (200) with the entry and the rollback’s own history entry (`rollbackOf`, who asked); emits `update.rolled-back`, so update policies hold the version rolled back from. 404 `update-history-entry-not-found`; 409 `no-restore-point` (a safe update, translations, or a site whose connector could not take one), `update-still-running`, or `already-rolled-back` (`rollbackId`); 422 `rollback-path-unavailable`; 502 `restore-point-not-restored` when the path refused.',
   request: { params: HistoryEntryParams },
   responses: {
     200: jsonContent(HistoryRollbackSchema, 'Rolled back'),

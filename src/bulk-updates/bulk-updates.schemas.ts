@@ -181,7 +181,7 @@ export const HistoryEntrySchema = z
     }),
     restorePoint: z.object({ id: z.string(), target: z.string() }).nullable().openapi({
       description:
-        'The restore point a plain plugin or theme update took before it (a copy of the item’s folder): `POST /api/sites/{siteId}/updates/history/{entryId}/rollback` puts it back. Null: none was taken.',
+        'The restore point a plain plugin, theme or core update took before it (a copy of the item’s folder; for core, of `wp-admin`, `wp-includes` and the root PHP files): `POST /api/sites/{siteId}/updates/history/{entryId}/rollback` puts it back. Null: none was taken.',
     }),
     rollbackOf: z.string().nullable().openapi({
       description: 'On the entry of a rollback: the entry (update) it rolled back.',
@@ -189,7 +189,7 @@ export const HistoryEntrySchema = z
     result: z.enum(updateResults),
     reason: z.string().nullable().openapi({
       description:
-        'Why the attempt ended as it did: a problem name (`site-operation-failed`, `no-update-available`, `update-rolled-back`, …). On a `succeeded` plain update, `update-applied-site-unhealthy`: the new version is on the site’s disk (`toVersion`), but the site failed after it (`error` says how); roll it back with `POST /api/sites/{siteId}/updates/history/{entryId}/rollback`. On a `succeeded` safe update, `visual-change`: kept, but a page looks different beyond the threshold (a warning). On a `skipped` one, `site-down-before-update`: the site already failed its checks before the update, so nothing was updated.',
+        'Why the attempt ended as it did: a problem name (`site-operation-failed`, `no-update-available`, `update-rolled-back`, …). On a `succeeded` plain update, `update-applied-site-unhealthy`: the new version is on the site’s disk (`toVersion`), but the site failed after it (`error` says how; a bulk update asks the site’s front page once after a site’s plain items); roll it back with `POST /api/sites/{siteId}/updates/history/{entryId}/rollback`. On a `succeeded` safe update, `visual-change`: kept, but a page looks different beyond the threshold (a warning). On a `skipped` one, `site-down-before-update`: the site already failed its checks before the update, so nothing was updated.',
     }),
     error: z.string().nullable(),
   })

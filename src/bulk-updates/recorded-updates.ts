@@ -14,13 +14,19 @@ import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
 import { bulkUpdatesProblems, notKeptProblem } from './bulk-updates.errors.js';
 import type { BulkUpdatesRepository } from './bulk-updates.repository.js';
 import type { AttemptEnd, UpdateHistoryRepository } from './update-history.repository.js';
-import type { UpdateAttempt, UpdateRecorder } from './update-recorder.js';
+import type { UpdateHistoryRow } from './update-history.table.js';
+import { isNothingToUpdate, type UpdateAttempt, type UpdateRecorder } from './update-recorder.js';
 
 type Inventories = { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
 
 interface Updatable<T> {
   update(siteId: string, slug: string, options?: RequestedBy): Promise<T>;
 }
+/** What a plain core update's answer says of rolling it back (wordpress-updates' `CoreUpdate['rollback']`). */
+type CoreRollback =
+  | { available: true; updateId: string; restorePoint: { id: string; target: string } }
+  | { available: false; reason: string };
+
 interface WordPressUpdates<C, T> {
   updateCore(siteId: string, options?: { version?: string } & RequestedBy): Promise<C>;
   updateTranslations(siteId: string, options?: RequestedBy): Promise<T>;
@@ -60,7 +66,10 @@ function knownItem(inventories: Inventories, siteId: string, type: 'plugin' | 't
 export function recordSingleSiteUpdates<
   P extends Updatable<Plugin>,
   T extends Updatable<Theme>,
-  W extends WordPressUpdates<{ previousVersion: string; version: string }, { updated: unknown[] }>,
+  W extends WordPressUpdates<
+    { previousVersion: string; version: string; rollback?: CoreRollback },
+    { updated: unknown[] }
+  >,
 >(
   services: { plugins: P; themes: T; wordpressUpdates: W },
   {
@@ -74,17 +83,21 @@ export function recordSingleSiteUpdates<
     inventories: Inventories;
     repository: Pick<BulkUpdatesRepository, 'sites'>;
     /**
-     * Taken before each plugin or theme update (none: updated without, as before restore points);
-     * after a failure, its standalone path reads the version on disk without WordPress.
+     * Taken before each plugin, theme or core update (none: updated without, as before restore
+     * points); after a failure, its standalone path reads the version on disk without WordPress.
      */
-    restorePoints?: Pick<PlainRestorePoints, 'before'> & Partial<Pick<PlainRestorePoints, 'versionOnDisk'>>;
+    restorePoints?: Pick<PlainRestorePoints, 'before'> & Partial<Pick<PlainRestorePoints, 'versionOnDisk' | 'discard'>>;
     /** Patches the stored inventory with an update applied while WordPress failed (its sync cannot read it). */
     inventoryAfter?: { patch(siteId: string, applied: AppliedUpdates): boolean };
   },
 ): { plugins: P; themes: T; wordpressUpdates: W } {
   // An unknown site has no history to write to: the service answers its own 404.
-  const track = <R>(attempt: UpdateAttempt, work: () => Promise<R>, versionOf: (result: R) => string | null) =>
-    repository.sites({ ids: [attempt.siteId] }).length === 0 ? work() : recorder.track(attempt, work, versionOf);
+  const track = <R>(
+    attempt: UpdateAttempt,
+    work: (row: UpdateHistoryRow | null) => Promise<R>,
+    versionOf: (result: R) => string | null,
+  ) =>
+    repository.sites({ ids: [attempt.siteId] }).length === 0 ? work(null) : recorder.track(attempt, work, versionOf);
   const attempt = (
     siteId: string,
     type: UpdateAttempt['type'],
@@ -101,10 +114,16 @@ export function recordSingleSiteUpdates<
       ...versions,
       trigger: requester(requestedBy),
     }) as UpdateAttempt;
+  /** The restore point a plain update takes first, or why none was taken. */
+  const takeRestorePoint = async (siteId: string, type: 'plugin' | 'theme' | 'core', slug: string) => {
+    if (!restorePoints) return { restorePoint: null, reason: 'no restore points are taken here' } as const;
+    if (repository.sites({ ids: [siteId] }).length === 0)
+      return { restorePoint: null, reason: `no site has the id ${siteId}` } as const;
+    return restorePoints.before(siteId, type, slug);
+  };
   /** The restore point a plain update takes first, as its history row keeps it (null: none could be taken). */
   const restorePointOf = async (siteId: string, type: 'plugin' | 'theme', slug: string) => {
-    if (!restorePoints || repository.sites({ ids: [siteId] }).length === 0) return null;
-    const taken = await restorePoints.before(siteId, type, slug);
+    const taken = await takeRestorePoint(siteId, type, slug);
     return taken.restorePoint ? JSON.stringify(taken.restorePoint) : null;
   };
   /**
@@ -161,21 +180,41 @@ export function recordSingleSiteUpdates<
     themes: item(services.themes, 'theme'),
     wordpressUpdates: {
       ...services.wordpressUpdates,
-      updateCore: (siteId: string, options: { version?: string } & RequestedBy = {}) =>
-        track(
-          attempt(
-            siteId,
-            'core',
-            null,
-            {
-              fromVersion: repository.sites({ ids: [siteId] })[0]?.wordpressVersion ?? null,
-              toVersion: options.version ?? null,
-            },
-            options,
-          ),
-          () => services.wordpressUpdates.updateCore(siteId, options),
+      // The restore point a safe core update takes (wp-admin, wp-includes, the root PHP files) first; the answer says whether one was.
+      updateCore: async (siteId: string, options: { version?: string } & RequestedBy = {}) => {
+        const taken = await takeRestorePoint(siteId, 'core', 'wordpress');
+        let updateId: string | null = null;
+        const updated = await track(
+          {
+            ...attempt(
+              siteId,
+              'core',
+              null,
+              {
+                fromVersion: repository.sites({ ids: [siteId] })[0]?.wordpressVersion ?? null,
+                toVersion: options.version ?? null,
+              },
+              options,
+            ),
+            restorePoint: taken.restorePoint ? JSON.stringify(taken.restorePoint) : null,
+          },
+          (row) => {
+            updateId = row?.id ?? null;
+            return services.wordpressUpdates.updateCore(siteId, options).catch(async (error: unknown) => {
+              // Refused before anything changed (nothing, or not that version, on offer): the copy is not needed.
+              if (taken.restorePoint && isNothingToUpdate(error))
+                await restorePoints?.discard?.(siteId, taken.restorePoint);
+              throw error;
+            });
+          },
           (updated) => updated.version,
-        ),
+        );
+        const rollback: CoreRollback =
+          taken.restorePoint && updateId
+            ? { available: true, updateId, restorePoint: taken.restorePoint }
+            : { available: false, reason: taken.restorePoint ? 'the update was not recorded' : taken.reason };
+        return { ...updated, rollback };
+      },
       updateTranslations: (siteId: string, options: RequestedBy = {}) =>
         track(
           attempt(siteId, 'translations', null, {}, options),

@@ -15,7 +15,7 @@ import {
   type UpdateAttempt,
   type UpdateRecorder,
 } from './update-recorder.js';
-import type { UpdateItemType } from './update-history.table.js';
+import type { UpdateHistoryRow, UpdateItemType } from './update-history.table.js';
 
 /** What updating an item on a held site needs of it (the plugins and themes services' `UpdatablePlugin` / `UpdatableTheme`). */
 interface HeldItem {
@@ -175,8 +175,12 @@ export function createSiteUpdater({
   events: Events;
   /** For bulk updates asked to be safe (and policies, whose runs are safe by default). */
   safeUpdate: SafeUpdate;
-  /** The restore point each plain plugin or theme update takes first (none: updated without). */
-  restorePoints?: Pick<PlainRestorePoints, 'before' | 'beforeOn'> & Partial<Pick<PlainRestorePoints, 'versionOnDisk'>>;
+  /**
+   * The restore point each plain plugin, theme or core update takes first (none: updated without),
+   * and the front page probe after a site's plain updates.
+   */
+  restorePoints?: Pick<PlainRestorePoints, 'before' | 'beforeOn'> &
+    Partial<Pick<PlainRestorePoints, 'versionOnDisk' | 'probeFrontPage' | 'discard'>>;
 }) {
   /** A plain update's attempt with its restore point, as its history row keeps it. */
   const withRestorePoint = async (attempt: UpdateAttempt, taking: Promise<PlainRestorePoint> | undefined) => {
@@ -206,6 +210,7 @@ export function createSiteUpdater({
     batch?: WriteBatch;
   }): Promise<ItemOutcome[]> {
     const record = recorder.batched(batch);
+    const probing = !safe && restorePoints?.probeFrontPage !== undefined;
     const outcomes: ItemOutcome[] = inUpdateOrder(items).map((item) => ({
       ...item,
       state: 'pending',
@@ -226,9 +231,13 @@ export function createSiteUpdater({
       if (outcome.state === 'succeeded') events.emit('update.applied', fields);
       if (outcome.state === 'failed')
         events.emit('update.failed', { ...fields, reason: outcome.reason, message: outcome.message });
-      onItem(outcomes);
+      // The last item's end waits for the front page probe after a site's plain updates, which may add its warning.
+      if (!probing || outcomes.some((item) => item.state === 'pending')) onItem(outcomes);
     };
     const attempt = (outcome: ItemOutcome): UpdateAttempt => ({ siteId, ...outcome, trigger, jobId });
+    /** Each plain attempt's history row, for the front page probe after them. */
+    const rows = new Map<ItemOutcome, string>();
+    const rowOf = (outcome: ItemOutcome) => (row: UpdateHistoryRow) => void rows.set(outcome, row.id);
     const apply = async (outcome: ItemOutcome, work: () => Promise<string | null>) => {
       try {
         settle(outcome, { state: 'succeeded', toVersion: (await work()) ?? outcome.toVersion });
@@ -305,7 +314,14 @@ export function createSiteUpdater({
         );
         await apply(outcome, () =>
           record
-            .track(started, () => services[`${type}s`].updateOn(site, item), version)
+            .track(
+              started,
+              (row) => {
+                rowOf(outcome)(row);
+                return services[`${type}s`].updateOn(site, item);
+              },
+              version,
+            )
             .then((answer) => {
               if (type === 'plugin') done.plugins.set(offer.file, answer);
               else done.themes.set(offer.file, answer);
@@ -353,10 +369,12 @@ export function createSiteUpdater({
           );
           const answer = await record.trackEnding(
             started,
-            () =>
-              services[`${type}s`]
+            (row) => {
+              rowOf(outcome)(row);
+              return services[`${type}s`]
                 .updateExpecting(site, item, outcome.toVersion)
-                .catch((error: unknown) => appliedOnDisk(siteId, type, item, started.restorePoint, error)),
+                .catch((error: unknown) => appliedOnDisk(siteId, type, item, started.restorePoint, error));
+            },
             (answer) => {
               if (answer.result === 'updated')
                 return { result: 'succeeded', fromVersion: answer.previousVersion, toVersion: answer.version };
@@ -398,9 +416,38 @@ export function createSiteUpdater({
     for (const outcome of outcomes) {
       if (outcome.state !== 'pending') continue;
       if (safe && outcome.type !== 'translations') await applySafely(outcome);
-      else await apply(outcome, () => applyOne(record, siteId, attempt(outcome)));
+      else await apply(outcome, () => applyOne(record, siteId, attempt(outcome), rowOf(outcome)));
+    }
+    if (probing) {
+      await probeAfterPlainUpdates();
+      onItem(outcomes);
     }
     return outcomes;
+
+    /**
+     * A plain update checks nothing, and one can land and break the site on the next request (a
+     * plugin whose new code fatals): once per site, after its plain items, one GET of the front page.
+     * When it answers 5xx or a fatal error, every plain plugin, theme or core update of the site that
+     * succeeded here is recorded applied with the site unhealthy (`update-applied-site-unhealthy`),
+     * as one whose read-back failed, so its restore point is offered to roll back.
+     */
+    async function probeAfterPlainUpdates(): Promise<void> {
+      const applied = outcomes.filter(
+        (outcome) => outcome.type !== 'translations' && outcome.state === 'succeeded' && outcome.reason === null,
+      );
+      if (applied.length === 0 || !restorePoints?.probeFrontPage) return;
+      batch.commit();
+      const probe = await restorePoints.probeFrontPage(siteId);
+      if (!probe || probe.healthy) return;
+      const names = applied.map((outcome) => outcome.slug ?? outcome.type);
+      for (const outcome of applied) {
+        const item = outcome.slug ?? outcome.type;
+        const message = `${item} ${outcome.toVersion ?? '?'} is on the site now${outcome.fromVersion ? ` (it was ${outcome.fromVersion})` : ''}, but the site failed after ${applied.length > 1 ? `the plain updates of ${names.join(', ')}` : 'the update'}: ${probe.url} answered HTTP ${probe.status} (${probe.problem})`;
+        const rowId = rows.get(outcome);
+        if (rowId) record.appliedButUnhealthy(rowId, message);
+        Object.assign(outcome, { reason: updateProblems.appliedSiteUnhealthy.name, message });
+      }
+    }
 
     /**
      * A safe update: kept, the item succeeded (with the warning `visual-change` when a page looks different); the
@@ -496,23 +543,51 @@ export function createSiteUpdater({
     return `kept, but it looks different (safe update ${report.id}): ${pages.join('; ') || 'a page changed'} (threshold ${(threshold * 100).toFixed(1)} %)`;
   }
 
-  async function applyOne(record: BatchedRecorder, siteId: string, attempt: UpdateAttempt): Promise<string | null> {
+  async function applyOne(
+    record: BatchedRecorder,
+    siteId: string,
+    attempt: UpdateAttempt,
+    started: (row: UpdateHistoryRow) => void,
+  ): Promise<string | null> {
     const version = (result: { version: string }) => result.version;
     switch (attempt.type) {
       case 'plugin':
       case 'theme': {
         const type = attempt.type;
-        const started = await withRestorePoint(attempt, restorePoints?.before(siteId, type, attempt.slug!));
-        return record.track(started, () => services[`${type}s`].update(siteId, attempt.slug!), version).then(version);
-      }
-      case 'core':
+        const taken = await withRestorePoint(attempt, restorePoints?.before(siteId, type, attempt.slug!));
         return record
           .track(
-            attempt,
-            () => services.wordpressUpdates.updateCore(siteId, attempt.toVersion ? { version: attempt.toVersion } : {}),
+            taken,
+            (row) => {
+              started(row);
+              return services[`${type}s`].update(siteId, attempt.slug!);
+            },
             version,
           )
           .then(version);
+      }
+      case 'core': {
+        // The restore point a safe core update takes (wp-admin, wp-includes, the root PHP files), before it.
+        const taking = restorePoints?.before(siteId, 'core', 'wordpress');
+        const taken = await withRestorePoint(attempt, taking);
+        const point = (await taking)?.restorePoint;
+        return record
+          .track(
+            taken,
+            (row) => {
+              started(row);
+              return services.wordpressUpdates
+                .updateCore(siteId, attempt.toVersion ? { version: attempt.toVersion } : {})
+                .catch(async (error: unknown) => {
+                  // Refused before anything changed (not that version on offer): the copy is not needed.
+                  if (point && isNothingToUpdate(error)) await restorePoints?.discard?.(siteId, point);
+                  throw error;
+                });
+            },
+            version,
+          )
+          .then(version);
+      }
       case 'translations':
         return record
           .track(

@@ -26,8 +26,10 @@ export function restorePointOf(entry: Pick<UpdateHistoryRow, 'restorePoint'>): z
 const ROLLED_BACK_ON_REQUEST = 'rolled-back-on-request';
 
 /**
- * Rolling back a plain plugin or theme update from its history entry: its restore point put back
- * through the site's standalone rollback path (which works when WordPress fatals on every request).
+ * Rolling back a plain plugin, theme or core update from its history entry: its restore point put
+ * back through the site's standalone rollback path (which works when WordPress fatals on every
+ * request; core: `wp-admin`, `wp-includes` and the root PHP files, file by file), in the site's
+ * turn, its inventory read again after.
  * The rollback is an attempt of its own in the history (from → to reversed, who asked,
  * `rollbackOf` the entry); once one did not fail, the entry is rolled back.
  */
@@ -50,13 +52,12 @@ export function createHistoryRollback({
     const entry = history.find(siteId, entryId);
     if (!entry) throw bulkUpdatesProblems.entryNotFound.create(`site ${siteId} has no update history entry ${entryId}`);
     const point = restorePointOf(entry);
-    if (entry.type === 'core' && !entry.safeUpdateId && !entry.rollbackOf)
-      // A copy of WordPress's own files is large: only a safe core update takes one (and rolls back on its own).
+    if (!point || !restorePoints || entry.type === 'translations')
       throw bulkUpdatesProblems.noRestorePoint.create(
-        `the update ${entryId} is a plain core update, which takes no restore point: a safe core update (POST /api/sites/${siteId}/core/safe-update) takes one and rolls back on its own`,
+        entry.safeUpdateId
+          ? `the update ${entryId} was a safe update, which rolls back on its own (its report: ${entry.safeUpdateId})`
+          : `the update ${entryId} took no restore point`,
       );
-    if (!point || !restorePoints || (entry.type !== 'plugin' && entry.type !== 'theme'))
-      throw bulkUpdatesProblems.noRestorePoint.create(`the update ${entryId} took no restore point`);
     if (entry.result === 'running')
       throw bulkUpdatesProblems.stillRunning.create(`the update ${entryId} is still running`);
     const done = history.rollbackOf(entry.id);
@@ -101,12 +102,12 @@ export function createHistoryRollback({
         throw error;
       }
       history.finish(started.id, { result: 'succeeded', finishedAt: clock.now() });
-      // As a safe update's rollback: update policies hold the version rolled back from.
+      // As a safe update's rollback: update policies hold the version rolled back from (core by the slug a safe core update names).
       events.emit('update.rolled-back', {
         siteId,
         safeUpdateId: null,
         type: entry.type,
-        slug: entry.slug,
+        slug: entry.slug ?? (entry.type === 'core' ? 'wordpress' : null),
         fromVersion: entry.fromVersion,
         toVersion: entry.toVersion,
         reason: ROLLED_BACK_ON_REQUEST,

@@ -58,12 +58,12 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
 
     async function trackEnding<T>(
       attempt: UpdateAttempt,
-      work: () => Promise<T>,
+      work: (row: UpdateHistoryRow) => Promise<T>,
       endOf: (result: T) => Omit<AttemptEnd, 'finishedAt'>,
     ): Promise<T> {
       const row = start(attempt);
       try {
-        const result = await work();
+        const result = await work(row);
         const end = { ...endOf(result), finishedAt: clock.now() };
         batch.later(() => repository.finish(row.id, end));
         return result;
@@ -98,10 +98,13 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
       /** An attempt that ends elsewhere (a queued safe update: `finishSafeUpdate` when its job decides). */
       start,
 
-      /** Runs `work` as one recorded attempt; `versionOf` reads the version the site reports from its answer. Rethrows. */
+      /**
+       * Runs `work` (given the attempt's row, as started) as one recorded attempt; `versionOf` reads
+       * the version the site reports from its answer. Rethrows.
+       */
       track<T>(
         attempt: UpdateAttempt,
-        work: () => Promise<T>,
+        work: (row: UpdateHistoryRow) => Promise<T>,
         versionOf: (result: T) => string | null,
         /** For an attempt run as a safe update: its report's id (a failure names it in its problem's `safeUpdateId`). */
         safeUpdateIdOf?: (result: T) => string,
@@ -115,6 +118,21 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
 
       /** `track` for work whose answer says how the attempt ended (a site that refused it as it began ends it skipped). */
       trackEnding,
+
+      /**
+       * A plain update that ended `succeeded` after which the site was found failing (its front page
+       * answered 5xx or a fatal error): the entry stays succeeded, with reason
+       * `update-applied-site-unhealthy` and `message`, as one whose read-back failed; with the batch's next commit.
+       */
+      appliedButUnhealthy(rowId: string, message: string): void {
+        const end: AttemptEnd = {
+          result: 'succeeded',
+          reason: updateProblems.appliedSiteUnhealthy.name,
+          error: message,
+          finishedAt: clock.now(),
+        };
+        batch.later(() => repository.finish(rowId, end));
+      },
 
       /** An attempt not made (the version offered changed, the window closed): recorded as skipped, with the batch's next commit. */
       skipped(attempt: UpdateAttempt, reason: string, message: string): UpdateHistoryRow {

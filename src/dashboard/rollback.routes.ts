@@ -29,11 +29,12 @@ export function createRollbackRoutes(deps: Pick<DashboardServices, 'bulkUpdates'
     const body = html`<p><a href="${historyOf(c)}">← Site</a></p>
       <h1>Roll back ${item}</h1>
       <p>
-        Puts back the copy of ${entry.slug} taken before it was updated from ${entry.fromVersion ?? '?'} to
-        ${entry.toVersion ?? '?'}, through the site’s standalone rollback path (it works when WordPress itself fails).
-        Update policies then hold ${entry.toVersion ?? 'that version'} on this site until it is released.
+        Puts back the copy of ${entry.slug ?? 'WordPress core'} taken before it was updated from
+        ${entry.fromVersion ?? '?'} to ${entry.toVersion ?? '?'}, through the site’s standalone rollback path (it works
+        when WordPress itself fails). Update policies then hold ${entry.toVersion ?? 'that version'} on this site until
+        it is released.
       </p>
-      ${action(c.get('session'), path, 'Roll back', { danger: true, confirm: `Put ${entry.slug} back as it was` })}`;
+      ${action(c.get('session'), path, 'Roll back', { danger: true, confirm: `Put ${entry.slug ?? 'WordPress core'} back as it was` })}`;
     return c.html(
       page({ title: `Roll back ${item}`, session: c.get('session'), current: '/', body, flash: takeFlash(c) }),
     );

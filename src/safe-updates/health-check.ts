@@ -16,7 +16,7 @@ const FATAL_MARKERS = [
   'The site is experiencing technical difficulties',
 ];
 
-function findFatalMarker(body: string): string | undefined {
+export function findFatalMarker(body: string): string | undefined {
   return FATAL_MARKERS.find((marker) => body.includes(marker));
 }
 

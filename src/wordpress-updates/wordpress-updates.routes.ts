@@ -26,10 +26,27 @@ const CoreUpdateSchema = z
     databaseUpgraded: z.boolean().openapi({
       description: 'Whether the database is at the version the new files expect (WordPress’s upgrade ran).',
     }),
-    rollback: z.object({ available: z.literal(false), reason: z.string() }).openapi({
-      description:
-        'Always unavailable: a plain core update takes no restore point (a copy of WordPress’s own files is large), so its update history entry cannot be rolled back (409 `no-restore-point`). `POST /api/sites/{siteId}/core/safe-update` takes one, checks the site and rolls back on its own.',
-    }),
+    rollback: z
+      .union([
+        z.object({
+          available: z.literal(true),
+          updateId: z.string().openapi({
+            description:
+              'The update history entry: `POST /api/sites/{siteId}/updates/history/{updateId}/rollback` puts the restore point back.',
+          }),
+          restorePoint: z.object({ id: z.string(), target: z.string().openapi({ example: 'core' }) }).openapi({
+            description: 'The copy of `wp-admin`, `wp-includes` and the root PHP files taken before the update.',
+          }),
+        }),
+        z.object({
+          available: z.literal(false),
+          reason: z.string().openapi({ description: 'Why no restore point was taken (the update went on without).' }),
+        }),
+      ])
+      .openapi({
+        description:
+          'Whether the update can be rolled back through Sitewarden. A plain core update first takes the restore point a safe core update takes (a copy of `wp-admin`, `wp-includes` and the root PHP files, tens of megabytes on the site’s disk); its history entry `updateId` rolls it back through the site’s standalone rollback path, which works when WordPress fatals. When none could be taken (a connector older than safe updates, a rollback path that cannot be used, a site that cannot copy the files): `available: false` and why; the update went on all the same.',
+      }),
   })
   .openapi('CoreUpdate');
 
@@ -67,7 +84,7 @@ const routes = {
     tags,
     summary: 'Update WordPress core',
     description:
-      'Updates WordPress (minor or major) through the connector with WordPress’s own Core_Upgrader, to `version` or to the newest version WordPress offers the site, then checks that the database upgrade ran. It takes no restore point and cannot be rolled back through Sitewarden (`rollback` in the answer says so; the safe core update can). 409 `no-update-available` when nothing newer is offered, 409 `core-version-not-offered` for a version not offered, 422 `site-refused` when WordPress cannot write its files, 502 `site-operation-failed` with WordPress’s reason.',
+      'Updates WordPress (minor or major) through the connector with WordPress’s own Core_Upgrader, to `version` or to the newest version WordPress offers the site, then checks that the database upgrade ran. It checks nothing else, but first takes the restore point a safe core update takes (`rollback` in the answer: the history entry whose `POST /api/sites/{siteId}/updates/history/{updateId}/rollback` puts the previous core back, or why none could be taken). 409 `no-update-available` when nothing newer is offered, 409 `core-version-not-offered` for a version not offered, 422 `site-refused` when WordPress cannot write its files, 502 `site-operation-failed` with WordPress’s reason.',
     request: {
       params: SiteIdPathParam,
       body: { content: { 'application/json': { schema: CoreUpdateInput } }, required: false },

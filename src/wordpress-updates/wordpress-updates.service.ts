@@ -10,24 +10,29 @@ export interface TranslationsUpdate {
   failed: { type: 'core' | 'plugin' | 'theme'; slug: string; language: string; message: string }[];
 }
 
+/**
+ * Whether the update can be rolled back: its history entry `updateId` and the restore point it took
+ * first (a copy of wp-admin, wp-includes and the root PHP files), or why none was taken.
+ */
+type CoreRollback =
+  | { available: true; updateId: string; restorePoint: { id: string; target: string } }
+  | { available: false; reason: string };
+
 export interface CoreUpdate {
   previousVersion: string;
   version: string;
   databaseUpgraded: boolean;
-  /** A plain core update cannot be rolled back through Sitewarden: this says so, and why. */
-  rollback: { available: false; reason: string };
+  rollback: CoreRollback;
 }
 
 /**
- * Why a plain core update takes no restore point, unlike a plain plugin or theme update: a copy of
- * WordPress's own files is large, so it is taken only by a safe core update, which also checks the
- * site and rolls back on its own.
+ * This service takes no restore point itself: the update history around it (bulk-updates'
+ * recorded updates, what the routes and bulk updates call) takes one first and answers with it.
  */
-const PLAIN_CORE_ROLLBACK = {
+const NOT_RECORDED_ROLLBACK: CoreRollback = {
   available: false,
-  reason:
-    'a plain core update takes no restore point (a copy of wp-admin, wp-includes and the root PHP files is tens of megabytes): it cannot be rolled back through Sitewarden. POST /api/sites/{siteId}/core/safe-update takes one, checks the site and rolls back on its own.',
-} as const;
+  reason: 'no restore point was taken: the update was made without the update history, which takes one first',
+};
 
 /**
  * WordPress core (and translation) updates on one site, through the connector and WordPress's own
@@ -72,7 +77,7 @@ export function createWordPressUpdatesService({ access, events }: { access: Site
             previousVersion: updated.previousVersion,
             version: updated.version,
             databaseUpgraded: updated.databaseUpgraded,
-            rollback: PLAIN_CORE_ROLLBACK,
+            rollback: NOT_RECORDED_ROLLBACK,
           };
         } catch (error) {
           logFailure(site, { fromVersion, toVersion: options.version ?? null }, error);

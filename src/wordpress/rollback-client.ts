@@ -12,6 +12,23 @@ const STANDALONE_PATH = '/wp-content/plugins/sitewarden-connector/sitewarden-rol
 const SECRET_HEADER = 'x-sitewarden-rollback-secret';
 /** The standalone path answers a few hundred bytes; anything larger is not it. */
 const STANDALONE_MAX_BYTES = 64 * 1024;
+/**
+ * The path allows a few requests a minute per site (429 with `Retry-After` past them, connector
+ * RATE_LIMIT): a 429 is waited out, at most this long each time and this many times, then answered.
+ */
+const RATE_LIMITED_WAIT_MAX_MS = 60_000;
+const RATE_LIMITED_RETRIES = 2;
+/** A 429 without a usable `Retry-After`: the path's window is a minute. */
+const RATE_LIMITED_DEFAULT_WAIT_MS = 60_000;
+
+/** The wait a 429's `Retry-After` asks for (seconds, or an HTTP date), bounded. */
+function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  let ms = RATE_LIMITED_DEFAULT_WAIT_MS;
+  if (value && /^\d{1,6}$/.test(value)) ms = Number(value) * 1000;
+  else if (value && !Number.isNaN(Date.parse(value))) ms = Date.parse(value) - now;
+  return Math.min(Math.max(ms, 0), RATE_LIMITED_WAIT_MAX_MS);
+}
 
 export const rollbackProblems = {
   unavailable: defineProblem('rollback-path-unavailable', 422, 'The site’s standalone rollback path cannot be used'),
@@ -69,20 +86,36 @@ export interface StandaloneAnswer {
   code?: string;
 }
 
-/** The standalone rollback path of one site, authenticated with the site's rollback secret. */
-export function createStandaloneRollback(http: SiteHttp, siteUrl: string, secret: string | null) {
+/**
+ * The standalone rollback path of one site, authenticated with the site's rollback secret. A 429
+ * (the path's rate limit) is retried after its `Retry-After` (bounded), not answered at once.
+ */
+export function createStandaloneRollback(
+  http: SiteHttp,
+  siteUrl: string,
+  secret: string | null,
+  {
+    sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+  }: { sleep?: (ms: number) => Promise<void> } = {},
+) {
   const url = `${siteUrl.replace(/\/+$/, '')}${STANDALONE_PATH}`;
 
   async function send(json: unknown): Promise<{ status: number; body: unknown }> {
-    const response = await http.request({
-      method: 'POST',
-      url,
-      json,
-      headers: secret === null ? {} : { [SECRET_HEADER]: secret },
-      timeoutMs: 30_000,
-      maxBytes: STANDALONE_MAX_BYTES,
-      followRedirects: false,
-    });
+    const post = () =>
+      http.request({
+        method: 'POST',
+        url,
+        json,
+        headers: secret === null ? {} : { [SECRET_HEADER]: secret },
+        timeoutMs: 30_000,
+        maxBytes: STANDALONE_MAX_BYTES,
+        followRedirects: false,
+      });
+    let response = await post();
+    for (let retry = 1; response.status === 429 && retry <= RATE_LIMITED_RETRIES; retry++) {
+      await sleep(retryAfterMs(response.headers['retry-after']));
+      response = await post();
+    }
     let body: unknown = null;
     try {
       body = JSON.parse(response.text());

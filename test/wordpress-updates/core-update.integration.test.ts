@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NEWEST_RELEASE } from '../support/wordpress/index.js';
@@ -21,6 +21,12 @@ const wordpressSays = async () =>
       echo wp_json_encode( array( 'version' => $wp_version, 'filesDbVersion' => (int) $wp_db_version, 'dbVersion' => (int) get_option( 'db_version' ) ) );`),
   ) as { version: string; filesDbVersion: number; dbVersion: number };
 
+/** The restore points on the site's disk (wp-content/sitewarden-rollback/<id>/). */
+const savedCopies = () => {
+  const store = join(bed.site.root, 'wp-content/sitewarden-rollback');
+  return existsSync(store) ? readdirSync(store).filter((name) => /^[0-9]{14}-[0-9a-f]{8}$/.test(name)) : [];
+};
+
 describe('WordPress core updates on a real site', () => {
   it('refuses a version WordPress does not offer, and answers no-update-available when nothing is offered', async () => {
     const nothingOffered = await coreUpdate();
@@ -37,6 +43,8 @@ describe('WordPress core updates on a real site', () => {
     expect(badInput.status).toBe(400);
     expect((await wordpressSays()).version).toBe('6.1.9');
     expect(bed.t.logs.events('core.update_failed')).toEqual([]);
+    // Each refusal came after the restore point was taken (tens of megabytes): it is discarded again.
+    expect(savedCopies()).toEqual([]);
   });
 
   it('reports a site that cannot write its files as site-refused, logs core.update_failed and leaves core as it was', async () => {
@@ -89,21 +97,21 @@ describe('WordPress core updates on a real site', () => {
       previousVersion: '6.1.9',
       version: '6.2.6',
       databaseUpgraded: true,
-      // A plain core update says it cannot be rolled back, and why (the safe one can).
-      rollback: { available: false, reason: expect.stringContaining('core/safe-update') },
+      // A plain core update takes the safe one's restore point first; its history entry rolls it back
+      // (test/wordpress-updates/plain-core-rollback.integration.test.ts).
+      rollback: {
+        available: true,
+        updateId: expect.any(String),
+        restorePoint: { id: expect.any(String), target: 'core' },
+      },
     });
     expect((await wordpressSays()).version).toBe('6.2.6');
-    // Its history entry has nothing to roll back to, and says where a core rollback comes from.
     const history = await bed.t.call('GET', `/api/sites/${bed.siteId}/updates/history?type=core&limit=1`);
-    expect(history.json.items[0]).toMatchObject({ toVersion: '6.2.6', result: 'succeeded', restorePoint: null });
-    const rollback = await bed.t.call(
-      'POST',
-      `/api/sites/${bed.siteId}/updates/history/${history.json.items[0].id}/rollback`,
-    );
-    expect(rollback.status, rollback.text).toBe(409);
-    expect(rollback.json).toMatchObject({
-      type: '/problems/no-restore-point',
-      detail: expect.stringContaining('core/safe-update'),
+    expect(history.json.items[0]).toMatchObject({
+      id: updated.json.rollback.updateId,
+      toVersion: '6.2.6',
+      result: 'succeeded',
+      restorePoint: updated.json.rollback.restorePoint,
     });
   });
 
@@ -115,7 +123,7 @@ describe('WordPress core updates on a real site', () => {
       previousVersion: '6.2.6',
       version: NEWEST_RELEASE.version,
       databaseUpgraded: true,
-      rollback: { available: false, reason: expect.any(String) },
+      rollback: expect.objectContaining({ available: true }),
     });
 
     const after = await wordpressSays();
