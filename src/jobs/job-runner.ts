@@ -202,6 +202,11 @@ export function createJobRunner({
     /** Runs a job its feature just wrote as `queued`, in the background. */
     enqueue: schedule,
 
+    /** The kinds registered, in registration order (the API's description of `kind` names them all; a test checks). */
+    kindNames(): string[] {
+      return [...kinds.keys()];
+    },
+
     get(id: string): JobRow {
       const job = repository.find(id);
       if (!job) throw jobsProblems.notFound.create(`there is no job ${id}`);

@@ -17,7 +17,7 @@ const routes = {
     tags,
     summary: 'Long-running work of every kind',
     description:
-      'Backups, restores and audits as jobs, newest first, filterable by site, kind and state: one place to follow any long work.',
+      'Every long piece of work (backups, restores, verifies, audits, bulk and safe updates, fleet actions, prunes) as jobs, newest first, filterable by site, kind and state: one place to follow any long work.',
     request: { query: JobListQuery },
     responses: { 200: jsonContent(pageSchema(JobSchema, 'JobPage'), 'A page of jobs'), ...problemResponses(400) },
   }),

@@ -10,6 +10,11 @@ export const JobParams = z.object({
     .openapi({ param: { name: 'jobId', in: 'path' }, example: 'bkp_01jc0z6x8m3yq4x0h7a9b2c3d4' }),
 });
 
+/** Every kind a feature registers with the job runner (test/jobs/job-kinds.test.ts keeps this true). */
+const JOB_KINDS =
+  '`backup`, `restore`, `backup-verify`, `backup-repair`, `target-prune` (backups), `audit` (performance), ' +
+  '`bulk-update` with its `site-update` and `safe-site-update` per site, `safe-update`, `fleet-action`';
+
 export const JobListQuery = PaginationQuery.extend({
   siteId: z.string().min(1).max(64).optional().openapi({ description: 'Only the jobs of this site.' }),
   kind: z
@@ -17,14 +22,14 @@ export const JobListQuery = PaginationQuery.extend({
     .min(1)
     .max(40)
     .optional()
-    .openapi({ description: 'Only jobs of this kind: `backup`, `restore` or `audit`.' }),
+    .openapi({ description: `Only jobs of this kind: ${JOB_KINDS}.` }),
   state: z.enum(jobStates).optional().openapi({ description: 'Only jobs in this state.' }),
 });
 
 export const JobSchema = z
   .object({
     id: z.string().openapi({ description: 'The id of the job, which is also the id of its backup, restore or audit.' }),
-    kind: z.string().openapi({ description: '`backup`, `restore` or `audit`.' }),
+    kind: z.string().openapi({ description: `What the job does: ${JOB_KINDS}.` }),
     siteId: z.string().nullable(),
     state: z.enum(jobStates).openapi({
       description:
