@@ -1,27 +1,28 @@
-/* global module */
+/* global module, require */
 /**
- * The layering of src/ (issue 14), checked by `npm run lint`:
+ * The layering of src/ (issues 14 and 35), checked by `npm run lint`. Which module is in which layer,
+ * and each feature's tier, is written once, in scripts/layers.cjs; the rules below are built from it,
+ * and so is docs/architecture.md's layer section (`npm run docs:architecture`).
  *
- *   composition  src/*.ts (main, services, app, cli, config, schema, scheduled-work): may import anything
+ *   composition  may import anything
  *        ↓
  *   features     one folder each; another feature is imported only through its index.ts, and only
- *                from a lower tier, so features never form a cycle:
- *                  tier 1  sites, tokens, webhooks, connector   (import no feature)
- *                  tier 2  inventory, uptime, performance, backups, admin-login (tier 1)
- *                  tier 3  plugins, themes, wordpress-updates, fleet, update-policies, safe-updates (tiers 1–2)
- *                  tier 4  site-overview, bulk-updates, fleet-actions (tiers 1–3)
+ *                from a lower tier, so features never form a cycle
  *        ↓
- *   base         shared, db, http, wordpress, jobs, metrics, version.ts: import no feature and no composition
+ *   base         imports no feature and no composition
  *
- * A new folder in src/ must be named here (rule `unknown-module`).
+ * A new folder or top-level file of src/ must be named in scripts/layers.cjs (rule `unknown-module`).
  */
-const BASE = '^src/(shared|db|http|wordpress|jobs|metrics)/|^src/version\\.ts$';
-const TIER1 = 'sites|tokens|webhooks|connector|users';
-const TIER2 = 'inventory|uptime|performance|backups|admin-login';
-const TIER3 = 'plugins|themes|wordpress-updates|fleet|update-policies|safe-updates';
-const TIER4 = 'site-overview|bulk-updates|fleet-actions';
-const FEATURES = `^src/(${TIER1}|${TIER2}|${TIER3}|${TIER4})/`;
-const COMPOSITION = '^src/(main|services|app|cli|config|schema|scheduled-work)\\.ts$|^src/dashboard/';
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- dependency-cruiser reads CommonJS configurations
+const { MODULES, TIERS, pathsOf } = require('./scripts/layers.cjs');
+
+const inLayer = (layer) => MODULES.filter((m) => m.layer === layer);
+const BASE = pathsOf(inLayer('base'));
+const FEATURES = pathsOf(inLayer('feature'));
+const COMPOSITION = pathsOf(inLayer('composition'));
+const names = (modules) => modules.map((m) => m.name.replace(/\/$/, '')).join(', ');
+const tier = (n) => inLayer('feature').filter((m) => m.tier === n);
+const fromTier = (n) => inLayer('feature').filter((m) => m.tier >= n);
 
 module.exports = {
   forbidden: [
@@ -43,23 +44,21 @@ module.exports = {
     {
       name: 'unknown-module',
       severity: 'error',
-      comment: 'Every folder and top-level file of src/ belongs to a layer named in .dependency-cruiser.cjs.',
+      comment: 'Every folder and top-level file of src/ belongs to a layer named in scripts/layers.cjs.',
       from: { path: '^src/', pathNot: [BASE, FEATURES, COMPOSITION] },
       to: {},
     },
     {
       name: 'base-imports-no-feature',
       severity: 'error',
-      comment:
-        'The base (shared, db, http, wordpress, jobs, metrics) is what features build on: it imports none of them, nor the composition.',
+      comment: `The base (${names(inLayer('base'))}) is what features build on: it imports none of them, nor the composition.`,
       from: { path: BASE },
       to: { path: '^src/', pathNot: BASE },
     },
     {
       name: 'features-import-no-composition',
       severity: 'error',
-      comment:
-        'main, services, app, cli, config, schema and scheduled-work assemble the features; features get what they need passed in.',
+      comment: `${names(inLayer('composition'))} assemble the features; features get what they need passed in.`,
       from: { path: FEATURES },
       to: { path: COMPOSITION },
     },
@@ -70,29 +69,17 @@ module.exports = {
       from: { path: '^src/([^/]+)/' },
       to: { path: FEATURES, pathNot: ['^src/$1/', '/index\\.ts$'] },
     },
-    {
-      name: 'tier-1-imports-no-feature',
+    // One rule a tier: a feature imports features of lower tiers only, so features never form a cycle.
+    ...TIERS.map((n) => ({
+      name: n === TIERS[0] ? `tier-${n}-imports-no-feature` : `tier-${n}-imports-only-lower-tiers`,
       severity: 'error',
       comment:
-        'sites (and tokens, webhooks, connector) are the features everything else builds on: they import no other feature.',
-      from: { path: `^src/(${TIER1})/` },
-      to: { path: FEATURES, pathNot: '^src/$1/' },
-    },
-    {
-      name: 'tier-2-imports-only-tier-1',
-      severity: 'error',
-      comment: 'inventory, uptime, performance and backups import sites (tier 1) only, never each other.',
-      from: { path: `^src/(${TIER2})/` },
-      to: { path: `^src/(${TIER2}|${TIER3}|${TIER4})/`, pathNot: '^src/$1/' },
-    },
-    {
-      name: 'tier-3-imports-tiers-1-2',
-      severity: 'error',
-      comment:
-        'plugins, themes and wordpress-updates import sites and inventory, never each other nor the site overview.',
-      from: { path: `^src/(${TIER3})/` },
-      to: { path: `^src/(${TIER3}|${TIER4})/`, pathNot: '^src/$1/' },
-    },
+        n === TIERS[0]
+          ? `${names(tier(n))} (tier ${n}) are the features everything else builds on: they import no other feature.`
+          : `${names(tier(n))} (tier ${n}) import features of lower tiers only, never each other nor a higher tier.`,
+      from: { path: pathsOf(tier(n)) },
+      to: { path: pathsOf(fromTier(n)), pathNot: '^src/$1/' },
+    })),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

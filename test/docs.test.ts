@@ -70,16 +70,7 @@ describe('the documentation stays true', () => {
       expect(fromReadme, `README links ${page}`).toContain(page);
   });
 
-  it('names every module of src/ in the architecture page', () => {
-    const architecture = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
-    const diagram = /```mermaid\n([\s\S]*?)```/.exec(architecture)?.[1] ?? '';
-    const modules = readdirSync(join(root, 'src')).filter((name) => statSync(join(root, 'src', name)).isDirectory());
-    expect(modules.length).toBeGreaterThan(10);
-    for (const module of modules) {
-      expect(diagram, `${module} in the module diagram`).toMatch(new RegExp(`\\b${module}\\b`));
-      expect(architecture, `${module}/ in the layer tables`).toContain(`\`${module}/\``);
-    }
-  });
+  // Every module of src/ in the architecture page's tables and diagram: test/architecture-doc.test.ts.
 });
 
 function markdownFiles(dir: string): string[] {

@@ -6,6 +6,7 @@ import { readManifest } from '../../src/backups/manifest.js';
 import { parseCreateTable } from '../../src/backups/sql-schema-parser.js';
 import { connectorCall as callConnector, databaseSnapshot, useBackupSite } from '../support/backup-site.js';
 import { installFixturePlugin, wordpressPlugins } from '../support/wordpress-state.js';
+import { CONNECTOR_VERSION } from '../support/connector-version.js';
 
 /**
  * What a restore must not break: the connector's version gate, the daemon's own login (even when
@@ -75,7 +76,7 @@ describe('the connector version gate', () => {
     }
     const info = await connectorCall(bed.site.admin, 'GET', 'info');
     expect(info.json).toMatchObject({
-      connector: '1.8.0',
+      connector: CONNECTOR_VERSION,
       features: expect.arrayContaining(['plugins/update', 'backups', 'restore']),
     });
   });
@@ -122,7 +123,7 @@ describe('a restore keeps the site connected and its database exactly the backup
       const plugins = await bed.t.call('GET', api('/plugins'));
       expect(plugins.status, plugins.text).toBe(200);
       await bed.t.services.sync.syncNow(bed.siteId);
-      expect((await bed.t.call('GET', api())).json.versions.connector).toBe('1.8.0');
+      expect((await bed.t.call('GET', api())).json.versions.connector).toBe(CONNECTOR_VERSION);
       expect((await connectorCall(second, 'GET', 'info')).json).toMatchObject({
         capabilities: { install_plugins: true },
       });

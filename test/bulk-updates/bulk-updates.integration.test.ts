@@ -10,6 +10,7 @@ import {
   themeVersionOnDisk,
   wordpressPlugins,
 } from '../support/wordpress-state.js';
+import { CONNECTOR_VERSION } from '../support/connector-version.js';
 
 /**
  * A bulk update of three real WordPress sites from the local mirror: sitewarden-demo 1.0.0 → 1.1.0
@@ -138,7 +139,7 @@ describe('a bulk update of real WordPress sites', () => {
     // Back at 1.0.0, as the mirror still offers 1.1.0; the daemon's site runs connector 1.5.0 (one request per item).
     installFixturePlugin(site, 'sitewarden-demo', '1.0.0');
     await t.services.sync.syncNow(id);
-    expect((await t.call('GET', `/api/sites/${id}`)).json.versions.connector).toBe('1.8.0');
+    expect((await t.call('GET', `/api/sites/${id}`)).json.versions.connector).toBe(CONNECTOR_VERSION);
 
     const job = t.services.bulkUpdates.start({
       targets: [{ siteId: id, type: 'plugin', slug: 'sitewarden-demo', version: '1.0.5' }],

@@ -6,6 +6,7 @@ import { logInIfAsked, withBrowserPage } from '../support/browser.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestSite, type TestSite, type TestUser } from '../support/wordpress/index.js';
 import { createTestApp } from '../support/test-app.js';
+import { CONNECTOR_VERSION } from '../support/connector-version.js';
 
 /**
  * The Sitewarden connector (connector/) on real WordPress 6.1 sites: installed the
@@ -149,7 +150,7 @@ describe('Sitewarden connector', () => {
     expect(pages).toContain('Plugin installed successfully.');
     expect(await uploaded.option('active_plugins')).toContain(CONNECTOR);
     const info = await call(uploaded, uploaded.admin, 'GET', 'info');
-    expect(info.body).toMatchObject({ connector: '1.8.0' });
+    expect(info.body).toMatchObject({ connector: CONNECTOR_VERSION });
     // The daemon sees it too: the site's details show the connector's version.
     const daemon = createTestApp();
     try {
@@ -159,7 +160,7 @@ describe('Sitewarden connector', () => {
       });
       expect(connected.status, connected.text).toBe(201);
       expect(connected.json.versions).toMatchObject({
-        connector: '1.8.0',
+        connector: CONNECTOR_VERSION,
         wordpress: expect.stringMatching(/^6\./),
         php: expect.stringMatching(/^\d+\.\d+/),
       });
@@ -206,7 +207,7 @@ describe('Sitewarden connector', () => {
 
     expect(status).toBe(200);
     expect(body).toEqual({
-      connector: '1.8.0',
+      connector: CONNECTOR_VERSION,
       wordpress: await site.php(`echo get_bloginfo( 'version' );`),
       php: await site.php('echo PHP_VERSION;'),
       multisite: false,

@@ -11,6 +11,7 @@ import {
   useConnectedSite,
   wordpressPlugins,
 } from '../support/wordpress-state.js';
+import { CONNECTOR_VERSION } from '../support/connector-version.js';
 
 const bed = useConnectedSite();
 
@@ -37,7 +38,7 @@ describe('plugins on a real site', () => {
       expect.objectContaining({ slug: 'sitewarden-connector', status: 'active' }),
     );
     const details = await bed.t.call('GET', `/api/sites/${bed.siteId}`);
-    expect(details.json.versions.connector).toBe('1.8.0');
+    expect(details.json.versions.connector).toBe(CONNECTOR_VERSION);
     expect(details.json.versions.wordpress).toMatch(/^6\./);
   });
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONNECTOR_VERSION } from '../support/connector-version.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createTestSite, type TestSite, type TestUser } from '../support/wordpress/index.js';
 import { connectSite, installConnector } from '../support/wordpress-state.js';
@@ -184,7 +185,7 @@ describe('POST /api/sites/{siteId}/themes/install', () => {
     writeFileSync(
       main,
       current.replace(
-        "define( 'SITEWARDEN_CONNECTOR_VERSION', '1.8.0' );",
+        `define( 'SITEWARDEN_CONNECTOR_VERSION', '${CONNECTOR_VERSION}' );`,
         "define( 'SITEWARDEN_CONNECTOR_VERSION', '1.7.0' );",
       ),
     );
