@@ -66,8 +66,8 @@ export function requireSession(users: UsersService, httpsPublicUrl: boolean): Mi
 /**
  * An event stream (the activity page's /events) outlives the request that opened it: it is
  * closed when its session ends (sign-out, a password reset), so a signed-out browser gets no more
- * events. Aborting the pipe cancels the stream's source (its onAbort runs, the handler stops) and
- * ends the response.
+ * events. Aborting the pipe cancels the stream's source (its onAbort runs, the handler stops), and
+ * the response is then closed as a finished one.
  */
 function endStreamWithSession(c: Context, users: UsersService, sessionId: string): void {
   const body = c.res.body;
@@ -75,8 +75,11 @@ function endStreamWithSession(c: Context, users: UsersService, sessionId: string
   const ended = new AbortController();
   const stopWatching = users.watchSession(sessionId, () => ended.abort());
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  // On the session's end the source is cancelled and the response then ENDS (its last chunk sent),
+  // rather than being cut: a browser reads a cut stream as a network error.
   body
-    .pipeTo(writable, { signal: ended.signal })
+    .pipeTo(writable, { signal: ended.signal, preventAbort: true })
+    .catch(() => writable.close())
     .catch(() => undefined)
     .finally(stopWatching);
   c.res = new Response(readable, c.res);

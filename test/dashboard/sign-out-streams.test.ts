@@ -2,14 +2,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { signIn, type SignedIn } from './signed-in.js';
 
-/** Reads an event stream until it ends (done or errored); how it ended, or 'open' if it is still open after `ms`. */
-async function endOf(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<'ended' | 'open'> {
+/**
+ * Reads an event stream until it ends: 'ended' when it finished (its last chunk read), 'cut' when it errored (a
+ * browser reports that as a network error), or 'open' if it is still open after `ms`.
+ */
+async function endOf(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<'ended' | 'cut' | 'open'> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     const next = await Promise.race([
       reader.read().then(
         (chunk) => (chunk.done ? 'ended' : 'data'),
-        () => 'ended' as const,
+        () => 'cut' as const,
       ),
       new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), Math.max(1, deadline - Date.now()))),
     ]);
