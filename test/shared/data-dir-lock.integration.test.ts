@@ -79,5 +79,5 @@ describe('a data directory already in use', () => {
       daemon.child.kill('SIGTERM');
       await daemon.exited;
     }
-  });
+  }, 180_000);
 });
