@@ -1,11 +1,12 @@
 import { setImmediate } from 'node:timers/promises';
+import { parseStored } from '../shared/stored-json.js';
 import type { BackupConnector } from '../wordpress/connector-client.js';
 import type { BackupLimits } from './backup-limits.js';
 import { openBackupScratch, type DeclaredFile, type ReuseCandidate } from './backup-scratch.js';
 import { forEachConcurrently } from './concurrency.js';
 import { listFiles } from './file-listing.js';
 import { createFileTransfer } from './file-transfer.js';
-import { CHUNK_BYTES, writeManifest, type OpenedManifest } from './manifest.js';
+import { CHUNK_BYTES, ChunkList, writeManifest, type OpenedManifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import { readTables } from './table-reader.js';
 
@@ -173,7 +174,11 @@ export async function runBackup({
     async function heldAlready(slice: ReuseCandidate[]): Promise<number> {
       const reused: number[] = [];
       await forEachConcurrently(slice, REUSE_CHECKS, async ([seq, size, chunks, held]) => {
-        if (chunks !== null && (held === 1 || (await allHeld(store, JSON.parse(chunks) as string[], size))))
+        if (
+          chunks !== null &&
+          (held === 1 ||
+            (await allHeld(store, parseStored(ChunkList, chunks, `the proven chunks of file ${seq}`), size)))
+        )
           reused.push(seq);
       });
       scratch.reuse(reused);

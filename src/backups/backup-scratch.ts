@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { parseStored } from '../shared/stored-json.js';
 import type { SiteFileEntry } from '../wordpress/connector-client.js';
-import type { ManifestFileEntry } from './manifest.js';
+import { ChunkList, type ManifestFileEntry } from './manifest.js';
 
 /** A listed file with the hash the site declared for it; `seq` is its place in path order. */
 export interface DeclaredFile {
@@ -119,7 +120,7 @@ export function openBackupScratch(path: string) {
           size: row.size,
           mtime: row.mtime,
           sha256: row.sha256,
-          chunks: JSON.parse(row.chunks) as string[],
+          chunks: parseStored(ChunkList, row.chunks, `the scratch record of ${row.path}`),
         };
     },
     /** `done`: the backup completed, its manifest proves its content, the file goes. */

@@ -29,6 +29,8 @@ export function isSafeRelativePath(path: string): boolean {
 }
 
 const hash = z.string().regex(HASH_PATTERN);
+/** A file's content as its objects' hashes, in order (a manifest entry's `chunks`; the backup scratch file's too). */
+export const ChunkList = z.array(hash);
 
 const ManifestFile = z.object({
   path: z.string().refine(isSafeRelativePath, 'unsafe path'),
@@ -36,7 +38,7 @@ const ManifestFile = z.object({
   mtime: z.number().int(),
   sha256: hash,
   /** The content's objects in order: one for files up to CHUNK_BYTES. */
-  chunks: z.array(hash),
+  chunks: ChunkList,
 });
 
 const ManifestTable = z
@@ -102,10 +104,17 @@ function refuse(error: z.ZodError): never {
 
 /** Reads a format 1 manifest without trusting it: a path escaping the root refuses the whole manifest. */
 export function parseManifest(content: Buffer | string): Manifest {
-  const parsed = ManifestSchema.safeParse(JSON.parse(content.toString()));
+  return manifestOf(JSON.parse(content.toString()));
+}
+
+function manifestOf(raw: unknown): Manifest {
+  const parsed = ManifestSchema.safeParse(raw);
   if (!parsed.success) refuse(parsed.error);
   return parsed.data;
 }
+
+/** Only what tells format 2 from format 1 (which has no `format: 2`). */
+const FormatTwo = z.object({ format: z.literal(2) });
 
 const isHash = (value: unknown) => typeof value === 'string' && HASH_PATTERN.test(value);
 
@@ -157,9 +166,9 @@ const comparePaths = (a: string, b: string) => Buffer.compare(Buffer.from(a), Bu
  * here, a repeated path keeping its last entry.
  */
 export async function openManifest(store: ObjectStore, manifestHash: string): Promise<OpenedManifest> {
-  const raw = JSON.parse((await store.read(manifestHash)).toString()) as { format?: unknown };
-  if (raw.format !== 2) {
-    const { files: listed, ...header } = parseManifest(JSON.stringify(raw));
+  const raw: unknown = JSON.parse((await store.read(manifestHash)).toString());
+  if (!FormatTwo.safeParse(raw).success) {
+    const { files: listed, ...header } = manifestOf(raw);
     const entries = [...new Map(listed.map((file) => [file.path, file])).values()].sort((a, b) =>
       comparePaths(a.path, b.path),
     );

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import {
   CANCELLED_MESSAGE,
   jobEvent,
@@ -9,10 +10,11 @@ import {
 } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
-import type { Actor } from '../shared/actor.js';
+import { ActorSchema, type Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
+import { parseStored, parseStoredOrNull } from '../shared/stored-json.js';
 import { backupsProblems } from './backups.errors.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupRow } from './backups.table.js';
@@ -37,13 +39,11 @@ const REPAIR_PASSES = 3;
 /** Paths an event names at most (the job's result lists more). */
 const EVENT_PATHS = 10;
 
-interface VerifyParams {
-  backupId: string;
-  target: string;
-  sample: number;
-  requestedBy: Actor | null;
-}
-type RepairParams = Omit<VerifyParams, 'sample'>;
+/** What a repair job's row holds in `params`; a verify's also its `sample`. */
+const RepairParams = z.object({ backupId: z.string(), target: z.string(), requestedBy: ActorSchema.nullable() });
+const VerifyParams = RepairParams.extend({ sample: z.number() });
+type VerifyParams = z.infer<typeof VerifyParams>;
+type RepairParams = z.infer<typeof RepairParams>;
 
 /** What a finished verify job holds in its `progress`: the last counts and the result. */
 export type VerifyOutcome = VerifyProgress & { result: VerifyResult & { target: string; sample: number } };
@@ -119,20 +119,20 @@ export function createVerifyJobs({
   }
 
   /** A verify or repair job that could not run to its end (`backup.verify-failed`). */
-  function verifyFailedEvent(job: JobRow, params: RepairParams, reason: string, message: string): JobEvent {
+  function verifyFailedEvent(job: JobRow, params: RepairParams | null, reason: string, message: string): JobEvent {
     return jobEvent('backup.verify-failed', {
       jobId: job.id,
       kind: job.kind,
       siteId: job.siteId,
-      backupId: params.backupId,
-      target: params.target,
+      backupId: params?.backupId ?? null,
+      target: params?.target ?? null,
       reason,
       message,
     });
   }
 
   /** How a job that threw ends: cancelled, interrupted by a stop, or failed with the problem's name. */
-  function failed(job: JobRow, signal: AbortSignal, error: unknown, params: RepairParams): Settlement {
+  function failed(job: JobRow, signal: AbortSignal, error: unknown, params: RepairParams | null): Settlement {
     if (wasCancelled(signal)) {
       jobRows.markCancelled(job.id, clock.now(), CANCELLED_MESSAGE);
       return { events: [] };
@@ -151,9 +151,11 @@ export function createVerifyJobs({
   }
 
   async function runVerify(job: JobRow, signal: AbortSignal): Promise<Settlement> {
-    const params = JSON.parse(job.params) as VerifyParams;
     jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
+    // Unreadable params end the job failed (`stored-data-unreadable`), its backup and target unnamed.
+    let stored: VerifyParams | null = null;
     try {
+      const params = (stored = parseStored(VerifyParams, job.params, `the params of verify job ${job.id}`));
       const row = findBackup(params.backupId);
       const remote = await remoteOf(params.target);
       const verified = await verifyBackup({
@@ -183,7 +185,7 @@ export function createVerifyJobs({
         ],
       };
     } catch (error) {
-      return failed(job, signal, error, params);
+      return failed(job, signal, error, stored);
     }
   }
 
@@ -214,9 +216,11 @@ export function createVerifyJobs({
   }
 
   async function runRepair(job: JobRow, signal: AbortSignal): Promise<Settlement> {
-    const params = JSON.parse(job.params) as RepairParams;
     jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
+    // Unreadable params end the job failed (`stored-data-unreadable`), its backup and target unnamed.
+    let stored: RepairParams | null = null;
     try {
+      const params = (stored = parseStored(RepairParams, job.params, `the params of repair job ${job.id}`));
       const row = findBackup(params.backupId);
       const remote = await remoteOf(params.target);
       const into = remote?.store ?? local;
@@ -285,7 +289,7 @@ export function createVerifyJobs({
       if (!final.ok) events.push(damagedEvent(job, row, params.target, final, params.requestedBy));
       return { events };
     } catch (error) {
-      return failed(job, signal, error, params);
+      return failed(job, signal, error, stored);
     }
   }
 
@@ -316,7 +320,9 @@ export function createVerifyJobs({
         running: (job) => {
           const message = 'the daemon stopped while it ran; start it again';
           finish(job, { state: 'failed', reason: 'interrupted', message });
-          return { events: [verifyFailedEvent(job, JSON.parse(job.params) as RepairParams, 'interrupted', message)] };
+          return {
+            events: [verifyFailedEvent(job, parseStoredOrNull(RepairParams, job.params), 'interrupted', message)],
+          };
         },
       },
     });

@@ -6,7 +6,9 @@ import type { JobRow } from '../jobs/jobs.table.js';
 import { underOwnBound } from '../jobs/site-task-queue.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
+import { isAppError, isProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
+import { storedDataProblems } from '../shared/stored-json.js';
 import { sitesProblems } from '../sites/index.js';
 import { bulkUpdatesProblems } from './bulk-updates.errors.js';
 import {
@@ -27,7 +29,7 @@ import {
   STOPPED_DURING_SAFE_ITEM,
   type StoppedItem,
 } from './bulk-recovery.js';
-import { runView, type BulkParams, type ChildParams } from './bulk-run-view.js';
+import { runView, stored, type BulkParams, type ChildParams } from './bulk-run-view.js';
 import type { ItemOutcome, PlannedItem, SiteUpdater } from './site-updater.js';
 import { createWriteBatch } from '../db/write-batch.js';
 import type { TriggerKind } from './update-history.table.js';
@@ -66,8 +68,6 @@ const PROGRESS_WRITE_MS = 1_000;
 
 /** How a site update ended, as its bulk job counts it. */
 type ChildEnd = Pick<JobRow, 'state' | 'reason' | 'progress'>;
-
-const json = (text: string): Record<string, unknown> => JSON.parse(text) as Record<string, unknown>;
 
 /**
  * Bulk updates: one `bulk-update` job per request or policy run, one `site-update` child job per
@@ -249,6 +249,22 @@ export function createBulkUpdatesService({
     return counts;
   }
 
+  /** A job whose stored params cannot be read ends failed with that reason (`stored-data-unreadable`), never crashed. */
+  function unreadable(row: JobRow, error: unknown): { reason: string; message: string } {
+    if (!isProblem(error, storedDataProblems.unreadable)) throw error;
+    const ending = { reason: error.problem.name, message: error.detail };
+    logger.error({ err: error, jobId: row.id }, 'a job’s stored data could not be read');
+    jobRows.update(row.id, { state: 'failed', ...ending, finishedAt: clock.now() });
+    return ending;
+  }
+  const parseBulkIdOrNull = (child: JobRow): string | null => {
+    try {
+      return stored.childParams(child).bulkId;
+    } catch {
+      return null;
+    }
+  };
+
   /** A child not started: cancelled (the bulk job was), or skipped (its window closed, the daemon stopped). */
   const leaveUnstarted = (child: JobRow, reason: string, message: string): JobRow =>
     jobRows.update(child.id, { state: 'cancelled', reason, message, finishedAt: clock.now() }) ?? child;
@@ -256,7 +272,17 @@ export function createBulkUpdatesService({
   async function runBulk(job: JobRow, signal: AbortSignal): Promise<Settlement> {
     const startedAt = clock.now();
     jobRows.write(job.id, { state: 'running', startedAt, attempts: job.attempts + 1 });
-    const params = json(job.params) as unknown as BulkParams;
+    let params: BulkParams;
+    try {
+      params = stored.bulkParams(job);
+    } catch (error) {
+      // What was asked cannot be known: no site starts, each says why.
+      const { reason } = unreadable(job, error);
+      for (const child of repository.children(job.id))
+        if (child.state === 'queued')
+          leaveUnstarted(child, reason, 'the bulk update’s stored params could not be read');
+      return { events: [] };
+    }
     const notAfter = params.notAfter ? new Date(params.notAfter) : null;
     const children = repository.children(job.id);
     // Counted as sites end, never by reading every child again: a bulk update may have thousands.
@@ -270,7 +296,14 @@ export function createBulkUpdatesService({
     // Sites not started yet, by host, each host's in their order (reversed: the next one is popped).
     const pending = new Map<string, JobRow[]>();
     for (const child of children.filter((row) => row.state === 'queued').reverse()) {
-      const { host } = json(child.params) as unknown as ChildParams;
+      let host: string;
+      try {
+        ({ host } = stored.childParams(child));
+      } catch (error) {
+        unreadable(child, error);
+        count(jobRows.find(child.id) ?? child);
+        continue;
+      }
       const queue = pending.get(host);
       if (queue) queue.push(child);
       else pending.set(host, [child]);
@@ -423,7 +456,7 @@ export function createBulkUpdatesService({
     try {
       const startedAt = clock.now();
       batch.later(() => jobRows.write(job.id, { state: 'running', startedAt, attempts: job.attempts + 1 }));
-      const params = json(job.params) as unknown as ChildParams;
+      const params = stored.childParams(job);
       const bulkParams = running.get(params.bulkId) ?? bulkParamsOf(params.bulkId);
       const trigger = bulkParams?.trigger ?? { kind: 'request' as const, id: null };
       // Held as each item ends while others are still to come; once none is, the site's end (it commits with the last item's).
@@ -453,7 +486,8 @@ export function createBulkUpdatesService({
       logger.error({ err: error, jobId: job.id }, 'a site update crashed');
       jobRows.update(job.id, {
         state: 'failed',
-        reason: 'internal-error',
+        // (`stored-data-unreadable`: its params could not be read)
+        reason: isAppError(error) ? error.problem.name : 'internal-error',
         message: String(error),
         finishedAt: clock.now(),
       });
@@ -466,7 +500,7 @@ export function createBulkUpdatesService({
   /** A bulk job's params read from its row (a child whose bulk job is not running in this process). */
   const bulkParamsOf = (bulkId: string): BulkParams | null => {
     const bulk = jobRows.find(bulkId);
-    return bulk ? (json(bulk.params) as unknown as BulkParams) : null;
+    return bulk ? stored.bulkParams(bulk) : null;
   };
 
   /** In the background, never in the caller's way: a site that does not answer records its own sync failure. */
@@ -482,10 +516,17 @@ export function createBulkUpdatesService({
    * again, as it may or may not have the update.
    */
   function recoverChild(job: JobRow): Settlement {
-    const params = json(job.params) as unknown as ChildParams;
+    let params: ChildParams;
+    let saved: StoppedItem[] | undefined;
+    try {
+      params = stored.childParams(job);
+      saved = stored.childItems(job);
+    } catch (error) {
+      unreadable(job, error);
+      return { events: [] };
+    }
     const items: StoppedItem[] =
-      (json(job.progress) as { items?: StoppedItem[] }).items ??
-      params.items.map((item) => ({ ...item, state: 'pending', reason: null, message: null }));
+      saved ?? params.items.map((item) => ({ ...item, state: 'pending', reason: null, message: null }));
     const attempts = job.siteId ? repository.attemptsOf(params.bulkId, job.siteId) : [];
     const now = clock.now();
     let cutShort = false;
@@ -555,7 +596,16 @@ export function createBulkUpdatesService({
     if (!attempt?.jobId) return;
     const child = repository.children(attempt.jobId).find((row) => row.siteId === attempt.siteId);
     if (!child || child.state === 'queued' || child.state === 'running') return;
-    const items = (json(child.progress) as { items?: StoppedItem[] }).items ?? [];
+    let items: StoppedItem[];
+    try {
+      items = stored.childItems(child) ?? [];
+    } catch (error) {
+      logger.warn(
+        { err: error, jobId: child.id, safeUpdateId: safeUpdate.id },
+        'a site update’s items could not be read',
+      );
+      return;
+    }
     const at = items.findIndex((item) => item.safeUpdateId === safeUpdate.id && item.state === 'pending');
     if (at < 0) return;
     items[at] = itemAfterSafeUpdate(items[at]!, safeUpdate);
@@ -602,7 +652,11 @@ export function createBulkUpdatesService({
     // Started by its bulk job (it holds a slot): settled, which frees the slot; not yet: its bulk job drops it.
     cancelQueued: (job: JobRow) => {
       if (settled.has(job.id)) settle(job.id);
-      else droppers.get((json(job.params) as unknown as ChildParams).bulkId)?.(job.id);
+      else {
+        // Unreadable, it was never queued by its bulk job (which failed it): nothing to drop.
+        const bulkId = parseBulkIdOrNull(job);
+        if (bulkId) droppers.get(bulkId)?.(job.id);
+      }
     },
     recover: {
       running: recoverChild,

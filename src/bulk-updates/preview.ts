@@ -1,6 +1,6 @@
 import type { JobRow } from '../jobs/jobs.table.js';
 import { bulkUpdatesProblems } from './bulk-updates.errors.js';
-import type { BulkParams, PreviewProgress } from './bulk-run-view.js';
+import { stored, type BulkParams, type PreviewProgress } from './bulk-run-view.js';
 import type { BulkTarget } from './selection.js';
 
 /**
@@ -12,10 +12,10 @@ export function previewToApply(
   id: string,
 ): { progress: PreviewProgress; targets: BulkTarget[]; checks: NonNullable<BulkParams['checks']> | undefined } {
   if (!job || job.kind !== 'bulk-update') throw bulkUpdatesProblems.notFound.create(`there is no bulk update ${id}`);
-  const params = JSON.parse(job.params) as BulkParams;
+  const params = stored.bulkParams(job);
   if (!params.dryRun)
     throw bulkUpdatesProblems.notAPreview.create(`bulk update ${id} is not a preview; preview again to apply it`);
-  const progress = JSON.parse(job.progress) as PreviewProgress;
+  const progress = stored.previewProgress(job);
   if (progress.appliedAs)
     throw bulkUpdatesProblems.previewAlreadyApplied.create(
       `preview ${id} was already applied as bulk update ${progress.appliedAs}`,

@@ -1,6 +1,8 @@
 import {
   appliedButUnhealthy,
   mayHaveChangedFiles,
+  storedPlugins,
+  storedThemes,
   updateProblems,
   type AppliedUpdates,
   type Plugin,
@@ -47,9 +49,11 @@ function knownVersions(inventories: Inventories, siteId: string, type: 'plugin' 
 /** `knownVersions`, and the item's file (a plugin's dir/file.php, a theme's stylesheet; null: not in the inventory). */
 function knownItem(inventories: Inventories, siteId: string, type: 'plugin' | 'theme', slug: string) {
   const inventory = inventories.read(siteId);
-  const list = inventory
-    ? (JSON.parse(type === 'plugin' ? inventory.pluginsJson : inventory.themesJson) as (Plugin | Theme)[])
-    : [];
+  const list: (Plugin | Theme)[] = !inventory
+    ? []
+    : type === 'plugin'
+      ? storedPlugins(inventory.pluginsJson, siteId)
+      : storedThemes(inventory.themesJson, siteId);
   const item = list.find((candidate) => candidate.slug === slug);
   return {
     fromVersion: item?.version ?? null,

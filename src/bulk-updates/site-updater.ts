@@ -1,6 +1,7 @@
+import { z } from 'zod';
 import { unbatched, type WriteBatch } from '../db/write-batch.js';
 import type { AppliedUpdates, Inventory } from '../inventory/index.js';
-import { appliedButUnhealthy, mayHaveChangedFiles, updateProblems } from '../inventory/index.js';
+import { appliedButUnhealthy, mayHaveChangedFiles, storedPlugins, updateProblems } from '../inventory/index.js';
 import { isAppError, isProblem } from '../shared/errors.js';
 import type { PlainRestorePoint, PlainRestorePoints, SafeUpdatePolicy } from '../safe-updates/index.js';
 import type { Events } from '../shared/event-bus.js';
@@ -15,7 +16,7 @@ import {
   type UpdateAttempt,
   type UpdateRecorder,
 } from './update-recorder.js';
-import type { UpdateHistoryRow, UpdateItemType } from './update-history.table.js';
+import { updateItemTypes, type UpdateHistoryRow, type UpdateItemType } from './update-history.table.js';
 
 /** What updating an item on a held site needs of it (the plugins and themes services' `UpdatablePlugin` / `UpdatableTheme`). */
 interface HeldItem {
@@ -100,20 +101,21 @@ export type SafeUpdate = (request: {
 }) => Promise<SafeOutcome>;
 
 /** One thing to update on one site, as planned: from the inventory, and the version expected (null: whatever is offered). */
-export interface PlannedItem {
-  type: UpdateItemType;
-  slug: string | null;
-  fromVersion: string | null;
-  toVersion: string | null;
-}
-type ItemState = 'pending' | 'succeeded' | 'failed' | 'skipped';
-export interface ItemOutcome extends PlannedItem {
-  state: ItemState;
-  reason: string | null;
-  message: string | null;
+export const PlannedItemSchema = z.object({
+  type: z.enum(updateItemTypes),
+  slug: z.string().nullable(),
+  fromVersion: z.string().nullable(),
+  toVersion: z.string().nullable(),
+});
+export type PlannedItem = z.infer<typeof PlannedItemSchema>;
+export const ItemOutcomeSchema = PlannedItemSchema.extend({
+  state: z.enum(['pending', 'succeeded', 'failed', 'skipped']),
+  reason: z.string().nullable(),
+  message: z.string().nullable(),
   /** The safe update it ran as (its report), when it ran as one. */
-  safeUpdateId?: string | null;
-}
+  safeUpdateId: z.string().nullable().optional(),
+});
+export type ItemOutcome = z.infer<typeof ItemOutcomeSchema>;
 
 /**
  * Plugins first, then themes, then translations, core last: a core update is the biggest change
@@ -145,8 +147,8 @@ function offerChanged(outcome: ItemOutcome, offer: { newVersion: string } | null
 }
 
 /** The plugin files of a site's stored inventory, by slug. */
-function pluginFiles(stored: Inventory | undefined): Map<string, string> {
-  const plugins = stored ? (JSON.parse(stored.pluginsJson) as { slug: string; file: string }[]) : [];
+function pluginFiles(siteId: string, stored: Inventory | undefined): Map<string, string> {
+  const plugins = stored ? storedPlugins(stored.pluginsJson, siteId) : [];
   return new Map(plugins.map((plugin) => [plugin.slug, plugin.file]));
 }
 
@@ -343,7 +345,7 @@ export function createSiteUpdater({
     async function updateExpecting(site: ConnectedSite): Promise<AppliedUpdates | null> {
       // Read once: for the plugin files, and as what the inventory patch after the updates starts from.
       const stored = inventories.read(siteId);
-      const files = held.some((outcome) => outcome.type === 'plugin') ? pluginFiles(stored) : null;
+      const files = held.some((outcome) => outcome.type === 'plugin') ? pluginFiles(siteId, stored) : null;
       const done: AppliedUpdates = { updates: null, info: null, plugins: new Map(), themes: new Map(), stored };
       let attemptedAndNotDone = false;
       for (const outcome of held) {

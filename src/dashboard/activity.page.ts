@@ -1,7 +1,9 @@
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { streamSSE } from 'hono/streaming';
+import { z } from 'zod';
 import type { PublishedEvent } from '../shared/event-bus.js';
+import { parseStored } from '../shared/stored-json.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge } from './format.js';
 import { page } from './layout.js';
@@ -35,9 +37,11 @@ function summarise(event: PublishedEvent, siteName: (id: string) => string): str
   return `${event.event}${where}${typeof f.reason === 'string' ? `: ${f.reason}` : ''}`;
 }
 
+/** Any job's progress is a JSON object (jobs.table.ts); only its plain fields are shown. */
+const JobProgress = z.record(z.string(), z.unknown());
 const progressText = (progress: string) => {
   try {
-    const p = JSON.parse(progress) as Record<string, unknown>;
+    const p = parseStored(JobProgress, progress, 'a job’s progress');
     return Object.entries(p)
       .filter(([, v]) => typeof v === 'number' || typeof v === 'string')
       .slice(0, 4)

@@ -47,7 +47,7 @@ export type FleetActionRequest = z.infer<typeof FleetActionInput>;
 
 const siteResultStates = ['queued', 'running', 'succeeded', 'failed', 'skipped'] as const;
 
-const FleetActionSiteSchema = z
+export const FleetActionSiteSchema = z
   .object({
     siteId: z.string(),
     url: z.string(),

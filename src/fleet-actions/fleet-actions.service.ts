@@ -1,15 +1,24 @@
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { wasCancelled, type JobRunner, type Settlement } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
-import type { Actor } from '../shared/actor.js';
+import { ActorSchema, type Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError, isProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
+import { parseStored } from '../shared/stored-json.js';
 import { sitesProblems, type SitesRepository } from '../sites/index.js';
 import type { FleetRepository } from '../fleet/index.js';
 import { fleetActionsProblems } from './fleet-actions.errors.js';
-import type { FleetActionName, FleetActionRequest, FleetActionSite, FleetActionView } from './fleet-actions.schemas.js';
+import {
+  fleetActions,
+  FleetActionSiteSchema,
+  type FleetActionName,
+  type FleetActionRequest,
+  type FleetActionSite,
+  type FleetActionView,
+} from './fleet-actions.schemas.js';
 
 const FLEET_ACTION = 'fleet-action';
 const KINDS = [FLEET_ACTION] as const;
@@ -40,19 +49,23 @@ export interface SingleThemeOperations {
 const ALREADY_INSTALLED = new Set(['plugin-already-installed', 'theme-already-installed']);
 const NOT_INSTALLED = new Set(['plugin-not-found', 'theme-not-found']);
 
-interface ActionParams {
-  action: FleetActionName;
-  type: 'plugin' | 'theme';
-  slug: string;
-  activate: boolean;
-  deactivate: boolean;
-  requestedBy: Actor | null;
-}
-interface ActionProgress {
-  sites: FleetActionSite[];
-}
+/** What a fleet action's row holds in `params`, and in `progress`: each site's result. */
+const ActionParams = z.object({
+  action: z.enum(fleetActions),
+  type: z.enum(['plugin', 'theme']),
+  slug: z.string(),
+  activate: z.boolean(),
+  deactivate: z.boolean(),
+  requestedBy: ActorSchema.nullable(),
+});
+type ActionParams = z.infer<typeof ActionParams>;
+const ActionProgress = z.object({ sites: z.array(FleetActionSiteSchema) });
+type ActionProgress = z.infer<typeof ActionProgress>;
 
-const json = <T>(text: string): T => JSON.parse(text) as T;
+const storedParams = (job: JobRow): ActionParams =>
+  parseStored(ActionParams, job.params, `the params of fleet action ${job.id}`);
+const storedProgress = (job: JobRow): ActionProgress =>
+  parseStored(ActionProgress, job.progress, `the progress of fleet action ${job.id}`);
 
 /** Which action a kind of item supports: a theme is not deactivated (another one is activated instead). */
 const supported = (type: 'plugin' | 'theme', action: FleetActionName) => type === 'plugin' || action !== 'deactivate';
@@ -222,8 +235,23 @@ export function createFleetActions({
 
   async function run(job: JobRow, signal: AbortSignal): Promise<Settlement> {
     jobRows.write(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
-    const params = json<ActionParams>(job.params);
-    const progress = json<ActionProgress>(job.progress);
+    let params: ActionParams;
+    let progress: ActionProgress;
+    try {
+      params = storedParams(job);
+      progress = storedProgress(job);
+    } catch (error) {
+      // What was asked cannot be known: the action fails (`stored-data-unreadable`), no site is touched.
+      if (!isAppError(error)) throw error;
+      logger.error({ err: error, jobId: job.id }, 'a fleet action’s stored data could not be read');
+      jobRows.write(job.id, {
+        state: 'failed',
+        reason: error.problem.name,
+        message: error.detail,
+        finishedAt: clock.now(),
+      });
+      return { events: [] };
+    }
     const waiting = progress.sites.filter((entry) => entry.state === 'queued' || entry.state === 'running');
     let writtenAt = Date.now();
     const write = (force = false) => {
@@ -268,7 +296,15 @@ export function createFleetActions({
 
   /** Marks the sites a stopped or cancelled action never reached. */
   const leaveUnstarted = (job: JobRow, reason: string, message: string, state: 'cancelled' | 'failed') => {
-    const progress = json<ActionProgress>(job.progress);
+    let progress: ActionProgress;
+    try {
+      progress = storedProgress(job);
+    } catch (error) {
+      // Its sites cannot be listed: the action alone says how it ended (never a crash of start-up recovery).
+      logger.error({ err: error, jobId: job.id }, 'a fleet action’s stored data could not be read');
+      jobRows.update(job.id, { state, reason, message, finishedAt: clock.now() });
+      return;
+    }
     for (const entry of progress.sites)
       if (entry.state === 'queued' || entry.state === 'running')
         Object.assign(entry, {
@@ -306,8 +342,8 @@ export function createFleetActions({
   });
 
   function view(job: JobRow): FleetActionView {
-    const params = json<ActionParams>(job.params);
-    const { sites: results } = json<ActionProgress>(job.progress);
+    const params = storedParams(job);
+    const { sites: results } = storedProgress(job);
     const counts = { total: results.length, done: 0, succeeded: 0, failed: 0, skipped: 0 };
     for (const entry of results) {
       if (entry.state === 'queued' || entry.state === 'running') continue;

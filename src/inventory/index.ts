@@ -3,6 +3,8 @@ export {
   PluginSchema,
   ThemeSchema,
   pluginFromWordPress,
+  storedPlugins,
+  storedThemes,
   themeFromWordPress,
   withPluginUpdates,
   withThemeUpdates,

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { parseStored } from '../shared/stored-json.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import type { WordPressPlugin, WordPressTheme } from '../wordpress/wordpress-client.js';
 
@@ -97,6 +98,14 @@ export const ThemeSchema = z
   .openapi('Theme');
 
 export type Theme = z.infer<typeof ThemeSchema>;
+
+const PluginList = z.array(PluginSchema);
+const ThemeList = z.array(ThemeSchema);
+/** A site's stored inventory lists (its `pluginsJson`, `themesJson`), read with the schemas they were written by. */
+export const storedPlugins = (json: string, siteId: string): Plugin[] =>
+  parseStored(PluginList, json, `the stored plugin list of site ${siteId}`);
+export const storedThemes = (json: string, siteId: string): Theme[] =>
+  parseStored(ThemeList, json, `the stored theme list of site ${siteId}`);
 
 export function themeFromWordPress(theme: WordPressTheme): Theme {
   const name =

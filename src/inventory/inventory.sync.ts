@@ -12,6 +12,8 @@ import { timeZoneFromWordPress } from '../shared/time-zone.js';
 import type { ConnectorInfo } from '../wordpress/connector-client.js';
 import {
   pluginFromWordPress,
+  storedPlugins,
+  storedThemes,
   type Plugin,
   type Theme,
   themeFromWordPress,
@@ -173,12 +175,12 @@ export function createInventorySync({
       return true;
     }
     const updates = remainingOffers({ ...applied, updates: applied.updates });
-    const plugins = (JSON.parse(stored.pluginsJson) as Plugin[]).map((plugin): Plugin => {
+    const plugins = storedPlugins(stored.pluginsJson, siteId).map((plugin): Plugin => {
       const done = applied.plugins.get(plugin.file);
       const status = done?.active === false ? 'inactive' : plugin.status;
       return { ...plugin, version: done?.version ?? plugin.version, status, update: null };
     });
-    const themes = (JSON.parse(stored.themesJson) as Theme[]).map((theme): Theme => ({
+    const themes = storedThemes(stored.themesJson, siteId).map((theme): Theme => ({
       ...theme,
       version: applied.themes.get(theme.slug)?.version ?? theme.version,
       update: null,
@@ -212,7 +214,7 @@ export function createInventorySync({
     const plugins =
       applied.plugins.size === 0
         ? null
-        : (JSON.parse(stored.pluginsJson) as Plugin[]).map((plugin): Plugin => {
+        : storedPlugins(stored.pluginsJson, siteId).map((plugin): Plugin => {
             const done = applied.plugins.get(plugin.file);
             if (!done) return plugin;
             only.add(`plugin\t${plugin.slug}`);
@@ -224,7 +226,7 @@ export function createInventorySync({
     const themes =
       applied.themes.size === 0
         ? null
-        : (JSON.parse(stored.themesJson) as Theme[]).map((theme): Theme => {
+        : storedThemes(stored.themesJson, siteId).map((theme): Theme => {
             const done = applied.themes.get(theme.slug);
             if (!done) return theme;
             only.add(`theme\t${theme.slug}`);

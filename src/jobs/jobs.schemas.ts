@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { PaginationQuery } from '../http/pagination.js';
+import { parseStoredOrNull } from '../shared/stored-json.js';
 import { jobStates, type JobRow } from './jobs.table.js';
 
 export const JobParams = z.object({
@@ -52,10 +53,9 @@ export const JobSchema = z
   })
   .openapi('Job');
 
-const parsed = (json: string): Record<string, unknown> => {
-  const value: unknown = JSON.parse(json);
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-};
+// Any kind's params and progress are a JSON object; one that cannot be read shows as {} (the job's reason says why).
+const JsonObject = z.record(z.string(), z.unknown());
+const parsed = (json: string): Record<string, unknown> => parseStoredOrNull(JsonObject, json) ?? {};
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
 export const jobView = (row: JobRow): z.infer<typeof JobSchema> => ({

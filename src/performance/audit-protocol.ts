@@ -1,9 +1,11 @@
-import type { AuditFailureReason, FormFactor } from './performance.table.js';
+import { z } from 'zod';
+import { auditFailureReasons, type FormFactor } from './performance.table.js';
 
 /**
  * The daemon and its audit worker (a child process, one per audit) talk in JSON: the request
- * on the worker's stdin, one message per line on its stdout. Kept to types only so the worker
- * shares nothing at run time with the daemon.
+ * on the worker's stdin, one message per line on its stdout. The worker imports types only from
+ * here, so it shares nothing at run time with the daemon; the daemon checks each message line
+ * against WorkerMessageSchema (a line that is not one is not the protocol's).
  */
 export interface AuditRequest {
   url: string;
@@ -25,32 +27,33 @@ export interface AuditRequest {
   address: string | null;
 }
 
-export interface AuditScores {
-  performance: number | null;
-  accessibility: number | null;
-  bestPractices: number | null;
-  seo: number | null;
-}
+const score = z.number().nullable();
+const AuditScoresSchema = z.object({ performance: score, accessibility: score, bestPractices: score, seo: score });
+export type AuditScores = z.infer<typeof AuditScoresSchema>;
 
-export interface AuditMetrics {
-  firstContentfulPaintMs: number | null;
-  largestContentfulPaintMs: number | null;
-  totalBlockingTimeMs: number | null;
-  cumulativeLayoutShift: number | null;
-  speedIndexMs: number | null;
-  timeToFirstByteMs: number | null;
-}
+const AuditMetricsSchema = z.object({
+  firstContentfulPaintMs: score,
+  largestContentfulPaintMs: score,
+  totalBlockingTimeMs: score,
+  cumulativeLayoutShift: score,
+  speedIndexMs: score,
+  timeToFirstByteMs: score,
+});
+export type AuditMetrics = z.infer<typeof AuditMetricsSchema>;
 
-export interface AuditSummary {
-  lighthouseVersion: string;
-  chromeVersion: string | null;
-  scores: AuditScores;
-  metrics: AuditMetrics;
-  reportBytes: number;
-}
+const AuditSummarySchema = z.object({
+  lighthouseVersion: z.string(),
+  chromeVersion: z.string().nullable(),
+  scores: AuditScoresSchema,
+  metrics: AuditMetricsSchema,
+  reportBytes: z.number(),
+});
+export type AuditSummary = z.infer<typeof AuditSummarySchema>;
 
-export type WorkerMessage =
+export const WorkerMessageSchema = z.discriminatedUnion('type', [
   /** Chrome was launched in its own process group; the daemon kills that group if the worker hangs. */
-  | { type: 'chrome'; pid: number }
-  | { type: 'completed'; summary: AuditSummary }
-  | { type: 'failed'; reason: AuditFailureReason; message: string };
+  z.object({ type: z.literal('chrome'), pid: z.number().int() }),
+  z.object({ type: z.literal('completed'), summary: AuditSummarySchema }),
+  z.object({ type: z.literal('failed'), reason: z.enum(auditFailureReasons), message: z.string() }),
+]);
+export type WorkerMessage = z.infer<typeof WorkerMessageSchema>;

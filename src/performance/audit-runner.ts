@@ -5,7 +5,8 @@ import { setPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import type { AuditRequest, AuditSummary, WorkerMessage } from './audit-protocol.js';
+import { WorkerMessageSchema, type AuditRequest, type AuditSummary, type WorkerMessage } from './audit-protocol.js';
+import { parseStored } from '../shared/stored-json.js';
 import type { AuditFailureReason } from './performance.table.js';
 
 export type AuditOutcome =
@@ -152,7 +153,7 @@ export function createAuditRunner({
           const line = stdout.slice(0, newline);
           stdout = stdout.slice(newline + 1);
           try {
-            handle(JSON.parse(line) as WorkerMessage);
+            handle(parseStored(WorkerMessageSchema, line, 'a line of the audit worker'));
           } catch {
             logger.debug({ line: line.slice(0, 500) }, 'audit worker printed a line outside the protocol');
           }

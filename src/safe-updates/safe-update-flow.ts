@@ -4,16 +4,18 @@ import type { SiteHttp } from '../wordpress/site-http.js';
 import type { StandaloneRollback } from '../wordpress/rollback-client.js';
 import { createRestorePoints } from '../wordpress/rollback-client.js';
 import { checkSiteHealth, describeFailures, firstProblem } from './health-check.js';
-import type { HealthReport, SafeUpdatePolicy, SafeUpdateReport, Step } from './safe-updates.schemas.js';
+import {
+  storedPolicy,
+  storedReport,
+  type HealthReport,
+  type ItemState,
+  type SafeUpdatePolicy,
+  type SafeUpdateReport,
+  type Step,
+} from './safe-updates.schemas.js';
 import type { SafeUpdatePhase, SafeUpdateRow, SafeUpdateStatus } from './safe-updates.table.js';
 
-/** What the flow knows of the item it updates, kept in the report so a resumed job knows it too. */
-export interface ItemState {
-  /** Plugin file (dir/file.php) or theme stylesheet. */
-  target: string;
-  version: string;
-  active: boolean;
-}
+export type { ItemState } from './safe-updates.schemas.js';
 
 export interface FlowOutcome {
   status: Exclude<SafeUpdateStatus, 'queued' | 'running'>;
@@ -25,7 +27,7 @@ export interface FlowOutcome {
 export interface FlowRecorder {
   row(): SafeUpdateRow;
   phase(phase: SafeUpdatePhase, changes?: Partial<SafeUpdateRow>): void;
-  report(change: (report: SafeUpdateReport & { item?: ItemState }) => void): void;
+  report(change: (report: SafeUpdateReport) => void): void;
 }
 
 export interface FlowDeps {
@@ -95,7 +97,7 @@ export async function updateCheckDecide(
   visual: { after(): Promise<{ reason: string; message: string } | null>; evidence(): Promise<void> },
 ): Promise<FlowOutcome> {
   const row = record.row();
-  const policy = JSON.parse(row.policy) as SafeUpdatePolicy;
+  const policy = storedPolicy(row);
   const step = (name: string, ok: boolean, startedAt: number, detail?: string) =>
     record.report((report) => {
       const entry: Step = {
@@ -107,7 +109,7 @@ export async function updateCheckDecide(
       };
       report.steps = [...(report.steps ?? []), entry];
     });
-  const item = (JSON.parse(row.report) as { item?: ItemState }).item;
+  const item = storedReport(row).item;
 
   let updateFailure: string | null = null;
   if (update) {

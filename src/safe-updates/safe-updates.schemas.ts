@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { parseStored } from '../shared/stored-json.js';
 import { SiteIdPathParam, SlugPattern } from '../sites/index.js';
 import { safeUpdatePhases, safeUpdateStatuses, type SafeUpdateRow } from './safe-updates.table.js';
 
@@ -51,16 +52,33 @@ const ScreenshotSchema = z.object({
 });
 export type Screenshot = z.infer<typeof ScreenshotSchema>;
 
-/** What the report JSON column holds. */
-export interface SafeUpdateReport {
-  before?: HealthReport[];
-  after?: HealthReport[];
-  afterRollback?: HealthReport[];
-  steps?: Step[];
-  screenshots?: Screenshot[];
+/** What the flow knows of the item it updates, kept in the report so a resumed job knows it too. */
+const ItemStateSchema = z.object({
+  /** Plugin file (dir/file.php) or theme stylesheet. */
+  target: z.string(),
+  version: z.string(),
+  active: z.boolean(),
+});
+export type ItemState = z.infer<typeof ItemStateSchema>;
+
+/** What the report JSON column holds: every field the flow writes (a field left out here would be dropped on the next write). */
+const SafeUpdateReportSchema = z.object({
+  before: z.array(HealthReportSchema).optional(),
+  after: z.array(HealthReportSchema).optional(),
+  afterRollback: z.array(HealthReportSchema).optional(),
+  steps: z.array(StepSchema).optional(),
+  screenshots: z.array(ScreenshotSchema).optional(),
   /** True when a page changed beyond the policy's threshold. */
-  visualChange?: boolean;
-}
+  visualChange: z.boolean().optional(),
+  item: ItemStateSchema.optional(),
+});
+export type SafeUpdateReport = z.infer<typeof SafeUpdateReportSchema>;
+
+/** A safe update's stored report and policy, read with the schemas they were written by. */
+export const storedReport = (row: Pick<SafeUpdateRow, 'id' | 'report'>): SafeUpdateReport =>
+  parseStored(SafeUpdateReportSchema, row.report, `the report of safe update ${row.id}`);
+export const storedPolicy = (row: Pick<SafeUpdateRow, 'id' | 'policy'>): SafeUpdatePolicy =>
+  parseStored(SafeUpdatePolicySchema, row.policy, `the policy of safe update ${row.id}`);
 
 export const SafeUpdateSchema = z
   .object({
@@ -99,7 +117,7 @@ export const SafeUpdateSchema = z
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
 export function safeUpdateView(row: SafeUpdateRow) {
-  const report = JSON.parse(row.report) as SafeUpdateReport;
+  const report = storedReport(row);
   return {
     id: row.id,
     siteId: row.siteId,
@@ -111,7 +129,7 @@ export function safeUpdateView(row: SafeUpdateRow) {
     message: row.message,
     fromVersion: row.fromVersion,
     toVersion: row.toVersion,
-    policy: JSON.parse(row.policy) as SafeUpdatePolicy,
+    policy: storedPolicy(row),
     before: report.before ?? [],
     after: report.after ?? [],
     afterRollback: report.afterRollback ?? [],

@@ -4,6 +4,7 @@ import type { JobRunner, Settlement } from '../jobs/job-runner.js';
 import { jobEvent } from '../jobs/job-runner.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
+import { storedDataProblems } from '../shared/stored-json.js';
 import { createId } from '../shared/ids.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { StandaloneRollback } from '../wordpress/rollback-client.js';
@@ -19,7 +20,6 @@ import {
   type FlowDeps,
   type FlowOutcome,
   type FlowRecorder,
-  type ItemState,
 } from './safe-update-flow.js';
 import { safeUpdatesProblems } from './safe-updates.errors.js';
 import type { SafeUpdatesRepository } from './safe-updates.repository.js';
@@ -27,8 +27,9 @@ import {
   DEFAULT_BACKUP_WAIT_MINUTES,
   SafeUpdatePolicySchema,
   safeUpdateView,
+  storedPolicy,
+  storedReport,
   type SafeUpdatePolicy,
-  type SafeUpdateReport,
 } from './safe-updates.schemas.js';
 import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
 import { createVisualCheck, readScreenshot, type ScreenshotStore } from './visual-check.js';
@@ -47,7 +48,7 @@ const SITE_DOWN_BEFORE_UPDATE = 'site-down-before-update';
 
 /** What `update.verified` says of the look: whether a page changed beyond the threshold, and the largest share changed. */
 function visualVerdict(row: SafeUpdateRow): { visualChange: boolean; changedRatio: number | null } {
-  const report = JSON.parse(row.report) as SafeUpdateReport;
+  const report = storedReport(row);
   const ratios = (report.screenshots ?? []).flatMap((shot) => (shot.changedRatio === null ? [] : [shot.changedRatio]));
   return { visualChange: report.visualChange ?? false, changedRatio: ratios.length > 0 ? Math.max(...ratios) : null };
 }
@@ -119,7 +120,7 @@ export function createSafeUpdatesService({
         row = repository.update(id, { ...changes, phase }) ?? row;
       },
       report(change) {
-        const report = JSON.parse(row.report) as SafeUpdateReport & { item?: ItemState };
+        const report = storedReport(row);
         change(report);
         row = repository.update(id, { report: JSON.stringify(report) }) ?? row;
       },
@@ -157,7 +158,7 @@ export function createSafeUpdatesService({
     signal: AbortSignal,
   ): Promise<{ refused: FlowOutcome } | { standalone: StandaloneRollback }> {
     const row = record.row();
-    const policy = JSON.parse(row.policy) as SafeUpdatePolicy;
+    const policy = storedPolicy(row);
     const failed = (reason: string, message: string) => ({
       refused: { status: 'failed', reason, message } satisfies FlowOutcome,
     });
@@ -232,7 +233,8 @@ export function createSafeUpdatesService({
    * and the running safe update's message, then a `wait-for-backup` step of the report.
    */
   function siteWait(record: FlowRecorder, phase: SafeUpdatePhase, before: string): SiteWait {
-    const minutes = (JSON.parse(record.row().policy) as Partial<SafeUpdatePolicy>).backupWaitMinutes;
+    // (a policy stored before backupWaitMinutes existed reads with its default)
+    const minutes = storedPolicy(record.row()).backupWaitMinutes;
     const limitMinutes = minutes ?? DEFAULT_BACKUP_WAIT_MINUTES;
     return {
       limitMs: limitMinutes * 60_000,
@@ -262,7 +264,7 @@ export function createSafeUpdatesService({
    */
   async function takeBackup(record: FlowRecorder): Promise<FlowOutcome | null> {
     const row = record.row();
-    const policy = JSON.parse(row.policy) as Partial<SafeUpdatePolicy>;
+    const policy = storedPolicy(row);
     if (!lastResort || !policy.backup) return null;
     record.phase('backup');
     const started = Date.now();
@@ -295,9 +297,7 @@ export function createSafeUpdatesService({
     addStep(record, 'restore-backup', restored.ok, started + (restored.waited?.ms ?? 0), restored.detail);
     if (!restored.ok)
       return { ...outcome, message: `${outcome.message}; restoring backup ${row.backupId} failed: ${restored.detail}` };
-    const checks = await access.read(row.siteId, (site) =>
-      checkUntilHealthy(flowDeps, site, JSON.parse(row.policy) as SafeUpdatePolicy),
-    );
+    const checks = await access.read(row.siteId, (site) => checkUntilHealthy(flowDeps, site, storedPolicy(row)));
     record.report((report) => (report.afterRollback = [...(report.afterRollback ?? []), ...checks]));
     if (!checks[checks.length - 1]!.healthy)
       return { ...outcome, message: `${outcome.message}; still unhealthy after restoring backup ${row.backupId}` };
@@ -329,7 +329,11 @@ export function createSafeUpdatesService({
         if (refused) return finish(id, refused);
         decided = await access.operate(resumed.siteId, async (site) => {
           const row = record.row();
-          const target = (JSON.parse(row.report) as { item: ItemState }).item.target;
+          const item = storedReport(row).item;
+          // prepare() wrote it: a report without it is one this version cannot read.
+          if (!item)
+            throw storedDataProblems.unreadable.create(`the report of safe update ${row.id} does not name its item`);
+          const target = item.target;
           const update = async () => {
             if (row.itemType === 'plugin') await site.connector.updatePlugin(target);
             else if (row.itemType === 'theme') await site.connector.updateTheme(target);

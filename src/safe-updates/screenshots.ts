@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { isIP } from 'node:net';
 import type { LaunchedChrome } from 'chrome-launcher';
 import { chromeFlags } from '../performance/index.js';
+import { z } from 'zod';
 import type { NetworkPolicy } from '../shared/network-policy.js';
 
 /**
@@ -15,6 +16,13 @@ import type { NetworkPolicy } from '../shared/network-policy.js';
  */
 const VIEWPORT = { width: 1280, height: 800 };
 const PAGE_TIMEOUT_MS = 30_000;
+/** A DevTools protocol message: an answer to a command (`id`, `result` or `error`) or an event (`method`). */
+const CdpMessage = z.object({
+  id: z.number().optional(),
+  method: z.string().optional(),
+  result: z.unknown().optional(),
+  error: z.object({ message: z.string() }).optional(),
+});
 
 const FREEZE_PAGE = `(async () => {
   const style = document.createElement('style');
@@ -119,12 +127,10 @@ async function connect(endpoint: string) {
     PAGE_TIMEOUT_MS,
   );
   socket.addEventListener('message', (event) => {
-    const message = JSON.parse(String(event.data)) as {
-      id?: number;
-      method?: string;
-      result?: unknown;
-      error?: { message: string };
-    };
+    // Chromium's DevTools protocol: an answer (`id`) or an event (`method`); a line of any other shape is ignored.
+    const parsed = CdpMessage.safeParse(JSON.parse(String(event.data)));
+    if (!parsed.success) return;
+    const message = parsed.data;
     if (message.id !== undefined) {
       const entry = pending.get(message.id);
       pending.delete(message.id);

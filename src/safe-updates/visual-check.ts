@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { NetworkPolicy } from '../shared/network-policy.js';
 import { pageUrls } from './health-check.js';
 import type { FlowRecorder } from './safe-update-flow.js';
-import type { SafeUpdatePolicy, Screenshot } from './safe-updates.schemas.js';
+import { storedPolicy, storedReport, type Screenshot } from './safe-updates.schemas.js';
 import { withScreenshots } from './screenshots.js';
 import { compareScreenshots } from './visual-diff.js';
 
@@ -44,7 +44,7 @@ const percent = (ratio: number) => `${(ratio * 100).toFixed(1)} %`;
  */
 export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, siteUrl: string) {
   const row = () => record.row();
-  const policy = () => JSON.parse(row().policy) as SafeUpdatePolicy;
+  const policy = () => storedPolicy(row());
   const urls = () => pageUrls(siteUrl, policy());
   const step = (name: string, ok: boolean, started: number, detail?: string) =>
     record.report((report) => {
@@ -90,7 +90,7 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
   async function compareAfter(): Promise<Screenshot[] | null> {
     const { visual } = policy();
     const dir = store.dir(row().id);
-    const previous = (JSON.parse(row().report) as { screenshots?: Screenshot[] }).screenshots ?? [];
+    const previous = storedReport(row()).screenshots ?? [];
     if (!visual.enabled || !previous.some((shot) => shot.before)) return null;
     const shots = await shootAll('after');
     if (!shots) return null;

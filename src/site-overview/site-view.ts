@@ -1,4 +1,4 @@
-import type { Inventory, Plugin, Theme } from '../inventory/index.js';
+import { storedPlugins, storedThemes, type Inventory } from '../inventory/index.js';
 import type { SiteListRow, SiteRow } from '../sites/index.js';
 import type { SiteUptimeStatus } from '../uptime/index.js';
 import { SITE_DETAIL_MAX_ITEMS, type SiteDetailsView, type SiteView } from './site-overview.schemas.js';
@@ -42,8 +42,8 @@ export function toSiteDetailsView(
   uptime: SiteUptimeStatus = null,
   tags: string[] = [],
 ): SiteDetailsView {
-  const plugins = inventory ? (JSON.parse(inventory.pluginsJson) as Plugin[]) : [];
-  const themes = inventory ? (JSON.parse(inventory.themesJson) as Theme[]) : [];
+  const plugins = inventory ? storedPlugins(inventory.pluginsJson, row.id) : [];
+  const themes = inventory ? storedThemes(inventory.themesJson, row.id) : [];
   const first = <T extends { slug: string }>(items: T[]) =>
     [...items].sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)).slice(0, SITE_DETAIL_MAX_ITEMS);
   const base = `/api/sites/${encodeURIComponent(row.id)}`;

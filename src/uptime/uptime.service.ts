@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
+import { z } from 'zod';
 import { commonProblems } from '../shared/errors.js';
+import { parseStored } from '../shared/stored-json.js';
 import { sitesProblems, type SiteLifecycle, type SitesRepository } from '../sites/index.js';
 import { applyProbe, initialState, type MonitorState, type SiteMonitor } from './monitor-state.js';
 import { createProbeWriter } from './probe-writer.js';
@@ -48,11 +50,16 @@ export function createUptimeService(deps: UptimeServiceDeps) {
   const now = () => clock.now().getTime();
   let stopping: Promise<void> | undefined;
 
+  /** What `expectedStatusJson` holds: the statuses the settings route accepted (uptime.schemas.ts). */
+  const ExpectedStatus = z.array(z.number().int());
+
   function settingsOf(row: UptimeMonitorRow | undefined): MonitoringSettingsView {
     return {
       intervalSeconds: row?.intervalSeconds ?? config.defaultIntervalSeconds,
       timeoutMs: row?.timeoutMs ?? config.defaultTimeoutMs,
-      expectedStatus: row?.expectedStatusJson ? (JSON.parse(row.expectedStatusJson) as number[]) : null,
+      expectedStatus: row?.expectedStatusJson
+        ? parseStored(ExpectedStatus, row.expectedStatusJson, `the expected statuses of site ${row.siteId}`)
+        : null,
       keyword: row?.keyword ? { text: row.keyword, mode: row.keywordMode } : null,
       paused: row?.paused ?? false,
     };

@@ -62,7 +62,7 @@ async function readIndex(http: SiteHttp, restUrl: string): Promise<RestIndex | n
   if (response.status !== 200) return null;
   let index: unknown;
   try {
-    index = response.json<unknown>();
+    index = response.json();
   } catch {
     return null;
   }

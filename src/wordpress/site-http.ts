@@ -46,7 +46,8 @@ export interface SiteResponse {
   body: Buffer;
   text(): string;
   /** Parses the body as JSON; a site answering HTML or garbage gives `site-invalid-response`. */
-  json<T = unknown>(): T;
+  /** The body as JSON, unchecked: the caller checks it against the schema of what it expects (a site is untrusted). */
+  json(): unknown;
 }
 
 interface SiteStreamResponse {
@@ -144,9 +145,10 @@ export function createSiteHttp({
       headers: response.headers,
       body: buffer,
       text: () => buffer.toString('utf8'),
-      json<T>() {
+      json(): unknown {
         try {
-          return JSON.parse(buffer.toString('utf8').replace(/^\uFEFF/, '')) as T;
+          const value: unknown = JSON.parse(buffer.toString('utf8').replace(/^\uFEFF/, ''));
+          return value;
         } catch {
           const contentType = String(response.headers['content-type'] ?? 'unknown type');
           throw siteHttpProblems.invalidResponse.create(

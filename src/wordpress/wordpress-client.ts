@@ -13,7 +13,7 @@ import {
   type WordPressPlugin,
   type WordPressTheme,
 } from './site-schemas.js';
-import { wordpressProblems, type WordPressErrorBody } from './wordpress.errors.js';
+import { wordpressProblems, WordPressErrorBodySchema, type WordPressErrorBody } from './wordpress.errors.js';
 
 export interface SiteCredentials {
   restUrl: string;
@@ -94,8 +94,9 @@ export function createWordPressClient({ http }: { http: SiteHttp }): WordPressCl
           timeoutMs: options.timeoutMs,
           basicAuth: { username: credentials.username, password: credentials.applicationPassword },
         });
-        const answer = readRestResponse<T>(response);
-        return options.schema ? checkSiteAnswer(options.schema, answer, route) : answer;
+        const answer = readRestResponse(response);
+        // Without a schema the caller asked for `unknown` (or an answer it ignores, a DELETE's) and checks it itself.
+        return options.schema ? checkSiteAnswer(options.schema, answer, route) : (answer as T);
       };
       return {
         call,
@@ -126,11 +127,11 @@ export function createWordPressClient({ http }: { http: SiteHttp }): WordPressCl
           const chunks: Buffer[] = [];
           for await (const chunk of response.body) if (chunks.push(chunk as Buffer) > 64) break;
           const body = Buffer.concat(chunks);
-          return readRestResponse({
+          return restFailure({
             ...response,
             body,
             text: () => body.toString('utf8'),
-            json: <T>() => JSON.parse(body.toString('utf8')) as T,
+            json: (): unknown => JSON.parse(body.toString('utf8')),
           });
         },
         async currentUser() {
@@ -183,11 +184,17 @@ export function createWordPressClient({ http }: { http: SiteHttp }): WordPressCl
 }
 
 /** Turns a REST answer into data, or into the problem that explains it. */
-function readRestResponse<T>(response: SiteResponse): T {
-  if (response.status >= 200 && response.status < 300) return response.json<T>();
+function readRestResponse(response: SiteResponse): unknown {
+  if (response.status >= 200 && response.status < 300) return response.json();
+  return restFailure(response);
+}
+
+/** The problem that explains a REST answer that is not a success. */
+function restFailure(response: SiteResponse): never {
   let error: WordPressErrorBody = {};
   try {
-    error = response.json<WordPressErrorBody>();
+    // An error document of another shape is described by its status alone, as a non-JSON one is (a proxy, a PHP fatal).
+    error = WordPressErrorBodySchema.safeParse(response.json()).data ?? {};
   } catch {
     // A non-JSON error page (a proxy, a PHP fatal) is described by its status alone.
   }

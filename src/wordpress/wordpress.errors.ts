@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { defineProblem } from '../shared/errors.js';
 
 export const wordpressProblems = {
@@ -22,9 +23,10 @@ export const wordpressProblems = {
   siteError: defineProblem('site-error', 502, 'The site answered with an error'),
 };
 
-/** The error document WordPress's REST API answers with. */
-export interface WordPressErrorBody {
-  code?: string;
-  message?: string;
-  data?: { status?: number };
-}
+/** The error document WordPress's REST API answers with (checked: a site is untrusted). */
+export const WordPressErrorBodySchema = z.object({
+  code: z.string().optional(),
+  message: z.string().optional(),
+  data: z.object({ status: z.number().optional() }).nullish(),
+});
+export type WordPressErrorBody = z.infer<typeof WordPressErrorBodySchema>;

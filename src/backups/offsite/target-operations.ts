@@ -3,8 +3,10 @@ import { jobEvent, type JobRunner, type Settlement } from '../../jobs/job-runner
 import type { JobsRepository } from '../../jobs/jobs.repository.js';
 import type { JobRow } from '../../jobs/jobs.table.js';
 import type { Clock } from '../../shared/clock.js';
+import { z } from 'zod';
 import { isAppError } from '../../shared/errors.js';
 import { createId } from '../../shared/ids.js';
+import { parseStored, parseStoredOrNull } from '../../shared/stored-json.js';
 import type { BackupsRepository } from '../backups.repository.js';
 import type { BackupRow } from '../backups.table.js';
 import type { createStoreLock } from '../concurrency.js';
@@ -17,6 +19,9 @@ import { LOCAL_TARGET } from './targets.config.js';
 
 /** A prune is a job of its own (no site): the request answers at once, the daily prune queues one per target. */
 export const PRUNE_KIND = 'target-prune';
+/** What a prune job's row holds in `params`. */
+const PruneParams = z.object({ target: z.string() });
+type PruneParams = z.infer<typeof PruneParams>;
 
 /**
  * What is done to the offsite targets beyond copying backups: forgetting the snapshots of backups
@@ -80,9 +85,11 @@ export function createTargetOperations({
     jobRows.update(job.id, { ...changes, finishedAt: clock.now() });
 
   async function runPrune(job: JobRow): Promise<Settlement> {
-    const { target } = JSON.parse(job.params) as { target: string };
     jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
+    // Unreadable params end the job failed (`stored-data-unreadable`), the target unnamed.
+    let target: string | null = null;
     try {
+      ({ target } = parseStored(PruneParams, job.params, `the params of prune job ${job.id}`));
       const result = await prune(target);
       finish(job, { state: 'succeeded', progress: JSON.stringify(result) });
       return { events: [jobEvent('target.pruned', { jobId: job.id, ...result })] };
@@ -107,7 +114,7 @@ export function createTargetOperations({
       running: (job) => {
         const message = 'the daemon stopped while it ran; the next prune finishes it';
         finish(job, { state: 'failed', reason: 'interrupted', message });
-        const { target } = JSON.parse(job.params) as { target: string };
+        const target = parseStoredOrNull(PruneParams, job.params)?.target ?? null;
         return {
           events: [jobEvent('target.prune-failed', { jobId: job.id, target, reason: 'interrupted', message })],
         };
@@ -143,7 +150,7 @@ export function createTargetOperations({
         kind: PRUNE_KIND,
         siteId: null,
         state: 'queued',
-        params: JSON.stringify({ target: name }),
+        params: JSON.stringify({ target: name } satisfies PruneParams),
         createdAt: now,
       });
       jobs.enqueue(PRUNE_KIND, row.id, null);
