@@ -28,6 +28,7 @@ import { monitoringSettingsSection } from './uptime/index.js';
 import { adminLoginSettingsSection, createAdminLoginRoutes, type AdminLoginService } from './admin-login/index.js';
 import { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites/sites.service.js';
 import type { TokensService } from './tokens/tokens.service.js';
+import { createTokensRoutes } from './tokens/tokens.routes.js';
 import { createWebhooksRoutes } from './webhooks/webhooks.routes.js';
 import type { WebhooksService } from './webhooks/webhooks.service.js';
 import { createJobsRoutes } from './jobs/jobs.routes.js';
@@ -40,12 +41,13 @@ import type { AuthFailureLimiter } from './http/auth-rate-limit.js';
 import type { Clock } from './shared/clock.js';
 import type { Events } from './shared/event-bus.js';
 import { bearerAuth, type AppEnv } from './http/auth.js';
+import { requirePermission } from './http/permissions.js';
 import { clientAddressMiddleware, type TrustedProxies } from './http/client-address.js';
 import { createHealthRoutes } from './http/health.routes.js';
 import { createSafeUpdatesRoutes, type SafeUpdatesService } from './safe-updates/index.js';
 import { answerUnknownRoutes, createApiRouter, limitRequestBodies } from './http/api-router.js';
 import { createErrorHandler } from './http/problem.js';
-import type { UsersService } from './users/index.js';
+import { createUsersRoutes, type UsersService } from './users/index.js';
 import { connectionResultUrl, createDashboard } from './dashboard/dashboard.js';
 import type { FleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 
@@ -98,6 +100,8 @@ export function createApp(deps: AppDeps) {
   api.use('*', limitRequestBodies());
   const onLimited = deps.metrics ? () => deps.metrics!.noteRateLimited() : undefined;
   api.use('*', bearerAuth({ tokens: deps.tokens, publicPaths: PUBLIC_PATHS, limiter: deps.authLimiter, onLimited }));
+  // The one permission check (http/permissions.ts): the matched route's required role against the token's.
+  api.use('*', requirePermission());
 
   api.route('/', createHealthRoutes(deps));
   api.route('/', createAuthorizationRoutes({ ...deps, authorizationLanding: connectionResultUrl }));
@@ -132,6 +136,8 @@ export function createApp(deps: AppDeps) {
   api.route('/', createWebhooksRoutes(deps));
   api.route('/', createJobsRoutes(deps));
   api.route('/', createConnectorRoutes(deps));
+  api.route('/', createTokensRoutes(deps));
+  api.route('/', createUsersRoutes(deps));
 
   api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

@@ -12,21 +12,26 @@ import { createLoggedEvents, createLogger } from './shared/logger.js';
 import { KeyError } from './shared/secret-key.js';
 import { DataDirLockedError, lockDataDir, withDataDirShared } from './shared/data-dir-lock.js';
 import { createTokensRepository } from './tokens/tokens.repository.js';
-import { createTokensService, type TokenScope } from './tokens/tokens.service.js';
+import { createTokensService, roleOfScope, type TokenScope } from './tokens/tokens.service.js';
+import { isRole, roles, type Role } from './shared/actor.js';
 import { VERSION } from './version.js';
 import { listTargetSnapshotsCommand, rekeyTargetCommand, verifyBackupCommand } from './backups/backups.cli.js';
 import { createServices } from './services.js';
 import { loadSecretKey } from './shared/secret-key.js';
 import { usersCommand } from './users/users.cli.js';
+import { createUsersRepository } from './users/index.js';
 
 const USAGE = `Usage: sitewarden <command>
 
 Commands:
   start                                  run the daemon (configured by SITEWARDEN_* environment variables)
   migrate                                apply database migrations and exit
-  token create --name NAME [--scope read|write]
-                                         create an API token and print it once (scope defaults to read)
-  token list                             list API tokens (never the tokens themselves)
+  token create --name NAME [--role viewer|manager|owner] [--user NAME] [--expires-in-days N]
+                                         create an API token and print it once (role defaults to viewer;
+                                         --scope read|write still works: write is owner, read viewer);
+                                         with --user it belongs to that user and never exceeds their role,
+                                         without it is an operator token
+  token list                             list API tokens with their role and user (never the tokens themselves)
   token revoke ID|NAME                   revoke a token
   backup verify BACKUP_ID [--target NAME] [--sample PERCENT]
                                          re-read a backup's objects (from the local store or an offsite
@@ -38,7 +43,9 @@ Commands:
   recover restore --target NAME --site SITE_ID BACKUP_ID
                                          restore a backup the target holds into a connected site, with the
                                          daemon stopped; prints the restore's outcome
-  users create NAME                      create a dashboard user and print its random password once
+  users create NAME [--role ROLE]        create a dashboard user (owner unless --role owner|manager|viewer|client)
+                                         and print its random password once
+  users set-role NAME ROLE               give a user another role (ends their sessions)
   users reset-password NAME              set a new random password (printed once) and end the user's sessions
   users list                             list dashboard users
   version                                print the version`;
@@ -210,7 +217,13 @@ function token(args: string[], config: Config, migrate: boolean): number {
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: { name: { type: 'string' }, scope: { type: 'string' } },
+    options: {
+      name: { type: 'string' },
+      scope: { type: 'string' },
+      role: { type: 'string' },
+      user: { type: 'string' },
+      'expires-in-days': { type: 'string' },
+    },
   });
   const database = openDatabase(join(config.dataDir, DATABASE_FILE), { migrate });
   try {
@@ -223,19 +236,35 @@ function token(args: string[], config: Config, migrate: boolean): number {
     switch (action) {
       case 'create': {
         if (!values.name) throw new UsageError('token create needs --name NAME');
-        const scope = (values.scope ?? 'read') as TokenScope;
-        if (scope !== 'read' && scope !== 'write') throw new UsageError('--scope must be read or write');
-        const created = tokens.create(values.name, scope);
+        if (values.scope !== undefined && values.scope !== 'read' && values.scope !== 'write')
+          throw new UsageError('--scope must be read or write');
+        if (values.role !== undefined && !isRole(values.role))
+          throw new UsageError(`--role must be one of ${roles.join(', ')}`);
+        if (values.role !== undefined && values.scope !== undefined)
+          throw new UsageError('give --role or --scope (its deprecated alias), not both');
+        const role: Role = values.role ?? (values.scope ? roleOfScope(values.scope as TokenScope) : 'viewer');
+        const days = values['expires-in-days'];
+        if (days !== undefined && !/^[1-9]\d{0,3}$/.test(days))
+          throw new UsageError('--expires-in-days must be a whole number of days, 1 to 9999');
+        const userId = values.user === undefined ? null : userIdByName(database, values.user);
+        const created = tokens.create(values.name, role, {
+          userId,
+          expiresAt: days === undefined ? null : new Date(systemClock.now().getTime() + Number(days) * 86_400_000),
+        });
         process.stdout.write(`${created.token}\n`);
-        process.stderr.write(`created ${scope} token ${created.summary.id} (${values.name}); it is shown only once\n`);
+        process.stderr.write(
+          `created ${role} token ${created.summary.id} (${values.name})${values.user ? ` of ${values.user}` : ''}${days ? `, expiring in ${days} days` : ''}; it is shown only once\n`,
+        );
         return 0;
       }
       case 'list': {
         const rows = tokens.list();
-        process.stdout.write(`${['ID', 'NAME', 'SCOPE', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'].join('\t')}\n`);
+        process.stdout.write(
+          `${['ID', 'NAME', 'ROLE', 'SCOPE', 'USER', 'PREFIX', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'].join('\t')}\n`,
+        );
         for (const row of rows) {
           process.stdout.write(
-            `${[row.id, row.name, row.scope, `${row.prefix}…`, row.createdAt.toISOString(), row.lastUsedAt?.toISOString() ?? '-', row.revokedAt?.toISOString() ?? '-'].join('\t')}\n`,
+            `${[row.id, row.name, row.role, row.scope, row.userId ?? '-', `${row.prefix}…`, row.createdAt.toISOString(), row.lastUsedAt?.toISOString() ?? '-', row.expiresAt?.toISOString() ?? '-', row.revokedAt?.toISOString() ?? '-'].join('\t')}\n`,
           );
         }
         return 0;
@@ -253,6 +282,13 @@ function token(args: string[], config: Config, migrate: boolean): number {
   } finally {
     database.close();
   }
+}
+
+/** The id of the user named NAME, for `token create --user`. */
+function userIdByName(database: { db: Parameters<typeof createUsersRepository>[0]['db'] }, name: string): string {
+  const user = createUsersRepository({ db: database.db }).findByUsername(name.trim().toLowerCase());
+  if (!user) throw new UsageError(`no user is named ${name}`);
+  return user.id;
 }
 
 main(process.argv.slice(2)).then(

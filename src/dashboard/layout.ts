@@ -3,6 +3,7 @@ import type { HtmlEscapedString } from 'hono/utils/html';
 import type { SignedInSession } from '../users/index.js';
 import { CSRF_FIELD } from './session.js';
 import { STYLESHEET } from './stylesheet.js';
+import { roleAtLeast } from '../shared/actor.js';
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -43,13 +44,15 @@ export const tagFilterForm = (action: string, tag: string | undefined, tags: { t
 export const csrfField = (session: SignedInSession) =>
   html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}" />`;
 
-/** A one-button form posting to a site action; `confirm` adds a required checkbox (restore, delete). */
+/** A one-button form posting to a site action, for a manager or owner; `confirm` adds a required checkbox (restore, delete). */
 export function action(
   session: SignedInSession,
   path: string,
   label: string,
   options: { danger?: boolean; confirm?: string; describedBy?: string } = {},
 ) {
+  // Site work is a manager's (http/permissions.ts): a viewer is not offered the button.
+  if (!roleAtLeast(session.user.role, 'manager')) return '';
   return html`<form method="post" action="${path}">
     ${csrfField(session)}
     ${

@@ -1,14 +1,16 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { SignedInSession, UsersService } from '../users/index.js';
-import type { Actor } from '../shared/actor.js';
+import { html } from 'hono/html';
+import { DASHBOARD_PERMISSIONS, matchedRoute, refusal, requiredRole } from '../http/permissions.js';
+import { roleAtLeast, type Access, type Actor } from '../shared/actor.js';
 import { defineProblem, isAppError } from '../shared/errors.js';
 
 const SESSION_COOKIE = 'sw_session';
 export const CSRF_FIELD = '_csrf';
 const CSRF_HEADER = 'X-CSRF-Token';
 
-export type DashboardEnv = { Variables: { session: SignedInSession; actor: Actor } };
+export type DashboardEnv = { Variables: { session: SignedInSession; actor: Actor; access: Access } };
 
 const csrfRefused = defineProblem('csrf-token-invalid', 403, 'The form is stale or did not come from the dashboard');
 const READ_METHODS = new Set(['GET', 'HEAD']);
@@ -57,10 +59,39 @@ export function requireSession(users: UsersService, httpsPublicUrl: boolean): Mi
     // so a browser never drops a session the server still honours.
     if (session.renewed) setSessionCookie(c, token!, session.expiresAt, isSecure(c, httpsPublicUrl));
     c.set('session', session);
-    c.set('actor', { kind: 'user', id: session.user.id });
+    const actor: Actor = { kind: 'user', id: session.user.id };
+    const access: Access = { actor, role: session.user.role, sites: { kind: 'all' }, userId: session.user.id };
+    c.set('actor', actor);
+    c.set('access', access);
+    // The same permission function as the API's (http/permissions.ts), with the dashboard's table.
+    const route = matchedRoute(c);
+    const needed = route && requiredRole(DASHBOARD_PERMISSIONS, route.method, route.path);
+    if (needed && !roleAtLeast(access.role, needed))
+      return refusedPage(c, refusal(access, needed, c.req.method, c.req.path).detail);
     await next();
     endStreamWithSession(c, users, session.sessionId);
   };
+}
+
+/** A role below what the page or form needs: a plain 403 page saying which role it needs. */
+function refusedPage(c: Context, detail: string) {
+  return c.html(
+    html`<!doctype html>
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <title>Not allowed · Sitewarden</title>
+        </head>
+        <body>
+          <main>
+            <h1>Not allowed</h1>
+            <p>${detail}.</p>
+            <p><a href="/">Back</a> · <a href="/settings/account">Your account</a></p>
+          </main>
+        </body>
+      </html>`,
+    403,
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
+import { isRole, roleAtLeast, roles, type Role } from '../shared/actor.js';
 import { commonProblems, isAppError } from '../shared/errors.js';
 import { CreateWebhookInput } from '../webhooks/index.js';
 import type { DashboardServices } from './deps.js';
@@ -9,6 +10,8 @@ import { setFlash, takeFlash, type DashboardEnv, type Flash } from './session.js
 
 type Form = Record<string, unknown>;
 const text = (form: Form, name: string) => (typeof form[name] === 'string' ? (form[name] as string).trim() : '');
+/** The form's role (none: a viewer); anything else is refused by the users service (`role-invalid`). */
+const roleOf = (form: Form) => (text(form, 'role') || 'viewer') as Role;
 
 /** Webhooks (with test send and delivery log), API tokens, users. Secrets made here are shown once, on the answer itself. */
 export function createSettingsPage(deps: DashboardServices) {
@@ -24,15 +27,21 @@ export function createSettingsPage(deps: DashboardServices) {
     const shownLog = c.req.query('deliveries');
     const log =
       shownLog && webhooks.some((w) => w.id === shownLog) ? deps.webhooks.deliveries(shownLog, { limit: 20 }) : null;
-    const tokens = deps.tokens.list().filter((t) => t.revokedAt === null);
+    const access = c.get('access');
+    const isOwner = access.role === 'owner';
+    const tokens = deps.tokens.listFor(access).filter((t) => t.revokedAt === null);
     const users = deps.users.list();
+    const usernames = new Map(users.map((u) => [u.id, u.username]));
+    // A token's role is at most its creator's: the choices stop at the user's own role.
+    const tokenRoles = roles.filter((role) => role !== 'client' && roleAtLeast(access.role, role));
+    const roleOptions = (choices: readonly Role[], selected: Role) =>
+      choices.map((role) => html`<option value="${role}" ${role === selected ? 'selected' : ''}>${role}</option>`);
     const post = (path: string, label: string, extra: Html | string = '', kind = 'secondary') =>
       html`<form method="post" action="${path}">
         ${csrfField(session)}${extra}<button type="submit" class="${kind}">${label}</button>
       </form>`;
-    const body = html`<h1>Settings</h1>
-      ${options.secret ?? ''}
-      <section class="card" id="webhooks" aria-labelledby="webhooks-h">
+    const webhooksSection = () =>
+      html`<section class="card" id="webhooks" aria-labelledby="webhooks-h">
         <h2 id="webhooks-h">Webhooks</h2>
         ${
           webhooks.length === 0
@@ -112,7 +121,14 @@ export function createSettingsPage(deps: DashboardServices) {
           <input id="wh-secret" name="secret" type="password" autocomplete="off" />
           <button type="submit">Add webhook</button>
         </form>
-      </section>
+      </section>`;
+    const body = html`<h1>Settings</h1>
+      ${options.secret ?? ''}
+      <p>
+        Signed in as <strong>${session.user.username}</strong> (${session.user.role}) ·
+        <a href="/settings/account">Change your password</a>
+      </p>
+      ${isOwner ? webhooksSection() : ''}
       <section class="card" id="tokens" aria-labelledby="tokens-h">
         <h2 id="tokens-h">API tokens</h2>
         <div class="table-wrap">
@@ -120,7 +136,8 @@ export function createSettingsPage(deps: DashboardServices) {
             <thead>
               <tr>
                 <th scope="col">Name</th>
-                <th scope="col">Scope</th>
+                <th scope="col">Role</th>
+                <th scope="col">User</th>
                 <th scope="col">Starts with</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Action</th>
@@ -131,7 +148,8 @@ export function createSettingsPage(deps: DashboardServices) {
                 (t) =>
                   html`<tr>
                     <th scope="row">${t.name}</th>
-                    <td>${t.scope}</td>
+                    <td>${t.role}${t.expiresAt ? html` (expires ${t.expiresAt.toISOString().slice(0, 10)})` : ''}</td>
+                    <td>${t.userId ? (usernames.get(t.userId) ?? t.userId) : 'operator (CLI)'}</td>
                     <td><code>${t.prefix}…</code></td>
                     <td>${age(t.lastUsedAt, now)}</td>
                     <td class="actions">
@@ -146,15 +164,31 @@ export function createSettingsPage(deps: DashboardServices) {
           <h3>Create a token</h3>
           ${csrfField(session)}
           <label for="tok-name">Name</label><input id="tok-name" name="name" required maxlength="100" />
-          <label for="tok-scope">Scope</label>
-          <select id="tok-scope" name="scope">
-            <option value="read">read</option>
-            <option value="write">write</option>
+          <label for="tok-role">Role</label>
+          <select id="tok-role" name="role">
+            ${roleOptions(tokenRoles, 'viewer')}
           </select>
+          ${
+            isOwner
+              ? html`<label for="tok-user">For user</label>
+                  <select id="tok-user" name="userId">
+                    ${users.map(
+                      (u) =>
+                        html`<option value="${u.id}" ${u.id === session.user.id ? 'selected' : ''}>
+                          ${u.username}
+                        </option>`,
+                    )}
+                  </select>`
+              : ''
+          }
+          <label for="tok-days">Expires after (days, empty: never)</label>
+          <input id="tok-days" name="expiresInDays" type="number" min="1" max="3650" />
           <button type="submit">Create token</button>
         </form>
       </section>
-      <section class="card" id="users" aria-labelledby="users-h">
+      ${isOwner ? usersSection() : ''}`;
+    function usersSection() {
+      return html`<section class="card" id="users" aria-labelledby="users-h">
         <h2 id="users-h">Users</h2>
         <div class="table-wrap">
           <table>
@@ -173,7 +207,17 @@ export function createSettingsPage(deps: DashboardServices) {
                     <th scope="row">${u.username}</th>
                     <td>${u.role}${u.scopeTag ? ` (tag ${u.scopeTag})` : ''}</td>
                     <td>${age(u.lastSignedInAt, now)}</td>
-                    <td class="actions">${post(`/settings/users/${u.id}/reset`, `Reset password of ${u.username}`)}</td>
+                    <td class="actions">
+                      ${post(
+                        `/settings/users/${u.id}/role`,
+                        `Change role of ${u.username}`,
+                        html`<label class="visually-hidden" for="role-${u.id}">Role of ${u.username}</label>
+                          <select id="role-${u.id}" name="role">
+                            ${roleOptions(roles, u.role)}
+                          </select>`,
+                      )}
+                      ${post(`/settings/users/${u.id}/reset`, `Reset password of ${u.username}`)}
+                    </td>
                   </tr>`,
               )}
             </tbody>
@@ -193,9 +237,14 @@ export function createSettingsPage(deps: DashboardServices) {
             minlength="12"
             autocomplete="new-password"
           />
+          <label for="user-role">Role</label>
+          <select id="user-role" name="role">
+            ${roleOptions(roles, 'viewer')}
+          </select>
           <button type="submit">Add user</button>
         </form>
       </section>`;
+    }
     return c.html(
       page({ title: 'Settings', session, current: '/settings', body, flash: options.flash ?? takeFlash(c) }),
       options.status ?? 200,
@@ -223,6 +272,42 @@ export function createSettingsPage(deps: DashboardServices) {
 
   app.get('/settings', (c) => render(c));
 
+  /** One's own account, for every role (a client's too): the password, with the current one asked first. */
+  function accountPage(c: Context<DashboardEnv>, flash: Flash | null = takeFlash(c), status: 200 | 400 = 200) {
+    const session = c.get('session');
+    const body = html`<h1>Your account</h1>
+      <p><strong>${session.user.username}</strong>, ${session.user.role}</p>
+      <form class="connect" method="post" action="/settings/account/password">
+        <h2>Change your password</h2>
+        ${csrfField(session)}
+        <label for="pw-current">Current password</label>
+        <input id="pw-current" name="current" type="password" required autocomplete="current-password" />
+        <label for="pw-new">New password (at least 12 characters)</label>
+        <input id="pw-new" name="password" type="password" required minlength="12" autocomplete="new-password" />
+        <p class="muted">Your other sessions end; this one stays signed in.</p>
+        <button type="submit">Change password</button>
+      </form>`;
+    return c.html(page({ title: 'Your account', session, current: '/settings', body, flash }), status);
+  }
+  app.get('/settings/account', (c) => accountPage(c));
+  app.post('/settings/account/password', async (c) => {
+    const form = await c.req.parseBody();
+    const session = c.get('session');
+    try {
+      await deps.users.changeOwnPassword(
+        session.user.id,
+        session.sessionId,
+        text(form, 'current'),
+        text(form, 'password'),
+      );
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      return accountPage(c, { kind: 'error', text: error.detail }, 400);
+    }
+    setFlash(c, { kind: 'ok', text: 'Your password is changed; your other sessions ended.' });
+    return c.redirect('/settings/account', 303);
+  });
+
   app.post('/settings/webhooks', (c) =>
     change(c, (form) => {
       const parsed = CreateWebhookInput.safeParse({
@@ -248,11 +333,22 @@ export function createSettingsPage(deps: DashboardServices) {
   app.post('/settings/tokens', async (c) => {
     const form = await c.req.parseBody();
     const name = text(form, 'name').slice(0, 100);
-    const scope = text(form, 'scope') === 'write' ? 'write' : 'read';
+    const asked = text(form, 'role') || 'viewer';
+    const role = isRole(asked) ? asked : 'viewer';
+    const days = Number(text(form, 'expiresInDays'));
+    const userId = text(form, 'userId') || undefined;
     if (!name) return render(c, { flash: { kind: 'error', text: 'A token needs a name.' } });
     try {
-      const { token } = deps.tokens.create(name, scope);
-      return render(c, { secret: secretBox(`Token ${name} (${scope})`, token), status: 201 });
+      const { token } = deps.tokens.createFor(c.get('access'), {
+        name,
+        role,
+        userId,
+        expiresAt:
+          Number.isInteger(days) && days >= 1 && days <= 3650
+            ? new Date(deps.clock.now().getTime() + days * 86_400_000)
+            : null,
+      });
+      return render(c, { secret: secretBox(`Token ${name} (${role})`, token), status: 201 });
     } catch (error) {
       // A name the tokens refuse (control characters): said on the page, not as the API's problem document.
       if (!isAppError(error)) throw error;
@@ -260,14 +356,20 @@ export function createSettingsPage(deps: DashboardServices) {
     }
   });
   app.post('/settings/tokens/:id/revoke', (c) =>
-    change(c, () => `Token ${deps.tokens.revoke(c.req.param('id')).name} revoked.`),
+    change(c, () => `Token ${deps.tokens.revokeFor(c.get('access'), c.req.param('id')).name} revoked.`),
   );
   app.post('/settings/users', (c) =>
     change(
       c,
       async (form) =>
-        `User ${(await deps.users.create(text(form, 'username'), text(form, 'password'))).username} added.`,
+        `User ${(await deps.users.create(text(form, 'username'), text(form, 'password'), roleOf(form))).username} added.`,
     ),
+  );
+  app.post('/settings/users/:id/role', (c) =>
+    change(c, (form) => {
+      const user = deps.users.setRole(c.req.param('id'), roleOf(form), c.get('actor'));
+      return `${user.username} is now a ${user.role}; their sessions ended.`;
+    }),
   );
   app.post('/settings/users/:id/reset', async (c) => {
     const user = deps.users.list().find((u) => u.id === c.req.param('id'));

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import type { Plugin, Theme } from '../inventory/index.js';
+import { storedPlugins, storedThemes, type Plugin, type Theme } from '../inventory/index.js';
 import { backupSettingsSection } from '../backups/index.js';
 import { performanceSettingsSection } from '../performance/index.js';
 import { monitoringSettingsSection } from '../uptime/index.js';
@@ -15,6 +15,7 @@ import { adminLoginAction } from './admin-login.page.js';
 import { safeUpdatesSection } from './safe-updates.page.js';
 import { brokenByUpdateNotice, updateHistorySection } from './update-history.js';
 import { takeFlash, type DashboardEnv } from './session.js';
+import { roleAtLeast } from '../shared/actor.js';
 
 const bytes = (n: number) =>
   n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${Math.round(n / 1e3)} kB`;
@@ -128,8 +129,8 @@ export function createSitePage(deps: DashboardServices) {
         }),
       );
     const inventory = deps.inventories.read(site.id);
-    const plugins = inventory ? (JSON.parse(inventory.pluginsJson) as Plugin[]) : [];
-    const themes = inventory ? (JSON.parse(inventory.themesJson) as Theme[]) : [];
+    const plugins = inventory ? storedPlugins(inventory.pluginsJson, site.id) : [];
+    const themes = inventory ? storedThemes(inventory.themesJson, site.id) : [];
     const uptime = deps.uptime.report(site.id);
     const downtime = deps.uptime.downtime(site.id, { limit: 10 }).slice(0, 10);
     const audits = deps.performance.history(site.id, { limit: 30 }).slice(0, 30);
@@ -268,11 +269,11 @@ export function createSitePage(deps: DashboardServices) {
                           ${
                             usable
                               ? html`${action(session, `${base}/backups/${b.id}/verify`, 'Verify')}
-                                  <a href="${base}/backups/${b.id}/download">Download</a>
-                                  ${action(session, `${base}/backups/${b.id}/restore`, 'Restore', {
-                                    danger: true,
-                                    confirm: 'Overwrite the site with this backup',
-                                  })}`
+                                ${roleAtLeast(session.user.role, 'manager') ? html`<a href="${base}/backups/${b.id}/download">Download</a>` : ''}
+                                ${action(session, `${base}/backups/${b.id}/restore`, 'Restore', {
+                                  danger: true,
+                                  confirm: 'Overwrite the site with this backup',
+                                })}`
                               : ''
                           }
                         </td>
@@ -294,7 +295,12 @@ export function createSitePage(deps: DashboardServices) {
       ${safeUpdatesSection(deps, session, site, now)} ${updateHistorySection(deps, site.id, now)}
       <section class="card" id="settings" aria-labelledby="settings-h">
         <h2 id="settings-h">Settings</h2>
-        <form class="settings-form" method="post" action="${base}/settings">
+        <form
+          class="settings-form"
+          method="post"
+          action="${base}/settings"
+          ${roleAtLeast(session.user.role, 'manager') ? '' : 'hidden'}
+        >
           ${csrfField(session)}
           <div>
             <label for="tags">Tags (comma separated)</label><input id="tags" name="tags" value="${tags.join(', ')}" />

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Actor } from '../shared/actor.js';
+import type { Access, Actor, Role } from '../shared/actor.js';
 import { commonProblems, defineProblem } from '../shared/errors.js';
 import type { AuthFailureLimiter } from './auth-rate-limit.js';
 import { clientAddress } from './client-address.js';
@@ -8,24 +8,28 @@ import { clientAddress } from './client-address.js';
 export interface AuthenticatedToken {
   id: string;
   name: string;
+  /** Deprecated alias of `role`: `write` for owner and manager, `read` otherwise. */
   scope: 'read' | 'write';
+  /** The effective role at this request: the lower of the token's own and its user's. */
+  role: Role;
+  /** The token's user; null for an operator token. */
+  userId: string | null;
 }
 
 export interface TokenAuthenticator {
   authenticate(token: string): AuthenticatedToken | null;
 }
 
-export type AppEnv = { Variables: { token: AuthenticatedToken; actor: Actor } };
-
-const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+export type AppEnv = { Variables: { token: AuthenticatedToken; actor: Actor; access: Access } };
 
 const authProblems = {
   tooManyFailures: defineProblem('too-many-failed-authentications', 429, 'Too many failed authentications'),
 };
 
 /**
- * Bearer-token authentication for everything under /api except the paths listed as public.
- * A read token may only read; anything that changes state needs a write token.
+ * Bearer-token authentication for everything under /api except the paths listed as public: sets
+ * the request's `access` (actor, effective role, site scope). What each route needs is checked
+ * after it, by one middleware (http/permissions.ts).
  */
 export function bearerAuth({
   tokens,
@@ -68,15 +72,12 @@ export function bearerAuth({
     if (!token) {
       countOrRefuse(c, address);
       c.header('WWW-Authenticate', 'Bearer realm="sitewarden", error="invalid_token"');
-      throw commonProblems.unauthorized.create('the API token is unknown or revoked');
+      throw commonProblems.unauthorized.create('the API token is unknown, revoked or expired');
     }
-    if (!READ_METHODS.has(c.req.method) && token.scope !== 'write') {
-      throw commonProblems.forbidden.create(
-        `the token "${token.name}" has the read scope; ${c.req.method} needs a write token`,
-      );
-    }
+    const actor: Actor = { kind: 'token', id: token.id };
     c.set('token', token);
-    c.set('actor', { kind: 'token', id: token.id });
+    c.set('actor', actor);
+    c.set('access', { actor, role: token.role, sites: { kind: 'all' }, userId: token.userId });
     return next();
   };
 }

@@ -25,8 +25,8 @@ const problemContent = { [PROBLEM_CONTENT_TYPE]: { schema: ProblemSchema } };
 export function problemResponses(...statuses: number[]) {
   const descriptions: Record<number, string> = {
     400: 'The request is not valid (`validation-failed` lists the fields)',
-    401: 'No API token, or an unknown or revoked one',
-    403: 'The token’s scope does not allow this',
+    401: 'No API token, or an unknown, revoked or expired one',
+    403: 'The token’s role does not allow this (docs/api.md, Roles)',
     404: 'No such resource',
     409: 'Conflicts with the current state',
     410: 'Expired',

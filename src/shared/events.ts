@@ -20,8 +20,16 @@ export const eventCatalogue = {
     fields: ['tokenId', 'path'],
     when: 'First start with no API token: an admin token was written to a 0600 file (its path is logged, never the token).',
   },
-  'token.created': { level: 'info', fields: ['tokenId', 'name', 'scope'], when: 'An API token was created.' },
-  'token.revoked': { level: 'info', fields: ['tokenId', 'name'], when: 'An API token was revoked.' },
+  'token.created': {
+    level: 'info',
+    fields: ['tokenId', 'name', 'scope'],
+    when: 'An API token was created; `scope` is the deprecated alias of its role, which the event also carries (`role`), with its user (`userId`, null: an operator token from the CLI).',
+  },
+  'token.revoked': {
+    level: 'info',
+    fields: ['tokenId', 'name', 'userId', 'by'],
+    when: 'An API token was revoked; `by` is who did (null: the CLI).',
+  },
   'user.bootstrap_created': {
     level: 'warn',
     fields: ['userId', 'path'],
@@ -32,6 +40,21 @@ export const eventCatalogue = {
     level: 'info',
     fields: ['userId', 'username'],
     when: 'A dashboard user’s password was reset; their sessions ended.',
+  },
+  'user.password_changed': {
+    level: 'info',
+    fields: ['userId', 'username'],
+    when: 'A user changed their own password; their other sessions ended.',
+  },
+  'user.role_changed': {
+    level: 'info',
+    fields: ['userId', 'username', 'from', 'to', 'by'],
+    when: 'An owner gave a user another role; the user’s sessions and event streams ended, their tokens follow the new role at once.',
+  },
+  'user.deleted': {
+    level: 'info',
+    fields: ['userId', 'username', 'by'],
+    when: 'An owner deleted a user; their sessions ended and their tokens are refused.',
   },
   'user.signed_in': {
     level: 'info',

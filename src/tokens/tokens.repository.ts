@@ -1,13 +1,26 @@
 import type Database from 'better-sqlite3';
 import { and, asc, count, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
+import type { Role } from '../shared/actor.js';
 import { apiTokens, type ApiTokenRow } from './tokens.table.js';
+
+/** An active token and the current role of its user: null when the token has no user, `missing` when its user is gone. */
+export interface ActiveToken {
+  token: ApiTokenRow;
+  userRole: Role | 'missing' | null;
+}
+
+// The users table is the users feature's; tokens read one column of it by name (no import: the two
+// features are of one tier). A user deleted or renamed away leaves `missing`, which is refused.
+const userRole = sql<
+  Role | 'missing' | null
+>`case when ${apiTokens.userId} is null then null else coalesce((select u.role from users u where u.id = ${apiTokens.userId}), 'missing') end`;
 
 export function createTokensRepository({ db }: { db: Db }) {
   // drizzle's documented handle on the driver; one prepared pragma, read on every request.
   const dataVersion = (db as Db & { $client: Database.Database }).$client.prepare('PRAGMA data_version').pluck();
   const activeByHash = db
-    .select()
+    .select({ token: apiTokens, userRole })
     .from(apiTokens)
     .where(and(eq(apiTokens.tokenHash, sql.placeholder('tokenHash')), isNull(apiTokens.revokedAt)))
     .prepare();
@@ -15,12 +28,24 @@ export function createTokensRepository({ db }: { db: Db }) {
     insert(row: typeof apiTokens.$inferInsert): void {
       db.insert(apiTokens).values(row).run();
     },
-    findActiveByHash(tokenHash: string): ApiTokenRow | undefined {
+    findActiveByHash(tokenHash: string): ActiveToken | undefined {
       return activeByHash.get({ tokenHash });
     },
-    list(): ApiTokenRow[] {
-      return db.select().from(apiTokens).orderBy(asc(apiTokens.id)).all();
+    /** Every token, or those of one user (`null`: the operator tokens). */
+    list(userId?: string | null): ApiTokenRow[] {
+      const query = db.select().from(apiTokens);
+      return (
+        userId === undefined
+          ? query
+          : query.where(userId === null ? isNull(apiTokens.userId) : eq(apiTokens.userId, userId))
+      )
+        .orderBy(asc(apiTokens.id))
+        .all();
     },
+    /** The current role of a user (the users feature's table, read by name), or undefined when there is none. */
+    roleOfUser: (userId: string): Role | undefined =>
+      db.get<{ role: Role } | undefined>(sql`select role from users where id = ${userId}`)?.role,
+    findById: (id: string): ApiTokenRow | undefined => db.select().from(apiTokens).where(eq(apiTokens.id, id)).get(),
     countActive(): number {
       return db.select({ n: count() }).from(apiTokens).where(isNull(apiTokens.revokedAt)).get()?.n ?? 0;
     },

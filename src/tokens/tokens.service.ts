@@ -3,30 +3,52 @@ import { writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuthenticatedToken } from '../http/auth.js';
 import { hasControlCharacters } from '../http/plain-text.js';
+import { isRole, lowerRole, roleAtLeast, type Access, type Role } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
-import { defineProblem } from '../shared/errors.js';
+import { commonProblems, defineProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
-import type { TokensRepository } from './tokens.repository.js';
+import type { ActiveToken, TokensRepository } from './tokens.repository.js';
 import type { ApiTokenRow } from './tokens.table.js';
 import type { Events } from '../shared/event-bus.js';
 
+/** The scopes tokens had before roles: still accepted (`write` is owner, `read` viewer) and reported as an alias. */
 export type TokenScope = AuthenticatedToken['scope'];
 
 const tokenProblems = {
   notFound: defineProblem('token-not-found', 404, 'No such API token'),
   ambiguous: defineProblem('token-ambiguous', 409, 'More than one token has that name'),
   nameInvalid: defineProblem('token-name-invalid', 400, 'The token name is not acceptable'),
+  roleTooHigh: defineProblem('token-role-too-high', 403, 'A token cannot have a higher role than its user'),
+  userNotFound: defineProblem('token-user-not-found', 404, 'No such user to own the token'),
 };
 
 export interface TokenSummary {
   id: string;
   name: string;
+  /** The token's own role; at a request it is lowered to its user's current role. */
+  role: Role;
+  /** Deprecated alias of `role` (`write` for owner and manager, `read` otherwise). */
   scope: TokenScope;
+  /** Whose token it is; null for an operator token made with the CLI. */
+  userId: string | null;
   prefix: string;
   createdAt: Date;
   lastUsedAt: Date | null;
+  expiresAt: Date | null;
   revokedAt: Date | null;
 }
+
+/** What creating a token takes besides its name. */
+export interface TokenOptions {
+  /** The owning user; null or absent: an operator token (CLI only). */
+  userId?: string | null;
+  expiresAt?: Date | null;
+}
+
+/** The role a scope of old stood for. */
+export const roleOfScope = (scope: TokenScope): Role => (scope === 'write' ? 'owner' : 'viewer');
+/** The deprecated `scope` of a role: whether it may change anything. */
+const scopeOfRole = (role: Role): TokenScope => (roleAtLeast(role, 'manager') ? 'write' : 'read');
 
 const BOOTSTRAP_TOKEN_FILE = 'admin-token';
 const TOKEN_PREFIX = 'swt_';
@@ -49,10 +71,17 @@ export function createTokensService({
 }) {
   // Recently valid tokens by hash. Emptied on a revoke here and whenever another process (the
   // CLI's `token revoke`) wrote to the database, which SQLite's data_version tells for free.
-  const valid = new Map<string, ApiTokenRow>();
+  const valid = new Map<string, ActiveToken>();
   let cachedAtVersion = -1;
+  // A user's role changed (or the user went) in this process: the cached rows carry their old role.
+  events.subscribe(
+    (event) => {
+      if (event.event === 'user.role_changed' || event.event === 'user.deleted') valid.clear();
+    },
+    { inline: true },
+  );
 
-  function findActive(tokenHash: string): ApiTokenRow | undefined {
+  function findActive(tokenHash: string): ActiveToken | undefined {
     const version = repository.dataVersion();
     if (version !== cachedAtVersion) {
       valid.clear();
@@ -68,43 +97,107 @@ export function createTokensService({
     return row;
   }
 
-  function create(name: string, scope: TokenScope): { token: string; summary: TokenSummary } {
+  /**
+   * A token of `role` (an old scope is accepted: `write` is owner, `read` viewer) for `userId`
+   * (none: an operator token). Never above the user's current role.
+   */
+  function create(
+    name: string,
+    roleOrScope: Role | TokenScope = 'viewer',
+    { userId = null, expiresAt = null }: TokenOptions = {},
+  ): { token: string; summary: TokenSummary } {
     // A name is shown in logs, terminals (`token list`) and pages: no line breaks, escapes or direction overrides.
     if (hasControlCharacters(name))
       throw tokenProblems.nameInvalid.create('a token name must not contain control characters');
+    const role = isRole(roleOrScope) ? roleOrScope : roleOfScope(roleOrScope);
+    if (userId !== null) {
+      const userRole = repository.roleOfUser(userId);
+      if (!userRole) throw tokenProblems.userNotFound.create(`no user has the id ${userId}`);
+      if (!roleAtLeast(userRole, role))
+        throw tokenProblems.roleTooHigh.create(`the user is a ${userRole}: their token cannot be a ${role}`);
+    }
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
     const now = clock.now();
     const row = {
       id: createId('tok', now),
       name,
-      scope,
+      role,
+      scope: scopeOfRole(role),
+      userId,
+      expiresAt,
       tokenHash: hashToken(token),
       prefix: token.slice(0, TOKEN_PREFIX.length + 6),
       createdAt: now,
     };
     repository.insert(row);
-    events.emit('token.created', { tokenId: row.id, name, scope });
+    events.emit('token.created', { tokenId: row.id, name, scope: row.scope, role, userId });
     return { token, summary: toSummary({ ...row, lastUsedAt: null, revokedAt: null }) };
   }
+
+  function revokeRow(row: ApiTokenRow, by: Access | null): TokenSummary {
+    const now = clock.now();
+    repository.revoke(row.id, now);
+    valid.clear();
+    events.emit('token.revoked', { tokenId: row.id, name: row.name, userId: row.userId, by: by?.actor ?? null });
+    return toSummary({ ...row, revokedAt: now });
+  }
+
+  /** Whether `access` may see and revoke the token: an owner any; anyone else the tokens of their own user. */
+  const mayManage = (access: Access, row: ApiTokenRow) =>
+    access.role === 'owner' ||
+    (access.userId !== null
+      ? row.userId === access.userId
+      : access.actor.kind === 'token' && row.id === access.actor.id);
 
   return {
     create,
 
-    /** Returns the token's identity, or null for an unknown or revoked token. */
+    /**
+     * A token made through the API or the dashboard: for the asker's own user unless an owner names
+     * another; its role at most the asker's (and the user's, `create` checks).
+     */
+    createFor(
+      access: Access,
+      { name, role, userId, expiresAt = null }: { name: string; role: Role; userId?: string; expiresAt?: Date | null },
+    ): { token: string; summary: TokenSummary } {
+      const owner = userId ?? access.userId;
+      if (owner !== access.userId && access.role !== 'owner')
+        throw commonProblems.forbidden.create(`only an owner creates tokens for other users; you are a ${access.role}`);
+      if (!roleAtLeast(access.role, role))
+        throw tokenProblems.roleTooHigh.create(`you are a ${access.role}: you cannot create a ${role} token`);
+      return create(name, role, { userId: owner, expiresAt });
+    },
+
+    /** Returns the token's identity and effective role, or null for an unknown, revoked or expired token. */
     authenticate(token: string): AuthenticatedToken | null {
       if (!token.startsWith(TOKEN_PREFIX)) return null;
-      const row = findActive(hashToken(token));
-      if (!row) return null;
+      const found = findActive(hashToken(token));
+      if (!found) return null;
+      const { token: row, userRole } = found;
       const now = clock.now();
+      if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return null;
+      if (userRole === 'missing') return null;
       if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
         repository.markUsed(row.id, now);
         row.lastUsedAt = now;
       }
-      return { id: row.id, name: row.name, scope: row.scope };
+      const role = userRole === null ? row.role : lowerRole(row.role, userRole);
+      return { id: row.id, name: row.name, scope: scopeOfRole(role), role, userId: row.userId };
     },
 
-    list: (): TokenSummary[] => repository.list().map(toSummary),
+    /** Every token (the CLI), or one user's (`null`: the operator tokens). */
+    list: (userId?: string | null): TokenSummary[] => repository.list(userId).map(toSummary),
 
+    /** The tokens `access` may see: an owner's every token (or one user's), anyone else's their own user's. */
+    listFor(access: Access, userId?: string): TokenSummary[] {
+      if (access.role === 'owner') return repository.list(userId).map(toSummary);
+      return repository
+        .list(access.userId)
+        .filter((row) => mayManage(access, row) && (userId === undefined || row.userId === userId))
+        .map(toSummary);
+    },
+
+    /** Revokes by id or name (the CLI, which holds the data directory). */
     revoke(idOrName: string): TokenSummary {
       const matches = repository.findByIdOrName(idOrName);
       if (matches.length === 0) throw tokenProblems.notFound.create(`no active token has the id or name ${idOrName}`);
@@ -112,12 +205,15 @@ export function createTokensService({
         throw tokenProblems.ambiguous.create(
           `${matches.length} active tokens are named ${idOrName}; revoke one by its id`,
         );
-      const row = matches[0]!;
-      const now = clock.now();
-      repository.revoke(row.id, now);
-      valid.clear();
-      events.emit('token.revoked', { tokenId: row.id, name: row.name });
-      return toSummary({ ...row, revokedAt: now });
+      return revokeRow(matches[0]!, null);
+    },
+
+    /** Revokes by id for the API and the dashboard; a token `access` may not manage is `token-not-found`, like an unknown one. */
+    revokeFor(access: Access, id: string): TokenSummary {
+      const row = repository.findById(id);
+      if (!row || row.revokedAt !== null || !mayManage(access, row))
+        throw tokenProblems.notFound.create(`no active token of yours has the id ${id}`);
+      return revokeRow(row, access);
     },
 
     /**
@@ -127,7 +223,8 @@ export function createTokensService({
     ensureBootstrapToken(dataDir: string): { path: string } | null {
       if (repository.countActive() > 0) return null;
       const path = join(dataDir, BOOTSTRAP_TOKEN_FILE);
-      const { token, summary } = create('admin', 'write');
+      // An operator token (no user: the first user is created after it) with the owner role.
+      const { token, summary } = create('admin', 'owner');
       const temporary = `${path}.tmp-${process.pid}`;
       writeFileSync(temporary, `${token}\n`, { mode: 0o600 });
       renameSync(temporary, path);
@@ -145,10 +242,13 @@ function toSummary(row: ApiTokenRow): TokenSummary {
   return {
     id: row.id,
     name: row.name,
-    scope: row.scope,
+    role: row.role,
+    scope: scopeOfRole(row.role),
+    userId: row.userId,
     prefix: row.prefix,
     createdAt: row.createdAt,
     lastUsedAt: row.lastUsedAt,
+    expiresAt: row.expiresAt,
     revokedAt: row.revokedAt,
   };
 }

@@ -2,3 +2,4 @@
 export { createUsersRepository } from './users.repository.js';
 export { createUsersService, type SignedInSession, type UsersService } from './users.service.js';
 export { usersProblems } from './users.errors.js';
+export { createUsersRoutes } from './users.routes.js';

@@ -2,12 +2,14 @@ import { join } from 'node:path';
 import { openDatabase } from '../db/database.js';
 import { systemClock } from '../shared/clock.js';
 import { createLoggedEvents, createLogger } from '../shared/logger.js';
+import { isRole, roles } from '../shared/actor.js';
 import { randomPassword } from './passwords.js';
+import { usersProblems } from './users.errors.js';
 import { createUsersRepository } from './users.repository.js';
 import { createUsersService } from './users.service.js';
 
 /**
- * `sitewarden users create NAME | reset-password NAME | list`: dashboard accounts from the
+ * `sitewarden users create NAME [--role ROLE] | set-role NAME ROLE | reset-password NAME | list`: dashboard accounts from the
  * command line. A new password is random and printed once on stdout (the command's result, never
  * a log line). Like the token commands it may run beside the daemon.
  */
@@ -24,7 +26,7 @@ export async function usersCommand({
   migrate?: boolean;
   out: (line: string) => void;
 }): Promise<number> {
-  const [action, name] = args;
+  const [action, name, ...rest] = args;
   const database = openDatabase(join(dataDir, databaseFile), { migrate });
   try {
     const users = createUsersService({
@@ -35,10 +37,21 @@ export async function usersCommand({
     switch (action) {
       case 'create': {
         if (!name) return usage(out);
+        const role = rest[0] === '--role' ? rest[1] : rest[0]?.startsWith('--role=') ? rest[0].slice(7) : 'owner';
+        if (!isRole(role) || (rest.length > 0 && !rest[0]!.startsWith('--role'))) return usage(out);
         const password = randomPassword();
-        const user = await users.create(name, password);
+        const user = await users.create(name, password, role);
         out(`user ${user.username} (${user.role}) created; password (shown once):`);
         out(password);
+        return 0;
+      }
+      case 'set-role': {
+        const role = rest[0];
+        if (!name || !isRole(role)) return usage(out);
+        const user = users.list().find((candidate) => candidate.username === name.trim().toLowerCase());
+        if (!user) throw usersProblems.notFound.create(`no user is named ${name}`);
+        users.setRole(user.id, role);
+        out(`${user.username} is now a ${role} (their sessions ended)`);
         return 0;
       }
       case 'reset-password': {
@@ -61,6 +74,6 @@ export async function usersCommand({
 }
 
 function usage(out: (line: string) => void): number {
-  out('users needs: create NAME | reset-password NAME | list');
+  out(`users needs: create NAME [--role ${roles.join('|')}] | set-role NAME ROLE | reset-password NAME | list`);
   return 2;
 }

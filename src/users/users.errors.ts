@@ -7,4 +7,7 @@ export const usersProblems = {
   signInFailed: defineProblem('sign-in-failed', 401, 'Wrong user name or password'),
   signInLimited: defineProblem('sign-in-rate-limited', 429, 'Too many failed sign-ins'),
   busy: defineProblem('sign-in-busy', 429, 'Too many sign-ins at once'),
+  lastOwner: defineProblem('last-owner', 409, 'The last owner cannot be demoted or deleted'),
+  roleInvalid: defineProblem('role-invalid', 400, 'Not a role'),
+  currentPasswordWrong: defineProblem('current-password-incorrect', 400, 'The current password is not right'),
 };

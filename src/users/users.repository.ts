@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, lte } from 'drizzle-orm';
+import { and, asc, count, eq, gt, lte, ne } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { sessions, users, type SessionRow, type UserRow } from './users.table.js';
 
@@ -12,6 +12,14 @@ export function createUsersRepository({ db }: { db: Db }) {
     findById: (id: string): UserRow | undefined => db.select().from(users).where(eq(users.id, id)).get(),
     listUsers: (): UserRow[] => db.select().from(users).orderBy(asc(users.id)).all(),
     countUsers: (): number => db.select({ n: count() }).from(users).get()?.n ?? 0,
+    setRole(id: string, role: UserRow['role']): void {
+      db.update(users).set({ role }).where(eq(users.id, id)).run();
+    },
+    countOwners: (): number => db.select({ n: count() }).from(users).where(eq(users.role, 'owner')).get()?.n ?? 0,
+    /** Deletes the user; their sessions go with them (foreign key). */
+    deleteUser(id: string): void {
+      db.delete(users).where(eq(users.id, id)).run();
+    },
     setPassword(id: string, passwordHash: string, at: Date): void {
       db.update(users).set({ passwordHash, passwordChangedAt: at }).where(eq(users.id, id)).run();
     },
@@ -45,6 +53,19 @@ export function createUsersRepository({ db }: { db: Db }) {
         .map((row) => row.id),
     deleteSessionsOf(userId: string): void {
       db.delete(sessions).where(eq(sessions.userId, userId)).run();
+    },
+    /** Ends every session of the user but one (the one changing its own password). */
+    deleteOtherSessionsOf(userId: string, keep: string): string[] {
+      const ended = db
+        .select({ id: sessions.id })
+        .from(sessions)
+        .where(and(eq(sessions.userId, userId), ne(sessions.id, keep)))
+        .all()
+        .map((row) => row.id);
+      db.delete(sessions)
+        .where(and(eq(sessions.userId, userId), ne(sessions.id, keep)))
+        .run();
+      return ended;
     },
     deleteExpiredSessions(now: Date): number {
       return db.delete(sessions).where(lte(sessions.expiresAt, now)).run().changes;

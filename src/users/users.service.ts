@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { hasControlCharacters } from '../http/plain-text.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
+import { isRole, roles, type Actor } from '../shared/actor.js';
 import { createId } from '../shared/ids.js';
 import { passwordHasher, randomPassword, type PasswordHasher } from './passwords.js';
 import { createBackoffThrottle, type BackoffPolicy } from './sign-in-throttle.js';
@@ -91,7 +92,25 @@ export function createUsersService({
     }
   }
 
-  async function create(rawUsername: string, password: string, role: UserRole = 'admin'): Promise<UserSummary> {
+  /** Ends every session of the user and what watches them (their open event streams). */
+  function endSessionsOf(userId: string): void {
+    const ended = repository.sessionIdsOf(userId);
+    repository.deleteSessionsOf(userId);
+    sessionsEnded(ended);
+  }
+
+  function findUser(id: string): UserRow {
+    const user = repository.findById(id);
+    if (!user) throw usersProblems.notFound.create(`no user has the id ${id}`);
+    return user;
+  }
+
+  /** Whether taking the owner role from `user` would leave no owner. */
+  const isLastOwner = (user: UserRow) => user.role === 'owner' && repository.countOwners() <= 1;
+
+  /** A new user; `owner` unless another role is given (the CLI and the first user; the dashboard asks). */
+  async function create(rawUsername: string, password: string, role: UserRole = 'owner'): Promise<UserSummary> {
+    if (!isRole(role)) throw usersProblems.roleInvalid.create(`a role is one of ${roles.join(', ')}`);
     const username = checkUsername(rawUsername);
     checkPassword(password);
     if (repository.findByUsername(username)) throw usersProblems.exists.create(`the user ${username} exists`);
@@ -116,15 +135,73 @@ export function createUsersService({
 
     list: (): UserSummary[] => repository.listUsers().map(toSummary),
 
+    find: (id: string): UserSummary | undefined => {
+      const row = repository.findById(id);
+      return row && toSummary(row);
+    },
+
+    /**
+     * Gives the user another role and ends their sessions and open event streams (they sign in
+     * again under the new role; their tokens follow at once, tokens.service.ts). The last owner
+     * keeps the owner role (`last-owner`).
+     */
+    setRole(id: string, role: UserRole, by?: Actor): UserSummary {
+      if (!isRole(role)) throw usersProblems.roleInvalid.create(`a role is one of ${roles.join(', ')}`);
+      const user = findUser(id);
+      if (user.role === role) return toSummary(user);
+      if (isLastOwner(user))
+        throw usersProblems.lastOwner.create(`${user.username} is the only owner; make another user an owner first`);
+      repository.setRole(user.id, role);
+      endSessionsOf(user.id);
+      events.emit('user.role_changed', {
+        userId: user.id,
+        username: user.username,
+        from: user.role,
+        to: role,
+        by: by ?? null,
+      });
+      return toSummary({ ...user, role });
+    },
+
+    /** Deletes the user, their sessions and streams; their tokens are refused from now on. Never the last owner. */
+    delete(id: string, by?: Actor): UserSummary {
+      const user = findUser(id);
+      if (isLastOwner(user))
+        throw usersProblems.lastOwner.create(`${user.username} is the only owner; make another user an owner first`);
+      const ended = repository.sessionIdsOf(user.id);
+      repository.deleteUser(user.id);
+      sessionsEnded(ended);
+      events.emit('user.deleted', { userId: user.id, username: user.username, by: by ?? null });
+      return toSummary(user);
+    },
+
+    /**
+     * A user changes their own password: the current one is checked first; every other session of
+     * theirs ends (and its streams), the one asking stays signed in.
+     */
+    async changeOwnPassword(
+      userId: string,
+      currentSessionId: string,
+      currentPassword: string,
+      newPassword: string,
+    ): Promise<void> {
+      const user = findUser(userId);
+      checkPassword(newPassword);
+      const candidate = currentPassword.slice(0, MAX_PASSWORD);
+      if (!(await hasher.verify(candidate, user.passwordHash)) || currentPassword.length > MAX_PASSWORD)
+        throw usersProblems.currentPasswordWrong.create('the current password is not right; nothing changed');
+      repository.setPassword(user.id, await hasher.hash(newPassword), clock.now());
+      sessionsEnded(repository.deleteOtherSessionsOf(user.id, currentSessionId));
+      events.emit('user.password_changed', { userId: user.id, username: user.username });
+    },
+
     /** Sets a new password (a random one when none is given, returned once) and ends the user's sessions. */
     async resetPassword(rawUsername: string, password = randomPassword()): Promise<string> {
       const user = repository.findByUsername(checkUsername(rawUsername));
       if (!user) throw usersProblems.notFound.create(`no user is named ${rawUsername}`);
       checkPassword(password);
       repository.setPassword(user.id, await hasher.hash(password), clock.now());
-      const ended = repository.sessionIdsOf(user.id);
-      repository.deleteSessionsOf(user.id);
-      sessionsEnded(ended);
+      endSessionsOf(user.id);
       events.emit('user.password_reset', { userId: user.id, username: user.username });
       return password;
     },
@@ -242,7 +319,7 @@ export function createUsersService({
     async ensureBootstrapAdmin(dataDir: string): Promise<{ path: string } | null> {
       if (repository.countUsers() > 0) return null;
       const password = randomPassword();
-      const user = await create('admin', password, 'admin');
+      const user = await create('admin', password, 'owner');
       const path = join(dataDir, BOOTSTRAP_PASSWORD_FILE);
       const temporary = `${path}.tmp-${process.pid}`;
       writeFileSync(temporary, `username: admin\npassword: ${password}\n`, { mode: 0o600 });

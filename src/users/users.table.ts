@@ -1,8 +1,9 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { roles, type Role } from '../shared/actor.js';
 
-/** Roles a user may hold; only `admin` exists now, the roles issue adds the rest. */
-export const userRoles = ['admin'] as const;
-export type UserRole = (typeof userRoles)[number];
+/** Roles a user may hold (shared/actor.ts): owner, manager, viewer, client. */
+export const userRoles = roles;
+export type UserRole = Role;
 
 export const users = sqliteTable('users', {
   id: text('id').primaryKey(),

@@ -45,8 +45,9 @@ async function backUp(siteId: string) {
 }
 
 async function downloaded(siteId: string, backupId: string): Promise<Buffer> {
+  // A download is a manager's (a backup holds the site's secrets): the owner token, not the read one.
   const response = await t.app.request(`/api/sites/${siteId}/backups/${backupId}/download`, {
-    headers: { authorization: `Bearer ${t.readToken}` },
+    headers: { authorization: `Bearer ${t.writeToken}` },
   });
   expect(response.status).toBe(200);
   return gunzipSync(Buffer.from(await response.arrayBuffer()));

@@ -86,7 +86,7 @@ describe('tables with any legal name', () => {
 
   it('download as a database.sql of only the statements a dump needs, which imports into a fresh database with the same rows', async () => {
     const response = await bed.t.app.request(api(`/backups/${state.backup.id}/download`), {
-      headers: { authorization: `Bearer ${bed.t.readToken}` },
+      headers: { authorization: `Bearer ${bed.t.writeToken}` },
     });
     expect(response.status).toBe(200);
     const dir = mkdtempSync(join(tmpdir(), 'sitewarden-names-'));
@@ -160,7 +160,7 @@ describe('backups taken before the daemon wrote its own dump (the site’s CREAT
   }
   const download = () =>
     bed.t.app.request(api(`/backups/${state.backup.id}/download`), {
-      headers: { authorization: `Bearer ${bed.t.readToken}` },
+      headers: { authorization: `Bearer ${bed.t.writeToken}` },
     });
 
   it('still download as a dump the daemon writes, and restore', async () => {

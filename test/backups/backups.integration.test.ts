@@ -85,7 +85,7 @@ describe('backups of a real site', () => {
 
   it('downloads as a standard tar.gz of the files plus an SQL dump any MariaDB imports', async () => {
     const response = await bed.t.app.request(api(`/backups/${state.first.id}/download`), {
-      headers: { authorization: `Bearer ${bed.t.readToken}` },
+      headers: { authorization: `Bearer ${bed.t.writeToken}` },
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-disposition')).toMatch(

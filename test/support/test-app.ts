@@ -56,8 +56,9 @@ export function createTestApp(
     metrics: options.metrics,
     ...options.app,
   });
-  const writeToken = services.tokens.create('test-write', 'write').token;
-  const readToken = services.tokens.create('test-read', 'read').token;
+  // Operator tokens (no user): writeToken is an owner's, readToken a viewer's.
+  const writeToken = services.tokens.create('test-write', 'owner').token;
+  const readToken = services.tokens.create('test-read', 'viewer').token;
 
   async function call(
     method: string,

@@ -24,7 +24,13 @@ describe('sitewarden users', () => {
     const second = lines.at(-1)!;
     expect(second).not.toBe(first);
     expect(await run(['list'])).toBe(0);
-    expect(lines.at(-1)).toMatch(/\tops@example\.com\tadmin\t-$/);
+    expect(lines.at(-1)).toMatch(/\tops@example\.com\towner\t-$/);
+    expect(await run(['create', 'eve', '--role', 'viewer'])).toBe(0);
+    expect(lines.at(-2)).toBe('user eve (viewer) created; password (shown once):');
+    expect(await run(['create', 'mallory', '--role', 'admin'])).toBe(2);
+    expect(await run(['set-role', 'eve', 'owner'])).toBe(0);
+    expect(await run(['set-role', 'ops@example.com', 'viewer'])).toBe(0);
+    await expect(run(['set-role', 'eve', 'viewer'])).rejects.toMatchObject({ problem: { name: 'last-owner' } });
     expect(await run(['frobnicate'])).toBe(2);
     const database = openDatabase(join(dataDir, 'sitewarden.db'));
     try {

@@ -74,7 +74,7 @@ describe('webhooks', () => {
       id: expect.stringMatching(/^evt_/),
       event: 'token.created',
       occurredAt: '2026-03-01T12:00:00.000Z',
-      data: { tokenId: token.id, name: 'ci', scope: 'read' },
+      data: { tokenId: token.id, name: 'ci', scope: 'read', role: 'viewer', userId: null },
     });
 
     const [delivery] = await deliveriesOf(t, webhook.id);
@@ -220,7 +220,9 @@ describe('webhooks', () => {
     await settled(t);
     const body = JSON.parse(receiver.received[0]!.body);
     expect(Object.keys(body)).toEqual(['text']);
-    expect(body.text).toBe(`Sitewarden token.created (tokenId: ${token.id}, name: deploy bot, scope: write)`);
+    expect(body.text).toBe(
+      `Sitewarden token.created (tokenId: ${token.id}, name: deploy bot, scope: write, role: owner)`,
+    );
     expect(body.text).not.toContain('\n');
   });
 

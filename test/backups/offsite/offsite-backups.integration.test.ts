@@ -106,7 +106,7 @@ describe('offsite backups to S3', () => {
   it('download from the bucket when the local store does not hold the backup', async () => {
     rmSync(join(bed.dataDir, 'backups', 'objects'), { recursive: true, force: true });
     const response = await bed.t.app.request(api(`/backups/${state.first.id}/download`), {
-      headers: { authorization: `Bearer ${bed.t.readToken}` },
+      headers: { authorization: `Bearer ${bed.t.writeToken}` },
     });
     // The problem's detail says which target failed and why, when it is not 200.
     const archive = Buffer.from(await response.arrayBuffer());
