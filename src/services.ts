@@ -156,9 +156,17 @@ export function createServices({
   // rollback path (with the site's rollback secret, kept with the safe updates) can put it back.
   const safeUpdatesRepository = createSafeUpdatesRepository({ db });
   const operationTimeoutMs = config.siteOperationTimeoutMs;
+  // One set of rollback paths for plain and safe updates: a path proven for one is not probed again for the other.
+  const rollbackPaths = createRollbackPaths({
+    repository: safeUpdatesRepository,
+    http,
+    secrets,
+    clock,
+    operationTimeoutMs,
+  });
   const restorePoints = createPlainRestorePoints({
     access,
-    paths: createRollbackPaths({ repository: safeUpdatesRepository, http, secrets, clock, operationTimeoutMs }),
+    paths: rollbackPaths,
     operationTimeoutMs,
     // The front page probe after a site's plain updates (a plugin that fatals on the next request).
     http,
@@ -272,7 +280,7 @@ export function createServices({
     repository: safeUpdatesRepository,
     access,
     http,
-    secrets,
+    paths: rollbackPaths,
     jobs,
     clock,
     logger,

@@ -6,7 +6,6 @@ import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import { storedDataProblems } from '../shared/stored-json.js';
 import { createId } from '../shared/ids.js';
-import type { SecretBox } from '../shared/secret-box.js';
 import type { StandaloneRollback } from '../wordpress/rollback-client.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
@@ -33,7 +32,7 @@ import {
 } from './safe-updates.schemas.js';
 import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
 import { createVisualCheck, readScreenshot, type ScreenshotStore } from './visual-check.js';
-import { createRollbackPaths } from './rollback-path.js';
+import type { RollbackPaths } from './rollback-path.js';
 import { createLastResort, type BackupJobs, type SiteWait, type Waited } from './last-resort.js';
 import { backupsProblems } from '../backups/index.js';
 import type { Actor } from '../shared/actor.js';
@@ -75,7 +74,7 @@ export function createSafeUpdatesService({
   repository,
   access,
   http,
-  secrets,
+  paths,
   jobs,
   clock,
   logger,
@@ -89,7 +88,8 @@ export function createSafeUpdatesService({
   repository: SafeUpdatesRepository;
   access: SiteAccess;
   http: SiteHttp;
-  secrets: SecretBox;
+  /** The sites' standalone rollback paths, shared with plain updates' restore points (one proof cache per site). */
+  paths: RollbackPaths;
   jobs: JobRunner;
   clock: Clock;
   logger: Logger;
@@ -104,13 +104,7 @@ export function createSafeUpdatesService({
 }) {
   const flowDeps: FlowDeps = { http, now: () => clock.now(), sleep, operationTimeoutMs };
   const lastResort = backups ? createLastResort({ backups, sleep }) : null;
-  const { provisionSecret, rollbackPath } = createRollbackPaths({
-    repository,
-    http,
-    secrets,
-    clock,
-    operationTimeoutMs,
-  });
+  const { provisionSecret, rollbackPath } = paths;
 
   function recorder(id: string): FlowRecorder {
     let row = repository.find(id)!;
