@@ -8,11 +8,12 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import * as chromeLauncher from 'chrome-launcher';
+import type { LaunchedChrome } from 'chrome-launcher';
 import lighthouse, { desktopConfig, generateReport, type Result as LighthouseResult } from 'lighthouse';
 import { computeMedianRun, filterToValidRuns } from 'lighthouse/core/lib/median-run.js';
 import type { AuditMetrics, AuditRequest, AuditScores, WorkerMessage } from './audit-protocol.js';
 import { chromeFlags } from './chrome-flags.js';
+import { launchChromium } from './launch-chromium.js';
 import type { AuditFailureReason } from './performance.table.js';
 
 class AuditFailure extends Error {
@@ -26,7 +27,7 @@ class AuditFailure extends Error {
 
 const send = (message: WorkerMessage) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
-let runningChrome: chromeLauncher.LaunchedChrome | undefined;
+let runningChrome: LaunchedChrome | undefined;
 const daemonPid = process.ppid;
 // The daemon kills this process group at the time limit; should the daemon itself die, the
 // worker is re-parented, and takes its Chrome down with it rather than finish for nobody.
@@ -74,9 +75,9 @@ function checkChrome(path: string): void {
 async function runOnce(request: AuditRequest, run: number): Promise<LighthouseResult> {
   const userDataDir = join(request.workDir, `profile-${run}`);
   await mkdir(userDataDir, { recursive: true });
-  let chrome: chromeLauncher.LaunchedChrome;
+  let chrome: LaunchedChrome;
   try {
-    chrome = await chromeLauncher.launch({
+    chrome = await launchChromium({
       chromePath: request.chromePath,
       userDataDir,
       chromeFlags: chromeFlags({

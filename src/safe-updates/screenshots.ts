@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import type { LaunchedChrome } from 'chrome-launcher';
-import { chromeFlags } from '../performance/index.js';
+import { chromeFlags, launchChromium } from '../performance/index.js';
 import { z } from 'zod';
 import type { NetworkPolicy } from '../shared/network-policy.js';
 
@@ -49,8 +49,7 @@ export async function withScreenshots<T>(
     // (docs/scaling.md, "Memory"). Loading undici sets the dispatcher global fetch runs on (none is set before it), as
     // its import at start did; it is loaded before the first fetch below.
     await import('undici');
-    const chromeLauncher = await import('chrome-launcher');
-    chrome = await chromeLauncher.launch({
+    chrome = await launchChromium({
       chromePath,
       userDataDir: profile,
       chromeFlags: [
