@@ -35,7 +35,7 @@ describe('Chromium dies with the process that started it', () => {
     const profile = await mkdtemp(join(tmpdir(), 'sw-pdeathsig-'));
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', join(import.meta.dirname, 'fixtures/launch-and-wait.ts'), profile],
+      ['--import', 'tsx', join(import.meta.dirname, '../support/chromium-launch-worker.ts'), profile],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
