@@ -139,3 +139,5 @@ export function createBackupSettings({
     },
   };
 }
+
+export type BackupSettings = ReturnType<typeof createBackupSettings>;

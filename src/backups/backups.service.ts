@@ -1,37 +1,32 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { CANCELLED_MESSAGE, jobEvent, wasCancelled, type JobRunner, type Settlement } from '../jobs/job-runner.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
-import { isAppError, isProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
 import type { SiteAccess } from '../wordpress/site-access.js';
 import { sitesProblems } from '../sites/index.js';
-import { CONNECTOR_DOWNLOAD_HINT, createConnector } from '../wordpress/connector-client.js';
-import { abortableSession } from './abortable-session.js';
-import { backupRecovery, interruptedBackup, interruptedRestore, restoreRecovery } from './backup-recovery.js';
-import { runBackup } from './backup-runner.js';
+import { backupRecovery, restoreRecovery } from './backup-recovery.js';
+import { createBackupJob } from './backup-job.js';
 import { removeBackupScratch } from './backup-scratch.js';
+import { createBackupSources, usable } from './backup-sources.js';
 import { createBackupSettings, type BackupSettingsPatch } from './backup-settings.js';
 import type { BackupsConfig } from './backups.config.js';
 import { backupsProblems } from './backups.errors.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupKind, BackupRow, RestoreRow } from './backups.table.js';
+import { createCollection } from './collection.js';
 import { createStoreLock } from './concurrency.js';
-import { collectGarbage as deleteUnreferenced } from './garbage.js';
-import { openManifest, type OpenedManifest } from './manifest.js';
-import { createBackupLimits } from './backup-limits.js';
+import { openManifest } from './manifest.js';
 import { createFileObjectStore, type ObjectStore } from './object-store.js';
-import { lostPart, runRestore } from './restore-runner.js';
+import { createRestoreJob } from './restore-job.js';
 import { CHECK_KINDS, createVerifyJobs } from './verify-jobs.js';
 import type { Actor } from '../shared/actor.js';
 import { backupArchive } from './archive.js';
 import { createOffsiteTargets } from './offsite/offsite-targets.js';
-import { offsiteProblems } from './offsite/offsite.errors.js';
 import { createTargetOperations, PRUNE_KIND } from './offsite/target-operations.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import { retentionHorizonMs, type RemovedSitesRepository } from './offsite/removed-sites.repository.js';
-import { keptBackups } from './retention.js';
 
 export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
 
@@ -97,56 +92,38 @@ export function createBackupsService({
     removedSites,
   });
   const checks = createVerifyJobs({ repository, offsite, local: store, lock, jobs, jobRows, clock, logger });
-  /** A `partial` backup is held whole locally (an offsite copy failed): restorable like a completed one. */
-  const usable = (row: BackupRow | undefined): row is BackupRow & { manifestHash: string } =>
-    (row?.status === 'completed' || row?.status === 'partial') && !!row.manifestHash;
-  /**
-   * The store a backup is read from: the local one while it holds it, else an offsite target that
-   * does. Reads take no store lock (a slow download would hold off garbage collection and prune,
-   * and every backup queued behind them): neither deletes what a listed backup references, so a
-   * backup is only gone from under a read when retention deleted it meanwhile, which is said so.
-   */
-  const sourceOf = async (row: BackupRow & { manifestHash: string }) => {
-    try {
-      return (await offsite.storeHolding(row, store)).store;
-    } catch (error) {
-      if (isProblem(error, offsiteProblems.notHeld) && !repository.findBackup(row.id))
-        throw backupsProblems.notFound.create(`backup ${row.id} was deleted by the site's retention meanwhile`);
-      throw error;
-    }
-  };
-  /** The named offsite target's store, which must hold the backup's manifest. */
-  const namedSource = async (name: string, row: BackupRow & { manifestHash: string }) => {
-    const { store: named } = await offsite.openExisting(name);
-    if (!(await named.has(row.manifestHash)))
-      throw offsiteProblems.notHeld.create(
-        `target ${name} does not hold backup ${row.id} (its manifest is not there)`,
-        {
-          backupId: row.id,
-          target: name,
-        },
-      );
-    return named;
-  };
+  const sources = createBackupSources({ repository, offsite, local: store });
+  const collection = createCollection({ repository, settings, targetOperations, store, lock, clock });
+  const { applyRetention, collectGarbage } = collection;
+  const executeBackup = createBackupJob({
+    repository,
+    access,
+    store,
+    offsite,
+    config,
+    clock,
+    logger,
+    metrics,
+    requestTimeoutMs,
+    scratchPathOf,
+  });
+  const executeRestore = createRestoreJob({
+    repository,
+    access,
+    store,
+    sources,
+    executeBackup,
+    jobs,
+    clock,
+    metrics,
+    requestTimeoutMs,
+  });
 
-  // Opened, not read whole: restore and download walk the file entries part by part.
-  const readManifest = (hash: string): Promise<OpenedManifest> => openManifest(store, hash);
-  const failure = (error: unknown) => {
-    if (isAppError(error) && error.extensions.siteCode === 'rest_no_route') {
-      return {
-        reason: 'connector-outdated',
-        error: `the site’s Sitewarden connector is missing or has no backup routes: install the current one from ${CONNECTOR_DOWNLOAD_HINT}`,
-      };
-    }
-    return {
-      reason: isAppError(error) ? error.problem.name : 'internal-error',
-      error: isAppError(error) ? error.detail : (error as Error).message,
-    };
+  /** Backups and restores need the site connected; reading its backups and settings only that it exists. */
+  const requireConnected = (siteId: string) => access.connected(siteId);
+  const requireSite = (siteId: string) => {
+    if (!siteExists(siteId)) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
   };
-
-  function requireSite(siteId: string) {
-    return access.connected(siteId);
-  }
 
   function claimSite(siteId: string) {
     const active = repository.activeJob(siteId);
@@ -157,123 +134,8 @@ export function createBackupsService({
       );
   }
 
-  /** Runs one backup row to its end, never rejects; a signal aborted by a cancel ends it `cancelled`. */
-  async function executeBackup(row: BackupRow, signal: AbortSignal): Promise<Settlement> {
-    const started = clock.now();
-    // Object files carry the file system's time, not the service clock's: what this backup writes is newer than this.
-    const writtenSince = Date.now();
-    repository.updateBackup(row.id, { status: 'running', startedAt: started });
-    try {
-      const { site, session: siteSession } = requireSite(row.siteId);
-      // A site that stalls or sends without end runs into its own deadline, which stops its calls like shutdown does.
-      const limits = createBackupLimits(config.limits);
-      const session = abortableSession(siteSession, AbortSignal.any([signal, limits.signal]));
-      const previousRow = repository.completedBackups(row.siteId).find((candidate) => candidate.manifestHash);
-      const previous = previousRow?.manifestHash
-        ? await openManifest(store, previousRow.manifestHash).catch(() => null)
-        : null;
-      const result = await runBackup({
-        connector: createConnector(session, { operationTimeoutMs: requestTimeoutMs }),
-        store,
-        previous,
-        siteUrl: site.url,
-        now: () => clock.now(),
-        onProgress: (progress) => repository.updateBackup(row.id, progress),
-        scratchPath: scratchPathOf(row.siteId),
-        limits,
-      }).finally(() => limits.dispose());
-      // Then the offsite copies: a target that fails leaves the backup `partial`, never silently `completed`.
-      const copies = await offsite.replicate({
-        local: store,
-        targets: offsite.targetsFor(row.siteId),
-        writtenSince,
-        snapshot: {
-          format: 1,
-          backupId: row.id,
-          siteId: row.siteId,
-          siteUrl: site.url,
-          kind: row.kind,
-          createdAt: row.createdAt.toISOString(),
-          finishedAt: clock.now().toISOString(),
-          manifestHash: result.manifestHash,
-          files: result.progress.files,
-          tables: result.progress.tables,
-          rows: result.progress.rows,
-          bytesTotal: result.progress.bytesTotal,
-        },
-      });
-      // Objects a verify found damaged on a target went up again with this copy: said so, with the backup that did it.
-      for (const { target, objects } of copies.resent)
-        logger.info(
-          { siteId: row.siteId, backupId: row.id, target, objects },
-          'objects a verify had found damaged on the target were sent again with this backup’s copy',
-        );
-      const partial = copies.failures.length > 0;
-      const finished = repository.updateBackup(row.id, {
-        ...result.progress,
-        status: partial ? 'partial' : 'completed',
-        manifestHash: result.manifestHash,
-        targets: copies.held,
-        ...(partial
-          ? {
-              reason: 'backup-target-failed',
-              error: copies.failures.map((failure) => `target ${failure.target}: ${failure.message}`).join('; '),
-            }
-          : {}),
-        finishedAt: clock.now(),
-      })!;
-      metrics?.observeJob('backup', 'completed', finished.finishedAt!.getTime() - started.getTime());
-      if (partial)
-        return {
-          events: [
-            jobEvent('backup.partial', {
-              siteId: row.siteId,
-              backupId: row.id,
-              kind: row.kind,
-              targets: copies.held,
-              failedTargets: copies.failures.map((failure) => failure.target),
-              message: finished.error,
-            }),
-          ],
-        };
-      return {
-        events: [
-          jobEvent('backup.completed', {
-            siteId: row.siteId,
-            backupId: row.id,
-            kind: row.kind,
-            files: finished.files,
-            tables: finished.tables,
-            bytesTransferred: finished.bytesTransferred,
-            bytesStored: finished.bytesStored,
-            durationMs: finished.finishedAt!.getTime() - started.getTime(),
-          }),
-        ],
-      };
-    } catch (error) {
-      const { reason, error: message } = wasCancelled(signal)
-        ? { reason: 'cancelled', error: CANCELLED_MESSAGE }
-        : signal.aborted
-          ? { reason: 'interrupted', error: interruptedBackup(row.kind) }
-          : failure(error);
-      const failed = repository.updateBackup(row.id, {
-        status: 'failed',
-        reason,
-        error: message,
-        finishedAt: clock.now(),
-      })!;
-      metrics?.observeJob('backup', 'failed', failed.finishedAt!.getTime() - started.getTime());
-      // A cancel is told by job.cancelled (the runner), not as a failure.
-      if (reason === 'cancelled') return { events: [] };
-      return {
-        events: [jobEvent('backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason, message })],
-        interrupted: signal.aborted,
-      };
-    }
-  }
-
   function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): BackupRow {
-    requireSite(siteId);
+    requireConnected(siteId);
     claimSite(siteId);
     const row = repository.insertBackup({
       id: createId('bkp', clock.now()),
@@ -285,85 +147,6 @@ export function createBackupsService({
     });
     jobs.enqueue('backup', row.id, siteId);
     return row;
-  }
-
-  async function executeRestore(row: RestoreRow, signal: AbortSignal): Promise<Settlement> {
-    const started = clock.now();
-    repository.updateRestore(row.id, { status: 'running', startedAt: started });
-    try {
-      const target = repository.findBackup(row.backupId);
-      if (!usable(target))
-        throw backupsProblems.notFound.create(`backup ${row.backupId} is no longer there to restore from`);
-      const pre = repository.insertBackup({
-        id: createId('bkp', clock.now()),
-        siteId: row.siteId,
-        kind: 'pre_restore',
-        status: 'queued',
-        createdAt: clock.now(),
-      });
-      repository.updateRestore(row.id, { preRestoreBackupId: pre.id });
-      jobs.report({ id: pre.id, kind: 'backup', siteId: row.siteId }, await executeBackup(pre, signal));
-      const preResult = repository.findBackup(pre.id)!;
-      if (!usable(preResult)) {
-        throw Object.assign(
-          new Error(
-            `the backup of the site before restoring failed (${preResult.reason ?? 'unknown'}: ${preResult.error ?? ''}); nothing was restored`,
-          ),
-          { reason: 'pre-restore-backup-failed' },
-        );
-      }
-      // The target the user named is the one read (a damaged copy elsewhere must not be); else the
-      // backup may live only offsite (its local copy gone, or a recovered daemon): read from where it is.
-      const source = row.sourceTarget ? await namedSource(row.sourceTarget, target) : await sourceOf(target);
-      const [targetManifest, currentManifest] = await Promise.all([
-        openManifest(source, target.manifestHash).catch(
-          lostPart('the backup’s list of files and tables (its manifest)'),
-        ),
-        readManifest(preResult.manifestHash),
-      ]);
-      const progress = await access.operate(row.siteId, ({ session }) =>
-        runRestore({
-          connector: createConnector(abortableSession(session, signal), { operationTimeoutMs: requestTimeoutMs }),
-          store: source,
-          target: targetManifest,
-          current: currentManifest,
-          onProgress: (update) => repository.updateRestore(row.id, update),
-        }),
-      );
-      const finished = repository.updateRestore(row.id, { ...progress, status: 'completed', finishedAt: clock.now() })!;
-      metrics?.observeJob('restore', 'completed', finished.finishedAt!.getTime() - started.getTime());
-      return {
-        events: [
-          jobEvent('restore.completed', {
-            siteId: row.siteId,
-            restoreId: row.id,
-            backupId: row.backupId,
-            preRestoreBackupId: pre.id,
-            durationMs: finished.finishedAt!.getTime() - started.getTime(),
-          }),
-        ],
-      };
-    } catch (error) {
-      const { reason: problemReason, error: problemMessage } = failure(error);
-      const reason = signal.aborted ? 'interrupted' : ((error as { reason?: string }).reason ?? problemReason);
-      const message = signal.aborted
-        ? interruptedRestore(repository.findRestore(row.id)?.preRestoreBackupId ?? null)
-        : problemMessage;
-      repository.updateRestore(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() });
-      metrics?.observeJob('restore', 'failed', clock.now().getTime() - started.getTime());
-      return {
-        events: [
-          jobEvent('restore.failed', {
-            siteId: row.siteId,
-            restoreId: row.id,
-            backupId: row.backupId,
-            reason,
-            message,
-          }),
-        ],
-        interrupted: signal.aborted,
-      };
-    }
   }
 
   jobs.register('backup', {
@@ -415,28 +198,9 @@ export function createBackupsService({
     return row;
   }
 
-  /**
-   * Keeps the site's completed backups its retention keeps (src/backups/retention.ts); failed ones
-   * older than the oldest kept go too. The deleted ones' snapshot records leave their offsite
-   * targets at once; what only they referenced there goes at the targets' next prune.
-   */
-  async function applyRetention(siteId: string): Promise<{ deletedBackups: string[]; deletedObjects: number }> {
-    const all = repository.allBackups(siteId);
-    const held = (row: BackupRow) => row.status === 'completed' || row.status === 'partial';
-    const keptIds = keptBackups(all.filter(held), settings.policy(siteId), clock.now());
-    const oldestKept = [...keptIds].sort()[0] ?? '';
-    const doomed = all.filter(
-      (row) => (held(row) && !keptIds.has(row.id)) || (row.status === 'failed' && row.id < oldestKept),
-    );
-    for (const row of doomed) repository.deleteBackup(row.id);
-    await targetOperations.forget(doomed);
-    const deletedObjects = doomed.length > 0 ? await collectGarbage() : 0;
-    return { deletedBackups: doomed.map((row) => row.id), deletedObjects };
-  }
-
   /** Queues a restore of the backup; `from` names the offsite target to read it from (else: local first, then its targets). */
   function restore(siteId: string, backupId: string, from?: string): RestoreRow {
-    requireSite(siteId);
+    requireConnected(siteId);
     const target = findBackup(siteId, backupId);
     if (!usable(target))
       throw backupsProblems.notCompleted.create(
@@ -453,16 +217,6 @@ export function createBackupsService({
     });
     jobs.enqueue('restore', row.id, siteId);
     return row;
-  }
-
-  /** Deletes every object no completed backup references; waits until no job is using the store. */
-  function collectGarbage(): Promise<number> {
-    return lock.exclusive(() =>
-      deleteUnreferenced(
-        store,
-        repository.completedBackups().flatMap((row) => (row.manifestHash ? [row.manifestHash] : [])),
-      ),
-    );
   }
 
   return {
@@ -487,12 +241,12 @@ export function createBackupsService({
     request: (siteId: string, kind: BackupKind = 'manual') => enqueueBackup(siteId, kind),
 
     list(siteId: string, { limit, before }: { limit: number; before?: string }): BackupRow[] {
-      requireSiteExists(siteId);
+      requireSite(siteId);
       return repository.listBackups({ siteId, limit, before });
     },
 
     get(siteId: string, backupId: string): BackupRow {
-      requireSiteExists(siteId);
+      requireSite(siteId);
       return findBackup(siteId, backupId);
     },
 
@@ -507,13 +261,13 @@ export function createBackupsService({
 
     /** The backup as a tar.gz of its files plus an SQL dump (checked against hashes as it is read). */
     async archive(siteId: string, backupId: string) {
-      requireSiteExists(siteId);
+      requireSite(siteId);
       const row = findBackup(siteId, backupId);
       if (!usable(row))
         throw backupsProblems.notCompleted.create(
           `backup ${backupId} is ${row.status}; only a completed backup can be downloaded`,
         );
-      const source = await sourceOf(row);
+      const source = await sources.holding(row);
       const manifest = await openManifest(source, row.manifestHash);
       const host = new URL(manifest.siteUrl).host.replace(/[^A-Za-z0-9.-]/g, '-');
       return {
@@ -545,7 +299,7 @@ export function createBackupsService({
 
     /** The site's `backups` settings section, with the defaults filled in and when the next scheduled backup falls due. */
     settings(siteId: string) {
-      requireSiteRow(siteId);
+      requireSite(siteId);
       return settings.view(siteId);
     },
 
@@ -558,7 +312,7 @@ export function createBackupsService({
 
     /** Validates a `backups` settings patch and returns the write that applies it. */
     prepareSettings(siteId: string, patch: BackupSettingsPatch): () => void {
-      requireSiteRow(siteId);
+      requireSite(siteId);
       return settings.prepare(siteId, patch);
     },
 
@@ -590,7 +344,7 @@ export function createBackupsService({
       snapshots: targetOperations.snapshots,
       /** Restores a backup the target holds into a connected site, recording it here first if this daemon never had it. */
       async restore(target: string, backupId: string, siteId: string): Promise<RestoreRow> {
-        requireSite(siteId);
+        requireConnected(siteId);
         claimSite(siteId);
         await targetOperations.adopt(target, backupId, siteId);
         return restore(siteId, backupId, target);
@@ -612,20 +366,6 @@ export function createBackupsService({
      */
     stop: (graceMs: number): Promise<boolean> => jobs.stop(ALL_KINDS, { graceMs }),
   };
-
-  /** Settings belong to any site, connected or not. */
-  function requireSiteRow(siteId: string) {
-    if (!siteExists(siteId)) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
-  }
-
-  function requireSiteExists(siteId: string) {
-    try {
-      access.connected(siteId);
-    } catch (error) {
-      // Backups of a site that is no longer connected can still be listed.
-      if (!isProblem(error, sitesProblems.notConnected)) throw error;
-    }
-  }
 }
 
 export type BackupsService = ReturnType<typeof createBackupsService>;

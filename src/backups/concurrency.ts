@@ -57,3 +57,5 @@ export function createStoreLock() {
     },
   };
 }
+
+export type StoreLock = ReturnType<typeof createStoreLock>;

@@ -170,3 +170,5 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
     },
   };
 }
+
+export type OffsiteTargets = ReturnType<typeof createOffsiteTargets>;

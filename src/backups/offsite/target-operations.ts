@@ -198,3 +198,5 @@ export function createTargetOperations({
     },
   };
 }
+
+export type TargetOperations = ReturnType<typeof createTargetOperations>;

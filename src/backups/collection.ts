@@ -1,0 +1,60 @@
+import type { Clock } from '../shared/clock.js';
+import type { BackupSettings } from './backup-settings.js';
+import type { BackupsRepository } from './backups.repository.js';
+import type { BackupRow } from './backups.table.js';
+import type { StoreLock } from './concurrency.js';
+import { collectGarbage as deleteUnreferenced } from './garbage.js';
+import type { ObjectStore } from './object-store.js';
+import type { TargetOperations } from './offsite/target-operations.js';
+import { keptBackups } from './retention.js';
+
+/**
+ * What retention deletes and the garbage it leaves: a site's backups past its retention policy
+ * (src/backups/retention.ts), then every object no completed backup references any more.
+ */
+export function createCollection({
+  repository,
+  settings,
+  targetOperations,
+  store,
+  lock,
+  clock,
+}: {
+  repository: BackupsRepository;
+  settings: BackupSettings;
+  targetOperations: TargetOperations;
+  store: ObjectStore;
+  lock: StoreLock;
+  clock: Clock;
+}) {
+  /** Deletes every object no completed backup references; waits until no job is using the store. */
+  function collectGarbage(): Promise<number> {
+    return lock.exclusive(() =>
+      deleteUnreferenced(
+        store,
+        repository.completedBackups().flatMap((row) => (row.manifestHash ? [row.manifestHash] : [])),
+      ),
+    );
+  }
+
+  /**
+   * Keeps the site's completed backups its retention keeps; failed ones older than the oldest kept
+   * go too. The deleted ones' snapshot records leave their offsite targets at once; what only they
+   * referenced there goes at the targets' next prune.
+   */
+  async function applyRetention(siteId: string): Promise<{ deletedBackups: string[]; deletedObjects: number }> {
+    const all = repository.allBackups(siteId);
+    const held = (row: BackupRow) => row.status === 'completed' || row.status === 'partial';
+    const keptIds = keptBackups(all.filter(held), settings.policy(siteId), clock.now());
+    const oldestKept = [...keptIds].sort()[0] ?? '';
+    const doomed = all.filter(
+      (row) => (held(row) && !keptIds.has(row.id)) || (row.status === 'failed' && row.id < oldestKept),
+    );
+    for (const row of doomed) repository.deleteBackup(row.id);
+    await targetOperations.forget(doomed);
+    const deletedObjects = doomed.length > 0 ? await collectGarbage() : 0;
+    return { deletedBackups: doomed.map((row) => row.id), deletedObjects };
+  }
+
+  return { applyRetention, collectGarbage };
+}

@@ -1,0 +1,124 @@
+import { jobEvent, type JobRunner, type Settlement } from '../jobs/job-runner.js';
+import type { JobMetrics } from '../metrics/metrics.js';
+import type { Clock } from '../shared/clock.js';
+import { createId } from '../shared/ids.js';
+import type { SiteAccess } from '../wordpress/site-access.js';
+import { createConnector } from '../wordpress/connector-client.js';
+import { abortableSession } from './abortable-session.js';
+import { jobFailure } from './backup-job.js';
+import { interruptedRestore } from './backup-recovery.js';
+import { usable, type BackupSources } from './backup-sources.js';
+import { backupsProblems } from './backups.errors.js';
+import type { BackupsRepository } from './backups.repository.js';
+import type { BackupRow, RestoreRow } from './backups.table.js';
+import { openManifest } from './manifest.js';
+import type { ObjectStore } from './object-store.js';
+import { lostPart, runRestore } from './restore-runner.js';
+
+/**
+ * The restore job: a `pre_restore` backup of the site as it is now first (so the restore can itself
+ * be undone, and so only what differs is sent), then the backup's files and tables sent from where
+ * the backup is held (the target the user named, else local first, then its offsite targets).
+ * Never rejects; a restore stopped halfway says which pre-restore backup puts the site back.
+ */
+export function createRestoreJob({
+  repository,
+  access,
+  store,
+  sources,
+  executeBackup,
+  jobs,
+  clock,
+  metrics,
+  requestTimeoutMs,
+}: {
+  repository: BackupsRepository;
+  access: SiteAccess;
+  store: ObjectStore;
+  sources: BackupSources;
+  executeBackup: (row: BackupRow, signal: AbortSignal) => Promise<Settlement>;
+  jobs: JobRunner;
+  clock: Clock;
+  metrics?: JobMetrics;
+  requestTimeoutMs: number;
+}) {
+  return async function executeRestore(row: RestoreRow, signal: AbortSignal): Promise<Settlement> {
+    const started = clock.now();
+    repository.updateRestore(row.id, { status: 'running', startedAt: started });
+    try {
+      const target = repository.findBackup(row.backupId);
+      if (!usable(target))
+        throw backupsProblems.notFound.create(`backup ${row.backupId} is no longer there to restore from`);
+      const pre = repository.insertBackup({
+        id: createId('bkp', clock.now()),
+        siteId: row.siteId,
+        kind: 'pre_restore',
+        status: 'queued',
+        createdAt: clock.now(),
+      });
+      repository.updateRestore(row.id, { preRestoreBackupId: pre.id });
+      jobs.report({ id: pre.id, kind: 'backup', siteId: row.siteId }, await executeBackup(pre, signal));
+      const preResult = repository.findBackup(pre.id)!;
+      if (!usable(preResult)) {
+        throw Object.assign(
+          new Error(
+            `the backup of the site before restoring failed (${preResult.reason ?? 'unknown'}: ${preResult.error ?? ''}); nothing was restored`,
+          ),
+          { reason: 'pre-restore-backup-failed' },
+        );
+      }
+      // The target the user named is the one read (a damaged copy elsewhere must not be); else the
+      // backup may live only offsite (its local copy gone, or a recovered daemon): read from where it is.
+      const source = row.sourceTarget ? await sources.named(row.sourceTarget, target) : await sources.holding(target);
+      const [targetManifest, currentManifest] = await Promise.all([
+        openManifest(source, target.manifestHash).catch(
+          lostPart('the backup’s list of files and tables (its manifest)'),
+        ),
+        // Opened, not read whole: the restore walks both manifests' file entries part by part.
+        openManifest(store, preResult.manifestHash),
+      ]);
+      const progress = await access.operate(row.siteId, ({ session }) =>
+        runRestore({
+          connector: createConnector(abortableSession(session, signal), { operationTimeoutMs: requestTimeoutMs }),
+          store: source,
+          target: targetManifest,
+          current: currentManifest,
+          onProgress: (update) => repository.updateRestore(row.id, update),
+        }),
+      );
+      const finished = repository.updateRestore(row.id, { ...progress, status: 'completed', finishedAt: clock.now() })!;
+      metrics?.observeJob('restore', 'completed', finished.finishedAt!.getTime() - started.getTime());
+      return {
+        events: [
+          jobEvent('restore.completed', {
+            siteId: row.siteId,
+            restoreId: row.id,
+            backupId: row.backupId,
+            preRestoreBackupId: pre.id,
+            durationMs: finished.finishedAt!.getTime() - started.getTime(),
+          }),
+        ],
+      };
+    } catch (error) {
+      const { reason: problemReason, error: problemMessage } = jobFailure(error);
+      const reason = signal.aborted ? 'interrupted' : ((error as { reason?: string }).reason ?? problemReason);
+      const message = signal.aborted
+        ? interruptedRestore(repository.findRestore(row.id)?.preRestoreBackupId ?? null)
+        : problemMessage;
+      repository.updateRestore(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() });
+      metrics?.observeJob('restore', 'failed', clock.now().getTime() - started.getTime());
+      return {
+        events: [
+          jobEvent('restore.failed', {
+            siteId: row.siteId,
+            restoreId: row.id,
+            backupId: row.backupId,
+            reason,
+            message,
+          }),
+        ],
+        interrupted: signal.aborted,
+      };
+    }
+  };
+}
