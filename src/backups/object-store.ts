@@ -1,3 +1,4 @@
+import type { ReadAhead } from './read-ahead.js';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -78,6 +79,11 @@ export interface ObjectStore {
    */
   openCompressed?(hash: string): Promise<CompressedObject>;
   read(hash: string): Promise<Buffer>;
+  /**
+   * How far a sequential reader (a restore, a download) reads ahead, for a store whose every read
+   * is a round trip (an offsite bucket); absent, one object at a time.
+   */
+  readonly readAhead?: ReadAhead;
   delete(hash: string): Promise<void>;
   list(): AsyncIterable<string>;
 }
