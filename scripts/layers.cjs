@@ -115,9 +115,12 @@ const MODULES = [
     what: 'one-click sign-in to a site’s wp-admin: a single-use link the connector mints, the `site.admin-login` event, the site’s `adminLogin` settings section',
   },
   // tier 3: tiers 1–2
-  { name: 'plugins/', layer: 'feature', tier: 3, what: 'plugin operations on a site' },
-  { name: 'themes/', layer: 'feature', tier: 3, what: 'theme operations on a site' },
-  { name: 'wordpress-updates/', layer: 'feature', tier: 3, what: 'WordPress core and translation updates' },
+  {
+    name: 'update-history/',
+    layer: 'feature',
+    tier: 3,
+    what: 'the update history: one row per attempt to update one item on one site, whoever asked; the recorder (the plugins, themes and core services record their own updates through it, with the restore point taken first; safe updates theirs; bulk updates their items), and rolling back a plain update’s entry from its restore point',
+  },
   {
     name: 'fleet/',
     layer: 'feature',
@@ -130,18 +133,15 @@ const MODULES = [
     tier: 3,
     what: 'automatic updates per site or tag: maintenance windows in the site’s time zone, release delays, pins, an ignore list; a pure evaluation, the dry run, the minute tick that starts bulk updates',
   },
+  // tier 4: tiers 1–3
+  { name: 'plugins/', layer: 'feature', tier: 4, what: 'plugin operations on a site' },
+  { name: 'themes/', layer: 'feature', tier: 4, what: 'theme operations on a site' },
+  { name: 'wordpress-updates/', layer: 'feature', tier: 4, what: 'WordPress core and translation updates' },
   {
     name: 'safe-updates/',
     layer: 'feature',
-    tier: 3,
-    what: 'safe updates of a plugin or theme (a job kind): health checks before and after, a restore point, the update, a rollback through the connector’s standalone path when the site broke, the report ([safe-updates.md](safe-updates.md))',
-  },
-  // tier 4: tiers 1–3
-  {
-    name: 'bulk-updates/',
-    layer: 'feature',
     tier: 4,
-    what: 'bulk updates (one job, a child job per site, global and per-host slots shared by every bulk update) through the single-site update services; the update history of every attempt, bulk or single-site',
+    what: 'safe updates of a plugin or theme (a job kind): health checks before and after, a restore point, the update, a rollback through the connector’s standalone path when the site broke, the report ([safe-updates.md](safe-updates.md))',
   },
   {
     name: 'fleet-actions/',
@@ -154,6 +154,13 @@ const MODULES = [
     layer: 'feature',
     tier: 4,
     what: 'the site list and detail, the authorization routes and the settings routes, composed from `sites`, `inventory`, `uptime` and each feature’s settings section',
+  },
+  // tier 5: tiers 1–4
+  {
+    name: 'bulk-updates/',
+    layer: 'feature',
+    tier: 5,
+    what: 'bulk updates (one job, a child job per site, global and per-host slots shared by every bulk update) through the single-site update services: plan, run, report; the update history’s routes',
   },
 
   // composition

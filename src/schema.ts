@@ -9,7 +9,7 @@ export * from './backups/offsite/removed-sites.table.js';
 export * from './admin-login/admin-login.table.js';
 export * from './webhooks/webhooks.table.js';
 export * from './jobs/jobs.table.js';
-export * from './bulk-updates/update-history.table.js';
+export * from './update-history/update-history.table.js';
 export * from './update-policies/update-policies.table.js';
 export * from './update-policies/update-holds.table.js';
 export * from './safe-updates/safe-updates.table.js';

@@ -57,6 +57,12 @@ import { createFleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 import { createAdminLoginRepository, createAdminLoginService } from './admin-login/index.js';
 import { createFleetActions } from './fleet-actions/index.js';
 import { createNetworkPolicy, type NetworkPolicy } from './shared/network-policy.js';
+import {
+  createSafeUpdateRecording,
+  createSingleSiteRecording,
+  createUpdateHistoryRepository,
+  createUpdateRecorder,
+} from './update-history/index.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -171,31 +177,20 @@ export function createServices({
     // The front page probe after a site's plain updates (a plugin that fatals on the next request).
     http,
   });
-  // Bulk updates apply through the single-site services; those the routes call record each attempt in the update history.
-  const bulk = createBulkUpdates({
-    db,
-    jobs,
-    jobRows: createJobsRepository({ db }),
-    services: {
-      plugins: createPluginsService({ access, events }),
-      themes: createThemesService({ access, events }),
-      wordpressUpdates: createWordPressUpdatesService({ access, events }),
-    },
-    operate: access.operate,
-    // After a bulk site update, the inventory patched from the connector's answers (a full sync if an attempt was not done).
-    inventoryAfter: { patch: sync.patchApplied, sync: sync.syncNow },
-    // Built further down (it needs the backups); a bulk site update runs inside its own job, which
-    // finishes at shutdown, so the safe update is not aborted from here (its own recovery resumes it).
-    safeUpdate: (request) => safeUpdates.safeUpdate(request, new AbortController().signal),
-    restorePoints,
+  // The single-site update services record each attempt in the update history, with the restore point they take first.
+  const updateHistory = createUpdateHistoryRepository({ db });
+  const updateRecorder = createUpdateRecorder({ repository: updateHistory, clock });
+  const singleSiteHistory = createSingleSiteRecording({
+    recorder: updateRecorder,
     inventories,
-    config: config.bulkUpdates,
-    clock,
-    events,
-    logger,
+    sites: sitesRepository,
+    restorePoints,
+    // An update applied while WordPress failed: the stored inventory shows the version on disk (its sync cannot read it).
+    inventoryAfter: { patch: sync.patchApplied },
   });
-  const { plugins, themes, wordpressUpdates } = bulk.recorded;
-  const bulkUpdates = bulk.service;
+  const plugins = createPluginsService({ access, events, history: singleSiteHistory });
+  const themes = createThemesService({ access, events, history: singleSiteHistory });
+  const wordpressUpdates = createWordPressUpdatesService({ access, events, history: singleSiteHistory });
   // One plugin or theme installed, activated, deactivated or removed across many sites: a job over the single-site services.
   const fleetActions = createFleetActions({
     jobs,
@@ -292,7 +287,13 @@ export function createServices({
     }),
     backups,
     // A safe update asked for through the API writes its update-history row (bulk ones are recorded by the bulk update).
-    history: bulk.safeUpdateHistory,
+    history: createSafeUpdateRecording({
+      recorder: updateRecorder,
+      history: updateHistory,
+      inventories,
+      sites: sitesRepository,
+      clock,
+    }),
   });
   lifecycle.onConnected((siteId) => safeUpdates.provisionQuietly(siteId));
   // A removed site's safe-update records go with it (cascade); their screenshots follow.
@@ -302,6 +303,25 @@ export function createServices({
         .removeOrphanScreenshots()
         .catch((error: unknown) => logger.warn({ err: error }, 'removing a removed site’s screenshots failed')),
   );
+  // Bulk updates apply through the same services, each item recorded by the bulk update itself (in its write batch).
+  const bulk = createBulkUpdates({
+    db,
+    jobs,
+    jobRows: createJobsRepository({ db }),
+    services: { plugins, themes, wordpressUpdates },
+    operate: access.operate,
+    // After a bulk site update, the inventory patched from the connector's answers (a full sync if an attempt was not done).
+    inventoryAfter: { patch: sync.patchApplied, sync: sync.syncNow },
+    // Its safe items run as safe updates; one that decided ends the bulk item a stop left following it.
+    safeUpdates,
+    restorePoints,
+    inventories,
+    config: config.bulkUpdates,
+    clock,
+    events,
+    logger,
+  });
+  const bulkUpdates = bulk.service;
   // One-click sign-in to wp-admin: a link the site's connector mints, read without queueing behind operations.
   const adminLogin = createAdminLoginService({
     repository: createAdminLoginRepository({ db }),

@@ -4,7 +4,7 @@ import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
 import { bulkUpdatesProblems, notKeptProblem } from './bulk-updates.errors.js';
 import type { SafeUpdateFacts } from './bulk-updates.repository.js';
 import type { ItemOutcome } from './site-updater.js';
-import type { AttemptEnd } from './update-history.repository.js';
+import type { AttemptEnd } from '../update-history/index.js';
 
 /**
  * What a bulk update tells after the daemon stopped in the middle of it (a crash, `kill -9`): a site or

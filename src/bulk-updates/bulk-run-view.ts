@@ -4,7 +4,7 @@ import type { JobRow } from '../jobs/jobs.table.js';
 import { parseStored } from '../shared/stored-json.js';
 import type { BulkUpdateRun } from './bulk-updates.schemas.js';
 import { ItemOutcomeSchema, PlannedItemSchema, type ItemOutcome, type PlannedItem } from './site-updater.js';
-import { triggerKinds } from './update-history.table.js';
+import { triggerKinds } from '../update-history/index.js';
 import { SafeUpdatePolicySchema } from '../safe-updates/index.js';
 
 /** What a bulk job's row holds in `params`. */

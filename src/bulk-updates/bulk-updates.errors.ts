@@ -1,4 +1,5 @@
 import { defineProblem } from '../shared/errors.js';
+import { updateHistoryProblems } from '../update-history/index.js';
 
 export const bulkUpdatesProblems = {
   invalidSelection: defineProblem('bulk-selection-invalid', 400, 'Select sites by exactly one of sites, tag or all'),
@@ -6,32 +7,9 @@ export const bulkUpdatesProblems = {
   notFound: defineProblem('bulk-update-not-found', 404, 'No such bulk update'),
   notAPreview: defineProblem('bulk-update-not-a-preview', 409, 'Only a preview (a dry run) is applied'),
   previewAlreadyApplied: defineProblem('preview-already-applied', 409, 'The preview was already applied'),
-  // The reasons a safe item of a bulk update failed with (in its outcome, the history and update.failed).
-  rolledBack: defineProblem('update-rolled-back', 502, 'The update broke the site and was rolled back'),
-  rollbackFailed: defineProblem(
-    'update-rollback-failed',
-    502,
-    'The update broke the site and the rollback did not heal it',
-  ),
-  notUpdatedSafely: defineProblem('update-not-safe', 409, 'The safe update did not update the site'),
-  // Rolling back a plain update from its history entry (POST …/updates/history/{entryId}/rollback).
-  entryNotFound: defineProblem('update-history-entry-not-found', 404, 'No such update history entry'),
-  noRestorePoint: defineProblem('no-restore-point', 409, 'The update took no restore point to roll back to'),
-  alreadyRolledBack: defineProblem('already-rolled-back', 409, 'The update was already rolled back'),
-  stillRunning: defineProblem('update-still-running', 409, 'The update has not finished yet'),
+  // The update history's: the history routes answer them, and a safe item that did not keep its update fails with them.
+  ...updateHistoryProblems,
 };
 
-/**
- * A safe update that did not keep its update, as the problem it ends with (rolled back, its
- * rollback failed, or not updated) and the message naming it, for its outcome and its history row.
- */
-export function notKeptProblem(report: { id: string; status: string; reason: string | null; message: string | null }) {
-  const problem =
-    report.status === 'rolled-back'
-      ? bulkUpdatesProblems.rolledBack
-      : report.status === 'rollback-failed'
-        ? bulkUpdatesProblems.rollbackFailed
-        : bulkUpdatesProblems.notUpdatedSafely;
-  const message = `safe update ${report.id}: ${report.status}${report.reason ? ` (${report.reason})` : ''}${report.message ? `: ${report.message}` : ''}`;
-  return { problem, message };
-}
+// Re-exported: the reasons a safe item failed with are the update history's (update-history/).
+export { notKeptProblem } from '../update-history/index.js';

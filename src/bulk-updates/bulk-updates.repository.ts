@@ -5,7 +5,7 @@ import { inventoryItems } from '../inventory/index.js';
 import { jobs, type JobRow } from '../jobs/jobs.table.js';
 import { safeUpdates } from '../safe-updates/index.js';
 import { sites, siteTags } from '../sites/index.js';
-import { updateHistory, type UpdateHistoryRow } from './update-history.table.js';
+import { updateHistory, type UpdateHistoryRow } from '../update-history/index.js';
 
 export interface SiteFacts {
   id: string;

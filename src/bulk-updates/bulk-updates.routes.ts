@@ -15,9 +15,7 @@ import {
   SiteHistoryQuery,
 } from './bulk-updates.schemas.js';
 import type { BulkUpdatesService } from './bulk-updates.js';
-import type { HistoryFilter } from './update-history.repository.js';
-import { restorePointOf } from './update-history.rollback.js';
-import type { UpdateHistoryRow } from './update-history.table.js';
+import { restorePointOf, type HistoryFilter, type UpdateHistoryRow } from '../update-history/index.js';
 
 const tags = ['Fleet'];
 

@@ -3,7 +3,7 @@ import { JobSchema } from '../jobs/jobs.schemas.js';
 import { SafeUpdateChecksInput, SafeUpdatePolicySchema } from '../safe-updates/index.js';
 import { PaginationQuery } from '../http/pagination.js';
 import { SlugPattern, TagFilter } from '../sites/index.js';
-import { triggerKinds, updateItemTypes, updateResults } from './update-history.table.js';
+import { triggerKinds, updateItemTypes, updateResults } from '../update-history/index.js';
 
 const MAX_SITES_PER_REQUEST = 10_000;
 const MAX_ITEMS_PER_REQUEST = 1_000;

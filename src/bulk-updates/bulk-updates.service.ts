@@ -32,12 +32,11 @@ import {
 import { runView, stored, type BulkParams, type ChildParams } from './bulk-run-view.js';
 import type { ItemOutcome, PlannedItem, SiteUpdater } from './site-updater.js';
 import { createWriteBatch } from '../db/write-batch.js';
-import type { TriggerKind } from './update-history.table.js';
 import type { BulkUpdateInput } from './bulk-updates.schemas.js';
 import { previewToApply } from './preview.js';
 import { SafeUpdatePolicySchema, type SafeUpdatePolicy } from '../safe-updates/index.js';
 import { resolveSelection, type BulkTarget } from './selection.js';
-import type { HistoryFilter, UpdateHistoryRepository } from './update-history.repository.js';
+import type { HistoryFilter, TriggerKind, UpdateHistoryRepository } from '../update-history/index.js';
 import { hostOf, type UpdateSlots } from './update-slots.js';
 
 export interface BulkUpdateRequest {

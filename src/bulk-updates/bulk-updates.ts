@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import type { Inventory, Plugin, Theme } from '../inventory/index.js';
+import type { Inventory } from '../inventory/index.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { Clock } from '../shared/clock.js';
@@ -8,37 +8,28 @@ import type { Events } from '../shared/event-bus.js';
 import type { BulkUpdatesConfig } from './bulk-updates.config.js';
 import { createBulkUpdatesRepository } from './bulk-updates.repository.js';
 import { createBulkUpdatesService } from './bulk-updates.service.js';
-import { recordSafeUpdates, recordSingleSiteUpdates } from './recorded-updates.js';
 import {
   createSiteUpdater,
   type OperateOnSite,
   type InventoryAfterUpdates,
-  type SafeUpdate,
   type UpdateServices,
 } from './site-updater.js';
-import type { PlainRestorePoints } from '../safe-updates/index.js';
-import { createHistoryRollback } from './update-history.rollback.js';
-import { createUpdateHistoryRepository } from './update-history.repository.js';
-import { createUpdateRecorder } from './update-recorder.js';
+import type { PlainRestorePoints, SafeUpdatesService } from '../safe-updates/index.js';
+import { createHistoryRollback, createUpdateHistoryRepository, createUpdateRecorder } from '../update-history/index.js';
 import { createUpdateSlots } from './update-slots.js';
 
 /**
- * Builds the bulk updates over the single-site update services, and those services again with
- * every attempt recorded in the update history, for the single-site routes (and the history's
- * hooks for single-site safe updates).
+ * Builds the bulk updates over the single-site update services (which record their own attempts;
+ * a bulk update records its items itself) and the safe updates (a lower tier, given explicitly).
  */
-export function createBulkUpdates<
-  P extends UpdateServices['plugins'] & { update(siteId: string, slug: string): Promise<Plugin> },
-  T extends UpdateServices['themes'] & { update(siteId: string, slug: string): Promise<Theme> },
-  W extends UpdateServices['wordpressUpdates'],
->({
+export function createBulkUpdates({
   db,
   jobs,
   jobRows,
   services,
   operate,
   inventoryAfter,
-  safeUpdate,
+  safeUpdates,
   restorePoints,
   inventories,
   config,
@@ -49,10 +40,14 @@ export function createBulkUpdates<
   db: Db;
   jobs: JobRunner;
   jobRows: JobsRepository;
-  services: { plugins: P; themes: T; wordpressUpdates: W };
+  services: UpdateServices;
   operate: OperateOnSite;
   inventoryAfter: InventoryAfterUpdates;
-  safeUpdate: SafeUpdate;
+  /**
+   * Safe items run as safe updates; a safe update that decided ends the bulk item the daemon's stop
+   * left following it (bulk-recovery.ts).
+   */
+  safeUpdates: Pick<SafeUpdatesService, 'safeUpdate' | 'onSettled'>;
   /** The restore point a plain plugin or theme update takes first, and its rollback (safe-updates). */
   restorePoints?: PlainRestorePoints;
   inventories: { read(siteId: string): Inventory | undefined };
@@ -76,7 +71,9 @@ export function createBulkUpdates<
       inventoryAfter,
       recorder,
       events,
-      safeUpdate,
+      // A bulk site update runs inside its own job, which finishes at shutdown, so the safe update is
+      // not aborted from here (its own recovery resumes it).
+      safeUpdate: (request) => safeUpdates.safeUpdate(request, new AbortController().signal),
       inventories,
       restorePoints,
     }),
@@ -85,6 +82,7 @@ export function createBulkUpdates<
     logger,
     refreshInventory: inventoryAfter.sync,
   });
+  safeUpdates.onSettled(service.followSafeUpdate);
   const rollback = createHistoryRollback({ history, recorder, restorePoints, events, clock });
   return {
     /** The bulk updates, the update history, and rolling back an entry's plain update (`rollBackEntry`). */
@@ -92,24 +90,7 @@ export function createBulkUpdates<
       rollBackEntry: rollback.rollBack,
       rollbackableEntry: rollback.rollbackable,
     }),
-    recorded: recordSingleSiteUpdates(services, { recorder, inventories, repository, restorePoints, inventoryAfter }),
-    /** For the safe-updates service: the history rows of safe updates asked for through the API. */
-    safeUpdateHistory: followedByBulkItems(
-      recordSafeUpdates({ recorder, history, inventories, repository, clock }),
-      service.followSafeUpdate,
-    ),
   };
 }
 
 export type BulkUpdatesService = ReturnType<typeof createBulkUpdates>['service'];
-
-/** A safe update that decided also ends the bulk item the daemon's stop left following it (bulk-recovery.ts). */
-function followedByBulkItems<H extends { settled(report: R): void }, R>(history: H, follow: (report: R) => void): H {
-  return {
-    ...history,
-    settled(report: R) {
-      history.settled(report);
-      follow(report);
-    },
-  };
-}

@@ -1,4 +1,4 @@
-// Bulk updates and the update history: the composition builds them with createBulkUpdates, and
+// Bulk updates and the update history's routes (the history itself: update-history/): the composition builds them with createBulkUpdates, and
 // scheduled runs (policies) call `bulkUpdates.start({ targets, trigger, dryRun?, notAfter? })` (startBulkUpdate).
 export { createBulkUpdates } from './bulk-updates.js';
 export type { BulkUpdatesService } from './bulk-updates.js';

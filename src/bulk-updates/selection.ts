@@ -2,7 +2,7 @@ import { sitesProblems } from '../sites/index.js';
 import { bulkUpdatesProblems } from './bulk-updates.errors.js';
 import type { BulkUpdatesRepository } from './bulk-updates.repository.js';
 import type { BulkUpdateInput } from './bulk-updates.schemas.js';
-import type { UpdateItemType } from './update-history.table.js';
+import type { UpdateItemType } from '../update-history/index.js';
 
 /** One item to update on one site; `version` is the to-version expected (another one offered now: skipped). */
 export interface BulkTarget {

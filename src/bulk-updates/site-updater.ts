@@ -3,20 +3,23 @@ import { unbatched, type WriteBatch } from '../db/write-batch.js';
 import type { AppliedUpdates, Inventory } from '../inventory/index.js';
 import { appliedButUnhealthy, mayHaveChangedFiles, storedPlugins, updateProblems } from '../inventory/index.js';
 import { isAppError, isProblem } from '../shared/errors.js';
-import type { PlainRestorePoint, PlainRestorePoints, SafeUpdatePolicy } from '../safe-updates/index.js';
+import type { PlainRestorePoints, SafeUpdatePolicy } from '../safe-updates/index.js';
 import type { Events } from '../shared/event-bus.js';
-import { notKeptProblem } from './bulk-updates.errors.js';
+import { notKeptProblem } from '../update-history/index.js';
 import type { AvailableUpdates } from '../wordpress/connector-client.js';
 import type { ConnectedSite } from '../wordpress/site-access.js';
 import {
   isNothingToUpdate,
   messageOf,
   reasonOf,
+  updateItemTypes,
   type BatchedRecorder,
+  type PlainRestorePoint,
   type UpdateAttempt,
+  type UpdateHistoryRow,
+  type UpdateItemType,
   type UpdateRecorder,
-} from './update-recorder.js';
-import { updateItemTypes, type UpdateHistoryRow, type UpdateItemType } from './update-history.table.js';
+} from '../update-history/index.js';
 
 /** What updating an item on a held site needs of it (the plugins and themes services' `UpdatablePlugin` / `UpdatableTheme`). */
 interface HeldItem {
@@ -41,7 +44,8 @@ interface ItemOffer {
   newVersion: string;
 }
 interface ItemUpdates {
-  update(siteId: string, slug: string): Promise<{ version: string }>;
+  /** One update, not recorded (the site updater records it in its write batch). */
+  apply(siteId: string, slug: string): Promise<{ version: string }>;
   /** One update on a site already held by `operate`: the connector's update, failure event and problem mapping. */
   updateOn(
     site: ConnectedSite,
@@ -71,8 +75,8 @@ export interface UpdateServices {
   plugins: ItemUpdates;
   themes: ItemUpdates;
   wordpressUpdates: {
-    updateCore(siteId: string, options?: { version?: string }): Promise<{ previousVersion: string; version: string }>;
-    updateTranslations(siteId: string): Promise<{ updated: unknown[] }>;
+    applyCore(siteId: string, options?: { version?: string }): Promise<{ previousVersion: string; version: string }>;
+    applyTranslations(siteId: string): Promise<{ updated: unknown[] }>;
   };
 }
 
@@ -562,7 +566,7 @@ export function createSiteUpdater({
             taken,
             (row) => {
               started(row);
-              return services[`${type}s`].update(siteId, attempt.slug!);
+              return services[`${type}s`].apply(siteId, attempt.slug!);
             },
             version,
           )
@@ -579,7 +583,7 @@ export function createSiteUpdater({
             (row) => {
               started(row);
               return services.wordpressUpdates
-                .updateCore(siteId, attempt.toVersion ? { version: attempt.toVersion } : {})
+                .applyCore(siteId, attempt.toVersion ? { version: attempt.toVersion } : {})
                 .catch(async (error: unknown) => {
                   // Refused before anything changed (not that version on offer): the copy is not needed.
                   if (point && isNothingToUpdate(error)) await restorePoints?.discard?.(siteId, point);
@@ -594,7 +598,7 @@ export function createSiteUpdater({
         return record
           .track(
             attempt,
-            () => services.wordpressUpdates.updateTranslations(siteId),
+            () => services.wordpressUpdates.applyTranslations(siteId),
             () => null,
           )
           .then(() => null);

@@ -6,6 +6,12 @@ import { wordpressProblems } from '../wordpress/wordpress.errors.js';
 /** Problems of changing what is installed on a site, shared by plugins and themes. */
 export const updateProblems = {
   noUpdate: defineProblem('no-update-available', 409, 'No newer version is known'),
+  /** A core update asked for a version WordPress does not offer the site (wordpress-updates; the update history skips it). */
+  versionNotOffered: defineProblem(
+    'core-version-not-offered',
+    409,
+    'WordPress does not offer that version to the site',
+  ),
   operationFailed: defineProblem('site-operation-failed', 502, 'The site could not carry out the operation'),
   /**
    * The new version is on the site's disk, but the site failed after it (WordPress answered an

@@ -14,12 +14,22 @@ import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { DeletedPluginSchema, WordPressPluginSchema } from '../wordpress/site-schemas.js';
 import { pluginsProblems } from './plugins.errors.js';
 import type { RequestedBy } from '../shared/actor.js';
+import type { SingleSiteRecording } from '../update-history/index.js';
 
 /** What updating a plugin needs to know of it: its file for the connector, its versions for the failure event. */
 export type UpdatablePlugin = Pick<Plugin, 'slug' | 'file' | 'version' | 'update'>;
 
 /** Plugins on a real site: core REST for listing, installing, (de)activating, deleting; the connector for updates. */
-export function createPluginsService({ access, events }: { access: SiteAccess; events: Events }) {
+export function createPluginsService({
+  access,
+  events,
+  history,
+}: {
+  access: SiteAccess;
+  events: Events;
+  /** Records each update in the update history (none: not recorded). */
+  history?: Pick<SingleSiteRecording, 'item'>;
+}) {
   async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Plugin[]> {
     const [plugins, updates] = await Promise.all([session.listPlugins(), connector.updatesIfAvailable()]);
     return withPluginUpdates(plugins.map(pluginFromWordPress), updates).sort((a, b) => a.slug.localeCompare(b.slug));
@@ -78,6 +88,19 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
     });
   }
 
+  /** One plugin updated, not recorded. */
+  function apply(siteId: string, slug: string): Promise<Plugin> {
+    return access.operate(siteId, async (site) => {
+      const plugin = await find(site, slug);
+      const updated = await updateOn(site, plugin);
+      // WordPress said the new version is in place: if it then fails, the update is applied and the site unhealthy.
+      return find(site, slug).catch((error: unknown) => {
+        if (!mayHaveChangedFiles(error)) throw error;
+        throw appliedButUnhealthy({ slug, fromVersion: plugin.version }, updated.version, error);
+      });
+    });
+  }
+
   return {
     list: (siteId: string) => access.read(siteId, listWithUpdates),
 
@@ -127,18 +150,13 @@ export function createPluginsService({ access, events }: { access: SiteAccess; e
         });
     },
 
-    /** `requestedBy` is for the update history the composition keeps around this service (bulk-updates/recorded-updates). */
-    update(siteId: string, slug: string, _options?: RequestedBy): Promise<Plugin> {
-      return access.operate(siteId, async (site) => {
-        const plugin = await find(site, slug);
-        const updated = await updateOn(site, plugin);
-        // WordPress said the new version is in place: if it then fails, the update is applied and the site unhealthy.
-        return find(site, slug).catch((error: unknown) => {
-          if (!mayHaveChangedFiles(error)) throw error;
-          throw appliedButUnhealthy({ slug, fromVersion: plugin.version }, updated.version, error);
-        });
-      });
+    /** One plugin updated, recorded in the update history (who asked: `requestedBy`) with the restore point it takes first. */
+    update(siteId: string, slug: string, options: RequestedBy = {}): Promise<Plugin> {
+      return history ? history.item('plugin', siteId, slug, options, () => apply(siteId, slug)) : apply(siteId, slug);
     },
+
+    /** `update` not recorded: for a caller that records the attempt itself (a bulk update's site, in its write batch). */
+    apply,
 
     updateOn,
     /**

@@ -6,7 +6,7 @@ export { createSafeUpdatesRepository } from './safe-updates.repository.js';
 export { createSafeUpdatesRoutes } from './safe-updates.routes.js';
 export { createScreenshotStore } from './visual-check.js';
 export { createRollbackPaths } from './rollback-path.js';
-export { createPlainRestorePoints, type PlainRestorePoint, type PlainRestorePoints } from './plain-restore-points.js';
+export { createPlainRestorePoints, type PlainRestorePoints } from './plain-restore-points.js';
 // Bulk updates take a safe update's checks for every safe update of a run (`checks`), stored with the run.
 export { SafeUpdateChecksInput, SafeUpdatePolicySchema, type SafeUpdatePolicy } from './safe-updates.schemas.js';
 // Read by a bulk update's recovery: the safe update its item was under way as when the daemon stopped.

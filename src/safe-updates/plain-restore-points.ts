@@ -1,4 +1,5 @@
 import { isAppError } from '../shared/errors.js';
+import type { PlainRestorePoint, RestorePointRef } from '../update-history/index.js';
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import type { SiteHttp } from '../wordpress/site-http.js';
 import { createRestorePoints } from '../wordpress/rollback-client.js';
@@ -6,15 +7,6 @@ import { findFatalMarker } from './health-check.js';
 import type { RollbackPaths } from './rollback-path.js';
 import { readItem, takeRestorePoint } from './safe-update-flow.js';
 import { safeUpdatesProblems } from './safe-updates.errors.js';
-
-/** A restore point the connector took: the saved copy's id and the plugin, theme or core (`core`) it puts back. */
-export interface RestorePointRef {
-  id: string;
-  target: string;
-}
-
-/** Before a plain update: the restore point, or why none was taken (the update goes on without one). */
-export type PlainRestorePoint = { restorePoint: RestorePointRef } | { restorePoint: null; reason: string };
 
 /** What the front page answered after plain updates: healthy, or the status and problem that say it broke. */
 export type FrontPageProbe = { healthy: true } | { healthy: false; status: number; problem: string; url: string };

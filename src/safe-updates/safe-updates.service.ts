@@ -380,12 +380,20 @@ export function createSafeUpdatesService({
     },
   });
 
-  /** The update history hears how it ended (a bulk update's safe item has no row of this kind: nothing is written). */
+  /** Told when a safe update has decided, after the update history (`onSettled`: a bulk item following it). */
+  const settledListeners: ((report: SafeUpdateView) => void)[] = [];
+
+  /**
+   * The update history hears how it ended (a bulk update's safe item has no row of this kind: nothing
+   * is written), then whoever follows safe updates (`onSettled`).
+   */
   function settled(id: string): void {
     const row = repository.find(id);
     if (!history || !row) return;
     try {
-      history.settled(safeUpdateView(row));
+      const view = safeUpdateView(row);
+      history.settled(view);
+      for (const listener of settledListeners) listener(view);
     } catch (error) {
       logger.error({ err: error, safeUpdateId: id }, 'writing the update history of a safe update failed');
     }
@@ -409,6 +417,14 @@ export function createSafeUpdatesService({
   }
 
   return {
+    /**
+     * `listener` hears each safe update that decided, after its history row is finished: bulk
+     * updates end the item the daemon's stop left following it (bulk-recovery.ts).
+     */
+    onSettled(listener: (report: SafeUpdateView) => void): void {
+      settledListeners.push(listener);
+    },
+
     /** Queues a safe update as a job (the API); answers with it at once. */
     start(request: SafeUpdateRequest) {
       const row = create(request, 'queued');

@@ -12,13 +12,23 @@ import {
 import type { ConnectedSite, SiteAccess } from '../wordpress/site-access.js';
 import { themesProblems } from './themes.errors.js';
 import type { RequestedBy } from '../shared/actor.js';
+import type { SingleSiteRecording } from '../update-history/index.js';
 import { isAppError } from '../shared/errors.js';
 
 /** What updating a theme needs to know of it: its slug (the stylesheet), its versions for the failure event. */
 export type UpdatableTheme = Pick<Theme, 'slug' | 'version' | 'update'>;
 
 /** Themes on a real site: core REST lists them; the connector installs, updates, activates and deletes. */
-export function createThemesService({ access, events }: { access: SiteAccess; events: Events }) {
+export function createThemesService({
+  access,
+  events,
+  history,
+}: {
+  access: SiteAccess;
+  events: Events;
+  /** Records each update in the update history (none: not recorded). */
+  history?: Pick<SingleSiteRecording, 'item'>;
+}) {
   async function listWithUpdates({ session, connector }: ConnectedSite): Promise<Theme[]> {
     const [themes, updates] = await Promise.all([session.listThemes(), connector.updatesIfAvailable()]);
     return withThemeUpdates(themes.map(themeFromWordPress), updates).sort((a, b) => a.slug.localeCompare(b.slug));
@@ -46,21 +56,29 @@ export function createThemesService({ access, events }: { access: SiteAccess; ev
     });
   }
 
+  /** One theme updated, not recorded. */
+  function apply(siteId: string, slug: string): Promise<Theme> {
+    return access.operate(siteId, async (site) => {
+      const theme = await find(site, slug);
+      const updated = await updateOn(site, theme);
+      // WordPress said the new version is in place: if it then fails, the update is applied and the site unhealthy.
+      return find(site, slug).catch((error: unknown) => {
+        if (!mayHaveChangedFiles(error)) throw error;
+        throw appliedButUnhealthy({ slug, fromVersion: theme.version }, updated.version, error);
+      });
+    });
+  }
+
   return {
     list: (siteId: string) => access.read(siteId, listWithUpdates),
 
-    /** `requestedBy` is for the update history the composition keeps around this service (bulk-updates/recorded-updates). */
-    update(siteId: string, slug: string, _options?: RequestedBy): Promise<Theme> {
-      return access.operate(siteId, async (site) => {
-        const theme = await find(site, slug);
-        const updated = await updateOn(site, theme);
-        // WordPress said the new version is in place: if it then fails, the update is applied and the site unhealthy.
-        return find(site, slug).catch((error: unknown) => {
-          if (!mayHaveChangedFiles(error)) throw error;
-          throw appliedButUnhealthy({ slug, fromVersion: theme.version }, updated.version, error);
-        });
-      });
+    /** One theme updated, recorded in the update history (who asked: `requestedBy`) with the restore point it takes first. */
+    update(siteId: string, slug: string, options: RequestedBy = {}): Promise<Theme> {
+      return history ? history.item('theme', siteId, slug, options, () => apply(siteId, slug)) : apply(siteId, slug);
     },
+
+    /** `update` not recorded: for a caller that records the attempt itself (a bulk update's site, in its write batch). */
+    apply,
 
     updateOn,
     /** `updateOn` in one request, made only when the site offers `expectedVersion` (null: any); a refusal is answered. */

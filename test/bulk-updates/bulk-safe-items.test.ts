@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSiteUpdater, type SafeUpdate } from '../../src/bulk-updates/site-updater.js';
-import { createUpdateHistoryRepository } from '../../src/bulk-updates/update-history.repository.js';
-import { createUpdateRecorder } from '../../src/bulk-updates/update-recorder.js';
+import { createUpdateHistoryRepository } from '../../src/update-history/update-history.repository.js';
+import { createUpdateRecorder } from '../../src/update-history/update-recorder.js';
 import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
 /**

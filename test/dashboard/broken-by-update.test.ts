@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { UpdateHistoryRow } from '../../src/bulk-updates/update-history.table.js';
+import type { UpdateHistoryRow } from '../../src/update-history/update-history.table.js';
 import type { DashboardServices } from '../../src/dashboard/deps.js';
 import { brokenByUpdateNotice } from '../../src/dashboard/update-history.js';
 

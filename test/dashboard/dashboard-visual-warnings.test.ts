@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createUpdateHistoryRepository } from '../../src/bulk-updates/update-history.repository.js';
+import { createUpdateHistoryRepository } from '../../src/update-history/update-history.repository.js';
 import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
 import { createSafeUpdatesRepository } from '../../src/safe-updates/index.js';
 import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';

@@ -1,9 +1,9 @@
 import { updateProblems } from '../inventory/index.js';
+import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError, isProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
 import { unbatched, type WriteBatch } from '../db/write-batch.js';
-import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
 import type { AttemptEnd, UpdateHistoryRepository } from './update-history.repository.js';
 import type { TriggerKind, UpdateHistoryRow, UpdateItemType } from './update-history.table.js';
 
@@ -22,9 +22,15 @@ export interface UpdateAttempt {
   rollbackOf?: string | null;
 }
 
+/** Who asked for a single-site update: the API token or the dashboard user the request acts as (see shared/actor). */
+export const requester = (actor: Actor | undefined): UpdateAttempt['trigger'] => {
+  if (!actor) return { kind: 'request', id: null };
+  return { kind: actor.kind === 'user' ? 'user' : 'request', id: actor.id };
+};
+
 /** The site had nothing to do (no update, or not the version asked for): the attempt is skipped, not failed. */
 export const isNothingToUpdate = (error: unknown): boolean =>
-  isProblem(error, updateProblems.noUpdate, wordpressUpdatesProblems.versionNotOffered);
+  isProblem(error, updateProblems.noUpdate, updateProblems.versionNotOffered);
 
 export const reasonOf = (error: unknown): string => (isAppError(error) ? error.problem.name : 'internal-error');
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -1,13 +1,12 @@
 import { z } from 'zod';
-import type { PlainRestorePoints } from '../safe-updates/index.js';
 import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
-import { bulkUpdatesProblems } from './bulk-updates.errors.js';
-import { requester } from './recorded-updates.js';
+import type { RestorePoints } from './restore-points.js';
+import { updateHistoryProblems } from './update-history.errors.js';
 import type { UpdateHistoryRepository } from './update-history.repository.js';
 import type { UpdateHistoryRow } from './update-history.table.js';
-import { messageOf, reasonOf, type UpdateRecorder } from './update-recorder.js';
+import { messageOf, reasonOf, requester, type UpdateRecorder } from './update-recorder.js';
 
 const RestorePointJson = z.object({ id: z.string().min(1), target: z.string().min(1) });
 
@@ -43,26 +42,27 @@ export function createHistoryRollback({
   history: Pick<UpdateHistoryRepository, 'find' | 'rollbackOf' | 'finish'>;
   recorder: UpdateRecorder;
   /** None: no entry has a restore point to roll back to. */
-  restorePoints: Pick<PlainRestorePoints, 'rollBack'> | undefined;
+  restorePoints: Pick<RestorePoints, 'rollBack'> | undefined;
   events: Events;
   clock: Clock;
 }) {
   /** The entry's restore point, or the 404 / 409 that says why it cannot be rolled back now. */
   function rollbackable(siteId: string, entryId: string) {
     const entry = history.find(siteId, entryId);
-    if (!entry) throw bulkUpdatesProblems.entryNotFound.create(`site ${siteId} has no update history entry ${entryId}`);
+    if (!entry)
+      throw updateHistoryProblems.entryNotFound.create(`site ${siteId} has no update history entry ${entryId}`);
     const point = restorePointOf(entry);
     if (!point || !restorePoints || entry.type === 'translations')
-      throw bulkUpdatesProblems.noRestorePoint.create(
+      throw updateHistoryProblems.noRestorePoint.create(
         entry.safeUpdateId
           ? `the update ${entryId} was a safe update, which rolls back on its own (its report: ${entry.safeUpdateId})`
           : `the update ${entryId} took no restore point`,
       );
     if (entry.result === 'running')
-      throw bulkUpdatesProblems.stillRunning.create(`the update ${entryId} is still running`);
+      throw updateHistoryProblems.stillRunning.create(`the update ${entryId} is still running`);
     const done = history.rollbackOf(entry.id);
     if (done)
-      throw bulkUpdatesProblems.alreadyRolledBack.create(`the update ${entryId} was rolled back by ${done.id}`, {
+      throw updateHistoryProblems.alreadyRolledBack.create(`the update ${entryId} was rolled back by ${done.id}`, {
         rollbackId: done.id,
       });
     return { entry, point, rollBack: restorePoints.rollBack };
