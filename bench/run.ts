@@ -46,6 +46,9 @@ const SUITES: Record<string, Suite> = {
   'inventory-refresh': {
     measures: 'the inventory sync of 10,000 sites against the same GETs by fetch, nothing checked or stored',
   },
+  overload: {
+    measures: 'API latency while 200 browsers load the overview, overload shedding on against off (10,000 sites)',
+  },
   offsite: {
     measures: "the offsite copy's throughput against the bare S3 SDK, sealing's CPU share, RSS",
     build: true,

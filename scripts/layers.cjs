@@ -83,6 +83,12 @@ const MODULES = [
     tier: 1,
     what: 'dashboard users (scrypt passwords, role and tag scope) and their sessions',
   },
+  {
+    name: 'audit/',
+    layer: 'feature',
+    tier: 1,
+    what: 'the audit log: an append-only table of every state-changing request (one middleware on the API, one on the dashboard) and sign-in attempt, read, exported as JSON lines and pruned by retention',
+  },
   // tier 2: tier 1 only
   {
     name: 'inventory/',

@@ -44,12 +44,14 @@ import { bearerAuth, type AppEnv } from './http/auth.js';
 import { requirePermission } from './http/permissions.js';
 import { clientAddressMiddleware, type TrustedProxies } from './http/client-address.js';
 import { createHealthRoutes } from './http/health.routes.js';
+import { createOverloadGuard, type LagSource } from './http/overload.js';
 import { createSafeUpdatesRoutes, type SafeUpdatesService } from './safe-updates/index.js';
 import { answerUnknownRoutes, createApiRouter, limitRequestBodies } from './http/api-router.js';
 import { createErrorHandler } from './http/problem.js';
-import { createUsersRoutes, type UsersService } from './users/index.js';
+import { createUsersRoutes, type OidcSignIn, type UsersService } from './users/index.js';
 import { connectionResultUrl, createDashboard } from './dashboard/dashboard.js';
 import type { FleetOverviewQuery } from './dashboard/fleet-overview.query.js';
+import { auditRequests, createAuditRoutes, type AuditLogService } from './audit/index.js';
 
 export interface AppDeps {
   tokens: TokensService;
@@ -84,12 +86,22 @@ export interface AppDeps {
   authLimiter?: AuthFailureLimiter;
   /** Proxies whose X-Forwarded-For names the client (SITEWARDEN_TRUSTED_PROXIES); none: the peer's address is the client's. */
   trustedProxies?: TrustedProxies;
+  /**
+   * Shed dashboard and API requests (503 `overloaded`) while the event loop lags past `boundMs`
+   * (SITEWARDEN_OVERLOAD_LAG_MS; http/overload.ts). Absent or 0: never. `lag`: the process's sampler
+   * unless a test brings its own.
+   */
+  overload?: { boundMs: number; lag?: LagSource };
   /** The web dashboard at `/`. */
   users: UsersService;
   fleetOverview: FleetOverviewQuery;
   httpsPublicUrl: boolean;
   clock: Clock;
   events: Events;
+  /** Every state-changing request, recorded by the middleware below (and the dashboard's). */
+  auditLog: AuditLogService;
+  /** Single sign-on on the sign-in page (SITEWARDEN_OIDC_*, users/oidc.service.ts); none: passwords only. */
+  oidc?: OidcSignIn;
 }
 
 const PUBLIC_PATHS = new Set(['/api/health', AUTHORIZATION_CALLBACK_PATH]);
@@ -97,11 +109,20 @@ const PUBLIC_PATHS = new Set(['/api/health', AUTHORIZATION_CALLBACK_PATH]);
 /** The whole HTTP API; tests call `app.request()` on it, main.ts serves it. */
 export function createApp(deps: AppDeps) {
   const api = createApiRouter();
+  // First, so it sees every answer (refusals by the middlewares below included) once it is decided.
+  api.use(
+    '*',
+    auditRequests({
+      auditLog: deps.auditLog,
+      source: 'api',
+      anonymous: (c) => c.res.status === 401 && c.req.header('authorization') !== undefined,
+    }),
+  );
   api.use('*', limitRequestBodies());
   const onLimited = deps.metrics ? () => deps.metrics!.noteRateLimited() : undefined;
   api.use('*', bearerAuth({ tokens: deps.tokens, publicPaths: PUBLIC_PATHS, limiter: deps.authLimiter, onLimited }));
   // The one permission check (http/permissions.ts): the matched route's required role against the token's.
-  api.use('*', requirePermission());
+  api.use('*', requirePermission({ checkSite: (siteId, access) => deps.sites.checkVisible(siteId, access.sites) }));
 
   api.route('/', createHealthRoutes(deps));
   api.route('/', createAuthorizationRoutes({ ...deps, authorizationLanding: connectionResultUrl }));
@@ -138,6 +159,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createConnectorRoutes(deps));
   api.route('/', createTokensRoutes(deps));
   api.route('/', createUsersRoutes(deps));
+  api.route('/', createAuditRoutes(deps));
 
   api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
@@ -160,8 +182,18 @@ export function createApp(deps: AppDeps) {
   // First: every limiter and log line that names the client reads this one address (clientAddress(c)).
   app.use('*', clientAddressMiddleware(deps.trustedProxies));
   if (deps.metrics) app.use('*', requestMetrics(deps.metrics));
+  // Before any work: past the lag bound a request costs only its refusal (health, readiness, metrics still answer).
+  const overload = deps.overload?.boundMs
+    ? createOverloadGuard({
+        boundMs: deps.overload.boundMs,
+        lag: deps.overload.lag,
+        alwaysAnswered: [AUTHORIZATION_CALLBACK_PATH],
+        onRefused: deps.metrics ? () => deps.metrics!.noteOverloaded() : undefined,
+      })
+    : undefined;
+  if (overload) app.use('*', overload.middleware());
   // Outside /api (and its OpenAPI document): what supervisors and Prometheus call.
-  app.route('/', createHealthCheckRoutes(deps));
+  app.route('/', createHealthCheckRoutes({ ...deps, overload }));
   if (deps.metrics && !deps.metricsOnOwnListener) {
     app.route(
       '/',

@@ -46,6 +46,7 @@ Commands:
   users create NAME [--role ROLE]        create a dashboard user (owner unless --role owner|manager|viewer|client)
                                          and print its random password once
   users set-role NAME ROLE               give a user another role (ends their sessions)
+  users set-scope NAME --tags a,b|--all  limit a user to the sites carrying any of the tags (ends their sessions)
   users reset-password NAME              set a new random password (printed once) and end the user's sessions
   users list                             list dashboard users
   version                                print the version`;

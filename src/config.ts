@@ -10,6 +10,8 @@ import { DEFAULT_WEBHOOKS_CONFIG, type WebhooksConfig } from './webhooks/webhook
 import { DEFAULT_BULK_UPDATES_CONFIG, type BulkUpdatesConfig } from './bulk-updates/index.js';
 import { parseAllowedNetworks } from './shared/network-policy.js';
 import { checkTrustedProxy } from './http/client-address.js';
+import { DEFAULT_AUDIT_LOG_CONFIG, type AuditLogConfig } from './audit/index.js';
+import { parseOidcConfig, type OidcConfig } from './users/oidc.config.js';
 
 /**
  * Every setting comes from the environment (systemd's EnvironmentFile in production).
@@ -87,6 +89,15 @@ const envSchema = z.object({
       }
     }),
   SITEWARDEN_QUEUE_STALL_MINUTES: positiveInt('SITEWARDEN_QUEUE_STALL_MINUTES', 60, 7 * 24 * 60),
+  // Past this event-loop lag the dashboard and API answer 503 overloaded (src/http/overload.ts); 0: never.
+  SITEWARDEN_OVERLOAD_LAG_MS: z.coerce
+    .number({ error: 'SITEWARDEN_OVERLOAD_LAG_MS must be a whole number' })
+    .int('SITEWARDEN_OVERLOAD_LAG_MS must be a whole number')
+    .refine(
+      (value) => value === 0 || (value >= 50 && value <= 60_000),
+      'SITEWARDEN_OVERLOAD_LAG_MS must be 0 (never shed) or 50 to 60000',
+    )
+    .default(500),
   SITEWARDEN_UPTIME_CONCURRENCY: positiveInt('SITEWARDEN_UPTIME_CONCURRENCY', DEFAULT_UPTIME_CONFIG.concurrency, 4096),
   SITEWARDEN_UPTIME_INTERVAL_SECONDS: positiveInt(
     'SITEWARDEN_UPTIME_INTERVAL_SECONDS',
@@ -239,6 +250,11 @@ const envSchema = z.object({
     DEFAULT_WEBHOOKS_CONFIG.retentionDays,
     3650,
   ),
+  SITEWARDEN_AUDIT_RETENTION_DAYS: positiveInt(
+    'SITEWARDEN_AUDIT_RETENTION_DAYS',
+    DEFAULT_AUDIT_LOG_CONFIG.retentionDays,
+    36500,
+  ),
   SITEWARDEN_BULK_UPDATE_CONCURRENCY: positiveInt(
     'SITEWARDEN_BULK_UPDATE_CONCURRENCY',
     DEFAULT_BULK_UPDATES_CONFIG.concurrency,
@@ -291,15 +307,21 @@ export interface Config {
   trustedProxies: string[];
   /** /readyz fails when a queue has work and finished nothing for this long. */
   queueStallMinutes: number;
+  /** Past this event-loop lag (ms) the dashboard and API answer 503 overloaded; 0: never. */
+  overloadLagMs: number;
   uptime: UptimeConfig;
   performance: PerformanceConfig;
   backups: BackupsConfig;
   webhooks: WebhooksConfig;
+  /** The audit log's retention (SITEWARDEN_AUDIT_RETENTION_DAYS). */
+  auditLog: AuditLogConfig;
   bulkUpdates: BulkUpdatesConfig;
   /** Work the daemon starts on its own schedule; off leaves only what the API asks for. */
   scheduled: ScheduledWorkSwitches;
   /** SITEWARDEN_ALLOWED_NETWORKS: CIDRs, addresses and host names reachable besides public addresses. */
   allowedNetworks: string[];
+  /** SITEWARDEN_OIDC_*: single sign-on with an OpenID provider (docs/single-sign-on.md); null: none. */
+  oidc: OidcConfig | null;
 }
 
 /** SITEWARDEN_SCHEDULED_*: each kind of work the daemon starts on its own can be switched off for every site. */
@@ -343,6 +365,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authFailuresPerMinute: values.SITEWARDEN_AUTH_FAILURES_PER_MINUTE,
     trustedProxies: values.SITEWARDEN_TRUSTED_PROXIES,
     queueStallMinutes: values.SITEWARDEN_QUEUE_STALL_MINUTES,
+    overloadLagMs: values.SITEWARDEN_OVERLOAD_LAG_MS,
     uptime: {
       concurrency: values.SITEWARDEN_UPTIME_CONCURRENCY,
       defaultIntervalSeconds: values.SITEWARDEN_UPTIME_INTERVAL_SECONDS,
@@ -391,6 +414,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPending: values.SITEWARDEN_WEBHOOK_MAX_PENDING,
       retentionDays: values.SITEWARDEN_WEBHOOK_RETENTION_DAYS,
     },
+    auditLog: { retentionDays: values.SITEWARDEN_AUDIT_RETENTION_DAYS },
     bulkUpdates: {
       concurrency: values.SITEWARDEN_BULK_UPDATE_CONCURRENCY,
       perHost: values.SITEWARDEN_BULK_UPDATE_PER_HOST,
@@ -401,6 +425,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backups: values.SITEWARDEN_SCHEDULED_BACKUPS,
     },
     allowedNetworks: values.SITEWARDEN_ALLOWED_NETWORKS,
+    oidc: parseOidcConfig(env, (message) => new ConfigError(`invalid configuration: ${message}`)),
   };
 }
 

@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import { defaultConnectorZipPath } from './connector/connector-package.js';
 import { openDatabase } from './db/database.js';
 import { createApp } from './app.js';
+import { createOidcSignIn } from './users/index.js';
 import { createAuthFailureLimiter } from './http/auth-rate-limit.js';
 import { createTrustedProxies } from './http/client-address.js';
 import { answerClientErrorsAsProblems } from './http/client-errors.js';
@@ -148,6 +149,17 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
     version: VERSION,
     metrics,
     metricsOnOwnListener: config.metricsListen !== null,
+    overload: { boundMs: config.overloadLagMs },
+    oidc: config.oidc
+      ? createOidcSignIn({
+          config: config.oidc,
+          publicUrl: config.publicUrl,
+          db: database.db,
+          users: services.users,
+          clock: systemClock,
+          events,
+        })
+      : undefined,
     readiness: createReadiness({
       clock: systemClock,
       checkWritable: sqliteWriteCheck(database.sqlite),

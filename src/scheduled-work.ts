@@ -22,6 +22,7 @@ export function scheduleSiteWork({
     performance: Pick<Services['performance'], 'enqueueDue'>;
     backups: Pick<Services['backups'], 'enqueueDue'>;
     updatePolicies: Pick<Services['updatePolicies'], 'tick'>;
+    auditLog: Pick<Services['auditLog'], 'prune'>;
   };
   switches: ScheduledWorkSwitches;
   logger: Logger;
@@ -36,6 +37,8 @@ export function scheduleSiteWork({
   // starts the sites whose window is open. Policies are opt-in, so there is no switch.
   // The promise goes back to the scheduler, which logs a failed tick and skips a minute while one still runs.
   scheduler.every('update-policies', '* * * * *', async () => void (await services.updatePolicies.tick()));
+  // The audit log: a daily tick (and one at start) removes entries past SITEWARDEN_AUDIT_RETENTION_DAYS.
+  scheduler.every('audit-log-retention', '13 4 * * *', () => void services.auditLog.prune());
   const off = [
     !switches.uptimeProbes && 'uptime probes (SITEWARDEN_SCHEDULED_UPTIME_PROBES=off)',
     !switches.audits && 'audits (SITEWARDEN_SCHEDULED_AUDITS=off)',

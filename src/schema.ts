@@ -14,5 +14,6 @@ export * from './update-policies/update-policies.table.js';
 export * from './update-policies/update-holds.table.js';
 export * from './safe-updates/safe-updates.table.js';
 export * from './users/users.table.js';
+export * from './audit/audit-log.table.js';
 export * from './dashboard/site-summaries.table.js';
 export * from './fleet/fleet.table.js';

@@ -52,7 +52,7 @@ import {
   createSafeUpdatesService,
   createScreenshotStore,
 } from './safe-updates/index.js';
-import { createUsersRepository, createUsersService } from './users/index.js';
+import { createTwoFactorRepository, createUsersRepository, createUsersService } from './users/index.js';
 import { createFleetOverviewQuery } from './dashboard/fleet-overview.query.js';
 import { createAdminLoginRepository, createAdminLoginService } from './admin-login/index.js';
 import { createFleetActions } from './fleet-actions/index.js';
@@ -63,6 +63,7 @@ import {
   createUpdateHistoryRepository,
   createUpdateRecorder,
 } from './update-history/index.js';
+import { createAuditLogRepository, createAuditLogService } from './audit/index.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -80,7 +81,9 @@ export type ServiceConfig = Pick<
   | 'webhooks'
   | 'bulkUpdates'
   | 'allowedNetworks'
->;
+> &
+  // Optional: the tests and benchmarks that build a ServiceConfig keep the default retention.
+  Partial<Pick<Config, 'auditLog'>>;
 
 /**
  * Builds every service once from its dependencies; main.ts and the tests share it. `events` is
@@ -349,10 +352,26 @@ export function createServices({
     dispatcher: webhookDispatcher,
     secrets,
     clock,
+    network,
   });
   // The dashboard: its users and sessions, and the fleet overview's read model.
-  const users = createUsersService({ repository: createUsersRepository({ db }), clock, events });
+  const users = createUsersService({
+    repository: createUsersRepository({ db }),
+    clock,
+    events,
+    // Two-factor sign-in: TOTP secrets sealed with the daemon's secret box (users/two-factor.service.ts).
+    twoFactorRepository: createTwoFactorRepository({ db }),
+    secrets,
+  });
   const fleetOverview = createFleetOverviewQuery({ db });
+  // The audit log: written by the API's and the dashboard's middleware (app.ts), and on sign-in events.
+  const auditLog = createAuditLogService({
+    repository: createAuditLogRepository({ db }),
+    clock,
+    events,
+    logger,
+    config: config.auditLog,
+  });
   // Read at each scrape: one grouped count and four in-memory sizes.
   metrics?.setSources({
     sitesByState: () => sitesRepository.countByState(),
@@ -395,6 +414,7 @@ export function createServices({
     webhookDispatcher,
     users,
     fleetOverview,
+    auditLog,
     httpsPublicUrl: config.publicUrl.startsWith('https:'),
     clock,
   };

@@ -62,6 +62,18 @@ export function createActivityPage(deps: DashboardServices) {
   app.get('/events', (c) => {
     const site = c.req.query('site');
     const siteName = siteNames(deps.sites);
+    // Site scopes (issue 33): a user limited to tags gets only the events and jobs of their sites.
+    const scope = c.get('access').sites;
+    const visible = (siteId: unknown): boolean => {
+      if (scope.kind === 'all') return true;
+      if (typeof siteId !== 'string') return false;
+      try {
+        deps.sites.checkVisible(siteId, scope);
+        return true;
+      } catch {
+        return false;
+      }
+    };
     return streamSSE(c, async (stream) => {
       const queue: { event: string; data: string }[] = [];
       let wake: (() => void) | null = null;
@@ -71,6 +83,7 @@ export function createActivityPage(deps: DashboardServices) {
       };
       const unsubscribe = deps.events.subscribe((event) => {
         if (site && event.fields.siteId !== site) return;
+        if (!visible(event.fields.siteId)) return;
         push({
           event: 'event',
           data: JSON.stringify({
@@ -86,7 +99,9 @@ export function createActivityPage(deps: DashboardServices) {
         const active = [
           ...deps.jobs.list({ state: 'running', siteId: site, limit: 50 }),
           ...deps.jobs.list({ state: 'queued', siteId: site, limit: 50 }),
-        ].map((job) => ({ id: job.id, kind: job.kind, siteId: job.siteId, state: job.state, progress: job.progress }));
+        ]
+          .filter((job) => visible(job.siteId))
+          .map((job) => ({ id: job.id, kind: job.kind, siteId: job.siteId, state: job.state, progress: job.progress }));
         const text = JSON.stringify(active);
         if (text !== lastJobs) {
           if (lastJobs !== '' || active.length > 0) push({ event: 'jobs', data: text });

@@ -10,9 +10,11 @@ import { createOverviewPage } from './overview.page.js';
 import { requireSession, type DashboardEnv } from './session.js';
 import { securityHeaders } from './security.js';
 import { createSignInRoutes } from './sign-in.routes.js';
+import { OIDC_CALLBACK_PATH, SINGLE_SIGN_ON_PATH, type SingleSignOn } from './single-sign-on.routes.js';
+import { requireTwoFactorEnrolment, SIGN_IN_CODE_PATH } from './two-factor.page.js';
 import { createSiteActions } from './site-actions.routes.js';
 import { createSiteSelectionRoutes } from './site-selection.routes.js';
-import { createSitePage } from './site.page.js';
+import { createSitePage, noSuchSite } from './site.page.js';
 import { createSafeUpdatesPages } from './safe-updates.page.js';
 import { createUpdatesPage } from './updates.page.js';
 import { createUpdateHistoryPage } from './update-history.js';
@@ -22,6 +24,8 @@ import { createPoliciesPages } from './policies.page.js';
 import { createBackupsPage } from './backups.page.js';
 import { createSettingsPage } from './settings.page.js';
 import { createRollbackRoutes } from './rollback.routes.js';
+import { auditDashboard, createAuditPage } from './audit.page.js';
+import type { AuditLogService } from '../audit/index.js';
 
 export type { DashboardServices } from './deps.js';
 export { connectionResultUrl } from './connection.page.js';
@@ -43,7 +47,15 @@ const SIGNED_IN_PATHS = [
   '/connector.zip',
   '/fleet/*',
 ];
-const PUBLIC_PATHS = ['/sign-in', '/sign-out', '/assets/*', CONNECTION_RESULT_PATH];
+const PUBLIC_PATHS = [
+  '/sign-in',
+  SIGN_IN_CODE_PATH,
+  SINGLE_SIGN_ON_PATH,
+  OIDC_CALLBACK_PATH,
+  '/sign-out',
+  '/assets/*',
+  CONNECTION_RESULT_PATH,
+];
 
 /** Whether a route path is one of the dashboard's (for the tests that list what the app serves). */
 export const isDashboardPath = (path: string): boolean =>
@@ -55,23 +67,28 @@ export const isDashboardPath = (path: string): boolean =>
  * The web dashboard at `/`: pages rendered on the server from the features' services, forms
  * posted back to dashboard routes (session cookie + CSRF field), never to /api.
  */
-export function createDashboard(deps: DashboardServices) {
+export function createDashboard(deps: DashboardServices & { auditLog: AuditLogService; oidc?: SingleSignOn }) {
   const app = new Hono<DashboardEnv>();
   // Pages, styles and scripts gzipped (a 10,000-site overview page is ~90 KiB of HTML); never the event stream.
   const gzip = compress({ contentTypeFilter: /^(text\/html|text\/css|text\/javascript|image\/svg\+xml)/ });
   for (const path of [...SIGNED_IN_PATHS, ...PUBLIC_PATHS]) app.use(path, securityHeaders(), gzip);
+  // The audit log: every form post, after its answer (sign-in attempts are recorded from their events).
+  for (const path of [...SIGNED_IN_PATHS, '/sign-out']) app.use(path, auditDashboard(deps.auditLog));
   app.route('/', createAssetRoutes(ASSETS));
-  app.route('/', createSignInRoutes({ users: deps.users, httpsPublicUrl: deps.httpsPublicUrl }));
+  app.route('/', createSignInRoutes({ users: deps.users, httpsPublicUrl: deps.httpsPublicUrl, oidc: deps.oidc }));
   const connection = createConnectionPages(deps);
   app.route('/', connection.result);
   const signedIn = new Hono<DashboardEnv>();
-  for (const path of SIGNED_IN_PATHS) signedIn.use(path, requireSession(deps.users, deps.httpsPublicUrl));
+  // Site scopes: a page of a site outside a scoped user's tags is an unknown site's page.
+  const scope = { checkSite: deps.sites.checkVisibleTo, hidden: noSuchSite };
+  for (const path of SIGNED_IN_PATHS)
+    signedIn.use(path, requireSession(deps.users, deps.httpsPublicUrl, scope), requireTwoFactorEnrolment(deps.users));
   signedIn.route(
     '/',
     createOverviewPage({
       overview: deps.fleetOverview,
       tagsOf: (ids) => deps.sites.tagsOf(ids),
-      tagCounts: () => deps.sites.tagCounts(),
+      tagCounts: (scope) => deps.sites.tagCounts(scope),
       clock: deps.clock,
     }),
   );
@@ -87,6 +104,7 @@ export function createDashboard(deps: DashboardServices) {
   signedIn.route('/', createPoliciesPages(deps));
   signedIn.route('/', createBackupsPage(deps));
   signedIn.route('/', createSettingsPage(deps));
+  signedIn.route('/', createAuditPage(deps));
   signedIn.route('/', createSiteSelectionRoutes(deps));
   signedIn.route('/', createSiteActions(deps));
   signedIn.route('/', createAdminLoginPage(deps));

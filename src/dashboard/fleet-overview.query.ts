@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database.js';
+import { ALL_SITES, type SiteScope } from '../shared/actor.js';
+import { scopeParameter, visibleSitesText } from '../sites/index.js';
 
 /**
  * The fleet overview's read model: pages of sites filtered and sorted in SQLite over
@@ -85,14 +87,19 @@ const SPARK_POINTS = 12;
 
 export function createFleetOverviewQuery({ db }: { db: Db }) {
   const sqlite = (db as Db & { $client: Database.Database }).$client;
-  // Each count is one index range of the summary table.
-  const countsStatement = sqlite.prepare(`select
-      (select count(*) from site_summaries) as sites,
-      (select count(*) from site_summaries where status = 'down') as down,
-      (select count(*) from site_summaries where status = 'degraded') as degraded,
-      (select count(*) from site_summaries where updates > 0) as updatesPending,
-      (select count(*) from sites where state = 'connected' and connector_version is null) as updatesUnknown,
-      (select count(*) from site_summaries where backup_rank = 0) as backupsFailing`);
+  // Each count is one index range of the summary table; a scoped user's, of their sites only (issue 33).
+  const countsText = (scope: SiteScope) => {
+    const x = visibleSitesText(scope, 'site_id');
+    const s = visibleSitesText(scope, 'id');
+    const and = (visible: string) => (visible ? ` and ${visible}` : '');
+    return `select
+      (select count(*) from site_summaries${x ? ` where ${x}` : ''}) as sites,
+      (select count(*) from site_summaries where status = 'down'${and(x)}) as down,
+      (select count(*) from site_summaries where status = 'degraded'${and(x)}) as degraded,
+      (select count(*) from site_summaries where updates > 0${and(x)}) as updatesPending,
+      (select count(*) from sites where state = 'connected' and connector_version is null${and(s)}) as updatesUnknown,
+      (select count(*) from site_summaries where backup_rank = 0${and(x)}) as backupsFailing`;
+  };
 
   const statements = new Map<string, Database.Statement>();
   const prepared = (text: string) => {
@@ -105,8 +112,10 @@ export function createFleetOverviewQuery({ db }: { db: Db }) {
   };
 
   /** The page's site ids in order, and how many sites match. */
-  function pageIds(filter: OverviewFilter): { ids: string[]; total: number } {
+  function pageIds(filter: OverviewFilter, scope: SiteScope): { ids: string[]; total: number } {
     const where: string[] = [];
+    const visible = visibleSitesText(scope, 'x.site_id');
+    if (visible) where.push(visible);
     if (filter.q)
       where.push(
         "x.site_id in (select s.id from sites s where s.url like '%' || @q || '%' escape '\\' or s.name like '%' || @q || '%' escape '\\')",
@@ -122,6 +131,7 @@ export function createFleetOverviewQuery({ db }: { db: Db }) {
       q: filter.q?.replace(/[\\%_]/g, (ch) => `\\${ch}`),
       tag: filter.tag,
       status: filter.status,
+      ...scopeParameter(scope),
     };
     const used = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
     const total = prepared(`select count(*) from ${from}`).pluck().get(used) as number;
@@ -136,10 +146,15 @@ export function createFleetOverviewQuery({ db }: { db: Db }) {
   const marks = (count: number) => Array.from({ length: count }, () => '?').join(',');
 
   return {
-    counts: (): OverviewCounts => countsStatement.get() as OverviewCounts,
+    /** The fleet's counts, of the sites `scope` includes. */
+    counts: (scope: SiteScope = ALL_SITES): OverviewCounts =>
+      (scope.kind === 'all'
+        ? prepared(countsText(scope)).get()
+        : prepared(countsText(scope)).get(scopeParameter(scope))) as OverviewCounts,
 
-    page(filter: OverviewFilter): { rows: OverviewRow[]; total: number } {
-      const { ids, total } = pageIds(filter);
+    /** A page of the sites `scope` includes, as the filter selects and sorts them. */
+    page(filter: OverviewFilter, scope: SiteScope = ALL_SITES): { rows: OverviewRow[]; total: number } {
+      const { ids, total } = pageIds(filter, scope);
       if (ids.length === 0) return { rows: [], total };
       const found = new Map(
         (

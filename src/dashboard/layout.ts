@@ -13,7 +13,8 @@ const NAV = [
   { href: '/updates', label: 'Updates' },
   { href: '/backups', label: 'Backups' },
   { href: '/settings', label: 'Settings' },
-];
+  { href: '/settings/audit', label: 'Audit log', role: 'owner' },
+] as const satisfies readonly { href: string; label: string; role?: 'owner' }[];
 
 /** A table's head: one column header per label (an empty label: a checkbox column, named for screen readers). */
 export const columns = (...labels: string[]) =>
@@ -103,7 +104,7 @@ export function page({
           <a class="brand" href="/">Sitewarden</a>
           <nav aria-label="Main">
             <ul>
-              ${NAV.map(
+              ${NAV.filter((item) => !('role' in item) || roleAtLeast(session.user.role, item.role)).map(
                 (item) =>
                   html`<li>
                     <a href="${item.href}" ${raw(item.href === current ? 'aria-current="page"' : '')}>${item.label}</a>

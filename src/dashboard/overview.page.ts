@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { z } from 'zod';
+import type { SiteScope } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import { age, badge, percent, score, sparkline } from './format.js';
 import {
@@ -32,7 +33,7 @@ type OverviewQueryValues = z.infer<typeof OverviewQuery>;
 export interface OverviewDeps {
   overview: FleetOverviewQuery;
   tagsOf(ids: string[]): Map<string, string[]>;
-  tagCounts(): { tag: string; sites: number }[];
+  tagCounts(scope: SiteScope): { tag: string; sites: number }[];
   clock: Clock;
 }
 
@@ -144,8 +145,10 @@ export function createOverviewPage(deps: OverviewDeps) {
       page: query.page,
     };
     const now = deps.clock.now().getTime();
-    const counts = deps.overview.counts();
-    const { rows, total } = deps.overview.page(filter);
+    // A user limited to tags sees, and counts, only the sites of their scope.
+    const scope = c.get('access').sites;
+    const counts = deps.overview.counts(scope);
+    const { rows, total } = deps.overview.page(filter, scope);
     const tags = deps.tagsOf(rows.map((row) => row.id));
     const pages = Math.max(1, Math.ceil(total / OVERVIEW_PAGE_SIZE));
     const flash = takeFlash(c);
@@ -198,7 +201,7 @@ export function createOverviewPage(deps: OverviewDeps) {
                 <select id="tag" name="tag">
                   <option value="">any</option>
                   ${deps
-                    .tagCounts()
+                    .tagCounts(scope)
                     .map(
                       (t) =>
                         html`<option value="${t.tag}" ${query.tag === t.tag ? 'selected' : ''}>

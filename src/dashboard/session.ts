@@ -2,8 +2,8 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { SignedInSession, UsersService } from '../users/index.js';
 import { html } from 'hono/html';
-import { DASHBOARD_PERMISSIONS, matchedRoute, refusal, requiredRole } from '../http/permissions.js';
-import { roleAtLeast, type Access, type Actor } from '../shared/actor.js';
+import { checkAccess, DASHBOARD_PERMISSIONS, DASHBOARD_SCOPE_AWARE, type SiteScopeCheck } from '../http/permissions.js';
+import { scopeOf, type Access, type Actor } from '../shared/actor.js';
 import { defineProblem, isAppError } from '../shared/errors.js';
 
 const SESSION_COOKIE = 'sw_session';
@@ -33,7 +33,12 @@ export function clearSessionCookie(c: Context, secure: boolean): void {
  * gets a 401). State-changing requests carry the session's CSRF token as the `_csrf` form field
  * or the X-CSRF-Token header; SameSite=Strict is the first wall, this the second.
  */
-export function requireSession(users: UsersService, httpsPublicUrl: boolean): MiddlewareHandler<DashboardEnv> {
+export function requireSession(
+  users: UsersService,
+  httpsPublicUrl: boolean,
+  /** Site scopes: the check of a page's site (throws a 404 outside the scope) and the page then shown (an unknown site's). */
+  scope?: { checkSite: SiteScopeCheck; hidden: (c: Context, session: SignedInSession) => Response | Promise<Response> },
+): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     const token = getCookie(c, SESSION_COOKIE);
     const session = token ? users.authenticate(token) : null;
@@ -60,14 +65,29 @@ export function requireSession(users: UsersService, httpsPublicUrl: boolean): Mi
     if (session.renewed) setSessionCookie(c, token!, session.expiresAt, isSecure(c, httpsPublicUrl));
     c.set('session', session);
     const actor: Actor = { kind: 'user', id: session.user.id };
-    const access: Access = { actor, role: session.user.role, sites: { kind: 'all' }, userId: session.user.id };
+    const access: Access = {
+      actor,
+      role: session.user.role,
+      sites: scopeOf(session.user.role, session.user.scopeTags),
+      userId: session.user.id,
+    };
     c.set('actor', actor);
     c.set('access', access);
-    // The same permission function as the API's (http/permissions.ts), with the dashboard's table.
-    const route = matchedRoute(c);
-    const needed = route && requiredRole(DASHBOARD_PERMISSIONS, route.method, route.path);
-    if (needed && !roleAtLeast(access.role, needed))
-      return refusedPage(c, refusal(access, needed, c.req.method, c.req.path).detail);
+    // The same permission function as the API's (http/permissions.ts), with the dashboard's tables:
+    // the role, then for a scoped user the page's scope (a site outside it is the not-found page).
+    let refused;
+    try {
+      refused = checkAccess(
+        c,
+        access,
+        { rules: DASHBOARD_PERMISSIONS, scopeAware: DASHBOARD_SCOPE_AWARE },
+        scope?.checkSite,
+      );
+    } catch (error) {
+      if (scope && isAppError(error) && error.problem.status === 404) return scope.hidden(c, session);
+      throw error;
+    }
+    if (refused) return refusedPage(c, refused.detail);
     await next();
     endStreamWithSession(c, users, session.sessionId);
   };
@@ -95,16 +115,38 @@ function refusedPage(c: Context, detail: string) {
 }
 
 /**
+ * How often an open event stream asks the database whether its session is still live (one lookup
+ * by primary key): a session another process ended (the CLI's `users set-role`, `users
+ * reset-password`), or one that expired, closes its streams within this long.
+ */
+export const STREAM_SESSION_CHECK_MS = 2_000;
+
+/**
  * An event stream (the activity page's /events) outlives the request that opened it: it is
  * closed when its session ends (sign-out, a password reset), so a signed-out browser gets no more
- * events. Aborting the pipe cancels the stream's source (its onAbort runs, the handler stops), and
- * the response is then closed as a finished one.
+ * events. In this process the end is told at once (watchSession); an end written by another
+ * process, or an expiry, is seen on the stream's heartbeat (STREAM_SESSION_CHECK_MS). Aborting the
+ * pipe cancels the stream's source (its onAbort runs, the handler stops), and the response is then
+ * closed as a finished one.
  */
 function endStreamWithSession(c: Context, users: UsersService, sessionId: string): void {
   const body = c.res.body;
   if (!body || !c.res.headers.get('content-type')?.startsWith('text/event-stream')) return;
   const ended = new AbortController();
-  const stopWatching = users.watchSession(sessionId, () => ended.abort());
+  const unwatch = users.watchSession(sessionId, () => ended.abort());
+  const heartbeat = setInterval(() => {
+    let live = false;
+    try {
+      live = users.isSessionLive(sessionId);
+    } catch {
+      // The database is gone (shutting down): nothing can say the session is live.
+    }
+    if (!live) ended.abort();
+  }, STREAM_SESSION_CHECK_MS).unref();
+  const stopWatching = () => {
+    clearInterval(heartbeat);
+    unwatch();
+  };
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   // On the session's end the source is cancelled and the response then ENDS (its last chunk sent),
   // rather than being cut: a browser reads a cut stream as a network error.
@@ -116,7 +158,7 @@ function endStreamWithSession(c: Context, users: UsersService, sessionId: string
   c.res = new Response(readable, c.res);
 }
 
-const FLASH_COOKIE = 'sw_flash';
+export const FLASH_COOKIE = 'sw_flash';
 export type Flash = { kind: 'ok' | 'error'; text: string };
 
 /** A message for the next page after a redirect (post/redirect/get), in a short-lived cookie rather than the URL. */

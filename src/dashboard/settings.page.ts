@@ -7,6 +7,8 @@ import type { DashboardServices } from './deps.js';
 import { age, badge } from './format.js';
 import { csrfField, page, type Html } from './layout.js';
 import { setFlash, takeFlash, type DashboardEnv, type Flash } from './session.js';
+import { createSessionsPages, ownSessionsSection } from './sessions.page.js';
+import { createTwoFactorPages, twoFactorSection } from './two-factor.page.js';
 
 type Form = Record<string, unknown>;
 const text = (form: Form, name: string) => (typeof form[name] === 'string' ? (form[name] as string).trim() : '');
@@ -196,7 +198,9 @@ export function createSettingsPage(deps: DashboardServices) {
               <tr>
                 <th scope="col">User</th>
                 <th scope="col">Role</th>
+                <th scope="col">Sites</th>
                 <th scope="col">Last sign-in</th>
+                <th scope="col">Two-factor</th>
                 <th scope="col">Action</th>
               </tr>
             </thead>
@@ -205,8 +209,28 @@ export function createSettingsPage(deps: DashboardServices) {
                 (u) =>
                   html`<tr>
                     <th scope="row">${u.username}</th>
-                    <td>${u.role}${u.scopeTag ? ` (tag ${u.scopeTag})` : ''}</td>
+                    <td>${u.role}</td>
+                    <td>
+                      ${u.scopeTags === null ? 'all' : `tagged ${u.scopeTags.join(', ') || '(none)'}`}
+                      ${
+                        u.role === 'owner'
+                          ? ''
+                          : post(
+                              `/settings/users/${u.id}/scope`,
+                              `Set sites of ${u.username}`,
+                              html`<label class="visually-hidden" for="scope-${u.id}"
+                                  >Scope tags of ${u.username} (comma-separated; empty: every site)</label
+                                ><input
+                                  id="scope-${u.id}"
+                                  name="tags"
+                                  value="${u.scopeTags?.join(', ') ?? ''}"
+                                  placeholder="every site"
+                                />`,
+                            )
+                      }
+                    </td>
                     <td>${age(u.lastSignedInAt, now)}</td>
+                    <td>${u.twoFactorEnabled ? 'on' : 'off'}</td>
                     <td class="actions">
                       ${post(
                         `/settings/users/${u.id}/role`,
@@ -217,12 +241,27 @@ export function createSettingsPage(deps: DashboardServices) {
                           </select>`,
                       )}
                       ${post(`/settings/users/${u.id}/reset`, `Reset password of ${u.username}`)}
+                      ${
+                        u.twoFactorEnabled
+                          ? post(`/settings/users/${u.id}/two-factor/reset`, `Reset two-factor of ${u.username}`)
+                          : ''
+                      }
+                      <a href="/settings/users/${u.id}/sessions">Sessions of ${u.username}</a>
                     </td>
                   </tr>`,
               )}
             </tbody>
           </table>
         </div>
+        <form class="connect" method="post" action="/settings/users/two-factor-required">
+          <h3>Two-factor sign-in</h3>
+          ${csrfField(session)}
+          <label class="check"
+            ><input type="checkbox" name="required" value="yes" ${deps.users.twoFactor.required() ? 'checked' : ''} />
+            Required of every user (one without it is sent to set it up at sign-in; API tokens keep working)</label
+          >
+          <button type="submit" class="secondary">Save</button>
+        </form>
         <form class="connect" method="post" action="/settings/users">
           <h3>Add a user</h3>
           ${csrfField(session)}
@@ -286,7 +325,8 @@ export function createSettingsPage(deps: DashboardServices) {
         <input id="pw-new" name="password" type="password" required minlength="12" autocomplete="new-password" />
         <p class="muted">Your other sessions end; this one stays signed in.</p>
         <button type="submit">Change password</button>
-      </form>`;
+      </form>
+      ${twoFactorSection(deps, c)} ${ownSessionsSection(deps, c)}`;
     return c.html(page({ title: 'Your account', session, current: '/settings', body, flash }), status);
   }
   app.get('/settings/account', (c) => accountPage(c));
@@ -371,6 +411,33 @@ export function createSettingsPage(deps: DashboardServices) {
       return `${user.username} is now a ${user.role}; their sessions ended.`;
     }),
   );
+  app.post('/settings/users/:id/scope', (c) =>
+    change(c, (form) => {
+      const tags = text(form, 'tags')
+        .split(',')
+        .map((tag) => tag.trim())
+        .filter((tag) => tag !== '');
+      const user = deps.users.setScope(c.req.param('id'), tags.length === 0 ? null : tags, c.get('actor'));
+      return `${user.username} now sees ${user.scopeTags === null ? 'every site' : `the sites tagged ${user.scopeTags.join(', ')}`}; their sessions ended.`;
+    }),
+  );
+  app.post('/settings/users/two-factor-required', (c) =>
+    change(c, (form) => {
+      const required = deps.users.twoFactor.setRequired(text(form, 'required') === 'yes', c.get('actor'));
+      return required
+        ? 'Two-factor sign-in is required: users without it are sent to set it up.'
+        : 'Two-factor sign-in is no longer required.';
+    }),
+  );
+  app.post('/settings/users/:id/two-factor/reset', (c) =>
+    change(c, () => {
+      const id = c.req.param('id');
+      deps.users.twoFactor.reset(id, c.get('actor'));
+      return `Two-factor of ${deps.users.find(id)?.username ?? id} is reset; they may set it up again.`;
+    }),
+  );
+  app.route('/', createTwoFactorPages(deps));
+  app.route('/', createSessionsPages(deps));
   app.post('/settings/users/:id/reset', async (c) => {
     const user = deps.users.list().find((u) => u.id === c.req.param('id'));
     if (!user) return render(c, { flash: { kind: 'error', text: 'No such user.' } });

@@ -5,6 +5,13 @@ import { isProblem } from '../shared/errors.js';
 import { usersProblems, type UsersService } from '../users/index.js';
 import { publicPage } from './layout.js';
 import { clearSessionCookie, isSecure, requireSession, setSessionCookie, type DashboardEnv } from './session.js';
+import { createTwoFactorSignInRoutes, startSecondStep } from './two-factor.page.js';
+import {
+  createSingleSignOnRoutes,
+  passwordSignInRefused,
+  singleSignOnButton,
+  type SingleSignOn,
+} from './single-sign-on.routes.js';
 
 /**
  * Only a path of this origin is followed after sign-in: one `/`, then no second `/` or `\`, and
@@ -13,11 +20,31 @@ import { clearSessionCookie, isSecure, requireSession, setSessionCookie, type Da
  */
 const safeNext = (next: unknown) => (typeof next === 'string' && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '/');
 
-function signInForm({ next, username = '', error }: { next: string; username?: string; error?: string }) {
+function signInForm({
+  next,
+  username = '',
+  error,
+  sso,
+}: {
+  next: string;
+  username?: string;
+  error?: string;
+  sso?: SingleSignOn;
+}) {
+  // Local passwords switched off (SITEWARDEN_OIDC_LOCAL_PASSWORDS=off): the single sign-on button only.
+  if (sso && !sso.localPasswords)
+    return publicPage(
+      'Sign in',
+      html`<section class="signin">
+        <h1>Sitewarden</h1>
+        ${singleSignOnButton(sso, next)}
+      </section>`,
+    );
   return publicPage(
     'Sign in',
     html`<section class="signin">
       <h1>Sitewarden</h1>
+      ${sso ? singleSignOnButton(sso, next) : ''}
       <form method="post" action="/sign-in">
         <h2>Sign in</h2>
         ${error ? html`<p class="flash error" role="alert">${error}</p>` : ''}
@@ -36,16 +63,28 @@ function signInForm({ next, username = '', error }: { next: string; username?: s
   );
 }
 
-export function createSignInRoutes({ users, httpsPublicUrl }: { users: UsersService; httpsPublicUrl: boolean }) {
+export function createSignInRoutes({
+  users,
+  httpsPublicUrl,
+  oidc,
+}: {
+  users: UsersService;
+  httpsPublicUrl: boolean;
+  /** Single sign-on, when SITEWARDEN_OIDC_ISSUER is set (single-sign-on.routes.ts). */
+  oidc?: SingleSignOn;
+}) {
   const app = new Hono<DashboardEnv>();
-  app.get('/sign-in', (c) => c.html(signInForm({ next: safeNext(c.req.query('next')) })));
+  app.get('/sign-in', (c) => c.html(signInForm({ next: safeNext(c.req.query('next')), sso: oidc })));
   app.post('/sign-in', async (c) => {
+    if (oidc && !oidc.localPasswords) return passwordSignInRefused(c);
     const form = await c.req.parseBody();
     const username = typeof form.username === 'string' ? form.username : '';
     const password = typeof form.password === 'string' ? form.password : '';
     const next = safeNext(form.next);
     try {
-      const signedIn = await users.signIn(username, password, clientAddress(c));
+      const signedIn = await users.signIn(username, password, clientAddress(c), c.req.header('user-agent'));
+      // Two-factor on: no session yet; the code page (two-factor.page.ts) completes the sign-in.
+      if ('twoFactor' in signedIn) return startSecondStep(c, signedIn.twoFactor, next, httpsPublicUrl);
       setSessionCookie(c, signedIn.token, signedIn.expiresAt, isSecure(c, httpsPublicUrl));
       return c.redirect(next, 303);
     } catch (error) {
@@ -54,11 +93,13 @@ export function createSignInRoutes({ users, httpsPublicUrl }: { users: UsersServ
       const limited = error.problem !== usersProblems.signInFailed;
       if (limited) c.header('Retry-After', String(error.extensions?.retryAfter ?? 60));
       return c.html(
-        signInForm({ next, username, error: limited ? error.detail : 'Wrong user name or password.' }),
+        signInForm({ next, username, error: limited ? error.detail : 'Wrong user name or password.', sso: oidc }),
         limited ? 429 : 401,
       );
     }
   });
+  app.route('/', createTwoFactorSignInRoutes({ users, httpsPublicUrl }));
+  if (oidc) app.route('/', createSingleSignOnRoutes({ oidc, httpsPublicUrl, safeNext }));
   app.post('/sign-out', requireSession(users, httpsPublicUrl), (c) => {
     users.signOut(c.get('session').sessionId);
     clearSessionCookie(c, isSecure(c, httpsPublicUrl));

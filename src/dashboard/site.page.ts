@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
 import { storedPlugins, storedThemes, type Plugin, type Theme } from '../inventory/index.js';
 import { backupSettingsSection } from '../backups/index.js';
@@ -91,6 +91,23 @@ function itemsTable(
   </div>`;
 }
 
+/**
+ * An unknown site's page; also what a user limited to tags gets for any page of a site outside
+ * their scope (session.ts), so the two cannot be told apart.
+ */
+export function noSuchSite(c: Context, session: SignedInSession) {
+  return c.html(
+    page({
+      title: 'No such site',
+      session,
+      current: '/',
+      body: html`<h1>No such site</h1>
+        <p><a href="/">Back to the overview</a></p>`,
+    }),
+    404,
+  );
+}
+
 export function createSitePage(deps: DashboardServices) {
   const sections = {
     monitoring: monitoringSettingsSection(deps.uptime),
@@ -101,17 +118,7 @@ export function createSitePage(deps: DashboardServices) {
   app.get('/sites/:id', (c) => {
     const session = c.get('session');
     const site = deps.sites.find(c.req.param('id'));
-    if (!site)
-      return c.html(
-        page({
-          title: 'No such site',
-          session,
-          current: '/',
-          body: html`<h1>No such site</h1>
-            <p><a href="/">Back to the overview</a></p>`,
-        }),
-        404,
-      );
+    if (!site) return noSuchSite(c, session);
     const now = deps.clock.now().getTime();
     const tags = deps.sites.tagsOf([site.id]).get(site.id) ?? [];
     if (site.state !== 'connected')

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Access, Actor, Role } from '../shared/actor.js';
+import type { Access, Actor, Role, SiteScope } from '../shared/actor.js';
 import { commonProblems, defineProblem } from '../shared/errors.js';
 import type { AuthFailureLimiter } from './auth-rate-limit.js';
 import { clientAddress } from './client-address.js';
@@ -14,6 +14,8 @@ export interface AuthenticatedToken {
   role: Role;
   /** The token's user; null for an operator token. */
   userId: string | null;
+  /** The effective site scope at this request: the intersection of the token's own and its user's. */
+  sites: SiteScope;
 }
 
 export interface TokenAuthenticator {
@@ -77,7 +79,7 @@ export function bearerAuth({
     const actor: Actor = { kind: 'token', id: token.id };
     c.set('token', token);
     c.set('actor', actor);
-    c.set('access', { actor, role: token.role, sites: { kind: 'all' }, userId: token.userId });
+    c.set('access', { actor, role: token.role, sites: token.sites, userId: token.userId });
     return next();
   };
 }

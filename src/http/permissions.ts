@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { roleAtLeast, type Access, type Role } from '../shared/actor.js';
+import { isScoped, roleAtLeast, type Access, type Role } from '../shared/actor.js';
 import { commonProblems } from '../shared/errors.js';
 import type { AppEnv } from './auth.js';
 
@@ -21,6 +21,14 @@ export interface PermissionRule {
 
 /** The API's exceptions to the default. */
 export const API_PERMISSIONS: readonly PermissionRule[] = [
+  // One's own sessions and two-factor (`/api/users/me/…`); an owner's, everyone's (users.routes.ts checks whose).
+  { method: '*', path: '/api/users/:id/sessions/*', role: 'viewer', why: 'one’s own sessions; an owner’s, everyone’s' },
+  {
+    method: '*',
+    path: '/api/users/:id/two-factor/*',
+    role: 'viewer',
+    why: 'one’s own two-factor; an owner may reset anyone’s',
+  },
   { method: '*', path: '/api/users/*', role: 'owner', why: 'users and their roles are the owner’s' },
   {
     method: '*',
@@ -43,6 +51,7 @@ export const API_PERMISSIONS: readonly PermissionRule[] = [
   // A token's own: anyone may list, create (at most their role) and revoke their tokens; an
   // owner those of every user (tokens.service.ts checks whose a token is).
   { method: '*', path: '/api/tokens/*', role: 'viewer', why: 'one’s own tokens; an owner’s, everyone’s' },
+  { method: '*', path: '/api/audit/*', role: 'owner', why: 'who did what, from which address' },
 ];
 
 /** The dashboard's exceptions (its forms post to dashboard routes, never to /api). */
@@ -50,7 +59,9 @@ export const DASHBOARD_PERMISSIONS: readonly PermissionRule[] = [
   { method: '*', path: '/settings/account/*', role: 'client', why: 'one’s own password' },
   { method: 'POST', path: '/settings/tokens/*', role: 'viewer', why: 'one’s own tokens' },
   { method: 'POST', path: '/settings/users/*', role: 'owner', why: 'users and their roles' },
+  { method: 'GET', path: '/settings/users/:id/sessions', role: 'owner', why: 'another user’s sessions' },
   { method: 'POST', path: '/settings/webhooks/*', role: 'owner', why: 'webhooks' },
+  { method: '*', path: '/settings/audit/*', role: 'owner', why: 'the audit log' },
   { method: 'POST', path: '/backups/targets/:name/prune', role: 'owner', why: 'deletes offsite snapshots' },
   {
     method: 'GET',
@@ -68,7 +79,123 @@ export const DASHBOARD_PERMISSIONS: readonly PermissionRule[] = [
   { method: 'GET', path: '/updates/policies/new', role: 'manager', why: 'the form that adds a policy' },
 ];
 
-const matches = (rule: PermissionRule, method: string, path: string) =>
+/**
+ * Site scopes (issue 33): the routes that filter by the request's scope (`scope-aware`). A
+ * principal limited to tags (a client, or any user or token given scope tags) may call only these;
+ * any other route answers 403 `forbidden` ("not available to accounts limited to tags"), never data
+ * outside its scope. Besides these rows, every read under one site (`GET /api/sites/:siteId/…`,
+ * `GET /sites/:id/…`) whose only parameter is the site is scope-aware: one check on the site answers
+ * 404 outside the scope, exactly as for an unknown id. A route with an id of its own under a site
+ * (a backup, an audit, a report) is scope-aware only once listed here (its id checked to be the site's).
+ */
+export interface ScopeRule {
+  method: string;
+  path: string;
+  how: string;
+}
+
+export const API_SCOPE_AWARE: readonly ScopeRule[] = [
+  { method: 'GET', path: '/api/sites', how: 'lists (and searches) only the sites in scope' },
+  { method: 'GET', path: '/api/tags', how: 'counts only the sites in scope' },
+  { method: 'PATCH', path: '/api/sites/:id', how: 'the site checked (404 outside scope)' },
+  { method: '*', path: '/api/tokens/*', how: 'one’s own tokens, created within one’s scope; no site' },
+];
+
+/** A site's own routes changed by a whole-fleet feature not yet scope-aware (tags move a site between scopes). */
+const NOT_SCOPE_AWARE: readonly ScopeRule[] = [
+  { method: 'PUT', path: '/api/sites/:id/tags', how: 'tags move a site between scopes' },
+  { method: 'PUT', path: '/sites/:id/tags', how: 'tags move a site between scopes' },
+  { method: 'POST', path: '/sites/:id/tags', how: 'tags move a site between scopes' },
+];
+
+export const DASHBOARD_SCOPE_AWARE: readonly ScopeRule[] = [
+  { method: 'GET', path: '/', how: 'the overview: counts and sites in scope' },
+  { method: 'GET', path: '/events', how: 'events of sites in scope' },
+  { method: 'GET', path: '/settings', how: 'one’s account and tokens' },
+  { method: '*', path: '/settings/account/*', how: 'one’s own password' },
+  { method: '*', path: '/settings/tokens/*', how: 'one’s own tokens' },
+  { method: 'GET', path: '/connector.zip', how: 'no site' },
+];
+
+/** The pattern of a route under one site, and the name of its site parameter. */
+const SITE_ROUTE = /^(?:\/api)?\/sites\/:(id|siteId)(?:\/|$)/;
+
+/** The site parameter a route's pattern starts with, when the site is its only parameter. */
+function siteParameter(routePath: string): string | undefined {
+  const match = SITE_ROUTE.exec(routePath);
+  if (!match) return undefined;
+  const rest = routePath.slice(match[0].length);
+  return rest.includes(':') || rest.includes('*') ? undefined : match[1];
+}
+
+/** Whether a scoped principal may call the route: listed, or under one site with no other id (and not excluded). */
+export function isScopeAware(rules: readonly ScopeRule[], method: string, routePath: string): boolean {
+  if (rules.some((rule) => matches(rule, method, routePath))) return true;
+  if (NOT_SCOPE_AWARE.some((rule) => matches(rule, method, routePath))) return false;
+  // Reads only: a site's changes (updates, backups, restores: features whose cross-site runs are not
+  // scoped yet) stay refused to scoped principals until listed.
+  return (method === 'GET' || method === 'HEAD') && siteParameter(routePath) !== undefined;
+}
+
+/** The refusal of a route that does not filter by scope, to a principal limited to tags. */
+function scopeRefusal(access: Access, method: string, path: string) {
+  const who = access.actor.kind === 'token' ? 'this token is' : 'your account is';
+  return commonProblems.forbidden.create(
+    `${method} ${path} is not available to accounts limited to tags (${who} limited to sites tagged ${
+      access.sites.kind === 'tags' ? access.sites.tags.join(', ') || '(none)' : ''
+    })`,
+  );
+}
+
+/**
+ * The role a request is checked as: a client is a viewer of its scope (on the routes that filter
+ * by scope; the others refuse every scoped principal first).
+ */
+const checkedRole = (access: Access): Role => (access.role === 'client' ? 'viewer' : access.role);
+
+/** Checks a request's site against its scope; throws (404, as for an unknown id) when outside. */
+export type SiteScopeCheck = (siteId: string, access: Access) => void;
+
+/**
+ * The whole check for one request, API and dashboard alike: the route's role, then (for a scoped
+ * principal) whether the route filters by scope and whether its site is in scope. Returns the
+ * refusal, or throws the site's 404; undefined when the request may go on.
+ */
+export function checkAccess(
+  c: Context,
+  access: Access,
+  tables: { rules: readonly PermissionRule[]; scopeAware: readonly ScopeRule[] },
+  checkSite?: SiteScopeCheck,
+) {
+  const route = matchedRoute(c);
+  if (!route) return undefined;
+  const needed = requiredRole(tables.rules, route.method, route.path);
+  if (!isScoped(access)) {
+    return roleAtLeast(access.role, needed) ? undefined : refusal(access, needed, c.req.method, c.req.path);
+  }
+  // Limited to tags: only a route that filters by scope, and there a client is a viewer of its sites.
+  if (!isScopeAware(tables.scopeAware, route.method, route.path)) return scopeRefusal(access, c.req.method, c.req.path);
+  if (!roleAtLeast(checkedRole(access), needed)) return refusal(access, needed, c.req.method, c.req.path);
+  const parameter = siteParameter(route.path);
+  if (parameter) {
+    // A middleware's c.req.param() is its own route's (none): the site is read from the path at the pattern's position.
+    const position = route.path.split('/').indexOf(`:${parameter}`);
+    const segment = c.req.path.split('/')[position];
+    let siteId: string | undefined;
+    try {
+      siteId = segment === undefined ? undefined : decodeURIComponent(segment);
+    } catch {
+      siteId = segment;
+    }
+    if (siteId !== undefined) {
+      if (!checkSite) return scopeRefusal(access, c.req.method, c.req.path);
+      checkSite(siteId, access);
+    }
+  }
+  return undefined;
+}
+
+const matches = (rule: Pick<PermissionRule, 'method' | 'path'>, method: string, path: string) =>
   (rule.method === '*' || rule.method === method) &&
   (rule.path.endsWith('/*')
     ? path === rule.path.slice(0, -2) || path.startsWith(rule.path.slice(0, -1))
@@ -99,15 +226,23 @@ export function refusal(access: Access, needed: Role, method: string, path: stri
 
 /**
  * The one permission check of the API, after authentication: the matched route's requirement
- * (API_PERMISSIONS) against the request's role. Routes without `access` (the public ones) pass.
+ * (API_PERMISSIONS) against the request's role, then its site scope (API_SCOPE_AWARE, and the
+ * route's site through `checkSite`). Routes without `access` (the public ones) pass.
  */
-export function requirePermission(rules: readonly PermissionRule[] = API_PERMISSIONS): MiddlewareHandler<AppEnv> {
+export function requirePermission({
+  rules = API_PERMISSIONS,
+  scopeAware = API_SCOPE_AWARE,
+  checkSite,
+}: {
+  rules?: readonly PermissionRule[];
+  scopeAware?: readonly ScopeRule[];
+  checkSite?: SiteScopeCheck;
+} = {}): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const access = c.get('access') as Access | undefined;
-    const route = matchedRoute(c);
-    if (!access || !route) return next();
-    const needed = requiredRole(rules, route.method, route.path);
-    if (!roleAtLeast(access.role, needed)) throw refusal(access, needed, c.req.method, c.req.path);
+    if (!access) return next();
+    const refused = checkAccess(c, access, { rules, scopeAware }, checkSite);
+    if (refused) throw refused;
     return next();
   };
 }

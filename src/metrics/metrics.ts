@@ -90,6 +90,11 @@ export function createMetrics({ processMetrics = true }: { processMetrics?: bool
     help: 'Requests refused because their address sent too many bad tokens.',
     registers: [registry],
   });
+  const overloaded = new Counter({
+    name: 'sitewarden_http_overloaded_total',
+    help: 'Dashboard and API requests refused with 503 because the event loop lagged past SITEWARDEN_OVERLOAD_LAG_MS.',
+    registers: [registry],
+  });
 
   const queueOf: Record<Exclude<JobKind, 'sync'>, QueueName> = {
     backup: 'backups',
@@ -130,6 +135,10 @@ export function createMetrics({ processMetrics = true }: { processMetrics?: bool
     },
     noteRateLimited(): void {
       authRejected.inc();
+    },
+    /** A request refused because the daemon was overloaded (http/overload.ts). */
+    noteOverloaded(): void {
+      overloaded.inc();
     },
     render: () => registry.metrics(),
   };

@@ -23,7 +23,7 @@ export const eventCatalogue = {
   'token.created': {
     level: 'info',
     fields: ['tokenId', 'name', 'scope'],
-    when: 'An API token was created; `scope` is the deprecated alias of its role, which the event also carries (`role`), with its user (`userId`, null: an operator token from the CLI).',
+    when: 'An API token was created; `scope` is the deprecated alias of its role, which the event also carries (`role`), with its user (`userId`, null: an operator token from the CLI) and its own site scope tags (`tags`, null: its user’s scope).',
   },
   'token.revoked': {
     level: 'info',
@@ -51,6 +51,11 @@ export const eventCatalogue = {
     fields: ['userId', 'username', 'from', 'to', 'by'],
     when: 'An owner gave a user another role; the user’s sessions and event streams ended, their tokens follow the new role at once.',
   },
+  'user.scope_changed': {
+    level: 'info',
+    fields: ['userId', 'username', 'tags', 'by'],
+    when: 'An owner limited a user to the sites carrying any of `tags` (null: every site); the user’s sessions and event streams ended, their tokens follow at once.',
+  },
   'user.deleted': {
     level: 'info',
     fields: ['userId', 'username', 'by'],
@@ -58,8 +63,58 @@ export const eventCatalogue = {
   },
   'user.signed_in': {
     level: 'info',
+    fields: ['userId', 'username', 'address', 'method'],
+    when: 'A user signed in to the dashboard; `method` is `password` or `oidc` (single sign-on).',
+  },
+  'user.oidc_linked': {
+    level: 'info',
+    fields: ['userId', 'username', 'issuer'],
+    when: 'A user signed in with single sign-on for the first time and was linked to the provider’s account (created, or an existing account of the same verified e-mail in an allowed domain).',
+  },
+  'user.oidc_sign_in_refused': {
+    level: 'warn',
+    fields: ['reason', 'email', 'address'],
+    when: 'A single sign-on was refused; `reason` is the problem type (`oidc-domain-refused`, `oidc-no-role`, `oidc-callback-invalid` …), `email` the address the provider gave (null before the provider answered).',
+  },
+  'user.two_factor_enabled': {
+    level: 'info',
+    fields: ['userId', 'username'],
+    when: 'A user turned two-factor sign-in on (a TOTP app confirmed with a first code); ten recovery codes were shown once.',
+  },
+  'user.two_factor_disabled': {
+    level: 'info',
+    fields: ['userId', 'username', 'by'],
+    when: 'A user turned their own two-factor sign-in off, proven by a current code or their password; their recovery codes are gone.',
+  },
+  'user.two_factor_reset': {
+    level: 'warn',
+    fields: ['userId', 'username', 'by'],
+    when: 'An owner (`by`) reset another user’s two-factor (a lost phone): the secret and recovery codes are gone, the user may enrol again.',
+  },
+  'user.two_factor_required_changed': {
+    level: 'info',
+    fields: ['required', 'by'],
+    when: 'An owner required two-factor of every user, or stopped requiring it; while required, a user without it is sent to enrol at sign-in.',
+  },
+  'user.recovery_codes_regenerated': {
+    level: 'info',
+    fields: ['userId', 'username'],
+    when: 'A user made ten new recovery codes (proven by a current code); the old ones stopped working.',
+  },
+  'user.recovery_code_used': {
+    level: 'warn',
+    fields: ['userId', 'username', 'address', 'remaining'],
+    when: 'A user signed in with a recovery code instead of a TOTP code; the code is used up, `remaining` are left.',
+  },
+  'user.two_factor_failed': {
+    level: 'warn',
     fields: ['userId', 'username', 'address'],
-    when: 'A user signed in to the dashboard.',
+    when: 'The second step of a sign-in failed (a wrong, expired or replayed code) after the right password; repeated failures are throttled like passwords.',
+  },
+  'user.sessions_revoked': {
+    level: 'info',
+    fields: ['userId', 'username', 'count', 'by'],
+    when: 'Sessions of a user were revoked (one, or every other one) by the user or an owner (`by`); their open event streams ended.',
   },
   'user.sign_in_failed': {
     level: 'warn',

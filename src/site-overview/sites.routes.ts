@@ -111,7 +111,7 @@ export function createSitesRoutes({
   return new OpenAPIHono<AppEnv>()
     .openapi(listSites, (c) => {
       const { limit, cursor, state, ...filter } = c.req.valid('query');
-      const rows = sites.list({ limit, after: decodeCursor(cursor), state, filter });
+      const rows = sites.list({ limit, after: decodeCursor(cursor), state, filter, scope: c.get('access').sites });
       const page = toPage(rows, limit);
       const tagsOf = sites.tagsOf(page.items.map((row) => row.id));
       return c.json(
@@ -155,7 +155,7 @@ export function createSitesRoutes({
     .openapi(setSiteTags, (c) => {
       return c.json({ tags: sites.setTags(c.req.valid('param').id, c.req.valid('json').tags) }, 200);
     })
-    .openapi(listTags, (c) => c.json({ items: sites.tagCounts() }, 200))
+    .openapi(listTags, (c) => c.json({ items: sites.tagCounts(c.get('access').sites) }, 200))
     .openapi(deleteSite, async (c) => {
       await sites.disconnect(c.req.valid('param').id);
       return c.body(null, 204);

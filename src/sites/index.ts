@@ -16,3 +16,4 @@ export {
   TagName,
   SlugPattern,
 } from './sites.schemas.js';
+export { visibleSitesText, scopeParameter } from './visible-sites.js';

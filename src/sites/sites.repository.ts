@@ -3,6 +3,8 @@ import type { Db } from '../db/database.js';
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { SiteListFilter } from './sites.schemas.js';
 import { sites, siteTags, type NewSiteRow, type SiteRow, type SiteState } from './sites.table.js';
+import type { SiteScope } from '../shared/actor.js';
+import { visibleSites } from './visible-sites.js';
 
 /** The columns a site's view shows. */
 const listColumns = {
@@ -93,13 +95,18 @@ export function createSitesRepository({ db }: { db: Db }) {
       after,
       states,
       filter,
+      scope,
     }: {
       limit: number;
       after?: string;
       states?: SiteState[];
       filter?: Partial<SiteListFilter>;
+      /** Only the sites a request may see (absent: every site, for the daemon's own work). */
+      scope?: SiteScope;
     }): SiteListRow[] {
       const filters = filter ? filterConditions(filter) : [];
+      const visible = scope && visibleSites(scope);
+      if (visible) filters.push(visible);
       // The common listings use their prepared statements; anything filtered is built here.
       if (filters.length === 0 && (!states || states.length <= 1)) {
         if (!states || states.length === 0) return after ? page.after.all({ after, limit }) : page.first.all({ limit });
@@ -144,11 +151,20 @@ export function createSitesRepository({ db }: { db: Db }) {
       return tags;
     },
 
-    /** Every tag in use with the number of sites carrying it, by name. */
-    tagCounts: (): { tag: string; sites: number }[] =>
+    /** Whether the site exists and `scope` includes it (a request's site: outside its scope it is 404, like an unknown id). */
+    isVisible: (id: string, scope: SiteScope): boolean =>
+      db
+        .select({ id: sites.id })
+        .from(sites)
+        .where(and(eq(sites.id, id), visibleSites(scope)))
+        .get() !== undefined,
+
+    /** Every tag in use (on the sites `scope` includes) with the number of sites carrying it, by name. */
+    tagCounts: (scope?: SiteScope): { tag: string; sites: number }[] =>
       db
         .select({ tag: siteTags.tag, sites: count() })
         .from(siteTags)
+        .where(scope && visibleSites(scope, siteTags.siteId))
         .groupBy(siteTags.tag)
         .orderBy(asc(siteTags.tag))
         .all(),

@@ -1,3 +1,4 @@
+import type { SiteScope } from '../shared/actor.js';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
 import type { SiteLifecycle } from './site-lifecycle.js';
@@ -220,6 +221,11 @@ export function createSitesService(deps: SitesServiceDeps) {
     events.emit('site.disconnected', { siteId: site.id, url: site.url, credentialRevoked });
   }
 
+  function checkVisible(id: string, scope: SiteScope): void {
+    if (scope.kind === 'all') return;
+    if (!repository.isVisible(id, scope)) throw sitesProblems.notFound.create(`no site has the id ${id}`);
+  }
+
   return {
     async connect(input: { url: string; username?: string; applicationPassword?: string; tags?: string[] }) {
       const url = parseUrl(input.url);
@@ -245,7 +251,15 @@ export function createSitesService(deps: SitesServiceDeps) {
       return repository.tagsOf([id]).get(id) ?? [];
     },
     tagsOf: (ids: readonly string[]) => repository.tagsOf(ids),
-    tagCounts: () => repository.tagCounts(),
+    /** Tags in use on the sites `scope` includes (absent: every site), with their counts. */
+    tagCounts: (scope?: SiteScope) => repository.tagCounts(scope),
+    /**
+     * A request's site: `site-not-found` when no site has the id or `scope` excludes it, the same
+     * answer for both, so a scoped principal cannot tell another client's site exists.
+     */
+    checkVisible,
+    /** checkVisible for a request's access (http/permissions.ts's SiteScopeCheck). */
+    checkVisibleTo: (id: string, access: { sites: SiteScope }): void => checkVisible(id, access.sites),
 
     /** WordPress redirects the admin's browser here after approval (or rejection). */
     async completeAuthorization(query: {
@@ -310,12 +324,20 @@ export function createSitesService(deps: SitesServiceDeps) {
       return (await sync.syncNow(site.id)) ?? connected;
     },
 
-    list: (options: { limit: number; after?: string; state?: SiteState; filter?: Partial<SiteListFilter> }) =>
+    list: (options: {
+      limit: number;
+      after?: string;
+      state?: SiteState;
+      filter?: Partial<SiteListFilter>;
+      /** Only the sites a request may see. */
+      scope?: SiteScope;
+    }) =>
       repository.list({
         limit: options.limit + 1,
         after: options.after,
         states: options.state ? [options.state] : undefined,
         filter: options.filter,
+        scope: options.scope,
       }),
 
     /** The site, or undefined when no site has the id (a page that shows ids it was given, say). */

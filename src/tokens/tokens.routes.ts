@@ -21,6 +21,10 @@ const TokenSchema = z
     createdAt: z.string(),
     lastUsedAt: z.string().nullable(),
     expiresAt: z.string().nullable(),
+    tags: z.array(z.string()).nullable().openapi({
+      description:
+        'The token’s own site scope: only sites carrying any of these tags (null: its user’s scope). At a request intersected with its user’s.',
+    }),
     revokedAt: z.string().nullable(),
   })
   .openapi('ApiToken');
@@ -30,6 +34,7 @@ const view = (summary: TokenSummary) => ({
   createdAt: summary.createdAt.toISOString(),
   lastUsedAt: summary.lastUsedAt?.toISOString() ?? null,
   expiresAt: summary.expiresAt?.toISOString() ?? null,
+  tags: summary.tags,
   revokedAt: summary.revokedAt?.toISOString() ?? null,
 });
 
@@ -46,6 +51,10 @@ const CreateTokenInput = z
       .openapi({ description: 'Deprecated: `write` is `role: owner`, `read` is `role: viewer`.', deprecated: true }),
     userId: z.string().min(1).max(64).optional().openapi({ description: 'Only an owner names another user.' }),
     expiresInDays: z.number().int().min(1).max(MAX_EXPIRY_DAYS).optional(),
+    tags: z.array(z.string().max(100)).max(32).optional().openapi({
+      description:
+        'Limits the token to the sites carrying any of these tags; within the asker’s and the user’s scope (else 403 `token-scope-too-wide`). Absent: the asker’s scope when limited, else the user’s.',
+    }),
   })
   .openapi('CreateTokenInput');
 
@@ -113,6 +122,7 @@ export function createTokensRoutes({ tokens, clock }: { tokens: TokensService; c
         role: input.role ?? (input.scope ? roleOfScope(input.scope) : 'viewer'),
         userId: input.userId,
         expiresAt: days === undefined ? null : new Date(clock.now().getTime() + days * 86_400_000),
+        tags: input.tags ?? null,
       });
       return c.json({ ...view(summary), token }, 201);
     })

@@ -3,11 +3,23 @@ import { writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuthenticatedToken } from '../http/auth.js';
 import { hasControlCharacters } from '../http/plain-text.js';
-import { isRole, lowerRole, roleAtLeast, type Access, type Role } from '../shared/actor.js';
+import {
+  ALL_SITES,
+  intersectScopes,
+  isRole,
+  lowerRole,
+  normaliseScopeTags,
+  roleAtLeast,
+  scopeOf,
+  scopeWithin,
+  type Access,
+  type Role,
+  type SiteScope,
+} from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import { commonProblems, defineProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
-import type { ActiveToken, TokensRepository } from './tokens.repository.js';
+import { parseTags, type ActiveToken, type TokensRepository } from './tokens.repository.js';
 import type { ApiTokenRow } from './tokens.table.js';
 import type { Events } from '../shared/event-bus.js';
 
@@ -20,6 +32,8 @@ const tokenProblems = {
   nameInvalid: defineProblem('token-name-invalid', 400, 'The token name is not acceptable'),
   roleTooHigh: defineProblem('token-role-too-high', 403, 'A token cannot have a higher role than its user'),
   userNotFound: defineProblem('token-user-not-found', 404, 'No such user to own the token'),
+  scopeTooWide: defineProblem('token-scope-too-wide', 403, 'A token cannot see sites its user cannot'),
+  tagsInvalid: defineProblem('token-tags-invalid', 400, 'The token’s scope tags are not acceptable'),
 };
 
 export interface TokenSummary {
@@ -31,6 +45,8 @@ export interface TokenSummary {
   scope: TokenScope;
   /** Whose token it is; null for an operator token made with the CLI. */
   userId: string | null;
+  /** The token's own site scope tags (null: its user's scope); at a request intersected with its user's. */
+  tags: string[] | null;
   prefix: string;
   createdAt: Date;
   lastUsedAt: Date | null;
@@ -43,6 +59,8 @@ export interface TokenOptions {
   /** The owning user; null or absent: an operator token (CLI only). */
   userId?: string | null;
   expiresAt?: Date | null;
+  /** Limits the token to the sites carrying any of these tags (within its user's scope); null or absent: its user's scope. */
+  tags?: readonly string[] | null;
 }
 
 /** The role a scope of old stood for. */
@@ -76,7 +94,8 @@ export function createTokensService({
   // A user's role changed (or the user went) in this process: the cached rows carry their old role.
   events.subscribe(
     (event) => {
-      if (event.event === 'user.role_changed' || event.event === 'user.deleted') valid.clear();
+      if (event.event === 'user.role_changed' || event.event === 'user.scope_changed' || event.event === 'user.deleted')
+        valid.clear();
     },
     { inline: true },
   );
@@ -104,17 +123,35 @@ export function createTokensService({
   function create(
     name: string,
     roleOrScope: Role | TokenScope = 'viewer',
-    { userId = null, expiresAt = null }: TokenOptions = {},
+    { userId = null, expiresAt = null, tags: rawTags = null }: TokenOptions = {},
   ): { token: string; summary: TokenSummary } {
     // A name is shown in logs, terminals (`token list`) and pages: no line breaks, escapes or direction overrides.
     if (hasControlCharacters(name))
       throw tokenProblems.nameInvalid.create('a token name must not contain control characters');
     const role = isRole(roleOrScope) ? roleOrScope : roleOfScope(roleOrScope);
+    let tags: string[] | null = null;
+    if (rawTags !== null) {
+      const normal = normaliseScopeTags(rawTags);
+      if (!Array.isArray(normal)) throw tokenProblems.tagsInvalid.create(normal.error);
+      if (role === 'owner')
+        throw tokenProblems.tagsInvalid.create(
+          'an owner token sees every site: give it a lower role to limit it to tags',
+        );
+      tags = normal;
+    }
     if (userId !== null) {
-      const userRole = repository.roleOfUser(userId);
-      if (!userRole) throw tokenProblems.userNotFound.create(`no user has the id ${userId}`);
-      if (!roleAtLeast(userRole, role))
-        throw tokenProblems.roleTooHigh.create(`the user is a ${userRole}: their token cannot be a ${role}`);
+      const user = repository.userOf(userId);
+      if (!user) throw tokenProblems.userNotFound.create(`no user has the id ${userId}`);
+      if (!roleAtLeast(user.role, role))
+        throw tokenProblems.roleTooHigh.create(`the user is a ${user.role}: their token cannot be a ${role}`);
+      const userScope = scopeOf(user.role, user.scopeTags);
+      // No tags of its own: the token has its user's scope, whatever it is.
+      if (tags !== null && !scopeWithin({ kind: 'tags', tags }, userScope))
+        throw tokenProblems.scopeTooWide.create(
+          userScope.kind === 'tags'
+            ? `the user sees only sites tagged ${userScope.tags.join(', ') || '(none)'}: give the token some of those tags`
+            : 'the token’s scope is wider than its user’s',
+        );
     }
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
     const now = clock.now();
@@ -124,13 +161,14 @@ export function createTokensService({
       role,
       scope: scopeOfRole(role),
       userId,
+      tags,
       expiresAt,
       tokenHash: hashToken(token),
       prefix: token.slice(0, TOKEN_PREFIX.length + 6),
       createdAt: now,
     };
     repository.insert(row);
-    events.emit('token.created', { tokenId: row.id, name, scope: row.scope, role, userId });
+    events.emit('token.created', { tokenId: row.id, name, scope: row.scope, role, userId, tags });
     return { token, summary: toSummary({ ...row, lastUsedAt: null, revokedAt: null }) };
   }
 
@@ -158,14 +196,29 @@ export function createTokensService({
      */
     createFor(
       access: Access,
-      { name, role, userId, expiresAt = null }: { name: string; role: Role; userId?: string; expiresAt?: Date | null },
+      {
+        name,
+        role,
+        userId,
+        expiresAt = null,
+        tags = null,
+      }: { name: string; role: Role; userId?: string; expiresAt?: Date | null; tags?: readonly string[] | null },
     ): { token: string; summary: TokenSummary } {
       const owner = userId ?? access.userId;
       if (owner !== access.userId && access.role !== 'owner')
         throw commonProblems.forbidden.create(`only an owner creates tokens for other users; you are a ${access.role}`);
       if (!roleAtLeast(access.role, role))
         throw tokenProblems.roleTooHigh.create(`you are a ${access.role}: you cannot create a ${role} token`);
-      return create(name, role, { userId: owner, expiresAt });
+      // A token made by a scoped principal (one of an operator token, which has no user) stays within its scope.
+      if (access.sites.kind === 'tags' && tags === null) tags = access.sites.tags;
+      if (tags !== null && access.sites.kind === 'tags') {
+        const asked = normaliseScopeTags(tags);
+        if (Array.isArray(asked) && !scopeWithin({ kind: 'tags', tags: asked }, access.sites))
+          throw tokenProblems.scopeTooWide.create(
+            `you see only sites tagged ${access.sites.tags.join(', ') || '(none)'}: give the token some of those tags`,
+          );
+      }
+      return create(name, role, { userId: owner, expiresAt, tags });
     },
 
     /** Returns the token's identity and effective role, or null for an unknown, revoked or expired token. */
@@ -173,7 +226,7 @@ export function createTokensService({
       if (!token.startsWith(TOKEN_PREFIX)) return null;
       const found = findActive(hashToken(token));
       if (!found) return null;
-      const { token: row, userRole } = found;
+      const { token: row, userRole, userScopeTags } = found;
       const now = clock.now();
       if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return null;
       if (userRole === 'missing') return null;
@@ -182,7 +235,17 @@ export function createTokensService({
         row.lastUsedAt = now;
       }
       const role = userRole === null ? row.role : lowerRole(row.role, userRole);
-      return { id: row.id, name: row.name, scope: scopeOfRole(role), role, userId: row.userId };
+      // The token's own tags (none: its user's scope) within its user's scope; an owner sees every
+      // site, a client only its tags (none: no site).
+      const own: SiteScope = row.tags === null ? ALL_SITES : { kind: 'tags', tags: row.tags };
+      const limited = userRole === null ? own : intersectScopes(own, scopeOf(userRole, parseTags(userScopeTags)));
+      const sites: SiteScope =
+        role === 'owner'
+          ? ALL_SITES
+          : role === 'client' && limited.kind === 'all'
+            ? { kind: 'tags', tags: [] }
+            : limited;
+      return { id: row.id, name: row.name, scope: scopeOfRole(role), role, userId: row.userId, sites };
     },
 
     /** Every token (the CLI), or one user's (`null`: the operator tokens). */
@@ -245,6 +308,7 @@ function toSummary(row: ApiTokenRow): TokenSummary {
     role: row.role,
     scope: scopeOfRole(row.role),
     userId: row.userId,
+    tags: row.tags,
     prefix: row.prefix,
     createdAt: row.createdAt,
     lastUsedAt: row.lastUsedAt,

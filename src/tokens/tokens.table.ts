@@ -15,6 +15,8 @@ export const apiTokens = sqliteTable(
      * bootstrap token). No foreign key (users/ is another feature): a token whose user is gone is refused.
      */
     userId: text('user_id'),
+    /** The token's own site scope tags, a JSON array (null: its user's scope); at a request intersected with its user's. */
+    tags: text('tags', { mode: 'json' }).$type<string[]>(),
     /** Past it the token is refused like a revoked one; null: it does not expire. */
     expiresAt: integer('expires_at', { mode: 'timestamp_ms' }),
     /** SHA-256 of the token; the token itself is shown once and never stored. */

@@ -9,7 +9,7 @@ import { createUsersRepository } from './users.repository.js';
 import { createUsersService } from './users.service.js';
 
 /**
- * `sitewarden users create NAME [--role ROLE] | set-role NAME ROLE | reset-password NAME | list`: dashboard accounts from the
+ * `sitewarden users create NAME [--role ROLE] | set-role NAME ROLE | set-scope NAME --tags a,b|--all | reset-password NAME | list`: dashboard accounts from the
  * command line. A new password is random and printed once on stdout (the command's result, never
  * a log line). Like the token commands it may run beside the daemon.
  */
@@ -54,6 +54,26 @@ export async function usersCommand({
         out(`${user.username} is now a ${role} (their sessions ended)`);
         return 0;
       }
+      case 'set-scope': {
+        // `--tags a,b` limits the user to the sites carrying any of them; `--all` (or `--tags ''`) lifts the limit.
+        const flag = rest[0];
+        if (!name || (flag !== '--tags' && flag !== '--all') || (flag === '--tags' && rest[1] === undefined))
+          return usage(out);
+        const user = users.list().find((candidate) => candidate.username === name.trim().toLowerCase());
+        if (!user) throw usersProblems.notFound.create(`no user is named ${name}`);
+        const tags =
+          flag === '--all'
+            ? []
+            : rest[1]!
+                .split(',')
+                .map((tag) => tag.trim())
+                .filter((tag) => tag !== '');
+        const changed = users.setScope(user.id, tags.length === 0 ? null : tags);
+        out(
+          `${changed.username} now sees ${changed.scopeTags === null ? 'every site' : `the sites tagged ${changed.scopeTags.join(', ')}`} (their sessions ended)`,
+        );
+        return 0;
+      }
       case 'reset-password': {
         if (!name) return usage(out);
         const password = await users.resetPassword(name);
@@ -63,7 +83,9 @@ export async function usersCommand({
       }
       case 'list':
         for (const user of users.list())
-          out(`${user.id}\t${user.username}\t${user.role}\t${user.lastSignedInAt?.toISOString() ?? '-'}`);
+          out(
+            `${user.id}\t${user.username}\t${user.role}\t${user.scopeTags === null ? 'all' : user.scopeTags.join(',') || '-'}\t${user.lastSignedInAt?.toISOString() ?? '-'}`,
+          );
         return 0;
       default:
         return usage(out);
@@ -74,6 +96,8 @@ export async function usersCommand({
 }
 
 function usage(out: (line: string) => void): number {
-  out(`users needs: create NAME [--role ${roles.join('|')}] | set-role NAME ROLE | reset-password NAME | list`);
+  out(
+    `users needs: create NAME [--role ${roles.join('|')}] | set-role NAME ROLE | set-scope NAME --tags a,b|--all | reset-password NAME | list`,
+  );
   return 2;
 }

@@ -9,5 +9,6 @@ export const usersProblems = {
   busy: defineProblem('sign-in-busy', 429, 'Too many sign-ins at once'),
   lastOwner: defineProblem('last-owner', 409, 'The last owner cannot be demoted or deleted'),
   roleInvalid: defineProblem('role-invalid', 400, 'Not a role'),
+  scopeInvalid: defineProblem('scope-invalid', 400, 'The site scope is not acceptable'),
   currentPasswordWrong: defineProblem('current-password-incorrect', 400, 'The current password is not right'),
 };

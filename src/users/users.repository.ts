@@ -15,6 +15,9 @@ export function createUsersRepository({ db }: { db: Db }) {
     setRole(id: string, role: UserRow['role']): void {
       db.update(users).set({ role }).where(eq(users.id, id)).run();
     },
+    setScopeTags(id: string, scopeTags: string[] | null): void {
+      db.update(users).set({ scopeTags }).where(eq(users.id, id)).run();
+    },
     countOwners: (): number => db.select({ n: count() }).from(users).where(eq(users.role, 'owner')).get()?.n ?? 0,
     /** Deletes the user; their sessions go with them (foreign key). */
     deleteUser(id: string): void {
@@ -44,6 +47,13 @@ export function createUsersRepository({ db }: { db: Db }) {
     deleteSession(id: string): void {
       db.delete(sessions).where(eq(sessions.id, id)).run();
     },
+    /** Whether the session still exists and has not expired (read only: its idle time is not extended). */
+    isSessionLive: (id: string, now: Date): boolean =>
+      db
+        .select({ id: sessions.id })
+        .from(sessions)
+        .where(and(eq(sessions.id, id), gt(sessions.expiresAt, now)))
+        .get() !== undefined,
     sessionIdsOf: (userId: string): string[] =>
       db
         .select({ id: sessions.id })

@@ -3,6 +3,7 @@ import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { roles } from '../shared/actor.js';
 import { randomPassword } from './passwords.js';
+import { createTwoFactorRoutes } from './two-factor.routes.js';
 import { usersProblems } from './users.errors.js';
 import type { UsersService, UserSummary } from './users.service.js';
 
@@ -14,6 +15,10 @@ const UserSchema = z
     id: z.string(),
     username: z.string(),
     role: z.enum(roles),
+    scopeTags: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: 'Site scope: the user sees only sites carrying any of these tags (null: every site).' }),
     createdAt: z.string(),
     lastSignedInAt: z.string().nullable(),
   })
@@ -23,6 +28,7 @@ const view = (user: UserSummary) => ({
   id: user.id,
   username: user.username,
   role: user.role,
+  scopeTags: user.scopeTags,
   createdAt: user.createdAt.toISOString(),
   lastSignedInAt: user.lastSignedInAt?.toISOString() ?? null,
 });
@@ -76,9 +82,19 @@ const routes = {
     path: '/users/{id}',
     operationId: 'updateUser',
     tags,
-    summary: 'Change a user’s role',
-    description: `${OWNERS_ONLY} Ends the user’s sessions and event streams; their tokens follow the new role at once. The last owner keeps the role (409 \`last-owner\`).`,
-    request: { params: UserIdParam, body: json(z.object({ role: z.enum(roles) })) },
+    summary: 'Change a user’s role or site scope',
+    description: `${OWNERS_ONLY} Ends the user’s sessions and event streams; their tokens follow the new role and scope at once. The last owner keeps the role (409 \`last-owner\`). \`scopeTags\` limits the user to the sites carrying any of them (\`null\`: every site); an owner sees every site and a client’s scope names at least one tag (400 \`scope-invalid\`, also for a tag with control characters).`,
+    request: {
+      params: UserIdParam,
+      body: json(
+        z
+          .object({
+            role: z.enum(roles).optional(),
+            scopeTags: z.array(z.string().max(100)).max(32).nullable().optional(),
+          })
+          .openapi('UserChange'),
+      ),
+    },
     responses: { 200: jsonContent(UserSchema, 'The user now'), ...problemResponses(400, 403, 404, 409, 413, 415) },
   }),
   resetPassword: createRoute({
@@ -116,9 +132,14 @@ export function createUsersRoutes({ users }: { users: UsersService }) {
       const user = await users.create(input.username, password, input.role);
       return c.json({ ...view(user), ...(input.password ? {} : { password }) }, 201);
     })
-    .openapi(routes.update, (c) =>
-      c.json(view(users.setRole(c.req.valid('param').id, c.req.valid('json').role, c.get('actor'))), 200),
-    )
+    .openapi(routes.update, (c) => {
+      const { id } = c.req.valid('param');
+      const { role, scopeTags } = c.req.valid('json');
+      let user = role === undefined ? users.find(id) : users.setRole(id, role, c.get('actor'));
+      if (!user) throw usersProblems.notFound.create(`no user has the id ${id}`);
+      if (scopeTags !== undefined) user = users.setScope(id, scopeTags, c.get('actor'));
+      return c.json(view(user), 200);
+    })
     .openapi(routes.resetPassword, async (c) => {
       const { id } = c.req.valid('param');
       const user = users.find(id);
@@ -128,5 +149,6 @@ export function createUsersRoutes({ users }: { users: UsersService }) {
     .openapi(routes.delete, (c) => {
       users.delete(c.req.valid('param').id, c.get('actor'));
       return c.body(null, 204);
-    });
+    })
+    .route('/', createTwoFactorRoutes({ users }));
 }

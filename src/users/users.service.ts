@@ -4,10 +4,15 @@ import { join } from 'node:path';
 import { hasControlCharacters } from '../http/plain-text.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
-import { isRole, roles, type Actor } from '../shared/actor.js';
+import { isRole, normaliseScopeTags, roles, type Actor } from '../shared/actor.js';
 import { createId } from '../shared/ids.js';
+import type { SecretBox } from '../shared/secret-box.js';
 import { passwordHasher, randomPassword, type PasswordHasher } from './passwords.js';
 import { createBackoffThrottle, type BackoffPolicy } from './sign-in-throttle.js';
+import { randomToken } from './two-factor.js';
+import { twoFactorProblems } from './two-factor.errors.js';
+import type { TwoFactorRepository } from './two-factor.repository.js';
+import { createTwoFactorService, type SecondFactor, type TwoFactorService } from './two-factor.service.js';
 import { usersProblems } from './users.errors.js';
 import type { UsersRepository } from './users.repository.js';
 import type { SessionRow, UserRole, UserRow } from './users.table.js';
@@ -36,9 +41,12 @@ export interface UserSummary {
   id: string;
   username: string;
   role: UserRole;
-  scopeTag: string | null;
+  /** Site scope tags: the user sees only sites carrying any of them (null: every site). */
+  scopeTags: string[] | null;
   createdAt: Date;
   lastSignedInAt: Date | null;
+  /** Whether the user signs in with a TOTP code after the password. */
+  twoFactorEnabled: boolean;
 }
 
 export interface SignedInSession {
@@ -52,11 +60,45 @@ export interface SignedInSession {
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
+/** The password was right; the sign-in waits for the second factor (`completeSignIn`). Not a session. */
+export interface PendingSignIn {
+  twoFactor: { pendingToken: string; expiresAt: Date };
+}
+
+/** A session as its user (or an owner) sees it in the list. */
+export interface SessionSummary {
+  id: string;
+  createdAt: Date;
+  lastSeenAt: Date;
+  expiresAt: Date;
+  address: string | null;
+  userAgent: string | null;
+  /** The session asking. */
+  current: boolean;
+}
+
+/** Between the password and the code: this long, then the password again. */
+const PENDING_SIGN_IN_MS = 5 * 60_000;
+const MAX_PENDING_SIGN_INS = 10_000;
+const MAX_USER_AGENT = 256;
+
+/** A User-Agent as stored and shown: control characters dropped, at most MAX_USER_AGENT characters. */
+function cleanUserAgent(raw: string | undefined | null): string | null {
+  const clean = (raw ?? '').replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu, '').trim();
+  return clean ? clean.slice(0, MAX_USER_AGENT) : null;
+}
+
 function checkUsername(raw: string): string {
   const username = raw.trim().toLowerCase();
   if (hasControlCharacters(raw) || !USERNAME.test(username))
     throw usersProblems.invalid.create('a user name is 1–100 letters, digits or . _ @ + - (lowercase)');
   return username;
+}
+
+function checkScopeTags(raw: readonly string[]): string[] {
+  const tags = normaliseScopeTags(raw);
+  if (!Array.isArray(tags)) throw usersProblems.scopeInvalid.create(tags.error);
+  return tags;
 }
 
 function checkPassword(password: string): void {
@@ -71,6 +113,8 @@ export function createUsersService({
   events,
   hasher = passwordHasher,
   throttle = SIGN_IN_THROTTLE,
+  twoFactorRepository,
+  secrets,
 }: {
   repository: UsersRepository;
   clock: Clock;
@@ -78,9 +122,19 @@ export function createUsersService({
   /** The process's bounded hashing pool unless a test brings its own. */
   hasher?: PasswordHasher;
   throttle?: typeof SIGN_IN_THROTTLE;
+  /** Two-factor sign-in (the daemon brings both; the CLI neither). */
+  twoFactorRepository?: TwoFactorRepository;
+  secrets?: SecretBox;
 }) {
   const byAccountAndAddress = createBackoffThrottle({ policy: throttle.perAccountAndAddress, clock });
   const byAddress = createBackoffThrottle({ policy: throttle.perAddress, clock });
+  /** Second-step attempts per (account, address): its own count, which a right password does not clear. */
+  const codesByAccountAndAddress = createBackoffThrottle({ policy: throttle.perAccountAndAddress, clock });
+  const twoFactorService: TwoFactorService | null = twoFactorRepository
+    ? createTwoFactorService({ repository: twoFactorRepository, users: repository, secrets, clock, events, hasher })
+    : null;
+  /** Sign-ins between the password and the code, by their random token (in this process's memory only). */
+  const pendingSignIns = new Map<string, { userId: string; passwordChangedAt: number; expiresAt: number }>();
   /** What to stop when a session ends (its open event streams), by session id. */
   const sessionWatchers = new Map<string, Set<() => void>>();
 
@@ -105,6 +159,65 @@ export function createUsersService({
     return user;
   }
 
+  function twoFactor(): TwoFactorService {
+    if (!twoFactorService) throw new Error('two-factor is not configured in this process');
+    return twoFactorService;
+  }
+
+  function twoFactorRepo(): TwoFactorRepository {
+    if (!twoFactorRepository) throw new Error('two-factor is not configured in this process');
+    return twoFactorRepository;
+  }
+
+  /** A new session for the user; its token goes in the cookie only. */
+  function openSession(
+    user: UserRow,
+    address: string,
+    userAgent?: string,
+    method: 'password' | 'oidc' = 'password',
+  ): SignedInSession & { token: string } {
+    const now = clock.now();
+    const token = randomBytes(32).toString('base64url');
+    const session: SessionRow = {
+      id: createId('ses', now),
+      tokenHash: sha256(token),
+      userId: user.id,
+      csrfToken: randomBytes(24).toString('base64url'),
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: new Date(now.getTime() + SESSION_IDLE_MS),
+      address: address.slice(0, 64),
+      userAgent: cleanUserAgent(userAgent),
+    };
+    repository.insertSession(session);
+    repository.markSignedIn(user.id, now);
+    events.emit('user.signed_in', { userId: user.id, username: user.username, address, method });
+    return {
+      token,
+      user: toSummary(user),
+      sessionId: session.id,
+      csrfToken: session.csrfToken,
+      expiresAt: session.expiresAt,
+    };
+  }
+
+  /** The password was right and two-factor is on: a pending sign-in, good for one user's codes for a few minutes. */
+  function pendSignIn(user: UserRow): PendingSignIn {
+    const now = clock.now().getTime();
+    if (pendingSignIns.size >= MAX_PENDING_SIGN_INS) {
+      for (const [key, entry] of pendingSignIns) if (entry.expiresAt <= now) pendingSignIns.delete(key);
+      while (pendingSignIns.size >= MAX_PENDING_SIGN_INS) pendingSignIns.delete(pendingSignIns.keys().next().value!);
+    }
+    const pendingToken = randomToken();
+    const expiresAt = now + PENDING_SIGN_IN_MS;
+    pendingSignIns.set(pendingToken, {
+      userId: user.id,
+      passwordChangedAt: user.passwordChangedAt.getTime(),
+      expiresAt,
+    });
+    return { twoFactor: { pendingToken, expiresAt: new Date(expiresAt) } };
+  }
+
   /** Whether taking the owner role from `user` would leave no owner. */
   const isLastOwner = (user: UserRow) => user.role === 'owner' && repository.countOwners() <= 1;
 
@@ -120,10 +233,16 @@ export function createUsersService({
       username,
       passwordHash: await hasher.hash(password),
       role,
-      scopeTag: null,
+      scopeTags: null,
       createdAt: now,
       passwordChangedAt: now,
       lastSignedInAt: null,
+      totpSecret: null,
+      totpPendingSecret: null,
+      totpEnabledAt: null,
+      totpLastStep: null,
+      oidcIssuer: null,
+      oidcSubject: null,
     };
     repository.insertUser(row);
     events.emit('user.created', { userId: row.id, username, role });
@@ -161,6 +280,26 @@ export function createUsersService({
         by: by ?? null,
       });
       return toSummary({ ...user, role });
+    },
+
+    /**
+     * Limits the user to the sites carrying any of `tags` (null: every site), ends their sessions and
+     * open event streams (their tokens follow at once, tokens.service.ts). An owner always sees every
+     * site; a client's scope names at least one tag (docs/design/team-access.md).
+     */
+    setScope(id: string, rawTags: readonly string[] | null, by?: Actor): UserSummary {
+      const user = findUser(id);
+      const tags = rawTags === null ? null : checkScopeTags(rawTags);
+      if (user.role === 'owner' && tags !== null)
+        throw usersProblems.scopeInvalid.create(`${user.username} is an owner: an owner sees every site`);
+      if (user.role === 'client' && (tags === null || tags.length === 0))
+        throw usersProblems.scopeInvalid.create(
+          `${user.username} is a client: a client's scope names at least one tag`,
+        );
+      repository.setScopeTags(user.id, tags);
+      endSessionsOf(user.id);
+      events.emit('user.scope_changed', { userId: user.id, username: user.username, tags, by: by ?? null });
+      return toSummary({ ...user, scopeTags: tags });
     },
 
     /** Deletes the user, their sessions and streams; their tokens are refused from now on. Never the last owner. */
@@ -212,7 +351,12 @@ export function createUsersService({
      * without hashing; the hash runs in the bounded pool. An unknown user name costs the same
      * hash as a wrong password, so the answer's timing does not tell which names exist.
      */
-    async signIn(rawUsername: string, password: string, address: string): Promise<SignedInSession & { token: string }> {
+    async signIn(
+      rawUsername: string,
+      password: string,
+      address: string,
+      userAgent?: string,
+    ): Promise<(SignedInSession & { token: string }) | PendingSignIn> {
       // A name with control characters matches nobody (no user has one); the event gets it escaped by the logger.
       const acceptable = !hasControlCharacters(rawUsername);
       const username = rawUsername.trim().toLowerCase().slice(0, 100);
@@ -247,27 +391,99 @@ export function createUsersService({
       }
       byAccountAndAddress.clear(accountKey);
       byAddress.refund(address);
-      const now = clock.now();
-      const token = randomBytes(32).toString('base64url');
-      const session: SessionRow = {
-        id: createId('ses', now),
-        tokenHash: sha256(token),
-        userId: user.id,
-        csrfToken: randomBytes(24).toString('base64url'),
-        createdAt: now,
-        lastSeenAt: now,
-        expiresAt: new Date(now.getTime() + SESSION_IDLE_MS),
-      };
-      repository.insertSession(session);
-      repository.markSignedIn(user.id, now);
-      events.emit('user.signed_in', { userId: user.id, username, address });
-      return {
-        token,
-        user: toSummary(user),
-        sessionId: session.id,
-        csrfToken: session.csrfToken,
-        expiresAt: session.expiresAt,
-      };
+      // Two-factor on: no session yet, only the right to try a code for a few minutes (two-factor.service.ts).
+      if (user.totpSecret) return pendSignIn(user);
+      return openSession(user, address, userAgent);
+    },
+
+    /**
+     * The sign-in's second step: a current TOTP code or an unused recovery code for the pending
+     * sign-in `signIn` answered. Counted like passwords (per account and address, per address)
+     * before the code is checked; a wrong code leaves the pending sign-in for another try.
+     */
+    completeSignIn(
+      pendingToken: string,
+      code: string,
+      address: string,
+      userAgent?: string,
+    ): SignedInSession & { token: string; factor: SecondFactor } {
+      const pending = pendingToken.length <= 100 ? pendingSignIns.get(pendingToken) : undefined;
+      const now = clock.now().getTime();
+      const user = pending && now < pending.expiresAt ? repository.findById(pending.userId) : undefined;
+      if (!pending || !user || !user.totpSecret || user.passwordChangedAt.getTime() !== pending.passwordChangedAt) {
+        if (pending) pendingSignIns.delete(pendingToken);
+        throw twoFactorProblems.signInExpired.create('the sign-in expired or is unknown; enter your password again');
+      }
+      const accountKey = JSON.stringify([address, user.id]);
+      const retryAfter = Math.max(
+        codesByAccountAndAddress.retryAfterSeconds(accountKey),
+        byAddress.retryAfterSeconds(address),
+      );
+      if (retryAfter > 0)
+        throw usersProblems.signInLimited.create(`too many wrong codes; try again in ${retryAfter} s`, { retryAfter });
+      codesByAccountAndAddress.take(accountKey);
+      byAddress.take(address);
+      const checked = twoFactor().check(user.id, code.slice(0, 100));
+      if (!checked) {
+        events.emit('user.two_factor_failed', { userId: user.id, username: user.username, address });
+        throw twoFactorProblems.codeInvalid.create('the code is wrong, expired or was used already');
+      }
+      codesByAccountAndAddress.clear(accountKey);
+      byAddress.refund(address);
+      pendingSignIns.delete(pendingToken);
+      if (checked.factor === 'recovery-code')
+        events.emit('user.recovery_code_used', {
+          userId: user.id,
+          username: user.username,
+          address,
+          remaining: checked.recoveryCodesLeft ?? 0,
+        });
+      return { ...openSession(user, address, userAgent), factor: checked.factor };
+    },
+
+    /**
+     * A session for a user the identity provider vouched for (single sign-on, oidc.service.ts): no
+     * password and no local second factor (the provider's own apply). The user must exist.
+     */
+    openSingleSignOnSession(userId: string, address: string, userAgent?: string): SignedInSession & { token: string } {
+      return openSession(findUser(userId), address, userAgent, 'oidc');
+    },
+
+    /** Two-factor: enrolment, recovery codes, the owners' policy (two-factor.service.ts). */
+    get twoFactor(): TwoFactorService {
+      return twoFactor();
+    },
+
+    /** The user's live sessions, most recently seen first; `currentSessionId` is marked `current`. */
+    listSessions(userId: string, currentSessionId?: string): SessionSummary[] {
+      findUser(userId);
+      return twoFactorRepo()
+        .sessionsOf(userId, clock.now())
+        .map((row) => ({ ...row, current: row.id === currentSessionId }));
+    },
+
+    /** Ends one session of the user (and its open event streams). */
+    revokeSession(userId: string, sessionId: string, by: Actor | null): void {
+      const user = findUser(userId);
+      if (!twoFactorRepo().deleteSessionOf(user.id, sessionId))
+        throw twoFactorProblems.sessionNotFound.create(`${user.username} has no session ${sessionId}`);
+      sessionsEnded([sessionId]);
+      events.emit('user.sessions_revoked', { userId: user.id, username: user.username, count: 1, by });
+    },
+
+    /** Ends every session of the user but `keep` (the one asking; null: every one). Returns how many ended. */
+    revokeOtherSessions(userId: string, keep: string | null, by: Actor | null): number {
+      const user = findUser(userId);
+      let ended: string[];
+      if (keep) ended = repository.deleteOtherSessionsOf(user.id, keep);
+      else {
+        ended = repository.sessionIdsOf(user.id);
+        repository.deleteSessionsOf(user.id);
+      }
+      sessionsEnded(ended);
+      if (ended.length > 0)
+        events.emit('user.sessions_revoked', { userId: user.id, username: user.username, count: ended.length, by });
+      return ended.length;
     },
 
     /** The session a cookie's token opens, or null when it is unknown or expired; extends its idle time. */
@@ -300,6 +516,12 @@ export function createUsersService({
      * Calls `onEnd` once when the session ends in this process (sign-out, a password reset);
      * returns how to stop watching. A live event stream closes with its session this way.
      */
+    /**
+     * Whether the session is still live in the database, whoever ended it (the CLI's `users set-role` and
+     * `users reset-password` are another process): an open event stream asks on its heartbeat. Does not extend it.
+     */
+    isSessionLive: (sessionId: string): boolean => repository.isSessionLive(sessionId, clock.now()),
+
     watchSession(sessionId: string, onEnd: () => void): () => void {
       let watchers = sessionWatchers.get(sessionId);
       if (!watchers) sessionWatchers.set(sessionId, (watchers = new Set()));
@@ -339,9 +561,10 @@ function toSummary(row: UserRow): UserSummary {
     id: row.id,
     username: row.username,
     role: row.role,
-    scopeTag: row.scopeTag,
+    scopeTags: row.role === 'owner' ? null : row.role === 'client' ? (row.scopeTags ?? []) : row.scopeTags,
     createdAt: row.createdAt,
     lastSignedInAt: row.lastSignedInAt,
+    twoFactorEnabled: row.totpSecret !== null,
   };
 }
 

@@ -58,10 +58,13 @@ describe('dashboard roles', () => {
     expect((await manager.post('/settings/webhooks', { url: 'http://127.0.0.1:9', events: '*' })).status).toBe(403);
   });
 
-  it('lets a client see nothing but its own account until site scopes exist', async () => {
+  it('lets a client without scope tags see no site, and no page that does not filter by scope', async () => {
     const client = await signInAs(t, 'carl', 'client');
-    expect((await client.get('/')).status).toBe(403);
-    expect((await client.get('/settings')).status).toBe(403);
+    const overview = await client.get('/');
+    expect(overview.status).toBe(200);
+    expect(await overview.text()).not.toContain('<strong>1</strong> sites');
+    expect((await client.get('/updates')).status).toBe(403);
+    expect((await client.get('/settings')).status).toBe(200);
     expect((await client.get('/settings/account')).status).toBe(200);
   });
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { API_PERMISSIONS, requiredRole } from '../../src/http/permissions.js';
+import { API_PERMISSIONS, API_SCOPE_AWARE, isScopeAware, requiredRole } from '../../src/http/permissions.js';
 import { roles, type Role } from '../../src/shared/actor.js';
 import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -61,6 +61,21 @@ describe('roles, enforced in one place', () => {
         // Enforced: the role just below gets 403 forbidden naming the role needed, before any validation.
         const lower = below(expected)!;
         const concrete = apiPath.replace(/\{\w+\}/g, 'x1');
+        // A client (limited to tags, here none) is a viewer of its sites on the routes that filter by
+        // scope (test/http/site-scopes.test.ts); every other route refuses it for its scope.
+        if (lower === 'client' && isScopeAware(API_SCOPE_AWARE, method, routePath)) continue;
+        if (lower === 'client') {
+          const refused = await t.call(method, concrete, {
+            token: token.client,
+            json: method === 'GET' ? undefined : {},
+          });
+          expect([refused.status, refused.json?.detail], `${method} ${apiPath} as client`).toEqual([
+            403,
+            expect.stringContaining('not available to accounts limited to tags'),
+          ]);
+          checked++;
+          continue;
+        }
         const refused = await t.call(method, concrete, {
           token: token[lower],
           json: method === 'GET' ? undefined : {},
@@ -82,7 +97,8 @@ describe('roles, enforced in one place', () => {
     const status = async (role: Role, method: string, path: string, json?: unknown) =>
       (await t.call(method, path, { token: token[role], json })).status;
     const matrix: [string, string, unknown, Record<Role, number>][] = [
-      ['GET', '/api/sites', undefined, { client: 403, viewer: 200, manager: 200, owner: 200 }],
+      // A client without scope tags lists no site (test/http/site-scopes.test.ts).
+      ['GET', '/api/sites', undefined, { client: 200, viewer: 200, manager: 200, owner: 200 }],
       // A state change: a manager reaches the route (its body is refused by validation, not by role).
       ['POST', '/api/sites', { url: 'not a url' }, { client: 403, viewer: 403, manager: 400, owner: 400 }],
       ['GET', '/api/webhooks', undefined, { client: 403, viewer: 403, manager: 403, owner: 200 }],

@@ -27,11 +27,13 @@ export function createTestApp(
     metrics?: Metrics;
     /** Instead of the one `config.allowedNetworks` makes (loopback allowed): e.g. a policy with a stub resolver. */
     network?: NetworkPolicy;
-    app?: Pick<AppDeps, 'readiness' | 'authLimiter' | 'metricsOnOwnListener' | 'trustedProxies'>;
+    app?: Pick<AppDeps, 'readiness' | 'authLimiter' | 'metricsOnOwnListener' | 'trustedProxies' | 'overload'>;
+    /** A database file instead of a private in-memory database (for a second connection, as another process would open). */
+    databasePath?: string;
   } = {},
 ) {
   const clock = options.clock ?? systemClock;
-  const database = openDatabase(':memory:');
+  const database = openDatabase(options.databasePath ?? ':memory:');
   const logs = createCapturedLogger();
   // One bus per app, the captured logger subscribed, as main.ts composes it.
   const events = createLoggedEvents(logs.logger);

@@ -24,7 +24,7 @@ describe('sitewarden users', () => {
     const second = lines.at(-1)!;
     expect(second).not.toBe(first);
     expect(await run(['list'])).toBe(0);
-    expect(lines.at(-1)).toMatch(/\tops@example\.com\towner\t-$/);
+    expect(lines.at(-1)).toMatch(/\tops@example\.com\towner\tall\t-$/);
     expect(await run(['create', 'eve', '--role', 'viewer'])).toBe(0);
     expect(lines.at(-2)).toBe('user eve (viewer) created; password (shown once):');
     expect(await run(['create', 'mallory', '--role', 'admin'])).toBe(2);
@@ -40,5 +40,30 @@ describe('sitewarden users', () => {
     } finally {
       database.close();
     }
+  });
+
+  it('limits a user to the sites of some tags, and lifts the limit (set-scope)', async () => {
+    const lines: string[] = [];
+    const run = (args: string[]) =>
+      usersCommand({ args, dataDir, databaseFile: 'sitewarden.db', out: (line) => lines.push(line) });
+    expect(await run(['create', 'cleo', '--role', 'client'])).toBe(0);
+    expect(await run(['set-scope', 'cleo', '--tags', 'Client:Acme, staging'])).toBe(0);
+    expect(lines.at(-1)).toBe('cleo now sees the sites tagged client:acme, staging (their sessions ended)');
+    const database = openDatabase(join(dataDir, 'sitewarden.db'));
+    try {
+      expect(createUsersRepository({ db: database.db }).findByUsername('cleo')?.scopeTags).toEqual([
+        'client:acme',
+        'staging',
+      ]);
+    } finally {
+      database.close();
+    }
+    // A client's scope names a tag: --all is refused for a client, not for a viewer.
+    await expect(run(['set-scope', 'cleo', '--all'])).rejects.toMatchObject({ problem: { name: 'scope-invalid' } });
+    await expect(run(['set-scope', 'cleo', '--tags', 'bad\u0007tag'])).rejects.toMatchObject({
+      detail: 'a scope tag must not contain control characters',
+    });
+    expect(await run(['list'])).toBe(0);
+    expect(lines.at(-1)).toMatch(/\tcleo\tclient\tclient:acme,staging\t-$/);
   });
 });

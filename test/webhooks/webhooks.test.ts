@@ -74,7 +74,7 @@ describe('webhooks', () => {
       id: expect.stringMatching(/^evt_/),
       event: 'token.created',
       occurredAt: '2026-03-01T12:00:00.000Z',
-      data: { tokenId: token.id, name: 'ci', scope: 'read', role: 'viewer', userId: null },
+      data: { tokenId: token.id, name: 'ci', scope: 'read', role: 'viewer', userId: null, tags: null },
     });
 
     const [delivery] = await deliveriesOf(t, webhook.id);
