@@ -48,6 +48,7 @@ Commands:
   users set-role NAME ROLE               give a user another role (ends their sessions)
   users set-scope NAME --tags a,b|--all  limit a user to the sites carrying any of the tags (ends their sessions)
   users reset-password NAME              set a new random password (printed once) and end the user's sessions
+  users reset-two-factor NAME            turn a user's two-factor off (a lost phone); they may set it up again
   users list                             list dashboard users
   version                                print the version`;
 

@@ -5,11 +5,12 @@ import { createLoggedEvents, createLogger } from '../shared/logger.js';
 import { isRole, roles } from '../shared/actor.js';
 import { randomPassword } from './passwords.js';
 import { usersProblems } from './users.errors.js';
+import { createTwoFactorRepository } from './two-factor.repository.js';
 import { createUsersRepository } from './users.repository.js';
 import { createUsersService } from './users.service.js';
 
 /**
- * `sitewarden users create NAME [--role ROLE] | set-role NAME ROLE | set-scope NAME --tags a,b|--all | reset-password NAME | list`: dashboard accounts from the
+ * `sitewarden users create NAME [--role ROLE] | set-role NAME ROLE | set-scope NAME --tags a,b|--all | reset-password NAME | reset-two-factor NAME | list`: dashboard accounts from the
  * command line. A new password is random and printed once on stdout (the command's result, never
  * a log line). Like the token commands it may run beside the daemon.
  */
@@ -33,6 +34,8 @@ export async function usersCommand({
       repository: createUsersRepository({ db: database.db }),
       clock: systemClock,
       events: createLoggedEvents(createLogger({ level: 'silent' })),
+      // Resetting two-factor needs no secret: it forgets the sealed one.
+      twoFactorRepository: createTwoFactorRepository({ db: database.db }),
     });
     switch (action) {
       case 'create': {
@@ -81,6 +84,15 @@ export async function usersCommand({
         out(password);
         return 0;
       }
+      case 'reset-two-factor': {
+        // The way back in for someone who lost their authenticator and their recovery codes (an owner included).
+        if (!name) return usage(out);
+        const user = users.list().find((candidate) => candidate.username === name.trim().toLowerCase());
+        if (!user) throw usersProblems.notFound.create(`no user is named ${name}`);
+        users.twoFactor.reset(user.id, null);
+        out(`two-factor of ${user.username} is off; they sign in with their password and may set it up again`);
+        return 0;
+      }
       case 'list':
         for (const user of users.list())
           out(
@@ -97,7 +109,7 @@ export async function usersCommand({
 
 function usage(out: (line: string) => void): number {
   out(
-    `users needs: create NAME [--role ${roles.join('|')}] | set-role NAME ROLE | set-scope NAME --tags a,b|--all | reset-password NAME | list`,
+    `users needs: create NAME [--role ${roles.join('|')}] | set-role NAME ROLE | set-scope NAME --tags a,b|--all | reset-password NAME | reset-two-factor NAME | list`,
   );
   return 2;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
-import { createUsersRepository } from '../../src/users/index.js';
+import { createTwoFactorRepository, createUsersRepository } from '../../src/users/index.js';
 import { usersCommand } from '../../src/users/users.cli.js';
 import { verifyPassword } from '../../src/users/passwords.js';
 
@@ -37,6 +37,29 @@ describe('sitewarden users', () => {
       const user = createUsersRepository({ db: database.db }).findByUsername('ops@example.com')!;
       expect(await verifyPassword(second, user.passwordHash)).toBe(true);
       expect(await verifyPassword(first, user.passwordHash)).toBe(false);
+    } finally {
+      database.close();
+    }
+  });
+
+  it('turns a user’s two-factor off (reset-two-factor): the break glass for a lost authenticator', async () => {
+    const lines: string[] = [];
+    const run = (args: string[]) =>
+      usersCommand({ args, dataDir, databaseFile: 'sitewarden.db', out: (line) => lines.push(line) });
+    expect(await run(['create', 'olga'])).toBe(0);
+    await expect(run(['reset-two-factor', 'olga'])).rejects.toMatchObject({
+      problem: { name: 'two-factor-not-enabled' },
+    });
+    const database = openDatabase(join(dataDir, 'sitewarden.db'));
+    try {
+      const repository = createUsersRepository({ db: database.db });
+      const user = repository.findByUsername('olga')!;
+      createTwoFactorRepository({ db: database.db }).enable(user.id, 'sealed-secret', 1, new Date(), []);
+      expect(repository.findByUsername('olga')?.totpSecret).toBe('sealed-secret');
+      expect(await run(['reset-two-factor', 'OLGA'])).toBe(0);
+      expect(lines.at(-1)).toBe('two-factor of olga is off; they sign in with their password and may set it up again');
+      expect(repository.findByUsername('olga')?.totpSecret).toBeNull();
+      await expect(run(['reset-two-factor', 'nobody'])).rejects.toMatchObject({ problem: { name: 'user-not-found' } });
     } finally {
       database.close();
     }
