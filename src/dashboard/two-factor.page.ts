@@ -110,13 +110,15 @@ export function createTwoFactorSignInRoutes({
 }
 
 /**
- * While owners require two-factor, a signed-in user without it reaches only the enrolment page
- * (and can sign out): every other dashboard page redirects there. API tokens are not concerned.
+ * While owners require two-factor, a user signed in by password without it reaches only the
+ * enrolment page (and can sign out): every other dashboard page redirects there. A single sign-on
+ * session is not concerned (its second factor is the provider's), nor are API tokens.
  */
 export function requireTwoFactorEnrolment(users: UsersService): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     const session = c.get('session');
-    if (!session || session.user.twoFactorEnabled || !users.twoFactor.required()) return next();
+    if (!session || session.user.twoFactorEnabled || session.method === 'oidc' || !users.twoFactor.required())
+      return next();
     const path = c.req.path;
     if (path === ENROL_PATH || path.startsWith(`${ENROL_PATH}/`)) return next();
     if (c.req.header('accept')?.includes('text/event-stream')) return c.text('set up two-factor first', 403);

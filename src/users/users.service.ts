@@ -54,6 +54,8 @@ export interface SignedInSession {
   sessionId: string;
   csrfToken: string;
   expiresAt: Date;
+  /** How the session was opened: a password (and the second factor, when on), or single sign-on. */
+  method: 'password' | 'oidc';
   /** The idle expiry moved on with this request: the cookie's own expiry should follow. */
   renewed?: boolean;
 }
@@ -188,6 +190,7 @@ export function createUsersService({
       expiresAt: new Date(now.getTime() + SESSION_IDLE_MS),
       address: address.slice(0, 64),
       userAgent: cleanUserAgent(userAgent),
+      signInMethod: method,
     };
     repository.insertSession(session);
     repository.markSignedIn(user.id, now);
@@ -198,6 +201,7 @@ export function createUsersService({
       sessionId: session.id,
       csrfToken: session.csrfToken,
       expiresAt: session.expiresAt,
+      method,
     };
   }
 
@@ -503,7 +507,14 @@ export function createUsersService({
         expiresAt = new Date(Math.min(now.getTime() + SESSION_IDLE_MS, session.createdAt.getTime() + SESSION_MAX_MS));
         repository.touchSession(session.id, now, expiresAt);
       }
-      return { user: toSummary(user), sessionId: session.id, csrfToken: session.csrfToken, expiresAt, renewed };
+      return {
+        user: toSummary(user),
+        sessionId: session.id,
+        csrfToken: session.csrfToken,
+        expiresAt,
+        method: session.signInMethod,
+        renewed,
+      };
     },
 
     /** Ends the session, and whatever watches it (its open event streams). */

@@ -53,6 +53,10 @@ export const sessions = sqliteTable(
     address: text('address'),
     /** The browser's User-Agent at sign-in, control characters stripped, at most 256 characters. */
     userAgent: text('user_agent'),
+    /** How the session was opened: a password (then the second factor, when on) or single sign-on (the provider's). */
+    signInMethod: text('sign_in_method', { enum: ['password', 'oidc'] })
+      .notNull()
+      .default('password'),
   },
   (table) => [index('sessions_user_idx').on(table.userId), index('sessions_expires_idx').on(table.expiresAt)],
 );

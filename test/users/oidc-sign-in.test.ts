@@ -110,6 +110,22 @@ describe('single sign-on with OpenID Connect', () => {
     expect(d.t.logs.events('user.signed_in')).toMatchObject([{ userId: row.id, method: 'oidc' }]);
   });
 
+  it('leaves a single sign-on session alone when owners require two-factor (the provider’s applies); a password session is sent to set it up', async () => {
+    d = daemonWith();
+    const owner = await d.t.services.users.create('admin', 'the bootstrap password', 'owner');
+    d.t.services.users.twoFactor.setRequired(true, { kind: 'user', id: owner.id });
+    idp.accounts.set('dora-sub', { email: 'dora@agency.example', email_verified: true, groups: ['sitewarden-staff'] });
+    const { session } = await ssoSignIn(d, 'dora-sub');
+    expect((await d.app.request('/', { headers: { cookie: session! } })).status).toBe(200);
+
+    const byPassword = await d.t.services.users.signIn('admin', 'the bootstrap password', '127.0.0.1');
+    expect('token' in byPassword).toBe(true);
+    const cookie = `sw_session=${(byPassword as { token: string }).token}`;
+    const overview = await d.app.request('/', { headers: { cookie } });
+    expect(overview.status).toBe(303);
+    expect(overview.headers.get('location')).toBe('/settings/account/two-factor');
+  });
+
   it('sets the role from the claims again at every sign-in', async () => {
     d = daemonWith();
     // Another owner: the last owner is never demoted (an owner must remain), whatever the claims say.
