@@ -89,7 +89,9 @@ const envSchema = z.object({
       }
     }),
   SITEWARDEN_QUEUE_STALL_MINUTES: positiveInt('SITEWARDEN_QUEUE_STALL_MINUTES', 60, 7 * 24 * 60),
-  // Past this event-loop lag the dashboard and API answer 503 overloaded (src/http/overload.ts); 0: never.
+  // Past this event-loop lag the dashboard and API answer 503 overloaded (src/http/overload.ts); 0: never. Two seconds:
+  // the daemon's own work blocks its loop for moments (a safe update's visual diff took ~0.8 s on a loaded 2-core
+  // machine), and a user must not be refused for those; a loop behind by seconds is queueing without end.
   SITEWARDEN_OVERLOAD_LAG_MS: z.coerce
     .number({ error: 'SITEWARDEN_OVERLOAD_LAG_MS must be a whole number' })
     .int('SITEWARDEN_OVERLOAD_LAG_MS must be a whole number')
@@ -97,7 +99,7 @@ const envSchema = z.object({
       (value) => value === 0 || (value >= 50 && value <= 60_000),
       'SITEWARDEN_OVERLOAD_LAG_MS must be 0 (never shed) or 50 to 60000',
     )
-    .default(500),
+    .default(2000),
   SITEWARDEN_UPTIME_CONCURRENCY: positiveInt('SITEWARDEN_UPTIME_CONCURRENCY', DEFAULT_UPTIME_CONFIG.concurrency, 4096),
   SITEWARDEN_UPTIME_INTERVAL_SECONDS: positiveInt(
     'SITEWARDEN_UPTIME_INTERVAL_SECONDS',
