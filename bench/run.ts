@@ -60,6 +60,9 @@ const SUITES: Record<string, Suite> = {
   'safe-updates': {
     measures: 'a safe update against a plain one, its restore point against a full backup, healing a fatal update',
   },
+  'sign-in': {
+    measures: 'API p99 while 120 wrong passwords arrive at once, again and again, against the same API with none',
+  },
   'tls-connections': {
     measures: "CPU per new HTTPS connection: the daemon's shared TLS context against one per connection",
   },
