@@ -309,6 +309,8 @@ export function createServices({
   // Bulk updates apply through the same services, each item recorded by the bulk update itself (in its write batch).
   const bulk = createBulkUpdates({
     db,
+    history: updateHistory,
+    recorder: updateRecorder,
     jobs,
     jobRows: createJobsRepository({ db }),
     services: { plugins, themes, wordpressUpdates },

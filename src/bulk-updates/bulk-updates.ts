@@ -15,7 +15,7 @@ import {
   type UpdateServices,
 } from './site-updater.js';
 import type { PlainRestorePoints, SafeUpdatesService } from '../safe-updates/index.js';
-import { createHistoryRollback, createUpdateHistoryRepository, createUpdateRecorder } from '../update-history/index.js';
+import { createHistoryRollback, type UpdateHistoryRepository, type UpdateRecorder } from '../update-history/index.js';
 import { createUpdateSlots } from './update-slots.js';
 
 /**
@@ -24,6 +24,8 @@ import { createUpdateSlots } from './update-slots.js';
  */
 export function createBulkUpdates({
   db,
+  history,
+  recorder,
   jobs,
   jobRows,
   services,
@@ -38,6 +40,9 @@ export function createBulkUpdates({
   logger,
 }: {
   db: Db;
+  /** The update history and its recorder, the ones the single-site services record through. */
+  history: UpdateHistoryRepository;
+  recorder: UpdateRecorder;
   jobs: JobRunner;
   jobRows: JobsRepository;
   services: UpdateServices;
@@ -57,8 +62,6 @@ export function createBulkUpdates({
   logger: Logger;
 }) {
   const repository = createBulkUpdatesRepository({ db });
-  const history = createUpdateHistoryRepository({ db });
-  const recorder = createUpdateRecorder({ repository: history, clock });
   const service = createBulkUpdatesService({
     repository,
     history,
