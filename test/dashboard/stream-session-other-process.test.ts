@@ -5,37 +5,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STREAM_SESSION_CHECK_MS } from '../../src/dashboard/session.js';
 import { usersCommand } from '../../src/users/users.cli.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { signIn, type SignedIn } from './signed-in.js';
+import { signIn } from './signed-in.js';
+import { endOf, openEvents } from './event-streams.js';
+
+/** Two session checks, and a second of slack for a loaded machine. */
+const WITHIN = STREAM_SESSION_CHECK_MS * 2 + 1_000;
 
 /**
  * `sitewarden users set-role` and `users reset-password` write the database from another process:
  * the daemon hears no event, yet the user's open event streams must end (finished, not cut), as
  * sign-out ends them. Here the CLI's own code runs on its own connection to the daemon's database file.
  */
-async function endOf(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<'ended' | 'cut' | 'open'> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const next = await Promise.race([
-      reader.read().then(
-        (chunk) => (chunk.done ? 'ended' : 'data'),
-        () => 'cut' as const,
-      ),
-      new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), Math.max(1, deadline - Date.now()))),
-    ]);
-    if (next !== 'data') return next;
-  }
-  return 'open';
-}
-
-async function openEvents(user: SignedIn) {
-  const response = await user.get('/events');
-  expect(response.status).toBe(200);
-  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-  return response.body!.getReader();
-}
-
-const WITHIN = STREAM_SESSION_CHECK_MS * 2 + 1_000;
-
 describe('a change made by the CLI (another connection) ends the user’s open event streams', () => {
   let dataDir: string;
   let t: TestApp;
