@@ -3,7 +3,10 @@
  * Writes the layer section of docs/architecture.md (between `<!-- layers:start -->` and
  * `<!-- layers:end -->`): a table a layer and the module diagram, from scripts/layers.cjs (which
  * module is in which layer and tier, the same list `.dependency-cruiser.cjs` builds its rules from)
- * and from the imports src/ has today (the diagram's arrows inside a layer).
+ * and from the imports src/ has today (the diagram's arrows inside a layer); and the tables kept or
+ * guarded by SQLite triggers, from their declarations (the `*.triggers.ts` files of src/, which
+ * test/db/table-triggers.test.ts holds equal to the migrated database): a table of them and, in the
+ * diagram, a dotted arrow from each module whose table the triggers watch to the table they keep.
  *
  *   npm run docs:architecture              rewrite the section
  *   npm run docs:architecture -- --check   exit 1 when the committed section differs
@@ -16,7 +19,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const { LAYERS, MODULES, TIERS, moduleOf } = require('./layers.cjs');
@@ -81,15 +84,49 @@ export async function moduleImports(root = ROOT) {
   }
 }
 
+/**
+ * The tables SQLite triggers keep or guard, as their `*.triggers.ts` files declare them (each file's
+ * one export; see src/db/table-triggers.ts), ordered by file.
+ * @returns {Promise<Array<{ table: string, module: string, what: string, views: Array<{ name: string }>, triggers: Array<{ name: string, on: string, onModule: string }> }>>}
+ */
+export async function triggerDeclarations(root = ROOT) {
+  const { tsImport } = await import('tsx/esm/api');
+  const files = readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.triggers.ts'))
+    .sort();
+  const declarations = [];
+  for (const file of files) {
+    const exports = Object.values(await tsImport(pathToFileURL(join(root, 'src', file)).href, import.meta.url));
+    if (exports.length !== 1) throw new Error(`src/${file} must export one declaration of its table's triggers.`);
+    declarations.push(exports[0]);
+  }
+  return declarations;
+}
+
 const label = (m) => m.name.replace(/\/$/, '');
 const id = (m) => label(m).replace(/[^a-z0-9]+/gi, '_');
 const cell = (text) => text.replace(/\|/g, '\\|');
 
+/** The triggers of a declaration, grouped by the table they watch: `uptime_hourly` (`uptime/`): `a`, `b`. */
+function watched(declaration) {
+  const byTable = new Map();
+  for (const t of declaration.triggers) {
+    const key = `\`${t.on}\` (\`${t.onModule}\`)`;
+    byTable.set(key, [...(byTable.get(key) ?? []), `\`${t.name}\``]);
+  }
+  const views = declaration.views.map((v) => `\`${v.name}\``);
+  return [
+    ...[...byTable].map(([table, names]) => `${table}: ${names.join(', ')}`),
+    ...(views.length > 0 ? [`views read: ${views.join(', ')}`] : []),
+  ].join('; ');
+}
+
 /**
- * The section, from scripts/layers.cjs and the imports between modules.
+ * The section, from scripts/layers.cjs, the imports between modules and the triggers' declarations.
  * @param {Array<[string, string]>} imports module → module, as `moduleImports` gives them
+ * @param {Awaited<ReturnType<typeof triggerDeclarations>>} [triggers] as `triggerDeclarations` gives them
  */
-export function layerSection(imports) {
+export function layerSection(imports, triggers = []) {
   const byName = new Map(MODULES.map((m) => [m.name, m]));
   const inLayer = (layer) => MODULES.filter((m) => m.layer === layer);
   const features = inLayer('feature').sort((a, b) => a.tier - b.tier);
@@ -115,11 +152,25 @@ export function layerSection(imports) {
     '|---|---|',
     ...inLayer('composition').map((m) => `| \`${m.name}\` | ${cell(m.what)} |`),
     '',
+    ...(triggers.length === 0
+      ? []
+      : [
+          '**Tables kept by SQLite triggers**: read models the features’ writes keep current in the same transaction,',
+          'whatever code path writes, and guards. A coupling no import shows: each table’s triggers, and the views',
+          'they read, are declared next to it in a `*.triggers.ts` file, the source of truth the hand-written',
+          'migrations must match (test/db/table-triggers.test.ts compares them with the migrated database).',
+          '',
+          '| table | module | what it holds | kept by triggers on (module): triggers |',
+          '|---|---|---|---|',
+          ...triggers.map((d) => `| \`${d.table}\` | \`${d.module}\` | ${cell(d.what)} | ${cell(watched(d))} |`),
+          '',
+        ]),
     '## Module diagram',
     '',
     'Every module of `src/`, in its layer and, for a feature, its tier. An arrow inside a layer is an import that',
     'exists today (between features, through the other feature’s `index.ts`); the two arrows between the layers',
-    'stand for all the imports from one layer into the one below.',
+    'stand for all the imports from one layer into the one below. A dotted arrow is a coupling through the',
+    'database: writes to the module’s tables (named on the arrow) fire triggers that keep (or guard) the table it points to.',
     '',
     '```mermaid',
     'flowchart TD',
@@ -142,7 +193,28 @@ export function layerSection(imports) {
     lines.push(...features.filter((m) => m.tier === tier).map((m) => `      ${node(m)}`), '    end');
   }
   lines.push(...arrows('feature'), '  end', '  subgraph base', ...inLayer('base').map((m) => `    ${node(m)}`));
-  lines.push(...arrows('base'), '  end', '  composition --> features', '  features --> base', '```', END);
+  lines.push(...arrows('base'), '  end');
+  if (triggers.length > 0) {
+    const tableId = (table) => `table_${table}`;
+    lines.push('  subgraph tables["tables kept by triggers"]');
+    lines.push(
+      ...triggers.map((d) => `    ${tableId(d.table)}[("${d.table} · ${label({ name: d.module })}")]`),
+      '  end',
+    );
+    for (const d of triggers) {
+      const byModule = new Map();
+      for (const t of d.triggers) {
+        const tables = byModule.get(t.onModule) ?? new Set();
+        byModule.set(t.onModule, tables.add(t.on));
+      }
+      for (const [module, tables] of byModule) {
+        if (!byName.has(module))
+          throw new Error(`${d.table}'s triggers watch tables of ${module}, which has no layer.`);
+        lines.push(`  ${id(byName.get(module))} -.->|"${[...tables].join(', ')}"| ${tableId(d.table)}`);
+      }
+    }
+  }
+  lines.push('  composition --> features', '  features --> base', '```', END);
   return lines.join('\n');
 }
 
@@ -162,7 +234,7 @@ async function main() {
   }
   const path = join(ROOT, PAGE);
   const page = readFileSync(path, 'utf8');
-  const wanted = withSection(page, layerSection(await moduleImports()));
+  const wanted = withSection(page, layerSection(await moduleImports(), await triggerDeclarations()));
   if (process.argv.includes('--check')) {
     if (wanted !== page) {
       console.error(

@@ -6,7 +6,8 @@ import { sites } from '../sites/index.js';
  * The fleet overview's read model: one row per site holding every fact the overview sorts and
  * filters by, so a sort over 10,000 sites is one index walk instead of one lookup per site.
  *
- * Kept current by SQLite triggers on the features' own tables (migration 0016): whatever code
+ * Kept current by SQLite triggers on the features' own tables (declared in
+ * site-summaries.triggers.ts; migrations 0016, 0025, 0032): whatever code
  * path writes a probe roll-up, an audit, a backup or an inventory row, the summary follows in the
  * same transaction; the migration backfills existing sites with the same statements. Nothing in
  * TypeScript writes it. The features' tables stay the truth (the inventory and the event history
