@@ -1,0 +1,319 @@
+/**
+ * The bulk update coordinator: the run. It writes a request's rows (the planner's) and runs its `bulk-update` job: the
+ * sites' child jobs started as the shared slots allow, counted as they settle; cancelling, the window closing, the
+ * daemon stopping; the run's end and its events. It registers the job kinds; a site's items: the site runner.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { jobEvent, wasCancelled, type JobKind, type JobRunner, type Settlement } from '../jobs/job-runner.js';
+import type { JobsRepository } from '../jobs/jobs.repository.js';
+import type { JobRow } from '../jobs/jobs.table.js';
+import type { Clock } from '../shared/clock.js';
+import type { Events } from '../shared/event-bus.js';
+import { BULK, CHILD, SAFE_CHILD, progressOf, unreadable, type ChildEnd } from './bulk-jobs.js';
+import type { BulkPlanner, BulkUpdateRequest } from './bulk-planner.js';
+import { STOPPED_BEFORE_SITE, STOPPED_DURING_RUN } from './bulk-recovery.js';
+import { runView, stored, type BulkParams } from './bulk-run-view.js';
+import type { BulkSiteRunner, RunningParams } from './bulk-site-runner.js';
+import type { BulkUpdatesRepository } from './bulk-updates.repository.js';
+import type { UpdateSlots } from './update-slots.js';
+
+/** How many bulk jobs coordinate at once; each is cheap (the site updates share the update slots). */
+const BULK_JOBS_AT_ONCE = 4;
+const INTERRUPTED = STOPPED_BEFORE_SITE;
+/**
+ * How often a running bulk job's stored counts follow its sites: at most once this often, and when it ends. They are
+ * a summary (the run's view counts its sites' rows; recovery counts them again), so a crash loses nothing by it.
+ */
+const PROGRESS_WRITE_MS = 1_000;
+
+export function createBulkCoordinator({
+  repository,
+  jobRows,
+  jobs,
+  slots,
+  planner,
+  siteRunner,
+  clock,
+  events,
+  logger,
+}: {
+  repository: BulkUpdatesRepository;
+  jobRows: JobsRepository;
+  jobs: JobRunner;
+  slots: UpdateSlots;
+  planner: Pick<BulkPlanner, 'rowsOf'>;
+  siteRunner: Pick<BulkSiteRunner, 'run' | 'recover'>;
+  clock: Clock;
+  events: Events;
+  logger: Logger;
+}) {
+  /**
+   * Children started by a bulk job in this process, settled when the child has run (with how it
+   * ended, as written) or was cancelled while queued (then read back).
+   */
+  const settled = new Map<string, (ended?: ChildEnd) => void>();
+  const settle = (id: string, ended?: ChildEnd) => {
+    const counted = settled.get(id);
+    settled.delete(id);
+    counted?.(ended);
+  };
+  /** What the children of the bulk jobs running in this process need of them: read once a bulk job, not once a site. */
+  const running = new Map<string, RunningParams>();
+  /**
+   * The bulk jobs running in this process, each to be told of a child cancelled on its own (`POST /api/jobs/{id}/cancel`)
+   * before the bulk job started it: it leaves the child out of what it still has to start, and counts it.
+   */
+  const droppers = new Map<string, (childId: string) => void>();
+
+  /**
+   * Creates the bulk job (and its children) and queues it; a dry run is recorded finished, with its
+   * plan. The rows as written: the answer to the request is made from them, not read back.
+   */
+  function start(request: BulkUpdateRequest): { job: JobRow; children: JobRow[] } {
+    const { bulk, children, items } = planner.rowsOf(request);
+    if (request.dryRun) return { job: jobRows.insert(bulk), children: [] };
+    const job = jobRows.transaction(() => {
+      const inserted = jobRows.insert(bulk);
+      jobRows.insertMany(children);
+      return inserted;
+    });
+    events.emit('bulk-update.started', {
+      bulkId: job.id,
+      triggerKind: request.trigger.kind,
+      triggerId: request.trigger.id,
+      sites: children.length,
+      items,
+    });
+    // Started on a later turn (the job runner's queue): the rows above are still what the database holds.
+    jobs.enqueue(BULK, job.id, null);
+    return { job, children };
+  }
+
+  /** A child not started: cancelled (the bulk job was), or skipped (its window closed, the daemon stopped). */
+  const leaveUnstarted = (child: JobRow, reason: string, message: string): JobRow =>
+    jobRows.update(child.id, { state: 'cancelled', reason, message, finishedAt: clock.now() }) ?? child;
+
+  async function runBulk(job: JobRow, signal: AbortSignal): Promise<Settlement> {
+    const startedAt = clock.now();
+    jobRows.write(job.id, { state: 'running', startedAt, attempts: job.attempts + 1 });
+    let params: BulkParams;
+    try {
+      params = stored.bulkParams(job);
+    } catch (error) {
+      // What was asked cannot be known: no site starts, each says why.
+      const { reason } = unreadable({ jobRows, clock, logger }, job, error);
+      for (const child of repository.children(job.id))
+        if (child.state === 'queued')
+          leaveUnstarted(child, reason, 'the bulk update’s stored params could not be read');
+      return { events: [] };
+    }
+    const notAfter = params.notAfter ? new Date(params.notAfter) : null;
+    const children = repository.children(job.id);
+    // Counted as sites end, never by reading every child again: a bulk update may have thousands.
+    const progress = progressOf(children);
+    const count = (child: ChildEnd) => {
+      const state = runView.siteState(child);
+      if (state === 'queued' || state === 'running') return;
+      progress.done++;
+      progress[state]++;
+    };
+    // Sites not started yet, by host, each host's in their order (reversed: the next one is popped).
+    const pending = new Map<string, JobRow[]>();
+    for (const child of children.filter((row) => row.state === 'queued').reverse()) {
+      let host: string;
+      try {
+        ({ host } = stored.childParams(child));
+      } catch (error) {
+        unreadable({ jobRows, clock, logger }, child, error);
+        count(jobRows.find(child.id) ?? child);
+        continue;
+      }
+      const queue = pending.get(host);
+      if (queue) queue.push(child);
+      else pending.set(host, [child]);
+    }
+    const leaveAll = (reason: string, message: string) => {
+      for (const queue of pending.values()) for (const child of queue) count(leaveUnstarted(child, reason, message));
+      pending.clear();
+    };
+    const started = new Set<string>();
+    let written = job.progress;
+    let writtenAt = 0;
+    // The loop sleeps until a site ends, the job is stopped, or counts not yet written may be (a long site update must
+    // not hold them back); a slot another bulk job releases wakes it too. One waker, not a race over every site's promise.
+    let wakeUp: (() => void) | null = null;
+    const wake = () => {
+      wakeUp?.();
+      wakeUp = null;
+    };
+    let writeDue = false;
+    signal.addEventListener('abort', wake, { once: true });
+
+    const startChild = (child: JobRow, host: string) => {
+      settled.set(child.id, (ended) => {
+        slots.release(host);
+        started.delete(child.id);
+        count(ended ?? jobRows.find(child.id) ?? child);
+        wake();
+      });
+      started.add(child.id);
+      jobs.enqueue(child.kind, child.id, child.siteId);
+    };
+
+    droppers.set(job.id, (childId) => {
+      for (const [host, queue] of pending) {
+        const at = queue.findIndex((child) => child.id === childId);
+        if (at < 0) continue;
+        queue.splice(at, 1);
+        if (queue.length === 0) pending.delete(host);
+        count(jobRows.find(childId) ?? { state: 'cancelled', reason: 'cancelled', progress: '{}' });
+        wake();
+        return;
+      }
+    });
+    running.set(job.id, { trigger: params.trigger, safe: params.safe, checks: params.checks });
+    try {
+      while (pending.size > 0 || started.size > 0) {
+        if (signal.aborted) {
+          if (wasCancelled(signal)) leaveAll('cancelled', 'the bulk update was cancelled before this site started');
+          else leaveAll('interrupted', INTERRUPTED);
+          // Children waiting in the job runner (behind a backup of their site) are cancelled too; running ones finish.
+          for (const id of [...started])
+            if (jobRows.find(id)?.state === 'queued') {
+              jobs.cancel(id);
+              settle(id);
+            }
+        } else if (notAfter && clock.now().getTime() >= notAfter.getTime()) {
+          leaveAll('window-closed', `not started before ${notAfter.toISOString()}`);
+        } else {
+          // A full host is passed over for the next one; the global bound stops every host.
+          for (const [host, queue] of pending) {
+            while (queue.length > 0 && slots.tryTake(host)) startChild(queue.pop()!, host);
+            if (queue.length === 0) pending.delete(host);
+          }
+        }
+        if (pending.size === 0 && started.size === 0) break;
+        // A write when the counts changed (a turn of the loop that started sites only changes nothing), at most once a PROGRESS_WRITE_MS.
+        const counted = JSON.stringify(progress);
+        if (counted !== written) {
+          const wait = writtenAt + PROGRESS_WRITE_MS - Date.now();
+          if (wait <= 0) {
+            jobRows.write(job.id, { progress: (written = counted) });
+            writtenAt = Date.now();
+          } else if (!writeDue) {
+            writeDue = true;
+            void sleep(wait, undefined, { ref: false }).then(() => {
+              writeDue = false;
+              wake();
+            });
+          }
+        }
+        // Once stopped, only the running sites are waited for (the abort has been seen).
+        const woken = new Promise<void>((resolve) => (wakeUp = resolve));
+        await (signal.aborted ? woken : Promise.race([slots.released(), woken]));
+      }
+    } finally {
+      running.delete(job.id);
+      droppers.delete(job.id);
+    }
+
+    const finishedAt = clock.now();
+    const state = wasCancelled(signal)
+      ? 'cancelled'
+      : signal.aborted
+        ? 'failed'
+        : progress.failed > 0
+          ? 'failed'
+          : 'succeeded';
+    const reason =
+      state === 'cancelled' ? 'cancelled' : signal.aborted ? 'interrupted' : state === 'failed' ? 'sites-failed' : null;
+    jobRows.write(job.id, {
+      state,
+      reason,
+      message: state === 'failed' && !signal.aborted ? `${progress.failed} of ${progress.total} sites failed` : null,
+      progress: JSON.stringify(progress),
+      finishedAt,
+    });
+    return {
+      events: [
+        jobEvent('bulk-update.finished', {
+          bulkId: job.id,
+          state,
+          total: progress.total,
+          succeeded: progress.succeeded,
+          failed: progress.failed,
+          skipped: progress.skipped,
+          cancelled: progress.cancelled,
+          durationMs: finishedAt.getTime() - startedAt.getTime(),
+        }),
+      ],
+      interrupted: signal.aborted && !wasCancelled(signal),
+    };
+  }
+
+  jobs.register(BULK, {
+    pool: { name: 'bulk-updates', concurrency: BULK_JOBS_AT_ONCE },
+    exclusive: false,
+    atShutdown: 'abort',
+    cancelsWhileRunning: true,
+    run: runBulk,
+    cancelQueued: (job, message) => {
+      for (const child of repository.children(job.id))
+        if (child.state === 'queued') leaveUnstarted(child, 'cancelled', message);
+    },
+    recover: {
+      // Its site updates that had not started are not started now: what was asked may be stale.
+      // Its running ones were recovered first (recover()): the counts include how they ended.
+      running: (job) => {
+        for (const child of repository.children(job.id))
+          if (child.state === 'queued') leaveUnstarted(child, 'interrupted', INTERRUPTED);
+        jobRows.update(job.id, {
+          state: 'failed',
+          reason: 'interrupted',
+          message: STOPPED_DURING_RUN,
+          progress: JSON.stringify(progressOf(repository.children(job.id))),
+          finishedAt: clock.now(),
+        });
+        return { events: [] };
+      },
+    },
+  });
+  // A running site update finishes (WordPress's upgrader cannot stop halfway); its bulk job decides what starts.
+  const childKind = {
+    pool: { name: 'site-updates', concurrency: Number.MAX_SAFE_INTEGER },
+    exclusive: true,
+    atShutdown: 'grace',
+    cancelsWhileRunning: false,
+    // Settled as it ends (how, as written; crashed: read back), which frees its slot and counts it.
+    run: async (job: JobRow): Promise<Settlement> => {
+      let ended: ChildEnd | undefined;
+      try {
+        ended = await siteRunner.run(job, (bulkId) => running.get(bulkId));
+      } finally {
+        settle(job.id, ended);
+      }
+      return { events: [] };
+    },
+    // Started by its bulk job (it holds a slot): settled, which frees the slot; not yet: its bulk job drops it.
+    cancelQueued: (job: JobRow) => {
+      if (settled.has(job.id)) return settle(job.id);
+      let bulkId: string;
+      try {
+        bulkId = stored.childParams(job).bulkId;
+      } catch {
+        return; // Unreadable, it was never queued by its bulk job (which failed it): nothing to drop.
+      }
+      droppers.get(bulkId)?.(job.id);
+    },
+    recover: {
+      running: siteRunner.recover,
+      // Its bulk job starts it (when requeued itself) or has already left it unstarted.
+      queued: () => ({ events: [] }),
+    },
+  } satisfies JobKind;
+  jobs.register(CHILD, childKind);
+  jobs.register(SAFE_CHILD, { ...childKind, siteTurn: false });
+
+  return { start };
+}
