@@ -4,13 +4,18 @@
  * BENCH_SECONDS (default 10), while a client asks `GET /api/sites?limit=50` every 20 ms and times each
  * answer. Baseline, same run: the same client with no sign-ins. BENCH_ROUNDS (default 3) rounds of
  * each, alternating; the figures are the medians of the rounds. The daemon runs in its own process
- * (bench/support/sign-in-daemon.ts) with BENCH_SITES (default 1,000) sites.
+ * (bench/support/sign-in-daemon.ts) with BENCH_SITES (default 1,000) sites. Each phase also prints
+ * where the daemon's time went: its event-loop delay, its own time per request, its main thread's
+ * CPU and its wait for a CPU (contention), and this process's loop delay (the client's lateness).
+ * BENCH_CPU_PROFILE=DIR: a CPU profile of the daemon's main thread per attacked phase.
  *
  *   npm run bench -- sign-in
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { DaemonPhaseReport } from './support/sign-in-daemon.js';
 import { printSummary, verdict } from './support/summary.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -28,9 +33,29 @@ const median = (values: number[]) => percentile(values, 50);
 interface Phase {
   latencies: number[];
   signIns: Map<number, number>;
+  /** Where the daemon's time went (bench/support/sign-in-daemon.ts). */
+  daemon: DaemonPhaseReport;
+  /** This process's own event-loop delay p99 (ms): the client's lateness, not the daemon's. */
+  clientLoopP99: number;
 }
 
-async function phase(base: string, token: string, attack: boolean, round: number): Promise<Phase> {
+/** Sends the daemon a message and waits for its answer carrying `key`. */
+function ask<T>(child: ChildProcess, message: object, key: string): Promise<T> {
+  return new Promise((resolve) => {
+    const onMessage = (answer: Record<string, unknown>) => {
+      if (!(key in answer)) return;
+      child.off('message', onMessage);
+      resolve(answer[key] as T);
+    };
+    child.on('message', onMessage);
+    child.send(message);
+  });
+}
+
+async function phase(child: ChildProcess, base: string, token: string, attack: boolean, round: number): Promise<Phase> {
+  await ask(child, { mark: { profile: attack } }, 'marked');
+  const clientLoop = monitorEventLoopDelay({ resolution: 5 });
+  clientLoop.enable();
   const until = Date.now() + SECONDS * 1000;
   const latencies: number[] = [];
   const signIns = new Map<number, number>();
@@ -66,7 +91,9 @@ async function phase(base: string, token: string, attack: boolean, round: number
     }
   })();
   await Promise.all([probe, attacker]);
-  return { latencies, signIns };
+  clientLoop.disable();
+  const daemon = await ask<DaemonPhaseReport>(child, { report: true }, 'report');
+  return { latencies, signIns, daemon, clientLoopP99: clientLoop.percentile(99) / 1e6 };
 }
 
 async function main() {
@@ -84,12 +111,25 @@ async function main() {
   const attacked: Phase[] = [];
   try {
     for (let round = 1; round <= ROUNDS; round++) {
-      quiet.push(await phase(base, ready.token, false, round));
-      const measured = await phase(base, ready.token, true, round);
+      quiet.push(await phase(child, base, ready.token, false, round));
+      const measured = await phase(child, base, ready.token, true, round);
       attacked.push(measured);
       console.log(
         `round ${round}: p99 ${ms(percentile(quiet.at(-1)!.latencies, 99))} quiet, ${ms(percentile(measured.latencies, 99))} under attack; sign-in answers ${JSON.stringify([...measured.signIns])}`,
       );
+      for (const [name, p] of [
+        ['quiet', quiet.at(-1)!],
+        ['attack', measured],
+      ] as const) {
+        const d = p.daemon;
+        console.log(
+          `  ${name}: daemon loop delay p99 ${d.loopDelayP99.toFixed(1)} max ${d.loopDelayMax.toFixed(1)} ms; ` +
+            `GET server time p99 ${d.apiServerP99.toFixed(1)} max ${d.apiServerMax.toFixed(1)} ms; ` +
+            `sign-in server time mean ${d.signInServerMean.toFixed(1)} p99 ${d.signInServerP99.toFixed(1)} ms; ` +
+            `main thread CPU ${d.mainCpuMs.toFixed(0)} ms, waiting for a CPU ${d.mainRunQueueMs.toFixed(0)} ms, ` +
+            `process CPU ${d.processCpuMs.toFixed(0)} ms over ${d.wallMs.toFixed(0)} ms; client loop delay p99 ${p.clientLoopP99.toFixed(1)} ms`,
+        );
+      }
     }
   } finally {
     child.send({ stop: true });

@@ -92,6 +92,8 @@ export function createSignInRoutes({
       // Too many failures from here, or too many sign-ins at once: 429, and when to try again.
       const limited = error.problem !== usersProblems.signInFailed;
       if (limited) c.header('Retry-After', String(error.extensions?.retryAfter ?? 60));
+      // Not gzipped: under a burst of wrong passwords, compressing each refusal cost the event loop more than the rest of it.
+      c.header('Cache-Control', 'no-store, no-transform');
       return c.html(
         signInForm({ next, username, error: limited ? error.detail : 'Wrong user name or password.', sso: oidc }),
         limited ? 429 : 401,

@@ -1,4 +1,5 @@
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createHashThread, HASH_THREAD_NICE } from './password-worker.js';
 import { usersProblems } from './users.errors.js';
 
 /** scrypt's cost today (N = 2^15, 32 MiB per hash); stored with each hash so it can be raised later. */
@@ -9,14 +10,24 @@ const DEFAULT_CONCURRENCY = 1;
 const DEFAULT_MAX_WAITING = 16;
 
 export type ScryptParameters = Required<Pick<ScryptOptions, 'N' | 'r' | 'p'>>;
-export type Derive = (password: string, salt: Buffer, parameters: ScryptParameters) => Promise<Buffer>;
+/** `waiting`: the hashes waiting for a turn behind this one (a burst of sign-ins when above 0). */
+export type Derive = (
+  password: string,
+  salt: Buffer,
+  parameters: ScryptParameters,
+  load: { waiting: number },
+) => Promise<Buffer>;
 
-const scryptDerive: Derive = (password, salt, parameters) =>
-  new Promise((resolve, reject) =>
-    scrypt(password, salt, KEY_BYTES, { ...parameters, maxmem: 256 * parameters.N * parameters.r }, (error, key) =>
-      error ? reject(error) : resolve(key),
-    ),
-  );
+/**
+ * scrypt on a thread of its own (password-worker.ts): at the daemon's priority, or below it while
+ * other hashes wait (a burst), so that a burst's hashing does not take the event loop's core.
+ */
+const hashThreads = { own: createHashThread(), burst: createHashThread({ nice: HASH_THREAD_NICE }) };
+const scryptDerive: Derive = (password, salt, parameters, { waiting }) =>
+  (waiting > 0 ? hashThreads.burst : hashThreads.own).derive(password, salt, KEY_BYTES, {
+    ...parameters,
+    maxmem: 256 * parameters.N * parameters.r,
+  });
 
 /**
  * A stored hash no password opens (its key is random), of today's cost: checking a password
@@ -43,11 +54,12 @@ export interface PasswordHasher {
 }
 
 /**
- * Password hashing in a bounded pool. node's scrypt runs on libuv's threadpool (4 threads), which
- * file reads, DNS lookups and zlib share: a burst of sign-ins occupying every thread with 32 MiB
- * hashes stalls the daemon's disk I/O for seconds. At most `concurrency` hashes run at once (the
- * rest of the threadpool stays free); at most `maxWaiting` wait for a turn, and beyond them a hash
- * is refused at once (`sign-in-busy`, 429 with Retry-After) rather than queued without end.
+ * Password hashing in a bounded pool. Every hash is 32 MiB and ~0.1 s of a core: a burst of
+ * sign-ins hashed all at once would take every core (and, on libuv's threadpool, every thread file
+ * reads and zlib need) for seconds. At most `concurrency` hashes run at once, on a thread of their
+ * own below the event loop's priority (password-worker.ts); at most `maxWaiting` wait for a turn,
+ * and beyond them a hash is refused at once (`sign-in-busy`, 429 with Retry-After) rather than
+ * queued without end.
  */
 export function createPasswordHasher({
   concurrency = DEFAULT_CONCURRENCY,
@@ -59,7 +71,7 @@ export function createPasswordHasher({
   /** How long one hash took lately (ms), for Retry-After. */
   let typicalMs = 100;
 
-  async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  async function inTurn<T>(work: (waiting: number) => Promise<T>): Promise<T> {
     if (running < concurrency) running++;
     else {
       if (queue.length >= maxWaiting) {
@@ -71,7 +83,7 @@ export function createPasswordHasher({
     }
     const startedAt = performance.now();
     try {
-      return await work();
+      return await work(queue.length);
     } finally {
       typicalMs = (typicalMs * 3 + (performance.now() - startedAt)) / 4;
       const next = queue.shift();
@@ -84,8 +96,8 @@ export function createPasswordHasher({
     const [kind, n, r, p, salt, hash] = stored.split('$');
     if (kind !== 'scrypt' || !salt || !hash) return false;
     const expected = Buffer.from(hash, 'base64url');
-    const key = await inTurn(() =>
-      derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) }),
+    const key = await inTurn((waiting) =>
+      derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) }, { waiting }),
     );
     return key.length === expected.length && timingSafeEqual(key, expected);
   }
@@ -93,7 +105,7 @@ export function createPasswordHasher({
   return {
     async hash(password) {
       const salt = randomBytes(16);
-      const key = await inTurn(() => derive(password, salt, CURRENT));
+      const key = await inTurn((waiting) => derive(password, salt, CURRENT, { waiting }));
       return ['scrypt', CURRENT.N, CURRENT.r, CURRENT.p, salt.toString('base64url'), key.toString('base64url')].join(
         '$',
       );
