@@ -143,7 +143,7 @@ try {
     return answer;
   };
   await reset();
-  await t.services.access.connected(ids[0]!).connector.updatePluginExpecting('akismet/akismet.php', '1.1.0');
+  await t.services.access.connected(ids[0]!).connector.updateExpecting('plugin', 'akismet/akismet.php', '1.1.0');
   if (!canned) throw new Error('no update answer was captured');
   const answer = canned;
   http.request = async (req) => {
@@ -158,7 +158,7 @@ try {
       while (next < ids.length)
         await t.services.access.operate(
           ids[next++]!,
-          (site) => site.connector.updatePluginExpecting('akismet/akismet.php', '1.1.0'),
+          (site) => site.connector.updateExpecting('plugin', 'akismet/akismet.php', '1.1.0'),
           { refresh: async () => undefined },
         );
     };

@@ -192,7 +192,7 @@ async function main(): Promise<void> {
     /** The same update through the daemon's own client alone, in a SiteAccess hold: what the bulk machinery adds shows above it. */
     const ownClient = held((site) =>
       expecting
-        ? site.connector.updatePluginExpecting('akismet/akismet.php', '1.1.0')
+        ? site.connector.updateExpecting('plugin', 'akismet/akismet.php', '1.1.0')
         : site.connector.updatePlugin('akismet/akismet.php'),
     );
 

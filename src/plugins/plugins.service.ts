@@ -88,7 +88,7 @@ export function createPluginsService({
     });
   }
 
-  /** One plugin updated, not recorded. */
+  /** One plugin updated, not recorded (`update` records it). */
   function apply(siteId: string, slug: string): Promise<Plugin> {
     return access.operate(siteId, async (site) => {
       const plugin = await find(site, slug);
@@ -155,16 +155,20 @@ export function createPluginsService({
       return history ? history.item('plugin', siteId, slug, options, () => apply(siteId, slug)) : apply(siteId, slug);
     },
 
-    /** `update` not recorded: for a caller that records the attempt itself (a bulk update's site, in its write batch). */
-    apply,
-
-    updateOn,
     /**
-     * `updateOn` in one request, made only when the site offers `expectedVersion` (null: any): a
-     * refusal (the offer changed) is answered, not thrown. Needs connector `updates/expected-version`.
+     * One plugin updated on a site the caller already holds (a bulk update's site, which records the
+     * attempt itself), made only when the site offers `expectedVersion` (null: any): a refusal (the
+     * offer changed) is answered, not thrown. Without its `file` (not in the stored inventory) the
+     * site's list names it first (plugin-not-found when it is not installed).
      */
-    updateExpecting: (site: ConnectedSite, plugin: UpdatablePlugin, expectedVersion: string | null) =>
-      failingAs(site, plugin, site.connector.updatePluginExpecting(plugin.file, expectedVersion)),
+    async updateExpecting(
+      site: ConnectedSite,
+      plugin: Omit<UpdatablePlugin, 'file'> & { file?: string },
+      expectedVersion: string | null,
+    ) {
+      const known = plugin.file ? { ...plugin, file: plugin.file } : await find(site, plugin.slug);
+      return failingAs(site, known, site.connector.updateExpecting('plugin', known.file, expectedVersion));
+    },
 
     activate: (siteId: string, slug: string) => setStatus(siteId, slug, 'active'),
     /** `force` deactivates a plugin that active plugins require (they stay active, with an unmet requirement). */

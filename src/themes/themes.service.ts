@@ -56,7 +56,7 @@ export function createThemesService({
     });
   }
 
-  /** One theme updated, not recorded. */
+  /** One theme updated, not recorded (`update` records it). */
   function apply(siteId: string, slug: string): Promise<Theme> {
     return access.operate(siteId, async (site) => {
       const theme = await find(site, slug);
@@ -77,13 +77,12 @@ export function createThemesService({
       return history ? history.item('theme', siteId, slug, options, () => apply(siteId, slug)) : apply(siteId, slug);
     },
 
-    /** `update` not recorded: for a caller that records the attempt itself (a bulk update's site, in its write batch). */
-    apply,
-
-    updateOn,
-    /** `updateOn` in one request, made only when the site offers `expectedVersion` (null: any); a refusal is answered. */
+    /**
+     * One theme updated on a site the caller already holds (a bulk update's site, which records the
+     * attempt itself), made only when the site offers `expectedVersion` (null: any); a refusal is answered.
+     */
     updateExpecting: (site: ConnectedSite, theme: UpdatableTheme, expectedVersion: string | null) =>
-      failingAs(site, theme, site.connector.updateThemeExpecting(theme.slug, expectedVersion)),
+      failingAs(site, theme, site.connector.updateExpecting('theme', theme.slug, expectedVersion)),
 
     /**
      * Installs a theme by slug from the theme directory through the connector (1.8.0+; WordPress's

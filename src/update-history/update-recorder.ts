@@ -139,17 +139,6 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
         };
         batch.later(() => repository.finish(rowId, end));
       },
-
-      /** An attempt not made (the version offered changed, the window closed): recorded as skipped, with the batch's next commit. */
-      skipped(attempt: UpdateAttempt, reason: string, message: string): UpdateHistoryRow {
-        const row = rowOf(attempt);
-        const finishedAt = clock.now();
-        batch.later(() => {
-          repository.insert(row);
-          repository.finish(row.id, { result: 'skipped', reason, error: message, finishedAt });
-        });
-        return { ...row, result: 'skipped', finishedAt, reason, error: message };
-      },
     };
   }
 

@@ -247,6 +247,86 @@ export function createConnector(
     }
   };
 
+  /**
+   * Whether the connector checks the offer in the update request itself (`updates/expected-version`):
+   * as the version the last sync stored says (no request), else as its info says (read once per session).
+   */
+  const checksOffers = async (): Promise<boolean> =>
+    knownVersion !== null
+      ? known('updates/expected-version')
+      : connectorVersionHas((await cachedInfo())?.connector ?? null, 'updates/expected-version');
+
+  /** The installed version of a plugin (its file) or theme (its stylesheet), from WordPress's list; null: not installed. */
+  const installedVersion = async (kind: 'plugin' | 'theme', item: string): Promise<string | null> =>
+    kind === 'plugin'
+      ? ((await session.listPlugins()).find((plugin) => `${plugin.plugin}.php` === item)?.version ?? null)
+      : ((await session.listThemes()).find((theme) => theme.stylesheet === item)?.version ?? null);
+
+  /**
+   * Updates a plugin (its file) or theme (its stylesheet) only when the site offers `expectedVersion`
+   * (null: any version offered): refused (nothing changed) with what the site has and offers now, else
+   * updated. Connector 1.5.0+ checks the offer in the update request itself; an older one cannot, so
+   * its offers are read first and the item updated only when they match, answered the same way (a
+   * refusal with nothing offered reads the installed version from WordPress's list).
+   */
+  function updateExpecting(kind: 'plugin', file: string, expectedVersion: string | null): Promise<ExpectedPluginUpdate>;
+  function updateExpecting(
+    kind: 'theme',
+    stylesheet: string,
+    expectedVersion: string | null,
+  ): Promise<ExpectedThemeUpdate>;
+  async function updateExpecting(
+    kind: 'plugin' | 'theme',
+    item: string,
+    expectedVersion: string | null,
+  ): Promise<ExpectedPluginUpdate | ExpectedThemeUpdate> {
+    if (await checksOffers())
+      return kind === 'plugin'
+        ? operation(
+            'updates/expected-version',
+            'plugins/update',
+            { plugin: item, expectedVersion: expectedVersion ?? '' },
+            ExpectedPluginUpdateSchema,
+          )
+        : operation(
+            'updates/expected-version',
+            'themes/update',
+            { stylesheet: item, expectedVersion: expectedVersion ?? '' },
+            ExpectedThemeUpdateSchema,
+          );
+    const offers = (await updates())[kind === 'plugin' ? 'plugins' : 'themes'];
+    const offer = Object.hasOwn(offers, item) ? offers[item] : undefined;
+    if (offer && (expectedVersion === null || offer.newVersion === expectedVersion)) {
+      // Only the fields checked: the rest of an answer the site wrote (an `offer`, `requires`) is not passed on.
+      const answer = (updated: { previousVersion: string; version: string; active: boolean }) => ({
+        result: 'updated' as const,
+        previousVersion: updated.previousVersion,
+        version: updated.version,
+        active: updated.active,
+      });
+      if (kind === 'plugin') {
+        const updated = await updatePlugin(item);
+        return { ...answer(updated), plugin: updated.plugin };
+      }
+      const updated = await updateTheme(item);
+      return { ...answer(updated), stylesheet: updated.stylesheet };
+    }
+    // As connector 1.5.0 refuses it (connector/includes/class-sitewarden-connector-updates.php).
+    return {
+      result: 'refused',
+      code: 'sitewarden_offer_changed',
+      message: offer
+        ? `${item} is offered at ${offer.newVersion}, not ${expectedVersion}.`
+        : `No update of ${item} is offered.`,
+      version: offer ? offer.version : await installedVersion(kind, item),
+      offer: offer ? { version: offer.version, newVersion: offer.newVersion } : null,
+    };
+  }
+
+  const updatePlugin = (file: string) =>
+    operation('plugins/update', 'plugins/update', { plugin: file }, PluginUpdatedSchema);
+  const updateTheme = (stylesheet: string) => operation('themes', 'themes/update', { stylesheet }, ThemeUpdatedSchema);
+
   const backup = (path: string) => `${CONNECTOR_NAMESPACE}/${path}`;
   const timeoutMs = operationTimeoutMs;
 
@@ -258,30 +338,9 @@ export function createConnector(
     updates,
     /** Update offers when the connector is installed and answers; null otherwise (they are extra information). */
     updatesIfAvailable: () => updates().catch(() => null),
-    updatePlugin: (file: string) =>
-      operation('plugins/update', 'plugins/update', { plugin: file }, PluginUpdatedSchema),
-    updateTheme: (stylesheet: string) => operation('themes', 'themes/update', { stylesheet }, ThemeUpdatedSchema),
-    /** Whether the site's connector, as the last sync stored its version, has `feature`: no request is made. */
-    knownToHave: known,
-    /**
-     * Updates a plugin only when the site offers `expectedVersion` (null: any version offered), in
-     * one request: refused (nothing changed) with what the site has and offers now, else updated.
-     */
-    updatePluginExpecting: (file: string, expectedVersion: string | null): Promise<ExpectedPluginUpdate> =>
-      operation(
-        'updates/expected-version',
-        'plugins/update',
-        { plugin: file, expectedVersion: expectedVersion ?? '' },
-        ExpectedPluginUpdateSchema,
-      ),
-    /** The theme counterpart of `updatePluginExpecting`. */
-    updateThemeExpecting: (stylesheet: string, expectedVersion: string | null): Promise<ExpectedThemeUpdate> =>
-      operation(
-        'updates/expected-version',
-        'themes/update',
-        { stylesheet, expectedVersion: expectedVersion ?? '' },
-        ExpectedThemeUpdateSchema,
-      ),
+    updatePlugin,
+    updateTheme,
+    updateExpecting,
     /** Installs a theme by slug from the theme directory, and with `activate` switches to it (connector 1.8.0+). */
     installTheme: (slug: string, options: { activate?: boolean } = {}): Promise<ThemeInstalled> =>
       operation(

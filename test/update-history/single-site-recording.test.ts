@@ -8,7 +8,7 @@ import {
   createUpdateRecorder,
   type RestorePoints,
 } from '../../src/update-history/index.js';
-import type { SiteAccess } from '../../src/wordpress/site-access.js';
+import type { ConnectedSite, SiteAccess } from '../../src/wordpress/site-access.js';
 import { createWordPressUpdatesService } from '../../src/wordpress-updates/index.js';
 import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
@@ -96,7 +96,13 @@ describe('single-site updates record themselves', () => {
     const events = t.services.events;
     const plugins = createPluginsService({ access, events, history: history() });
     const wordpressUpdates = createWordPressUpdatesService({ access, events, history: history() });
-    await expect(plugins.apply(siteId, 'akismet')).rejects.toBe(refused);
+    // A plugin's one update on a site the bulk update holds, whose connector refuses too.
+    const held = {
+      site: { id: siteId, url: 'https://alpha.example' },
+      connector: { updateExpecting: () => Promise.reject(refused) },
+    } as unknown as ConnectedSite;
+    const akismet = { slug: 'akismet', file: 'akismet/akismet.php', version: '1.0.0', update: null };
+    await expect(plugins.updateExpecting(held, akismet, null)).rejects.toBe(refused);
     await expect(wordpressUpdates.applyCore(siteId)).rejects.toBe(refused);
     await expect(wordpressUpdates.applyTranslations(siteId)).rejects.toBe(refused);
     expect(rows()).toEqual([]);
