@@ -1,21 +1,26 @@
 import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
-import { isRole, roleAtLeast, roles, type Role } from '../shared/actor.js';
+import { isRole, type Role } from '../shared/actor.js';
 import { commonProblems, isAppError } from '../shared/errors.js';
 import { CreateWebhookInput } from '../webhooks/index.js';
 import type { DashboardServices } from './deps.js';
-import { age, badge } from './format.js';
-import { csrfField, page, type Html } from './layout.js';
+import { page, type Html } from './layout.js';
 import { setFlash, takeFlash, type DashboardEnv, type Flash } from './session.js';
-import { createSessionsPages, ownSessionsSection } from './sessions.page.js';
-import { createTwoFactorPages, twoFactorSection } from './two-factor.page.js';
+import { createSessionsPages } from './sessions.page.js';
+import { createAccountPage } from './settings-account.page.js';
+import { text, type Form } from './settings-forms.js';
+import { tokensSection } from './settings-tokens.view.js';
+import { usersSection } from './settings-users.view.js';
+import { webhooksSection } from './settings-webhooks.view.js';
+import { createTwoFactorPages } from './two-factor.page.js';
 
-type Form = Record<string, unknown>;
-const text = (form: Form, name: string) => (typeof form[name] === 'string' ? (form[name] as string).trim() : '');
 /** The form's role (none: a viewer); anything else is refused by the users service (`role-invalid`). */
 const roleOf = (form: Form) => (text(form, 'role') || 'viewer') as Role;
 
-/** Webhooks (with test send and delivery log), API tokens, users. Secrets made here are shown once, on the answer itself. */
+/**
+ * Webhooks (with test send and delivery log), API tokens, users. Secrets made here are shown once, on the answer itself.
+ * Each card is drawn by its own view (settings-*.view.ts); one's own account is settings-account.page.ts.
+ */
 export function createSettingsPage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
 
@@ -33,257 +38,15 @@ export function createSettingsPage(deps: DashboardServices) {
     const isOwner = access.role === 'owner';
     const tokens = deps.tokens.listFor(access).filter((t) => t.revokedAt === null);
     const users = deps.users.list();
-    const usernames = new Map(users.map((u) => [u.id, u.username]));
-    // A token's role is at most its creator's: the choices stop at the user's own role.
-    const tokenRoles = roles.filter((role) => role !== 'client' && roleAtLeast(access.role, role));
-    const roleOptions = (choices: readonly Role[], selected: Role) =>
-      choices.map((role) => html`<option value="${role}" ${role === selected ? 'selected' : ''}>${role}</option>`);
-    const post = (path: string, label: string, extra: Html | string = '', kind = 'secondary') =>
-      html`<form method="post" action="${path}">
-        ${csrfField(session)}${extra}<button type="submit" class="${kind}">${label}</button>
-      </form>`;
-    const webhooksSection = () =>
-      html`<section class="card" id="webhooks" aria-labelledby="webhooks-h">
-        <h2 id="webhooks-h">Webhooks</h2>
-        ${
-          webhooks.length === 0
-            ? html`<p class="muted">No webhooks: add one to hear about downtime, failed backups and more.</p>`
-            : html`<div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">URL</th>
-                      <th scope="col">Events</th>
-                      <th scope="col">Format</th>
-                      <th scope="col">Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${webhooks.map(
-                      (w) =>
-                        html`<tr>
-                          <th scope="row">${w.url}</th>
-                          <td>${w.events.join(', ')}</td>
-                          <td>${w.format}</td>
-                          <td class="actions">
-                            ${post(`/settings/webhooks/${w.id}/test`, 'Send a test')}
-                            <a href="/settings?deliveries=${w.id}#deliveries">Delivery log</a>
-                            ${post(`/settings/webhooks/${w.id}/delete`, 'Delete', '', 'danger')}
-                          </td>
-                        </tr>`,
-                    )}
-                  </tbody>
-                </table>
-              </div>`
-        }
-        ${
-          log
-            ? html`<h3 id="deliveries">Deliveries</h3>
-                ${
-                  log.length === 0
-                    ? html`<p class="muted">No deliveries yet.</p>`
-                    : html`<table>
-                        <thead>
-                          <tr>
-                            <th scope="col">Event</th>
-                            <th scope="col">State</th>
-                            <th scope="col">Attempts</th>
-                            <th scope="col">Last answer</th>
-                            <th scope="col">Created</th>
-                          </tr>
-                        </thead>
-                        <tbody>
-                          ${log.map(
-                            (d) =>
-                              html`<tr>
-                                <td>${d.event}</td>
-                                <td>${badge(d.status)}</td>
-                                <td class="num">${d.attempts}</td>
-                                <td>${d.lastStatus ?? d.lastCause ?? '—'}</td>
-                                <td>${age(d.createdAt, now)}</td>
-                              </tr>`,
-                          )}
-                        </tbody>
-                      </table>`
-                }`
-            : ''
-        }
-        <form class="connect" method="post" action="/settings/webhooks">
-          <h3>Add a webhook</h3>
-          ${csrfField(session)}
-          <label for="wh-url">URL</label><input id="wh-url" name="url" type="url" required />
-          <label for="wh-events">Events (comma separated, or *)</label
-          ><input id="wh-events" name="events" value="*" required />
-          <label for="wh-format">Format</label>
-          <select id="wh-format" name="format">
-            <option value="json">JSON</option>
-            <option value="slack">Slack-style text</option>
-          </select>
-          <label for="wh-secret">Signing secret (optional, at least 16 characters)</label>
-          <input id="wh-secret" name="secret" type="password" autocomplete="off" />
-          <button type="submit">Add webhook</button>
-        </form>
-      </section>`;
     const body = html`<h1>Settings</h1>
       ${options.secret ?? ''}
       <p>
         Signed in as <strong>${session.user.username}</strong> (${session.user.role}) ·
         <a href="/settings/account">Change your password</a>
       </p>
-      ${isOwner ? webhooksSection() : ''}
-      <section class="card" id="tokens" aria-labelledby="tokens-h">
-        <h2 id="tokens-h">API tokens</h2>
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Role</th>
-                <th scope="col">User</th>
-                <th scope="col">Starts with</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Action</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${tokens.map(
-                (t) =>
-                  html`<tr>
-                    <th scope="row">${t.name}</th>
-                    <td>${t.role}${t.expiresAt ? html` (expires ${t.expiresAt.toISOString().slice(0, 10)})` : ''}</td>
-                    <td>${t.userId ? (usernames.get(t.userId) ?? t.userId) : 'operator (CLI)'}</td>
-                    <td><code>${t.prefix}…</code></td>
-                    <td>${age(t.lastUsedAt, now)}</td>
-                    <td class="actions">
-                      ${post(`/settings/tokens/${t.id}/revoke`, `Revoke ${t.name}`, '', 'danger')}
-                    </td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>
-        <form class="connect" method="post" action="/settings/tokens">
-          <h3>Create a token</h3>
-          ${csrfField(session)}
-          <label for="tok-name">Name</label><input id="tok-name" name="name" required maxlength="100" />
-          <label for="tok-role">Role</label>
-          <select id="tok-role" name="role">
-            ${roleOptions(tokenRoles, 'viewer')}
-          </select>
-          ${
-            isOwner
-              ? html`<label for="tok-user">For user</label>
-                  <select id="tok-user" name="userId">
-                    ${users.map(
-                      (u) =>
-                        html`<option value="${u.id}" ${u.id === session.user.id ? 'selected' : ''}>
-                          ${u.username}
-                        </option>`,
-                    )}
-                  </select>`
-              : ''
-          }
-          <label for="tok-days">Expires after (days, empty: never)</label>
-          <input id="tok-days" name="expiresInDays" type="number" min="1" max="3650" />
-          <button type="submit">Create token</button>
-        </form>
-      </section>
-      ${isOwner ? usersSection() : ''}`;
-    function usersSection() {
-      return html`<section class="card" id="users" aria-labelledby="users-h">
-        <h2 id="users-h">Users</h2>
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">User</th>
-                <th scope="col">Role</th>
-                <th scope="col">Sites</th>
-                <th scope="col">Last sign-in</th>
-                <th scope="col">Two-factor</th>
-                <th scope="col">Action</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${users.map(
-                (u) =>
-                  html`<tr>
-                    <th scope="row">${u.username}</th>
-                    <td>${u.role}</td>
-                    <td>
-                      ${u.scopeTags === null ? 'all' : `tagged ${u.scopeTags.join(', ') || '(none)'}`}
-                      ${
-                        u.role === 'owner'
-                          ? ''
-                          : post(
-                              `/settings/users/${u.id}/scope`,
-                              `Set sites of ${u.username}`,
-                              html`<label class="visually-hidden" for="scope-${u.id}"
-                                  >Scope tags of ${u.username} (comma-separated; empty: every site)</label
-                                ><input
-                                  id="scope-${u.id}"
-                                  name="tags"
-                                  value="${u.scopeTags?.join(', ') ?? ''}"
-                                  placeholder="every site"
-                                />`,
-                            )
-                      }
-                    </td>
-                    <td>${age(u.lastSignedInAt, now)}</td>
-                    <td>${u.twoFactorEnabled ? 'on' : 'off'}</td>
-                    <td class="actions">
-                      ${post(
-                        `/settings/users/${u.id}/role`,
-                        `Change role of ${u.username}`,
-                        html`<label class="visually-hidden" for="role-${u.id}">Role of ${u.username}</label>
-                          <select id="role-${u.id}" name="role">
-                            ${roleOptions(roles, u.role)}
-                          </select>`,
-                      )}
-                      ${post(`/settings/users/${u.id}/reset`, `Reset password of ${u.username}`)}
-                      ${
-                        u.twoFactorEnabled
-                          ? post(`/settings/users/${u.id}/two-factor/reset`, `Reset two-factor of ${u.username}`)
-                          : ''
-                      }
-                      <a href="/settings/users/${u.id}/sessions">Sessions of ${u.username}</a>
-                    </td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>
-        <form class="connect" method="post" action="/settings/users/two-factor-required">
-          <h3>Two-factor sign-in</h3>
-          ${csrfField(session)}
-          <label class="check"
-            ><input type="checkbox" name="required" value="yes" ${deps.users.twoFactor.required() ? 'checked' : ''} />
-            Required of every user (one without it is sent to set it up at sign-in; API tokens keep working)</label
-          >
-          <button type="submit" class="secondary">Save</button>
-        </form>
-        <form class="connect" method="post" action="/settings/users">
-          <h3>Add a user</h3>
-          ${csrfField(session)}
-          <label for="user-name">User name or email</label
-          ><input id="user-name" name="username" required autocomplete="off" />
-          <label for="user-password">Password (at least 12 characters)</label>
-          <input
-            id="user-password"
-            name="password"
-            type="password"
-            required
-            minlength="12"
-            autocomplete="new-password"
-          />
-          <label for="user-role">Role</label>
-          <select id="user-role" name="role">
-            ${roleOptions(roles, 'viewer')}
-          </select>
-          <button type="submit">Add user</button>
-        </form>
-      </section>`;
-    }
+      ${isOwner ? webhooksSection(session, webhooks, log, now) : ''}
+      ${tokensSection(session, access.role, tokens, users, now)}
+      ${isOwner ? usersSection(session, users, deps.users.twoFactor.required(), now) : ''}`;
     return c.html(
       page({ title: 'Settings', session, current: '/settings', body, flash: options.flash ?? takeFlash(c) }),
       options.status ?? 200,
@@ -310,43 +73,7 @@ export function createSettingsPage(deps: DashboardServices) {
     </section>`;
 
   app.get('/settings', (c) => render(c));
-
-  /** One's own account, for every role (a client's too): the password, with the current one asked first. */
-  function accountPage(c: Context<DashboardEnv>, flash: Flash | null = takeFlash(c), status: 200 | 400 = 200) {
-    const session = c.get('session');
-    const body = html`<h1>Your account</h1>
-      <p><strong>${session.user.username}</strong>, ${session.user.role}</p>
-      <form class="connect" method="post" action="/settings/account/password">
-        <h2>Change your password</h2>
-        ${csrfField(session)}
-        <label for="pw-current">Current password</label>
-        <input id="pw-current" name="current" type="password" required autocomplete="current-password" />
-        <label for="pw-new">New password (at least 12 characters)</label>
-        <input id="pw-new" name="password" type="password" required minlength="12" autocomplete="new-password" />
-        <p class="muted">Your other sessions end; this one stays signed in.</p>
-        <button type="submit">Change password</button>
-      </form>
-      ${twoFactorSection(deps, c)} ${ownSessionsSection(deps, c)}`;
-    return c.html(page({ title: 'Your account', session, current: '/settings', body, flash }), status);
-  }
-  app.get('/settings/account', (c) => accountPage(c));
-  app.post('/settings/account/password', async (c) => {
-    const form = await c.req.parseBody();
-    const session = c.get('session');
-    try {
-      await deps.users.changeOwnPassword(
-        session.user.id,
-        session.sessionId,
-        text(form, 'current'),
-        text(form, 'password'),
-      );
-    } catch (error) {
-      if (!isAppError(error)) throw error;
-      return accountPage(c, { kind: 'error', text: error.detail }, 400);
-    }
-    setFlash(c, { kind: 'ok', text: 'Your password is changed; your other sessions ended.' });
-    return c.redirect('/settings/account', 303);
-  });
+  app.route('/', createAccountPage(deps));
 
   app.post('/settings/webhooks', (c) =>
     change(c, (form) => {

@@ -1,0 +1,57 @@
+// What is read of safe updates: one report, a list of a site's, a screenshot of a report, and the
+// clean-up of screenshots left by safe updates no longer recorded.
+import { readdir, rm } from 'node:fs/promises';
+import type { SiteAccess } from '../wordpress/site-access.js';
+import { safeUpdatesProblems } from './safe-updates.errors.js';
+import type { SafeUpdatesRepository } from './safe-updates.repository.js';
+import { safeUpdateView } from './safe-updates.schemas.js';
+import { readScreenshot, type ScreenshotStore } from './visual-check.js';
+
+const SCREENSHOT_NAME = /^(before|after|diff)-[0-9]{1,2}\.png$/;
+
+export function createSafeUpdateQueries({
+  repository,
+  access,
+  screenshots,
+}: {
+  repository: SafeUpdatesRepository;
+  access: SiteAccess;
+  screenshots: ScreenshotStore;
+}) {
+  function get(siteId: string, id: string) {
+    access.connected(siteId);
+    const row = repository.findForSite(siteId, id);
+    if (!row) throw safeUpdatesProblems.notFound.create(`site ${siteId} has no safe update ${id}`);
+    return safeUpdateView(row);
+  }
+
+  return {
+    get,
+
+    /** A PNG of the report (`before-0.png`, `after-0.png`, `diff-0.png`, …). */
+    async screenshot(siteId: string, id: string, name: string): Promise<Buffer> {
+      get(siteId, id);
+      // Only the names a report lists: never a path out of the safe update's folder.
+      const png = SCREENSHOT_NAME.test(name) ? await readScreenshot(screenshots, id, name) : null;
+      if (!png) throw safeUpdatesProblems.screenshotNotFound.create(`safe update ${id} has no ${name}`);
+      return png;
+    },
+
+    list(siteId: string, limit = 50) {
+      access.connected(siteId);
+      return repository.listForSite(siteId, limit).map(safeUpdateView);
+    },
+
+    /** Removes the screenshots of safe updates no longer recorded (their site was removed); how many. */
+    async removeOrphanScreenshots(): Promise<number> {
+      const names = await readdir(screenshots.root).catch(() => [] as string[]);
+      let removed = 0;
+      for (const name of names) {
+        if (repository.find(name)) continue;
+        await rm(screenshots.dir(name), { recursive: true, force: true });
+        removed++;
+      }
+      return removed;
+    },
+  };
+}
