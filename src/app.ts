@@ -20,7 +20,7 @@ import { createFleetRoutes, type FleetRefresh, type FleetRepository } from './fl
 import { createFleetActionsRoutes, type FleetActions } from './fleet-actions/index.js';
 import { createUpdatePoliciesRoutes, type UpdatePoliciesService } from './update-policies/index.js';
 import { createInventoryRoutes } from './inventory/index.js';
-import type { SitesRepository } from './sites/index.js';
+import { visibleSites, type SitesRepository } from './sites/index.js';
 import { createAuthorizationRoutes, createSiteSettingsRoutes, createSitesRoutes } from './site-overview/index.js';
 import { backupSettingsSection } from './backups/index.js';
 import { performanceSettingsSection } from './performance/index.js';
@@ -155,7 +155,7 @@ export function createApp(deps: AppDeps) {
   api.route('/', createUpdatePoliciesRoutes(deps));
   api.route('/', createInventoryRoutes(deps));
   api.route('/', createWebhooksRoutes(deps));
-  api.route('/', createJobsRoutes(deps));
+  api.route('/', createJobsRoutes({ ...deps, visibleSites }));
   api.route('/', createConnectorRoutes(deps));
   api.route('/', createTokensRoutes(deps));
   api.route('/', createUsersRoutes(deps));

@@ -2,7 +2,9 @@ import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, toPage } from '../http/pagination.js';
-import { SiteIdPathParam } from '../sites/index.js';
+import type { SiteScope } from '../shared/actor.js';
+import { SiteIdPathParam, type SitesService } from '../sites/index.js';
+import { bulkUpdatesProblems } from './bulk-updates.errors.js';
 import {
   ApplyPreviewInput,
   BulkRunParams,
@@ -128,8 +130,43 @@ const entryView = (row: UpdateHistoryRow) => ({
   error: row.error,
 });
 
+/** Whether a site is in a scope (the sites service's check: it throws `site-not-found` outside). */
+export type SiteVisibility = Pick<SitesService, 'checkVisible'>;
+
+/**
+ * A bulk run as a request limited to tags may see it (issue 33): shown when every one of its sites is in
+ * the scope, else answered exactly as an unknown run (404 `bulk-update-not-found`). A run's plan and results
+ * name its sites and the run is one thing (cancelled, applied as a whole), so one reaching outside the scope
+ * is not shown in part. The run's sites are checked one by one (a point query each): only scoped requests pay.
+ */
+export function runWithinScope<R extends { job: { id: string }; sites: readonly { siteId: string }[] }>(
+  run: R,
+  scope: SiteScope,
+  sites: SiteVisibility,
+): R {
+  if (scope.kind === 'all') return run;
+  const visible = (siteId: string) => {
+    try {
+      sites.checkVisible(siteId, scope);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const ids = new Set(run.sites.map((site) => site.siteId));
+  if (ids.size === 0 || ![...ids].every(visible))
+    throw bulkUpdatesProblems.notFound.create(`there is no bulk update ${run.job.id}`);
+  return run;
+}
+
 /** POST /api/fleet/updates/apply, GET …/runs/{id}, and the update history of a site and of the fleet. */
-export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpdatesService }) {
+export function createBulkUpdatesRoutes({
+  bulkUpdates,
+  sites,
+}: {
+  bulkUpdates: BulkUpdatesService;
+  sites: SiteVisibility;
+}) {
   const page = (filter: Omit<HistoryFilter, 'before' | 'limit'>, limit: number, cursor: string | undefined) => {
     const rows = bulkUpdates.history({ ...filter, before: decodeCursor(cursor), limit: limit + 1 });
     const { items, nextCursor } = toPage(rows, limit);
@@ -148,7 +185,9 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
       });
       return input.dryRun ? c.json(run, 200) : c.json(run, 202);
     })
-    .openapi(getRun, (c) => c.json(bulkUpdates.run(c.req.valid('param').jobId), 200))
+    .openapi(getRun, (c) =>
+      c.json(runWithinScope(bulkUpdates.run(c.req.valid('param').jobId), c.get('access').sites, sites), 200),
+    )
     .openapi(applyPreview, (c) => {
       const run = bulkUpdates.applyPreview(c.req.valid('param').jobId, {
         trigger: { kind: 'request', id: c.get('token').id },
@@ -161,7 +200,7 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
       const { siteId } = c.req.valid('param');
       bulkUpdates.requireSite(siteId);
       const { limit, cursor, ...filter } = c.req.valid('query');
-      return c.json(page({ ...historyFilter(filter), siteId }, limit, cursor), 200);
+      return c.json(page({ ...historyFilter(filter), siteId, scope: c.get('access').sites }, limit, cursor), 200);
     })
     .openapi(rollBackEntry, async (c) => {
       const { siteId, entryId } = c.req.valid('param');
@@ -171,6 +210,7 @@ export function createBulkUpdatesRoutes({ bulkUpdates }: { bulkUpdates: BulkUpda
     })
     .openapi(fleetHistory, (c) => {
       const { limit, cursor, tag, ...filter } = c.req.valid('query');
-      return c.json(page({ ...historyFilter(filter), tags: tag }, limit, cursor), 200);
+      // Site scopes (issue 33): the entries of the sites the request may see.
+      return c.json(page({ ...historyFilter(filter), tags: tag, scope: c.get('access').sites }, limit, cursor), 200);
     });
 }

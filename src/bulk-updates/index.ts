@@ -6,5 +6,5 @@ export type { BulkUpdatesService } from './bulk-updates.js';
 export type { BulkUpdateRequest } from './bulk-updates.service.js';
 /** @public One item on one site, with the to-version expected. */
 export type { BulkTarget } from './selection.js';
-export { createBulkUpdatesRoutes } from './bulk-updates.routes.js';
+export { createBulkUpdatesRoutes, runWithinScope } from './bulk-updates.routes.js';
 export { DEFAULT_BULK_UPDATES_CONFIG, type BulkUpdatesConfig } from './bulk-updates.config.js';

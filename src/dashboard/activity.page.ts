@@ -2,7 +2,9 @@ import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
+import { jobs as jobsTable } from '../jobs/jobs.table.js';
 import type { PublishedEvent } from '../shared/event-bus.js';
+import { visibleSites } from '../sites/index.js';
 import { parseStored } from '../shared/stored-json.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge } from './format.js';
@@ -137,7 +139,12 @@ export function createActivityPage(deps: DashboardServices) {
   app.get('/activity', (c) => {
     const session = c.get('session');
     const now = deps.clock.now().getTime();
-    const jobs = deps.jobs.list({ limit: 50 });
+    // Site scopes (issue 33): the jobs of the sites the user may see (none without a site: a fleet job spans sites).
+    const scope = c.get('access').sites;
+    const jobs = deps.jobs.list({
+      limit: 50,
+      visible: scope.kind === 'all' ? undefined : visibleSites(scope, jobsTable.siteId),
+    });
     const siteName = siteNames(deps.sites);
     const body = html`<h1>Activity</h1>
       <section class="card" aria-labelledby="live-h">

@@ -1,6 +1,8 @@
 import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
+import { runWithinScope } from '../bulk-updates/index.js';
 import { SafeUpdateChecksInput } from '../safe-updates/index.js';
+import type { SiteScope } from '../shared/actor.js';
 import { isAppError } from '../shared/errors.js';
 import type { DashboardServices } from './deps.js';
 import { age, badge, count } from './format.js';
@@ -81,13 +83,29 @@ function checksOf(form: Record<string, string | File>) {
   return parsed.success ? parsed.data : null;
 }
 
-/** The list of recent bulk updates on the Updates page. */
+/** Whether a request limited to tags may see the run: every one of its sites in its scope (runWithinScope). */
+const runVisible = (deps: Pick<DashboardServices, 'bulkUpdates' | 'sites'>, id: string, scope: SiteScope) => {
+  try {
+    runWithinScope(deps.bulkUpdates.run(id), scope, deps.sites);
+    return true;
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    return false;
+  }
+};
+
+/**
+ * The list of recent bulk updates on the Updates page; to a request limited to tags, those of the recent
+ * ones whose every site is in its scope.
+ */
 export function runHistory(
-  bulkUpdates: BulkUpdates,
+  deps: Pick<DashboardServices, 'bulkUpdates' | 'sites'>,
   names: (trigger: { kind: string; id: string | null }) => string,
   now: number,
+  scope: SiteScope,
 ) {
-  const runs = bulkUpdates.runs(RUNS_LISTED);
+  const recent = deps.bulkUpdates.runs(RUNS_LISTED);
+  const runs = scope.kind === 'all' ? recent : recent.filter((run) => runVisible(deps, run.id, scope));
   return html`<section class="card" aria-labelledby="runs-h">
     <h2 id="runs-h">Bulk updates</h2>
     ${
@@ -253,7 +271,8 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
 
   app.get('/updates/runs/:id', (c) => {
     const session = c.get('session');
-    const run = deps.bulkUpdates.run(c.req.param('id'));
+    // Site scopes (issue 33): a run reaching outside the request's scope is an unknown run.
+    const run = runWithinScope(deps.bulkUpdates.run(c.req.param('id')), c.get('access').sites, deps.sites);
     const live = !run.dryRun && (run.job.state === 'queued' || run.job.state === 'running');
     const items = run.sites.reduce((sum, site) => sum + site.items.length, 0);
     const body = html`<p><a href="/updates">← Updates</a></p>

@@ -151,7 +151,8 @@ export function createFleetItemsPages(deps: DashboardServices) {
   app.get('/fleet/actions/:id', (c) => {
     const session = c.get('session');
     try {
-      const run = deps.fleetActions.get(c.req.param('id').slice(0, 64));
+      // Site scopes (issue 33): an action reaching outside the user's scope is not found.
+      const run = deps.fleetActions.get(c.req.param('id').slice(0, 64), c.get('access').sites);
       return c.html(
         page({
           title: `${VERBS[run.action]} ${run.slug}`,
@@ -184,7 +185,14 @@ export function createFleetItemsPages(deps: DashboardServices) {
     if (!isKind(kind)) return notFound(c);
     const tag = tagOf(c.req.query('tag'));
     const after = c.req.query('after')?.slice(0, 300) || undefined;
-    const rows = deps.fleet.installed({ type: KINDS[kind], tags: tag ? [tag] : [], limit: PAGE_SIZE + 1, after });
+    const scope = c.get('access').sites;
+    const rows = deps.fleet.installed({
+      type: KINDS[kind],
+      tags: tag ? [tag] : [],
+      limit: PAGE_SIZE + 1,
+      after,
+      scope,
+    });
     const shown = rows.slice(0, PAGE_SIZE);
     const last = shown.at(-1);
     const next = new URLSearchParams({
@@ -196,7 +204,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
         <a href="/fleet/plugins">Plugins</a> · <a href="/fleet/themes">Themes</a> · as last read from each site; an
         item’s page lists the sites that run it.
       </p>
-      ${tagFilterForm(`/fleet/${kind}`, tag, deps.sites.tagCounts())}
+      ${tagFilterForm(`/fleet/${kind}`, tag, deps.sites.tagCounts(scope))}
       ${
         shown.length === 0
           ? html`<p class="muted">None reported yet.</p>`
@@ -224,7 +232,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
             </div>`
       }
       ${rows.length > PAGE_SIZE ? html`<nav class="pager"><a rel="next" href="/fleet/${kind}?${next}">Next →</a></nav>` : ''}
-      ${recentActions(deps.fleetActions.list(RECENT_ACTIONS).filter((run) => run.type === KINDS[kind]))}`;
+      ${recentActions(deps.fleetActions.list(RECENT_ACTIONS, scope).filter((run) => run.type === KINDS[kind]))}`;
     return c.html(page({ title: `${kind} across the fleet`, session: c.get('session'), current: '/updates', body }));
   });
 
@@ -233,11 +241,12 @@ export function createFleetItemsPages(deps: DashboardServices) {
     if (!isKind(kind)) return notFound(c);
     const slug = c.req.param('slug').slice(0, 200);
     const tag = tagOf(c.req.query('tag'));
-    const sites = deps.fleet.sitesWith({ type: KINDS[kind], slug, tags: tag ? [tag] : [], limit: 500 });
+    const scope = c.get('access').sites;
+    const sites = deps.fleet.sitesWith({ type: KINDS[kind], slug, tags: tag ? [tag] : [], limit: 500, scope });
     const session = c.get('session');
     const body = html`<h1>${slug} <span class="muted">(${KINDS[kind]})</span></h1>
       <p><a href="/fleet/${kind}">All ${kind}</a></p>
-      ${tagFilterForm(`/fleet/${kind}/${encodeURIComponent(slug)}`, tag, deps.sites.tagCounts())}
+      ${tagFilterForm(`/fleet/${kind}/${encodeURIComponent(slug)}`, tag, deps.sites.tagCounts(scope))}
       ${
         sites.length === 0
           ? html`<p class="muted">No site runs ${slug}${tag ? ` among the sites tagged ${tag}` : ''}.</p>`

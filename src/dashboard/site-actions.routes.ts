@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { Hono, type Context } from 'hono';
 import { backupSettingsSection } from '../backups/index.js';
 import { auditReportResponse, performanceSettingsSection } from '../performance/index.js';
+import { checkTagsKeepScope } from '../http/permissions.js';
 import { commonProblems, isAppError } from '../shared/errors.js';
 import { monitoringSettingsSection } from '../uptime/index.js';
 import { SiteTagsInput } from '../sites/index.js';
@@ -169,6 +170,8 @@ export function createSiteActions(deps: DashboardServices) {
       if (!tags.success) throw commonProblems.validation.create(`tags: ${tags.error.issues[0]?.message}`);
       const invalid = Object.entries(patches).find(([, result]) => !result.success);
       if (invalid) throw commonProblems.validation.create(`${invalid[0]}: ${invalid[1].error!.issues[0]?.message}`);
+      // Tags move a site between scopes: checked before anything is written.
+      checkTagsKeepScope(c.get('access'), tags.data.tags);
       const writes = [
         sections.monitoring.prepare(id, patches.monitoring.data!),
         sections.performance.prepare(id, patches.performance.data!),

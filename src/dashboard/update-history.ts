@@ -174,9 +174,19 @@ export function createUpdateHistoryPage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
   app.get('/updates/history', (c) => {
     const query = HistoryQuery.parse(c.req.query());
+    // Site scopes (issue 33): the attempts (and tags, and site names) of the sites the user may see.
+    const scope = c.get('access').sites;
     const users = deps.users.list();
     const day = (date: string | undefined, plus = 0) =>
       date ? new Date(Date.parse(`${date}T00:00:00Z`) + plus * 86_400_000) : undefined;
+    const visible = (siteId: string) => {
+      try {
+        deps.sites.checkVisible(siteId, scope);
+        return true;
+      } catch {
+        return false;
+      }
+    };
     const rows = deps.bulkUpdates.history({
       siteId: query.site || undefined,
       tags: query.tag ? [query.tag] : [],
@@ -188,13 +198,14 @@ export function createUpdateHistoryPage(deps: DashboardServices) {
       until: day(query.until, 1),
       before: query.before || undefined,
       limit: PAGE_SIZE + 1,
+      scope,
     });
     const more = rows.length > PAGE_SIZE;
     const shown = rows.slice(0, PAGE_SIZE);
     const urls = new Map(
       [...new Set([...shown.map((row) => row.siteId), ...(query.site ? [query.site] : [])])].flatMap((id) => {
-        const site = deps.sites.find(id); // an unknown id in a hand-edited URL: shown as the id
-        return site ? [[id, site.name ?? site.url] as const] : [];
+        const site = deps.sites.find(id); // an unknown id in a hand-edited URL (or one outside the scope): shown as the id
+        return site && visible(id) ? [[id, site.name ?? site.url] as const] : [];
       }),
     );
     const now = deps.clock.now().getTime();
@@ -211,7 +222,7 @@ export function createUpdateHistoryPage(deps: DashboardServices) {
           'tag',
           'Tag',
           query.tag,
-          deps.sites.tagCounts().map((t) => [t.tag, t.tag]),
+          deps.sites.tagCounts(scope).map((t) => [t.tag, t.tag]),
         )}
         <div><label for="h-item">Item (slug)</label><input id="h-item" name="item" value="${query.item ?? ''}" /></div>
         ${select(

@@ -24,9 +24,11 @@ export function createUpdatesPage(deps: DashboardServices) {
     const session = c.get('session');
     const tag = c.req.query('tag')?.trim().toLowerCase().slice(0, 100) || undefined;
     const after = c.req.query('after')?.slice(0, 200) || undefined;
-    const filter = { tags: tag ? [tag] : [] };
-    const core = deps.fleet.pendingCore({ tags: filter.tags });
-    const translations = deps.fleet.pendingTranslations({ tags: filter.tags });
+    // Site scopes (issue 33): the pending updates, counts and runs of the sites the user may see.
+    const scope = c.get('access').sites;
+    const filter = { tags: tag ? [tag] : [], scope };
+    const core = deps.fleet.pendingCore({ tags: filter.tags, scope });
+    const translations = deps.fleet.pendingTranslations({ tags: filter.tags, scope });
     const byItem = deps.fleet.pendingByItem({ filter, limit: ITEMS_PER_PAGE });
     const bySite = deps.fleet.pendingBySite({ filter, limit: SITES_PER_PAGE + 1, after });
     const more = bySite.length > SITES_PER_PAGE;
@@ -38,7 +40,7 @@ export function createUpdatesPage(deps: DashboardServices) {
         <a href="/updates/history">Update history</a>: every attempt, filtered by site, tag, item, user, result and
         date.
       </p>
-      ${tagFilterForm('/updates', tag, deps.sites.tagCounts())}
+      ${tagFilterForm('/updates', tag, deps.sites.tagCounts(scope))}
       <form class="card actions" id="${BULK_FORM_ID}" method="post" action="/updates/preview">
         ${csrfField(session)}${tag ? html`<input type="hidden" name="tag" value="${tag}" />` : ''}
         <p>
@@ -175,7 +177,7 @@ export function createUpdatesPage(deps: DashboardServices) {
             : ''
         }
       </section>
-      ${runHistory(deps.bulkUpdates, triggerNames(deps), deps.clock.now().getTime())}`;
+      ${runHistory(deps, triggerNames(deps), deps.clock.now().getTime(), scope)}`;
     return c.html(page({ title: 'Updates', session, current: '/updates', body, flash: takeFlash(c) }));
   });
   return app;

@@ -49,8 +49,13 @@ const routes = {
 };
 
 export function createFleetActionsRoutes({ fleetActions }: { fleetActions: FleetActions }) {
-  return new OpenAPIHono<AppEnv>()
-    .openapi(routes.start, (c) => c.json(fleetActions.start(c.req.valid('json'), c.get('actor') ?? null), 202))
-    .openapi(routes.list, (c) => c.json({ items: fleetActions.list(c.req.valid('query').limit) }, 200))
-    .openapi(routes.get, (c) => c.json(fleetActions.get(c.req.valid('param').actionId), 200));
+  return (
+    new OpenAPIHono<AppEnv>()
+      .openapi(routes.start, (c) => c.json(fleetActions.start(c.req.valid('json'), c.get('actor') ?? null), 202))
+      // Site scopes (issue 33): an action is shown to a request limited to tags when all its sites are in scope.
+      .openapi(routes.list, (c) =>
+        c.json({ items: fleetActions.list(c.req.valid('query').limit, c.get('access').sites) }, 200),
+      )
+      .openapi(routes.get, (c) => c.json(fleetActions.get(c.req.valid('param').actionId, c.get('access').sites), 200))
+  );
 }

@@ -2,13 +2,14 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { wasCancelled, type JobRunner, type Settlement } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
-import type { JobRow } from '../jobs/jobs.table.js';
-import { ActorSchema, type Actor } from '../shared/actor.js';
+import { jobs as jobsTable, type JobRow } from '../jobs/jobs.table.js';
+import { sql, type SQL } from 'drizzle-orm';
+import { ActorSchema, type Actor, type SiteScope } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError, isProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
 import { parseStored } from '../shared/stored-json.js';
-import { sitesProblems, type SitesRepository } from '../sites/index.js';
+import { sitesProblems, visibleSites, type SitesRepository } from '../sites/index.js';
 import type { FleetRepository } from '../fleet/index.js';
 import { fleetActionsProblems } from './fleet-actions.errors.js';
 import {
@@ -66,6 +67,21 @@ const storedParams = (job: JobRow): ActionParams =>
   parseStored(ActionParams, job.params, `the params of fleet action ${job.id}`);
 const storedProgress = (job: JobRow): ActionProgress =>
   parseStored(ActionProgress, job.progress, `the progress of fleet action ${job.id}`);
+
+/**
+ * The actions a request limited to tags may see (issue 33): those whose every site (its row's `progress.sites`,
+ * written whole as it is queued) is in the scope. An action reaching outside it is not shown, not even in part:
+ * it answers as an unknown action (a row whose progress is not JSON: hidden too, never a failed query). Undefined
+ * for every site.
+ */
+function everySiteIn(scope: SiteScope | undefined): SQL | undefined {
+  if (!scope || scope.kind === 'all') return undefined;
+  const visible = visibleSites(scope, sql`json_extract(s.value, '$.siteId')`) ?? sql`1`;
+  return sql`(case when json_valid(${jobsTable.progress})
+    then exists (select 1 from json_each(${jobsTable.progress}, '$.sites'))
+      and not exists (select 1 from json_each(${jobsTable.progress}, '$.sites') s where not (${visible}))
+    else 0 end)`;
+}
 
 /** Which action a kind of item supports: a theme is not deactivated (another one is activated instead). */
 const supported = (type: 'plugin' | 'theme', action: FleetActionName) => type === 'plugin' || action !== 'deactivate';
@@ -371,14 +387,17 @@ export function createFleetActions({
   return {
     /** Queues the action; 202's answer. */
     start,
-    get(id: string): FleetActionView {
-      const job = jobRows.find(id);
+    /** One action; outside a request's `scope` (one of its sites is), as an unknown id. */
+    get(id: string, scope?: SiteScope): FleetActionView {
+      const visible = everySiteIn(scope);
+      const job = visible ? jobRows.list({ id, kind: FLEET_ACTION, visible, limit: 1 })[0] : jobRows.find(id);
       if (!job || job.kind !== FLEET_ACTION)
         throw fleetActionsProblems.notFound.create(`there is no fleet action ${id}`);
       return view(job);
     },
-    /** The newest fleet actions. */
-    list: (limit: number): FleetActionView[] => jobRows.list({ kind: FLEET_ACTION, limit }).map(view),
+    /** The newest fleet actions (of a request's `scope`: those whose every site it includes). */
+    list: (limit: number, scope?: SiteScope): FleetActionView[] =>
+      jobRows.list({ kind: FLEET_ACTION, limit, visible: everySiteIn(scope) }).map(view),
     /** At start: a running action the last process left fails as interrupted; a queued one runs. */
     recover: () => jobs.recover(KINDS),
     stop: (graceMs: number) => jobs.stop(KINDS, { graceMs }),

@@ -3,7 +3,8 @@ import type { SelectedFields, SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/database.js';
 import { inventoryItems, updateOffers } from '../inventory/index.js';
 import { fleetItemTotals } from './fleet.table.js';
-import { sites, siteTags } from '../sites/index.js';
+import { sites, siteTags, visibleSites } from '../sites/index.js';
+import type { SiteScope } from '../shared/actor.js';
 
 export type ItemType = 'plugin' | 'theme';
 
@@ -11,7 +12,13 @@ export interface FleetFilter {
   /** Only sites carrying every one of these tags. */
   tags: string[];
   type?: ItemType;
+  /** Only the sites a request may see (issue 33; absent: every site). */
+  scope?: SiteScope;
 }
+
+/** The request's site scope as a condition on a site id column: none for every site (the unscoped queries stay as they were). */
+const inScope = (scope: SiteScope | undefined, siteId: SQLiteColumn | SQL) =>
+  scope ? visibleSites(scope, siteId) : undefined;
 
 /** Item keys in cursors: `type`, `slug` and (for pending updates) the version offered, tab-separated. */
 export const ITEM_KEY = /^(core|plugin|theme|translations)\t[^\t]{1,200}(\t[^\t]{1,100})?$/;
@@ -67,6 +74,7 @@ export function createFleetRepository({ db }: { db: Db }) {
         isNotNull(inventoryItems.updateVersion),
         filter.type ? eq(inventoryItems.type, filter.type) : undefined,
         afterItem(after, true),
+        inScope(filter.scope, inventoryItems.siteId),
       ];
       const { query, onScope } = itemRows(
         {
@@ -137,12 +145,18 @@ export function createFleetRepository({ db }: { db: Db }) {
           ? db
               .select({ siteId: scope.siteId })
               .from(scope)
-              .where(and(pending(scope.siteId), after ? gt(scope.siteId, after) : undefined))
+              .where(
+                and(
+                  pending(scope.siteId),
+                  after ? gt(scope.siteId, after) : undefined,
+                  inScope(filter.scope, scope.siteId),
+                ),
+              )
               .orderBy(asc(scope.siteId))
           : db
               .select({ siteId: sites.id })
               .from(sites)
-              .where(and(pending(sites.id), after ? gt(sites.id, after) : undefined))
+              .where(and(pending(sites.id), after ? gt(sites.id, after) : undefined, inScope(filter.scope, sites.id)))
               .orderBy(asc(sites.id))
       )
         .limit(limit)
@@ -208,7 +222,7 @@ export function createFleetRepository({ db }: { db: Db }) {
      * WordPress core updates across the fleet (from each site's last sync), one row per version
      * offered: the versions the sites run, how many sites; after `afterVersion` in version order.
      */
-    pendingCore({ tags, afterVersion }: { tags: string[]; afterVersion?: string }) {
+    pendingCore({ tags, afterVersion, scope: visible }: { tags: string[]; afterVersion?: string; scope?: SiteScope }) {
       const scope = tags.length > 0 ? scoped(tags) : undefined;
       return db
         .select({
@@ -221,6 +235,7 @@ export function createFleetRepository({ db }: { db: Db }) {
         .where(
           and(
             eq(updateOffers.type, 'core'),
+            inScope(visible, updateOffers.siteId),
             scope ? inArray(updateOffers.siteId, db.select({ siteId: scope.siteId }).from(scope)) : undefined,
             afterVersion === undefined ? undefined : gt(updateOffers.version, afterVersion),
           ),
@@ -231,7 +246,10 @@ export function createFleetRepository({ db }: { db: Db }) {
     },
 
     /** Language packs pending across the fleet: how many sites are offered one, how many packs in all. */
-    pendingTranslations({ tags }: { tags: string[] }): { sites: number; packs: number } {
+    pendingTranslations({ tags, scope: visible }: { tags: string[]; scope?: SiteScope }): {
+      sites: number;
+      packs: number;
+    } {
       const scope = tags.length > 0 ? scoped(tags) : undefined;
       const row = db
         .select({ sites: countDistinct(updateOffers.siteId), packs: sql<number>`count(*)` })
@@ -239,6 +257,7 @@ export function createFleetRepository({ db }: { db: Db }) {
         .where(
           and(
             eq(updateOffers.type, 'translation'),
+            inScope(visible, updateOffers.siteId),
             scope ? inArray(updateOffers.siteId, db.select({ siteId: scope.siteId }).from(scope)) : undefined,
           ),
         )
@@ -249,10 +268,24 @@ export function createFleetRepository({ db }: { db: Db }) {
     /**
      * Every plugin (or theme) installed across the fleet: how many sites, active where, at which
      * versions. The whole fleet's from the per-item totals the triggers keep (a page reads its own
-     * items); a tag's counted from its sites' rows.
+     * items); a tag's, or a request's limited to tags (`scope`: the totals count every site), counted
+     * from its sites' rows.
      */
-    installed({ type, tags, limit, after }: { type: ItemType; tags: string[]; limit: number; after?: string }) {
-      if (tags.length === 0) {
+    installed({
+      type,
+      tags,
+      limit,
+      after,
+      scope,
+    }: {
+      type: ItemType;
+      tags: string[];
+      limit: number;
+      after?: string;
+      scope?: SiteScope;
+    }) {
+      const visible = inScope(scope, inventoryItems.siteId);
+      if (tags.length === 0 && visible === undefined) {
         // The cursor is the last item of the page before: its type and slug (an earlier type: from the start).
         const [afterType, afterSlug] = after ? (after.split('\t') as [ItemType, string]) : [];
         const beyond =
@@ -292,7 +325,7 @@ export function createFleetRepository({ db }: { db: Db }) {
         tags,
       );
       return query
-        .where(and(onScope, eq(inventoryItems.type, type), afterItem(after, false)))
+        .where(and(onScope, visible, eq(inventoryItems.type, type), afterItem(after, false)))
         .groupBy(inventoryItems.type, inventoryItems.slug)
         .orderBy(asc(inventoryItems.type), asc(inventoryItems.slug))
         .limit(limit)
@@ -306,12 +339,14 @@ export function createFleetRepository({ db }: { db: Db }) {
       tags,
       limit,
       after,
+      scope: visible,
     }: {
       type: ItemType;
       slug: string;
       tags: string[];
       limit: number;
       after?: string;
+      scope?: SiteScope;
     }) {
       // One item's rows come from its index entries; the tag narrows them (a subquery SQLite runs once).
       const scope = tags.length > 0 ? scoped(tags) : undefined;
@@ -330,6 +365,7 @@ export function createFleetRepository({ db }: { db: Db }) {
             scope ? inArray(inventoryItems.siteId, db.select({ siteId: scope.siteId }).from(scope)) : undefined,
             eq(inventoryItems.type, type),
             eq(inventoryItems.slug, slug),
+            inScope(visible, inventoryItems.siteId),
             after ? gt(inventoryItems.siteId, after) : undefined,
           ),
         )

@@ -1,5 +1,7 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import type { AppEnv } from '../http/auth.js';
+import type { Access } from '../shared/actor.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, toPage } from '../http/pagination.js';
 import { RefreshInput, type FleetRefresh } from './fleet.refresh.js';
@@ -18,6 +20,12 @@ const tags = ['Fleet'];
 type UpdateRow = PendingUpdateItem;
 const SITE_KEY = /^[a-z]+_[0-9a-z]{26}$/;
 const versionsOf = (list: string | null) => (list ? [...new Set(list.split(','))].sort() : []);
+/**
+ * The request's site scope (issue 33): the counts and sites of the sites it may see. Absent without an
+ * authenticated request (the routes mounted alone, bench/lab/fleet-updates.ts): every site, as the app's
+ * permission check itself lets such a request through.
+ */
+const scopeOf = (c: Context<AppEnv>) => (c.get('access') as Access | undefined)?.sites;
 const siteListOf = (type: ItemType, slug: string) => `/api/fleet/${type}s/${encodeURIComponent(slug)}`;
 
 const listFleetUpdates = createRoute({
@@ -84,8 +92,9 @@ const refreshFleet = createRoute({
 export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetRepository; fleetRefresh: FleetRefresh }) {
   const app = new OpenAPIHono<AppEnv>().openapi(listFleetUpdates, (c) => {
     const { groupBy, type, tag, limit, cursor } = c.req.valid('query');
+    const scope = scopeOf(c);
     const itemType = type === 'plugin' || type === 'theme' ? type : undefined;
-    const filter = { tags: tag, type: itemType };
+    const filter = { tags: tag, type: itemType, scope };
     const withItems = type === undefined || itemType !== undefined;
     const withCore = type === undefined || type === 'core';
     const withTranslations = type === undefined || type === 'translations';
@@ -106,7 +115,11 @@ export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetReposit
     const [afterType, , afterVersion] = after?.split('\t') ?? [];
     const rows: UpdateRow[] = [];
     if (withCore && (afterType === undefined || afterType === 'core'))
-      for (const row of fleet.pendingCore({ tags: tag, afterVersion: afterType === 'core' ? afterVersion : undefined }))
+      for (const row of fleet.pendingCore({
+        tags: tag,
+        afterVersion: afterType === 'core' ? afterVersion : undefined,
+        scope,
+      }))
         rows.push({
           type: 'core',
           slug: 'wordpress',
@@ -124,7 +137,7 @@ export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetReposit
       }))
         rows.push({ ...row, fromVersions: versionsOf(row.fromVersions), siteList: siteListOf(row.type, row.slug) });
     if (withTranslations && rows.length <= limit && afterType !== 'translations') {
-      const pending = fleet.pendingTranslations({ tags: tag });
+      const pending = fleet.pendingTranslations({ tags: tag, scope });
       if (pending.sites > 0)
         rows.push({
           type: 'translations',
@@ -141,7 +154,13 @@ export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetReposit
   for (const type of ['plugin', 'theme'] as const) {
     app.openapi(installedRoute(type), (c) => {
       const { tag, limit, cursor } = c.req.valid('query');
-      const rows = fleet.installed({ type, tags: tag, limit: limit + 1, after: decodeCursor(cursor, ITEM_KEY) });
+      const rows = fleet.installed({
+        type,
+        tags: tag,
+        limit: limit + 1,
+        after: decodeCursor(cursor, ITEM_KEY),
+        scope: scopeOf(c),
+      });
       const page = toPage(rows, limit, (row) => `${row.type}\t${row.slug}`);
       return c.json(
         {
@@ -158,7 +177,15 @@ export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetReposit
     app.openapi(itemSitesRoute(type), (c) => {
       const { slug } = c.req.valid('param');
       const { tag, limit, cursor } = c.req.valid('query');
-      const rows = fleet.sitesWith({ type, slug, tags: tag, limit: limit + 1, after: decodeCursor(cursor, SITE_KEY) });
+      // An item only outside the request's scope answers as an unknown slug does: an empty page.
+      const rows = fleet.sitesWith({
+        type,
+        slug,
+        tags: tag,
+        limit: limit + 1,
+        after: decodeCursor(cursor, SITE_KEY),
+        scope: scopeOf(c),
+      });
       const page = toPage(rows, limit, (row) => row.siteId);
       return c.json(
         {

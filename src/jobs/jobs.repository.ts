@@ -5,12 +5,19 @@ import { transactionOf } from '../db/write-batch.js';
 import { jobs, type JobRow, type JobState, type NewJobRow } from './jobs.table.js';
 
 export interface JobFilter {
+  /** One job (a request limited to tags reads one job through its scope's `visible`). */
+  id?: string;
   siteId?: string;
   kind?: string;
   state?: JobState;
   /** Newest first: jobs before this (createdAt, id) key. */
   before?: { createdAt: Date; id: string };
   limit: number;
+  /**
+   * The jobs a request may see (issue 33): a condition on the jobs table its caller builds, as jobs know no
+   * site scope (sites/visible-sites.ts on `jobs.site_id`, or on a fleet job's sites). Absent: every job.
+   */
+  visible?: SQL;
 }
 
 type JobColumn = Exclude<keyof NewJobRow, 'id'>;
@@ -122,8 +129,10 @@ export function createJobsRepository({ db }: { db: Db }) {
     },
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
-    list({ siteId, kind, state, before, limit }: JobFilter): JobRow[] {
+    list({ id, siteId, kind, state, before, limit, visible }: JobFilter): JobRow[] {
       const conditions: (SQL | undefined)[] = [
+        id === undefined ? undefined : eq(jobs.id, id),
+        visible,
         siteId === undefined ? undefined : eq(jobs.siteId, siteId),
         kind === undefined ? undefined : eq(jobs.kind, kind),
         state === undefined ? undefined : eq(jobs.state, state),

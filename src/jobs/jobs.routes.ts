@@ -1,8 +1,13 @@
 import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import { sql, type SQL } from 'drizzle-orm';
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { AppEnv } from '../http/auth.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, toPage } from '../http/pagination.js';
+import type { SiteScope } from '../shared/actor.js';
 import type { JobRunner } from './job-runner.js';
+import { jobsProblems } from './jobs.errors.js';
+import { jobs as jobsTable } from './jobs.table.js';
 import { JobListQuery, JobParams, JobSchema, jobView } from './jobs.schemas.js';
 
 const tags = ['Jobs'];
@@ -47,7 +52,16 @@ const routes = {
   }),
 };
 
-export function createJobsRoutes({ jobs }: { jobs: JobRunner }) {
+/** The sites a scope includes, as a condition on a site id column (sites/visible-sites.ts: the base knows no site). */
+export type VisibleSites = (scope: SiteScope, siteId: SQLiteColumn) => SQL | undefined;
+
+export function createJobsRoutes({ jobs, visibleSites }: { jobs: JobRunner; visibleSites?: VisibleSites }) {
+  /**
+   * Site scopes (issue 33): a request limited to tags sees the jobs of its sites, never a job without a site
+   * (a fleet job spans sites: followed through its own route). Without `visibleSites` such a request sees none.
+   */
+  const visibleTo = (scope: SiteScope): SQL | undefined =>
+    scope.kind === 'all' ? undefined : (visibleSites?.(scope, jobsTable.siteId) ?? sql`0`);
   return new OpenAPIHono<AppEnv>()
     .openapi(routes.list, (c) => {
       const { limit, cursor, siteId, kind, state } = c.req.valid('query');
@@ -59,11 +73,20 @@ export function createJobsRoutes({ jobs }: { jobs: JobRunner }) {
         state,
         before: at === undefined || id === undefined ? undefined : { createdAt: new Date(Number(at)), id },
         limit: limit + 1,
+        visible: visibleTo(c.get('access').sites),
       });
       const page = toPage(rows, limit, (row) => `${row.createdAt.getTime()}~${row.id}`);
       return c.json({ items: page.items.map(jobView), nextCursor: page.nextCursor }, 200);
     })
-    .openapi(routes.get, (c) => c.json(jobView(jobs.get(c.req.valid('param').jobId)), 200))
+    .openapi(routes.get, (c) => {
+      const { jobId } = c.req.valid('param');
+      const visible = visibleTo(c.get('access').sites);
+      if (visible === undefined) return c.json(jobView(jobs.get(jobId)), 200);
+      // Outside the scope: the answer to an unknown id (jobs.get's).
+      const [job] = jobs.list({ id: jobId, visible, limit: 1 });
+      if (!job) throw jobsProblems.notFound.create(`there is no job ${jobId}`);
+      return c.json(jobView(job), 200);
+    })
     .openapi(routes.cancel, (c) => {
       const job = jobs.cancel(c.req.valid('param').jobId, c.get('actor'));
       return job.state === 'cancelled' ? c.json(jobView(job), 200) : c.json(jobView(job), 202);

@@ -3,6 +3,7 @@ import type { AppEnv } from '../http/auth.js';
 import { bodyOrQueryRequest, readBodyOrQuery } from '../http/input.js';
 import { jsonContent, problemResponses } from '../http/openapi.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../http/pagination.js';
+import { checkTagsKeepScope } from '../http/permissions.js';
 import { toSiteDetailsView, toSiteView } from './site-view.js';
 import type { InventoryRepository } from '../inventory/index.js';
 import { ConnectSiteInput, ListSitesQuery, SiteIdParam, SiteTagsInput, type SitesService } from '../sites/index.js';
@@ -71,7 +72,8 @@ const setSiteTags = createRoute({
   operationId: 'setSiteTags',
   tags,
   summary: 'Set a site’s tags',
-  description: 'Replaces the site’s tags. Tags are stored lowercase, without repeats.',
+  description:
+    'Replaces the site’s tags. Tags are stored lowercase, without repeats. A principal limited to tags must leave the site at least one of them (403 `forbidden` otherwise).',
   request: {
     params: SiteIdParam,
     body: { content: { 'application/json': { schema: SiteTagsInput } }, required: true },
@@ -153,7 +155,10 @@ export function createSitesRoutes({
       );
     })
     .openapi(setSiteTags, (c) => {
-      return c.json({ tags: sites.setTags(c.req.valid('param').id, c.req.valid('json').tags) }, 200);
+      const { tags } = c.req.valid('json');
+      // Tags move a site between scopes: a scoped principal's site keeps one of its scope tags.
+      checkTagsKeepScope(c.get('access'), tags);
+      return c.json({ tags: sites.setTags(c.req.valid('param').id, tags) }, 200);
     })
     .openapi(listTags, (c) => c.json({ items: sites.tagCounts(c.get('access').sites) }, 200))
     .openapi(deleteSite, async (c) => {

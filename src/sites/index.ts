@@ -16,4 +16,4 @@ export {
   TagName,
   SlugPattern,
 } from './sites.schemas.js';
-export { visibleSitesText, scopeParameter } from './visible-sites.js';
+export { visibleSites, visibleSitesText, scopeParameter } from './visible-sites.js';

@@ -1,6 +1,7 @@
 import { and, desc, eq, gte, inArray, isNull, lt, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { siteTags } from '../sites/index.js';
+import type { SiteScope } from '../shared/actor.js';
+import { siteTags, visibleSites } from '../sites/index.js';
 import {
   updateHistory,
   type UpdateHistoryRow,
@@ -25,6 +26,8 @@ export interface HistoryFilter {
   /** Newest first: rows before this id. */
   before?: string;
   limit: number;
+  /** Only the entries of the sites a request may see (issue 33; absent: every site's). */
+  scope?: SiteScope;
 }
 
 /** What an attempt's end writes: how it ended, the version the site reports (null keeps the one expected), why not. */
@@ -147,6 +150,7 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       until,
       before,
       limit,
+      scope,
     }: HistoryFilter): UpdateHistoryRow[] {
       const unique = [...new Set(tags)];
       const tagged =
@@ -164,6 +168,7 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       const conditions: (SQL | undefined)[] = [
         siteId === undefined ? undefined : eq(updateHistory.siteId, siteId),
         tagged,
+        scope === undefined ? undefined : visibleSites(scope, updateHistory.siteId),
         type === undefined ? undefined : eq(updateHistory.type, type),
         slug === undefined ? undefined : eq(updateHistory.slug, slug),
         result === undefined ? undefined : eq(updateHistory.result, result),

@@ -63,9 +63,22 @@ describe('dashboard roles', () => {
     const overview = await client.get('/');
     expect(overview.status).toBe(200);
     expect(await overview.text()).not.toContain('<strong>1</strong> sites');
-    expect((await client.get('/updates')).status).toBe(403);
+    expect((await client.get('/updates/policies')).status).toBe(403);
+    // The updates page filters by scope (site-scopes-lists.test.ts): with no tag, nothing is pending.
+    expect(await (await client.get('/updates')).text()).toContain('Every site is up to date.');
     expect((await client.get('/settings')).status).toBe(200);
     expect((await client.get('/settings/account')).status).toBe(200);
+  });
+
+  it('lets every role sign out, a client limited to tags included', async () => {
+    for (const role of ['client', 'viewer', 'manager', 'owner'] as const) {
+      const user = await signInAs(t, `${role}-leaving`, role);
+      const signedOut = await user.post('/sign-out', {});
+      expect([signedOut.status, signedOut.headers.get('location')], role).toEqual([303, '/sign-in']);
+      // The session is gone: its cookie leads back to the sign-in page.
+      const after = await user.get('/settings/account');
+      expect([after.status, after.headers.get('location')], role).toEqual([303, expect.stringMatching(/^\/sign-in/)]);
+    }
   });
 
   it('lets every user change their own password, the current one first; their other sessions end', async () => {

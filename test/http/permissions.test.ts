@@ -1,9 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { API_PERMISSIONS, API_SCOPE_AWARE, isScopeAware, requiredRole } from '../../src/http/permissions.js';
-import { roles, type Role } from '../../src/shared/actor.js';
-import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
+import {
+  API_PERMISSIONS,
+  API_SCOPE_AWARE,
+  DASHBOARD_PERMISSIONS,
+  DASHBOARD_SCOPE_AWARE,
+  isScopeAware,
+  requiredRole,
+} from '../../src/http/permissions.js';
+import { roleAtLeast, roles, type Role } from '../../src/shared/actor.js';
+import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -63,7 +70,19 @@ describe('roles, enforced in one place', () => {
         const concrete = apiPath.replace(/\{\w+\}/g, 'x1');
         // A client (limited to tags, here none) is a viewer of its sites on the routes that filter by
         // scope (test/http/site-scopes.test.ts); every other route refuses it for its scope.
-        if (lower === 'client' && isScopeAware(API_SCOPE_AWARE, method, routePath)) continue;
+        if (lower === 'client' && isScopeAware(API_SCOPE_AWARE, method, routePath)) {
+          // No scope tag here, so no site: a route under a site answers the unknown site's 404.
+          const answered = await t.call(method, concrete, { token: token.client });
+          expect(answered.status, `${method} ${apiPath} as client`).not.toBe(500);
+          expect(answered.json?.detail ?? '', `${method} ${apiPath} as client`).not.toContain('limited to tags');
+          if (/^\/api\/sites\/\{(id|siteId)\}/.test(apiPath))
+            expect([answered.status, answered.json?.type], `${method} ${apiPath} as client`).toEqual([
+              404,
+              '/problems/site-not-found',
+            ]);
+          checked++;
+          continue;
+        }
         if (lower === 'client') {
           const refused = await t.call(method, concrete, {
             token: token.client,
@@ -92,6 +111,130 @@ describe('roles, enforced in one place', () => {
     // Every route the table names exists.
     for (const route of documented.keys()) expect(listed, `docs/api.md names ${route}`).toContain(route);
   });
+
+  it('gives scoped principals only scope-aware routes, their role on top: role × scope × every route', async () => {
+    const a = insertConnectedSite(t, { tags: ['a'] });
+    const b = insertConnectedSite(t, { tags: ['b'] });
+    const unknownSite = 'site_01kzzzzzzzzzzzzzzzzzzzzzzz';
+    // Limited to tag a: a client, a viewer and a manager (users and their tokens).
+    const scoped: Partial<Record<Role, string>> = {};
+    for (const role of ['client', 'viewer', 'manager'] as const) {
+      const user = await t.services.users.create(`scoped-${role}`, PASSWORD, role);
+      t.services.users.setScope(user.id, ['a']);
+      scoped[role] = t.services.tokens.create(`scoped-${role}`, role, { userId: user.id }).token;
+    }
+    const document = (await t.call('GET', '/api/openapi.json')).json as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    let underSite = 0;
+    for (const [path, operations] of Object.entries(document.paths)) {
+      const apiPath = `/api${path}`;
+      if (apiPath === '/api/health' || apiPath === '/api/authorization/callback') continue; // public
+      const routePath = apiPath.replace(/\{(\w+)\}/g, ':$1');
+      const siteRoute = /^\/api\/sites\/\{(id|siteId)\}/.test(apiPath);
+      const concrete = (site: string) => apiPath.replace(/\{(id|siteId)\}/, site).replace(/\{\w+\}/g, 'x1');
+      for (const method of Object.keys(operations).map((m) => m.toUpperCase())) {
+        const aware = isScopeAware(API_SCOPE_AWARE, method, routePath);
+        // The rule: besides the listed rows, a route under one site is scope-aware (no other kind of route is).
+        if (!API_SCOPE_AWARE.some((rule) => rule.path === routePath || rule.path.endsWith('/*')))
+          expect(aware, `${method} ${apiPath} scope-aware`).toBe(siteRoute);
+        const needed = requiredRole(API_PERMISSIONS, method, routePath);
+        for (const role of ['client', 'viewer', 'manager'] as const) {
+          const what = `${method} ${apiPath} as a ${role} of tag a`;
+          const send = (site: string) =>
+            t.call(method, concrete(site), { token: scoped[role], json: method === 'GET' ? undefined : {} });
+          // Outside the scope (B's site), or any route not scope-aware.
+          const answer = await send(b);
+          expect(answer.status, what).not.toBe(500);
+          if (!aware) {
+            expect([answer.status, answer.json?.detail], what).toEqual([
+              403,
+              expect.stringContaining('not available to accounts limited to tags'),
+            ]);
+          } else if (!roleAtLeast(role === 'client' ? 'viewer' : role, needed)) {
+            expect([answer.status, answer.json?.detail], what).toEqual([
+              403,
+              expect.stringContaining(`needs the ${needed} role`),
+            ]);
+          } else if (siteRoute) {
+            // B's site is an unknown site: the same status, type and detail.
+            const unknown = await send(unknownSite);
+            expect([answer.status, answer.json?.type], what).toEqual([404, '/problems/site-not-found']);
+            expect(answer.text.replaceAll(b, 'ID'), what).toBe(unknown.text.replaceAll(unknownSite, 'ID'));
+            underSite++;
+          } else {
+            expect(answer.json?.detail ?? '', what).not.toContain('limited to tags');
+          }
+        }
+      }
+    }
+    // Changes under a site are a manager's: every one reached B's site check (the site's reads too).
+    expect(underSite).toBeGreaterThan(60);
+    expect(a).toBeTruthy();
+    // A route that would name another id of its own, or a new route elsewhere, is refused until given a rule.
+    expect(isScopeAware(API_SCOPE_AWARE, 'GET', '/api/sites/:siteId/widgets/:widgetId')).toBe(false);
+    expect(isScopeAware(API_SCOPE_AWARE, 'POST', '/api/sites/:siteId/copy-to/:otherSiteId')).toBe(false);
+    expect(isScopeAware(API_SCOPE_AWARE, 'POST', '/api/widgets')).toBe(false);
+    expect(isScopeAware(API_SCOPE_AWARE, 'GET', '/api/sites/:siteId/files/*')).toBe(false);
+    expect(isScopeAware(DASHBOARD_SCOPE_AWARE, 'POST', '/sites/:id/widgets/:widgetId')).toBe(false);
+    expect(isScopeAware(DASHBOARD_SCOPE_AWARE, 'POST', '/widgets')).toBe(false);
+    expect(isScopeAware(API_SCOPE_AWARE, 'POST', '/api/sites/:siteId/widgets')).toBe(true);
+  }, 300_000);
+
+  it('gives a scoped dashboard manager its site’s pages and forms, another’s as an unknown site, nothing else', async () => {
+    insertConnectedSite(t, { tags: ['a'] });
+    const b = insertConnectedSite(t, { tags: ['b'] });
+    const unknownSite = 'site_01kzzzzzzzzzzzzzzzzzzzzzzz';
+    const user = await t.services.users.create('dash-manager', PASSWORD, 'manager');
+    t.services.users.setScope(user.id, ['a']);
+    const signedIn = await t.app.request('/sign-in', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: 'dash-manager', password: PASSWORD }).toString(),
+    });
+    const cookie = /sw_session=[^;]+/.exec(signedIn.headers.get('set-cookie')!)![0];
+    const csrf = /data-csrf="([^"]+)"/.exec(await (await t.app.request('/', { headers: { cookie } })).text())![1]!;
+    const send = async (method: string, path: string) => {
+      const response = await t.app.request(path, {
+        method,
+        headers: { cookie, ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) },
+        body: method === 'GET' ? undefined : new URLSearchParams({ _csrf: csrf, confirm: 'yes' }).toString(),
+      });
+      return { status: response.status, text: await response.text() };
+    };
+    const routes = new Set(
+      t.app.routes
+        .filter((route) => route.method !== 'ALL' && !route.path.startsWith('/api') && !route.path.includes('*'))
+        .map((route) => `${route.method} ${route.path}`),
+    );
+    let checked = 0;
+    for (const route of routes) {
+      const [method, path] = route.split(' ') as [string, string];
+      // The signed-in pages and forms (sign-in, assets, health and metrics are not the dashboard's; /events is a stream).
+      if (!/^\/($|sites|activity|updates|backups|settings|fleet|connector\.zip)/.test(path)) continue;
+      const siteRoute = /^\/sites\/:id(\/|$)/.test(path);
+      const aware = isScopeAware(DASHBOARD_SCOPE_AWARE, method, path);
+      if (!DASHBOARD_SCOPE_AWARE.some((rule) => rule.path === path || rule.path.endsWith('/*')))
+        expect(aware, `${route} scope-aware`).toBe(siteRoute);
+      const concrete = (site: string) => path.replace(/:id\b/, site).replace(/:\w+/g, 'x1');
+      if (!aware) {
+        // Refused before anything else (its role, its form): nothing outside the scope is reached.
+        const answer = await send(method, concrete(b));
+        expect([answer.status, answer.text.includes('not available to accounts limited to tags')], route).toEqual([
+          403,
+          true,
+        ]);
+      } else if (siteRoute) {
+        if (!roleAtLeast('manager', requiredRole(DASHBOARD_PERMISSIONS, method, path))) continue;
+        const answer = await send(method, concrete(b));
+        const unknown = await send(method, concrete(unknownSite));
+        expect(answer.status, route).toBe(404);
+        expect(answer.text.replaceAll(b, 'ID'), route).toBe(unknown.text.replaceAll(unknownSite, 'ID'));
+      } else continue;
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(30);
+  }, 300_000);
 
   it('lets each role do what it may: reads, state changes, owner routes and backup downloads', async () => {
     const status = async (role: Role, method: string, path: string, json?: unknown) =>
