@@ -269,7 +269,6 @@ export function createServices({
     requestTimeoutMs: config.siteOperationTimeoutMs,
     metrics,
     jobs,
-    jobRows: createJobsRepository({ db }),
     removedSites: createRemovedSitesRepository({ db }),
   });
   lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));

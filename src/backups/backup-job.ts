@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { CANCELLED_MESSAGE, jobEvent, wasCancelled, type Settlement } from '../jobs/job-runner.js';
+import { CANCELLED_MESSAGE, jobEvent, wasCancelled, type JobContext, type Settlement } from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
@@ -12,6 +12,7 @@ import { runBackup } from './backup-runner.js';
 import type { BackupsConfig } from './backups.config.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupRow } from './backups.table.js';
+import { backupJobProgress, backupOutcome } from './backup-job-rows.js';
 import { openManifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import type { OffsiteTargets } from './offsite/offsite-targets.js';
@@ -58,8 +59,13 @@ export function createBackupJob({
   requestTimeoutMs: number;
   scratchPathOf: (siteId: string) => string;
 }) {
-  return async function executeBackup(row: BackupRow, signal: AbortSignal): Promise<Settlement> {
-    const started = clock.now();
+  /** Runs the backup of `row` as its job `running` since `started` (the job runner's), its progress told to `context`. */
+  return async function executeBackup(
+    row: BackupRow,
+    signal: AbortSignal,
+    context: JobContext,
+    started: Date = clock.now(),
+  ): Promise<Settlement> {
     // Object files carry the file system's time, not the service clock's: what this backup writes is newer than this.
     const writtenSince = Date.now();
     repository.updateBackup(row.id, { status: 'running', startedAt: started });
@@ -78,7 +84,10 @@ export function createBackupJob({
         previous,
         siteUrl: site.url,
         now: () => clock.now(),
-        onProgress: (progress) => repository.updateBackup(row.id, progress),
+        onProgress: (progress) => {
+          const updated = repository.updateBackup(row.id, progress);
+          if (updated) context.progress(backupJobProgress(updated));
+        },
         scratchPath: scratchPathOf(row.siteId),
         limits,
       }).finally(() => limits.dispose());
@@ -123,8 +132,10 @@ export function createBackupJob({
         finishedAt: clock.now(),
       })!;
       metrics?.observeJob('backup', 'completed', finished.finishedAt!.getTime() - started.getTime());
+      const outcome = backupOutcome(finished);
       if (partial)
         return {
+          outcome,
           events: [
             jobEvent('backup.partial', {
               siteId: row.siteId,
@@ -137,6 +148,7 @@ export function createBackupJob({
           ],
         };
       return {
+        outcome,
         events: [
           jobEvent('backup.completed', {
             siteId: row.siteId,
@@ -163,9 +175,11 @@ export function createBackupJob({
         finishedAt: clock.now(),
       })!;
       metrics?.observeJob('backup', 'failed', failed.finishedAt!.getTime() - started.getTime());
+      const outcome = backupOutcome(failed);
       // A cancel is told by job.cancelled (the runner), not as a failure.
-      if (reason === 'cancelled') return { events: [] };
+      if (reason === 'cancelled') return { events: [], outcome };
       return {
+        outcome,
         events: [jobEvent('backup.failed', { siteId: row.siteId, backupId: row.id, kind: row.kind, reason, message })],
         interrupted: signal.aborted,
       };

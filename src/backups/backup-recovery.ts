@@ -1,8 +1,12 @@
 import type { Logger } from 'pino';
 import { jobEvent, type JobKind } from '../jobs/job-runner.js';
 import type { Clock } from '../shared/clock.js';
+import { backupOutcome, restoreOutcome } from './backup-job-rows.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupRow, RestoreRow } from './backups.table.js';
+
+/** A backup or restore row the last process had already ended (it stopped before the job row was written). */
+const ended = (row: { status: string }) => row.status !== 'queued' && row.status !== 'running';
 
 const INTERRUPTED_BACKUP = 'the daemon stopped while this backup ran; it is retried once at the next start';
 const INTERRUPTED_PRE_RESTORE = 'the daemon stopped while this backup ran, before the restore it was taken for';
@@ -39,14 +43,17 @@ export function backupRecovery({
   return {
     running(job) {
       const row = repository.findBackup(job.id)!;
+      // Its job ends as its row says (the events of its end were not logged: the process stopped first).
+      if (ended(row)) return { events: [], outcome: backupOutcome(row), interrupted: false };
       const message = interruptedBackup(row.kind);
-      repository.updateBackup(row.id, {
+      const failed = repository.updateBackup(row.id, {
         status: 'failed',
         reason: 'interrupted',
         error: message,
         finishedAt: clock.now(),
-      });
+      })!;
       return {
+        outcome: backupOutcome(failed),
         events: [
           jobEvent('backup.failed', {
             siteId: row.siteId,
@@ -84,8 +91,14 @@ export function restoreRecovery({
 }): JobKind['recover'] {
   /** Ends a restore the last process left unfinished as failed, with the event that says so. */
   function failRestore(row: RestoreRow, reason: string, message: string) {
-    repository.updateRestore(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() });
+    const failed = repository.updateRestore(row.id, {
+      status: 'failed',
+      reason,
+      error: message,
+      finishedAt: clock.now(),
+    })!;
     return {
+      outcome: restoreOutcome(failed),
       events: [
         jobEvent('restore.failed', { siteId: row.siteId, restoreId: row.id, backupId: row.backupId, reason, message }),
       ],
@@ -94,6 +107,7 @@ export function restoreRecovery({
   return {
     running(job) {
       const row = repository.findRestore(job.id)!;
+      if (ended(row)) return { events: [], outcome: restoreOutcome(row), interrupted: false };
       return failRestore(row, 'interrupted', interruptedRestore(row.preRestoreBackupId));
     },
     queued(job) {

@@ -8,6 +8,7 @@ import type { SiteAccess } from '../wordpress/site-access.js';
 import { sitesProblems } from '../sites/index.js';
 import { backupRecovery, restoreRecovery } from './backup-recovery.js';
 import { createBackupJob } from './backup-job.js';
+import { backupJobParams, noBackupProgress, noRestoreProgress, restoreJobParams } from './backup-job-rows.js';
 import { removeBackupScratch } from './backup-scratch.js';
 import { createBackupSources, usable } from './backup-sources.js';
 import { createBackupSettings, type BackupSettingsPatch } from './backup-settings.js';
@@ -25,7 +26,6 @@ import type { Actor } from '../shared/actor.js';
 import { backupArchive } from './archive.js';
 import { createOffsiteTargets } from './offsite/offsite-targets.js';
 import { createTargetOperations, PRUNE_KIND } from './offsite/target-operations.js';
-import type { JobsRepository } from '../jobs/jobs.repository.js';
 import { retentionHorizonMs, type RemovedSitesRepository } from './offsite/removed-sites.repository.js';
 
 export const backupStoreDir = (dataDir: string) => join(dataDir, 'backups');
@@ -54,7 +54,6 @@ export function createBackupsService({
   store: injectedStore,
   metrics,
   jobs,
-  jobRows,
   removedSites,
 }: {
   repository: BackupsRepository;
@@ -69,8 +68,6 @@ export function createBackupsService({
   store?: ObjectStore;
   metrics?: JobMetrics;
   jobs: JobRunner;
-  /** The job rows of kinds with no table of their own (a target's prune). */
-  jobRows: JobsRepository;
   /** Sites removed, whose offsite snapshots prune keeps until their retention would have expired. */
   removedSites: RemovedSitesRepository;
 }) {
@@ -88,10 +85,9 @@ export function createBackupsService({
     clock,
     logger,
     jobs,
-    jobRows,
     removedSites,
   });
-  const checks = createVerifyJobs({ repository, offsite, local: store, lock, jobs, jobRows, clock, logger });
+  const checks = createVerifyJobs({ repository, offsite, local: store, lock, jobs, clock, logger });
   const sources = createBackupSources({ repository, offsite, local: store });
   const collection = createCollection({ repository, settings, targetOperations, store, lock, clock });
   const { applyRetention, collectGarbage } = collection;
@@ -137,24 +133,22 @@ export function createBackupsService({
   function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): BackupRow {
     requireConnected(siteId);
     claimSite(siteId);
-    const row = repository.insertBackup({
-      id: createId('bkp', clock.now()),
-      siteId,
-      kind,
-      status: 'queued',
-      retryOf,
-      createdAt: clock.now(),
-    });
-    jobs.enqueue('backup', row.id, siteId);
-    return row;
+    const id = createId('bkp', clock.now());
+    const job = { id, kind: 'backup', siteId, createdAt: clock.now() };
+    // The backup's row and its job row, written together; the job runner writes the job row from then on.
+    return jobs.submit({ ...job, params: backupJobParams({ kind, retryOf }), progress: noBackupProgress }, () =>
+      repository.insertBackup({ id, siteId, kind, status: 'queued', retryOf, createdAt: job.createdAt }),
+    ).own;
   }
 
   jobs.register('backup', {
     pool: { name: 'backups', concurrency: config.concurrency },
     exclusive: true,
+    jobRow: 'runner',
     atShutdown: 'abort',
     cancelsWhileRunning: true,
-    run: (job, signal) => lock.shared(() => executeBackup(repository.findBackup(job.id)!, signal)),
+    run: (job, signal, context) =>
+      lock.shared(() => executeBackup(repository.findBackup(job.id)!, signal, context, job.startedAt ?? undefined)),
     // Outside the shared lock: retention's garbage collection takes the store exclusively.
     after: async (job) => {
       const row = repository.findBackup(job.id);
@@ -178,9 +172,11 @@ export function createBackupsService({
   jobs.register('restore', {
     pool: { name: 'backups', concurrency: config.concurrency },
     exclusive: true,
+    jobRow: 'runner',
     atShutdown: 'grace',
     cancelsWhileRunning: false,
-    run: (job, signal) => lock.shared(() => executeRestore(repository.findRestore(job.id)!, signal)),
+    run: (job, signal, context) =>
+      lock.shared(() => executeRestore(repository.findRestore(job.id)!, signal, context, job.startedAt ?? undefined)),
     cancelQueued: (job, message) =>
       void repository.updateRestore(job.id, {
         status: 'failed',
@@ -207,16 +203,12 @@ export function createBackupsService({
         `backup ${backupId} is ${target.status}; only a completed backup can be restored`,
       );
     claimSite(siteId);
-    const row = repository.insertRestore({
-      id: createId('rst', clock.now()),
-      siteId,
-      backupId,
-      sourceTarget: from ?? null,
-      status: 'queued',
-      createdAt: clock.now(),
-    });
-    jobs.enqueue('restore', row.id, siteId);
-    return row;
+    const id = createId('rst', clock.now());
+    const createdAt = clock.now();
+    const job = { id, kind: 'restore', siteId, createdAt, params: restoreJobParams({ backupId }) };
+    return jobs.submit({ ...job, progress: noRestoreProgress }, () =>
+      repository.insertRestore({ id, siteId, backupId, sourceTarget: from ?? null, status: 'queued', createdAt }),
+    ).own;
   }
 
   return {

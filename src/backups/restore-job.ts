@@ -1,4 +1,4 @@
-import { jobEvent, type JobRunner, type Settlement } from '../jobs/job-runner.js';
+import { jobEvent, type JobContext, type JobRunner, type Settlement } from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { createId } from '../shared/ids.js';
@@ -6,6 +6,13 @@ import type { SiteAccess } from '../wordpress/site-access.js';
 import { createConnector } from '../wordpress/connector-client.js';
 import { abortableSession } from './abortable-session.js';
 import { jobFailure } from './backup-job.js';
+import {
+  backupJobParams,
+  noBackupProgress,
+  restoreJobParams,
+  restoreJobProgress,
+  restoreOutcome,
+} from './backup-job-rows.js';
 import { interruptedRestore } from './backup-recovery.js';
 import { usable, type BackupSources } from './backup-sources.js';
 import { backupsProblems } from './backups.errors.js';
@@ -36,28 +43,49 @@ export function createRestoreJob({
   access: SiteAccess;
   store: ObjectStore;
   sources: BackupSources;
-  executeBackup: (row: BackupRow, signal: AbortSignal) => Promise<Settlement>;
+  executeBackup: (row: BackupRow, signal: AbortSignal, context: JobContext, started?: Date) => Promise<Settlement>;
   jobs: JobRunner;
   clock: Clock;
   metrics?: JobMetrics;
   requestTimeoutMs: number;
 }) {
-  return async function executeRestore(row: RestoreRow, signal: AbortSignal): Promise<Settlement> {
-    const started = clock.now();
+  /** Runs the restore of `row` as its job `running` since `started` (the job runner's), its progress told to `context`. */
+  return async function executeRestore(
+    row: RestoreRow,
+    signal: AbortSignal,
+    context: JobContext,
+    started: Date = clock.now(),
+  ): Promise<Settlement> {
     repository.updateRestore(row.id, { status: 'running', startedAt: started });
     try {
       const target = repository.findBackup(row.backupId);
       if (!usable(target))
         throw backupsProblems.notFound.create(`backup ${row.backupId} is no longer there to restore from`);
-      const pre = repository.insertBackup({
-        id: createId('bkp', clock.now()),
-        siteId: row.siteId,
-        kind: 'pre_restore',
-        status: 'queued',
-        createdAt: clock.now(),
-      });
+      const preId = createId('bkp', clock.now());
+      const { own: pre } = jobs.create(
+        {
+          id: preId,
+          kind: 'backup',
+          siteId: row.siteId,
+          params: backupJobParams({ kind: 'pre_restore' }),
+          progress: noBackupProgress,
+          createdAt: clock.now(),
+        },
+        () =>
+          repository.insertBackup({
+            id: preId,
+            siteId: row.siteId,
+            kind: 'pre_restore',
+            status: 'queued',
+            createdAt: clock.now(),
+          }),
+      );
       repository.updateRestore(row.id, { preRestoreBackupId: pre.id });
-      jobs.report({ id: pre.id, kind: 'backup', siteId: row.siteId }, await executeBackup(pre, signal));
+      context.params(restoreJobParams({ backupId: row.backupId, preRestoreBackupId: pre.id }));
+      // Run here, inside the restore (its site's turn and the store's lock are the restore's): logged as any backup.
+      await jobs.runWithin(pre.id, (job, backupContext) =>
+        executeBackup(pre, signal, backupContext, job.startedAt ?? undefined),
+      );
       const preResult = repository.findBackup(pre.id)!;
       if (!usable(preResult)) {
         throw Object.assign(
@@ -83,12 +111,16 @@ export function createRestoreJob({
           store: source,
           target: targetManifest,
           current: currentManifest,
-          onProgress: (update) => repository.updateRestore(row.id, update),
+          onProgress: (update) => {
+            const updated = repository.updateRestore(row.id, update);
+            if (updated) context.progress(restoreJobProgress(updated));
+          },
         }),
       );
       const finished = repository.updateRestore(row.id, { ...progress, status: 'completed', finishedAt: clock.now() })!;
       metrics?.observeJob('restore', 'completed', finished.finishedAt!.getTime() - started.getTime());
       return {
+        outcome: restoreOutcome(finished),
         events: [
           jobEvent('restore.completed', {
             siteId: row.siteId,
@@ -105,9 +137,15 @@ export function createRestoreJob({
       const message = signal.aborted
         ? interruptedRestore(repository.findRestore(row.id)?.preRestoreBackupId ?? null)
         : problemMessage;
-      repository.updateRestore(row.id, { status: 'failed', reason, error: message, finishedAt: clock.now() });
+      const failed = repository.updateRestore(row.id, {
+        status: 'failed',
+        reason,
+        error: message,
+        finishedAt: clock.now(),
+      });
       metrics?.observeJob('restore', 'failed', clock.now().getTime() - started.getTime());
       return {
+        outcome: failed ? restoreOutcome(failed) : { state: 'failed', reason, message },
         events: [
           jobEvent('restore.failed', {
             siteId: row.siteId,

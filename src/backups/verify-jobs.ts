@@ -4,11 +4,11 @@ import {
   CANCELLED_MESSAGE,
   jobEvent,
   wasCancelled,
+  type JobContext,
   type JobEvent,
   type JobRunner,
   type Settlement,
 } from '../jobs/job-runner.js';
-import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import { ActorSchema, type Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
@@ -32,7 +32,7 @@ const VERIFY_KIND = 'backup-verify';
 const REPAIR_KIND = 'backup-repair';
 export const CHECK_KINDS = [VERIFY_KIND, REPAIR_KIND] as const;
 
-/** How often a running verify writes its progress to its job row. */
+/** How often a running verify tells the job runner its progress (which writes it to its job row). */
 const PROGRESS_EVERY_MS = 500;
 /** A repair verifies again after sending: a lost manifest part hides the objects behind it until it is back. */
 const REPAIR_PASSES = 3;
@@ -50,8 +50,8 @@ export type VerifyOutcome = VerifyProgress & { result: VerifyResult & { target: 
 
 /**
  * Verify and repair of a backup on one target, as jobs of the job runner: `POST …/verify` answers
- * the queued job, which writes how far it got (files and tables read back, of how many) to its
- * row as it goes and its result when done. A verify of an offsite target marks the corrupt objects
+ * the queued job, which tells the runner how far it got (files and tables read back, of how many)
+ * as it goes and its result when done; the runner writes its row. A verify of an offsite target marks the corrupt objects
  * it found there (damage-marks.ts), so the next copy sends them again; a repair sends every missing
  * or corrupt object again now, from whichever other store holds it whole (its hash checked).
  */
@@ -61,7 +61,6 @@ export function createVerifyJobs({
   local,
   lock,
   jobs,
-  jobRows,
   clock,
   logger,
 }: {
@@ -70,7 +69,6 @@ export function createVerifyJobs({
   local: ObjectStore;
   lock: ReturnType<typeof createStoreLock>;
   jobs: JobRunner;
-  jobRows: JobsRepository;
   clock: Clock;
   logger: Logger;
 }) {
@@ -89,16 +87,14 @@ export function createVerifyJobs({
     return row;
   };
   const requested = (by: Actor | null) => ({ requestedByKind: by?.kind ?? null, requestedById: by?.id ?? null });
-  const finish = (job: JobRow, changes: Parameters<JobsRepository['update']>[1]) =>
-    jobRows.update(job.id, { ...changes, finishedAt: clock.now() });
-  /** Progress written at most every PROGRESS_EVERY_MS. */
-  const progressWriter = (job: JobRow, extra: Record<string, unknown> = {}) => {
+  /** Progress told at most every PROGRESS_EVERY_MS. */
+  const progressWriter = (context: JobContext, extra: Record<string, unknown> = {}) => {
     let last = 0;
     return (progress: VerifyProgress) => {
       const now = Date.now();
       if (now - last < PROGRESS_EVERY_MS) return;
       last = now;
-      jobRows.write(job.id, { progress: JSON.stringify({ ...progress, ...extra }) });
+      context.progress({ ...progress, ...extra });
     };
   };
 
@@ -133,25 +129,22 @@ export function createVerifyJobs({
 
   /** How a job that threw ends: cancelled, interrupted by a stop, or failed with the problem's name. */
   function failed(job: JobRow, signal: AbortSignal, error: unknown, params: RepairParams | null): Settlement {
-    if (wasCancelled(signal)) {
-      jobRows.markCancelled(job.id, clock.now(), CANCELLED_MESSAGE);
-      return { events: [] };
-    }
+    if (wasCancelled(signal))
+      return { events: [], outcome: { state: 'cancelled', reason: 'cancelled', message: CANCELLED_MESSAGE } };
     const reason = signal.aborted
       ? 'interrupted'
       : isAppError(error)
         ? error.problem.name
         : offsiteProblems.targetFailed.name;
     const message = signal.aborted ? 'the daemon stopped while it ran; nothing was changed' : (error as Error).message;
-    finish(job, { state: 'failed', reason, message });
     return {
+      outcome: { state: 'failed', reason, message },
       events: [verifyFailedEvent(job, params, reason, message)],
       interrupted: signal.aborted,
     };
   }
 
-  async function runVerify(job: JobRow, signal: AbortSignal): Promise<Settlement> {
-    jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
+  async function runVerify(job: JobRow, signal: AbortSignal, context: JobContext): Promise<Settlement> {
     // Unreadable params end the job failed (`stored-data-unreadable`), its backup and target unnamed.
     let stored: VerifyParams | null = null;
     try {
@@ -163,13 +156,13 @@ export function createVerifyJobs({
         backup: row,
         sample: params.sample,
         signal,
-        onProgress: progressWriter(job),
+        onProgress: progressWriter(context),
       });
       // Corrupt objects in a bucket are marked there: the next copy sends them again (missing ones it sends anyway).
       if (remote && verified.corrupt.length > 0) await markDamaged(remote, verified.corrupt);
       const result = { ...verified, target: params.target, sample: params.sample };
-      finish(job, { state: 'succeeded', progress: JSON.stringify(outcomeOf(row, result)) });
       return {
+        outcome: { state: 'succeeded', progress: outcomeOf(row, result) },
         events: [
           result.ok
             ? jobEvent('backup.verified', {
@@ -215,8 +208,7 @@ export function createVerifyJobs({
     return null;
   }
 
-  async function runRepair(job: JobRow, signal: AbortSignal): Promise<Settlement> {
-    jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
+  async function runRepair(job: JobRow, signal: AbortSignal, context: JobContext): Promise<Settlement> {
     // Unreadable params end the job failed (`stored-data-unreadable`), its backup and target unnamed.
     let stored: RepairParams | null = null;
     try {
@@ -241,7 +233,7 @@ export function createVerifyJobs({
             store: into,
             backup: row,
             signal,
-            onProgress: progressWriter(job, { pass, objectsResent }),
+            onProgress: progressWriter(context, { pass, objectsResent }),
           });
           const bad = [...result.missing, ...result.corrupt].filter((hash) => !unrepairable.has(hash));
           if (bad.length === 0) break;
@@ -265,15 +257,10 @@ export function createVerifyJobs({
         }
       });
       const final = { ...result!, target: params.target, sample: 100 };
-      finish(job, {
-        state: 'succeeded',
-        progress: JSON.stringify({
-          ...outcomeOf(row, final),
-          objectsResent,
-          resentFrom,
-          unrepairable: [...unrepairable],
-        }),
-      });
+      const outcome = {
+        state: 'succeeded' as const,
+        progress: { ...outcomeOf(row, final), objectsResent, resentFrom, unrepairable: [...unrepairable] },
+      };
       const events = [
         jobEvent('backup.repaired', {
           jobId: job.id,
@@ -287,7 +274,7 @@ export function createVerifyJobs({
         }),
       ];
       if (!final.ok) events.push(damagedEvent(job, row, params.target, final, params.requestedBy));
-      return { events };
+      return { events, outcome };
     } catch (error) {
       return failed(job, signal, error, stored);
     }
@@ -311,6 +298,7 @@ export function createVerifyJobs({
       // Reads (and a repair's writes) of a whole backup: one at a time, beside backups and restores.
       pool: { name: 'backup-checks', concurrency: 1 },
       exclusive: false,
+      jobRow: 'runner',
       atShutdown: 'abort',
       cancelsWhileRunning: true,
       cancelQueued: () => undefined,
@@ -319,8 +307,8 @@ export function createVerifyJobs({
         // Nothing is half done by a verify; a repair cut short sent whole objects only: run it again.
         running: (job) => {
           const message = 'the daemon stopped while it ran; start it again';
-          finish(job, { state: 'failed', reason: 'interrupted', message });
           return {
+            outcome: { state: 'failed', reason: 'interrupted', message },
             events: [verifyFailedEvent(job, parseStoredOrNull(RepairParams, job.params), 'interrupted', message)],
           };
         },
@@ -329,17 +317,14 @@ export function createVerifyJobs({
 
   function enqueue(kind: string, prefix: string, row: BackupRow, params: VerifyParams | RepairParams): JobRow {
     const now = clock.now();
-    const job = jobRows.insert({
+    return jobs.submit({
       id: createId(prefix, now),
       kind,
       siteId: row.siteId,
-      state: 'queued',
-      params: JSON.stringify(params),
-      progress: JSON.stringify({ filesChecked: 0, files: row.files, tablesChecked: 0, tables: row.tables }),
+      params,
+      progress: { filesChecked: 0, files: row.files, tablesChecked: 0, tables: row.tables },
       createdAt: now,
-    });
-    jobs.enqueue(kind, job.id, row.siteId);
-    return job;
+    }).job;
   }
 
   return {

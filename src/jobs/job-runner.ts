@@ -5,7 +5,7 @@ import type { Events } from '../shared/event-bus.js';
 import type { EventName, FieldsOf } from '../shared/events.js';
 import { jobsProblems } from './jobs.errors.js';
 import type { JobFilter, JobsRepository } from './jobs.repository.js';
-import { finishedJobStates, type JobRow } from './jobs.table.js';
+import { finishedJobStates, type JobRow, type JobState } from './jobs.table.js';
 import { createSiteTaskQueue, type SiteTaskQueue } from './site-task-queue.js';
 
 /** A catalogued event that tells how a job ended (`backup.completed`, `restore.failed`, …). */
@@ -18,11 +18,49 @@ export const jobEvent = <E extends EventName>(name: E, fields: FieldsOf<E> & Rec
   fields,
 });
 
-/** What a kind reports when a job of it settled; the runner logs it. */
+/** How a job ended, as its kind tells the runner, which writes it to the job row. */
+export interface JobOutcome {
+  state: Extract<JobState, 'succeeded' | 'failed' | 'cancelled'>;
+  /** A problem name, `interrupted`, `cancelled` (what a finished kind's own row says, when it says one). */
+  reason?: string | null;
+  message?: string | null;
+  /** The job's last progress; left out, what it last reported stays. */
+  progress?: object;
+  /** The instant the kind's own row says it ended (the two then agree); left out, now. */
+  finishedAt?: Date;
+}
+
+/** What a kind reports when a job of it settled; the runner logs it (and, for a kind whose row it writes, writes `outcome`). */
 export interface Settlement {
   events: JobEvent[];
   /** Cut short by a stop of the daemon: also logged as `job.interrupted` (`failed`). */
   interrupted?: boolean;
+  /** How the job ended: required of a kind whose row the runner writes (`jobRow: 'runner'`). */
+  outcome?: JobOutcome;
+}
+
+/** What a running job tells the runner as it goes; the runner writes it to the job row. */
+export interface JobContext {
+  /** How far the job got (a small JSON object: files done, bytes, …). */
+  progress(progress: object): void;
+  /** What the job was asked, once it knows more of it (a restore: the backup it took of the site first). */
+  params(params: object): void;
+}
+
+/** A job to write, `queued` (its kind's own row, if any, is written with it). */
+export interface NewJob {
+  id: string;
+  kind: string;
+  siteId: string | null;
+  params?: object;
+  progress?: object;
+  createdAt: Date;
+}
+
+/** A job that ran to its end elsewhere (a backup known from an offsite target's snapshot), written as it ended. */
+export interface EndedJob extends NewJob, JobOutcome {
+  attempts: number;
+  startedAt: Date | null;
 }
 
 /** The reason a running job's signal carries when it was cancelled through the API (not stopped by a shutdown). */
@@ -47,8 +85,18 @@ export interface JobKind {
    * then exclusive within its pool only, and does its site's work through the site's task queue.
    */
   siteTurn?: boolean;
-  /** Does the job, writing its own row as it goes (its job row follows by trigger); never throws on a failure of the job. */
-  run(job: JobRow, signal: AbortSignal): Promise<Settlement>;
+  /**
+   * Who writes the job row. `runner`: the runner (queued at `submit`, running before `run`, progress
+   * through the context, the settlement's `outcome` at the end, recovery and cancel); the kind keeps
+   * only its own row. `kind` (the default, until they move): the kind writes the job row itself
+   * (bulk updates, fleet actions; safe updates' row is still mirrored by drizzle/0015's triggers).
+   */
+  jobRow?: 'runner' | 'kind';
+  /**
+   * Does the job (a `runner` kind gets its row already `running`), writing its own row as it goes; never
+   * throws on a failure of the job.
+   */
+  run(job: JobRow, signal: AbortSignal, context: JobContext): Promise<Settlement>;
   /** After the job settled, still in its slot (retention after a backup). */
   after?(job: JobRow): Promise<void>;
   /** At shutdown: `abort` at once, or `grace`: finish within the grace period, then abort. */
@@ -58,9 +106,13 @@ export interface JobKind {
   /** Records a queued job as cancelled in the kind's row; the runner marks the job row in the same transaction. */
   cancelQueued(job: JobRow, message: string): void;
   recover: {
-    /** A job the last process left running: record it failed as interrupted. */
+    /**
+     * A job the last process left running: record it failed as interrupted (a `runner` kind's job
+     * ends as its `outcome` says; none: `failed`, `interrupted`). `interrupted: false` when it had
+     * in fact ended (its own row says so: the process stopped before the job row was written).
+     */
     running(job: JobRow): Settlement;
-    /** A job the last process left queued: queue it again (the default), or record why not. */
+    /** A job the last process left queued: queue it again (the default), or record why not (`outcome`). */
     queued?(job: JobRow): 'requeue' | Settlement;
     /** Once every unfinished job was handled: new jobs retrying interrupted ones (logged `retried`). */
     afterwards?(): { job: Pick<JobRow, 'id' | 'siteId'>; fields: Record<string, unknown> }[];
@@ -151,13 +203,67 @@ export function createJobRunner({
     });
   }
 
+  const writesRow = (kind: JobKind) => kind.jobRow === 'runner';
+
+  /** The job row of a job that starts now: `running`, one more attempt. */
+  const start = (job: JobRow): JobRow =>
+    repository.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 }) ?? job;
+
+  /** Writes how a job ended; a job already ended (cancelled while queued) or removed with its site stays as it is. */
+  function finish(id: string, outcome: JobOutcome): void {
+    repository.transaction(() => {
+      const current = repository.find(id);
+      if (!current || finishedJobStates.includes(current.state)) return;
+      repository.write(id, {
+        state: outcome.state,
+        reason: outcome.reason ?? null,
+        message: outcome.message ?? null,
+        progress: outcome.progress === undefined ? undefined : JSON.stringify(outcome.progress),
+        finishedAt: outcome.finishedAt ?? clock.now(),
+      });
+    });
+  }
+
+  const contextOf = (id: string): JobContext => ({
+    progress: (progress) => repository.write(id, { progress: JSON.stringify(progress) }),
+    params: (params) => repository.write(id, { params: JSON.stringify(params) }),
+  });
+
+  /**
+   * Runs a `runner` kind's job whose row is `running`: writes its outcome, and a job that threw
+   * (a bug: a kind never throws on a failure of the job) ends `failed` all the same, then rethrows.
+   */
+  async function runWritten(
+    job: JobRow,
+    work: (job: JobRow, context: JobContext) => Promise<Settlement>,
+  ): Promise<Settlement> {
+    let settlement: Settlement;
+    try {
+      settlement = await work(job, contextOf(job.id));
+    } catch (error) {
+      finish(job.id, { state: 'failed', reason: 'internal-error', message: (error as Error).message });
+      throw error;
+    }
+    finish(
+      job.id,
+      settlement.outcome ?? { state: 'failed', reason: 'internal-error', message: 'the job ended without an outcome' },
+    );
+    return settlement;
+  }
+
   async function execute(id: string, kind: JobKind): Promise<void> {
-    const job = repository.find(id);
+    const queued = repository.find(id);
     // Cancelled while it waited, or removed with its site.
-    if (!job || job.state !== 'queued') return;
+    if (!queued || queued.state !== 'queued') return;
+    const job = writesRow(kind) ? start(queued) : queued;
     const controller = new AbortController();
     const work = (async () => {
-      announce(job, await kind.run(job, controller.signal));
+      announce(
+        job,
+        writesRow(kind)
+          ? await runWritten(job, (running, context) => kind.run(running, controller.signal, context))
+          : await kind.run(job, controller.signal, contextOf(id)),
+      );
       // Only a kind that stops halfway can have been cancelled while it ran (cancel() answers 409 for the others).
       if (kind.cancelsWhileRunning && repository.find(id)?.state === 'cancelled')
         cancelled(job, 'running', cancelledBy.get(id));
@@ -170,6 +276,25 @@ export function createJobRunner({
       active.delete(id);
       cancelledBy.delete(id);
     }
+  }
+
+  /** A new job's row as the repository stores it, `queued`. */
+  const newJobRow = (job: NewJob) => ({
+    id: job.id,
+    kind: job.kind,
+    siteId: job.siteId,
+    state: 'queued' as const,
+    params: JSON.stringify(job.params ?? {}),
+    progress: JSON.stringify(job.progress ?? {}),
+    createdAt: job.createdAt,
+  });
+
+  function create<T = undefined>(job: NewJob, own?: () => T): { job: JobRow; own: T } {
+    kindOf(job.kind);
+    return repository.transaction(() => {
+      const ownRow = own?.() as T;
+      return { job: repository.insert(newJobRow(job)), own: ownRow };
+    });
   }
 
   function schedule(kindName: string, id: string, siteId: string | null): void {
@@ -199,8 +324,51 @@ export function createJobRunner({
         });
     },
 
-    /** Runs a job its feature just wrote as `queued`, in the background. */
+    /** Runs a job whose row is `queued` in the background (a `kind` kind's, written by its feature; recovery). */
     enqueue: schedule,
+
+    /**
+     * Writes a new job `queued` and runs it in the background; `own` writes the kind's own row (a
+     * backup's) in the same transaction, so the two cannot disagree. Answers both rows.
+     */
+    submit<T = undefined>(job: NewJob, own?: () => T): { job: JobRow; own: T } {
+      const written = create(job, own);
+      schedule(job.kind, job.id, job.siteId);
+      return written;
+    },
+
+    /** As `submit`, not run: the caller runs it inside its own job (`runWithin`: a restore's pre-restore backup). */
+    create,
+
+    /** Writes a job that ended elsewhere, as it ended (a backup adopted from an offsite target), with its kind's own row. */
+    record<T = undefined>(job: EndedJob, own?: () => T): { job: JobRow; own: T } {
+      return repository.transaction(() => {
+        const ownRow = own?.() as T;
+        const row = repository.insert({
+          ...newJobRow(job),
+          state: job.state,
+          reason: job.reason ?? null,
+          message: job.message ?? null,
+          attempts: job.attempts,
+          startedAt: job.startedAt,
+          finishedAt: job.finishedAt ?? clock.now(),
+        });
+        return { job: row, own: ownRow };
+      });
+    },
+
+    /**
+     * Runs a job created with `create` now, inside the caller's job (a restore's pre-restore
+     * backup): written, logged and recovered as one the runner ran in its pool.
+     */
+    async runWithin(id: string, work: (job: JobRow, context: JobContext) => Promise<Settlement>): Promise<Settlement> {
+      const queued = repository.find(id);
+      if (!queued) throw new Error(`there is no job ${id} to run`);
+      const job = start(queued);
+      const settlement = await runWritten(job, work);
+      announce(job, settlement);
+      return settlement;
+    },
 
     /** The kinds registered, in registration order (the API's description of `kind` names them all; a test checks). */
     kindNames(): string[] {
@@ -228,13 +396,19 @@ export function createJobRunner({
       const counts = { requeued: 0, interrupted: 0 };
       for (const name of kindNames)
         for (const job of repository.unfinished(name, 'running')) {
-          announce(job, { ...kindOf(name).recover.running(job), interrupted: true });
-          counts.interrupted++;
+          const kind = kindOf(name);
+          const settlement = kind.recover.running(job);
+          if (writesRow(kind)) finish(job.id, settlement.outcome ?? { state: 'failed', reason: 'interrupted' });
+          const interrupted = settlement.interrupted ?? true;
+          announce(job, { ...settlement, interrupted });
+          if (interrupted) counts.interrupted++;
         }
       for (const name of kindNames)
         for (const job of repository.unfinished(name, 'queued')) {
-          const decision = kindOf(name).recover.queued?.(job) ?? 'requeue';
+          const kind = kindOf(name);
+          const decision = kind.recover.queued?.(job) ?? 'requeue';
           if (decision !== 'requeue') {
+            if (writesRow(kind)) finish(job.id, decision.outcome ?? { state: 'failed', reason: 'interrupted' });
             announce(job, decision);
             continue;
           }

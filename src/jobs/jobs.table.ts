@@ -7,10 +7,12 @@ export const finishedJobStates: readonly JobState[] = ['succeeded', 'failed', 'c
 /**
  * One row per long piece of work (a backup, a restore, an audit, …), whatever its kind: what a
  * client follows and what start-up recovery reads. A kind with a table of its own (backups,
- * restores, performance_audits) shares its id with the job row, and triggers (drizzle/0007)
- * write the job row in the statement that writes the feature row, so the two cannot disagree.
- * No foreign key to sites: the feature row's cascade removes the job row through its trigger,
- * and fleet jobs have no site.
+ * restores, performance_audits, safe_updates) shares its id with the job row. The job runner
+ * writes the job row (created with the feature row in one transaction; then running, progress,
+ * the outcome the kind returns); safe updates' rows are still mirrored by triggers (drizzle/0015),
+ * and bulk updates and fleet actions still write theirs themselves (docs/jobs.md).
+ * No foreign key to sites: the feature row's cascade removes the job row through its delete
+ * trigger (drizzle/0007, 0015), and fleet jobs have no site.
  */
 export const jobs = sqliteTable(
   'jobs',

@@ -24,7 +24,7 @@ export interface HistoryFilter {
 
 export function createPerformanceRepository({ db }: { db: Db }) {
   return {
-    /** The job rows audits share their id with (written by trigger with every audit row; drizzle/0007). */
+    /** The job rows audits share their id with (written by the job runner, the audit's with it; docs/jobs.md). */
     jobs: createJobsRepository({ db }),
     insert: (row: NewAuditRow): AuditRow => db.insert(performanceAudits).values(row).returning().get(),
     update: (id: string, changes: Partial<NewAuditRow>): AuditRow | undefined =>

@@ -6,6 +6,7 @@ import {
   jobEvent,
   wasCancelled,
   type JobEvent,
+  type JobOutcome,
   type JobRunner,
   type Settlement,
 } from '../jobs/job-runner.js';
@@ -130,10 +131,6 @@ export function createPerformanceService({
     };
   }
 
-  function enqueue(row: AuditRow): void {
-    jobs.enqueue('audit', row.id, row.siteId);
-  }
-
   function createAudit(
     site: { id: string; url: string },
     formFactor: FormFactor,
@@ -143,18 +140,22 @@ export function createPerformanceService({
     const pending = repository.pending(site.id, formFactor);
     if (pending) return pending;
     const now = clock.now();
-    const row = repository.insert({
-      id: createId('perf', now),
-      siteId: site.id,
-      url: site.url,
-      formFactor,
-      trigger,
-      runs,
-      status: 'queued',
-      queuedAt: now,
-    });
-    enqueue(row);
-    return row;
+    const id = createId('perf', now);
+    // The audit's row and its job row, written together; the job runner writes the job row from then on.
+    return jobs.submit(
+      { id, kind: 'audit', siteId: site.id, params: { url: site.url, formFactor, trigger, runs }, createdAt: now },
+      () =>
+        repository.insert({
+          id,
+          siteId: site.id,
+          url: site.url,
+          formFactor,
+          trigger,
+          runs,
+          status: 'queued',
+          queuedAt: now,
+        }),
+    ).own;
   }
 
   function store(audit: AuditRow, outcome: AuditOutcome): AuditRow | undefined {
@@ -193,11 +194,26 @@ export function createPerformanceService({
     ];
   }
 
-  /** Runs one queued audit; a signal aborted by a stop of the daemon makes its failure `interrupted`. */
-  async function execute(auditId: string, signal: AbortSignal): Promise<Settlement> {
+  /**
+   * How an audit's job ended, from its row: `completed` succeeded, `failed` failed (a cancel is
+   * the job's alone: the audit says `failed`, `interrupted`).
+   */
+  const auditOutcome = (audit: AuditRow): JobOutcome => ({
+    state: audit.status === 'completed' ? 'succeeded' : 'failed',
+    reason: audit.failureReason,
+    message: audit.failureMessage,
+    finishedAt: audit.finishedAt ?? undefined,
+  });
+
+  /**
+   * Runs one queued audit, its job `running` since `started` (the job runner's); a signal aborted
+   * by a stop of the daemon makes its failure `interrupted`.
+   */
+  async function execute(auditId: string, signal: AbortSignal, started = clock.now()): Promise<Settlement> {
     const queued = repository.findById(auditId);
-    if (!queued || queued.status !== 'queued') return { events: [] };
-    const audit = repository.update(auditId, { status: 'running', startedAt: clock.now() })!;
+    if (!queued) return { events: [], outcome: { state: 'failed', reason: 'not-found', message: 'the audit is gone' } };
+    if (queued.status !== 'queued') return { events: [], outcome: auditOutcome(queued) };
+    const audit = repository.update(auditId, { status: 'running', startedAt: started })!;
     const runs = audit.runs;
     const target = await auditedAddress(audit.url);
     let outcome: AuditOutcome = !target.ok
@@ -221,14 +237,14 @@ export function createPerformanceService({
     if (cancelled) outcome = { ok: false, reason: 'interrupted', message: CANCELLED_MESSAGE };
     else if (signal.aborted && !outcome.ok)
       outcome = { ok: false, reason: 'interrupted', message: 'the daemon shut down while the audit ran' };
-    // An audit has no cancelled status of its own: the job row is marked first, and stays cancelled.
-    const stored = repository.jobs.transaction(() => {
-      if (cancelled) repository.jobs.markCancelled(audit.id, clock.now(), CANCELLED_MESSAGE);
-      return store(audit, outcome);
-    });
+    const stored = store(audit, outcome);
     // The site (and with it the audit) may have been removed while the audit ran.
     if (!stored || !outcome.ok) await reports.remove(audit.siteId, audit.id);
-    if (!stored || cancelled) return { events: [] };
+    // An audit has no cancelled status of its own: its job's is `cancelled`.
+    if (cancelled)
+      return { events: [], outcome: { state: 'cancelled', reason: 'cancelled', message: CANCELLED_MESSAGE } };
+    if (!stored) return { events: [], outcome: { state: 'failed', reason: 'not-found', message: 'the audit is gone' } };
+    const jobOutcome = auditOutcome(stored);
     metrics?.observeJob(
       'audit',
       outcome.ok ? 'completed' : 'failed',
@@ -244,9 +260,10 @@ export function createPerformanceService({
         },
         'performance audit completed',
       );
-      return { events: regressionsOf(stored) };
+      return { events: regressionsOf(stored), outcome: jobOutcome };
     }
     return {
+      outcome: jobOutcome,
       events: [auditFailed(stored, outcome.reason, outcome.message)],
       interrupted: outcome.reason === 'interrupted',
     };
@@ -292,15 +309,20 @@ export function createPerformanceService({
   jobs.register('audit', {
     pool: { name: 'audits', concurrency: config.concurrency },
     exclusive: false,
+    jobRow: 'runner',
     atShutdown: 'abort',
     cancelsWhileRunning: true,
-    run: (job, signal) => execute(job.id, signal),
+    run: (job, signal) => execute(job.id, signal, job.startedAt ?? undefined),
     cancelQueued: (job, message) => void fail(job, message),
     recover: {
       running(job) {
+        const row = repository.findById(job.id)!;
+        // It had ended: the process stopped before its job row was written (nor its events logged).
+        if (row.status !== 'queued' && row.status !== 'running')
+          return { events: [], outcome: auditOutcome(row), interrupted: false };
         const message = 'the daemon stopped while the audit ran';
         const audit = fail(job, message)!;
-        return { events: [auditFailed(audit, 'interrupted', message)] };
+        return { outcome: auditOutcome(audit), events: [auditFailed(audit, 'interrupted', message)] };
       },
     },
   });

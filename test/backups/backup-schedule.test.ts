@@ -12,6 +12,7 @@ import {
 import { latestSlot } from '../../src/jobs/spread.js';
 import { createId } from '../../src/shared/ids.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
+import { insertJobRowOf } from '../support/job-rows.js';
 import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
 /**
@@ -29,12 +30,16 @@ function createBackupTestApp(backups: Partial<BackupsConfig> = {}) {
   apps.push({ t, dataDir });
   /** A connected site; by default at a loopback port nothing listens on. */
   const addSite = (url?: string): string => insertConnectedSite(t, url ? { url } : {});
-  const insertBackup = (row: Omit<NewBackupRow, 'id' | 'createdAt'> & { id?: string; createdAt?: Date }) =>
-    t.database.db
+  /** A backup row and its job row, as a daemon left them. */
+  const insertBackup = (row: Omit<NewBackupRow, 'id' | 'createdAt'> & { id?: string; createdAt?: Date }) => {
+    const inserted = t.database.db
       .insert(backupsTable)
       .values({ id: createId('bkp', row.createdAt ?? clock.now()), createdAt: clock.now(), ...row })
       .returning()
       .get();
+    insertJobRowOf(t.database.db, 'backup', inserted);
+    return inserted;
+  };
   const backupsOf = (siteId: string) =>
     t.database.db.select().from(backupsTable).where(eq(backupsTable.siteId, siteId)).orderBy(backupsTable.id).all();
   return { t, clock, addSite, insertBackup, backupsOf };
@@ -253,7 +258,7 @@ describe('a restart', () => {
     });
     const queued = app.insertBackup({ siteId: wasQueued, kind: 'manual', status: 'queued' });
     const preRestore = app.insertBackup({ siteId: wasRestoring, kind: 'pre_restore', status: 'running' });
-    app.t.database.db
+    const restoreRow = app.t.database.db
       .insert(restoresTable)
       .values({
         id: 'rst_interrupted',
@@ -263,7 +268,9 @@ describe('a restart', () => {
         status: 'running',
         createdAt: app.clock.now(),
       })
-      .run();
+      .returning()
+      .get();
+    insertJobRowOf(app.t.database.db, 'restore', restoreRow);
     const first = app.insertBackup({ siteId: alreadyRetried, kind: 'manual', status: 'failed', reason: 'interrupted' });
     app.clock.advance(60_000);
     const retryOfFirst = app.insertBackup({

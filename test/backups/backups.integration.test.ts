@@ -22,6 +22,7 @@ import {
   useBackupSite,
   verifyJob,
 } from '../support/backup-site.js';
+import { insertJobRowOf } from '../support/job-rows.js';
 
 /**
  * Backups and restores of a real WordPress site through the connector: what comes back is
@@ -224,30 +225,43 @@ add_filter( 'rest_pre_dispatch', function ( $result, $server, $request ) {
 
   it('never leaves a backup completed when the daemon was killed while it ran', async () => {
     const { db } = bed.t.database;
-    db.insert(backupsTable)
-      .values({
-        id: 'bkp_00000000000000000000000001',
-        siteId: bed.siteId,
-        kind: 'manual',
-        status: 'running',
-        createdAt: new Date(),
-        startedAt: new Date(),
-      })
-      .run();
+    // As a daemon killed mid-job left them: the backup's and restore's rows and their job rows, `running`.
+    insertJobRowOf(
+      db,
+      'backup',
+      db
+        .insert(backupsTable)
+        .values({
+          id: 'bkp_00000000000000000000000001',
+          siteId: bed.siteId,
+          kind: 'manual',
+          status: 'running',
+          createdAt: new Date(),
+          startedAt: new Date(),
+        })
+        .returning()
+        .get(),
+    );
     const tmp = join(bed.dataDir, 'backups/tmp');
     mkdirSync(tmp, { recursive: true });
     writeFileSync(join(tmp, 'half-written.tmp'), 'partial');
 
-    db.insert(restoresTable)
-      .values({
-        id: 'rst_00000000000000000000000001',
-        siteId: bed.siteId,
-        backupId: state.first.id,
-        status: 'running',
-        createdAt: new Date(),
-        startedAt: new Date(),
-      })
-      .run();
+    insertJobRowOf(
+      db,
+      'restore',
+      db
+        .insert(restoresTable)
+        .values({
+          id: 'rst_00000000000000000000000001',
+          siteId: bed.siteId,
+          backupId: state.first.id,
+          status: 'running',
+          createdAt: new Date(),
+          startedAt: new Date(),
+        })
+        .returning()
+        .get(),
+    );
 
     await bed.t.services.backups.recoverInterrupted();
     expect((await bed.t.call('GET', api('/restores/rst_00000000000000000000000001'))).json).toMatchObject({

@@ -50,57 +50,118 @@ describe('the jobs list', () => {
     const at = () => t.clock.now();
     const db = t.database.db;
     const minute = () => (t.clock as ReturnType<typeof createFakeClock>).advance(60_000);
-    const done = db
-      .insert(backupsTable)
-      .values({ id: createId('bkp', at()), siteId: siteA, kind: 'manual', status: 'completed', createdAt: at() })
-      .returning()
-      .get();
+    // A history of ended jobs, each written with its feature's row as the job runner writes one that ended elsewhere.
+    const ended = { attempts: 0, startedAt: null, reason: null, message: null };
+    const doneId = createId('bkp', at());
+    const done = t.services.jobs.record(
+      {
+        ...ended,
+        id: doneId,
+        kind: 'backup',
+        siteId: siteA,
+        state: 'succeeded',
+        params: { kind: 'manual', retryOf: null },
+        createdAt: at(),
+      },
+      () =>
+        db
+          .insert(backupsTable)
+          .values({ id: doneId, siteId: siteA, kind: 'manual', status: 'completed', createdAt: at() })
+          .returning()
+          .get(),
+    ).own;
     minute();
-    const failed = db
-      .insert(backupsTable)
-      .values({
-        id: createId('bkp', at()),
+    const failedId = createId('bkp', at());
+    const failed = t.services.jobs.record(
+      {
+        id: failedId,
+        kind: 'backup',
         siteId: siteB,
-        kind: 'scheduled',
-        status: 'failed',
+        state: 'failed',
         reason: 'site-unreachable',
-        error: 'refused',
+        message: 'refused',
+        params: { kind: 'scheduled', retryOf: null },
+        attempts: 1,
         createdAt: at(),
         startedAt: at(),
         finishedAt: at(),
-      })
-      .returning()
-      .get();
+      },
+      () =>
+        db
+          .insert(backupsTable)
+          .values({
+            id: failedId,
+            siteId: siteB,
+            kind: 'scheduled',
+            status: 'failed',
+            reason: 'site-unreachable',
+            error: 'refused',
+            createdAt: at(),
+            startedAt: at(),
+            finishedAt: at(),
+          })
+          .returning()
+          .get(),
+    ).own;
     minute();
-    const restore = db
-      .insert(restoresTable)
-      .values({
-        id: createId('rst', at()),
+    const restoreId = createId('rst', at());
+    const restore = t.services.jobs.record(
+      {
+        ...ended,
+        id: restoreId,
+        kind: 'restore',
         siteId: siteA,
-        backupId: done.id,
-        status: 'completed',
-        filesRestored: 3,
+        state: 'succeeded',
+        params: { backupId: done.id, preRestoreBackupId: null },
+        progress: { filesRestored: 3, filesDeleted: 0, tablesRestored: 0, bytesTransferred: 0 },
         createdAt: at(),
-      })
-      .returning()
-      .get();
+      },
+      () =>
+        db
+          .insert(restoresTable)
+          .values({
+            id: restoreId,
+            siteId: siteA,
+            backupId: done.id,
+            status: 'completed',
+            filesRestored: 3,
+            createdAt: at(),
+          })
+          .returning()
+          .get(),
+    ).own;
     minute();
-    const audit = db
-      .insert(performanceAudits)
-      .values({
-        id: createId('perf', at()),
+    const auditId = createId('perf', at());
+    const audit = t.services.jobs.record(
+      {
+        ...ended,
+        id: auditId,
+        kind: 'audit',
         siteId: siteA,
-        url: 'http://127.0.0.1:1',
-        formFactor: 'mobile',
-        trigger: 'manual',
-        runs: 1,
-        status: 'failed',
-        failureReason: 'page_unreachable',
-        failureMessage: 'refused',
-        queuedAt: at(),
-      })
-      .returning()
-      .get();
+        state: 'failed',
+        reason: 'page_unreachable',
+        message: 'refused',
+        params: { url: 'http://127.0.0.1:1', formFactor: 'mobile', trigger: 'manual', runs: 1 },
+        createdAt: at(),
+      },
+      () =>
+        db
+          .insert(performanceAudits)
+          .values({
+            id: auditId,
+            siteId: siteA,
+            url: 'http://127.0.0.1:1',
+            formFactor: 'mobile',
+            trigger: 'manual',
+            runs: 1,
+            status: 'failed',
+            failureReason: 'page_unreachable',
+            failureMessage: 'refused',
+            queuedAt: at(),
+          })
+          .returning()
+          .get(),
+    ).own;
 
     const list = async (query = '') => {
       const response = await t.call('GET', `/api/jobs${query}`, { token: t.readToken });
@@ -230,20 +291,24 @@ describe('cancel', () => {
   it('cancels a queued audit: the job says cancelled, the audit failed as interrupted, and it never runs', async () => {
     const { t, addSite, job } = createJobsTestApp();
     const siteId = addSite();
-    const audit = t.database.db
-      .insert(performanceAudits)
-      .values({
-        id: createId('perf', new Date()),
-        siteId,
-        url: 'http://127.0.0.1:1',
-        formFactor: 'mobile',
-        trigger: 'scheduled',
-        runs: 1,
-        status: 'queued',
-        queuedAt: new Date(),
-      })
-      .returning()
-      .get();
+    // Written as the performance feature queues one, not run.
+    const auditId = createId('perf', new Date());
+    const { own: audit } = t.services.jobs.create({ id: auditId, kind: 'audit', siteId, createdAt: new Date() }, () =>
+      t.database.db
+        .insert(performanceAudits)
+        .values({
+          id: auditId,
+          siteId,
+          url: 'http://127.0.0.1:1',
+          formFactor: 'mobile',
+          trigger: 'scheduled',
+          runs: 1,
+          status: 'queued',
+          queuedAt: new Date(),
+        })
+        .returning()
+        .get(),
+    );
     const cancelled = await t.call('POST', `/api/jobs/${audit.id}/cancel`);
     expect(cancelled.status, cancelled.text).toBe(200);
     expect(cancelled.json).toMatchObject({ kind: 'audit', state: 'cancelled', reason: 'cancelled' });

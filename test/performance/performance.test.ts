@@ -15,6 +15,7 @@ import { detectRegressions, type AuditFigures } from '../../src/performance/regr
 import { isDue, latestSlot, siteOffsetMs } from '../../src/jobs/spread.js';
 import { createId } from '../../src/shared/ids.js';
 import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
+import { insertJobRowOf } from '../support/job-rows.js';
 import { loopbackNetwork } from '../support/network.js';
 
 const DAY = 86_400_000;
@@ -254,6 +255,8 @@ describe('performance audits without a browser', () => {
       formFactor: 'desktop',
       status: 'queued',
     });
+    // Their job rows, as the daemon that stopped left them.
+    for (const row of [running, queued]) insertJobRowOf(t.database.db, 'audit', row);
 
     const { runner, requests } = scriptedRunner([{ ok: true, summary: summary(0.9, 2000) }]);
     const performance = serviceWith(runner);
@@ -296,6 +299,7 @@ describe('performance audits without a browser', () => {
       status: 'running',
       startedAt: clock.now(),
     });
+    insertJobRowOf(t.database.db, 'audit', interrupted);
     for (const [path, body] of [
       [reports.pathOf(site.id, kept.id), 'kept'],
       [reports.pathOf(site.id, interrupted.id), 'written after the daemon died'],

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import { jobEvent, type JobRunner, type Settlement } from '../../jobs/job-runner.js';
-import type { JobsRepository } from '../../jobs/jobs.repository.js';
 import type { JobRow } from '../../jobs/jobs.table.js';
 import type { Clock } from '../../shared/clock.js';
 import { z } from 'zod';
 import { isAppError } from '../../shared/errors.js';
 import { createId } from '../../shared/ids.js';
 import { parseStored, parseStoredOrNull } from '../../shared/stored-json.js';
+import { backupJobParams, backupOutcome } from '../backup-job-rows.js';
 import type { BackupsRepository } from '../backups.repository.js';
 import type { BackupRow } from '../backups.table.js';
 import type { createStoreLock } from '../concurrency.js';
@@ -36,7 +36,6 @@ export function createTargetOperations({
   clock,
   logger,
   jobs,
-  jobRows,
   removedSites,
 }: {
   offsite: ReturnType<typeof createOffsiteTargets>;
@@ -46,7 +45,6 @@ export function createTargetOperations({
   clock: Clock;
   logger: Logger;
   jobs: JobRunner;
-  jobRows: JobsRepository;
   removedSites: RemovedSitesRepository;
 }) {
   const requireTarget = (name: string) => {
@@ -81,23 +79,24 @@ export function createTargetOperations({
     });
   }
 
-  const finish = (job: JobRow, changes: Parameters<JobsRepository['update']>[1]) =>
-    jobRows.update(job.id, { ...changes, finishedAt: clock.now() });
-
+  /** A prune's job, `running` (the job runner wrote it): its outcome, which the runner writes. */
   async function runPrune(job: JobRow): Promise<Settlement> {
-    jobRows.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
     // Unreadable params end the job failed (`stored-data-unreadable`), the target unnamed.
     let target: string | null = null;
     try {
       ({ target } = parseStored(PruneParams, job.params, `the params of prune job ${job.id}`));
       const result = await prune(target);
-      finish(job, { state: 'succeeded', progress: JSON.stringify(result) });
-      return { events: [jobEvent('target.pruned', { jobId: job.id, ...result })] };
+      return {
+        outcome: { state: 'succeeded', progress: result },
+        events: [jobEvent('target.pruned', { jobId: job.id, ...result })],
+      };
     } catch (error) {
       const reason = isAppError(error) ? error.problem.name : offsiteProblems.targetFailed.name;
       const message = (error as Error).message;
-      finish(job, { state: 'failed', reason, message });
-      return { events: [jobEvent('target.prune-failed', { jobId: job.id, target, reason, message })] };
+      return {
+        outcome: { state: 'failed', reason, message },
+        events: [jobEvent('target.prune-failed', { jobId: job.id, target, reason, message })],
+      };
     }
   }
 
@@ -105,6 +104,7 @@ export function createTargetOperations({
   jobs.register(PRUNE_KIND, {
     pool: { name: 'target-prunes', concurrency: 1 },
     exclusive: false,
+    jobRow: 'runner',
     atShutdown: 'abort',
     cancelsWhileRunning: false,
     cancelQueued: () => undefined,
@@ -113,9 +113,9 @@ export function createTargetOperations({
       // Deleting only what no snapshot references, a prune cut short leaves nothing wrong: the next one finishes it.
       running: (job) => {
         const message = 'the daemon stopped while it ran; the next prune finishes it';
-        finish(job, { state: 'failed', reason: 'interrupted', message });
         const target = parseStoredOrNull(PruneParams, job.params)?.target ?? null;
         return {
+          outcome: { state: 'failed', reason: 'interrupted', message },
           events: [jobEvent('target.prune-failed', { jobId: job.id, target, reason: 'interrupted', message })],
         };
       },
@@ -145,16 +145,13 @@ export function createTargetOperations({
     requestPrune(name: string): JobRow {
       requireTarget(name);
       const now = clock.now();
-      const row = jobRows.insert({
+      return jobs.submit({
         id: createId('prn', now),
         kind: PRUNE_KIND,
         siteId: null,
-        state: 'queued',
-        params: JSON.stringify({ target: name } satisfies PruneParams),
+        params: { target: name } satisfies PruneParams,
         createdAt: now,
-      });
-      jobs.enqueue(PRUNE_KIND, row.id, null);
-      return row;
+      }).job;
     },
 
     async snapshots(name: string) {
@@ -178,11 +175,11 @@ export function createTargetOperations({
           );
         return known;
       }
-      return repository.insertBackup({
+      const row = {
         id: snapshot.backupId,
         siteId,
         kind: snapshot.kind,
-        status: 'completed',
+        status: 'completed' as const,
         manifestHash: snapshot.manifestHash,
         targets: [name],
         files: snapshot.files,
@@ -191,10 +188,26 @@ export function createTargetOperations({
         tablesDone: snapshot.tables,
         rows: snapshot.rows,
         bytesTotal: snapshot.bytesTotal,
+        bytesTransferred: 0,
+        bytesStored: 0,
         createdAt: new Date(snapshot.createdAt),
         startedAt: new Date(snapshot.createdAt),
         finishedAt: new Date(snapshot.finishedAt),
-      });
+      };
+      // Its job ran on the daemon that took it: written here as it ended, with the backup's row.
+      return jobs.record(
+        {
+          id: row.id,
+          kind: 'backup',
+          siteId,
+          params: backupJobParams({ kind: row.kind }),
+          ...backupOutcome({ ...row, reason: null, error: null, retryOf: null }),
+          attempts: 1,
+          createdAt: row.createdAt,
+          startedAt: row.startedAt,
+        },
+        () => repository.insertBackup(row),
+      ).own;
     },
   };
 }
