@@ -1,9 +1,11 @@
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import type { SignedInSession } from '../users/index.js';
-import { CSRF_FIELD } from './session.js';
 import { STYLESHEET } from './stylesheet.js';
 import { roleAtLeast } from '../shared/actor.js';
+
+/** The form field a dashboard form carries its session's CSRF token in (session.ts checks it). */
+export const CSRF_FIELD = '_csrf';
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 

@@ -2,12 +2,12 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { SignedInSession, UsersService } from '../users/index.js';
 import { html } from 'hono/html';
+import { CSRF_FIELD, page } from './layout.js';
 import { checkAccess, DASHBOARD_PERMISSIONS, DASHBOARD_SCOPE_AWARE, type SiteScopeCheck } from '../http/permissions.js';
 import { scopeOf, type Access, type Actor } from '../shared/actor.js';
 import { defineProblem, isAppError } from '../shared/errors.js';
 
 const SESSION_COOKIE = 'sw_session';
-export const CSRF_FIELD = '_csrf';
 const CSRF_HEADER = 'X-CSRF-Token';
 
 export type DashboardEnv = { Variables: { session: SignedInSession; actor: Actor; access: Access } };
@@ -87,29 +87,23 @@ export function requireSession(
       if (scope && isAppError(error) && error.problem.status === 404) return scope.hidden(c, session);
       throw error;
     }
-    if (refused) return refusedPage(c, refused.detail);
+    if (refused) return refusedPage(c, session, refused.detail);
     await next();
     endStreamWithSession(c, users, session.sessionId);
   };
 }
 
-/** A role below what the page or form needs: a plain 403 page saying which role it needs. */
-function refusedPage(c: Context, detail: string) {
+/** A role below what the page or form needs: a 403 page saying which role it needs, in the dashboard's layout. */
+function refusedPage(c: Context, session: SignedInSession, detail: string) {
   return c.html(
-    html`<!doctype html>
-      <html lang="en">
-        <head>
-          <meta charset="utf-8" />
-          <title>Not allowed · Sitewarden</title>
-        </head>
-        <body>
-          <main>
-            <h1>Not allowed</h1>
-            <p>${detail}.</p>
-            <p><a href="/">Back</a> · <a href="/settings/account">Your account</a></p>
-          </main>
-        </body>
-      </html>`,
+    page({
+      title: 'Not allowed',
+      session,
+      current: '',
+      body: html`<h1>Not allowed</h1>
+        <p>${detail}.</p>
+        <p><a href="/">Back to the overview</a> · <a href="/settings/account">Your account</a></p>`,
+    }),
     403,
   );
 }

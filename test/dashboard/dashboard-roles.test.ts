@@ -38,7 +38,10 @@ describe('dashboard roles', () => {
     for (const path of [`/sites/${siteId}/refresh`, '/settings/webhooks', `/sites/${siteId}/backups`]) {
       const refused = await viewer.post(path, { url: 'http://127.0.0.1:9', events: '*' });
       expect(refused.status, path).toBe(403);
-      expect(await refused.text(), path).toMatch(/needs the (manager|owner) role; your account has the viewer role/);
+      const refusal = await refused.text();
+      expect(refusal, path).toMatch(/needs the (manager|owner) role; your account has the viewer role/);
+      // In the dashboard's layout: its navigation and sign-out, not a bare page.
+      expect(refusal, path).toContain('action="/sign-out"');
     }
     expect(t.services.webhooks.list({ limit: 10 })).toHaveLength(0);
     const sitePage = await (await viewer.get(`/sites/${siteId}`)).text();
