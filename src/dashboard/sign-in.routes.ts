@@ -1,7 +1,7 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
 import { clientAddress } from '../http/client-address.js';
-import { isProblem } from '../shared/errors.js';
+import { isProblem, type AppError } from '../shared/errors.js';
 import { usersProblems, type UsersService } from '../users/index.js';
 import { publicPage } from './layout.js';
 import { clearSessionCookie, isSecure, requireSession, setSessionCookie, type DashboardEnv } from './session.js';
@@ -75,8 +75,22 @@ export function createSignInRoutes({
 }) {
   const app = new Hono<DashboardEnv>();
   app.get('/sign-in', (c) => c.html(signInForm({ next: safeNext(c.req.query('next')), sso: oidc })));
+  /** A sign-in refused: 401 (wrong name or password) or 429 (limited, busy) with when to try again, the form again. */
+  function refusal(c: Context, error: AppError, next: string, username: string) {
+    const limited = error.problem !== usersProblems.signInFailed;
+    if (limited) c.header('Retry-After', String(error.extensions?.retryAfter ?? 60));
+    // Not gzipped: under a burst of wrong passwords, compressing each refusal cost the event loop more than the rest of it.
+    c.header('Cache-Control', 'no-store, no-transform');
+    return c.html(
+      signInForm({ next, username, error: limited ? error.detail : 'Wrong user name or password.', sso: oidc }),
+      limited ? 429 : 401,
+    );
+  }
   app.post('/sign-in', async (c) => {
     if (oidc && !oidc.localPasswords) return passwordSignInRefused(c);
+    // The hashing pool full (a burst of sign-ins): refused before the body is read or the user looked up.
+    const busy = users.signInBusy();
+    if (busy) return refusal(c, busy, safeNext(undefined), '');
     const form = await c.req.parseBody();
     const username = typeof form.username === 'string' ? form.username : '';
     const password = typeof form.password === 'string' ? form.password : '';
@@ -90,14 +104,7 @@ export function createSignInRoutes({
     } catch (error) {
       if (!isProblem(error, usersProblems.signInFailed, usersProblems.signInLimited, usersProblems.busy)) throw error;
       // Too many failures from here, or too many sign-ins at once: 429, and when to try again.
-      const limited = error.problem !== usersProblems.signInFailed;
-      if (limited) c.header('Retry-After', String(error.extensions?.retryAfter ?? 60));
-      // Not gzipped: under a burst of wrong passwords, compressing each refusal cost the event loop more than the rest of it.
-      c.header('Cache-Control', 'no-store, no-transform');
-      return c.html(
-        signInForm({ next, username, error: limited ? error.detail : 'Wrong user name or password.', sso: oidc }),
-        limited ? 429 : 401,
-      );
+      return refusal(c, error, next, username);
     }
   });
   app.route('/', createTwoFactorSignInRoutes({ users, httpsPublicUrl }));

@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { createHashThread, HASH_THREAD_NICE } from './password-worker.js';
+import type { AppError } from '../shared/errors.js';
 import { usersProblems } from './users.errors.js';
 
 /** scrypt's cost today (N = 2^15, 32 MiB per hash); stored with each hash so it can be raised later. */
@@ -48,6 +49,11 @@ export interface PasswordHasher {
   verify(password: string, stored: string): Promise<boolean>;
   /** The work of a `verify` against a user's hash, for a user name that has none; always false. */
   verifyNobody(password: string): Promise<false>;
+  /**
+   * The refusal a hash asked for now would get (`sign-in-busy`: every turn taken and the queue full), or
+   * undefined: lets a sign-in be refused before its body is read or its user looked up.
+   */
+  busy(): AppError | undefined;
   /** Hashes being computed and waiting now. */
   readonly running: number;
   readonly waiting: number;
@@ -71,13 +77,17 @@ export function createPasswordHasher({
   /** How long one hash took lately (ms), for Retry-After. */
   let typicalMs = 100;
 
+  function busy(): AppError | undefined {
+    if (running < concurrency || queue.length < maxWaiting) return undefined;
+    const retryAfter = Math.max(1, Math.ceil(((queue.length + 1) * typicalMs) / concurrency / 1000));
+    return usersProblems.busy.create(`too many sign-ins at once; try again in ${retryAfter} s`, { retryAfter });
+  }
+
   async function inTurn<T>(work: (waiting: number) => Promise<T>): Promise<T> {
     if (running < concurrency) running++;
     else {
-      if (queue.length >= maxWaiting) {
-        const retryAfter = Math.max(1, Math.ceil(((queue.length + 1) * typicalMs) / concurrency / 1000));
-        throw usersProblems.busy.create(`too many sign-ins at once; try again in ${retryAfter} s`, { retryAfter });
-      }
+      const refused = busy();
+      if (refused) throw refused;
       // The finishing hash hands its turn over: `running` stays as it is.
       await new Promise<void>((resolve) => queue.push(resolve));
     }
@@ -103,6 +113,7 @@ export function createPasswordHasher({
   }
 
   return {
+    busy,
     async hash(password) {
       const salt = randomBytes(16);
       const key = await inTurn((waiting) => derive(password, salt, CURRENT, { waiting }));

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { AppError } from '../shared/errors.js';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hasControlCharacters } from '../http/plain-text.js';
@@ -355,6 +356,12 @@ export function createUsersService({
      * without hashing; the hash runs in the bounded pool. An unknown user name costs the same
      * hash as a wrong password, so the answer's timing does not tell which names exist.
      */
+    /**
+     * The refusal every password sign-in gets now (`sign-in-busy`: the hashing pool is full), else
+     * undefined: the sign-in form refuses before reading the request's body (a burst costs the loop less).
+     */
+    signInBusy: (): AppError | undefined => hasher.busy(),
+
     async signIn(
       rawUsername: string,
       password: string,
@@ -373,6 +380,9 @@ export function createUsersService({
         throw usersProblems.signInLimited.create(`too many failed sign-ins; try again in ${retryAfter} s`, {
           retryAfter,
         });
+      // Every turn of the hashing pool taken and its queue full: refused now, before the user is looked up (not counted).
+      const busy = hasher.busy();
+      if (busy) throw busy;
       byAccountAndAddress.take(accountKey);
       byAddress.take(address);
       const user = acceptable && USERNAME.test(username) ? repository.findByUsername(username) : undefined;

@@ -39,3 +39,41 @@ describe('a refused sign-in’s answer (issue 33: the cheap path under attack)',
     expect(form.headers.get('content-encoding')).toBe('gzip');
   });
 });
+
+describe('a sign-in while the hashing pool is full', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = createTestApp({ clock: createFakeClock(new Date('2026-03-01T10:00:00Z')) });
+    await t.services.users.create('alice', PASSWORD);
+  });
+  afterEach(() => t.close());
+
+  it('is refused 429 sign-in-busy before its body is read (a body that never ends still gets its answer)', async () => {
+    // Fill the pool: one hash running and 16 waiting (the defaults), each for a name of its own (within the per-address allowance).
+    const filling = Array.from({ length: 17 }, (_, i) =>
+      t.app.request('/sign-in', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ username: `nobody-${i}`, password: `wrong ${i}` }).toString(),
+      }),
+    );
+    await expect.poll(() => t.services.users.signInBusy()?.problem.name).toBe('sign-in-busy');
+    // A body that never ends: a route that read it first would never answer.
+    const endless = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('username=alice&password='));
+      },
+    });
+    const refused = await t.app.request('/sign-in', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: endless,
+      duplex: 'half',
+    });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused.text()).toMatch(/too many sign-ins at once; try again in \d+ s/);
+    // The pool's own sign-ins end as they would have: every one a wrong password.
+    expect((await Promise.all(filling)).map((answer) => answer.status)).toEqual(Array(17).fill(401));
+  });
+});
