@@ -67,7 +67,9 @@ describe('dashboard sign-in under attack', () => {
   });
 
   it('answers a full hashing pool with 429 and Retry-After on the form', async () => {
+    // The pool filled between the form's first check and the hash: signIn's own refusal.
     const busy = {
+      signInBusy: () => undefined,
       signIn: () =>
         Promise.reject(usersProblems.busy.create('too many sign-ins at once; try again in 3 s', { retryAfter: 3 })),
     } as unknown as UsersService;
