@@ -1,4 +1,4 @@
-import type { JobOutcome } from '../jobs/job-runner.js';
+import type { JobOutcome } from '../jobs/job-kind.js';
 import type { BackupRow, NewBackupRow, NewRestoreRow, RestoreRow } from './backups.table.js';
 
 /*

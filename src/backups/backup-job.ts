@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { CANCELLED_MESSAGE, jobEvent, wasCancelled, type JobContext, type Settlement } from '../jobs/job-runner.js';
+import { CANCELLED_MESSAGE, jobEvent, wasCancelled, type JobContext, type Settlement } from '../jobs/job-kind.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';

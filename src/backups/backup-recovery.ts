@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { jobEvent, type JobKind } from '../jobs/job-runner.js';
+import { jobEvent, type JobKind } from '../jobs/job-kind.js';
 import type { Clock } from '../shared/clock.js';
 import { backupOutcome, restoreOutcome } from './backup-job-rows.js';
 import type { BackupsRepository } from './backups.repository.js';

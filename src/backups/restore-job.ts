@@ -1,4 +1,5 @@
-import { jobEvent, type JobContext, type JobRunner, type Settlement } from '../jobs/job-runner.js';
+import { jobEvent, type JobContext, type Settlement } from '../jobs/job-kind.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { createId } from '../shared/ids.js';

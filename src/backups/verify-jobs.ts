@@ -6,9 +6,9 @@ import {
   wasCancelled,
   type JobContext,
   type JobEvent,
-  type JobRunner,
   type Settlement,
-} from '../jobs/job-runner.js';
+} from '../jobs/job-kind.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import { ActorSchema, type Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';

@@ -5,7 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { jobEvent, wasCancelled, type JobKind, type JobRunner, type Settlement } from '../jobs/job-runner.js';
+import { jobEvent, wasCancelled, type JobKind, type Settlement } from '../jobs/job-kind.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import type { Clock } from '../shared/clock.js';

@@ -4,7 +4,7 @@
  * safe update following it as it decides (`followSafeUpdate`). Its slot and its bulk job's counts: the coordinator.
  */
 import type { Logger } from 'pino';
-import type { Settlement } from '../jobs/job-runner.js';
+import type { Settlement } from '../jobs/job-kind.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import { underOwnBound } from '../jobs/site-task-queue.js';

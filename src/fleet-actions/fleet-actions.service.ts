@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { wasCancelled, type JobRunner, type Settlement } from '../jobs/job-runner.js';
+import { wasCancelled, type Settlement } from '../jobs/job-kind.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import { jobs as jobsTable, type JobRow } from '../jobs/jobs.table.js';
 import { sql, type SQL } from 'drizzle-orm';

@@ -2,122 +2,20 @@ import type { Logger } from 'pino';
 import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
-import type { EventName, FieldsOf } from '../shared/events.js';
 import { jobsProblems } from './jobs.errors.js';
 import type { JobFilter, JobsRepository } from './jobs.repository.js';
-import { finishedJobStates, type JobRow, type JobState } from './jobs.table.js';
+import {
+  CANCELLED_MESSAGE,
+  JobCancelled,
+  type JobContext,
+  type JobKind,
+  type JobOutcome,
+  type NewJob,
+  type EndedJob,
+  type Settlement,
+} from './job-kind.js';
+import { finishedJobStates, type JobRow } from './jobs.table.js';
 import { createSiteTaskQueue, type SiteTaskQueue } from './site-task-queue.js';
-
-/** A catalogued event that tells how a job ended (`backup.completed`, `restore.failed`, …). */
-export interface JobEvent {
-  name: EventName;
-  fields: Record<string, unknown>;
-}
-export const jobEvent = <E extends EventName>(name: E, fields: FieldsOf<E> & Record<string, unknown>): JobEvent => ({
-  name,
-  fields,
-});
-
-/** How a job ended, as its kind tells the runner, which writes it to the job row. */
-export interface JobOutcome {
-  state: Extract<JobState, 'succeeded' | 'failed' | 'cancelled'>;
-  /** A problem name, `interrupted`, `cancelled` (what a finished kind's own row says, when it says one). */
-  reason?: string | null;
-  message?: string | null;
-  /** The job's last progress; left out, what it last reported stays. */
-  progress?: object;
-  /** The instant the kind's own row says it ended (the two then agree); left out, now. */
-  finishedAt?: Date;
-}
-
-/** What a kind reports when a job of it settled; the runner logs it (and, for a kind whose row it writes, writes `outcome`). */
-export interface Settlement {
-  events: JobEvent[];
-  /** Cut short by a stop of the daemon: also logged as `job.interrupted` (`failed`). */
-  interrupted?: boolean;
-  /** How the job ended: required of a kind whose row the runner writes (`jobRow: 'runner'`). */
-  outcome?: JobOutcome;
-}
-
-/** What a running job tells the runner as it goes; the runner writes it to the job row. */
-export interface JobContext {
-  /** How far the job got (a small JSON object: files done, bytes, …). */
-  progress(progress: object): void;
-  /** What the job was asked, once it knows more of it (a restore: the backup it took of the site first). */
-  params(params: object): void;
-}
-
-/** A job to write, `queued` (its kind's own row, if any, is written with it). */
-export interface NewJob {
-  id: string;
-  kind: string;
-  siteId: string | null;
-  params?: object;
-  progress?: object;
-  createdAt: Date;
-}
-
-/** A job that ran to its end elsewhere (a backup known from an offsite target's snapshot), written as it ended. */
-export interface EndedJob extends NewJob, JobOutcome {
-  attempts: number;
-  startedAt: Date | null;
-}
-
-/** The reason a running job's signal carries when it was cancelled through the API (not stopped by a shutdown). */
-class JobCancelled extends Error {
-  constructor() {
-    super('the job was cancelled');
-    this.name = 'JobCancelled';
-  }
-}
-export const wasCancelled = (signal: AbortSignal): boolean => signal.aborted && signal.reason instanceof JobCancelled;
-export const CANCELLED_MESSAGE = 'cancelled on request';
-
-/** How a feature's kind of job runs, stops, cancels and recovers. */
-export interface JobKind {
-  /** Kinds naming the same pool share its `concurrency` slots (backups and restores do). */
-  pool: { name: string; concurrency: number };
-  /** One exclusive job per site at a time, whatever its kind (the ones that change the site). */
-  exclusive: boolean;
-  /**
-   * Default true: an exclusive job also takes turns with the other pools' exclusive jobs of its site.
-   * False for a kind that itself waits for one of them (a safe update waits for its backup): it is
-   * then exclusive within its pool only, and does its site's work through the site's task queue.
-   */
-  siteTurn?: boolean;
-  /**
-   * Who writes the job row. `runner`: the runner (queued at `submit`, running before `run`, progress
-   * through the context, the settlement's `outcome` at the end, recovery and cancel); the kind keeps
-   * only its own row. `kind` (the default, until they move): the kind writes the job row itself
-   * (bulk updates, fleet actions; safe updates' row is still mirrored by drizzle/0015's triggers).
-   */
-  jobRow?: 'runner' | 'kind';
-  /**
-   * Does the job (a `runner` kind gets its row already `running`), writing its own row as it goes; never
-   * throws on a failure of the job.
-   */
-  run(job: JobRow, signal: AbortSignal, context: JobContext): Promise<Settlement>;
-  /** After the job settled, still in its slot (retention after a backup). */
-  after?(job: JobRow): Promise<void>;
-  /** At shutdown: `abort` at once, or `grace`: finish within the grace period, then abort. */
-  atShutdown: 'abort' | 'grace';
-  /** A running job ends `cancelled` when its signal aborts with JobCancelled; otherwise cancel answers 409. */
-  cancelsWhileRunning: boolean;
-  /** Records a queued job as cancelled in the kind's row; the runner marks the job row in the same transaction. */
-  cancelQueued(job: JobRow, message: string): void;
-  recover: {
-    /**
-     * A job the last process left running: record it failed as interrupted (a `runner` kind's job
-     * ends as its `outcome` says; none: `failed`, `interrupted`). `interrupted: false` when it had
-     * in fact ended (its own row says so: the process stopped before the job row was written).
-     */
-    running(job: JobRow): Settlement;
-    /** A job the last process left queued: queue it again (the default), or record why not (`outcome`). */
-    queued?(job: JobRow): 'requeue' | Settlement;
-    /** Once every unfinished job was handled: new jobs retrying interrupted ones (logged `retried`). */
-    afterwards?(): { job: Pick<JobRow, 'id' | 'siteId'>; fields: Record<string, unknown> }[];
-  };
-}
 
 interface Pool {
   queue: SiteTaskQueue;

@@ -2,14 +2,13 @@ import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import {
   CANCELLED_MESSAGE,
-  createJobRunner,
   jobEvent,
   wasCancelled,
   type JobEvent,
   type JobOutcome,
-  type JobRunner,
   type Settlement,
-} from '../jobs/job-runner.js';
+} from '../jobs/job-kind.js';
+import { createJobRunner, type JobRunner } from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { isAddressNotAllowed, type NetworkPolicy } from '../shared/network-policy.js';

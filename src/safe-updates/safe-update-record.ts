@@ -1,8 +1,8 @@
 // A safe update's row while it runs: the recorder the flow writes through, the report's steps, and
 // its end (the row decided, and the event that says how: `update.verified`, `update.rolled-back`,
 // `update.rollback-failed`).
-import type { Settlement } from '../jobs/job-runner.js';
-import { jobEvent } from '../jobs/job-runner.js';
+import type { Settlement } from '../jobs/job-kind.js';
+import { jobEvent } from '../jobs/job-kind.js';
 import type { Clock } from '../shared/clock.js';
 import type { FlowOutcome, FlowRecorder } from './safe-update-flow.js';
 import type { SafeUpdatesRepository } from './safe-updates.repository.js';

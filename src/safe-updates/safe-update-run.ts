@@ -2,7 +2,7 @@
 // the update, the after-checks and the decision) or resumed after a crash past the update (the
 // after-checks and the decision). An unexpected failure past the restore point is `rollback-failed`.
 import type { Logger } from 'pino';
-import type { Settlement } from '../jobs/job-runner.js';
+import type { Settlement } from '../jobs/job-kind.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import { storedDataProblems } from '../shared/stored-json.js';

@@ -1,13 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import {
-  CANCELLED_MESSAGE,
-  createJobRunner,
-  jobEvent,
-  wasCancelled,
-  type JobContext,
-  type JobKind,
-} from '../../src/jobs/job-runner.js';
+import { CANCELLED_MESSAGE, jobEvent, wasCancelled, type JobContext, type JobKind } from '../../src/jobs/job-kind.js';
+import { createJobRunner } from '../../src/jobs/job-runner.js';
 import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
 import type { JobRow } from '../../src/jobs/jobs.table.js';
 import { createFakeClock } from '../../src/shared/clock.js';

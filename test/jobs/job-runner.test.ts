@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { createJobRunner, jobEvent, wasCancelled, type JobKind } from '../../src/jobs/job-runner.js';
+import { jobEvent, wasCancelled, type JobKind } from '../../src/jobs/job-kind.js';
+import { createJobRunner } from '../../src/jobs/job-runner.js';
 import { createJobsRepository, type JobsRepository } from '../../src/jobs/jobs.repository.js';
 import type { JobState } from '../../src/jobs/jobs.table.js';
 import { createFakeClock } from '../../src/shared/clock.js';

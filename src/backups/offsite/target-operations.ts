@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { jobEvent, type JobRunner, type Settlement } from '../../jobs/job-runner.js';
+import { jobEvent, type Settlement } from '../../jobs/job-kind.js';
+import type { JobRunner } from '../../jobs/job-runner.js';
 import type { JobRow } from '../../jobs/jobs.table.js';
 import type { Clock } from '../../shared/clock.js';
 import { z } from 'zod';
