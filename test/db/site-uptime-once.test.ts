@@ -1,11 +1,7 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { afterEach, describe, expect, it } from 'vitest';
+import type Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
+import { databaseBefore, seededRandom } from '../support/database-before.js';
 
 /**
  * Migration 0032 writes the overview's uptime figures once, in the view `site_uptime_figures`, instead
@@ -15,41 +11,6 @@ import { openDatabase } from '../../src/db/database.js';
  */
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-/**
- * A database migrated up to 0031, the triggers of 0016 with their copies: in memory, or in a file of
- * a fresh directory (to be upgraded by `openDatabase`).
- */
-function databaseBefore0032(where: 'memory' | 'file'): { sqlite: Database.Database; path: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'sitewarden-uptime-once-'));
-  dirs.push(dir);
-  const migrations = join(dir, 'drizzle');
-  cpSync(resolve(import.meta.dirname, '../../drizzle'), migrations, { recursive: true });
-  const journalPath = join(migrations, 'meta/_journal.json');
-  const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { tag: string }[] };
-  journal.entries = journal.entries.filter((entry) => entry.tag < '0032');
-  writeFileSync(journalPath, JSON.stringify(journal));
-  const path = where === 'memory' ? ':memory:' : join(dir, 'sitewarden.db');
-  const sqlite = new Database(path);
-  sqlite.pragma('synchronous = OFF');
-  migrate(drizzle(sqlite), { migrationsFolder: migrations });
-  return { sqlite, path };
-}
-
-/** A small deterministic generator (mulberry32), so a failure can be replayed. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SITES = ['site_a', 'site_b', 'site_c', 'site_d'];
 const NOW = 400 * DAY + 7 * HOUR;
 
@@ -119,12 +80,12 @@ const summaries = (sqlite: Database.Database) =>
 
 describe('the uptime figures written once (migration 0032)', () => {
   it('give the same site_summaries as the copies before it, write by write', () => {
-    const before = databaseBefore0032('memory').sqlite;
+    const before = databaseBefore('0032', 'memory').sqlite;
     const after = openDatabase(':memory:');
     try {
       addSites(before);
       addSites(after.sqlite);
-      const next = random(35);
+      const next = seededRandom(35);
       let nonNull = 0;
       for (let i = 0; i < 1500; i++) {
         const apply = write(next);
@@ -143,9 +104,9 @@ describe('the uptime figures written once (migration 0032)', () => {
   }, 120_000);
 
   it('leaves every summary row as it was on upgrade, and the triggers after it keep them as before', () => {
-    const { sqlite: old, path } = databaseBefore0032('file');
-    const reference = databaseBefore0032('memory').sqlite;
-    const next = random(34);
+    const { sqlite: old, path } = databaseBefore('0032', 'file');
+    const reference = databaseBefore('0032', 'memory').sqlite;
+    const next = seededRandom(34);
     addSites(old);
     addSites(reference);
     const writes = Array.from({ length: 400 }, () => write(next));
