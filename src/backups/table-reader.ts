@@ -78,7 +78,7 @@ export async function readTables({
   // Each table is read in many requests, so there is no snapshot across them (nor, while it is
   // being written to, within one). A table whose checksum, row count or schema moved while the
   // backup read it is read once more, so the backup holds it as it was at a single later moment
-  // unless writes keep coming (see README, "Consistency").
+  // unless writes keep coming (docs/design/backups.md, "Consistency").
   for (const later of await listTables()) {
     const index = tables.findIndex((table) => table.name === later.name);
     const read = tables[index];

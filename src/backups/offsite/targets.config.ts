@@ -16,8 +16,8 @@ export const LOCAL_TARGET = 'local';
 const NAME = /^[a-z][a-z0-9_]{0,31}$/;
 
 /**
- * Reads SITEWARDEN_TARGETS (names) and, per name, SITEWARDEN_TARGET_<NAME>_* (README, “Offsite
- * backups”). `fail` turns a message into the caller's configuration error.
+ * Reads SITEWARDEN_TARGETS (names) and, per name, SITEWARDEN_TARGET_<NAME>_* (docs/offsite.md,
+ * “Configuration”). `fail` turns a message into the caller's configuration error.
  */
 export function parseOffsiteConfig(
   env: Record<string, string | undefined>,
