@@ -1,0 +1,200 @@
+/**
+ * The users service's sign-ins: the password step (throttled per account and address and per address,
+ * hashed in the bounded pool), the pending sign-in between the password and the two-factor code, the
+ * code step, and the session single sign-on opens. Each ends in a session (user-sessions.ts).
+ */
+import type { AppError } from '../shared/errors.js';
+import { hasControlCharacters } from '../http/plain-text.js';
+import type { Clock } from '../shared/clock.js';
+import type { Events } from '../shared/event-bus.js';
+import type { PasswordHasher } from './passwords.js';
+import { createBackoffThrottle, type BackoffPolicy } from './sign-in-throttle.js';
+import { randomToken } from './two-factor.js';
+import { twoFactorProblems } from './two-factor.errors.js';
+import type { SecondFactor, TwoFactorService } from './two-factor.service.js';
+import { MAX_PASSWORD, USERNAME } from './user-checks.js';
+import type { SignedInSession, UserSessions } from './user-sessions.js';
+import { usersProblems } from './users.errors.js';
+import type { UsersRepository } from './users.repository.js';
+import type { UserRow } from './users.table.js';
+
+/**
+ * Sign-in attempts, counted when they start: per account and address, 5 without a wait, then
+ * one after 1 s, 2 s, 4 s … up to one per 15 minutes; per address over every account, looser (30,
+ * then the same backoff). Never per account alone: attempts from one address cannot lock the
+ * account's user out at another. A success clears its account and address.
+ */
+export const SIGN_IN_THROTTLE: { perAccountAndAddress: BackoffPolicy; perAddress: BackoffPolicy } = {
+  perAccountAndAddress: { free: 5, baseMs: 1_000, maxMs: 15 * 60_000, forgetAfterMs: 60 * 60_000 },
+  perAddress: { free: 30, baseMs: 1_000, maxMs: 15 * 60_000, forgetAfterMs: 60 * 60_000 },
+};
+
+/** The password was right; the sign-in waits for the second factor (`completeSignIn`). Not a session. */
+export interface PendingSignIn {
+  twoFactor: { pendingToken: string; expiresAt: Date };
+}
+
+/** Between the password and the code: this long, then the password again. */
+const PENDING_SIGN_IN_MS = 5 * 60_000;
+const MAX_PENDING_SIGN_INS = 10_000;
+
+export function createSignIn({
+  repository,
+  clock,
+  events,
+  hasher,
+  throttle,
+  twoFactor,
+  findUser,
+  sessions: { openSession },
+}: {
+  repository: UsersRepository;
+  clock: Clock;
+  events: Events;
+  hasher: PasswordHasher;
+  throttle: typeof SIGN_IN_THROTTLE;
+  /** Checks the second step's code (throws when two-factor is not configured in this process). */
+  twoFactor: () => TwoFactorService;
+  /** The user with the id, else `user-not-found`. */
+  findUser: (id: string) => UserRow;
+  sessions: Pick<UserSessions, 'openSession'>;
+}) {
+  const byAccountAndAddress = createBackoffThrottle({ policy: throttle.perAccountAndAddress, clock });
+  const byAddress = createBackoffThrottle({ policy: throttle.perAddress, clock });
+  /** Second-step attempts per (account, address): its own count, which a right password does not clear. */
+  const codesByAccountAndAddress = createBackoffThrottle({ policy: throttle.perAccountAndAddress, clock });
+  /** Sign-ins between the password and the code, by their random token (in this process's memory only). */
+  const pendingSignIns = new Map<string, { userId: string; passwordChangedAt: number; expiresAt: number }>();
+
+  /** The password was right and two-factor is on: a pending sign-in, good for one user's codes for a few minutes. */
+  function pendSignIn(user: UserRow): PendingSignIn {
+    const now = clock.now().getTime();
+    if (pendingSignIns.size >= MAX_PENDING_SIGN_INS) {
+      for (const [key, entry] of pendingSignIns) if (entry.expiresAt <= now) pendingSignIns.delete(key);
+      while (pendingSignIns.size >= MAX_PENDING_SIGN_INS) pendingSignIns.delete(pendingSignIns.keys().next().value!);
+    }
+    const pendingToken = randomToken();
+    const expiresAt = now + PENDING_SIGN_IN_MS;
+    pendingSignIns.set(pendingToken, {
+      userId: user.id,
+      passwordChangedAt: user.passwordChangedAt.getTime(),
+      expiresAt,
+    });
+    return { twoFactor: { pendingToken, expiresAt: new Date(expiresAt) } };
+  }
+
+  return {
+    /**
+     * The refusal every password sign-in gets now (`sign-in-busy`: the hashing pool is full), else
+     * undefined: the sign-in form refuses before reading the request's body (a burst costs the loop less).
+     */
+    signInBusy: (): AppError | undefined => hasher.busy(),
+
+    /**
+     * Checks the password and opens a session; the returned token goes in the cookie only.
+     * Each attempt counts (SIGN_IN_THROTTLE) before its password is hashed, so a burst is refused
+     * without hashing; the hash runs in the bounded pool. An unknown user name costs the same
+     * hash as a wrong password, so the answer's timing does not tell which names exist.
+     */
+    async signIn(
+      rawUsername: string,
+      password: string,
+      address: string,
+      userAgent?: string,
+    ): Promise<(SignedInSession & { token: string }) | PendingSignIn> {
+      // A name with control characters matches nobody (no user has one); the event gets it escaped by the logger.
+      const acceptable = !hasControlCharacters(rawUsername);
+      const username = rawUsername.trim().toLowerCase().slice(0, 100);
+      const accountKey = JSON.stringify([address, username]);
+      const retryAfter = Math.max(
+        byAccountAndAddress.retryAfterSeconds(accountKey),
+        byAddress.retryAfterSeconds(address),
+      );
+      if (retryAfter > 0)
+        throw usersProblems.signInLimited.create(`too many failed sign-ins; try again in ${retryAfter} s`, {
+          retryAfter,
+        });
+      // Every turn of the hashing pool taken and its queue full: refused now, before the user is looked up (not counted).
+      const busy = hasher.busy();
+      if (busy) throw busy;
+      byAccountAndAddress.take(accountKey);
+      byAddress.take(address);
+      const user = acceptable && USERNAME.test(username) ? repository.findByUsername(username) : undefined;
+      // At most MAX_PASSWORD characters are hashed: a longer password is wrong, at the same cost.
+      const candidate = password.slice(0, MAX_PASSWORD);
+      let ok: boolean;
+      try {
+        ok = user
+          ? (await hasher.verify(candidate, user.passwordHash)) && password.length <= MAX_PASSWORD
+          : await hasher.verifyNobody(candidate);
+      } catch (error) {
+        // Not judged (the hashing pool is full): the attempt does not count.
+        byAccountAndAddress.refund(accountKey);
+        byAddress.refund(address);
+        throw error;
+      }
+      if (!user || !ok) {
+        events.emit('user.sign_in_failed', { username, address });
+        throw usersProblems.signInFailed.create('wrong user name or password');
+      }
+      byAccountAndAddress.clear(accountKey);
+      byAddress.refund(address);
+      // Two-factor on: no session yet, only the right to try a code for a few minutes (two-factor.service.ts).
+      if (user.totpSecret) return pendSignIn(user);
+      return openSession(user, address, userAgent);
+    },
+
+    /**
+     * The sign-in's second step: a current TOTP code or an unused recovery code for the pending
+     * sign-in `signIn` answered. Counted like passwords (per account and address, per address)
+     * before the code is checked; a wrong code leaves the pending sign-in for another try.
+     */
+    completeSignIn(
+      pendingToken: string,
+      code: string,
+      address: string,
+      userAgent?: string,
+    ): SignedInSession & { token: string; factor: SecondFactor } {
+      const pending = pendingToken.length <= 100 ? pendingSignIns.get(pendingToken) : undefined;
+      const now = clock.now().getTime();
+      const user = pending && now < pending.expiresAt ? repository.findById(pending.userId) : undefined;
+      if (!pending || !user || !user.totpSecret || user.passwordChangedAt.getTime() !== pending.passwordChangedAt) {
+        if (pending) pendingSignIns.delete(pendingToken);
+        throw twoFactorProblems.signInExpired.create('the sign-in expired or is unknown; enter your password again');
+      }
+      const accountKey = JSON.stringify([address, user.id]);
+      const retryAfter = Math.max(
+        codesByAccountAndAddress.retryAfterSeconds(accountKey),
+        byAddress.retryAfterSeconds(address),
+      );
+      if (retryAfter > 0)
+        throw usersProblems.signInLimited.create(`too many wrong codes; try again in ${retryAfter} s`, { retryAfter });
+      codesByAccountAndAddress.take(accountKey);
+      byAddress.take(address);
+      const checked = twoFactor().check(user.id, code.slice(0, 100));
+      if (!checked) {
+        events.emit('user.two_factor_failed', { userId: user.id, username: user.username, address });
+        throw twoFactorProblems.codeInvalid.create('the code is wrong, expired or was used already');
+      }
+      codesByAccountAndAddress.clear(accountKey);
+      byAddress.refund(address);
+      pendingSignIns.delete(pendingToken);
+      if (checked.factor === 'recovery-code')
+        events.emit('user.recovery_code_used', {
+          userId: user.id,
+          username: user.username,
+          address,
+          remaining: checked.recoveryCodesLeft ?? 0,
+        });
+      return { ...openSession(user, address, userAgent), factor: checked.factor };
+    },
+
+    /**
+     * A session for a user the identity provider vouched for (single sign-on, oidc.service.ts): no
+     * password and no local second factor (the provider's own apply). The user must exist.
+     */
+    openSingleSignOnSession(userId: string, address: string, userAgent?: string): SignedInSession & { token: string } {
+      return openSession(findUser(userId), address, userAgent, 'oidc');
+    },
+  };
+}
