@@ -2,6 +2,7 @@ import { setImmediate } from 'node:timers/promises';
 import { parseStored } from '../shared/stored-json.js';
 import type { BackupConnector } from '../wordpress/connector-client.js';
 import type { BackupLimits } from './backup-limits.js';
+import { noBackupProgress } from './backup-job-rows.js';
 import { openBackupScratch, type DeclaredFile, type ReuseCandidate } from './backup-scratch.js';
 import { forEachConcurrently } from './concurrency.js';
 import { listFiles } from './file-listing.js';
@@ -80,16 +81,7 @@ export async function runBackup({
 
   async function backUp() {
     await connector.ensure('backups');
-    const progress: BackupProgress = {
-      files: 0,
-      filesDone: 0,
-      tables: 0,
-      tablesDone: 0,
-      rows: 0,
-      bytesTotal: 0,
-      bytesTransferred: 0,
-      bytesStored: 0,
-    };
+    const progress: BackupProgress = { ...noBackupProgress };
     let lastReport = 0;
     // Throttled, but a throttled update still goes out a moment later: a site that then stalls does not hide the progress made.
     const report = (force = false) => {

@@ -1,4 +1,17 @@
-import type { PerformanceConfig } from './performance.service.js';
+/** The performance feature's configuration (the SITEWARDEN_PERFORMANCE_* variables, read by config.ts). */
+export interface PerformanceConfig {
+  chromePath: string;
+  concurrency: number;
+  /** Hard limit of one Lighthouse run; an audit of n runs gets n times this. */
+  timeoutMs: number;
+  defaultRuns: number;
+  intervalHours: number;
+  reportRetentionDays: number;
+  regressionMarginPercent: number;
+  blockThirdParty: boolean;
+  /** Scheduling priority (nice, 0–19) of the audit worker and its Chromium: the daemon keeps the CPU it needs. */
+  nice: number;
+}
 
 const DEFAULT_CHROME_PATH = '/usr/bin/chromium';
 

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
 import { createUpdateHistoryRepository } from '../../src/update-history/update-history.repository.js';
 import { createId } from '../../src/shared/ids.js';
+import { scopedPrincipal } from '../support/scoped-principal.js';
 import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
-const PASSWORD = 'correct horse battery staple';
 const UNKNOWN = 'zzz_01kzzzzzzzzzzzzzzzzzzzzzzz';
 
 interface Site {
@@ -202,18 +202,18 @@ describe('site scopes: the cross-site lists show a client of tag A only its site
     ids.runB = await preview([b]);
     ids.runAB = await preview([a, b]);
 
-    const user = await t.services.users.create('client-of-a', PASSWORD, 'client');
-    t.services.users.setScope(user.id, ['client-a']);
-    clientToken = t.services.tokens.create('client-a-token', 'client', { userId: user.id }).token;
-    const manager = await t.services.users.create('manager-of-a', PASSWORD, 'manager');
-    t.services.users.setScope(manager.id, ['client-a']);
-    managerToken = t.services.tokens.create('manager-a-token', 'manager', { userId: manager.id }).token;
-    const signedIn = await t.app.request('/sign-in', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: 'client-of-a', password: PASSWORD }).toString(),
-    });
-    cookie = /sw_session=[^;]+/.exec(signedIn.headers.get('set-cookie')!)![0];
+    ({ token: clientToken, cookie } = await scopedPrincipal(t, {
+      username: 'client-of-a',
+      role: 'client',
+      tags: ['client-a'],
+      tokenName: 'client-a-token',
+    }));
+    ({ token: managerToken } = await scopedPrincipal(t, {
+      username: 'manager-of-a',
+      role: 'manager',
+      tags: ['client-a'],
+      tokenName: 'manager-a-token',
+    }));
   });
   afterAll(() => t.close());
 

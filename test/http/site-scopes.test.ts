@@ -3,6 +3,7 @@ import { SITE_OWNED_PARAMETERS } from '../../src/http/permissions.js';
 import { backups, performanceAudits, restores, safeUpdates, updateHistory } from '../../src/schema.js';
 import { createId } from '../../src/shared/ids.js';
 import { SafeUpdatePolicySchema } from '../../src/shared/safe-update-checks.js';
+import { scopedPrincipal } from '../support/scoped-principal.js';
 import { createFakeClock, createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 import { signIn } from '../dashboard/signed-in.js';
 
@@ -88,26 +89,6 @@ function fill(pattern: string, site: string, own: Partial<OwnIds>): string {
 /** An answer with the ids the request carried (and those of the same answer to another request) replaced. */
 const withoutIds = (text: string, ids: readonly string[]) => ids.reduce((out, id) => out.replaceAll(id, 'ID'), text);
 
-/** A user of `role` limited to `tags`, signed in on the dashboard: its cookie, and form posts with its CSRF field. */
-async function signInScoped(t: TestApp, username: string, role: 'manager' | 'viewer' | 'client', tags: string[]) {
-  const user = await t.services.users.create(username, PASSWORD, role);
-  t.services.users.setScope(user.id, tags);
-  const signedIn = await t.app.request('/sign-in', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ username, password: PASSWORD }).toString(),
-  });
-  const cookie = /sw_session=[^;]+/.exec(signedIn.headers.get('set-cookie')!)![0];
-  const csrf = /data-csrf="([^"]+)"/.exec(await (await t.app.request('/', { headers: { cookie } })).text())![1]!;
-  const post = (path: string, form: Record<string, string> = {}) =>
-    t.app.request(path, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ ...form, _csrf: csrf }).toString(),
-    });
-  return { user, cookie, post, get: (path: string) => t.app.request(path, { headers: { cookie } }) };
-}
-
 /**
  * Fails when `body` names a site of client B: its id, URL (with or without the scheme) or name.
  * `asked`: the id the request itself carried, which an answer may echo (as it echoes an unknown id).
@@ -143,15 +124,12 @@ describe('site scopes: a client of tag A never sees client B', () => {
     b.id = insertConnectedSite(t, { url: b.url, name: b.name, tags: ['client-b', 'shared-b'] });
     ownA = seedOwnObjects(t, a.id, a.url);
     ownB = seedOwnObjects(t, b.id, b.url);
-    const user = await t.services.users.create('client-of-a', PASSWORD, 'client');
-    t.services.users.setScope(user.id, ['client-a']);
-    clientToken = t.services.tokens.create('client-a-token', 'client', { userId: user.id }).token;
-    const signedIn = await t.app.request('/sign-in', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: 'client-of-a', password: PASSWORD }).toString(),
-    });
-    cookie = /sw_session=[^;]+/.exec(signedIn.headers.get('set-cookie')!)![0];
+    ({ token: clientToken, cookie } = await scopedPrincipal(t, {
+      username: 'client-of-a',
+      role: 'client',
+      tags: ['client-a'],
+      tokenName: 'client-a-token',
+    }));
   });
   afterAll(() => t.close());
 
@@ -251,9 +229,14 @@ describe('site scopes: a client of tag A never sees client B', () => {
   });
 
   it('answers a scoped manager’s routes with an id of their own, any method, for B’s object as for an unknown one', async () => {
-    const manager = await t.services.users.create('manager-of-a', PASSWORD, 'manager');
-    t.services.users.setScope(manager.id, ['client-a']);
-    const token = t.services.tokens.create('manager-a', 'manager', { userId: manager.id }).token;
+    // The same manager by token (the API) and signed in (the dashboard).
+    const manager = await scopedPrincipal(t, {
+      username: 'manager-of-a',
+      role: 'manager',
+      tags: ['client-a'],
+      tokenName: 'manager-a',
+    });
+    const { token } = manager;
     const document = (await t.call('GET', '/api/openapi.json')).json as {
       paths: Record<string, Record<string, unknown>>;
     };
@@ -276,7 +259,6 @@ describe('site scopes: a client of tag A never sees client B', () => {
       }
     }
     // The dashboard's equivalents: pages and form posts (confirmed), the flash included.
-    const session = await signInScoped(t, 'dashboard-manager-of-a', 'manager', ['client-a']);
     const routes = new Set(
       t.app.routes
         .filter((route) => route.method !== 'ALL' && !route.path.startsWith('/api'))
@@ -288,7 +270,7 @@ describe('site scopes: a client of tag A never sees client B', () => {
       if (own.length === 0 || !/^\/sites\/:id\//.test(path)) continue;
       const send = async (ids: OwnIds) => {
         const url = fill(path, a.id, ids);
-        const response = method === 'GET' ? await session.get(url) : await session.post(url, { confirm: 'yes' });
+        const response = method === 'GET' ? await manager.get(url) : await manager.post(url, { confirm: 'yes' });
         return {
           status: response.status,
           location: response.headers.get('location'),
@@ -490,7 +472,7 @@ describe('site scopes of users and tokens', () => {
   it('lets a scoped manager act on its site from the site page, and shows another’s as an unknown site', async () => {
     const mine = insertConnectedSite(t, { tags: ['team-p'], name: 'Papaya' });
     const theirs = insertConnectedSite(t, { tags: ['team-o'], name: 'Orange' });
-    const session = await signInScoped(t, 'pia', 'manager', ['team-p']);
+    const session = await scopedPrincipal(t, { username: 'pia', role: 'manager', tags: ['team-p'] });
     const page = await (await session.get(`/sites/${mine}`)).text();
     expect(page).toContain(`action="/sites/${mine}/disconnect"`);
     const unknown = await session.post('/sites/site_01kzzzzzzzzzzzzzzzzzzzzzzz/disconnect', { confirm: 'yes' });
@@ -532,7 +514,7 @@ describe('site scopes of users and tokens', () => {
     expect([other.status, other.json.type]).toEqual([404, '/problems/site-not-found']);
     expect(t.services.sites.tagsOf([theirs]).get(theirs)).toEqual(['team-r']);
     // The dashboard's site settings (which carry the tags): the same rule, checked before anything is written.
-    const session = await signInScoped(t, 'quinn-web', 'manager', ['team-q', 'team-s']);
+    const session = await scopedPrincipal(t, { username: 'quinn-web', role: 'manager', tags: ['team-q', 'team-s'] });
     const out = await session.post(`/sites/${mine}/settings`, { tags: 'team-r', intervalSeconds: '600' });
     expect(out.status).toBe(303);
     expect(decodeURIComponent(/sw_flash=([^;]*)/.exec(out.headers.get('set-cookie') ?? '')![1]!)).toContain(

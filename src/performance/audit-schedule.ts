@@ -1,0 +1,52 @@
+/**
+ * Scheduled audits: the cron tick that queues the audits of every connected site whose slot in its
+ * interval has come (the hash spread places each site at its own offset), the slot recorded first.
+ */
+import type { Clock } from '../shared/clock.js';
+import { isDue, latestSlot } from '../jobs/spread.js';
+import type { AuditSettings } from './audit-settings.js';
+import type { PerformanceRepository } from './performance.repository.js';
+import type { AuditRow, AuditTrigger, FormFactor } from './performance.table.js';
+
+export function createAuditSchedule({
+  repository,
+  clock,
+  settingsFrom,
+  createAudit,
+}: {
+  repository: PerformanceRepository;
+  clock: Clock;
+  settingsFrom: AuditSettings['settingsFrom'];
+  createAudit: (
+    site: { id: string; url: string },
+    formFactor: FormFactor,
+    runs: number,
+    trigger: AuditTrigger,
+  ) => AuditRow;
+}) {
+  /** Enqueues the audits of every connected site whose slot has come; returns how many. */
+  function enqueueDue(): number {
+    const now = clock.now();
+    let enqueued = 0;
+    for (const site of repository.connectedSites()) {
+      const settings = settingsFrom(site.settings);
+      const intervalMs = settings.intervalHours * 3_600_000;
+      if (!settings.enabled || !isDue(site.id, intervalMs, site.settings?.lastScheduledAt ?? null, now)) continue;
+      repository.writeSettings({
+        siteId: site.id,
+        enabled: settings.enabled,
+        formFactors: settings.formFactors.join(','),
+        runs: settings.runs,
+        intervalHours: site.settings?.intervalHours ?? null,
+        lastScheduledAt: latestSlot(site.id, intervalMs, now),
+      });
+      for (const formFactor of settings.formFactors) {
+        createAudit(site, formFactor, settings.runs, 'scheduled');
+        enqueued++;
+      }
+    }
+    return enqueued;
+  }
+
+  return { enqueueDue };
+}
