@@ -1,17 +1,17 @@
 /**
- * The bulk update coordinator: the run. It writes a request's rows (the planner's) and runs its `bulk-update` job: the
- * sites' child jobs started as the shared slots allow, counted as they settle; cancelling, the window closing, the
- * daemon stopping; the run's end and its events. It registers the job kinds; a site's items: the site runner.
+ * The bulk update coordinator: the run. It submits a request's jobs (the planner's) to the job runner, which writes
+ * every job row, and runs its `bulk-update` job: the sites' child jobs started as the shared slots allow, counted as
+ * they settle; cancelling, the window closing, the daemon stopping; the run's end and its events, told to the runner.
+ * It registers the job kinds; a site's items: the site runner.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { jobEvent, wasCancelled, type JobKind, type Settlement } from '../jobs/job-kind.js';
+import { jobEvent, wasCancelled, type JobContext, type JobKind, type Settlement } from '../jobs/job-kind.js';
 import type { JobRunner } from '../jobs/job-runner.js';
-import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
-import { BULK, CHILD, SAFE_CHILD, progressOf, unreadable, type ChildEnd } from './bulk-jobs.js';
+import { BULK, CHILD, SAFE_CHILD, progressOf, unreadable, type ChildEnd, type JobRowsRead } from './bulk-jobs.js';
 import type { BulkPlanner, BulkUpdateRequest } from './bulk-planner.js';
 import { STOPPED_BEFORE_SITE, STOPPED_DURING_RUN } from './bulk-recovery.js';
 import { runView, stored, type BulkParams } from './bulk-run-view.js';
@@ -40,7 +40,7 @@ export function createBulkCoordinator({
   logger,
 }: {
   repository: BulkUpdatesRepository;
-  jobRows: JobsRepository;
+  jobRows: JobRowsRead;
   jobs: JobRunner;
   slots: UpdateSlots;
   planner: Pick<BulkPlanner, 'rowsOf'>;
@@ -68,17 +68,15 @@ export function createBulkCoordinator({
   const droppers = new Map<string, (childId: string) => void>();
 
   /**
-   * Creates the bulk job (and its children) and queues it; a dry run is recorded finished, with its
-   * plan. The rows as written: the answer to the request is made from them, not read back.
+   * Submits the bulk job with its children (the job runner writes them together, and queues the bulk job); a dry run
+   * is recorded finished, with its plan. The rows as written: the answer to the request is made from them, not read back.
    */
   function start(request: BulkUpdateRequest): { job: JobRow; children: JobRow[] } {
-    const { bulk, children, items } = planner.rowsOf(request);
-    if (request.dryRun) return { job: jobRows.insert(bulk), children: [] };
-    const job = jobRows.transaction(() => {
-      const inserted = jobRows.insert(bulk);
-      jobRows.insertMany(children);
-      return inserted;
-    });
+    const planned = planner.rowsOf(request);
+    if (planned.preview) return { job: jobs.record(planned.preview).job, children: [] };
+    // Started on a later turn (the job runner's queue): the rows are still what the database holds.
+    const { job, children } = jobs.submitWithChildren(planned.bulk, planned.children);
+    const { items } = planned;
     events.emit('bulk-update.started', {
       bulkId: job.id,
       triggerKind: request.trigger.kind,
@@ -86,28 +84,26 @@ export function createBulkCoordinator({
       sites: children.length,
       items,
     });
-    // Started on a later turn (the job runner's queue): the rows above are still what the database holds.
-    jobs.enqueue(BULK, job.id, null);
     return { job, children };
   }
 
   /** A child not started: cancelled (the bulk job was), or skipped (its window closed, the daemon stopped). */
   const leaveUnstarted = (child: JobRow, reason: string, message: string): JobRow =>
-    jobRows.update(child.id, { state: 'cancelled', reason, message, finishedAt: clock.now() }) ?? child;
+    jobs.endQueued(child.id, { state: 'cancelled', reason, message }) ?? child;
 
-  async function runBulk(job: JobRow, signal: AbortSignal): Promise<Settlement> {
-    const startedAt = clock.now();
-    jobRows.write(job.id, { state: 'running', startedAt, attempts: job.attempts + 1 });
+  /** The bulk job, `running` (the job runner wrote it): its counts through `context`, its end returned. */
+  async function runBulk(job: JobRow, signal: AbortSignal, context: JobContext): Promise<Settlement> {
+    const startedAt = job.startedAt ?? clock.now();
     let params: BulkParams;
     try {
       params = stored.bulkParams(job);
     } catch (error) {
       // What was asked cannot be known: no site starts, each says why.
-      const { reason } = unreadable({ jobRows, clock, logger }, job, error);
+      const outcome = unreadable(logger, job, error);
       for (const child of repository.children(job.id))
         if (child.state === 'queued')
-          leaveUnstarted(child, reason, 'the bulk update’s stored params could not be read');
-      return { events: [] };
+          leaveUnstarted(child, outcome.reason, 'the bulk update’s stored params could not be read');
+      return { events: [], outcome };
     }
     const notAfter = params.notAfter ? new Date(params.notAfter) : null;
     const children = repository.children(job.id);
@@ -126,8 +122,7 @@ export function createBulkCoordinator({
       try {
         ({ host } = stored.childParams(child));
       } catch (error) {
-        unreadable({ jobRows, clock, logger }, child, error);
-        count(jobRows.find(child.id) ?? child);
+        count(jobs.endQueued(child.id, unreadable(logger, child, error)) ?? child);
         continue;
       }
       const queue = pending.get(host);
@@ -200,7 +195,8 @@ export function createBulkCoordinator({
         if (counted !== written) {
           const wait = writtenAt + PROGRESS_WRITE_MS - Date.now();
           if (wait <= 0) {
-            jobRows.write(job.id, { progress: (written = counted) });
+            context.progress(progress);
+            written = counted;
             writtenAt = Date.now();
           } else if (!writeDue) {
             writeDue = true;
@@ -229,14 +225,14 @@ export function createBulkCoordinator({
           : 'succeeded';
     const reason =
       state === 'cancelled' ? 'cancelled' : signal.aborted ? 'interrupted' : state === 'failed' ? 'sites-failed' : null;
-    jobRows.write(job.id, {
-      state,
-      reason,
-      message: state === 'failed' && !signal.aborted ? `${progress.failed} of ${progress.total} sites failed` : null,
-      progress: JSON.stringify(progress),
-      finishedAt,
-    });
     return {
+      outcome: {
+        state,
+        reason,
+        message: state === 'failed' && !signal.aborted ? `${progress.failed} of ${progress.total} sites failed` : null,
+        progress,
+        finishedAt,
+      },
       events: [
         jobEvent('bulk-update.finished', {
           bulkId: job.id,
@@ -256,6 +252,7 @@ export function createBulkCoordinator({
   jobs.register(BULK, {
     pool: { name: 'bulk-updates', concurrency: BULK_JOBS_AT_ONCE },
     exclusive: false,
+    jobRow: 'runner',
     atShutdown: 'abort',
     cancelsWhileRunning: true,
     run: runBulk,
@@ -269,32 +266,41 @@ export function createBulkCoordinator({
       running: (job) => {
         for (const child of repository.children(job.id))
           if (child.state === 'queued') leaveUnstarted(child, 'interrupted', INTERRUPTED);
-        jobRows.update(job.id, {
-          state: 'failed',
-          reason: 'interrupted',
-          message: STOPPED_DURING_RUN,
-          progress: JSON.stringify(progressOf(repository.children(job.id))),
-          finishedAt: clock.now(),
-        });
-        return { events: [] };
+        const progress = progressOf(repository.children(job.id));
+        return {
+          events: [],
+          outcome: { state: 'failed', reason: 'interrupted', message: STOPPED_DURING_RUN, progress },
+        };
       },
     },
   });
+  /** How each site update running in this process ended, until the job runner has written it (then it settles). */
+  const ends = new Map<string, ChildEnd>();
   // A running site update finishes (WordPress's upgrader cannot stop halfway); its bulk job decides what starts.
   const childKind = {
     pool: { name: 'site-updates', concurrency: Number.MAX_SAFE_INTEGER },
     exclusive: true,
+    jobRow: 'runner',
+    // Its start commits with its first history row (the site runner's write batch).
+    heldStart: true,
     atShutdown: 'grace',
     cancelsWhileRunning: false,
-    // Settled as it ends (how, as written; crashed: read back), which frees its slot and counts it.
-    run: async (job: JobRow): Promise<Settlement> => {
-      let ended: ChildEnd | undefined;
+    run: async (job: JobRow, _signal: AbortSignal, context: JobContext): Promise<Settlement> => {
       try {
-        ended = await siteRunner.run(job, (bulkId) => running.get(bulkId));
-      } finally {
-        settle(job.id, ended);
+        const { outcome, end } = await siteRunner.run(job, (bulkId) => running.get(bulkId), context);
+        ends.set(job.id, end);
+        return { events: [], outcome };
+      } catch (error) {
+        settle(job.id);
+        throw error;
       }
-      return { events: [] };
+    },
+    // Settled once its end is written (how, as the site runner told it), which frees its slot and counts it.
+    after: (job: JobRow) => {
+      const end = ends.get(job.id);
+      ends.delete(job.id);
+      settle(job.id, end);
+      return Promise.resolve();
     },
     // Started by its bulk job (it holds a slot): settled, which frees the slot; not yet: its bulk job drops it.
     cancelQueued: (job: JobRow) => {
@@ -310,7 +316,7 @@ export function createBulkCoordinator({
     recover: {
       running: siteRunner.recover,
       // Its bulk job starts it (when requeued itself) or has already left it unstarted.
-      queued: () => ({ events: [] }),
+      queued: () => 'leave',
     },
   } satisfies JobKind;
   jobs.register(CHILD, childKind);

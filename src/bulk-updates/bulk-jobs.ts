@@ -1,11 +1,11 @@
 /**
  * What the planner, the coordinator and the site runner share about a bulk update's job rows: their kinds, the run's
- * counts of its sites, and how a row whose stored data cannot be read ends.
+ * counts of its sites, and how a row whose stored data cannot be read ends. The job runner writes them all.
  */
 import type { Logger } from 'pino';
+import type { JobOutcome } from '../jobs/job-kind.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
-import type { Clock } from '../shared/clock.js';
 import { isProblem } from '../shared/errors.js';
 import { storedDataProblems } from '../shared/stored-json.js';
 import { runView } from './bulk-run-view.js';
@@ -15,6 +15,9 @@ export const CHILD = 'site-update';
 /** A site's updates as safe updates: each waits for its own backup job, so it cannot hold the site's turn. */
 export const SAFE_CHILD = 'safe-site-update';
 export const BULK_UPDATE_KINDS = [BULK, CHILD, SAFE_CHILD] as const;
+
+/** What the bulk module reads of the job rows (the job runner writes them). */
+export type JobRowsRead = Pick<JobsRepository, 'find' | 'list'>;
 
 /** How a site update ended, as its bulk job counts it. */
 export type ChildEnd = Pick<JobRow, 'state' | 'reason' | 'progress'>;
@@ -31,15 +34,16 @@ export function progressOf(children: Pick<JobRow, 'state' | 'reason' | 'progress
   return counts;
 }
 
-/** A job whose stored params cannot be read ends failed with that reason (`stored-data-unreadable`), never crashed. */
+/**
+ * A job whose stored params cannot be read ends failed with that reason (`stored-data-unreadable`), never crashed:
+ * the outcome the job runner writes (logged here).
+ */
 export function unreadable(
-  { jobRows, clock, logger }: { jobRows: JobsRepository; clock: Clock; logger: Logger },
-  row: JobRow,
+  logger: Logger,
+  row: Pick<JobRow, 'id'>,
   error: unknown,
-): { reason: string; message: string } {
+): JobOutcome & { state: 'failed'; reason: string; message: string } {
   if (!isProblem(error, storedDataProblems.unreadable)) throw error;
-  const ending = { reason: error.problem.name, message: error.detail };
   logger.error({ err: error, jobId: row.id }, 'a job’s stored data could not be read');
-  jobRows.update(row.id, { state: 'failed', ...ending, finishedAt: clock.now() });
-  return ending;
+  return { state: 'failed', reason: error.problem.name, message: error.detail };
 }

@@ -3,7 +3,7 @@
  * planned items (deduplicated, with the versions from and to), and those the rows a request writes: a preview (a dry
  * run, finished with its plan), or a queued bulk job with a child job per site. It reads; the coordinator writes.
  */
-import type { JobRow, NewJobRow } from '../jobs/jobs.table.js';
+import type { EndedJob, NewChildJob, NewJob } from '../jobs/job-kind.js';
 import type { Clock } from '../shared/clock.js';
 import { createId } from '../shared/ids.js';
 import { sitesProblems } from '../sites/index.js';
@@ -75,15 +75,20 @@ export function createBulkPlanner({ repository, clock }: { repository: BulkUpdat
   }
 
   /**
-   * The rows a request writes, as they are to be written: a dry run's one row, finished with its plan (a preview);
-   * otherwise the bulk job's, queued, and a child per site, queued (a site not connected: cancelled). `items`: how
-   * many items the run updates.
+   * The jobs a request writes (the job runner writes them), as they are to be written: a dry run's one job, finished
+   * with its plan (a preview: `preview`); otherwise the bulk job, queued, and a child per site, queued (a site not
+   * connected: cancelled). `items`: how many items the run updates.
    */
-  function rowsOf({ targets, trigger, dryRun = false, safe = false, checks, notAfter }: BulkUpdateRequest): {
-    bulk: NewJobRow;
-    children: JobRow[];
-    items: number;
-  } {
+  function rowsOf({
+    targets,
+    trigger,
+    dryRun = false,
+    safe = false,
+    checks,
+    notAfter,
+  }: BulkUpdateRequest):
+    | { preview: EndedJob; items: number }
+    | { preview?: undefined; bulk: NewJob; children: NewChildJob[]; items: number } {
     const sitesPlanned = plan(targets);
     const closesAt = notAfter === undefined ? null : new Date(notAfter).toISOString();
     const now = clock.now();
@@ -99,45 +104,39 @@ export function createBulkPlanner({ repository, clock }: { repository: BulkUpdat
     const items = sitesPlanned.reduce((sum, site) => sum + site.items.length, 0);
     if (dryRun) {
       const planned = sitesPlanned.map(({ site, items }) => ({ siteId: site.id, url: site.url, items }));
-      const bulk: NewJobRow = {
+      const preview: EndedJob = {
         id,
         kind: BULK,
         siteId: null,
         state: 'succeeded',
-        params: JSON.stringify(params),
-        progress: JSON.stringify({ plan: planned }),
-        createdAt: now,
-        finishedAt: now,
-      };
-      return { bulk, children: [], items };
-    }
-    const children = sitesPlanned.map(({ site, items }, index): JobRow => {
-      const child: ChildParams = { bulkId: id, url: site.url, host: hostOf(site.url), items };
-      const connected = site.state === 'connected';
-      return {
-        id: childId(id, index),
-        kind: safe ? SAFE_CHILD : CHILD,
-        siteId: site.id,
-        state: connected ? 'queued' : 'cancelled',
-        reason: connected ? null : 'site-not-connected',
-        message: connected ? null : `the site is ${site.state}`,
-        progress: '{}',
-        params: JSON.stringify(child),
+        params,
+        progress: { plan: planned },
         attempts: 0,
         createdAt: now,
         startedAt: null,
-        finishedAt: connected ? null : now,
+        finishedAt: now,
       };
+      return { preview, items };
+    }
+    const children = sitesPlanned.map(({ site, items }, index): NewChildJob => {
+      const params: ChildParams = { bulkId: id, url: site.url, host: hostOf(site.url), items };
+      const child = {
+        id: childId(id, index),
+        kind: safe ? SAFE_CHILD : CHILD,
+        siteId: site.id,
+        params,
+        createdAt: now,
+      };
+      if (site.state === 'connected') return child;
+      const ended = { state: 'cancelled', reason: 'site-not-connected', message: `the site is ${site.state}` } as const;
+      return { ...child, ended: { ...ended, finishedAt: now } };
     });
-    const bulk: NewJobRow = {
-      id,
-      kind: BULK,
-      siteId: null,
-      state: 'queued',
-      params: JSON.stringify(params),
-      progress: JSON.stringify(progressOf(children)),
-      createdAt: now,
-    };
+    const counted = children.map(({ ended }) => ({
+      state: ended?.state ?? ('queued' as const),
+      reason: ended?.reason ?? null,
+      progress: '{}',
+    }));
+    const bulk: NewJob = { id, kind: BULK, siteId: null, params, progress: progressOf(counted), createdAt: now };
     return { bulk, children, items };
   }
 

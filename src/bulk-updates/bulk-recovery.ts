@@ -1,3 +1,4 @@
+import type { JobOutcome } from '../jobs/job-kind.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import { updateProblems } from '../inventory/index.js';
 import { wordpressUpdatesProblems } from '../wordpress-updates/index.js';
@@ -72,7 +73,9 @@ function outcomeWords(item: StoppedItem): string {
  * (`cancelled`, `interrupted`); a safe update still to decide, failed (`interrupted`) until it has; else
  * as its items ended, with a message telling what the stop did.
  */
-export function siteAfterStop(items: StoppedItem[]): Pick<JobRow, 'state' | 'reason' | 'message'> {
+export function siteAfterStop(
+  items: StoppedItem[],
+): Pick<JobRow, 'reason' | 'message'> & { state: JobOutcome['state'] } {
   const notStarted = items.filter((item) => item.state === 'skipped' && item.reason === 'interrupted');
   if (notStarted.length === items.length)
     return { state: 'cancelled', reason: 'interrupted', message: STOPPED_BEFORE_SITE };

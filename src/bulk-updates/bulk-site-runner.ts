@@ -1,18 +1,18 @@
 /**
- * The bulk update site runner: one site's items (its child job) through the site updater, its start and end written
- * through one write batch; and after a stop, what became of that site's items (`recover`), an item left following a
- * safe update following it as it decides (`followSafeUpdate`). Its slot and its bulk job's counts: the coordinator.
+ * The bulk update site runner: one site's items (its child job) through the site updater, its start and end held in
+ * the job's write batch (the job runner writes the job row: this file tells it how the site went); and after a stop,
+ * what became of that site's items (`recover`), an item left following a safe update following it as it decides
+ * (`followSafeUpdate`). Its slot and its bulk job's counts: the coordinator.
  */
 import type { Logger } from 'pino';
-import type { Settlement } from '../jobs/job-kind.js';
-import type { JobsRepository } from '../jobs/jobs.repository.js';
+import type { JobContext, JobOutcome, Settlement } from '../jobs/job-kind.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import { underOwnBound } from '../jobs/site-task-queue.js';
-import { createWriteBatch } from '../db/write-batch.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import type { UpdateHistoryRepository } from '../update-history/index.js';
-import { SAFE_CHILD, progressOf, unreadable, type ChildEnd } from './bulk-jobs.js';
+import { SAFE_CHILD, progressOf, unreadable, type ChildEnd, type JobRowsRead } from './bulk-jobs.js';
 import {
   attemptEndOf,
   hasDecided,
@@ -34,6 +34,7 @@ export function createBulkSiteRunner({
   repository,
   history,
   jobRows,
+  jobs,
   updateSite,
   clock,
   logger,
@@ -41,7 +42,8 @@ export function createBulkSiteRunner({
 }: {
   repository: BulkUpdatesRepository;
   history: Pick<UpdateHistoryRepository, 'finish' | 'finishSafeUpdate'>;
-  jobRows: JobsRepository;
+  jobRows: JobRowsRead;
+  jobs: Pick<JobRunner, 'revise'>;
   updateSite: SiteUpdater;
   clock: Clock;
   logger: Logger;
@@ -49,23 +51,23 @@ export function createBulkSiteRunner({
   refreshInventory: (siteId: string) => Promise<unknown>;
 }) {
   /**
-   * One site's updates. Its writes go through one write batch: its start commits with the first
-   * attempt's history row, its end with the last attempt's and the inventory patch (two commits
-   * for a site's plugin and theme updates, not one per row). How it ended, as written; a crash: undefined
-   * (the row, failed, says how).
+   * One site's updates. Its writes go through the job's write batch: its start (held by the job runner) commits with
+   * the first attempt's history row, its end with the last attempt's and the inventory patch (two commits for a site's
+   * plugin and theme updates, not one per row). How it ended: the outcome for the job runner, and as its bulk job
+   * counts it (a crash: failed, what the site updater still held dropped).
    */
   async function run(
     job: JobRow,
     runningParams: (bulkId: string) => RunningParams | undefined,
-  ): Promise<ChildEnd | undefined> {
-    const batch = createWriteBatch(jobRows.transaction);
-    let end: ReturnType<typeof endOf> | null = null;
-    const endOf = (outcomes: ItemOutcome[]) => {
+    { batch, hold }: Pick<JobContext, 'batch' | 'hold'>,
+  ): Promise<{ outcome: JobOutcome; end: ChildEnd }> {
+    let end: { outcome: JobOutcome; end: ChildEnd } | null = null;
+    const outcomeOf = (outcomes: ItemOutcome[]): JobOutcome => {
       const failed = outcomes.filter((item) => item.state === 'failed');
       return {
-        state: failed.length > 0 ? ('failed' as const) : ('succeeded' as const),
+        state: failed.length > 0 ? 'failed' : 'succeeded',
         reason: failed[0]?.reason ?? null,
-        progress: JSON.stringify({ items: outcomes }),
+        progress: { items: outcomes },
         message:
           failed.length > 0
             ? failed.map((item) => `${item.type} ${item.slug ?? ''}: ${item.message}`).join('; ')
@@ -74,22 +76,17 @@ export function createBulkSiteRunner({
       };
     };
     const holdEnd = (outcomes: ItemOutcome[]) => {
-      const ended = (end = endOf(outcomes));
-      batch.later(() => jobRows.write(job.id, ended));
-      return ended;
+      const outcome = outcomeOf(outcomes);
+      return (end = { outcome, end: hold.outcome(outcome) });
     };
     try {
-      const startedAt = clock.now();
-      batch.later(() => jobRows.write(job.id, { state: 'running', startedAt, attempts: job.attempts + 1 }));
       const params = stored.childParams(job);
       const bulkParams = runningParams(params.bulkId) ?? bulkParamsOf(params.bulkId);
       const trigger = bulkParams?.trigger ?? { kind: 'request' as const, id: null };
       // Held as each item ends while others are still to come; once none is, the site's end (it commits with the last item's).
       const writeItems = (items: ItemOutcome[]) => {
-        if (items.some((item) => item.state === 'pending')) {
-          const progress = JSON.stringify({ items });
-          batch.later(() => jobRows.write(job.id, { progress }));
-        } else end ??= holdEnd(items);
+        if (items.some((item) => item.state === 'pending')) hold.progress({ items });
+        else end ??= holdEnd(items);
       };
       // Bounded by the bulk update slot it holds, not again by the site task queue's bound (SITEWARDEN_SITE_CONCURRENCY).
       const outcomes = await underOwnBound(job.siteId!, () =>
@@ -104,19 +101,15 @@ export function createBulkSiteRunner({
           batch,
         }),
       );
-      const { state, reason, progress } = end ?? holdEnd(outcomes);
+      const ended = end ?? holdEnd(outcomes);
       batch.commit();
-      return { state, reason, progress };
+      return ended;
     } catch (error) {
       logger.error({ err: error, jobId: job.id }, 'a site update crashed');
-      jobRows.update(job.id, {
-        state: 'failed',
-        // (`stored-data-unreadable`: its params could not be read)
-        reason: isAppError(error) ? error.problem.name : 'internal-error',
-        message: String(error),
-        finishedAt: clock.now(),
-      });
-      return undefined;
+      // (`stored-data-unreadable`: its params could not be read)
+      const reason = isAppError(error) ? error.problem.name : 'internal-error';
+      const outcome = { state: 'failed', reason, message: String(error), finishedAt: clock.now() } as const;
+      return { outcome, end: { state: 'failed', reason, progress: job.progress } };
     }
   }
 
@@ -145,8 +138,7 @@ export function createBulkSiteRunner({
       params = stored.childParams(job);
       saved = stored.childItems(job);
     } catch (error) {
-      unreadable({ jobRows, clock, logger }, job, error);
-      return { events: [] };
+      return { events: [], outcome: unreadable(logger, job, error) };
     }
     const items: StoppedItem[] =
       saved ?? params.items.map((item) => ({ ...item, state: 'pending', reason: null, message: null }));
@@ -204,9 +196,8 @@ export function createBulkSiteRunner({
       Object.assign(item, { state: 'failed', reason: 'interrupted', message: STOPPED_DURING_PLAIN });
       cutShort = true;
     }
-    jobRows.update(job.id, { ...siteAfterStop(items), progress: JSON.stringify({ items }), finishedAt: now });
     if (cutShort && job.siteId) refreshSoon(job.siteId);
-    return { events: [] };
+    return { events: [], outcome: { ...siteAfterStop(items), progress: { items }, finishedAt: now } };
   }
 
   /**
@@ -232,10 +223,12 @@ export function createBulkSiteRunner({
     const at = items.findIndex((item) => item.safeUpdateId === safeUpdate.id && item.state === 'pending');
     if (at < 0) return;
     items[at] = itemAfterSafeUpdate(items[at]!, safeUpdate);
-    jobRows.transaction(() => {
-      jobRows.write(child.id, { ...siteAfterStop(items), progress: JSON.stringify({ items }) });
-      jobRows.write(attempt.jobId!, { progress: JSON.stringify(progressOf(repository.children(attempt.jobId!))) });
-    });
+    const site = { id: child.id, ...siteAfterStop(items), progress: { items } };
+    // The run's counts with this site as it now ends (its other sites as they stand).
+    const sites = repository
+      .children(attempt.jobId)
+      .map((row) => (row.id === child.id ? { ...row, ...site, progress: JSON.stringify(site.progress) } : row));
+    jobs.revise([site, { id: attempt.jobId, progress: progressOf(sites) }]);
   }
 
   return { run, recover, followSafeUpdate, refreshSoon };

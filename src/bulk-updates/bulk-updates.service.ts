@@ -8,14 +8,13 @@
  */
 import type { Logger } from 'pino';
 import type { JobRunner } from '../jobs/job-runner.js';
-import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
 import { sitesProblems } from '../sites/index.js';
 import type { HistoryFilter, UpdateHistoryRepository } from '../update-history/index.js';
 import { createBulkCoordinator } from './bulk-coordinator.js';
-import { BULK, BULK_UPDATE_KINDS, CHILD, SAFE_CHILD } from './bulk-jobs.js';
+import { BULK, BULK_UPDATE_KINDS, CHILD, SAFE_CHILD, type JobRowsRead } from './bulk-jobs.js';
 import { createBulkPlanner, type BulkUpdateRequest } from './bulk-planner.js';
 import { STOPPED_DURING_PLAIN } from './bulk-recovery.js';
 import { runView } from './bulk-run-view.js';
@@ -42,7 +41,8 @@ export function createBulkUpdatesService({
 }: {
   repository: BulkUpdatesRepository;
   history: Pick<UpdateHistoryRepository, 'list' | 'endAbandoned' | 'finish' | 'finishSafeUpdate'>;
-  jobRows: JobsRepository;
+  /** Read only: the job runner writes every bulk update's job rows. */
+  jobRows: JobRowsRead;
   jobs: JobRunner;
   slots: UpdateSlots;
   updateSite: SiteUpdater;
@@ -57,6 +57,7 @@ export function createBulkUpdatesService({
     repository,
     history,
     jobRows,
+    jobs,
     updateSite,
     clock,
     logger,
@@ -88,10 +89,10 @@ export function createBulkUpdatesService({
      * transaction, so a second apply answers `preview-already-applied` naming it.
      */
     applyPreview(previewId: string, request: Pick<BulkUpdateRequest, 'trigger' | 'safe' | 'checks'>) {
-      const { job, children } = jobRows.transaction(() => {
+      const { job, children } = jobs.transaction(() => {
         const { progress, targets, checks } = previewToApply(jobRows.find(previewId), previewId);
         const started = coordinator.start({ ...request, checks: request.checks ?? checks, targets });
-        jobRows.write(previewId, { progress: JSON.stringify({ ...progress, appliedAs: started.job.id }) });
+        jobs.revise([{ id: previewId, progress: { ...progress, appliedAs: started.job.id } }]);
         return started;
       });
       return runView.of(job, children);

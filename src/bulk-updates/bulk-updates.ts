@@ -2,10 +2,10 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { Inventory } from '../inventory/index.js';
 import type { JobRunner } from '../jobs/job-runner.js';
-import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
 import type { BulkUpdatesConfig } from './bulk-updates.config.js';
+import type { JobRowsRead } from './bulk-jobs.js';
 import { createBulkUpdatesRepository } from './bulk-updates.repository.js';
 import { createBulkUpdatesService } from './bulk-updates.service.js';
 import {
@@ -44,7 +44,8 @@ export function createBulkUpdates({
   history: UpdateHistoryRepository;
   recorder: UpdateRecorder;
   jobs: JobRunner;
-  jobRows: JobsRepository;
+  /** Read only (the job runner writes the job rows). */
+  jobRows: JobRowsRead;
   services: UpdateServices;
   operate: OperateOnSite;
   inventoryAfter: InventoryAfterUpdates;

@@ -3,6 +3,7 @@
  * exclusivity, run, shutdown, cancel, recovery) and what a job tells the runner as it goes and when
  * it settles.
  */
+import type { WriteBatch } from '../db/write-batch.js';
 import type { EventName, FieldsOf } from '../shared/events.js';
 import type { JobRow, JobState } from './jobs.table.js';
 
@@ -43,6 +44,22 @@ export interface JobContext {
   progress(progress: object): void;
   /** What the job was asked, once it knows more of it (a restore: the backup it took of the site first). */
   params(params: object): void;
+  /**
+   * The job's write batch: the kind's own writes held in it commit with the job row's held ones (a
+   * bulk site update's history rows with its start, progress and end: a commit or two a site, not one
+   * a write). What is still held when the job settles is dropped: a kind commits what it keeps (a
+   * crash's half-done writes are not kept), its held start with them.
+   */
+  batch: WriteBatch;
+  /** Held in `batch` until its next commit. */
+  hold: {
+    progress(progress: object): void;
+    /**
+     * How the job ended, written with the kind's next commit; the settlement then returns this very
+     * outcome. Answers the columns as they will be stored.
+     */
+    outcome(outcome: JobOutcome): Pick<JobRow, 'state' | 'reason' | 'message' | 'progress' | 'finishedAt'>;
+  };
 }
 
 /** A job to write, `queued` (its kind's own row, if any, is written with it). */
@@ -54,6 +71,14 @@ export interface NewJob {
   progress?: object;
   createdAt: Date;
 }
+
+/** A child job written with its parent (`submitWithChildren`): queued, or `ended` already (a site a bulk update cannot start). */
+export interface NewChildJob extends NewJob {
+  ended?: JobOutcome;
+}
+
+/** A finished job's outcome revised (what left out stays): a bulk site whose safe update decided after a restart. */
+export type JobRevision = { id: string } & Partial<Pick<JobOutcome, 'state' | 'reason' | 'message' | 'progress'>>;
 
 /** A job that ran to its end elsewhere (a backup known from an offsite target's snapshot), written as it ended. */
 export interface EndedJob extends NewJob, JobOutcome {
@@ -86,10 +111,15 @@ export interface JobKind {
   /**
    * Who writes the job row. `runner`: the runner (queued at `submit`, running before `run`, progress
    * through the context, the settlement's `outcome` at the end, recovery and cancel); the kind keeps
-   * only its own row. `kind` (the default, until they move): the kind writes the job row itself
-   * (bulk updates, fleet actions; safe updates' row is still mirrored by drizzle/0015's triggers).
+   * only its own row. `kind` (the default, until it moves): the kind writes the job row itself
+   * (safe updates' row is still mirrored by drizzle/0015's triggers).
    */
   jobRow?: 'runner' | 'kind';
+  /**
+   * A `runner` kind's `running` write held in the job's write batch (`context.batch`), committed with
+   * the kind's first commit (a bulk site update's: with its first history row), not on its own.
+   */
+  heldStart?: boolean;
   /**
    * Does the job (a `runner` kind gets its row already `running`), writing its own row as it goes; never
    * throws on a failure of the job.
@@ -110,8 +140,11 @@ export interface JobKind {
      * in fact ended (its own row says so: the process stopped before the job row was written).
      */
     running(job: JobRow): Settlement;
-    /** A job the last process left queued: queue it again (the default), or record why not (`outcome`). */
-    queued?(job: JobRow): 'requeue' | Settlement;
+    /**
+     * A job the last process left queued: queue it again (the default), record why not (`outcome`),
+     * or `leave` it as it is (a child: its parent starts it, or has already ended it).
+     */
+    queued?(job: JobRow): 'requeue' | 'leave' | Settlement;
     /** Once every unfinished job was handled: new jobs retrying interrupted ones (logged `retried`). */
     afterwards?(): { job: Pick<JobRow, 'id' | 'siteId'>; fields: Record<string, unknown> }[];
   };

@@ -9,11 +9,11 @@ import {
   JobCancelled,
   type JobContext,
   type JobKind,
-  type JobOutcome,
+  type NewChildJob,
   type NewJob,
-  type EndedJob,
   type Settlement,
 } from './job-kind.js';
+import { createJobRowWriter } from './job-rows.js';
 import { finishedJobStates, type JobRow } from './jobs.table.js';
 import { createSiteTaskQueue, type SiteTaskQueue } from './site-task-queue.js';
 
@@ -102,66 +102,19 @@ export function createJobRunner({
   }
 
   const writesRow = (kind: JobKind) => kind.jobRow === 'runner';
-
-  /** The job row of a job that starts now: `running`, one more attempt. */
-  const start = (job: JobRow): JobRow =>
-    repository.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 }) ?? job;
-
-  /** Writes how a job ended; a job already ended (cancelled while queued) or removed with its site stays as it is. */
-  function finish(id: string, outcome: JobOutcome): void {
-    repository.transaction(() => {
-      const current = repository.find(id);
-      if (!current || finishedJobStates.includes(current.state)) return;
-      repository.write(id, {
-        state: outcome.state,
-        reason: outcome.reason ?? null,
-        message: outcome.message ?? null,
-        progress: outcome.progress === undefined ? undefined : JSON.stringify(outcome.progress),
-        finishedAt: outcome.finishedAt ?? clock.now(),
-      });
-    });
-  }
-
-  const contextOf = (id: string): JobContext => ({
-    progress: (progress) => repository.write(id, { progress: JSON.stringify(progress) }),
-    params: (params) => repository.write(id, { params: JSON.stringify(params) }),
-  });
-
-  /**
-   * Runs a `runner` kind's job whose row is `running`: writes its outcome, and a job that threw
-   * (a bug: a kind never throws on a failure of the job) ends `failed` all the same, then rethrows.
-   */
-  async function runWritten(
-    job: JobRow,
-    work: (job: JobRow, context: JobContext) => Promise<Settlement>,
-  ): Promise<Settlement> {
-    let settlement: Settlement;
-    try {
-      settlement = await work(job, contextOf(job.id));
-    } catch (error) {
-      finish(job.id, { state: 'failed', reason: 'internal-error', message: (error as Error).message });
-      throw error;
-    }
-    finish(
-      job.id,
-      settlement.outcome ?? { state: 'failed', reason: 'internal-error', message: 'the job ended without an outcome' },
-    );
-    return settlement;
-  }
+  const rows = createJobRowWriter({ repository, clock });
+  const { finish, runWritten } = rows;
 
   async function execute(id: string, kind: JobKind): Promise<void> {
     const queued = repository.find(id);
     // Cancelled while it waited, or removed with its site.
     if (!queued || queued.state !== 'queued') return;
-    const job = writesRow(kind) ? start(queued) : queued;
+    const job = queued;
     const controller = new AbortController();
+    const run = (running: JobRow, context: JobContext) => kind.run(running, controller.signal, context);
     const work = (async () => {
-      announce(
-        job,
-        writesRow(kind)
-          ? await runWritten(job, (running, context) => kind.run(running, controller.signal, context))
-          : await kind.run(job, controller.signal, contextOf(id)),
-      );
+      // (a `kind` kind's context writes through the runner all the same, its batch unused)
+      announce(job, await runWritten(job, run, { heldStart: kind.heldStart, writesRow: writesRow(kind) }));
       // Only a kind that stops halfway can have been cancelled while it ran (cancel() answers 409 for the others).
       if (kind.cancelsWhileRunning && repository.find(id)?.state === 'cancelled')
         cancelled(job, 'running', cancelledBy.get(id));
@@ -176,23 +129,9 @@ export function createJobRunner({
     }
   }
 
-  /** A new job's row as the repository stores it, `queued`. */
-  const newJobRow = (job: NewJob) => ({
-    id: job.id,
-    kind: job.kind,
-    siteId: job.siteId,
-    state: 'queued' as const,
-    params: JSON.stringify(job.params ?? {}),
-    progress: JSON.stringify(job.progress ?? {}),
-    createdAt: job.createdAt,
-  });
-
   function create<T = undefined>(job: NewJob, own?: () => T): { job: JobRow; own: T } {
     kindOf(job.kind);
-    return repository.transaction(() => {
-      const ownRow = own?.() as T;
-      return { job: repository.insert(newJobRow(job)), own: ownRow };
-    });
+    return rows.create(job, own);
   }
 
   function schedule(kindName: string, id: string, siteId: string | null): void {
@@ -238,31 +177,34 @@ export function createJobRunner({
     /** As `submit`, not run: the caller runs it inside its own job (`runWithin`: a restore's pre-restore backup). */
     create,
 
-    /** Writes a job that ended elsewhere, as it ended (a backup adopted from an offsite target), with its kind's own row. */
-    record<T = undefined>(job: EndedJob, own?: () => T): { job: JobRow; own: T } {
-      return repository.transaction(() => {
-        const ownRow = own?.() as T;
-        const row = repository.insert({
-          ...newJobRow(job),
-          state: job.state,
-          reason: job.reason ?? null,
-          message: job.message ?? null,
-          attempts: job.attempts,
-          startedAt: job.startedAt,
-          finishedAt: job.finishedAt ?? clock.now(),
-        });
-        return { job: row, own: ownRow };
-      });
+    /**
+     * A parent job written `queued` with its children (queued, or ended already) in one transaction, and
+     * run in the background; the parent starts each child itself (`enqueue`), or ends it unstarted
+     * (`endQueued`). Answers the rows as written.
+     */
+    submitWithChildren(job: NewJob, children: readonly NewChildJob[]): { job: JobRow; children: JobRow[] } {
+      kindOf(job.kind);
+      const written = rows.createWithChildren(job, children);
+      schedule(job.kind, job.id, job.siteId);
+      return written;
     },
+
+    /** Writes a job that ended elsewhere, as it ended (a backup adopted from an offsite target; a bulk update's preview), with its kind's own row. */
+    record: rows.record,
+    /** A queued job its parent will not start, ended as the parent says (a bulk update's site skipped or cancelled). */
+    endQueued: rows.endQueued,
+    /** Finished jobs' outcomes revised (a bulk site whose safe update decided after a restart; a preview applied). */
+    revise: rows.revise,
+    /** Runs `work` (synchronous writes through the runner and any repository on its database) in one transaction. */
+    transaction: repository.transaction,
 
     /**
      * Runs a job created with `create` now, inside the caller's job (a restore's pre-restore
      * backup): written, logged and recovered as one the runner ran in its pool.
      */
     async runWithin(id: string, work: (job: JobRow, context: JobContext) => Promise<Settlement>): Promise<Settlement> {
-      const queued = repository.find(id);
-      if (!queued) throw new Error(`there is no job ${id} to run`);
-      const job = start(queued);
+      const job = repository.find(id);
+      if (!job) throw new Error(`there is no job ${id} to run`);
       const settlement = await runWritten(job, work);
       announce(job, settlement);
       return settlement;
@@ -305,6 +247,7 @@ export function createJobRunner({
         for (const job of repository.unfinished(name, 'queued')) {
           const kind = kindOf(name);
           const decision = kind.recover.queued?.(job) ?? 'requeue';
+          if (decision === 'leave') continue;
           if (decision !== 'requeue') {
             if (writesRow(kind)) finish(job.id, decision.outcome ?? { state: 'failed', reason: 'interrupted' });
             announce(job, decision);

@@ -1,0 +1,179 @@
+/**
+ * The job runner's writes of job rows (job-runner.ts runs the lifecycle; this file writes it): a
+ * job written queued (alone, with its kind's own row, or a parent with its children), started,
+ * its progress, its end; a parent's child it leaves unstarted, a finished job's outcome revised.
+ * No feature writes a job row of a kind the runner writes (`jobRow: 'runner'`, docs/jobs.md).
+ */
+import { createWriteBatch } from '../db/write-batch.js';
+import type { Clock } from '../shared/clock.js';
+import type { EndedJob, JobContext, JobOutcome, JobRevision, NewChildJob, NewJob, Settlement } from './job-kind.js';
+import type { JobsRepository } from './jobs.repository.js';
+import { finishedJobStates, type JobRow } from './jobs.table.js';
+
+/** A new job's row as the repository stores it, `queued`. */
+const newJobRow = (job: NewJob) => ({
+  id: job.id,
+  kind: job.kind,
+  siteId: job.siteId,
+  state: 'queued' as const,
+  params: JSON.stringify(job.params ?? {}),
+  progress: JSON.stringify(job.progress ?? {}),
+  createdAt: job.createdAt,
+});
+
+/** An outcome's columns as stored (`progress` left out: as it is). */
+const endOf = (outcome: JobOutcome, now: () => Date) => ({
+  state: outcome.state,
+  reason: outcome.reason ?? null,
+  message: outcome.message ?? null,
+  progress: outcome.progress === undefined ? undefined : JSON.stringify(outcome.progress),
+  finishedAt: outcome.finishedAt ?? now(),
+});
+
+export function createJobRowWriter({ repository, clock }: { repository: JobsRepository; clock: Clock }) {
+  const now = () => clock.now();
+
+  /**
+   * Writes how a job ended; a job already ended (cancelled while queued) or removed with its site stays as it is
+   * (`replacing`: ended by the end its kind held, which this one replaces).
+   */
+  function finish(id: string, outcome: JobOutcome, replacing = false): void {
+    repository.transaction(() => {
+      const current = repository.find(id);
+      if (!current || (!replacing && finishedJobStates.includes(current.state))) return;
+      repository.write(id, endOf(outcome, now));
+    });
+  }
+
+  /**
+   * Runs a job whose row is `queued`: writes it `running` (held in its write batch with `heldStart`:
+   * committed with the kind's first commit), then its outcome, unless the kind held that very outcome and
+   * committed it. What the kind still holds when it settles is dropped: a kind commits what it keeps (a
+   * crash's half-done writes are not kept). A job that threw (a bug: a kind never throws on a failure of
+   * the job) ends `failed` all the same, then rethrows. A kind that writes its own job row (`writesRow:
+   * false`) only gets the context.
+   */
+  async function runWritten(
+    queued: JobRow,
+    work: (job: JobRow, context: JobContext) => Promise<Settlement>,
+    { heldStart = false, writesRow = true }: { heldStart?: boolean | undefined; writesRow?: boolean } = {},
+  ): Promise<Settlement> {
+    const { id } = queued;
+    const batch = createWriteBatch(repository.transaction);
+    const running = { state: 'running' as const, startedAt: now(), attempts: queued.attempts + 1 };
+    let job: JobRow;
+    if (!writesRow) job = queued;
+    else if (heldStart) {
+      batch.later(() => repository.write(id, running));
+      job = { ...queued, ...running };
+    } else job = repository.update(id, running) ?? queued;
+    let held: JobOutcome | undefined;
+    let heldWritten = false;
+    const context: JobContext = {
+      progress: (progress) => repository.write(id, { progress: JSON.stringify(progress) }),
+      params: (params) => repository.write(id, { params: JSON.stringify(params) }),
+      batch,
+      hold: {
+        progress(progress) {
+          const stored = JSON.stringify(progress);
+          batch.later(() => repository.write(id, { progress: stored }));
+        },
+        outcome(outcome) {
+          held = outcome;
+          const end = endOf(outcome, now);
+          batch.later(() => {
+            repository.write(id, end);
+            heldWritten = true;
+          });
+          return { ...end, progress: end.progress ?? job.progress };
+        },
+      },
+    };
+    if (!writesRow) return work(job, context);
+    let settlement: Settlement;
+    try {
+      settlement = await work(job, context);
+    } catch (error) {
+      finish(id, { state: 'failed', reason: 'internal-error', message: (error as Error).message }, heldWritten);
+      throw error;
+    }
+    const outcome = settlement.outcome ?? {
+      state: 'failed',
+      reason: 'internal-error',
+      message: 'the job ended without an outcome',
+    };
+    if (outcome !== held || !heldWritten) finish(id, outcome, heldWritten);
+    return settlement;
+  }
+
+  function create<T = undefined>(job: NewJob, own?: () => T): { job: JobRow; own: T } {
+    return repository.transaction(() => {
+      const ownRow = own?.() as T;
+      return { job: repository.insert(newJobRow(job)), own: ownRow };
+    });
+  }
+
+  /** A child as written: queued, or already ended (`ended`: a site a bulk update cannot start). */
+  const childRow = (child: NewChildJob): JobRow => ({
+    ...newJobRow(child),
+    reason: null,
+    message: null,
+    attempts: 0,
+    startedAt: null,
+    finishedAt: null,
+    ...(child.ended && {
+      ...endOf(child.ended, now),
+      progress: JSON.stringify(child.ended.progress ?? child.progress ?? {}),
+    }),
+  });
+
+  return {
+    finish,
+    runWritten,
+    create,
+
+    /** A parent job and its children in one transaction; the rows as written (the children's not read back). */
+    createWithChildren(job: NewJob, children: readonly NewChildJob[]): { job: JobRow; children: JobRow[] } {
+      const rows = children.map(childRow);
+      return repository.transaction(() => {
+        const parent = repository.insert(newJobRow(job));
+        repository.insertMany(rows);
+        return { job: parent, children: rows };
+      });
+    },
+
+    record<T = undefined>(job: EndedJob, own?: () => T): { job: JobRow; own: T } {
+      return repository.transaction(() => {
+        const ownRow = own?.() as T;
+        const row = repository.insert({
+          ...newJobRow(job),
+          state: job.state,
+          reason: job.reason ?? null,
+          message: job.message ?? null,
+          attempts: job.attempts,
+          startedAt: job.startedAt,
+          finishedAt: job.finishedAt ?? now(),
+        });
+        return { job: row, own: ownRow };
+      });
+    },
+
+    /** A queued job ended without running, as `outcome` says; one that is no longer queued stays as it is. */
+    endQueued(id: string, outcome: JobOutcome): JobRow | undefined {
+      const current = repository.find(id);
+      if (current?.state !== 'queued') return current;
+      return repository.update(id, endOf(outcome, now));
+    },
+
+    /** Finished jobs' outcomes revised, in one transaction; a job not finished (or gone) stays as it is. */
+    revise(revisions: readonly JobRevision[]): void {
+      repository.transaction(() => {
+        for (const { id, progress, ...end } of revisions) {
+          const current = repository.find(id);
+          if (!current || !finishedJobStates.includes(current.state)) continue;
+          repository.write(id, { ...end, progress: progress === undefined ? undefined : JSON.stringify(progress) });
+        }
+      });
+    },
+  };
+}
