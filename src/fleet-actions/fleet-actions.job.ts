@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { wasCancelled, type JobContext, type Settlement } from '../jobs/job-kind.js';
 import type { JobRunner } from '../jobs/job-runner.js';
-import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
@@ -50,7 +49,6 @@ const NOT_INSTALLED = new Set(['plugin-not-found', 'theme-not-found']);
  */
 export function registerFleetActionKind({
   jobs,
-  jobRows,
   sites,
   plugins,
   themes,
@@ -59,8 +57,6 @@ export function registerFleetActionKind({
   concurrency,
 }: {
   jobs: Pick<JobRunner, 'register'>;
-  /** Only for a cancel while queued: the sites it never reached, in the row the runner just marked cancelled. */
-  jobRows: Pick<JobsRepository, 'write'>;
   sites: Pick<SitesRepository, 'findById'>;
   plugins: SinglePluginOperations;
   themes: SingleThemeOperations;
@@ -213,11 +209,10 @@ export function registerFleetActionKind({
     atShutdown: 'abort',
     cancelsWhileRunning: true,
     run,
-    cancelQueued(job, message) {
-      // The runner marked the job cancelled in this transaction; the sites' results live in its progress
-      // (a cancel gives the kind no way to return them, unlike `run` and recovery): the kind writes them.
+    // The sites' results live in the job's progress: each site cancelled, written by the runner.
+    cancelQueued: (job, message) => {
       const progress = unreached(job, 'cancelled', message);
-      if (progress) jobRows.write(job.id, { progress: JSON.stringify(progress) });
+      return progress ? { progress } : undefined;
     },
     recover: {
       running(job) {

@@ -37,7 +37,7 @@ export function createFleetActions({
 }: {
   jobs: JobRunner;
   /** Reads for the views; the runner writes the rows (but the sites a cancel while queued left unreached). */
-  jobRows: Pick<JobsRepository, 'find' | 'list' | 'write'>;
+  jobRows: Pick<JobsRepository, 'find' | 'list'>;
   sites: Pick<SitesRepository, 'findById' | 'connectedIds'>;
   fleet: Pick<FleetRepository, 'sitesWith'>;
   plugins: SinglePluginOperations;
@@ -48,7 +48,7 @@ export function createFleetActions({
   concurrency: number;
 }) {
   const plan = createFleetActionPlanner({ sites, fleet, clock });
-  registerFleetActionKind({ jobs, jobRows, sites, plugins, themes, clock, logger, concurrency });
+  registerFleetActionKind({ jobs, sites, plugins, themes, clock, logger, concurrency });
 
   function start(input: FleetActionRequest, requestedBy: Actor | null): FleetActionView {
     const planned = plan(input, requestedBy);

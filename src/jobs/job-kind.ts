@@ -131,8 +131,11 @@ export interface JobKind {
   atShutdown: 'abort' | 'grace';
   /** A running job ends `cancelled` when its signal aborts with JobCancelled; otherwise cancel answers 409. */
   cancelsWhileRunning: boolean;
-  /** Records a queued job as cancelled in the kind's row; the runner marks the job row in the same transaction. */
-  cancelQueued(job: JobRow, message: string): void;
+  /**
+   * Records a queued job as cancelled in the kind's row; the runner marks the job row in the same
+   * transaction, with the progress answered here if any (a fleet action's sites, each cancelled).
+   */
+  cancelQueued(job: JobRow, message: string): { progress?: object } | void;
   recover: {
     /**
      * A job the last process left running: record it failed as interrupted (a `runner` kind's job

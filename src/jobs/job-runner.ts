@@ -277,7 +277,8 @@ export function createJobRunner({
         // The job row first: a cancelled job stays cancelled whatever the kind's row says after it.
         repository.transaction(() => {
           repository.markCancelled(id, clock.now(), CANCELLED_MESSAGE);
-          kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
+          const ended = kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
+          if (ended?.progress) repository.write(id, { progress: JSON.stringify(ended.progress) });
         });
         cancelled(job, 'queued', by);
         return repository.find(id)!;
