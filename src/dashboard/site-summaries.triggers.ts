@@ -3,15 +3,13 @@ import { tableTriggers } from '../db/table-triggers.js';
 /**
  * The triggers that keep `site_summaries` (site-summaries.table.ts), the overview's read model, and
  * the views they read: the source of truth for what the database holds after all migrations
- * (0016, 0025, 0032 and 0035 create them; test/db/table-triggers.test.ts keeps the two equal). Each fact
+ * (0016, 0025 and 0032 create them; test/db/table-triggers.test.ts keeps the two equal). Each fact
  * follows its feature's own table in the same transaction: the site (sites/), its monitor and its
  * hourly and daily uptime roll-ups (uptime/), its completed performance audits (performance/), its
  * backups (backups/) and its inventory rows offering an update (inventory/).
  *
  * The uptime figures (24 h, 30 d, response time) are computed once, by the view
- * `site_uptime_figures`; the four roll-up triggers each copy its row into the summary, the hourly
- * update only when a figure can move (0035: a probe of an all-up site whose response average holds
- * rewrites nothing).
+ * `site_uptime_figures`; the four roll-up triggers each copy its row into the summary.
  */
 export const siteSummariesTriggers = tableTriggers({
   table: 'site_summaries',
@@ -104,12 +102,7 @@ END`,
       name: 'site_summaries_hourly_update',
       on: 'uptime_hourly',
       onModule: 'uptime/',
-      // 0035: not when no figure can move (an up probe of an all-up site, no new integer response average).
-      sql: `CREATE TRIGGER site_summaries_hourly_update AFTER UPDATE ON uptime_hourly
-WHEN new.site_id IS NOT old.site_id OR new.bucket IS NOT old.bucket OR new.down IS NOT old.down
-  OR new.response_sum / nullif(new.response_count, 0) IS NOT old.response_sum / nullif(old.response_count, 0)
-  OR NOT EXISTS (SELECT 1 FROM site_summaries s WHERE s.site_id = new.site_id AND s.uptime_24h = 1 AND s.uptime_30d = 1)
-BEGIN
+      sql: `CREATE TRIGGER site_summaries_hourly_update AFTER UPDATE ON uptime_hourly BEGIN
   UPDATE site_summaries SET (uptime_24h, uptime_30d, response_ms) = (SELECT f.uptime_24h, f.uptime_30d, f.response_ms
       FROM site_uptime_figures f WHERE f.site_id = new.site_id)
   WHERE site_id = new.site_id;
