@@ -1,10 +1,11 @@
 // A safe update's row while it runs: the recorder the flow writes through, the report's steps, and
-// its end (the row decided, and the event that says how: `update.verified`, `update.rolled-back`,
-// `update.rollback-failed`).
-import type { Settlement } from '../jobs/job-kind.js';
+// its end (the row decided, its job's outcome, and the event that says how: `update.verified`,
+// `update.rolled-back`, `update.rollback-failed`).
+import type { JobContext, Settlement } from '../jobs/job-kind.js';
 import { jobEvent } from '../jobs/job-kind.js';
 import type { Clock } from '../shared/clock.js';
 import type { FlowOutcome, FlowRecorder } from './safe-update-flow.js';
+import { safeUpdateJobProgress, safeUpdateOutcome } from './safe-update-job-rows.js';
 import type { SafeUpdatesRepository } from './safe-updates.repository.js';
 import { storedReport } from './safe-updates.schemas.js';
 import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
@@ -19,13 +20,22 @@ function visualVerdict(row: SafeUpdateRow): { visualChange: boolean; changedRati
   return { visualChange: report.visualChange ?? false, changedRatio: ratios.length > 0 ? Math.max(...ratios) : null };
 }
 
-/** What the flow writes through: each write lands in the row before the next step starts (crash safety). */
-export function createRecorder(repository: SafeUpdatesRepository, id: string): FlowRecorder {
+/**
+ * What the flow writes through: each write lands in the row before the next step starts (crash
+ * safety); a new phase is the job's progress, told to `context`.
+ */
+export function createRecorder(
+  repository: SafeUpdatesRepository,
+  id: string,
+  context: Pick<JobContext, 'progress'>,
+): FlowRecorder {
   let row = repository.find(id)!;
   return {
     row: () => row,
     phase(phase, changes = {}) {
+      const was = row.phase;
       row = repository.update(id, { ...changes, phase }) ?? row;
+      if (phase !== was) context.progress(safeUpdateJobProgress(phase));
     },
     report(change) {
       const report = storedReport(row);
@@ -51,9 +61,10 @@ export function addStep(record: FlowRecorder, step: string, ok: boolean, started
   });
 }
 
-/** Writes the decision (phase `done`) and answers with the event that announces it. */
-export function finish(repository: SafeUpdatesRepository, clock: Clock, id: string, outcome: FlowOutcome): Settlement {
-  const row = repository.update(id, { ...outcome, phase: 'done', finishedAt: clock.now() })!;
+/** Writes the decision (phase `done`) and answers with its job's outcome and the event that announces it. */
+export function finish(repository: SafeUpdatesRepository, clock: Clock, id: string, decision: FlowOutcome): Settlement {
+  const row = repository.update(id, { ...decision, phase: 'done', finishedAt: clock.now() })!;
+  const outcome = safeUpdateOutcome(row);
   const durationMs = row.startedAt ? row.finishedAt!.getTime() - row.startedAt.getTime() : 0;
   const fields = {
     siteId: row.siteId,
@@ -64,14 +75,16 @@ export function finish(repository: SafeUpdatesRepository, clock: Clock, id: stri
     toVersion: row.toVersion,
   };
   if (row.status === 'kept')
-    return { events: [jobEvent('update.verified', { ...fields, ...visualVerdict(row), durationMs })] };
+    return { outcome, events: [jobEvent('update.verified', { ...fields, ...visualVerdict(row), durationMs })] };
   if (row.status === 'rolled-back')
     return {
+      outcome,
       events: [jobEvent('update.rolled-back', { ...fields, reason: row.reason, message: row.message, durationMs })],
     };
   if (row.status === 'rollback-failed')
     return {
+      outcome,
       events: [jobEvent('update.rollback-failed', { ...fields, reason: row.reason, message: row.message })],
     };
-  return { events: [] };
+  return { outcome, events: [] };
 }

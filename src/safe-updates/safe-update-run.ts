@@ -2,7 +2,7 @@
 // the update, the after-checks and the decision) or resumed after a crash past the update (the
 // after-checks and the decision). An unexpected failure past the restore point is `rollback-failed`.
 import type { Logger } from 'pino';
-import type { Settlement } from '../jobs/job-kind.js';
+import type { JobContext, Settlement } from '../jobs/job-kind.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import { storedDataProblems } from '../shared/stored-json.js';
@@ -35,12 +35,19 @@ export function createSafeUpdateRun({
   screenshots: ScreenshotStore;
   lastResort: ReturnType<typeof createLastResortSteps>;
 }) {
-  /** Runs a safe update whose row exists (queued, or left running by a crash), to a decided state. */
-  return async function execute(id: string, signal: AbortSignal): Promise<Settlement> {
+  /**
+   * Runs a safe update whose row exists (queued, or left running by a crash), to a decided state,
+   * its phase told to `context`.
+   */
+  return async function execute(
+    id: string,
+    signal: AbortSignal,
+    context: Pick<JobContext, 'progress'>,
+  ): Promise<Settlement> {
     const resumed = repository.find(id)!;
     const resuming = AFTER_UPDATE_PHASES.includes(resumed.phase);
     repository.update(id, { status: 'running', startedAt: resumed.startedAt ?? clock.now() });
-    const record = createRecorder(repository, id);
+    const record = createRecorder(repository, id, context);
     try {
       let decided: FlowOutcome;
       if (resuming) {

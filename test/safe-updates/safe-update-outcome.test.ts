@@ -1,0 +1,89 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
+import type { FlowOutcome } from '../../src/safe-updates/safe-update-flow.js';
+import { createRecorder, finish } from '../../src/safe-updates/safe-update-record.js';
+import { createSafeUpdatesRepository } from '../../src/safe-updates/safe-updates.repository.js';
+import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
+
+/**
+ * A safe update tells the job runner its job's outcome and progress (issue 34: the runner becomes
+ * the single writer of job rows): the outcome it returns as it decides, and each new phase as its
+ * progress, are what its job row holds (drizzle/0015's triggers still write that row for now).
+ */
+describe('what a safe update tells the job runner', () => {
+  let t: TestApp;
+  let siteId: string;
+  beforeEach(() => {
+    t = createTestApp();
+    siteId = insertConnectedSite(t, { name: 'Alpha' });
+  });
+  afterEach(() => t.close());
+
+  const safeUpdates = () => createSafeUpdatesRepository({ db: t.database.db });
+  let count = 0;
+  /** A safe update running past its update, as the flow leaves it before deciding. */
+  function running(): string {
+    const id = `sup_${String(++count).padStart(26, '0')}`;
+    const at = t.clock.now();
+    safeUpdates().insert({
+      id,
+      siteId,
+      itemType: 'plugin',
+      slug: 'hello-dolly',
+      status: 'queued',
+      phase: 'queued',
+      policy: '{}',
+      createdAt: at,
+    });
+    safeUpdates().update(id, { status: 'running', phase: 'after-check', startedAt: at });
+    return id;
+  }
+
+  const decisions: Array<[FlowOutcome, object]> = [
+    [
+      { status: 'kept', reason: null, message: null },
+      { state: 'succeeded', reason: null, message: null },
+    ],
+    [
+      { status: 'rolled-back', reason: 'fatal-error', message: 'the home page fatals' },
+      { state: 'failed', reason: 'rolled-back', message: 'the home page fatals' },
+    ],
+    [
+      { status: 'rollback-failed', reason: 'http-500', message: 'still down' },
+      { state: 'failed', reason: 'rollback-failed', message: 'still down' },
+    ],
+    [
+      { status: 'failed', reason: 'site-unreachable', message: 'refused' },
+      { state: 'failed', reason: 'site-unreachable', message: 'refused' },
+    ],
+    [
+      { status: 'failed', reason: 'cancelled', message: 'cancelled on request' },
+      { state: 'cancelled', reason: 'cancelled', message: 'cancelled on request' },
+    ],
+  ];
+
+  it.each(decisions)('returns the outcome of a decision %j, as its job row holds it', (decision, expected) => {
+    const id = running();
+    const { outcome } = finish(safeUpdates(), t.clock, id, decision);
+    const row = safeUpdates().find(id)!;
+    expect(outcome).toEqual({ ...expected, progress: { phase: 'done' }, finishedAt: row.finishedAt });
+    const job = createJobsRepository({ db: t.database.db }).find(id)!;
+    expect({
+      state: job.state,
+      reason: job.reason,
+      message: job.message,
+      progress: JSON.parse(job.progress) as unknown,
+      finishedAt: job.finishedAt,
+    }).toEqual(outcome);
+  });
+
+  it('tells each new phase as its job’s progress, once', () => {
+    const id = running();
+    const told: object[] = [];
+    const record = createRecorder(safeUpdates(), id, { progress: (progress) => told.push(progress) });
+    record.phase('rolling-back', { reason: 'fatal-error' });
+    record.phase('rolling-back', { message: 'the home page fatals' });
+    record.phase('restoring-backup');
+    expect(told).toEqual([{ phase: 'rolling-back' }, { phase: 'restoring-backup' }]);
+  });
+});
