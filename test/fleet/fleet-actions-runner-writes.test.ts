@@ -1,12 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { createFleetActions } from '../../src/fleet-actions/index.js';
 import { CANCELLED_MESSAGE, type JobKind } from '../../src/jobs/job-kind.js';
-import { createJobRunner } from '../../src/jobs/job-runner.js';
-import { createJobsRepository, type JobsRepository } from '../../src/jobs/jobs.repository.js';
-import { createFakeClock } from '../../src/shared/clock.js';
-import { createLoggedEvents } from '../../src/shared/logger.js';
-import { createCapturedLogger } from '../support/log-capture.js';
+import { type JobsRepository } from '../../src/jobs/jobs.repository.js';
+import { jobRunnerOnMemory } from '../support/job-runner-fixture.js';
 
 /**
  * The `fleet-action` kind's job rows are the job runner's writes (issue 34: `jobRow: 'runner'`): queued
@@ -14,10 +10,8 @@ import { createCapturedLogger } from '../support/log-capture.js';
  * cancel (the sites a cancel while queued never reached are the progress the kind answers, written by
  * the runner). The repository fleet actions are given is watched: the kind itself writes no job row.
  */
-const databases: DatabaseHandle[] = [];
 afterEach(() => {
   vi.restoreAllMocks();
-  for (const database of databases.splice(0)) database.close();
 });
 
 const until = async (condition: () => boolean) => {
@@ -31,12 +25,7 @@ interface Pending {
 }
 
 function setup() {
-  const database = openDatabase(':memory:');
-  databases.push(database);
-  const repository = createJobsRepository({ db: database.db });
-  const logs = createCapturedLogger();
-  const clock = createFakeClock(new Date('2026-11-23T10:00:00Z'));
-  const runner = createJobRunner({ repository, clock, logger: logs.logger, events: createLoggedEvents(logs.logger) });
+  const { repository, logs, clock, runner } = jobRunnerOnMemory();
   // The kind as it registers itself with the runner.
   const kinds = new Map<string, JobKind>();
   const register = runner.register;

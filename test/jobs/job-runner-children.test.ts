@@ -1,32 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { describe, expect, it } from 'vitest';
 import type { JobContext, JobKind, JobOutcome } from '../../src/jobs/job-kind.js';
-import { createJobRunner } from '../../src/jobs/job-runner.js';
-import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
 import type { JobRow } from '../../src/jobs/jobs.table.js';
-import { createFakeClock } from '../../src/shared/clock.js';
-import { createLoggedEvents } from '../../src/shared/logger.js';
-import { createCapturedLogger } from '../support/log-capture.js';
+import { jobRunnerOnMemory } from '../support/job-runner-fixture.js';
 
 /**
  * What a parent job with children needs of the runner, which writes every row of them (a bulk update and its
  * sites, issue 34): the parent written with its children, a child its parent leaves unstarted, a child whose
  * start and end commit with the kind's own writes (its write batch), a finished job's outcome revised.
  */
-const databases: DatabaseHandle[] = [];
-afterEach(() => {
-  for (const database of databases.splice(0)) database.close();
-});
-
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 function setup() {
-  const database = openDatabase(':memory:');
-  databases.push(database);
-  const repository = createJobsRepository({ db: database.db });
-  const logs = createCapturedLogger();
-  const clock = createFakeClock(new Date('2026-11-23T10:00:00Z'));
-  const runner = createJobRunner({ repository, clock, logger: logs.logger, events: createLoggedEvents(logs.logger) });
+  const { repository, logs, clock, runner } = jobRunnerOnMemory();
   const ran: string[] = [];
   const parent: JobKind = {
     pool: { name: 'parents', concurrency: 1 },

@@ -1,34 +1,19 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { describe, expect, it } from 'vitest';
 import { CANCELLED_MESSAGE, jobEvent, wasCancelled, type JobContext, type JobKind } from '../../src/jobs/job-kind.js';
-import { createJobRunner } from '../../src/jobs/job-runner.js';
-import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
 import type { JobRow } from '../../src/jobs/jobs.table.js';
-import { createFakeClock } from '../../src/shared/clock.js';
-import { createLoggedEvents } from '../../src/shared/logger.js';
-import { createCapturedLogger } from '../support/log-capture.js';
+import { jobRunnerOnMemory } from '../support/job-runner-fixture.js';
 
 /**
  * A kind whose job row the runner writes (`jobRow: 'runner'`, drizzle/0033): the kind only returns
  * its outcome and tells its progress; queued, running, progress, the end, recovery and cancel are
  * the runner's writes.
  */
-const databases: DatabaseHandle[] = [];
-afterEach(() => {
-  for (const database of databases.splice(0)) database.close();
-});
-
 const until = async (condition: () => boolean) => {
   while (!condition()) await new Promise((resolve) => setImmediate(resolve));
 };
 
 function setup() {
-  const database = openDatabase(':memory:');
-  databases.push(database);
-  const repository = createJobsRepository({ db: database.db });
-  const logs = createCapturedLogger();
-  const clock = createFakeClock(new Date('2026-11-23T10:00:00Z'));
-  const runner = createJobRunner({ repository, clock, logger: logs.logger, events: createLoggedEvents(logs.logger) });
+  const { repository, logs, clock, runner } = jobRunnerOnMemory();
   /** The kind's own rows: what it writes itself (a backup's status). */
   const own = new Map<string, string>();
   const contexts = new Map<string, { job: JobRow; context: JobContext; end: (how: 'ok' | 'fail' | 'throw') => void }>();

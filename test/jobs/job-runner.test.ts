@@ -1,23 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { describe, expect, it } from 'vitest';
 import { jobEvent, wasCancelled, type JobKind } from '../../src/jobs/job-kind.js';
-import { createJobRunner } from '../../src/jobs/job-runner.js';
-import { createJobsRepository, type JobsRepository } from '../../src/jobs/jobs.repository.js';
+import { type JobsRepository } from '../../src/jobs/jobs.repository.js';
 import type { JobState } from '../../src/jobs/jobs.table.js';
-import { createFakeClock } from '../../src/shared/clock.js';
 import { isAppError } from '../../src/shared/errors.js';
-import { createLoggedEvents } from '../../src/shared/logger.js';
-import { createCapturedLogger } from '../support/log-capture.js';
+import { jobRunnerOnMemory } from '../support/job-runner-fixture.js';
 
 /**
  * The job runner on its own: kinds with no table of their own, whose jobs run until the test
  * lets each of them finish, so what runs when (and what is waiting) can be watched.
  */
-const databases: DatabaseHandle[] = [];
-afterEach(() => {
-  for (const database of databases.splice(0)) database.close();
-});
-
 const until = async (condition: () => boolean) => {
   while (!condition()) await new Promise((resolve) => setImmediate(resolve));
 };
@@ -26,12 +17,7 @@ const ticks = async (count: number) => {
 };
 
 function setup() {
-  const database = openDatabase(':memory:');
-  databases.push(database);
-  const repository = createJobsRepository({ db: database.db });
-  const logs = createCapturedLogger();
-  const clock = createFakeClock(new Date('2026-11-23T10:00:00Z'));
-  const runner = createJobRunner({ repository, clock, logger: logs.logger, events: createLoggedEvents(logs.logger) });
+  const { repository, logs, clock, runner } = jobRunnerOnMemory();
   const running = new Set<string>();
   const finish = new Map<string, (ok: boolean) => void>();
   let peak = 0;
