@@ -144,7 +144,6 @@ export function createBackupsService({
   jobs.register('backup', {
     pool: { name: 'backups', concurrency: config.concurrency },
     exclusive: true,
-    jobRow: 'runner',
     atShutdown: 'abort',
     cancelsWhileRunning: true,
     run: (job, signal, context) =>
@@ -172,7 +171,6 @@ export function createBackupsService({
   jobs.register('restore', {
     pool: { name: 'backups', concurrency: config.concurrency },
     exclusive: true,
-    jobRow: 'runner',
     atShutdown: 'grace',
     cancelsWhileRunning: false,
     run: (job, signal, context) =>

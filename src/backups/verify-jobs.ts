@@ -298,7 +298,6 @@ export function createVerifyJobs({
       // Reads (and a repair's writes) of a whole backup: one at a time, beside backups and restores.
       pool: { name: 'backup-checks', concurrency: 1 },
       exclusive: false,
-      jobRow: 'runner',
       atShutdown: 'abort',
       cancelsWhileRunning: true,
       cancelQueued: () => undefined,

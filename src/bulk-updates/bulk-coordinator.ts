@@ -252,7 +252,6 @@ export function createBulkCoordinator({
   jobs.register(BULK, {
     pool: { name: 'bulk-updates', concurrency: BULK_JOBS_AT_ONCE },
     exclusive: false,
-    jobRow: 'runner',
     atShutdown: 'abort',
     cancelsWhileRunning: true,
     run: runBulk,
@@ -280,7 +279,6 @@ export function createBulkCoordinator({
   const childKind = {
     pool: { name: 'site-updates', concurrency: Number.MAX_SAFE_INTEGER },
     exclusive: true,
-    jobRow: 'runner',
     // Its start commits with its first history row (the site runner's write batch).
     heldStart: true,
     atShutdown: 'grace',

@@ -44,7 +44,7 @@ const NOT_INSTALLED = new Set(['plugin-not-found', 'theme-not-found']);
 /**
  * The `fleet-action` job kind: each site through the single-site plugin and theme services (so
  * through the site task queue: one operation per site at a time, the global site bound); one
- * site's failure never stops the others. The runner writes its job row (`jobRow: 'runner'`): the
+ * site's failure never stops the others. The runner writes its job row: the
  * kind reports each site's result as progress and returns how the action ended.
  */
 export function registerFleetActionKind({
@@ -204,7 +204,6 @@ export function registerFleetActionKind({
   jobs.register(FLEET_ACTION, {
     pool: { name: 'fleet-actions', concurrency: ACTIONS_AT_ONCE },
     exclusive: false,
-    jobRow: 'runner',
     // At a stop no further site starts; the sites under way finish as the site task queue's work does.
     atShutdown: 'abort',
     cancelsWhileRunning: true,

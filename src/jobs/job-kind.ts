@@ -34,7 +34,7 @@ export interface Settlement {
   events: JobEvent[];
   /** Cut short by a stop of the daemon: also logged as `job.interrupted` (`failed`). */
   interrupted?: boolean;
-  /** How the job ended: required of a kind whose row the runner writes (`jobRow: 'runner'`). */
+  /** How the job ended, which the runner writes to the job row (none: `failed`, `internal-error`). */
   outcome?: JobOutcome;
 }
 
@@ -44,6 +44,8 @@ export interface JobContext {
   progress(progress: object): void;
   /** What the job was asked, once it knows more of it (a restore: the backup it took of the site first). */
   params(params: object): void;
+  /** What the job says while it runs (a safe update: waiting for the site's backup); null: nothing any more. */
+  note(message: string | null): void;
   /**
    * The job's write batch: the kind's own writes held in it commit with the job row's held ones (a
    * bulk site update's history rows with its start, progress and end: a commit or two a site, not one
@@ -86,6 +88,12 @@ export interface EndedJob extends NewJob, JobOutcome {
   startedAt: Date | null;
 }
 
+/** A job the last process left running, queued again (a safe update resumes from its phase), `message` on its row. */
+interface JobRequeue {
+  requeue: true;
+  message?: string | null;
+}
+
 /** The reason a running job's signal carries when it was cancelled through the API (not stopped by a shutdown). */
 export class JobCancelled extends Error {
   constructor() {
@@ -109,19 +117,12 @@ export interface JobKind {
    */
   siteTurn?: boolean;
   /**
-   * Who writes the job row. `runner`: the runner (queued at `submit`, running before `run`, progress
-   * through the context, the settlement's `outcome` at the end, recovery and cancel); the kind keeps
-   * only its own row. `kind` (the default, until it moves): the kind writes the job row itself
-   * (safe updates' row is still mirrored by drizzle/0015's triggers).
-   */
-  jobRow?: 'runner' | 'kind';
-  /**
-   * A `runner` kind's `running` write held in the job's write batch (`context.batch`), committed with
+   * The job's `running` write held in the job's write batch (`context.batch`), committed with
    * the kind's first commit (a bulk site update's: with its first history row), not on its own.
    */
   heldStart?: boolean;
   /**
-   * Does the job (a `runner` kind gets its row already `running`), writing its own row as it goes; never
+   * Does the job (its job row already `running`), writing the kind's own row as it goes; never
    * throws on a failure of the job.
    */
   run(job: JobRow, signal: AbortSignal, context: JobContext): Promise<Settlement>;
@@ -138,11 +139,12 @@ export interface JobKind {
   cancelQueued(job: JobRow, message: string): { progress?: object } | void;
   recover: {
     /**
-     * A job the last process left running: record it failed as interrupted (a `runner` kind's job
-     * ends as its `outcome` says; none: `failed`, `interrupted`). `interrupted: false` when it had
+     * A job the last process left running: record it failed as interrupted (its job ends as the
+     * `outcome` says; none: `failed`, `interrupted`). `interrupted: false` when it had
      * in fact ended (its own row says so: the process stopped before the job row was written).
+     * `requeue`: queued again (logged `requeued`), for a kind that resumes where it stopped.
      */
-    running(job: JobRow): Settlement;
+    running(job: JobRow): Settlement | JobRequeue;
     /**
      * A job the last process left queued: queue it again (the default), record why not (`outcome`),
      * or `leave` it as it is (a child: its parent starts it, or has already ended it).

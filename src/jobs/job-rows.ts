@@ -2,7 +2,7 @@
  * The job runner's writes of job rows (job-runner.ts runs the lifecycle; this file writes it): a
  * job written queued (alone, with its kind's own row, or a parent with its children), started,
  * its progress, its end; a parent's child it leaves unstarted, a finished job's outcome revised.
- * No feature writes a job row of a kind the runner writes (`jobRow: 'runner'`, docs/jobs.md).
+ * No feature writes a job row (docs/jobs.md, "Who writes a job row").
  */
 import { createWriteBatch } from '../db/write-batch.js';
 import type { Clock } from '../shared/clock.js';
@@ -50,20 +50,18 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
    * committed with the kind's first commit), then its outcome, unless the kind held that very outcome and
    * committed it. What the kind still holds when it settles is dropped: a kind commits what it keeps (a
    * crash's half-done writes are not kept). A job that threw (a bug: a kind never throws on a failure of
-   * the job) ends `failed` all the same, then rethrows. A kind that writes its own job row (`writesRow:
-   * false`) only gets the context.
+   * the job) ends `failed` all the same, then rethrows.
    */
   async function runWritten(
     queued: JobRow,
     work: (job: JobRow, context: JobContext) => Promise<Settlement>,
-    { heldStart = false, writesRow = true }: { heldStart?: boolean | undefined; writesRow?: boolean } = {},
+    { heldStart = false }: { heldStart?: boolean | undefined } = {},
   ): Promise<Settlement> {
     const { id } = queued;
     const batch = createWriteBatch(repository.transaction);
     const running = { state: 'running' as const, startedAt: now(), attempts: queued.attempts + 1 };
     let job: JobRow;
-    if (!writesRow) job = queued;
-    else if (heldStart) {
+    if (heldStart) {
       batch.later(() => repository.write(id, running));
       job = { ...queued, ...running };
     } else job = repository.update(id, running) ?? queued;
@@ -72,6 +70,7 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
     const context: JobContext = {
       progress: (progress) => repository.write(id, { progress: JSON.stringify(progress) }),
       params: (params) => repository.write(id, { params: JSON.stringify(params) }),
+      note: (message) => repository.write(id, { message }),
       batch,
       hold: {
         progress(progress) {
@@ -89,7 +88,6 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
         },
       },
     };
-    if (!writesRow) return work(job, context);
     let settlement: Settlement;
     try {
       settlement = await work(job, context);

@@ -101,7 +101,6 @@ export function createJobRunner({
     });
   }
 
-  const writesRow = (kind: JobKind) => kind.jobRow === 'runner';
   const rows = createJobRowWriter({ repository, clock });
   const { finish, runWritten } = rows;
 
@@ -113,8 +112,7 @@ export function createJobRunner({
     const controller = new AbortController();
     const run = (running: JobRow, context: JobContext) => kind.run(running, controller.signal, context);
     const work = (async () => {
-      // (a `kind` kind's context writes through the runner all the same, its batch unused)
-      announce(job, await runWritten(job, run, { heldStart: kind.heldStart, writesRow: writesRow(kind) }));
+      announce(job, await runWritten(job, run, { heldStart: kind.heldStart }));
       // Only a kind that stops halfway can have been cancelled while it ran (cancel() answers 409 for the others).
       if (kind.cancelsWhileRunning && repository.find(id)?.state === 'cancelled')
         cancelled(job, 'running', cancelledBy.get(id));
@@ -161,7 +159,7 @@ export function createJobRunner({
         });
     },
 
-    /** Runs a job whose row is `queued` in the background (a `kind` kind's, written by its feature; recovery). */
+    /** Runs a job whose row is `queued` in the background (a parent's child it starts; recovery). */
     enqueue: schedule,
 
     /**
@@ -224,9 +222,6 @@ export function createJobRunner({
     /** Newest first. */
     list: (filter: JobFilter): JobRow[] => repository.list(filter),
 
-    /** Logs how a job run inside another one ended (a restore's pre-restore backup), as for any job. */
-    report: announce,
-
     /**
      * At start, for the jobs of these kinds the last process left unfinished: running ones (it
      * was killed) fail as `interrupted`, queued ones are queued again, each as its kind decides;
@@ -238,7 +233,12 @@ export function createJobRunner({
         for (const job of repository.unfinished(name, 'running')) {
           const kind = kindOf(name);
           const settlement = kind.recover.running(job);
-          if (writesRow(kind)) finish(job.id, settlement.outcome ?? { state: 'failed', reason: 'interrupted' });
+          // Queued again: the loop over queued jobs below runs it (and logs it `requeued`).
+          if ('requeue' in settlement) {
+            repository.write(job.id, { state: 'queued', message: settlement.message ?? null });
+            continue;
+          }
+          finish(job.id, settlement.outcome ?? { state: 'failed', reason: 'interrupted' });
           const interrupted = settlement.interrupted ?? true;
           announce(job, { ...settlement, interrupted });
           if (interrupted) counts.interrupted++;
@@ -249,7 +249,7 @@ export function createJobRunner({
           const decision = kind.recover.queued?.(job) ?? 'requeue';
           if (decision === 'leave') continue;
           if (decision !== 'requeue') {
-            if (writesRow(kind)) finish(job.id, decision.outcome ?? { state: 'failed', reason: 'interrupted' });
+            finish(job.id, decision.outcome ?? { state: 'failed', reason: 'interrupted' });
             announce(job, decision);
             continue;
           }

@@ -9,8 +9,7 @@ export const finishedJobStates: readonly JobState[] = ['succeeded', 'failed', 'c
  * client follows and what start-up recovery reads. A kind with a table of its own (backups,
  * restores, performance_audits, safe_updates) shares its id with the job row. The job runner
  * writes the job row (created with the feature row in one transaction; then running, progress,
- * the outcome the kind returns; a bulk update's with its children); safe updates' rows are still
- * mirrored by triggers (drizzle/0015) (docs/jobs.md).
+ * the outcome the kind returns; a bulk update's with its children) (docs/jobs.md).
  * No foreign key to sites: the feature row's cascade removes the job row through its delete
  * trigger (drizzle/0007, 0015), and fleet jobs have no site.
  */

@@ -212,7 +212,6 @@ export function createAuditJob({
   jobs.register('audit', {
     pool: { name: 'audits', concurrency: config.concurrency },
     exclusive: false,
-    jobRow: 'runner',
     atShutdown: 'abort',
     cancelsWhileRunning: true,
     run: (job, signal) => execute(job.id, signal, job.startedAt ?? undefined),

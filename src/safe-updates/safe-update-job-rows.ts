@@ -1,6 +1,6 @@
 // What a safe update tells the job runner of its job (kind `safe-update`; docs/jobs.md, "Who writes
 // a job row"), from its `safe_updates` row: the phase it is in, and how it ended. The values
-// drizzle/0015's triggers write to its job row.
+// drizzle/0015's triggers wrote to its job row until 0034.
 import type { JobOutcome } from '../jobs/job-kind.js';
 import type { SafeUpdatePhase, SafeUpdateRow } from './safe-updates.table.js';
 

@@ -22,20 +22,21 @@ function visualVerdict(row: SafeUpdateRow): { visualChange: boolean; changedRati
 
 /**
  * What the flow writes through: each write lands in the row before the next step starts (crash
- * safety); a new phase is the job's progress, told to `context`.
+ * safety); a new phase is the job's progress, and a new message its note, told to `context`.
  */
 export function createRecorder(
   repository: SafeUpdatesRepository,
   id: string,
-  context: Pick<JobContext, 'progress'>,
+  context: Pick<JobContext, 'progress' | 'note'>,
 ): FlowRecorder {
   let row = repository.find(id)!;
   return {
     row: () => row,
     phase(phase, changes = {}) {
-      const was = row.phase;
+      const was = row;
       row = repository.update(id, { ...changes, phase }) ?? row;
-      if (phase !== was) context.progress(safeUpdateJobProgress(phase));
+      if (phase !== was.phase) context.progress(safeUpdateJobProgress(phase));
+      if (row.message !== was.message) context.note(row.message);
     },
     report(change) {
       const report = storedReport(row);

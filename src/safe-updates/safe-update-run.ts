@@ -42,7 +42,7 @@ export function createSafeUpdateRun({
   return async function execute(
     id: string,
     signal: AbortSignal,
-    context: Pick<JobContext, 'progress'>,
+    context: Pick<JobContext, 'progress' | 'note'>,
   ): Promise<Settlement> {
     const resumed = repository.find(id)!;
     const resuming = AFTER_UPDATE_PHASES.includes(resumed.phase);

@@ -19,6 +19,7 @@ import { createLastResort, type BackupJobs } from './last-resort.js';
 import { createLastResortSteps } from './last-resort-steps.js';
 import { createSafeUpdateQueries } from './safe-update-queries.js';
 import { createSafeUpdateRun } from './safe-update-run.js';
+import { safeUpdateJobProgress } from './safe-update-job-rows.js';
 import type { Actor } from '../shared/actor.js';
 
 const SAFE_UPDATE_KIND = 'safe-update';
@@ -118,8 +119,9 @@ export function createSafeUpdatesService({
     recover: {
       // Queued again, keeping its phase: past the update it resumes at the after-checks and decides.
       running(job) {
-        repository.update(job.id, { status: 'queued', message: 'resumed after the daemon stopped' });
-        return { events: [] };
+        const message = 'resumed after the daemon stopped';
+        repository.update(job.id, { status: 'queued', message });
+        return { requeue: true, message };
       },
     },
   });
@@ -143,21 +145,36 @@ export function createSafeUpdatesService({
     }
   }
 
-  function create(request: SafeUpdateRequest, status: 'queued' | 'running'): SafeUpdateRow {
+  /**
+   * A safe update's row and its job's, queued, in one transaction: `submit` runs the job in the
+   * background, `create` leaves it to the caller (`runWithin`).
+   */
+  function create(request: SafeUpdateRequest, write: JobRunner['submit'] | JobRunner['create']): SafeUpdateRow {
     access.connected(request.siteId);
     const policy = SafeUpdatePolicySchema.parse(request.policy ?? {});
-    return repository.insert({
-      id: createId('sup', clock.now()),
+    const id = createId('sup', clock.now());
+    const createdAt = clock.now();
+    const job = {
+      id,
+      kind: SAFE_UPDATE_KIND,
       siteId: request.siteId,
-      itemType: request.type,
-      slug: request.slug,
-      status,
-      phase: 'queued',
-      policy: JSON.stringify(policy),
-      toVersion: request.version ?? null,
-      createdAt: clock.now(),
-      startedAt: status === 'running' ? clock.now() : null,
-    });
+      params: { type: request.type, slug: request.slug },
+      progress: safeUpdateJobProgress('queued'),
+      createdAt,
+    };
+    return write(job, () =>
+      repository.insert({
+        id,
+        siteId: request.siteId,
+        itemType: request.type,
+        slug: request.slug,
+        status: 'queued',
+        phase: 'queued',
+        policy: JSON.stringify(policy),
+        toVersion: request.version ?? null,
+        createdAt,
+      }),
+    ).own;
   }
 
   return {
@@ -171,10 +188,9 @@ export function createSafeUpdatesService({
 
     /** Queues a safe update as a job (the API); answers with it at once. */
     start(request: SafeUpdateRequest) {
-      const row = create(request, 'queued');
+      const row = create(request, jobs.submit);
       const view = safeUpdateView(row);
       history?.started(view, request.requestedBy);
-      jobs.enqueue(SAFE_UPDATE_KIND, row.id, row.siteId);
       return view;
     },
 
@@ -183,10 +199,8 @@ export function createSafeUpdatesService({
      * recorded, reported and recovered exactly as one started through the API.
      */
     async safeUpdate(request: SafeUpdateRequest, signal: AbortSignal) {
-      const row = create(request, 'running');
-      // Its job row follows its row by trigger (drizzle/0015): there is no runner's context to tell.
-      const settlement = await execute(row.id, signal, { progress: () => undefined });
-      jobs.report({ id: row.id, kind: SAFE_UPDATE_KIND, siteId: row.siteId }, settlement);
+      const row = create(request, jobs.create);
+      await jobs.runWithin(row.id, (_job, context) => execute(row.id, signal, context));
       return safeUpdateView(repository.find(row.id)!);
     },
 

@@ -21,9 +21,9 @@ export const safeUpdatePhases = [
 export type SafeUpdatePhase = (typeof safeUpdatePhases)[number];
 
 /**
- * One safe update of one item on one site, and its report. Its job row (kind `safe-update`)
- * follows by trigger (drizzle/0015): `kept` → succeeded, `rolled-back`, `rollback-failed` and
- * `failed` → failed (with the reason), `failed` with reason `cancelled` → cancelled.
+ * One safe update of one item on one site, and its report. Its job row (kind `safe-update`) is
+ * the job runner's (safe-update-job-rows.ts): `kept` → succeeded, `rolled-back`, `rollback-failed`
+ * and `failed` → failed (with the reason), `failed` with reason `cancelled` → cancelled.
  */
 export const safeUpdates = sqliteTable(
   'safe_updates',

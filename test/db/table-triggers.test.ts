@@ -8,6 +8,7 @@ import { auditLogTriggers } from '../../src/audit/audit-log.triggers.js';
 import { siteSummariesTriggers } from '../../src/dashboard/site-summaries.triggers.js';
 import { normaliseSql, type TableTriggers } from '../../src/db/table-triggers.js';
 import { fleetItemTotalsTriggers } from '../../src/fleet/fleet.triggers.js';
+import { jobRowsDeletedTriggers } from '../../src/jobs/jobs.triggers.js';
 import { layerSection, triggerDeclarations } from '../../scripts/architecture-doc.mjs';
 
 /**
@@ -17,18 +18,6 @@ import { layerSection, triggerDeclarations } from '../../scripts/architecture-do
  * declaration (or a declaration without its migration) fails here.
  */
 const root = resolve(import.meta.dirname, '../..');
-
-/**
- * The jobs mirror triggers (drizzle/0007, 0015), which copy backups, restores, audits and safe updates
- * into `jobs`: not declared, because they are going (issue 34 makes the job runner the single writer
- * of job rows; its migration 0033 drops the first of them). Nothing else may be missing from the
- * declarations; one of these that stays for good gets its declaration next to `jobs`.
- */
-const GOING = new Set(
-  ['backups', 'restores', 'performance_audits', 'safe_updates'].flatMap((table) =>
-    ['insert', 'update', 'delete'].map((event) => `${table}_job_${event}`),
-  ),
-);
 
 /** Every `*.triggers.ts` of src/ and its one export. */
 async function declarations(): Promise<Array<{ file: string; declaration: TableTriggers }>> {
@@ -60,8 +49,7 @@ function differences(sqlite: Database.Database, declared: readonly TableTriggers
   for (const object of held) {
     const declaration = wanted.get(object.name);
     if (!declaration) {
-      if (!(object.type === 'trigger' && GOING.has(object.name)))
-        problems.push(`the ${object.type} ${object.name} on ${object.on} is not declared`);
+      problems.push(`the ${object.type} ${object.name} on ${object.on} is not declared`);
       continue;
     }
     wanted.delete(object.name);
@@ -101,8 +89,14 @@ describe('SQL triggers, declared next to the tables they keep', () => {
       'audit/audit-log.triggers.ts',
       'dashboard/site-summaries.triggers.ts',
       'fleet/fleet.triggers.ts',
+      'jobs/jobs.triggers.ts',
     ]);
-    expect(declared()).toEqual([auditLogTriggers, siteSummariesTriggers, fleetItemTotalsTriggers]);
+    expect(declared()).toEqual([
+      auditLogTriggers,
+      siteSummariesTriggers,
+      fleetItemTotalsTriggers,
+      jobRowsDeletedTriggers,
+    ]);
     expect(differences(database.sqlite, declared())).toEqual([]);
     const names = declared().flatMap((d) => [...d.views, ...d.triggers].map((o) => o.name));
     expect(new Set(names).size, 'each name declared once').toBe(names.length);
@@ -161,6 +155,7 @@ describe('SQL triggers, declared next to the tables they keep', () => {
     expect(diagram).toContain('uptime -.->|"uptime_monitors, uptime_hourly, uptime_daily"| table_site_summaries');
     expect(diagram).toContain('inventory -.->|"inventory_items"| table_fleet_item_totals');
     expect(diagram).toContain('audit -.->|"audit_log"| table_audit_log');
+    expect(diagram).toContain('backups -.->|"backups, restores"| table_jobs');
   }, 120_000);
 
   it('the uptime figures are written once: in the view site_uptime_figures, in no trigger', () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createFleetActions } from '../../src/fleet-actions/index.js';
-import { CANCELLED_MESSAGE, type JobKind } from '../../src/jobs/job-kind.js';
+import { CANCELLED_MESSAGE } from '../../src/jobs/job-kind.js';
 import { type JobsRepository } from '../../src/jobs/jobs.repository.js';
 import { jobRunnerOnMemory } from '../support/job-runner-fixture.js';
 
@@ -26,13 +26,6 @@ interface Pending {
 
 function setup() {
   const { repository, logs, clock, runner } = jobRunnerOnMemory();
-  // The kind as it registers itself with the runner.
-  const kinds = new Map<string, JobKind>();
-  const register = runner.register;
-  runner.register = (name, kind) => {
-    kinds.set(name, kind);
-    register(name, kind);
-  };
   // Every write fleet actions make through the repository they are given (the runner has its own).
   const writes: { method: string; id: unknown; columns: string[] }[] = [];
   const watched = new Proxy(repository, {
@@ -86,15 +79,10 @@ function setup() {
   const row = (id: string) => repository.find(id)!;
   const sitesOf = (id: string) =>
     (JSON.parse(row(id).progress) as { sites: { siteId: string; state: string; reason: string | null }[] }).sites;
-  return { repository, runner, logs, clock, kinds, writes, pending, fleetActions, install, row, sitesOf };
+  return { repository, runner, logs, clock, writes, pending, fleetActions, install, row, sitesOf };
 }
 
 describe('a fleet action’s job row, written by the job runner', () => {
-  it('registers its kind as one whose row the runner writes', () => {
-    const s = setup();
-    expect(s.kinds.get('fleet-action')).toMatchObject({ jobRow: 'runner', cancelsWhileRunning: true });
-  });
-
   it('is written queued, running, with each site’s result as progress, and ended as the kind returns', async () => {
     const s = setup();
     // A clock that moves on by itself: the kind reports its progress at most once a second.

@@ -16,7 +16,6 @@ function setup() {
   const parent: JobKind = {
     pool: { name: 'parents', concurrency: 1 },
     exclusive: false,
-    jobRow: 'runner',
     atShutdown: 'abort',
     cancelsWhileRunning: false,
     run: (job) => {
@@ -32,7 +31,6 @@ function setup() {
   const child: JobKind = {
     pool: { name: 'children', concurrency: 4 },
     exclusive: true,
-    jobRow: 'runner',
     heldStart: true,
     atShutdown: 'grace',
     cancelsWhileRunning: false,

@@ -4,7 +4,7 @@ import type { JobRow } from '../../src/jobs/jobs.table.js';
 import { jobRunnerOnMemory } from '../support/job-runner-fixture.js';
 
 /**
- * A kind whose job row the runner writes (`jobRow: 'runner'`, drizzle/0033): the kind only returns
+ * A kind's job row, which the runner writes (drizzle/0033, 0034): the kind only returns
  * its outcome and tells its progress; queued, running, progress, the end, recovery and cancel are
  * the runner's writes.
  */
@@ -21,7 +21,6 @@ function setup() {
   const kind: JobKind = {
     pool: { name: 'written', concurrency: 2 },
     exclusive: false,
-    jobRow: 'runner',
     atShutdown: 'abort',
     cancelsWhileRunning: true,
     async run(job, signal, context) {

@@ -31,7 +31,6 @@ function setup() {
       atShutdown: 'abort',
       cancelsWhileRunning: true,
       async run(job, signal) {
-        repository.update(job.id, { state: 'running', startedAt: clock.now(), attempts: job.attempts + 1 });
         running.add(job.id);
         peak = Math.max(peak, running.size);
         const ok = await new Promise<boolean>((resolve) => {
@@ -40,23 +39,19 @@ function setup() {
         });
         running.delete(job.id);
         const reason = ok ? null : wasCancelled(signal) ? 'cancelled' : signal.aborted ? 'interrupted' : 'site-error';
-        const state: JobState = ok ? 'succeeded' : reason === 'cancelled' ? 'cancelled' : 'failed';
-        repository.update(job.id, { state, reason, finishedAt: clock.now() });
-        if (ok || reason === 'cancelled') return { events: [] };
+        const state = ok ? 'succeeded' : reason === 'cancelled' ? 'cancelled' : 'failed';
+        const outcome = { state, reason } as const;
+        if (ok || reason === 'cancelled') return { events: [], outcome };
         return {
           events: [
             jobEvent('backup.failed', { siteId: job.siteId, backupId: job.id, kind: 'manual', reason, message: 'no' }),
           ],
           interrupted: signal.aborted,
+          outcome,
         };
       },
       cancelQueued: () => undefined,
-      recover: {
-        running(job) {
-          repository.update(job.id, { state: 'failed', reason: 'interrupted', finishedAt: clock.now() });
-          return { events: [] };
-        },
-      },
+      recover: { running: () => ({ events: [] }) },
       ...overrides,
     };
   }
@@ -184,7 +179,6 @@ describe('recovery at start', () => {
       s.gatedKind({
         recover: {
           running(job) {
-            s.repository.update(job.id, { state: 'failed', reason: 'interrupted' });
             return {
               events: [
                 jobEvent('backup.failed', {
@@ -199,8 +193,7 @@ describe('recovery at start', () => {
           },
           queued(job) {
             if (job.id !== stale.id) return 'requeue';
-            s.repository.update(job.id, { state: 'failed', reason: 'backup-not-found' });
-            return { events: [] };
+            return { events: [], outcome: { state: 'failed', reason: 'backup-not-found' } };
           },
           afterwards: () => [{ job: wasRunning, fields: { retryId: 'job_retry' } }],
         },
@@ -220,6 +213,25 @@ describe('recovery at start', () => {
     s.finish(waiting.id);
     await s.runner.idle(['gated']);
     expect(s.stateOf(waiting.id)).toBe('succeeded');
+  });
+});
+
+describe('recovery of a kind that resumes where it stopped', () => {
+  it('queues a running job again with its message, logged requeued only, and runs it once more', async () => {
+    const s = setup();
+    const wasRunning = s.add('gated', 'site_a', 'running');
+    s.repository.write(wasRunning.id, { attempts: 1, progress: JSON.stringify({ phase: 'after-check' }) });
+    s.runner.register('gated', s.gatedKind({ recover: { running: () => ({ requeue: true, message: 'resumed' }) } }));
+
+    expect(s.runner.recover(['gated'])).toEqual({ requeued: 1, interrupted: 0 });
+    expect(s.logs.events('job.interrupted').map(({ jobId, action }) => ({ jobId, action }))).toEqual([
+      { jobId: wasRunning.id, action: 'requeued' },
+    ]);
+    await until(() => s.running.has(wasRunning.id));
+    expect(s.repository.find(wasRunning.id)).toMatchObject({ state: 'running', attempts: 2, message: 'resumed' });
+    s.finish(wasRunning.id);
+    await s.runner.idle(['gated']);
+    expect(s.repository.find(wasRunning.id)).toMatchObject({ state: 'succeeded', attempts: 2 });
   });
 });
 

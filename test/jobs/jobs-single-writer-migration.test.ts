@@ -159,14 +159,12 @@ describe('upgrading to the job runner as the one writer of job rows (0033)', () 
       )
         .map((row) => row.name)
         .sort();
-      // The delete triggers stay (a deleted or cascaded row takes its job row along); safe updates' stay until that kind moves.
+      // The delete triggers stay (a deleted or cascaded row takes its job row along); safe updates' others went in 0034.
       expect(triggers).toEqual([
         'backups_job_delete',
         'performance_audits_job_delete',
         'restores_job_delete',
         'safe_updates_job_delete',
-        'safe_updates_job_insert',
-        'safe_updates_job_update',
       ]);
       // A feature's write no longer reaches its job row; a delete still takes it along.
       database.sqlite.prepare(`update backups set status = 'failed', reason = 'x' where id = 'bkp_1queued'`).run();

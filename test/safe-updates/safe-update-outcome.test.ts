@@ -6,9 +6,9 @@ import { createSafeUpdatesRepository } from '../../src/safe-updates/safe-updates
 import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
 
 /**
- * A safe update tells the job runner its job's outcome and progress (issue 34: the runner becomes
- * the single writer of job rows): the outcome it returns as it decides, and each new phase as its
- * progress, are what its job row holds (drizzle/0015's triggers still write that row for now).
+ * A safe update tells the job runner its job's outcome and progress (issue 34: the runner is the
+ * single writer of job rows): the outcome it returns as it decides, each new phase as its progress
+ * and each new message as its note are what the runner writes to its job row.
  */
 describe('what a safe update tells the job runner', () => {
   let t: TestApp;
@@ -21,21 +21,30 @@ describe('what a safe update tells the job runner', () => {
 
   const safeUpdates = () => createSafeUpdatesRepository({ db: t.database.db });
   let count = 0;
-  /** A safe update running past its update, as the flow leaves it before deciding. */
-  function running(): string {
+  /** A safe update and its job, queued, as the service writes them. */
+  function queued(): string {
     const id = `sup_${String(++count).padStart(26, '0')}`;
     const at = t.clock.now();
-    safeUpdates().insert({
-      id,
-      siteId,
-      itemType: 'plugin',
-      slug: 'hello-dolly',
-      status: 'queued',
-      phase: 'queued',
-      policy: '{}',
-      createdAt: at,
-    });
-    safeUpdates().update(id, { status: 'running', phase: 'after-check', startedAt: at });
+    t.services.jobs.create(
+      { id, kind: 'safe-update', siteId, params: { type: 'plugin', slug: 'hello-dolly' }, createdAt: at },
+      () =>
+        safeUpdates().insert({
+          id,
+          siteId,
+          itemType: 'plugin',
+          slug: 'hello-dolly',
+          status: 'queued',
+          phase: 'queued',
+          policy: '{}',
+          createdAt: at,
+        }),
+    );
+    return id;
+  }
+  /** A safe update running past its update, as the flow leaves it before deciding. */
+  function running(): string {
+    const id = queued();
+    safeUpdates().update(id, { status: 'running', phase: 'after-check', startedAt: t.clock.now() });
     return id;
   }
 
@@ -62,9 +71,9 @@ describe('what a safe update tells the job runner', () => {
     ],
   ];
 
-  it.each(decisions)('returns the outcome of a decision %j, as its job row holds it', (decision, expected) => {
+  it.each(decisions)('returns the outcome of a decision %j, as its job row holds it', async (decision, expected) => {
     const id = running();
-    const { outcome } = finish(safeUpdates(), t.clock, id, decision);
+    const { outcome } = await t.services.jobs.runWithin(id, async () => finish(safeUpdates(), t.clock, id, decision));
     const row = safeUpdates().find(id)!;
     expect(outcome).toEqual({ ...expected, progress: { phase: 'done' }, finishedAt: row.finishedAt });
     const job = createJobsRepository({ db: t.database.db }).find(id)!;
@@ -77,13 +86,45 @@ describe('what a safe update tells the job runner', () => {
     }).toEqual(outcome);
   });
 
-  it('tells each new phase as its job’s progress, once', () => {
+  it('tells each new phase as its job’s progress and each new message as its note, once', () => {
     const id = running();
     const told: object[] = [];
-    const record = createRecorder(safeUpdates(), id, { progress: (progress) => told.push(progress) });
+    const notes: (string | null)[] = [];
+    const record = createRecorder(safeUpdates(), id, {
+      progress: (progress) => told.push(progress),
+      note: (message) => notes.push(message),
+    });
     record.phase('rolling-back', { reason: 'fatal-error' });
     record.phase('rolling-back', { message: 'the home page fatals' });
-    record.phase('restoring-backup');
-    expect(told).toEqual([{ phase: 'rolling-back' }, { phase: 'restoring-backup' }]);
+    record.phase('restoring-backup', { message: 'the home page fatals' });
+    record.phase('backup', { message: null });
+    expect(told).toEqual([{ phase: 'rolling-back' }, { phase: 'restoring-backup' }, { phase: 'backup' }]);
+    expect(notes).toEqual(['the home page fatals', null]);
+  });
+
+  it('is written queued with its job, whose row the runner then writes as it runs', async () => {
+    const id = queued();
+    const jobs = createJobsRepository({ db: t.database.db });
+    expect(jobs.find(id)).toMatchObject({
+      kind: 'safe-update',
+      state: 'queued',
+      params: JSON.stringify({ type: 'plugin', slug: 'hello-dolly' }),
+      attempts: 0,
+    });
+    await t.services.jobs.runWithin(id, async (_job, context) => {
+      expect(jobs.find(id)).toMatchObject({ state: 'running', attempts: 1 });
+      const record = createRecorder(safeUpdates(), id, context);
+      record.phase('backup', { message: "waiting for the site's scheduled backup" });
+      expect(jobs.find(id)).toMatchObject({
+        progress: JSON.stringify({ phase: 'backup' }),
+        message: "waiting for the site's scheduled backup",
+      });
+      return finish(safeUpdates(), t.clock, id, { status: 'kept', reason: null, message: null });
+    });
+    expect(jobs.find(id)).toMatchObject({
+      state: 'succeeded',
+      message: null,
+      progress: JSON.stringify({ phase: 'done' }),
+    });
   });
 });

@@ -105,7 +105,6 @@ export function createTargetOperations({
   jobs.register(PRUNE_KIND, {
     pool: { name: 'target-prunes', concurrency: 1 },
     exclusive: false,
-    jobRow: 'runner',
     atShutdown: 'abort',
     cancelsWhileRunning: false,
     cancelQueued: () => undefined,
