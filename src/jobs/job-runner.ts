@@ -283,10 +283,11 @@ export function createJobRunner({
         cancelled(job, 'queued', by);
         return repository.find(id)!;
       }
+      // Started in this process, its row may still read `queued` (a start held until its first commit): it is running.
       if (!running?.kind.cancelsWhileRunning)
         throw jobsProblems.notCancellable.create(
           `job ${id} is a running ${job.kind}, which cannot be stopped halfway; wait until it has finished`,
-          { state: job.state },
+          { state: 'running' },
         );
       cancelledBy.set(id, by);
       running.controller.abort(new JobCancelled());

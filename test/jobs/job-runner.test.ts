@@ -284,6 +284,24 @@ describe('cancel', () => {
     expect(s.problemOf(() => s.runner.cancel(id))).toBe('job-finished');
     expect(s.problemOf(() => s.runner.cancel('job_unknown'))).toBe('job-not-found');
   });
+
+  it('says a job started with its start held (its row still queued) is running when it cannot be cancelled', async () => {
+    const s = setup();
+    s.runner.register('held', s.gatedKind({ cancelsWhileRunning: false, heldStart: true }));
+    const id = s.submit('held', 'site_a');
+    await until(() => s.running.has(id));
+    expect(s.stateOf(id)).toBe('queued');
+    let refusal: unknown;
+    try {
+      s.runner.cancel(id);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({ problem: { name: 'job-not-cancellable' }, extensions: { state: 'running' } });
+    s.finish(id);
+    await s.runner.idle(['held']);
+    expect(s.stateOf(id)).toBe('succeeded');
+  });
 });
 
 describe('shutdown', () => {
