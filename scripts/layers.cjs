@@ -181,12 +181,22 @@ const MODULES = [
     layer: 'composition',
     what: 'reading and checking the `SITEWARDEN_*` variables ([configuration.md](configuration.md))',
   },
+  {
+    name: 'daemon.config.ts',
+    layer: 'composition',
+    what: 'the daemon’s own `SITEWARDEN_*` settings (listener, data directory, key, shutdown, schedules), declared for `config.ts`',
+  },
   { name: 'services.ts', layer: 'composition', what: 'every feature’s service, built once and wired together' },
   { name: 'app.ts', layer: 'composition', what: 'the HTTP app: every feature’s routes and the dashboard' },
   {
     name: 'scheduled-work.ts',
     layer: 'composition',
     what: 'the ticks that start work without being asked: uptime probes, audits, backups',
+  },
+  {
+    name: 'work-registry.ts',
+    layer: 'composition',
+    what: 'the daemon’s work, one row per feature: its kinds, start-up recovery, ticks, job pools and shutdown step, and which process role runs it',
   },
   { name: 'schema.ts', layer: 'composition', what: 'every feature’s tables, for drizzle-kit' },
   {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { MigrationsPendingError, openDatabase } from './db/database.js';
-import { DATABASE_FILE, startDaemon } from './main.js';
+import { DATABASE_FILE, RoleNeedsClusterError, startDaemon } from './main.js';
+import { parseProcessRole, type ProcessRole } from './work-registry.js';
 import { limitHeapGrowth } from './shared/heap-growth.js';
 import { systemClock } from './shared/clock.js';
 import { isAppError } from './shared/errors.js';
@@ -24,7 +25,11 @@ import { createUsersRepository } from './users/index.js';
 const USAGE = `Usage: sitewarden <command>
 
 Commands:
-  start                                  run the daemon (configured by SITEWARDEN_* environment variables)
+  start [--role all|api|worker] [--kinds uptime,audits,backups,updates]
+                                         run the daemon (configured by SITEWARDEN_* environment variables);
+                                         --role all (the default) runs everything; api serves the API and
+                                         dashboard only, worker runs the work of its --kinds (all by default)
+                                         with only /healthz and /readyz; api and worker need cluster mode
   migrate                                apply database migrations and exit
   token create --name NAME [--role viewer|manager|owner] [--user NAME] [--expires-in-days N]
                                          create an API token and print it once (role defaults to viewer;
@@ -53,6 +58,8 @@ Commands:
   version                                print the version`;
 
 class UsageError extends Error {}
+/** A bad flag value: one line naming the flag, exit code 2. */
+class FlagError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
   // Everything this process creates in the data directory is owner-only, SQLite's -wal and -shm
@@ -60,8 +67,11 @@ async function main(argv: string[]): Promise<number> {
   process.umask(0o077);
   const [command, ...rest] = argv;
   switch (command) {
-    case 'start':
-      return start(loadConfig());
+    case 'start': {
+      // The flags first: a bad one is named before the environment is read.
+      const role = startRole(rest);
+      return start(loadConfig(), role);
+    }
     case 'migrate': {
       // Never under a running daemon: its statements were prepared against the schema it migrated.
       const config = loadConfig();
@@ -139,7 +149,20 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function start(config: Config): Promise<number> {
+/** `start`'s flags: `--role all|api|worker` and, with `--role worker`, `--kinds a,b,…`. */
+function startRole(args: string[]): ProcessRole {
+  let values: { role?: string; kinds?: string };
+  try {
+    ({ values } = parseArgs({ args, options: { role: { type: 'string' }, kinds: { type: 'string' } } }));
+  } catch (error) {
+    throw new FlagError((error as Error).message.split('\n')[0]);
+  }
+  const role = parseProcessRole(values.role, values.kinds);
+  if ('error' in role) throw new FlagError(role.error);
+  return role;
+}
+
+async function start(config: Config, role: ProcessRole): Promise<number> {
   limitHeapGrowth();
   const logger = createLogger({ level: config.logLevel });
   // Listen for signals before starting, so one that arrives during start-up still stops cleanly.
@@ -147,7 +170,7 @@ async function start(config: Config): Promise<number> {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
   });
-  const daemon = await startDaemon(config, logger);
+  const daemon = await startDaemon(config, logger, { role });
   const signal = await signalled;
   daemon.events.emit('daemon.stopping', { signal });
   await daemon.shutdown();
@@ -302,7 +325,10 @@ main(process.argv.slice(2)).then(
     else if (error instanceof DataDirLockedError)
       console.error(`sitewarden: ${error.message}; stop it first (one process per data directory)`);
     else if (error instanceof UsageError) console.error(`sitewarden: ${error.message}\n\n${USAGE}`);
-    else if (isAppError(error)) console.error(`sitewarden: ${error.detail}`);
+    else if (error instanceof FlagError || error instanceof RoleNeedsClusterError) {
+      console.error(`sitewarden: ${error.message}`);
+      process.exit(2);
+    } else if (isAppError(error)) console.error(`sitewarden: ${error.detail}`);
     else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
       console.error(`sitewarden: cannot listen: ${(error as Error).message}`);
     else if ((error as NodeJS.ErrnoException).code === 'EACCES' || (error as NodeJS.ErrnoException).code === 'EROFS')

@@ -12,6 +12,7 @@ import { createTrustedProxies } from './http/client-address.js';
 import { answerClientErrorsAsProblems } from './http/client-errors.js';
 import { createMetrics } from './metrics/metrics.js';
 import { createMetricsRoutes } from './metrics/metrics.routes.js';
+import { createHealthCheckRoutes } from './metrics/health-checks.routes.js';
 import { createReadiness, sqliteWriteCheck } from './metrics/readiness.js';
 import { createScheduler } from './jobs/scheduler.js';
 import { createServices } from './services.js';
@@ -22,12 +23,30 @@ import { createShutdownRegistry } from './shared/shutdown.js';
 import { loadSecretKey } from './shared/secret-key.js';
 import { lockDataDir } from './shared/data-dir-lock.js';
 import { tightenDataDir } from './shared/data-dir-permissions.js';
-import { scheduleSiteWork } from './scheduled-work.js';
+import { ALL_ROLE, describeRole, heldJobKindsOf, startWork, type ProcessRole } from './work-registry.js';
 import { VERSION } from './version.js';
 
 export const DATABASE_FILE = 'sitewarden.db';
-/** How long deliveries in flight at a stop (`daemon.stopping` among them) may take to finish. */
-const WEBHOOK_STOP_GRACE_MS = 2_000;
+
+export interface StartOptions {
+  /** `sitewarden start --role … --kinds …`; `all` unless given. */
+  role?: ProcessRole;
+  /**
+   * For tests only: builds an `api` or `worker` role on a single machine's SQLite data directory,
+   * which a real start refuses (one daemon per data directory: the roles need cluster mode).
+   */
+  allowRoleWithoutCluster?: boolean;
+}
+
+/** `api` and `worker` need cluster mode (a shared database); one SQLite data directory runs `all` only. */
+export class RoleNeedsClusterError extends Error {
+  constructor(role: ProcessRole) {
+    super(
+      `--role ${role.role} needs cluster mode (SITEWARDEN_DATABASE_URL, not available yet); ` +
+        'a single data directory runs only --role all',
+    );
+  }
+}
 
 export interface RunningDaemon {
   port: number;
@@ -40,7 +59,12 @@ export interface RunningDaemon {
  * The composition root: config → database and migrations → services → scheduler → HTTP,
  * with one shutdown sequence that undoes it in reverse.
  */
-export async function startDaemon(config: Config, logger: Logger): Promise<RunningDaemon> {
+export async function startDaemon(
+  config: Config,
+  logger: Logger,
+  { role = ALL_ROLE, allowRoleWithoutCluster = false }: StartOptions = {},
+): Promise<RunningDaemon> {
+  if (role.role !== 'all' && !allowRoleWithoutCluster) throw new RoleNeedsClusterError(role);
   const shutdown = createShutdownRegistry({ logger });
   const events = createLoggedEvents(logger);
   // One grace period for the whole shutdown (the steps share it), so the unit's TimeoutStopSec holds.
@@ -67,117 +91,59 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
   const secretKey = loadSecretKey(config);
   const metrics = createMetrics();
   const services = createServices({ config, db: database.db, logger, events, clock: systemClock, secretKey, metrics });
-  shutdown.register('site http', () => services.http.close());
-  // Webhooks start first and stop last, so events logged while starting (recovered jobs) and
-  // stopping reach them too: each catalogued event is queued for the webhooks that want it and
-  // sent at once, and deliveries the last stop left pending are sent now.
-  services.webhookDispatcher.start();
-  shutdown.register('webhooks', () => services.webhookDispatcher.stop(Math.min(WEBHOOK_STOP_GRACE_MS, graceLeft())));
-  services.tokens.ensureBootstrapToken(config.dataDir);
-  // The dashboard's first user, `admin`, with a random password in a 0600 file (like the token).
-  await services.users.ensureBootstrapAdmin(config.dataDir);
-
-  shutdown.register('site tasks', async () => {
-    const finished = await services.siteQueue.drain(graceLeft());
-    if (!finished)
-      logger.warn({ graceMs: config.shutdownGraceMs }, 'site tasks still running at shutdown were abandoned');
-  });
-
+  // The daemon's work comes from one registry each feature contributes a row to
+  // (src/work-registry.ts): the role picks the rows, and their order is start-up's (shutdown's reversed).
+  const work = { services, config, logger, graceLeft };
+  // The job pools of kinds this role does not run are held: what is submitted here stays queued for a worker.
+  const heldJobKinds = heldJobKindsOf(role);
+  if (heldJobKinds.length > 0) await services.jobs.stop(heldJobKinds, { graceMs: 0 });
   const scheduler = createScheduler({ logger, clock: systemClock });
-  scheduler.every('site-sync', '* * * * *', () => {
-    services.sites.expireAuthorizations();
-    services.sync.enqueueDue();
-  });
-  // Uptime: probes are scheduled in src/scheduled-work.ts; an hourly job closes hours, rolls days
-  // up and prunes by retention.
-  services.uptime.start();
-  shutdown.register('uptime monitor', () => services.uptime.stop());
-  scheduler.every('uptime-maintenance', '7 * * * *', async () => void (await services.uptime.maintain()));
-  // Performance: queued audits left from the last run are queued again, running ones failed as
-  // `interrupted` (their work files and partial reports are swept); reports expire hourly.
-  services.performance.recover();
-  void services.performance
-    .cleanupReports()
-    .catch((error: unknown) => logger.warn({ err: error }, 'sweeping performance reports at start failed'));
-  shutdown.register('performance audits', () => services.performance.stop());
-  scheduler.every('performance-reports', '23 * * * *', async () => void (await services.performance.cleanupReports()));
-  // Backups: jobs the last process left queued are queued again, running ones fail as
-  // `interrupted` (a backup is retried once). Shutdown aborts running backups at once.
-  await services.backups.recoverInterrupted();
-  shutdown.register('backups', async () => {
-    if (!(await services.backups.stop(graceLeft())))
-      logger.warn({ graceMs: config.shutdownGraceMs }, 'a restore still running at shutdown was aborted');
-  });
-  // Bulk updates: one the last process left running fails as `interrupted` (its sites not started are
-  // skipped); queued ones run. At a stop, running site updates get the grace period to finish.
-  services.bulkUpdates.recover();
-  shutdown.register('bulk updates', async () => {
-    if (!(await services.bulkUpdates.stop(graceLeft())))
-      logger.warn({ graceMs: config.shutdownGraceMs }, 'a site update still running at shutdown was abandoned');
-  });
-  // Fleet actions: one the last process left running fails as `interrupted` (its sites not reached are
-  // skipped); queued ones run. At a stop, no further site starts.
-  services.fleetActions.recover();
-  shutdown.register('fleet actions', async () => void (await services.fleetActions.stop(graceLeft())));
-  // Safe updates: one the last process left running is queued again and resumes where it was
-  // (past the update: the after-checks, then keep or roll back), so no site is left broken unrecorded.
-  services.safeUpdates.recover();
-  shutdown.register('safe updates', async () => void (await services.safeUpdates.stop(graceLeft())));
-  scheduleSiteWork({ scheduler, services, switches: config.scheduled, logger });
-  // Offsite targets: a daily prune of each, as a job (target.pruned), removes what no remaining backup there references (docs/offsite.md).
-  // On its schedule only, never at start: it holds the store lock, which holds backups off, and a restart loop would prune in a loop.
-  if (services.backups.targets.names.length > 0)
-    scheduler.every(
-      'offsite-prune',
-      '37 3 * * *',
-      () => {
-        for (const target of services.backups.targets.names) services.backups.targets.requestPrune(target);
-      },
-      { atStart: false },
-    );
-  // Webhooks: a tick a second starts retries that fell due; finished deliveries expire hourly.
-  scheduler.every('webhook-retries', '* * * * * *', () => services.webhookDispatcher.tick());
-  scheduler.every('webhook-retention', '41 * * * *', () => void services.webhookDispatcher.prune());
-  scheduler.every('dashboard-sessions', '29 * * * *', () => void services.users.pruneSessions());
+  await startWork({ role, work, scheduler, shutdown });
   shutdown.register('scheduler', () => scheduler.stop());
   void scheduler.runAll();
 
-  const app = createApp({
-    ...services,
-    connectorZipPath: defaultConnectorZipPath(),
-    logger,
-    version: VERSION,
-    metrics,
-    metricsOnOwnListener: config.metricsListen !== null,
-    overload: { boundMs: config.overloadLagMs },
-    oidc: config.oidc
-      ? createOidcSignIn({
-          config: config.oidc,
-          publicUrl: config.publicUrl,
-          db: database.db,
-          users: services.users,
-          clock: systemClock,
-          events,
-        })
-      : undefined,
-    readiness: createReadiness({
-      clock: systemClock,
-      checkWritable: sqliteWriteCheck(database.sqlite),
-      scheduler,
-      queues: () => metrics.queues(),
-      queueStallMs: config.queueStallMinutes * 60_000,
-    }),
-    authLimiter: createAuthFailureLimiter({ limit: config.authFailuresPerMinute, clock: systemClock }),
-    trustedProxies: createTrustedProxies(config.trustedProxies),
-    checkDatabase: () => {
-      try {
-        return database.sqlite.prepare('select 1 as ok').get() !== undefined;
-      } catch {
-        return false;
-      }
-    },
+  const readiness = createReadiness({
+    clock: systemClock,
+    checkWritable: sqliteWriteCheck(database.sqlite),
+    scheduler,
+    queues: () => metrics.queues(),
+    queueStallMs: config.queueStallMinutes * 60_000,
   });
-  const server = await listen(app.fetch, config);
+  const checkDatabase = () => {
+    try {
+      return database.sqlite.prepare('select 1 as ok').get() !== undefined;
+    } catch {
+      return false;
+    }
+  };
+  // A worker serves no API or dashboard: only /healthz and /readyz, on the same listener.
+  const handler =
+    role.role === 'worker'
+      ? createHealthCheckRoutes({ readiness, checkDatabase }).fetch
+      : createApp({
+          ...services,
+          connectorZipPath: defaultConnectorZipPath(),
+          logger,
+          version: VERSION,
+          metrics,
+          metricsOnOwnListener: config.metricsListen !== null,
+          overload: { boundMs: config.overloadLagMs },
+          oidc: config.oidc
+            ? createOidcSignIn({
+                config: config.oidc,
+                publicUrl: config.publicUrl,
+                db: database.db,
+                users: services.users,
+                clock: systemClock,
+                events,
+              })
+            : undefined,
+          readiness,
+          authLimiter: createAuthFailureLimiter({ limit: config.authFailuresPerMinute, clock: systemClock }),
+          trustedProxies: createTrustedProxies(config.trustedProxies),
+          checkDatabase,
+        }).fetch;
+  const server = await listen(handler, config);
   shutdown.register('http server', () => closeServer(server, graceLeft()));
   if (config.metricsListen) {
     const metricsServer = await listen(createMetricsRoutes({ metrics }).fetch, config.metricsListen);
@@ -186,6 +152,7 @@ export async function startDaemon(config: Config, logger: Logger): Promise<Runni
 
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  if (role.role !== 'all') logger.info({ role: describeRole(role) }, `running as ${describeRole(role)}`);
   events.emit('daemon.started', { listen: `${config.host}:${port}`, dataDir: config.dataDir, version: VERSION });
   return {
     port,

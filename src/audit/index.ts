@@ -1,5 +1,5 @@
 // The audit log's door: what the composition (services, app, dashboard, scheduled work) uses.
-export { DEFAULT_AUDIT_LOG_CONFIG, type AuditLogConfig } from './audit-log.config.js';
+export { AUDIT_LOG_SETTINGS, type AuditLogConfig } from './audit-log.config.js';
 export { createAuditLogRepository } from './audit-log.repository.js';
 export { createAuditLogService, type AuditLogService } from './audit-log.service.js';
 export { auditOutcomes, type AuditLogRow } from './audit-log.table.js';

@@ -7,4 +7,4 @@ export type { BulkUpdateRequest } from './bulk-updates.service.js';
 /** @public One item on one site, with the to-version expected. */
 export type { BulkTarget } from './selection.js';
 export { createBulkUpdatesRoutes, runWithinScope } from './bulk-updates.routes.js';
-export { DEFAULT_BULK_UPDATES_CONFIG, type BulkUpdatesConfig } from './bulk-updates.config.js';
+export { BULK_UPDATE_SETTINGS, type BulkUpdatesConfig } from './bulk-updates.config.js';

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { parseRoleMap, type RoleMap } from './oidc.js';
+import { defineSettings } from '../shared/settings.js';
 
 /** Single sign-on with an OpenID provider (docs/single-sign-on.md); null in Config when SITEWARDEN_OIDC_ISSUER is unset. */
 export interface OidcConfig {
@@ -106,3 +107,68 @@ export function parseOidcConfig(
     timeoutMs: timeout,
   };
 }
+
+const REQUIRED = '(required with the issuer)';
+
+/** SITEWARDEN_OIDC_*: parseOidcConfig reads them (they are checked together). */
+export const OIDC_SETTINGS = defineSettings({
+  SITEWARDEN_OIDC_ISSUER: {
+    defaultText: 'unset (no single sign-on)',
+    example: 'https://sso.example.com/realms/staff',
+    doc: "the OpenID provider's issuer URL, e.g. `https://accounts.google.com`, `https://login.microsoftonline.com/TENANT/v2.0`, `https://sso.example.com/realms/staff` (Keycloak), `https://authentik.example.com/application/o/sitewarden/`; https, or http on loopback only. Set, it adds *Sign in with …* to the sign-in page; see [single sign-on](single-sign-on.md). The provider is trusted configuration, like an S3 endpoint: the network boundary does not apply to it",
+    comment:
+      'Single sign-on with an OpenID provider (docs/single-sign-on.md). Register the redirect URI\nSITEWARDEN_PUBLIC_URL/sign-in/oidc/callback at the provider. The role map gives each claim value a\nrole (the highest wins; * is everyone else; no * and no match: refused), at every sign-in.',
+  },
+  SITEWARDEN_OIDC_CLIENT_ID: {
+    defaultText: REQUIRED,
+    example: 'sitewarden',
+    doc: `the client id the provider gave Sitewarden; register the redirect URI \`SITEWARDEN_PUBLIC_URL${OIDC_CALLBACK_PATH}\``,
+  },
+  SITEWARDEN_OIDC_CLIENT_SECRET: {
+    defaultText: REQUIRED,
+    example: '',
+    doc: 'its client secret (sent with HTTP Basic to the token endpoint)',
+  },
+  SITEWARDEN_OIDC_ROLE_MAP: {
+    defaultText: REQUIRED,
+    example: 'sitewarden-owners=owner,sitewarden-staff=manager,*=viewer',
+    doc: 'claim values to roles, `value=role` separated by commas, e.g. `sitewarden-owners=owner,sitewarden-staff=manager,*=viewer`: the highest role of every value the user has wins; `*` is the role of everyone else; without `*`, an account with no mapped value is refused (`oidc-no-role`). Applied at every sign-in',
+  },
+  SITEWARDEN_OIDC_ROLE_CLAIM: {
+    default: 'groups',
+    doc: "the claim the role map reads: a string or a list; a dotted name reads a nested claim (Keycloak's `realm_access.roles`)",
+  },
+  SITEWARDEN_OIDC_ALLOWED_DOMAINS: {
+    defaultText: 'unset (any)',
+    example: 'example.com',
+    doc: 'e-mail domains allowed to sign in, separated by commas (exact: `example.com` does not allow `sub.example.com`). Listing them also allows linking an existing local account of the same verified address ([single sign-on](single-sign-on.md#first-sign-in-and-linking))',
+  },
+  SITEWARDEN_OIDC_TAGS_CLAIM: {
+    defaultText: 'unset (no scope from claims)',
+    example: 'groups',
+    doc: "a claim whose values become the user's site scope tags at every sign-in (those starting with `SITEWARDEN_OIDC_TAG_PREFIX`, the prefix removed, lowercased; invalid tag names dropped); no value: every site, except for a `client`, who is then refused",
+  },
+  SITEWARDEN_OIDC_TAG_PREFIX: {
+    defaultText: '(empty)',
+    example: 'client:',
+    doc: 'only values of the tags claim starting with this count, e.g. `client:` makes the group `client:acme` the tag `acme`',
+  },
+  SITEWARDEN_OIDC_SCOPES: {
+    default: 'openid email profile',
+    doc: 'the scopes asked for (must include `openid`); add the one that brings the groups claim when the provider needs it (`groups` at Authentik and oidc-provider)',
+  },
+  SITEWARDEN_OIDC_PROVIDER_NAME: {
+    default: 'single sign-on',
+    doc: "the button's label: *Sign in with NAME* (at most 60 printable characters)",
+  },
+  SITEWARDEN_OIDC_TIMEOUT_MS: {
+    default: '10000',
+    doc: 'time limit of each request to the provider (discovery, token, userinfo; 1000–120000)',
+  },
+  SITEWARDEN_OIDC_LOCAL_PASSWORDS: {
+    default: 'on',
+    doc: '`off`: the sign-in page shows only the single sign-on button and a password sign-in is refused (`403 password-sign-in-disabled`); break glass: `sitewarden users reset-password`, this `on`, restart',
+    comment:
+      'off: only the single sign-on button. Break glass: `sitewarden users reset-password admin`, set this\non, restart the daemon, sign in with the password.',
+  },
+});
