@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startPrivateMariaDb } from './mariadb.js';
 import { startPluginMirror } from './plugin-mirror.js';
+import { startPrivatePostgres } from './postgres.js';
 import { FIXTURES_DIR, WORDPRESS_SOURCE } from './wordpress/paths.js';
 import { createRunDir, removeRunDir } from './work-dir.js';
 
@@ -13,16 +14,19 @@ declare module 'vitest' {
     pluginMirrorUrl: string;
     /** Scratch directory of this run; test sites are created below it. */
     testWorkDir: string;
+    /** The run's throwaway PostgreSQL cluster (superuser URL); a test file takes its own database with createTestDatabase. */
+    postgresUrl: string;
   }
 }
 
 /**
  * Shared, expensive services started once per `vitest run`: one MariaDB server
- * (each test site gets its own database in it) and one plugin-directory mirror.
+ * (each test site gets its own database in it), one plugin-directory mirror and one
+ * PostgreSQL cluster (each test file that uses it gets its own database).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const runDir = createRunDir();
-  const [mariadb, mirror] = await Promise.allSettled([
+  const [mariadb, mirror, postgres] = await Promise.allSettled([
     startPrivateMariaDb({ dir: runDir }),
     startPluginMirror({
       fixturesDir: join(FIXTURES_DIR, 'directory'),
@@ -37,21 +41,25 @@ export default async function setup(project: TestProject): Promise<() => Promise
         },
       ],
     }),
+    startPrivatePostgres(),
   ]);
 
   const teardown = async () => {
     if (mirror.status === 'fulfilled') await mirror.value.close();
     if (mariadb.status === 'fulfilled') await mariadb.value.stop();
+    if (postgres.status === 'fulfilled') await postgres.value.stop();
     removeRunDir(runDir);
   };
 
-  if (mariadb.status === 'rejected' || mirror.status === 'rejected') {
+  if (mariadb.status === 'rejected' || mirror.status === 'rejected' || postgres.status === 'rejected') {
     await teardown();
-    throw mariadb.status === 'rejected' ? mariadb.reason : (mirror as PromiseRejectedResult).reason;
+    throw ([mariadb, mirror, postgres].find((started) => started.status === 'rejected') as PromiseRejectedResult)
+      .reason;
   }
 
   project.provide('mariadbSocket', mariadb.value.socketPath);
   project.provide('pluginMirrorUrl', mirror.value.url);
   project.provide('testWorkDir', runDir);
+  project.provide('postgresUrl', postgres.value.url);
   return teardown;
 }
