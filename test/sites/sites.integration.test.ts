@@ -290,16 +290,22 @@ describe('sites without pretty permalinks or application passwords', () => {
 
 describe('connecting through WordPress’s authorize-application screen', () => {
   let site: TestSite;
+  /**
+   * The site of the rejected, expired and mismatched authorizations: none of them changes what
+   * WordPress holds (a rejection writes no application password, the others end in the daemon
+   * before it reads the site), so one site serves the three, each with a connection of its own.
+   */
+  let other: TestSite;
   let daemon: Awaited<ReturnType<typeof serveTestApp>>;
   const clock = createFakeClock(new Date());
   beforeAll(async () => {
-    site = await createTestSite();
+    [site, other] = await Promise.all([createTestSite(), createTestSite()]);
     daemon = await serveTestApp({ clock });
     daemon.services.uptime.start();
   });
   afterAll(async () => {
     await daemon?.stop();
-    await site?.stop();
+    await Promise.all([site?.stop(), other?.stop()]);
   });
 
   it('answers 202 with WordPress’s approval URL, and connects once an admin approves', async () => {
@@ -344,26 +350,20 @@ describe('connecting through WordPress’s authorize-application screen', () => 
   });
 
   it('records a rejection, and lets the operator start again', async () => {
-    const other = await createTestSite();
-    try {
-      const pending = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
-      const rejection = await approveApplicationAuthorization(other, pending.json.authorizeUrl, { reject: true });
-      expect(rejection.body).toContain('not approved');
-      const details = await daemon.call('GET', `/api/sites/${pending.json.id}`);
-      expect(details.json.status.connection).toBe('authorization_rejected');
-      expect(daemon.logs.events('site.authorization_rejected')).toHaveLength(1);
-      expect(await applicationPasswordsOf(other, other.admin.username)).toHaveLength(1); // only the test bed's own
-      const retry = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
-      expect(retry.status).toBe(202);
-      expect(retry.json.id).not.toBe(pending.json.id);
-      expect((await daemon.call('DELETE', `/api/sites/${retry.json.id}`)).status).toBe(204);
-    } finally {
-      await other.stop();
-    }
+    const pending = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
+    const rejection = await approveApplicationAuthorization(other, pending.json.authorizeUrl, { reject: true });
+    expect(rejection.body).toContain('not approved');
+    const details = await daemon.call('GET', `/api/sites/${pending.json.id}`);
+    expect(details.json.status.connection).toBe('authorization_rejected');
+    expect(daemon.logs.events('site.authorization_rejected')).toHaveLength(1);
+    expect(await applicationPasswordsOf(other, other.admin.username)).toHaveLength(1); // only the test bed's own
+    const retry = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
+    expect(retry.status).toBe(202);
+    expect(retry.json.id).not.toBe(pending.json.id);
+    expect((await daemon.call('DELETE', `/api/sites/${retry.json.id}`)).status).toBe(204);
   });
 
   it('expires an authorization nobody approved in time', async () => {
-    const other = await createTestSite();
     const callbackFor = (authorizeUrl: string) => {
       const callback = new URL(new URL(authorizeUrl).searchParams.get('success_url')!);
       callback.searchParams.set('site_url', other.url);
@@ -371,50 +371,41 @@ describe('connecting through WordPress’s authorize-application screen', () => 
       callback.searchParams.set('password', other.admin.applicationPassword);
       return callback;
     };
-    try {
-      const late = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
-      clock.advance(61 * 60_000);
-      const response = await fetch(callbackFor(late.json.authorizeUrl), { headers: { accept: 'application/json' } });
-      expect(response.status).toBe(410);
-      expect(((await response.json()) as { type: string }).type).toBe('/problems/authorization-expired');
-      expect((await daemon.call('GET', `/api/sites/${late.json.id}`)).json.status.connection).toBe(
-        'authorization_expired',
-      );
+    const late = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
+    clock.advance(61 * 60_000);
+    const response = await fetch(callbackFor(late.json.authorizeUrl), { headers: { accept: 'application/json' } });
+    expect(response.status).toBe(410);
+    expect(((await response.json()) as { type: string }).type).toBe('/problems/authorization-expired');
+    expect((await daemon.call('GET', `/api/sites/${late.json.id}`)).json.status.connection).toBe(
+      'authorization_expired',
+    );
 
-      const forgotten = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
-      expect(forgotten.status).toBe(202);
-      expect(daemon.services.sites.expireAuthorizations()).toBe(0);
-      clock.advance(61 * 60_000);
-      expect(daemon.services.sites.expireAuthorizations()).toBe(1);
-      expect((await daemon.call('GET', `/api/sites/${forgotten.json.id}`)).json.status.connection).toBe(
-        'authorization_expired',
-      );
-      expect(daemon.logs.events('site.authorization_expired')).toHaveLength(2);
-      const afterTick = await fetch(callbackFor(forgotten.json.authorizeUrl), {
-        headers: { accept: 'application/json' },
-      });
-      expect(afterTick.status).toBe(400);
-    } finally {
-      await other.stop();
-    }
+    const forgotten = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
+    expect(forgotten.status).toBe(202);
+    expect(daemon.services.sites.expireAuthorizations()).toBe(0);
+    clock.advance(61 * 60_000);
+    expect(daemon.services.sites.expireAuthorizations()).toBe(1);
+    expect((await daemon.call('GET', `/api/sites/${forgotten.json.id}`)).json.status.connection).toBe(
+      'authorization_expired',
+    );
+    expect(daemon.logs.events('site.authorization_expired')).toHaveLength(2);
+    const afterTick = await fetch(callbackFor(forgotten.json.authorizeUrl), {
+      headers: { accept: 'application/json' },
+    });
+    expect(afterTick.status).toBe(400);
   });
 
   it('refuses an approval that names another site', async () => {
-    const other = await createTestSite();
-    try {
-      const pending = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
-      const callback = new URL(new URL(pending.json.authorizeUrl).searchParams.get('success_url')!);
-      callback.searchParams.set('site_url', 'http://127.0.0.1:1');
-      callback.searchParams.set('user_login', other.admin.username);
-      callback.searchParams.set('password', other.admin.applicationPassword);
-      const response = await fetch(callback, { headers: { accept: 'application/json' } });
-      expect(response.status).toBe(422);
-      expect(((await response.json()) as { type: string }).type).toBe('/problems/authorization-site-mismatch');
-      expect((await daemon.call('GET', `/api/sites/${pending.json.id}`)).json.status.connection).toBe(
-        'authorization_failed',
-      );
-    } finally {
-      await other.stop();
-    }
+    const pending = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
+    const callback = new URL(new URL(pending.json.authorizeUrl).searchParams.get('success_url')!);
+    callback.searchParams.set('site_url', 'http://127.0.0.1:1');
+    callback.searchParams.set('user_login', other.admin.username);
+    callback.searchParams.set('password', other.admin.applicationPassword);
+    const response = await fetch(callback, { headers: { accept: 'application/json' } });
+    expect(response.status).toBe(422);
+    expect(((await response.json()) as { type: string }).type).toBe('/problems/authorization-site-mismatch');
+    expect((await daemon.call('GET', `/api/sites/${pending.json.id}`)).json.status.connection).toBe(
+      'authorization_failed',
+    );
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { freeLoopbackPort, waitForLoopbackPort } from '../net.js';
 import { runCommand, type OwnedProcess } from '../processes.js';
+import { siteFilesDir } from '../work-dir.js';
 import { WORDPRESS_FIXTURES } from './paths.js';
 import { runPhpScript, startPhpServer } from './php.js';
 import { copyWordPressRelease, defaultRelease, type WordPressRelease } from './releases.js';
@@ -50,6 +51,8 @@ export interface TestBed {
   mariadbSocket: string;
   pluginMirrorUrl: string;
   testWorkDir: string;
+  /** Where each site's directory goes; default `sites/` in testWorkDir. */
+  sitesDir?: string;
 }
 
 /** A fresh, isolated WordPress (own files, database and port), installed and answering. */
@@ -59,6 +62,7 @@ export function createTestSite(options: CreateTestSiteOptions = {}): Promise<Tes
       mariadbSocket: inject('mariadbSocket'),
       pluginMirrorUrl: inject('pluginMirrorUrl'),
       testWorkDir: inject('testWorkDir'),
+      sitesDir: siteFilesDir(inject('testWorkDir')),
     },
     options,
   );
@@ -66,7 +70,7 @@ export function createTestSite(options: CreateTestSiteOptions = {}): Promise<Tes
 
 export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOptions = {}): Promise<TestSite> {
   const id = randomBytes(5).toString('hex');
-  const siteDir = join(bed.testWorkDir, 'sites', id);
+  const siteDir = join(bed.sitesDir ?? join(bed.testWorkDir, 'sites'), id);
   const root = join(siteDir, 'root');
   const dbName = `wp_test_${id}`;
   let server: OwnedProcess | undefined;
