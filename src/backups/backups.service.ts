@@ -3,27 +3,23 @@ import type { Logger } from 'pino';
 import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
-import { createId } from '../shared/ids.js';
 import type { SiteAccess } from '../wordpress/site-access.js';
-import { sitesProblems } from '../sites/index.js';
-import { backupRecovery, restoreRecovery } from './backup-recovery.js';
 import { createBackupJob } from './backup-job.js';
-import { backupJobParams, noBackupProgress, noRestoreProgress, restoreJobParams } from './backup-job-rows.js';
+import { createBackupQueries } from './backup-queries.js';
+import { createBackupRequests } from './backup-requests.js';
 import { removeBackupScratch } from './backup-scratch.js';
-import { createBackupSources, usable } from './backup-sources.js';
+import { createBackupSources } from './backup-sources.js';
 import { createBackupSettings, type BackupSettingsPatch } from './backup-settings.js';
 import type { BackupsConfig } from './backups.config.js';
 import { backupsProblems } from './backups.errors.js';
 import type { BackupsRepository } from './backups.repository.js';
-import type { BackupKind, BackupRow, RestoreRow } from './backups.table.js';
+import type { BackupKind, RestoreRow } from './backups.table.js';
 import { createCollection } from './collection.js';
 import { createStoreLock } from './concurrency.js';
-import { openManifest } from './manifest.js';
 import { createFileObjectStore, type ObjectStore } from './object-store.js';
 import { createRestoreJob } from './restore-job.js';
 import { CHECK_KINDS, createVerifyJobs } from './verify-jobs.js';
 import type { Actor } from '../shared/actor.js';
-import { backupArchive } from './archive.js';
 import { createOffsiteTargets } from './offsite/offsite-targets.js';
 import { createTargetOperations, PRUNE_KIND } from './offsite/target-operations.js';
 import { retentionHorizonMs, type RemovedSitesRepository } from './offsite/removed-sites.repository.js';
@@ -115,99 +111,25 @@ export function createBackupsService({
     requestTimeoutMs,
   });
 
-  /** Backups and restores need the site connected; reading its backups and settings only that it exists. */
-  const requireConnected = (siteId: string) => access.connected(siteId);
-  const requireSite = (siteId: string) => {
-    if (!siteExists(siteId)) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
-  };
-
-  function claimSite(siteId: string) {
-    const active = repository.activeJob(siteId);
-    if (active)
-      throw backupsProblems.inProgress.create(
-        `a ${active.kind} of site ${siteId} is already queued or running (${active.id}); try again when it has finished`,
-        { jobId: active.id, jobKind: active.kind },
-      );
-  }
-
-  function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): BackupRow {
-    requireConnected(siteId);
-    claimSite(siteId);
-    const id = createId('bkp', clock.now());
-    const job = { id, kind: 'backup', siteId, createdAt: clock.now() };
-    // The backup's row and its job row, written together; the job runner writes the job row from then on.
-    return jobs.submit({ ...job, params: backupJobParams({ kind, retryOf }), progress: noBackupProgress }, () =>
-      repository.insertBackup({ id, siteId, kind, status: 'queued', retryOf, createdAt: job.createdAt }),
-    ).own;
-  }
-
-  jobs.register('backup', {
-    pool: { name: 'backups', concurrency: config.concurrency },
-    exclusive: true,
-    atShutdown: 'abort',
-    cancelsWhileRunning: true,
-    run: (job, signal, context) =>
-      lock.shared(() => executeBackup(repository.findBackup(job.id)!, signal, context, job.startedAt ?? undefined)),
-    // Outside the shared lock: retention's garbage collection takes the store exclusively.
-    after: async (job) => {
-      const row = repository.findBackup(job.id);
-      if (usable(row)) await applyRetention(row.siteId);
-    },
-    cancelQueued: (job, message) =>
-      void repository.updateBackup(job.id, {
-        status: 'failed',
-        reason: 'cancelled',
-        error: message,
-        finishedAt: clock.now(),
-      }),
-    recover: backupRecovery({
-      repository,
-      clock,
-      logger,
-      retry: (row) => enqueueBackup(row.siteId, row.kind, row.id),
-    }),
+  const { requireSite, findBackup, ...queries } = createBackupQueries({
+    repository,
+    siteExists,
+    sources,
+    tmpDir: join(backupStoreDir(dataDir), 'tmp'),
   });
-  // A restore stopped halfway would leave the site half old, half new: it runs to its end once started.
-  jobs.register('restore', {
-    pool: { name: 'backups', concurrency: config.concurrency },
-    exclusive: true,
-    atShutdown: 'grace',
-    cancelsWhileRunning: false,
-    run: (job, signal, context) =>
-      lock.shared(() => executeRestore(repository.findRestore(job.id)!, signal, context, job.startedAt ?? undefined)),
-    cancelQueued: (job, message) =>
-      void repository.updateRestore(job.id, {
-        status: 'failed',
-        reason: 'cancelled',
-        error: message,
-        finishedAt: clock.now(),
-      }),
-    recover: restoreRecovery({ repository, clock }),
+  const { requireConnected, claimSite, enqueueBackup, restore } = createBackupRequests({
+    repository,
+    access,
+    jobs,
+    config,
+    lock,
+    clock,
+    logger,
+    executeBackup,
+    executeRestore,
+    applyRetention,
+    findBackup,
   });
-
-  function findBackup(siteId: string, backupId: string): BackupRow {
-    const row = repository.findBackup(backupId);
-    if (!row || row.siteId !== siteId)
-      throw backupsProblems.notFound.create(`site ${siteId} has no backup ${backupId}`);
-    return row;
-  }
-
-  /** Queues a restore of the backup; `from` names the offsite target to read it from (else: local first, then its targets). */
-  function restore(siteId: string, backupId: string, from?: string): RestoreRow {
-    requireConnected(siteId);
-    const target = findBackup(siteId, backupId);
-    if (!usable(target))
-      throw backupsProblems.notCompleted.create(
-        `backup ${backupId} is ${target.status}; only a completed backup can be restored`,
-      );
-    claimSite(siteId);
-    const id = createId('rst', clock.now());
-    const createdAt = clock.now();
-    const job = { id, kind: 'restore', siteId, createdAt, params: restoreJobParams({ backupId }) };
-    return jobs.submit({ ...job, progress: noRestoreProgress }, () =>
-      repository.insertRestore({ id, siteId, backupId, sourceTarget: from ?? null, status: 'queued', createdAt }),
-    ).own;
-  }
 
   return {
     store,
@@ -230,41 +152,13 @@ export function createBackupsService({
 
     request: (siteId: string, kind: BackupKind = 'manual') => enqueueBackup(siteId, kind),
 
-    list(siteId: string, { limit, before }: { limit: number; before?: string }): BackupRow[] {
-      requireSite(siteId);
-      return repository.listBackups({ siteId, limit, before });
-    },
-
-    get(siteId: string, backupId: string): BackupRow {
-      requireSite(siteId);
-      return findBackup(siteId, backupId);
-    },
+    list: queries.list,
+    get: queries.get,
 
     restore,
 
-    getRestore(siteId: string, restoreId: string): RestoreRow {
-      const row = repository.findRestore(restoreId);
-      if (!row || row.siteId !== siteId)
-        throw backupsProblems.restoreNotFound.create(`site ${siteId} has no restore ${restoreId}`);
-      return row;
-    },
-
-    /** The backup as a tar.gz of its files plus an SQL dump (checked against hashes as it is read). */
-    async archive(siteId: string, backupId: string) {
-      requireSite(siteId);
-      const row = findBackup(siteId, backupId);
-      if (!usable(row))
-        throw backupsProblems.notCompleted.create(
-          `backup ${backupId} is ${row.status}; only a completed backup can be downloaded`,
-        );
-      const source = await sources.holding(row);
-      const manifest = await openManifest(source, row.manifestHash);
-      const host = new URL(manifest.siteUrl).host.replace(/[^A-Za-z0-9.-]/g, '-');
-      return {
-        filename: `${host}-${row.id}.tar.gz`,
-        stream: await backupArchive({ store: source, manifest, tmpDir: join(backupStoreDir(dataDir), 'tmp') }),
-      };
-    },
+    getRestore: queries.getRestore,
+    archive: queries.archive,
 
     /**
      * Queues a verify of a backup on one target (`local` by default, or an offsite one) as a job:

@@ -1,18 +1,9 @@
 import type { Logger } from 'pino';
-import { z } from 'zod';
-import {
-  CANCELLED_MESSAGE,
-  jobEvent,
-  wasCancelled,
-  type JobContext,
-  type JobEvent,
-  type Settlement,
-} from '../jobs/job-kind.js';
+import { jobEvent, type JobContext, type Settlement } from '../jobs/job-kind.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobRow } from '../jobs/jobs.table.js';
-import { ActorSchema, type Actor } from '../shared/actor.js';
+import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
-import { isAppError } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
 import { parseStored, parseStoredOrNull } from '../shared/stored-json.js';
 import { backupsProblems } from './backups.errors.js';
@@ -25,28 +16,25 @@ import { offsiteProblems } from './offsite/offsite.errors.js';
 import type { createOffsiteTargets } from './offsite/offsite-targets.js';
 import type { RemoteRepository } from './offsite/remote-store.js';
 import { LOCAL_TARGET } from './offsite/targets.config.js';
-import { verifyBackup, type VerifyProgress, type VerifyResult } from './verify.js';
+import { verifyBackup, type VerifyResult } from './verify.js';
+import {
+  damagedEvent,
+  failed,
+  outcomeOf,
+  progressWriter,
+  RepairParams,
+  requested,
+  verifyFailedEvent,
+  VerifyParams,
+} from './verify-reports.js';
 
 /** A verify is a job (it reads every object of a backup: minutes on a large one); so is a repair. */
 const VERIFY_KIND = 'backup-verify';
 const REPAIR_KIND = 'backup-repair';
 export const CHECK_KINDS = [VERIFY_KIND, REPAIR_KIND] as const;
 
-/** How often a running verify tells the job runner its progress (which writes it to its job row). */
-const PROGRESS_EVERY_MS = 500;
 /** A repair verifies again after sending: a lost manifest part hides the objects behind it until it is back. */
 const REPAIR_PASSES = 3;
-/** Paths an event names at most (the job's result lists more). */
-const EVENT_PATHS = 10;
-
-/** What a repair job's row holds in `params`; a verify's also its `sample`. */
-const RepairParams = z.object({ backupId: z.string(), target: z.string(), requestedBy: ActorSchema.nullable() });
-const VerifyParams = RepairParams.extend({ sample: z.number() });
-type VerifyParams = z.infer<typeof VerifyParams>;
-type RepairParams = z.infer<typeof RepairParams>;
-
-/** What a finished verify job holds in its `progress`: the last counts and the result. */
-export type VerifyOutcome = VerifyProgress & { result: VerifyResult & { target: string; sample: number } };
 
 /**
  * Verify and repair of a backup on one target, as jobs of the job runner: `POST …/verify` answers
@@ -86,64 +74,6 @@ export function createVerifyJobs({
     if (!row) throw backupsProblems.notFound.create(`backup ${backupId} is no longer there (retention deleted it)`);
     return row;
   };
-  const requested = (by: Actor | null) => ({ requestedByKind: by?.kind ?? null, requestedById: by?.id ?? null });
-  /** Progress told at most every PROGRESS_EVERY_MS. */
-  const progressWriter = (context: JobContext, extra: Record<string, unknown> = {}) => {
-    let last = 0;
-    return (progress: VerifyProgress) => {
-      const now = Date.now();
-      if (now - last < PROGRESS_EVERY_MS) return;
-      last = now;
-      context.progress({ ...progress, ...extra });
-    };
-  };
-
-  function damagedEvent(job: JobRow, row: BackupRow, target: string, result: VerifyResult, by: Actor | null): JobEvent {
-    return jobEvent('backup.damaged', {
-      jobId: job.id,
-      siteId: row.siteId,
-      backupId: row.id,
-      target,
-      missingObjects: result.missing.length,
-      corruptObjects: result.corrupt.length,
-      everythingLost: result.lost.everything,
-      lostFiles: result.lost.files,
-      lostFilePaths: result.lost.filePaths.slice(0, EVENT_PATHS),
-      lostTables: result.lost.tableNames,
-      ...requested(by),
-    });
-  }
-
-  /** A verify or repair job that could not run to its end (`backup.verify-failed`). */
-  function verifyFailedEvent(job: JobRow, params: RepairParams | null, reason: string, message: string): JobEvent {
-    return jobEvent('backup.verify-failed', {
-      jobId: job.id,
-      kind: job.kind,
-      siteId: job.siteId,
-      backupId: params?.backupId ?? null,
-      target: params?.target ?? null,
-      reason,
-      message,
-    });
-  }
-
-  /** How a job that threw ends: cancelled, interrupted by a stop, or failed with the problem's name. */
-  function failed(job: JobRow, signal: AbortSignal, error: unknown, params: RepairParams | null): Settlement {
-    if (wasCancelled(signal))
-      return { events: [], outcome: { state: 'cancelled', reason: 'cancelled', message: CANCELLED_MESSAGE } };
-    const reason = signal.aborted
-      ? 'interrupted'
-      : isAppError(error)
-        ? error.problem.name
-        : offsiteProblems.targetFailed.name;
-    const message = signal.aborted ? 'the daemon stopped while it ran; nothing was changed' : (error as Error).message;
-    return {
-      outcome: { state: 'failed', reason, message },
-      events: [verifyFailedEvent(job, params, reason, message)],
-      interrupted: signal.aborted,
-    };
-  }
-
   async function runVerify(job: JobRow, signal: AbortSignal, context: JobContext): Promise<Settlement> {
     // Unreadable params end the job failed (`stored-data-unreadable`), its backup and target unnamed.
     let stored: VerifyParams | null = null;
@@ -279,16 +209,6 @@ export function createVerifyJobs({
       return failed(job, signal, error, stored);
     }
   }
-
-  const outcomeOf = (row: BackupRow, result: VerifyOutcome['result']): VerifyOutcome => ({
-    filesChecked: row.files,
-    files: row.files,
-    tablesChecked: row.tables,
-    tables: row.tables,
-    objectsChecked: result.objectsChecked,
-    bytesChecked: result.bytesChecked,
-    result,
-  });
 
   for (const [kind, run] of [
     [VERIFY_KIND, runVerify],

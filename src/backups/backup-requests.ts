@@ -1,0 +1,134 @@
+import type { Logger } from 'pino';
+import type { JobRunner } from '../jobs/job-runner.js';
+import type { Clock } from '../shared/clock.js';
+import { createId } from '../shared/ids.js';
+import type { SiteAccess } from '../wordpress/site-access.js';
+import { backupRecovery, restoreRecovery } from './backup-recovery.js';
+import type { createBackupJob } from './backup-job.js';
+import { backupJobParams, noBackupProgress, noRestoreProgress, restoreJobParams } from './backup-job-rows.js';
+import { usable } from './backup-sources.js';
+import type { BackupsConfig } from './backups.config.js';
+import { backupsProblems } from './backups.errors.js';
+import type { BackupsRepository } from './backups.repository.js';
+import type { BackupKind, BackupRow, RestoreRow } from './backups.table.js';
+import type { StoreLock } from './concurrency.js';
+import type { createRestoreJob } from './restore-job.js';
+
+/**
+ * The backup and restore kinds of the job runner, and the requests that queue them: one job per
+ * site at a time (`backup-in-progress` otherwise), the site connected, a backup's or restore's row
+ * written with its job row. Both kinds share the `backups` pool and run under the store's shared
+ * lock; a finished backup applies the site's retention after it (outside the lock), and at
+ * shutdown a backup is aborted while a restore started runs to its end.
+ */
+export function createBackupRequests({
+  repository,
+  access,
+  jobs,
+  config,
+  lock,
+  clock,
+  logger,
+  executeBackup,
+  executeRestore,
+  applyRetention,
+  findBackup,
+}: {
+  repository: BackupsRepository;
+  access: SiteAccess;
+  jobs: JobRunner;
+  config: BackupsConfig;
+  lock: StoreLock;
+  clock: Clock;
+  logger: Logger;
+  executeBackup: ReturnType<typeof createBackupJob>;
+  executeRestore: ReturnType<typeof createRestoreJob>;
+  applyRetention: (siteId: string) => Promise<unknown>;
+  findBackup: (siteId: string, backupId: string) => BackupRow;
+}) {
+  /** Backups and restores need the site connected; reading its backups and settings only that it exists. */
+  const requireConnected = (siteId: string) => access.connected(siteId);
+
+  function claimSite(siteId: string) {
+    const active = repository.activeJob(siteId);
+    if (active)
+      throw backupsProblems.inProgress.create(
+        `a ${active.kind} of site ${siteId} is already queued or running (${active.id}); try again when it has finished`,
+        { jobId: active.id, jobKind: active.kind },
+      );
+  }
+
+  function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): BackupRow {
+    requireConnected(siteId);
+    claimSite(siteId);
+    const id = createId('bkp', clock.now());
+    const job = { id, kind: 'backup', siteId, createdAt: clock.now() };
+    // The backup's row and its job row, written together; the job runner writes the job row from then on.
+    return jobs.submit({ ...job, params: backupJobParams({ kind, retryOf }), progress: noBackupProgress }, () =>
+      repository.insertBackup({ id, siteId, kind, status: 'queued', retryOf, createdAt: job.createdAt }),
+    ).own;
+  }
+
+  jobs.register('backup', {
+    pool: { name: 'backups', concurrency: config.concurrency },
+    exclusive: true,
+    atShutdown: 'abort',
+    cancelsWhileRunning: true,
+    run: (job, signal, context) =>
+      lock.shared(() => executeBackup(repository.findBackup(job.id)!, signal, context, job.startedAt ?? undefined)),
+    // Outside the shared lock: retention's garbage collection takes the store exclusively.
+    after: async (job) => {
+      const row = repository.findBackup(job.id);
+      if (usable(row)) await applyRetention(row.siteId);
+    },
+    cancelQueued: (job, message) =>
+      void repository.updateBackup(job.id, {
+        status: 'failed',
+        reason: 'cancelled',
+        error: message,
+        finishedAt: clock.now(),
+      }),
+    recover: backupRecovery({
+      repository,
+      clock,
+      logger,
+      retry: (row) => enqueueBackup(row.siteId, row.kind, row.id),
+    }),
+  });
+  // A restore stopped halfway would leave the site half old, half new: it runs to its end once started.
+  jobs.register('restore', {
+    pool: { name: 'backups', concurrency: config.concurrency },
+    exclusive: true,
+    atShutdown: 'grace',
+    cancelsWhileRunning: false,
+    run: (job, signal, context) =>
+      lock.shared(() => executeRestore(repository.findRestore(job.id)!, signal, context, job.startedAt ?? undefined)),
+    cancelQueued: (job, message) =>
+      void repository.updateRestore(job.id, {
+        status: 'failed',
+        reason: 'cancelled',
+        error: message,
+        finishedAt: clock.now(),
+      }),
+    recover: restoreRecovery({ repository, clock }),
+  });
+
+  /** Queues a restore of the backup; `from` names the offsite target to read it from (else: local first, then its targets). */
+  function restore(siteId: string, backupId: string, from?: string): RestoreRow {
+    requireConnected(siteId);
+    const target = findBackup(siteId, backupId);
+    if (!usable(target))
+      throw backupsProblems.notCompleted.create(
+        `backup ${backupId} is ${target.status}; only a completed backup can be restored`,
+      );
+    claimSite(siteId);
+    const id = createId('rst', clock.now());
+    const createdAt = clock.now();
+    const job = { id, kind: 'restore', siteId, createdAt, params: restoreJobParams({ backupId }) };
+    return jobs.submit({ ...job, progress: noRestoreProgress }, () =>
+      repository.insertRestore({ id, siteId, backupId, sourceTarget: from ?? null, status: 'queued', createdAt }),
+    ).own;
+  }
+
+  return { requireConnected, claimSite, enqueueBackup, restore };
+}
