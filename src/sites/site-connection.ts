@@ -37,6 +37,13 @@ export function createSiteConnection(deps: {
   const { repository, sync, clock, events } = deps;
   const { parseUrl, verifyCredentials, discover } = deps.checks;
 
+  /** A site just connected: announced (event, lifecycle), then its inventory read at once. */
+  async function announce(row: SiteRow, username: string, mode: 'credentials' | 'authorization'): Promise<SiteRow> {
+    events.emit('site.connected', { siteId: row.id, url: row.url, username, mode });
+    deps.lifecycle.connected(row.id);
+    return (await sync.syncNow(row.id)) ?? row;
+  }
+
   /** Refuses a URL that is connected or pending; forgets earlier failed attempts for it. */
   function claimUrl(url: string): void {
     const existing = repository.findByUrl(url);
@@ -74,14 +81,7 @@ export function createSiteConnection(deps: {
       createdAt: now,
       updatedAt: now,
     });
-    events.emit('site.connected', {
-      siteId: row.id,
-      url: row.url,
-      username: verified.username,
-      mode: 'credentials',
-    });
-    deps.lifecycle.connected(row.id);
-    return (await sync.syncNow(row.id)) ?? row;
+    return announce(row, verified.username, 'credentials');
   }
 
   async function startAuthorization(url: string): Promise<{ site: SiteRow; authorizeUrl: string }> {
@@ -200,14 +200,7 @@ export function createSiteConnection(deps: {
         connectedAt: now,
         updatedAt: now,
       })!;
-      events.emit('site.connected', {
-        siteId: site.id,
-        url: site.url,
-        username: verified.username,
-        mode: 'authorization',
-      });
-      deps.lifecycle.connected(site.id);
-      return (await sync.syncNow(site.id)) ?? connected;
+      return announce(connected, verified.username, 'authorization');
     },
 
     /** Scheduler tick: pending authorizations past their time become `authorization_expired`. */
