@@ -14,6 +14,7 @@ import { SITE_CALL_SETTINGS } from './wordpress/site-calls.config.js';
 import { NETWORK_SETTINGS } from './shared/network-policy.config.js';
 import { schemasOf, type Settings } from './shared/settings.js';
 import { DAEMON_SETTINGS, SCHEDULED_SETTINGS } from './daemon.config.js';
+import { DATABASE_SETTINGS } from './db/db.config.js';
 
 /**
  * Every setting comes from the environment (systemd's EnvironmentFile in production). Each is declared once,
@@ -24,6 +25,7 @@ import { DAEMON_SETTINGS, SCHEDULED_SETTINGS } from './daemon.config.js';
  */
 export const SETTINGS: readonly Settings[] = [
   DAEMON_SETTINGS,
+  DATABASE_SETTINGS,
   SITE_CALL_SETTINGS,
   HTTP_SETTINGS,
   UPTIME_SETTINGS,
@@ -40,6 +42,7 @@ export const SETTINGS: readonly Settings[] = [
 
 const envSchema = z.object({
   ...schemasOf(DAEMON_SETTINGS),
+  ...schemasOf(DATABASE_SETTINGS),
   ...schemasOf(SITE_CALL_SETTINGS),
   ...schemasOf(HTTP_SETTINGS),
   ...schemasOf(UPTIME_SETTINGS),
@@ -116,6 +119,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration: ${variable}: ${issue?.message ?? 'invalid value'}`);
   }
   const values = parsed.data;
+  // Declared for cluster mode (issue 34), which nothing uses yet: refused rather than ignored.
+  if (values.SITEWARDEN_DATABASE_URL !== undefined)
+    throw new ConfigError(
+      'invalid configuration: SITEWARDEN_DATABASE_URL: cluster mode is not built yet; unset it to keep the SQLite database in the data directory',
+    );
   const hostForUrl = values.SITEWARDEN_HOST.includes(':') ? `[${values.SITEWARDEN_HOST}]` : values.SITEWARDEN_HOST;
   return {
     host: values.SITEWARDEN_HOST,

@@ -1,0 +1,114 @@
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
+import type { Dialect, StateDatabase, StateDb } from './state-db.js';
+
+/**
+ * What SQLite and PostgreSQL spell differently, for the repository bodies both share (issue 34,
+ * docs/design/cluster-state.md). A helper takes the dialect (`state.dialect`) and gives the fragment or
+ * the value of that dialect; everything else in a repository is drizzle's common query surface.
+ */
+
+/**
+ * A feature's table for the dialect in use, typed as its PostgreSQL table. The SQLite table is accepted
+ * only when its row types are the PostgreSQL table's (what a repository reads and writes is the same),
+ * and runs only on the SQLite database (state-db.ts's cast, whose argument this shares).
+ */
+export function tableFor<P extends PgTable>(
+  dialect: Dialect,
+  tables: {
+    sqlite: SQLiteTable & { $inferSelect: P['$inferSelect']; $inferInsert: P['$inferInsert'] };
+    postgres: P;
+  },
+): P {
+  return dialect === 'postgres' ? tables.postgres : (tables.sqlite as unknown as P);
+}
+
+/**
+ * Rows a write changed: `await db.update(…)` (or delete, or insert without `returning`) answers
+ * better-sqlite3's `{ changes }` on SQLite and node-postgres's `{ rowCount }` on PostgreSQL.
+ */
+export function rowsChanged(result: { rowCount?: number | null } | { changes: number }): number {
+  return 'changes' in result ? result.changes : (result.rowCount ?? 0);
+}
+
+/**
+ * The rows of a raw `sql` query (`db.execute` is PostgreSQL's; SQLite's drizzle database has `all`).
+ * Column names are the query's, values the driver's (a SQLite integer where PostgreSQL may give a string
+ * for bigint: cast in the query).
+ */
+export async function rowsOf<Row extends Record<string, unknown>>(
+  state: Pick<StateDatabase, 'dialect'>,
+  db: StateDb,
+  query: SQL,
+): Promise<Row[]> {
+  if (state.dialect === 'postgres') return (await db.execute(query)).rows as Row[];
+  return (db as unknown as { all(query: SQL): Row[] }).all(query);
+}
+
+/**
+ * The elements of a JSON array, as a table with one column, `value`, each element as JSON text (SQLite's
+ * `json_each`; PostgreSQL's `jsonb_array_elements`). `json` is a JSON column or a parameter holding JSON
+ * text; `key`, a key of the object it holds whose value is the array. Use it in a `from`, with an alias:
+ * sql`select 1 from ${jsonArrayElements(d, jobs.progress, 'sites')} s where ${jsonField(d, sql`s.value`, 'siteId')} = …`.
+ */
+export function jsonArrayElements(dialect: Dialect, json: SQLWrapper, key?: string): SQL {
+  if (dialect === 'postgres') {
+    const array =
+      key === undefined ? sql`cast(${json} as jsonb)` : sql`(cast(${json} as jsonb) -> cast(${key} as text))`;
+    return sql`jsonb_array_elements(${array})`;
+  }
+  return key === undefined ? sql`json_each(${json})` : sql`json_each(${json}, ${`$.${key}`})`;
+}
+
+/**
+ * The elements of a JSON array of strings or numbers as text, one column `value`: a list bound as one
+ * JSON parameter, `in (select value from ${jsonTextElements(d, sql.placeholder('ids'))})`, is one
+ * prepared statement whatever its length (bulk-updates.repository.ts's `inJsonList`).
+ */
+export function jsonTextElements(dialect: Dialect, json: SQLWrapper, key?: string): SQL {
+  if (dialect === 'postgres') {
+    const array =
+      key === undefined ? sql`cast(${json} as jsonb)` : sql`(cast(${json} as jsonb) -> cast(${key} as text))`;
+    return sql`jsonb_array_elements_text(${array})`;
+  }
+  return key === undefined ? sql`json_each(${json})` : sql`json_each(${json}, ${`$.${key}`})`;
+}
+
+/** An object's value at `key` as text (SQLite's `json_extract` gives a string or number; PostgreSQL's `->>` text). */
+export function jsonField(dialect: Dialect, json: SQLWrapper, key: string): SQL {
+  return dialect === 'postgres'
+    ? sql`(cast(${json} as jsonb) ->> cast(${key} as text))`
+    : sql`json_extract(${json}, ${`$.${key}`})`;
+}
+
+/**
+ * Whether a value is JSON: SQLite stores JSON as text that may not be (`json_valid` guards a query that
+ * looks inside); PostgreSQL's `jsonb` refused anything else on write.
+ */
+export function isJson(dialect: Dialect, json: SQLWrapper): SQL {
+  return dialect === 'postgres' ? sql`true` : sql`(json_valid(${json}) = 1)`;
+}
+
+/**
+ * `column like pattern`, ignoring the case of ASCII letters as SQLite's LIKE does (PostgreSQL's `ilike`;
+ * it ignores the case of every letter). `\` escapes the pattern's `%` and `_`.
+ */
+export function likeIgnoringCase(dialect: Dialect, column: SQLWrapper, pattern: string): SQL {
+  return dialect === 'postgres'
+    ? sql`(${column} ilike ${pattern} escape '\\')`
+    : sql`(${column} like ${pattern} escape '\\')`;
+}
+
+/**
+ * A select that reads to decide a write in a transaction, its rows locked on PostgreSQL (`for update`:
+ * another process's transaction waits for this one). SQLite needs none: its transactions are
+ * serialised (`BEGIN IMMEDIATE`, one at a time in the process), and its select builder has no `for`.
+ */
+export function forUpdate<Q extends { for(strength: 'update'): unknown }>(
+  dialect: Dialect,
+  query: Q,
+): ReturnType<Q['for']> {
+  // The same select, without `for` in its type (drizzle's `for` drops itself from the builder's type).
+  return (dialect === 'postgres' ? query.for('update') : query) as ReturnType<Q['for']>;
+}
