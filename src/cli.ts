@@ -12,9 +12,7 @@ import { isAppError } from './shared/errors.js';
 import { createLoggedEvents, createLogger } from './shared/logger.js';
 import { KeyError } from './shared/secret-key.js';
 import { DataDirLockedError, lockDataDir, withDataDirShared } from './shared/data-dir-lock.js';
-import { createTokensRepository } from './tokens/tokens.repository.js';
-import { createTokensService, roleOfScope, type TokenScope } from './tokens/tokens.service.js';
-import { isRole, roles, type Role } from './shared/actor.js';
+import { tokenCommand } from './tokens/tokens.cli.js';
 import { VERSION } from './version.js';
 import { listTargetSnapshotsCommand, rekeyTargetCommand, verifyBackupCommand } from './backups/backups.cli.js';
 import { createServices } from './services.js';
@@ -119,7 +117,16 @@ async function main(argv: string[]): Promise<number> {
       // busy_timeout for the other), and the daemon notices a revoke through data_version. Beside a
       // daemon they leave migrations to it; alone they hold the lock, so no daemon starts mid-command.
       const config = loadConfig();
-      return withDataDirShared(config.dataDir, (holder) => token(rest, config, holder.owner));
+      return withDataDirShared(config.dataDir, (holder) =>
+        tokenCommand({
+          args: rest,
+          dataDir: config.dataDir,
+          databaseFile: DATABASE_FILE,
+          migrate: holder.owner,
+          UsageError,
+          userIdByName,
+        }),
+      );
     }
     case 'users': {
       // Like the token commands: one short write, safe beside the daemon.
@@ -234,78 +241,6 @@ async function recover(args: string[], config: Config): Promise<number> {
     await services.http.close();
     database.close();
     lock.release();
-  }
-}
-
-function token(args: string[], config: Config, migrate: boolean): number {
-  const [action, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      scope: { type: 'string' },
-      role: { type: 'string' },
-      user: { type: 'string' },
-      'expires-in-days': { type: 'string' },
-    },
-  });
-  const database = openDatabase(join(config.dataDir, DATABASE_FILE), { migrate });
-  try {
-    // Operator commands log to stderr only at warn and above; their output is the result.
-    const tokens = createTokensService({
-      repository: createTokensRepository({ db: database.db }),
-      clock: systemClock,
-      events: createLoggedEvents(createLogger({ level: 'silent' })),
-    });
-    switch (action) {
-      case 'create': {
-        if (!values.name) throw new UsageError('token create needs --name NAME');
-        if (values.scope !== undefined && values.scope !== 'read' && values.scope !== 'write')
-          throw new UsageError('--scope must be read or write');
-        if (values.role !== undefined && !isRole(values.role))
-          throw new UsageError(`--role must be one of ${roles.join(', ')}`);
-        if (values.role !== undefined && values.scope !== undefined)
-          throw new UsageError('give --role or --scope (its deprecated alias), not both');
-        const role: Role = values.role ?? (values.scope ? roleOfScope(values.scope as TokenScope) : 'viewer');
-        const days = values['expires-in-days'];
-        if (days !== undefined && !/^[1-9]\d{0,3}$/.test(days))
-          throw new UsageError('--expires-in-days must be a whole number of days, 1 to 9999');
-        const userId = values.user === undefined ? null : userIdByName(database, values.user);
-        const created = tokens.create(values.name, role, {
-          userId,
-          expiresAt: days === undefined ? null : new Date(systemClock.now().getTime() + Number(days) * 86_400_000),
-        });
-        process.stdout.write(`${created.token}\n`);
-        process.stderr.write(
-          `created ${role} token ${created.summary.id} (${values.name})${values.user ? ` of ${values.user}` : ''}${days ? `, expiring in ${days} days` : ''}; it is shown only once\n`,
-        );
-        return 0;
-      }
-      case 'list': {
-        const rows = tokens.list();
-        process.stdout.write(
-          `${['ID', 'NAME', 'ROLE', 'SCOPE', 'USER', 'PREFIX', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'].join('\t')}\n`,
-        );
-        for (const row of rows) {
-          process.stdout.write(
-            `${[row.id, row.name, row.role, row.scope, row.userId ?? '-', `${row.prefix}…`, row.createdAt.toISOString(), row.lastUsedAt?.toISOString() ?? '-', row.expiresAt?.toISOString() ?? '-', row.revokedAt?.toISOString() ?? '-'].join('\t')}\n`,
-          );
-        }
-        return 0;
-      }
-      case 'revoke': {
-        const target = positionals[0];
-        if (!target) throw new UsageError('token revoke needs a token id or name');
-        const revoked = tokens.revoke(target);
-        process.stdout.write(`revoked ${revoked.id} (${revoked.name})\n`);
-        return 0;
-      }
-      default:
-        throw new UsageError(`unknown token action "${action ?? ''}"; use create, list or revoke`);
-    }
-  } finally {
-    database.close();
   }
 }
 

@@ -1,44 +1,23 @@
 import type { Logger } from 'pino';
-import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
 import { jobsProblems } from './jobs.errors.js';
 import type { JobFilter, JobsRepository } from './jobs.repository.js';
-import {
-  CANCELLED_MESSAGE,
-  JobCancelled,
-  type JobContext,
-  type JobKind,
-  type NewChildJob,
-  type NewJob,
-  type Settlement,
-} from './job-kind.js';
+import type { JobContext, JobKind, NewChildJob, NewJob, Settlement } from './job-kind.js';
+import { createJobCancel } from './job-cancel.js';
+import { createJobEvents } from './job-events.js';
+import { createJobPools, type ActiveJob } from './job-pools.js';
+import { createJobRecovery } from './job-recovery.js';
 import { createJobRowWriter } from './job-rows.js';
-import { finishedJobStates, type JobRow } from './jobs.table.js';
-import { createSiteTaskQueue, type SiteTaskQueue } from './site-task-queue.js';
-
-interface Pool {
-  queue: SiteTaskQueue;
-  /** Jobs scheduled in this process and not yet settled (idle(), queue depth). */
-  tracked: Set<Promise<unknown>>;
-  stopped: boolean;
-}
-
-interface ActiveJob {
-  job: JobRow;
-  kind: JobKind;
-  controller: AbortController;
-  done: Promise<unknown>;
-}
-
-/** Once shutdown aborts a job, how long it waits for the job to record itself before giving up on it. */
-const ABORT_SETTLE_MS = 3_000;
+import type { JobRow } from './jobs.table.js';
 
 /**
  * The one persisted-job lifecycle: features register kinds; a job is a row in `jobs` (queued →
  * running → succeeded, failed or cancelled), run in its kind's pool with bounded concurrency and
  * one exclusive job per site at a time; recovery at start, cancel and the lifecycle events of
- * every kind happen here.
+ * every kind happen here. One object composed of its parts: the pools and the sites' turns
+ * (job-pools.ts), the row writes (job-rows.ts), the lifecycle events (job-events.ts), recovery at
+ * start (job-recovery.ts) and cancel (job-cancel.ts); here, registering kinds and running a job.
  */
 export function createJobRunner({
   repository,
@@ -52,20 +31,7 @@ export function createJobRunner({
   events: Events;
 }) {
   const kinds = new Map<string, JobKind>();
-  const pools = new Map<string, Pool>();
   const active = new Map<string, ActiveJob>();
-  // Exclusive jobs of different pools (a backup, a site's updates) still take turns on one site.
-  const siteTurns = new Map<string, Promise<unknown>>();
-
-  function inSiteTurn(siteId: string, work: () => Promise<void>): Promise<void> {
-    const turn = (siteTurns.get(siteId) ?? Promise.resolve()).then(work);
-    const tail = turn.catch(() => undefined);
-    siteTurns.set(siteId, tail);
-    void tail.then(() => {
-      if (siteTurns.get(siteId) === tail) siteTurns.delete(siteId);
-    });
-    return turn;
-  }
 
   function kindOf(name: string): JobKind {
     const kind = kinds.get(name);
@@ -73,36 +39,13 @@ export function createJobRunner({
     return kind;
   }
 
-  const poolsOf = (names: readonly string[]) => new Set(names.map((name) => pools.get(kindOf(name).pool.name)!));
-
-  function announce(job: Pick<JobRow, 'id' | 'kind' | 'siteId'>, settlement: Settlement): void {
-    for (const { name, fields } of settlement.events) events.emit(name, fields as never);
-    if (settlement.interrupted) interrupted(job, 'failed');
-  }
-
-  function interrupted(
-    job: Pick<JobRow, 'id' | 'kind' | 'siteId'>,
-    action: 'requeued' | 'failed' | 'retried',
-    extra: Record<string, unknown> = {},
-  ): void {
-    events.emit('job.interrupted', { kind: job.kind, jobId: job.id, siteId: job.siteId, action, ...extra });
-  }
-
-  /** Who asked to stop each running job still stopping, for its `job.cancelled` once it has. */
-  const cancelledBy = new Map<string, Actor | undefined>();
-  function cancelled(job: JobRow, state: 'queued' | 'running', by: Actor | undefined): void {
-    events.emit('job.cancelled', {
-      kind: job.kind,
-      jobId: job.id,
-      siteId: job.siteId,
-      state,
-      requestedByKind: by?.kind ?? null,
-      requestedById: by?.id ?? null,
-    });
-  }
-
+  const { announce, interrupted, cancelled } = createJobEvents(events);
+  const pools = createJobPools({ logger, kindOf, active, execute });
+  const { schedule } = pools;
+  const { cancel, cancelledBy } = createJobCancel({ repository, clock, kinds, active, cancelled });
   const rows = createJobRowWriter({ repository, clock });
   const { finish, runWritten } = rows;
+  const { recover } = createJobRecovery({ repository, kindOf, finish, announce, interrupted, schedule });
 
   async function execute(id: string, kind: JobKind): Promise<void> {
     const queued = repository.find(id);
@@ -132,31 +75,11 @@ export function createJobRunner({
     return rows.create(job, own);
   }
 
-  function schedule(kindName: string, id: string, siteId: string | null): void {
-    const kind = kindOf(kindName);
-    const pool = pools.get(kind.pool.name)!;
-    // A stopped pool leaves the job queued in the database for the next start.
-    if (pool.stopped) return;
-    const exclusiveSite = kind.exclusive ? siteId : null;
-    const lane = exclusiveSite ? `site:${exclusiveSite}` : `job:${id}`;
-    const turn = exclusiveSite && kind.siteTurn !== false ? exclusiveSite : null;
-    const tracked = pool.queue
-      .run(lane, () => (turn ? inSiteTurn(turn, () => execute(id, kind)) : execute(id, kind)))
-      .catch((error: unknown) => logger.error({ err: error, jobId: id, kind: kindName }, 'job crashed'));
-    pool.tracked.add(tracked);
-    void tracked.finally(() => pool.tracked.delete(tracked));
-  }
-
   return {
     register(name: string, kind: JobKind): void {
       if (kinds.has(name)) throw new Error(`job kind ${name} is registered twice`);
       kinds.set(name, kind);
-      if (!pools.has(kind.pool.name))
-        pools.set(kind.pool.name, {
-          queue: createSiteTaskQueue({ concurrency: kind.pool.concurrency }),
-          tracked: new Set(),
-          stopped: false,
-        });
+      pools.add(kind);
     },
 
     /** Runs a job whose row is `queued` in the background (a parent's child it starts; recovery). */
@@ -222,123 +145,12 @@ export function createJobRunner({
     /** Newest first. */
     list: (filter: JobFilter): JobRow[] => repository.list(filter),
 
-    /**
-     * At start, for the jobs of these kinds the last process left unfinished: running ones (it
-     * was killed) fail as `interrupted`, queued ones are queued again, each as its kind decides;
-     * then each kind may retry what was interrupted.
-     */
-    recover(kindNames: readonly string[]): { requeued: number; interrupted: number } {
-      const counts = { requeued: 0, interrupted: 0 };
-      for (const name of kindNames)
-        for (const job of repository.unfinished(name, 'running')) {
-          const kind = kindOf(name);
-          const settlement = kind.recover.running(job);
-          // Queued again: the loop over queued jobs below runs it (and logs it `requeued`).
-          if ('requeue' in settlement) {
-            repository.write(job.id, { state: 'queued', message: settlement.message ?? null });
-            continue;
-          }
-          finish(job.id, settlement.outcome ?? { state: 'failed', reason: 'interrupted' });
-          const interrupted = settlement.interrupted ?? true;
-          announce(job, { ...settlement, interrupted });
-          if (interrupted) counts.interrupted++;
-        }
-      for (const name of kindNames)
-        for (const job of repository.unfinished(name, 'queued')) {
-          const kind = kindOf(name);
-          const decision = kind.recover.queued?.(job) ?? 'requeue';
-          if (decision === 'leave') continue;
-          if (decision !== 'requeue') {
-            finish(job.id, decision.outcome ?? { state: 'failed', reason: 'interrupted' });
-            announce(job, decision);
-            continue;
-          }
-          schedule(name, job.id, job.siteId);
-          interrupted(job, 'requeued');
-          counts.requeued++;
-        }
-      for (const name of kindNames)
-        for (const { job, fields } of kindOf(name).recover.afterwards?.() ?? [])
-          interrupted({ ...job, kind: name }, 'retried', fields);
-      return counts;
-    },
-
-    /**
-     * A queued job is cancelled at once; a running one is asked to stop (its kind records it
-     * `cancelled` when it has), or 409 when its kind cannot stop halfway.
-     */
-    cancel(id: string, by?: Actor): JobRow {
-      const job = repository.find(id);
-      if (!job) throw jobsProblems.notFound.create(`there is no job ${id}`);
-      if (finishedJobStates.includes(job.state))
-        throw jobsProblems.finished.create(`job ${id} is already ${job.state}`, { state: job.state });
-      const running = active.get(id);
-      if (job.state === 'queued' && !running) {
-        // The job row first: a cancelled job stays cancelled whatever the kind's row says after it.
-        repository.transaction(() => {
-          repository.markCancelled(id, clock.now(), CANCELLED_MESSAGE);
-          const ended = kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
-          if (ended?.progress) repository.write(id, { progress: JSON.stringify(ended.progress) });
-        });
-        cancelled(job, 'queued', by);
-        return repository.find(id)!;
-      }
-      // Started in this process, its row may still read `queued` (a start held until its first commit): it is running.
-      if (!running?.kind.cancelsWhileRunning)
-        throw jobsProblems.notCancellable.create(
-          `job ${id} is a running ${job.kind}, which cannot be stopped halfway; wait until it has finished`,
-          { state: 'running' },
-        );
-      cancelledBy.set(id, by);
-      running.controller.abort(new JobCancelled());
-      return job;
-    },
-
-    /** Jobs of these kinds' pools scheduled and not yet settled (metrics, readiness). */
-    queueDepth: (kindNames: readonly string[]): number =>
-      [...poolsOf(kindNames)].reduce((sum, pool) => sum + pool.tracked.size, 0),
-
-    /** Waits for the scheduled jobs of these kinds' pools (tests, shutdown). */
-    async idle(kindNames: readonly string[]): Promise<void> {
-      for (const pool of poolsOf(kindNames)) while (pool.tracked.size > 0) await Promise.all([...pool.tracked]);
-    },
-
-    /**
-     * Shutdown of these kinds' pools: queued jobs stay queued for the next start; running ones of
-     * `abort` kinds are aborted at once, those of `grace` kinds get `graceMs` to finish first.
-     * False when a `grace` job had to be aborted or a job did not settle within `settleMs`.
-     */
-    async stop(
-      kindNames: readonly string[],
-      { graceMs, settleMs = ABORT_SETTLE_MS }: { graceMs: number; settleMs?: number },
-    ): Promise<boolean> {
-      for (const pool of poolsOf(kindNames)) {
-        pool.stopped = true;
-        void pool.queue.drain(0);
-        // Jobs dropped from the queue stay queued in the database; nothing waits for them now.
-        pool.tracked.clear();
-      }
-      const mine = [...active.values()].filter((entry) => kindNames.includes(entry.job.kind));
-      for (const entry of mine) if (entry.kind.atShutdown === 'abort') entry.controller.abort();
-      const graceful = mine.filter((entry) => entry.kind.atShutdown === 'grace');
-      const finished = await within(Promise.all(graceful.map((entry) => entry.done)), graceMs);
-      for (const entry of mine) entry.controller.abort();
-      const settled = await within(Promise.all(mine.map((entry) => entry.done)), settleMs);
-      return finished && settled;
-    },
+    recover,
+    cancel,
+    queueDepth: pools.queueDepth,
+    idle: pools.idle,
+    stop: pools.stop,
   };
 }
 
 export type JobRunner = ReturnType<typeof createJobRunner>;
-
-/** True if `work` settles within `ms` (any time at all when `ms` is infinite). */
-async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
-  if (!Number.isFinite(ms)) return work.then(() => true);
-  let timer: NodeJS.Timeout | undefined;
-  const finished = await Promise.race([
-    work.then(() => true),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
-  ]);
-  clearTimeout(timer);
-  return finished;
-}

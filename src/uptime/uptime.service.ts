@@ -1,23 +1,27 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
-import { z } from 'zod';
-import { commonProblems } from '../shared/errors.js';
-import { parseStored } from '../shared/stored-json.js';
 import { sitesProblems, type SiteLifecycle, type SitesRepository } from '../sites/index.js';
-import { applyProbe, initialState, type MonitorState, type SiteMonitor } from './monitor-state.js';
+import { initialState, type MonitorState, type SiteMonitor } from './monitor-state.js';
+import { createMonitoringSettings, settingsOf } from './monitor-settings.js';
+import { createProbeRecorder, RECENT_PROBES } from './probe-recorder.js';
 import { createProbeWriter } from './probe-writer.js';
-import type { ProbeOutcome, Prober } from './prober.js';
-import { createHourlyRollups, DAY_MS, HOUR_MS, runMaintenance } from './rollups.js';
+import type { Prober } from './prober.js';
+import { createHourlyRollups, HOUR_MS, runMaintenance } from './rollups.js';
 import type { UptimeConfig } from './uptime.config.js';
-import { uptimeProblems } from './uptime.errors.js';
-import type { ProbeRow, UptimeRepository } from './uptime.repository.js';
+import type { UptimeRepository } from './uptime.repository.js';
+import { createUptimeReports } from './uptime-reports.js';
 import { createUptimeScheduler } from './uptime-scheduler.js';
-import type { MonitoringSettingsPatch, MonitoringSettingsView, SiteUptimeStatus } from './uptime.schemas.js';
-import { toDowntimeView, toUptimeReport } from './uptime-view.js';
 import type { UptimeMonitorRow } from './uptime.table.js';
 import type { Events } from '../shared/event-bus.js';
 
-const RECENT_PROBES = 10;
+/**
+ * The uptime feature's service, one object composed of its parts: here the monitors held in
+ * memory (loaded at start, tracked when a site connects or its settings change, dropped when it is
+ * removed), the probes the scheduler runs for them, and the tick, maintenance and stop around
+ * them; what a probe's outcome does is probe-recorder.ts, a site's monitoring settings
+ * monitor-settings.ts, and what is answered about a site (status, report, downtime) uptime-reports.ts.
+ */
+
 const RECENT_REBUILD_WINDOW_MS = 15 * 60_000;
 
 /** What the daemon holds in memory per monitored site; the database has it too, minus the hot part. */
@@ -37,7 +41,7 @@ export interface UptimeServiceDeps {
 }
 
 export function createUptimeService(deps: UptimeServiceDeps) {
-  const { repository, prober, clock, logger, events, config } = deps;
+  const { repository, prober, clock, logger, config } = deps;
   const monitors = new Map<string, SiteMonitor>();
   const writer = createProbeWriter({ repository, logger });
   const rollups = createHourlyRollups({ repository });
@@ -48,25 +52,11 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     onStart: deps.onProbeStart,
   });
   const now = () => clock.now().getTime();
+  const { record } = createProbeRecorder({ ...deps, writer, rollups, scheduler, now });
   let stopping: Promise<void> | undefined;
 
-  /** What `expectedStatusJson` holds: the statuses the settings route accepted (uptime.schemas.ts). */
-  const ExpectedStatus = z.array(z.number().int());
-
-  function settingsOf(row: UptimeMonitorRow | undefined): MonitoringSettingsView {
-    return {
-      intervalSeconds: row?.intervalSeconds ?? config.defaultIntervalSeconds,
-      timeoutMs: row?.timeoutMs ?? config.defaultTimeoutMs,
-      expectedStatus: row?.expectedStatusJson
-        ? parseStored(ExpectedStatus, row.expectedStatusJson, `the expected statuses of site ${row.siteId}`)
-        : null,
-      keyword: row?.keyword ? { text: row.keyword, mode: row.keywordMode } : null,
-      paused: row?.paused ?? false,
-    };
-  }
-
   function track(siteId: string, url: string, row: UptimeMonitorRow, state: MonitorState): SiteMonitor {
-    const settings = settingsOf(row);
+    const settings = settingsOf(row, config);
     const monitor: SiteMonitor = {
       siteId,
       url,
@@ -107,67 +97,6 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     record(monitor, at, outcome);
   }
 
-  function record(monitor: SiteMonitor, at: number, outcome: ProbeOutcome): void {
-    const row: ProbeRow = { siteId: monitor.siteId, at, ...outcome };
-    writer.add(row);
-    deps.metrics?.observeProbe(outcome.up ? 'up' : 'down', outcome.responseMs);
-    rollups.add(monitor.siteId, at, outcome.up, outcome.responseMs);
-    monitor.recent.push(row);
-    if (monitor.recent.length > RECENT_PROBES) monitor.recent.shift();
-
-    const { state, transition, recheck } = applyProbe(
-      monitor.state,
-      { at, up: outcome.up, cause: outcome.cause },
-      config.confirmations,
-    );
-    monitor.state = state;
-    if (transition?.kind === 'down' || transition?.kind === 'up') writer.supersedeStatus(monitor.siteId);
-    if (transition?.kind === 'down') {
-      repository.recordTransition(monitor.siteId, {
-        status: 'down',
-        since: transition.startedAt,
-        open: { startedAt: transition.startedAt, cause: transition.cause },
-      });
-      events.emit('site.down', {
-        siteId: monitor.siteId,
-        url: monitor.url,
-        cause: transition.cause,
-        firstFailureAt: new Date(transition.startedAt).toISOString(),
-      });
-    } else if (transition?.kind === 'up') {
-      repository.recordTransition(monitor.siteId, { status: 'up', since: at, closeAt: at });
-      events.emit('site.up', {
-        siteId: monitor.siteId,
-        url: monitor.url,
-        downtimeMs: transition.downtimeMs,
-        downSince: new Date(transition.downSince).toISOString(),
-      });
-    } else if (transition?.kind === 'first-up') {
-      writer.addStatus({ siteId: monitor.siteId, status: 'up', since: at });
-    }
-    // From when the failure became known: a probe that timed out has already used up its wait.
-    if (recheck) scheduler.recheck(monitor.siteId, now() + config.recheckDelaySeconds * 1000);
-    if (outcome.certificateExpiresAt !== null) noteCertificate(monitor, outcome.certificateExpiresAt, at);
-  }
-
-  function noteCertificate(monitor: SiteMonitor, expiresAt: number, at: number): void {
-    if (expiresAt !== monitor.certificateExpiresAt) {
-      monitor.certificateExpiresAt = expiresAt;
-      repository.updateMonitor(monitor.siteId, { certificateExpiresAt: expiresAt, updatedAt: at });
-    }
-    const daysLeft = Math.floor((expiresAt - at) / DAY_MS);
-    if (daysLeft < config.certificateWarningDays && monitor.certificateWarnedFor !== expiresAt) {
-      monitor.certificateWarnedFor = expiresAt;
-      repository.updateMonitor(monitor.siteId, { certificateWarnedFor: expiresAt, updatedAt: at });
-      events.emit('site.certificate_expiring', {
-        siteId: monitor.siteId,
-        url: monitor.url,
-        daysLeft,
-        expiresAt: new Date(expiresAt).toISOString(),
-      });
-    }
-  }
-
   function connect(siteId: string): void {
     const site = deps.sitesRepository.findById(siteId);
     if (!site || site.state !== 'connected') return;
@@ -182,11 +111,14 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     return site;
   }
 
-  function invalid(field: string, message: string) {
-    return commonProblems.validation.create(`invalid request body: ${field}: ${message}`, {
-      errors: [{ field, in: 'body', message }],
-    });
-  }
+  const { statusOf, report, downtime } = createUptimeReports({ ...deps, rollups, now, requireSite, monitors });
+  const { monitoringSettings, prepareSettings } = createMonitoringSettings({
+    ...deps,
+    now,
+    requireSite,
+    monitors,
+    track,
+  });
 
   return {
     /** Loads every connected site's monitor, rebuilds the in-memory state and starts listening for site changes. */
@@ -238,101 +170,11 @@ export function createUptimeService(deps: UptimeServiceDeps) {
       return stopping;
     },
 
-    /** The site listing's uptime status, from memory: no query per site. */
-    statusOf(siteId: string): SiteUptimeStatus {
-      const monitor = monitors.get(siteId);
-      if (!monitor) return null;
-      const last = monitor.recent[monitor.recent.length - 1];
-      return {
-        status: monitor.state.status,
-        since: monitor.state.since === null ? null : new Date(monitor.state.since).toISOString(),
-        lastCheckedAt: last ? new Date(last.at).toISOString() : null,
-        responseTimeMs: last?.responseMs ?? null,
-        paused: monitor.paused,
-      };
-    },
-
-    report(siteId: string) {
-      const site = requireSite(siteId);
-      const at = now();
-      const monitor = monitors.get(siteId);
-      const row = repository.findMonitor(siteId);
-      const since = [at - DAY_MS, at - 7 * DAY_MS, at - 30 * DAY_MS];
-      const totals = repository.totalsSince(siteId, since);
-      const open = rollups.openBuckets(siteId);
-      for (const bucket of open) {
-        since.forEach((start, i) => {
-          if (bucket.bucket >= start - (start % HOUR_MS)) {
-            totals[i]!.up += bucket.up;
-            totals[i]!.down += bucket.down;
-          }
-        });
-      }
-      return toUptimeReport({
-        siteId: site.id,
-        now: at,
-        monitor,
-        settings: settingsOf(row),
-        state: monitor?.state ?? initialState(row?.status ?? 'unknown', row?.statusSince ?? null),
-        certificateExpiresAt: monitor?.certificateExpiresAt ?? row?.certificateExpiresAt ?? null,
-        certificateWarningDays: config.certificateWarningDays,
-        totals,
-        hourly: [...repository.hourly(siteId, at - 24 * HOUR_MS), ...open],
-      });
-    },
-
-    downtime(
-      siteId: string,
-      { limit, cursor, from, to }: { limit: number; cursor?: string; from?: string; to?: string },
-    ) {
-      requireSite(siteId);
-      const fromMs = from === undefined ? undefined : Date.parse(from);
-      const toMs = to === undefined ? undefined : Date.parse(to);
-      if (fromMs !== undefined && toMs !== undefined && fromMs > toMs)
-        throw uptimeProblems.invalidTimeRange.create('`from` is after `to`');
-      const beforeId = cursor === undefined ? undefined : Number(cursor);
-      const rows = repository.downtimeEvents(siteId, { limit: limit + 1, beforeId, from: fromMs, to: toMs });
-      return rows.map((row) => toDowntimeView(row, now()));
-    },
-
-    monitoringSettings(siteId: string): MonitoringSettingsView {
-      requireSite(siteId);
-      return settingsOf(repository.findMonitor(siteId));
-    },
-
-    /**
-     * Validates a `monitoring` patch (null values restore the defaults) and returns the write that
-     * applies it, so a PATCH with several sections writes nothing when any section is invalid.
-     */
-    prepareSettings(siteId: string, patch: MonitoringSettingsPatch): () => MonitoringSettingsView {
-      requireSite(siteId);
-      const current = repository.findMonitor(siteId);
-      const changes: Partial<UptimeMonitorRow> = {};
-      if (patch.intervalSeconds !== undefined) changes.intervalSeconds = patch.intervalSeconds;
-      if (patch.timeoutMs !== undefined) changes.timeoutMs = patch.timeoutMs;
-      if (patch.expectedStatus !== undefined)
-        changes.expectedStatusJson = patch.expectedStatus === null ? null : JSON.stringify(patch.expectedStatus);
-      if (patch.keyword !== undefined) {
-        changes.keyword = patch.keyword?.text ?? null;
-        changes.keywordMode = patch.keyword?.mode ?? 'present';
-      }
-      if (patch.paused !== undefined) changes.paused = patch.paused;
-      const next = settingsOf({ ...current, ...changes } as UptimeMonitorRow);
-      if (next.timeoutMs >= next.intervalSeconds * 1000)
-        throw invalid(
-          'monitoring.timeoutMs',
-          `the timeout (${next.timeoutMs} ms) must be shorter than the interval (${next.intervalSeconds} s)`,
-        );
-      return () => {
-        const at = now();
-        repository.ensureMonitor(siteId, at);
-        const row = repository.updateMonitor(siteId, { ...changes, updatedAt: at })!;
-        const site = requireSite(siteId);
-        if (site.state === 'connected')
-          track(siteId, site.url, row, monitors.get(siteId)?.state ?? initialState(row.status, row.statusSince));
-        return settingsOf(row);
-      };
-    },
+    statusOf,
+    report,
+    downtime,
+    monitoringSettings,
+    prepareSettings,
   };
 }
 

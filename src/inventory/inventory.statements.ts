@@ -1,0 +1,131 @@
+import { and, eq, ne, sql } from 'drizzle-orm';
+import type { Db } from '../db/database.js';
+import { inventoryItems, siteEnvironments, siteInventories, updateOffers } from './inventory.table.js';
+
+/**
+ * The statements a site's inventory is written with, prepared once: every sync and every bulk
+ * site update writes one (building a drizzle query costs several times what SQLite spends
+ * running it, bench/bulk-updates.ts). Values go in as stored (timestamps in ms, booleans 0/1).
+ */
+export function prepareWrites(db: Db) {
+  const p = (name: string) => sql`${sql.placeholder(name)}`;
+  const excluded = (column: { name: string }) => sql`excluded.${sql.identifier(column.name)}`;
+  const site = eq(inventoryItems.siteId, sql.placeholder('siteId'));
+  const item = and(
+    site,
+    eq(inventoryItems.type, sql.placeholder('type')),
+    eq(inventoryItems.slug, sql.placeholder('slug')),
+  );
+  const itemValues = {
+    siteId: p('siteId'),
+    type: p('type'),
+    slug: p('slug'),
+    name: p('name'),
+    version: p('version'),
+    updateVersion: p('updateVersion'),
+    active: p('active'),
+  };
+  const itemOffers = and(
+    eq(updateOffers.siteId, sql.placeholder('siteId')),
+    eq(updateOffers.type, sql.placeholder('type')),
+    eq(updateOffers.slug, sql.placeholder('slug')),
+  );
+  return {
+    inventory: db
+      .insert(siteInventories)
+      .values({
+        siteId: p('siteId'),
+        pluginsJson: p('pluginsJson'),
+        themesJson: p('themesJson'),
+        syncedAt: p('syncedAt'),
+      })
+      .onConflictDoUpdate({
+        target: siteInventories.siteId,
+        set: {
+          pluginsJson: excluded(siteInventories.pluginsJson),
+          themesJson: excluded(siteInventories.themesJson),
+          syncedAt: excluded(siteInventories.syncedAt),
+        },
+      })
+      .prepare(),
+    // A patch that changed only plugins (or only themes) leaves the other list's JSON (null here) as stored, unread.
+    patch: db
+      .update(siteInventories)
+      .set({
+        pluginsJson: sql`coalesce(${sql.placeholder('pluginsJson')}, ${siteInventories.pluginsJson})`,
+        themesJson: sql`coalesce(${sql.placeholder('themesJson')}, ${siteInventories.themesJson})`,
+        syncedAt: p('syncedAt'),
+      })
+      .where(eq(siteInventories.siteId, sql.placeholder('siteId')))
+      .prepare(),
+    items: db.select().from(inventoryItems).where(site).prepare(),
+    insertItem: db.insert(inventoryItems).values(itemValues).prepare(),
+    updateItem: db
+      .update(inventoryItems)
+      .set({ name: p('name'), version: p('version'), updateVersion: p('updateVersion'), active: p('active') })
+      .where(item)
+      .prepare(),
+    deleteItem: db.delete(inventoryItems).where(item).prepare(),
+    // A patch's item as it is now: inserted, or updated only when a value changed (the fleet totals' triggers run per row written).
+    upsertItem: db
+      .insert(inventoryItems)
+      .values(itemValues)
+      .onConflictDoUpdate({
+        target: [inventoryItems.siteId, inventoryItems.type, inventoryItems.slug],
+        set: {
+          name: excluded(inventoryItems.name),
+          version: excluded(inventoryItems.version),
+          updateVersion: excluded(inventoryItems.updateVersion),
+          active: excluded(inventoryItems.active),
+        },
+        setWhere: sql`${inventoryItems.name} is not excluded.name or ${inventoryItems.version} is not excluded.version or ${inventoryItems.updateVersion} is not excluded.update_version or ${inventoryItems.active} is not excluded.active`,
+      })
+      .prepare(),
+    offers: db
+      .select({ type: updateOffers.type, slug: updateOffers.slug, version: updateOffers.version })
+      .from(updateOffers)
+      .where(eq(updateOffers.siteId, sql.placeholder('siteId')))
+      .prepare(),
+    // A patch's offers of one item: none, or only the version offered now (kept with its first sighting, else new).
+    deleteItemOffers: db.delete(updateOffers).where(itemOffers).prepare(),
+    deleteOtherItemOffers: db
+      .delete(updateOffers)
+      .where(and(itemOffers, ne(updateOffers.version, sql.placeholder('version'))))
+      .prepare(),
+    deleteOffer: db
+      .delete(updateOffers)
+      .where(and(itemOffers, eq(updateOffers.version, sql.placeholder('version'))))
+      .prepare(),
+    // An offer seen before keeps its first sighting.
+    insertOffer: db
+      .insert(updateOffers)
+      .values({
+        siteId: p('siteId'),
+        type: p('type'),
+        slug: p('slug'),
+        version: p('version'),
+        firstSeenAt: p('firstSeenAt'),
+      })
+      .onConflictDoNothing()
+      .prepare(),
+    environment: db
+      .insert(siteEnvironments)
+      .values({
+        siteId: p('siteId'),
+        databaseType: p('databaseType'),
+        databaseVersion: p('databaseVersion'),
+        timeZone: p('timeZone'),
+        syncedAt: p('syncedAt'),
+      })
+      .onConflictDoUpdate({
+        target: siteEnvironments.siteId,
+        set: {
+          databaseType: excluded(siteEnvironments.databaseType),
+          databaseVersion: excluded(siteEnvironments.databaseVersion),
+          timeZone: excluded(siteEnvironments.timeZone),
+          syncedAt: excluded(siteEnvironments.syncedAt),
+        },
+      })
+      .prepare(),
+  };
+}
