@@ -14,10 +14,13 @@ export interface DatabaseHandle {
   close(): void;
 }
 
-/** drizzle/ sits at the project root, both when running from src/ and from dist/src/. */
-function findMigrationsFolder(): string {
+/**
+ * A dialect's migrations folder (`drizzle` for SQLite, `drizzle-pg` for PostgreSQL): at the project root,
+ * both when running from src/ and from dist/src/.
+ */
+export function findMigrationsFolder(name: 'drizzle' | 'drizzle-pg' = 'drizzle'): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [resolve(here, '../../drizzle'), resolve(here, '../../../drizzle')];
+  const candidates = [resolve(here, '../..', name), resolve(here, '../../..', name)];
   return candidates.find((candidate) => existsSync(resolve(candidate, 'meta/_journal.json'))) ?? candidates[0]!;
 }
 

@@ -53,12 +53,7 @@ export async function rowsOf<Row extends Record<string, unknown>>(
  * sql`select 1 from ${jsonArrayElements(d, jobs.progress, 'sites')} s where ${jsonField(d, sql`s.value`, 'siteId')} = …`.
  */
 export function jsonArrayElements(dialect: Dialect, json: SQLWrapper, key?: string): SQL {
-  if (dialect === 'postgres') {
-    const array =
-      key === undefined ? sql`cast(${json} as jsonb)` : sql`(cast(${json} as jsonb) -> cast(${key} as text))`;
-    return sql`jsonb_array_elements(${array})`;
-  }
-  return key === undefined ? sql`json_each(${json})` : sql`json_each(${json}, ${`$.${key}`})`;
+  return arrayElements(dialect, json, key, sql`jsonb_array_elements`);
 }
 
 /**
@@ -67,10 +62,15 @@ export function jsonArrayElements(dialect: Dialect, json: SQLWrapper, key?: stri
  * prepared statement whatever its length (bulk-updates.repository.ts's `inJsonList`).
  */
 export function jsonTextElements(dialect: Dialect, json: SQLWrapper, key?: string): SQL {
+  return arrayElements(dialect, json, key, sql`jsonb_array_elements_text`);
+}
+
+/** SQLite's `json_each` (its `value` is JSON text or the scalar) or PostgreSQL's `expand` of the (keyed) array. */
+function arrayElements(dialect: Dialect, json: SQLWrapper, key: string | undefined, expand: SQL): SQL {
   if (dialect === 'postgres') {
     const array =
       key === undefined ? sql`cast(${json} as jsonb)` : sql`(cast(${json} as jsonb) -> cast(${key} as text))`;
-    return sql`jsonb_array_elements_text(${array})`;
+    return sql`${expand}(${array})`;
   }
   return key === undefined ? sql`json_each(${json})` : sql`json_each(${json}, ${`$.${key}`})`;
 }

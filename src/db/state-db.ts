@@ -1,12 +1,9 @@
-import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { drizzle as drizzlePg, type NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { openDatabase } from './database.js';
+import { findMigrationsFolder, openDatabase } from './database.js';
 
 /**
  * The daemon's state in either dialect (issue 34, docs/design/cluster-state.md): PostgreSQL when a
@@ -245,16 +242,10 @@ function openSqlite(options: StateDatabaseOptions): StateDatabase {
 
 // --- PostgreSQL -----------------------------------------------------------------------------------
 
-/** drizzle-pg/ sits at the project root, both when running from src/ and from dist/src/. */
-function findPgMigrationsFolder(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [resolve(here, '../../drizzle-pg'), resolve(here, '../../../drizzle-pg')];
-  return candidates.find((candidate) => existsSync(resolve(candidate, 'meta/_journal.json'))) ?? candidates[0]!;
-}
-
 /**
  * Session advisory locks of the daemon, `pg_advisory_lock(namespace, key)`: the namespace keeps them
- * apart from other users of the database (and from each other: a site's lock will be `(sites, hashtext(id))`).
+ * apart from other users of the database and from each other (a site's lock is
+ * `(SITE_LOCK_NAMESPACE, hashtext(id))`, 0x53570001, in src/jobs/pg-queue-site-lock.ts).
  */
 export const ADVISORY_LOCK_NAMESPACE = 0x53570000; // "SW"
 export const MIGRATIONS_LOCK_KEY = 1;
@@ -293,7 +284,7 @@ async function openPostgres(url: string, options: StateDatabaseOptions): Promise
       // and the second finds nothing left to apply.
       await client.query('select pg_advisory_lock($1, $2)', [ADVISORY_LOCK_NAMESPACE, MIGRATIONS_LOCK_KEY]);
       try {
-        await migratePg(drizzlePg(client), { migrationsFolder: findPgMigrationsFolder() });
+        await migratePg(drizzlePg(client), { migrationsFolder: findMigrationsFolder('drizzle-pg') });
       } finally {
         await client.query('select pg_advisory_unlock($1, $2)', [ADVISORY_LOCK_NAMESPACE, MIGRATIONS_LOCK_KEY]);
       }

@@ -95,6 +95,7 @@ export interface PgQueue {
 
 export function createPgQueue(options: PgQueueOptions): PgQueue {
   const schema = options.schema ?? QUEUE_SCHEMA;
+  const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
   const specs = new Map(options.queues.map((spec) => [spec.name, checked(spec)]));
   if (!options.pool && !options.connectionString) throw new Error('the queue needs a connection URL or a pool');
   const ownPool = !options.pool;
@@ -114,7 +115,7 @@ export function createPgQueue(options: PgQueueOptions): PgQueue {
       : { connectionString: options.connectionString, application_name: 'sitewarden-queue' }),
     schema,
     maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 60,
-    pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+    pollingIntervalSeconds,
     schedule: options.schedule ?? true,
     cronMonitorIntervalSeconds: options.cronMonitorIntervalSeconds ?? 30,
   });
@@ -186,7 +187,7 @@ export function createPgQueue(options: PgQueueOptions): PgQueue {
       for (let slot = 0; slot < spec.concurrency; slot++) {
         await boss.work<never>(
           queue,
-          { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2 },
+          { batchSize: 1, includeMetadata: true, pollingIntervalSeconds },
           async ([job]) => {
             if (job) await runOne(job);
           },
