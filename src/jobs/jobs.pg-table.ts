@@ -1,4 +1,5 @@
-import { customType, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { customType, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { timestampMs as at } from '../db/pg-columns.js';
 import { jobStates } from './jobs.table.js';
 
 /**
@@ -14,13 +15,6 @@ const jsonText = customType<{ data: string; driverData: unknown }>({
   // node-postgres parses jsonb itself.
   fromDriver: (value) => (typeof value === 'string' ? value : JSON.stringify(value)),
 });
-
-/**
- * `timestamptz` at millisecond precision, read and written as a Date: what the SQLite table's
- * `timestamp_ms` integers give the repositories, so a Date round-trips exactly and a page's cursor
- * (`createdAt`, `id`) compares equal to the row it came from (microseconds would not).
- */
-const at = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: 'date' });
 
 /**
  * The `jobs` table of the PostgreSQL dialect (issue 34; docs/design/cluster-state.md): the same

@@ -1,6 +1,6 @@
 import PQueue from 'p-queue';
 import type { Clock } from '../shared/clock.js';
-import { siteOffsetMs } from '../jobs/spread.js';
+import { latestSlotAt, siteOffsetMs } from '../jobs/spread.js';
 /**
  * Decides when each site is probed. Every site has a fixed offset in its interval (a hash of
  * its id), so one interval's probes are spread across it and a restart keeps the same
@@ -9,15 +9,23 @@ import { siteOffsetMs } from '../jobs/spread.js';
  * queue runs them.
  */
 export interface UptimeScheduler {
-  /** Adds a site or changes its interval. */
-  upsert(siteId: string, intervalMs: number): void;
+  /**
+   * Adds a site or changes its interval. `from` (cluster mode: a shard taken over where its last holder's
+   * claim ended, uptime-leases.ts): its first slot is the first at or after `from`, or, when that has
+   * passed already, one probe now for the latest slot passed (late, once, however many were missed).
+   */
+  upsert(siteId: string, intervalMs: number, from?: number): void;
   remove(siteId: string): void;
   has(siteId: string): boolean;
   /** Probes the site again at `at` (a quick re-check), before its next regular slot. */
   recheck(siteId: string, at: number): void;
   nextDueAt(siteId: string): number | undefined;
-  /** Queues every probe due before now + horizonMs, each started at its due time. */
-  tick(horizonMs?: number): number;
+  /**
+   * Queues every probe due before now + horizonMs, each started at its due time. `until` (instead of
+   * now + horizonMs) and `accept` (cluster mode, sharded-probes.ts): the probes due before a claimed
+   * instant, of the sites whose shard is claimed; the others stay due.
+   */
+  tick(horizonMs?: number, options?: { until?: number; accept?: (siteId: string) => boolean }): number;
   /** Runs every probe due now and waits for them (tests drive time with a fake clock). */
   runDue(): Promise<number>;
   readonly pending: number;
@@ -77,10 +85,13 @@ export function createUptimeScheduler({
     });
   }
 
-  function collect(until: number): { siteId: string; target: Target; dueAt: number }[] {
+  function collect(
+    until: number,
+    accept?: (siteId: string) => boolean,
+  ): { siteId: string; target: Target; dueAt: number }[] {
     const due: { siteId: string; target: Target; dueAt: number }[] = [];
     for (const [siteId, target] of targets) {
-      if (target.nextDueAt >= until) continue;
+      if (target.nextDueAt >= until || (accept && !accept(siteId))) continue;
       due.push({ siteId, target, dueAt: target.nextDueAt });
       target.nextDueAt = nextSlot(target.nextDueAt + 1, target.intervalMs, target.offsetMs);
     }
@@ -88,11 +99,21 @@ export function createUptimeScheduler({
   }
 
   return {
-    upsert(siteId, intervalMs) {
+    upsert(siteId, intervalMs, from) {
       const existing = targets.get(siteId);
-      if (existing && existing.intervalMs === intervalMs) return;
+      const now = clock.now().getTime();
+      const firstFrom = (offsetMs: number) => {
+        const first = nextSlot(from ?? now, intervalMs, offsetMs);
+        return first >= now ? first : latestSlotAt(offsetMs, intervalMs, new Date(now)).getTime();
+      };
+      if (existing && existing.intervalMs === intervalMs) {
+        // Still scheduled here (a shard taken back while its probes already queued here still run): the
+        // queued ones stay, and the slots another holder took since are skipped.
+        if (from !== undefined && existing.nextDueAt < from) existing.nextDueAt = firstFrom(existing.offsetMs);
+        return;
+      }
       const offsetMs = siteOffsetMs(siteId, intervalMs, 1);
-      const nextDueAt = nextSlot(clock.now().getTime(), intervalMs, offsetMs);
+      const nextDueAt = firstFrom(offsetMs);
       targets.set(siteId, {
         intervalMs,
         offsetMs,
@@ -108,10 +129,10 @@ export function createUptimeScheduler({
       if (target && at < target.nextDueAt) target.nextDueAt = at;
     },
     nextDueAt: (siteId) => targets.get(siteId)?.nextDueAt,
-    tick(horizonMs = 1000) {
+    tick(horizonMs = 1000, { until, accept } = {}) {
       if (stopped) return 0;
       const now = clock.now().getTime();
-      const due = collect(now + horizonMs);
+      const due = collect(until ?? now + horizonMs, accept);
       // Probes start in slices of START_SLICE_MS: one timer and one wake-up for each slice's
       // probes instead of one per probe, for at most a slice of lag.
       const slices = new Map<number, typeof due>();

@@ -2,8 +2,9 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyProbe, initialState } from '../../src/uptime/monitor-state.js';
 import { causeOf } from '../../src/uptime/prober.js';
-import { siteOffsetMs } from '../../src/jobs/spread.js';
-import { nextSlot } from '../../src/uptime/uptime-scheduler.js';
+import { latestSlotAt, siteOffsetMs } from '../../src/jobs/spread.js';
+import { createFakeClock } from '../../src/shared/clock.js';
+import { createUptimeScheduler, nextSlot } from '../../src/uptime/uptime-scheduler.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { freePort } from '../support/served-app.js';
 import { createUptimeTestApp, type UptimeTestApp } from '../support/uptime.js';
@@ -84,6 +85,61 @@ describe('the probe schedule', () => {
       expect(slot - now).toBeLessThan(MINUTE);
       expect(slot % MINUTE).toBe(offset);
     }
+  });
+});
+
+describe('the probe schedule of a shard taken over (cluster mode)', () => {
+  const start = new Date('2026-11-28T10:00:00.000Z').getTime();
+  const scheduled = (from?: number) => {
+    const clock = createFakeClock(new Date(start));
+    const probed: number[] = [];
+    const scheduler = createUptimeScheduler({
+      clock,
+      concurrency: 4,
+      probe: async (_siteId, dueAt) => void probed.push(dueAt),
+    });
+    scheduler.upsert('site_x', MINUTE, from);
+    return { clock, probed, scheduler };
+  };
+  const offset = siteOffsetMs('site_x', MINUTE, 1);
+
+  it('starts at the first slot at or after where the last holder’s claim ended', () => {
+    const ahead = start + 2 * MINUTE;
+    expect(scheduled(ahead).scheduler.nextDueAt('site_x')).toBe(nextSlot(ahead, MINUTE, offset));
+    expect(scheduled().scheduler.nextDueAt('site_x')).toBe(nextSlot(start, MINUTE, offset));
+  });
+
+  it('probes once, late, for the latest slot passed since the claim ended, however many were missed', async () => {
+    const { clock, probed, scheduler } = scheduled(start - 3 * MINUTE);
+    const latest = latestSlotAt(offset, MINUTE, new Date(start)).getTime();
+    expect(scheduler.nextDueAt('site_x')).toBe(latest);
+    expect(await scheduler.runDue()).toBe(1);
+    expect(await scheduler.runDue()).toBe(0);
+    expect(probed).toEqual([latest]);
+    clock.set(new Date(latest + MINUTE));
+    await scheduler.runDue();
+    expect(probed).toEqual([latest, latest + MINUTE]);
+  });
+
+  it('keeps a site still scheduled here as it is, skipping only the slots another holder took since', () => {
+    const { scheduler } = scheduled();
+    const due = scheduler.nextDueAt('site_x')!;
+    scheduler.upsert('site_x', MINUTE, due - 1);
+    expect(scheduler.nextDueAt('site_x')).toBe(due);
+    scheduler.upsert('site_x', MINUTE, due + 1);
+    expect(scheduler.nextDueAt('site_x')).toBe(due + MINUTE);
+  });
+
+  it('queues only the slots before the claimed instant, of the sites accepted; the others stay due', async () => {
+    const { clock, scheduler } = scheduled();
+    const due = scheduler.nextDueAt('site_x')!;
+    clock.set(new Date(due - 500));
+    expect(scheduler.tick(1_000, { until: due })).toBe(0);
+    expect(scheduler.tick(1_000, { until: due + 1, accept: () => false })).toBe(0);
+    expect(scheduler.nextDueAt('site_x')).toBe(due);
+    expect(scheduler.tick(1_000, { until: due + 1, accept: (siteId) => siteId === 'site_x' })).toBe(1);
+    expect(scheduler.nextDueAt('site_x')).toBe(due + MINUTE);
+    await scheduler.stop();
   });
 });
 
