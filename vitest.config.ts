@@ -16,15 +16,16 @@ const WORDPRESS_FACING = [
   'test/backups/restore-connection.integration.test.ts',
 ];
 
+/** The integration and journey files: real WordPress, browsers, PostgreSQL, daemon and worker processes. */
+const INTEGRATION = ['test/**/*.integration.test.ts'];
+
 /**
- * The files that each get a fresh worker process (vitest's default isolation): the integration and
- * journey files (real WordPress, browsers, daemon processes), the memory tests (they read V8's own
- * counts, which another file's garbage in the same process would shift) and the few unit files that
- * replace or read something process-wide while they run (vi.spyOn on Date or a prototype, process.env,
- * a process listener, the threads' nice values).
+ * The files that each get a fresh worker process (vitest's default isolation): the memory tests (they
+ * read V8's own counts, which another file's garbage in the same process would shift) and the few unit
+ * files that replace or read something process-wide while they run (vi.spyOn on Date or a prototype,
+ * process.env, a process listener, the threads' nice values).
  */
 const OWN_PROCESS = [
-  'test/**/*.integration.test.ts',
   'test/**/*-memory.test.ts',
   'test/backups/offsite/s3-target.test.ts',
   'test/backups/read-ahead.test.ts',
@@ -61,10 +62,14 @@ export default defineConfig({
           ...perFile,
           name: 'shared-workers',
           include: ['test/**/*.test.ts'],
-          exclude: OWN_PROCESS,
+          exclude: [...OWN_PROCESS, ...INTEGRATION],
           isolate: false,
         },
       },
+      // The integration files reuse their workers too (issue 36: loading the app and its libraries again cost
+      // each file 2–3 s of CPU): each one stops what it started (sites, servers, processes, apps) in its own hooks,
+      // and none replaces anything process-wide.
+      { test: { ...perFile, name: 'integration', include: INTEGRATION, isolate: false } },
       { test: { ...perFile, name: 'own-process', include: OWN_PROCESS } },
       // SITEWARDEN_TEST_MATRIX=1 (scripts/test.sh): the version matrix in the same run, a project
       // whose files interleave with the main suite's on the same workers, MariaDB and mirror.
@@ -75,6 +80,7 @@ export default defineConfig({
                 ...perFile,
                 name: 'wordpress-newest',
                 include: WORDPRESS_FACING,
+                isolate: false,
                 env: { SITEWARDEN_TEST_WORDPRESS: 'newest' },
               },
             },
