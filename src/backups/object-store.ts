@@ -278,6 +278,9 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
       gunzip.on('error', (error) =>
         verify.destroy(objectStoreProblems.corrupt.create(`object ${hash} cannot be decompressed: ${error.message}`)),
       );
+      // As the remote store's: an object gone or bad fails the stream perhaps before its reader listens; the
+      // reader still gets the error, and the process no uncaught exception.
+      verify.on('error', () => undefined);
       return file.pipe(gunzip).pipe(verify);
     },
 

@@ -281,6 +281,10 @@ function createRemoteRepository({
     get(hash) {
       const name = nameOf(hash);
       const out = new PassThrough();
+      // A bad object may fail `out` before its reader listens (a put that awaits its own checks first): the
+      // stream keeps the error for whoever reads it (pipeline and for-await reject with it), and an error with
+      // no listener yet must not become the process's uncaught exception.
+      out.on('error', () => undefined);
       const hasher = createHash('sha256');
       const verify = new Transform({
         transform(chunk: Buffer, _encoding, done) {

@@ -9,7 +9,7 @@ import { createDirectoryBackend } from '../../../src/backups/offsite/blob-backen
 import { offsiteProblems } from '../../../src/backups/offsite/offsite.errors.js';
 import { openRemoteRepository } from '../../../src/backups/offsite/remote-store.js';
 import { FRAME_BYTES, openBuffer, sealBuffer } from '../../../src/backups/offsite/sealed-stream.js';
-import { objectStoreProblems } from '../../../src/backups/object-store.js';
+import { createFileObjectStore, objectStoreProblems } from '../../../src/backups/object-store.js';
 
 const sha = (content: Buffer) => createHash('sha256').update(content).digest('hex');
 
@@ -99,6 +99,28 @@ describe('an encrypted offsite repository', () => {
     expect(isProblem(error, objectStoreProblems.corrupt)).toBe(true);
     expect(await repository.store.has(sha(Buffer.from('other')))).toBe(false);
     expect(allFiles(dir).filter((path) => path.includes('/.tmp/'))).toEqual([]);
+  });
+
+  it('keeps a bad object’s error for a reader that comes late, never throwing it at the process', async () => {
+    const repository = await open();
+    const content = randomBytes(5_000);
+    const { hash } = await repository.store.put(content);
+    const path = join(dir, 'data', repository.nameOf(hash).slice(0, 2), repository.nameOf(hash));
+    const sealed = readFileSync(path);
+    sealed[60]! ^= 1;
+    writeFileSync(path, sealed);
+    const local = createFileObjectStore({ dir: join(dir, 'local') });
+    // Opened, then read only after the failure happened (as a put does after awaiting its own checks).
+    const remote = repository.store.get(hash);
+    const missing = local.get(sha(Buffer.from('never stored')));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect(local.put(remote, hash)).rejects.toThrow(/fails authentication at frame 0/);
+    expect(await local.has(hash)).toBe(false);
+    await expect(
+      (async () => {
+        for await (const _chunk of missing);
+      })(),
+    ).rejects.toThrow(/ENOENT/);
   });
 
   it('names the object when its blob was flipped, replaced by another one, or removed', async () => {
