@@ -182,12 +182,11 @@ export function createEventFanout({
   return {
     async publish(event) {
       const at = clock.now();
-      const row = clusterEvents;
       // One statement: the row written and its notification sent when it commits.
       await state.run((db) =>
         db.execute(sql`
           with written as (
-            insert into ${row} (origin, event, level, fields, message, at)
+            insert into ${clusterEvents} (origin, event, level, fields, message, at)
             values (${origin}, ${event.event}, ${event.level}, ${JSON.stringify(event.fields)}::jsonb,
                     ${event.message ?? null}, ${at.toISOString()}::timestamptz)
             returning id, origin, event, level, fields, message

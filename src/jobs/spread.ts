@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
  * for daily work, single milliseconds for probes every minute.
  */
 export function siteOffsetMs(siteId: string, intervalMs: number, stepMs = 60_000): number {
-  const hash = createHash('sha256').update(siteId).digest().readUInt32BE(0);
+  const hash = siteHash(siteId).readUInt32BE(0);
   return Math.floor((hash / 0x1_0000_0000) * (intervalMs / stepMs)) * stepMs;
 }
 
@@ -24,4 +24,12 @@ export function latestSlotAt(offsetMs: number, intervalMs: number, now: Date): D
 /** Due when the latest slot has passed since the last scheduled run (never run: due now). */
 export function isDue(siteId: string, intervalMs: number, lastScheduledAt: Date | null, now: Date): boolean {
   return lastScheduledAt === null || lastScheduledAt < latestSlot(siteId, intervalMs, now);
+}
+
+/**
+ * sha256 of a site's id, where a site's fixed placements come from: its offset in an interval (the first
+ * four bytes, above) and its uptime shard in a cluster (the next two, uptime-leases.ts).
+ */
+export function siteHash(siteId: string): Buffer {
+  return createHash('sha256').update(siteId).digest();
 }

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { and, count, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import type { StateDatabase } from '../db/state-db.js';
+import { siteHash } from '../jobs/spread.js';
 import type { Clock } from '../shared/clock.js';
 import { uptimeShardLeases, uptimeWorkers } from './uptime-leases.pg-table.js';
 
@@ -26,9 +26,9 @@ export const UPTIME_SHARDS = 256;
 /** How long after a lease's end (by the taker's clock) it may be taken: the clocks' possible skew. */
 const CLOCK_MARGIN_MS = 1_000;
 
-/** The shard of a site: the first two bytes of sha256(id) after the four its schedule's offset uses. */
+/** The shard of a site: the two bytes of its hash after the four its schedule's offset uses. */
 export function shardOf(siteId: string): number {
-  return createHash('sha256').update(siteId).digest().readUInt16BE(4) % UPTIME_SHARDS;
+  return siteHash(siteId).readUInt16BE(4) % UPTIME_SHARDS;
 }
 
 /** A shard taken: probe its sites' slots from `resumeFrom` (where the last holder's claim ended; null: from now). */

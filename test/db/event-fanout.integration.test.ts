@@ -7,7 +7,8 @@ import { createEventFanout, EVENTS_CHANNEL, type EventFanout, type FanoutEvent }
 import { openStateDatabase, type StateDatabase } from '../../src/db/state-db.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { postgresTestUrl } from '../support/dialects.js';
-import { spawnOwned, type OwnedProcess } from '../support/processes.js';
+import { spawnScript, type OwnedProcess } from '../support/processes.js';
+import { sleep, waitFor } from '../support/wait.js';
 import type { FanoutProcessPlan } from './fixtures/event-fanout-process.js';
 
 /**
@@ -16,17 +17,7 @@ import type { FanoutProcessPlan } from './fixtures/event-fanout-process.js';
  * NOTIFY's payload by its id; a listening connection killed by the server made again, with what was
  * written meanwhile read back; and two real processes publishing at once while their connections are killed.
  */
-const ROOT = resolve(import.meta.dirname, '../..');
 const PROCESS = resolve(import.meta.dirname, 'fixtures/event-fanout-process.ts');
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: () => string) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
-    await sleep(25);
-  }
-}
 
 const event = (index: number, fields: Record<string, unknown> = {}) => ({
   event: 'backup.completed',
@@ -174,12 +165,10 @@ describe('the event fan-out on PostgreSQL', () => {
       await admin.query('create table fanout_received (process text, origin text, seq int)');
       const spawn = (origin: string) => {
         const plan: FanoutProcessPlan = { url, origin, events, everyMs: 5 };
-        const child = spawnOwned({
-          command: process.execPath,
-          args: ['--import', 'tsx', PROCESS],
+        const child = spawnScript(PROCESS, {
           logFile: join(scratch, `${origin}.log`),
-          cwd: ROOT,
-          env: { ...process.env, EVENT_FANOUT_PROCESS: JSON.stringify(plan) },
+          planVariable: 'EVENT_FANOUT_PROCESS',
+          plan,
         });
         children.push(child);
         return child;

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
 
 /**
  * Long-running helper processes (mariadbd, php -S) that must never outlive the
@@ -109,6 +110,23 @@ export function spawnOwned(options: {
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * A TypeScript script of the tests (a worker or listener fixture) in a process of its own, run from the
+ * project root with `node --import tsx`, its plan in an environment variable as JSON.
+ */
+export function spawnScript(
+  script: string,
+  { logFile, planVariable, plan }: { logFile: string; planVariable: string; plan: unknown },
+): OwnedProcess {
+  return spawnOwned({
+    command: process.execPath,
+    args: ['--import', 'tsx', script],
+    logFile,
+    cwd: resolvePath(import.meta.dirname, '../..'),
+    env: { ...process.env, [planVariable]: JSON.stringify(plan) },
+  });
 }
 
 /** Runs a short command to completion, collecting its output; rejects with stderr on failure. */

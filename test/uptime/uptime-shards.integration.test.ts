@@ -9,7 +9,8 @@ import { openStateDatabase } from '../../src/db/state-db.js';
 import { siteOffsetMs } from '../../src/jobs/spread.js';
 import { shardOf, UPTIME_SHARDS } from '../../src/uptime/uptime-leases.js';
 import { postgresTestUrl } from '../support/dialects.js';
-import { spawnOwned, type OwnedProcess } from '../support/processes.js';
+import { spawnScript, type OwnedProcess } from '../support/processes.js';
+import { sleep, waitFor } from '../support/wait.js';
 import type { ShardWorkerPlan } from './fixtures/uptime-shard-worker.js';
 
 /**
@@ -22,7 +23,6 @@ import type { ShardWorkerPlan } from './fixtures/uptime-shard-worker.js';
  * allowed to go unprobed are the dead worker's claimed ones (at most a second past its death, which it
  * may have claimed and not sent); none is ever probed twice.
  */
-const ROOT = resolve(import.meta.dirname, '../..');
 const WORKER = resolve(import.meta.dirname, 'fixtures/uptime-shard-worker.ts');
 const SITES = 2_000;
 const INTERVAL_MS = 4_000;
@@ -34,15 +34,6 @@ interface Probe {
   slot: number;
   worker: string;
   at: number;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-async function waitFor(condition: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 describe('uptime probes sharded over two worker processes', () => {
@@ -89,12 +80,10 @@ describe('uptime probes sharded over two worker processes', () => {
           clockMarginMs: CLOCK_MARGIN_MS,
           target,
         };
-        const worker = spawnOwned({
-          command: process.execPath,
-          args: ['--import', 'tsx', WORKER],
+        const worker = spawnScript(WORKER, {
           logFile: join(scratch, `${workerId}.log`),
-          cwd: ROOT,
-          env: { ...process.env, UPTIME_SHARD_WORKER: JSON.stringify(plan) },
+          planVariable: 'UPTIME_SHARD_WORKER',
+          plan,
         });
         workers.push(worker);
         return worker;
@@ -114,7 +103,7 @@ describe('uptime probes sharded over two worker processes', () => {
           return held.get('worker-a') === UPTIME_SHARDS / 2 && held.get('worker-b') === UPTIME_SHARDS / 2;
         },
         60_000,
-        `the shards shared by both workers\n${a.outputTail()}\n${b.outputTail()}`,
+        () => `the shards shared by both workers\n${a.outputTail()}\n${b.outputTail()}`,
       );
       const shardsOf = async (holder: string) =>
         new Set(
@@ -136,14 +125,18 @@ describe('uptime probes sharded over two worker processes', () => {
       await sleep(500 + INTERVAL_MS);
       const stoppedAt = Date.now();
       process.kill(a.pid, 'SIGSTOP');
-      await waitFor(bHoldsAll, INTERVAL_MS * 3, `worker B to take the stalled worker's shards\n${b.outputTail()}`);
+      await waitFor(
+        bHoldsAll,
+        INTERVAL_MS * 3,
+        () => `worker B to take the stalled worker's shards\n${b.outputTail()}`,
+      );
       const stallTakenAt = Date.now();
       // A wakes to find its leases gone: it probes none of their slots past its claims, and takes its share back.
       process.kill(a.pid, 'SIGCONT');
       await waitFor(
         async () => (await holders()).get('worker-a') === UPTIME_SHARDS / 2,
         INTERVAL_MS * 3,
-        `the woken worker to take its share back\n${a.outputTail()}`,
+        () => `the woken worker to take its share back\n${a.outputTail()}`,
       );
 
       // Another whole interval with both, then A killed (SIGKILL).
@@ -151,10 +144,14 @@ describe('uptime probes sharded over two worker processes', () => {
       const aShards = await shardsOf('worker-a');
       const killedAt = Date.now();
       process.kill(a.pid, 'SIGKILL');
-      await waitFor(() => a.hasExited(), 10_000, 'worker A to die');
+      await waitFor(
+        () => a.hasExited(),
+        10_000,
+        () => 'worker A to die',
+      );
       // A's last claims, as it left them.
       const aClaimedUntil = await lastClaim('worker-a');
-      await waitFor(bHoldsAll, INTERVAL_MS * 3, `worker B to take every shard\n${b.outputTail()}`);
+      await waitFor(bHoldsAll, INTERVAL_MS * 3, () => `worker B to take every shard\n${b.outputTail()}`);
       const takenAt = Date.now();
       // A whole interval and a half with B alone, then the probes in flight land.
       const until = takenAt + 1.5 * INTERVAL_MS;
