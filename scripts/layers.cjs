@@ -59,6 +59,11 @@ const MODULES = [
     layer: 'base',
     what: 'the scheduler (ticks), the hash spread of work over an interval, the per-site task queue and the persisted job runner (kinds registered by features; queued → running → succeeded/failed/cancelled; recovery at start; cancel)',
   },
+  {
+    name: 'blobs/',
+    layer: 'base',
+    what: 'named blobs written whole or not at all, in a directory or an S3-compatible bucket: what the offsite repositories, the audits’ reports and the safe updates’ screenshots are kept in',
+  },
   { name: 'metrics/', layer: 'base', what: 'Prometheus metrics, `/healthz`, `/readyz`' },
   { name: 'version.ts', layer: 'base', what: 'the daemon’s version' },
 

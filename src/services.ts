@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
+import { createDirectoryBackend } from './blobs/blob-backend.js';
 import { createSiteTaskQueue } from './jobs/site-task-queue.js';
 import { createJobRunner } from './jobs/job-runner.js';
 import { createJobsRepository } from './jobs/jobs.repository.js';
@@ -31,7 +33,7 @@ import { createProber } from './uptime/prober.js';
 import { createUptimeRepository } from './uptime/uptime.repository.js';
 import { createUptimeService } from './uptime/uptime.service.js';
 import { createAuditRunner, defaultAuditWorkerPath } from './performance/audit-runner.js';
-import { createReportStore } from './performance/performance.reports.js';
+import { reportStoreIn } from './performance/performance.reports.js';
 import { createPerformanceRepository } from './performance/performance.repository.js';
 import { createPerformanceService } from './performance/performance.service.js';
 import { createBackupsRepository } from './backups/backups.repository.js';
@@ -50,7 +52,6 @@ import {
   createRollbackPaths,
   createSafeUpdatesRepository,
   createSafeUpdatesService,
-  createScreenshotStore,
 } from './safe-updates/index.js';
 import { createTwoFactorRepository, createUsersRepository, createUsersService } from './users/index.js';
 import { createFleetOverviewQuery } from './dashboard/fleet-overview.query.js';
@@ -248,7 +249,8 @@ export function createServices({
       logger,
       nice: config.performance.nice,
     }),
-    reports: createReportStore({ dataDir: config.dataDir }),
+    // Cluster mode (issue 34) will give the reports and screenshots a bucket's prefix instead (src/blobs/s3-backend.ts).
+    reports: reportStoreIn(config.dataDir),
     network,
     clock,
     logger,
@@ -282,11 +284,11 @@ export function createServices({
     clock,
     logger,
     operationTimeoutMs: config.siteOperationTimeoutMs,
-    screenshots: createScreenshotStore({
-      dataDir: config.dataDir,
+    screenshots: {
+      blobs: createDirectoryBackend(join(config.dataDir, 'safe-updates')),
       chromePath: config.performance.chromePath,
       network,
-    }),
+    },
     backups,
     // A safe update asked for through the API writes its update-history row (bulk ones are recorded by the bulk update).
     history: createSafeUpdateRecording({

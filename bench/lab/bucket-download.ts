@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { backupArchive } from '../../src/backups/archive.js';
 import { CHUNK_BYTES, openManifest, writeManifest, type ManifestFileEntry } from '../../src/backups/manifest.js';
 import type { ObjectStore } from '../../src/backups/object-store.js';
-import { createDirectoryBackend, type BlobBackend } from '../../src/backups/offsite/blob-backend.js';
+import { createDirectoryBackend, type BlobBackend } from '../../src/blobs/blob-backend.js';
 import { openRemoteRepository } from '../../src/backups/offsite/remote-store.js';
 
 const FILES = Number(process.env.BENCH_FILES ?? 2000);

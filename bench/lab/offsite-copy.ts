@@ -20,7 +20,7 @@ import S3rver from 's3rver';
 import { forEachConcurrently } from '../../src/backups/concurrency.js';
 import { createFileObjectStore } from '../../src/backups/object-store.js';
 import { openRemoteRepository } from '../../src/backups/offsite/remote-store.js';
-import { createS3Backend } from '../../src/backups/offsite/s3-backend.js';
+import { createS3Backend } from '../../src/blobs/s3-backend.js';
 
 const MiB = 1024 * 1024;
 const PROFILE = process.env.BENCH_PROFILE;

@@ -3,6 +3,7 @@
  * process and its row written from the outcome, the events it ends with (`performance.regressed`,
  * `performance.audit_failed`), and the kind registered with the job runner (cancel, recovery).
  */
+import { rmSync } from 'node:fs';
 import type { Logger } from 'pino';
 import {
   CANCELLED_MESSAGE,
@@ -78,6 +79,21 @@ export function createAuditJob({
     ).own;
   }
 
+  /** Stores the report the worker wrote: an audit whose report cannot be stored (a full disk, a bucket out of reach) failed. */
+  async function storeReport(audit: AuditRow, outcome: AuditOutcome & { ok: true }): Promise<AuditOutcome> {
+    try {
+      const { bytes } = await reports.put(audit.siteId, audit.id, reports.scratchPathOf(audit.id));
+      return { ok: true, summary: { ...outcome.summary, reportBytes: bytes } };
+    } catch (error) {
+      logger.warn({ err: error, siteId: audit.siteId, auditId: audit.id }, 'could not store an audit report');
+      return {
+        ok: false,
+        reason: 'report_not_stored',
+        message: `its report could not be stored: ${(error as Error).message}`,
+      };
+    }
+  }
+
   function store(audit: AuditRow, outcome: AuditOutcome): AuditRow | undefined {
     const finishedAt = clock.now();
     if (outcome.ok) {
@@ -145,7 +161,7 @@ export function createAuditJob({
             runs,
             chromePath: config.chromePath,
             workDir: reports.workDirOf(audit.id),
-            reportPath: reports.pathOf(audit.siteId, audit.id),
+            reportPath: reports.scratchPathOf(audit.id),
             maxWaitForLoadMs: Math.min(45_000, Math.floor(config.timeoutMs / 2)),
             blockThirdParty: config.blockThirdParty,
             address: target.address,
@@ -157,9 +173,16 @@ export function createAuditJob({
     if (cancelled) outcome = { ok: false, reason: 'interrupted', message: CANCELLED_MESSAGE };
     else if (signal.aborted && !outcome.ok)
       outcome = { ok: false, reason: 'interrupted', message: 'the daemon shut down while the audit ran' };
+    // The audit is completed only once its report is stored, every byte of it.
+    if (outcome.ok) outcome = await storeReport(audit, outcome);
+    else rmSync(reports.scratchPathOf(audit.id), { force: true });
     const stored = store(audit, outcome);
     // The site (and with it the audit) may have been removed while the audit ran.
-    if (!stored || !outcome.ok) await reports.remove(audit.siteId, audit.id);
+    // A report that cannot be removed now (the store fails) is one the daily sweep removes later (removeOrphans).
+    if (!stored || !outcome.ok)
+      await reports
+        .remove(audit.siteId, audit.id)
+        .catch((error: unknown) => logger.warn({ err: error, auditId: audit.id }, 'could not remove an audit report'));
     // An audit has no cancelled status of its own: its job's is `cancelled`.
     if (cancelled)
       return { events: [], outcome: { state: 'cancelled', reason: 'cancelled', message: CANCELLED_MESSAGE } };

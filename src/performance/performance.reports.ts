@@ -1,45 +1,71 @@
-import { existsSync, rmSync } from 'node:fs';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { createReadStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { buffer } from 'node:stream/consumers';
+import { createDirectoryBackend, type BlobBackend } from '../blobs/blob-backend.js';
+
+const SUFFIX = '.html.gz';
+
+/** A file's bytes, its stream opened only when read: a missing file is the reader's error, not the process's. */
+async function* chunksOf(path: string): AsyncGenerator<Buffer> {
+  for await (const chunk of createReadStream(path)) yield chunk as Buffer;
+}
 
 /**
- * Full Lighthouse reports, gzip HTML, one file per audit under DATA_DIR/performance/reports/<siteId>/
- * (the database keeps only scores and metrics). Profiles of running audits sit beside them.
+ * Full Lighthouse reports, gzip HTML, one blob per audit, `<siteId>/<auditId>.html.gz` in `blobs`
+ * (DATA_DIR/performance/reports/ on one machine; a bucket in cluster mode): the database keeps only
+ * scores and metrics. An audit's worker writes its report to a scratch file under `workRoot`, beside
+ * its Chromium profile; the report becomes the audit's only once `put` has stored every byte.
  */
-export function createReportStore({ dataDir }: { dataDir: string }) {
-  const root = join(dataDir, 'performance');
-  const reportsDir = join(root, 'reports');
-  const pathOf = (siteId: string, auditId: string) => join(reportsDir, siteId, `${auditId}.html.gz`);
-  const workRoot = join(root, 'work');
+export function createReportStore({ blobs, workRoot }: { blobs: BlobBackend; workRoot: string }) {
+  const keyOf = (siteId: string, auditId: string) => `${siteId}/${auditId}${SUFFIX}`;
   return {
-    pathOf,
     /** Where each running audit's profiles and work files are (a directory per audit). */
     workRoot,
     workDirOf: (auditId: string) => join(workRoot, auditId),
-    /** At start, before any audit runs: profiles and work files a killed daemon left behind. */
+    /** The file an audit's worker writes its report to, outside its work directory (removed when the worker ends). */
+    scratchPathOf: (auditId: string) => join(workRoot, `${auditId}${SUFFIX}`),
+    /** At start, before any audit runs: profiles, work files and reports a killed daemon left behind. */
     clearWork: () => rmSync(workRoot, { recursive: true, force: true }),
-    read: async (siteId: string, auditId: string): Promise<Buffer | undefined> =>
-      readFile(pathOf(siteId, auditId)).catch(() => undefined),
-    remove: (siteId: string, auditId: string) => rm(pathOf(siteId, auditId), { force: true }),
-    /** Removes report files (and `.partial` ones) no kept audit owns: deleted audits and sites, failed or interrupted audits; returns how many. */
-    async removeOrphans(auditIdsOf: (siteId: string) => Set<string>): Promise<number> {
-      if (!existsSync(reportsDir)) return 0;
-      let removed = 0;
-      for (const siteId of await readdir(reportsDir)) {
-        const siteDir = join(reportsDir, siteId);
-        if (!(await stat(siteDir)).isDirectory()) continue;
-        const known = auditIdsOf(siteId);
-        for (const file of await readdir(siteDir)) {
-          if (file.endsWith('.html.gz') && known.has(file.slice(0, -'.html.gz'.length))) continue;
-          if (file.endsWith('.partial') && known.has(file.slice(0, -'.html.gz.partial'.length))) continue;
-          await rm(join(siteDir, file), { force: true });
-          removed++;
-        }
-        if (known.size === 0) await rm(siteDir, { recursive: true, force: true });
+    /** Stores the report an audit's worker wrote at `scratchPath`, then removes that file; throws when it cannot. */
+    async put(siteId: string, auditId: string, scratchPath: string): Promise<{ bytes: number }> {
+      try {
+        return await blobs.put(keyOf(siteId, auditId), chunksOf(scratchPath));
+      } finally {
+        rmSync(scratchPath, { force: true });
       }
-      return removed;
+    },
+    async read(siteId: string, auditId: string): Promise<Buffer | undefined> {
+      const stream = await blobs.get(keyOf(siteId, auditId)).catch(() => null);
+      return stream ? buffer(stream).catch(() => undefined) : undefined;
+    },
+    remove: (siteId: string, auditId: string) => blobs.delete(keyOf(siteId, auditId)),
+    /**
+     * Removes the reports no kept audit owns (deleted audits and sites, failed or interrupted audits), and
+     * any other file among them (a `.partial` an older version left); returns how many.
+     */
+    async removeOrphans(auditIdsOf: (siteId: string) => Set<string>): Promise<number> {
+      const known = new Map<string, Set<string>>();
+      const orphans: string[] = [];
+      for await (const { key } of blobs.list('')) {
+        const [siteId, file, ...deeper] = key.split('/');
+        let ids = siteId === undefined ? undefined : known.get(siteId);
+        if (siteId !== undefined && !ids) known.set(siteId, (ids = auditIdsOf(siteId)));
+        const owned = deeper.length === 0 && file?.endsWith(SUFFIX) && ids?.has(file.slice(0, -SUFFIX.length));
+        if (!owned) orphans.push(key);
+      }
+      // Deleted after the listing: a walk of the folders does not see its own deletions.
+      for (const key of orphans) await blobs.delete(key);
+      return orphans.length;
     },
   };
 }
 
 export type ReportStore = ReturnType<typeof createReportStore>;
+
+/** One machine's layout: reports in DATA_DIR/performance/reports/, audits' work files in DATA_DIR/performance/work/. */
+export function reportStoreIn(dataDir: string): ReportStore {
+  return createReportStore({
+    blobs: createDirectoryBackend(join(dataDir, 'performance', 'reports')),
+    workRoot: join(dataDir, 'performance', 'work'),
+  });
+}

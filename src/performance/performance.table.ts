@@ -18,6 +18,7 @@ export const auditFailureReasons = [
   'worker_crashed',
   'interrupted',
   'address_not_allowed',
+  'report_not_stored',
 ] as const;
 export type AuditFailureReason = (typeof auditFailureReasons)[number];
 

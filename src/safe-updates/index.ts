@@ -4,7 +4,6 @@
 export { createSafeUpdatesService, type SafeUpdatesService } from './safe-updates.service.js';
 export { createSafeUpdatesRepository } from './safe-updates.repository.js';
 export { createSafeUpdatesRoutes } from './safe-updates.routes.js';
-export { createScreenshotStore } from './visual-check.js';
 export { createRollbackPaths } from './rollback-path.js';
 export { createPlainRestorePoints, type PlainRestorePoints } from './plain-restore-points.js';
 // Bulk updates take a safe update's checks for every safe update of a run (`checks`), stored with the run.

@@ -1,6 +1,5 @@
 // What is read of safe updates: one report, a list of a site's, a screenshot of a report, and the
 // clean-up of screenshots left by safe updates no longer recorded.
-import { readdir, rm } from 'node:fs/promises';
 import type { SiteAccess } from '../wordpress/site-access.js';
 import { safeUpdatesProblems } from './safe-updates.errors.js';
 import type { SafeUpdatesRepository } from './safe-updates.repository.js';
@@ -42,16 +41,19 @@ export function createSafeUpdateQueries({
       return repository.listForSite(siteId, limit).map(safeUpdateView);
     },
 
-    /** Removes the screenshots of safe updates no longer recorded (their site was removed); how many. */
+    /** Removes the screenshots of safe updates no longer recorded (their site was removed); of how many. */
     async removeOrphanScreenshots(): Promise<number> {
-      const names = await readdir(screenshots.root).catch(() => [] as string[]);
-      let removed = 0;
-      for (const name of names) {
-        if (repository.find(name)) continue;
-        await rm(screenshots.dir(name), { recursive: true, force: true });
-        removed++;
+      const recorded = new Map<string, boolean>();
+      const orphans: string[] = [];
+      for await (const { key } of screenshots.blobs.list('')) {
+        const id = key.slice(0, key.indexOf('/'));
+        let kept = recorded.get(id);
+        if (kept === undefined) recorded.set(id, (kept = id !== '' && repository.find(id) !== undefined));
+        if (!kept) orphans.push(key);
       }
-      return removed;
+      // Deleted after the listing: a walk of the folders does not see its own deletions.
+      for (const key of orphans) await screenshots.blobs.delete(key);
+      return [...recorded.values()].filter((kept) => !kept).length;
     },
   };
 }

@@ -1,5 +1,5 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { buffer } from 'node:stream/consumers';
+import type { BlobBackend } from '../blobs/blob-backend.js';
 import type { NetworkPolicy } from '../shared/network-policy.js';
 import { pageUrls } from './health-check.js';
 import type { FlowRecorder } from './safe-update-flow.js';
@@ -8,31 +8,21 @@ import { withScreenshots } from './screenshots.js';
 import { compareScreenshots } from './visual-diff.js';
 
 export interface ScreenshotStore {
-  /** Where a safe update's PNGs live: `<dataDir>/safe-updates/<id>/`. */
-  dir(id: string): string;
-  /** `<dataDir>/safe-updates`, holding one folder per safe update. */
-  root: string;
+  /** A safe update's PNGs, blobs `<id>/<name>`: DATA_DIR/safe-updates/ on one machine, a bucket in cluster mode. */
+  blobs: BlobBackend;
   chromePath: string;
   /** The site's host is resolved and checked against it before Chromium starts (screenshots.ts). */
   network: NetworkPolicy;
 }
 
-export function createScreenshotStore({
-  dataDir,
-  chromePath,
-  network,
-}: {
-  dataDir: string;
-  chromePath: string;
-  network: NetworkPolicy;
-}): ScreenshotStore {
-  const root = join(dataDir, 'safe-updates');
-  return { dir: (id) => join(root, id), root, chromePath, network };
-}
-
 /** A safe update's PNG (`before-0.png`, …), or null when there is none. */
 export async function readScreenshot(store: ScreenshotStore, id: string, name: string): Promise<Buffer | null> {
-  return readFile(join(store.dir(id), name)).catch(() => null);
+  const stream = await store.blobs.get(`${id}/${name}`).catch(() => null);
+  return stream ? buffer(stream).catch(() => null) : null;
+}
+
+async function writeScreenshot(store: ScreenshotStore, id: string, name: string, png: Buffer): Promise<void> {
+  await store.blobs.put(`${id}/${name}`, [png], { bytes: png.length });
 }
 
 const percent = (ratio: number) => `${(ratio * 100).toFixed(1)} %`;
@@ -72,9 +62,8 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
           return taken;
         },
       );
-      const dir = store.dir(row().id);
-      await mkdir(dir, { recursive: true });
-      await Promise.all(shots.map((png, index) => writeFile(join(dir, `${kind}-${index}.png`), png)));
+      const id = row().id;
+      await Promise.all(shots.map((png, index) => writeScreenshot(store, id, `${kind}-${index}.png`, png)));
       step(`screenshots-${kind}`, true, started, `${shots.length} page(s)`);
       return shots;
     } catch (error) {
@@ -89,7 +78,7 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
    */
   async function compareAfter(): Promise<Screenshot[] | null> {
     const { visual } = policy();
-    const dir = store.dir(row().id);
+    const id = row().id;
     const previous = storedReport(row()).screenshots ?? [];
     if (!visual.enabled || !previous.some((shot) => shot.before)) return null;
     const shots = await shootAll('after');
@@ -97,14 +86,18 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
     const compared: Screenshot[] = [];
     for (const [index, shot] of previous.entries()) {
       const after = shots[index];
-      const before = shot.before ? await readFile(join(dir, shot.before)).catch(() => null) : null;
+      const before = shot.before ? await readScreenshot(store, id, shot.before) : null;
       if (!after || !before) {
         compared.push({ ...shot, after: after ? `after-${index}.png` : null });
         continue;
       }
       const { ratio, diff } = await compareScreenshots(before, after);
-      await writeFile(join(dir, `diff-${index}.png`), diff);
-      compared.push({ ...shot, after: `after-${index}.png`, diff: `diff-${index}.png`, changedRatio: ratio });
+      // A diff that cannot be stored is left out of the report; the comparison stands.
+      const diffName = await writeScreenshot(store, id, `diff-${index}.png`, diff).then(
+        () => `diff-${index}.png`,
+        () => null,
+      );
+      compared.push({ ...shot, after: `after-${index}.png`, diff: diffName, changedRatio: ratio });
     }
     record.report((report) => {
       report.screenshots = compared;

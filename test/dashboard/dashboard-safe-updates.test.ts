@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSafeUpdatesRepository } from '../../src/safe-updates/index.js';
@@ -121,6 +121,23 @@ describe('safe updates in the dashboard', () => {
       expect((await user.get(`/sites/${siteId}/safe-updates/${id}/screenshots/${name}`)).status, name).toBe(404);
     expect((await t.app.request(`/sites/${siteId}/safe-updates/${id}/screenshots/before-0.png`)).status).toBe(303);
     expect((await user.get(`/sites/${siteId}/safe-updates/sup_nope`)).status).toBe(404);
+  });
+
+  it('removes a removed site’s screenshots with it, and those of records already gone, but no other', async () => {
+    const id = insertRolledBack();
+    const root = join(testServiceConfig.dataDir, 'safe-updates');
+    const gone = `sup_gone_${t.clock.now().getTime()}`;
+    mkdirSync(join(root, gone), { recursive: true });
+    writeFileSync(join(root, gone, 'before-0.png'), PNG);
+    expect((await user.get(`/sites/${siteId}/safe-updates/${id}/screenshots/diff-0.png`)).status).toBe(200);
+    const otherSite = insertConnectedSite(t, { name: 'Beta' });
+
+    expect((await t.call('DELETE', `/api/sites/${otherSite}`)).status).toBe(204);
+    await expect.poll(() => existsSync(join(root, gone))).toBe(false);
+    expect(readdirSync(join(root, id)).sort()).toEqual(['after-0.png', 'before-0.png', 'diff-0.png']);
+
+    expect((await t.call('DELETE', `/api/sites/${siteId}`)).status).toBe(204);
+    await expect.poll(() => existsSync(join(root, id))).toBe(false);
   });
 
   it('starts safe updates from the buttons and answers a refused update with a message', async () => {

@@ -6,7 +6,7 @@ import { createJobRunner } from '../../src/jobs/job-runner.js';
 import type { AuditRequest } from '../../src/performance/audit-protocol.js';
 import { createAuditRunner, type AuditOutcome, type AuditRunner } from '../../src/performance/audit-runner.js';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
-import { createReportStore } from '../../src/performance/performance.reports.js';
+import { reportStoreIn } from '../../src/performance/performance.reports.js';
 import { createPerformanceRepository } from '../../src/performance/performance.repository.js';
 import { createPerformanceService } from '../../src/performance/performance.service.js';
 import { createId } from '../../src/shared/ids.js';
@@ -44,7 +44,7 @@ describe('cancelling a running audit', () => {
       repository,
       sitesRepository: t.services.sitesRepository,
       runner,
-      reports: createReportStore({ dataDir }),
+      reports: reportStoreIn(dataDir),
       clock,
       logger: t.logs.logger,
       events: t.services.events,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AuditOutcome, AuditRunner } from '../../src/performance/audit-runner.js';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
-import { createReportStore } from '../../src/performance/performance.reports.js';
+import { reportStoreIn } from '../../src/performance/performance.reports.js';
 import { createPerformanceRepository } from '../../src/performance/performance.repository.js';
 import { createPerformanceService } from '../../src/performance/performance.service.js';
 import { createId } from '../../src/shared/ids.js';
@@ -31,7 +31,7 @@ describe('audits at shutdown', () => {
       repository,
       sitesRepository: t.services.sitesRepository,
       runner,
-      reports: createReportStore({ dataDir }),
+      reports: reportStoreIn(dataDir),
       clock,
       logger: t.logs.logger,
       events: t.services.events,

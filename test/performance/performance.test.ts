@@ -8,7 +8,8 @@ import type { AuditRequest, AuditSummary } from '../../src/performance/audit-pro
 import { createAuditRunner, type AuditOutcome, type AuditRunner } from '../../src/performance/audit-runner.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
-import { createReportStore } from '../../src/performance/performance.reports.js';
+import { createReportStore, reportStoreIn } from '../../src/performance/performance.reports.js';
+import { createDirectoryBackend } from '../../src/blobs/blob-backend.js';
 import { createPerformanceRepository } from '../../src/performance/performance.repository.js';
 import { createPerformanceService } from '../../src/performance/performance.service.js';
 import { detectRegressions, type AuditFigures } from '../../src/performance/regression.js';
@@ -147,7 +148,7 @@ describe('performance audits without a browser', () => {
       repository: createPerformanceRepository({ db: t.database.db }),
       sitesRepository: t.services.sitesRepository,
       runner,
-      reports: createReportStore({ dataDir }),
+      reports: reportStoreIn(dataDir),
       clock,
       logger: t.logs.logger,
       events: t.services.events,
@@ -277,7 +278,7 @@ describe('performance audits without a browser', () => {
   it('sweeps what a killed daemon left: work directories and reports of audits that did not complete', async () => {
     const site = addSite();
     const repository = createPerformanceRepository({ db: t.database.db });
-    const reports = createReportStore({ dataDir });
+    const reports = reportStoreIn(dataDir);
     const base = {
       siteId: site.id,
       url: site.url,
@@ -300,10 +301,12 @@ describe('performance audits without a browser', () => {
       startedAt: clock.now(),
     });
     insertJobRowOf(t.database.db, 'audit', interrupted);
+    const reportPath = (id: string) => join(dataDir, 'performance/reports', site.id, `${id}.html.gz`);
     for (const [path, body] of [
-      [reports.pathOf(site.id, kept.id), 'kept'],
-      [reports.pathOf(site.id, interrupted.id), 'written after the daemon died'],
-      [`${reports.pathOf(site.id, interrupted.id)}.partial`, 'half'],
+      [reportPath(kept.id), 'kept'],
+      [reportPath(interrupted.id), 'written after the daemon died'],
+      [`${reportPath(interrupted.id)}.partial`, 'half'],
+      [`${reports.scratchPathOf(interrupted.id)}`, 'its report, not yet stored'],
       [join(reports.workDirOf(interrupted.id), 'profile-0', 'Default', 'Cookies'), 'profile'],
     ] as const) {
       mkdirSync(dirname(path), { recursive: true });
@@ -314,14 +317,15 @@ describe('performance audits without a browser', () => {
     performance.recover();
     expect(existsSync(dirname(reports.workDirOf(interrupted.id)))).toBe(false);
     expect(await performance.cleanupReports()).toBe(2);
-    expect(readdirSync(dirname(reports.pathOf(site.id, kept.id)))).toEqual([`${kept.id}.html.gz`]);
+    expect(readdirSync(dirname(reportPath(kept.id)))).toEqual([`${kept.id}.html.gz`]);
+    expect(await reports.read(site.id, kept.id)).toEqual(Buffer.from('kept'));
   });
 
   it(
     'kills the audit processes a killed daemon left running, each leading its own group, and only those',
     { timeout: 20_000 },
     async () => {
-      const reports = createReportStore({ dataDir });
+      const reports = reportStoreIn(dataDir);
       const profile = join(reports.workDirOf(createId('perf', clock.now())), 'profile-0');
       mkdirSync(profile, { recursive: true });
       // Stand-ins for a left Chrome (its profile on its command line, a group of its own, as chrome-launcher starts it)
@@ -379,6 +383,38 @@ describe('performance audits without a browser', () => {
     await expect(performance.report(site.id, audit.id)).rejects.toMatchObject({
       problem: { name: 'performance-report-not-found' },
     });
+  });
+
+  it('fails an audit whose report cannot be stored, and keeps no score of it', async () => {
+    // The reports' folder is a file: every write of a report fails, as on a full or read-only disk.
+    const blocked = join(dataDir, 'reports-on-a-file');
+    writeFileSync(blocked, '');
+    const performance = createPerformanceService({
+      network: loopbackNetwork,
+      repository: createPerformanceRepository({ db: t.database.db }),
+      sitesRepository: t.services.sitesRepository,
+      runner: scriptedRunner([{ ok: true, summary: summary(0.9, 2000) }]).runner,
+      reports: createReportStore({ blobs: createDirectoryBackend(blocked), workRoot: join(dataDir, 'work') }),
+      clock,
+      logger: t.logs.logger,
+      events: t.services.events,
+      config: DEFAULT_PERFORMANCE_CONFIG,
+    });
+    const site = addSite();
+    const audit = performance.requestAudit(site.id, {});
+    await performance.idle();
+    expect(performance.get(site.id, audit.id)).toMatchObject({
+      status: 'failed',
+      scorePerformance: null,
+      reportBytes: null,
+      failureReason: 'report_not_stored',
+      failureMessage: expect.stringContaining('its report could not be stored'),
+    });
+    expect(t.logs.events('performance.audit_failed')).toEqual([
+      expect.objectContaining({ auditId: audit.id, reason: 'report_not_stored' }),
+    ]);
+    // The worker's scratch copy does not outlive the audit.
+    expect(readdirSync(join(dataDir, 'work'))).toEqual([]);
   });
 
   it('returns the waiting audit instead of queueing a second one of the same form factor', async () => {

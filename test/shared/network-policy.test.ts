@@ -10,7 +10,7 @@ import type { AuditRequest } from '../../src/performance/audit-protocol.js';
 import type { AuditRunner } from '../../src/performance/audit-runner.js';
 import { chromeFlags } from '../../src/performance/chrome-flags.js';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
-import { createReportStore } from '../../src/performance/performance.reports.js';
+import { reportStoreIn } from '../../src/performance/performance.reports.js';
 import { createPerformanceRepository } from '../../src/performance/performance.repository.js';
 import { createPerformanceService } from '../../src/performance/performance.service.js';
 import { insertConnectedSite } from '../support/test-app.js';
@@ -440,7 +440,7 @@ describe('performance audits', () => {
       repository: createPerformanceRepository({ db: t.database.db }),
       sitesRepository: t.services.sitesRepository,
       runner,
-      reports: createReportStore({ dataDir }),
+      reports: reportStoreIn(dataDir),
       clock: t.clock,
       logger: t.logs.logger,
       events: t.services.events,

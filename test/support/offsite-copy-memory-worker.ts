@@ -15,7 +15,7 @@ import { writeManifest, type ManifestFileEntry } from '../../src/backups/manifes
 import { createFileObjectStore } from '../../src/backups/object-store.js';
 import { openRemoteRepository } from '../../src/backups/offsite/remote-store.js';
 import { replicateBackup } from '../../src/backups/offsite/replicate.js';
-import { createS3Backend } from '../../src/backups/offsite/s3-backend.js';
+import { createS3Backend } from '../../src/blobs/s3-backend.js';
 
 const [endpoint, megabytes, partMb, budgetMb] = [process.argv[2]!, ...process.argv.slice(3, 6).map(Number)] as [
   string,

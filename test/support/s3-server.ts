@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import S3rver from 's3rver';
 import { afterAll, beforeAll } from 'vitest';
-import type { S3TargetConfig } from '../../src/backups/offsite/s3-backend.js';
+import type { S3TargetConfig } from '../../src/blobs/s3-backend.js';
 import type { OffsiteConfig } from '../../src/backups/offsite/targets.config.js';
 
 /** s3rver's own account: tests always hand the SDK these explicit keys, so it never looks for credentials elsewhere. */

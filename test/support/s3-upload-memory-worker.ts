@@ -6,7 +6,7 @@
  */
 import { createCipheriv, createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { createS3Backend } from '../../src/backups/offsite/s3-backend.js';
+import { createS3Backend } from '../../src/blobs/s3-backend.js';
 import { openRemoteRepository } from '../../src/backups/offsite/remote-store.js';
 
 const [endpoint, megabytes] = [process.argv[2]!, Number(process.argv[3])];

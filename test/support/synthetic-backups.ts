@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
 import { createBackupsRepository } from '../../src/backups/backups.repository.js';
 import { writeManifest } from '../../src/backups/manifest.js';
-import { createDirectoryBackend } from '../../src/backups/offsite/blob-backend.js';
+import { createDirectoryBackend } from '../../src/blobs/blob-backend.js';
 import { openRemoteRepository, type RemoteRepository } from '../../src/backups/offsite/remote-store.js';
 import { replicateBackup } from '../../src/backups/offsite/replicate.js';
 import type { BackupRow } from '../../src/backups/backups.table.js';

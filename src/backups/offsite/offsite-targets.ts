@@ -1,6 +1,6 @@
 import { isAppError, isProblem } from '../../shared/errors.js';
 import type { ObjectStore } from '../object-store.js';
-import { createDirectoryBackend, type BlobBackend } from './blob-backend.js';
+import { createDirectoryBackend, type BlobBackend } from '../../blobs/blob-backend.js';
 import { offsiteProblems } from './offsite.errors.js';
 import { openRemoteRepository, rewrapRepositoryKey, type RemoteRepository } from './remote-store.js';
 import { replicateBackup } from './replicate.js';
@@ -24,7 +24,7 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
   // The S3 client is loaded with the first S3 target opened: a daemon without one never holds it (docs/scaling.md, "Memory").
   const backendOf = async (target: OffsiteTargetConfig): Promise<BlobBackend> =>
     target.type === 's3'
-      ? (await import('./s3-backend.js')).createS3Backend(target.s3)
+      ? (await import('../../blobs/s3-backend.js')).createS3Backend(target.s3)
       : createDirectoryBackend(target.path);
 
   /** The target's repository; `create` makes its key file when the bucket has none (backups do, recovery does not). */

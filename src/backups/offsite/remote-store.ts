@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { objectStoreProblems, type CompressedObject, type ObjectStore } from '../object-store.js';
 import { offsiteProblems } from './offsite.errors.js';
-import type { BlobBackend } from './blob-backend.js';
+import type { BlobBackend } from '../../blobs/blob-backend.js';
 import {
   deriveKeys,
   keyedName,

@@ -7,7 +7,7 @@ import { SNAPSHOT_PREFIX, writeSnapshot, type SnapshotRecord } from './snapshots
 
 /**
  * Uploads at once per target. What they hold is bounded by the target's upload buffers (one byte
- * budget, s3-backend.ts), not by this count: many small objects go up side by side, few large ones.
+ * budget, blobs/s3-backend.ts), not by this count: many small objects go up side by side, few large ones.
  */
 const UPLOADS = 16;
 /** Read-backs at once of objects a copy that did not finish may have left cut short. */

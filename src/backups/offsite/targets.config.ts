@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { defineSettings } from '../../shared/settings.js';
-import type { S3TargetConfig } from './s3-backend.js';
+import type { S3TargetConfig } from '../../blobs/s3-backend.js';
 
 /** An offsite target as configured: where its repository lives and the passphrase that opens it. */
 export type OffsiteTargetConfig = { name: string; passphrase: string } & (

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isProblem } from '../../../src/shared/errors.js';
-import { createDirectoryBackend } from '../../../src/backups/offsite/blob-backend.js';
+import { createDirectoryBackend } from '../../../src/blobs/blob-backend.js';
 import { offsiteProblems } from '../../../src/backups/offsite/offsite.errors.js';
 import { openRemoteRepository } from '../../../src/backups/offsite/remote-store.js';
 import { FRAME_BYTES, openBuffer, sealBuffer } from '../../../src/backups/offsite/sealed-stream.js';

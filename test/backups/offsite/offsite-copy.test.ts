@@ -7,13 +7,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { forEachConcurrently } from '../../../src/backups/concurrency.js';
 import { createFileObjectStore, objectStoreProblems } from '../../../src/backups/object-store.js';
 import { isProblem } from '../../../src/shared/errors.js';
-import { createDirectoryBackend } from '../../../src/backups/offsite/blob-backend.js';
+import { createDirectoryBackend } from '../../../src/blobs/blob-backend.js';
 import { writeManifest } from '../../../src/backups/manifest.js';
 import { openRemoteRepository } from '../../../src/backups/offsite/remote-store.js';
 import { replicateBackup } from '../../../src/backups/offsite/replicate.js';
-import { createS3Backend } from '../../../src/backups/offsite/s3-backend.js';
+import { createS3Backend } from '../../../src/blobs/s3-backend.js';
 import { FRAME_BYTES, sealBuffer, sealedLength } from '../../../src/backups/offsite/sealed-stream.js';
-import { createUploadBuffers } from '../../../src/backups/offsite/upload-buffers.js';
+import { createUploadBuffers } from '../../../src/blobs/upload-buffers.js';
 import { startS3Server, type S3TestServer } from '../../support/s3-server.js';
 
 const MiB = 1024 * 1024;

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRemoteRepository } from '../../../src/backups/offsite/remote-store.js';
-import { createS3Backend } from '../../../src/backups/offsite/s3-backend.js';
+import { createS3Backend } from '../../../src/blobs/s3-backend.js';
 import {
   adminApi,
   connectSite,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKUPS_CONFIG } from '../../../src/backups/backups.config.js';
 import { openRemoteRepository, type RemoteRepository } from '../../../src/backups/offsite/remote-store.js';
-import { createS3Backend } from '../../../src/backups/offsite/s3-backend.js';
+import { createS3Backend } from '../../../src/blobs/s3-backend.js';
 import { databaseSnapshot, filesSnapshot, useBackupSite, verifyJob } from '../../support/backup-site.js';
 import { checkRepository } from '../../support/repository-check.js';
 import { useS3Target } from '../../support/s3-server.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDirectoryBackend } from '../../../src/backups/offsite/blob-backend.js';
+import { createDirectoryBackend } from '../../../src/blobs/blob-backend.js';
 import { openRemoteRepository } from '../../../src/backups/offsite/remote-store.js';
 import { writeSnapshot } from '../../../src/backups/offsite/snapshots.js';
 import { buildOnce, runCli } from '../../support/daemon-process.js';

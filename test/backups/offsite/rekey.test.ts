@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDirectoryBackend } from '../../../src/backups/offsite/blob-backend.js';
+import { createDirectoryBackend } from '../../../src/blobs/blob-backend.js';
 import { offsiteProblems } from '../../../src/backups/offsite/offsite.errors.js';
 import { openRemoteRepository, rewrapRepositoryKey } from '../../../src/backups/offsite/remote-store.js';
 import { isProblem } from '../../../src/shared/errors.js';

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createS3Backend } from '../../../src/backups/offsite/s3-backend.js';
+import { createS3Backend } from '../../../src/blobs/s3-backend.js';
 import { openRemoteRepository } from '../../../src/backups/offsite/remote-store.js';
 import { installNetworkTripwire, type NetworkTripwire } from '../../support/network-tripwire.js';
 import { startS3Server, type S3TestServer } from '../../support/s3-server.js';

@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 /**
- * Where an offsite repository's bytes live: named blobs, written whole or not at all. The
- * encrypted object store (remote-store.ts) is built on it; S3 (s3-backend.ts) and a directory
- * (below: a mounted disk, and fast tests) implement it.
+ * Named blobs, written whole or not at all: where the daemon keeps bytes that are not rows. The
+ * offsite repositories' encrypted object store (backups/offsite/remote-store.ts), the audits' reports
+ * and the safe updates' screenshots are built on it; S3 (s3-backend.ts) and a directory (below: the
+ * data directory, a mounted disk, fast tests) implement it. In cluster mode (issue 34) the reports and
+ * screenshots go to a bucket, so that any process can serve what any worker wrote.
  */
 export interface BlobBackend {
   /** Says where, for messages: `s3://bucket/prefix` or a path. */
@@ -51,8 +53,25 @@ async function sizeOf(path: string): Promise<number | null> {
   }
 }
 
+/**
+ * Renames `temporary` to `path`, making its folder first. A delete that just removed that folder as
+ * empty (below) makes the rename fail with ENOENT: the folder is made again, a few times at most.
+ */
+async function moveInto(temporary: string, path: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    try {
+      await rename(temporary, path);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw error;
+    }
+  }
+}
+
 /** Blobs as files under `dir`, written to `dir/.tmp/` first, then fsync and rename. */
-export function createDirectoryBackend(dir: string): BlobBackend {
+export function createDirectoryBackend(directory: string): BlobBackend {
+  const dir = resolve(directory);
   const tmpDir = join(dir, '.tmp');
   const pathOf = (key: string) => {
     if (!SAFE_KEY.test(key) || key.split('/').some((part) => part === '' || part === '.' || part === '..'))
@@ -82,8 +101,7 @@ export function createDirectoryBackend(dir: string): BlobBackend {
         await options.beforeCommit?.();
         const handle = await open(temporary, 'r');
         await handle.sync().finally(() => handle.close());
-        await mkdir(dirname(pathOf(key)), { recursive: true, mode: 0o700 });
-        await rename(temporary, pathOf(key));
+        await moveInto(temporary, pathOf(key));
         return { bytes };
       } catch (error) {
         await rm(temporary, { force: true });
@@ -98,7 +116,17 @@ export function createDirectoryBackend(dir: string): BlobBackend {
       return sizeOf(pathOf(key));
     },
     async delete(key) {
-      await rm(pathOf(key), { force: true });
+      const path = pathOf(key);
+      await rm(path, { force: true });
+      // The folders the key named go with their last blob (a safe update's screenshots, a site's reports),
+      // as a bucket has no folders to leave behind; a put into one of them meanwhile makes it again.
+      for (let parent = dirname(path); parent.startsWith(`${dir}/`); parent = dirname(parent)) {
+        try {
+          await rmdir(parent);
+        } catch {
+          break;
+        }
+      }
     },
     async *list(prefix) {
       async function* walk(path: string): AsyncGenerator<{ key: string; size: number; modifiedAt: Date }> {
