@@ -1,0 +1,177 @@
+import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { rowsChanged, tableFor } from '../db/dialect.js';
+import type { StateDatabase, StateDb } from '../db/state-db.js';
+import type { JobFilter } from './jobs.repository.js';
+import { jobs as pgJobs } from './jobs.pg-table.js';
+import { finishedJobStates, jobs as sqliteJobs, type JobRow, type NewJobRow } from './jobs.table.js';
+
+/** A job's end as stored: its state and why, and when; `progress` (JSON text) when the end says. */
+export interface StoredEnd {
+  state: 'succeeded' | 'failed' | 'cancelled';
+  reason: string | null;
+  message: string | null;
+  finishedAt: Date;
+  progress?: string | undefined;
+}
+
+const UNFINISHED = ['queued', 'running'] as const;
+/** Rows per insert statement: PostgreSQL takes at most 65,535 parameters, a job row has 12 columns. */
+const INSERT_CHUNK = 1_000;
+
+/**
+ * The `jobs` rows on either dialect (issue 34, step 2 of docs/design/cluster-state.md): the job runner's
+ * reads and writes as one body on drizzle's common query surface, every statement through the state
+ * database (`state.run`, or a transaction's `tx` when given). Each read that decides a write of today's
+ * repository (jobs.repository.ts, inside a SQLite transaction) is here one conditional statement, atomic
+ * in both dialects whichever process writes beside it: a job is started only while queued, ended only
+ * while not yet ended, revised only once ended.
+ *
+ * Not yet used by the runner, which still writes through jobs.repository.ts's synchronous statements on
+ * the daemon's one SQLite connection; the runner moves onto this store when its callers are async.
+ */
+export function createJobStore(state: StateDatabase) {
+  const jobs = tableFor(state.dialect, { sqlite: sqliteJobs, postgres: pgJobs });
+  const first = <T>(rows: T[]): T | undefined => rows[0];
+  const byId = (id: string) => eq(jobs.id, id);
+  const find = (id: string, tx?: StateDb): Promise<JobRow | undefined> =>
+    state.run((db) => db.select().from(jobs).where(byId(id)).then(first), tx);
+
+  return {
+    find,
+
+    /** A new row, as stored (the columns it leaves out at their defaults). */
+    insert: (row: NewJobRow, tx?: StateDb): Promise<JobRow> =>
+      state.run(
+        (db) =>
+          db
+            .insert(jobs)
+            .values(row)
+            .returning()
+            .then((rows) => rows[0]!),
+        tx,
+      ),
+
+    /** Many rows (a bulk update's children), not read back, in statements of a thousand rows; in one transaction unless `tx` is given. */
+    async insertMany(rows: readonly NewJobRow[], tx?: StateDb): Promise<void> {
+      if (rows.length === 0) return;
+      const insert = async (db: StateDb) => {
+        for (let start = 0; start < rows.length; start += INSERT_CHUNK)
+          await db.insert(jobs).values(rows.slice(start, start + INSERT_CHUNK));
+      };
+      if (tx || rows.length <= INSERT_CHUNK) await state.run(insert, tx);
+      else await state.transaction(insert);
+    },
+
+    /** Starts a queued job (`running`, one more attempt); undefined when it is no longer queued (cancelled meanwhile, gone). */
+    start: (id: string, at: Date, tx?: StateDb): Promise<JobRow | undefined> =>
+      state.run(
+        (db) =>
+          db
+            .update(jobs)
+            .set({ state: 'running', startedAt: at, attempts: sql`${jobs.attempts} + 1` })
+            .where(and(byId(id), eq(jobs.state, 'queued')))
+            .returning()
+            .then(first),
+        tx,
+      ),
+
+    /** Columns a running job reports (`progress`, `params`, `message`), whatever its state. */
+    write: async (
+      id: string,
+      changes: Partial<Pick<NewJobRow, 'progress' | 'params' | 'message'>>,
+      tx?: StateDb,
+    ): Promise<void> => {
+      if (Object.values(changes).every((value) => value === undefined)) return;
+      await state.run((db) => db.update(jobs).set(changes).where(byId(id)), tx);
+    },
+
+    /**
+     * Writes how a job ended, unless it already ended (cancelled while queued) or is gone; `replacing`
+     * writes over an end already written (the end its kind held, which this one replaces). Whether it wrote.
+     */
+    finish: (id: string, end: StoredEnd, { replacing = false } = {}, tx?: StateDb): Promise<boolean> =>
+      state.run(
+        async (db) =>
+          rowsChanged(
+            await db
+              .update(jobs)
+              .set(end)
+              .where(replacing ? byId(id) : and(byId(id), inArray(jobs.state, UNFINISHED))),
+          ) > 0,
+        tx,
+      ),
+
+    /** Ends a job that never started, as `end` says; a job no longer queued stays as it is. The row either way. */
+    async endQueued(id: string, end: StoredEnd, tx?: StateDb): Promise<JobRow | undefined> {
+      const ended = await state.run(
+        (db) =>
+          db
+            .update(jobs)
+            .set(end)
+            .where(and(byId(id), eq(jobs.state, 'queued')))
+            .returning()
+            .then(first),
+        tx,
+      );
+      return ended ?? find(id, tx);
+    },
+
+    /** A finished job's outcome revised; one not finished (or gone) stays as it is. Whether it wrote. */
+    revise: (id: string, end: Partial<StoredEnd>, tx?: StateDb): Promise<boolean> =>
+      state.run(
+        async (db) =>
+          rowsChanged(
+            await db
+              .update(jobs)
+              .set(end)
+              .where(and(byId(id), inArray(jobs.state, [...finishedJobStates]))),
+          ) > 0,
+        tx,
+      ),
+
+    /** Marks a job cancelled unless it already finished; false if it had. */
+    markCancelled: (id: string, at: Date, message: string, tx?: StateDb): Promise<boolean> =>
+      state.run(
+        async (db) =>
+          rowsChanged(
+            await db
+              .update(jobs)
+              .set({ state: 'cancelled', reason: 'cancelled', message, finishedAt: at })
+              .where(and(byId(id), inArray(jobs.state, UNFINISHED))),
+          ) > 0,
+        tx,
+      ),
+
+    /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
+    list({ id, siteId, kind, state: jobState, before, limit, visible }: JobFilter): Promise<JobRow[]> {
+      const conditions: (SQL | undefined)[] = [
+        id === undefined ? undefined : eq(jobs.id, id),
+        visible,
+        siteId === undefined ? undefined : eq(jobs.siteId, siteId),
+        kind === undefined ? undefined : eq(jobs.kind, kind),
+        jobState === undefined ? undefined : eq(jobs.state, jobState),
+        before === undefined
+          ? undefined
+          : or(lt(jobs.createdAt, before.createdAt), and(eq(jobs.createdAt, before.createdAt), lt(jobs.id, before.id))),
+      ];
+      return state.run((db) =>
+        db
+          .select()
+          .from(jobs)
+          .where(and(...conditions))
+          .orderBy(desc(jobs.createdAt), desc(jobs.id))
+          .limit(limit),
+      );
+    },
+
+    /** Jobs of `kind` a previous process left in `state`, oldest first (start-up recovery). */
+    unfinished: (kind: string, jobState: 'queued' | 'running'): Promise<JobRow[]> =>
+      state.run((db) =>
+        db
+          .select()
+          .from(jobs)
+          .where(and(eq(jobs.kind, kind), eq(jobs.state, jobState)))
+          .orderBy(jobs.id),
+      ),
+  };
+}
