@@ -1,7 +1,7 @@
-import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { rowsChanged, tableFor } from '../db/dialect.js';
 import type { StateDatabase, StateDb } from '../db/state-db.js';
-import type { JobFilter } from './jobs.repository.js';
+import { jobFilterConditions, type JobFilter } from './jobs.repository.js';
 import { jobs as pgJobs } from './jobs.pg-table.js';
 import { finishedJobStates, jobs as sqliteJobs, type JobRow, type NewJobRow } from './jobs.table.js';
 
@@ -35,6 +35,18 @@ export function createJobStore(state: StateDatabase) {
   const byId = (id: string) => eq(jobs.id, id);
   const find = (id: string, tx?: StateDb): Promise<JobRow | undefined> =>
     state.run((db) => db.select().from(jobs).where(byId(id)).then(first), tx);
+  /** Writes `changes` to the job `id` where `condition` holds; whether it did. */
+  const updateIf = (id: string, changes: Partial<NewJobRow>, condition: SQL | undefined, tx?: StateDb) =>
+    state.run(
+      async (db) =>
+        rowsChanged(
+          await db
+            .update(jobs)
+            .set(changes)
+            .where(and(byId(id), condition)),
+        ) > 0,
+      tx,
+    );
 
   return {
     find,
@@ -90,16 +102,7 @@ export function createJobStore(state: StateDatabase) {
      * writes over an end already written (the end its kind held, which this one replaces). Whether it wrote.
      */
     finish: (id: string, end: StoredEnd, { replacing = false } = {}, tx?: StateDb): Promise<boolean> =>
-      state.run(
-        async (db) =>
-          rowsChanged(
-            await db
-              .update(jobs)
-              .set(end)
-              .where(replacing ? byId(id) : and(byId(id), inArray(jobs.state, UNFINISHED))),
-          ) > 0,
-        tx,
-      ),
+      updateIf(id, end, replacing ? undefined : inArray(jobs.state, UNFINISHED), tx),
 
     /** Ends a job that never started, as `end` says; a job no longer queued stays as it is. The row either way. */
     async endQueued(id: string, end: StoredEnd, tx?: StateDb): Promise<JobRow | undefined> {
@@ -118,49 +121,26 @@ export function createJobStore(state: StateDatabase) {
 
     /** A finished job's outcome revised; one not finished (or gone) stays as it is. Whether it wrote. */
     revise: (id: string, end: Partial<StoredEnd>, tx?: StateDb): Promise<boolean> =>
-      state.run(
-        async (db) =>
-          rowsChanged(
-            await db
-              .update(jobs)
-              .set(end)
-              .where(and(byId(id), inArray(jobs.state, [...finishedJobStates]))),
-          ) > 0,
-        tx,
-      ),
+      updateIf(id, end, inArray(jobs.state, [...finishedJobStates]), tx),
 
     /** Marks a job cancelled unless it already finished; false if it had. */
     markCancelled: (id: string, at: Date, message: string, tx?: StateDb): Promise<boolean> =>
-      state.run(
-        async (db) =>
-          rowsChanged(
-            await db
-              .update(jobs)
-              .set({ state: 'cancelled', reason: 'cancelled', message, finishedAt: at })
-              .where(and(byId(id), inArray(jobs.state, UNFINISHED))),
-          ) > 0,
+      updateIf(
+        id,
+        { state: 'cancelled', reason: 'cancelled', message, finishedAt: at },
+        inArray(jobs.state, UNFINISHED),
         tx,
       ),
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
-    list({ id, siteId, kind, state: jobState, before, limit, visible }: JobFilter): Promise<JobRow[]> {
-      const conditions: (SQL | undefined)[] = [
-        id === undefined ? undefined : eq(jobs.id, id),
-        visible,
-        siteId === undefined ? undefined : eq(jobs.siteId, siteId),
-        kind === undefined ? undefined : eq(jobs.kind, kind),
-        jobState === undefined ? undefined : eq(jobs.state, jobState),
-        before === undefined
-          ? undefined
-          : or(lt(jobs.createdAt, before.createdAt), and(eq(jobs.createdAt, before.createdAt), lt(jobs.id, before.id))),
-      ];
+    list(filter: JobFilter): Promise<JobRow[]> {
       return state.run((db) =>
         db
           .select()
           .from(jobs)
-          .where(and(...conditions))
+          .where(jobFilterConditions(jobs, filter))
           .orderBy(desc(jobs.createdAt), desc(jobs.id))
-          .limit(limit),
+          .limit(filter.limit),
       );
     },
 

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
 import { rowDecoder } from '../db/row-decoder.js';
 import { transactionOf } from '../db/write-batch.js';
@@ -21,6 +21,29 @@ export interface JobFilter {
 }
 
 type JobColumn = Exclude<keyof NewJobRow, 'id'>;
+
+/** The columns a job filter reads, in either dialect's `jobs` table (job-store.ts's is PostgreSQL's type). */
+type FilterColumns = Record<'id' | 'siteId' | 'kind' | 'state' | 'createdAt', AnyColumn>;
+
+/** A job filter's conditions (all but `limit`), for a list newest first: creation time, then id. */
+export function jobFilterConditions(
+  columns: FilterColumns,
+  { id, siteId, kind, state, before, visible }: JobFilter,
+): SQL | undefined {
+  return and(
+    id === undefined ? undefined : eq(columns.id, id),
+    visible,
+    siteId === undefined ? undefined : eq(columns.siteId, siteId),
+    kind === undefined ? undefined : eq(columns.kind, kind),
+    state === undefined ? undefined : eq(columns.state, state),
+    before === undefined
+      ? undefined
+      : or(
+          lt(columns.createdAt, before.createdAt),
+          and(eq(columns.createdAt, before.createdAt), lt(columns.id, before.id)),
+        ),
+  );
+}
 
 export function createJobsRepository({ db }: { db: Db }) {
   // Every job is found, inserted and updated a few times as it runs (a bulk update: each site's
@@ -129,23 +152,13 @@ export function createJobsRepository({ db }: { db: Db }) {
     },
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
-    list({ id, siteId, kind, state, before, limit, visible }: JobFilter): JobRow[] {
-      const conditions: (SQL | undefined)[] = [
-        id === undefined ? undefined : eq(jobs.id, id),
-        visible,
-        siteId === undefined ? undefined : eq(jobs.siteId, siteId),
-        kind === undefined ? undefined : eq(jobs.kind, kind),
-        state === undefined ? undefined : eq(jobs.state, state),
-        before === undefined
-          ? undefined
-          : or(lt(jobs.createdAt, before.createdAt), and(eq(jobs.createdAt, before.createdAt), lt(jobs.id, before.id))),
-      ];
+    list(filter: JobFilter): JobRow[] {
       return db
         .select()
         .from(jobs)
-        .where(and(...conditions))
+        .where(jobFilterConditions(jobs, filter))
         .orderBy(desc(jobs.createdAt), desc(jobs.id))
-        .limit(limit)
+        .limit(filter.limit)
         .all();
     },
 
