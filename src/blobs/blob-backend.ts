@@ -36,6 +36,30 @@ export interface BlobBackend {
   cleanUnfinished(before: Date): Promise<number>;
 }
 
+/** A blob's bytes whole, or null when there is none. */
+export async function readBlob(backend: BlobBackend, key: string): Promise<Buffer | null> {
+  const body = await backend.get(key);
+  if (!body) return null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Deletes the blobs under `prefix` that `keep` refuses, once all are listed (a directory's walk does not
+ * see its own deletions); answers the keys deleted.
+ */
+export async function deleteBlobs(
+  backend: BlobBackend,
+  prefix: string,
+  keep: (key: string) => boolean,
+): Promise<string[]> {
+  const unkept: string[] = [];
+  for await (const { key } of backend.list(prefix)) if (!keep(key)) unkept.push(key);
+  for (const key of unkept) await backend.delete(key);
+  return unkept;
+}
+
 const SAFE_KEY = /^[A-Za-z0-9._/-]+$/;
 
 /**

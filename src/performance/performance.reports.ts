@@ -1,7 +1,6 @@
 import { createReadStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { buffer } from 'node:stream/consumers';
-import { createDirectoryBackend, type BlobBackend } from '../blobs/blob-backend.js';
+import { createDirectoryBackend, deleteBlobs, readBlob, type BlobBackend } from '../blobs/blob-backend.js';
 
 const SUFFIX = '.html.gz';
 
@@ -35,8 +34,7 @@ export function createReportStore({ blobs, workRoot }: { blobs: BlobBackend; wor
       }
     },
     async read(siteId: string, auditId: string): Promise<Buffer | undefined> {
-      const stream = await blobs.get(keyOf(siteId, auditId)).catch(() => null);
-      return stream ? buffer(stream).catch(() => undefined) : undefined;
+      return (await readBlob(blobs, keyOf(siteId, auditId)).catch(() => null)) ?? undefined;
     },
     remove: (siteId: string, auditId: string) => blobs.delete(keyOf(siteId, auditId)),
     /**
@@ -45,16 +43,12 @@ export function createReportStore({ blobs, workRoot }: { blobs: BlobBackend; wor
      */
     async removeOrphans(auditIdsOf: (siteId: string) => Set<string>): Promise<number> {
       const known = new Map<string, Set<string>>();
-      const orphans: string[] = [];
-      for await (const { key } of blobs.list('')) {
+      const orphans = await deleteBlobs(blobs, '', (key) => {
         const [siteId, file, ...deeper] = key.split('/');
         let ids = siteId === undefined ? undefined : known.get(siteId);
         if (siteId !== undefined && !ids) known.set(siteId, (ids = auditIdsOf(siteId)));
-        const owned = deeper.length === 0 && file?.endsWith(SUFFIX) && ids?.has(file.slice(0, -SUFFIX.length));
-        if (!owned) orphans.push(key);
-      }
-      // Deleted after the listing: a walk of the folders does not see its own deletions.
-      for (const key of orphans) await blobs.delete(key);
+        return deeper.length === 0 && !!file?.endsWith(SUFFIX) && !!ids?.has(file.slice(0, -SUFFIX.length));
+      });
       return orphans.length;
     },
   };

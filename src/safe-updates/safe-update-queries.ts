@@ -4,6 +4,7 @@ import type { SiteAccess } from '../wordpress/site-access.js';
 import { safeUpdatesProblems } from './safe-updates.errors.js';
 import type { SafeUpdatesRepository } from './safe-updates.repository.js';
 import { safeUpdateView } from './safe-updates.schemas.js';
+import { deleteBlobs } from '../blobs/blob-backend.js';
 import { readScreenshot, type ScreenshotStore } from './visual-check.js';
 
 const SCREENSHOT_NAME = /^(before|after|diff)-[0-9]{1,2}\.png$/;
@@ -44,16 +45,14 @@ export function createSafeUpdateQueries({
     /** Removes the screenshots of safe updates no longer recorded (their site was removed); of how many. */
     async removeOrphanScreenshots(): Promise<number> {
       const recorded = new Map<string, boolean>();
-      const orphans: string[] = [];
-      for await (const { key } of screenshots.blobs.list('')) {
-        const id = key.slice(0, key.indexOf('/'));
+      const idOf = (key: string) => key.split('/')[0]!;
+      const removed = await deleteBlobs(screenshots.blobs, '', (key) => {
+        const id = idOf(key);
         let kept = recorded.get(id);
-        if (kept === undefined) recorded.set(id, (kept = id !== '' && repository.find(id) !== undefined));
-        if (!kept) orphans.push(key);
-      }
-      // Deleted after the listing: a walk of the folders does not see its own deletions.
-      for (const key of orphans) await screenshots.blobs.delete(key);
-      return [...recorded.values()].filter((kept) => !kept).length;
+        if (kept === undefined) recorded.set(id, (kept = repository.find(id) !== undefined));
+        return kept;
+      });
+      return new Set(removed.map(idOf)).size;
     },
   };
 }

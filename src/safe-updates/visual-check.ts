@@ -1,5 +1,4 @@
-import { buffer } from 'node:stream/consumers';
-import type { BlobBackend } from '../blobs/blob-backend.js';
+import { readBlob, type BlobBackend } from '../blobs/blob-backend.js';
 import type { NetworkPolicy } from '../shared/network-policy.js';
 import { pageUrls } from './health-check.js';
 import type { FlowRecorder } from './safe-update-flow.js';
@@ -17,8 +16,7 @@ export interface ScreenshotStore {
 
 /** A safe update's PNG (`before-0.png`, …), or null when there is none. */
 export async function readScreenshot(store: ScreenshotStore, id: string, name: string): Promise<Buffer | null> {
-  const stream = await store.blobs.get(`${id}/${name}`).catch(() => null);
-  return stream ? buffer(stream).catch(() => null) : null;
+  return readBlob(store.blobs, `${id}/${name}`).catch(() => null);
 }
 
 async function writeScreenshot(store: ScreenshotStore, id: string, name: string, png: Buffer): Promise<void> {

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { objectStoreProblems, type CompressedObject, type ObjectStore } from '../object-store.js';
 import { offsiteProblems } from './offsite.errors.js';
-import type { BlobBackend } from '../../blobs/blob-backend.js';
+import { readBlob, type BlobBackend } from '../../blobs/blob-backend.js';
 import {
   deriveKeys,
   keyedName,
@@ -120,14 +120,6 @@ export async function rewrapRepositoryKey({
     throw offsiteProblems.keyFileInvalid.create(`target ${target}: the rewrapped key file does not read back`, {
       target,
     });
-}
-
-async function readBlob(backend: BlobBackend, key: string): Promise<Buffer | null> {
-  const body = await backend.get(key);
-  if (!body) return null;
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 /**
