@@ -68,8 +68,11 @@ export interface StateDatabaseOptions {
   poolSize?: number;
   /** PostgreSQL: how long a new connection may take. */
   connectTimeoutMs?: number;
-  /** PostgreSQL: an idle pooled connection's error (the server restarted); the pool drops that connection. */
-  onIdleError?: (error: Error) => void;
+  /**
+   * PostgreSQL: a pooled connection's error outside a statement (the server restarted, or ended a session
+   * left idle inside a transaction); the pool drops that connection, and a transaction on it fails.
+   */
+  onConnectionError?: (error: Error) => void;
 }
 
 export async function openStateDatabase(options: StateDatabaseOptions): Promise<StateDatabase> {
@@ -268,7 +271,12 @@ async function openPostgres(url: string, options: StateDatabaseOptions): Promise
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
   });
-  pool.on('error', options.onIdleError ?? (() => undefined));
+  const onConnectionError = options.onConnectionError ?? (() => undefined);
+  pool.on('error', onConnectionError);
+  // pg-pool listens for an idle connection's errors only: one that ends while checked out between two
+  // statements (a transaction's) would otherwise be an unhandled 'error' event, the process's end. Its
+  // next statement fails instead, and the pool drops it on release.
+  pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = drizzlePg(pool);
 
   let client: pg.PoolClient;

@@ -95,6 +95,13 @@ export function createShardLeases({
     const now = clock.now();
     const expiresAt = at(leaseMs);
     return state.transaction(async (tx) => {
+      // The transaction locks rows another worker's renewal needs (its own, the takeable shards): a holder
+      // stalled inside it (a paused VM, a stopped process) would keep its shards past its leases, and stall
+      // the others' renewals. PostgreSQL ends such a session, and a wait on one, within a fraction of a lease.
+      const bound = String(Math.max(50, Math.floor(leaseMs / 4)));
+      await tx.execute(
+        sql`select set_config('idle_in_transaction_session_timeout', ${bound}, true), set_config('lock_timeout', ${bound}, true)`,
+      );
       await tx
         .insert(uptimeWorkers)
         .values({ id: workerId, expiresAt })

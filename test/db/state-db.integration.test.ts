@@ -423,6 +423,37 @@ describe.runIf(dialects.includes('postgres'))('opening PostgreSQL', () => {
     }
   });
 
+  it('fails a transaction whose session the server ended between two statements, and carries on', async () => {
+    const url = await postgresTestUrl('state-db-ended');
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const errors: Error[] = [];
+    const state = await openStateDatabase({
+      url,
+      sqlitePath: ':memory:',
+      poolSize: 2,
+      onConnectionError: (error) => errors.push(error),
+    });
+    try {
+      const ending = state.transaction(async (tx) => {
+        await tx.insert(pgJobs).values(job('lost'));
+        const [row] = await rowsOf<{ pid: number }>(state, tx, sql`select pg_backend_pid() as pid`);
+        // As a server restart or idle_in_transaction_session_timeout would, while the body is between statements:
+        // before, the connection's error event had no listener and ended the process.
+        await admin.query('select pg_terminate_backend($1)', [row!.pid]);
+        await sleep(200);
+        await tx.insert(pgJobs).values(job('after'));
+      });
+      await expect(ending).rejects.toThrow();
+      expect(errors.map((error) => error.message).join()).toMatch(/terminat/);
+      // Nothing of it was kept, and the pool serves the next statement on a new connection.
+      expect(await state.run((db) => db.select({ id: pgJobs.id }).from(pgJobs))).toEqual([]);
+    } finally {
+      await state.close();
+      await admin.end();
+    }
+  });
+
   it('says which server it cannot reach, never the password', async () => {
     const port = await freeLoopbackPort();
     const error = (await openStateDatabase({

@@ -17,7 +17,8 @@ import type { ShardWorkerPlan } from './fixtures/uptime-shard-worker.js';
  * Issue 34's uptime test with real processes: two uptime workers (fixtures/uptime-shard-worker.ts:
  * shard leases on PostgreSQL and the real uptime scheduler) over 2,000 synthetic sites, each probe a
  * request to a recording server here that names the site and its slot. Every slot is probed exactly once
- * while both run; one stalls (SIGSTOP) past its leases and the other takes its shards, then it wakes and
+ * while both run; one stalls (SIGSTOP, inside its lease renewal's transaction) past its leases and the other
+ * takes its shards, then it wakes and
  * takes its share back without probing a slot it no longer holds; then it is killed (SIGKILL), the other
  * takes its shards within one interval, and every slot is again probed exactly once. The only slots
  * allowed to go unprobed are the dead worker's claimed ones (at most a second past its death, which it
@@ -28,6 +29,37 @@ const SITES = 2_000;
 const INTERVAL_MS = 4_000;
 const LEASE_MS = 2_000;
 const CLOCK_MARGIN_MS = 300;
+
+/**
+ * Stops `worker` (SIGSTOP) while its session is idle inside its lease renewal's transaction, just after
+ * renewing its leases (their rows locked), polling pg_stat_activity as fast as it answers.
+ */
+async function stopInsideRenewal(url: string, worker: OwnedProcess, name: string): Promise<void> {
+  const watcher = new pg.Client({ connectionString: url });
+  await watcher.connect();
+  const insideRenewal = async () =>
+    (
+      await watcher.query(
+        `select 1 from pg_stat_activity where application_name = $1 and state = 'idle in transaction'
+           and query like 'update "uptime_shard_leases" set "expires_at"%'`,
+        [name],
+      )
+    ).rows.length > 0;
+  try {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      if (await insideRenewal()) {
+        process.kill(worker.pid, 'SIGSTOP');
+        // Stopped in time (not after it went on to commit), or woken to try again.
+        if (await insideRenewal()) return;
+        process.kill(worker.pid, 'SIGCONT');
+      }
+      if (Date.now() > deadline) throw new Error(`${name} was never stopped inside its renewal's transaction`);
+    }
+  } finally {
+    await watcher.end();
+  }
+}
 
 interface Probe {
   site: string;
@@ -72,7 +104,8 @@ describe('uptime probes sharded over two worker processes', () => {
 
       const start = (workerId: string) => {
         const plan: ShardWorkerPlan = {
-          url,
+          // (the name lets the test see the worker's sessions in pg_stat_activity)
+          url: `${url}?application_name=${workerId}`,
           workerId,
           sites: SITES,
           intervalMs: INTERVAL_MS,
@@ -120,11 +153,12 @@ describe('uptime probes sharded over two worker processes', () => {
         ).rows[0]!.until;
       const bHoldsAll = async () => (await holders()).get('worker-b') === UPTIME_SHARDS;
 
-      // One whole interval with both workers; then A stalls (SIGSTOP) past its leases: B takes its shards.
+      // One whole interval with both workers; then A stalls (SIGSTOP) past its leases, inside its renewal's
+      // transaction with rows locked (the worst moment: a flake of this test, session 25): B takes its shards.
       const from = Date.now() + 500;
       await sleep(500 + INTERVAL_MS);
+      await stopInsideRenewal(url, a, 'worker-a');
       const stoppedAt = Date.now();
-      process.kill(a.pid, 'SIGSTOP');
       await waitFor(
         bHoldsAll,
         INTERVAL_MS * 3,
