@@ -128,6 +128,27 @@ describe('WordPress test bed', () => {
     it('run PHP with WordPress loaded and report PHP failures', async () => {
       expect(await pretty.php('echo home_url();')).toBe(pretty.url);
       await expect(pretty.php('no_such_function();')).rejects.toThrow(/no_such_function/);
+      await expect(pretty.php('this is not PHP')).rejects.toThrow(/syntax error/);
+      await expect(pretty.php(`fwrite( STDERR, 'refused' ); exit( 1 );`)).rejects.toThrow(/refused/);
+      // Run in the site's own server: what is printed after WordPress's shutdown flushed the buffers is kept too.
+      expect(
+        await pretty.php(
+          `echo 'a'; add_action( 'shutdown', function () { echo 'c'; }, 99 ); ob_start(); echo 'b'; exit;`,
+        ),
+      ).toBe('abc');
+    });
+
+    it('run PHP only for the test bed: the server refuses a request without its token', async () => {
+      const body = JSON.stringify({ script: 'run-php.php', args: [], input: 'echo 1;' });
+      for (const token of [undefined, 'not-the-token']) {
+        const response = await fetch(`${pretty.url}/__sitewarden-test/script`, {
+          method: 'POST',
+          body,
+          headers: token ? { 'x-sitewarden-test-token': token } : {},
+        });
+        expect(response.status).toBe(403);
+        expect(await response.text()).toBe('');
+      }
     });
   });
 

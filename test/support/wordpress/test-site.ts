@@ -6,7 +6,7 @@ import { freeLoopbackPort, waitForLoopbackPort } from '../net.js';
 import { runCommand, type OwnedProcess } from '../processes.js';
 import { siteFilesDir } from '../work-dir.js';
 import { WORDPRESS_FIXTURES } from './paths.js';
-import { runPhpScript, startPhpServer } from './php.js';
+import { runPhpScript, runSiteScript, startPhpServer } from './php.js';
 import { copyWordPressRelease, defaultRelease, type WordPressRelease } from './releases.js';
 import { phpString, renderWpConfig } from './wp-config.js';
 
@@ -110,7 +110,8 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
     );
 
     // The port is part of the URL stored in the database, so hold it before installing.
-    const started = await startServerOnFreePort({ root, siteDir });
+    const scriptToken = randomToken(32);
+    const started = await startServerOnFreePort({ root, siteDir, scriptToken });
     server = started.server;
     const url = `http://127.0.0.1:${started.port}`;
 
@@ -133,7 +134,7 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
 
     await waitUntilServing(url, server);
 
-    const php = (code: string) => runPhpScript('run-php.php', [root, url], { input: code });
+    const php = (code: string) => runSiteScript({ url, scriptToken }, 'run-php.php', [root, url], { input: code });
     return {
       url,
       root,
@@ -156,6 +157,7 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
 async function startServerOnFreePort(options: {
   root: string;
   siteDir: string;
+  scriptToken: string;
 }): Promise<{ server: OwnedProcess; port: number }> {
   let lastError: unknown;
   // Another process may grab the port between our probe and php binding it.
