@@ -10,7 +10,8 @@ import type { StateDatabase } from './state-db.js';
  * Events across the processes of a cluster (issue 34; docs/design/cluster-state.md, "Events across
  * processes"), on PostgreSQL. A process publishes each event it emits once: one statement writes it to
  * `cluster_events` and announces it with NOTIFY (sent when the statement commits), its JSON in the
- * notification when it fits, its id otherwise. Every other process LISTENs on a connection of its own
+ * notification when it fits, its id and origin otherwise (the other processes read it back; its emitter,
+ * which showed it already, does not). Every other process LISTENs on a connection of its own
  * and hands each event, once, to `onEvent` (its live pages); its own events it has already delivered
  * itself. What the emitter alone must do once (write the audit log, queue webhook deliveries) stays
  * with the emitter's own subscribers: the fan-out only shows events elsewhere.
@@ -39,7 +40,7 @@ const Notified = z.union([
     fields: z.record(z.string(), z.unknown()),
     message: z.string().nullable(),
   }),
-  z.object({ id: z.number().int() }).strict(),
+  z.object({ id: z.number().int(), origin: z.string() }).strict(),
 ]);
 
 export interface FanoutEvent extends PublishedEvent {
@@ -127,7 +128,7 @@ export function createEventFanout({
       return;
     }
     if ('event' in parsed) deliver(parsed.id, fanoutEvent(parsed));
-    else if (!recent.has(parsed.id))
+    else if (parsed.origin !== origin && !recent.has(parsed.id))
       readBack(inArray(clusterEvents.id, [parsed.id])).catch((error: Error) => onError(error));
   }
 
@@ -190,9 +191,10 @@ export function createEventFanout({
             values (${origin}, ${event.event}, ${event.level}, ${JSON.stringify(event.fields)}::jsonb,
                     ${event.message ?? null}, ${at.toISOString()}::timestamptz)
             returning id, origin, event, level, fields, message
-          ), payload as (select id, row_to_json(written)::text as whole from written)
+          ), payload as (select id, origin, row_to_json(written)::text as whole from written)
           select pg_notify(${EVENTS_CHANNEL},
-            case when octet_length(whole) < ${PAYLOAD_LIMIT} then whole else json_build_object('id', id)::text end)
+            case when octet_length(whole) < ${PAYLOAD_LIMIT} then whole
+                 else json_build_object('id', id, 'origin', origin)::text end)
           from payload`),
       );
     },

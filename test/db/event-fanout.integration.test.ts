@@ -57,8 +57,16 @@ describe('the event fan-out on PostgreSQL', () => {
 
   async function started(origin: string, reconnectMs = 100) {
     const received: FanoutEvent[] = [];
+    // Its statements on the pool, counted.
+    const statements = { count: 0 };
     const fanout = createEventFanout({
-      state,
+      state: {
+        ...state,
+        run: (work, tx) => {
+          statements.count++;
+          return state.run(work, tx);
+        },
+      },
       connectionString: url,
       origin,
       clock: systemClock,
@@ -68,7 +76,7 @@ describe('the event fan-out on PostgreSQL', () => {
     });
     await fanout.start();
     fanouts.push(fanout);
-    return { fanout, received };
+    return { fanout, received, statements };
   }
 
   /** Ends the listening connections of these origins from the server's side, as a restart or a network cut would. */
@@ -103,6 +111,9 @@ describe('the event fan-out on PostgreSQL', () => {
       message: 'with a message',
     });
     expect(a.received[1]!.fields.long).toBe(long);
+    // The long one read back by the others, not by its emitter, which showed it already: its one statement wrote it.
+    expect(c.statements.count).toBe(1);
+    expect(a.statements.count).toBe(2);
     const { rows } = await admin.query('select origin, event, fields from cluster_events order by id');
     expect(rows.map((row: { origin: string }) => row.origin)).toEqual(['api-1', 'api-2', 'worker-1']);
     expect(errors).toEqual([]);
