@@ -50,7 +50,7 @@ export function siteWorkTicks({
     ticks.push({
       name: 'performance-audits',
       expression: '* * * * *',
-      run: () => void services.performance.enqueueDue(),
+      run: async () => void (await services.performance.enqueueDue()),
       owner: 'audits',
     });
   // Backups: a tick every ten minutes queues the sites whose slot in their interval came.
@@ -58,7 +58,7 @@ export function siteWorkTicks({
     ticks.push({
       name: 'backups',
       expression: '*/10 * * * *',
-      run: () => void services.backups.enqueueDue(),
+      run: async () => void (await services.backups.enqueueDue()),
       owner: 'backups',
     });
   // Update policies: a minute tick (at second 0, so a window opening at 02:00 starts at 02:00)

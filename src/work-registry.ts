@@ -131,8 +131,8 @@ export const workRegistry: readonly WorkEntry[] = [
     kinds: ['audits'],
     api: false,
     jobKinds: ['audit'],
-    start: ({ services, logger }) => {
-      services.performance.recover();
+    start: async ({ services, logger }) => {
+      await services.performance.recover();
       void services.performance
         .cleanupReports()
         .catch((error: unknown) => logger.warn({ err: error }, 'sweeping performance reports at start failed'));
@@ -216,8 +216,9 @@ export const workRegistry: readonly WorkEntry[] = [
             {
               name: 'offsite-prune',
               expression: '37 3 * * *',
-              run: () => {
-                for (const target of services.backups.targets.names) services.backups.targets.requestPrune(target);
+              run: async () => {
+                for (const target of services.backups.targets.names)
+                  await services.backups.targets.requestPrune(target);
               },
               atStart: false,
             },

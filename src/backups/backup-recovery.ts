@@ -38,7 +38,7 @@ export function backupRecovery({
   clock: Clock;
   logger: Logger;
   /** Queues a new backup retrying `row`; throws if the site cannot be backed up now. */
-  retry: (row: BackupRow) => BackupRow;
+  retry: (row: BackupRow) => Promise<BackupRow>;
 }): JobKind['recover'] {
   return {
     running(job) {
@@ -65,13 +65,13 @@ export function backupRecovery({
         ],
       };
     },
-    afterwards() {
+    async afterwards() {
       const retried = [];
       // Only a site's newest backup is retried: a backup taken since makes the retry pointless.
       for (const row of repository.unretriedInterrupted()) {
         if (repository.allBackups(row.siteId)[0]?.id !== row.id || repository.activeJob(row.siteId)) continue;
         try {
-          retried.push({ job: row, fields: { retryId: retry(row).id } });
+          retried.push({ job: row, fields: { retryId: (await retry(row)).id } });
         } catch (error) {
           logger.warn({ err: error, siteId: row.siteId, backupId: row.id }, 'could not retry an interrupted backup');
         }

@@ -58,15 +58,17 @@ export function createBackupRequests({
       );
   }
 
-  function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): BackupRow {
+  async function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): Promise<BackupRow> {
     requireConnected(siteId);
     claimSite(siteId);
     const id = createId('bkp', clock.now());
     const job = { id, kind: 'backup', siteId, createdAt: clock.now() };
     // The backup's row and its job row, written together; the job runner writes the job row from then on.
-    return jobs.submit({ ...job, params: backupJobParams({ kind, retryOf }), progress: noBackupProgress }, () =>
-      repository.insertBackup({ id, siteId, kind, status: 'queued', retryOf, createdAt: job.createdAt }),
-    ).own;
+    const { own } = await jobs.submit(
+      { ...job, params: backupJobParams({ kind, retryOf }), progress: noBackupProgress },
+      () => repository.insertBackup({ id, siteId, kind, status: 'queued', retryOf, createdAt: job.createdAt }),
+    );
+    return own;
   }
 
   jobs.register('backup', {
@@ -114,7 +116,7 @@ export function createBackupRequests({
   });
 
   /** Queues a restore of the backup; `from` names the offsite target to read it from (else: local first, then its targets). */
-  function restore(siteId: string, backupId: string, from?: string): RestoreRow {
+  async function restore(siteId: string, backupId: string, from?: string): Promise<RestoreRow> {
     requireConnected(siteId);
     const target = findBackup(siteId, backupId);
     if (!usable(target))
@@ -125,9 +127,10 @@ export function createBackupRequests({
     const id = createId('rst', clock.now());
     const createdAt = clock.now();
     const job = { id, kind: 'restore', siteId, createdAt, params: restoreJobParams({ backupId }) };
-    return jobs.submit({ ...job, progress: noRestoreProgress }, () =>
+    const { own } = await jobs.submit({ ...job, progress: noRestoreProgress }, () =>
       repository.insertRestore({ id, siteId, backupId, sourceTarget: from ?? null, status: 'queued', createdAt }),
-    ).own;
+    );
+    return own;
   }
 
   return { requireConnected, claimSite, enqueueBackup, restore };

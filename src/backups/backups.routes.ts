@@ -130,20 +130,20 @@ export function createBackupsRoutes({ backups }: { backups: BackupsService }) {
       const page = toPage(rows, limit);
       return c.json({ items: page.items.map(backupView), nextCursor: page.nextCursor }, 200);
     })
-    .openapi(routes.create, (c) => c.json(backupView(backups.request(c.req.valid('param').siteId)), 202))
+    .openapi(routes.create, async (c) => c.json(backupView(await backups.request(c.req.valid('param').siteId)), 202))
     .openapi(routes.get, (c) =>
       c.json(backupView(backups.get(c.req.valid('param').siteId, c.req.valid('param').backupId)), 200),
     )
-    .openapi(routes.verify, (c) => {
+    .openapi(routes.verify, async (c) => {
       const { siteId, backupId } = c.req.valid('param');
       backups.get(siteId, backupId);
-      const job = jobView(backups.requestVerify(backupId, c.req.valid('query'), c.get('actor')));
+      const job = jobView(await backups.requestVerify(backupId, c.req.valid('query'), c.get('actor')));
       return c.json(job as z.infer<typeof VerifyJobSchema>, 202);
     })
-    .openapi(routes.repair, (c) => {
+    .openapi(routes.repair, async (c) => {
       const { siteId, backupId } = c.req.valid('param');
       backups.get(siteId, backupId);
-      return c.json(jobView(backups.requestRepair(backupId, c.req.valid('query'), c.get('actor'))), 202);
+      return c.json(jobView(await backups.requestRepair(backupId, c.req.valid('query'), c.get('actor'))), 202);
     })
     .openapi(routes.download, async (c) => {
       const { filename, stream } = await backups.archive(c.req.valid('param').siteId, c.req.valid('param').backupId);
@@ -151,8 +151,8 @@ export function createBackupsRoutes({ backups }: { backups: BackupsService }) {
       c.header('content-disposition', `attachment; filename="${filename}"`);
       return c.body(Readable.toWeb(stream) as ReadableStream, 200);
     })
-    .openapi(routes.restore, (c) =>
-      c.json(restoreView(backups.restore(c.req.valid('param').siteId, c.req.valid('param').backupId)), 202),
+    .openapi(routes.restore, async (c) =>
+      c.json(restoreView(await backups.restore(c.req.valid('param').siteId, c.req.valid('param').backupId)), 202),
     )
     .openapi(routes.getRestore, (c) =>
       c.json(restoreView(backups.getRestore(c.req.valid('param').siteId, c.req.valid('param').restoreId)), 200),

@@ -147,7 +147,7 @@ export function createBackupsService({
     /** At start-up: what the last process left unfinished (the job runner's recovery, src/backups/backup-recovery.ts). */
     async recoverInterrupted(): Promise<void> {
       await fileStore.cleanTemporary();
-      jobs.recover(ALL_KINDS);
+      await jobs.recover(ALL_KINDS);
     },
 
     request: (siteId: string, kind: BackupKind = 'manual') => enqueueBackup(siteId, kind),
@@ -204,11 +204,11 @@ export function createBackupsService({
      * Scheduler tick: backs up the connected sites whose slot came (each site has a fixed offset
      * into its interval) with no good backup since. A failed one is tried again an hour later.
      */
-    enqueueDue(): string[] {
+    async enqueueDue(): Promise<string[]> {
       const enqueued: string[] = [];
       for (const siteId of settings.dueSites(listConnectedSites())) {
         try {
-          enqueueBackup(siteId, 'scheduled');
+          await enqueueBackup(siteId, 'scheduled');
           enqueued.push(siteId);
         } catch (error) {
           logger.warn({ err: error, siteId }, 'could not schedule a backup');

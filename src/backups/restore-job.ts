@@ -63,7 +63,7 @@ export function createRestoreJob({
       if (!usable(target))
         throw backupsProblems.notFound.create(`backup ${row.backupId} is no longer there to restore from`);
       const preId = createId('bkp', clock.now());
-      const { own: pre } = jobs.create(
+      const { own: pre } = await jobs.create(
         {
           id: preId,
           kind: 'backup',

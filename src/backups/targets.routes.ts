@@ -98,5 +98,7 @@ export function createTargetsRoutes({ backups }: { backups: BackupsService }) {
       const { name, backupId } = c.req.valid('param');
       return c.json(restoreView(await backups.targets.restore(name, backupId, c.req.valid('json').siteId)), 202);
     })
-    .openapi(routes.prune, (c) => c.json(jobView(backups.targets.requestPrune(c.req.valid('param').name)), 202));
+    .openapi(routes.prune, async (c) =>
+      c.json(jobView(await backups.targets.requestPrune(c.req.valid('param').name)), 202),
+    );
 }

@@ -234,25 +234,31 @@ export function createVerifyJobs({
       },
     });
 
-  function enqueue(kind: string, prefix: string, row: BackupRow, params: VerifyParams | RepairParams): JobRow {
+  async function enqueue(
+    kind: string,
+    prefix: string,
+    row: BackupRow,
+    params: VerifyParams | RepairParams,
+  ): Promise<JobRow> {
     const now = clock.now();
-    return jobs.submit({
+    const { job } = await jobs.submit({
       id: createId(prefix, now),
       kind,
       siteId: row.siteId,
       params,
       progress: { filesChecked: 0, files: row.files, tablesChecked: 0, tables: row.tables },
       createdAt: now,
-    }).job;
+    });
+    return job;
   }
 
   return {
     /** Queues a verify of the backup on `target` (`local` or an offsite one); `backup.verified` or `backup.damaged` says how it ended. */
-    requestVerify(
+    async requestVerify(
       row: BackupRow,
       { target = LOCAL_TARGET, sample = 100 }: { target?: string; sample?: number },
       requestedBy?: Actor,
-    ): JobRow {
+    ): Promise<JobRow> {
       return enqueue(VERIFY_KIND, 'vfy', row, {
         backupId: row.id,
         target: requireTarget(target),
@@ -262,7 +268,11 @@ export function createVerifyJobs({
     },
 
     /** Queues a repair of the backup on `target`: what is missing or corrupt there is sent again from a good copy. */
-    requestRepair(row: BackupRow, { target = LOCAL_TARGET }: { target?: string }, requestedBy?: Actor): JobRow {
+    async requestRepair(
+      row: BackupRow,
+      { target = LOCAL_TARGET }: { target?: string },
+      requestedBy?: Actor,
+    ): Promise<JobRow> {
       if ((row.status !== 'completed' && row.status !== 'partial') || !row.manifestHash)
         throw backupsProblems.notCompleted.create(
           `backup ${row.id} is ${row.status}; only a completed backup can be repaired`,
@@ -275,8 +285,11 @@ export function createVerifyJobs({
     },
 
     /** The newest verify and repair jobs of a site, or of every site (the dashboard). */
-    recent: (limit: number, siteId?: string): JobRow[] =>
-      [...jobs.list({ kind: VERIFY_KIND, siteId, limit }), ...jobs.list({ kind: REPAIR_KIND, siteId, limit })]
+    recent: async (limit: number, siteId?: string): Promise<JobRow[]> =>
+      [
+        ...(await jobs.list({ kind: VERIFY_KIND, siteId, limit })),
+        ...(await jobs.list({ kind: REPAIR_KIND, siteId, limit })),
+      ]
         .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
         .slice(0, limit),
   };

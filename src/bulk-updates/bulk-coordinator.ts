@@ -6,10 +6,19 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { jobEvent, wasCancelled, type JobContext, type JobKind, type Settlement } from '../jobs/job-kind.js';
+import {
+  jobEvent,
+  wasCancelled,
+  type Applying,
+  type JobContext,
+  type JobKind,
+  type Settlement,
+} from '../jobs/job-kind.js';
 import type { JobRunner } from '../jobs/job-runner.js';
+import { jobsProblems } from '../jobs/jobs.errors.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import type { Clock } from '../shared/clock.js';
+import { isProblem } from '../shared/errors.js';
 import type { Events } from '../shared/event-bus.js';
 import { BULK, CHILD, SAFE_CHILD, progressOf, unreadable, type ChildEnd, type JobRowsRead } from './bulk-jobs.js';
 import type { BulkPlanner, BulkUpdateRequest } from './bulk-planner.js';
@@ -71,11 +80,14 @@ export function createBulkCoordinator({
    * Submits the bulk job with its children (the job runner writes them together, and queues the bulk job); a dry run
    * is recorded finished, with its plan. The rows as written: the answer to the request is made from them, not read back.
    */
-  function start(request: BulkUpdateRequest): { job: JobRow; children: JobRow[] } {
+  async function start(
+    request: BulkUpdateRequest,
+    { applying }: { applying?: Applying } = {},
+  ): Promise<{ job: JobRow; children: JobRow[] }> {
     const planned = planner.rowsOf(request);
-    if (planned.preview) return { job: jobs.record(planned.preview).job, children: [] };
+    if (planned.preview) return { job: (await jobs.record(planned.preview)).job, children: [] };
     // Started on a later turn (the job runner's queue): the rows are still what the database holds.
-    const { job, children } = jobs.submitWithChildren(planned.bulk, planned.children);
+    const { job, children } = await jobs.submitWithChildren(planned.bulk, planned.children, { applying });
     const { items } = planned;
     events.emit('bulk-update.started', {
       bulkId: job.id,
@@ -88,8 +100,11 @@ export function createBulkCoordinator({
   }
 
   /** A child not started: cancelled (the bulk job was), or skipped (its window closed, the daemon stopped). */
-  const leaveUnstarted = (child: JobRow, reason: string, message: string): JobRow =>
-    jobs.endQueued(child.id, { state: 'cancelled', reason, message }) ?? child;
+  const leaveUnstarted = async (child: JobRow, reason: string, message: string): Promise<JobRow> =>
+    (await jobs.endQueued(child.id, { state: 'cancelled', reason, message })) ?? child;
+  /** The same from the bulk kind's synchronous hooks (cancelled while queued, recovered), in the runner's transaction. */
+  const leaveUnstartedNow = (child: JobRow, reason: string, message: string): void =>
+    void jobs.inHook.endQueued(child.id, { state: 'cancelled', reason, message });
 
   /** The bulk job, `running` (the job runner wrote it): its counts through `context`, its end returned. */
   async function runBulk(job: JobRow, signal: AbortSignal, context: JobContext): Promise<Settlement> {
@@ -102,7 +117,7 @@ export function createBulkCoordinator({
       const outcome = unreadable(logger, job, error);
       for (const child of repository.children(job.id))
         if (child.state === 'queued')
-          leaveUnstarted(child, outcome.reason, 'the bulk update’s stored params could not be read');
+          await leaveUnstarted(child, outcome.reason, 'the bulk update’s stored params could not be read');
       return { events: [], outcome };
     }
     const notAfter = params.notAfter ? new Date(params.notAfter) : null;
@@ -122,15 +137,16 @@ export function createBulkCoordinator({
       try {
         ({ host } = stored.childParams(child));
       } catch (error) {
-        count(jobs.endQueued(child.id, unreadable(logger, child, error)) ?? child);
+        count((await jobs.endQueued(child.id, unreadable(logger, child, error))) ?? child);
         continue;
       }
       const queue = pending.get(host);
       if (queue) queue.push(child);
       else pending.set(host, [child]);
     }
-    const leaveAll = (reason: string, message: string) => {
-      for (const queue of pending.values()) for (const child of queue) count(leaveUnstarted(child, reason, message));
+    const leaveAll = async (reason: string, message: string) => {
+      for (const queue of pending.values())
+        for (const child of queue) count(await leaveUnstarted(child, reason, message));
       pending.clear();
     };
     const started = new Set<string>();
@@ -172,16 +188,23 @@ export function createBulkCoordinator({
     try {
       while (pending.size > 0 || started.size > 0) {
         if (signal.aborted) {
-          if (wasCancelled(signal)) leaveAll('cancelled', 'the bulk update was cancelled before this site started');
-          else leaveAll('interrupted', INTERRUPTED);
+          if (wasCancelled(signal))
+            await leaveAll('cancelled', 'the bulk update was cancelled before this site started');
+          else await leaveAll('interrupted', INTERRUPTED);
           // Children waiting in the job runner (behind a backup of their site) are cancelled too; running ones finish.
           for (const id of [...started])
             if (jobRows.find(id)?.state === 'queued') {
-              jobs.cancel(id);
-              settle(id);
+              try {
+                await jobs.cancel(id);
+                settle(id);
+              } catch (error) {
+                // Started meanwhile, its start held until its first commit (the row still reads queued): it
+                // finishes, as the running ones do, and settles then.
+                if (!isProblem(error, jobsProblems.notCancellable)) throw error;
+              }
             }
         } else if (notAfter && clock.now().getTime() >= notAfter.getTime()) {
-          leaveAll('window-closed', `not started before ${notAfter.toISOString()}`);
+          await leaveAll('window-closed', `not started before ${notAfter.toISOString()}`);
         } else {
           // A full host is passed over for the next one; the global bound stops every host.
           for (const [host, queue] of pending) {
@@ -257,14 +280,14 @@ export function createBulkCoordinator({
     run: runBulk,
     cancelQueued: (job, message) => {
       for (const child of repository.children(job.id))
-        if (child.state === 'queued') leaveUnstarted(child, 'cancelled', message);
+        if (child.state === 'queued') leaveUnstartedNow(child, 'cancelled', message);
     },
     recover: {
       // Its site updates that had not started are not started now: what was asked may be stale.
       // Its running ones were recovered first (recover()): the counts include how they ended.
       running: (job) => {
         for (const child of repository.children(job.id))
-          if (child.state === 'queued') leaveUnstarted(child, 'interrupted', INTERRUPTED);
+          if (child.state === 'queued') leaveUnstartedNow(child, 'interrupted', INTERRUPTED);
         const progress = progressOf(repository.children(job.id));
         return {
           events: [],

@@ -204,7 +204,7 @@ export function createBulkSiteRunner({
    * A safe update a bulk item was following (the daemon stopped during it, and it resumed after the restart)
    * has decided: the item, its site and the run's counts follow. Anything else: nothing to do.
    */
-  function followSafeUpdate(safeUpdate: SafeUpdateFacts): void {
+  async function followSafeUpdate(safeUpdate: SafeUpdateFacts): Promise<void> {
     if (!hasDecided(safeUpdate)) return;
     const attempt = repository.bulkAttemptOf(safeUpdate.id);
     if (!attempt?.jobId) return;
@@ -228,7 +228,7 @@ export function createBulkSiteRunner({
     const sites = repository
       .children(attempt.jobId)
       .map((row) => (row.id === child.id ? { ...row, ...site, progress: JSON.stringify(site.progress) } : row));
-    jobs.revise([site, { id: attempt.jobId, progress: progressOf(sites) }]);
+    await jobs.revise([site, { id: attempt.jobId, progress: progressOf(sites) }]);
   }
 
   return { run, recover, followSafeUpdate, refreshSoon };

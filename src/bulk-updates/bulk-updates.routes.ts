@@ -173,9 +173,9 @@ export function createBulkUpdatesRoutes({
     return { items: items.map(entryView), nextCursor };
   };
   return new OpenAPIHono<AppEnv>()
-    .openapi(applyUpdates, (c) => {
+    .openapi(applyUpdates, async (c) => {
       const input = c.req.valid('json');
-      const run = bulkUpdates.apply({
+      const run = await bulkUpdates.apply({
         targets: bulkUpdates.select(input),
         trigger: { kind: 'request', id: c.get('token').id },
         dryRun: input.dryRun,
@@ -188,8 +188,8 @@ export function createBulkUpdatesRoutes({
     .openapi(getRun, (c) =>
       c.json(runWithinScope(bulkUpdates.run(c.req.valid('param').jobId), c.get('access').sites, sites), 200),
     )
-    .openapi(applyPreview, (c) => {
-      const run = bulkUpdates.applyPreview(c.req.valid('param').jobId, {
+    .openapi(applyPreview, async (c) => {
+      const run = await bulkUpdates.applyPreview(c.req.valid('param').jobId, {
         trigger: { kind: 'request', id: c.get('token').id },
         safe: c.req.valid('json').safe,
         checks: c.req.valid('json').checks,

@@ -78,23 +78,30 @@ export function createBulkUpdatesService({
 
   return {
     /** Queues a bulk update (or records a dry run); its job row. */
-    start: (request: BulkUpdateRequest): JobRow => coordinator.start(request).job,
+    start: async (request: BulkUpdateRequest): Promise<JobRow> => (await coordinator.start(request)).job,
     /** `start`, answered with the run as just queued (or the dry run's plan). */
-    apply(request: BulkUpdateRequest) {
-      const { job, children } = coordinator.start(request);
+    async apply(request: BulkUpdateRequest) {
+      const { job, children } = await coordinator.start(request);
       return runView.of(job, children);
     },
     /**
      * Applies a preview (a dry run) as it was planned, once: the run it starts is written on the preview in the same
      * transaction, so a second apply answers `preview-already-applied` naming it.
      */
-    applyPreview(previewId: string, request: Pick<BulkUpdateRequest, 'trigger' | 'safe' | 'checks'>) {
-      const { job, children } = jobs.transaction(() => {
-        const { progress, targets, checks } = previewToApply(jobRows.find(previewId), previewId);
-        const started = coordinator.start({ ...request, checks: request.checks ?? checks, targets });
-        jobs.revise([{ id: previewId, progress: { ...progress, appliedAs: started.job.id } }]);
-        return started;
-      });
+    async applyPreview(previewId: string, request: Pick<BulkUpdateRequest, 'trigger' | 'safe' | 'checks'>) {
+      const { targets, checks } = previewToApply(jobRows.find(previewId), previewId);
+      const { job, children } = await coordinator.start(
+        { ...request, checks: request.checks ?? checks, targets },
+        {
+          // Read again where the run is written: another apply may have come first.
+          applying: {
+            id: previewId,
+            revision: (current, appliedAs) => ({
+              progress: { ...previewToApply(current, previewId).progress, appliedAs },
+            }),
+          },
+        },
+      );
       return runView.of(job, children);
     },
     /** The targets a request's selection names, from the inventory rows. */
@@ -122,8 +129,8 @@ export function createBulkUpdatesService({
      * under way end `failed` (`interrupted`) and their sites' inventories are read again, safe updates'
      * excepted (those resume and end their own). How many of those attempts were ended.
      */
-    recover(): { attemptsEnded: number } {
-      jobs.recover([CHILD, SAFE_CHILD, BULK]);
+    async recover(): Promise<{ attemptsEnded: number }> {
+      await jobs.recover([CHILD, SAFE_CHILD, BULK]);
       const sites = repository.sitesWithAbandonedAttempts();
       const attemptsEnded = history.endAbandoned({
         reason: 'interrupted',

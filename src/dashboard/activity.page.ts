@@ -97,10 +97,10 @@ export function createActivityPage(deps: DashboardServices) {
         });
       });
       let lastJobs = '';
-      const pollJobs = () => {
+      const pollJobs = async () => {
         const active = [
-          ...deps.jobs.list({ state: 'running', siteId: site, limit: 50 }),
-          ...deps.jobs.list({ state: 'queued', siteId: site, limit: 50 }),
+          ...(await deps.jobs.list({ state: 'running', siteId: site, limit: 50 })),
+          ...(await deps.jobs.list({ state: 'queued', siteId: site, limit: 50 })),
         ]
           .filter((job) => visible(job.siteId))
           .map((job) => ({ id: job.id, kind: job.kind, siteId: job.siteId, state: job.state, progress: job.progress }));
@@ -110,7 +110,8 @@ export function createActivityPage(deps: DashboardServices) {
           lastJobs = text;
         }
       };
-      const poller = setInterval(pollJobs, JOB_POLL_MS);
+      // A poll that fails (the database busy) is the next one's to make up.
+      const poller = setInterval(() => void pollJobs().catch(() => undefined), JOB_POLL_MS);
       const keepAlive = setInterval(() => push({ event: 'ping', data: '{}' }), KEEP_ALIVE_MS);
       let closed = false;
       stream.onAbort(() => {
@@ -118,7 +119,7 @@ export function createActivityPage(deps: DashboardServices) {
         wake?.();
       });
       try {
-        pollJobs();
+        await pollJobs();
         while (!closed) {
           const message = queue.shift();
           if (message) {
@@ -136,12 +137,12 @@ export function createActivityPage(deps: DashboardServices) {
     });
   });
 
-  app.get('/activity', (c) => {
+  app.get('/activity', async (c) => {
     const session = c.get('session');
     const now = deps.clock.now().getTime();
     // Site scopes (issue 33): the jobs of the sites the user may see (none without a site: a fleet job spans sites).
     const scope = c.get('access').sites;
-    const jobs = deps.jobs.list({
+    const jobs = await deps.jobs.list({
       limit: 50,
       visible: scope.kind === 'all' ? undefined : visibleSites(scope, jobsTable.siteId),
     });

@@ -10,7 +10,7 @@ import { action, columns } from './layout.js';
  * site files and tables it can no longer restore and a Repair button.
  */
 
-type CheckJob = ReturnType<DashboardServices['backups']['recentChecks']>[number];
+type CheckJob = Awaited<ReturnType<DashboardServices['backups']['recentChecks']>>[number];
 
 /** Lost file paths shown per job (its result in the API lists 50). */
 const PATHS_SHOWN = 10;

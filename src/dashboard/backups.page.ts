@@ -44,27 +44,27 @@ export function createBackupsPage(deps: DashboardServices) {
       const target = targetOf(c);
       if (form.confirm !== 'yes') return 'Nothing pruned: tick the box to confirm.';
       // A prune holds the store exclusively and may take long: a job, seen finishing on the Activity page.
-      const job = deps.backups.targets.requestPrune(target);
+      const job = await deps.backups.targets.requestPrune(target);
       return `Prune of ${target} queued (job ${job.id}); the Activity page shows what it removed.`;
     }),
   );
 
   // A verify reads the whole backup back (minutes on a large one): a job, followed in the Verify and repair section.
   app.post('/backups/targets/:name/snapshots/:backupId/verify', (c) =>
-    act(c, '#checks', () => {
+    act(c, '#checks', async () => {
       const target = targetOf(c);
       const sample = c.req.query('sample') === String(SAMPLE_PERCENT) ? SAMPLE_PERCENT : undefined;
-      const job = deps.backups.requestVerify(c.req.param('backupId'), { target, sample }, c.get('actor'));
+      const job = await deps.backups.requestVerify(c.req.param('backupId'), { target, sample }, c.get('actor'));
       return `Verify of ${c.req.param('backupId')} on ${target} queued (job ${job.id}): it shows below as it runs.`;
     }),
   );
 
   app.post('/backups/checks/:siteId/:backupId/repair', (c) =>
-    act(c, '#checks', () => {
+    act(c, '#checks', async () => {
       const { siteId, backupId } = c.req.param();
       deps.backups.get(siteId, backupId);
       const target = c.req.query('target') ?? 'local';
-      const job = deps.backups.requestRepair(backupId, { target }, c.get('actor'));
+      const job = await deps.backups.requestRepair(backupId, { target }, c.get('actor'));
       return `Repair of ${backupId} on ${target} queued (job ${job.id}): it shows below as it runs.`;
     }),
   );

@@ -28,7 +28,7 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
     const selection = selectionOf(await c.req.parseBody({ all: true }));
     const back = selection.tag.length > 0 ? `/updates?tag=${encodeURIComponent(selection.tag[0]!)}` : '/updates';
     try {
-      const job = deps.bulkUpdates.start({
+      const job = await deps.bulkUpdates.start({
         targets: deps.bulkUpdates.select(selection),
         trigger: { kind: 'user', id: c.get('session').user.id },
         dryRun: true,
@@ -50,7 +50,7 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
         setFlash(c, { kind: 'error', text: 'Nothing applied: the threshold is a percentage from 0 to 100.' });
         return c.redirect(`/updates/runs/${preview.job.id}`, 303);
       }
-      const started = deps.bulkUpdates.applyPreview(preview.job.id, {
+      const started = await deps.bulkUpdates.applyPreview(preview.job.id, {
         trigger: { kind: 'user', id: c.get('session').user.id },
         safe,
         ...(checks ? { checks } : {}),
@@ -62,10 +62,10 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
     }
   });
 
-  app.post('/updates/runs/:id/cancel', (c) => {
+  app.post('/updates/runs/:id/cancel', async (c) => {
     const run = deps.bulkUpdates.run(c.req.param('id'));
     try {
-      deps.jobs.cancel(run.job.id, c.get('actor'));
+      await deps.jobs.cancel(run.job.id, c.get('actor'));
       setFlash(c, { kind: 'ok', text: 'Cancelled: sites not started yet will not be; running ones finish.' });
       return c.redirect(`/updates/runs/${run.job.id}`, 303);
     } catch (error) {
@@ -74,14 +74,14 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
   });
 
   // One site of a run, not started yet: the run goes on without it (and ends when its other sites do).
-  app.post('/updates/runs/:id/sites/:jobId/cancel', (c) => {
+  app.post('/updates/runs/:id/sites/:jobId/cancel', async (c) => {
     const run = deps.bulkUpdates.run(c.req.param('id'));
     const site = run.sites.find((candidate) => candidate.jobId === c.req.param('jobId'));
     try {
       if (!site?.jobId) {
         setFlash(c, { kind: 'error', text: 'That site is not part of this bulk update.' });
       } else {
-        deps.jobs.cancel(site.jobId, c.get('actor'));
+        await deps.jobs.cancel(site.jobId, c.get('actor'));
         setFlash(c, { kind: 'ok', text: `Cancelled ${site.url}: it will not be updated in this run.` });
       }
       return c.redirect(`/updates/runs/${run.job.id}`, 303);

@@ -139,7 +139,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
     });
     if (!parsed.success) return fail(`Not a fleet action: ${parsed.error.issues[0]?.message ?? 'invalid'}.`);
     try {
-      const started = deps.fleetActions.start(parsed.data, c.get('actor'));
+      const started = await deps.fleetActions.start(parsed.data, c.get('actor'));
       setFlash(c, { kind: 'ok', text: `${VERBS[action]} ${slug}: started on ${count(started.counts.total, 'site')}.` });
       return c.redirect(`/fleet/actions/${started.id}`, 303);
     } catch (error) {

@@ -93,8 +93,13 @@ export function createSiteActions(deps: DashboardServices) {
 
   // Safe updates: queued as a job; the report shows under the site's Safe updates as it runs.
   const safeUpdate = (c: Context<DashboardEnv>, type: 'plugin' | 'theme' | 'core', slug: string) =>
-    act(c, siteBack(c, '#safe-updates'), () => {
-      const update = deps.safeUpdates.start({ siteId: c.req.param('id')!, type, slug, requestedBy: c.get('actor') });
+    act(c, siteBack(c, '#safe-updates'), async () => {
+      const update = await deps.safeUpdates.start({
+        siteId: c.req.param('id')!,
+        type,
+        slug,
+        requestedBy: c.get('actor'),
+      });
       return `Safe update of ${what(update)} started; it shows under Safe updates as it runs.`;
     });
   for (const type of ['plugin', 'theme'] as const)
@@ -108,25 +113,25 @@ export function createSiteActions(deps: DashboardServices) {
   );
 
   app.post('/sites/:id/backups', (c) =>
-    act(c, siteBack(c, '#backups'), () => {
-      deps.backups.request(c.req.param('id'));
+    act(c, siteBack(c, '#backups'), async () => {
+      await deps.backups.request(c.req.param('id'));
       return 'Backup started; it shows here as it runs.';
     }),
   );
   app.post('/sites/:id/backups/:backupId/verify', (c) =>
-    act(c, siteBack(c, '#backups'), () => {
+    act(c, siteBack(c, '#backups'), async () => {
       const { id, backupId } = c.req.param();
       deps.backups.get(id, backupId);
       // A job (minutes on a large backup): its progress and what it found are on the Backups page.
-      const job = deps.backups.requestVerify(backupId, {}, c.get('actor'));
+      const job = await deps.backups.requestVerify(backupId, {}, c.get('actor'));
       return `Verify queued (job ${job.id}): the Backups page shows its progress and what it found.`;
     }),
   );
   app.post('/sites/:id/backups/:backupId/restore', (c) =>
-    act(c, siteBack(c, '#backups'), (form) => {
+    act(c, siteBack(c, '#backups'), async (form) => {
       if (form.confirm !== 'yes') return 'Nothing restored: tick the box to confirm.';
       const { id, backupId } = c.req.param();
-      deps.backups.restore(id, backupId);
+      await deps.backups.restore(id, backupId);
       return 'Restore started.';
     }),
   );
@@ -138,8 +143,8 @@ export function createSiteActions(deps: DashboardServices) {
   });
 
   app.post('/sites/:id/audits', (c) =>
-    act(c, siteBack(c), () => {
-      deps.performance.requestAudit(c.req.param('id'), {});
+    act(c, siteBack(c), async () => {
+      await deps.performance.requestAudit(c.req.param('id'), {});
       return 'Audit queued.';
     }),
   );

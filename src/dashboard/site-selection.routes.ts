@@ -74,7 +74,7 @@ export function createSiteSelectionRoutes(
       });
       if (!parsed.success) return done('error', `Not a ${type} slug: ${parsed.error.issues[0]?.message ?? 'invalid'}.`);
       try {
-        const started = deps.fleetActions.start(parsed.data, c.get('actor'));
+        const started = await deps.fleetActions.start(parsed.data, c.get('actor'));
         setFlash(c, { kind: 'ok', text: `Installing ${started.slug} on ${plural(started.counts.total, 'site')}.` });
         return c.redirect(`/fleet/actions/${started.id}`, 303);
       } catch (error) {
@@ -125,7 +125,7 @@ async function apply(
   const refused: string[] = [];
   for (const id of ids) {
     try {
-      deps.backups.request(id);
+      await deps.backups.request(id);
       started++;
     } catch (error) {
       if (!isAppError(error)) throw error;

@@ -51,7 +51,9 @@ const routes = {
 export function createFleetActionsRoutes({ fleetActions }: { fleetActions: FleetActions }) {
   return (
     new OpenAPIHono<AppEnv>()
-      .openapi(routes.start, (c) => c.json(fleetActions.start(c.req.valid('json'), c.get('actor') ?? null), 202))
+      .openapi(routes.start, async (c) =>
+        c.json(await fleetActions.start(c.req.valid('json'), c.get('actor') ?? null), 202),
+      )
       // Site scopes (issue 33): an action is shown to a request limited to tags when all its sites are in scope.
       .openapi(routes.list, (c) =>
         c.json({ items: fleetActions.list(c.req.valid('query').limit, c.get('access').sites) }, 200),

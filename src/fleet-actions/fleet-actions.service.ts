@@ -50,9 +50,9 @@ export function createFleetActions({
   const plan = createFleetActionPlanner({ sites, fleet, clock });
   registerFleetActionKind({ jobs, sites, plugins, themes, clock, logger, concurrency });
 
-  function start(input: FleetActionRequest, requestedBy: Actor | null): FleetActionView {
+  async function start(input: FleetActionRequest, requestedBy: Actor | null): Promise<FleetActionView> {
     const planned = plan(input, requestedBy);
-    const { job } = jobs.submit(planned);
+    const { job } = await jobs.submit(planned);
     logger.info(
       {
         jobId: job.id,

@@ -82,6 +82,16 @@ export interface NewChildJob extends NewJob {
 /** A finished job's outcome revised (what left out stays): a bulk site whose safe update decided after a restart. */
 export type JobRevision = { id: string } & Partial<Pick<JobOutcome, 'state' | 'reason' | 'message' | 'progress'>>;
 
+/**
+ * A finished job revised as a parent job is written, in the same transaction (a preview marked applied by the
+ * run it starts): `revision` is given the job as it is then and the id of the job written, and throws to write
+ * neither (applied already).
+ */
+export interface Applying {
+  id: string;
+  revision: (current: JobRow | undefined, appliedAs: string) => Omit<JobRevision, 'id'>;
+}
+
 /** A job that ran to its end elsewhere (a backup known from an offsite target's snapshot), written as it ended. */
 export interface EndedJob extends NewJob, JobOutcome {
   attempts: number;
@@ -151,6 +161,6 @@ export interface JobKind {
      */
     queued?(job: JobRow): 'requeue' | 'leave' | Settlement;
     /** Once every unfinished job was handled: new jobs retrying interrupted ones (logged `retried`). */
-    afterwards?(): { job: Pick<JobRow, 'id' | 'siteId'>; fields: Record<string, unknown> }[];
+    afterwards?(): Promise<{ job: Pick<JobRow, 'id' | 'siteId'>; fields: Record<string, unknown> }[]>;
   };
 }

@@ -31,7 +31,7 @@ export function createJobRecovery({
      * was killed) fail as `interrupted`, queued ones are queued again, each as its kind decides;
      * then each kind may retry what was interrupted.
      */
-    recover(kindNames: readonly string[]): { requeued: number; interrupted: number } {
+    async recover(kindNames: readonly string[]): Promise<{ requeued: number; interrupted: number }> {
       const counts = { requeued: 0, interrupted: 0 };
       for (const name of kindNames)
         for (const job of repository.unfinished(name, 'running')) {
@@ -62,7 +62,7 @@ export function createJobRecovery({
           counts.requeued++;
         }
       for (const name of kindNames)
-        for (const { job, fields } of kindOf(name).recover.afterwards?.() ?? [])
+        for (const { job, fields } of (await kindOf(name).recover.afterwards?.()) ?? [])
           interrupted({ ...job, kind: name }, 'retried', fields);
       return counts;
     },

@@ -6,7 +6,16 @@
  */
 import { createWriteBatch } from '../db/write-batch.js';
 import type { Clock } from '../shared/clock.js';
-import type { EndedJob, JobContext, JobOutcome, JobRevision, NewChildJob, NewJob, Settlement } from './job-kind.js';
+import type {
+  Applying,
+  EndedJob,
+  JobContext,
+  JobOutcome,
+  JobRevision,
+  NewChildJob,
+  NewJob,
+  Settlement,
+} from './job-kind.js';
 import type { JobsRepository } from './jobs.repository.js';
 import { finishedJobStates, type JobRow } from './jobs.table.js';
 
@@ -111,6 +120,17 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
     });
   }
 
+  /** Finished jobs' outcomes revised, in one transaction; a job not finished (or gone) stays as it is. */
+  function revise(revisions: readonly JobRevision[]): void {
+    repository.transaction(() => {
+      for (const { id, progress, ...end } of revisions) {
+        const current = repository.find(id);
+        if (!current || !finishedJobStates.includes(current.state)) continue;
+        repository.write(id, { ...end, progress: progress === undefined ? undefined : JSON.stringify(progress) });
+      }
+    });
+  }
+
   /** A child as written: queued, or already ended (`ended`: a site a bulk update cannot start). */
   const childRow = (child: NewChildJob): JobRow => ({
     ...newJobRow(child),
@@ -130,10 +150,18 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
     runWritten,
     create,
 
-    /** A parent job and its children in one transaction; the rows as written (the children's not read back). */
-    createWithChildren(job: NewJob, children: readonly NewChildJob[]): { job: JobRow; children: JobRow[] } {
+    /**
+     * A parent job and its children in one transaction, with the finished job it applies revised; the rows as
+     * written (the children's not read back).
+     */
+    createWithChildren(
+      job: NewJob,
+      children: readonly NewChildJob[],
+      applying?: Applying,
+    ): { job: JobRow; children: JobRow[] } {
       const rows = children.map(childRow);
       return repository.transaction(() => {
+        if (applying) revise([{ id: applying.id, ...applying.revision(repository.find(applying.id), job.id) }]);
         const parent = repository.insert(newJobRow(job));
         repository.insertMany(rows);
         return { job: parent, children: rows };
@@ -163,15 +191,6 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
       return repository.update(id, endOf(outcome, now));
     },
 
-    /** Finished jobs' outcomes revised, in one transaction; a job not finished (or gone) stays as it is. */
-    revise(revisions: readonly JobRevision[]): void {
-      repository.transaction(() => {
-        for (const { id, progress, ...end } of revisions) {
-          const current = repository.find(id);
-          if (!current || !finishedJobStates.includes(current.state)) continue;
-          repository.write(id, { ...end, progress: progress === undefined ? undefined : JSON.stringify(progress) });
-        }
-      });
-    },
+    revise,
   };
 }

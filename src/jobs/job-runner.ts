@@ -1,9 +1,20 @@
 import type { Logger } from 'pino';
+import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
 import { jobsProblems } from './jobs.errors.js';
 import type { JobFilter, JobsRepository } from './jobs.repository.js';
-import type { JobContext, JobKind, NewChildJob, NewJob, Settlement } from './job-kind.js';
+import type {
+  Applying,
+  EndedJob,
+  JobContext,
+  JobKind,
+  JobOutcome,
+  JobRevision,
+  NewChildJob,
+  NewJob,
+  Settlement,
+} from './job-kind.js';
 import { createJobCancel } from './job-cancel.js';
 import { createJobEvents } from './job-events.js';
 import { createJobPools, type ActiveJob } from './job-pools.js';
@@ -89,35 +100,48 @@ export function createJobRunner({
      * Writes a new job `queued` and runs it in the background; `own` writes the kind's own row (a
      * backup's) in the same transaction, so the two cannot disagree. Answers both rows.
      */
-    submit<T = undefined>(job: NewJob, own?: () => T): { job: JobRow; own: T } {
+    async submit<T = undefined>(job: NewJob, own?: () => T): Promise<{ job: JobRow; own: T }> {
       const written = create(job, own);
       schedule(job.kind, job.id, job.siteId);
       return written;
     },
 
     /** As `submit`, not run: the caller runs it inside its own job (`runWithin`: a restore's pre-restore backup). */
-    create,
+    create: async <T = undefined>(job: NewJob, own?: () => T): Promise<{ job: JobRow; own: T }> => create(job, own),
 
     /**
      * A parent job written `queued` with its children (queued, or ended already) in one transaction, and
      * run in the background; the parent starts each child itself (`enqueue`), or ends it unstarted
-     * (`endQueued`). Answers the rows as written.
+     * (`endQueued`). `applying`: the finished job it applies, revised in the same transaction (a preview
+     * marked applied by this run). Answers the rows as written.
      */
-    submitWithChildren(job: NewJob, children: readonly NewChildJob[]): { job: JobRow; children: JobRow[] } {
+    async submitWithChildren(
+      job: NewJob,
+      children: readonly NewChildJob[],
+      { applying }: { applying?: Applying } = {},
+    ): Promise<{ job: JobRow; children: JobRow[] }> {
       kindOf(job.kind);
-      const written = rows.createWithChildren(job, children);
+      const written = rows.createWithChildren(job, children, applying);
       schedule(job.kind, job.id, job.siteId);
       return written;
     },
 
     /** Writes a job that ended elsewhere, as it ended (a backup adopted from an offsite target; a bulk update's preview), with its kind's own row. */
-    record: rows.record,
+    record: async <T = undefined>(job: EndedJob, own?: () => T): Promise<{ job: JobRow; own: T }> =>
+      rows.record(job, own),
+    /**
+     * The runner's writes a kind's synchronous hooks make (`cancelQueued`, `recover`), which run inside the
+     * runner's own transaction: synchronous on SQLite while the kinds' features are (docs/design/cluster-state.md,
+     * "The runner's move").
+     */
+    inHook: {
+      /** As `endQueued`, written at once. */
+      endQueued: rows.endQueued,
+    },
     /** A queued job its parent will not start, ended as the parent says (a bulk update's site skipped or cancelled). */
-    endQueued: rows.endQueued,
-    /** Finished jobs' outcomes revised (a bulk site whose safe update decided after a restart; a preview applied). */
-    revise: rows.revise,
-    /** Runs `work` (synchronous writes through the runner and any repository on its database) in one transaction. */
-    transaction: repository.transaction,
+    endQueued: async (id: string, outcome: JobOutcome): Promise<JobRow | undefined> => rows.endQueued(id, outcome),
+    /** Finished jobs' outcomes revised (a bulk site whose safe update decided after a restart). */
+    revise: async (revisions: readonly JobRevision[]): Promise<void> => rows.revise(revisions),
 
     /**
      * Runs a job created with `create` now, inside the caller's job (a restore's pre-restore
@@ -136,17 +160,18 @@ export function createJobRunner({
       return [...kinds.keys()];
     },
 
-    get(id: string): JobRow {
+    async get(id: string): Promise<JobRow> {
       const job = repository.find(id);
       if (!job) throw jobsProblems.notFound.create(`there is no job ${id}`);
       return job;
     },
 
     /** Newest first. */
-    list: (filter: JobFilter): JobRow[] => repository.list(filter),
+    list: async (filter: JobFilter): Promise<JobRow[]> => repository.list(filter),
 
     recover,
-    cancel,
+    /** Cancels a job (job-cancel.ts): the row as it is after. */
+    cancel: async (id: string, by?: Actor): Promise<JobRow> => cancel(id, by),
     queueDepth: pools.queueDepth,
     idle: pools.idle,
     stop: pools.stop,

@@ -63,11 +63,11 @@ export function createJobsRoutes({ jobs, visibleSites }: { jobs: JobRunner; visi
   const visibleTo = (scope: SiteScope): SQL | undefined =>
     scope.kind === 'all' ? undefined : (visibleSites?.(scope, jobsTable.siteId) ?? sql`0`);
   return new OpenAPIHono<AppEnv>()
-    .openapi(routes.list, (c) => {
+    .openapi(routes.list, async (c) => {
       const { limit, cursor, siteId, kind, state } = c.req.valid('query');
       const key = decodeCursor(cursor, CURSOR_KEY);
       const [at, id] = key === undefined ? [] : key.split('~');
-      const rows = jobs.list({
+      const rows = await jobs.list({
         siteId,
         kind,
         state,
@@ -78,17 +78,17 @@ export function createJobsRoutes({ jobs, visibleSites }: { jobs: JobRunner; visi
       const page = toPage(rows, limit, (row) => `${row.createdAt.getTime()}~${row.id}`);
       return c.json({ items: page.items.map(jobView), nextCursor: page.nextCursor }, 200);
     })
-    .openapi(routes.get, (c) => {
+    .openapi(routes.get, async (c) => {
       const { jobId } = c.req.valid('param');
       const visible = visibleTo(c.get('access').sites);
-      if (visible === undefined) return c.json(jobView(jobs.get(jobId)), 200);
+      if (visible === undefined) return c.json(jobView(await jobs.get(jobId)), 200);
       // Outside the scope: the answer to an unknown id (jobs.get's).
-      const [job] = jobs.list({ id: jobId, visible, limit: 1 });
+      const [job] = await jobs.list({ id: jobId, visible, limit: 1 });
       if (!job) throw jobsProblems.notFound.create(`there is no job ${jobId}`);
       return c.json(jobView(job), 200);
     })
-    .openapi(routes.cancel, (c) => {
-      const job = jobs.cancel(c.req.valid('param').jobId, c.get('actor'));
+    .openapi(routes.cancel, async (c) => {
+      const job = await jobs.cancel(c.req.valid('param').jobId, c.get('actor'));
       return job.state === 'cancelled' ? c.json(jobView(job), 200) : c.json(jobView(job), 202);
     });
 }

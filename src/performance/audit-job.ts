@@ -52,18 +52,18 @@ export function createAuditJob({
   jobs: JobRunner;
 }) {
   /** A new queued audit and its job; an audit of that form factor already waiting or running is returned instead. */
-  function createAudit(
+  async function createAudit(
     site: { id: string; url: string },
     formFactor: FormFactor,
     runs: number,
     trigger: AuditTrigger,
-  ): AuditRow {
+  ): Promise<AuditRow> {
     const pending = repository.pending(site.id, formFactor);
     if (pending) return pending;
     const now = clock.now();
     const id = createId('perf', now);
     // The audit's row and its job row, written together; the job runner writes the job row from then on.
-    return jobs.submit(
+    const { own } = await jobs.submit(
       { id, kind: 'audit', siteId: site.id, params: { url: site.url, formFactor, trigger, runs }, createdAt: now },
       () =>
         repository.insert({
@@ -76,7 +76,8 @@ export function createAuditJob({
           status: 'queued',
           queuedAt: now,
         }),
-    ).own;
+    );
+    return own;
   }
 
   /** Stores the report the worker wrote: an audit whose report cannot be stored (a full disk, a bucket out of reach) failed. */

@@ -22,10 +22,10 @@ export function createAuditSchedule({
     formFactor: FormFactor,
     runs: number,
     trigger: AuditTrigger,
-  ) => AuditRow;
+  ) => Promise<AuditRow>;
 }) {
   /** Enqueues the audits of every connected site whose slot has come; returns how many. */
-  function enqueueDue(): number {
+  async function enqueueDue(): Promise<number> {
     const now = clock.now();
     let enqueued = 0;
     for (const site of repository.connectedSites()) {
@@ -41,7 +41,7 @@ export function createAuditSchedule({
         lastScheduledAt: latestSlot(site.id, intervalMs, now),
       });
       for (const formFactor of settings.formFactors) {
-        createAudit(site, formFactor, settings.runs, 'scheduled');
+        await createAudit(site, formFactor, settings.runs, 'scheduled');
         enqueued++;
       }
     }

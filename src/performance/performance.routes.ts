@@ -93,9 +93,9 @@ export function createPerformanceRoutes({ performance }: { performance: Performa
         200,
       );
     })
-    .openapi(requestAudit, (c) => {
+    .openapi(requestAudit, async (c) => {
       const { siteId } = c.req.valid('param');
-      const audit = performance.requestAudit(siteId, readBodyOrQuery(c, RequestAuditInput));
+      const audit = await performance.requestAudit(siteId, readBodyOrQuery(c, RequestAuditInput));
       c.header('Location', `/api/sites/${siteId}/performance/${audit.id}`);
       return c.json(toAuditView(audit), 202);
     })

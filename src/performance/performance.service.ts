@@ -77,7 +77,7 @@ export function createPerformanceService(deps: PerformanceServiceDeps) {
       prepareSettings(siteId, patch)(),
 
     /** An on-demand audit; an audit of that form factor already waiting or running is returned instead. */
-    requestAudit(siteId: string, options: { formFactor?: FormFactor; runs?: number }): AuditRow {
+    requestAudit(siteId: string, options: { formFactor?: FormFactor; runs?: number }): Promise<AuditRow> {
       const site = requireSite(siteId);
       const settings = settingsOf(siteId);
       return createAudit(
@@ -101,7 +101,7 @@ export function createPerformanceService(deps: PerformanceServiceDeps) {
      * one that may have crashed the daemon could crash it again), their workers and Chromes still
      * running are killed and their work files removed; queued ones are queued again.
      */
-    recover(): { requeued: number; interrupted: number } {
+    recover(): Promise<{ requeued: number; interrupted: number }> {
       const killed = killProcessesNaming(reports.workRoot);
       if (killed > 0) logger.warn({ processes: killed }, 'killed audit processes a stopped daemon left running');
       reports.clearWork();

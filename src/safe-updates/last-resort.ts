@@ -3,9 +3,9 @@ import { isProblem } from '../shared/errors.js';
 
 /** What a safe update uses of the backups feature (passed in by the composition). */
 export interface BackupJobs {
-  request(siteId: string, kind: 'pre_update'): { id: string };
+  request(siteId: string, kind: 'pre_update'): Promise<{ id: string }>;
   get(siteId: string, backupId: string): { kind: string; status: string; reason: string | null; error: string | null };
-  restore(siteId: string, backupId: string): { id: string };
+  restore(siteId: string, backupId: string): Promise<{ id: string }>;
   getRestore(siteId: string, restoreId: string): { status: string; reason: string | null; error: string | null };
 }
 
@@ -70,14 +70,14 @@ export function createLastResort({
   /** Starts the job once no other backup or restore of the site is under way; `busy` when one still is at the limit. */
   async function whenSiteFree<T>(
     siteId: string,
-    start: () => T,
+    start: () => Promise<T>,
     wait: SiteWait,
   ): Promise<{ started: T; waited: Waited } | { busy: BusyJob; waited: Waited }> {
     const since = Date.now();
     let busy: BusyJob | null = null;
     for (;;) {
       try {
-        const started = start();
+        const started = await start();
         return { started, waited: busy && { busy, ms: Date.now() - since } };
       } catch (error) {
         if (!isProblem(error, backupsProblems.inProgress)) throw error;

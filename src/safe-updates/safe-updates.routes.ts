@@ -131,13 +131,13 @@ export function createSafeUpdatesRoutes({ safeUpdates }: { safeUpdates: SafeUpda
       });
     };
   return new OpenAPIHono<AppEnv>()
-    .openapi(routes.plugin, (c) => c.json(handler('plugin')(c), 202))
-    .openapi(routes.theme, (c) => c.json(handler('theme')(c), 202))
-    .openapi(routes.core, (c) => {
+    .openapi(routes.plugin, async (c) => c.json(await handler('plugin')(c), 202))
+    .openapi(routes.theme, async (c) => c.json(await handler('theme')(c), 202))
+    .openapi(routes.core, async (c) => {
       const input = (c.req.valid('json') ?? {}) as z.infer<typeof SafeUpdateInput>;
       const { siteId } = c.req.valid('param');
       return c.json(
-        safeUpdates.start({
+        await safeUpdates.start({
           siteId,
           type: 'core',
           slug: 'wordpress',

@@ -127,7 +127,7 @@ export function createSafeUpdatesService({
   });
 
   /** Told when a safe update has decided, after the update history (`onSettled`: a bulk item following it). */
-  const settledListeners: ((report: SafeUpdateView) => void)[] = [];
+  const settledListeners: ((report: SafeUpdateView) => void | Promise<void>)[] = [];
 
   /**
    * The update history hears how it ended (a bulk update's safe item has no row of this kind: nothing
@@ -139,7 +139,10 @@ export function createSafeUpdatesService({
     try {
       const view = safeUpdateView(row);
       history.settled(view);
-      for (const listener of settledListeners) listener(view);
+      for (const listener of settledListeners)
+        void Promise.resolve(listener(view)).catch((error: unknown) =>
+          logger.error({ err: error, safeUpdateId: id }, 'following a safe update that decided failed'),
+        );
     } catch (error) {
       logger.error({ err: error, safeUpdateId: id }, 'writing the update history of a safe update failed');
     }
@@ -149,7 +152,10 @@ export function createSafeUpdatesService({
    * A safe update's row and its job's, queued, in one transaction: `submit` runs the job in the
    * background, `create` leaves it to the caller (`runWithin`).
    */
-  function create(request: SafeUpdateRequest, write: JobRunner['submit'] | JobRunner['create']): SafeUpdateRow {
+  async function create(
+    request: SafeUpdateRequest,
+    write: JobRunner['submit'] | JobRunner['create'],
+  ): Promise<SafeUpdateRow> {
     access.connected(request.siteId);
     const policy = SafeUpdatePolicySchema.parse(request.policy ?? {});
     const id = createId('sup', clock.now());
@@ -162,7 +168,7 @@ export function createSafeUpdatesService({
       progress: safeUpdateJobProgress('queued'),
       createdAt,
     };
-    return write(job, () =>
+    const { own } = await write(job, () =>
       repository.insert({
         id,
         siteId: request.siteId,
@@ -174,7 +180,8 @@ export function createSafeUpdatesService({
         toVersion: request.version ?? null,
         createdAt,
       }),
-    ).own;
+    );
+    return own;
   }
 
   return {
@@ -182,13 +189,13 @@ export function createSafeUpdatesService({
      * `listener` hears each safe update that decided, after its history row is finished: bulk
      * updates end the item the daemon's stop left following it (bulk-recovery.ts).
      */
-    onSettled(listener: (report: SafeUpdateView) => void): void {
+    onSettled(listener: (report: SafeUpdateView) => void | Promise<void>): void {
       settledListeners.push(listener);
     },
 
     /** Queues a safe update as a job (the API); answers with it at once. */
-    start(request: SafeUpdateRequest) {
-      const row = create(request, jobs.submit);
+    async start(request: SafeUpdateRequest) {
+      const row = await create(request, jobs.submit);
       const view = safeUpdateView(row);
       history?.started(view, request.requestedBy);
       return view;
@@ -199,7 +206,7 @@ export function createSafeUpdatesService({
      * recorded, reported and recovered exactly as one started through the API.
      */
     async safeUpdate(request: SafeUpdateRequest, signal: AbortSignal) {
-      const row = create(request, jobs.create);
+      const row = await create(request, jobs.create);
       await jobs.runWithin(row.id, (_job, context) => execute(row.id, signal, context));
       return safeUpdateView(repository.find(row.id)!);
     },

@@ -52,13 +52,13 @@ describe('retention', () => {
   });
 
   it('backs up a site on schedule once its last backup is older than SITEWARDEN_BACKUP_INTERVAL_HOURS', async () => {
-    expect(bed.t.services.backups.enqueueDue()).toEqual([]);
+    expect(await bed.t.services.backups.enqueueDue()).toEqual([]);
     bed.t.database.db
       .update(backupsTable)
       .set({ createdAt: new Date(Date.now() - 25 * 3_600_000) })
       .run();
-    expect(bed.t.services.backups.enqueueDue()).toEqual([bed.siteId]);
-    expect(bed.t.services.backups.enqueueDue()).toEqual([]); // Queued already: not twice.
+    expect(await bed.t.services.backups.enqueueDue()).toEqual([bed.siteId]);
+    expect(await bed.t.services.backups.enqueueDue()).toEqual([]); // Queued already: not twice.
     await bed.t.services.backups.idle();
     const latest = (await bed.t.call('GET', `/api/sites/${bed.siteId}/backups?limit=1`)).json.items[0];
     expect(latest).toMatchObject({ kind: 'scheduled', status: 'completed' });

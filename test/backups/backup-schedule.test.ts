@@ -149,7 +149,7 @@ describe('scheduled backups', () => {
   async function runTicks(app: ReturnType<typeof createBackupTestApp>, hours: number): Promise<Map<string, Date[]>> {
     const queuedAt = new Map<string, Date[]>();
     for (let tick = 0; tick < (hours * 60) / 10; tick++) {
-      for (const siteId of app.t.services.backups.enqueueDue())
+      for (const siteId of await app.t.services.backups.enqueueDue())
         queuedAt.set(siteId, [...(queuedAt.get(siteId) ?? []), app.clock.now()]);
       await app.t.services.backups.idle();
       // The sites refuse connections; count the backups as taken so only the schedule decides.

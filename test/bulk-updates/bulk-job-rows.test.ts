@@ -72,7 +72,7 @@ describe('a bulk update’s job rows, written by the job runner', () => {
     const gone = insertConnectedSite(t, { state: 'authorization_rejected' });
     const targets = [ok, bad, gone].map((siteId) => ({ siteId, ...plugin, version: '1.1.0' }));
 
-    const preview = service.start({ targets, trigger, dryRun: true });
+    const preview = await service.start({ targets, trigger, dryRun: true });
     expect(rows.find(preview.id)).toMatchObject({
       kind: 'bulk-update',
       state: 'succeeded',
@@ -82,11 +82,11 @@ describe('a bulk update’s job rows, written by the job runner', () => {
     });
     expect(JSON.parse(rows.find(preview.id)!.progress).plan).toHaveLength(3);
 
-    const answered = service.applyPreview(preview.id, { trigger });
+    const answered = await service.applyPreview(preview.id, { trigger });
     const runId = answered.job.id;
     expect(JSON.parse(rows.find(preview.id)!.progress)).toMatchObject({ appliedAs: runId });
     // Written queued with its sites in one go; the site not connected ended already.
-    expect(rows.find(runId)).toMatchObject({ state: 'queued', attempts: 0 });
+    expect(answered.job).toMatchObject({ state: 'queued', attempts: 0 });
     expect(rows.list({ kind: 'site-update', limit: 10 }).map((row) => [row.siteId, row.state, row.reason])).toEqual(
       expect.arrayContaining([
         [ok, 'queued', null],
@@ -127,7 +127,7 @@ describe('a bulk update’s job rows, written by the job runner', () => {
       throw new Error('a bug');
     });
     const siteId = insertConnectedSite(t);
-    const job = service.start({ targets: [{ siteId, ...plugin }], trigger });
+    const job = await service.start({ targets: [{ siteId, ...plugin }], trigger });
     await service.idle();
     const [child] = rows.list({ kind: 'site-update', limit: 1 });
     expect(child).toMatchObject({ state: 'failed', reason: 'internal-error', attempts: 0, startedAt: null });
@@ -139,9 +139,14 @@ describe('a bulk update’s job rows, written by the job runner', () => {
   it('a queued run cancelled: its sites not started are cancelled with it', async () => {
     const { rows, jobs, service } = setup(updating());
     const sites = [insertConnectedSite(t), insertConnectedSite(t)];
-    const job = service.start({ targets: sites.map((siteId) => ({ siteId, ...plugin })), trigger });
-    // Still queued: the runner starts it on a later turn.
-    jobs.cancel(job.id);
+    const starting = service.start({ targets: sites.map((siteId) => ({ siteId, ...plugin })), trigger });
+    // Cancelled in the turn it was written in (on SQLite the runner writes at once), still queued: the runner
+    // starts it on a later turn.
+    const [queued] = rows.list({ kind: 'bulk-update', state: 'queued', limit: 1 });
+    const cancelling = jobs.cancel(queued!.id);
+    const job = await starting;
+    expect(job.id).toBe(queued!.id);
+    expect(await cancelling).toMatchObject({ state: 'cancelled' });
     await service.idle();
     expect(rows.find(job.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
     expect(rows.list({ kind: 'site-update', limit: 10 }).map((row) => [row.state, row.reason, row.attempts])).toEqual([
@@ -155,13 +160,13 @@ describe('a bulk update’s job rows, written by the job runner', () => {
     const siteIds = [insertConnectedSite(t), insertConnectedSite(t)];
     // Stopped: what it queues stays queued, as a killed process leaves it.
     await service.stop(0);
-    const job = service.start({ targets: siteIds.map((siteId) => ({ siteId, ...plugin })), trigger });
+    const job = await service.start({ targets: siteIds.map((siteId) => ({ siteId, ...plugin })), trigger });
     // As a killed process left it: the run running, one site running (no attempt recorded yet), one queued.
     rows.write(job.id, { state: 'running', attempts: 1, startedAt: t.clock.now() });
     const [first] = rows.list({ kind: 'site-update', limit: 10 }).sort((a, b) => a.id.localeCompare(b.id));
     rows.write(first!.id, { state: 'running', attempts: 1, startedAt: t.clock.now() });
 
-    service.recover();
+    await service.recover();
     await service.idle();
     expect(rows.find(job.id)).toMatchObject({ state: 'failed', reason: 'interrupted' });
     expect(JSON.parse(rows.find(job.id)!.progress)).toMatchObject({ total: 2, done: 2, skipped: 2 });

@@ -45,7 +45,7 @@ describe('recovery at start', () => {
   it('fails a running bulk update as interrupted and leaves its sites not started', async () => {
     t = createTestApp();
     const bulkId = leftBehind('running', ['running', 'queued']);
-    t.services.bulkUpdates.recover();
+    await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
     const run = t.services.bulkUpdates.run(bulkId);
     expect(run.job).toMatchObject({ state: 'failed', reason: 'interrupted' });
@@ -63,7 +63,7 @@ describe('recovery at start', () => {
   it('runs a queued bulk update again: each site is tried, and a site that does not answer fails alone', async () => {
     t = createTestApp();
     const bulkId = leftBehind('queued', ['queued', 'queued']);
-    t.services.bulkUpdates.recover();
+    await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
     const run = t.services.bulkUpdates.run(bulkId);
     expect(run.job).toMatchObject({ state: 'failed', reason: 'sites-failed' });
@@ -97,7 +97,7 @@ describe('recovery at start', () => {
     history.finish('uph_done', { result: 'succeeded', toVersion: '1.1.0', finishedAt: t.clock.now() });
     clock.advance(60_000);
 
-    expect(t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 1 });
+    expect(await t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 1 });
     const rows = new Map(history.list({ siteId, limit: 10 }).map((row) => [row.id, row]));
     expect(rows.get('uph_cut_short')).toMatchObject({
       result: 'failed',
@@ -108,7 +108,7 @@ describe('recovery at start', () => {
     expect(rows.get('uph_safe')).toMatchObject({ result: 'running', finishedAt: null });
     expect(rows.get('uph_done')).toMatchObject({ result: 'succeeded', reason: null });
     // Once ended, a second start finds nothing to end.
-    expect(t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 0 });
+    expect(await t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 0 });
   });
 });
 
@@ -189,7 +189,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
     t = createTestApp();
     const { bulkId, siteId, history, underWay } = stoppedDuring({ safe: true });
     const safeUpdate = safeUpdateOf(siteId, 'b', underWay.startedAt);
-    t.services.bulkUpdates.recover();
+    await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
 
     const stopped = run(bulkId);
@@ -210,7 +210,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
     expect(rows.get('upd_b')).toMatchObject({ result: 'running', safeUpdateId: safeUpdate.id });
 
     // The safe update resumed after the restart and rolled the update back.
-    t.services.bulkUpdates.followSafeUpdate({
+    await t.services.bulkUpdates.followSafeUpdate({
       id: safeUpdate.id,
       status: 'rolled-back',
       reason: 'fatal-error',
@@ -235,7 +235,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
     t = createTestApp();
     const { bulkId, siteId, history, underWay } = stoppedDuring({ safe: true });
     const safeUpdate = safeUpdateOf(siteId, 'b', underWay.startedAt, 'kept');
-    t.services.bulkUpdates.recover();
+    await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
 
     const site = run(bulkId).sites[0]!;
@@ -251,7 +251,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
   it('a plain update under way: failed as cut short, the history says so, and the site’s inventory is read again', async () => {
     t = createTestApp();
     const { bulkId, siteId, history } = stoppedDuring({ safe: false });
-    expect(t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 0 });
+    expect(await t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 0 });
     await t.services.bulkUpdates.idle();
 
     const site = run(bulkId).sites[0]!;

@@ -141,7 +141,7 @@ describe('a bulk update of real WordPress sites', () => {
     await t.services.sync.syncNow(id);
     expect((await t.call('GET', `/api/sites/${id}`)).json.versions.connector).toBe(CONNECTOR_VERSION);
 
-    const job = t.services.bulkUpdates.start({
+    const job = await t.services.bulkUpdates.start({
       targets: [{ siteId: id, type: 'plugin', slug: 'sitewarden-demo', version: '1.0.5' }],
       trigger: { kind: 'request', id: null },
     });

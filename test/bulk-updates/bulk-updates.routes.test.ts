@@ -1,4 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
 import { createFakeClock, insertConnectedSite, type TestApp } from '../support/test-app.js';
 import { apply, closeFleets, finished, fleet, gated, holdUntil } from './bulk-fleet.js';
 import { EXPECTED_VERSION_CONNECTOR } from './updatable-fake.js';
@@ -321,7 +322,7 @@ describe('startBulkUpdate (the entry policies use)', () => {
     ['the offers read first (connector 1.4.0)', '1.4.0'],
   ])('skips an item whose offered version is not the one expected: %s', async (_, connector) => {
     const { t, sites } = await fleet(1, { connectors: [connector] });
-    const job = t.services.bulkUpdates.start({
+    const job = await t.services.bulkUpdates.start({
       targets: [
         { siteId: sites[0]!.id, type: 'plugin', slug: 'akismet', version: '9.9.9' },
         { siteId: sites[0]!.id, type: 'theme', slug: 'twentytwentythree', version: '1.1.0' },
@@ -367,7 +368,7 @@ describe('startBulkUpdate (the entry policies use)', () => {
     const { t, sites } = await fleet(2, { connectors: [EXPECTED_VERSION_CONNECTOR, '1.4.0'] });
     // Updated behind Sitewarden's back since the last sync: the site offers nothing for it any more.
     for (const site of sites) site.state.plugin = '1.1.0';
-    const job = t.services.bulkUpdates.start({
+    const job = await t.services.bulkUpdates.start({
       targets: sites.map((site) => ({ siteId: site.id, type: 'plugin' as const, slug: 'akismet', version: '1.1.0' })),
       trigger: { kind: 'request', id: null },
     });
@@ -437,7 +438,7 @@ describe('startBulkUpdate (the entry policies use)', () => {
   it('skips a site that is no longer connected', async () => {
     const { t } = await fleet(0);
     const siteId = insertConnectedSite(t, { state: 'authorization_expired' });
-    const job = t.services.bulkUpdates.start({
+    const job = await t.services.bulkUpdates.start({
       targets: [{ siteId, type: 'core' }],
       trigger: { kind: 'policy', id: 'p' },
     });
@@ -455,11 +456,19 @@ describe('startBulkUpdate (the entry policies use)', () => {
       ],
       trigger: { kind: 'request' as const, id: 'token' },
     };
-    // Read in the same turn: the bulk job has not started yet (it starts on a later one).
-    const answered = t.services.bulkUpdates.apply(request);
-    expect(answered).toEqual(t.services.bulkUpdates.run(answered.job.id));
+    // Read in the turn it was written in (on SQLite the runner writes at once): the bulk job has not started
+    // yet (it starts on a later one).
+    const applying = t.services.bulkUpdates.apply(request);
+    const [queued] = createJobsRepository({ db: t.database.db }).list({
+      kind: 'bulk-update',
+      state: 'queued',
+      limit: 1,
+    });
+    const held = t.services.bulkUpdates.run(queued!.id);
+    const answered = await applying;
+    expect(answered).toEqual(held);
     expect(answered.sites.map((site) => site.state)).toEqual(['queued', 'skipped']);
-    const preview = t.services.bulkUpdates.apply({ ...request, dryRun: true });
+    const preview = await t.services.bulkUpdates.apply({ ...request, dryRun: true });
     expect(preview).toEqual(t.services.bulkUpdates.run(preview.job.id));
     await t.services.bulkUpdates.idle();
   });

@@ -40,7 +40,7 @@ describe('stored bulk update rows that cannot be read', () => {
   it('fails a bulk update whose params are corrupt as stored-data-unreadable, its sites not started', async () => {
     t = createTestApp();
     const bulkId = queued('{"trigger":', (id) => [child(id), child(id)]);
-    t.services.bulkUpdates.recover();
+    await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
     const job = await t.call('GET', `/api/jobs/${bulkId}`, { token: t.readToken });
     expect(job.status).toBe(200);
@@ -63,7 +63,7 @@ describe('stored bulk update rows that cannot be read', () => {
       JSON.stringify({ bulkId: id, url: 'http://127.0.0.1:9', items: 'all' }),
       child(id),
     ]);
-    t.services.bulkUpdates.recover();
+    await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
     const children = await t.call('GET', '/api/jobs?kind=site-update', { token: t.readToken });
     const byId = Object.fromEntries(

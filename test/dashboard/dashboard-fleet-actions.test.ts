@@ -64,7 +64,7 @@ describe('dashboard: fleet actions', () => {
       false,
     );
     expect(refused.status).toBe(403);
-    expect(jobs()).toHaveLength(0);
+    expect(await jobs()).toHaveLength(0);
 
     const response = await user.post('/fleet/actions', [
       ['item', 'plugin:seo'],
@@ -74,7 +74,7 @@ describe('dashboard: fleet actions', () => {
     expect(response.status).toBe(303);
     const location = response.headers.get('location')!;
     expect(location).toMatch(/^\/fleet\/actions\/fact_[0-9a-z]{26}$/);
-    const [job] = jobs();
+    const [job] = await jobs();
     expect(JSON.parse(job!.params)).toMatchObject({
       action: 'deactivate',
       type: 'plugin',
@@ -111,7 +111,7 @@ describe('dashboard: fleet actions', () => {
     ]);
     expect(unconfirmed.headers.get('location')).toBe('/fleet/plugins/seo');
     expect(flashOf(await user.follow(unconfirmed))).toEqual(['error', expect.stringContaining('Yes, remove seo')]);
-    expect(jobs()).toHaveLength(0);
+    expect(await jobs()).toHaveLength(0);
 
     const confirmed = await user.post('/fleet/actions', [
       ['item', 'plugin:seo'],
@@ -122,7 +122,7 @@ describe('dashboard: fleet actions', () => {
       ['site', b],
     ]);
     expect(confirmed.status).toBe(303);
-    expect(JSON.parse(jobs()[0]!.params)).toMatchObject({ action: 'remove', deactivate: true });
+    expect(JSON.parse((await jobs())[0]!.params)).toMatchObject({ action: 'remove', deactivate: true });
     await t.services.fleetActions.idle();
   });
 
@@ -139,7 +139,7 @@ describe('dashboard: fleet actions', () => {
     ]);
     expect(bad.headers.get('location')).toBe('/');
     expect(flashOf(await user.follow(bad))).toEqual(['error', expect.stringMatching(/^Not a plugin slug: /)]);
-    expect(jobs()).toHaveLength(0);
+    expect(await jobs()).toHaveLength(0);
 
     const started = await user.post('/sites/selection', [
       ['site', a],
@@ -152,9 +152,13 @@ describe('dashboard: fleet actions', () => {
     expect(started.status).toBe(303);
     expect(started.headers.get('location')).toMatch(/^\/fleet\/actions\/fact_/);
     expect(flashOf(await user.follow(started))).toEqual(['ok', 'Installing sitewarden-demo on 2 sites.']);
-    expect(JSON.parse(jobs()[0]!.params)).toMatchObject({ action: 'install', slug: 'sitewarden-demo', activate: true });
+    expect(JSON.parse((await jobs())[0]!.params)).toMatchObject({
+      action: 'install',
+      slug: 'sitewarden-demo',
+      activate: true,
+    });
     await t.services.fleetActions.idle();
-    const view = t.services.fleetActions.get(jobs()[0]!.id);
+    const view = t.services.fleetActions.get((await jobs())[0]!.id);
     expect(view.counts).toMatchObject({ total: 2, done: 2, failed: 2 });
   });
 

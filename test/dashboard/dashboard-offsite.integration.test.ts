@@ -12,7 +12,7 @@ const bed = useBackupSite({ backups: { ...DEFAULT_BACKUPS_CONFIG, offsite: targe
 describe('offsite backups in the dashboard', () => {
   it('lists the backup the target holds, verifies it there and prunes the target when confirmed', async () => {
     const user = await signIn(bed.t);
-    const backup = bed.t.services.backups.request(bed.siteId);
+    const backup = await bed.t.services.backups.request(bed.siteId);
     await bed.t.services.backups.idle();
     expect(bed.t.services.backups.get(bed.siteId, backup.id)).toMatchObject({ status: 'completed' });
 

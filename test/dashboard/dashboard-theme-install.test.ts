@@ -43,7 +43,7 @@ describe('dashboard: install a theme on the overview’s ticked sites', () => {
       false,
     );
     expect(refused.status).toBe(403);
-    expect(jobs()).toHaveLength(0);
+    expect(await jobs()).toHaveLength(0);
   });
 
   it('refuses a malformed slug with a message, and starts nothing', async () => {
@@ -55,7 +55,7 @@ describe('dashboard: install a theme on the overview’s ticked sites', () => {
     ]);
     expect(bad.headers.get('location')).toBe('/');
     expect(flashOf(await user.follow(bad))).toEqual(['error', expect.stringMatching(/^Not a theme slug: /)]);
-    expect(jobs()).toHaveLength(0);
+    expect(await jobs()).toHaveLength(0);
   });
 
   it('starts a fleet action installing the theme on the ticked sites as the signed-in user', async () => {
@@ -73,7 +73,7 @@ describe('dashboard: install a theme on the overview’s ticked sites', () => {
     const location = started.headers.get('location')!;
     expect(location).toMatch(/^\/fleet\/actions\/fact_/);
     expect(flashOf(await user.follow(started))).toEqual(['ok', 'Installing sitewarden-demo-theme on 2 sites.']);
-    expect(JSON.parse(jobs()[0]!.params)).toMatchObject({
+    expect(JSON.parse((await jobs())[0]!.params)).toMatchObject({
       action: 'install',
       type: 'theme',
       slug: 'sitewarden-demo-theme',
@@ -81,7 +81,7 @@ describe('dashboard: install a theme on the overview’s ticked sites', () => {
       requestedBy: { kind: 'user', id: expect.any(String) },
     });
     await t.services.fleetActions.idle();
-    const view = t.services.fleetActions.get(jobs()[0]!.id);
+    const view = t.services.fleetActions.get((await jobs())[0]!.id);
     expect(view.counts).toMatchObject({ total: 2, done: 2, failed: 2 });
     const results = await (await user.get(location)).text();
     expect(results).toContain('sitewarden-demo-theme');
@@ -96,7 +96,7 @@ describe('dashboard: install a theme on the overview’s ticked sites', () => {
       ['action', 'install-theme'],
       ['back', '/'],
     ]);
-    expect(JSON.parse(jobs()[0]!.params)).toMatchObject({ type: 'theme', activate: false });
+    expect(JSON.parse((await jobs())[0]!.params)).toMatchObject({ type: 'theme', activate: false });
     await t.services.fleetActions.idle();
   });
 });

@@ -89,7 +89,7 @@ describe('a fleet action’s job row, written by the job runner', () => {
     const realNow = Date.now.bind(Date);
     let later = 0;
     vi.spyOn(Date, 'now').mockImplementation(() => realNow() + later);
-    const started = s.install(['site_a', 'site_b']);
+    const started = await s.install(['site_a', 'site_b']);
     expect(started).toMatchObject({ state: 'queued', counts: { total: 2, done: 0 } });
     await until(() => s.pending.length === 1);
     expect(s.row(started.id)).toMatchObject({ kind: 'fleet-action', siteId: null, state: 'running', attempts: 1 });
@@ -117,9 +117,9 @@ describe('a fleet action’s job row, written by the job runner', () => {
 
   it('ends cancelled when cancelled while it runs: the sites not reached skipped, as the runner writes it', async () => {
     const s = setup();
-    const started = s.install(['site_a', 'site_b', 'site_c']);
+    const started = await s.install(['site_a', 'site_b', 'site_c']);
     await until(() => s.pending.length === 1);
-    expect(s.runner.cancel(started.id, { kind: 'token', id: 'tok_2' }).state).toBe('running');
+    expect((await s.runner.cancel(started.id, { kind: 'token', id: 'tok_2' })).state).toBe('running');
     s.pending[0]!.resolve();
     await s.fleetActions.idle();
     expect(s.row(started.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled', message: null });
@@ -137,12 +137,12 @@ describe('a fleet action’s job row, written by the job runner', () => {
   it('is cancelled while queued by the runner, with the sites the kind answers as never reached', async () => {
     const s = setup();
     // Two actions run at once: a third waits, queued.
-    const first = s.install(['site_a']);
-    const second = s.install(['site_b']);
+    const first = await s.install(['site_a']);
+    const second = await s.install(['site_b']);
     await until(() => s.pending.length === 2);
-    const third = s.install(['site_a', 'site_c']);
+    const third = await s.install(['site_a', 'site_c']);
     expect(s.row(third.id).state).toBe('queued');
-    expect(s.runner.cancel(third.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+    expect(await s.runner.cancel(third.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
     expect(s.row(third.id)).toMatchObject({
       state: 'cancelled',
       reason: 'cancelled',
@@ -202,7 +202,7 @@ describe('a fleet action’s job row, written by the job runner', () => {
     add('fact_lost', 'running', 'not json');
     add('fact_waiting', 'queued', JSON.stringify({ sites: [site('site_c', 'queued')] }));
     add('fact_unreadable', 'queued', JSON.stringify({ sites: [] }), '{"action":"explode"}');
-    expect(s.fleetActions.recover()).toEqual({ requeued: 2, interrupted: 2 });
+    expect(await s.fleetActions.recover()).toEqual({ requeued: 2, interrupted: 2 });
     expect(s.row('fact_killed')).toMatchObject({
       state: 'failed',
       reason: 'interrupted',

@@ -14,12 +14,12 @@ describe('fleet action jobs', () => {
     // One site at a time: the first is under way when the cancel comes.
     t = createTestApp({ config: { siteConcurrency: 1 } });
     const ids = [insertConnectedSite(t), insertConnectedSite(t), insertConnectedSite(t)];
-    const started = t.services.fleetActions.start(
+    const started = await t.services.fleetActions.start(
       { action: 'install', type: 'plugin', slug: 'akismet', sites: ids, tag: [] },
       { kind: 'token', id: 'tok_1' },
     );
     // In the same turn as the start: whether the job has started or not, no further site does.
-    expect(['queued', 'running', 'cancelled']).toContain(t.services.jobs.cancel(started.id).state);
+    expect(['queued', 'running', 'cancelled']).toContain((await t.services.jobs.cancel(started.id)).state);
     await t.services.fleetActions.idle();
     const view = (await t.call('GET', `/api/fleet/actions/${started.id}`)).json;
     expect(view).toMatchObject({ state: 'cancelled', requestedBy: { kind: 'token', id: 'tok_1' } });
@@ -60,7 +60,7 @@ describe('fleet action jobs', () => {
         .run(jobId, state, params, JSON.stringify({ sites: sites(siteState) }), Date.now());
     jobRow('fact_running', 'running', 'running');
     jobRow('fact_queued', 'queued', 'queued');
-    expect(t.services.fleetActions.recover()).toEqual({ requeued: 1, interrupted: 1 });
+    expect(await t.services.fleetActions.recover()).toEqual({ requeued: 1, interrupted: 1 });
     await t.services.fleetActions.idle();
     const interrupted = t.services.fleetActions.get('fact_running');
     expect(interrupted).toMatchObject({ state: 'failed', reason: 'interrupted' });

@@ -73,7 +73,7 @@ function setup() {
 describe('a parent job and its children, written by the runner', () => {
   it('writes the parent with its children in one transaction, and runs the parent only', async () => {
     const { repository, runner, ran, family, idle } = setup();
-    const written = family();
+    const written = await family();
     expect(written.children.map((row) => [row.id, row.state, row.reason, row.params])).toEqual([
       ['job_parent-00000', 'queued', null, '{"at":0}'],
       ['job_parent-00001', 'cancelled', 'site-not-connected', '{}'],
@@ -85,38 +85,42 @@ describe('a parent job and its children, written by the runner', () => {
     expect(ran).toEqual(['job_parent']);
     expect(repository.find('job_parent-00000')?.state).toBe('queued');
     // One child fails to be written (its id taken): neither the parent nor any child is.
-    expect(() =>
+    await expect(
       runner.submitWithChildren({ id: 'job_other', kind: 'parent', siteId: null, createdAt: new Date() }, [
         { id: 'job_other-00000', kind: 'child', siteId: 'site_a', createdAt: new Date() },
         { id: 'job_parent-00000', kind: 'child', siteId: 'site_a', createdAt: new Date() },
       ]),
-    ).toThrow();
+    ).rejects.toThrow();
     expect(repository.find('job_other')).toBeUndefined();
     expect(repository.find('job_other-00000')).toBeUndefined();
   });
 
   it('ends a queued child its parent leaves unstarted, never one that has started or ended', async () => {
     const { repository, runner, family, idle } = setup();
-    family();
+    await family();
     await idle();
     // Started (as its parent's start would have it): stays running.
     repository.write('job_parent-00000', { state: 'running' });
-    expect(runner.endQueued('job_parent-00000', { state: 'cancelled' })).toMatchObject({ state: 'running' });
+    expect(await runner.endQueued('job_parent-00000', { state: 'cancelled' })).toMatchObject({ state: 'running' });
     repository.write('job_parent-00000', { state: 'queued' });
-    const left = runner.endQueued('job_parent-00000', { state: 'cancelled', reason: 'window-closed', message: 'late' });
+    const left = await runner.endQueued('job_parent-00000', {
+      state: 'cancelled',
+      reason: 'window-closed',
+      message: 'late',
+    });
     expect(left).toMatchObject({ state: 'cancelled', reason: 'window-closed', message: 'late', attempts: 0 });
     expect(left?.finishedAt).toBeInstanceOf(Date);
     // Already ended: stays as it is.
-    expect(runner.endQueued('job_parent-00001', { state: 'failed', reason: 'x' })).toMatchObject({
+    expect(await runner.endQueued('job_parent-00001', { state: 'failed', reason: 'x' })).toMatchObject({
       state: 'cancelled',
       reason: 'site-not-connected',
     });
-    expect(runner.endQueued('job_nothing', { state: 'failed' })).toBeUndefined();
+    expect(await runner.endQueued('job_nothing', { state: 'failed' })).toBeUndefined();
   });
 
   it('holds a child’s start and end in its write batch, committed with the kind’s own writes', async () => {
     const { repository, runner, clock, family, setWork, idle } = setup();
-    family();
+    await family();
     await idle();
     const seen: (string | undefined)[] = [];
     let ended: unknown;
@@ -155,7 +159,7 @@ describe('a parent job and its children, written by the runner', () => {
 
   it('drops what a child held and did not commit, and writes the end it returns instead', async () => {
     const { repository, runner, family, setWork, idle } = setup();
-    family();
+    await family();
     await idle();
     setWork(async (_job, { hold }) => {
       await tick();
@@ -176,11 +180,39 @@ describe('a parent job and its children, written by the runner', () => {
     });
   });
 
+  it('writes a parent with the finished job it applies revised, or neither when that job refuses', async () => {
+    const { repository, runner, family, idle } = setup();
+    await family();
+    await idle();
+    const applying = (id: string) => ({
+      id: 'job_parent',
+      revision: (current: JobRow | undefined, appliedAs: string) => {
+        const progress = JSON.parse(current!.progress) as { appliedAs?: string };
+        if (progress.appliedAs) throw new Error(`applied already as ${progress.appliedAs}`);
+        expect(appliedAs).toBe(id);
+        return { progress: { appliedAs } };
+      },
+    });
+    const run = (id: string) =>
+      runner.submitWithChildren(
+        { id, kind: 'parent', siteId: null, createdAt: new Date() },
+        [{ id: `${id}-00000`, kind: 'child', siteId: 'site_a', createdAt: new Date() }],
+        { applying: applying(id) },
+      );
+    await run('job_first');
+    expect(JSON.parse(repository.find('job_parent')!.progress)).toEqual({ appliedAs: 'job_first' });
+    // The second is read where it would be written: it refuses, and nothing of it is.
+    await expect(run('job_second')).rejects.toThrow('applied already as job_first');
+    expect(repository.find('job_second')).toBeUndefined();
+    expect(repository.find('job_second-00000')).toBeUndefined();
+    expect(JSON.parse(repository.find('job_parent')!.progress)).toEqual({ appliedAs: 'job_first' });
+  });
+
   it('revises a finished job’s outcome only; a job not finished stays as it is', async () => {
     const { repository, runner, family, idle } = setup();
-    family();
+    await family();
     await idle();
-    runner.revise([
+    await runner.revise([
       { id: 'job_parent', progress: { appliedAs: 'bulk_x' } },
       { id: 'job_parent-00001', state: 'failed', reason: 'interrupted' },
       { id: 'job_parent-00000', state: 'failed' },
@@ -196,9 +228,9 @@ describe('a parent job and its children, written by the runner', () => {
 
   it('leaves a queued child at start when its kind says so: not run, not logged', async () => {
     const { repository, runner, logs, ran, family, idle } = setup();
-    family();
+    await family();
     await idle();
-    expect(runner.recover(['child'])).toEqual({ requeued: 0, interrupted: 0 });
+    expect(await runner.recover(['child'])).toEqual({ requeued: 0, interrupted: 0 });
     await idle();
     expect(repository.find('job_parent-00000')?.state).toBe('queued');
     expect(ran).toEqual(['job_parent']);

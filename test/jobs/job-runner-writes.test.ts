@@ -71,7 +71,7 @@ function setup() {
 describe('a kind whose job row the runner writes', () => {
   it('is written queued with its own row, running before it runs, its progress as told, and its outcome', async () => {
     const s = setup();
-    const { job, own: id } = s.submit();
+    const { job, own: id } = await s.submit();
     expect(job).toMatchObject({ id, kind: 'written', state: 'queued', attempts: 0, startedAt: null });
     expect(JSON.parse(job.params)).toEqual({ asked: 1 });
     await until(() => s.contexts.has(id));
@@ -96,8 +96,8 @@ describe('a kind whose job row the runner writes', () => {
 
   it('ends failed with the reason its kind returns, and failed as internal-error when the kind throws', async () => {
     const s = setup();
-    const failing = s.submit().own;
-    const throwing = s.submit().own;
+    const failing = (await s.submit()).own;
+    const throwing = (await s.submit()).own;
     await until(() => s.contexts.has(failing) && s.contexts.has(throwing));
     s.contexts.get(failing)!.end('fail');
     s.contexts.get(throwing)!.end('throw');
@@ -109,13 +109,13 @@ describe('a kind whose job row the runner writes', () => {
 
   it('cancels a queued job (the kind writes only its own row) and a running one (the kind returns cancelled)', async () => {
     const s = setup();
-    const running = s.submit().own;
-    const other = s.submit().own;
-    const queued = s.submit().own;
+    const running = (await s.submit()).own;
+    const other = (await s.submit()).own;
+    const queued = (await s.submit()).own;
     await until(() => s.contexts.has(running) && s.contexts.has(other));
-    expect(s.runner.cancel(queued)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+    expect(await s.runner.cancel(queued)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
     expect(s.own.get(queued)).toBe('cancelled');
-    s.runner.cancel(running);
+    await s.runner.cancel(running);
     s.contexts.get(other)!.end('ok');
     await s.runner.idle(['written']);
     expect(s.repository.find(running)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
@@ -126,7 +126,7 @@ describe('a kind whose job row the runner writes', () => {
     ]);
   });
 
-  it('recovers a job left running as its kind says: interrupted, or ended when its own row had ended', () => {
+  it('recovers a job left running as its kind says: interrupted, or ended when its own row had ended', async () => {
     const s = setup();
     const add = (id: string) =>
       s.repository.insert({
@@ -142,7 +142,7 @@ describe('a kind whose job row the runner writes', () => {
     add('job_ended');
     s.own.set('job_killed', 'running');
     s.own.set('job_ended', 'completed');
-    expect(s.runner.recover(['written'])).toEqual({ requeued: 0, interrupted: 1 });
+    expect(await s.runner.recover(['written'])).toEqual({ requeued: 0, interrupted: 1 });
     expect(s.repository.find('job_killed')).toMatchObject({
       state: 'failed',
       reason: 'interrupted',
@@ -157,7 +157,12 @@ describe('a kind whose job row the runner writes', () => {
 
   it('runs a job inside another (a restore’s pre-restore backup), and records one that ended elsewhere', async () => {
     const s = setup();
-    const { job } = s.runner.create({ id: 'job_inner', kind: 'written', siteId: 'site_a', createdAt: s.clock.now() });
+    const { job } = await s.runner.create({
+      id: 'job_inner',
+      kind: 'written',
+      siteId: 'site_a',
+      createdAt: s.clock.now(),
+    });
     expect(job.state).toBe('queued');
     const settled = s.runner.runWithin('job_inner', async (running, context) => {
       expect(running).toMatchObject({ state: 'running', attempts: 1 });
@@ -169,18 +174,20 @@ describe('a kind whose job row the runner writes', () => {
     expect(JSON.parse(s.repository.find('job_inner')!.progress)).toEqual({ done: 2 });
 
     const at = new Date('2026-01-01T00:00:00Z');
-    const recorded = s.runner.record({
-      id: 'job_adopted',
-      kind: 'written',
-      siteId: 'site_b',
-      state: 'succeeded',
-      params: { from: 'bucket' },
-      progress: { done: 9 },
-      attempts: 1,
-      createdAt: at,
-      startedAt: at,
-      finishedAt: at,
-    }).job;
+    const recorded = (
+      await s.runner.record({
+        id: 'job_adopted',
+        kind: 'written',
+        siteId: 'site_b',
+        state: 'succeeded',
+        params: { from: 'bucket' },
+        progress: { done: 9 },
+        attempts: 1,
+        createdAt: at,
+        startedAt: at,
+        finishedAt: at,
+      })
+    ).job;
     expect(recorded).toMatchObject({ state: 'succeeded', attempts: 1, startedAt: at, finishedAt: at });
     // Nothing runs it: it had ended.
     await s.runner.idle(['written']);

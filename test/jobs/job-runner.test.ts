@@ -71,9 +71,9 @@ function setup() {
     runner.enqueue(kind, job.id, siteId);
     return job.id;
   }
-  const problemOf = (work: () => unknown) => {
+  const problemOf = async (work: () => Promise<unknown>) => {
     try {
-      work();
+      await work();
     } catch (error) {
       if (isAppError(error)) return error.problem.name;
       throw error;
@@ -195,12 +195,12 @@ describe('recovery at start', () => {
             if (job.id !== stale.id) return 'requeue';
             return { events: [], outcome: { state: 'failed', reason: 'backup-not-found' } };
           },
-          afterwards: () => [{ job: wasRunning, fields: { retryId: 'job_retry' } }],
+          afterwards: async () => [{ job: wasRunning, fields: { retryId: 'job_retry' } }],
         },
       }),
     );
 
-    expect(s.runner.recover(['gated'])).toEqual({ requeued: 1, interrupted: 1 });
+    expect(await s.runner.recover(['gated'])).toEqual({ requeued: 1, interrupted: 1 });
     expect(s.repository.find(wasRunning.id)).toMatchObject({ state: 'failed', reason: 'interrupted' });
     expect(s.repository.find(stale.id)).toMatchObject({ state: 'failed', reason: 'backup-not-found' });
     await until(() => s.running.has(waiting.id));
@@ -223,7 +223,7 @@ describe('recovery of a kind that resumes where it stopped', () => {
     s.repository.write(wasRunning.id, { attempts: 1, progress: JSON.stringify({ phase: 'after-check' }) });
     s.runner.register('gated', s.gatedKind({ recover: { running: () => ({ requeue: true, message: 'resumed' }) } }));
 
-    expect(s.runner.recover(['gated'])).toEqual({ requeued: 1, interrupted: 0 });
+    expect(await s.runner.recover(['gated'])).toEqual({ requeued: 1, interrupted: 0 });
     expect(s.logs.events('job.interrupted').map(({ jobId, action }) => ({ jobId, action }))).toEqual([
       { jobId: wasRunning.id, action: 'requeued' },
     ]);
@@ -249,7 +249,7 @@ describe('cancel', () => {
     const blocker = s.submit('gated', 'site_a');
     const waiting = s.submit('gated', 'site_b');
     await until(() => s.running.has(blocker));
-    expect(s.runner.cancel(waiting)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+    expect(await s.runner.cancel(waiting)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
     expect(cancelledRows).toEqual([waiting]);
     expect(s.logs.events('job.cancelled')).toEqual([
       expect.objectContaining({ kind: 'gated', jobId: waiting, siteId: 'site_b', state: 'queued' }),
@@ -265,7 +265,7 @@ describe('cancel', () => {
     s.runner.register('gated', s.gatedKind());
     const id = s.submit('gated', 'site_a');
     await until(() => s.running.has(id));
-    expect(s.runner.cancel(id).state).toBe('running');
+    expect((await s.runner.cancel(id)).state).toBe('running');
     await s.runner.idle(['gated']);
     expect(s.repository.find(id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
     expect(s.logs.events('job.cancelled')).toEqual([expect.objectContaining({ jobId: id, state: 'running' })]);
@@ -277,12 +277,12 @@ describe('cancel', () => {
     s.runner.register('restore-like', s.gatedKind({ cancelsWhileRunning: false }));
     const id = s.submit('restore-like', 'site_a');
     await until(() => s.running.has(id));
-    expect(s.problemOf(() => s.runner.cancel(id))).toBe('job-not-cancellable');
+    expect(await s.problemOf(() => s.runner.cancel(id))).toBe('job-not-cancellable');
     expect(s.stateOf(id)).toBe('running');
     s.finish(id);
     await s.runner.idle(['restore-like']);
-    expect(s.problemOf(() => s.runner.cancel(id))).toBe('job-finished');
-    expect(s.problemOf(() => s.runner.cancel('job_unknown'))).toBe('job-not-found');
+    expect(await s.problemOf(() => s.runner.cancel(id))).toBe('job-finished');
+    expect(await s.problemOf(() => s.runner.cancel('job_unknown'))).toBe('job-not-found');
   });
 
   it('says a job started with its start held (its row still queued) is running when it cannot be cancelled', async () => {
@@ -293,7 +293,7 @@ describe('cancel', () => {
     expect(s.stateOf(id)).toBe('queued');
     let refusal: unknown;
     try {
-      s.runner.cancel(id);
+      await s.runner.cancel(id);
     } catch (error) {
       refusal = error;
     }

@@ -97,7 +97,7 @@ describe('upgrading to the jobs table', () => {
     });
     try {
       await services.backups.recoverInterrupted();
-      expect(services.jobs.get('bkp_running')).toMatchObject({ state: 'failed', reason: 'interrupted' });
+      expect(await services.jobs.get('bkp_running')).toMatchObject({ state: 'failed', reason: 'interrupted' });
       expect(logs.events('job.interrupted')).toEqual(
         expect.arrayContaining([expect.objectContaining({ jobId: 'bkp_running', action: 'failed' })]),
       );

@@ -193,10 +193,10 @@ describe('upgrading to the job runner as the one writer of job rows (0033)', () 
     });
     try {
       await services.backups.recoverInterrupted();
-      expect(services.jobs.get('bkp_2running')).toMatchObject({ state: 'failed', reason: 'interrupted' });
-      expect(services.jobs.get('rst_2running')).toMatchObject({ state: 'failed', reason: 'interrupted' });
-      expect(services.jobs.get('rst_2running').message).toContain('not re-run automatically');
-      expect(services.jobs.get('bkp_6cancelled')).toMatchObject({ state: 'cancelled' });
+      expect(await services.jobs.get('bkp_2running')).toMatchObject({ state: 'failed', reason: 'interrupted' });
+      expect(await services.jobs.get('rst_2running')).toMatchObject({ state: 'failed', reason: 'interrupted' });
+      expect((await services.jobs.get('rst_2running')).message).toContain('not re-run automatically');
+      expect(await services.jobs.get('bkp_6cancelled')).toMatchObject({ state: 'cancelled' });
       expect(logs.events('job.interrupted')).toEqual(
         expect.arrayContaining([
           expect.objectContaining({ jobId: 'bkp_2running', action: 'failed' }),
@@ -206,9 +206,9 @@ describe('upgrading to the job runner as the one writer of job rows (0033)', () 
       expect(logs.events('backup.failed')).toEqual(
         expect.arrayContaining([expect.objectContaining({ backupId: 'bkp_2running', reason: 'interrupted' })]),
       );
-      services.performance.recover();
-      expect(services.jobs.get('perf_2running')).toMatchObject({ state: 'failed', reason: 'interrupted' });
-      expect(services.jobs.get('perf_5cancelled')).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+      await services.performance.recover();
+      expect(await services.jobs.get('perf_2running')).toMatchObject({ state: 'failed', reason: 'interrupted' });
+      expect(await services.jobs.get('perf_5cancelled')).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
       await services.backups.stop(0);
       await services.performance.stop();
     } finally {

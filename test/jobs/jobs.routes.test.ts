@@ -53,114 +53,122 @@ describe('the jobs list', () => {
     // A history of ended jobs, each written with its feature's row as the job runner writes one that ended elsewhere.
     const ended = { attempts: 0, startedAt: null, reason: null, message: null };
     const doneId = createId('bkp', at());
-    const done = t.services.jobs.record(
-      {
-        ...ended,
-        id: doneId,
-        kind: 'backup',
-        siteId: siteA,
-        state: 'succeeded',
-        params: { kind: 'manual', retryOf: null },
-        createdAt: at(),
-      },
-      () =>
-        db
-          .insert(backupsTable)
-          .values({ id: doneId, siteId: siteA, kind: 'manual', status: 'completed', createdAt: at() })
-          .returning()
-          .get(),
+    const done = (
+      await t.services.jobs.record(
+        {
+          ...ended,
+          id: doneId,
+          kind: 'backup',
+          siteId: siteA,
+          state: 'succeeded',
+          params: { kind: 'manual', retryOf: null },
+          createdAt: at(),
+        },
+        () =>
+          db
+            .insert(backupsTable)
+            .values({ id: doneId, siteId: siteA, kind: 'manual', status: 'completed', createdAt: at() })
+            .returning()
+            .get(),
+      )
     ).own;
     minute();
     const failedId = createId('bkp', at());
-    const failed = t.services.jobs.record(
-      {
-        id: failedId,
-        kind: 'backup',
-        siteId: siteB,
-        state: 'failed',
-        reason: 'site-unreachable',
-        message: 'refused',
-        params: { kind: 'scheduled', retryOf: null },
-        attempts: 1,
-        createdAt: at(),
-        startedAt: at(),
-        finishedAt: at(),
-      },
-      () =>
-        db
-          .insert(backupsTable)
-          .values({
-            id: failedId,
-            siteId: siteB,
-            kind: 'scheduled',
-            status: 'failed',
-            reason: 'site-unreachable',
-            error: 'refused',
-            createdAt: at(),
-            startedAt: at(),
-            finishedAt: at(),
-          })
-          .returning()
-          .get(),
+    const failed = (
+      await t.services.jobs.record(
+        {
+          id: failedId,
+          kind: 'backup',
+          siteId: siteB,
+          state: 'failed',
+          reason: 'site-unreachable',
+          message: 'refused',
+          params: { kind: 'scheduled', retryOf: null },
+          attempts: 1,
+          createdAt: at(),
+          startedAt: at(),
+          finishedAt: at(),
+        },
+        () =>
+          db
+            .insert(backupsTable)
+            .values({
+              id: failedId,
+              siteId: siteB,
+              kind: 'scheduled',
+              status: 'failed',
+              reason: 'site-unreachable',
+              error: 'refused',
+              createdAt: at(),
+              startedAt: at(),
+              finishedAt: at(),
+            })
+            .returning()
+            .get(),
+      )
     ).own;
     minute();
     const restoreId = createId('rst', at());
-    const restore = t.services.jobs.record(
-      {
-        ...ended,
-        id: restoreId,
-        kind: 'restore',
-        siteId: siteA,
-        state: 'succeeded',
-        params: { backupId: done.id, preRestoreBackupId: null },
-        progress: { filesRestored: 3, filesDeleted: 0, tablesRestored: 0, bytesTransferred: 0 },
-        createdAt: at(),
-      },
-      () =>
-        db
-          .insert(restoresTable)
-          .values({
-            id: restoreId,
-            siteId: siteA,
-            backupId: done.id,
-            status: 'completed',
-            filesRestored: 3,
-            createdAt: at(),
-          })
-          .returning()
-          .get(),
+    const restore = (
+      await t.services.jobs.record(
+        {
+          ...ended,
+          id: restoreId,
+          kind: 'restore',
+          siteId: siteA,
+          state: 'succeeded',
+          params: { backupId: done.id, preRestoreBackupId: null },
+          progress: { filesRestored: 3, filesDeleted: 0, tablesRestored: 0, bytesTransferred: 0 },
+          createdAt: at(),
+        },
+        () =>
+          db
+            .insert(restoresTable)
+            .values({
+              id: restoreId,
+              siteId: siteA,
+              backupId: done.id,
+              status: 'completed',
+              filesRestored: 3,
+              createdAt: at(),
+            })
+            .returning()
+            .get(),
+      )
     ).own;
     minute();
     const auditId = createId('perf', at());
-    const audit = t.services.jobs.record(
-      {
-        ...ended,
-        id: auditId,
-        kind: 'audit',
-        siteId: siteA,
-        state: 'failed',
-        reason: 'page_unreachable',
-        message: 'refused',
-        params: { url: 'http://127.0.0.1:1', formFactor: 'mobile', trigger: 'manual', runs: 1 },
-        createdAt: at(),
-      },
-      () =>
-        db
-          .insert(performanceAudits)
-          .values({
-            id: auditId,
-            siteId: siteA,
-            url: 'http://127.0.0.1:1',
-            formFactor: 'mobile',
-            trigger: 'manual',
-            runs: 1,
-            status: 'failed',
-            failureReason: 'page_unreachable',
-            failureMessage: 'refused',
-            queuedAt: at(),
-          })
-          .returning()
-          .get(),
+    const audit = (
+      await t.services.jobs.record(
+        {
+          ...ended,
+          id: auditId,
+          kind: 'audit',
+          siteId: siteA,
+          state: 'failed',
+          reason: 'page_unreachable',
+          message: 'refused',
+          params: { url: 'http://127.0.0.1:1', formFactor: 'mobile', trigger: 'manual', runs: 1 },
+          createdAt: at(),
+        },
+        () =>
+          db
+            .insert(performanceAudits)
+            .values({
+              id: auditId,
+              siteId: siteA,
+              url: 'http://127.0.0.1:1',
+              formFactor: 'mobile',
+              trigger: 'manual',
+              runs: 1,
+              status: 'failed',
+              failureReason: 'page_unreachable',
+              failureMessage: 'refused',
+              queuedAt: at(),
+            })
+            .returning()
+            .get(),
+      )
     ).own;
 
     const list = async (query = '') => {
@@ -293,21 +301,23 @@ describe('cancel', () => {
     const siteId = addSite();
     // Written as the performance feature queues one, not run.
     const auditId = createId('perf', new Date());
-    const { own: audit } = t.services.jobs.create({ id: auditId, kind: 'audit', siteId, createdAt: new Date() }, () =>
-      t.database.db
-        .insert(performanceAudits)
-        .values({
-          id: auditId,
-          siteId,
-          url: 'http://127.0.0.1:1',
-          formFactor: 'mobile',
-          trigger: 'scheduled',
-          runs: 1,
-          status: 'queued',
-          queuedAt: new Date(),
-        })
-        .returning()
-        .get(),
+    const { own: audit } = await t.services.jobs.create(
+      { id: auditId, kind: 'audit', siteId, createdAt: new Date() },
+      () =>
+        t.database.db
+          .insert(performanceAudits)
+          .values({
+            id: auditId,
+            siteId,
+            url: 'http://127.0.0.1:1',
+            formFactor: 'mobile',
+            trigger: 'scheduled',
+            runs: 1,
+            status: 'queued',
+            queuedAt: new Date(),
+          })
+          .returning()
+          .get(),
     );
     const cancelled = await t.call('POST', `/api/jobs/${audit.id}/cancel`);
     expect(cancelled.status, cancelled.text).toBe(200);
@@ -318,7 +328,7 @@ describe('cancel', () => {
       failureMessage: 'cancelled on request',
     });
     // A restart does not queue it again.
-    expect(t.services.performance.recover()).toEqual({ requeued: 0, interrupted: 0 });
+    expect(await t.services.performance.recover()).toEqual({ requeued: 0, interrupted: 0 });
     expect((await job(audit.id)).state).toBe('cancelled');
   });
 

@@ -99,9 +99,9 @@ describe('GET /metrics', () => {
     clock.set(new Date(t.services.uptime.nextDueAt(up)!));
     expect(await t.services.uptime.runDue()).toBeGreaterThanOrEqual(1);
     await t.services.sync.syncNow(refusing);
-    t.services.backups.request(refusing);
+    await t.services.backups.request(refusing);
     await t.services.backups.idle();
-    t.services.performance.requestAudit(refusing, { formFactor: 'mobile' });
+    await t.services.performance.requestAudit(refusing, { formFactor: 'mobile' });
     await t.services.performance.idle();
     await t.call('GET', '/api/sites', { token: t.readToken });
     await t.call('GET', '/api/sites/site_unknown', { token: t.readToken });

@@ -60,17 +60,17 @@ describe('cancelling a running audit', () => {
       createdAt: now,
       updatedAt: now,
     });
-    const audit = performance.requestAudit(site.id, { formFactor: 'mobile' });
+    const audit = await performance.requestAudit(site.id, { formFactor: 'mobile' });
     while (!started) await new Promise((resolve) => setImmediate(resolve));
 
-    expect(jobs.cancel(audit.id).state).toBe('running');
+    expect((await jobs.cancel(audit.id)).state).toBe('running');
     await performance.idle();
     expect(repository.findById(audit.id)).toMatchObject({
       status: 'failed',
       failureReason: 'interrupted',
       failureMessage: 'cancelled on request',
     });
-    expect(jobs.get(audit.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+    expect(await jobs.get(audit.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
     expect(t.logs.events('job.cancelled')).toEqual([
       expect.objectContaining({ kind: 'audit', jobId: audit.id, siteId: site.id, state: 'running' }),
     ]);

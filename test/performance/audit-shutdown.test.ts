@@ -46,8 +46,8 @@ describe('audits at shutdown', () => {
       createdAt: now,
       updatedAt: now,
     });
-    const running = performance.requestAudit(site.id, { formFactor: 'mobile' });
-    const waiting = performance.requestAudit(site.id, { formFactor: 'desktop' });
+    const running = await performance.requestAudit(site.id, { formFactor: 'mobile' });
+    const waiting = await performance.requestAudit(site.id, { formFactor: 'desktop' });
     while (repository.findById(running.id)?.status !== 'running') await new Promise((resolve) => setImmediate(resolve));
 
     await performance.stop();

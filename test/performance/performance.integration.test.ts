@@ -179,8 +179,8 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
     });
     expect(settings.status, settings.text).toBe(200);
     // A site never audited is due at once; the cron tick calls exactly this.
-    expect(t.services.performance.enqueueDue()).toBe(1);
-    expect(t.services.performance.enqueueDue()).toBe(0);
+    expect(await t.services.performance.enqueueDue()).toBe(1);
+    expect(await t.services.performance.enqueueDue()).toBe(0);
     await t.services.performance.idle();
     const { json } = await t.call('GET', `/api/sites/${connected.json.id}/performance`);
     expect(json.latest.mobile, JSON.stringify(json)).toMatchObject({
@@ -194,7 +194,7 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
   it('fails an audit of an unreachable address with page_unreachable', async () => {
     const t = appWith();
     const unreachable = addSiteAt(t, `http://127.0.0.1:${await freePort()}`);
-    const queued = t.services.performance.requestAudit(unreachable.id, { formFactor: 'mobile' });
+    const queued = await t.services.performance.requestAudit(unreachable.id, { formFactor: 'mobile' });
     await t.services.performance.idle();
     expect(t.services.performance.get(unreachable.id, queued.id)).toMatchObject({
       status: 'failed',
@@ -230,7 +230,7 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
       const t = appWith({ timeoutMs: 8_000 });
       const target = addSiteAt(t, stuck.url);
       const started = Date.now();
-      const queued = t.services.performance.requestAudit(target.id, { formFactor: 'mobile' });
+      const queued = await t.services.performance.requestAudit(target.id, { formFactor: 'mobile' });
       const workDir = join(t.dataDir, 'performance/work', queued.id);
       // Chromium is really running for this audit before the limit strikes.
       await waitFor(() => (processesNaming(workDir).length > 0 ? true : undefined), 8_000);

@@ -166,8 +166,8 @@ describe('performance audits without a browser', () => {
     const quiet = addSite();
     performance.updateSettings(quiet.id, { enabled: false });
 
-    expect(performance.enqueueDue()).toBe(2);
-    expect(performance.enqueueDue()).toBe(0);
+    expect(await performance.enqueueDue()).toBe(2);
+    expect(await performance.enqueueDue()).toBe(0);
     await performance.idle();
     expect(requests.map((request) => request.formFactor).sort()).toEqual(['desktop', 'mobile']);
     expect(requests.every((request) => request.url === site.url)).toBe(true);
@@ -180,14 +180,14 @@ describe('performance audits without a browser', () => {
     let nextDay = 0;
     for (let hour = 0; hour < 24; hour++) {
       clock.advance(3_600_000);
-      nextDay += performance.enqueueDue();
+      nextDay += await performance.enqueueDue();
     }
     expect(nextDay).toBe(2);
     await performance.idle();
 
     performance.updateSettings(site.id, { formFactors: ['desktop'], runs: 3 });
     clock.advance(DAY);
-    expect(performance.enqueueDue()).toBe(1);
+    expect(await performance.enqueueDue()).toBe(1);
     await performance.idle();
     expect(requests.at(-1)).toMatchObject({ formFactor: 'desktop', runs: 3 });
 
@@ -197,12 +197,12 @@ describe('performance audits without a browser', () => {
       formFactors: ['desktop'],
       runs: 3,
     });
-    performance.enqueueDue(); // the current six-hour slot, if the daily audit came before it
+    await performance.enqueueDue(); // the current six-hour slot, if the daily audit came before it
     await performance.idle();
     let sixHourly = 0;
     for (let hour = 0; hour < 24; hour++) {
       clock.advance(3_600_000);
-      sixHourly += performance.enqueueDue();
+      sixHourly += await performance.enqueueDue();
       await performance.idle();
     }
     expect(sixHourly).toBe(4);
@@ -216,7 +216,7 @@ describe('performance audits without a browser', () => {
     const performance = serviceWith(scriptedRunner(outcomes).runner);
     const site = addSite();
     for (let i = 0; i < 5; i++) {
-      performance.requestAudit(site.id, { formFactor: 'mobile' });
+      await performance.requestAudit(site.id, { formFactor: 'mobile' });
       await performance.idle();
       clock.advance(60_000);
     }
@@ -261,7 +261,7 @@ describe('performance audits without a browser', () => {
 
     const { runner, requests } = scriptedRunner([{ ok: true, summary: summary(0.9, 2000) }]);
     const performance = serviceWith(runner);
-    expect(performance.recover()).toEqual({ requeued: 1, interrupted: 1 });
+    expect(await performance.recover()).toEqual({ requeued: 1, interrupted: 1 });
     await performance.idle();
     expect(repository.findById(running.id)).toMatchObject({ status: 'failed', failureReason: 'interrupted' });
     expect(repository.findById(queued.id)).toMatchObject({ status: 'completed' });
@@ -314,7 +314,7 @@ describe('performance audits without a browser', () => {
     }
 
     const performance = serviceWith(scriptedRunner([]).runner);
-    performance.recover();
+    await performance.recover();
     expect(existsSync(dirname(reports.workDirOf(interrupted.id)))).toBe(false);
     expect(await performance.cleanupReports()).toBe(2);
     expect(readdirSync(dirname(reportPath(kept.id)))).toEqual([`${kept.id}.html.gz`]);
@@ -349,7 +349,7 @@ describe('performance audits without a browser', () => {
       const leftoverExit = exited(leftover);
       try {
         await new Promise((resolve) => setTimeout(resolve, 200));
-        serviceWith(scriptedRunner([]).runner).recover();
+        await serviceWith(scriptedRunner([]).runner).recover();
         expect(await leftoverExit).toBe('SIGKILL');
         expect(other.exitCode).toBeNull();
         expect(other.signalCode).toBeNull();
@@ -368,7 +368,7 @@ describe('performance audits without a browser', () => {
       reportRetentionDays: 30,
     });
     const site = addSite();
-    const audit = performance.requestAudit(site.id, {});
+    const audit = await performance.requestAudit(site.id, {});
     await performance.idle();
     expect((await performance.report(site.id, audit.id)).length).toBeGreaterThan(0);
     clock.advance(29 * DAY);
@@ -401,7 +401,7 @@ describe('performance audits without a browser', () => {
       config: DEFAULT_PERFORMANCE_CONFIG,
     });
     const site = addSite();
-    const audit = performance.requestAudit(site.id, {});
+    const audit = await performance.requestAudit(site.id, {});
     await performance.idle();
     expect(performance.get(site.id, audit.id)).toMatchObject({
       status: 'failed',
@@ -426,12 +426,12 @@ describe('performance audits without a browser', () => {
     };
     const performance = serviceWith(runner);
     const site = addSite();
-    const first = performance.requestAudit(site.id, { formFactor: 'mobile' });
-    expect(performance.requestAudit(site.id, { formFactor: 'mobile' }).id).toBe(first.id);
-    expect(performance.requestAudit(site.id, { formFactor: 'desktop' }).id).not.toBe(first.id);
+    const first = await performance.requestAudit(site.id, { formFactor: 'mobile' });
+    expect((await performance.requestAudit(site.id, { formFactor: 'mobile' })).id).toBe(first.id);
+    expect((await performance.requestAudit(site.id, { formFactor: 'desktop' })).id).not.toBe(first.id);
     open();
     await performance.idle();
-    expect(performance.requestAudit(site.id, { formFactor: 'mobile' }).id).not.toBe(first.id);
+    expect((await performance.requestAudit(site.id, { formFactor: 'mobile' })).id).not.toBe(first.id);
     await performance.idle();
   });
 

@@ -56,7 +56,7 @@ async function until(reached: () => boolean | Promise<boolean>, what: string, li
 async function heldScheduledBackup() {
   rmSync(held(), { force: true });
   writeFileSync(flag(), '');
-  const scheduled = bed.t.services.backups.request(bed.siteId, 'scheduled');
+  const scheduled = await bed.t.services.backups.request(bed.siteId, 'scheduled');
   await until(() => existsSync(held()), 'the scheduled backup reached the site');
   expect(bed.t.services.backups.get(bed.siteId, scheduled.id).status).toBe('running');
   return { id: scheduled.id, release: () => rmSync(flag(), { force: true }) };

@@ -94,12 +94,12 @@ describe('upgrading to safe updates whose job rows the job runner writes (0034)'
     });
     try {
       // Both the queued and the running one are queued again; the running one is not failed first.
-      services.safeUpdates.recover();
+      await services.safeUpdates.recover();
       expect(logs.events('job.interrupted').map((event) => [event.jobId, event.action])).toEqual([
         ['sup_1queued', 'requeued'],
         ['sup_2running', 'requeued'],
       ]);
-      expect(services.jobs.get('sup_2running')).toMatchObject({ message: 'resumed after the daemon stopped' });
+      expect(await services.jobs.get('sup_2running')).toMatchObject({ message: 'resumed after the daemon stopped' });
       await services.safeUpdates.idle();
 
       // The resumed one went straight to its after-checks (its site refused: past the update, in doubt).
@@ -107,14 +107,14 @@ describe('upgrading to safe updates whose job rows the job runner writes (0034)'
       const resumed = rows.find('sup_2running')!;
       expect(storedReport(resumed).steps?.[0]).toMatchObject({ step: 'resumed', detail: 'from after-check' });
       expect(resumed.status).toBe('rollback-failed');
-      expect(services.jobs.get('sup_2running')).toMatchObject({
+      expect(await services.jobs.get('sup_2running')).toMatchObject({
         state: 'failed',
         reason: 'rollback-failed',
         attempts: 2,
         progress: JSON.stringify({ phase: 'done' }),
       });
-      expect(services.jobs.get('sup_1queued')).toMatchObject({ state: 'failed', attempts: 1 });
-      expect(services.jobs.get('sup_1queued').reason).toBe(rows.find('sup_1queued')!.reason);
+      expect(await services.jobs.get('sup_1queued')).toMatchObject({ state: 'failed', attempts: 1 });
+      expect((await services.jobs.get('sup_1queued')).reason).toBe(rows.find('sup_1queued')!.reason);
     } finally {
       await services.safeUpdates.stop(0);
       await services.http.close();

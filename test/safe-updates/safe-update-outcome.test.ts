@@ -22,10 +22,10 @@ describe('what a safe update tells the job runner', () => {
   const safeUpdates = () => createSafeUpdatesRepository({ db: t.database.db });
   let count = 0;
   /** A safe update and its job, queued, as the service writes them. */
-  function queued(): string {
+  async function queued(): Promise<string> {
     const id = `sup_${String(++count).padStart(26, '0')}`;
     const at = t.clock.now();
-    t.services.jobs.create(
+    await t.services.jobs.create(
       { id, kind: 'safe-update', siteId, params: { type: 'plugin', slug: 'hello-dolly' }, createdAt: at },
       () =>
         safeUpdates().insert({
@@ -42,8 +42,8 @@ describe('what a safe update tells the job runner', () => {
     return id;
   }
   /** A safe update running past its update, as the flow leaves it before deciding. */
-  function running(): string {
-    const id = queued();
+  async function running(): Promise<string> {
+    const id = await queued();
     safeUpdates().update(id, { status: 'running', phase: 'after-check', startedAt: t.clock.now() });
     return id;
   }
@@ -72,7 +72,7 @@ describe('what a safe update tells the job runner', () => {
   ];
 
   it.each(decisions)('returns the outcome of a decision %j, as its job row holds it', async (decision, expected) => {
-    const id = running();
+    const id = await running();
     const { outcome } = await t.services.jobs.runWithin(id, async () => finish(safeUpdates(), t.clock, id, decision));
     const row = safeUpdates().find(id)!;
     expect(outcome).toEqual({ ...expected, progress: { phase: 'done' }, finishedAt: row.finishedAt });
@@ -86,8 +86,8 @@ describe('what a safe update tells the job runner', () => {
     }).toEqual(outcome);
   });
 
-  it('tells each new phase as its job’s progress and each new message as its note, once', () => {
-    const id = running();
+  it('tells each new phase as its job’s progress and each new message as its note, once', async () => {
+    const id = await running();
     const told: object[] = [];
     const notes: (string | null)[] = [];
     const record = createRecorder(safeUpdates(), id, {
@@ -103,7 +103,7 @@ describe('what a safe update tells the job runner', () => {
   });
 
   it('is written queued with its job, whose row the runner then writes as it runs', async () => {
-    const id = queued();
+    const id = await queued();
     const jobs = createJobsRepository({ db: t.database.db });
     expect(jobs.find(id)).toMatchObject({
       kind: 'safe-update',

@@ -450,7 +450,7 @@ describe('performance audits', () => {
       const refused = insertConnectedSite(t, { url: 'http://metadata.test' });
       const pinned = insertConnectedSite(t, { url: 'http://loopback.test:9' });
       const literal = insertConnectedSite(t, { url: 'http://[::ffff:10.0.0.5]' });
-      for (const siteId of [refused, pinned, literal]) performance.requestAudit(siteId, { formFactor: 'mobile' });
+      for (const siteId of [refused, pinned, literal]) await performance.requestAudit(siteId, { formFactor: 'mobile' });
       await performance.idle();
       expect(requests.map((request) => [request.url, request.address])).toEqual([
         ['http://loopback.test:9', '127.0.0.1'],

@@ -142,16 +142,17 @@ export function createTargetOperations({
     prune,
 
     /** Queues a prune of the target as a job and answers it: `target.pruned` (or `target.prune-failed`) says how it ended. */
-    requestPrune(name: string): JobRow {
+    async requestPrune(name: string): Promise<JobRow> {
       requireTarget(name);
       const now = clock.now();
-      return jobs.submit({
+      const { job } = await jobs.submit({
         id: createId('prn', now),
         kind: PRUNE_KIND,
         siteId: null,
         params: { target: name } satisfies PruneParams,
         createdAt: now,
-      }).job;
+      });
+      return job;
     },
 
     async snapshots(name: string) {
@@ -195,7 +196,7 @@ export function createTargetOperations({
         finishedAt: new Date(snapshot.finishedAt),
       };
       // Its job ran on the daemon that took it: written here as it ended, with the backup's row.
-      return jobs.record(
+      const { own } = await jobs.record(
         {
           id: row.id,
           kind: 'backup',
@@ -207,7 +208,8 @@ export function createTargetOperations({
           startedAt: row.startedAt,
         },
         () => repository.insertBackup(row),
-      ).own;
+      );
+      return own;
     },
   };
 }
