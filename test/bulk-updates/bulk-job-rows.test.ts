@@ -155,6 +155,22 @@ describe('a bulk update’s job rows, written by the job runner', () => {
     ]);
   });
 
+  it('a run cancelled as its first site starts: that site finishes, the run ends cancelled', async () => {
+    const { rows, jobs, service } = setup(updating());
+    const sites = [insertConnectedSite(t), insertConnectedSite(t)];
+    const job = await service.start({ targets: sites.map((siteId) => ({ siteId, ...plugin })), trigger });
+    // By now the run has started a site, whose start is held until its first commit: its row still reads queued,
+    // and it cannot be stopped halfway (before, the run ended failed, internal-error, refused that site's cancel).
+    await jobs.cancel(job.id);
+    await service.idle();
+    expect(rows.find(job.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+    // Both had started (one host each): each finished its update.
+    expect(rows.list({ kind: 'site-update', limit: 10 }).map((row) => [row.state, row.reason, row.attempts])).toEqual([
+      ['succeeded', null, 1],
+      ['succeeded', null, 1],
+    ]);
+  });
+
   it('recovery: a run the last process left running fails, its sites not started are skipped', async () => {
     const { rows, service } = setup(updating());
     const siteIds = [insertConnectedSite(t), insertConnectedSite(t)];
