@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { cpSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { approveApplicationAuthorization, createTestSite, type TestSite } from './wordpress/index.js';
+import { defaultRelease } from './wordpress/releases.js';
+import { phpString } from './wordpress/wp-config.js';
 
 /**
  * Proves the integration test bed itself: real WordPress sites on loopback, the
@@ -123,6 +125,37 @@ describe('WordPress test bed', () => {
       // so the request is simply anonymous (no 'application_passwords_disabled' error).
       expect(me.status).toBe(401);
       expect(me.body['code']).toBe('rest_not_logged_in');
+    });
+
+    it('make a database imported from the run’s template their own: URL, title, permalinks, passwords', async () => {
+      // The first site of the run made it (this file's, or an earlier file's).
+      expect(existsSync(join(inject('testWorkDir'), 'site-templates', `${defaultRelease()}.sql`))).toBe(true);
+      const copy = await createTestSite({ permalinks: 'plain' });
+      try {
+        expect(await copy.option('home')).toBe(copy.url);
+        expect(await copy.option('siteurl')).toBe(copy.url);
+        expect(await copy.option('permalink_structure')).toBe('');
+        const title = await copy.option('blogname');
+        expect(title).toMatch(/^Sitewarden test site [0-9a-f]{10}$/);
+        expect(title).not.toBe(await pretty.option('blogname'));
+
+        const passwordIsAdmins = (password: string) =>
+          copy.php(`
+            $admin = get_user_by( 'login', 'admin' );
+            echo wp_check_password( ${phpString(password)}, $admin->user_pass, $admin->ID ) ? 'yes' : 'no';
+            echo ' ', count( WP_Application_Passwords::get_user_application_passwords( $admin->ID ) );
+          `);
+        expect(await passwordIsAdmins(copy.admin.password)).toBe('yes 1');
+        expect(await passwordIsAdmins(pretty.admin.password)).toBe('no 1');
+        const me = (site: TestSite) =>
+          fetch(restRoute(copy, '/wp/v2/users/me'), {
+            headers: { authorization: basicAuth(site.admin.username, site.admin.applicationPassword) },
+          });
+        expect((await me(copy)).status).toBe(200);
+        expect((await me(pretty)).status).toBe(401);
+      } finally {
+        await copy.stop();
+      }
     });
 
     it('run PHP with WordPress loaded and report PHP failures', async () => {

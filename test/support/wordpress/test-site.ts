@@ -8,6 +8,7 @@ import { siteFilesDir } from '../work-dir.js';
 import { WORDPRESS_FIXTURES } from './paths.js';
 import { runPhpScript, runSiteScript, startPhpServer } from './php.js';
 import { copyWordPressRelease, defaultRelease, type WordPressRelease } from './releases.js';
+import { importTemplate, siteTemplates } from './site-template.js';
 import { phpString, renderWpConfig } from './wp-config.js';
 
 type TestUserRole = 'administrator' | 'editor' | 'author' | 'subscriber';
@@ -90,9 +91,10 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
     rmSync(siteDir, { recursive: true, force: true });
   };
 
+  const release = options.wordpress ?? defaultRelease();
   try {
     mkdirSync(join(siteDir, 'tmp'), { recursive: true });
-    await copyWordPressRelease(options.wordpress ?? defaultRelease(), root);
+    await copyWordPressRelease(release, root);
     writeFileSync(
       join(root, 'wp-config.php'),
       renderWpConfig({
@@ -109,14 +111,18 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
       join(root, 'wp-content/mu-plugins/sitewarden-test-network.php'),
     );
 
-    // The port is part of the URL stored in the database, so hold it before installing.
+    // The port is part of the URL the database holds, so hold it before installing or importing.
     const scriptToken = randomToken(32);
     const started = await startServerOnFreePort({ root, siteDir, scriptToken });
     server = started.server;
     const url = `http://127.0.0.1:${started.port}`;
 
+    const templates = siteTemplates(bed, join(bed.testWorkDir, 'site-templates'));
+    const template = templates.find(release);
     const admin = { username: 'admin', password: randomToken(20) };
-    const installed = JSON.parse(
+    if (template !== undefined) {
+      await importTemplate(bed, dbName, template);
+    } else {
       await runPhpScript('install.php', [
         root,
         JSON.stringify({
@@ -125,20 +131,30 @@ export async function provisionTestSite(bed: TestBed, options: CreateTestSiteOpt
           adminUser: admin.username,
           adminPassword: admin.password,
           adminEmail: 'admin@example.test',
-          permalinkStructure: (options.permalinks ?? 'pretty') === 'pretty' ? '/%postname%/' : '',
           dbSocket: bed.mariadbSocket,
           dbName,
         }),
-      ]),
+      ]);
+      await templates.save(release, dbName);
+    }
+
+    const php = (code: string) => runSiteScript({ url, scriptToken }, 'run-php.php', [root, url], { input: code });
+    const finished = JSON.parse(
+      await runSiteScript({ url, scriptToken }, 'finish-site.php', [root, url], {
+        input: JSON.stringify({
+          title: `Sitewarden test site ${id}`,
+          adminUser: admin.username,
+          adminPassword: admin.password,
+          permalinkStructure: (options.permalinks ?? 'pretty') === 'pretty' ? '/%postname%/' : '',
+        }),
+      }),
     ) as { applicationPassword: string };
 
     await waitUntilServing(url, server);
-
-    const php = (code: string) => runSiteScript({ url, scriptToken }, 'run-php.php', [root, url], { input: code });
     return {
       url,
       root,
-      admin: { ...admin, applicationPassword: installed.applicationPassword },
+      admin: { ...admin, applicationPassword: finished.applicationPassword },
       php,
       option: async (name) =>
         JSON.parse(await php(`echo wp_json_encode( get_option( ${phpString(name)} ) );`)) as unknown,
