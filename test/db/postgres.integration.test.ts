@@ -3,11 +3,11 @@ import { resolve } from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, inject, it } from 'vitest';
 import { jobs as pgJobs } from '../../src/jobs/jobs.pg-table.js';
 import type { JobRow, NewJobRow } from '../../src/jobs/jobs.table.js';
-import { createTestDatabase } from '../support/postgres.js';
+import { createTestDatabase, testPool } from '../support/postgres.js';
 
 /**
  * The PostgreSQL dialect's first table (issue 34), on the run's throwaway cluster
@@ -26,7 +26,7 @@ const pools: pg.Pool[] = [];
 async function freshDatabase(label: string): Promise<{ pool: pg.Pool; db: NodePgDatabase }> {
   const database = await createTestDatabase(inject('postgresUrl'), label);
   databases.push(database);
-  const pool = new pg.Pool({ connectionString: database.url, max: 2, options: '-c timezone=Pacific/Chatham' });
+  const pool = testPool({ connectionString: database.url, max: 2, options: '-c timezone=Pacific/Chatham' });
   pools.push(pool);
   return { pool, db: drizzle(pool) };
 }

@@ -9,6 +9,7 @@ import { openStateDatabase } from '../../src/db/state-db.js';
 import { siteOffsetMs } from '../../src/jobs/spread.js';
 import { shardOf, UPTIME_SHARDS } from '../../src/uptime/uptime-leases.js';
 import { postgresTestUrl } from '../support/dialects.js';
+import { testPool } from '../support/postgres.js';
 import { spawnScript, type OwnedProcess } from '../support/processes.js';
 import { sleep, waitFor } from '../support/wait.js';
 import type { ShardWorkerPlan } from './fixtures/uptime-shard-worker.js';
@@ -87,7 +88,7 @@ describe('uptime probes sharded over two worker processes', () => {
       const url = await postgresTestUrl('uptime-shards');
       // The schema, migrated once here rather than by two workers racing (they would wait on the advisory lock).
       await (await openStateDatabase({ url, sqlitePath: ':memory:' })).close();
-      pool = new pg.Pool({ connectionString: url, max: 2 });
+      pool = testPool({ connectionString: url, max: 2 });
       const probes: Probe[] = [];
       server = createServer((request, response) => {
         const query = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams;
