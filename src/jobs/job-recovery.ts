@@ -39,7 +39,7 @@ export function createJobRecovery({
           const settlement = kind.recover.running(job);
           // Queued again: the loop over queued jobs below runs it (and logs it `requeued`).
           if ('requeue' in settlement) {
-            repository.write(job.id, { state: 'queued', message: settlement.message ?? null });
+            repository.write(job.id, { state: 'queued', message: settlement.message ?? null }, 'running');
             continue;
           }
           finish(job.id, settlement.outcome ?? { state: 'failed', reason: 'interrupted' });

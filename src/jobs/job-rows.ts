@@ -17,7 +17,7 @@ import type {
   Settlement,
 } from './job-kind.js';
 import type { JobsRepository } from './jobs.repository.js';
-import { finishedJobStates, type JobRow } from './jobs.table.js';
+import type { JobRow } from './jobs.table.js';
 
 /** A new job's row as the repository stores it, `queued`. */
 const newJobRow = (job: NewJob) => ({
@@ -47,11 +47,7 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
    * (`replacing`: ended by the end its kind held, which this one replaces).
    */
   function finish(id: string, outcome: JobOutcome, replacing = false): void {
-    repository.transaction(() => {
-      const current = repository.find(id);
-      if (!current || (!replacing && finishedJobStates.includes(current.state))) return;
-      repository.write(id, endOf(outcome, now));
-    });
+    repository.write(id, endOf(outcome, now), replacing ? undefined : 'unfinished');
   }
 
   /**
@@ -123,11 +119,12 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
   /** Finished jobs' outcomes revised, in one transaction; a job not finished (or gone) stays as it is. */
   function revise(revisions: readonly JobRevision[]): void {
     repository.transaction(() => {
-      for (const { id, progress, ...end } of revisions) {
-        const current = repository.find(id);
-        if (!current || !finishedJobStates.includes(current.state)) continue;
-        repository.write(id, { ...end, progress: progress === undefined ? undefined : JSON.stringify(progress) });
-      }
+      for (const { id, progress, ...end } of revisions)
+        repository.write(
+          id,
+          { ...end, progress: progress === undefined ? undefined : JSON.stringify(progress) },
+          'finished',
+        );
     });
   }
 
@@ -185,11 +182,8 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
     },
 
     /** A queued job ended without running, as `outcome` says; one that is no longer queued stays as it is. */
-    endQueued(id: string, outcome: JobOutcome): JobRow | undefined {
-      const current = repository.find(id);
-      if (current?.state !== 'queued') return current;
-      return repository.update(id, endOf(outcome, now));
-    },
+    endQueued: (id: string, outcome: JobOutcome): JobRow | undefined =>
+      repository.update(id, endOf(outcome, now), 'queued') ?? repository.find(id),
 
     revise,
   };

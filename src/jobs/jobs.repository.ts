@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, lt, or, sql, type AnyColumn, type SQL } from 'd
 import type { Db } from '../db/database.js';
 import { rowDecoder } from '../db/row-decoder.js';
 import { transactionOf } from '../db/write-batch.js';
-import { jobs, type JobRow, type JobState, type NewJobRow } from './jobs.table.js';
+import { finishedJobStates, jobs, type JobRow, type JobState, type NewJobRow } from './jobs.table.js';
 
 export interface JobFilter {
   /** One job (a request limited to tags reads one job through its scope's `visible`). */
@@ -21,6 +21,15 @@ export interface JobFilter {
 }
 
 type JobColumn = Exclude<keyof NewJobRow, 'id'>;
+
+/** The states a conditional write of a job requires it to be in (checked by the statement itself). */
+export type JobsIn = 'queued' | 'running' | 'unfinished' | 'finished';
+const STATES_IN: Record<JobsIn, readonly JobState[]> = {
+  queued: ['queued'],
+  running: ['running'],
+  unfinished: ['queued', 'running'],
+  finished: finishedJobStates,
+};
 
 /** The columns a job filter reads, in either dialect's `jobs` table (job-store.ts's is PostgreSQL's type). */
 type FilterColumns = Record<'id' | 'siteId' | 'kind' | 'state' | 'createdAt', AnyColumn>;
@@ -81,25 +90,18 @@ export function createJobsRepository({ db }: { db: Db }) {
   const writes = new Map<string, ReturnType<typeof prepareWrite>>();
   // (drizzle's `set` takes placeholders only inside sql: the values go in mapped to what the column stores)
   const setOf = (columns: JobColumn[]) => Object.fromEntries(columns.map((column) => [column, p(column)]));
-  const prepareUpdate = (columns: JobColumn[]) =>
-    db
-      .update(jobs)
-      .set(setOf(columns))
-      .where(eq(jobs.id, sql.placeholder('id')))
-      .returning()
-      .prepare();
-  const prepareWrite = (columns: JobColumn[]) =>
-    db
-      .update(jobs)
-      .set(setOf(columns))
-      .where(eq(jobs.id, sql.placeholder('id')))
-      .prepare();
+  const where = (only: JobsIn | undefined) =>
+    and(eq(jobs.id, sql.placeholder('id')), only === undefined ? undefined : inArray(jobs.state, [...STATES_IN[only]]));
+  const prepareUpdate = (columns: JobColumn[], only: JobsIn | undefined) =>
+    db.update(jobs).set(setOf(columns)).where(where(only)).returning().prepare();
+  const prepareWrite = (columns: JobColumn[], only: JobsIn | undefined) =>
+    db.update(jobs).set(setOf(columns)).where(where(only)).prepare();
   /** The columns a change writes (undefined leaves a column as it is), and their values as stored. */
   const changed = (id: string, changes: Partial<NewJobRow>) => {
     const columns = (Object.keys(changes) as (keyof NewJobRow)[]).filter(
       (column): column is JobColumn => column !== 'id' && changes[column] !== undefined,
     );
-    return { columns, key: columns.join(), values: { ...toDriver(changes), id } };
+    return { columns, values: { ...toDriver(changes), id } };
   };
   const toDriver = (changes: Partial<NewJobRow>) => {
     const values: Record<string, unknown> = {};
@@ -126,6 +128,28 @@ export function createJobsRepository({ db }: { db: Db }) {
     id: row.id,
   });
 
+  /**
+   * Writes `changes` to the job and answers it as written; `only`: while the job is in those states (in the same
+   * statement, so nothing written beside it can slip in between), undefined when it is not (or is gone).
+   */
+  function update(id: string, changes: Partial<NewJobRow>, only?: JobsIn): JobRow | undefined {
+    const { columns, values } = changed(id, changes);
+    if (columns.length === 0) return find(id);
+    const key = `${only}:${columns.join()}`;
+    let prepared = updates.get(key);
+    if (!prepared) updates.set(key, (prepared = prepareUpdate(columns, only)));
+    return prepared.get(values);
+  }
+  /** `update` for a caller that does not read the row back (a bulk update's children, its progress): whether it wrote. */
+  function write(id: string, changes: Partial<NewJobRow>, only?: JobsIn): boolean {
+    const { columns, values } = changed(id, changes);
+    if (columns.length === 0) return false;
+    const key = `${only}:${columns.join()}`;
+    let prepared = writes.get(key);
+    if (!prepared) writes.set(key, (prepared = prepareWrite(columns, only)));
+    return prepared.run(values).changes > 0;
+  }
+
   return {
     find,
     /** For kinds with no table of their own: their job row is all there is to write. */
@@ -135,21 +159,8 @@ export function createJobsRepository({ db }: { db: Db }) {
       transaction(() => {
         for (const row of rows) addRow.run(newRow(row));
       }),
-    update(id: string, changes: Partial<NewJobRow>): JobRow | undefined {
-      const { columns, key, values } = changed(id, changes);
-      if (columns.length === 0) return find(id);
-      let prepared = updates.get(key);
-      if (!prepared) updates.set(key, (prepared = prepareUpdate(columns)));
-      return prepared.get(values);
-    },
-    /** `update` for a caller that does not read the row back (a bulk update's children, its progress). */
-    write(id: string, changes: Partial<NewJobRow>): void {
-      const { columns, key, values } = changed(id, changes);
-      if (columns.length === 0) return;
-      let prepared = writes.get(key);
-      if (!prepared) writes.set(key, (prepared = prepareWrite(columns)));
-      prepared.run(values);
-    },
+    update,
+    write,
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
     list(filter: JobFilter): JobRow[] {
@@ -172,15 +183,8 @@ export function createJobsRepository({ db }: { db: Db }) {
         .all(),
 
     /** Marks a job cancelled unless it already finished; false if it had. */
-    markCancelled(id: string, at: Date, message: string): boolean {
-      return (
-        db
-          .update(jobs)
-          .set({ state: 'cancelled', reason: 'cancelled', message, finishedAt: at })
-          .where(and(eq(jobs.id, id), inArray(jobs.state, ['queued', 'running'])))
-          .run().changes > 0
-      );
-    },
+    markCancelled: (id: string, at: Date, message: string): boolean =>
+      write(id, { state: 'cancelled', reason: 'cancelled', message, finishedAt: at }, 'unfinished'),
 
     /** Runs `work` (synchronous writes through any repository on this database) in one SQLite transaction. */
     transaction,

@@ -1,0 +1,68 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openDatabase } from '../../src/db/database.js';
+import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
+import type { NewJobRow } from '../../src/jobs/jobs.table.js';
+
+const at = (ms: number) => new Date(Date.UTC(2026, 10, 28) + ms);
+
+function repositoryOnMemory() {
+  const database = openDatabase(':memory:');
+  onTestFinished(() => database.close());
+  const repository = createJobsRepository({ db: database.db });
+  const add = (id: string, fields: Partial<NewJobRow> = {}) =>
+    repository.insert({ id, kind: 'audit', siteId: null, state: 'queued', createdAt: at(0), ...fields });
+  return { repository, add };
+}
+
+/**
+ * The runner's SQLite writes that depend on a job's state are one statement each, as in the store both
+ * dialects share (job-store.ts): nothing written beside them can fall between a read and the write.
+ */
+describe('the jobs repository’s conditional writes', () => {
+  it('end a job only while it is unfinished, and a queued job only while it is queued', () => {
+    const { repository, add } = repositoryOnMemory();
+    add('queued');
+    add('running', { state: 'running', startedAt: at(1) });
+    add('done', { state: 'succeeded', finishedAt: at(2) });
+    const end = { state: 'failed' as const, reason: 'interrupted', finishedAt: at(3) };
+
+    expect(repository.write('running', end, 'unfinished')).toBe(true);
+    expect(repository.write('done', end, 'unfinished')).toBe(false);
+    expect(repository.find('done')).toMatchObject({ state: 'succeeded', reason: null, finishedAt: at(2) });
+
+    expect(repository.update('running', { state: 'cancelled' }, 'queued')).toBeUndefined();
+    expect(repository.update('queued', { ...end, state: 'cancelled' }, 'queued')).toMatchObject({
+      state: 'cancelled',
+      finishedAt: at(3),
+    });
+    expect(repository.update('gone', end, 'queued')).toBeUndefined();
+  });
+
+  it('revise only a finished job, requeue only a running one, and write unconditionally without a state', () => {
+    const { repository, add } = repositoryOnMemory();
+    add('queued');
+    add('running', { state: 'running' });
+    add('done', { state: 'failed', reason: 'site-unreachable', finishedAt: at(2) });
+
+    expect(repository.write('queued', { message: 'revised' }, 'finished')).toBe(false);
+    expect(repository.write('done', { message: 'revised' }, 'finished')).toBe(true);
+    expect(repository.write('queued', { state: 'queued', message: 'again' }, 'running')).toBe(false);
+    expect(repository.write('running', { state: 'queued', message: 'again' }, 'running')).toBe(true);
+    expect(repository.write('done', { progress: '{"n":1}' })).toBe(true);
+    expect(repository.write('gone', { progress: '{}' })).toBe(false);
+
+    expect(repository.find('queued')).toMatchObject({ state: 'queued', message: null });
+    expect(repository.find('running')).toMatchObject({ state: 'queued', message: 'again' });
+    expect(repository.find('done')).toMatchObject({ state: 'failed', message: 'revised', progress: '{"n":1}' });
+  });
+
+  it('mark a job cancelled unless it has finished', () => {
+    const { repository, add } = repositoryOnMemory();
+    add('queued');
+    add('done', { state: 'succeeded', finishedAt: at(2) });
+    expect(repository.markCancelled('queued', at(5), 'Cancelled.')).toBe(true);
+    expect(repository.markCancelled('done', at(5), 'Cancelled.')).toBe(false);
+    expect(repository.find('queued')).toMatchObject({ state: 'cancelled', reason: 'cancelled', finishedAt: at(5) });
+    expect(repository.find('done')).toMatchObject({ state: 'succeeded', finishedAt: at(2) });
+  });
+});
