@@ -1,9 +1,9 @@
 import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { rowsChanged, tableFor } from '../db/dialect.js';
 import type { StateDatabase, StateDb } from '../db/state-db.js';
-import { jobFilterConditions, type JobFilter } from './jobs.repository.js';
+import { jobFilterConditions, STATES_IN, type JobFilter } from './jobs.repository.js';
 import { jobs as pgJobs } from './jobs.pg-table.js';
-import { finishedJobStates, jobs as sqliteJobs, type JobRow, type NewJobRow } from './jobs.table.js';
+import { jobs as sqliteJobs, type JobRow, type NewJobRow } from './jobs.table.js';
 
 /** A job's end as stored: its state and why, and when; `progress` (JSON text) when the end says. */
 export interface StoredEnd {
@@ -14,7 +14,6 @@ export interface StoredEnd {
   progress?: string | undefined;
 }
 
-const UNFINISHED = ['queued', 'running'] as const;
 /** Rows per insert statement: PostgreSQL takes at most 65,535 parameters, a job row has 12 columns. */
 const INSERT_CHUNK = 1_000;
 
@@ -102,7 +101,7 @@ export function createJobStore(state: StateDatabase) {
      * writes over an end already written (the end its kind held, which this one replaces). Whether it wrote.
      */
     finish: (id: string, end: StoredEnd, { replacing = false } = {}, tx?: StateDb): Promise<boolean> =>
-      updateIf(id, end, replacing ? undefined : inArray(jobs.state, UNFINISHED), tx),
+      updateIf(id, end, replacing ? undefined : inArray(jobs.state, [...STATES_IN.unfinished]), tx),
 
     /** Ends a job that never started, as `end` says; a job no longer queued stays as it is. The row either way. */
     async endQueued(id: string, end: StoredEnd, tx?: StateDb): Promise<JobRow | undefined> {
@@ -121,14 +120,14 @@ export function createJobStore(state: StateDatabase) {
 
     /** A finished job's outcome revised; one not finished (or gone) stays as it is. Whether it wrote. */
     revise: (id: string, end: Partial<StoredEnd>, tx?: StateDb): Promise<boolean> =>
-      updateIf(id, end, inArray(jobs.state, [...finishedJobStates]), tx),
+      updateIf(id, end, inArray(jobs.state, [...STATES_IN.finished]), tx),
 
     /** Marks a job cancelled unless it already finished; false if it had. */
     markCancelled: (id: string, at: Date, message: string, tx?: StateDb): Promise<boolean> =>
       updateIf(
         id,
         { state: 'cancelled', reason: 'cancelled', message, finishedAt: at },
-        inArray(jobs.state, UNFINISHED),
+        inArray(jobs.state, [...STATES_IN.unfinished]),
         tx,
       ),
 

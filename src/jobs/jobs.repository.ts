@@ -24,7 +24,7 @@ type JobColumn = Exclude<keyof NewJobRow, 'id'>;
 
 /** The states a conditional write of a job requires it to be in (checked by the statement itself). */
 export type JobsIn = 'queued' | 'running' | 'unfinished' | 'finished';
-const STATES_IN: Record<JobsIn, readonly JobState[]> = {
+export const STATES_IN: Record<JobsIn, readonly JobState[]> = {
   queued: ['queued'],
   running: ['running'],
   unfinished: ['queued', 'running'],
