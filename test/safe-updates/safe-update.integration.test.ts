@@ -145,7 +145,7 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
     // The previous test left sitewarden-fatal 1.0.0 active, with 1.1.0 on offer.
     await bed.t.services.sync.syncNow(bed.siteId);
     const queued = await bed.t.call('POST', '/api/fleet/updates/apply', {
-      json: { sites: [bed.siteId], items: [{ type: 'plugin', slug: 'sitewarden-fatal' }], safe: true },
+      json: { sites: [bed.siteId], items: [{ type: 'plugin', slug: 'sitewarden-fatal' }], safe: true, checks: policy },
     });
     expect(queued.status, queued.text).toBe(202);
     await bed.t.services.bulkUpdates.idle();
