@@ -13,6 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { createTestSite, type TestSite } from './wordpress/index.js';
 import { installConnector } from './wordpress-state.js';
 import { trimBrowserAssets } from './lean-site.js';
@@ -129,12 +130,20 @@ export async function startDaemonProcess(
 }
 
 /**
+ * No connection kept alive between a test's calls to a daemon: `runCli` (spawnSync) blocks this process, past
+ * the daemon's keep-alive timeout when the machine is busy, and the next call then went out on a connection
+ * the daemon had closed meanwhile ("other side closed", a data-dir-lock run under load).
+ */
+const ONE_REQUEST_A_CONNECTION = new Agent({ pipelining: 0 });
+
+/**
  * Calls the API of a daemon process with a token; `port` is read on each call, so the caller
  * keeps working across restarts of the daemon.
  */
 export function daemonApi(port: () => number, token: string) {
   return async (method: string, path: string, json?: unknown) => {
-    const response = await fetch(`http://127.0.0.1:${port()}${path}`, {
+    const response = await undiciFetch(`http://127.0.0.1:${port()}${path}`, {
+      dispatcher: ONE_REQUEST_A_CONNECTION,
       method,
       headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) },
       body: json ? JSON.stringify(json) : undefined,

@@ -125,11 +125,14 @@ export async function startPrivatePostgres(deps: { startTimeoutMs?: number } = {
 /**
  * A pool for a test's own connections to a test database. The database is dropped `WITH (FORCE)` after the
  * test, and the server then ends any connection still closing (57P01, "terminating connection due to
- * administrator command"); pg-pool listens for errors only on idle connections, so without this listener that
- * end is an uncaught exception that fails the whole run (it did once, a run whose every test passed).
+ * administrator command"): `pool.end()` resolves once its connections are asked to close, not once they have.
+ * Such an end is an uncaught exception that fails the whole run (it did twice, in runs whose every test
+ * passed) unless someone listens: on a connection in use, the connection's own `error`; on an idle one,
+ * pg-pool passes it on as the pool's `error`.
  */
 export function testPool(config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool(config);
+  pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
