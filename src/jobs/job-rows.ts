@@ -4,7 +4,7 @@
  * its progress, its end; a parent's child it leaves unstarted, a finished job's outcome revised.
  * No feature writes a job row (docs/jobs.md, "Who writes a job row").
  */
-import { createWriteBatch } from '../db/write-batch.js';
+import { createWriteBatch, type WriteBatch } from '../db/write-batch.js';
 import type { Clock } from '../shared/clock.js';
 import type {
   Applying,
@@ -30,6 +30,12 @@ const newJobRow = (job: NewJob) => ({
   createdAt: job.createdAt,
 });
 
+/** A job written `running` (or, held, about to be with its kind's first commit), and the write batch it runs with. */
+interface Started {
+  job: JobRow;
+  batch: WriteBatch;
+}
+
 /** An outcome's columns as stored (`progress` left out: as it is). */
 const endOf = (outcome: JobOutcome, now: () => Date) => ({
   state: outcome.state,
@@ -51,25 +57,34 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
   }
 
   /**
-   * Runs a job whose row is `queued`: writes it `running` (held in its write batch with `heldStart`:
-   * committed with the kind's first commit), then its outcome, unless the kind held that very outcome and
-   * committed it. What the kind still holds when it settles is dropped: a kind commits what it keeps (a
-   * crash's half-done writes are not kept). A job that threw (a bug: a kind never throws on a failure of
-   * the job) ends `failed` all the same, then rethrows.
+   * Starts a job whose row is `queued`: writes it `running` while it still is, in one statement, or (`held`) reads
+   * it and holds that write, still only while queued, for the kind's first commit. Undefined when it is no longer
+   * queued: cancelled while it waited, or removed with its site.
    */
-  async function runWritten(
-    queued: JobRow,
-    work: (job: JobRow, context: JobContext) => Promise<Settlement>,
-    { heldStart = false }: { heldStart?: boolean | undefined } = {},
-  ): Promise<Settlement> {
-    const { id } = queued;
+  function start(id: string, held = false): Started | undefined {
     const batch = createWriteBatch(repository.transaction);
-    const running = { state: 'running' as const, startedAt: now(), attempts: queued.attempts + 1 };
-    let job: JobRow;
-    if (heldStart) {
-      batch.later(() => repository.write(id, running));
-      job = { ...queued, ...running };
-    } else job = repository.update(id, running) ?? queued;
+    if (!held) {
+      const job = repository.start(id, now());
+      return job && { job, batch };
+    }
+    const queued = repository.find(id);
+    if (queued?.state !== 'queued') return undefined;
+    const startedAt = now();
+    batch.later(() => void repository.start(id, startedAt));
+    return { job: { ...queued, state: 'running', startedAt, attempts: queued.attempts + 1 }, batch };
+  }
+
+  /**
+   * Runs a started job, then writes its outcome, unless the kind held that very outcome and committed it. What the
+   * kind still holds when it settles is dropped: a kind commits what it keeps (a crash's half-done writes are not
+   * kept). A job that threw (a bug: a kind never throws on a failure of the job) ends `failed` all the same, then
+   * rethrows.
+   */
+  async function runStarted(
+    { job, batch }: Started,
+    work: (job: JobRow, context: JobContext) => Promise<Settlement>,
+  ): Promise<Settlement> {
+    const { id } = job;
     let held: JobOutcome | undefined;
     let heldWritten = false;
     const context: JobContext = {
@@ -144,7 +159,8 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
 
   return {
     finish,
-    runWritten,
+    start,
+    runStarted,
     create,
 
     /**

@@ -55,18 +55,18 @@ export function createJobRunner({
   const { schedule } = pools;
   const { cancel, cancelledBy } = createJobCancel({ repository, clock, kinds, active, cancelled });
   const rows = createJobRowWriter({ repository, clock });
-  const { finish, runWritten } = rows;
+  const { finish } = rows;
   const { recover } = createJobRecovery({ repository, kindOf, finish, announce, interrupted, schedule });
 
   async function execute(id: string, kind: JobKind): Promise<void> {
-    const queued = repository.find(id);
+    const started = rows.start(id, kind.heldStart);
     // Cancelled while it waited, or removed with its site.
-    if (!queued || queued.state !== 'queued') return;
-    const job = queued;
+    if (!started) return;
+    const { job } = started;
     const controller = new AbortController();
     const run = (running: JobRow, context: JobContext) => kind.run(running, controller.signal, context);
     const work = (async () => {
-      announce(job, await runWritten(job, run, { heldStart: kind.heldStart }));
+      announce(job, await rows.runStarted(started, run));
       // Only a kind that stops halfway can have been cancelled while it ran (cancel() answers 409 for the others).
       if (kind.cancelsWhileRunning && repository.find(id)?.state === 'cancelled')
         cancelled(job, 'running', cancelledBy.get(id));
@@ -148,10 +148,10 @@ export function createJobRunner({
      * backup): written, logged and recovered as one the runner ran in its pool.
      */
     async runWithin(id: string, work: (job: JobRow, context: JobContext) => Promise<Settlement>): Promise<Settlement> {
-      const job = repository.find(id);
-      if (!job) throw new Error(`there is no job ${id} to run`);
-      const settlement = await runWritten(job, work);
-      announce(job, settlement);
+      const started = rows.start(id);
+      if (!started) throw new Error(`there is no queued job ${id} to run`);
+      const settlement = await rows.runStarted(started, work);
+      announce(started.job, settlement);
       return settlement;
     },
 

@@ -85,6 +85,12 @@ export function createJobsRepository({ db }: { db: Db }) {
     finishedAt: p('finishedAt'),
   };
   const insertRow = db.insert(jobs).values(insertValues).returning().prepare();
+  const startRow = db
+    .update(jobs)
+    .set({ state: 'running', startedAt: sql`${sql.placeholder('startedAt')}`, attempts: sql`${jobs.attempts} + 1` })
+    .where(and(eq(jobs.id, sql.placeholder('id')), eq(jobs.state, 'queued')))
+    .returning()
+    .prepare();
   const addRow = db.insert(jobs).values(insertValues).prepare();
   const updates = new Map<string, ReturnType<typeof prepareUpdate>>();
   const writes = new Map<string, ReturnType<typeof prepareWrite>>();
@@ -161,6 +167,9 @@ export function createJobsRepository({ db }: { db: Db }) {
       }),
     update,
     write,
+    /** Starts a queued job (`running`, one more attempt); undefined when it is no longer queued (ended meanwhile, gone). */
+    start: (id: string, at: Date): JobRow | undefined =>
+      startRow.get({ id, startedAt: jobs.startedAt.mapToDriverValue(at) }),
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
     list(filter: JobFilter): JobRow[] {

@@ -19,6 +19,20 @@ function repositoryOnMemory() {
  * dialects share (job-store.ts): nothing written beside them can fall between a read and the write.
  */
 describe('the jobs repository’s conditional writes', () => {
+  it('start a job only while it is queued, one attempt more each time', () => {
+    const { repository, add } = repositoryOnMemory();
+    add('queued', { attempts: 1 });
+    expect(repository.start('queued', at(1))).toMatchObject({ state: 'running', attempts: 2, startedAt: at(1) });
+    expect(repository.start('queued', at(2))).toBeUndefined();
+    expect(repository.find('queued')).toMatchObject({ state: 'running', attempts: 2, startedAt: at(1) });
+
+    add('cancelled');
+    expect(repository.markCancelled('cancelled', at(3), 'Cancelled.')).toBe(true);
+    expect(repository.start('cancelled', at(4))).toBeUndefined();
+    expect(repository.find('cancelled')).toMatchObject({ state: 'cancelled', attempts: 0, startedAt: null });
+    expect(repository.start('gone', at(4))).toBeUndefined();
+  });
+
   it('end a job only while it is unfinished, and a queued job only while it is queued', () => {
     const { repository, add } = repositoryOnMemory();
     add('queued');
