@@ -46,3 +46,7 @@ if [[ -f "$sqlite_binary" && ! -f "$sqlite_prebuild" ]] && getconf GNU_LIBC_VERS
   mv "$sqlite_prebuild.tmp.$$" "$sqlite_prebuild"
 fi
 echo "setup: npm dependencies installed"
+
+if [[ "${1:-}" == "--test" ]]; then
+  bash scripts/wordpress-builds.sh
+fi

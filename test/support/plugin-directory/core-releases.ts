@@ -1,17 +1,17 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand } from '../processes.js';
-import { PLAYGROUND_BUILDS } from '../wordpress/releases.js';
+import { PLAYGROUND_BUILDS, playgroundBuild } from '../wordpress/releases.js';
 import { compareVersions } from './catalog.js';
 
 /**
  * WordPress releases the mirror can offer as core updates: the real releases in
- * @wp-playground/wordpress-builds (6.2.6 … 6.5.5), repackaged the way WordPress's own
+ * WordPress Playground's builds (6.2.6 … 6.5.5, scripts/wordpress-builds.sh), repackaged the way WordPress's own
  * packages are laid out (one top-level `wordpress/` folder, no wp-config.php), built on
  * first download because a run that updates no core should not pay for the zipping.
  */
 export function createCoreReleases(deps: { zipDir: string }) {
-  const names = JSON.parse(readFileSync(join(PLAYGROUND_BUILDS, 'wp-versions.json'), 'utf8')) as Record<string, string>;
+  const names = JSON.parse(readFileSync(playgroundBuild('wp-versions.json'), 'utf8')) as Record<string, string>;
   const releases = new Map(
     Object.entries(names)
       .filter(([branch, version]) => /^\d+\.\d+$/.test(branch) && /^\d+(\.\d+)+$/.test(version))

@@ -1,14 +1,16 @@
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { runCommand } from '../processes.js';
 import { WORDPRESS_SOURCE } from './paths.js';
 
 /**
  * The WordPress releases a test site can run: Debian's package (6.1.9, what most tests use)
- * and the newest real release in @wp-playground/wordpress-builds.
+ * and the newest real release in WordPress Playground's builds (PLAYGROUND_BUILDS).
  */
 export type WordPressRelease = 'debian' | 'newest';
+
+const BUILDS_SPEC = resolve(import.meta.dirname, '../../../scripts/wordpress-builds.json');
 
 /** The release a test site runs when the test names none: SITEWARDEN_TEST_WORDPRESS, else Debian's. */
 export function defaultRelease(): WordPressRelease {
@@ -18,13 +20,26 @@ export function defaultRelease(): WordPressRelease {
   throw new Error(`SITEWARDEN_TEST_WORDPRESS must be debian or newest, not ${named}`);
 }
 
-// createRequire: vitest's global setup (which serves core packages from the mirror) has no import.meta.resolve.
-const require = createRequire(import.meta.url);
-/** The release zips of @wp-playground/wordpress-builds and their wp-versions.json. */
-export const PLAYGROUND_BUILDS = join(
-  dirname(require.resolve('@wp-playground/wordpress-builds/package.json')),
-  'src/wordpress',
-);
+/**
+ * WordPress Playground's release builds (@wp-playground/wordpress-builds, pinned in scripts/wordpress-builds.json):
+ * the release zips and their wp-versions.json, kept once per machine by scripts/wordpress-builds.sh (which
+ * `scripts/setup.sh --test` runs), in the same place it computes.
+ */
+export const PLAYGROUND_BUILDS =
+  process.env.SITEWARDEN_WORDPRESS_BUILDS ||
+  join(
+    process.env.XDG_CACHE_HOME || join(homedir(), '.cache'),
+    'sitewarden',
+    `wordpress-builds-${(JSON.parse(readFileSync(BUILDS_SPEC, 'utf8')) as { version: string }).version}`,
+  );
+
+/** PLAYGROUND_BUILDS's `file`, or a clear error when the machine has not been set up for the tests. */
+export function playgroundBuild(file: string): string {
+  const path = join(PLAYGROUND_BUILDS, file);
+  if (!existsSync(path))
+    throw new Error(`${path} is missing: run \`bash scripts/setup.sh --test\` (scripts/wordpress-builds.sh keeps it)`);
+  return path;
+}
 
 /**
  * WordPress Playground's build of 6.5.5 (see build/Dockerfile in the package): the release zip
@@ -34,7 +49,7 @@ export const PLAYGROUND_BUILDS = join(
  * a wp-config.php of its own. The PHP is the release's, so everything a REST client sees works;
  * wp-admin pages render without their styles and scripts.
  */
-export const NEWEST_RELEASE = { version: '6.5.5', zip: join(PLAYGROUND_BUILDS, 'wp-6.5.zip') } as const;
+export const NEWEST_RELEASE = { version: '6.5.5', file: 'wp-6.5.zip' } as const;
 
 /**
  * What a test site's wp-content starts with, whatever else this machine's Debian packages put
@@ -60,9 +75,7 @@ export async function copyWordPressRelease(release: WordPressRelease, root: stri
     await copyBaselineContent(root, []);
     return;
   }
-  if (!existsSync(NEWEST_RELEASE.zip))
-    throw new Error(`${NEWEST_RELEASE.zip} is missing: is the dev dependency installed?`);
-  await runCommand('unzip', ['-q', NEWEST_RELEASE.zip, '-d', root]);
+  await runCommand('unzip', ['-q', playgroundBuild(NEWEST_RELEASE.file), '-d', root]);
   // Playground's config and its SQLite database: the test bed's sites use MariaDB and our wp-config.php
   // (there is no db.php drop-in in the build, so nothing would read the SQLite file anyway).
   rmSync(join(root, 'wp-config.php'));
