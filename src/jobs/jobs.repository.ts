@@ -87,7 +87,7 @@ export function createJobsRepository({ db }: { db: Db }) {
   const insertRow = db.insert(jobs).values(insertValues).returning().prepare();
   const startRow = db
     .update(jobs)
-    .set({ state: 'running', startedAt: sql`${sql.placeholder('startedAt')}`, attempts: sql`${jobs.attempts} + 1` })
+    .set({ state: 'running', startedAt: p('startedAt'), attempts: sql`${jobs.attempts} + 1` })
     .where(and(eq(jobs.id, sql.placeholder('id')), eq(jobs.state, 'queued')))
     .returning()
     .prepare();
