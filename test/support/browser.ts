@@ -24,6 +24,7 @@ const CHROMIUM_ARGS = [
 export async function withBrowserPage<T>(work: (page: Page) => Promise<T>): Promise<T> {
   // Playwright insists on owning --user-data-dir; a fresh directory per call is the same thing.
   const profileDir = mkdtempSync(join(tmpdir(), 'sitewarden-chromium-'));
+  const trace = browserTrace();
   const context = await chromium
     .launchPersistentContext(profileDir, {
       executablePath: '/usr/bin/chromium',
@@ -32,20 +33,52 @@ export async function withBrowserPage<T>(work: (page: Page) => Promise<T>): Prom
       timeout: 30_000,
     })
     .catch((error: unknown) => {
+      trace.stop();
       rmSync(profileDir, { recursive: true, force: true });
       throw error;
     });
+  let closing = false;
+  context.on('close', () => closing || trace.note('the browser context closed before the test was done'));
   try {
     await context.route('**/*', (route) =>
       staysOnMachine(route.request().url()) ? route.continue() : route.abort('blockedbyclient'),
     );
     const page = context.pages()[0] ?? (await context.newPage());
+    page.on('crash', () => trace.note(`the page crashed at ${page.url()}`));
     page.setDefaultTimeout(20_000);
     return await work(page);
+  } catch (error) {
+    throw trace.explain(error);
   } finally {
+    closing = true;
+    trace.stop();
     await context.close().catch(() => undefined);
     rmSync(profileDir, { recursive: true, force: true });
   }
+}
+
+const TRACED_SIGNALS = ['SIGTERM', 'SIGHUP', 'SIGINT'] as const;
+
+/**
+ * What happened to the browser while a test used it: its context closing or its page crashing
+ * under the test, and any signal this test process received (Playwright closes its browsers on
+ * SIGTERM, SIGHUP and SIGINT). A test that fails on a closed page then says why.
+ */
+function browserTrace() {
+  const lines: string[] = [];
+  const note = (line: string) => lines.push(`${new Date().toISOString()} ${line}`);
+  const onSignal = (signal: NodeJS.Signals) => note(`this test process (pid ${process.pid}) received ${signal}`);
+  for (const signal of TRACED_SIGNALS) process.on(signal, onSignal);
+  return {
+    note,
+    stop: () => {
+      for (const signal of TRACED_SIGNALS) process.off(signal, onSignal);
+    },
+    explain(error: unknown): unknown {
+      if (lines.length > 0 && error instanceof Error) error.message += `\n\nWhile the test ran:\n${lines.join('\n')}`;
+      return error;
+    },
+  };
 }
 
 /** Fills in wp-login.php as the site's administrator, when WordPress shows it. */
