@@ -47,6 +47,23 @@ export function createJobStore(state: StateDatabase) {
       tx,
     );
 
+  /** Writes `changes` to the job `id` while it is queued, and answers it as written; undefined when it is not (or is gone). */
+  const updateQueued = (
+    id: string,
+    changes: { [Column in keyof NewJobRow]?: NewJobRow[Column] | SQL },
+    tx?: StateDb,
+  ): Promise<JobRow | undefined> =>
+    state.run(
+      (db) =>
+        db
+          .update(jobs)
+          .set(changes)
+          .where(and(byId(id), eq(jobs.state, 'queued')))
+          .returning()
+          .then(first),
+      tx,
+    );
+
   return {
     find,
 
@@ -75,16 +92,7 @@ export function createJobStore(state: StateDatabase) {
 
     /** Starts a queued job (`running`, one more attempt); undefined when it is no longer queued (cancelled meanwhile, gone). */
     start: (id: string, at: Date, tx?: StateDb): Promise<JobRow | undefined> =>
-      state.run(
-        (db) =>
-          db
-            .update(jobs)
-            .set({ state: 'running', startedAt: at, attempts: sql`${jobs.attempts} + 1` })
-            .where(and(byId(id), eq(jobs.state, 'queued')))
-            .returning()
-            .then(first),
-        tx,
-      ),
+      updateQueued(id, { state: 'running', startedAt: at, attempts: sql`${jobs.attempts} + 1` }, tx),
 
     /** Columns a running job reports (`progress`, `params`, `message`), whatever its state. */
     write: async (
@@ -105,31 +113,19 @@ export function createJobStore(state: StateDatabase) {
 
     /** Ends a job that never started, as `end` says; a job no longer queued stays as it is. The row either way. */
     async endQueued(id: string, end: StoredEnd, tx?: StateDb): Promise<JobRow | undefined> {
-      const ended = await state.run(
-        (db) =>
-          db
-            .update(jobs)
-            .set(end)
-            .where(and(byId(id), eq(jobs.state, 'queued')))
-            .returning()
-            .then(first),
-        tx,
-      );
-      return ended ?? find(id, tx);
+      return (await updateQueued(id, end, tx)) ?? find(id, tx);
     },
 
     /** A finished job's outcome revised; one not finished (or gone) stays as it is. Whether it wrote. */
     revise: (id: string, end: Partial<StoredEnd>, tx?: StateDb): Promise<boolean> =>
       updateIf(id, end, inArray(jobs.state, [...STATES_IN.finished]), tx),
 
-    /** Marks a job cancelled unless it already finished; false if it had. */
-    markCancelled: (id: string, at: Date, message: string, tx?: StateDb): Promise<boolean> =>
-      updateIf(
-        id,
-        { state: 'cancelled', reason: 'cancelled', message, finishedAt: at },
-        inArray(jobs.state, [...STATES_IN.unfinished]),
-        tx,
-      ),
+    /**
+     * Cancels a job that has not started, and answers it as written; undefined when it is no longer queued
+     * (started, ended or gone meanwhile). A running job is ended by its own run, never from beside it.
+     */
+    cancelQueued: (id: string, at: Date, message: string, tx?: StateDb): Promise<JobRow | undefined> =>
+      updateQueued(id, { state: 'cancelled', reason: 'cancelled', message, finishedAt: at }, tx),
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
     list(filter: JobFilter): Promise<JobRow[]> {

@@ -191,9 +191,12 @@ export function createJobsRepository({ db }: { db: Db }) {
         .orderBy(jobs.id)
         .all(),
 
-    /** Marks a job cancelled unless it already finished; false if it had. */
-    markCancelled: (id: string, at: Date, message: string): boolean =>
-      write(id, { state: 'cancelled', reason: 'cancelled', message, finishedAt: at }, 'unfinished'),
+    /**
+     * Cancels a job that has not started, and answers it as written; undefined when it is no longer queued
+     * (started, ended or gone meanwhile). A running job is ended by its own run, never from beside it.
+     */
+    cancelQueued: (id: string, at: Date, message: string): JobRow | undefined =>
+      update(id, { state: 'cancelled', reason: 'cancelled', message, finishedAt: at }, 'queued'),
 
     /** Runs `work` (synchronous writes through any repository on this database) in one SQLite transaction. */
     transaction,

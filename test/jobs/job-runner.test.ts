@@ -243,14 +243,22 @@ describe('cancel', () => {
       'gated',
       s.gatedKind({
         pool: { name: 'one-slot', concurrency: 1 },
-        cancelQueued: (job) => void cancelledRows.push(job.id),
+        cancelQueued: (job) => {
+          cancelledRows.push(`${job.id} ${job.state}`);
+          return { progress: { left: 'unstarted' } };
+        },
       }),
     );
     const blocker = s.submit('gated', 'site_a');
     const waiting = s.submit('gated', 'site_b');
     await until(() => s.running.has(blocker));
-    expect(await s.runner.cancel(waiting)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
-    expect(cancelledRows).toEqual([waiting]);
+    const cancelled = await s.runner.cancel(waiting);
+    expect(cancelled).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+    expect(JSON.parse(cancelled.progress)).toEqual({ left: 'unstarted' });
+    expect(s.repository.find(waiting)).toEqual(cancelled);
+    // The hook is given the row as cancelled, in the transaction that cancelled it.
+    expect(cancelledRows).toEqual([`${waiting} cancelled`]);
+    expect(await s.problemOf(() => s.runner.cancel(waiting))).toBe('job-finished');
     expect(s.logs.events('job.cancelled')).toEqual([
       expect.objectContaining({ kind: 'gated', jobId: waiting, siteId: 'site_b', state: 'queued' }),
     ]);

@@ -44,7 +44,7 @@ describe.each(dialects)('the job store on %s', (dialect) => {
     expect(await store.find('job_none')).toBeUndefined();
   });
 
-  it('starts a job only while it is queued, one attempt more each time', async () => {
+  it('starts a job only while it is queued, one attempt more each time, and cancels one only while it is queued', async () => {
     const store = createJobStore(state());
     await store.insert(job('job_1'));
     expect(await store.start('job_1', at(1_000))).toMatchObject({
@@ -53,10 +53,18 @@ describe.each(dialects)('the job store on %s', (dialect) => {
       startedAt: at(1_000),
     });
     expect(await store.start('job_1', at(2_000))).toBeUndefined();
-    expect(await store.markCancelled('job_1', at(3_000), 'stopped by a test')).toBe(true);
-    expect(await store.start('job_1', at(4_000))).toBeUndefined();
     expect(await store.start('job_none', at(4_000))).toBeUndefined();
-    expect(await store.find('job_1')).toMatchObject({ state: 'cancelled', reason: 'cancelled', attempts: 1 });
+    expect(await store.find('job_1')).toMatchObject({ state: 'running', attempts: 1, startedAt: at(1_000) });
+
+    await store.insert(job('job_2'));
+    expect(await store.cancelQueued('job_2', at(3_000), 'stopped by a test')).toMatchObject({
+      state: 'cancelled',
+      reason: 'cancelled',
+      message: 'stopped by a test',
+      finishedAt: at(3_000),
+    });
+    expect(await store.start('job_2', at(4_000))).toBeUndefined();
+    expect(await store.find('job_2')).toMatchObject({ state: 'cancelled', attempts: 0, startedAt: null });
   });
 
   it('ends a job once: a second end is refused unless it replaces the first, and a cancel comes too late', async () => {
@@ -65,7 +73,7 @@ describe.each(dialects)('the job store on %s', (dialect) => {
     await store.start('job_1', at(1_000));
     expect(await store.finish('job_1', failed('first'))).toBe(true);
     expect(await store.finish('job_1', { ...failed('second'), state: 'succeeded' })).toBe(false);
-    expect(await store.markCancelled('job_1', at(6_000), 'too late')).toBe(false);
+    expect(await store.cancelQueued('job_1', at(6_000), 'too late')).toBeUndefined();
     expect(await store.find('job_1')).toMatchObject({ state: 'failed', message: 'first', finishedAt: at(5_000) });
 
     expect(
@@ -141,7 +149,7 @@ describe.each(dialects)('the job store on %s', (dialect) => {
     expect((await store.unfinished('audit', 'queued')).length).toBe(1_250);
   });
 
-  it('rolls a transaction’s writes back together, and gives a job to one of two racing ends', async () => {
+  it('rolls a transaction’s writes back together, and gives a job to one of two racing ends or of a start and a cancel', async () => {
     const store = createJobStore(state());
     await expect(
       state().transaction(async (tx) => {
@@ -154,11 +162,16 @@ describe.each(dialects)('the job store on %s', (dialect) => {
 
     await store.insert(job('job_4'));
     await store.start('job_4', at(1_000));
-    const ends = await Promise.all([
-      store.finish('job_4', failed('one')),
-      store.finish('job_4', failed('two')),
-      store.markCancelled('job_4', at(2_000), 'three'),
-    ]);
+    const ends = await Promise.all([store.finish('job_4', failed('one')), store.finish('job_4', failed('two'))]);
     expect(ends.filter(Boolean)).toHaveLength(1);
+
+    // A queued job is either started or cancelled, never both, whichever statement comes first.
+    await store.insert(job('job_5'));
+    const [started, cancelled] = await Promise.all([
+      store.start('job_5', at(1_000)),
+      store.cancelQueued('job_5', at(1_000), 'raced'),
+    ]);
+    expect([started, cancelled].filter(Boolean)).toHaveLength(1);
+    expect((await store.find('job_5'))!.state).toBe(started ? 'running' : 'cancelled');
   });
 });

@@ -27,7 +27,7 @@ describe('the jobs repository’s conditional writes', () => {
     expect(repository.find('queued')).toMatchObject({ state: 'running', attempts: 2, startedAt: at(1) });
 
     add('cancelled');
-    expect(repository.markCancelled('cancelled', at(3), 'Cancelled.')).toBe(true);
+    expect(repository.cancelQueued('cancelled', at(3), 'Cancelled.')).toMatchObject({ state: 'cancelled' });
     expect(repository.start('cancelled', at(4))).toBeUndefined();
     expect(repository.find('cancelled')).toMatchObject({ state: 'cancelled', attempts: 0, startedAt: null });
     expect(repository.start('gone', at(4))).toBeUndefined();
@@ -70,13 +70,24 @@ describe('the jobs repository’s conditional writes', () => {
     expect(repository.find('done')).toMatchObject({ state: 'failed', message: 'revised', progress: '{"n":1}' });
   });
 
-  it('mark a job cancelled unless it has finished', () => {
+  it('cancel a job only while it is queued: a running job is its run’s to end', () => {
     const { repository, add } = repositoryOnMemory();
     add('queued');
+    add('running', { state: 'running', startedAt: at(1) });
     add('done', { state: 'succeeded', finishedAt: at(2) });
-    expect(repository.markCancelled('queued', at(5), 'Cancelled.')).toBe(true);
-    expect(repository.markCancelled('done', at(5), 'Cancelled.')).toBe(false);
-    expect(repository.find('queued')).toMatchObject({ state: 'cancelled', reason: 'cancelled', finishedAt: at(5) });
+    expect(repository.cancelQueued('queued', at(5), 'Cancelled.')).toMatchObject({
+      id: 'queued',
+      state: 'cancelled',
+      reason: 'cancelled',
+      message: 'Cancelled.',
+      finishedAt: at(5),
+    });
+    expect(repository.cancelQueued('queued', at(6), 'Again.')).toBeUndefined();
+    expect(repository.cancelQueued('running', at(5), 'Cancelled.')).toBeUndefined();
+    expect(repository.cancelQueued('done', at(5), 'Cancelled.')).toBeUndefined();
+    expect(repository.cancelQueued('gone', at(5), 'Cancelled.')).toBeUndefined();
+    expect(repository.find('queued')).toMatchObject({ state: 'cancelled', message: 'Cancelled.', finishedAt: at(5) });
+    expect(repository.find('running')).toMatchObject({ state: 'running', finishedAt: null });
     expect(repository.find('done')).toMatchObject({ state: 'succeeded', finishedAt: at(2) });
   });
 });
