@@ -37,7 +37,8 @@ export function createJobCancel({
       const job = repository.cancelQueued(id, clock.now(), CANCELLED_MESSAGE);
       if (!job) return undefined;
       const ended = kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
-      return (ended?.progress && repository.update(id, { progress: JSON.stringify(ended.progress) })) || job;
+      if (!ended?.progress) return job;
+      return repository.update(id, { progress: JSON.stringify(ended.progress) }) ?? job;
     });
 
   return {
