@@ -32,7 +32,7 @@ const events = (logs: string) =>
  * of a real site while uptime probes run, then started again on the same data directory.
  */
 describe('a daemon stopped with SIGTERM mid-backup', () => {
-  const bed = useDaemonSite('sigterm', { uploadMb: 96 });
+  const bed = useDaemonSite('sigterm', { uploadMb: 24, slowRangeMs: 1500, lean: true });
   const env = () => ({
     SITEWARDEN_DATA_DIR: bed.dataDir,
     SITEWARDEN_LOG_LEVEL: 'info',

@@ -18,7 +18,7 @@ import {
  * before it touches anything, instead of running its start-up recovery on the first one's jobs.
  */
 describe('a data directory already in use', () => {
-  const bed = useDaemonSite('lock', { uploadMb: 64 });
+  const bed = useDaemonSite('lock', { uploadMb: 24, slowRangeMs: 1500, lean: true });
   const env = () => ({
     SITEWARDEN_DATA_DIR: bed.dataDir,
     SITEWARDEN_LOG_LEVEL: 'info',

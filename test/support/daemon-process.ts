@@ -207,10 +207,13 @@ export async function waitForBackup(
  * large upload, so a backup of it runs long enough to be caught in the middle) and a fresh data
  * directory; both go when the file's tests end. `lean`: without core's browser assets and the
  * bundled themes but the default one (lean-site.ts), for a whole-site backup of fewer files.
+ * `slowRangeMs`: the site takes that long over each range of a file it sends a backup (8 MiB),
+ * so a modest upload keeps a backup busy for seconds at little CPU; random bytes are incompressible,
+ * and a large upload's hashing and compressing were a whole core's work for most of a minute.
  */
 export function useDaemonSite(
   name: string,
-  { uploadMb = 0, lean = false }: { uploadMb?: number; lean?: boolean } = {},
+  { uploadMb = 0, lean = false, slowRangeMs = 0 }: { uploadMb?: number; lean?: boolean; slowRangeMs?: number } = {},
 ): { site: TestSite; dataDir: string } {
   const bed = {} as { site: TestSite; dataDir: string };
   beforeAll(async () => {
@@ -222,6 +225,7 @@ export function useDaemonSite(
       mkdirSync(join(bed.site.root, 'wp-content/uploads/2026/02'), { recursive: true });
       writeFileSync(join(bed.site.root, 'wp-content/uploads/2026/02/film.bin'), randomBytes(uploadMb * 1024 * 1024));
     }
+    if (slowRangeMs > 0) slowFileRanges(bed.site, slowRangeMs);
     bed.dataDir = mkdtempSync(join(tmpdir(), `sitewarden-${name}-`));
   });
   afterAll(async () => {
@@ -229,4 +233,20 @@ export function useDaemonSite(
     if (bed.dataDir) rmSync(bed.dataDir, { recursive: true, force: true });
   });
   return bed;
+}
+
+/** The site sleeps `ms` before answering each file range a backup asks for (a slow disk or a busy host, as seen from the daemon). */
+function slowFileRanges(site: TestSite, ms: number): void {
+  mkdirSync(join(site.root, 'wp-content/mu-plugins'), { recursive: true });
+  writeFileSync(
+    join(site.root, 'wp-content/mu-plugins/sitewarden-slow-file-ranges.php'),
+    `<?php
+add_filter( 'rest_pre_dispatch', function ( $result, $server, $request ) {
+  if ( '/sitewarden/v1/backup/file' === $request->get_route() ) {
+    usleep( ${Math.round(ms * 1000)} );
+  }
+  return $result;
+}, 10, 3 );
+`,
+  );
 }
