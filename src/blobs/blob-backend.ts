@@ -78,13 +78,15 @@ async function sizeOf(path: string): Promise<number | null> {
 }
 
 /**
- * Renames `temporary` to `path`, making its folder first. A delete that just removed that folder as
- * empty (below) makes the rename fail with ENOENT: the folder is made again, a few times at most.
+ * Renames `temporary` to `path`, making its folder first. A delete that removes that folder as empty
+ * (below) at that moment makes the rename fail with ENOENT, or the folder's making itself (Node's
+ * recursive mkdir finds the folder there, then not there when it checks what it found): the folder
+ * is made again, a few times at most.
  */
 async function moveInto(temporary: string, path: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     try {
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       await rename(temporary, path);
       return;
     } catch (error) {
