@@ -10,6 +10,8 @@ describe('a daemon killed during a safe update’s after-checks', () => {
     SITEWARDEN_DATA_DIR: bed.dataDir,
     SITEWARDEN_LOG_LEVEL: 'info',
     SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
+    // No Lighthouse audit competes for the two cores: a scheduled one fails at once without a browser.
+    CHROME_PATH: '/nonexistent/chromium',
   });
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the safe update as the API answers it

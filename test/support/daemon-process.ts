@@ -230,7 +230,9 @@ export function useDaemonSite(
   });
   afterAll(async () => {
     await bed.site?.stop();
-    if (bed.dataDir) rmSync(bed.dataDir, { recursive: true, force: true });
+    if (!bed.dataDir) return;
+    killLeftovers(bed.dataDir);
+    rmSync(bed.dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   });
   return bed;
 }
@@ -249,4 +251,26 @@ add_filter( 'rest_pre_dispatch', function ( $result, $server, $request ) {
 }, 10, 3 );
 `,
   );
+}
+
+/**
+ * Kills what a daemon killed with SIGKILL left running on its data directory: systemd would kill its whole
+ * control group, a test kills only the daemon. A Lighthouse audit's Chromium went on writing its profile
+ * under the data directory while the test removed it (ENOTEMPTY), and on using a core after the test.
+ */
+function killLeftovers(dataDir: string): void {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let commandLine: string;
+    try {
+      commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // Gone meanwhile.
+    }
+    if (!commandLine.includes(`${dataDir}/`) || Number(pid) === process.pid) continue;
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
 }
