@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { JobKind } from './job-kind.js';
-import type { JobRow } from './jobs.table.js';
 import { createSiteTaskQueue, type SiteTaskQueue } from './site-task-queue.js';
 
 /**
@@ -18,9 +17,12 @@ interface Pool {
   stopped: boolean;
 }
 
-/** A job running in this process: what cancel and shutdown reach it by. */
+/**
+ * A job taken by this process to run, from before its start is written: what cancel and shutdown reach it by.
+ * Its row may still read `queued` meanwhile (its start being written, or held until its kind's first commit).
+ */
 export interface ActiveJob {
-  job: JobRow;
+  kindName: string;
   kind: JobKind;
   controller: AbortController;
   done: Promise<unknown>;
@@ -39,7 +41,7 @@ export function createJobPools({
   kindOf: (name: string) => JobKind;
   active: ReadonlyMap<string, ActiveJob>;
   /** Runs the job now, in its pool's slot (and its site's turn); job-runner.ts. */
-  execute: (id: string, kind: JobKind) => Promise<void>;
+  execute: (id: string, kindName: string, kind: JobKind) => Promise<void>;
 }) {
   const pools = new Map<string, Pool>();
   // Exclusive jobs of different pools (a backup, a site's updates) still take turns on one site.
@@ -77,7 +79,7 @@ export function createJobPools({
       const lane = exclusiveSite ? `site:${exclusiveSite}` : `job:${id}`;
       const turn = exclusiveSite && kind.siteTurn !== false ? exclusiveSite : null;
       const tracked = pool.queue
-        .run(lane, () => (turn ? inSiteTurn(turn, () => execute(id, kind)) : execute(id, kind)))
+        .run(lane, () => (turn ? inSiteTurn(turn, () => execute(id, kindName, kind)) : execute(id, kindName, kind)))
         .catch((error: unknown) => logger.error({ err: error, jobId: id, kind: kindName }, 'job crashed'));
       pool.tracked.add(tracked);
       void tracked.finally(() => pool.tracked.delete(tracked));
@@ -107,7 +109,7 @@ export function createJobPools({
         // Jobs dropped from the queue stay queued in the database; nothing waits for them now.
         pool.tracked.clear();
       }
-      const mine = [...active.values()].filter((entry) => kindNames.includes(entry.job.kind));
+      const mine = [...active.values()].filter((entry) => kindNames.includes(entry.kindName));
       for (const entry of mine) if (entry.kind.atShutdown === 'abort') entry.controller.abort();
       const graceful = mine.filter((entry) => entry.kind.atShutdown === 'grace');
       const finished = await within(Promise.all(graceful.map((entry) => entry.done)), graceMs);

@@ -42,7 +42,7 @@ export function createJobRecovery({
             repository.write(job.id, { state: 'queued', message: settlement.message ?? null }, 'running');
             continue;
           }
-          finish(job.id, settlement.outcome ?? { state: 'failed', reason: 'interrupted' });
+          await finish(job.id, settlement.outcome ?? { state: 'failed', reason: 'interrupted' });
           const interrupted = settlement.interrupted ?? true;
           announce(job, { ...settlement, interrupted });
           if (interrupted) counts.interrupted++;
@@ -53,7 +53,7 @@ export function createJobRecovery({
           const decision = kind.recover.queued?.(job) ?? 'requeue';
           if (decision === 'leave') continue;
           if (decision !== 'requeue') {
-            finish(job.id, decision.outcome ?? { state: 'failed', reason: 'interrupted' });
+            await finish(job.id, decision.outcome ?? { state: 'failed', reason: 'interrupted' });
             announce(job, decision);
             continue;
           }

@@ -4,6 +4,7 @@
  * its progress, its end; a parent's child it leaves unstarted, a finished job's outcome revised.
  * No feature writes a job row (docs/jobs.md, "Who writes a job row").
  */
+import type { Logger } from 'pino';
 import { createWriteBatch, type WriteBatch } from '../db/write-batch.js';
 import type { Clock } from '../shared/clock.js';
 import type {
@@ -16,6 +17,7 @@ import type {
   NewJob,
   Settlement,
 } from './job-kind.js';
+import type { JobLifecycleStore, JobReport } from './job-lifecycle-store.js';
 import type { JobsRepository } from './jobs.repository.js';
 import type { JobRow } from './jobs.table.js';
 
@@ -45,15 +47,50 @@ const endOf = (outcome: JobOutcome, now: () => Date) => ({
   finishedAt: outcome.finishedAt ?? now(),
 });
 
-export function createJobRowWriter({ repository, clock }: { repository: JobsRepository; clock: Clock }) {
+/**
+ * `store`: the lifecycle's writes (a job started, what it reports, its end), on either dialect. `repository`: the
+ * daemon's SQLite statements, for what is still synchronous there (docs/design/cluster-state.md, "The runner's
+ * move"): a kind's write batch and what it holds for it, a job written with its kind's own row, a parent with its
+ * children, the revisions, and a kind's hooks.
+ */
+export function createJobRowWriter({
+  repository,
+  store,
+  clock,
+  logger,
+}: {
+  repository: JobsRepository;
+  store: JobLifecycleStore;
+  clock: Clock;
+  logger: Logger;
+}) {
   const now = () => clock.now();
 
   /**
    * Writes how a job ended; a job already ended (cancelled while queued) or removed with its site stays as it is
    * (`replacing`: ended by the end its kind held, which this one replaces).
    */
-  function finish(id: string, outcome: JobOutcome, replacing = false): void {
-    repository.write(id, endOf(outcome, now), replacing ? undefined : 'unfinished');
+  async function finish(id: string, outcome: JobOutcome, replacing = false): Promise<void> {
+    await store.finish(id, endOf(outcome, now), { replacing });
+  }
+
+  /**
+   * A running job's reports (`context.progress`, `params`, `note`), which kinds do not await: written at once where
+   * the store can, else one after the other on this job's chain, whose end the job's end waits for. A report that
+   * fails is logged: the job goes on, and its end is written all the same.
+   */
+  function reporter(id: string): { report: (changes: JobReport) => void; written: () => Promise<void> } {
+    const { writeNow } = store;
+    if (writeNow) return { report: (changes) => writeNow(id, changes), written: async () => undefined };
+    let chain: Promise<void> = Promise.resolve();
+    return {
+      report(changes) {
+        chain = chain
+          .then(() => store.write(id, changes))
+          .catch((error: unknown) => logger.error({ err: error, jobId: id }, 'a job report was not written'));
+      },
+      written: () => chain,
+    };
   }
 
   /**
@@ -61,13 +98,13 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
    * it and holds that write, still only while queued, for the kind's first commit. Undefined when it is no longer
    * queued: cancelled while it waited, or removed with its site.
    */
-  function start(id: string, held = false): Started | undefined {
+  async function start(id: string, held = false): Promise<Started | undefined> {
     const batch = createWriteBatch(repository.transaction);
     if (!held) {
-      const job = repository.start(id, now());
+      const job = await store.start(id, now());
       return job && { job, batch };
     }
-    const queued = repository.find(id);
+    const queued = await store.find(id);
     if (queued?.state !== 'queued') return undefined;
     const startedAt = now();
     batch.later(() => void repository.start(id, startedAt));
@@ -87,10 +124,11 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
     const { id } = job;
     let held: JobOutcome | undefined;
     let heldWritten = false;
+    const { report, written } = reporter(id);
     const context: JobContext = {
-      progress: (progress) => repository.write(id, { progress: JSON.stringify(progress) }),
-      params: (params) => repository.write(id, { params: JSON.stringify(params) }),
-      note: (message) => repository.write(id, { message }),
+      progress: (progress) => report({ progress: JSON.stringify(progress) }),
+      params: (params) => report({ params: JSON.stringify(params) }),
+      note: (message) => report({ message }),
       batch,
       hold: {
         progress(progress) {
@@ -112,15 +150,17 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
     try {
       settlement = await work(job, context);
     } catch (error) {
-      finish(id, { state: 'failed', reason: 'internal-error', message: (error as Error).message }, heldWritten);
+      await written();
+      await finish(id, { state: 'failed', reason: 'internal-error', message: (error as Error).message }, heldWritten);
       throw error;
     }
+    await written();
     const outcome = settlement.outcome ?? {
       state: 'failed',
       reason: 'internal-error',
       message: 'the job ended without an outcome',
     };
-    if (outcome !== held || !heldWritten) finish(id, outcome, heldWritten);
+    if (outcome !== held || !heldWritten) await finish(id, outcome, heldWritten);
     return settlement;
   }
 
@@ -198,7 +238,11 @@ export function createJobRowWriter({ repository, clock }: { repository: JobsRepo
     },
 
     /** A queued job ended without running, as `outcome` says; one that is no longer queued stays as it is. */
-    endQueued: (id: string, outcome: JobOutcome): JobRow | undefined =>
+    endQueued: (id: string, outcome: JobOutcome): Promise<JobRow | undefined> =>
+      store.endQueued(id, endOf(outcome, now)),
+
+    /** As `endQueued`, written at once in the SQLite transaction a kind's synchronous hook runs in. */
+    endQueuedNow: (id: string, outcome: JobOutcome): JobRow | undefined =>
       repository.update(id, endOf(outcome, now), 'queued') ?? repository.find(id),
 
     revise,

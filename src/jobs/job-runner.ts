@@ -17,6 +17,7 @@ import type {
 } from './job-kind.js';
 import { createJobCancel } from './job-cancel.js';
 import { createJobEvents } from './job-events.js';
+import { sqliteLifecycleStore, type JobLifecycleStore } from './job-lifecycle-store.js';
 import { createJobPools, type ActiveJob } from './job-pools.js';
 import { createJobRecovery } from './job-recovery.js';
 import { createJobRowWriter } from './job-rows.js';
@@ -32,11 +33,14 @@ import type { JobRow } from './jobs.table.js';
  */
 export function createJobRunner({
   repository,
+  store = sqliteLifecycleStore(repository),
   clock,
   logger,
   events,
 }: {
   repository: JobsRepository;
+  /** Where a job's start, reports and end are written (job-lifecycle-store.ts); the repository's statements unless given. */
+  store?: JobLifecycleStore;
   clock: Clock;
   logger: Logger;
   events: Events;
@@ -54,25 +58,26 @@ export function createJobRunner({
   const pools = createJobPools({ logger, kindOf, active, execute });
   const { schedule } = pools;
   const { cancel, cancelledBy } = createJobCancel({ repository, clock, kinds, active, cancelled });
-  const rows = createJobRowWriter({ repository, clock });
+  const rows = createJobRowWriter({ repository, store, clock, logger });
   const { finish } = rows;
   const { recover } = createJobRecovery({ repository, kindOf, finish, announce, interrupted, schedule });
 
-  async function execute(id: string, kind: JobKind): Promise<void> {
-    const started = rows.start(id, kind.heldStart);
-    // Cancelled while it waited, or removed with its site.
-    if (!started) return;
-    const { job } = started;
+  async function execute(id: string, kindName: string, kind: JobKind): Promise<void> {
     const controller = new AbortController();
-    const run = (running: JobRow, context: JobContext) => kind.run(running, controller.signal, context);
     const work = (async () => {
+      const started = await rows.start(id, kind.heldStart);
+      // Cancelled while it waited, or removed with its site.
+      if (!started) return;
+      const { job } = started;
+      const run = (running: JobRow, context: JobContext) => kind.run(running, controller.signal, context);
       announce(job, await rows.runStarted(started, run));
       // Only a kind that stops halfway can have been cancelled while it ran (cancel() answers 409 for the others).
-      if (kind.cancelsWhileRunning && repository.find(id)?.state === 'cancelled')
+      if (kind.cancelsWhileRunning && (await store.find(id))?.state === 'cancelled')
         cancelled(job, 'running', cancelledBy.get(id));
       await kind.after?.(job);
     })();
-    active.set(id, { job, kind, controller, done: work.catch(() => undefined) });
+    // Taken before its start is written: a cancel meanwhile finds it running, not a queued row to end under it.
+    active.set(id, { kindName, kind, controller, done: work.catch(() => undefined) });
     try {
       await work;
     } finally {
@@ -136,10 +141,10 @@ export function createJobRunner({
      */
     inHook: {
       /** As `endQueued`, written at once. */
-      endQueued: rows.endQueued,
+      endQueued: rows.endQueuedNow,
     },
     /** A queued job its parent will not start, ended as the parent says (a bulk update's site skipped or cancelled). */
-    endQueued: async (id: string, outcome: JobOutcome): Promise<JobRow | undefined> => rows.endQueued(id, outcome),
+    endQueued: (id: string, outcome: JobOutcome): Promise<JobRow | undefined> => rows.endQueued(id, outcome),
     /** Finished jobs' outcomes revised (a bulk site whose safe update decided after a restart). */
     revise: async (revisions: readonly JobRevision[]): Promise<void> => rows.revise(revisions),
 
@@ -148,7 +153,7 @@ export function createJobRunner({
      * backup): written, logged and recovered as one the runner ran in its pool.
      */
     async runWithin(id: string, work: (job: JobRow, context: JobContext) => Promise<Settlement>): Promise<Settlement> {
-      const started = rows.start(id);
+      const started = await rows.start(id);
       if (!started) throw new Error(`there is no queued job ${id} to run`);
       const settlement = await rows.runStarted(started, work);
       announce(started.job, settlement);

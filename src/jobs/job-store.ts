@@ -25,8 +25,10 @@ const INSERT_CHUNK = 1_000;
  * in both dialects whichever process writes beside it: a job is started only while queued, ended only
  * while not yet ended, revised only once ended.
  *
- * Not yet used by the runner, which still writes through jobs.repository.ts's synchronous statements on
- * the daemon's one SQLite connection; the runner moves onto this store when its callers are async.
+ * It is a `JobLifecycleStore` (job-lifecycle-store.ts): the runner can write a job's start, reports and end
+ * through it on either dialect. On one machine the runner is given the same writes as the daemon's prepared
+ * SQLite statements (`sqliteLifecycleStore`); the rest of its writes (a kind's write batch, a job written
+ * with its kind's own row) follow when their features convert.
  */
 export function createJobStore(state: StateDatabase) {
   const jobs = tableFor(state.dialect, { sqlite: sqliteJobs, postgres: pgJobs });

@@ -1,0 +1,47 @@
+import type { StoredEnd } from './job-store.js';
+import type { JobsRepository } from './jobs.repository.js';
+import type { JobRow, NewJobRow } from './jobs.table.js';
+
+/** What a running job reports as it goes: its progress, its params, its message. */
+export type JobReport = Partial<Pick<NewJobRow, 'progress' | 'params' | 'message'>>;
+
+/**
+ * The writes of a job's lifecycle, as the runner makes them from its start to its end (job-rows.ts): on
+ * either dialect `createJobStore` (job-store.ts) is one, and on the daemon's own SQLite database today's
+ * prepared statements are (`sqliteLifecycleStore`). Each is one conditional statement: a job is started only
+ * while queued, ended only while not yet ended (or over the end its kind held), revised only once ended.
+ */
+export interface JobLifecycleStore {
+  find(id: string): Promise<JobRow | undefined>;
+  /** Starts a queued job (`running`, one attempt more); undefined when it is no longer queued (cancelled meanwhile, gone). */
+  start(id: string, at: Date): Promise<JobRow | undefined>;
+  /** What a running job reports; written in the order reported. */
+  write(id: string, changes: JobReport): Promise<void>;
+  /**
+   * The same, written before it returns, where the database can (SQLite's synchronous statements): a kind's reports
+   * then keep their place among the writes it holds for its write batch. Absent, reports are written one after
+   * the other on a chain per job, the last one before the job's end.
+   */
+  writeNow?(id: string, changes: JobReport): void;
+  /** Writes how a job ended unless it ended already or is gone (`replacing`: over the end its kind held); whether it wrote. */
+  finish(id: string, end: StoredEnd, options?: { replacing?: boolean }): Promise<boolean>;
+  /** Ends a job that never started; one no longer queued stays as it is. The row either way. */
+  endQueued(id: string, end: StoredEnd): Promise<JobRow | undefined>;
+}
+
+/**
+ * The lifecycle's writes as the daemon's SQLite statements, prepared once (jobs.repository.ts): each runs when it
+ * is called, before its promise is answered, as the runner's writes did when they were synchronous.
+ */
+export function sqliteLifecycleStore(repository: JobsRepository): JobLifecycleStore {
+  const report = (id: string, changes: JobReport): void => void repository.write(id, changes);
+  return {
+    find: async (id) => repository.find(id),
+    start: async (id, at) => repository.start(id, at),
+    write: async (id, changes) => report(id, changes),
+    writeNow: report,
+    finish: async (id, end, { replacing = false } = {}) =>
+      repository.write(id, end, replacing ? undefined : 'unfinished'),
+    endQueued: async (id, end) => repository.update(id, end, 'queued') ?? repository.find(id),
+  };
+}

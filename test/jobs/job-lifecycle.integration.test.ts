@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db/database.js';
+import type { StateDatabase } from '../../src/db/state-db.js';
+import type { Settlement } from '../../src/jobs/job-kind.js';
+import { sqliteLifecycleStore, type JobLifecycleStore } from '../../src/jobs/job-lifecycle-store.js';
+import { createJobRowWriter } from '../../src/jobs/job-rows.js';
+import { createJobStore } from '../../src/jobs/job-store.js';
+import { createJobsRepository, type JobsRepository } from '../../src/jobs/jobs.repository.js';
+import { createFakeClock } from '../../src/shared/clock.js';
+import { createCapturedLogger } from '../support/log-capture.js';
+import { dialects, stateDatabaseFor } from '../support/dialects.js';
+
+/**
+ * The job runner's lifecycle writes (job-rows.ts) through its lifecycle store (issue 34, "The runner's move" in
+ * docs/design/cluster-state.md): on both dialects through job-store.ts, whose reports go on a chain per job, and
+ * on SQLite through the daemon's prepared statements, whose reports are written at once.
+ */
+const succeeded: Settlement = { events: [], outcome: { state: 'succeeded' } };
+
+/** The SQLite statements where the dialect has them; on PostgreSQL nothing of the job rows' batch is used here. */
+function repositoryOf(state: StateDatabase): JobsRepository {
+  if (state.dialect === 'sqlite') return createJobsRepository({ db: state.db as unknown as Db });
+  return new Proxy({} as JobsRepository, {
+    get: (_target, name) => () => {
+      throw new Error(`the SQLite repository's ${String(name)} was used on PostgreSQL`);
+    },
+  });
+}
+
+const stores: [string, (state: StateDatabase) => JobLifecycleStore][] = [
+  ['the job store', (state) => createJobStore(state)],
+  ['the SQLite statements', (state) => sqliteLifecycleStore(repositoryOf(state))],
+];
+
+describe.each(dialects)('a job’s lifecycle on %s', (dialect) => {
+  const state = stateDatabaseFor(dialect, 'job-lifecycle');
+
+  describe.each(stores.filter(([name]) => dialect === 'sqlite' || name === 'the job store'))(
+    'through %s',
+    (_name, storeOf) => {
+      function setUp(wrap: (store: JobLifecycleStore) => JobLifecycleStore = (store) => store) {
+        const clock = createFakeClock(new Date('2026-11-29T08:00:00Z'));
+        const logs = createCapturedLogger();
+        const jobStore = createJobStore(state());
+        const store = wrap(storeOf(state()));
+        const rows = createJobRowWriter({ repository: repositoryOf(state()), store, clock, logger: logs.logger });
+        const queue = (id: string) =>
+          jobStore.insert({ id, kind: 'audit', siteId: 'site_a', state: 'queued', createdAt: clock.now() });
+        return { clock, logs, jobStore, rows, queue };
+      }
+
+      it('starts a queued job once, writes every report it makes without awaiting in order, then its end', async () => {
+        const { clock, jobStore, rows, queue } = setUp();
+        await queue('job_1');
+        const started = await rows.start('job_1');
+        expect(started?.job).toMatchObject({ state: 'running', attempts: 1 });
+        expect(await rows.start('job_1')).toBeUndefined();
+
+        await rows.runStarted(started!, async (_job, context) => {
+          for (let step = 1; step <= 20; step++) context.progress({ step });
+          context.params({ kind: 'full' });
+          clock.advance(5_000);
+          return succeeded;
+        });
+        const ended = await jobStore.find('job_1');
+        expect(ended).toMatchObject({ state: 'succeeded', message: null, attempts: 1 });
+        expect(JSON.parse(ended!.progress)).toEqual({ step: 20 });
+        expect(JSON.parse(ended!.params)).toEqual({ kind: 'full' });
+        expect(ended!.finishedAt!.getTime() - ended!.startedAt!.getTime()).toBe(5_000);
+      });
+
+      it('leaves a job ended while it was queued as it is: not started, its end not written over', async () => {
+        const { jobStore, rows, queue } = setUp();
+        await queue('job_1');
+        expect(await rows.endQueued('job_1', { state: 'cancelled', reason: 'cancelled' })).toMatchObject({
+          state: 'cancelled',
+        });
+        expect(await rows.start('job_1')).toBeUndefined();
+        expect(await rows.endQueued('job_1', { state: 'failed', reason: 'interrupted' })).toMatchObject({
+          state: 'cancelled',
+          reason: 'cancelled',
+        });
+        await rows.finish('job_1', { state: 'succeeded' });
+        expect(await jobStore.find('job_1')).toMatchObject({ state: 'cancelled', attempts: 0, startedAt: null });
+      });
+
+      it('ends a job whose work throws as failed (internal-error) after its reports, and throws on', async () => {
+        const { jobStore, rows, queue } = setUp();
+        await queue('job_1');
+        const run = rows.runStarted((await rows.start('job_1'))!, async (_job, context) => {
+          context.progress({ step: 1 });
+          throw new Error('a bug in the kind');
+        });
+        await expect(run).rejects.toThrow('a bug in the kind');
+        const ended = await jobStore.find('job_1');
+        expect(ended).toMatchObject({ state: 'failed', reason: 'internal-error', message: 'a bug in the kind' });
+        expect(JSON.parse(ended!.progress)).toEqual({ step: 1 });
+      });
+
+      it('logs a report a store that writes later fails to write, and writes the job’s end all the same', async () => {
+        const { logs, jobStore, rows, queue } = setUp((store) => ({
+          ...store,
+          writeNow: undefined,
+          write: (id, changes) =>
+            changes.message === 'refused'
+              ? Promise.reject(new Error('the database refused it'))
+              : store.write(id, changes),
+        }));
+        await queue('job_1');
+        await rows.runStarted((await rows.start('job_1'))!, async (_job, context) => {
+          context.note('refused');
+          context.progress({ step: 2 });
+          return succeeded;
+        });
+        expect(await jobStore.find('job_1')).toMatchObject({ state: 'succeeded', message: null });
+        expect(JSON.parse((await jobStore.find('job_1'))!.progress)).toEqual({ step: 2 });
+        expect(logs.records()).toContainEqual(
+          expect.objectContaining({ level: 'error', jobId: 'job_1', msg: 'a job report was not written' }),
+        );
+      });
+    },
+  );
+});
