@@ -20,10 +20,10 @@ describe('audits at shutdown', () => {
     const clock = createFakeClock(new Date('2026-03-10T00:00:00Z'));
     const t = createTestApp({ clock, config: { dataDir } });
     // A runner whose audit only ends when it is killed, as a worker process does.
-    let killed: (outcome: AuditOutcome) => void = () => undefined;
+    let killed: ((outcome: AuditOutcome) => void) | undefined;
     const runner: AuditRunner = {
       run: () => new Promise<AuditOutcome>((resolve) => (killed = resolve)),
-      killAll: () => killed({ ok: false, reason: 'worker_crashed', message: 'killed' }),
+      killAll: () => killed?.({ ok: false, reason: 'worker_crashed', message: 'killed' }),
     };
     const repository = createPerformanceRepository({ db: t.database.db });
     const performance = createPerformanceService({
@@ -48,7 +48,9 @@ describe('audits at shutdown', () => {
     });
     const running = await performance.requestAudit(site.id, { formFactor: 'mobile' });
     const waiting = await performance.requestAudit(site.id, { formFactor: 'desktop' });
-    while (repository.findById(running.id)?.status !== 'running') await new Promise((resolve) => setImmediate(resolve));
+    // Its worker started: the audit's row reads `running` a step before (the audit's address is checked in between).
+    while (!killed) await new Promise((resolve) => setImmediate(resolve));
+    expect(repository.findById(running.id)?.status).toBe('running');
 
     await performance.stop();
     expect(repository.findById(running.id)).toMatchObject({ status: 'failed', failureReason: 'interrupted' });
