@@ -74,3 +74,30 @@ export async function inSiteTurn<T>(
     client.release(destroy ?? false);
   }
 }
+
+/**
+ * Runs `work` holding the session advisory lock `key` (two int4s) on a client of `pool`, waiting for it as long as
+ * another session holds it. A client whose unlock fails is destroyed, so the lock ends with its session.
+ */
+export async function holdingLock<T>(
+  pool: pg.Pool,
+  key: readonly [number, number],
+  work: () => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  // Set when the session may hold the lock still: the client is then destroyed, not returned to the pool.
+  let destroy: Error | undefined;
+  try {
+    await client.query('SELECT pg_advisory_lock($1, $2)', [...key]).catch((error: Error) => {
+      destroy = error;
+      throw error;
+    });
+    try {
+      return await work();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1, $2)', [...key]).catch((error: Error) => (destroy = error));
+    }
+  } finally {
+    client.release(destroy ?? false);
+  }
+}

@@ -18,10 +18,13 @@
  */
 import PgBoss from 'pg-boss';
 import pg from 'pg';
-import { inSiteTurn } from './pg-queue-site-lock.js';
+import { holdingLock, inSiteTurn, SITE_LOCK_NAMESPACE } from './pg-queue-site-lock.js';
 
 /** The schema pg-boss's tables live in, apart from the daemon's own. */
 export const QUEUE_SCHEMA = 'sitewarden_queue';
+
+/** The session lock an instance holds while it makes and sets its queues: beside the sites' locks, key 0. */
+const QUEUE_SETUP_LOCK: readonly [number, number] = [SITE_LOCK_NAMESPACE + 1, 0];
 
 /** How many workers (jobs at once) one process runs for a queue at most. */
 const MAX_CONCURRENCY = 64;
@@ -88,6 +91,8 @@ export interface PgQueue {
     handler: (job: PgQueueJob<T>) => Promise<void>,
     options?: { siteOf?: (data: T) => string | null },
   ): Promise<void>;
+  /** Stops taking the queue's jobs in this instance; the jobs it is running go on to their end. */
+  offWork(queue: string): Promise<void>;
   /** Sends `data` to `queue` on every `cron` slot (minute granularity), in `tz` (default UTC). One schedule per queue. */
   schedule(queue: string, cron: string, data?: object, options?: { tz?: string }): Promise<void>;
   unschedule(queue: string): Promise<void>;
@@ -132,17 +137,21 @@ export function createPgQueue(options: PgQueueOptions): PgQueue {
   return {
     async start() {
       await boss.start();
-      for (const spec of specs.values()) {
-        const settings = {
-          policy: spec.policy ?? 'standard',
-          retryLimit: spec.retryLimit,
-          retryDelay: spec.retryDelaySeconds,
-          expireInSeconds: spec.expireInSeconds,
-        };
-        // createQueue leaves an existing queue as it was: updateQueue brings its settings to these.
-        await boss.createQueue(spec.name, { name: spec.name, ...settings });
-        await boss.updateQueue(spec.name, { name: spec.name, ...settings });
-      }
+      // One instance at a time: pg-boss makes a new queue's partition and attaches it to its job table, and two
+      // instances doing so at once deadlock (a cluster's processes start together).
+      await holdingLock(lockPool, QUEUE_SETUP_LOCK, async () => {
+        for (const spec of specs.values()) {
+          const settings = {
+            policy: spec.policy ?? 'standard',
+            retryLimit: spec.retryLimit,
+            retryDelay: spec.retryDelaySeconds,
+            expireInSeconds: spec.expireInSeconds,
+          };
+          // createQueue leaves an existing queue as it was: updateQueue brings its settings to these.
+          await boss.createQueue(spec.name, { name: spec.name, ...settings });
+          await boss.updateQueue(spec.name, { name: spec.name, ...settings });
+        }
+      });
     },
 
     async stop(timeoutMs = 30_000) {
@@ -193,6 +202,11 @@ export function createPgQueue(options: PgQueueOptions): PgQueue {
           },
         );
       }
+    },
+
+    async offWork(queue) {
+      specOf(queue);
+      await boss.offWork(queue);
     },
 
     async schedule(queue, cron, data = {}, scheduleOptions = {}) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { QUEUE_SCHEMA } from '../../src/jobs/pg-queue.js';
 import { jobRow, runs, send, sleep, spec, useQueueHarness, waitFor } from './fixtures/pg-queue-harness.js';
 import { recordingHandler, type RunRow } from './fixtures/pg-queue-runs.js';
 
@@ -104,6 +105,22 @@ describe('the pg-boss queue adapter on PostgreSQL', () => {
       await sleep((expireInSeconds + 2) * 1000);
       expect(await runs(pool)).toHaveLength(2);
       expect(await jobRow(pool, 'backups', id)).toEqual({ state: 'completed', retry_count: 1 });
+    },
+  );
+
+  it(
+    'starts in several instances at once on a fresh database, as a cluster’s processes do',
+    { timeout: 90_000 },
+    async () => {
+      const { url, pool } = await freshDatabase('queue-start-together');
+      const specs = ['backups', 'audits', 'safe-updates', 'site-updates', 'fleet-actions'].map((name) => spec(name));
+      // Each instance on connections of its own: pg-boss makes a queue's partition and attaches it to its job table.
+      const started = await Promise.allSettled([1, 2, 3, 4].map(() => startQueue(url, specs)));
+      expect(started.map((result) => (result.status === 'rejected' ? String(result.reason) : 'started'))).toEqual(
+        Array(4).fill('started'),
+      );
+      const { rows } = await pool.query<{ name: string }>(`SELECT name FROM ${QUEUE_SCHEMA}.queue ORDER BY name`);
+      expect(rows.map((row) => row.name)).toEqual(specs.map((each) => each.name).sort());
     },
   );
 
