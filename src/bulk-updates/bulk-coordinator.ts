@@ -170,7 +170,7 @@ export function createBulkCoordinator({
         wake();
       });
       started.add(child.id);
-      jobs.enqueue(child.kind, child.id, child.siteId);
+      void jobs.enqueue(child.kind, child.id, child.siteId);
     };
 
     droppers.set(job.id, (childId) => {

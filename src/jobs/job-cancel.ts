@@ -2,7 +2,7 @@ import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import { CANCELLED_MESSAGE, JobCancelled, type JobKind } from './job-kind.js';
 import type { JobEvents } from './job-events.js';
-import type { ActiveJob } from './job-pools.js';
+import type { ActiveJob } from './job-dispatch.js';
 import { jobsProblems } from './jobs.errors.js';
 import type { JobsRepository } from './jobs.repository.js';
 import { finishedJobStates, type JobRow } from './jobs.table.js';

@@ -13,6 +13,8 @@ export type JobReport = Partial<Pick<NewJobRow, 'progress' | 'params' | 'message
  */
 export interface JobLifecycleStore {
   find(id: string): Promise<JobRow | undefined>;
+  /** A new job's row, as stored (a job written without its kind's own row). */
+  insert(row: NewJobRow): Promise<JobRow>;
   /** Starts a queued job (`running`, one attempt more); undefined when it is no longer queued (cancelled meanwhile, gone). */
   start(id: string, at: Date): Promise<JobRow | undefined>;
   /** What a running job reports; written in the order reported. */
@@ -27,6 +29,10 @@ export interface JobLifecycleStore {
   finish(id: string, end: StoredEnd, options?: { replacing?: boolean }): Promise<boolean>;
   /** Ends a job that never started; one no longer queued stays as it is. The row either way. */
   endQueued(id: string, end: StoredEnd): Promise<JobRow | undefined>;
+  /** Jobs of `kind` in `state`, oldest first (recovery at start: what a previous process left). */
+  unfinished(kind: string, state: 'queued' | 'running'): Promise<JobRow[]>;
+  /** A job left `running` by a process that died, queued again (`message` on its row) while it still is; whether it was. */
+  requeue(id: string, message: string | null): Promise<boolean>;
 }
 
 /**
@@ -37,11 +43,14 @@ export function sqliteLifecycleStore(repository: JobsRepository): JobLifecycleSt
   const report = (id: string, changes: JobReport): void => void repository.write(id, changes);
   return {
     find: async (id) => repository.find(id),
+    insert: async (row) => repository.insert(row),
     start: async (id, at) => repository.start(id, at),
     write: async (id, changes) => report(id, changes),
     writeNow: report,
     finish: async (id, end, { replacing = false } = {}) =>
       repository.write(id, end, replacing ? undefined : 'unfinished'),
     endQueued: async (id, end) => repository.update(id, end, 'queued') ?? repository.find(id),
+    unfinished: async (kind, state) => repository.unfinished(kind, state),
+    requeue: async (id, message) => repository.write(id, { state: 'queued', message }, 'running'),
   };
 }

@@ -1,31 +1,53 @@
 import type { JobKind } from './job-kind.js';
 import type { JobEvents } from './job-events.js';
+import type { JobLifecycleStore } from './job-lifecycle-store.js';
 import type { createJobRowWriter } from './job-rows.js';
-import type { JobsRepository } from './jobs.repository.js';
+import type { JobRow } from './jobs.table.js';
 
 /**
  * The job runner's recovery at start, for the jobs the last process left unfinished: each kind
  * decides for its running ones (they fail as `interrupted`, or are queued again) and its queued
  * ones (queued again, ended, or left to their parent); then each kind may retry what was
- * interrupted. Every decision is logged as `job.interrupted`.
+ * interrupted. Every decision is logged as `job.interrupted`. In a cluster the running ones are not this start's
+ * to settle (another process may run them): the queue hands a dead worker's job to another, and the runner settles
+ * it then, job by job (`settleLeftRunning`).
  */
 export function createJobRecovery({
-  repository,
+  store,
+  recoversRunning,
   kindOf,
   finish,
   announce,
   interrupted,
   schedule,
 }: {
-  repository: JobsRepository;
+  store: JobLifecycleStore;
+  /** Whether a `running` row at start was left by a dead process (one machine), or may be another's (a cluster). */
+  recoversRunning: boolean;
   kindOf: (name: string) => JobKind;
   finish: ReturnType<typeof createJobRowWriter>['finish'];
   announce: JobEvents['announce'];
   interrupted: JobEvents['interrupted'];
   /** Runs a queued job in its pool (job-pools.ts). */
-  schedule: (kindName: string, id: string, siteId: string | null) => void;
+  schedule: (kindName: string, id: string, siteId: string | null) => Promise<boolean>;
 }) {
+  /**
+   * A job a dead process left `running`, settled as its kind says: queued again while it still is running
+   * (`requeued`: the caller runs it), or ended and logged (`interrupted` unless its kind found it had in fact ended).
+   */
+  async function settleLeftRunning(job: JobRow): Promise<{ requeued: boolean; interrupted: boolean }> {
+    const settlement = kindOf(job.kind).recover.running(job);
+    if ('requeue' in settlement)
+      return { requeued: await store.requeue(job.id, settlement.message ?? null), interrupted: false };
+    await finish(job.id, settlement.outcome ?? { state: 'failed', reason: 'interrupted' });
+    const interrupted = settlement.interrupted ?? true;
+    announce(job, { ...settlement, interrupted });
+    return { requeued: false, interrupted };
+  }
+
   return {
+    settleLeftRunning,
+
     /**
      * At start, for the jobs of these kinds the last process left unfinished: running ones (it
      * was killed) fail as `interrupted`, queued ones are queued again, each as its kind decides;
@@ -33,22 +55,13 @@ export function createJobRecovery({
      */
     async recover(kindNames: readonly string[]): Promise<{ requeued: number; interrupted: number }> {
       const counts = { requeued: 0, interrupted: 0 };
+      // Queued again ones are run (and logged `requeued`) by the loop over queued jobs below.
+      if (recoversRunning)
+        for (const name of kindNames)
+          for (const job of await store.unfinished(name, 'running'))
+            if ((await settleLeftRunning(job)).interrupted) counts.interrupted++;
       for (const name of kindNames)
-        for (const job of repository.unfinished(name, 'running')) {
-          const kind = kindOf(name);
-          const settlement = kind.recover.running(job);
-          // Queued again: the loop over queued jobs below runs it (and logs it `requeued`).
-          if ('requeue' in settlement) {
-            repository.write(job.id, { state: 'queued', message: settlement.message ?? null }, 'running');
-            continue;
-          }
-          await finish(job.id, settlement.outcome ?? { state: 'failed', reason: 'interrupted' });
-          const interrupted = settlement.interrupted ?? true;
-          announce(job, { ...settlement, interrupted });
-          if (interrupted) counts.interrupted++;
-        }
-      for (const name of kindNames)
-        for (const job of repository.unfinished(name, 'queued')) {
+        for (const job of await store.unfinished(name, 'queued')) {
           const kind = kindOf(name);
           const decision = kind.recover.queued?.(job) ?? 'requeue';
           if (decision === 'leave') continue;
@@ -57,10 +70,12 @@ export function createJobRecovery({
             announce(job, decision);
             continue;
           }
-          schedule(name, job.id, job.siteId);
+          // In a cluster, most are in the queue already: only one sent anew was left behind.
+          if (!(await schedule(name, job.id, job.siteId))) continue;
           interrupted(job, 'requeued');
           counts.requeued++;
         }
+      if (!recoversRunning) return counts;
       for (const name of kindNames)
         for (const { job, fields } of (await kindOf(name).recover.afterwards?.()) ?? [])
           interrupted({ ...job, kind: name }, 'retried', fields);

@@ -99,7 +99,8 @@ export function createJobRowWriter({
    * queued: cancelled while it waited, or removed with its site.
    */
   async function start(id: string, held = false): Promise<Started | undefined> {
-    const batch = createWriteBatch(repository.transaction);
+    // Its transaction looked up when a kind commits (a process without the SQLite statements has none to give).
+    const batch = createWriteBatch((work) => repository.transaction(work));
     if (!held) {
       const job = await store.start(id, now());
       return job && { job, batch };
@@ -164,7 +165,9 @@ export function createJobRowWriter({
     return settlement;
   }
 
-  function create<T = undefined>(job: NewJob, own?: () => T): { job: JobRow; own: T } {
+  /** A job written `queued`; with its kind's own row (`own`) in one SQLite transaction. */
+  async function create<T = undefined>(job: NewJob, own?: () => T): Promise<{ job: JobRow; own: T }> {
+    if (!own) return { job: await store.insert(newJobRow(job)), own: undefined as T };
     return repository.transaction(() => {
       const ownRow = own?.() as T;
       return { job: repository.insert(newJobRow(job)), own: ownRow };

@@ -18,7 +18,8 @@ import type {
 import { createJobCancel } from './job-cancel.js';
 import { createJobEvents } from './job-events.js';
 import { sqliteLifecycleStore, type JobLifecycleStore } from './job-lifecycle-store.js';
-import { createJobPools, type ActiveJob } from './job-pools.js';
+import type { ActiveJob, ExecuteOptions, JobDispatchFactory } from './job-dispatch.js';
+import { createJobPools } from './job-pools.js';
 import { createJobRecovery } from './job-recovery.js';
 import { createJobRowWriter } from './job-rows.js';
 import type { JobRow } from './jobs.table.js';
@@ -27,24 +28,35 @@ import type { JobRow } from './jobs.table.js';
  * The one persisted-job lifecycle: features register kinds; a job is a row in `jobs` (queued →
  * running → succeeded, failed or cancelled), run in its kind's pool with bounded concurrency and
  * one exclusive job per site at a time; recovery at start, cancel and the lifecycle events of
- * every kind happen here. One object composed of its parts: the pools and the sites' turns
- * (job-pools.ts), the row writes (job-rows.ts), the lifecycle events (job-events.ts), recovery at
- * start (job-recovery.ts) and cancel (job-cancel.ts); here, registering kinds and running a job.
+ * every kind happen here. One object composed of its parts: where jobs wait and which process runs
+ * them (its dispatch: this process's pools and the sites' turns, job-pools.ts, or the cluster's
+ * queue, pg-job-dispatch.ts), the row writes (job-rows.ts), the lifecycle events (job-events.ts),
+ * recovery at start (job-recovery.ts) and cancel (job-cancel.ts); here, registering kinds and
+ * running a job.
  */
 export function createJobRunner({
-  repository,
-  store = sqliteLifecycleStore(repository),
+  repository: sqliteRepository,
+  store = sqliteLifecycleStore(sqliteRepository!),
+  dispatch: dispatchOn = createJobPools,
   clock,
   logger,
   events,
-}: {
-  repository: JobsRepository;
-  /** Where a job's start, reports and end are written (job-lifecycle-store.ts); the repository's statements unless given. */
-  store?: JobLifecycleStore;
+}: (
+  | {
+      /** The daemon's SQLite statements (jobs.repository.ts), for what is not yet written through the store. */
+      repository: JobsRepository;
+      /** Where a job's start, reports and end are written (job-lifecycle-store.ts); the repository's statements unless given. */
+      store?: JobLifecycleStore;
+    }
+  | { repository?: undefined; store: JobLifecycleStore }
+) & {
+  /** Where queued jobs wait and run: this process's pools unless given (a cluster's queue, pg-job-dispatch.ts). */
+  dispatch?: JobDispatchFactory;
   clock: Clock;
   logger: Logger;
   events: Events;
 }) {
+  const repository = sqliteRepository ?? sqliteOnly();
   const kinds = new Map<string, JobKind>();
   const active = new Map<string, ActiveJob>();
 
@@ -55,16 +67,36 @@ export function createJobRunner({
   }
 
   const { announce, interrupted, cancelled } = createJobEvents(events);
-  const pools = createJobPools({ logger, kindOf, active, execute });
-  const { schedule } = pools;
+  const dispatch = dispatchOn({ logger, kindOf, active, execute });
+  const schedule = (kindName: string, id: string, siteId: string | null) => dispatch.schedule(kindName, id, siteId);
   const { cancel, cancelledBy } = createJobCancel({ repository, clock, kinds, active, cancelled });
   const rows = createJobRowWriter({ repository, store, clock, logger });
   const { finish } = rows;
-  const { recover } = createJobRecovery({ repository, kindOf, finish, announce, interrupted, schedule });
+  const { recover, settleLeftRunning } = createJobRecovery({
+    store,
+    recoversRunning: dispatch.recoversRunning,
+    kindOf,
+    finish,
+    announce,
+    interrupted,
+    schedule,
+  });
 
-  async function execute(id: string, kindName: string, kind: JobKind): Promise<void> {
+  async function execute(id: string, kindName: string, kind: JobKind, options: ExecuteOptions = {}): Promise<void> {
     const controller = new AbortController();
+    const { signal } = options;
+    const stop = () => controller.abort(signal?.reason);
+    if (signal?.aborted) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
     const work = (async () => {
+      if (options.retried) {
+        // The attempt before this one died or expired: its row, if still running, is settled first, as on a restart.
+        const left = await store.find(id);
+        if (left?.state === 'running') {
+          if (!(await settleLeftRunning(left)).requeued) return;
+          interrupted(left, 'requeued');
+        }
+      }
       const started = await rows.start(id, kind.heldStart);
       // Cancelled while it waited, or removed with its site.
       if (!started) return;
@@ -81,12 +113,13 @@ export function createJobRunner({
     try {
       await work;
     } finally {
+      signal?.removeEventListener('abort', stop);
       active.delete(id);
       cancelledBy.delete(id);
     }
   }
 
-  function create<T = undefined>(job: NewJob, own?: () => T): { job: JobRow; own: T } {
+  async function create<T = undefined>(job: NewJob, own?: () => T): Promise<{ job: JobRow; own: T }> {
     kindOf(job.kind);
     return rows.create(job, own);
   }
@@ -95,7 +128,7 @@ export function createJobRunner({
     register(name: string, kind: JobKind): void {
       if (kinds.has(name)) throw new Error(`job kind ${name} is registered twice`);
       kinds.set(name, kind);
-      pools.add(kind);
+      dispatch.add(kind);
     },
 
     /** Runs a job whose row is `queued` in the background (a parent's child it starts; recovery). */
@@ -106,13 +139,13 @@ export function createJobRunner({
      * backup's) in the same transaction, so the two cannot disagree. Answers both rows.
      */
     async submit<T = undefined>(job: NewJob, own?: () => T): Promise<{ job: JobRow; own: T }> {
-      const written = create(job, own);
-      schedule(job.kind, job.id, job.siteId);
+      const written = await create(job, own);
+      await schedule(job.kind, job.id, job.siteId);
       return written;
     },
 
     /** As `submit`, not run: the caller runs it inside its own job (`runWithin`: a restore's pre-restore backup). */
-    create: async <T = undefined>(job: NewJob, own?: () => T): Promise<{ job: JobRow; own: T }> => create(job, own),
+    create,
 
     /**
      * A parent job written `queued` with its children (queued, or ended already) in one transaction, and
@@ -127,7 +160,7 @@ export function createJobRunner({
     ): Promise<{ job: JobRow; children: JobRow[] }> {
       kindOf(job.kind);
       const written = rows.createWithChildren(job, children, applying);
-      schedule(job.kind, job.id, job.siteId);
+      await schedule(job.kind, job.id, job.siteId);
       return written;
     },
 
@@ -166,7 +199,7 @@ export function createJobRunner({
     },
 
     async get(id: string): Promise<JobRow> {
-      const job = repository.find(id);
+      const job = await store.find(id);
       if (!job) throw jobsProblems.notFound.create(`there is no job ${id}`);
       return job;
     },
@@ -177,10 +210,30 @@ export function createJobRunner({
     recover,
     /** Cancels a job (job-cancel.ts): the row as it is after. */
     cancel: async (id: string, by?: Actor): Promise<JobRow> => cancel(id, by),
-    queueDepth: pools.queueDepth,
-    idle: pools.idle,
-    stop: pools.stop,
+    /** From now on this process runs these kinds' jobs (a cluster worker's kinds; on one machine, every job it schedules). */
+    work: (kindNames: readonly string[]): Promise<void> => dispatch.work(kindNames),
+    queueDepth: (kindNames: readonly string[]): number => dispatch.queueDepth(kindNames),
+    idle: (kindNames: readonly string[]): Promise<void> => dispatch.idle(kindNames),
+    stop: (kindNames: readonly string[], options: { graceMs: number; settleMs?: number }): Promise<boolean> =>
+      dispatch.stop(kindNames, options),
+    /** Lets go of what the dispatch opened (a cluster's queue) once every pool is stopped. */
+    close: (): Promise<void> => dispatch.close(),
   };
+}
+
+/**
+ * The runner without the daemon's SQLite statements (a cluster process, issue 34): what still writes through them
+ * (a kind's write batch, a job written with its kind's own row, cancel, the job list) says so
+ * when used, until it moves to the store with its feature (docs/design/cluster-state.md).
+ */
+function sqliteOnly(): JobsRepository {
+  return new Proxy({} as JobsRepository, {
+    get(_target, name) {
+      throw new Error(
+        `the job runner's ${String(name)} still writes through the SQLite jobs repository, which this process does not have`,
+      );
+    },
+  });
 }
 
 export type JobRunner = ReturnType<typeof createJobRunner>;

@@ -118,6 +118,10 @@ export function createJobStore(state: StateDatabase) {
       return (await updateQueued(id, end, tx)) ?? find(id, tx);
     },
 
+    /** A job left `running` by a process that died, queued again while it still is running; whether it was. */
+    requeue: (id: string, message: string | null, tx?: StateDb): Promise<boolean> =>
+      updateIf(id, { state: 'queued', message }, eq(jobs.state, 'running'), tx),
+
     /** A finished job's outcome revised; one not finished (or gone) stays as it is. Whether it wrote. */
     revise: (id: string, end: Partial<StoredEnd>, tx?: StateDb): Promise<boolean> =>
       updateIf(id, end, inArray(jobs.state, [...STATES_IN.finished]), tx),

@@ -1,0 +1,208 @@
+/**
+ * Cluster mode (issue 34): the job runner's queued jobs in PostgreSQL's queue (pg-queue.ts, pg-boss 10.x) instead
+ * of this process's pools, so that any worker process may run them (docs/design/cluster-state.md, "The queue").
+ * The runner stays the single writer of job rows: a job's row is written `queued` as on one machine, then sent to
+ * its pool's queue; the process that takes it runs it through the runner's `execute`, which writes its start,
+ * reports and end.
+ *
+ * - **One queue per pool**, with the pool's concurrency per process (capped), and retries and an expiry per pool.
+ * - **A queue job's id is derived from the job's** (`queueIdOf`): sending a job twice (a re-send of a row still
+ *   queued) leaves one queue job.
+ * - **A retry is a recovery.** Our kinds do not throw on a failure (an outcome is written, the queue job completes),
+ *   so the queue retries only a job whose attempt expired or whose process died. The retry's `execute` finds the
+ *   row still `running` and settles it as start-up recovery does on one machine: queued again and run (a kind that
+ *   resumes), or ended `interrupted`. A row already ended (the dead process wrote its end) is left as it is.
+ * - **One lock per job run**, a session advisory lock held for its run (pg-queue-site-lock.ts): the site's for an
+ *   exclusive kind (one exclusive job per site across every pool and process), the pool's and site's for one that
+ *   takes turns within its pool only (`siteTurn: false`), the job's own otherwise, so that a retry never runs beside
+ *   an expired attempt still stopping.
+ */
+import { createHash } from 'node:crypto';
+import { stopActive, type JobDispatch, type JobDispatchFactory } from './job-dispatch.js';
+import type { JobKind } from './job-kind.js';
+import { createPgQueue, type PgQueue, type PgQueueOptions } from './pg-queue.js';
+
+/** What a queue job carries: the job row it runs. */
+interface QueuedJob {
+  id: string;
+  kind: string;
+  siteId: string | null;
+}
+
+/** A pool's retries and expiry in the cluster's queue. */
+export interface ClusterPoolSettings {
+  /** Attempts after one that expired or whose process died: each settles the row left running, as its kind's recovery says. */
+  retryLimit: number;
+  retryDelaySeconds: number;
+  /** A job still running this long after its start is aborted, and its next attempt settles it: the run's upper bound. */
+  expireInSeconds: number;
+}
+
+const HOUR = 3_600;
+
+/** Each pool's settings, unless given: the expiry is the longest a job of the pool may sensibly run. */
+const CLUSTER_POOL_DEFAULTS: Readonly<Record<string, ClusterPoolSettings>> = {
+  backups: { retryLimit: 3, retryDelaySeconds: 30, expireInSeconds: 6 * HOUR },
+  'backup-checks': { retryLimit: 3, retryDelaySeconds: 30, expireInSeconds: 6 * HOUR },
+  'target-prunes': { retryLimit: 3, retryDelaySeconds: 30, expireInSeconds: 6 * HOUR },
+  audits: { retryLimit: 3, retryDelaySeconds: 10, expireInSeconds: HOUR / 4 },
+  'safe-updates': { retryLimit: 3, retryDelaySeconds: 10, expireInSeconds: HOUR },
+  'site-updates': { retryLimit: 3, retryDelaySeconds: 10, expireInSeconds: HOUR },
+  'fleet-actions': { retryLimit: 3, retryDelaySeconds: 10, expireInSeconds: HOUR },
+  'bulk-updates': { retryLimit: 3, retryDelaySeconds: 10, expireInSeconds: 23 * HOUR },
+};
+const OTHER_POOL: ClusterPoolSettings = { retryLimit: 3, retryDelaySeconds: 10, expireInSeconds: HOUR };
+
+/** Jobs of one pool a process runs at once at most, whatever the pool's own concurrency (each is a polling worker in pg-boss 10.x). */
+const MAX_CONCURRENCY = 16;
+
+/** The queue job's id for a job: a UUID (version 5 layout) derived from the job's id, so that a job is sent once however often. */
+export function queueIdOf(jobId: string): string {
+  const hash = createHash('sha1').update(`sitewarden-job:${jobId}`).digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The key of the lock a job's run holds (see the file's header). */
+function lockKeyOf(kind: JobKind, job: QueuedJob): string {
+  if (!kind.exclusive || job.siteId === null) return `job:${job.id}`;
+  return kind.siteTurn === false ? `pool:${kind.pool.name}:${job.siteId}` : job.siteId;
+}
+
+export interface PgJobDispatchOptions {
+  /** The queue's connection and timings (pg-queue.ts); its queues are the runner's pools. */
+  queue: Omit<PgQueueOptions, 'queues'>;
+  /** Pools' settings over `CLUSTER_POOL_DEFAULTS`. */
+  pools?: Readonly<Record<string, Partial<ClusterPoolSettings>>>;
+  /** Jobs of one pool this process runs at once at most. */
+  maxConcurrency?: number;
+}
+
+interface Pool {
+  name: string;
+  concurrency: number;
+  /** This process's runs of the pool's jobs, not yet settled. */
+  running: Set<Promise<void>>;
+  working: boolean;
+}
+
+/** The runner's dispatch onto the cluster's queue: `createJobRunner({ dispatch: pgJobDispatch(options), … })`. */
+export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory {
+  return ({ logger, kindOf, active, execute }): JobDispatch => {
+    const pools = new Map<string, Pool>();
+    const maxConcurrency = options.maxConcurrency ?? MAX_CONCURRENCY;
+    let opening: Promise<PgQueue> | undefined;
+    let closed = false;
+
+    /** The queue, started with a queue per pool registered so far; kinds register before the first job is sent. */
+    function open(): Promise<PgQueue> {
+      if (closed) return Promise.reject(new Error('the job queue is closed'));
+      opening ??= (async () => {
+        const queue = createPgQueue({
+          ...options.queue,
+          queues: [...pools.values()].map(({ name, concurrency }) => ({
+            name,
+            concurrency,
+            ...OTHER_POOL,
+            ...CLUSTER_POOL_DEFAULTS[name],
+            ...options.pools?.[name],
+          })),
+        });
+        try {
+          await queue.start();
+        } catch (error) {
+          opening = undefined;
+          await queue.stop(0).catch(() => undefined);
+          throw error;
+        }
+        return queue;
+      })();
+      return opening;
+    }
+
+    const poolOf = (kindName: string): Pool => pools.get(kindOf(kindName).pool.name)!;
+    const poolsOf = (kindNames: readonly string[]) => new Set(kindNames.map(poolOf));
+
+    async function run(pool: Pool, job: QueuedJob, signal: AbortSignal, retried: boolean): Promise<void> {
+      const kind = kindOf(job.kind);
+      const running = execute(job.id, job.kind, kind, { signal, retried }).catch((error: unknown) =>
+        logger.error({ err: error, jobId: job.id, kind: job.kind }, 'job crashed'),
+      );
+      pool.running.add(running);
+      try {
+        await running;
+      } finally {
+        pool.running.delete(running);
+      }
+    }
+
+    return {
+      recoversRunning: false,
+
+      add(kind) {
+        if (pools.has(kind.pool.name)) return;
+        if (opening) throw new Error(`pool ${kind.pool.name} was registered after the job queue opened`);
+        pools.set(kind.pool.name, {
+          name: kind.pool.name,
+          concurrency: Math.max(1, Math.min(kind.pool.concurrency, maxConcurrency)),
+          running: new Set(),
+          working: false,
+        });
+      },
+
+      async schedule(kindName, id, siteId) {
+        const pool = poolOf(kindName);
+        const job: QueuedJob = { id, kind: kindName, siteId };
+        try {
+          const queue = await open();
+          // Null: the queue holds this job already (sent before, by this process or another).
+          return (await queue.send(pool.name, job, { id: queueIdOf(id) })) !== null;
+        } catch (error) {
+          logger.error(
+            { err: error, jobId: id, kind: kindName },
+            'a job was not sent to the queue; its row stays queued',
+          );
+          return false;
+        }
+      },
+
+      async work(kindNames) {
+        const queue = await open();
+        for (const pool of poolsOf(kindNames)) {
+          if (pool.working) continue;
+          pool.working = true;
+          await queue.work<QueuedJob>(
+            pool.name,
+            ({ data, signal, retryCount }) => run(pool, data, signal, retryCount > 0),
+            { siteOf: (data) => lockKeyOf(kindOf(data.kind), data) },
+          );
+        }
+      },
+
+      queueDepth: (kindNames) => [...poolsOf(kindNames)].reduce((sum, pool) => sum + pool.running.size, 0),
+
+      async idle(kindNames) {
+        for (const pool of poolsOf(kindNames)) while (pool.running.size > 0) await Promise.all([...pool.running]);
+      },
+
+      /** This process takes no more of these pools' jobs; queued ones wait in the queue for another process. */
+      async stop(kindNames, stopOptions) {
+        const queue = opening && (await opening.catch(() => undefined));
+        for (const pool of poolsOf(kindNames))
+          if (pool.working) {
+            pool.working = false;
+            await queue?.offWork(pool.name);
+          }
+        return stopActive(active, kindNames, stopOptions);
+      },
+
+      async close() {
+        closed = true;
+        const queue = opening && (await opening.catch(() => undefined));
+        await queue?.stop();
+      },
+    };
+  };
+}

@@ -1,0 +1,312 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type pg from 'pg';
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import type { NewJob } from '../../src/jobs/job-kind.js';
+import { queueIdOf } from '../../src/jobs/pg-job-dispatch.js';
+import { QUEUE_SCHEMA } from '../../src/jobs/pg-queue.js';
+import { createId } from '../../src/shared/ids.js';
+import { createTestDatabase, testPool } from '../support/postgres.js';
+import { createCapturedLogger } from '../support/log-capture.js';
+import { spawnScript, type OwnedProcess } from '../support/processes.js';
+import { waitFor } from '../support/wait.js';
+import {
+  CREATE_RUNNER_RUNS,
+  KINDS,
+  startClusterRunner,
+  type ClusterRunnerPlan,
+  type RunnerRun,
+} from './fixtures/cluster-runner.js';
+
+/**
+ * The job runner on the cluster's queue (src/jobs/pg-job-dispatch.ts, issue 34): jobs submitted by one process and
+ * run by worker processes, on the run's PostgreSQL, each test on a database of its own. What is asserted is read
+ * back from PostgreSQL: the `jobs` row the runner wrote, the queue job, and the `runner_runs` row each run of a job
+ * wrote as it started and ended, whichever process ran it, even one killed mid-job.
+ */
+const WORKER = resolve(import.meta.dirname, 'fixtures/cluster-runner-worker.ts');
+const scratch = mkdtempSync(join(tmpdir(), 'sitewarden-pg-dispatch-'));
+const databases: Array<{ drop(): Promise<void> }> = [];
+const pools: pg.Pool[] = [];
+let closers: Array<() => Promise<void>> = [];
+let workers: OwnedProcess[] = [];
+let queueErrors: Error[] = [];
+
+afterEach(async () => {
+  await Promise.all(workers.map((worker) => worker.stop(3_000)));
+  await Promise.all(closers.map((close) => close()));
+  const seen = queueErrors;
+  [workers, closers, queueErrors] = [[], [], []];
+  expect(seen.map((error) => error.message)).toEqual([]);
+});
+
+afterAll(async () => {
+  await Promise.all(pools.map((pool) => pool.end()));
+  await Promise.all(databases.map((database) => database.drop()));
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** A fresh database, and the runner of this test process on it: it submits, and runs nothing. */
+async function cluster(label: string, pools_: ClusterRunnerPlan['pools'] = {}) {
+  const database = await createTestDatabase(inject('postgresUrl'), label);
+  databases.push(database);
+  const pool = testPool({ connectionString: database.url, max: 4 });
+  pools.push(pool);
+  await pool.query(CREATE_RUNNER_RUNS);
+  const plan = { url: database.url, pools: pools_ };
+  const { runner, close } = await startClusterRunner({ ...plan, work: [] }, createCapturedLogger().logger, (error) =>
+    queueErrors.push(error),
+  );
+  closers.push(close);
+
+  /** A worker process running `kinds`, once it works them. */
+  async function worker(kinds: string[]): Promise<OwnedProcess> {
+    const started = spawnScript(WORKER, {
+      logFile: join(scratch, `worker-${label}-${workers.length}.log`),
+      planVariable: 'CLUSTER_RUNNER',
+      plan: { ...plan, work: kinds } satisfies ClusterRunnerPlan,
+    });
+    workers.push(started);
+    await waitFor(
+      () => started.outputTail().includes('ready'),
+      60_000,
+      () => `worker ready\n${started.outputTail()}`,
+    );
+    return started;
+  }
+
+  const runs = async (): Promise<RunnerRun[]> =>
+    (await pool.query<RunnerRun>('SELECT * FROM runner_runs ORDER BY run')).rows;
+  const queueJob = async (jobId: string) =>
+    (
+      await pool.query<{ state: string; retry_count: number; name: string }>(
+        `SELECT state, retry_count, name FROM ${QUEUE_SCHEMA}.job WHERE id = $1`,
+        [queueIdOf(jobId)],
+      )
+    ).rows[0];
+  const job = (kind: string, siteId: string | null, sleepMs: number): NewJob => ({
+    id: createId('job'),
+    kind,
+    siteId,
+    params: { sleepMs },
+    createdAt: new Date(),
+  });
+  const settled = (id: string, timeoutMs = 60_000) =>
+    waitFor(
+      async () => ['succeeded', 'failed', 'cancelled'].includes((await runner.get(id)).state),
+      timeoutMs,
+      () => `job ${id} to end`,
+      100,
+    );
+  /** Two workers of `kind`; a job of it submitted; the worker that started it killed (SIGKILL) mid-job. */
+  async function killOneMidJob(kind: string) {
+    const both = await Promise.all([worker([kind]), worker([kind])]);
+    const submitted = job(kind, 'site_a', 2_000);
+    await runner.submit(submitted);
+    await waitFor(
+      async () => (await runs()).length === 1,
+      30_000,
+      () => 'a worker to start the job',
+    );
+    const [firstRun] = await runs();
+    const killed = both.find((each) => each.pid === firstRun!.pid)!;
+    process.kill(killed.pid, 'SIGKILL');
+    return { submitted, killed, other: both.find((each) => each !== killed)! };
+  }
+  return { pool, runner, worker, runs, queueJob, job, settled, killOneMidJob };
+}
+
+/** A worker's log lines that are events of `name`. */
+function eventsIn(worker: OwnedProcess, name: string): Array<Record<string, unknown>> {
+  return worker
+    .outputTail()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line.event === name);
+}
+
+describe('the job runner on the cluster’s queue', () => {
+  it(
+    'runs a job submitted by one process in a worker process, which writes its start, reports and end',
+    { timeout: 90_000 },
+    async () => {
+      const { runner, worker, runs, queueJob, job, settled } = await cluster('dispatch-once');
+      const only = await worker([KINDS.resumable]);
+      const submitted = job(KINDS.resumable, 'site_a', 300);
+      const { job: written } = await runner.submit(submitted);
+      expect(written).toMatchObject({ id: submitted.id, state: 'queued', attempts: 0 });
+
+      await settled(submitted.id);
+      const row = await runner.get(submitted.id);
+      expect(row).toMatchObject({ state: 'succeeded', attempts: 1, reason: null, message: null });
+      expect(JSON.parse(row.progress)).toEqual({ pid: only.pid, done: true });
+      // What the job reported as it ran, written before its end.
+      expect(JSON.parse(row.params)).toEqual({ sleepMs: 300, ranBy: only.pid });
+      expect(row.startedAt!.getTime()).toBeLessThanOrEqual(row.finishedAt!.getTime());
+      const [run, ...more] = await runs();
+      expect(more).toEqual([]);
+      expect(run).toMatchObject({ job_id: submitted.id, pid: only.pid, attempt: 1, site_id: 'site_a' });
+      expect(run!.finished_at).not.toBeNull();
+      await waitFor(
+        async () => (await queueJob(submitted.id))?.state === 'completed',
+        10_000,
+        () => 'the queue job completed',
+      );
+      expect(await queueJob(submitted.id)).toMatchObject({ name: 'backups', retry_count: 0 });
+    },
+  );
+
+  it(
+    'gives a job whose worker was killed (SIGKILL) to another worker after its expiry, which runs it again as its kind recovers, once',
+    { timeout: 120_000 },
+    async () => {
+      const { runner, runs, queueJob, settled, killOneMidJob } = await cluster('dispatch-kill', {
+        backups: { expireInSeconds: 3, retryDelaySeconds: 0 },
+      });
+      const { submitted, killed, other } = await killOneMidJob(KINDS.resumable);
+      expect((await runner.get(submitted.id)).state).toBe('running');
+
+      await settled(submitted.id);
+      const row = await runner.get(submitted.id);
+      expect(row).toMatchObject({ state: 'succeeded', attempts: 2, reason: null });
+      expect(JSON.parse(row.progress)).toEqual({ pid: other.pid, done: true });
+      const all = await runs();
+      expect(all.map(({ pid, attempt }) => ({ pid, attempt }))).toEqual([
+        { pid: killed.pid, attempt: 1 },
+        { pid: other.pid, attempt: 2 },
+      ]);
+      expect(all[0]!.finished_at).toBeNull();
+      expect(all[1]!.finished_at).not.toBeNull();
+      // Taken again only once its expiry had passed.
+      expect(all[1]!.started_at.getTime() - all[0]!.started_at.getTime()).toBeGreaterThanOrEqual(3_000);
+      expect(eventsIn(other, 'job.interrupted')).toEqual([
+        expect.objectContaining({ jobId: submitted.id, kind: KINDS.resumable, action: 'requeued' }),
+      ]);
+      await waitFor(
+        async () => (await queueJob(submitted.id))?.state === 'completed',
+        10_000,
+        () => 'the queue job completed',
+      );
+      expect((await queueJob(submitted.id))?.retry_count).toBe(1);
+    },
+  );
+
+  it(
+    'ends a job of a kind that cannot resume `interrupted` once its killed worker’s attempt expired, and does not run it again',
+    { timeout: 120_000 },
+    async () => {
+      const { runner, runs, queueJob, settled, killOneMidJob } = await cluster('dispatch-interrupted', {
+        audits: { expireInSeconds: 3, retryDelaySeconds: 0 },
+      });
+      const { submitted, killed, other } = await killOneMidJob(KINDS.fragile);
+
+      await settled(submitted.id);
+      expect(await runner.get(submitted.id)).toMatchObject({
+        state: 'failed',
+        reason: 'interrupted',
+        message: 'its worker stopped',
+        attempts: 1,
+      });
+      await waitFor(
+        async () => (await queueJob(submitted.id))?.state === 'completed',
+        10_000,
+        () => 'the queue job completed',
+      );
+      expect((await runs()).map((run) => run.pid)).toEqual([killed.pid]);
+      expect(eventsIn(other, 'job.interrupted')).toEqual([
+        expect.objectContaining({ jobId: submitted.id, kind: KINDS.fragile, action: 'failed' }),
+      ]);
+    },
+  );
+
+  it(
+    'runs one exclusive job of a site at a time across pools and processes, and other sites’ jobs beside them',
+    { timeout: 120_000 },
+    async () => {
+      const { runner, worker, runs, job, settled } = await cluster('dispatch-turns');
+      const kinds = [KINDS.resumable, KINDS.other];
+      await Promise.all([worker(kinds), worker(kinds)]);
+      const jobs = [
+        job(KINDS.resumable, 'site_a', 1_500),
+        job(KINDS.other, 'site_a', 1_500),
+        job(KINDS.resumable, 'site_a', 1_500),
+        job(KINDS.other, 'site_b', 1_500),
+      ];
+      for (const each of jobs) await runner.submit(each);
+      for (const each of jobs) await settled(each.id);
+
+      const all = await runs();
+      expect(all).toHaveLength(4);
+      const overlap = (a: RunnerRun, b: RunnerRun) => a.started_at < b.finished_at! && b.started_at < a.finished_at!;
+      const siteA = all.filter((run) => run.site_id === 'site_a');
+      for (const a of siteA) for (const b of siteA) if (a !== b) expect(overlap(a, b)).toBe(false);
+      const siteB = all.find((run) => run.site_id === 'site_b')!;
+      expect(siteA.some((a) => overlap(a, siteB))).toBe(true);
+    },
+  );
+
+  it(
+    'keeps one queue job for a job sent twice, and does not run a job cancelled while it waited',
+    { timeout: 90_000 },
+    async () => {
+      const { pool, runner, worker, runs, queueJob, job } = await cluster('dispatch-cancelled');
+      const kept = job(KINDS.fragile, null, 100);
+      const dropped = job(KINDS.fragile, null, 100);
+      await runner.submit(kept);
+      await runner.submit(dropped);
+      // Sent again, as a re-send of a row still queued does.
+      await runner.enqueue(KINDS.fragile, kept.id, null);
+      const { rows } = await pool.query<{ jobs: string }>(
+        `SELECT count(*) AS jobs FROM ${QUEUE_SCHEMA}.job WHERE name = 'audits'`,
+      );
+      expect(Number(rows[0]!.jobs)).toBe(2);
+      // Cancelled in its row while it waits in the queue, as any process's cancel writes it.
+      const { rowCount } = await pool.query(
+        `UPDATE jobs SET state = 'cancelled', reason = 'cancelled', finished_at = now() WHERE id = $1 AND state = 'queued'`,
+        [dropped.id],
+      );
+      expect(rowCount).toBe(1);
+
+      await worker([KINDS.fragile]);
+      await waitFor(
+        async () =>
+          (await queueJob(kept.id))?.state === 'completed' && (await queueJob(dropped.id))?.state === 'completed',
+        30_000,
+        () => 'both queue jobs completed',
+      );
+      expect((await runs()).map((run) => run.job_id)).toEqual([kept.id]);
+      expect(await runner.get(kept.id)).toMatchObject({ state: 'succeeded', attempts: 1 });
+      expect(await runner.get(dropped.id)).toMatchObject({ state: 'cancelled', attempts: 0, startedAt: null });
+    },
+  );
+
+  it(
+    'sends at start the queued jobs the queue does not hold (a send that failed), once, and leaves running ones to the queue',
+    { timeout: 90_000 },
+    async () => {
+      const { pool, runner, worker, runs, job, settled } = await cluster('dispatch-recovery');
+      const sent = job(KINDS.fragile, null, 100);
+      await runner.submit(sent);
+      // Written by a process that died before it sent them: one still queued, one started by a process gone since.
+      const [unsent, left] = [job(KINDS.fragile, null, 100), job(KINDS.fragile, null, 100)];
+      await pool.query(
+        `INSERT INTO jobs (id, kind, state, params, attempts, created_at, started_at)
+         VALUES ($1, $3, 'queued', $4, 0, now(), NULL), ($2, $3, 'running', $4, 1, now(), now())`,
+        [unsent.id, left.id, KINDS.fragile, JSON.stringify(unsent.params)],
+      );
+
+      expect(await runner.recover([KINDS.fragile])).toEqual({ requeued: 1, interrupted: 0 });
+      // Another process starting after it finds every queued job in the queue.
+      expect(await runner.recover([KINDS.fragile])).toEqual({ requeued: 0, interrupted: 0 });
+      await worker([KINDS.fragile]);
+      await settled(sent.id);
+      await settled(unsent.id);
+      expect((await runs()).map((run) => run.job_id).sort()).toEqual([sent.id, unsent.id].sort());
+      expect(await runner.get(unsent.id)).toMatchObject({ state: 'succeeded', attempts: 1 });
+      // Not this start's to settle: the process running it may be alive.
+      expect(await runner.get(left.id)).toMatchObject({ state: 'running', attempts: 1 });
+    },
+  );
+});
