@@ -31,6 +31,8 @@ export interface JobLifecycleStore {
   endQueued(id: string, end: StoredEnd): Promise<JobRow | undefined>;
   /** Jobs of `kind` in `state`, oldest first (recovery at start: what a previous process left). */
   unfinished(kind: string, state: 'queued' | 'running'): Promise<JobRow[]>;
+  /** Cancels a job that has not started; undefined when it is no longer queued (started, ended or gone meanwhile). */
+  cancelQueued(id: string, at: Date, message: string): Promise<JobRow | undefined>;
   /** A job left `running` by a process that died, queued again (`message` on its row) while it still is; whether it was. */
   requeue(id: string, message: string | null): Promise<boolean>;
 }
@@ -51,6 +53,7 @@ export function sqliteLifecycleStore(repository: JobsRepository): JobLifecycleSt
       repository.write(id, end, replacing ? undefined : 'unfinished'),
     endQueued: async (id, end) => repository.update(id, end, 'queued') ?? repository.find(id),
     unfinished: async (kind, state) => repository.unfinished(kind, state),
+    cancelQueued: async (id, at, message) => repository.cancelQueued(id, at, message),
     requeue: async (id, message) => repository.write(id, { state: 'queued', message }, 'running'),
   };
 }

@@ -15,6 +15,7 @@ import type {
   NewJob,
   Settlement,
 } from './job-kind.js';
+import type { CancelRequests } from './cancel-requests.js';
 import { createJobCancel } from './job-cancel.js';
 import { createJobEvents } from './job-events.js';
 import { sqliteLifecycleStore, type JobLifecycleStore } from './job-lifecycle-store.js';
@@ -38,6 +39,7 @@ export function createJobRunner({
   repository: sqliteRepository,
   store = sqliteLifecycleStore(sqliteRepository!),
   dispatch: dispatchOn = createJobPools,
+  cancelRequests,
   clock,
   logger,
   events,
@@ -52,6 +54,8 @@ export function createJobRunner({
 ) & {
   /** Where queued jobs wait and run: this process's pools unless given (a cluster's queue, pg-job-dispatch.ts). */
   dispatch?: JobDispatchFactory;
+  /** Cluster mode: a running job's cancel asked of any process reaches the one running it (cancel-requests.ts). */
+  cancelRequests?: CancelRequests;
   clock: Clock;
   logger: Logger;
   events: Events;
@@ -69,7 +73,15 @@ export function createJobRunner({
   const { announce, interrupted, cancelled } = createJobEvents(events);
   const dispatch = dispatchOn({ logger, kindOf, active, execute });
   const schedule = (kindName: string, id: string, siteId: string | null) => dispatch.schedule(kindName, id, siteId);
-  const { cancel, cancelledBy } = createJobCancel({ repository, clock, kinds, active, cancelled });
+  const { cancel, cancelledBy, stop } = createJobCancel({
+    repository,
+    store,
+    requests: cancelRequests,
+    clock,
+    kinds,
+    active,
+    cancelled,
+  });
   const rows = createJobRowWriter({ repository, store, clock, logger });
   const { finish } = rows;
   const { recover, settleLeftRunning } = createJobRecovery({
@@ -85,9 +97,9 @@ export function createJobRunner({
   async function execute(id: string, kindName: string, kind: JobKind, options: ExecuteOptions = {}): Promise<void> {
     const controller = new AbortController();
     const { signal } = options;
-    const stop = () => controller.abort(signal?.reason);
-    if (signal?.aborted) stop();
-    else signal?.addEventListener('abort', stop, { once: true });
+    const abortWithQueue = () => controller.abort(signal?.reason);
+    if (signal?.aborted) abortWithQueue();
+    else signal?.addEventListener('abort', abortWithQueue, { once: true });
     const work = (async () => {
       if (options.retried) {
         // The attempt before this one died or expired: its row, if still running, is settled first, as on a restart.
@@ -101,6 +113,11 @@ export function createJobRunner({
       // Cancelled while it waited, or removed with its site.
       if (!started) return;
       const { job } = started;
+      if (cancelRequests && kind.cancelsWhileRunning) {
+        // Asked to stop while no process ran it (its worker died): stopped as it starts.
+        const asked = await cancelRequests.pending(id);
+        if (asked) stop(id, active.get(id)!, asked.by);
+      }
       const run = (running: JobRow, context: JobContext) => kind.run(running, controller.signal, context);
       announce(job, await rows.runStarted(started, run));
       // Only a kind that stops halfway can have been cancelled while it ran (cancel() answers 409 for the others).
@@ -113,7 +130,11 @@ export function createJobRunner({
     try {
       await work;
     } finally {
-      signal?.removeEventListener('abort', stop);
+      signal?.removeEventListener('abort', abortWithQueue);
+      if (cancelRequests && cancelledBy.has(id))
+        await cancelRequests
+          .forget(id)
+          .catch((error: unknown) => logger.error({ err: error, jobId: id }, 'a cancel request was not forgotten'));
       active.delete(id);
       cancelledBy.delete(id);
     }
@@ -223,7 +244,8 @@ export function createJobRunner({
 
 /**
  * The runner without the daemon's SQLite statements (a cluster process, issue 34): what still writes through them
- * (a kind's write batch, a job written with its kind's own row, cancel, the job list) says so
+ * (a kind's write batch, a job written with its kind's own row, the job list; cancel unless `cancelRequests` is
+ * given) says so
  * when used, until it moves to the store with its feature (docs/design/cluster-state.md).
  */
 function sqliteOnly(): JobsRepository {

@@ -99,22 +99,26 @@ async function cluster(label: string, pools_: ClusterRunnerPlan['pools'] = {}) {
       () => `job ${id} to end`,
       100,
     );
+  /** Until a worker has started the test's one job. */
+  const firstRunStarted = () =>
+    waitFor(
+      async () => (await runs()).length === 1,
+      30_000,
+      () => 'a worker to start the job',
+    );
+
   /** Two workers of `kind`; a job of it submitted; the worker that started it killed (SIGKILL) mid-job. */
   async function killOneMidJob(kind: string) {
     const both = await Promise.all([worker([kind]), worker([kind])]);
     const submitted = job(kind, 'site_a', 2_000);
     await runner.submit(submitted);
-    await waitFor(
-      async () => (await runs()).length === 1,
-      30_000,
-      () => 'a worker to start the job',
-    );
+    await firstRunStarted();
     const [firstRun] = await runs();
     const killed = both.find((each) => each.pid === firstRun!.pid)!;
     process.kill(killed.pid, 'SIGKILL');
     return { submitted, killed, other: both.find((each) => each !== killed)! };
   }
-  return { pool, runner, worker, runs, queueJob, job, settled, killOneMidJob };
+  return { pool, runner, worker, runs, queueJob, job, settled, killOneMidJob, firstRunStarted };
 }
 
 /** A worker's log lines that are events of `name`. */
@@ -248,7 +252,7 @@ describe('the job runner on the cluster’s queue', () => {
   );
 
   it(
-    'keeps one queue job for a job sent twice, and does not run a job cancelled while it waited',
+    'keeps one queue job for a job sent twice, and does not run a job cancelled while it waited in the queue',
     { timeout: 90_000 },
     async () => {
       const { pool, runner, worker, runs, queueJob, job } = await cluster('dispatch-cancelled');
@@ -262,12 +266,11 @@ describe('the job runner on the cluster’s queue', () => {
         `SELECT count(*) AS jobs FROM ${QUEUE_SCHEMA}.job WHERE name = 'audits'`,
       );
       expect(Number(rows[0]!.jobs)).toBe(2);
-      // Cancelled in its row while it waits in the queue, as any process's cancel writes it.
-      const { rowCount } = await pool.query(
-        `UPDATE jobs SET state = 'cancelled', reason = 'cancelled', finished_at = now() WHERE id = $1 AND state = 'queued'`,
-        [dropped.id],
-      );
-      expect(rowCount).toBe(1);
+      // Cancelled in its row while it waits in the queue.
+      expect(await runner.cancel(dropped.id, { kind: 'user', id: 'usr_cancels' })).toMatchObject({
+        state: 'cancelled',
+        reason: 'cancelled',
+      });
 
       await worker([KINDS.fragile]);
       await waitFor(
@@ -281,6 +284,101 @@ describe('the job runner on the cluster’s queue', () => {
       expect(await runner.get(dropped.id)).toMatchObject({ state: 'cancelled', attempts: 0, startedAt: null });
     },
   );
+
+  it(
+    'stops a running job asked of another process: the worker running it ends it cancelled, naming who asked',
+    { timeout: 90_000 },
+    async () => {
+      const { pool, runner, worker, job, settled, firstRunStarted } = await cluster('dispatch-cancel-running');
+      const running = await worker([KINDS.stoppable]);
+      const submitted = job(KINDS.stoppable, 'site_a', 60_000);
+      await runner.submit(submitted);
+      await firstRunStarted();
+      const askedAt = Date.now();
+      expect(await runner.cancel(submitted.id, { kind: 'user', id: 'usr_cancels' })).toMatchObject({
+        state: 'running',
+      });
+
+      await settled(submitted.id, 10_000);
+      const stoppedInMs = Date.now() - askedAt;
+      expect(await runner.get(submitted.id)).toMatchObject({
+        state: 'cancelled',
+        reason: 'cancelled',
+        message: 'stopped on request',
+        attempts: 1,
+      });
+      await waitFor(
+        () => eventsIn(running, 'job.cancelled').length === 1,
+        5_000,
+        () => `job.cancelled in the worker's log\n${running.outputTail()}`,
+      );
+      expect(eventsIn(running, 'job.cancelled')).toEqual([
+        expect.objectContaining({
+          jobId: submitted.id,
+          state: 'running',
+          requestedByKind: 'user',
+          requestedById: 'usr_cancels',
+        }),
+      ]);
+      console.log(`a cancel asked of another process stopped the job in ${stoppedInMs} ms`);
+      // The request is forgotten once the job ended.
+      await waitFor(
+        async () => (await pool.query('SELECT 1 FROM job_cancel_requests')).rowCount === 0,
+        5_000,
+        () => 'the cancel request forgotten',
+      );
+    },
+  );
+
+  it(
+    'stops a job asked to stop while its worker was dead, as soon as the next worker takes it',
+    { timeout: 120_000 },
+    async () => {
+      const { runner, runs, settled, killOneMidJob } = await cluster('dispatch-cancel-orphan', {
+        'fleet-actions': { expireInSeconds: 3, retryDelaySeconds: 0 },
+      });
+      const { submitted, killed, other } = await killOneMidJob(KINDS.stoppable);
+      // No process runs it now: the request is kept for the one that takes it next.
+      expect(await runner.cancel(submitted.id, { kind: 'token', id: 'tok_cancels' })).toMatchObject({
+        state: 'running',
+      });
+
+      await settled(submitted.id);
+      expect(await runner.get(submitted.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled', attempts: 2 });
+      const all = await runs();
+      expect(all.map(({ pid, finished_at }) => ({ pid, finished: finished_at !== null }))).toEqual([
+        { pid: killed.pid, finished: false },
+        { pid: other.pid, finished: false },
+      ]);
+      await waitFor(
+        () => eventsIn(other, 'job.cancelled').length === 1,
+        5_000,
+        () => `job.cancelled in the worker's log\n${other.outputTail()}`,
+      );
+      expect(eventsIn(other, 'job.cancelled')).toEqual([
+        expect.objectContaining({ jobId: submitted.id, requestedByKind: 'token', requestedById: 'tok_cancels' }),
+      ]);
+      expect(eventsIn(other, 'job.interrupted')).toEqual([expect.objectContaining({ action: 'requeued' })]);
+    },
+  );
+
+  it('answers 409 to a cancel of a running job whose kind cannot stop halfway', { timeout: 90_000 }, async () => {
+    const { runner, worker, job, settled, firstRunStarted } = await cluster('dispatch-cancel-409');
+    await worker([KINDS.fragile]);
+    const submitted = job(KINDS.fragile, null, 1_500);
+    await runner.submit(submitted);
+    await firstRunStarted();
+    await expect(runner.cancel(submitted.id)).rejects.toMatchObject({
+      problem: { name: 'job-not-cancellable', status: 409 },
+      extensions: { state: 'running' },
+    });
+    await settled(submitted.id);
+    expect(await runner.get(submitted.id)).toMatchObject({ state: 'succeeded' });
+    await expect(runner.cancel(submitted.id)).rejects.toMatchObject({
+      problem: { name: 'job-finished', status: 409 },
+      extensions: { state: 'succeeded' },
+    });
+  });
 
   it(
     'sends at start the queued jobs the queue does not hold (a send that failed), once, and leaves running ones to the queue',

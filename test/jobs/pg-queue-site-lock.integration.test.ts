@@ -11,6 +11,11 @@ import { recordingHandler, siteOf } from './fixtures/pg-queue-runs.js';
  */
 const { freshDatabase, startQueue, startWorker } = useQueueHarness();
 
+/** The site locks held or awaited in the test's own database (pg_locks is the whole server's: other files run beside). */
+const SITE_LOCKS_HERE = `SELECT granted FROM pg_locks
+  WHERE locktype = 'advisory' AND classid = $1::oid
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+
 describe('one exclusive job per site across queues and processes (the advisory lock)', () => {
   it(
     'never runs two jobs of one site at once on different queues, and runs other sites’ jobs meanwhile',
@@ -43,9 +48,7 @@ describe('one exclusive job per site across queues and processes (the advisory l
         () => 'three completed jobs',
       );
       // Every lock released and its client back in the pool (none left held).
-      const { rows } = await pool.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::oid`, [
-        SITE_LOCK_NAMESPACE,
-      ]);
+      const { rows } = await pool.query(`${SITE_LOCKS_HERE}`, [SITE_LOCK_NAMESPACE]);
       expect(rows).toEqual([]);
     },
   );
@@ -75,10 +78,7 @@ describe('one exclusive job per site across queues and processes (the advisory l
       );
       await sleep(1_500);
       expect((await runs(pool)).map((row) => row.label)).toEqual(['backup-s1']);
-      const waiting = await pool.query(
-        `SELECT granted FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::oid ORDER BY granted`,
-        [SITE_LOCK_NAMESPACE],
-      );
+      const waiting = await pool.query(`${SITE_LOCKS_HERE} ORDER BY granted`, [SITE_LOCK_NAMESPACE]);
       expect(waiting.rows).toEqual([{ granted: false }, { granted: true }]);
 
       process.kill(holder.pid, 'SIGKILL');
