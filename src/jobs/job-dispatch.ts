@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { JobKind } from './job-kind.js';
+import type { JobRow } from './jobs.table.js';
 
 /**
  * Where the job runner's queued jobs wait and which process runs each: in this process's pools
@@ -14,9 +15,10 @@ export interface JobDispatch {
    * Runs a job whose row is `queued`, in the background, in its pool's slot (and its site's turn). Settles once the
    * job is handed on (at once in this process; sent to the queue in a cluster): true, or false when it was not (a
    * stopped pool; in a cluster, a job the queue holds already, or a send that failed, logged). Never rejects: a job
-   * not handed on stays queued in its row.
+   * not handed on stays queued in its row. `attempts`: how often the job started already (a job queued again after
+   * its process died is handed on afresh, not taken for the one handed on before).
    */
-  schedule(kindName: string, id: string, siteId: string | null): Promise<boolean>;
+  schedule(kindName: string, id: string, siteId: string | null, attempts?: number): Promise<boolean>;
   /** From now on this process runs these kinds' jobs (a worker's kinds); on one machine it runs every job it schedules. */
   work(kindNames: readonly string[]): Promise<void>;
   /** Jobs of these kinds' pools this process has scheduled or runs and not yet settled (metrics, readiness). */
@@ -32,12 +34,17 @@ export interface JobDispatch {
   /** Lets go of what the dispatch opened (the cluster's queue), once every kind's pool is stopped. */
   close(): Promise<void>;
   /**
-   * Whether a `running` row at start was left by a dead process, for this process's recovery to settle: on one
-   * machine, yes; in a cluster, no (another process may be running it; the queue gives a dead worker's job to
-   * another after its expiry, and the runner settles it then: `execute`'s `retried`). A cluster's recovery at start
-   * only sends again the jobs still queued, which the queue keeps once, and retries nothing (`recover.afterwards`).
+   * Of these `running` rows, the ones no process holds, for recovery at start to settle. On one machine, all of them
+   * (nothing runs yet). In a cluster, those the queue has no job for still to run or running: a job whose end could
+   * not be written, or one the queue lost. The others are another process's, or the queue hands them to one after
+   * their expiry, and the runner settles them then (`execute`'s `retried`).
    */
-  readonly recoversRunning: boolean;
+  unheld(jobs: readonly JobRow[]): Promise<JobRow[]>;
+  /**
+   * Whether this process is the only one (one machine): recovery at start then retries what was interrupted
+   * (`recover.afterwards`). In a cluster it would in every process that starts, so it does not.
+   */
+  readonly oneProcess: boolean;
 }
 
 /**

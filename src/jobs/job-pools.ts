@@ -35,7 +35,9 @@ export function createJobPools({ logger, kindOf, active, execute }: JobDispatchP
   const poolsOf = (names: readonly string[]) => new Set(names.map((name) => pools.get(kindOf(name).pool.name)!));
 
   return {
-    recoversRunning: true,
+    oneProcess: true,
+    // At start nothing runs yet: every running row was left by the last process.
+    unheld: async (jobs) => [...jobs],
     // Every job scheduled runs in this process.
     work: async () => undefined,
     close: async () => undefined,

@@ -1,3 +1,4 @@
+import type { JobDispatch } from './job-dispatch.js';
 import type { JobKind } from './job-kind.js';
 import type { JobEvents } from './job-events.js';
 import type { JobLifecycleStore } from './job-lifecycle-store.js';
@@ -8,13 +9,13 @@ import type { JobRow } from './jobs.table.js';
  * The job runner's recovery at start, for the jobs the last process left unfinished: each kind
  * decides for its running ones (they fail as `interrupted`, or are queued again) and its queued
  * ones (queued again, ended, or left to their parent); then each kind may retry what was
- * interrupted. Every decision is logged as `job.interrupted`. In a cluster the running ones are not this start's
- * to settle (another process may run them): the queue hands a dead worker's job to another, and the runner settles
- * it then, job by job (`settleLeftRunning`).
+ * interrupted. Every decision is logged as `job.interrupted`. In a cluster only the running ones no process holds
+ * are this start's to settle (job-dispatch.ts `unheld`): the queue hands a dead worker's job to another after its
+ * expiry, and the runner settles it then, job by job (`settleLeftRunning`).
  */
 export function createJobRecovery({
   store,
-  recoversRunning,
+  dispatch,
   kindOf,
   finish,
   announce,
@@ -22,14 +23,14 @@ export function createJobRecovery({
   schedule,
 }: {
   store: JobLifecycleStore;
-  /** Whether a `running` row at start was left by a dead process (one machine), or may be another's (a cluster). */
-  recoversRunning: boolean;
+  /** Which running rows no process holds, and whether this process is the only one (job-dispatch.ts). */
+  dispatch: Pick<JobDispatch, 'unheld' | 'oneProcess'>;
   kindOf: (name: string) => JobKind;
   finish: ReturnType<typeof createJobRowWriter>['finish'];
   announce: JobEvents['announce'];
   interrupted: JobEvents['interrupted'];
   /** Runs a queued job in its pool (job-pools.ts). */
-  schedule: (kindName: string, id: string, siteId: string | null) => Promise<boolean>;
+  schedule: (kindName: string, id: string, siteId: string | null, attempts?: number) => Promise<boolean>;
 }) {
   /**
    * A job a dead process left `running`, settled as its kind says: queued again while it still is running
@@ -56,10 +57,12 @@ export function createJobRecovery({
     async recover(kindNames: readonly string[]): Promise<{ requeued: number; interrupted: number }> {
       const counts = { requeued: 0, interrupted: 0 };
       // Queued again ones are run (and logged `requeued`) by the loop over queued jobs below.
-      if (recoversRunning)
-        for (const name of kindNames)
-          for (const job of await store.unfinished(name, 'running'))
-            if ((await settleLeftRunning(job)).interrupted) counts.interrupted++;
+      for (const name of kindNames)
+        for (const left of await dispatch.unheld(await store.unfinished(name, 'running'))) {
+          // Read again: in a cluster, it may have ended since (its end written by the process that ran it).
+          const job = dispatch.oneProcess ? left : await store.find(left.id);
+          if (job?.state === 'running' && (await settleLeftRunning(job)).interrupted) counts.interrupted++;
+        }
       for (const name of kindNames)
         for (const job of await store.unfinished(name, 'queued')) {
           const kind = kindOf(name);
@@ -71,11 +74,11 @@ export function createJobRecovery({
             continue;
           }
           // In a cluster, most are in the queue already: only one sent anew was left behind.
-          if (!(await schedule(name, job.id, job.siteId))) continue;
+          if (!(await schedule(name, job.id, job.siteId, job.attempts))) continue;
           interrupted(job, 'requeued');
           counts.requeued++;
         }
-      if (!recoversRunning) return counts;
+      if (!dispatch.oneProcess) return counts;
       for (const name of kindNames)
         for (const { job, fields } of (await kindOf(name).recover.afterwards?.()) ?? [])
           interrupted({ ...job, kind: name }, 'retried', fields);

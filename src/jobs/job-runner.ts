@@ -72,7 +72,8 @@ export function createJobRunner({
 
   const { announce, interrupted, cancelled } = createJobEvents(events);
   const dispatch = dispatchOn({ logger, kindOf, active, execute });
-  const schedule = (kindName: string, id: string, siteId: string | null) => dispatch.schedule(kindName, id, siteId);
+  const schedule = (kindName: string, id: string, siteId: string | null, attempts?: number) =>
+    dispatch.schedule(kindName, id, siteId, attempts);
   const { cancel, cancelledBy, stop } = createJobCancel({
     repository,
     store,
@@ -86,7 +87,7 @@ export function createJobRunner({
   const { finish } = rows;
   const { recover, settleLeftRunning } = createJobRecovery({
     store,
-    recoversRunning: dispatch.recoversRunning,
+    dispatch,
     kindOf,
     finish,
     announce,

@@ -6,8 +6,11 @@
  * reports and end.
  *
  * - **One queue per pool**, with the pool's concurrency per process (capped), and retries and an expiry per pool.
- * - **A queue job's id is derived from the job's** (`queueIdOf`): sending a job twice (a re-send of a row still
- *   queued) leaves one queue job.
+ * - **A queue job's id is derived from the job's** and how often it started (`queueIdOf`): sending a job twice (a
+ *   re-send of a row still queued) leaves one queue job, and a job queued again after its process died (its queue
+ *   job completed or gone) is sent afresh.
+ * - **Recovery at start** settles only the running rows the queue has no job for still to run or running (`unheld`:
+ *   a job whose end could not be written); the others are another process's, or come back by the queue's retry.
  * - **A retry is a recovery.** Our kinds do not throw on a failure (an outcome is written, the queue job completes),
  *   so the queue retries only a job whose attempt expired or whose process died. The retry's `execute` finds the
  *   row still `running` and settles it as start-up recovery does on one machine: queued again and run (a kind that
@@ -53,12 +56,20 @@ const CLUSTER_POOL_DEFAULTS: Readonly<Record<string, ClusterPoolSettings>> = {
 };
 const OTHER_POOL: ClusterPoolSettings = { retryLimit: 3, retryDelaySeconds: 10, expireInSeconds: HOUR };
 
+/** How long a running job must have run before recovery may find no process holds it (the processes' clocks NTP-close). */
+const UNHELD_AFTER_MS = 60_000;
+
 /** Jobs of one pool a process runs at once at most, whatever the pool's own concurrency (each is a polling worker in pg-boss 10.x). */
 const MAX_CONCURRENCY = 16;
 
-/** The queue job's id for a job: a UUID (version 5 layout) derived from the job's id, so that a job is sent once however often. */
-export function queueIdOf(jobId: string): string {
-  const hash = createHash('sha1').update(`sitewarden-job:${jobId}`).digest();
+/**
+ * The queue job's id for a job that started `attempts` times: a UUID (version 5 layout) derived from both, so that a
+ * job is sent once however often, and once more when it is queued again after its process died.
+ */
+export function queueIdOf(jobId: string, attempts = 0): string {
+  const hash = createHash('sha1')
+    .update(attempts === 0 ? `sitewarden-job:${jobId}` : `sitewarden-job:${jobId}#${attempts}`)
+    .digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString('hex');
@@ -139,7 +150,19 @@ export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory
     }
 
     return {
-      recoversRunning: false,
+      oneProcess: false,
+
+      async unheld(jobs) {
+        const queue = await open();
+        const now = Date.now();
+        const live = await queue.liveData(
+          'id',
+          jobs.map((job) => job.id),
+        );
+        // A job started only just now may have been sent after the queue was read.
+        const startedBefore = now - UNHELD_AFTER_MS;
+        return jobs.filter((job) => !live.has(job.id) && (job.startedAt?.getTime() ?? 0) < startedBefore);
+      },
 
       add(kind) {
         if (pools.has(kind.pool.name)) return;
@@ -152,13 +175,13 @@ export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory
         });
       },
 
-      async schedule(kindName, id, siteId) {
+      async schedule(kindName, id, siteId, attempts = 0) {
         const pool = poolOf(kindName);
         const job: QueuedJob = { id, kind: kindName, siteId };
         try {
           const queue = await open();
           // Null: the queue holds this job already (sent before, by this process or another).
-          return (await queue.send(pool.name, job, { id: queueIdOf(id) })) !== null;
+          return (await queue.send(pool.name, job, { id: queueIdOf(id, attempts) })) !== null;
         } catch (error) {
           logger.error(
             { err: error, jobId: id, kind: kindName },

@@ -91,6 +91,8 @@ export interface PgQueue {
     handler: (job: PgQueueJob<T>) => Promise<void>,
     options?: { siteOf?: (data: T) => string | null },
   ): Promise<void>;
+  /** Of `values`, those some job still to run or running (created, waiting to retry, active) carries as `data[key]`. */
+  liveData(key: string, values: readonly string[]): Promise<Set<string>>;
   /** Stops taking the queue's jobs in this instance; the jobs it is running go on to their end. */
   offWork(queue: string): Promise<void>;
   /** Sends `data` to `queue` on every `cron` slot (minute granularity), in `tz` (default UTC). One schedule per queue. */
@@ -202,6 +204,16 @@ export function createPgQueue(options: PgQueueOptions): PgQueue {
           },
         );
       }
+    },
+
+    async liveData(key, values) {
+      if (values.length === 0) return new Set();
+      const { rows } = await lockPool.query<{ value: string }>(
+        `SELECT DISTINCT data ->> $1 AS value FROM ${schema}.job
+         WHERE state IN ('created', 'retry', 'active') AND data ->> $1 = ANY($2::text[])`,
+        [key, values],
+      );
+      return new Set(rows.map((row) => row.value));
     },
 
     async offWork(queue) {

@@ -381,30 +381,52 @@ describe('the job runner on the cluster’s queue', () => {
   });
 
   it(
-    'sends at start the queued jobs the queue does not hold (a send that failed), once, and leaves running ones to the queue',
+    'settles at start the running jobs no process holds, and sends the queued ones the queue does not hold, once',
     { timeout: 90_000 },
     async () => {
       const { pool, runner, worker, runs, job, settled } = await cluster('dispatch-recovery');
+      const kinds = [KINDS.fragile, KINDS.resumable, KINDS.other];
       const sent = job(KINDS.fragile, null, 100);
       await runner.submit(sent);
-      // Written by a process that died before it sent them: one still queued, one started by a process gone since.
-      const [unsent, left] = [job(KINDS.fragile, null, 100), job(KINDS.fragile, null, 100)];
-      await pool.query(
-        `INSERT INTO jobs (id, kind, state, params, attempts, created_at, started_at)
-         VALUES ($1, $3, 'queued', $4, 0, now(), NULL), ($2, $3, 'running', $4, 1, now(), now())`,
-        [unsent.id, left.id, KINDS.fragile, JSON.stringify(unsent.params)],
-      );
+      // Written by processes gone since: one queued and never sent, two whose runs' ends were never written, and
+      // one running whose queue job is still to run (held: the queue hands it on, and its next attempt settles it).
+      const unsent = job(KINDS.fragile, null, 100);
+      const lost = job(KINDS.fragile, null, 100);
+      const lostResumable = job(KINDS.resumable, 'site_r', 100);
+      const held = job(KINDS.other, 'site_h', 100);
+      const insert = (each: NewJob, state: string, attempts: number) =>
+        pool.query(
+          `INSERT INTO jobs (id, kind, site_id, state, params, attempts, created_at, started_at)
+           VALUES ($1, $2, $3, $4, $5, $6, now() - interval '10 minutes',
+                   CASE WHEN $4 = 'running' THEN now() - interval '10 minutes' END)`,
+          [each.id, each.kind, each.siteId, state, JSON.stringify(each.params), attempts],
+        );
+      await insert(unsent, 'queued', 0);
+      for (const each of [lost, lostResumable, held]) await insert(each, 'running', 1);
+      // No process here works the `site-updates` pool: its queue job waits.
+      await runner.enqueue(KINDS.other, held.id, held.siteId);
+      // The resumable one's queue job completed; its end was never written (the database away at that instant).
+      await runner.enqueue(KINDS.resumable, lostResumable.id, lostResumable.siteId);
+      await pool.query(`UPDATE ${QUEUE_SCHEMA}.job SET state = 'completed', completed_on = now() WHERE id = $1`, [
+        queueIdOf(lostResumable.id),
+      ]);
 
-      expect(await runner.recover([KINDS.fragile])).toEqual({ requeued: 1, interrupted: 0 });
-      // Another process starting after it finds every queued job in the queue.
-      expect(await runner.recover([KINDS.fragile])).toEqual({ requeued: 0, interrupted: 0 });
-      await worker([KINDS.fragile]);
-      await settled(sent.id);
-      await settled(unsent.id);
-      expect((await runs()).map((run) => run.job_id).sort()).toEqual([sent.id, unsent.id].sort());
+      expect(await runner.recover(kinds)).toEqual({ requeued: 2, interrupted: 1 });
+      // Another process starting after it finds nothing left to do.
+      expect(await runner.recover(kinds)).toEqual({ requeued: 0, interrupted: 0 });
+      await worker([KINDS.fragile, KINDS.resumable]);
+      for (const each of [sent, unsent, lostResumable]) await settled(each.id);
+      expect((await runs()).map((run) => run.job_id).sort()).toEqual([sent.id, unsent.id, lostResumable.id].sort());
       expect(await runner.get(unsent.id)).toMatchObject({ state: 'succeeded', attempts: 1 });
-      // Not this start's to settle: the process running it may be alive.
-      expect(await runner.get(left.id)).toMatchObject({ state: 'running', attempts: 1 });
+      // Queued again by its kind's recovery and sent afresh: its first queue job was gone.
+      expect(await runner.get(lostResumable.id)).toMatchObject({ state: 'succeeded', attempts: 2 });
+      expect(await runner.get(lost.id)).toMatchObject({
+        state: 'failed',
+        reason: 'interrupted',
+        message: 'its worker stopped',
+        attempts: 1,
+      });
+      expect(await runner.get(held.id)).toMatchObject({ state: 'running', attempts: 1 });
     },
   );
 });
