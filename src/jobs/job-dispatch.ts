@@ -75,6 +75,10 @@ export interface JobDispatchParts {
   active: ReadonlyMap<string, ActiveJob>;
   /** Runs the job now (job-runner.ts): writes its start, runs its kind, writes its end. */
   execute: (id: string, kindName: string, kind: JobKind, options?: ExecuteOptions) => Promise<void>;
+  /** The kinds registered so far. */
+  kindNames: () => string[];
+  /** The runner's recovery (job-recovery.ts), `retries` on where one process a time runs it (a cluster's scheduled sweep). */
+  recover: (kindNames: readonly string[], options: { retries: boolean }) => Promise<unknown>;
 }
 
 export type JobDispatchFactory = (parts: JobDispatchParts) => JobDispatch;

@@ -54,7 +54,10 @@ export function createJobRecovery({
      * was killed) fail as `interrupted`, queued ones are queued again, each as its kind decides;
      * then each kind may retry what was interrupted.
      */
-    async recover(kindNames: readonly string[]): Promise<{ requeued: number; interrupted: number }> {
+    async recover(
+      kindNames: readonly string[],
+      { retries = dispatch.oneProcess }: { retries?: boolean } = {},
+    ): Promise<{ requeued: number; interrupted: number }> {
       const counts = { requeued: 0, interrupted: 0 };
       // Queued again ones are run (and logged `requeued`) by the loop over queued jobs below.
       for (const name of kindNames)
@@ -78,7 +81,7 @@ export function createJobRecovery({
           interrupted(job, 'requeued');
           counts.requeued++;
         }
-      if (!dispatch.oneProcess) return counts;
+      if (!retries) return counts;
       for (const name of kindNames)
         for (const { job, fields } of (await kindOf(name).recover.afterwards?.()) ?? [])
           interrupted({ ...job, kind: name }, 'retried', fields);

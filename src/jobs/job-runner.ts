@@ -71,7 +71,14 @@ export function createJobRunner({
   }
 
   const { announce, interrupted, cancelled } = createJobEvents(events);
-  const dispatch = dispatchOn({ logger, kindOf, active, execute });
+  const dispatch = dispatchOn({
+    logger,
+    kindOf,
+    active,
+    execute,
+    kindNames: () => [...kinds.keys()],
+    recover: (kindNames, options) => recover(kindNames, options),
+  });
   const schedule = (kindName: string, id: string, siteId: string | null, attempts?: number) =>
     dispatch.schedule(kindName, id, siteId, attempts);
   const { cancel, cancelledBy, stop } = createJobCancel({

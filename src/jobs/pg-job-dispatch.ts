@@ -11,6 +11,9 @@
  *   job completed or gone) is sent afresh.
  * - **Recovery at start** settles only the running rows the queue has no job for still to run or running (`unheld`:
  *   a job whose end could not be written); the others are another process's, or come back by the queue's retry.
+ * - **Recovery while the processes run**: a `job-recovery` queue job on a schedule (every five minutes; one a slot
+ *   whichever processes look), taken by one worker process, runs the runner's recovery over every kind with its
+ *   retries (`recover.afterwards`), which recovery at start leaves out in a cluster (every process would retry).
  * - **A retry is a recovery.** Our kinds do not throw on a failure (an outcome is written, the queue job completes),
  *   so the queue retries only a job whose attempt expired or whose process died. The retry's `execute` finds the
  *   row still `running` and settles it as start-up recovery does on one machine: queued again and run (a kind that
@@ -23,7 +26,7 @@
 import { createHash } from 'node:crypto';
 import { stopActive, type JobDispatch, type JobDispatchFactory } from './job-dispatch.js';
 import type { JobKind } from './job-kind.js';
-import { createPgQueue, type PgQueue, type PgQueueOptions } from './pg-queue.js';
+import { createPgQueue, type PgQueue, type PgQueueOptions, type PgQueueSpec } from './pg-queue.js';
 
 /** What a queue job carries: the job row it runs. */
 interface QueuedJob {
@@ -55,6 +58,15 @@ const CLUSTER_POOL_DEFAULTS: Readonly<Record<string, ClusterPoolSettings>> = {
   'bulk-updates': { retryLimit: 3, retryDelaySeconds: 10, expireInSeconds: 23 * HOUR },
 };
 const OTHER_POOL: ClusterPoolSettings = { retryLimit: 3, retryDelaySeconds: 10, expireInSeconds: HOUR };
+
+/** The queue of the cluster's scheduled recovery: one job a slot, one at a time in a process, never retried. */
+export const RECOVERY_QUEUE: PgQueueSpec = {
+  name: 'job-recovery',
+  concurrency: 1,
+  retryLimit: 0,
+  retryDelaySeconds: 0,
+  expireInSeconds: 600,
+};
 
 /** How long a running job must have run before recovery may find no process holds it (the processes' clocks NTP-close). */
 const UNHELD_AFTER_MS = 60_000;
@@ -89,6 +101,8 @@ export interface PgJobDispatchOptions {
   pools?: Readonly<Record<string, Partial<ClusterPoolSettings>>>;
   /** Jobs of one pool this process runs at once at most. */
   maxConcurrency?: number;
+  /** When the cluster's recovery runs (cron, UTC; minute slots). */
+  recoveryCron?: string;
 }
 
 interface Pool {
@@ -101,11 +115,12 @@ interface Pool {
 
 /** The runner's dispatch onto the cluster's queue: `createJobRunner({ dispatch: pgJobDispatch(options), … })`. */
 export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory {
-  return ({ logger, kindOf, active, execute }): JobDispatch => {
+  return ({ logger, kindOf, active, execute, kindNames, recover }): JobDispatch => {
     const pools = new Map<string, Pool>();
     const maxConcurrency = options.maxConcurrency ?? MAX_CONCURRENCY;
     let opening: Promise<PgQueue> | undefined;
     let closed = false;
+    let recovering = false;
 
     /** The queue, started with a queue per pool registered so far; kinds register before the first job is sent. */
     function open(): Promise<PgQueue> {
@@ -113,13 +128,16 @@ export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory
       opening ??= (async () => {
         const queue = createPgQueue({
           ...options.queue,
-          queues: [...pools.values()].map(({ name, concurrency }) => ({
-            name,
-            concurrency,
-            ...OTHER_POOL,
-            ...CLUSTER_POOL_DEFAULTS[name],
-            ...options.pools?.[name],
-          })),
+          queues: [
+            ...[...pools.values()].map(({ name, concurrency }) => ({
+              name,
+              concurrency,
+              ...OTHER_POOL,
+              ...CLUSTER_POOL_DEFAULTS[name],
+              ...options.pools?.[name],
+            })),
+            RECOVERY_QUEUE,
+          ],
         });
         try {
           await queue.start();
@@ -191,9 +209,16 @@ export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory
         }
       },
 
-      async work(kindNames) {
+      async work(workKinds) {
         const queue = await open();
-        for (const pool of poolsOf(kindNames)) {
+        if (!recovering) {
+          recovering = true;
+          await queue.schedule(RECOVERY_QUEUE.name, options.recoveryCron ?? '*/5 * * * *');
+          await queue.work(RECOVERY_QUEUE.name, async () => {
+            await recover(kindNames(), { retries: true });
+          });
+        }
+        for (const pool of poolsOf(workKinds)) {
           if (pool.working) continue;
           pool.working = true;
           await queue.work<QueuedJob>(

@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import type pg from 'pg';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import type { NewJob } from '../../src/jobs/job-kind.js';
-import { queueIdOf } from '../../src/jobs/pg-job-dispatch.js';
-import { QUEUE_SCHEMA } from '../../src/jobs/pg-queue.js';
+import { queueIdOf, RECOVERY_QUEUE } from '../../src/jobs/pg-job-dispatch.js';
+import { createPgQueue, QUEUE_SCHEMA } from '../../src/jobs/pg-queue.js';
 import { createId } from '../../src/shared/ids.js';
 import { createTestDatabase, testPool } from '../support/postgres.js';
 import { createCapturedLogger } from '../support/log-capture.js';
@@ -118,7 +118,7 @@ async function cluster(label: string, pools_: ClusterRunnerPlan['pools'] = {}) {
     process.kill(killed.pid, 'SIGKILL');
     return { submitted, killed, other: both.find((each) => each !== killed)! };
   }
-  return { pool, runner, worker, runs, queueJob, job, settled, killOneMidJob, firstRunStarted };
+  return { url: database.url, pool, runner, worker, runs, queueJob, job, settled, killOneMidJob, firstRunStarted };
 }
 
 /** A worker's log lines that are events of `name`. */
@@ -282,6 +282,49 @@ describe('the job runner on the cluster’s queue', () => {
       expect((await runs()).map((run) => run.job_id)).toEqual([kept.id]);
       expect(await runner.get(kept.id)).toMatchObject({ state: 'succeeded', attempts: 1 });
       expect(await runner.get(dropped.id)).toMatchObject({ state: 'cancelled', attempts: 0, startedAt: null });
+    },
+  );
+
+  it(
+    'settles a running job whose end was never written while the processes run, in the worker that takes the scheduled recovery',
+    { timeout: 90_000 },
+    async () => {
+      const { url, pool, runner, worker } = await cluster('dispatch-recovery-sweep');
+      const running = await worker([KINDS.fragile]);
+      const { rows: schedules } = await pool.query(`SELECT name, cron FROM ${QUEUE_SCHEMA}.schedule`);
+      expect(schedules).toEqual([{ name: RECOVERY_QUEUE.name, cron: '*/5 * * * *' }]);
+      // Its worker wrote its start, then could not write its end; its queue job completed.
+      const lost = createId('job');
+      await pool.query(
+        `INSERT INTO jobs (id, kind, state, params, attempts, created_at, started_at)
+         VALUES ($1, $2, 'running', '{}', 1, now() - interval '10 minutes', now() - interval '10 minutes')`,
+        [lost, KINDS.fragile],
+      );
+      // The slot's job, as the schedule sends it.
+      const sender = createPgQueue({
+        connectionString: url,
+        queues: [RECOVERY_QUEUE],
+        schedule: false,
+        onError: (error) => queueErrors.push(error),
+      });
+      closers.push(() => sender.stop(1_000));
+      await sender.start();
+      await sender.send(RECOVERY_QUEUE.name, {});
+
+      await waitFor(
+        async () => (await runner.get(lost)).state === 'failed',
+        30_000,
+        () => 'the lost job settled',
+      );
+      expect(await runner.get(lost)).toMatchObject({ reason: 'interrupted', message: 'its worker stopped' });
+      await waitFor(
+        () => eventsIn(running, 'job.interrupted').length === 1,
+        5_000,
+        () => `job.interrupted in the worker's log\n${running.outputTail()}`,
+      );
+      expect(eventsIn(running, 'job.interrupted')).toEqual([
+        expect.objectContaining({ jobId: lost, action: 'failed' }),
+      ]);
     },
   );
 
