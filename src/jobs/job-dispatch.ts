@@ -83,6 +83,33 @@ export interface JobDispatchParts {
 
 export type JobDispatchFactory = (parts: JobDispatchParts) => JobDispatch;
 
+/**
+ * A job's run counted in `runs` until it settles (queue depth, idle); a run that throws (a bug: a kind never throws
+ * on a failure of the job) is logged, never thrown. Answers the run as counted.
+ */
+export function tracked(
+  runs: Set<Promise<unknown>>,
+  run: Promise<void>,
+  logger: Logger,
+  job: { id: string; kind: string },
+): Promise<void> {
+  const counted = run.catch((error: unknown) =>
+    logger.error({ err: error, jobId: job.id, kind: job.kind }, 'job crashed'),
+  );
+  runs.add(counted);
+  void counted.finally(() => runs.delete(counted));
+  return counted;
+}
+
+/** The runs these pools count. */
+export const runsIn = (pools: Iterable<{ runs: ReadonlySet<unknown> }>): number =>
+  [...pools].reduce((sum, pool) => sum + pool.runs.size, 0);
+
+/** Waits until these pools count no run (runs started meanwhile included). */
+export async function allSettled(pools: Iterable<{ runs: ReadonlySet<Promise<unknown>> }>): Promise<void> {
+  for (const pool of pools) while (pool.runs.size > 0) await Promise.all([...pool.runs]);
+}
+
 /** Once shutdown aborts a job, how long it waits for the job to record itself before giving up on it. */
 const ABORT_SETTLE_MS = 3_000;
 

@@ -1,10 +1,10 @@
-import { stopActive, type JobDispatch, type JobDispatchParts } from './job-dispatch.js';
+import { allSettled, runsIn, stopActive, tracked, type JobDispatch, type JobDispatchParts } from './job-dispatch.js';
 import type { JobKind } from './job-kind.js';
 import { createSiteTaskQueue, type SiteTaskQueue } from './site-task-queue.js';
 
 /**
- * Where the job runner's jobs run on one machine (its `JobDispatch`, job-dispatch.ts): one pool per pool name its kinds declare, each a site task
- * queue with the pool's concurrency (an exclusive job runs in its site's lane, one at a time;
+ * Where the job runner's jobs run on one machine (its `JobDispatch`, job-dispatch.ts): one pool per
+ * pool name its kinds declare, each a site task queue with the pool's concurrency (an exclusive job runs in its site's lane, one at a time;
  * others each in a lane of their own), and exclusive jobs of different pools taking turns on one
  * site; the jobs each pool has scheduled and not yet settled (queue depth, idle), and shutdown:
  * queued jobs left queued for the next start, running ones aborted or given their grace.
@@ -13,7 +13,7 @@ import { createSiteTaskQueue, type SiteTaskQueue } from './site-task-queue.js';
 interface Pool {
   queue: SiteTaskQueue;
   /** Jobs scheduled in this process and not yet settled (idle(), queue depth). */
-  tracked: Set<Promise<unknown>>;
+  runs: Set<Promise<unknown>>;
   stopped: boolean;
 }
 
@@ -46,7 +46,7 @@ export function createJobPools({ logger, kindOf, active, execute }: JobDispatchP
       if (!pools.has(kind.pool.name))
         pools.set(kind.pool.name, {
           queue: createSiteTaskQueue({ concurrency: kind.pool.concurrency }),
-          tracked: new Set(),
+          runs: new Set(),
           stopped: false,
         });
     },
@@ -59,20 +59,16 @@ export function createJobPools({ logger, kindOf, active, execute }: JobDispatchP
       const exclusiveSite = kind.exclusive ? siteId : null;
       const lane = exclusiveSite ? `site:${exclusiveSite}` : `job:${id}`;
       const turn = exclusiveSite && kind.siteTurn !== false ? exclusiveSite : null;
-      const tracked = pool.queue
-        .run(lane, () => (turn ? inSiteTurn(turn, () => execute(id, kindName, kind)) : execute(id, kindName, kind)))
-        .catch((error: unknown) => logger.error({ err: error, jobId: id, kind: kindName }, 'job crashed'));
-      pool.tracked.add(tracked);
-      void tracked.finally(() => pool.tracked.delete(tracked));
+      const run = () => execute(id, kindName, kind);
+      void tracked(pool.runs, pool.queue.run(lane, turn ? () => inSiteTurn(turn, run) : run), logger, {
+        id,
+        kind: kindName,
+      });
       return true;
     },
 
-    queueDepth: (kindNames: readonly string[]): number =>
-      [...poolsOf(kindNames)].reduce((sum, pool) => sum + pool.tracked.size, 0),
-
-    async idle(kindNames: readonly string[]): Promise<void> {
-      for (const pool of poolsOf(kindNames)) while (pool.tracked.size > 0) await Promise.all([...pool.tracked]);
-    },
+    queueDepth: (kindNames) => runsIn(poolsOf(kindNames)),
+    idle: (kindNames) => allSettled(poolsOf(kindNames)),
 
     /** Queued jobs stay queued in the database for the next start; running ones are stopped (job-dispatch.ts). */
     async stop(kindNames, options): Promise<boolean> {
@@ -80,7 +76,7 @@ export function createJobPools({ logger, kindOf, active, execute }: JobDispatchP
         pool.stopped = true;
         void pool.queue.drain(0);
         // Jobs dropped from the queue stay queued in the database; nothing waits for them now.
-        pool.tracked.clear();
+        pool.runs.clear();
       }
       return stopActive(active, kindNames, options);
     },

@@ -20,17 +20,14 @@ export function createJobRecovery({
   finish,
   announce,
   interrupted,
-  schedule,
 }: {
   store: JobLifecycleStore;
-  /** Which running rows no process holds, and whether this process is the only one (job-dispatch.ts). */
-  dispatch: Pick<JobDispatch, 'unheld' | 'oneProcess'>;
+  /** Where a queued job is handed on, which running rows no process holds, and whether this process is the only one. */
+  dispatch: Pick<JobDispatch, 'schedule' | 'unheld' | 'oneProcess'>;
   kindOf: (name: string) => JobKind;
   finish: ReturnType<typeof createJobRowWriter>['finish'];
   announce: JobEvents['announce'];
   interrupted: JobEvents['interrupted'];
-  /** Runs a queued job in its pool (job-pools.ts). */
-  schedule: (kindName: string, id: string, siteId: string | null, attempts?: number) => Promise<boolean>;
 }) {
   /**
    * A job a dead process left `running`, settled as its kind says: queued again while it still is running
@@ -77,7 +74,7 @@ export function createJobRecovery({
             continue;
           }
           // In a cluster, most are in the queue already: only one sent anew was left behind.
-          if (!(await schedule(name, job.id, job.siteId, job.attempts))) continue;
+          if (!(await dispatch.schedule(name, job.id, job.siteId, job.attempts))) continue;
           interrupted(job, 'requeued');
           counts.requeued++;
         }

@@ -79,8 +79,7 @@ export function createJobRunner({
     kindNames: () => [...kinds.keys()],
     recover: (kindNames, options) => recover(kindNames, options),
   });
-  const schedule = (kindName: string, id: string, siteId: string | null, attempts?: number) =>
-    dispatch.schedule(kindName, id, siteId, attempts);
+  const schedule = (kindName: string, id: string, siteId: string | null) => dispatch.schedule(kindName, id, siteId);
   const { cancel, cancelledBy, stop } = createJobCancel({
     repository,
     store,
@@ -99,7 +98,6 @@ export function createJobRunner({
     finish,
     announce,
     interrupted,
-    schedule,
   });
 
   async function execute(id: string, kindName: string, kind: JobKind, options: ExecuteOptions = {}): Promise<void> {

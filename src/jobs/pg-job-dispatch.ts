@@ -24,7 +24,7 @@
  *   an expired attempt still stopping.
  */
 import { createHash } from 'node:crypto';
-import { stopActive, type JobDispatch, type JobDispatchFactory } from './job-dispatch.js';
+import { allSettled, runsIn, stopActive, tracked, type JobDispatch, type JobDispatchFactory } from './job-dispatch.js';
 import type { JobKind } from './job-kind.js';
 import { createPgQueue, type PgQueue, type PgQueueOptions, type PgQueueSpec } from './pg-queue.js';
 
@@ -109,7 +109,7 @@ interface Pool {
   name: string;
   concurrency: number;
   /** This process's runs of the pool's jobs, not yet settled. */
-  running: Set<Promise<void>>;
+  runs: Set<Promise<unknown>>;
   working: boolean;
 }
 
@@ -154,19 +154,6 @@ export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory
     const poolOf = (kindName: string): Pool => pools.get(kindOf(kindName).pool.name)!;
     const poolsOf = (kindNames: readonly string[]) => new Set(kindNames.map(poolOf));
 
-    async function run(pool: Pool, job: QueuedJob, signal: AbortSignal, retried: boolean): Promise<void> {
-      const kind = kindOf(job.kind);
-      const running = execute(job.id, job.kind, kind, { signal, retried }).catch((error: unknown) =>
-        logger.error({ err: error, jobId: job.id, kind: job.kind }, 'job crashed'),
-      );
-      pool.running.add(running);
-      try {
-        await running;
-      } finally {
-        pool.running.delete(running);
-      }
-    }
-
     return {
       oneProcess: false,
 
@@ -188,7 +175,7 @@ export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory
         pools.set(kind.pool.name, {
           name: kind.pool.name,
           concurrency: Math.max(1, Math.min(kind.pool.concurrency, maxConcurrency)),
-          running: new Set(),
+          runs: new Set(),
           working: false,
         });
       },
@@ -223,17 +210,20 @@ export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory
           pool.working = true;
           await queue.work<QueuedJob>(
             pool.name,
-            ({ data, signal, retryCount }) => run(pool, data, signal, retryCount > 0),
+            ({ data, signal, retryCount }) =>
+              tracked(
+                pool.runs,
+                execute(data.id, data.kind, kindOf(data.kind), { signal, retried: retryCount > 0 }),
+                logger,
+                data,
+              ),
             { siteOf: (data) => lockKeyOf(kindOf(data.kind), data) },
           );
         }
       },
 
-      queueDepth: (kindNames) => [...poolsOf(kindNames)].reduce((sum, pool) => sum + pool.running.size, 0),
-
-      async idle(kindNames) {
-        for (const pool of poolsOf(kindNames)) while (pool.running.size > 0) await Promise.all([...pool.running]);
-      },
+      queueDepth: (kindNames) => runsIn(poolsOf(kindNames)),
+      idle: (kindNames) => allSettled(poolsOf(kindNames)),
 
       /** This process takes no more of these pools' jobs; queued ones wait in the queue for another process. */
       async stop(kindNames, stopOptions) {

@@ -11,6 +11,8 @@
  *   expires it gives up (the retry waits afresh) instead of running after its expiry;
  * - released on finish or throw; a client whose unlock fails is destroyed, not returned to the pool,
  *   so a lock it might still hold dies with its connection.
+ *
+ * `holdingLock` is the same for any other lock a process holds for a while (the queues' setup, pg-queue.ts).
  */
 import type pg from 'pg';
 
@@ -32,29 +34,47 @@ class SiteTurnTimeout extends Error {
  * Runs `work` holding the site's lock (waiting for it at most `maxWaitMs`), on a client of `pool` held
  * until `work` settles and lent to `work` for its own queries. `work`'s result or error is passed through.
  */
-export async function inSiteTurn<T>(
+export function inSiteTurn<T>(
   pool: pg.Pool,
   siteId: string,
   maxWaitMs: number,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
+  return holdingLock(pool, { namespace: SITE_LOCK_NAMESPACE, name: siteId }, work, {
+    maxWaitMs,
+    timedOut: (waitMs) => new SiteTurnTimeout(siteId, waitMs),
+  });
+}
+
+/**
+ * Runs `work` holding the session advisory lock `(namespace, hashtext(name))`, on a client of `pool` held until
+ * `work` settles and lent to `work`; waiting for the lock as long as another session holds it, or at most
+ * `maxWaitMs` (then `timedOut`'s error). `work`'s result or error is passed through. A client whose session may
+ * still hold the lock (its unlock failed or found no lock) is destroyed, not returned to the pool.
+ */
+export async function holdingLock<T>(
+  pool: pg.Pool,
+  { namespace, name }: { namespace: number; name: string },
+  work: (client: pg.PoolClient) => Promise<T>,
+  wait?: { maxWaitMs: number; timedOut: (waitMs: number) => Error },
+): Promise<T> {
   const client = await pool.connect();
   // Set when the session may be in an unknown state (a lock possibly held): the client is then destroyed.
   let destroy: Error | undefined;
   try {
-    const waitMs = Math.max(1, Math.floor(maxWaitMs));
+    const waitMs = wait && Math.max(1, Math.floor(wait.maxWaitMs));
     try {
       // SET takes no parameters; the value is an integer computed here.
-      await client.query(`SET lock_timeout = ${waitMs}`);
-      await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [SITE_LOCK_NAMESPACE, siteId]);
-      await client.query('RESET lock_timeout');
+      if (waitMs !== undefined) await client.query(`SET lock_timeout = ${waitMs}`);
+      await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [namespace, name]);
+      if (waitMs !== undefined) await client.query('RESET lock_timeout');
     } catch (error) {
-      if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) {
+      if (waitMs === undefined || (error as { code?: string }).code !== LOCK_NOT_AVAILABLE) {
         destroy = error as Error;
         throw error;
       }
       await client.query('RESET lock_timeout').catch((reset: Error) => (destroy = reset));
-      throw new SiteTurnTimeout(siteId, waitMs);
+      throw wait!.timedOut(waitMs);
     }
     try {
       return await work(client);
@@ -62,42 +82,15 @@ export async function inSiteTurn<T>(
       try {
         const { rows } = await client.query<{ unlocked: boolean }>(
           'SELECT pg_advisory_unlock($1, hashtext($2)) AS unlocked',
-          [SITE_LOCK_NAMESPACE, siteId],
+          [namespace, name],
         );
-        if (rows[0]?.unlocked !== true) destroy = new Error(`the lock of site ${siteId} was not held at its release`);
+        if (rows[0]?.unlocked !== true) destroy = new Error(`the lock ${name} was not held at its release`);
       } catch (error) {
         destroy = error as Error;
       }
     }
   } finally {
     // release(error) destroys the client: its session, and any lock it still held, end with it.
-    client.release(destroy ?? false);
-  }
-}
-
-/**
- * Runs `work` holding the session advisory lock `key` (two int4s) on a client of `pool`, waiting for it as long as
- * another session holds it. A client whose unlock fails is destroyed, so the lock ends with its session.
- */
-export async function holdingLock<T>(
-  pool: pg.Pool,
-  key: readonly [number, number],
-  work: () => Promise<T>,
-): Promise<T> {
-  const client = await pool.connect();
-  // Set when the session may hold the lock still: the client is then destroyed, not returned to the pool.
-  let destroy: Error | undefined;
-  try {
-    await client.query('SELECT pg_advisory_lock($1, $2)', [...key]).catch((error: Error) => {
-      destroy = error;
-      throw error;
-    });
-    try {
-      return await work();
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1, $2)', [...key]).catch((error: Error) => (destroy = error));
-    }
-  } finally {
     client.release(destroy ?? false);
   }
 }

@@ -23,8 +23,8 @@ import { holdingLock, inSiteTurn, SITE_LOCK_NAMESPACE } from './pg-queue-site-lo
 /** The schema pg-boss's tables live in, apart from the daemon's own. */
 export const QUEUE_SCHEMA = 'sitewarden_queue';
 
-/** The session lock an instance holds while it makes and sets its queues: beside the sites' locks, key 0. */
-const QUEUE_SETUP_LOCK: readonly [number, number] = [SITE_LOCK_NAMESPACE + 1, 0];
+/** The session lock an instance holds while it makes and sets its queues, in a namespace beside the sites' locks. */
+const QUEUE_SETUP_LOCK = { namespace: SITE_LOCK_NAMESPACE + 1, name: 'queue-setup' };
 
 /** How many workers (jobs at once) one process runs for a queue at most. */
 const MAX_CONCURRENCY = 64;

@@ -9,7 +9,7 @@ import { createPgQueue, QUEUE_SCHEMA } from '../../src/jobs/pg-queue.js';
 import { createId } from '../../src/shared/ids.js';
 import { createTestDatabase, testPool } from '../support/postgres.js';
 import { createCapturedLogger } from '../support/log-capture.js';
-import { spawnScript, type OwnedProcess } from '../support/processes.js';
+import { spawnScript, untilReady, type OwnedProcess } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 import {
   CREATE_RUNNER_RUNS,
@@ -68,12 +68,7 @@ async function cluster(label: string, pools_: ClusterRunnerPlan['pools'] = {}) {
       plan: { ...plan, work: kinds } satisfies ClusterRunnerPlan,
     });
     workers.push(started);
-    await waitFor(
-      () => started.outputTail().includes('ready'),
-      60_000,
-      () => `worker ready\n${started.outputTail()}`,
-    );
-    return started;
+    return untilReady(started);
   }
 
   const runs = async (): Promise<RunnerRun[]> =>

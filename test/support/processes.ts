@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
+import { waitFor } from './wait.js';
 
 /**
  * Long-running helper processes (mariadbd, php -S) that must never outlive the
@@ -127,6 +128,16 @@ export function spawnScript(
     cwd: resolvePath(import.meta.dirname, '../..'),
     env: { ...process.env, [planVariable]: JSON.stringify(plan) },
   });
+}
+
+/** Waits until a worker script (spawnScript) has written `ready` to its output; its output tail in the error otherwise. */
+export async function untilReady(worker: OwnedProcess, timeoutMs = 60_000): Promise<OwnedProcess> {
+  await waitFor(
+    () => worker.outputTail().includes('ready'),
+    timeoutMs,
+    () => `worker ready\n${worker.outputTail()}`,
+  );
+  return worker;
 }
 
 /** Runs a short command to completion, collecting its output; rejects with stderr on failure. */
