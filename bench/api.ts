@@ -11,6 +11,7 @@
  *   BENCH_PROFILE=/tmp/prof node --import tsx bench/api.ts   # and a CPU profile of the daemon
  *   BENCH_ONLY='/api/sites?limit=1' BENCH_PROFILE=/tmp/prof node --import tsx bench/api.ts   # one path alone
  */
+import { sqliteStateOf } from '../src/db/state-db.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -315,7 +316,7 @@ async function ticks(): Promise<void> {
   const logger = createLogger({ level: 'silent' });
   const services = createServices({
     config,
-    db: database.db,
+    state: sqliteStateOf(database),
     logger,
     events: createLoggedEvents(logger),
     clock: systemClock,

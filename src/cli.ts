@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { sqliteStateOf } from './db/state-db.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -220,7 +221,7 @@ async function recover(args: string[], config: Config): Promise<number> {
   const logger = createLogger({ level: 'warn' });
   const services = createServices({
     config,
-    db: database.db,
+    state: sqliteStateOf(database),
     logger,
     events: createLoggedEvents(logger),
     clock: systemClock,

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { sqliteStateOf } from './db/state-db.js';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Logger } from 'pino';
@@ -90,7 +91,15 @@ export async function startDaemon(
 
   const secretKey = loadSecretKey(config);
   const metrics = createMetrics();
-  const services = createServices({ config, db: database.db, logger, events, clock: systemClock, secretKey, metrics });
+  const services = createServices({
+    config,
+    state: sqliteStateOf(database),
+    logger,
+    events,
+    clock: systemClock,
+    secretKey,
+    metrics,
+  });
   // The daemon's work comes from one registry each feature contributes a row to
   // (src/work-registry.ts): the role picks the rows, and their order is start-up's (shutdown's reversed).
   const work = { services, config, logger, graceLeft };

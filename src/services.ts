@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import type { Db } from './db/database.js';
+import type { StateDatabase } from './db/state-db.js';
 import { createDirectoryBackend } from './blobs/blob-backend.js';
 import { createSiteTaskQueue } from './jobs/site-task-queue.js';
 import { createJobRunner } from './jobs/job-runner.js';
@@ -93,7 +93,7 @@ export type ServiceConfig = Pick<
  */
 export function createServices({
   config,
-  db,
+  state,
   logger,
   events,
   clock,
@@ -103,7 +103,8 @@ export function createServices({
   network = createNetworkPolicy({ allowed: config.allowedNetworks }),
 }: {
   config: ServiceConfig;
-  db: Db;
+  /** The daemon's state (docs/design/cluster-state.md): converted repositories use it, the rest its SQLite database. */
+  state: StateDatabase;
   logger: Logger;
   events: Events;
   clock: Clock;
@@ -113,6 +114,7 @@ export function createServices({
   /** What the daemon may connect to (sites, probes, audits, screenshots, webhooks); tests pass one with a stub resolver. */
   network?: NetworkPolicy;
 }) {
+  const db = sqliteDbOf(state);
   const secrets = createSecretBox(secretKey);
   const http = createSiteHttp({
     timeoutMs: config.siteRequestTimeoutMs,
@@ -424,3 +426,13 @@ export function createServices({
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/**
+ * The SQLite database of the repositories not yet converted to the common surface (issue 34): the daemon
+ * cannot run on PostgreSQL until every one has (`loadConfig` refuses `SITEWARDEN_DATABASE_URL` until then).
+ */
+function sqliteDbOf(state: StateDatabase) {
+  if (!state.sqliteDb)
+    throw new Error('the daemon cannot run on PostgreSQL yet: some of its state is still SQLite-only (issue 34)');
+  return state.sqliteDb;
+}

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import type * as AppModule from '../../src/app.js';
 import type * as ConnectorModule from '../../src/connector/connector-package.js';
 import type * as DatabaseModule from '../../src/db/database.js';
+import type * as StateDbModule from '../../src/db/state-db.js';
 import type * as ServicesModule from '../../src/services.js';
 import type { ServiceConfig } from '../../src/services.js';
 import type * as ClockModule from '../../src/shared/clock.js';
@@ -37,8 +38,9 @@ export async function startInProcessDaemon({ concurrency }: { concurrency: numbe
   const from = (module: string) => join(ROOT, built ? `dist/src/${module}.js` : `src/${module}.ts`);
   // Each module from dist/ (or src/), typed as its source.
   const load = <M>(module: string) => import(from(module)) as Promise<M>;
-  const [database, services, app, logging, clock, connector, heap] = await Promise.all([
+  const [database, stateDb, services, app, logging, clock, connector, heap] = await Promise.all([
     load<typeof DatabaseModule>('db/database'),
+    load<typeof StateDbModule>('db/state-db'),
     load<typeof ServicesModule>('services'),
     load<typeof AppModule>('app'),
     load<typeof LoggerModule>('shared/logger'),
@@ -58,13 +60,14 @@ export async function startInProcessDaemon({ concurrency }: { concurrency: numbe
   // A database file as the daemon keeps one (WAL, synchronous NORMAL): every commit is a write to its log, which an
   // in-memory database leaves out (BENCH_DB=memory: about 0.15 ms less a bulk site update, bench/bulk-machinery.ts).
   const file = process.env.BENCH_DB === 'memory' ? ':memory:' : join(logDir, 'sitewarden.db');
-  const { db, sqlite, close } = database.openDatabase(file);
+  const handle = database.openDatabase(file);
+  const { sqlite, close } = handle;
   if (process.env.BENCH_WAL_AUTOCHECKPOINT)
     sqlite.pragma(`wal_autocheckpoint = ${Number(process.env.BENCH_WAL_AUTOCHECKPOINT)}`);
   const graph = services.createServices({
     // As the tests configure the services, with the benchmark's changes.
     config: { ...testServiceConfig, dataDir: logDir, ...config },
-    db,
+    state: stateDb.sqliteStateOf(handle),
     logger,
     events: logging.createLoggedEvents(logger),
     clock: clock.systemClock,

@@ -3,7 +3,7 @@ import { drizzle as drizzlePg, type NodePgQueryResultHKT } from 'drizzle-orm/nod
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { findMigrationsFolder, openDatabase } from './database.js';
+import { findMigrationsFolder, openDatabase, type DatabaseHandle, type Db } from './database.js';
 
 /**
  * The daemon's state in either dialect (issue 34, docs/design/cluster-state.md): PostgreSQL when a
@@ -45,6 +45,11 @@ export interface StateDatabase {
   readonly db: StateDb;
   /** SQLite mode: the connection, for fast paths (prepared statements, run inside `run`); undefined on PostgreSQL. */
   readonly sqlite: Database.Database | undefined;
+  /**
+   * SQLite mode: the connection's drizzle database for the repositories not yet on the common surface
+   * (issue 34: they convert module by module, docs/design/cluster-state.md); undefined on PostgreSQL.
+   */
+  readonly sqliteDb: Db | undefined;
   /** `work`'s statements on the database, after the open transaction if there is one (on `tx` at once when given). */
   run<T>(work: (db: StateDb) => T | PromiseLike<T>, tx?: StateDb): Promise<T>;
   /**
@@ -121,7 +126,17 @@ interface Waiter {
 }
 
 function openSqlite(options: StateDatabaseOptions): StateDatabase {
-  const handle = openDatabase(options.sqlitePath, { migrate: options.migrate ?? true });
+  return sqliteStateOf(openDatabase(options.sqlitePath, { migrate: options.migrate ?? true }), options);
+}
+
+/**
+ * The state database over a SQLite database already open (the daemon's, opened before its services; a test's).
+ * Its `close` closes the handle.
+ */
+export function sqliteStateOf(
+  handle: DatabaseHandle,
+  options: Pick<StateDatabaseOptions, 'waitLimitMs'> = {},
+): StateDatabase {
   const sqlite = handle.sqlite;
   const waitLimitMs = options.waitLimitMs ?? 5_000;
   /*
@@ -237,6 +252,7 @@ function openSqlite(options: StateDatabaseOptions): StateDatabase {
     dialect: 'sqlite',
     db,
     sqlite,
+    sqliteDb: handle.db,
     run,
     transaction,
     close: async () => handle.close(),
@@ -310,6 +326,7 @@ async function openPostgres(url: string, options: StateDatabaseOptions): Promise
     dialect: 'postgres',
     db,
     sqlite: undefined,
+    sqliteDb: undefined,
     run: async (work, tx) => work(tx ?? db),
     transaction: (body) => db.transaction((tx) => body(tx)),
     close: () => pool.end(),

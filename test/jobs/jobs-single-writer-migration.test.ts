@@ -1,4 +1,5 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -185,7 +186,7 @@ describe('upgrading to the job runner as the one writer of job rows (0033)', () 
     const logs = createCapturedLogger();
     const services = createServices({
       config: { ...testServiceConfig, dataDir: dir },
-      db: database.db,
+      state: sqliteStateOf(database),
       logger: logs.logger,
       events: createLoggedEvents(logs.logger),
       clock: createFakeClock(new Date('2026-11-23T10:00:00Z')),

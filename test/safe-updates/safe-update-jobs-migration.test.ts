@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { openDatabase } from '../../src/db/database.js';
 import { createSafeUpdatesRepository } from '../../src/safe-updates/index.js';
 import { storedReport } from '../../src/safe-updates/safe-updates.schemas.js';
@@ -86,7 +87,7 @@ describe('upgrading to safe updates whose job rows the job runner writes (0034)'
     const logs = createCapturedLogger();
     const services = createServices({
       config: testServiceConfig,
-      db: database.db,
+      state: sqliteStateOf(database),
       logger: logs.logger,
       events: createLoggedEvents(logs.logger),
       clock: createFakeClock(new Date('2026-11-28T10:00:00Z')),

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { openDatabase } from '../../src/db/database.js';
 import { defaultConnectorZipPath } from '../../src/connector/connector-package.js';
 import { createApp, type AppDeps } from '../../src/app.js';
@@ -40,7 +41,7 @@ export function createTestApp(
   const secretKey = randomBytes(32);
   const services = createServices({
     config: { ...testServiceConfig, ...options.config },
-    db: database.db,
+    state: sqliteStateOf(database),
     logger: logs.logger,
     events,
     clock,
