@@ -112,3 +112,30 @@ export function forUpdate<Q extends { for(strength: 'update'): unknown }>(
   // The same select, without `for` in its type (drizzle's `for` drops itself from the builder's type).
   return (dialect === 'postgres' ? query.for('update') : query) as ReturnType<Q['for']>;
 }
+
+/**
+ * Writes made together in one transaction, built by `build` on the database (inserts, updates, deletes,
+ * none of them read to decide another): a site's tags replaced, a user's codes renewed. On SQLite they run
+ * as one better-sqlite3 transaction with no await between them, so that no statement of a repository not
+ * yet on the state database (issue 34: they write on the same connection without waiting) can fall inside
+ * it and be rolled back with it; on PostgreSQL, one after the other in a transaction. A read that decides
+ * a write is a conditional statement instead, or a `state.transaction` with `forUpdate`.
+ */
+export async function writeTogether(
+  state: StateDatabase,
+  build: (db: StateDb) => readonly PromiseLike<unknown>[],
+): Promise<void> {
+  const sqlite = state.sqlite;
+  if (sqlite) {
+    await state.run((db) => {
+      const writes = build(db) as unknown as readonly { run(): unknown }[];
+      sqlite.transaction(() => {
+        for (const write of writes) write.run();
+      })();
+    });
+    return;
+  }
+  await state.transaction(async (tx) => {
+    for (const write of build(tx)) await write;
+  });
+}

@@ -14,6 +14,7 @@ import {
   rowsChanged,
   rowsOf,
   tableFor,
+  writeTogether,
 } from '../../src/db/dialect.js';
 import {
   ADVISORY_LOCK_NAMESPACE,
@@ -60,6 +61,33 @@ describe.each(dialects)('the state database on %s', (dialect) => {
   it('opens the dialect asked for', () => {
     expect(state().dialect).toBe(dialect);
     expect(state().sqlite === undefined).toBe(dialect === 'postgres');
+  });
+
+  it('writes together: every write or none, with no statement of the process between them on SQLite', async () => {
+    await writeTogether(state(), (db) => [db.insert(jobs).values(job('a')), db.insert(jobs).values(job('b'))]);
+    expect(await ids()).toEqual(['a', 'b']);
+    // The second write breaks the primary key: the first is rolled back with it.
+    await expect(
+      writeTogether(state(), (db) => [
+        db.update(jobs).set({ state: 'cancelled' }).where(eq(jobs.id, 'a')),
+        db.insert(jobs).values(job('b')),
+      ]),
+    ).rejects.toThrow();
+    const rows = await state().run((db) => db.select({ state: jobs.state }).from(jobs).where(eq(jobs.id, 'a')));
+    expect(rows).toEqual([{ state: 'queued' }]);
+    if (dialect === 'sqlite') {
+      // A synchronous write queued as a microtask (a repository not yet on the state database) runs after the
+      // writes committed, not between them: it is not rolled back with a failed set.
+      const sqlite = state().sqlite!;
+      const written = writeTogether(state(), (db) => {
+        queueMicrotask(() =>
+          sqlite.prepare("insert into jobs (id, kind, state, created_at) values ('m', 'audit', 'queued', 1)").run(),
+        );
+        return [db.insert(jobs).values(job('c')), db.insert(jobs).values(job('a'))];
+      });
+      await expect(written).rejects.toThrow();
+      expect(await ids()).toEqual(['a', 'b', 'm']);
+    }
   });
 
   it('commits a transaction’s writes together, and rolls every one back when its body throws', async () => {
