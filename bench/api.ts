@@ -324,7 +324,11 @@ async function ticks(): Promise<void> {
   });
   services.uptime.start();
   const all: [string, string, () => unknown][] = [
-    ['site-sync', 'every minute', () => (services.sites.expireAuthorizations(), services.sync.enqueueDue())],
+    [
+      'site-sync',
+      'every minute',
+      async () => (await services.sites.expireAuthorizations(), await services.sync.enqueueDue()),
+    ],
     ['uptime-probes', 'every second', () => services.uptime.tick()],
     ['performance-audits', 'every minute', () => services.performance.enqueueDue()],
     ['backups (interval 0: none due)', 'every 10 minutes', () => services.backups.enqueueDue()],
@@ -332,9 +336,9 @@ async function ticks(): Promise<void> {
   console.log(`${SITES} connected sites, monitoring paused, audits off`);
   const rows: SummaryRow[] = [];
   for (const [name, period, tick] of all) {
-    tick();
+    await tick();
     const started = performance.now();
-    tick();
+    await tick();
     const ms = (performance.now() - started).toFixed(1);
     console.log(`${name.padEnd(32)} ${period.padEnd(17)} ${ms.padStart(8)} ms`);
     rows.push({ figure: `${name} tick (${period})`, value: `${ms} ms` });

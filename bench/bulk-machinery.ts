@@ -143,7 +143,9 @@ try {
     return answer;
   };
   await reset();
-  await t.services.access.connected(ids[0]!).connector.updateExpecting('plugin', 'akismet/akismet.php', '1.1.0');
+  await (
+    await t.services.access.connected(ids[0]!)
+  ).connector.updateExpecting('plugin', 'akismet/akismet.php', '1.1.0');
   if (!canned) throw new Error('no update answer was captured');
   const answer = canned;
   http.request = async (req) => {

@@ -122,7 +122,8 @@ async function main() {
       const queued = t.services.sync.enqueue(ids);
       while (t.services.siteQueue.completed - before < queued) await new Promise((r) => setTimeout(r, 20));
     })();
-    const failed = ids.filter((id) => t.services.sitesRepository.findById(id)?.syncError).length;
+    const found = await Promise.all(ids.map((id) => t.services.sitesRepository.findById(id)));
+    const failed = found.filter((site) => site?.syncError).length;
     const rows = t.database.sqlite.prepare('select count(*) as n from update_offers').get() as { n: number };
 
     const line = (name: string, r: { ms: number; cpuMs: number }) =>

@@ -23,6 +23,7 @@ import { createId } from '../src/shared/ids.js';
 import { createLoggedEvents, createLogger } from '../src/shared/logger.js';
 import { createSiteLifecycle } from '../src/sites/site-lifecycle.js';
 import { createSitesRepository } from '../src/sites/sites.repository.js';
+import { sqliteStateOf } from '../src/db/state-db.js';
 import { createProber } from '../src/uptime/prober.js';
 import { DAY_MS, HOUR_MS, dayStart } from '../src/uptime/rollups.js';
 import { DEFAULT_UPTIME_CONFIG } from '../src/uptime/uptime.config.js';
@@ -106,7 +107,7 @@ async function runDaemon(
   let warmupProbes = 0;
   const service = createUptimeService({
     repository: createUptimeRepository({ db: database.db }),
-    sitesRepository: createSitesRepository({ db: database.db }),
+    sitesRepository: createSitesRepository(sqliteStateOf(database)),
     lifecycle: createSiteLifecycle(),
     prober: createProber({
       network: loopbackNetwork,

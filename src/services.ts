@@ -127,7 +127,7 @@ export function createServices({
   // Backups, restores and audits are kinds of one job runner, each in its own pool.
   const jobs = createJobRunner({ repository: createJobsRepository({ db }), clock, logger, events });
   const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, events });
-  const sitesRepository = createSitesRepository({ db });
+  const sitesRepository = createSitesRepository(state);
   const lifecycle = createSiteLifecycle();
   // Every feature reaches a site through this one SiteAccess; after a change, the inventory is read again.
   const access = createSiteAccess({
@@ -264,7 +264,8 @@ export function createServices({
   const backups = createBackupsService({
     repository: createBackupsRepository({ db }),
     access,
-    siteExists: (siteId) => sitesRepository.findById(siteId) !== undefined,
+    siteExists: async (siteId) => (await sitesRepository.findById(siteId)) !== undefined,
+    siteIds: () => sitesRepository.allIds(),
     listConnectedSites: () => sitesRepository.connectedIds(),
     dataDir: config.dataDir,
     config: config.backups,

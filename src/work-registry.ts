@@ -106,9 +106,9 @@ export const workRegistry: readonly WorkEntry[] = [
       {
         name: 'site-sync',
         expression: '* * * * *',
-        run: () => {
-          services.sites.expireAuthorizations();
-          services.sync.enqueueDue();
+        run: async () => {
+          await services.sites.expireAuthorizations();
+          await services.sync.enqueueDue();
         },
       },
     ],

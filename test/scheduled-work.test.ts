@@ -10,7 +10,7 @@ import { DEFAULT_PERFORMANCE_CONFIG } from '../src/performance/performance.confi
 import type { ScheduledWorkSwitches } from '../src/config.js';
 import { scheduleSiteWork } from '../src/scheduled-work.js';
 import { createId } from '../src/shared/ids.js';
-import { createFakeClock, createTestApp, type TestApp } from './support/test-app.js';
+import { type TestApp, createFakeClock, createTestApp, insertSiteRow } from './support/test-app.js';
 
 /**
  * SITEWARDEN_SCHEDULED_*: the daemon's scheduler, on a fake clock, with a connected site that
@@ -54,7 +54,7 @@ async function daemonScheduler(switches: ScheduledWorkSwitches) {
   let siteId: string;
   do siteId = createId('site', now);
   while (latestSlot(siteId, auditIntervalMs, new Date(now.getTime() + 3_600_000)) > now);
-  t.services.sitesRepository.insert({
+  insertSiteRow(t, {
     id: siteId,
     url: site.url,
     restUrl: `${site.url}/wp-json/`,

@@ -19,7 +19,7 @@ import { createFleetRepository, createFleetRoutes } from '../../src/fleet/index.
 import { createInventoryRepository } from '../../src/inventory/inventory.repository.js';
 import type { Plugin, Theme } from '../../src/inventory/index.js';
 import { createId } from '../../src/shared/ids.js';
-import { createSitesRepository } from '../../src/sites/sites.repository.js';
+import { sites, siteTags } from '../../src/sites/sites.table.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000);
 const PLUGINS = 30;
@@ -28,23 +28,29 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 300);
 const dir = mkdtempSync(join(tmpdir(), 'sitewarden-fleet-bench-'));
 try {
   const database = openDatabase(join(dir, 'sitewarden.db'));
-  const sitesRepository = createSitesRepository({ db: database.db });
   const inventories = createInventoryRepository({ db: database.db });
   const seeding = performance.now();
   const now = new Date();
   database.sqlite.transaction(() => {
     for (let s = 0; s < SITES; s++) {
       const id = createId('site', new Date(now.getTime() + s));
-      sitesRepository.insert({
-        id,
-        url: `https://site-${s}.example.test`,
-        restUrl: `https://site-${s}.example.test/wp-json/`,
-        state: 'connected',
-        createdAt: now,
-        updatedAt: now,
-      });
+      database.db
+        .insert(sites)
+        .values({
+          id,
+          url: `https://site-${s}.example.test`,
+          restUrl: `https://site-${s}.example.test/wp-json/`,
+          state: 'connected',
+          createdAt: now,
+          updatedAt: now,
+        })
+        .run();
       // 100 agencies' clients, and every tenth site staging.
-      sitesRepository.setTags(id, s % 10 === 0 ? [`client:${s % 100}`, 'staging'] : [`client:${s % 100}`]);
+      const tags = s % 10 === 0 ? [`client:${s % 100}`, 'staging'] : [`client:${s % 100}`];
+      database.db
+        .insert(siteTags)
+        .values(tags.map((tag) => ({ siteId: id, tag })))
+        .run();
       // Each site draws its 30 plugins from a catalogue of 300; about one in five is behind.
       const plugins: Plugin[] = Array.from({ length: PLUGINS }, (_, i) => {
         const n = (s * 7 + i * 11) % 300;
@@ -71,7 +77,7 @@ try {
   })();
   const seeded = performance.now() - seeding;
   // The bench asks only GET routes; a refresh that nothing calls.
-  const fleetRefresh = { refresh: () => ({ selected: 0, queued: 0 }) };
+  const fleetRefresh = { refresh: async () => ({ selected: 0, queued: 0 }) };
   const app = createFleetRoutes({ fleet: createFleetRepository({ db: database.db }), fleetRefresh });
 
   const scenarios = [

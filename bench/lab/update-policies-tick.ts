@@ -19,6 +19,8 @@ import { createFakeClock } from '../../src/shared/clock.js';
 import { createEvents } from '../../src/shared/event-bus.js';
 import { createId } from '../../src/shared/ids.js';
 import { createSitesRepository } from '../../src/sites/sites.repository.js';
+import { sites as sitesTable, siteTags } from '../../src/sites/sites.table.js';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { createUpdatePoliciesRepository, createUpdatePoliciesService } from '../../src/update-policies/index.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000);
@@ -32,22 +34,26 @@ try {
   const database = openDatabase(join(dir, 'sitewarden.db'));
   const db = database.db;
   const clock = createFakeClock(new Date('2026-01-14T00:00:00Z'));
-  const sites = createSitesRepository({ db });
+  const sites = createSitesRepository(sqliteStateOf(database));
   const inventories = createInventoryRepository({ db });
   const seeding = performance.now();
   database.sqlite.transaction(() => {
     for (let s = 0; s < SITES; s++) {
       const id = createId('site', new Date(clock.now().getTime() + s));
       const now = clock.now();
-      sites.insert({
-        id,
-        url: `https://site-${s}.example.test`,
-        restUrl: `https://site-${s}.example.test/wp-json/`,
-        state: 'connected',
-        createdAt: now,
-        updatedAt: now,
-      });
-      sites.setTags(id, [`client:${s % 100}`]);
+      db.insert(sitesTable)
+        .values({
+          id,
+          url: `https://site-${s}.example.test`,
+          restUrl: `https://site-${s}.example.test/wp-json/`,
+          state: 'connected',
+          createdAt: now,
+          updatedAt: now,
+        })
+        .run();
+      db.insert(siteTags)
+        .values({ siteId: id, tag: `client:${s % 100}` })
+        .run();
       const plugins: Plugin[] = Array.from({ length: 30 }, (_, i) => ({
         slug: `plugin-${(s * 7 + i * 11) % 300}`,
         file: `plugin-${(s * 7 + i * 11) % 300}/p.php`,
@@ -83,7 +89,7 @@ try {
     logger: pino({ level: 'silent' }),
   });
   for (let c = 0; c < 100; c++)
-    policies.create({
+    await policies.create({
       name: `client ${c}`,
       tag: `client:${c}`,
       priority: 0,

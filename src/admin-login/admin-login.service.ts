@@ -23,8 +23,8 @@ export function createAdminLoginService({
   access: Pick<SiteAccess, 'read'>;
   events: Events;
 }) {
-  function requireSite(siteId: string): SiteRow {
-    const site = sitesRepository.findById(siteId);
+  async function requireSite(siteId: string): Promise<SiteRow> {
+    const site = await sitesRepository.findById(siteId);
     if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
     return site;
   }
@@ -33,11 +33,11 @@ export function createAdminLoginService({
   });
 
   return {
-    settings: (siteId: string): AdminLoginSettings => (requireSite(siteId), settingsOf(siteId)),
+    settings: async (siteId: string): Promise<AdminLoginSettings> => (await requireSite(siteId), settingsOf(siteId)),
 
     /** Validates the patch and returns the write that applies it (a settings section's contract). */
-    prepareSettings(siteId: string, patch: AdminLoginSettingsPatch): () => AdminLoginSettings {
-      requireSite(siteId);
+    async prepareSettings(siteId: string, patch: AdminLoginSettingsPatch): Promise<() => AdminLoginSettings> {
+      await requireSite(siteId);
       return () => {
         if (patch.enabled !== undefined) repository.writeSettings({ siteId, enabled: patch.enabled ?? true });
         return settingsOf(siteId);
@@ -55,7 +55,7 @@ export function createAdminLoginService({
      * any request to the site when the site has it turned off.
      */
     async link(siteId: string, requestedBy: Actor): Promise<AdminLoginLink> {
-      const site = requireSite(siteId);
+      const site = await requireSite(siteId);
       if (!settingsOf(siteId).enabled)
         throw adminLoginProblems.disabled.create(
           `one-click sign-in is turned off for ${site.url}; turn it on with PATCH /api/sites/${siteId} {"adminLogin": {"enabled": true}}`,

@@ -14,7 +14,7 @@ export function adminLoginSettingsSection(
   return {
     input: UpdateAdminLoginSettingsInput,
     schema: AdminLoginSettingsSchema,
-    read: (siteId) => adminLogin.settings(siteId),
-    prepare: (siteId, patch) => adminLogin.prepareSettings(siteId, patch),
+    read: async (siteId) => adminLogin.settings(siteId),
+    prepare: async (siteId, patch) => adminLogin.prepareSettings(siteId, patch),
   };
 }

@@ -70,7 +70,7 @@ export function createBackupJob({
     const writtenSince = Date.now();
     repository.updateBackup(row.id, { status: 'running', startedAt: started });
     try {
-      const { site, session: siteSession } = access.connected(row.siteId);
+      const { site, session: siteSession } = await access.connected(row.siteId);
       // A site that stalls or sends without end runs into its own deadline, which stops its calls like shutdown does.
       const limits = createBackupLimits(config.limits);
       const session = abortableSession(siteSession, AbortSignal.any([signal, limits.signal]));

@@ -19,13 +19,13 @@ export function createBackupQueries({
   tmpDir,
 }: {
   repository: BackupsRepository;
-  siteExists: (siteId: string) => boolean;
+  siteExists: (siteId: string) => Promise<boolean>;
   sources: BackupSources;
   /** Where an archive's SQL dump is written while it is streamed. */
   tmpDir: string;
 }) {
-  const requireSite = (siteId: string) => {
-    if (!siteExists(siteId)) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
+  const requireSite = async (siteId: string) => {
+    if (!(await siteExists(siteId))) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
   };
 
   function findBackup(siteId: string, backupId: string): BackupRow {
@@ -39,13 +39,13 @@ export function createBackupQueries({
     requireSite,
     findBackup,
 
-    list(siteId: string, { limit, before }: { limit: number; before?: string }): BackupRow[] {
-      requireSite(siteId);
+    async list(siteId: string, { limit, before }: { limit: number; before?: string }): Promise<BackupRow[]> {
+      await requireSite(siteId);
       return repository.listBackups({ siteId, limit, before });
     },
 
-    get(siteId: string, backupId: string): BackupRow {
-      requireSite(siteId);
+    async get(siteId: string, backupId: string): Promise<BackupRow> {
+      await requireSite(siteId);
       return findBackup(siteId, backupId);
     },
 
@@ -58,7 +58,7 @@ export function createBackupQueries({
 
     /** The backup as a tar.gz of its files plus an SQL dump (checked against hashes as it is read). */
     async archive(siteId: string, backupId: string) {
-      requireSite(siteId);
+      await requireSite(siteId);
       const row = findBackup(siteId, backupId);
       if (!usable(row))
         throw backupsProblems.notCompleted.create(

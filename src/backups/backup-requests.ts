@@ -59,7 +59,7 @@ export function createBackupRequests({
   }
 
   async function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): Promise<BackupRow> {
-    requireConnected(siteId);
+    await requireConnected(siteId);
     claimSite(siteId);
     const id = createId('bkp', clock.now());
     const job = { id, kind: 'backup', siteId, createdAt: clock.now() };
@@ -117,7 +117,7 @@ export function createBackupRequests({
 
   /** Queues a restore of the backup; `from` names the offsite target to read it from (else: local first, then its targets). */
   async function restore(siteId: string, backupId: string, from?: string): Promise<RestoreRow> {
-    requireConnected(siteId);
+    await requireConnected(siteId);
     const target = findBackup(siteId, backupId);
     if (!usable(target))
       throw backupsProblems.notCompleted.create(

@@ -124,25 +124,25 @@ const routes = {
 
 export function createBackupsRoutes({ backups }: { backups: BackupsService }) {
   return new OpenAPIHono<AppEnv>()
-    .openapi(routes.list, (c) => {
+    .openapi(routes.list, async (c) => {
       const { limit, cursor } = c.req.valid('query');
-      const rows = backups.list(c.req.valid('param').siteId, { limit: limit + 1, before: decodeCursor(cursor) });
+      const rows = await backups.list(c.req.valid('param').siteId, { limit: limit + 1, before: decodeCursor(cursor) });
       const page = toPage(rows, limit);
       return c.json({ items: page.items.map(backupView), nextCursor: page.nextCursor }, 200);
     })
     .openapi(routes.create, async (c) => c.json(backupView(await backups.request(c.req.valid('param').siteId)), 202))
-    .openapi(routes.get, (c) =>
-      c.json(backupView(backups.get(c.req.valid('param').siteId, c.req.valid('param').backupId)), 200),
+    .openapi(routes.get, async (c) =>
+      c.json(backupView(await backups.get(c.req.valid('param').siteId, c.req.valid('param').backupId)), 200),
     )
     .openapi(routes.verify, async (c) => {
       const { siteId, backupId } = c.req.valid('param');
-      backups.get(siteId, backupId);
+      await backups.get(siteId, backupId);
       const job = jobView(await backups.requestVerify(backupId, c.req.valid('query'), c.get('actor')));
       return c.json(job as z.infer<typeof VerifyJobSchema>, 202);
     })
     .openapi(routes.repair, async (c) => {
       const { siteId, backupId } = c.req.valid('param');
-      backups.get(siteId, backupId);
+      await backups.get(siteId, backupId);
       return c.json(jobView(await backups.requestRepair(backupId, c.req.valid('query'), c.get('actor'))), 202);
     })
     .openapi(routes.download, async (c) => {

@@ -41,6 +41,7 @@ export function createBackupsService({
   repository,
   access,
   siteExists,
+  siteIds,
   listConnectedSites,
   dataDir,
   config,
@@ -54,8 +55,10 @@ export function createBackupsService({
 }: {
   repository: BackupsRepository;
   access: SiteAccess;
-  siteExists: (siteId: string) => boolean;
-  listConnectedSites: () => string[];
+  siteExists: (siteId: string) => Promise<boolean>;
+  /** Every site this daemon has, whatever its state. */
+  siteIds: () => Promise<ReadonlySet<string>>;
+  listConnectedSites: () => Promise<string[]>;
   dataDir: string;
   config: BackupsConfig;
   clock: Clock;
@@ -76,7 +79,7 @@ export function createBackupsService({
   const targetOperations = createTargetOperations({
     offsite,
     repository,
-    siteExists,
+    siteIds,
     lock,
     clock,
     logger,
@@ -182,8 +185,8 @@ export function createBackupsService({
     recentChecks: checks.recent,
 
     /** The site's `backups` settings section, with the defaults filled in and when the next scheduled backup falls due. */
-    settings(siteId: string) {
-      requireSite(siteId);
+    async settings(siteId: string) {
+      await requireSite(siteId);
       return settings.view(siteId);
     },
 
@@ -195,8 +198,8 @@ export function createBackupsService({
     },
 
     /** Validates a `backups` settings patch and returns the write that applies it. */
-    prepareSettings(siteId: string, patch: BackupSettingsPatch): () => void {
-      requireSite(siteId);
+    async prepareSettings(siteId: string, patch: BackupSettingsPatch): Promise<() => void> {
+      await requireSite(siteId);
       return settings.prepare(siteId, patch);
     },
 
@@ -206,7 +209,7 @@ export function createBackupsService({
      */
     async enqueueDue(): Promise<string[]> {
       const enqueued: string[] = [];
-      for (const siteId of settings.dueSites(listConnectedSites())) {
+      for (const siteId of settings.dueSites(await listConnectedSites())) {
         try {
           await enqueueBackup(siteId, 'scheduled');
           enqueued.push(siteId);
@@ -228,7 +231,7 @@ export function createBackupsService({
       snapshots: targetOperations.snapshots,
       /** Restores a backup the target holds into a connected site, recording it here first if this daemon never had it. */
       async restore(target: string, backupId: string, siteId: string): Promise<RestoreRow> {
-        requireConnected(siteId);
+        await requireConnected(siteId);
         claimSite(siteId);
         await targetOperations.adopt(target, backupId, siteId);
         return restore(siteId, backupId, target);

@@ -6,11 +6,11 @@ import type { BackupsService } from './backups.service.js';
 /** The `backups` section of a site's settings: its backup schedule and retention. */
 export function backupSettingsSection(
   backups: BackupsService,
-): SettingsSection<z.infer<typeof BackupSettingsInput>, ReturnType<BackupsService['settings']>> {
+): SettingsSection<z.infer<typeof BackupSettingsInput>, Awaited<ReturnType<BackupsService['settings']>>> {
   return {
     input: BackupSettingsInput,
     schema: BackupSettingsSchema,
-    read: (siteId) => backups.settings(siteId),
-    prepare: (siteId, patch) => backups.prepareSettings(siteId, patch),
+    read: async (siteId) => backups.settings(siteId),
+    prepare: async (siteId, patch) => backups.prepareSettings(siteId, patch),
   };
 }

@@ -139,22 +139,22 @@ export type SiteVisibility = Pick<SitesService, 'checkVisible'>;
  * name its sites and the run is one thing (cancelled, applied as a whole), so one reaching outside the scope
  * is not shown in part. The run's sites are checked one by one (a point query each): only scoped requests pay.
  */
-export function runWithinScope<R extends { job: { id: string }; sites: readonly { siteId: string }[] }>(
+export async function runWithinScope<R extends { job: { id: string }; sites: readonly { siteId: string }[] }>(
   run: R,
   scope: SiteScope,
   sites: SiteVisibility,
-): R {
+): Promise<R> {
   if (scope.kind === 'all') return run;
-  const visible = (siteId: string) => {
+  const visible = async (siteId: string) => {
     try {
-      sites.checkVisible(siteId, scope);
+      await sites.checkVisible(siteId, scope);
       return true;
     } catch {
       return false;
     }
   };
   const ids = new Set(run.sites.map((site) => site.siteId));
-  if (ids.size === 0 || ![...ids].every(visible))
+  if (ids.size === 0 || !(await Promise.all([...ids].map(visible))).every(Boolean))
     throw bulkUpdatesProblems.notFound.create(`there is no bulk update ${run.job.id}`);
   return run;
 }
@@ -185,8 +185,8 @@ export function createBulkUpdatesRoutes({
       });
       return input.dryRun ? c.json(run, 200) : c.json(run, 202);
     })
-    .openapi(getRun, (c) =>
-      c.json(runWithinScope(bulkUpdates.run(c.req.valid('param').jobId), c.get('access').sites, sites), 200),
+    .openapi(getRun, async (c) =>
+      c.json(await runWithinScope(bulkUpdates.run(c.req.valid('param').jobId), c.get('access').sites, sites), 200),
     )
     .openapi(applyPreview, async (c) => {
       const run = await bulkUpdates.applyPreview(c.req.valid('param').jobId, {

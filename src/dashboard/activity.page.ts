@@ -19,10 +19,10 @@ const MAX_QUEUED_MESSAGES = 500;
 /** Site names by id, looked up once each (a removed site keeps its id). */
 function siteNames(sites: DashboardServices['sites']) {
   const known = new Map<string, string>();
-  return (id: string): string => {
+  return async (id: string): Promise<string> => {
     let name = known.get(id);
     if (name === undefined) {
-      const site = sites.find(id);
+      const site = await sites.find(id);
       name = site ? (site.name ?? site.url) : id;
       if (known.size > 1_000) known.clear();
       known.set(id, name);
@@ -32,10 +32,10 @@ function siteNames(sites: DashboardServices['sites']) {
 }
 
 /** One line a person can read, from a catalogued event's name and fields: the site by its name. */
-function summarise(event: PublishedEvent, siteName: (id: string) => string): string {
+async function summarise(event: PublishedEvent, siteName: (id: string) => Promise<string>): Promise<string> {
   const f = event.fields;
   const where =
-    typeof f.siteId === 'string' ? ` on ${siteName(f.siteId)}` : typeof f.url === 'string' ? ` on ${f.url}` : '';
+    typeof f.siteId === 'string' ? ` on ${await siteName(f.siteId)}` : typeof f.url === 'string' ? ` on ${f.url}` : '';
   return `${event.event}${where}${typeof f.reason === 'string' ? `: ${f.reason}` : ''}`;
 }
 
@@ -66,43 +66,50 @@ export function createActivityPage(deps: DashboardServices) {
     const siteName = siteNames(deps.sites);
     // Site scopes (issue 33): a user limited to tags gets only the events and jobs of their sites.
     const scope = c.get('access').sites;
-    const visible = (siteId: unknown): boolean => {
+    const visible = async (siteId: unknown): Promise<boolean> => {
       if (scope.kind === 'all') return true;
       if (typeof siteId !== 'string') return false;
       try {
-        deps.sites.checkVisible(siteId, scope);
+        await deps.sites.checkVisible(siteId, scope);
         return true;
       } catch {
         return false;
       }
     };
     return streamSSE(c, async (stream) => {
-      const queue: { event: string; data: string }[] = [];
+      // Messages in the order made; an event's is made as it comes (its site looked up), and written in its turn.
+      const queue: Promise<{ event: string; data: string } | undefined>[] = [];
       let wake: (() => void) | null = null;
-      const push = (message: { event: string; data: string }) => {
-        if (queue.length < MAX_QUEUED_MESSAGES) queue.push(message);
+      const push = (
+        message: { event: string; data: string } | Promise<{ event: string; data: string } | undefined>,
+      ) => {
+        if (queue.length < MAX_QUEUED_MESSAGES) queue.push(Promise.resolve(message));
         wake?.();
+      };
+      const eventMessage = async (event: PublishedEvent) => {
+        if (!(await visible(event.fields.siteId))) return undefined;
+        const data = {
+          event: event.event,
+          level: event.level,
+          fields: event.fields,
+          summary: await summarise(event, siteName),
+        };
+        return { event: 'event', data: JSON.stringify(data) };
       };
       const unsubscribe = deps.events.subscribe((event) => {
         if (site && event.fields.siteId !== site) return;
-        if (!visible(event.fields.siteId)) return;
-        push({
-          event: 'event',
-          data: JSON.stringify({
-            event: event.event,
-            level: event.level,
-            fields: event.fields,
-            summary: summarise(event, siteName),
-          }),
-        });
+        // A lookup that fails leaves the event out of this page's stream.
+        push(eventMessage(event).catch(() => undefined));
       });
       let lastJobs = '';
       const pollJobs = async () => {
-        const active = [
+        const listed = [
           ...(await deps.jobs.list({ state: 'running', siteId: site, limit: 50 })),
           ...(await deps.jobs.list({ state: 'queued', siteId: site, limit: 50 })),
-        ]
-          .filter((job) => visible(job.siteId))
+        ];
+        const shown = await Promise.all(listed.map((job) => visible(job.siteId)));
+        const active = listed
+          .filter((_, index) => shown[index])
           .map((job) => ({ id: job.id, kind: job.kind, siteId: job.siteId, state: job.state, progress: job.progress }));
         const text = JSON.stringify(active);
         if (text !== lastJobs) {
@@ -121,9 +128,10 @@ export function createActivityPage(deps: DashboardServices) {
       try {
         await pollJobs();
         while (!closed) {
-          const message = queue.shift();
-          if (message) {
-            await stream.writeSSE(message);
+          const next = queue.shift();
+          if (next) {
+            const message = await next;
+            if (message) await stream.writeSSE(message);
             continue;
           }
           await new Promise<void>((resolve) => (wake = resolve));
@@ -147,6 +155,13 @@ export function createActivityPage(deps: DashboardServices) {
       visible: scope.kind === 'all' ? undefined : visibleSites(scope, jobsTable.siteId),
     });
     const siteName = siteNames(deps.sites);
+    const names = new Map(
+      await Promise.all(
+        [...new Set(jobs.flatMap((job) => (job.siteId ? [job.siteId] : [])))].map(
+          async (id) => [id, await siteName(id)] as const,
+        ),
+      ),
+    );
     const body = html`<h1>Activity</h1>
       <section class="card" aria-labelledby="live-h">
         <h2 id="live-h">Live events</h2>
@@ -175,7 +190,7 @@ export function createActivityPage(deps: DashboardServices) {
                         html`<tr>
                           <th scope="row">${job.kind}<span class="url">${job.id}</span></th>
                           <td>
-                            ${job.siteId ? html`<a href="/sites/${job.siteId}">${siteName(job.siteId)}</a>` : '—'}
+                            ${job.siteId ? html`<a href="/sites/${job.siteId}">${names.get(job.siteId)}</a>` : '—'}
                           </td>
                           <td>
                             ${badge(job.state)}${job.message ? html`<span class="url">${job.message}</span>` : ''}

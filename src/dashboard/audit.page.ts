@@ -83,7 +83,7 @@ export function createAuditPage(
     c.header('content-disposition', 'attachment; filename="sitewarden-audit.jsonl"');
     return c.body(auditLines(deps.auditLog, filterOf(query)), 200);
   });
-  app.get('/settings/audit', (c) => {
+  app.get('/settings/audit', async (c) => {
     const query = AuditQuery.parse(c.req.query());
     const rows = deps.auditLog.list({ ...filterOf(query), before: query.before, limit: PAGE_SIZE + 1 });
     const more = rows.length > PAGE_SIZE;
@@ -91,10 +91,14 @@ export function createAuditPage(
     const users = deps.users.list();
     const now = deps.clock.now().getTime();
     const siteNames = new Map(
-      [...new Set(shown.flatMap((row) => (row.siteId ? [row.siteId] : [])))].flatMap((id) => {
-        const site = deps.sites.find(id);
-        return site ? [[id, site.name ?? site.url] as const] : [];
-      }),
+      (
+        await Promise.all(
+          [...new Set(shown.flatMap((row) => (row.siteId ? [row.siteId] : [])))].map(async (id) => {
+            const site = await deps.sites.find(id);
+            return site ? [[id, site.name ?? site.url] as const] : [];
+          }),
+        )
+      ).flat(),
     );
     const filters = Object.entries({ ...query, before: undefined }).filter((e): e is [string, string] => Boolean(e[1]));
     const next = new URLSearchParams([...filters, ['before', shown.at(-1)?.id ?? '']]);

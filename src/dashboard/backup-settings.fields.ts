@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import type { backupSettingsSection } from '../backups/index.js';
 
-type BackupSettings = ReturnType<ReturnType<typeof backupSettingsSection>['read']>;
+type BackupSettings = Awaited<ReturnType<ReturnType<typeof backupSettingsSection>['read']>>;
 type Form = Record<string, unknown>;
 
 /** The backup schedule and retention a site's settings form shows, each with its limits. */

@@ -62,7 +62,7 @@ export function createBackupsPage(deps: DashboardServices) {
   app.post('/backups/checks/:siteId/:backupId/repair', (c) =>
     act(c, '#checks', async () => {
       const { siteId, backupId } = c.req.param();
-      deps.backups.get(siteId, backupId);
+      await deps.backups.get(siteId, backupId);
       const target = c.req.query('target') ?? 'local';
       const job = await deps.backups.requestRepair(backupId, { target }, c.get('actor'));
       return `Repair of ${backupId} on ${target} queued (job ${job.id}): it shows below as it runs.`;

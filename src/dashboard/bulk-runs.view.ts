@@ -15,9 +15,9 @@ import { columns } from './layout.js';
 const RUNS_LISTED = 20;
 
 /** Whether a request limited to tags may see the run: every one of its sites in its scope (runWithinScope). */
-const runVisible = (deps: Pick<DashboardServices, 'bulkUpdates' | 'sites'>, id: string, scope: SiteScope) => {
+const runVisible = async (deps: Pick<DashboardServices, 'bulkUpdates' | 'sites'>, id: string, scope: SiteScope) => {
   try {
-    runWithinScope(deps.bulkUpdates.run(id), scope, deps.sites);
+    await runWithinScope(deps.bulkUpdates.run(id), scope, deps.sites);
     return true;
   } catch (error) {
     if (!isAppError(error)) throw error;
@@ -29,14 +29,15 @@ const runVisible = (deps: Pick<DashboardServices, 'bulkUpdates' | 'sites'>, id: 
  * The list of recent bulk updates on the Updates page; to a request limited to tags, those of the recent
  * ones whose every site is in its scope.
  */
-export function runHistory(
+export async function runHistory(
   deps: Pick<DashboardServices, 'bulkUpdates' | 'sites'>,
   names: (trigger: { kind: string; id: string | null }) => string,
   now: number,
   scope: SiteScope,
 ) {
   const recent = deps.bulkUpdates.runs(RUNS_LISTED);
-  const runs = scope.kind === 'all' ? recent : recent.filter((run) => runVisible(deps, run.id, scope));
+  const shown = scope.kind === 'all' ? [] : await Promise.all(recent.map((run) => runVisible(deps, run.id, scope)));
+  const runs = scope.kind === 'all' ? recent : recent.filter((_, index) => shown[index]);
   return html`<section class="card" aria-labelledby="runs-h">
     <h2 id="runs-h">Bulk updates</h2>
     ${

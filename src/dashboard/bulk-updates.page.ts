@@ -90,10 +90,10 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
     }
   });
 
-  app.get('/updates/runs/:id', (c) => {
+  app.get('/updates/runs/:id', async (c) => {
     const session = c.get('session');
     // Site scopes (issue 33): a run reaching outside the request's scope is an unknown run.
-    const run = runWithinScope(deps.bulkUpdates.run(c.req.param('id')), c.get('access').sites, deps.sites);
+    const run = await runWithinScope(deps.bulkUpdates.run(c.req.param('id')), c.get('access').sites, deps.sites);
     const live = !run.dryRun && (run.job.state === 'queued' || run.job.state === 'running');
     return c.html(
       page({

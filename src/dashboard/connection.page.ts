@@ -104,8 +104,8 @@ export function connectionPanel(session: SignedInSession, site: SiteRow, now: Da
 
 export function createConnectionPages(deps: Pick<DashboardServices, 'sites' | 'clock' | 'fleetRefresh'>) {
   const signedIn = new Hono<DashboardEnv>();
-  signedIn.get('/sites/:id/approve', (c) => {
-    const site = deps.sites.find(c.req.param('id'));
+  signedIn.get('/sites/:id/approve', async (c) => {
+    const site = await deps.sites.find(c.req.param('id'));
     const open =
       site?.state === 'pending' &&
       site.authorizationUrl !== null &&
@@ -123,7 +123,7 @@ export function createConnectionPages(deps: Pick<DashboardServices, 'sites' | 'c
   });
 
   signedIn.post('/sites/:id/disconnect', async (c) => {
-    const site = deps.sites.find(c.req.param('id'));
+    const site = await deps.sites.find(c.req.param('id'));
     const form = await c.req.parseBody();
     await flashOutcome(c, async () => {
       if (form.confirm !== 'yes') return 'Nothing removed: tick the box to confirm.';
@@ -135,16 +135,16 @@ export function createConnectionPages(deps: Pick<DashboardServices, 'sites' | 'c
   });
   signedIn.post('/sites/:id/refresh', async (c) => {
     const id = c.req.param('id');
-    await flashOutcome(c, () => {
-      deps.fleetRefresh.refresh({ sites: [id], tag: [] });
+    await flashOutcome(c, async () => {
+      await deps.fleetRefresh.refresh({ sites: [id], tag: [] });
       return 'Reading the site’s plugins, themes and updates again; the page shows them once done.';
     });
     return c.redirect(`/sites/${encodeURIComponent(id)}`, 303);
   });
   signedIn.post('/sites/refresh', async (c) => {
-    await flashOutcome(c, () => {
+    await flashOutcome(c, async () => {
       // Sites already queued for a read are counted too: each is read once, soon.
-      const { selected } = deps.fleetRefresh.refresh({ all: true, tag: [] });
+      const { selected } = await deps.fleetRefresh.refresh({ all: true, tag: [] });
       return `Reading ${selected} connected ${selected === 1 ? 'site' : 'sites'} again (plugins, themes, updates offered).`;
     });
     return c.redirect('/', 303);
@@ -153,10 +153,10 @@ export function createConnectionPages(deps: Pick<DashboardServices, 'sites' | 'c
   // Public: WordPress's redirect brings no session cookie (it is SameSite=Strict), and the
   // approving administrator may not be a Sitewarden user. The link to the site is the way in.
   const result = new Hono();
-  result.get(CONNECTION_RESULT_PATH, (c) => {
+  result.get(CONNECTION_RESULT_PATH, async (c) => {
     const siteId = c.req.query('site');
     const problem = c.req.query('problem');
-    const site = siteId ? deps.sites.find(siteId) : undefined;
+    const site = siteId ? await deps.sites.find(siteId) : undefined;
     if (!problem && site?.state === 'connected')
       return c.html(
         publicPage(

@@ -180,7 +180,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
       404,
     );
 
-  app.get('/fleet/:kind', (c) => {
+  app.get('/fleet/:kind', async (c) => {
     const kind = c.req.param('kind');
     if (!isKind(kind)) return notFound(c);
     const tag = tagOf(c.req.query('tag'));
@@ -204,7 +204,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
         <a href="/fleet/plugins">Plugins</a> · <a href="/fleet/themes">Themes</a> · as last read from each site; an
         item’s page lists the sites that run it.
       </p>
-      ${tagFilterForm(`/fleet/${kind}`, tag, deps.sites.tagCounts(scope))}
+      ${tagFilterForm(`/fleet/${kind}`, tag, await deps.sites.tagCounts(scope))}
       ${
         shown.length === 0
           ? html`<p class="muted">None reported yet.</p>`
@@ -236,7 +236,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
     return c.html(page({ title: `${kind} across the fleet`, session: c.get('session'), current: '/updates', body }));
   });
 
-  app.get('/fleet/:kind/:slug', (c) => {
+  app.get('/fleet/:kind/:slug', async (c) => {
     const kind = c.req.param('kind');
     if (!isKind(kind)) return notFound(c);
     const slug = c.req.param('slug').slice(0, 200);
@@ -246,7 +246,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
     const session = c.get('session');
     const body = html`<h1>${slug} <span class="muted">(${KINDS[kind]})</span></h1>
       <p><a href="/fleet/${kind}">All ${kind}</a></p>
-      ${tagFilterForm(`/fleet/${kind}/${encodeURIComponent(slug)}`, tag, deps.sites.tagCounts(scope))}
+      ${tagFilterForm(`/fleet/${kind}/${encodeURIComponent(slug)}`, tag, await deps.sites.tagCounts(scope))}
       ${
         sites.length === 0
           ? html`<p class="muted">No site runs ${slug}${tag ? ` among the sites tagged ${tag}` : ''}.</p>`

@@ -32,8 +32,8 @@ type OverviewQueryValues = z.infer<typeof OverviewQuery>;
 
 export interface OverviewDeps {
   overview: FleetOverviewQuery;
-  tagsOf(ids: string[]): Map<string, string[]>;
-  tagCounts(scope: SiteScope): { tag: string; sites: number }[];
+  tagsOf(ids: string[]): Promise<Map<string, string[]>>;
+  tagCounts(scope: SiteScope): Promise<{ tag: string; sites: number }[]>;
   clock: Clock;
 }
 
@@ -131,7 +131,7 @@ function connectForm(session: SignedInSession) {
 
 export function createOverviewPage(deps: OverviewDeps) {
   const app = new Hono<DashboardEnv>();
-  app.get('/', (c) => {
+  app.get('/', async (c) => {
     const session = c.get('session');
     const query = OverviewQuery.parse(c.req.query());
     const filter: OverviewFilter = {
@@ -149,7 +149,8 @@ export function createOverviewPage(deps: OverviewDeps) {
     const scope = c.get('access').sites;
     const counts = deps.overview.counts(scope);
     const { rows, total } = deps.overview.page(filter, scope);
-    const tags = deps.tagsOf(rows.map((row) => row.id));
+    const tags = await deps.tagsOf(rows.map((row) => row.id));
+    const tagCounts = await deps.tagCounts(scope);
     const pages = Math.max(1, Math.ceil(total / OVERVIEW_PAGE_SIZE));
     const flash = takeFlash(c);
     const body =
@@ -200,14 +201,12 @@ export function createOverviewPage(deps: OverviewDeps) {
                 <label for="tag">Tag</label>
                 <select id="tag" name="tag">
                   <option value="">any</option>
-                  ${deps
-                    .tagCounts(scope)
-                    .map(
-                      (t) =>
-                        html`<option value="${t.tag}" ${query.tag === t.tag ? 'selected' : ''}>
-                          ${t.tag} (${t.sites})
-                        </option>`,
-                    )}
+                  ${tagCounts.map(
+                    (t) =>
+                      html`<option value="${t.tag}" ${query.tag === t.tag ? 'selected' : ''}>
+                        ${t.tag} (${t.sites})
+                      </option>`,
+                  )}
                 </select>
               </div>
               <div class="check">

@@ -30,26 +30,30 @@ const kindsText = (policy: Policy) =>
  */
 export function createPoliciesPages(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
-  const formPage = (
+  const formPage = async (
     c: Context<DashboardEnv>,
     values: Values,
     errors: Errors,
     policy: Policy | null,
     status: 200 | 400 | 404 | 409 = 200,
-  ) =>
-    c.html(
+  ) => {
+    const preview =
+      policy && Object.keys(errors).length === 0
+        ? await policyPreviewSection(deps.updatePolicies, policy.id, c.get('session'))
+        : '';
+    return c.html(
       page({
         title: policy ? `Policy ${policy.name}` : 'New update policy',
         session: c.get('session'),
         current: '/updates',
         body: html`<p><a href="/updates/policies">← Update policies</a></p>
           <h1>${policy ? `Edit ${policy.name}` : 'New update policy'}</h1>
-          ${policyForm(c.get('session'), values, errors, policy)}
-          ${policy && Object.keys(errors).length === 0 ? policyPreviewSection(deps.updatePolicies, policy.id, c.get('session')) : ''}`,
+          ${policyForm(c.get('session'), values, errors, policy)} ${preview}`,
         flash: takeFlash(c),
       }),
       status,
     );
+  };
 
   app.get('/updates/policies', (c) => {
     const session = c.get('session');
@@ -117,7 +121,7 @@ export function createPoliciesPages(deps: DashboardServices) {
     const parsed = CreatePolicyInput.safeParse(inputOf(values));
     if (!parsed.success) return formPage(c, values, errorsOf(parsed.error.issues), null, 400);
     try {
-      const policy = deps.updatePolicies.create(parsed.data);
+      const policy = await deps.updatePolicies.create(parsed.data);
       setFlash(c, { kind: 'ok', text: `Policy ${policy.name} created.` });
       return c.redirect('/updates/policies', 303);
     } catch (error) {

@@ -11,7 +11,7 @@ const utc = (date: Date) => `${date.toISOString().replace('T', ' ').slice(0, 16)
 const item = (target: { type: string; slug?: string | null; version?: string | null }) =>
   `${target.type}${target.slug ? ` ${target.slug}` : ''}${target.version ? ` → ${target.version}` : ''}`;
 
-type Plan = ReturnType<DashboardServices['updatePolicies']['preview']>['plans'][number];
+type Plan = Awaited<ReturnType<DashboardServices['updatePolicies']['preview']>>['plans'][number];
 type Skip = Plan['skipped'][number];
 
 /** A skipped offer and why; a held version says when and why it was rolled back, with a Release button. */
@@ -32,12 +32,12 @@ function skippedItem(session: SignedInSession, policyId: string, skip: Skip) {
 }
 
 /** A policy's dry run on its page: per site it governs, its window (open now, or the next) and what would be applied or skipped. */
-export function policyPreviewSection(
+export async function policyPreviewSection(
   updatePolicies: DashboardServices['updatePolicies'],
   policyId: string,
   session: SignedInSession,
 ) {
-  const { plans } = updatePolicies.preview(policyId, { limit: SITES_SHOWN });
+  const { plans } = await updatePolicies.preview(policyId, { limit: SITES_SHOWN });
   const shown = plans.slice(0, SITES_SHOWN);
   return html`<section class="card" id="policy-preview" aria-labelledby="policy-preview-h">
     <h2 id="policy-preview-h">What it would do</h2>

@@ -6,7 +6,7 @@ import { age, badge } from './format.js';
 import { action, columns, page } from './layout.js';
 import { takeFlash, type DashboardEnv } from './session.js';
 
-type SafeUpdate = ReturnType<DashboardServices['safeUpdates']['get']>;
+type SafeUpdate = Awaited<ReturnType<DashboardServices['safeUpdates']['get']>>;
 type HealthReport = SafeUpdate['before'][number];
 
 const LISTED = 20;
@@ -53,13 +53,13 @@ export const what = (update: Pick<SafeUpdate, 'type' | 'slug'>) =>
   update.type === 'core' ? 'WordPress core' : `${update.slug} (${update.type})`;
 
 /** The site page's list of safe updates, and the buttons for core (plugins and themes have theirs in their tables). */
-export function safeUpdatesSection(
+export async function safeUpdatesSection(
   deps: Pick<DashboardServices, 'safeUpdates'>,
   session: SignedInSession,
   site: { id: string; wordpressVersion: string | null },
   now: number,
 ) {
-  const updates = deps.safeUpdates.list(site.id, LISTED);
+  const updates = await deps.safeUpdates.list(site.id, LISTED);
   const base = `/sites/${site.id}`;
   return html`<section class="card" id="safe-updates" data-live-section aria-labelledby="safe-updates-h">
     <h2 id="safe-updates-h">Safe updates</h2>
@@ -218,10 +218,10 @@ function reportBody(update: SafeUpdate, base: string) {
  */
 export function createSafeUpdatesPages(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
-  app.get('/sites/:id/safe-updates/:safeUpdateId', (c) => {
+  app.get('/sites/:id/safe-updates/:safeUpdateId', async (c) => {
     const session = c.get('session');
     const { id, safeUpdateId } = c.req.param();
-    const update = deps.safeUpdates.get(id, safeUpdateId);
+    const update = await deps.safeUpdates.get(id, safeUpdateId);
     const base = `/sites/${encodeURIComponent(id)}/safe-updates/${encodeURIComponent(safeUpdateId)}`;
     const live = UNFINISHED.has(update.status);
     const body = html`<p><a href="/sites/${id}#safe-updates">← Site</a></p>

@@ -77,7 +77,7 @@ export function requireSession(
     // the role, then for a scoped user the page's scope (a site outside it is the not-found page).
     let refused;
     try {
-      refused = checkAccess(
+      refused = await checkAccess(
         c,
         access,
         { rules: DASHBOARD_PERMISSIONS, scopeAware: DASHBOARD_SCOPE_AWARE },

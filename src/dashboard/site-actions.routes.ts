@@ -121,7 +121,7 @@ export function createSiteActions(deps: DashboardServices) {
   app.post('/sites/:id/backups/:backupId/verify', (c) =>
     act(c, siteBack(c, '#backups'), async () => {
       const { id, backupId } = c.req.param();
-      deps.backups.get(id, backupId);
+      await deps.backups.get(id, backupId);
       // A job (minutes on a large backup): its progress and what it found are on the Backups page.
       const job = await deps.backups.requestVerify(backupId, {}, c.get('actor'));
       return `Verify queued (job ${job.id}): the Backups page shows its progress and what it found.`;
@@ -156,7 +156,7 @@ export function createSiteActions(deps: DashboardServices) {
   );
 
   app.post('/sites/:id/settings', (c) =>
-    act(c, siteBack(c, '#settings'), (form) => {
+    act(c, siteBack(c, '#settings'), async (form) => {
       const id = c.req.param('id');
       const patches = {
         monitoring: sections.monitoring.input.safeParse({ intervalSeconds: number(form, 'intervalSeconds') }),
@@ -178,12 +178,12 @@ export function createSiteActions(deps: DashboardServices) {
       // Tags move a site between scopes: checked before anything is written.
       checkTagsKeepScope(c.get('access'), tags.data.tags);
       const writes = [
-        sections.monitoring.prepare(id, patches.monitoring.data!),
-        sections.performance.prepare(id, patches.performance.data!),
-        sections.backups.prepare(id, patches.backups.data!),
+        await sections.monitoring.prepare(id, patches.monitoring.data!),
+        await sections.performance.prepare(id, patches.performance.data!),
+        await sections.backups.prepare(id, patches.backups.data!),
       ];
       for (const write of writes) write();
-      deps.sites.setTags(id, tags.data.tags);
+      await deps.sites.setTags(id, tags.data.tags);
       return 'Settings saved.';
     }),
   );

@@ -7,7 +7,7 @@ import { action } from './layout.js';
 
 /** The site page's backups card (`#backups`, refreshed live): the latest backups, and verify, download, restore. */
 
-type Backup = ReturnType<DashboardServices['backups']['list']>[number];
+type Backup = Awaited<ReturnType<DashboardServices['backups']['list']>>[number];
 
 const bytes = (n: number) =>
   n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${Math.round(n / 1e3)} kB`;

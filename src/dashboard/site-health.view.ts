@@ -7,9 +7,9 @@ import { action } from './layout.js';
 
 /** The site page's uptime and performance cards: the last days' availability, downtime, and Lighthouse scores. */
 
-type UptimeReport = ReturnType<DashboardServices['uptime']['report']>;
-type Downtime = ReturnType<DashboardServices['uptime']['downtime']>[number];
-type Audit = ReturnType<DashboardServices['performance']['history']>[number];
+type UptimeReport = Awaited<ReturnType<DashboardServices['uptime']['report']>>;
+type Downtime = Awaited<ReturnType<DashboardServices['uptime']['downtime']>>[number];
+type Audit = Awaited<ReturnType<DashboardServices['performance']['history']>>[number];
 
 const share = (uptimePercent: number | null) => percent(uptimePercent === null ? null : uptimePercent / 100);
 

@@ -59,7 +59,8 @@ export function createSiteSelectionRoutes(
     if (!action) return done('error', 'Choose what to do with the ticked sites.');
     if (ids.length === 0) return done('error', 'Tick one or more sites first.');
     if (ids.length > MAX_SELECTED) return done('error', `Tick at most ${MAX_SELECTED} sites at once.`);
-    const known = ids.filter((id) => deps.sites.find(id) !== undefined);
+    const found = await Promise.all(ids.map((id) => deps.sites.find(id)));
+    const known = ids.filter((_, index) => found[index] !== undefined);
     if (known.length === 0) return done('error', 'None of the ticked sites exists any more.');
     if (action === 'install-plugin' || action === 'install-theme') {
       // A fleet action (a job): its page shows each site's result as it comes.
@@ -97,14 +98,14 @@ async function apply(
     const parsed = SiteTagsInput.shape.tags.safeParse([typeof rawTag === 'string' ? rawTag.trim() : '']);
     if (!parsed.success) return ['error', `Not a tag: ${parsed.error.issues[0]?.message ?? 'invalid'}.`];
     const [tag] = parsed.data;
-    const current = deps.sites.tagsOf(ids);
+    const current = await deps.sites.tagsOf(ids);
     const refused: string[] = [];
     for (const id of ids) {
       const tags = current.get(id) ?? [];
       const next = action === 'add-tag' ? [...tags, tag!] : tags.filter((t) => t !== tag);
       const checked = SiteTagsInput.shape.tags.safeParse(next);
       if (!checked.success) refused.push(id);
-      else deps.sites.setTags(id, checked.data);
+      else await deps.sites.setTags(id, checked.data);
     }
     const changed = ids.length - refused.length;
     const verb =
@@ -116,9 +117,10 @@ async function apply(
       : ['error', `${verb}; ${plural(refused.length, 'site')} already have the most tags a site can.`];
   }
   if (action === 'refresh') {
-    const connected = ids.filter((id) => deps.sites.find(id)?.state === 'connected');
+    const found = await Promise.all(ids.map((id) => deps.sites.find(id)));
+    const connected = ids.filter((_, index) => found[index]?.state === 'connected');
     if (connected.length === 0) return ['error', 'None of the ticked sites is connected.'];
-    deps.fleetRefresh.refresh({ sites: connected, tag: [] });
+    await deps.fleetRefresh.refresh({ sites: connected, tag: [] });
     return ['ok', `Reading ${plural(connected.length, 'site')} again (plugins, themes, updates offered).`];
   }
   let started = 0;

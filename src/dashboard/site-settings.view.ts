@@ -9,8 +9,8 @@ import type { monitoringSettingsSection } from '../uptime/index.js';
 
 /** The site page's settings card (`#settings`): tags, probe and audit intervals, scheduled audits and backups. */
 
-type Read<Section extends (...args: never[]) => { read(siteId: string): unknown }> = ReturnType<
-  ReturnType<Section>['read']
+type Read<Section extends (...args: never[]) => { read(siteId: string): unknown }> = Awaited<
+  ReturnType<ReturnType<Section>['read']>
 >;
 
 export function siteSettingsSection(

@@ -48,12 +48,12 @@ export function createSitePage(deps: DashboardServices) {
     performance: performanceSettingsSection(deps.performance),
   };
   const app = new Hono<DashboardEnv>();
-  app.get('/sites/:id', (c) => {
+  app.get('/sites/:id', async (c) => {
     const session = c.get('session');
-    const site = deps.sites.find(c.req.param('id'));
+    const site = await deps.sites.find(c.req.param('id'));
     if (!site) return noSuchSite(c, session);
     const now = deps.clock.now().getTime();
-    const tags = deps.sites.tagsOf([site.id]).get(site.id) ?? [];
+    const tags = (await deps.sites.tagsOf([site.id])).get(site.id) ?? [];
     if (site.state !== 'connected')
       return c.html(
         page({
@@ -71,15 +71,16 @@ export function createSitePage(deps: DashboardServices) {
     const inventory = deps.inventories.read(site.id);
     const plugins = inventory ? storedPlugins(inventory.pluginsJson, site.id) : [];
     const themes = inventory ? storedThemes(inventory.themesJson, site.id) : [];
-    const uptime = deps.uptime.report(site.id);
-    const downtime = deps.uptime.downtime(site.id, { limit: 10 }).slice(0, 10);
-    const audits = deps.performance.history(site.id, { limit: 30 }).slice(0, 30);
-    const backups = deps.backups.list(site.id, { limit: 20 }).slice(0, 20);
+    const uptime = await deps.uptime.report(site.id);
+    const downtime = (await deps.uptime.downtime(site.id, { limit: 10 })).slice(0, 10);
+    const audits = (await deps.performance.history(site.id, { limit: 30 })).slice(0, 30);
+    const backups = (await deps.backups.list(site.id, { limit: 20 })).slice(0, 20);
     const settings = {
-      monitoring: sections.monitoring.read(site.id),
-      backups: sections.backups.read(site.id),
-      performance: sections.performance.read(site.id),
+      monitoring: await sections.monitoring.read(site.id),
+      backups: await sections.backups.read(site.id),
+      performance: await sections.performance.read(site.id),
     };
+    const safeUpdates = await safeUpdatesSection(deps, session, site, now);
     const body = html`<div class="site-head" data-site-id="${site.id}">
         <h1>${site.name ?? site.url}</h1>
         ${badge(uptime.status)} <a href="${site.url}">${site.url}</a>
@@ -95,8 +96,8 @@ export function createSitePage(deps: DashboardServices) {
       <p id="live-status" class="muted" role="status" aria-live="polite"></p>
       <div class="grid2">${uptimeCard(uptime, downtime)} ${performanceCard(session, site.id, audits, now)}</div>
       ${backupsSection(session, site.id, backups, now)} ${itemsSection(session, site, 'plugins', plugins)}
-      ${itemsSection(session, site, 'themes', themes)} ${safeUpdatesSection(deps, session, site, now)}
-      ${updateHistorySection(deps, site.id, now)} ${siteSettingsSection(session, site.id, tags, settings)}`;
+      ${itemsSection(session, site, 'themes', themes)} ${safeUpdates} ${updateHistorySection(deps, site.id, now)}
+      ${siteSettingsSection(session, site.id, tags, settings)}`;
     return c.html(
       page({
         title: site.name ?? site.url,

@@ -172,16 +172,16 @@ const select = (name: string, label: string, value: string | undefined, options:
 /** Every update attempt across the fleet, newest first, filtered by site, tag, item, user, result and date. */
 export function createUpdateHistoryPage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
-  app.get('/updates/history', (c) => {
+  app.get('/updates/history', async (c) => {
     const query = HistoryQuery.parse(c.req.query());
     // Site scopes (issue 33): the attempts (and tags, and site names) of the sites the user may see.
     const scope = c.get('access').sites;
     const users = deps.users.list();
     const day = (date: string | undefined, plus = 0) =>
       date ? new Date(Date.parse(`${date}T00:00:00Z`) + plus * 86_400_000) : undefined;
-    const visible = (siteId: string) => {
+    const visible = async (siteId: string) => {
       try {
-        deps.sites.checkVisible(siteId, scope);
+        await deps.sites.checkVisible(siteId, scope);
         return true;
       } catch {
         return false;
@@ -203,11 +203,16 @@ export function createUpdateHistoryPage(deps: DashboardServices) {
     const more = rows.length > PAGE_SIZE;
     const shown = rows.slice(0, PAGE_SIZE);
     const urls = new Map(
-      [...new Set([...shown.map((row) => row.siteId), ...(query.site ? [query.site] : [])])].flatMap((id) => {
-        const site = deps.sites.find(id); // an unknown id in a hand-edited URL (or one outside the scope): shown as the id
-        return site && visible(id) ? [[id, site.name ?? site.url] as const] : [];
-      }),
+      (
+        await Promise.all(
+          [...new Set([...shown.map((row) => row.siteId), ...(query.site ? [query.site] : [])])].map(async (id) => {
+            const site = await deps.sites.find(id); // an unknown id in a hand-edited URL (or one outside the scope): shown as the id
+            return site && (await visible(id)) ? [[id, site.name ?? site.url] as const] : [];
+          }),
+        )
+      ).flat(),
     );
+    const tagCounts = await deps.sites.tagCounts(scope);
     const now = deps.clock.now().getTime();
     const next = new URLSearchParams(
       Object.entries({ ...query, before: shown.at(-1)?.id }).filter((e): e is [string, string] => Boolean(e[1])),
@@ -222,7 +227,7 @@ export function createUpdateHistoryPage(deps: DashboardServices) {
           'tag',
           'Tag',
           query.tag,
-          deps.sites.tagCounts(scope).map((t) => [t.tag, t.tag]),
+          tagCounts.map((t) => [t.tag, t.tag]),
         )}
         <div><label for="h-item">Item (slug)</label><input id="h-item" name="item" value="${query.item ?? ''}" /></div>
         ${select(

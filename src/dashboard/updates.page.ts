@@ -20,7 +20,7 @@ const pick = (name: 'item' | 'site', value: string, label: string) =>
  */
 export function createUpdatesPage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
-  app.get('/updates', (c) => {
+  app.get('/updates', async (c) => {
     const session = c.get('session');
     const tag = c.req.query('tag')?.trim().toLowerCase().slice(0, 100) || undefined;
     const after = c.req.query('after')?.slice(0, 200) || undefined;
@@ -40,7 +40,7 @@ export function createUpdatesPage(deps: DashboardServices) {
         <a href="/updates/history">Update history</a>: every attempt, filtered by site, tag, item, user, result and
         date.
       </p>
-      ${tagFilterForm('/updates', tag, deps.sites.tagCounts(scope))}
+      ${tagFilterForm('/updates', tag, await deps.sites.tagCounts(scope))}
       <form class="card actions" id="${BULK_FORM_ID}" method="post" action="/updates/preview">
         ${csrfField(session)}${tag ? html`<input type="hidden" name="tag" value="${tag}" />` : ''}
         <p>
@@ -177,7 +177,7 @@ export function createUpdatesPage(deps: DashboardServices) {
             : ''
         }
       </section>
-      ${runHistory(deps, triggerNames(deps), deps.clock.now().getTime(), scope)}`;
+      ${await runHistory(deps, triggerNames(deps), deps.clock.now().getTime(), scope)}`;
     return c.html(page({ title: 'Updates', session, current: '/updates', body, flash: takeFlash(c) }));
   });
   return app;

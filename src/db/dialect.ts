@@ -139,3 +139,16 @@ export async function writeTogether(
     for (const write of build(tx)) await write;
   });
 }
+
+/**
+ * Whether a statement failed on a unique index or primary key: SQLite's `SQLITE_CONSTRAINT_UNIQUE` (or
+ * `_PRIMARYKEY`), PostgreSQL's `23505`. Drizzle wraps the driver's error of an awaited statement in its own
+ * (`DrizzleQueryError`, the driver's as its `cause`), so both are looked at.
+ */
+export function isUniqueViolation(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 3; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505') return true;
+  }
+  return false;
+}

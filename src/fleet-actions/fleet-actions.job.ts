@@ -67,7 +67,7 @@ export function registerFleetActionKind({
   /** One site's turn: the single-site service's call, its answer or problem as the site's result. */
   async function actOn(params: ActionParams, entry: FleetActionSite): Promise<void> {
     const { action, type, slug } = params;
-    const site = sites.findById(entry.siteId);
+    const site = await sites.findById(entry.siteId);
     const done = (state: FleetActionSite['state'], fields: Partial<FleetActionSite> = {}) =>
       Object.assign(entry, { state, reason: null, message: null, ...fields, finishedAt: clock.now().toISOString() });
     if (!site) return void done('skipped', { reason: 'site-not-found', message: 'the site was removed' });

@@ -28,24 +28,25 @@ export function createFleetActionPlanner({
   fleet,
   clock,
 }: {
-  sites: Pick<SitesRepository, 'findById' | 'connectedIds'>;
+  sites: Pick<SitesRepository, 'statesOf' | 'connectedIds'>;
   fleet: Pick<FleetRepository, 'sitesWith'>;
   clock: Clock;
 }) {
   /** The site ids a request selects, in id order. */
-  function select(input: FleetActionRequest): string[] {
+  async function select(input: FleetActionRequest): Promise<string[]> {
     const ways = [input.sites !== undefined, input.tag.length > 0, input.all === true].filter(Boolean).length;
     if (ways !== 1) throw fleetActionsProblems.selection.create('give `sites`, `tag` or `all: true`, and only one');
     if (input.sites) {
       const ids = [...new Set(input.sites)].sort();
-      const unknown = ids.filter((id) => sites.findById(id) === undefined);
+      const found = await sites.statesOf(ids);
+      const unknown = ids.filter((id) => !found.has(id));
       if (unknown.length > 0)
         throw sitesProblems.notFound.create(`there is no site with the id ${unknown.slice(0, 10).join(', ')}`, {
           siteIds: unknown.slice(0, 100),
         });
       return ids;
     }
-    const connected = sites.connectedIds(input.all ? {} : { tag: input.tag });
+    const connected = await sites.connectedIds(input.all ? {} : { tag: input.tag });
     if (input.action === 'install') return connected;
     // Any other action: the sites whose last sync lists the item.
     const having = new Set(
@@ -54,13 +55,13 @@ export function createFleetActionPlanner({
     return connected.filter((id) => having.has(id));
   }
 
-  return function plan(input: FleetActionRequest, requestedBy: Actor | null): PlannedAction {
+  return async function plan(input: FleetActionRequest, requestedBy: Actor | null): Promise<PlannedAction> {
     if (!supported(input.type, input.action))
       throw fleetActionsProblems.unsupported.create('a theme is not deactivated: activate another theme instead', {
         action: input.action,
         itemType: input.type,
       });
-    const ids = select(input);
+    const ids = await select(input);
     if (ids.length === 0)
       throw fleetActionsProblems.noSites.create(
         input.action === 'install'
@@ -71,8 +72,9 @@ export function createFleetActionPlanner({
     if (ids.length > MAX_SITES)
       throw fleetActionsProblems.selection.create(`select at most ${MAX_SITES} sites at once`, { sites: ids.length });
     const now = clock.now();
+    const found = await sites.statesOf(ids);
     const results: FleetActionSite[] = ids.map((siteId) => {
-      const site = sites.findById(siteId);
+      const site = found.get(siteId);
       const connected = site?.state === 'connected';
       return {
         siteId,

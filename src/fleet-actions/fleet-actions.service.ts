@@ -38,7 +38,7 @@ export function createFleetActions({
   jobs: JobRunner;
   /** Reads for the views; the runner writes the rows (but the sites a cancel while queued left unreached). */
   jobRows: Pick<JobsRepository, 'find' | 'list'>;
-  sites: Pick<SitesRepository, 'findById' | 'connectedIds'>;
+  sites: Pick<SitesRepository, 'statesOf' | 'connectedIds' | 'findById'>;
   fleet: Pick<FleetRepository, 'sitesWith'>;
   plugins: SinglePluginOperations;
   themes: SingleThemeOperations;
@@ -51,7 +51,7 @@ export function createFleetActions({
   registerFleetActionKind({ jobs, sites, plugins, themes, clock, logger, concurrency });
 
   async function start(input: FleetActionRequest, requestedBy: Actor | null): Promise<FleetActionView> {
-    const planned = plan(input, requestedBy);
+    const planned = await plan(input, requestedBy);
     const { job } = await jobs.submit(planned);
     logger.info(
       {

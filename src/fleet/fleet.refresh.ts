@@ -27,23 +27,24 @@ export function createFleetRefresh({
   sites,
   sync,
 }: {
-  sites: Pick<SitesRepository, 'connectedIds' | 'findById'>;
+  sites: Pick<SitesRepository, 'connectedIds' | 'statesOf'>;
   sync: { enqueue(siteIds: readonly string[]): number };
 }) {
   return {
-    refresh(input: z.infer<typeof RefreshInput>): { selected: number; queued: number } {
+    async refresh(input: z.infer<typeof RefreshInput>): Promise<{ selected: number; queued: number }> {
       const ways = [input.sites !== undefined, input.tag.length > 0, input.all === true].filter(Boolean).length;
       if (ways !== 1) throw refreshProblems.selection.create('give `sites`, `tag` or `all: true`, and only one');
       let ids: string[];
       if (input.sites) {
-        const unknown = input.sites.filter((id) => sites.findById(id)?.state !== 'connected');
+        const found = await sites.statesOf(input.sites);
+        const unknown = input.sites.filter((id) => found.get(id)?.state !== 'connected');
         if (unknown.length > 0)
           throw sitesProblems.notFound.create(`no connected site has the id ${unknown.slice(0, 10).join(', ')}`, {
             siteIds: unknown.slice(0, 100),
           });
         ids = [...new Set(input.sites)];
       } else {
-        ids = sites.connectedIds(input.all ? {} : { tag: input.tag });
+        ids = await sites.connectedIds(input.all ? {} : { tag: input.tag });
       }
       return { selected: ids.length, queued: sync.enqueue(ids) };
     },

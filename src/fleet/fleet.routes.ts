@@ -199,6 +199,6 @@ export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetReposit
       );
     });
   }
-  app.openapi(refreshFleet, (c) => c.json(fleetRefresh.refresh(c.req.valid('json')), 202));
+  app.openapi(refreshFleet, async (c) => c.json(await fleetRefresh.refresh(c.req.valid('json')), 202));
   return app;
 }

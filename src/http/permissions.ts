@@ -203,14 +203,14 @@ function scopeRefusal(access: Access, method: string, path: string) {
 const checkedRole = (access: Access): Role => (access.role === 'client' ? 'viewer' : access.role);
 
 /** Checks a request's site against its scope; throws (404, as for an unknown id) when outside. */
-export type SiteScopeCheck = (siteId: string, access: Access) => void;
+export type SiteScopeCheck = (siteId: string, access: Access) => Promise<void>;
 
 /**
  * The whole check for one request, API and dashboard alike: the route's role, then (for a scoped
  * principal) whether the route filters by scope and whether its site is in scope. Returns the
- * refusal, or throws the site's 404; undefined when the request may go on.
+ * refusal, or throws (rejects with) the site's 404; undefined when the request may go on.
  */
-export function checkAccess(
+export async function checkAccess(
   c: Context,
   access: Access,
   tables: { rules: readonly PermissionRule[]; scopeAware: readonly ScopeRule[] },
@@ -238,7 +238,7 @@ export function checkAccess(
     }
     if (siteId !== undefined) {
       if (!checkSite) return scopeRefusal(access, c.req.method, c.req.path);
-      checkSite(siteId, access);
+      await checkSite(siteId, access);
     }
   }
   return undefined;
@@ -290,7 +290,7 @@ export function requirePermission({
   return async (c, next) => {
     const access = c.get('access') as Access | undefined;
     if (!access) return next();
-    const refused = checkAccess(c, access, { rules, scopeAware }, checkSite);
+    const refused = await checkAccess(c, access, { rules, scopeAware }, checkSite);
     if (refused) throw refused;
     return next();
   };

@@ -9,7 +9,7 @@ export interface SettingsSection<Patch = unknown, View = unknown> {
   input: z.ZodType<Patch>;
   /** The section as it is, defaults filled in. */
   schema: z.ZodType<View>;
-  read(siteId: string): View;
+  read(siteId: string): Promise<View>;
   /** Validates the patch and returns the write that applies it, so a PATCH with an invalid section writes nothing. */
-  prepare(siteId: string, patch: Patch): () => unknown;
+  prepare(siteId: string, patch: Patch): Promise<() => unknown>;
 }

@@ -62,9 +62,9 @@ export function createInventoryRoutes({
   inventories: Pick<InventoryRepository, 'details' | 'read'>;
   sitesRepository: Pick<SitesRepository, 'findById'>;
 }) {
-  return new OpenAPIHono<AppEnv>().openapi(route, (c) => {
+  return new OpenAPIHono<AppEnv>().openapi(route, async (c) => {
     const { siteId } = c.req.valid('param');
-    const site = sitesRepository.findById(siteId);
+    const site = await sitesRepository.findById(siteId);
     if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
     const { environment, offers } = inventories.details(siteId);
     const seen = (offer: { version: string; firstSeenAt: Date }) => ({

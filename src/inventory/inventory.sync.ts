@@ -106,7 +106,7 @@ export function createInventorySync({
 
   /** Reads plugins and themes from the site now and stores them. Failures are recorded, not thrown. */
   async function syncNow(siteId: string): Promise<SiteRow | undefined> {
-    const site = repository.findById(siteId);
+    const site = await repository.findById(siteId);
     if (!site || site.state !== 'connected') return site;
     const attemptAt = clock.now();
     try {
@@ -133,7 +133,7 @@ export function createInventorySync({
       const versions = info
         ? { connectorVersion: info.connector, wordpressVersion: info.wordpress, phpVersion: info.php }
         : { connectorVersion: null };
-      return repository.update(site.id, {
+      return await repository.update(site.id, {
         ...versions,
         lastSyncedAt: syncedAt,
         lastSyncAttemptAt: attemptAt,
@@ -265,7 +265,7 @@ export function createInventorySync({
      * since its last attempt (a fixed slot per site, so syncs stay spread however sites were
      * connected), and for failed ones an hour after the failure; the longest-waiting first.
      */
-    enqueueDue(): number {
+    async enqueueDue(): Promise<number> {
       const now = clock.now();
       const intervalMs = intervalMinutes * 60_000;
       const retryBefore = now.getTime() - RETRY_FAILED_AFTER_MS;
@@ -274,8 +274,7 @@ export function createInventorySync({
         if (offset === undefined) slotOffsets.set(id, (offset = siteOffsetMs(id, intervalMs)));
         return last === null || last < latestSlotAt(offset, intervalMs, now);
       };
-      const due = repository
-        .syncAttempts()
+      const due = (await repository.syncAttempts())
         .filter(
           (site) =>
             (slotDue(site.id, site.lastSyncAttemptAt) ||

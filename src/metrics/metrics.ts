@@ -7,7 +7,7 @@ export type QueueName = 'site_tasks' | 'uptime_probes' | 'audits' | 'backups';
 /** What the metrics read at scrape time: cheap, no site ids. */
 export interface MetricsSources {
   /** Sites per state, one grouped query. */
-  sitesByState(): Record<string, number>;
+  sitesByState(): Promise<Record<string, number>>;
   /** Tasks waiting or running, per queue. */
   queueDepths(): Record<QueueName, number>;
   /** Tasks the site task queue has finished so far (its tasks are not all jobs counted here). */
@@ -35,10 +35,10 @@ export function createMetrics({ processMetrics = true }: { processMetrics?: bool
     help: 'Sites by connection state.',
     labelNames: ['state'],
     registers: [registry],
-    collect() {
+    async collect() {
       this.reset();
       if (!sources) return;
-      for (const [state, n] of Object.entries(sources.sitesByState())) this.set({ state }, n);
+      for (const [state, n] of Object.entries(await sources.sitesByState())) this.set({ state }, n);
     },
   });
   new Gauge({

@@ -29,10 +29,10 @@ export function createAuditQueries({
   clock: Clock;
   config: Pick<PerformanceConfig, 'reportRetentionDays'>;
   /** Throws the sites feature's not-found problem for a site that does not exist. */
-  requireSite: (siteId: string) => unknown;
+  requireSite: (siteId: string) => Promise<unknown>;
 }) {
-  function get(siteId: string, auditId: string): AuditRow {
-    requireSite(siteId);
+  async function get(siteId: string, auditId: string): Promise<AuditRow> {
+    await requireSite(siteId);
     const audit = repository.findById(auditId);
     if (!audit || audit.siteId !== siteId)
       throw performanceProblems.auditNotFound.create(`site ${siteId} has no audit ${auditId}`);
@@ -42,8 +42,8 @@ export function createAuditQueries({
   return {
     get,
 
-    latest(siteId: string): Record<FormFactor, AuditRow | null> {
-      requireSite(siteId);
+    async latest(siteId: string): Promise<Record<FormFactor, AuditRow | null>> {
+      await requireSite(siteId);
       return {
         mobile: repository.latestCompleted(siteId, 'mobile') ?? null,
         desktop: repository.latestCompleted(siteId, 'desktop') ?? null,
@@ -51,13 +51,13 @@ export function createAuditQueries({
     },
 
     /** limit + 1 rows, newest first, for toPage(). */
-    history(siteId: string, query: HistoryQuery): AuditRow[] {
-      requireSite(siteId);
+    async history(siteId: string, query: HistoryQuery): Promise<AuditRow[]> {
+      await requireSite(siteId);
       return repository.history({ siteId, ...query, limit: query.limit + 1 });
     },
 
     async report(siteId: string, auditId: string): Promise<Buffer> {
-      const audit = get(siteId, auditId);
+      const audit = await get(siteId, auditId);
       const report = audit.reportBytes === null ? undefined : await reports.read(siteId, auditId);
       if (!report)
         throw performanceProblems.reportNotFound.create(

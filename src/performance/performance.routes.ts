@@ -70,10 +70,10 @@ const getReport = createRoute({
 
 export function createPerformanceRoutes({ performance }: { performance: PerformanceService }) {
   return new OpenAPIHono<AppEnv>()
-    .openapi(overview, (c) => {
+    .openapi(overview, async (c) => {
       const { siteId } = c.req.valid('param');
       const { limit, cursor, formFactor, from, to } = c.req.valid('query');
-      const rows = performance.history(siteId, {
+      const rows = await performance.history(siteId, {
         limit,
         before: decodeCursor(cursor),
         formFactor,
@@ -81,7 +81,7 @@ export function createPerformanceRoutes({ performance }: { performance: Performa
         to: to ? new Date(to) : undefined,
       });
       const page = toPage(rows, limit);
-      const latest = performance.latest(siteId);
+      const latest = await performance.latest(siteId);
       return c.json(
         {
           latest: {
@@ -99,9 +99,9 @@ export function createPerformanceRoutes({ performance }: { performance: Performa
       c.header('Location', `/api/sites/${siteId}/performance/${audit.id}`);
       return c.json(toAuditView(audit), 202);
     })
-    .openapi(getAudit, (c) => {
+    .openapi(getAudit, async (c) => {
       const { siteId, auditId } = c.req.valid('param');
-      return c.json(toAuditView(performance.get(siteId, auditId)), 200);
+      return c.json(toAuditView(await performance.get(siteId, auditId)), 200);
     })
     .openapi(getReport, async (c) => {
       const { siteId, auditId } = c.req.valid('param');

@@ -47,8 +47,8 @@ export function createPerformanceService(deps: PerformanceServiceDeps) {
   const { repository, sitesRepository, runner, reports, clock, logger, events, config } = deps;
   const jobs = deps.jobs ?? createJobRunner({ repository: repository.jobs, clock, logger, events });
 
-  function requireSite(siteId: string) {
-    const site = sitesRepository.findById(siteId);
+  async function requireSite(siteId: string) {
+    const site = await sitesRepository.findById(siteId);
     if (!site) throw sitesProblems.notFound.create(`there is no site ${siteId}`);
     return site;
   }
@@ -59,26 +59,26 @@ export function createPerformanceService(deps: PerformanceServiceDeps) {
   const queries = createAuditQueries({ repository, reports, clock, config, requireSite });
 
   /** Checks a `performance` settings patch and returns the write that applies it (site settings route). */
-  function prepareSettings(siteId: string, patch: PerformanceSettingsPatch): () => PerformanceSettings {
-    requireSite(siteId);
+  async function prepareSettings(siteId: string, patch: PerformanceSettingsPatch): Promise<() => PerformanceSettings> {
+    await requireSite(siteId);
     return writeOf(siteId, patch);
   }
 
   return {
     get: queries.get,
 
-    settings: (siteId: string): PerformanceSettings => {
-      requireSite(siteId);
+    settings: async (siteId: string): Promise<PerformanceSettings> => {
+      await requireSite(siteId);
       return settingsOf(siteId);
     },
 
     prepareSettings,
-    updateSettings: (siteId: string, patch: PerformanceSettingsPatch): PerformanceSettings =>
-      prepareSettings(siteId, patch)(),
+    updateSettings: async (siteId: string, patch: PerformanceSettingsPatch): Promise<PerformanceSettings> =>
+      (await prepareSettings(siteId, patch))(),
 
     /** An on-demand audit; an audit of that form factor already waiting or running is returned instead. */
-    requestAudit(siteId: string, options: { formFactor?: FormFactor; runs?: number }): Promise<AuditRow> {
-      const site = requireSite(siteId);
+    async requestAudit(siteId: string, options: { formFactor?: FormFactor; runs?: number }): Promise<AuditRow> {
+      const site = await requireSite(siteId);
       const settings = settingsOf(siteId);
       return createAudit(
         site,

@@ -6,11 +6,14 @@ import type { PerformanceService } from './performance.service.js';
 /** The `performance` section of a site's settings: its Lighthouse audit schedule. */
 export function performanceSettingsSection(
   performance: PerformanceService,
-): SettingsSection<z.infer<typeof UpdatePerformanceSettingsInput>, ReturnType<PerformanceService['settings']>> {
+): SettingsSection<
+  z.infer<typeof UpdatePerformanceSettingsInput>,
+  Awaited<ReturnType<PerformanceService['settings']>>
+> {
   return {
     input: UpdatePerformanceSettingsInput,
     schema: PerformanceSettingsSchema,
-    read: (siteId) => performance.settings(siteId),
-    prepare: (siteId, patch) => performance.prepareSettings(siteId, patch),
+    read: async (siteId) => performance.settings(siteId),
+    prepare: async (siteId, patch) => performance.prepareSettings(siteId, patch),
   };
 }

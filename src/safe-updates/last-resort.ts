@@ -4,7 +4,10 @@ import { isProblem } from '../shared/errors.js';
 /** What a safe update uses of the backups feature (passed in by the composition). */
 export interface BackupJobs {
   request(siteId: string, kind: 'pre_update'): Promise<{ id: string }>;
-  get(siteId: string, backupId: string): { kind: string; status: string; reason: string | null; error: string | null };
+  get(
+    siteId: string,
+    backupId: string,
+  ): Promise<{ kind: string; status: string; reason: string | null; error: string | null }>;
   restore(siteId: string, backupId: string): Promise<{ id: string }>;
   getRestore(siteId: string, restoreId: string): { status: string; reason: string | null; error: string | null };
 }
@@ -44,10 +47,14 @@ export function createLastResort({
   sleep: (ms: number) => Promise<void>;
   limitMs?: number;
 }) {
-  async function waitFor(read: () => { status: string; reason: string | null; error: string | null }) {
+  async function waitFor(
+    read: () =>
+      | { status: string; reason: string | null; error: string | null }
+      | Promise<{ status: string; reason: string | null; error: string | null }>,
+  ) {
     const deadline = Date.now() + limitMs;
     for (;;) {
-      const row = read();
+      const row = await read();
       if (FINISHED.has(row.status)) return row;
       if (Date.now() > deadline)
         return { status: 'failed', reason: 'timeout', error: `not finished within ${limitMs} ms` };
@@ -57,11 +64,11 @@ export function createLastResort({
   const describe = (row: { status: string; reason: string | null; error: string | null }) =>
     row.status === 'failed' ? `${row.reason ?? 'failed'}: ${row.error ?? ''}` : undefined;
 
-  function busyJob(siteId: string, extensions: Record<string, unknown>): BusyJob {
+  async function busyJob(siteId: string, extensions: Record<string, unknown>): Promise<BusyJob> {
     const id = String(extensions.jobId);
     if (extensions.jobKind === 'restore') return { id, label: `restore ${id}` };
     try {
-      return { id, label: `${backups.get(siteId, id).kind} backup ${id}` };
+      return { id, label: `${(await backups.get(siteId, id)).kind} backup ${id}` };
     } catch {
       return { id, label: `backup ${id}` };
     }
@@ -81,7 +88,7 @@ export function createLastResort({
         return { started, waited: busy && { busy, ms: Date.now() - since } };
       } catch (error) {
         if (!isProblem(error, backupsProblems.inProgress)) throw error;
-        const holder = busyJob(siteId, error.extensions);
+        const holder = await busyJob(siteId, error.extensions);
         if (holder.id !== busy?.id) wait.onWait?.(holder);
         busy = holder;
         if (Date.now() - since >= wait.limitMs) return { busy, waited: { busy, ms: Date.now() - since } };

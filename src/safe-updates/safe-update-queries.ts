@@ -18,8 +18,8 @@ export function createSafeUpdateQueries({
   access: SiteAccess;
   screenshots: ScreenshotStore;
 }) {
-  function get(siteId: string, id: string) {
-    access.connected(siteId);
+  async function get(siteId: string, id: string) {
+    await access.connected(siteId);
     const row = repository.findForSite(siteId, id);
     if (!row) throw safeUpdatesProblems.notFound.create(`site ${siteId} has no safe update ${id}`);
     return safeUpdateView(row);
@@ -30,15 +30,15 @@ export function createSafeUpdateQueries({
 
     /** A PNG of the report (`before-0.png`, `after-0.png`, `diff-0.png`, …). */
     async screenshot(siteId: string, id: string, name: string): Promise<Buffer> {
-      get(siteId, id);
+      await get(siteId, id);
       // Only the names a report lists: never a path out of the safe update's folder.
       const png = SCREENSHOT_NAME.test(name) ? await readScreenshot(screenshots, id, name) : null;
       if (!png) throw safeUpdatesProblems.screenshotNotFound.create(`safe update ${id} has no ${name}`);
       return png;
     },
 
-    list(siteId: string, limit = 50) {
-      access.connected(siteId);
+    async list(siteId: string, limit = 50) {
+      await access.connected(siteId);
       return repository.listForSite(siteId, limit).map(safeUpdateView);
     },
 

@@ -148,10 +148,10 @@ export function createSafeUpdatesRoutes({ safeUpdates }: { safeUpdates: SafeUpda
         202,
       );
     })
-    .openapi(routes.list, (c) => c.json({ items: safeUpdates.list(c.req.valid('param').siteId) }, 200))
-    .openapi(routes.get, (c) => {
+    .openapi(routes.list, async (c) => c.json({ items: await safeUpdates.list(c.req.valid('param').siteId) }, 200))
+    .openapi(routes.get, async (c) => {
       const { siteId, safeUpdateId } = c.req.valid('param');
-      return c.json(safeUpdates.get(siteId, safeUpdateId), 200);
+      return c.json(await safeUpdates.get(siteId, safeUpdateId), 200);
     })
     .openapi(routes.screenshot, async (c) => {
       const { siteId, safeUpdateId, name } = c.req.valid('param');

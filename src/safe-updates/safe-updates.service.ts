@@ -37,7 +37,7 @@ export interface SafeUpdateRequest {
 
 /** The update history's hooks for a safe update asked for through the API (`start`): queued, then decided. */
 export interface SafeUpdateHistory {
-  started(report: SafeUpdateView, requestedBy: Actor | undefined): void;
+  started(report: SafeUpdateView, requestedBy: Actor | undefined): Promise<void>;
   settled(report: SafeUpdateView): void;
 }
 type SafeUpdateView = ReturnType<typeof safeUpdateView>;
@@ -156,7 +156,7 @@ export function createSafeUpdatesService({
     request: SafeUpdateRequest,
     write: JobRunner['submit'] | JobRunner['create'],
   ): Promise<SafeUpdateRow> {
-    access.connected(request.siteId);
+    await access.connected(request.siteId);
     const policy = SafeUpdatePolicySchema.parse(request.policy ?? {});
     const id = createId('sup', clock.now());
     const createdAt = clock.now();
@@ -197,7 +197,7 @@ export function createSafeUpdatesService({
     async start(request: SafeUpdateRequest) {
       const row = await create(request, jobs.submit);
       const view = safeUpdateView(row);
-      history?.started(view, request.requestedBy);
+      await history?.started(view, request.requestedBy);
       return view;
     },
 

@@ -44,7 +44,8 @@ export function createAuthorizationRoutes({
     try {
       const site = await sites.completeAuthorization(c.req.valid('query'));
       if (wantsHtml) return c.redirect(authorizationLanding({ siteId: site.id }), 303) as never;
-      return c.json(toSiteView(site, uptime.statusOf(site.id), sites.tagsOf([site.id]).get(site.id)), 200);
+      const tags = (await sites.tagsOf([site.id])).get(site.id);
+      return c.json(toSiteView(site, uptime.statusOf(site.id), tags), 200);
     } catch (error) {
       if (!isAppError(error) || !wantsHtml) throw error;
       // The query holds the application password: a browser never stays on this URL, not even on a failure.

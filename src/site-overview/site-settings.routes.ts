@@ -50,17 +50,22 @@ export function createSiteSettingsRoutes({ settingsSections }: { settingsSection
     },
   });
 
-  const settingsOf = (id: string) => mapSections(settingsSections, (section) => section.read(id));
+  /** Every section as it is, read one after the other (each checks the site). */
+  const settingsOf = async (id: string) => {
+    const read: Record<string, unknown> = {};
+    for (const [name, section] of Object.entries(settingsSections)) read[name] = await section.read(id);
+    return read;
+  };
   return new OpenAPIHono<AppEnv>()
-    .openapi(getSettings, (c) => c.json(settingsOf(c.req.valid('param').id), 200))
-    .openapi(updateSite, (c) => {
+    .openapi(getSettings, async (c) => c.json(await settingsOf(c.req.valid('param').id), 200))
+    .openapi(updateSite, async (c) => {
       const { id } = c.req.valid('param');
       const patch = c.req.valid('json') as Record<string, unknown>;
       // Validate every section first; only then write.
-      const writes = Object.entries(settingsSections).map(
-        ([name, section]) => patch[name] !== undefined && section.prepare(id, patch[name]),
-      );
-      for (const write of writes) if (write) write();
-      return c.json(settingsOf(id), 200);
+      const writes: (() => unknown)[] = [];
+      for (const [name, section] of Object.entries(settingsSections))
+        if (patch[name] !== undefined) writes.push(await section.prepare(id, patch[name]));
+      for (const write of writes) write();
+      return c.json(await settingsOf(id), 200);
     });
 }

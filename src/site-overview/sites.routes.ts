@@ -111,11 +111,17 @@ export function createSitesRoutes({
   uptime: { statusOf(siteId: string): SiteUptimeStatus };
 }) {
   return new OpenAPIHono<AppEnv>()
-    .openapi(listSites, (c) => {
+    .openapi(listSites, async (c) => {
       const { limit, cursor, state, ...filter } = c.req.valid('query');
-      const rows = sites.list({ limit, after: decodeCursor(cursor), state, filter, scope: c.get('access').sites });
+      const rows = await sites.list({
+        limit,
+        after: decodeCursor(cursor),
+        state,
+        filter,
+        scope: c.get('access').sites,
+      });
       const page = toPage(rows, limit);
-      const tagsOf = sites.tagsOf(page.items.map((row) => row.id));
+      const tagsOf = await sites.tagsOf(page.items.map((row) => row.id));
       return c.json(
         {
           items: page.items.map((row) => toSiteView(row, uptime.statusOf(row.id), tagsOf.get(row.id))),
@@ -124,9 +130,9 @@ export function createSitesRoutes({
         200,
       );
     })
-    .openapi(getSite, (c) => {
-      const site = sites.get(c.req.valid('param').id);
-      const tagsOf = sites.tagsOf([site.id]);
+    .openapi(getSite, async (c) => {
+      const site = await sites.get(c.req.valid('param').id);
+      const tagsOf = await sites.tagsOf([site.id]);
       return c.json(
         toSiteDetailsView(site, inventories.read(site.id), uptime.statusOf(site.id), tagsOf.get(site.id)),
         200,
@@ -137,30 +143,26 @@ export function createSitesRoutes({
       const result = await sites.connect(input);
       if (result.mode === 'authorization') {
         c.header('Location', `/api/sites/${result.site.id}`);
-        const tagsOf = sites.tagsOf([result.site.id]);
+        const tagsOf = await sites.tagsOf([result.site.id]);
         return c.json(
           { ...toSiteView(result.site, null, tagsOf.get(result.site.id)), authorizeUrl: result.authorizeUrl },
           202,
         );
       }
       c.header('Location', `/api/sites/${result.site.id}`);
+      const tags = (await sites.tagsOf([result.site.id])).get(result.site.id);
       return c.json(
-        toSiteDetailsView(
-          result.site,
-          inventories.read(result.site.id),
-          uptime.statusOf(result.site.id),
-          sites.tagsOf([result.site.id]).get(result.site.id),
-        ),
+        toSiteDetailsView(result.site, inventories.read(result.site.id), uptime.statusOf(result.site.id), tags),
         201,
       );
     })
-    .openapi(setSiteTags, (c) => {
+    .openapi(setSiteTags, async (c) => {
       const { tags } = c.req.valid('json');
       // Tags move a site between scopes: a scoped principal's site keeps one of its scope tags.
       checkTagsKeepScope(c.get('access'), tags);
-      return c.json({ tags: sites.setTags(c.req.valid('param').id, tags) }, 200);
+      return c.json({ tags: await sites.setTags(c.req.valid('param').id, tags) }, 200);
     })
-    .openapi(listTags, (c) => c.json({ items: sites.tagCounts(c.get('access').sites) }, 200))
+    .openapi(listTags, async (c) => c.json({ items: await sites.tagCounts(c.get('access').sites) }, 200))
     .openapi(deleteSite, async (c) => {
       await sites.disconnect(c.req.valid('param').id);
       return c.body(null, 204);

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { isUniqueViolation } from '../db/dialect.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
 import { createId } from '../shared/ids.js';
@@ -45,8 +46,8 @@ export function createSiteConnection(deps: {
   }
 
   /** Refuses a URL that is connected or pending; forgets earlier failed attempts for it. */
-  function claimUrl(url: string): void {
-    const existing = repository.findByUrl(url);
+  async function claimUrl(url: string): Promise<void> {
+    const existing = await repository.findByUrl(url);
     if (!existing) return;
     if (existing.state === 'connected')
       throw sitesProblems.alreadyConnected.create(`${url} is already connected as ${existing.id}`, {
@@ -62,15 +63,15 @@ export function createSiteConnection(deps: {
         { siteId: existing.id },
       );
     }
-    if (existing.state === 'pending' || STALE_STATES.includes(existing.state)) repository.delete(existing.id);
+    if (existing.state === 'pending' || STALE_STATES.includes(existing.state)) await repository.delete(existing.id);
   }
 
   async function connectWithCredentials(url: string, username: string, applicationPassword: string): Promise<SiteRow> {
     const discovered = await discover(url);
-    claimUrl(discovered.homeUrl);
+    await claimUrl(discovered.homeUrl);
     const verified = await verifyCredentials(discovered.restUrl, username, applicationPassword);
     const now = clock.now();
-    const row = insertUnique({
+    const row = await insertUnique({
       id: createId('site', now),
       url: discovered.homeUrl,
       restUrl: discovered.restUrl,
@@ -86,7 +87,7 @@ export function createSiteConnection(deps: {
 
   async function startAuthorization(url: string): Promise<{ site: SiteRow; authorizeUrl: string }> {
     const discovered = await discover(url);
-    claimUrl(discovered.homeUrl);
+    await claimUrl(discovered.homeUrl);
     const now = clock.now();
     const state = randomBytes(24).toString('base64url');
     const appId = randomUUID();
@@ -96,7 +97,7 @@ export function createSiteConnection(deps: {
     authorizeUrl.searchParams.set('app_id', appId);
     authorizeUrl.searchParams.set('success_url', callback);
     authorizeUrl.searchParams.set('reject_url', `${callback}&success=false`);
-    const site = insertUnique({
+    const site = await insertUnique({
       id: createId('site', now),
       url: discovered.homeUrl,
       restUrl: discovered.restUrl,
@@ -113,20 +114,20 @@ export function createSiteConnection(deps: {
     return { site, authorizeUrl: authorizeUrl.toString() };
   }
 
-  function insertUnique(row: Parameters<SitesRepository['insert']>[0]): SiteRow {
+  async function insertUnique(row: Parameters<SitesRepository['insert']>[0]): Promise<SiteRow> {
     try {
-      return repository.insert(row);
+      return await repository.insert(row);
     } catch (error) {
       // Two requests for the same URL at once: the database's unique index decides.
-      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
+      if (isUniqueViolation(error))
         throw sitesProblems.alreadyConnected.create(`${row.url} was connected by another request just now`);
       throw error;
     }
   }
 
-  function markFailed(site: SiteRow, state: SiteState, reason: string): void {
+  async function markFailed(site: SiteRow, state: SiteState, reason: string): Promise<void> {
     const now = clock.now();
-    repository.update(site.id, { state, stateReason: reason, authorizationStateHash: null, updatedAt: now });
+    await repository.update(site.id, { state, stateReason: reason, authorizationStateHash: null, updatedAt: now });
   }
 
   return {
@@ -139,11 +140,11 @@ export function createSiteConnection(deps: {
       }
       if (input.username !== undefined && input.applicationPassword !== undefined) {
         const site = await connectWithCredentials(url, input.username, input.applicationPassword);
-        if (input.tags) repository.setTags(site.id, input.tags);
+        if (input.tags) await repository.setTags(site.id, input.tags);
         return { mode: 'credentials' as const, site };
       }
       const pending = await startAuthorization(url);
-      if (input.tags) repository.setTags(pending.site.id, input.tags);
+      if (input.tags) await repository.setTags(pending.site.id, input.tags);
       return { mode: 'authorization' as const, ...pending };
     },
 
@@ -155,13 +156,13 @@ export function createSiteConnection(deps: {
       user_login?: string;
       password?: string;
     }): Promise<SiteRow> {
-      const site = repository.findByAuthorizationState(hashState(query.state));
+      const site = await repository.findByAuthorizationState(hashState(query.state));
       if (!site || site.state !== 'pending')
         throw sitesProblems.authorizationUnknown.create(
           'this approval link is unknown or was already used; start the connection again',
         );
       if (site.authorizationExpiresAt && site.authorizationExpiresAt <= clock.now()) {
-        markFailed(site, 'authorization_expired', 'the approval came after the authorization expired');
+        await markFailed(site, 'authorization_expired', 'the approval came after the authorization expired');
         events.emit('site.authorization_expired', { siteId: site.id, url: site.url });
         throw sitesProblems.authorizationExpired.create(
           `the authorization for ${site.url} expired; start the connection again`,
@@ -169,7 +170,7 @@ export function createSiteConnection(deps: {
         );
       }
       if (query.success === 'false' || !query.user_login || !query.password) {
-        markFailed(site, 'authorization_rejected', 'the site’s admin did not approve the connection');
+        await markFailed(site, 'authorization_rejected', 'the site’s admin did not approve the connection');
         events.emit('site.authorization_rejected', { siteId: site.id, url: site.url });
         throw sitesProblems.authorizationRejected.create(`the connection to ${site.url} was not approved`, {
           siteId: site.id,
@@ -177,7 +178,7 @@ export function createSiteConnection(deps: {
       }
       if (!query.site_url || normaliseSiteUrl(query.site_url) !== site.url) {
         const reason = `the approval names ${query.site_url ?? 'no site'}, not ${site.url}`;
-        markFailed(site, 'authorization_failed', reason);
+        await markFailed(site, 'authorization_failed', reason);
         events.emit('site.authorization_failed', { siteId: site.id, url: site.url, reason });
         throw sitesProblems.authorizationMismatch.create(reason, { siteId: site.id });
       }
@@ -186,12 +187,12 @@ export function createSiteConnection(deps: {
         verified = await verifyCredentials(site.restUrl, query.user_login, query.password);
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
-        markFailed(site, 'authorization_failed', reason);
+        await markFailed(site, 'authorization_failed', reason);
         events.emit('site.authorization_failed', { siteId: site.id, url: site.url, reason });
         throw error;
       }
       const now = clock.now();
-      const connected = repository.update(site.id, {
+      const connected = (await repository.update(site.id, {
         state: 'connected',
         stateReason: null,
         ...verified,
@@ -199,15 +200,15 @@ export function createSiteConnection(deps: {
         authorizationUrl: null,
         connectedAt: now,
         updatedAt: now,
-      })!;
+      }))!;
       return announce(connected, verified.username, 'authorization');
     },
 
     /** Scheduler tick: pending authorizations past their time become `authorization_expired`. */
-    expireAuthorizations(): number {
-      const expired = repository.expiredAuthorizations(clock.now());
+    async expireAuthorizations(): Promise<number> {
+      const expired = await repository.expiredAuthorizations(clock.now());
       for (const site of expired) {
-        markFailed(site, 'authorization_expired', 'the site’s admin did not approve the connection in time');
+        await markFailed(site, 'authorization_expired', 'the site’s admin did not approve the connection in time');
         events.emit('site.authorization_expired', { siteId: site.id, url: site.url });
       }
       return expired.length;

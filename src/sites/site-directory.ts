@@ -44,8 +44,8 @@ export function createSiteDirectory({
     },
   });
   return {
-    connected(siteId) {
-      const site = repository.findForAccess(siteId);
+    async connected(siteId) {
+      const site = await repository.findForAccess(siteId);
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
       if (site.state !== 'connected')
         throw sitesProblems.notConnected.create(`site ${siteId} is ${site.state.replace(/_/g, ' ')}, not connected`);

@@ -46,7 +46,7 @@ export function createSitesService(deps: SitesServiceDeps) {
   });
 
   async function removeSite(id: string): Promise<void> {
-    const site = repository.findById(id);
+    const site = await repository.findById(id);
     if (!site) return;
     let credentialRevoked = false;
     if (site.state === 'connected' && site.applicationPasswordUuid) {
@@ -58,24 +58,24 @@ export function createSitesService(deps: SitesServiceDeps) {
         events.emit('site.credential_revoke_failed', { siteId: site.id, url: site.url, reason });
       }
     }
-    repository.delete(site.id);
+    await repository.delete(site.id);
     deps.lifecycle.removed(site.id);
     events.emit('site.disconnected', { siteId: site.id, url: site.url, credentialRevoked });
   }
 
-  function checkVisible(id: string, scope: SiteScope): void {
+  async function checkVisible(id: string, scope: SiteScope): Promise<void> {
     if (scope.kind === 'all') return;
-    if (!repository.isVisible(id, scope)) throw sitesProblems.notFound.create(`no site has the id ${id}`);
+    if (!(await repository.isVisible(id, scope))) throw sitesProblems.notFound.create(`no site has the id ${id}`);
   }
 
   return {
     connect,
 
     /** Replaces the site's tags; `tags` come validated and normalised by TagList. */
-    setTags(id: string, tags: string[]): string[] {
-      if (!repository.findById(id)) throw sitesProblems.notFound.create(`no site has the id ${id}`);
-      repository.setTags(id, tags);
-      return repository.tagsOf([id]).get(id) ?? [];
+    async setTags(id: string, tags: string[]): Promise<string[]> {
+      if (!(await repository.findById(id))) throw sitesProblems.notFound.create(`no site has the id ${id}`);
+      await repository.setTags(id, tags);
+      return (await repository.tagsOf([id])).get(id) ?? [];
     },
     tagsOf: (ids: readonly string[]) => repository.tagsOf(ids),
     /** Tags in use on the sites `scope` includes (absent: every site), with their counts. */
@@ -86,7 +86,7 @@ export function createSitesService(deps: SitesServiceDeps) {
      */
     checkVisible,
     /** checkVisible for a request's access (http/permissions.ts's SiteScopeCheck). */
-    checkVisibleTo: (id: string, access: { sites: SiteScope }): void => checkVisible(id, access.sites),
+    checkVisibleTo: (id: string, access: { sites: SiteScope }): Promise<void> => checkVisible(id, access.sites),
 
     completeAuthorization,
 
@@ -107,17 +107,17 @@ export function createSitesService(deps: SitesServiceDeps) {
       }),
 
     /** The site, or undefined when no site has the id (a page that shows ids it was given, say). */
-    find: (id: string): SiteRow | undefined => repository.findById(id),
+    find: (id: string): Promise<SiteRow | undefined> => repository.findById(id),
 
-    get(id: string): SiteRow {
-      const site = repository.findById(id);
+    async get(id: string): Promise<SiteRow> {
+      const site = await repository.findById(id);
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${id}`);
       return site;
     },
 
     /** Removes the site; revoking its application password on the site is best effort. */
     async disconnect(id: string): Promise<void> {
-      if (!repository.findById(id)) throw sitesProblems.notFound.create(`no site has the id ${id}`);
+      if (!(await repository.findById(id))) throw sitesProblems.notFound.create(`no site has the id ${id}`);
       // Queued behind any running sync or operation on the site, so none writes after removal.
       await deps.queue.run(id, () => removeSite(id));
     },

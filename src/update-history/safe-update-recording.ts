@@ -71,12 +71,12 @@ export function createSafeUpdateRecording({
   history: Pick<UpdateHistoryRepository, 'finishSafeUpdate'>;
   inventories: Inventories;
   /** The site, to know it exists (an unknown site has no history) and its WordPress version. */
-  sites: { findById(siteId: string): { wordpressVersion: string | null } | undefined };
+  sites: { findById(siteId: string): Promise<{ wordpressVersion: string | null } | undefined> };
   clock: Clock;
 }) {
   return {
-    started(report: SafeUpdateReport, requestedBy: Actor | undefined): void {
-      const site = sites.findById(report.siteId);
+    async started(report: SafeUpdateReport, requestedBy: Actor | undefined): Promise<void> {
+      const site = await sites.findById(report.siteId);
       if (!site) return;
       const versions =
         report.type === 'core'

@@ -61,7 +61,7 @@ export function createSingleSiteRecording({
   recorder: UpdateRecorder;
   inventories: Inventories;
   /** The site, to know it exists (an unknown site has no history: the service answers its own 404) and its WordPress version. */
-  sites: { findById(siteId: string): { wordpressVersion: string | null } | undefined };
+  sites: { findById(siteId: string): Promise<{ wordpressVersion: string | null } | undefined> };
   /**
    * Taken before each plugin, theme or core update (none: updated without, as before restore
    * points); after a failure, its standalone path reads the version on disk without WordPress.
@@ -70,13 +70,13 @@ export function createSingleSiteRecording({
   /** Patches the stored inventory with an update applied while WordPress failed (its sync cannot read it). */
   inventoryAfter?: { patch(siteId: string, applied: AppliedUpdates): boolean };
 }) {
-  const exists = (siteId: string) => sites.findById(siteId) !== undefined;
+  const exists = async (siteId: string) => (await sites.findById(siteId)) !== undefined;
   // An unknown site has no history to write to: the service answers its own 404.
-  const track = <R>(
+  const track = async <R>(
     attempt: UpdateAttempt,
     work: (row: UpdateHistoryRow | null) => Promise<R>,
     versionOf: (result: R) => string | null,
-  ) => (!exists(attempt.siteId) ? work(null) : recorder.track(attempt, work, versionOf));
+  ) => (!(await exists(attempt.siteId)) ? work(null) : recorder.track(attempt, work, versionOf));
   const attempt = (
     siteId: string,
     type: UpdateAttempt['type'],
@@ -96,7 +96,7 @@ export function createSingleSiteRecording({
   /** The restore point a plain update takes first, or why none was taken. */
   const takeRestorePoint = async (siteId: string, type: 'plugin' | 'theme' | 'core', slug: string) => {
     if (!restorePoints) return { restorePoint: null, reason: 'no restore points are taken here' } as const;
-    if (!exists(siteId)) return { restorePoint: null, reason: `no site has the id ${siteId}` } as const;
+    if (!(await exists(siteId))) return { restorePoint: null, reason: `no site has the id ${siteId}` } as const;
     return restorePoints.before(siteId, type, slug);
   };
   /**
@@ -161,16 +161,11 @@ export function createSingleSiteRecording({
       apply: () => Promise<R>,
     ): Promise<R & { rollback: CoreRollback }> {
       const taken = await takeRestorePoint(siteId, 'core', 'wordpress');
+      const fromVersion = (await sites.findById(siteId))?.wordpressVersion ?? null;
       let updateId: string | null = null;
       const updated = await track(
         {
-          ...attempt(
-            siteId,
-            'core',
-            null,
-            { fromVersion: sites.findById(siteId)?.wordpressVersion ?? null, toVersion: options.version ?? null },
-            options,
-          ),
+          ...attempt(siteId, 'core', null, { fromVersion, toVersion: options.version ?? null }, options),
           restorePoint: taken.restorePoint ? JSON.stringify(taken.restorePoint) : null,
         },
         (row) => {

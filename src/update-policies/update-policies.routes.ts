@@ -182,7 +182,7 @@ export function createUpdatePoliciesRoutes({ updatePolicies }: { updatePolicies:
     .openapi(routes.releaseHold, (c) =>
       c.json(holdView(updatePolicies.holds.release(c.req.valid('param').id, c.get('actor'))), 200),
     )
-    .openapi(routes.create, (c) => c.json(policyView(updatePolicies.create(c.req.valid('json'))), 201))
+    .openapi(routes.create, async (c) => c.json(policyView(await updatePolicies.create(c.req.valid('json'))), 201))
     .openapi(routes.get, (c) => c.json(policyView(updatePolicies.get(c.req.valid('param').id)), 200))
     .openapi(routes.replace, (c) =>
       c.json(policyView(updatePolicies.replace(c.req.valid('param').id, c.req.valid('json'))), 200),
@@ -191,9 +191,9 @@ export function createUpdatePoliciesRoutes({ updatePolicies }: { updatePolicies:
       updatePolicies.remove(c.req.valid('param').id);
       return c.body(null, 204);
     })
-    .openapi(routes.preview, (c) => {
+    .openapi(routes.preview, async (c) => {
       const { limit, cursor } = c.req.valid('query');
-      const { policy, at, plans } = updatePolicies.preview(c.req.valid('param').id, {
+      const { policy, at, plans } = await updatePolicies.preview(c.req.valid('param').id, {
         limit,
         after: decodeCursor(cursor),
       });
@@ -203,8 +203,8 @@ export function createUpdatePoliciesRoutes({ updatePolicies }: { updatePolicies:
         200,
       );
     })
-    .openapi(routes.sitePreview, (c) => {
-      const { at, policy, plan } = updatePolicies.previewSite(c.req.valid('param').siteId);
+    .openapi(routes.sitePreview, async (c) => {
+      const { at, policy, plan } = await updatePolicies.previewSite(c.req.valid('param').siteId);
       return c.json(
         {
           at: at.toISOString(),

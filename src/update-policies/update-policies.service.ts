@@ -56,7 +56,7 @@ export function createUpdatePoliciesService({
 }: {
   repository: UpdatePoliciesRepository;
   states: UpdateStateReader;
-  sites: Pick<SitesRepository, 'connectedIds' | 'tagsOf' | 'findById'>;
+  sites: Pick<SitesRepository, 'connectedIds' | 'tagsOf' | 'findById' | 'statesOf'>;
   applyUpdates: ApplyUpdates;
   clock: Clock;
   events: Events;
@@ -71,12 +71,12 @@ export function createUpdatePoliciesService({
   }
 
   /** Every connected site with its tags and the policy that governs it (if any). */
-  function governedSites(policies: StoredPolicy[]): { siteId: string; policy: StoredPolicy }[] {
-    const ids = sites.connectedIds();
+  async function governedSites(policies: StoredPolicy[]): Promise<{ siteId: string; policy: StoredPolicy }[]> {
+    const ids = await sites.connectedIds();
     const governingPolicy = policyResolver(policies);
     const governed: { siteId: string; policy: StoredPolicy }[] = [];
     for (let i = 0; i < ids.length; i += TAGS_CHUNK) {
-      for (const [siteId, tags] of sites.tagsOf(ids.slice(i, i + TAGS_CHUNK))) {
+      for (const [siteId, tags] of await sites.tagsOf(ids.slice(i, i + TAGS_CHUNK))) {
         const policy = governingPolicy({ siteId, tags });
         if (policy) governed.push({ siteId, policy });
       }
@@ -129,12 +129,12 @@ export function createUpdatePoliciesService({
     /** Versions rolled back on a site, which policies skip there: fed by `holds.onEvent`, listed, released. */
     holds,
 
-    create(input: WithDefaultChecks<z.output<typeof CreatePolicyInput>>): StoredPolicy {
+    async create(input: WithDefaultChecks<z.output<typeof CreatePolicyInput>>): Promise<StoredPolicy> {
       const { name, siteId, tag, priority, checks = defaultChecks(), ...rest } = input;
       const settings = { ...rest, checks };
       if ((siteId === undefined) === (tag === undefined))
         throw updatePoliciesProblems.scope.create('give `siteId` or `tag`, and only one');
-      if (siteId !== undefined && !sites.findById(siteId))
+      if (siteId !== undefined && !(await sites.findById(siteId)))
         throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
       const scope = siteId !== undefined ? { siteId } : { tag: tag! };
       if (repository.findByScope(scope))
@@ -172,19 +172,20 @@ export function createUpdatePoliciesService({
      * The dry run: for each site the policy governs (a page of them, by id), what it would apply
      * in the window open now or else in the next one.
      */
-    preview(id: string, page: { limit: number; after?: string }) {
+    async preview(id: string, page: { limit: number; after?: string }) {
       const policy = get(id);
       const now = clock.now();
-      const siteIds = governedSites(repository.list())
+      const siteIds = (await governedSites(repository.list()))
         .filter((site) => site.policy.id === policy.id && (!page.after || site.siteId > page.after))
         .map((site) => site.siteId)
         .slice(0, page.limit + 1);
       const held = holds.activeFor(siteIds);
+      const found = await sites.statesOf(siteIds);
       const plans = states.updateStates(siteIds).map((state) => {
         const plan = previewSite(policy, state, now, held.get(state.siteId));
         return {
           ...plan,
-          url: sites.findById(state.siteId)?.url ?? '',
+          url: found.get(state.siteId)?.url ?? '',
           alreadyRun: repository.hasRun(policy.id, state.siteId, plan.window.start),
         };
       });
@@ -192,11 +193,12 @@ export function createUpdatePoliciesService({
     },
 
     /** One site's dry run: the policy that governs it (null: none) and what it would do in its window. */
-    previewSite(siteId: string) {
-      const site = sites.findById(siteId);
+    async previewSite(siteId: string) {
+      const site = await sites.findById(siteId);
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
       const now = clock.now();
-      const policy = policyResolver(repository.list())({ siteId, tags: sites.tagsOf([siteId]).get(siteId) ?? [] });
+      const tags = (await sites.tagsOf([siteId])).get(siteId) ?? [];
+      const policy = policyResolver(repository.list())({ siteId, tags });
       const [state] = states.updateStates([siteId]);
       if (!policy || !state) return { at: now, policy: null, plan: null };
       const plan = previewSite(policy, state, now, holds.activeFor([siteId]).get(siteId));
@@ -220,7 +222,7 @@ export function createUpdatePoliciesService({
       const windows = new Map<string, WindowSpan | null>();
       const alreadyRun = new Map<string, Set<string>>();
       const candidates: { siteId: string; policy: StoredPolicy; window: WindowSpan }[] = [];
-      for (const { siteId, policy } of governedSites(policies)) {
+      for (const { siteId, policy } of await governedSites(policies)) {
         if (!policy.settings.enabled) continue;
         const { zone } = zoneFor(policy.settings, zones.get(siteId) ?? null);
         const key = `${policy.id}\t${zone.name}`;

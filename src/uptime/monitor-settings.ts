@@ -47,14 +47,14 @@ export function createMonitoringSettings({
   repository: UptimeRepository;
   config: UptimeConfig;
   now: () => number;
-  requireSite: (siteId: string) => SiteRow;
+  requireSite: (siteId: string) => Promise<SiteRow>;
   monitors: ReadonlyMap<string, SiteMonitor>;
   /** Puts the site's monitor in memory with these settings (uptime.service.ts). */
   track: (siteId: string, url: string, row: UptimeMonitorRow, state: MonitorState) => SiteMonitor;
 }) {
   return {
-    monitoringSettings(siteId: string): MonitoringSettingsView {
-      requireSite(siteId);
+    async monitoringSettings(siteId: string): Promise<MonitoringSettingsView> {
+      await requireSite(siteId);
       return settingsOf(repository.findMonitor(siteId), config);
     },
 
@@ -62,8 +62,8 @@ export function createMonitoringSettings({
      * Validates a `monitoring` patch (null values restore the defaults) and returns the write that
      * applies it, so a PATCH with several sections writes nothing when any section is invalid.
      */
-    prepareSettings(siteId: string, patch: MonitoringSettingsPatch): () => MonitoringSettingsView {
-      requireSite(siteId);
+    async prepareSettings(siteId: string, patch: MonitoringSettingsPatch): Promise<() => MonitoringSettingsView> {
+      const site = await requireSite(siteId);
       const current = repository.findMonitor(siteId);
       const changes: Partial<UptimeMonitorRow> = {};
       if (patch.intervalSeconds !== undefined) changes.intervalSeconds = patch.intervalSeconds;
@@ -85,7 +85,6 @@ export function createMonitoringSettings({
         const at = now();
         repository.ensureMonitor(siteId, at);
         const row = repository.updateMonitor(siteId, { ...changes, updatedAt: at })!;
-        const site = requireSite(siteId);
         if (site.state === 'connected')
           track(siteId, site.url, row, monitors.get(siteId)?.state ?? initialState(row.status, row.statusSince));
         return settingsOf(row, config);

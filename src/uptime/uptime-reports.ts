@@ -26,7 +26,7 @@ export function createUptimeReports({
   rollups: HourlyRollups;
   config: UptimeConfig;
   now: () => number;
-  requireSite: (siteId: string) => SiteRow;
+  requireSite: (siteId: string) => Promise<SiteRow>;
   monitors: ReadonlyMap<string, SiteMonitor>;
 }) {
   return {
@@ -44,8 +44,8 @@ export function createUptimeReports({
       };
     },
 
-    report(siteId: string) {
-      const site = requireSite(siteId);
+    async report(siteId: string) {
+      const site = await requireSite(siteId);
       const at = now();
       const monitor = monitors.get(siteId);
       const row = repository.findMonitor(siteId);
@@ -73,11 +73,11 @@ export function createUptimeReports({
       });
     },
 
-    downtime(
+    async downtime(
       siteId: string,
       { limit, cursor, from, to }: { limit: number; cursor?: string; from?: string; to?: string },
     ) {
-      requireSite(siteId);
+      await requireSite(siteId);
       const fromMs = from === undefined ? undefined : Date.parse(from);
       const toMs = to === undefined ? undefined : Date.parse(to);
       if (fromMs !== undefined && toMs !== undefined && fromMs > toMs)

@@ -37,10 +37,10 @@ const listDowntime = createRoute({
 
 export function createUptimeRoutes({ uptime }: { uptime: UptimeService }) {
   return new OpenAPIHono<AppEnv>()
-    .openapi(getUptime, (c) => c.json(uptime.report(c.req.valid('param').siteId), 200))
-    .openapi(listDowntime, (c) => {
+    .openapi(getUptime, async (c) => c.json(await uptime.report(c.req.valid('param').siteId), 200))
+    .openapi(listDowntime, async (c) => {
       const { limit, cursor, from, to } = c.req.valid('query');
-      const rows = uptime.downtime(c.req.valid('param').siteId, {
+      const rows = await uptime.downtime(c.req.valid('param').siteId, {
         limit,
         cursor: decodeCursor(cursor, /^\d+$/),
         from,

@@ -97,16 +97,16 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     record(monitor, at, outcome);
   }
 
-  function connect(siteId: string): void {
-    const site = deps.sitesRepository.findById(siteId);
+  async function connect(siteId: string): Promise<void> {
+    const site = await deps.sitesRepository.findById(siteId);
     if (!site || site.state !== 'connected') return;
     repository.ensureMonitor(siteId, now());
     const row = repository.findMonitor(siteId)!;
     track(siteId, site.url, row, initialState(row.status, row.statusSince));
   }
 
-  function requireSite(siteId: string) {
-    const site = deps.sitesRepository.findById(siteId);
+  async function requireSite(siteId: string) {
+    const site = await deps.sitesRepository.findById(siteId);
     if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
     return site;
   }
@@ -133,7 +133,11 @@ export function createUptimeService(deps: UptimeServiceDeps) {
         if (monitor.recent.length > RECENT_PROBES) monitor.recent.shift();
       }
       rollups.rebuild(at, config.rawRetentionHours * HOUR_MS);
-      deps.lifecycle.onConnected((siteId) => connect(siteId));
+      deps.lifecycle.onConnected((siteId) => {
+        connect(siteId).catch((error: unknown) =>
+          logger.error({ siteId, err: error }, 'could not start monitoring a site just connected'),
+        );
+      });
       deps.lifecycle.onRemoved((siteId) => untrack(siteId));
     },
 

@@ -16,7 +16,7 @@ interface AccessedSite {
  * module knows no feature.
  */
 export interface SiteDirectory {
-  connected(siteId: string): { site: AccessedSite; credentials: SiteCredentials };
+  connected(siteId: string): Promise<{ site: AccessedSite; credentials: SiteCredentials }>;
 }
 
 export interface ConnectedSite {
@@ -56,8 +56,8 @@ export function createSiteAccess({
     };
   }
 
-  function connected(siteId: string): ConnectedSite {
-    const { site, credentials } = directory.connected(siteId);
+  async function connected(siteId: string): Promise<ConnectedSite> {
+    const { site, credentials } = await directory.connected(siteId);
     return { site, ...open(credentials, site.connectorVersion ?? null) };
   }
 
@@ -65,19 +65,19 @@ export function createSiteAccess({
     open,
     connected,
     /** Reads from the site without queueing behind operations. */
-    read<T>(siteId: string, work: (access: ConnectedSite) => Promise<T>): Promise<T> {
-      return work(connected(siteId));
+    async read<T>(siteId: string, work: (access: ConnectedSite) => Promise<T>): Promise<T> {
+      return work(await connected(siteId));
     },
     /**
      * Changes the site: one operation per site at a time, then the stored inventory is refreshed
      * (by `options.refresh` in place of the full refresh, for a caller that knows what changed).
      */
-    operate<T>(
+    async operate<T>(
       siteId: string,
       work: (access: ConnectedSite) => Promise<T>,
       options: { refresh?: () => Promise<unknown> } = {},
     ): Promise<T> {
-      const access = connected(siteId);
+      const access = await connected(siteId);
       return queue.run(siteId, async () => {
         try {
           return await work(access);

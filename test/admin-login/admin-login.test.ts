@@ -155,7 +155,7 @@ describe('dashboard: Sign in to wp-admin', () => {
     expect(await button()).toBe(true);
     await user.post(`/sites/${id}/settings`, {}); // the page's settings form leaves adminLogin alone
     expect(await button()).toBe(true);
-    t.services.adminLogin.prepareSettings(id, { enabled: false })();
+    (await t.services.adminLogin.prepareSettings(id, { enabled: false }))();
     expect(await button()).toBe(false);
   });
 });

@@ -77,7 +77,7 @@ describe('the audit log', () => {
     const manager = await tokenOf(t, 'manager');
     const tagged = await t.call('PUT', `/api/sites/${siteId}/tags`, { token: manager.token, json: { tags: ['acme'] } });
     expect(tagged.status).toBe(200);
-    expect(t.services.sites.tagsOf([siteId]).get(siteId)).toEqual(['acme']);
+    expect((await t.services.sites.tagsOf([siteId])).get(siteId)).toEqual(['acme']);
     expect((await t.call('GET', `/api/sites/${siteId}`, { token: manager.token })).status).toBe(200);
     // A validation failure is recorded as failed, with its problem type.
     const invalid = await t.call('PUT', `/api/sites/${siteId}/tags`, { token: manager.token, json: { tags: 7 } });

@@ -91,7 +91,7 @@ describe('a restore keeps the site connected and its database exactly the backup
 
     // Created after the backup: an administrator, whose application password Sitewarden then uses.
     const second = await bed.site.createUser('administrator');
-    bed.t.services.sitesRepository.update(bed.siteId, {
+    await bed.t.services.sitesRepository.update(bed.siteId, {
       username: second.username,
       credentialSealed: bed.t.services.secrets.seal(second.applicationPassword),
     });
@@ -140,7 +140,7 @@ describe('a restore keeps the site connected and its database exactly the backup
       expect(after['wp_users']!.rows).toBe(before['wp_users']!.rows + 1);
     } finally {
       await bed.site.php(`global $wpdb; $wpdb->query( 'DROP TABLE IF EXISTS sitewarden_unprefixed' );`);
-      bed.t.services.sitesRepository.update(bed.siteId, {
+      await bed.t.services.sitesRepository.update(bed.siteId, {
         username: bed.site.admin.username,
         credentialSealed: bed.t.services.secrets.seal(bed.site.admin.applicationPassword),
       });

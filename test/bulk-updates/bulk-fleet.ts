@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { ServiceConfig } from '../../src/services.js';
-import { createTestApp, type createFakeClock, type TestApp } from '../support/test-app.js';
+import { type TestApp, type createFakeClock, createTestApp, setSiteTags } from '../support/test-app.js';
 import { createUpdateWatch, startUpdatableSite, type UpdateWatch } from './updatable-fake.js';
 
 /** A test app with fake WordPress sites whose plugin and theme versions really change, for bulk updates. */
@@ -40,7 +40,7 @@ export async function fleet(
     });
     expect(connected.status, connected.text).toBe(201);
     const id = connected.json.id as string;
-    if (options.tags) t.services.sitesRepository.setTags(id, options.tags(index));
+    if (options.tags) setSiteTags(t, id, options.tags(index));
     await t.services.sync.syncNow(id);
     sites.push({ id, state, requests: site.requests });
   }

@@ -417,7 +417,7 @@ describe('startBulkUpdate (the entry policies use)', () => {
   it('still updates when the stored connector version is newer than the site’s (downgraded since the last sync)', async () => {
     const { t, sites } = await fleet(1, { connectors: ['1.4.0'] });
     // The last sync saw 1.5.0; the site now runs 1.4.0, whose update route ignores the version expected.
-    t.services.sitesRepository.update(sites[0]!.id, { connectorVersion: EXPECTED_VERSION_CONNECTOR });
+    await t.services.sitesRepository.update(sites[0]!.id, { connectorVersion: EXPECTED_VERSION_CONNECTOR });
     const before = sites[0]!.requests.length;
     const run = await finished(t, (await apply(t, { all: true })).json.job.id);
     expect(run.sites[0].items).toMatchObject([

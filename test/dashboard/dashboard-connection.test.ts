@@ -116,11 +116,11 @@ describe('dashboard: connecting and disconnecting sites', () => {
 
     const gone = await user.post(`/sites/${id}/disconnect`, { confirm: 'yes' });
     expect(await user.follow(gone)).toContain('Removed http://127.0.0.1:11/ from Sitewarden.');
-    expect(t.services.sitesRepository.findById(id)).toBeUndefined();
+    expect(await t.services.sitesRepository.findById(id)).toBeUndefined();
     // Without the CSRF field nothing happens.
     const other = insertConnectedSite(t);
     expect((await user.post(`/sites/${other}/disconnect`, { confirm: 'yes' }, false)).status).toBe(403);
-    expect(t.services.sitesRepository.findById(other)).toBeDefined();
+    expect(await t.services.sitesRepository.findById(other)).toBeDefined();
   });
 
   it('opens a Lighthouse report as a page, sandboxed, served as the API serves it', async () => {

@@ -85,8 +85,8 @@ describe('dashboard: fleet actions', () => {
     await t.services.fleetActions.idle();
     const results = await (await user.get(location)).text();
     expect(results).toContain('Deactivate seo');
-    const urlOf = (id: string) => t.services.sitesRepository.findById(id)!.url;
-    expect(results).toContain(`<a href="/sites/${a}">${urlOf(a)}</a>`);
+    const urlOf = async (id: string) => (await t.services.sitesRepository.findById(id))!.url;
+    expect(results).toContain(`<a href="/sites/${a}">${await urlOf(a)}</a>`);
     expect(results).not.toContain(`/sites/${b}`);
     expect(results).toContain('site-unreachable');
     expect(results).toMatch(/badge failed/);

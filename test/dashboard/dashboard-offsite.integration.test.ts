@@ -14,7 +14,7 @@ describe('offsite backups in the dashboard', () => {
     const user = await signIn(bed.t);
     const backup = await bed.t.services.backups.request(bed.siteId);
     await bed.t.services.backups.idle();
-    expect(bed.t.services.backups.get(bed.siteId, backup.id)).toMatchObject({ status: 'completed' });
+    expect(await bed.t.services.backups.get(bed.siteId, backup.id)).toMatchObject({ status: 'completed' });
 
     const page = await (await user.get('/backups')).text();
     expect(page).toMatch(/reachable<\/span\s*>\s*1 backup,/);

@@ -131,13 +131,13 @@ describe('dashboard pages', () => {
       backupsEnabled: '1',
     });
     expect(await follow(saved)).toContain('Settings saved.');
-    expect(t.services.sites.tagsOf([siteId]).get(siteId)).toEqual(['blog', 'client-b']);
-    expect(t.services.uptime.monitoringSettings(siteId).intervalSeconds).toBe(120);
-    expect(t.services.backups.settings(siteId)).toMatchObject({ intervalHours: 12, keepLast: 5, keepDays: 7 });
-    expect(t.services.performance.settings(siteId)).toMatchObject({ intervalHours: 48, enabled: false });
+    expect((await t.services.sites.tagsOf([siteId])).get(siteId)).toEqual(['blog', 'client-b']);
+    expect((await t.services.uptime.monitoringSettings(siteId)).intervalSeconds).toBe(120);
+    expect(await t.services.backups.settings(siteId)).toMatchObject({ intervalHours: 12, keepLast: 5, keepDays: 7 });
+    expect(await t.services.performance.settings(siteId)).toMatchObject({ intervalHours: 48, enabled: false });
     const invalid = await post(`/sites/${siteId}/settings`, { intervalSeconds: '3' });
     expect(await follow(invalid)).toMatch(/monitoring: /);
-    expect(t.services.uptime.monitoringSettings(siteId).intervalSeconds).toBe(120);
+    expect((await t.services.uptime.monitoringSettings(siteId)).intervalSeconds).toBe(120);
   });
 
   it('keeps a site following its tag’s retention until a field is changed, and shows every retention field', async () => {
@@ -163,7 +163,7 @@ describe('dashboard pages', () => {
       await follow(await post(`/sites/${siteId}/settings`, { ...shown, tags: 'client-c', backupsEnabled: '1' })),
     ).toContain('Settings saved.');
     t.services.backups.retention.setTag('client-c', { keepLast: 9, keepWeekly: 4 });
-    expect(t.services.backups.settings(siteId)).toMatchObject({ keepLast: 9, keepWeekly: 4 });
+    expect(await t.services.backups.settings(siteId)).toMatchObject({ keepLast: 9, keepWeekly: 4 });
     // A changed field is the site's own; an emptied one follows the tag again.
     await post(`/sites/${siteId}/settings`, {
       ...shown,
@@ -171,14 +171,14 @@ describe('dashboard pages', () => {
       tags: 'client-c',
       backupsEnabled: '1',
     });
-    expect(t.services.backups.settings(siteId)).toMatchObject({ keepLast: 9, keepMonthly: 3 });
+    expect(await t.services.backups.settings(siteId)).toMatchObject({ keepLast: 9, keepMonthly: 3 });
     await post(`/sites/${siteId}/settings`, {
       ...shown,
       'backups.keepMonthly': '',
       tags: 'client-c',
       backupsEnabled: '1',
     });
-    expect(t.services.backups.settings(siteId)).toMatchObject({ keepMonthly: 0 });
+    expect(await t.services.backups.settings(siteId)).toMatchObject({ keepMonthly: 0 });
   });
 
   it('answers a refused site action with a message, not an error page', async () => {

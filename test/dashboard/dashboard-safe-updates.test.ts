@@ -150,7 +150,7 @@ describe('safe updates in the dashboard', () => {
     expect(await user.follow(core)).toContain('Safe update of WordPress core started');
     await t.services.safeUpdates.idle();
     // Nothing listens at the site's address: both end failed, listed with their reason.
-    const listed = t.services.safeUpdates.list(siteId);
+    const listed = await t.services.safeUpdates.list(siteId);
     expect(listed.map((update) => [update.type, update.status])).toEqual(
       expect.arrayContaining([
         ['plugin', 'failed'],

@@ -40,7 +40,7 @@ describe('dashboard: actions on the ticked sites of the overview', () => {
         ['action', 'add-tag'],
       ]),
     ).toEqual(['ok', 'Tagged 2 sites client-x.']);
-    const tags = t.services.sites.tagsOf([a!, b!, c!]);
+    const tags = await t.services.sites.tagsOf([a!, b!, c!]);
     expect([tags.get(a!), tags.get(b!), tags.get(c!)]).toEqual([['blog', 'client-x'], ['blog', 'client-x'], ['blog']]);
     expect(
       await act([
@@ -49,7 +49,7 @@ describe('dashboard: actions on the ticked sites of the overview', () => {
         ['action', 'remove-tag'],
       ]),
     ).toEqual(['ok', 'Removed blog from 1 site.']);
-    expect(t.services.sites.tagsOf([a!]).get(a!)).toEqual(['client-x']);
+    expect((await t.services.sites.tagsOf([a!])).get(a!)).toEqual(['client-x']);
     expect(
       await act([
         ['site', a!],

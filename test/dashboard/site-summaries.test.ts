@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OverviewFilter } from '../../src/dashboard/fleet-overview.query.js';
-import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
+import { type TestApp, createTestApp, insertConnectedSite, setSiteTags } from '../support/test-app.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -193,7 +193,7 @@ describe('the fleet overview follows every fact it sorts and filters by', () => 
   it('name, tags and search; a deleted site leaves the overview', async () => {
     run(`update sites set name = 'Zulu' where id = ?`, a);
     expect(ids()).toEqual(['b', 'c', 'a']);
-    t.services.sitesRepository.setTags(c, ['client-x']);
+    setSiteTags(t, c, ['client-x']);
     expect(ids({ tag: 'client-x' })).toEqual(['c']);
     expect(ids({ q: 'zul' })).toEqual(['a']);
     run(`delete from sites where id = ?`, b);

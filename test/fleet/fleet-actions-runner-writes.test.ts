@@ -60,9 +60,15 @@ function setup() {
     jobs: runner,
     jobRows: watched,
     sites: {
-      findById: (id: string) =>
+      findById: async (id: string) =>
         (siteIds.includes(id) ? { id, url: `http://${id}.test`, state: 'connected' } : undefined) as never,
-      connectedIds: () => siteIds,
+      statesOf: async (ids: readonly string[]) =>
+        new Map(
+          ids
+            .filter((id) => siteIds.includes(id))
+            .map((id) => [id, { url: `http://${id}.test`, state: 'connected' as const }]),
+        ),
+      connectedIds: async () => siteIds,
     },
     fleet: { sitesWith: () => [] },
     plugins,

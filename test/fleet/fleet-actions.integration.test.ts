@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from '../support/wordpress/index.js';
-import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
+import { type TestApp, createTestApp, insertConnectedSite, setSiteTags } from '../support/test-app.js';
 import { activePlugins, connectSite, installConnector, wordpressPlugins } from '../support/wordpress-state.js';
 
 /** One plugin installed, deactivated, activated and removed across two real sites, as a fleet action. */
@@ -17,7 +17,7 @@ beforeAll(async () => {
     await installConnector(site);
     ids.push(await connectSite(t, site));
   }
-  for (const id of ids) t.services.sitesRepository.setTags(id, ['client:acme']);
+  for (const id of ids) setSiteTags(t, id, ['client:acme']);
 });
 afterAll(async () => {
   await t?.close();

@@ -203,9 +203,10 @@ describe('the fleet', () => {
 });
 
 describe('refreshing the fleet’s inventory on demand', () => {
-  const lastAttempt = (id: string) => t.services.sitesRepository.findById(id)?.lastSyncAttemptAt?.getTime() ?? 0;
-  async function until(check: () => boolean) {
-    for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  const lastAttempt = async (id: string) =>
+    (await t.services.sitesRepository.findById(id))?.lastSyncAttemptAt?.getTime() ?? 0;
+  async function until(check: () => Promise<boolean>) {
+    for (let i = 0; i < 200 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
     return check();
   }
 
@@ -215,13 +216,13 @@ describe('refreshing the fleet’s inventory on demand', () => {
     });
     expect(connected.status, connected.text).toBe(201);
     const id = connected.json.id as string;
-    const before = lastAttempt(id);
+    const before = await lastAttempt(id);
     await new Promise((resolve) => setTimeout(resolve, 5));
 
     const byTag = await t.call('POST', '/api/fleet/refresh', { json: { tag: ['again'] } });
     expect(byTag.status, byTag.text).toBe(202);
     expect(byTag.json).toEqual({ selected: 1, queued: 1 });
-    expect(await until(() => lastAttempt(id) > before)).toBe(true);
+    expect(await until(async () => (await lastAttempt(id)) > before)).toBe(true);
 
     const byId = await t.call('POST', '/api/fleet/refresh', { json: { sites: [id] } });
     expect(byId.json).toEqual({ selected: 1, queued: 1 });

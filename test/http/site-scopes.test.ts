@@ -456,10 +456,10 @@ describe('site scopes of users and tokens', () => {
       404,
       unknownSite.text.replaceAll('site_01kzzzzzzzzzzzzzzzzzzzzzzz', 'ID'),
     ]);
-    expect(t.services.sites.find(theirs)).toBeDefined();
+    expect(await t.services.sites.find(theirs)).toBeDefined();
     const removed = await t.call('DELETE', `/api/sites/${mine}`, { token });
     expect(removed.status).toBe(204);
-    expect(t.services.sites.find(mine)).toBeUndefined();
+    expect(await t.services.sites.find(mine)).toBeUndefined();
     // Recorded as the scoped manager's token's (the audit log names who did it).
     const tokenId = t.services.tokens.list(user.id)[0]!.id;
     expect(
@@ -481,13 +481,13 @@ describe('site scopes of users and tokens', () => {
     expect((await other.text()).replaceAll(theirs, 'ID')).toBe(
       (await unknown.text()).replaceAll('site_01kzzzzzzzzzzzzzzzzzzzzzzz', 'ID'),
     );
-    expect(t.services.sites.find(theirs)).toBeDefined();
+    expect(await t.services.sites.find(theirs)).toBeDefined();
     const done = await session.post(`/sites/${mine}/disconnect`, { confirm: 'yes' });
     expect([done.status, done.headers.get('location')]).toEqual([303, '/']);
     expect(decodeURIComponent(/sw_flash=([^;]*)/.exec(done.headers.get('set-cookie') ?? '')![1]!)).toMatch(
       /^ok:Removed/,
     );
-    expect(t.services.sites.find(mine)).toBeUndefined();
+    expect(await t.services.sites.find(mine)).toBeUndefined();
   });
 
   it('lets a scoped manager change its site’s tags only when the site keeps one of its scope tags', async () => {
@@ -504,15 +504,15 @@ describe('site scopes of users and tokens', () => {
         'must keep at least one of the tags this token is limited to (team-q, team-s)',
       );
     }
-    expect(t.services.sites.tagsOf([mine]).get(mine)).toEqual(['team-q']);
+    expect((await t.services.sites.tagsOf([mine])).get(mine)).toEqual(['team-q']);
     // Keeping one of them (another of its scope's, or the same with more): allowed.
     const moved = await t.call('PUT', `/api/sites/${mine}/tags`, { token, json: { tags: ['team-s', 'staging'] } });
     expect([moved.status, moved.json.tags]).toEqual([200, ['staging', 'team-s']]);
-    expect(t.services.sites.tagsOf([mine]).get(mine)).toEqual(['staging', 'team-s']);
+    expect((await t.services.sites.tagsOf([mine])).get(mine)).toEqual(['staging', 'team-s']);
     // Another scope's site: the unknown site's 404, even with tags of its own scope.
     const other = await t.call('PUT', `/api/sites/${theirs}/tags`, { token, json: { tags: ['team-q'] } });
     expect([other.status, other.json.type]).toEqual([404, '/problems/site-not-found']);
-    expect(t.services.sites.tagsOf([theirs]).get(theirs)).toEqual(['team-r']);
+    expect((await t.services.sites.tagsOf([theirs])).get(theirs)).toEqual(['team-r']);
     // The dashboard's site settings (which carry the tags): the same rule, checked before anything is written.
     const session = await scopedPrincipal(t, { username: 'quinn-web', role: 'manager', tags: ['team-q', 'team-s'] });
     const out = await session.post(`/sites/${mine}/settings`, { tags: 'team-r', intervalSeconds: '600' });
@@ -520,12 +520,12 @@ describe('site scopes of users and tokens', () => {
     expect(decodeURIComponent(/sw_flash=([^;]*)/.exec(out.headers.get('set-cookie') ?? '')![1]!)).toContain(
       'must keep at least one of the tags your account is limited to',
     );
-    expect(t.services.sites.tagsOf([mine]).get(mine)).toEqual(['staging', 'team-s']);
+    expect((await t.services.sites.tagsOf([mine])).get(mine)).toEqual(['staging', 'team-s']);
     const kept = await session.post(`/sites/${mine}/settings`, { tags: 'team-q, staging' });
     expect(decodeURIComponent(/sw_flash=([^;]*)/.exec(kept.headers.get('set-cookie') ?? '')![1]!)).toBe(
       'ok:Settings saved.',
     );
-    expect(t.services.sites.tagsOf([mine]).get(mine)).toEqual(['staging', 'team-q']);
+    expect((await t.services.sites.tagsOf([mine])).get(mine)).toEqual(['staging', 'team-q']);
   });
 
   it('keeps fleet-wide configuration and new sites refused to a scoped manager', async () => {

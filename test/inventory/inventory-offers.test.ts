@@ -276,7 +276,7 @@ describe('an older or odd connector', () => {
     fake.answers['GET sitewarden/v1/info'] = info({ connector: '1.3.0' });
     fake.answers['GET sitewarden/v1/updates'] = updates({});
     await t.services.sync.syncNow(siteId);
-    expect(t.services.sitesRepository.findById(siteId)?.syncError).toBeNull();
+    expect((await t.services.sitesRepository.findById(siteId))?.syncError).toBeNull();
     expect(t.services.inventories.details(siteId).environment).toEqual({
       databaseType: null,
       databaseVersion: null,
@@ -293,7 +293,7 @@ describe('an older or odd connector', () => {
     });
     fake.answers['GET sitewarden/v1/updates'] = updates({ core: 'everything', translations: [{ nope: true }] });
     await t.services.sync.syncNow(siteId);
-    expect(t.services.sitesRepository.findById(siteId)?.syncError).toBeNull();
+    expect((await t.services.sitesRepository.findById(siteId))?.syncError).toBeNull();
     expect(t.services.inventories.details(siteId).environment?.timeZone).toBeNull();
     expect(offers()).toEqual({ 'plugin:akismet@1.1.0': clock.now().toISOString() });
   });

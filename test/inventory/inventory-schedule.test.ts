@@ -45,12 +45,12 @@ function schedule(siteCount: number) {
 }
 
 describe('the scheduled inventory refresh', () => {
-  it('syncs every site once per 12 hours, spread over the interval', () => {
+  it('syncs every site once per 12 hours, spread over the interval', async () => {
     const { sync, clock, started } = schedule(2000);
     const perMinute: number[] = [];
     for (let minute = 1; minute <= 720; minute++) {
       clock.advance(MINUTE);
-      perMinute.push(sync.enqueueDue());
+      perMinute.push(await sync.enqueueDue());
     }
     expect(started).toHaveLength(2000);
     expect(new Set(started).size).toBe(2000);
@@ -59,19 +59,19 @@ describe('the scheduled inventory refresh', () => {
     // The next 12 hours: each again, once.
     for (let minute = 1; minute <= 720; minute++) {
       clock.advance(MINUTE);
-      sync.enqueueDue();
+      await sync.enqueueDue();
     }
     expect(started).toHaveLength(4000);
   });
 
-  it('retries a failed sync after an hour, not at its next slot', () => {
+  it('retries a failed sync after an hour, not at its next slot', async () => {
     const { sync, clock, sites, started } = schedule(1);
     sites[0]!.failed = true;
     clock.advance(59 * MINUTE);
     // Unless its slot happens to fall in that hour, nothing yet.
-    const early = sync.enqueueDue();
+    const early = await sync.enqueueDue();
     clock.advance(MINUTE);
-    expect(early + sync.enqueueDue()).toBeGreaterThanOrEqual(1);
+    expect(early + (await sync.enqueueDue())).toBeGreaterThanOrEqual(1);
     expect(started).toEqual([sites[0]!.id]);
   });
 });

@@ -322,7 +322,7 @@ describe('cancel', () => {
     const cancelled = await t.call('POST', `/api/jobs/${audit.id}/cancel`);
     expect(cancelled.status, cancelled.text).toBe(200);
     expect(cancelled.json).toMatchObject({ kind: 'audit', state: 'cancelled', reason: 'cancelled' });
-    expect(t.services.performance.get(siteId, audit.id)).toMatchObject({
+    expect(await t.services.performance.get(siteId, audit.id)).toMatchObject({
       status: 'failed',
       failureReason: 'interrupted',
       failureMessage: 'cancelled on request',

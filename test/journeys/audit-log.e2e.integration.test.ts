@@ -93,6 +93,6 @@ describe('journey: the audit log', () => {
       }),
     );
     // Nothing was changed: the site has no tag.
-    expect(served.services.sites.tagsOf([siteId]).get(siteId) ?? []).toEqual([]);
+    expect((await served.services.sites.tagsOf([siteId])).get(siteId) ?? []).toEqual([]);
   });
 });

@@ -54,7 +54,7 @@ describe('journey: connect a site by approval from the dashboard', () => {
       await page.getByRole('button', { name: 'Connect' }).click();
       await page.waitForURL((url) => url.origin === site.url);
       await shot(page, '01-site-login');
-      const [pending] = served.services.sitesRepository.list({ limit: 10 });
+      const [pending] = await served.services.sitesRepository.list({ limit: 10 });
       expect(pending).toMatchObject({ state: 'pending' });
       expect(pending!.url.startsWith(site.url)).toBe(true);
 
@@ -87,7 +87,7 @@ describe('journey: connect a site by approval from the dashboard', () => {
 
     // What WordPress itself now holds, and what the daemon does.
     expect(await applicationPasswordNames()).toContain('Sitewarden');
-    const [connected] = served.services.sitesRepository.list({ limit: 10 });
+    const [connected] = await served.services.sitesRepository.list({ limit: 10 });
     expect(connected).toMatchObject({ state: 'connected', username: site.admin.username });
     expect(served.logs.raw()).not.toMatch(/"password":"[^[]/);
   });

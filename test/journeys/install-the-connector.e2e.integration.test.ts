@@ -95,9 +95,12 @@ describe('journey: connect without the connector, then install it from the dashb
         await page.getByRole('button', { name: 'Refresh now' }).click();
         await page.getByText('Reading the site’s plugins, themes and updates again').waitFor();
         await expect
-          .poll(async () => served.services.sitesRepository.findById(sitePage.split('/').at(-1)!)?.connectorVersion, {
-            timeout: 30_000,
-          })
+          .poll(
+            async () => (await served.services.sitesRepository.findById(sitePage.split('/').at(-1)!))?.connectorVersion,
+            {
+              timeout: 30_000,
+            },
+          )
           .toMatch(/^\d+\.\d+\.\d+$/);
         await page.goto(sitePage);
         await page.getByRole('row').filter({ hasText: 'sitewarden-demo' }).getByText('→ 1.1.0').waitFor();

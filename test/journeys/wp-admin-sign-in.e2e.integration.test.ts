@@ -66,7 +66,7 @@ describe('journey: sign in to a site’s wp-admin from the dashboard', () => {
   });
 
   it('offers no button once the site has it turned off', async () => {
-    served.services.adminLogin.prepareSettings(siteId, { enabled: false })();
+    (await served.services.adminLogin.prepareSettings(siteId, { enabled: false }))();
     await withBrowserPage(async (page) => {
       await alice.signIn(page);
       await page.goto(`${served.baseUrl}/sites/${siteId}`);

@@ -5,7 +5,7 @@ import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.co
 import { createFakeClock } from '../../src/shared/clock.js';
 import { createId } from '../../src/shared/ids.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus-text.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { type TestApp, createTestApp, insertSiteRow } from '../support/test-app.js';
 
 let t: TestApp | undefined;
 let server: Server | undefined;
@@ -65,7 +65,7 @@ describe('GET /metrics', () => {
     const now = clock.now();
     const up = createId('site', now);
     const url = await loopbackSite();
-    t.services.sitesRepository.insert({
+    insertSiteRow(t, {
       id: up,
       url,
       restUrl: `${url}/wp-json/`,
@@ -76,7 +76,7 @@ describe('GET /metrics', () => {
     });
     t.services.lifecycle.connected(up);
     const refusing = createId('site', now);
-    t.services.sitesRepository.insert({
+    insertSiteRow(t, {
       id: refusing,
       url: 'http://127.0.0.1:9',
       restUrl: 'http://127.0.0.1:9/wp-json/',
@@ -87,7 +87,7 @@ describe('GET /metrics', () => {
       updatedAt: now,
       connectedAt: now,
     });
-    t.services.sitesRepository.insert({
+    insertSiteRow(t, {
       id: createId('site', now),
       url: 'http://127.0.0.1:9/pending',
       restUrl: 'http://127.0.0.1:9/pending/wp-json/',

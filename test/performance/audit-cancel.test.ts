@@ -11,7 +11,7 @@ import { createPerformanceRepository } from '../../src/performance/performance.r
 import { createPerformanceService } from '../../src/performance/performance.service.js';
 import { createId } from '../../src/shared/ids.js';
 import { createLogger } from '../../src/shared/logger.js';
-import { createFakeClock, createTestApp } from '../support/test-app.js';
+import { createFakeClock, createTestApp, insertSiteRow } from '../support/test-app.js';
 import { loopbackNetwork } from '../support/network.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-audit-cancel-'));
@@ -52,7 +52,7 @@ describe('cancelling a running audit', () => {
       jobs,
     });
     const now = clock.now();
-    const site = t.services.sitesRepository.insert({
+    const site = insertSiteRow(t, {
       id: createId('site', now),
       url: 'http://127.0.0.1:9/audited',
       restUrl: 'http://127.0.0.1:9/audited/wp-json/',

@@ -8,7 +8,7 @@ import { reportStoreIn } from '../../src/performance/performance.reports.js';
 import { createPerformanceRepository } from '../../src/performance/performance.repository.js';
 import { createPerformanceService } from '../../src/performance/performance.service.js';
 import { createId } from '../../src/shared/ids.js';
-import { createFakeClock, createTestApp } from '../support/test-app.js';
+import { createFakeClock, createTestApp, insertSiteRow } from '../support/test-app.js';
 import { loopbackNetwork } from '../support/network.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-audit-stop-'));
@@ -38,7 +38,7 @@ describe('audits at shutdown', () => {
       config: { ...DEFAULT_PERFORMANCE_CONFIG, concurrency: 1 },
     });
     const now = clock.now();
-    const site = t.services.sitesRepository.insert({
+    const site = insertSiteRow(t, {
       id: createId('site', now),
       url: 'http://127.0.0.1:9/audited',
       restUrl: 'http://127.0.0.1:9/audited/wp-json/',

@@ -10,7 +10,7 @@ import { createId } from '../../src/shared/ids.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { buildAuditWorker } from '../support/performance-worker.js';
 import { freePort } from '../support/served-app.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { type TestApp, createTestApp, insertSiteRow } from '../support/test-app.js';
 import { createTestSite, type TestSite } from '../support/wordpress/index.js';
 
 /** Processes whose command line names `path` (Chromium carries its profile directory there). */
@@ -52,7 +52,7 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
   /** A site row pointing anywhere, for audits of pages that are not WordPress. */
   function addSiteAt(t: TestApp, url: string) {
     const now = new Date();
-    return t.services.sitesRepository.insert({
+    return insertSiteRow(t, {
       id: createId('site', now),
       url,
       restUrl: `${url}/wp-json/`,
@@ -196,7 +196,7 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
     const unreachable = addSiteAt(t, `http://127.0.0.1:${await freePort()}`);
     const queued = await t.services.performance.requestAudit(unreachable.id, { formFactor: 'mobile' });
     await t.services.performance.idle();
-    expect(t.services.performance.get(unreachable.id, queued.id)).toMatchObject({
+    expect(await t.services.performance.get(unreachable.id, queued.id)).toMatchObject({
       status: 'failed',
       failureReason: 'page_unreachable',
       reportBytes: null,
@@ -236,7 +236,7 @@ describe('Lighthouse audits of a real WordPress site in real Chromium', () => {
       await waitFor(() => (processesNaming(workDir).length > 0 ? true : undefined), 8_000);
       await t.services.performance.idle();
       expect(Date.now() - started).toBeLessThan(15_000);
-      expect(t.services.performance.get(target.id, queued.id)).toMatchObject({
+      expect(await t.services.performance.get(target.id, queued.id)).toMatchObject({
         status: 'failed',
         failureReason: 'timeout',
       });

@@ -15,7 +15,7 @@ import { createPerformanceService } from '../../src/performance/performance.serv
 import { detectRegressions, type AuditFigures } from '../../src/performance/regression.js';
 import { isDue, latestSlot, siteOffsetMs } from '../../src/jobs/spread.js';
 import { createId } from '../../src/shared/ids.js';
-import { createFakeClock, createTestApp, type TestApp } from '../support/test-app.js';
+import { type TestApp, createFakeClock, createTestApp, insertSiteRow } from '../support/test-app.js';
 import { insertJobRowOf } from '../support/job-rows.js';
 import { loopbackNetwork } from '../support/network.js';
 
@@ -132,7 +132,7 @@ describe('performance audits without a browser', () => {
 
   function addSite(state: 'connected' | 'pending' = 'connected', url = 'http://127.0.0.1:9/') {
     const now = clock.now();
-    return t.services.sitesRepository.insert({
+    return insertSiteRow(t, {
       id: createId('site', now),
       url: `${url}${Math.random().toString(36).slice(2)}`,
       restUrl: `${url}wp-json/`,
@@ -164,14 +164,14 @@ describe('performance audits without a browser', () => {
     const site = addSite();
     addSite('pending');
     const quiet = addSite();
-    performance.updateSettings(quiet.id, { enabled: false });
+    await performance.updateSettings(quiet.id, { enabled: false });
 
     expect(await performance.enqueueDue()).toBe(2);
     expect(await performance.enqueueDue()).toBe(0);
     await performance.idle();
     expect(requests.map((request) => request.formFactor).sort()).toEqual(['desktop', 'mobile']);
     expect(requests.every((request) => request.url === site.url)).toBe(true);
-    expect(performance.history(site.id, { limit: 10 }).map((audit) => [audit.trigger, audit.status])).toEqual([
+    expect((await performance.history(site.id, { limit: 10 })).map((audit) => [audit.trigger, audit.status])).toEqual([
       ['scheduled', 'completed'],
       ['scheduled', 'completed'],
     ]);
@@ -185,14 +185,14 @@ describe('performance audits without a browser', () => {
     expect(nextDay).toBe(2);
     await performance.idle();
 
-    performance.updateSettings(site.id, { formFactors: ['desktop'], runs: 3 });
+    await performance.updateSettings(site.id, { formFactors: ['desktop'], runs: 3 });
     clock.advance(DAY);
     expect(await performance.enqueueDue()).toBe(1);
     await performance.idle();
     expect(requests.at(-1)).toMatchObject({ formFactor: 'desktop', runs: 3 });
 
     // A site's own interval: every six hours, four times a day, at its own slots.
-    expect(performance.updateSettings(site.id, { intervalHours: 6 })).toMatchObject({
+    expect(await performance.updateSettings(site.id, { intervalHours: 6 })).toMatchObject({
       intervalHours: 6,
       formFactors: ['desktop'],
       runs: 3,

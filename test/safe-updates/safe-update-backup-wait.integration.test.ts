@@ -58,7 +58,7 @@ async function heldScheduledBackup() {
   writeFileSync(flag(), '');
   const scheduled = await bed.t.services.backups.request(bed.siteId, 'scheduled');
   await until(() => existsSync(held()), 'the scheduled backup reached the site');
-  expect(bed.t.services.backups.get(bed.siteId, scheduled.id).status).toBe('running');
+  expect((await bed.t.services.backups.get(bed.siteId, scheduled.id)).status).toBe('running');
   return { id: scheduled.id, release: () => rmSync(flag(), { force: true }) };
 }
 
@@ -105,7 +105,7 @@ describe('a safe update while the site’s scheduled backup runs', { timeout: 24
       scheduled.release();
       await bed.t.services.backups.idle();
     }
-    expect(bed.t.services.backups.get(bed.siteId, scheduled.id).status).toBe('completed');
+    expect((await bed.t.services.backups.get(bed.siteId, scheduled.id)).status).toBe('completed');
   });
 
   it('waits for it, showing so, then takes its own backup and updates', async () => {

@@ -388,7 +388,7 @@ describe('the API', () => {
       expect(answer.json).toMatchObject({ type: '/problems/address-not-allowed', status: 422, host, addressClass });
     }
     expect(connects).toEqual([]);
-    expect(t.services.sitesRepository.findByUrl('http://metadata.test')).toBeUndefined();
+    expect(await t.services.sitesRepository.findByUrl('http://metadata.test')).toBeUndefined();
   });
 });
 
@@ -459,7 +459,7 @@ describe('performance audits', () => {
         [refused, 'metadata'],
         [literal, 'private'],
       ] as const) {
-        const [audit] = performance.history(siteId, { limit: 1 });
+        const [audit] = await performance.history(siteId, { limit: 1 });
         expect(audit).toMatchObject({ status: 'failed', failureReason: 'address_not_allowed' });
         expect(audit!.failureMessage).toContain(`a ${addressClass} address`);
       }

@@ -117,7 +117,9 @@ describe('the site list filters', () => {
     // LIKE's wildcards in the search are plain characters.
     expect(await listIds('q=100%25_')).toEqual([acmeBlog]);
     expect(await listIds('q=%25')).toEqual([acmeBlog]);
-    expect(await listIds(`q=${encodeURIComponent(t.services.sitesRepository.findById(other)!.url)}`)).toEqual([other]);
+    expect(await listIds(`q=${encodeURIComponent((await t.services.sitesRepository.findById(other))!.url)}`)).toEqual([
+      other,
+    ]);
     // A version matches itself and the releases under it, never a longer number.
     expect(await listIds('tag=f:shop&wordpressVersion=6.5')).toEqual([acmeShop, other]);
     expect(await listIds('tag=f:acme&wordpressVersion=6.1')).toEqual([acmeBlog]);

@@ -111,9 +111,9 @@ describe('connecting sites with a username and application password', () => {
       { recursive: true },
     );
     const [listed] = (await t.call('GET', '/api/sites')).json.items;
-    expect(t.services.sync.enqueueDue()).toBe(0);
+    expect(await t.services.sync.enqueueDue()).toBe(0);
     clock.advance(61 * 60_000);
-    expect(t.services.sync.enqueueDue()).toBe(1);
+    expect(await t.services.sync.enqueueDue()).toBe(1);
     await t.services.siteQueue.run(listed.id, async () => undefined);
     const details = await t.call('GET', `/api/sites/${listed.id}`);
     expect(details.json.plugins).toContainEqual(
@@ -382,9 +382,9 @@ describe('connecting through WordPress’s authorize-application screen', () => 
 
     const forgotten = await daemon.call('POST', '/api/sites', { json: { url: other.url } });
     expect(forgotten.status).toBe(202);
-    expect(daemon.services.sites.expireAuthorizations()).toBe(0);
+    expect(await daemon.services.sites.expireAuthorizations()).toBe(0);
     clock.advance(61 * 60_000);
-    expect(daemon.services.sites.expireAuthorizations()).toBe(1);
+    expect(await daemon.services.sites.expireAuthorizations()).toBe(1);
     expect((await daemon.call('GET', `/api/sites/${forgotten.json.id}`)).json.status.connection).toBe(
       'authorization_expired',
     );

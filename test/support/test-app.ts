@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import { sqliteStateOf } from '../../src/db/state-db.js';
 import { openDatabase } from '../../src/db/database.js';
 import { defaultConnectorZipPath } from '../../src/connector/connector-package.js';
@@ -10,7 +11,7 @@ import { createFakeClock, systemClock, type Clock } from '../../src/shared/clock
 import { createCapturedLogger } from './log-capture.js';
 import { createLoggedEvents } from '../../src/shared/logger.js';
 import { createId } from '../../src/shared/ids.js';
-import type { NewSiteRow } from '../../src/sites/sites.table.js';
+import { sites, siteTags, type NewSiteRow, type SiteRow } from '../../src/sites/sites.table.js';
 import type { NetworkPolicy } from '../../src/shared/network-policy.js';
 
 export { testServiceConfig };
@@ -123,14 +124,14 @@ let nextLoopbackPort = 1;
  * at a loopback port nothing listens on, so anything that calls it fails fast.
  */
 export function insertConnectedSite(
-  t: Pick<TestApp, 'clock' | 'services'>,
+  t: Pick<TestApp, 'clock' | 'services' | 'database'>,
   fields: Partial<Omit<NewSiteRow, 'id'>> & { tags?: string[] } = {},
 ): string {
   const { tags, ...columns } = fields;
   const now = t.clock.now();
   const id = createId('site', now);
   const url = columns.url ?? `http://127.0.0.1:${nextLoopbackPort++}`;
-  t.services.sitesRepository.insert({
+  insertSiteRow(t, {
     url,
     restUrl: `${url}/wp-json/`,
     state: 'connected',
@@ -142,6 +143,25 @@ export function insertConnectedSite(
     ...columns,
     id,
   });
-  if (tags) t.services.sitesRepository.setTags(id, tags);
+  if (tags) setSiteTags(t, id, tags);
   return id;
+}
+
+/**
+ * A site's row written straight into the test app's SQLite database, at once: set-up that a test reads
+ * back synchronously (the app's own sites repository is async, issue 34).
+ */
+export function insertSiteRow(t: Pick<TestApp, 'database'>, row: NewSiteRow): SiteRow {
+  return t.database.db.insert(sites).values(row).returning().get();
+}
+
+/** A site's tags replaced straight in the test app's SQLite database, at once (as insertSiteRow). */
+export function setSiteTags(t: Pick<TestApp, 'database'>, siteId: string, tags: readonly string[]): void {
+  t.database.db.transaction((tx) => {
+    tx.delete(siteTags).where(eq(siteTags.siteId, siteId)).run();
+    if (tags.length > 0)
+      tx.insert(siteTags)
+        .values(tags.map((tag) => ({ siteId, tag })))
+        .run();
+  });
 }

@@ -1,6 +1,6 @@
 import { createId } from '../../src/shared/ids.js';
 import { DEFAULT_UPTIME_CONFIG, type UptimeConfig } from '../../src/uptime/uptime.config.js';
-import { createFakeClock, createTestApp } from './test-app.js';
+import { createFakeClock, createTestApp, insertSiteRow } from './test-app.js';
 
 /**
  * The whole app with a fake clock and the uptime monitor started, and sites inserted as
@@ -17,7 +17,7 @@ export function createUptimeTestApp(options: { uptime?: Partial<UptimeConfig>; s
   function addSite(url: string, state: 'connected' | 'pending' = 'connected'): string {
     const now = clock.now();
     const id = createId('site', now);
-    t.services.sitesRepository.insert({
+    insertSiteRow(t, {
       id,
       url,
       restUrl: `${url}/wp-json/`,

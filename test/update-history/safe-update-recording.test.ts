@@ -44,10 +44,10 @@ describe('the update history of safe updates', () => {
     ...fields,
   });
 
-  it('writes a running row as one is queued, and ends it kept or rolled back', () => {
+  it('writes a running row as one is queued, and ends it kept or rolled back', async () => {
     const record = recording();
-    record.started(report('sup_a', {}), { kind: 'user', id: 'usr_alice' } as never);
-    record.started(report('sup_b', {}), undefined);
+    await record.started(report('sup_a', {}), { kind: 'user', id: 'usr_alice' } as never);
+    await record.started(report('sup_b', {}), undefined);
     expect(rows().map((row) => row.result)).toEqual(['running', 'running']);
     record.settled(report('sup_a', { status: 'kept', fromVersion: '6.4.2' }));
     record.settled(report('sup_b', { status: 'rolled-back', reason: 'fatal-error', fromVersion: '6.4.2' }));
@@ -70,8 +70,8 @@ describe('the update history of safe updates', () => {
     });
   });
 
-  it('writes nothing for a site it does not know', () => {
-    recording().started(report('sup_c', { siteId: 'site_unknown' }), undefined);
+  it('writes nothing for a site it does not know', async () => {
+    await recording().started(report('sup_c', { siteId: 'site_unknown' }), undefined);
     expect(createUpdateHistoryRepository({ db: t.database.db }).list({ limit: 10 })).toEqual([]);
   });
 });

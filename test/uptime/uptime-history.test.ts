@@ -73,14 +73,14 @@ describe('uptime history', () => {
       0,
     );
 
-    const open = t.services.uptime.report(siteId);
+    const open = await t.services.uptime.report(siteId);
     expect(open.uptimePercent).toEqual({ last24h: 87.5, last7d: 58.33, last30d: 68.75 });
 
     t.clock.set(new Date('2026-03-02T12:05:00Z'));
     await t.services.uptime.maintain();
     // Two closed hours and the two older rows inside the hourly retention; the 40-day-old one is pruned.
     expect(count('uptime_hourly')).toBe(4);
-    const closed = t.services.uptime.report(siteId);
+    const closed = await t.services.uptime.report(siteId);
     expect(closed.uptimePercent).toEqual(open.uptimePercent);
     expect(closed.hourly).toEqual([
       {
@@ -102,7 +102,7 @@ describe('uptime history', () => {
   it('prunes raw probes after their window while the roll-ups keep the percentages and the long history', async () => {
     const siteId = t.addSite(target.url);
     await twoKnownHours(siteId);
-    const before = t.services.uptime.report(siteId).uptimePercent;
+    const before = (await t.services.uptime.report(siteId)).uptimePercent;
     t.services.uptime.flush();
     expect(count('uptime_probes')).toBe(120);
 
@@ -110,7 +110,7 @@ describe('uptime history', () => {
     const result = await t.services.uptime.maintain();
     expect(result.rawPruned).toBe(120);
     expect(count('uptime_probes')).toBe(0);
-    expect(t.services.uptime.report(siteId).uptimePercent).toEqual(before);
+    expect((await t.services.uptime.report(siteId)).uptimePercent).toEqual(before);
 
     t.clock.set(new Date('2026-03-03T00:10:00Z'));
     await t.services.uptime.maintain();
@@ -208,7 +208,7 @@ describe('https certificates', () => {
         t.clock.set(new Date(service.nextDueAt(siteId)!));
         await service.runDue();
       }
-      const report = service.report(siteId);
+      const report = await service.report(siteId);
       expect(report.recentProbes[0]).toMatchObject({ up: true, httpStatus: 200 });
       expect(report.certificate).toMatchObject({ daysLeft: expect.any(Number), expiringSoon: true });
       expect(report.certificate!.daysLeft).toBeGreaterThanOrEqual(3);

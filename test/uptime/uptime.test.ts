@@ -156,12 +156,12 @@ describe('probing loopback targets', () => {
     await target.close();
   });
 
-  const lastCause = (siteId: string) => t.services.uptime.report(siteId).recentProbes[0]?.cause;
+  const lastCause = async (siteId: string) => (await t.services.uptime.report(siteId)).recentProbes[0]?.cause;
 
   it('records an answering site as up with its status and response time', async () => {
     const siteId = t.addSite(target.url);
     expect(await t.probeNext(siteId)).toBe(1);
-    const report = t.services.uptime.report(siteId);
+    const report = await t.services.uptime.report(siteId);
     expect(report).toMatchObject({
       status: 'up',
       since: t.clock.now().toISOString(),
@@ -178,37 +178,37 @@ describe('probing loopback targets', () => {
     const siteId = t.addSite(target.url);
     target.hang();
     await t.probeNext(siteId);
-    expect(lastCause(siteId)).toBe('timeout');
+    expect(await lastCause(siteId)).toBe('timeout');
 
     target.answer(503);
     await t.probeNext(siteId);
-    expect(lastCause(siteId)).toBe('http_status');
+    expect(await lastCause(siteId)).toBe('http_status');
 
     target.answer(200, 'x'.repeat(5000));
     await t.probeNext(siteId);
-    expect(lastCause(siteId)).toBe('body_too_large');
+    expect(await lastCause(siteId)).toBe('body_too_large');
 
     target.answer(200, 'Welcome');
     expect(
       (await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { keyword: { text: 'Hello' } } } })).status,
     ).toBe(200);
     await t.probeNext(siteId);
-    expect(lastCause(siteId)).toBe('keyword');
+    expect(await lastCause(siteId)).toBe('keyword');
     target.answer(200, 'Hello, maintenance mode');
     await t.call('PATCH', `/api/sites/${siteId}`, {
       json: { monitoring: { keyword: { text: 'maintenance', mode: 'absent' } } },
     });
     await t.probeNext(siteId);
-    expect(lastCause(siteId)).toBe('keyword');
+    expect(await lastCause(siteId)).toBe('keyword');
 
     const refused = t.addSite(`http://127.0.0.1:${await freePort()}`);
     await t.probeNext(refused);
-    expect(lastCause(refused)).toBe('connect');
+    expect(await lastCause(refused)).toBe('connect');
 
     const plain = t.addSite(target.url.replace('http://', 'https://'));
     target.answer(200);
     await t.probeNext(plain);
-    expect(lastCause(plain)).toBe('tls');
+    expect(await lastCause(plain)).toBe('tls');
 
     expect(causeOf(Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' }))).toBe(
       'dns',
@@ -220,7 +220,7 @@ describe('probing loopback targets', () => {
     target.answer(404, 'gone');
     await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { expectedStatus: [404] } } });
     await t.probeNext(siteId);
-    expect(t.services.uptime.report(siteId).recentProbes[0]).toMatchObject({ up: true, httpStatus: 404 });
+    expect((await t.services.uptime.report(siteId)).recentProbes[0]).toMatchObject({ up: true, httpStatus: 404 });
   });
 
   it('opens exactly one downtime event for an outage and closes it with the right duration', async () => {

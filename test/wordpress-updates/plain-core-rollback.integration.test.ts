@@ -56,7 +56,7 @@ describe('rolling back a plain core update', { timeout: 300_000 }, () => {
     expect(await bed.site.php('global $wp_version; echo $wp_version;')).toBe('6.1.9');
     expect(await home()).toBe(200);
     // The inventory is read again once WordPress answers.
-    expect(bed.t.services.sitesRepository.findById(bed.siteId)?.wordpressVersion).toBe('6.1.9');
+    expect((await bed.t.services.sitesRepository.findById(bed.siteId))?.wordpressVersion).toBe('6.1.9');
     // As after a safe core update's rollback, update policies hold the version rolled back from.
     expect(bed.t.logs.events('update.rolled-back')).toContainEqual(
       expect.objectContaining({

@@ -28,10 +28,10 @@ async function connected(connector: string) {
   expect(answer.status, answer.text).toBe(201);
   const id = answer.json.id as string;
   await t.services.sync.syncNow(id);
-  expect(t.services.sitesRepository.findById(id)?.connectorVersion).toBe(connector);
+  expect((await t.services.sitesRepository.findById(id))?.connectorVersion).toBe(connector);
   /** The requests `work` made of the site, through a connector that knows the version the last sync stored. */
   const requestsOf = async <T>(
-    work: (connector: ReturnType<typeof t.services.access.connected>['connector']) => Promise<T>,
+    work: (connector: Awaited<ReturnType<typeof t.services.access.connected>>['connector']) => Promise<T>,
   ) => {
     const before = site.requests.length;
     const answered = await t.services.access.read(id, ({ connector }) => work(connector));
@@ -116,7 +116,7 @@ describe('updateExpecting on a connector older than 1.5.0', () => {
 
   it('reads the connector info first when no sync stored its version, then goes the same way', async () => {
     const { id, state, requestsOf } = await connected('1.4.0');
-    t.services.sitesRepository.update(id, { connectorVersion: null });
+    await t.services.sitesRepository.update(id, { connectorVersion: null });
     const updated = await requestsOf((connector) =>
       connector.updateExpecting('plugin', 'akismet/akismet.php', '1.1.0'),
     );
@@ -136,7 +136,7 @@ describe('updateExpecting on connector 1.5.0', () => {
     expect(refused.requests).toEqual(['sitewarden/v1/plugins/update']);
     expect(state.plugin).toBe('1.0.0');
     // Unknown stored version: the info says 1.5.0, so the same one request follows it.
-    t.services.sitesRepository.update(id, { connectorVersion: null });
+    await t.services.sitesRepository.update(id, { connectorVersion: null });
     const updated = await requestsOf((connector) =>
       connector.updateExpecting('plugin', 'akismet/akismet.php', '1.1.0'),
     );

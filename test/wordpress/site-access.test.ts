@@ -8,7 +8,7 @@ import type { SiteCredentials, WordPressClient, WordPressSession } from '../../s
 describe('SiteAccess', () => {
   const notConnected = defineProblem('site-not-connected', 409, 'The site is not connected');
   const directory: SiteDirectory = {
-    connected(siteId) {
+    async connected(siteId) {
       if (siteId !== 'site_a') throw notConnected.create(`site ${siteId} is pending, not connected`);
       return {
         site: { id: 'site_a', url: 'https://a.example' },

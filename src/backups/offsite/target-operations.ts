@@ -32,7 +32,7 @@ type PruneParams = z.infer<typeof PruneParams>;
 export function createTargetOperations({
   offsite,
   repository,
-  siteExists,
+  siteIds,
   lock,
   clock,
   logger,
@@ -41,7 +41,8 @@ export function createTargetOperations({
 }: {
   offsite: ReturnType<typeof createOffsiteTargets>;
   repository: BackupsRepository;
-  siteExists: (siteId: string) => boolean;
+  /** Every site this daemon has (their ids), read once per prune. */
+  siteIds: () => Promise<ReadonlySet<string>>;
   lock: ReturnType<typeof createStoreLock>;
   clock: Clock;
   logger: Logger;
@@ -64,12 +65,13 @@ export function createTargetOperations({
     requireTarget(name);
     return lock.exclusive(async () => {
       const now = clock.now();
+      const sites = await siteIds();
       const result = await pruneRepository({
         repository: await offsite.openExisting(name),
         // A backup of a site this daemon has, which it no longer lists: retention deleted it. A site it removed:
         // once its retention would have expired. Others' snapshots (another daemon's, a recovered one's) stay.
         forgotten: (snapshot) => {
-          if (siteExists(snapshot.siteId)) return !repository.findBackup(snapshot.backupId);
+          if (sites.has(snapshot.siteId)) return !repository.findBackup(snapshot.backupId);
           const removed = removedSites.find(snapshot.siteId);
           return removed !== undefined && removed.keepUntil <= now;
         },
