@@ -338,7 +338,7 @@ export function createServices({
     events,
   });
   // Webhooks subscribe to every catalogued event.
-  const webhooksRepository = createWebhooksRepository({ db });
+  const webhooksRepository = createWebhooksRepository(state);
   const webhookDispatcher = createWebhookDispatcher({
     repository: webhooksRepository,
     sender: createWebhookSender({
