@@ -339,7 +339,7 @@ export function createServices({
     events,
   });
   // Webhooks subscribe to every catalogued event.
-  const webhooksRepository = createWebhooksRepository({ db });
+  const webhooksRepository = createWebhooksRepository(state);
   const webhookDispatcher = createWebhookDispatcher({
     repository: webhooksRepository,
     sender: createWebhookSender({

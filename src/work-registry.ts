@@ -233,7 +233,11 @@ export const workRegistry: readonly WorkEntry[] = [
     api: true,
     ticks: ({ services }) => [
       { name: 'webhook-retries', expression: '* * * * * *', run: () => services.webhookDispatcher.tick() },
-      { name: 'webhook-retention', expression: '41 * * * *', run: () => void services.webhookDispatcher.prune() },
+      {
+        name: 'webhook-retention',
+        expression: '41 * * * *',
+        run: async () => void (await services.webhookDispatcher.prune()),
+      },
     ],
   },
   {

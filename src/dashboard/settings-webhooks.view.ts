@@ -7,8 +7,8 @@ import { postButton } from './settings-forms.js';
 
 /** The settings page's webhooks card (the owner's): each webhook with test send, its delivery log, and the add form. */
 
-type Webhook = ReturnType<DashboardServices['webhooks']['list']>[number];
-type Delivery = ReturnType<DashboardServices['webhooks']['deliveries']>[number];
+type Webhook = Awaited<ReturnType<DashboardServices['webhooks']['list']>>[number];
+type Delivery = Awaited<ReturnType<DashboardServices['webhooks']['deliveries']>>[number];
 
 /** `log`: the deliveries of the webhook asked for (`?deliveries=`), or null when none is shown. */
 export function webhooksSection(session: SignedInSession, webhooks: Webhook[], log: Delivery[] | null, now: number) {

@@ -24,16 +24,18 @@ const roleOf = (form: Form) => (text(form, 'role') || 'viewer') as Role;
 export function createSettingsPage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
 
-  function render(
+  async function render(
     c: Context<DashboardEnv>,
     options: { flash?: Flash | null; secret?: Html; status?: 200 | 201 | 400 } = {},
   ) {
     const session = c.get('session');
     const now = deps.clock.now().getTime();
-    const webhooks = deps.webhooks.list({ limit: 100 });
+    const webhooks = await deps.webhooks.list({ limit: 100 });
     const shownLog = c.req.query('deliveries');
     const log =
-      shownLog && webhooks.some((w) => w.id === shownLog) ? deps.webhooks.deliveries(shownLog, { limit: 20 }) : null;
+      shownLog && webhooks.some((w) => w.id === shownLog)
+        ? await deps.webhooks.deliveries(shownLog, { limit: 20 })
+        : null;
     const access = c.get('access');
     const isOwner = access.role === 'owner';
     const tokens = deps.tokens.listFor(access).filter((t) => t.revokedAt === null);
@@ -76,7 +78,7 @@ export function createSettingsPage(deps: DashboardServices) {
   app.route('/', createAccountPage(deps));
 
   app.post('/settings/webhooks', (c) =>
-    change(c, (form) => {
+    change(c, async (form) => {
       const parsed = CreateWebhookInput.safeParse({
         url: text(form, 'url'),
         events: text(form, 'events')
@@ -87,15 +89,21 @@ export function createSettingsPage(deps: DashboardServices) {
         ...(text(form, 'secret') ? { secret: text(form, 'secret') } : {}),
       });
       if (!parsed.success) throw commonProblems.validation.create(parsed.error.issues[0]?.message ?? 'invalid webhook');
-      const created = deps.webhooks.create(parsed.data);
+      const created = await deps.webhooks.create(parsed.data);
       return `Webhook added for ${created.url}.`;
     }),
   );
   app.post('/settings/webhooks/:id/test', (c) =>
-    change(c, () => (deps.webhooks.test(c.req.param('id')), 'Test delivery queued; see the delivery log.')),
+    change(c, async () => {
+      await deps.webhooks.test(c.req.param('id'));
+      return 'Test delivery queued; see the delivery log.';
+    }),
   );
   app.post('/settings/webhooks/:id/delete', (c) =>
-    change(c, () => (deps.webhooks.delete(c.req.param('id')), 'Webhook deleted.')),
+    change(c, async () => {
+      await deps.webhooks.delete(c.req.param('id'));
+      return 'Webhook deleted.';
+    }),
   );
   app.post('/settings/tokens', async (c) => {
     const form = await c.req.parseBody();
@@ -115,7 +123,7 @@ export function createSettingsPage(deps: DashboardServices) {
             ? new Date(deps.clock.now().getTime() + days * 86_400_000)
             : null,
       });
-      return render(c, { secret: secretBox(`Token ${name} (${role})`, token), status: 201 });
+      return await render(c, { secret: secretBox(`Token ${name} (${role})`, token), status: 201 });
     } catch (error) {
       // A name the tokens refuse (control characters): said on the page, not as the API's problem document.
       if (!isAppError(error)) throw error;

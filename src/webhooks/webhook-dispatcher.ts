@@ -7,7 +7,7 @@ import type { SecretBox } from '../shared/secret-box.js';
 import { signature, webhookBody, type WebhookEvent } from './webhook-payload.js';
 import type { SendOutcome, WebhookSender } from './webhook-sender.js';
 import { RETRY_BASE_MS, RETRY_MAX_MS, type WebhooksConfig } from './webhooks.config.js';
-import type { WebhooksRepository } from './webhooks.repository.js';
+import type { Enqueued, WebhooksRepository } from './webhooks.repository.js';
 import type { DeliveryRow, WebhookRow } from './webhooks.table.js';
 
 /** Events about webhooks themselves are never delivered by webhooks: a failing receiver must not feed itself. */
@@ -29,6 +29,11 @@ const DROP_LOG_INTERVAL_MS = 60_000;
  * `concurrency` requests at once and one per webhook, so a slow receiver holds one slot and
  * delays nobody else. Enqueuing is a row insert; sending happens off the caller's path.
  * Pending deliveries are rows, so a restart picks them up again.
+ *
+ * The bus hands an event over synchronously, and queuing it awaits the database: events are queued one
+ * after the other on one chain, in the order they came (a test delivery asked for takes its turn too), each
+ * one's rows written before any of its attempts starts; one that cannot be queued is logged. `stop` waits
+ * for the chain, so what was emitted before it (`daemon.stopping`) is written and its attempts started.
  */
 export function createWebhookDispatcher({
   repository,
@@ -51,26 +56,42 @@ export function createWebhookDispatcher({
   const busyWebhooks = new Set<string>();
   const drops = new Map<string, { count: number; loggedAt: number }>();
   let unsubscribe: (() => void) | undefined;
+  /** A stop began: no more events are taken. */
+  let closing = false;
+  /** No more attempts start. */
   let stopped = false;
 
-  function enqueue(webhook: WebhookRow, event: WebhookEvent): DeliveryRow | undefined {
-    const pending = repository.pendingCount(webhook.id);
-    if (pending >= config.maxPending) {
-      noteDrop(webhook.id, event.event, pending);
-      return undefined;
-    }
+  /** The end of the chain of deliveries being queued (it never rejects), and how many are on it. */
+  let queue: Promise<void> = Promise.resolve();
+  let queuing = 0;
+  function inTurn<T>(work: () => Promise<T>): Promise<T> {
+    queuing += 1;
+    const done = queue.then(work);
+    queue = done.then(
+      () => void (queuing -= 1),
+      () => void (queuing -= 1),
+    );
+    return done;
+  }
+
+  async function enqueue(webhook: WebhookRow, event: WebhookEvent): Promise<Enqueued> {
     const now = clock.now();
-    return repository.insertDelivery({
-      id: createId('whd', now),
-      webhookId: webhook.id,
-      eventId: event.id,
-      event: event.event,
-      body: webhookBody(webhook.format, event),
-      status: 'pending',
-      attempts: 0,
-      nextAttemptAt: now,
-      createdAt: now,
-    });
+    const enqueued = await repository.enqueueDelivery(
+      {
+        id: createId('whd', now),
+        webhookId: webhook.id,
+        eventId: event.id,
+        event: event.event,
+        body: webhookBody(webhook.format, event),
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: now,
+        createdAt: now,
+      },
+      config.maxPending,
+    );
+    if ('full' in enqueued) noteDrop(webhook.id, event.event, enqueued.pending);
+    return enqueued;
   }
 
   /** Logged at most once a minute per webhook, with the number dropped since the last line. */
@@ -87,33 +108,65 @@ export function createWebhookDispatcher({
   }
 
   function onEvent(published: PublishedEvent) {
-    if (stopped || isWebhookEvent(published.event)) return;
-    const subscribed = repository
-      .all()
-      .filter((webhook) => webhook.events.includes('*') || webhook.events.includes(published.event));
-    if (subscribed.length === 0) return;
+    if (closing || isWebhookEvent(published.event)) return;
     const now = clock.now();
+    inTurn(() => queueEvent(published, now)).catch((error: unknown) =>
+      logger.error({ err: error, subscribedEvent: published.event }, 'an event could not be queued for its webhooks'),
+    );
+  }
+
+  async function queueEvent(published: PublishedEvent, now: Date) {
+    const subscribed = (await repository.all()).filter(
+      (webhook) => webhook.events.includes('*') || webhook.events.includes(published.event),
+    );
+    if (subscribed.length === 0) return;
     const event: WebhookEvent = {
       id: createId('evt', now),
       event: published.event,
       occurredAt: now.toISOString(),
       data: published.fields,
     };
-    for (const webhook of subscribed) enqueue(webhook, event);
-    pump();
+    for (const webhook of subscribed) await enqueue(webhook, event);
+    void pump();
   }
 
+  // One pump at a time: a pump asked for while one runs makes it read again once it is done, so no two
+  // start a delivery from the same read. It never rejects (a failed read is logged; the next tick retries).
+  let pumping: Promise<void> | undefined;
+  let pumpAgain = false;
   /** Starts every due delivery a free slot allows. */
-  function pump() {
+  function pump(): Promise<void> {
+    if (pumping) {
+      pumpAgain = true;
+      return pumping;
+    }
+    const run = (async () => {
+      try {
+        do {
+          pumpAgain = false;
+          await startDue();
+        } while (pumpAgain && !stopped);
+      } catch (error) {
+        logger.error({ err: error }, 'the webhook deliveries due could not be read');
+      } finally {
+        pumping = undefined;
+      }
+    })();
+    // `run` is still at its first await here, so its `finally` comes after this.
+    pumping = run;
+    return run;
+  }
+
+  async function startDue() {
     while (!stopped && inFlight.size < config.concurrency) {
-      const due = repository.due({
+      const due = await repository.due({
         now: clock.now(),
         exclude: [...busyWebhooks],
         limit: config.concurrency - inFlight.size,
       });
       let started = 0;
       for (const delivery of due) {
-        if (busyWebhooks.has(delivery.webhookId) || inFlight.size >= config.concurrency) continue;
+        if (stopped || busyWebhooks.has(delivery.webhookId) || inFlight.size >= config.concurrency) continue;
         start(delivery);
         started += 1;
       }
@@ -130,13 +183,13 @@ export function createWebhookDispatcher({
       .finally(() => {
         inFlight.delete(delivery.id);
         busyWebhooks.delete(delivery.webhookId);
-        pump();
+        void pump();
       });
     inFlight.set(delivery.id, attempt);
   }
 
   async function attemptDelivery(delivery: DeliveryRow) {
-    const webhook = repository.find(delivery.webhookId);
+    const webhook = await repository.find(delivery.webhookId);
     if (!webhook) return; // deleted meanwhile; its deliveries went with it
     const attemptAt = clock.now();
     let outcome: SendOutcome;
@@ -171,9 +224,19 @@ export function createWebhookDispatcher({
     };
     const now = clock.now();
     if (outcome.ok) {
-      repository.updateDelivery(delivery.id, { ...result, status: 'succeeded', nextAttemptAt: null, finishedAt: now });
+      await repository.updateDelivery(delivery.id, {
+        ...result,
+        status: 'succeeded',
+        nextAttemptAt: null,
+        finishedAt: now,
+      });
     } else if (attempts >= config.maxAttempts) {
-      repository.updateDelivery(delivery.id, { ...result, status: 'failed', nextAttemptAt: null, finishedAt: now });
+      await repository.updateDelivery(delivery.id, {
+        ...result,
+        status: 'failed',
+        nextAttemptAt: null,
+        finishedAt: now,
+      });
       events.emit('webhook.delivery_failed', {
         webhookId: webhook.id,
         deliveryId: delivery.id,
@@ -184,7 +247,7 @@ export function createWebhookDispatcher({
         httpStatus: outcome.status,
       });
     } else {
-      repository.updateDelivery(delivery.id, {
+      await repository.updateDelivery(delivery.id, {
         ...result,
         nextAttemptAt: new Date(now.getTime() + retryDelayMs(attempts)),
       });
@@ -204,36 +267,44 @@ export function createWebhookDispatcher({
   }
 
   return {
-    /** Subscribes to the bus and sends what a previous run left pending. */
-    start() {
+    /** Subscribes to the bus and starts what a previous run left pending (resolves once it is read). */
+    start(): Promise<void> {
+      closing = false;
       stopped = false;
       unsubscribe ??= events.subscribe(onEvent);
-      pump();
+      return pump();
     },
-    /** Queues a delivery of `event` to one webhook, whatever it subscribes to (the test endpoint). */
-    deliver(webhook: WebhookRow, event: WebhookEvent): DeliveryRow | undefined {
-      const delivery = enqueue(webhook, event);
-      pump();
-      return delivery;
+    /**
+     * Queues a delivery of `event` to one webhook, whatever it subscribes to (the test endpoint), in turn
+     * with the events' deliveries; `full` when its backlog is, `gone` when the webhook was removed meanwhile.
+     */
+    async deliver(webhook: WebhookRow, event: WebhookEvent): Promise<Enqueued> {
+      const enqueued = await inTurn(() => enqueue(webhook, event));
+      void pump();
+      return enqueued;
     },
     /** The scheduler's tick: starts retries that fell due. */
-    tick: pump,
-    /** Resolves once no attempt is in flight (tests, shutdown). */
+    tick: (): Promise<void> => pump(),
+    /** Resolves once nothing is being queued, read or attempted (tests, shutdown). */
     async idle() {
-      while (inFlight.size > 0) await Promise.all([...inFlight.values()]);
+      while (queuing > 0 || pumping || inFlight.size > 0) await Promise.all([queue, pumping, ...inFlight.values()]);
     },
-    /** Retention of finished deliveries. */
-    prune(): number {
+    /** Retention of finished deliveries; how many went. */
+    prune(): Promise<number> {
       return repository.pruneFinished(new Date(clock.now().getTime() - config.retentionDays * 86_400_000));
     },
     /**
-     * Stops taking events, lets attempts in flight finish for up to `graceMs` (so `daemon.stopping`
-     * gets out), then cuts them short; those stay pending for the next start.
+     * Stops taking events; waits for those taken to be queued and their attempts started; lets attempts in
+     * flight finish for up to `graceMs` (so `daemon.stopping` gets out), then cuts them short; those stay
+     * pending for the next start.
      */
     async stop(graceMs = 0) {
-      stopped = true;
+      closing = true;
       unsubscribe?.();
       unsubscribe = undefined;
+      while (queuing > 0) await queue;
+      await pumping;
+      stopped = true;
       if (graceMs > 0 && inFlight.size > 0) {
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([
@@ -244,6 +315,7 @@ export function createWebhookDispatcher({
       }
       await sender.close();
       await Promise.all([...inFlight.values()]);
+      await pumping;
     },
   };
 }

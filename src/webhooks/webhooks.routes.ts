@@ -109,27 +109,27 @@ export function createWebhooksRoutes({ webhooks }: { webhooks: WebhooksService }
   const app = new OpenAPIHono<AppEnv>();
   // Owner work, reads included (a webhook's URL can be a credential): src/http/permissions.ts.
   return app
-    .openapi(routes.list, (c) => {
+    .openapi(routes.list, async (c) => {
       const { limit, cursor } = c.req.valid('query');
-      const page = toPage(webhooks.list({ limit: limit + 1, before: decodeCursor(cursor) }), limit);
+      const page = toPage(await webhooks.list({ limit: limit + 1, before: decodeCursor(cursor) }), limit);
       return c.json({ items: page.items.map(webhookView), nextCursor: page.nextCursor }, 200);
     })
-    .openapi(routes.create, (c) => c.json(webhookView(webhooks.create(c.req.valid('json'))), 201))
-    .openapi(routes.get, (c) => c.json(webhookView(webhooks.get(c.req.valid('param').id)), 200))
-    .openapi(routes.update, (c) =>
-      c.json(webhookView(webhooks.update(c.req.valid('param').id, c.req.valid('json'))), 200),
+    .openapi(routes.create, async (c) => c.json(webhookView(await webhooks.create(c.req.valid('json'))), 201))
+    .openapi(routes.get, async (c) => c.json(webhookView(await webhooks.get(c.req.valid('param').id)), 200))
+    .openapi(routes.update, async (c) =>
+      c.json(webhookView(await webhooks.update(c.req.valid('param').id, c.req.valid('json'))), 200),
     )
-    .openapi(routes.delete, (c) => {
-      webhooks.delete(c.req.valid('param').id);
+    .openapi(routes.delete, async (c) => {
+      await webhooks.delete(c.req.valid('param').id);
       return c.body(null, 204);
     })
-    .openapi(routes.deliveries, (c) => {
+    .openapi(routes.deliveries, async (c) => {
       const { limit, cursor } = c.req.valid('query');
       const page = toPage(
-        webhooks.deliveries(c.req.valid('param').id, { limit: limit + 1, before: decodeCursor(cursor) }),
+        await webhooks.deliveries(c.req.valid('param').id, { limit: limit + 1, before: decodeCursor(cursor) }),
         limit,
       );
       return c.json({ items: page.items.map(deliveryView), nextCursor: page.nextCursor }, 200);
     })
-    .openapi(routes.test, (c) => c.json(deliveryView(webhooks.test(c.req.valid('param').id)), 202));
+    .openapi(routes.test, async (c) => c.json(deliveryView(await webhooks.test(c.req.valid('param').id)), 202));
 }

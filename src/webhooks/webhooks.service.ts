@@ -57,8 +57,8 @@ export function createWebhooksService({
     return url;
   }
 
-  function get(id: string): WebhookRow {
-    const row = repository.find(id);
+  async function get(id: string): Promise<WebhookRow> {
+    const row = await repository.find(id);
     if (!row) throw webhooksProblems.notFound.create(`there is no webhook ${id}`);
     return row;
   }
@@ -67,7 +67,7 @@ export function createWebhooksService({
     get,
     list: ({ limit, before }: { limit: number; before?: string }) => repository.list({ limit, before }),
 
-    create(input: CreateWebhook): WebhookRow {
+    async create(input: CreateWebhook): Promise<WebhookRow> {
       const url = checkUrl(input.url);
       const now = clock.now();
       return repository.insert({
@@ -81,40 +81,41 @@ export function createWebhooksService({
       });
     },
 
-    update(id: string, patch: UpdateWebhook): WebhookRow {
-      get(id);
+    async update(id: string, patch: UpdateWebhook): Promise<WebhookRow> {
+      await get(id);
       const changes: Partial<NewWebhookRow> = { updatedAt: clock.now() };
       if (patch.url !== undefined) changes.url = checkUrl(patch.url);
       if (patch.events !== undefined) changes.events = patch.events;
       if (patch.format !== undefined) changes.format = patch.format;
       if (patch.secret !== undefined) changes.sealedSecret = patch.secret === null ? null : secrets.seal(patch.secret);
-      return repository.update(id, changes) ?? get(id);
+      return (await repository.update(id, changes)) ?? get(id);
     },
 
-    delete(id: string): void {
-      if (!repository.delete(id)) throw webhooksProblems.notFound.create(`there is no webhook ${id}`);
+    async delete(id: string): Promise<void> {
+      if (!(await repository.delete(id))) throw webhooksProblems.notFound.create(`there is no webhook ${id}`);
     },
 
-    deliveries(id: string, { limit, before }: { limit: number; before?: string }): DeliveryRow[] {
-      get(id);
+    async deliveries(id: string, { limit, before }: { limit: number; before?: string }): Promise<DeliveryRow[]> {
+      await get(id);
       return repository.listDeliveries({ webhookId: id, limit, before });
     },
 
     /** Queues a `webhook.test` delivery to the webhook, signed and retried like any other. */
-    test(id: string): DeliveryRow {
-      const webhook = get(id);
+    async test(id: string): Promise<DeliveryRow> {
+      const webhook = await get(id);
       const now = clock.now();
-      const delivery = dispatcher.deliver(webhook, {
+      const enqueued = await dispatcher.deliver(webhook, {
         id: createId('evt', now),
         event: 'webhook.test',
         occurredAt: now.toISOString(),
         data: { webhookId: webhook.id, message: 'A test delivery from Sitewarden' },
       });
-      if (!delivery)
+      if ('gone' in enqueued) throw webhooksProblems.notFound.create(`there is no webhook ${id}`);
+      if ('full' in enqueued)
         throw webhooksProblems.backlogFull.create(
           `webhook ${id} already has the maximum number of deliveries waiting; see GET /api/webhooks/${id}/deliveries`,
         );
-      return delivery;
+      return enqueued.delivery;
     },
   };
 }

@@ -96,12 +96,12 @@ describe('dashboard pages', () => {
       events: 'site.down, backup.failed',
     });
     expect(await follow(added)).toContain('Webhook added');
-    const [webhook] = t.services.webhooks.list({ limit: 10 });
+    const [webhook] = await t.services.webhooks.list({ limit: 10 });
     const tested = await post(`/settings/webhooks/${webhook!.id}/test`, {});
     expect(await follow(tested)).toContain('Test delivery queued');
     expect(await (await get(`/settings?deliveries=${webhook!.id}`)).text()).toContain('webhook.test');
     await post(`/settings/webhooks/${webhook!.id}/delete`, {});
-    expect(t.services.webhooks.list({ limit: 10 })).toHaveLength(0);
+    expect(await t.services.webhooks.list({ limit: 10 })).toHaveLength(0);
   });
 
   it('adds a user who can sign in, and resets a password', async () => {

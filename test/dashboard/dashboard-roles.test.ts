@@ -43,7 +43,7 @@ describe('dashboard roles', () => {
       // In the dashboard's layout: its navigation and sign-out, not a bare page.
       expect(refusal, path).toContain('action="/sign-out"');
     }
-    expect(t.services.webhooks.list({ limit: 10 })).toHaveLength(0);
+    expect(await t.services.webhooks.list({ limit: 10 })).toHaveLength(0);
     const sitePage = await (await viewer.get(`/sites/${siteId}`)).text();
     expect(sitePage).not.toContain(`action="/sites/${siteId}/refresh"`);
     expect(sitePage).toMatch(/class="settings-form"[^>]*\shidden\s/);

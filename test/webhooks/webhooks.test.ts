@@ -29,7 +29,7 @@ async function setup(options: { answers?: Behaviour[]; webhooks?: Partial<Webhoo
     await t.close();
     await receiver.close();
   });
-  t.services.webhookDispatcher.start();
+  await t.services.webhookDispatcher.start();
   return { t, clock, receiver };
 }
 
@@ -110,12 +110,12 @@ describe('webhooks', () => {
     expect(retryAt).toBeLessThanOrEqual(RETRY_BASE_MS);
 
     // Not before its time...
-    t.services.webhookDispatcher.tick();
+    await t.services.webhookDispatcher.tick();
     await settled(t);
     expect(receiver.received).toHaveLength(1);
     // ...then on the tick after it.
     clock.advance(RETRY_BASE_MS);
-    t.services.webhookDispatcher.tick();
+    await t.services.webhookDispatcher.tick();
     await settled(t);
     expect(receiver.received).toHaveLength(2);
     expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body);
@@ -148,11 +148,11 @@ describe('webhooks', () => {
     await settled(t);
     for (let attempt = 2; attempt <= 3; attempt++) {
       clock.advance(RETRY_MAX_MS);
-      t.services.webhookDispatcher.tick();
+      await t.services.webhookDispatcher.tick();
       await settled(t);
     }
     clock.advance(RETRY_MAX_MS);
-    t.services.webhookDispatcher.tick();
+    await t.services.webhookDispatcher.tick();
     await settled(t);
 
     expect(receiver.received).toHaveLength(3);
@@ -357,9 +357,9 @@ describe('webhooks', () => {
     expect((await t.call('GET', `/api/webhooks/${removed.id}/deliveries`)).status).toBe(404);
 
     clock.advance(86_400_000);
-    expect(t.services.webhookDispatcher.prune()).toBe(0);
+    expect(await t.services.webhookDispatcher.prune()).toBe(0);
     clock.advance(86_400_000 + 1);
-    expect(t.services.webhookDispatcher.prune()).toBe(1);
+    expect(await t.services.webhookDispatcher.prune()).toBe(1);
     expect(await deliveriesOf(t, kept.id)).toHaveLength(0);
   });
 
@@ -380,6 +380,11 @@ describe('webhooks', () => {
       }),
     ]);
 
+    // A test delivery asked for then is refused, with the same cap.
+    const refused = await t.call('POST', `/api/webhooks/${webhook.id}/test`);
+    expect(refused.status).toBe(409);
+    expect(refused.json.type).toBe('/problems/webhook-backlog-full');
+
     // The daemon stops while the attempt hangs: it is cut short and stays pending, untried.
     await t.services.webhookDispatcher.stop();
     let [delivery] = await deliveriesOf(t, webhook.id);
@@ -388,7 +393,7 @@ describe('webhooks', () => {
     // The next process (a new dispatcher on the same database) sends it.
     receiver.answer(200);
     const restarted = createWebhookDispatcher({
-      repository: createWebhooksRepository({ db: t.database.db }),
+      repository: createWebhooksRepository(t.state),
       sender: createWebhookSender({ network: loopbackNetwork, timeoutMs: 5_000, userAgent: 'test' }),
       secrets: t.services.secrets,
       events: t.services.events,
@@ -397,7 +402,7 @@ describe('webhooks', () => {
       config: DEFAULT_WEBHOOKS_CONFIG,
     });
     cleanups.push(() => restarted.stop());
-    restarted.start();
+    await restarted.start();
     await restarted.idle();
     [delivery] = await deliveriesOf(t, webhook.id);
     expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1 });
