@@ -24,7 +24,7 @@ const roleOf = (form: Form) => (text(form, 'role') || 'viewer') as Role;
 export function createSettingsPage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
 
-  function render(
+  async function render(
     c: Context<DashboardEnv>,
     options: { flash?: Flash | null; secret?: Html; status?: 200 | 201 | 400 } = {},
   ) {
@@ -36,7 +36,7 @@ export function createSettingsPage(deps: DashboardServices) {
       shownLog && webhooks.some((w) => w.id === shownLog) ? deps.webhooks.deliveries(shownLog, { limit: 20 }) : null;
     const access = c.get('access');
     const isOwner = access.role === 'owner';
-    const tokens = deps.tokens.listFor(access).filter((t) => t.revokedAt === null);
+    const tokens = (await deps.tokens.listFor(access)).filter((t) => t.revokedAt === null);
     const users = deps.users.list();
     const body = html`<h1>Settings</h1>
       ${options.secret ?? ''}
@@ -106,7 +106,7 @@ export function createSettingsPage(deps: DashboardServices) {
     const userId = text(form, 'userId') || undefined;
     if (!name) return render(c, { flash: { kind: 'error', text: 'A token needs a name.' } });
     try {
-      const { token } = deps.tokens.createFor(c.get('access'), {
+      const { token } = await deps.tokens.createFor(c.get('access'), {
         name,
         role,
         userId,
@@ -115,7 +115,7 @@ export function createSettingsPage(deps: DashboardServices) {
             ? new Date(deps.clock.now().getTime() + days * 86_400_000)
             : null,
       });
-      return render(c, { secret: secretBox(`Token ${name} (${role})`, token), status: 201 });
+      return await render(c, { secret: secretBox(`Token ${name} (${role})`, token), status: 201 });
     } catch (error) {
       // A name the tokens refuse (control characters): said on the page, not as the API's problem document.
       if (!isAppError(error)) throw error;
@@ -123,7 +123,7 @@ export function createSettingsPage(deps: DashboardServices) {
     }
   });
   app.post('/settings/tokens/:id/revoke', (c) =>
-    change(c, () => `Token ${deps.tokens.revokeFor(c.get('access'), c.req.param('id')).name} revoked.`),
+    change(c, async () => `Token ${(await deps.tokens.revokeFor(c.get('access'), c.req.param('id'))).name} revoked.`),
   );
   app.post('/settings/users', (c) =>
     change(
