@@ -49,7 +49,7 @@ async function freePort(): Promise<number> {
 }
 
 /** 10,000 connected sites as the daemon would have stored them, each with a typical inventory. */
-function seed(dataDir: string): { token: string; ids: string[] } {
+async function seed(dataDir: string): Promise<{ token: string; ids: string[] }> {
   const database = openDatabase(join(dataDir, DATABASE_FILE));
   const now = new Date();
   const plugins = Array.from({ length: 20 }, (_, i) => ({
@@ -103,13 +103,14 @@ function seed(dataDir: string): { token: string; ids: string[] } {
         .run();
     });
   })();
+  const state = sqliteStateOf(database);
   const tokens = createTokensService({
-    repository: createTokensRepository({ db: database.db }),
+    repository: createTokensRepository(state),
     clock: systemClock,
     events: createLoggedEvents(createLogger({ level: 'silent' })),
   });
-  const { token } = tokens.create('bench', 'read');
-  database.close();
+  const { token } = await tokens.create('bench', 'read');
+  await state.close();
   return { token, ids };
 }
 
@@ -165,7 +166,7 @@ async function main(): Promise<void> {
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-api-'));
   const seeded = Date.now();
-  const { token, ids } = seed(dataDir);
+  const { token, ids } = await seed(dataDir);
   console.log(
     `${SITES} sites inserted in ${((Date.now() - seeded) / 1000).toFixed(1)} s; ${SECONDS} s per scenario, ${CONNECTIONS} connections`,
   );
@@ -305,7 +306,7 @@ async function main(): Promise<void> {
 /** The daemon's ticks, in-process on the same data: the API waits while one runs. */
 async function ticks(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-ticks-'));
-  seed(dataDir);
+  await seed(dataDir);
   const database = openDatabase(join(dataDir, DATABASE_FILE));
   const config = loadConfig({
     SITEWARDEN_DATA_DIR: dataDir,

@@ -126,7 +126,7 @@ export function createServices({
   const siteQueue = createSiteTaskQueue({ concurrency: config.siteConcurrency });
   // Backups, restores and audits are kinds of one job runner, each in its own pool.
   const jobs = createJobRunner({ repository: createJobsRepository({ db }), clock, logger, events });
-  const tokens = createTokensService({ repository: createTokensRepository({ db }), clock, events });
+  const tokens = createTokensService({ repository: createTokensRepository(state), clock, events });
   const sitesRepository = createSitesRepository(state);
   const lifecycle = createSiteLifecycle();
   // Every feature reaches a site through this one SiteAccess; after a change, the inventory is read again.

@@ -83,7 +83,7 @@ export const workRegistry: readonly WorkEntry[] = [
     kinds: [],
     api: true,
     start: async ({ services, config }) => {
-      services.tokens.ensureBootstrapToken(config.dataDir);
+      await services.tokens.ensureBootstrapToken(config.dataDir);
       await services.users.ensureBootstrapAdmin(config.dataDir);
     },
   },

@@ -80,7 +80,7 @@ export async function startInProcessDaemon({ concurrency }: { concurrency: numbe
     version: 'bench',
     checkDatabase: () => true,
   });
-  const token = graph.tokens.create('bench', 'write').token;
+  const token = (await graph.tokens.create('bench', 'write')).token;
 
   /** A request to the API as the server would route it, with a write token; the answer's JSON read. */
   async function call(method: string, path: string, init: { json?: unknown } = {}) {

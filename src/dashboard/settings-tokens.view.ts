@@ -8,7 +8,7 @@ import { postButton, roleOptions } from './settings-forms.js';
 
 /** The settings page's API tokens card: the tokens the user may see, revoke buttons, and the create form. */
 
-type Token = ReturnType<DashboardServices['tokens']['listFor']>[number];
+type Token = Awaited<ReturnType<DashboardServices['tokens']['listFor']>>[number];
 type User = ReturnType<DashboardServices['users']['list']>[number];
 
 /**

@@ -38,7 +38,7 @@ export function createSettingsPage(deps: DashboardServices) {
         : null;
     const access = c.get('access');
     const isOwner = access.role === 'owner';
-    const tokens = deps.tokens.listFor(access).filter((t) => t.revokedAt === null);
+    const tokens = (await deps.tokens.listFor(access)).filter((t) => t.revokedAt === null);
     const users = deps.users.list();
     const body = html`<h1>Settings</h1>
       ${options.secret ?? ''}
@@ -114,7 +114,7 @@ export function createSettingsPage(deps: DashboardServices) {
     const userId = text(form, 'userId') || undefined;
     if (!name) return render(c, { flash: { kind: 'error', text: 'A token needs a name.' } });
     try {
-      const { token } = deps.tokens.createFor(c.get('access'), {
+      const { token } = await deps.tokens.createFor(c.get('access'), {
         name,
         role,
         userId,
@@ -131,7 +131,7 @@ export function createSettingsPage(deps: DashboardServices) {
     }
   });
   app.post('/settings/tokens/:id/revoke', (c) =>
-    change(c, () => `Token ${deps.tokens.revokeFor(c.get('access'), c.req.param('id')).name} revoked.`),
+    change(c, async () => `Token ${(await deps.tokens.revokeFor(c.get('access'), c.req.param('id'))).name} revoked.`),
   );
   app.post('/settings/users', (c) =>
     change(

@@ -19,7 +19,7 @@ export interface AuthenticatedToken {
 }
 
 export interface TokenAuthenticator {
-  authenticate(token: string): AuthenticatedToken | null;
+  authenticate(token: string): Promise<AuthenticatedToken | null>;
 }
 
 export type AppEnv = { Variables: { token: AuthenticatedToken; actor: Actor; access: Access } };
@@ -70,7 +70,7 @@ export function bearerAuth({
       c.header('WWW-Authenticate', 'Bearer realm="sitewarden"');
       throw commonProblems.unauthorized.create('send an API token as `Authorization: Bearer <token>`');
     }
-    const token = tokens.authenticate(match[1]!);
+    const token = await tokens.authenticate(match[1]!);
     if (!token) {
       countOrRefuse(c, address);
       c.header('WWW-Authenticate', 'Bearer realm="sitewarden", error="invalid_token"');

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase, type Db } from '../db/database.js';
+import { sqliteStateOf } from '../db/state-db.js';
 import { isRole, roles, type Role } from '../shared/actor.js';
 import { systemClock } from '../shared/clock.js';
 import { createLoggedEvents, createLogger } from '../shared/logger.js';
@@ -13,7 +14,7 @@ import { createTokensService, roleOfScope, type TokenScope } from './tokens.serv
  * command's result, never a log line), what it is on stderr; the list shows each token's role,
  * user and dates, never the token itself. Like the users commands it may run beside the daemon.
  */
-export function tokenCommand({
+export async function tokenCommand({
   args,
   dataDir,
   databaseFile,
@@ -29,7 +30,7 @@ export function tokenCommand({
   UsageError: new (message: string) => Error;
   /** The id of the user named NAME, for `--user` (the users feature's, wired by cli.ts). */
   userIdByName: (database: { db: Db }, name: string) => string;
-}): number {
+}): Promise<number> {
   const [action, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -43,10 +44,11 @@ export function tokenCommand({
     },
   });
   const database = openDatabase(join(dataDir, databaseFile), { migrate });
+  const state = sqliteStateOf(database);
   try {
     // Operator commands log to stderr only at warn and above; their output is the result.
     const tokens = createTokensService({
-      repository: createTokensRepository({ db: database.db }),
+      repository: createTokensRepository(state),
       clock: systemClock,
       events: createLoggedEvents(createLogger({ level: 'silent' })),
     });
@@ -64,7 +66,7 @@ export function tokenCommand({
         if (days !== undefined && !/^[1-9]\d{0,3}$/.test(days))
           throw new UsageError('--expires-in-days must be a whole number of days, 1 to 9999');
         const userId = values.user === undefined ? null : userIdByName(database, values.user);
-        const created = tokens.create(values.name, role, {
+        const created = await tokens.create(values.name, role, {
           userId,
           expiresAt: days === undefined ? null : new Date(systemClock.now().getTime() + Number(days) * 86_400_000),
         });
@@ -75,7 +77,7 @@ export function tokenCommand({
         return 0;
       }
       case 'list': {
-        const rows = tokens.list();
+        const rows = await tokens.list();
         process.stdout.write(
           `${['ID', 'NAME', 'ROLE', 'SCOPE', 'USER', 'PREFIX', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'].join('\t')}\n`,
         );
@@ -89,7 +91,7 @@ export function tokenCommand({
       case 'revoke': {
         const target = positionals[0];
         if (!target) throw new UsageError('token revoke needs a token id or name');
-        const revoked = tokens.revoke(target);
+        const revoked = await tokens.revoke(target);
         process.stdout.write(`revoked ${revoked.id} (${revoked.name})\n`);
         return 0;
       }
@@ -97,6 +99,6 @@ export function tokenCommand({
         throw new UsageError(`unknown token action "${action ?? ''}"; use create, list or revoke`);
     }
   } finally {
-    database.close();
+    await state.close();
   }
 }

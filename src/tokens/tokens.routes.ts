@@ -110,14 +110,14 @@ const routes = {
 /** Tokens per user over the API: list, create (at most one's role), revoke. */
 export function createTokensRoutes({ tokens, clock }: { tokens: TokensService; clock: { now(): Date } }) {
   return new OpenAPIHono<AppEnv>()
-    .openapi(routes.list, (c) => {
-      const items = tokens.listFor(c.get('access'), c.req.valid('query').userId).map(view);
+    .openapi(routes.list, async (c) => {
+      const items = (await tokens.listFor(c.get('access'), c.req.valid('query').userId)).map(view);
       return c.json({ items }, 200);
     })
-    .openapi(routes.create, (c) => {
+    .openapi(routes.create, async (c) => {
       const input = c.req.valid('json');
       const days = input.expiresInDays;
-      const { token, summary } = tokens.createFor(c.get('access'), {
+      const { token, summary } = await tokens.createFor(c.get('access'), {
         name: input.name,
         role: input.role ?? (input.scope ? roleOfScope(input.scope) : 'viewer'),
         userId: input.userId,
@@ -126,5 +126,7 @@ export function createTokensRoutes({ tokens, clock }: { tokens: TokensService; c
       });
       return c.json({ ...view(summary), token }, 201);
     })
-    .openapi(routes.revoke, (c) => c.json(view(tokens.revokeFor(c.get('access'), c.req.valid('param').id)), 200));
+    .openapi(routes.revoke, async (c) =>
+      c.json(view(await tokens.revokeFor(c.get('access'), c.req.valid('param').id)), 200),
+    );
 }

@@ -78,6 +78,12 @@ const MAX_CACHED_TOKENS = 256;
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
+/** A new token, and what is stored of it: its hash and its first characters. */
+export function mintToken(): { token: string; tokenHash: string; prefix: string } {
+  const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+  return { token, tokenHash: hashToken(token), prefix: token.slice(0, TOKEN_PREFIX.length + 6) };
+}
+
 export function createTokensService({
   repository,
   clock,
@@ -88,28 +94,38 @@ export function createTokensService({
   events: Events;
 }) {
   // Recently valid tokens by hash. Emptied on a revoke here and whenever another process (the
-  // CLI's `token revoke`) wrote to the database, which SQLite's data_version tells for free.
+  // CLI's `token revoke`) wrote to the database, which SQLite's data_version tells for free. On
+  // PostgreSQL (no data_version: other processes of the cluster write) nothing is remembered.
   const valid = new Map<string, ActiveToken>();
   let cachedAtVersion = -1;
+  // How often `valid` was emptied: a row read before an emptying (a revoke that went in while the
+  // read's answer was on its way) is not remembered after it.
+  let clears = 0;
+  const forget = () => {
+    valid.clear();
+    clears++;
+  };
   // A user's role changed (or the user went) in this process: the cached rows carry their old role.
   events.subscribe(
     (event) => {
       if (event.event === 'user.role_changed' || event.event === 'user.scope_changed' || event.event === 'user.deleted')
-        valid.clear();
+        forget();
     },
     { inline: true },
   );
 
-  function findActive(tokenHash: string): ActiveToken | undefined {
-    const version = repository.dataVersion();
+  async function findActive(tokenHash: string): Promise<ActiveToken | undefined> {
+    const version = await repository.dataVersion();
+    if (version === undefined) return repository.findActiveByHash(tokenHash);
     if (version !== cachedAtVersion) {
-      valid.clear();
+      forget();
       cachedAtVersion = version;
     }
     const cached = valid.get(tokenHash);
     if (cached) return cached;
-    const row = repository.findActiveByHash(tokenHash);
-    if (row) {
+    const clearsBefore = clears;
+    const row = await repository.findActiveByHash(tokenHash);
+    if (row && clears === clearsBefore) {
       if (valid.size >= MAX_CACHED_TOKENS) valid.delete(valid.keys().next().value!);
       valid.set(tokenHash, row);
     }
@@ -120,11 +136,11 @@ export function createTokensService({
    * A token of `role` (an old scope is accepted: `write` is owner, `read` viewer) for `userId`
    * (none: an operator token). Never above the user's current role.
    */
-  function create(
+  async function create(
     name: string,
     roleOrScope: Role | TokenScope = 'viewer',
     { userId = null, expiresAt = null, tags: rawTags = null }: TokenOptions = {},
-  ): { token: string; summary: TokenSummary } {
+  ): Promise<{ token: string; summary: TokenSummary }> {
     // A name is shown in logs, terminals (`token list`) and pages: no line breaks, escapes or direction overrides.
     if (hasControlCharacters(name))
       throw tokenProblems.nameInvalid.create('a token name must not contain control characters');
@@ -140,7 +156,7 @@ export function createTokensService({
       tags = normal;
     }
     if (userId !== null) {
-      const user = repository.userOf(userId);
+      const user = await repository.userOf(userId);
       if (!user) throw tokenProblems.userNotFound.create(`no user has the id ${userId}`);
       if (!roleAtLeast(user.role, role))
         throw tokenProblems.roleTooHigh.create(`the user is a ${user.role}: their token cannot be a ${role}`);
@@ -153,7 +169,7 @@ export function createTokensService({
             : 'the token’s scope is wider than its user’s',
         );
     }
-    const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+    const { token, tokenHash, prefix } = mintToken();
     const now = clock.now();
     const row = {
       id: createId('tok', now),
@@ -163,21 +179,22 @@ export function createTokensService({
       userId,
       tags,
       expiresAt,
-      tokenHash: hashToken(token),
-      prefix: token.slice(0, TOKEN_PREFIX.length + 6),
+      tokenHash,
+      prefix,
       createdAt: now,
     };
-    repository.insert(row);
+    await repository.insert(row);
     events.emit('token.created', { tokenId: row.id, name, scope: row.scope, role, userId, tags });
     return { token, summary: toSummary({ ...row, lastUsedAt: null, revokedAt: null }) };
   }
 
-  function revokeRow(row: ApiTokenRow, by: Access | null): TokenSummary {
-    const now = clock.now();
-    repository.revoke(row.id, now);
-    valid.clear();
+  /** Revokes a token read active; `notFound` when it no longer is (revoked meanwhile, by another request or process). */
+  async function revokeRow(row: ApiTokenRow, by: Access | null, notFound: () => Error): Promise<TokenSummary> {
+    const revoked = await repository.revoke(row.id, clock.now());
+    if (!revoked) throw notFound();
+    forget();
     events.emit('token.revoked', { tokenId: row.id, name: row.name, userId: row.userId, by: by?.actor ?? null });
-    return toSummary({ ...row, revokedAt: now });
+    return toSummary(revoked);
   }
 
   /** Whether `access` may see and revoke the token: an owner any; anyone else the tokens of their own user. */
@@ -194,7 +211,7 @@ export function createTokensService({
      * A token made through the API or the dashboard: for the asker's own user unless an owner names
      * another; its role at most the asker's (and the user's, `create` checks).
      */
-    createFor(
+    async createFor(
       access: Access,
       {
         name,
@@ -203,7 +220,7 @@ export function createTokensService({
         expiresAt = null,
         tags = null,
       }: { name: string; role: Role; userId?: string; expiresAt?: Date | null; tags?: readonly string[] | null },
-    ): { token: string; summary: TokenSummary } {
+    ): Promise<{ token: string; summary: TokenSummary }> {
       const owner = userId ?? access.userId;
       if (owner !== access.userId && access.role !== 'owner')
         throw commonProblems.forbidden.create(`only an owner creates tokens for other users; you are a ${access.role}`);
@@ -222,17 +239,18 @@ export function createTokensService({
     },
 
     /** Returns the token's identity and effective role, or null for an unknown, revoked or expired token. */
-    authenticate(token: string): AuthenticatedToken | null {
+    async authenticate(token: string): Promise<AuthenticatedToken | null> {
       if (!token.startsWith(TOKEN_PREFIX)) return null;
-      const found = findActive(hashToken(token));
+      const found = await findActive(hashToken(token));
       if (!found) return null;
       const { token: row, userRole, userScopeTags } = found;
       const now = clock.now();
       if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return null;
       if (userRole === 'missing') return null;
       if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-        repository.markUsed(row.id, now);
+        // Written before the write is awaited, so that requests meanwhile do not write it again.
         row.lastUsedAt = now;
+        await repository.markUsed(row.id, now);
       }
       const role = userRole === null ? row.role : lowerRole(row.role, userRole);
       // The token's own tags (none: its user's scope) within its user's scope; an owner sees every
@@ -249,45 +267,45 @@ export function createTokensService({
     },
 
     /** Every token (the CLI), or one user's (`null`: the operator tokens). */
-    list: (userId?: string | null): TokenSummary[] => repository.list(userId).map(toSummary),
+    list: async (userId?: string | null): Promise<TokenSummary[]> => (await repository.list(userId)).map(toSummary),
 
     /** The tokens `access` may see: an owner's every token (or one user's), anyone else's their own user's. */
-    listFor(access: Access, userId?: string): TokenSummary[] {
-      if (access.role === 'owner') return repository.list(userId).map(toSummary);
-      return repository
-        .list(access.userId)
+    async listFor(access: Access, userId?: string): Promise<TokenSummary[]> {
+      if (access.role === 'owner') return (await repository.list(userId)).map(toSummary);
+      return (await repository.list(access.userId))
         .filter((row) => mayManage(access, row) && (userId === undefined || row.userId === userId))
         .map(toSummary);
     },
 
     /** Revokes by id or name (the CLI, which holds the data directory). */
-    revoke(idOrName: string): TokenSummary {
-      const matches = repository.findByIdOrName(idOrName);
-      if (matches.length === 0) throw tokenProblems.notFound.create(`no active token has the id or name ${idOrName}`);
+    async revoke(idOrName: string): Promise<TokenSummary> {
+      const matches = await repository.findByIdOrName(idOrName);
+      const notFound = () => tokenProblems.notFound.create(`no active token has the id or name ${idOrName}`);
+      if (matches.length === 0) throw notFound();
       if (matches.length > 1)
         throw tokenProblems.ambiguous.create(
           `${matches.length} active tokens are named ${idOrName}; revoke one by its id`,
         );
-      return revokeRow(matches[0]!, null);
+      return revokeRow(matches[0]!, null, notFound);
     },
 
     /** Revokes by id for the API and the dashboard; a token `access` may not manage is `token-not-found`, like an unknown one. */
-    revokeFor(access: Access, id: string): TokenSummary {
-      const row = repository.findById(id);
-      if (!row || row.revokedAt !== null || !mayManage(access, row))
-        throw tokenProblems.notFound.create(`no active token of yours has the id ${id}`);
-      return revokeRow(row, access);
+    async revokeFor(access: Access, id: string): Promise<TokenSummary> {
+      const row = await repository.findById(id);
+      const notFound = () => tokenProblems.notFound.create(`no active token of yours has the id ${id}`);
+      if (!row || row.revokedAt !== null || !mayManage(access, row)) throw notFound();
+      return revokeRow(row, access, notFound);
     },
 
     /**
      * On a first start there is no way to call the API; an admin token is written to a 0600
      * file in the data directory. Its path is logged, never the token.
      */
-    ensureBootstrapToken(dataDir: string): { path: string } | null {
-      if (repository.countActive() > 0) return null;
+    async ensureBootstrapToken(dataDir: string): Promise<{ path: string } | null> {
+      if ((await repository.countActive()) > 0) return null;
       const path = join(dataDir, BOOTSTRAP_TOKEN_FILE);
       // An operator token (no user: the first user is created after it) with the owner role.
-      const { token, summary } = create('admin', 'owner');
+      const { token, summary } = await create('admin', 'owner');
       const temporary = `${path}.tmp-${process.pid}`;
       writeFileSync(temporary, `${token}\n`, { mode: 0o600 });
       renameSync(temporary, path);

@@ -1,13 +1,16 @@
 import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core';
 import { roles } from '../shared/actor.js';
 
+/** A token's deprecated `scope` (the alias of its role the API still reports). */
+export const tokenScopes = ['read', 'write'] as const;
+
 export const apiTokens = sqliteTable(
   'api_tokens',
   {
     id: text('id').primaryKey(),
     name: text('name').notNull(),
     /** Deprecated alias of `role`, kept for the API's `scope` field: `write` for owner and manager, else `read`. */
-    scope: text('scope', { enum: ['read', 'write'] }).notNull(),
+    scope: text('scope', { enum: tokenScopes }).notNull(),
     /** The token's own role; at each request it is lowered to its user's (docs/design/team-access.md). */
     role: text('role', { enum: roles }).notNull().default('viewer'),
     /**

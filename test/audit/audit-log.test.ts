@@ -11,7 +11,7 @@ const allRows = (t: TestApp) =>
 /** A token of a user of `role`. */
 async function tokenOf(t: TestApp, role: Role, name = `${role}-user`) {
   const user = await t.services.users.create(name, PASSWORD, role);
-  const token = t.services.tokens.create(`${role}-token`, role, { userId: user.id });
+  const token = await t.services.tokens.create(`${role}-token`, role, { userId: user.id });
   return { user, token: token.token, tokenId: token.summary.id };
 }
 
@@ -109,7 +109,7 @@ describe('the audit log', () => {
     const aliceId = t.services.users.list().find((u) => u.username === 'alice')!.id;
     const created = await alice.post('/settings/tokens', { name: 'deploy', role: 'viewer' });
     expect(created.status).toBe(201);
-    expect(t.services.tokens.list().some((token) => token.name === 'deploy')).toBe(true);
+    expect((await t.services.tokens.list()).some((token) => token.name === 'deploy')).toBe(true);
     // The users service refuses the name: the usual redirect, with an error flash.
     const failed = await alice.post('/settings/users', { username: 'Not Valid!', role: 'viewer' });
     expect(failed.status).toBe(303);

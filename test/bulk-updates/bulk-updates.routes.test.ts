@@ -474,7 +474,8 @@ describe('startBulkUpdate (the entry policies use)', () => {
   });
 });
 
-const writeTokenId = (t: TestApp) => t.services.tokens.list().find((token) => token.name === 'test-write')!.id;
+const writeTokenId = async (t: TestApp) =>
+  (await t.services.tokens.list()).find((token) => token.name === 'test-write')!.id;
 
 describe('update history of single-site updates', () => {
   it('records a plugin update made through the site’s own route', async () => {
@@ -489,7 +490,7 @@ describe('update history of single-site updates', () => {
         fromVersion: '1.0.0',
         toVersion: '1.1.0',
         result: 'succeeded',
-        trigger: { kind: 'request', id: writeTokenId(t) },
+        trigger: { kind: 'request', id: await writeTokenId(t) },
         jobId: null,
       }),
     ]);
@@ -513,7 +514,7 @@ describe('update history of single-site updates', () => {
   it('records who asked: the API token of each request, the signed-in user of a dashboard action', async () => {
     const { t, sites } = await fleet(1);
     const siteId = sites[0]!.id;
-    const other = t.services.tokens.create('deploy-bot', 'write');
+    const other = await t.services.tokens.create('deploy-bot', 'write');
     expect(
       (await t.call('POST', `/api/sites/${siteId}/themes/twentytwentythree/update`, { token: other.token })).status,
     ).toBe(200);

@@ -82,7 +82,7 @@ describe('dashboard pages', () => {
     expect((await t.call('GET', '/api/sites', { token })).status).toBe(200);
     const listed = await (await get('/settings')).text();
     expect(listed).not.toContain(token);
-    const id = t.services.tokens.list().find((row) => row.name === 'ci')!.id;
+    const id = (await t.services.tokens.list()).find((row) => row.name === 'ci')!.id;
     const revoked = await post(`/settings/tokens/${id}/revoke`, {});
     expect(await follow(revoked)).toContain('Token ci revoked.');
     expect((await t.call('GET', '/api/sites', { token })).status).toBe(401);

@@ -91,6 +91,6 @@ describe('dashboard sign-in under attack', () => {
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toContain('text/html');
     expect(await response.text()).toMatch(/control character/i);
-    expect(t.services.tokens.list().map((token) => token.name)).not.toContain('deploy\nFAKE LOG LINE');
+    expect((await t.services.tokens.list()).map((token) => token.name)).not.toContain('deploy\nFAKE LOG LINE');
   });
 });

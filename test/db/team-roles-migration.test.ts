@@ -6,6 +6,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { createTokensRepository } from '../../src/tokens/tokens.repository.js';
 import { createTokensService } from '../../src/tokens/tokens.service.js';
 import { createFakeClock } from '../../src/shared/clock.js';
@@ -50,7 +51,7 @@ function databaseBeforeRoles(withUsers: boolean): string {
 }
 
 describe('upgrading to roles', () => {
-  it('makes admins owners, write tokens owner tokens and read tokens viewer tokens, all of the oldest user', () => {
+  it('makes admins owners, write tokens owner tokens and read tokens viewer tokens, all of the oldest user', async () => {
     const database = openDatabase(databaseBeforeRoles(true));
     try {
       expect(database.sqlite.prepare('select id, role from users order by id').all()).toEqual([
@@ -66,11 +67,11 @@ describe('upgrading to roles', () => {
       // The service reads them as the roles they became.
       const logs = createCapturedLogger();
       const tokens = createTokensService({
-        repository: createTokensRepository({ db: database.db }),
+        repository: createTokensRepository(sqliteStateOf(database)),
         clock: createFakeClock(),
         events: createLoggedEvents(logs.logger),
       });
-      expect(tokens.list().map((token) => [token.id, token.role, token.scope, token.userId])).toEqual([
+      expect((await tokens.list()).map((token) => [token.id, token.role, token.scope, token.userId])).toEqual([
         ['tok_r', 'viewer', 'read', 'usr_a'],
         ['tok_w', 'owner', 'write', 'usr_a'],
       ]);

@@ -39,14 +39,14 @@ describe('API conventions', () => {
   });
 
   it('stops accepting a revoked token', async () => {
-    const { token } = t.services.tokens.create('temporary', 'read');
+    const { token } = await t.services.tokens.create('temporary', 'read');
     expect((await t.call('GET', '/api/sites', { token })).status).toBe(200);
-    t.services.tokens.revoke('temporary');
+    await t.services.tokens.revoke('temporary');
     expect((await t.call('GET', '/api/sites', { token })).status).toBe(401);
   });
 
-  it('stores only a hash of each token', () => {
-    const { token } = t.services.tokens.create('hashed', 'write');
+  it('stores only a hash of each token', async () => {
+    const { token } = await t.services.tokens.create('hashed', 'write');
     const dump = JSON.stringify(t.database.sqlite.prepare('select * from api_tokens').all());
     expect(dump).not.toContain(token);
     expect(dump).not.toContain(token.slice(10));

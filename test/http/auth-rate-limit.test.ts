@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { createAuthFailureLimiter } from '../../src/http/auth-rate-limit.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { createFakeClock } from '../../src/shared/clock.js';
@@ -78,40 +79,40 @@ describe('failed authentications per client address', () => {
 });
 
 describe('token checks stay cheap and exact', () => {
-  it('remembers valid tokens, and forgets one revoked here or by another process (the CLI)', () => {
+  it('remembers valid tokens, and forgets one revoked here or by another process (the CLI)', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'sitewarden-tokens-')), 'sitewarden.db');
-    const daemonDb = openDatabase(path);
-    const cliDb = openDatabase(path);
+    const daemonDb = sqliteStateOf(openDatabase(path));
+    const cliDb = sqliteStateOf(openDatabase(path));
     try {
       const clock = createFakeClock();
       const events = createLoggedEvents(createLogger({ level: 'silent' }));
-      const repository = createTokensRepository({ db: daemonDb.db });
+      const repository = createTokensRepository(daemonDb);
       let lookups = 0;
       const counted = {
         ...repository,
         findActiveByHash: (hash: string) => (lookups++, repository.findActiveByHash(hash)),
       };
       const daemon = createTokensService({ repository: counted, clock, events });
-      const cli = createTokensService({ repository: createTokensRepository({ db: cliDb.db }), clock, events });
+      const cli = createTokensService({ repository: createTokensRepository(cliDb), clock, events });
 
-      const kept = daemon.create('kept', 'read').token;
-      const revokedHere = daemon.create('revoked-here', 'read').token;
-      const revokedByCli = daemon.create('revoked-by-cli', 'write').token;
+      const kept = (await daemon.create('kept', 'read')).token;
+      const revokedHere = (await daemon.create('revoked-here', 'read')).token;
+      const revokedByCli = (await daemon.create('revoked-by-cli', 'write')).token;
       for (const token of [kept, revokedHere, revokedByCli, kept, revokedHere, revokedByCli])
-        expect(daemon.authenticate(token)).not.toBeNull();
+        expect(await daemon.authenticate(token)).not.toBeNull();
       expect(lookups).toBe(3); // the second round came from memory
 
-      daemon.revoke('revoked-here');
-      expect(daemon.authenticate(revokedHere)).toBeNull();
-      expect(daemon.authenticate(revokedByCli)).not.toBeNull();
+      await daemon.revoke('revoked-here');
+      expect(await daemon.authenticate(revokedHere)).toBeNull();
+      expect(await daemon.authenticate(revokedByCli)).not.toBeNull();
 
-      cli.revoke('revoked-by-cli');
-      expect(daemon.authenticate(revokedByCli)).toBeNull();
-      expect(daemon.authenticate(kept)).toMatchObject({ name: 'kept', scope: 'read' });
-      expect(daemon.authenticate('swt_unknown')).toBeNull();
+      await cli.revoke('revoked-by-cli');
+      expect(await daemon.authenticate(revokedByCli)).toBeNull();
+      expect(await daemon.authenticate(kept)).toMatchObject({ name: 'kept', scope: 'read' });
+      expect(await daemon.authenticate('swt_unknown')).toBeNull();
     } finally {
-      cliDb.close();
-      daemonDb.close();
+      await cliDb.close();
+      await daemonDb.close();
     }
   });
 });

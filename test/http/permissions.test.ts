@@ -30,7 +30,7 @@ async function tokensByRole(t: TestApp): Promise<Record<Role, string>> {
   const entries = await Promise.all(
     roles.map(async (role) => {
       const user = await t.services.users.create(`${role}-user`, PASSWORD, role);
-      return [role, t.services.tokens.create(`${role}-token`, role, { userId: user.id }).token] as const;
+      return [role, (await t.services.tokens.create(`${role}-token`, role, { userId: user.id })).token] as const;
     }),
   );
   return Object.fromEntries(entries) as Record<Role, string>;
@@ -121,7 +121,7 @@ describe('roles, enforced in one place', () => {
     for (const role of ['client', 'viewer', 'manager'] as const) {
       const user = await t.services.users.create(`scoped-${role}`, PASSWORD, role);
       t.services.users.setScope(user.id, ['a']);
-      scoped[role] = t.services.tokens.create(`scoped-${role}`, role, { userId: user.id }).token;
+      scoped[role] = (await t.services.tokens.create(`scoped-${role}`, role, { userId: user.id })).token;
     }
     const document = (await t.call('GET', '/api/openapi.json')).json as {
       paths: Record<string, Record<string, unknown>>;
@@ -274,7 +274,7 @@ describe('roles, enforced in one place', () => {
 
   it('lowers a token to its user’s current role at each request', async () => {
     const alice = await t.services.users.create('alice', PASSWORD, 'owner');
-    const aliceToken = t.services.tokens.create('alice-owner', 'owner', { userId: alice.id }).token;
+    const aliceToken = (await t.services.tokens.create('alice-owner', 'owner', { userId: alice.id })).token;
     expect((await t.call('GET', '/api/webhooks', { token: aliceToken })).status).toBe(200);
     const demoted = await t.call('PATCH', `/api/users/${alice.id}`, { json: { role: 'manager' } });
     expect([demoted.status, demoted.json.role]).toEqual([200, 'manager']);

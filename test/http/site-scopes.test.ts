@@ -401,7 +401,7 @@ describe('site scopes of users and tokens', () => {
     const limited = await t.call('PATCH', `/api/users/${owner.json.id}`, { json: { scopeTags: ['A', 'b'] } });
     expect([limited.status, limited.json.scopeTags]).toEqual([200, ['a', 'b']]);
     expect(t.logs.events('user.scope_changed')).toHaveLength(1);
-    const token = t.services.tokens.create('mia-a', 'viewer', { userId: owner.json.id, tags: ['a'] }).token;
+    const token = (await t.services.tokens.create('mia-a', 'viewer', { userId: owner.json.id, tags: ['a'] })).token;
     const ids = async () =>
       ((await t.call('GET', '/api/sites', { token })).json.items as { id: string }[]).map((site) => site.id).sort();
     expect(await ids()).toEqual([siteA, siteAB].sort());
@@ -418,7 +418,7 @@ describe('site scopes of users and tokens', () => {
     const theirs = insertConnectedSite(t, { tags: ['team-y'] });
     const user = await t.services.users.create('max', PASSWORD, 'manager');
     t.services.users.setScope(user.id, ['team-x']);
-    const token = t.services.tokens.create('max', 'manager', { userId: user.id }).token;
+    const token = (await t.services.tokens.create('max', 'manager', { userId: user.id })).token;
     // PATCH /api/sites/{id} changes the site's settings: an empty change answers the settings.
     const changed = await t.call('PATCH', `/api/sites/${mine}`, { token, json: {} });
     expect(changed.status).toBe(200);
@@ -431,7 +431,7 @@ describe('site scopes of users and tokens', () => {
     // Roles still apply: a viewer (or client) of the same tag changes nothing, even on its own site.
     const viewer = await t.services.users.create('val', PASSWORD, 'viewer');
     t.services.users.setScope(viewer.id, ['team-x']);
-    const viewerToken = t.services.tokens.create('val', 'viewer', { userId: viewer.id }).token;
+    const viewerToken = (await t.services.tokens.create('val', 'viewer', { userId: viewer.id })).token;
     for (const [method, path] of [
       ['DELETE', `/api/sites/${mine}`],
       ['POST', `/api/sites/${mine}/backups`],
@@ -461,7 +461,7 @@ describe('site scopes of users and tokens', () => {
     expect(removed.status).toBe(204);
     expect(await t.services.sites.find(mine)).toBeUndefined();
     // Recorded as the scoped manager's token's (the audit log names who did it).
-    const tokenId = t.services.tokens.list(user.id)[0]!.id;
+    const tokenId = (await t.services.tokens.list(user.id))[0]!.id;
     expect(
       t.services.auditLog
         .list({ siteId: mine, limit: 50 })
@@ -495,7 +495,7 @@ describe('site scopes of users and tokens', () => {
     const theirs = insertConnectedSite(t, { tags: ['team-r'] });
     const user = await t.services.users.create('quinn', PASSWORD, 'manager');
     t.services.users.setScope(user.id, ['team-q', 'team-s']);
-    const token = t.services.tokens.create('quinn', 'manager', { userId: user.id }).token;
+    const token = (await t.services.tokens.create('quinn', 'manager', { userId: user.id })).token;
     // Out of its own reach: refused, saying why; the tags stay.
     for (const tags of [['team-r'], []]) {
       const retag = await t.call('PUT', `/api/sites/${mine}/tags`, { token, json: { tags } });
@@ -531,7 +531,7 @@ describe('site scopes of users and tokens', () => {
   it('keeps fleet-wide configuration and new sites refused to a scoped manager', async () => {
     const user = await t.services.users.create('fern', PASSWORD, 'manager');
     t.services.users.setScope(user.id, ['team-x']);
-    const token = t.services.tokens.create('fern', 'manager', { userId: user.id }).token;
+    const token = (await t.services.tokens.create('fern', 'manager', { userId: user.id })).token;
     const before = (await t.call('GET', '/api/sites')).json.items.length;
     for (const [method, path, json] of [
       ['POST', '/api/sites', { url: 'http://127.0.0.1:9/new', tags: ['team-x'] }],
@@ -566,7 +566,7 @@ describe('site scopes of users and tokens', () => {
   it('refuses a token wider than its user, control characters in tags, and a client without tags', async () => {
     const user = await t.services.users.create('cora', PASSWORD, 'viewer');
     t.services.users.setScope(user.id, ['a']);
-    const userToken = t.services.tokens.create('cora', 'viewer', { userId: user.id }).token;
+    const userToken = (await t.services.tokens.create('cora', 'viewer', { userId: user.id })).token;
     const wider = await t.call('POST', '/api/tokens', { token: userToken, json: { name: 'wide', tags: ['b'] } });
     expect([wider.status, wider.json.type]).toEqual([403, '/problems/token-scope-too-wide']);
     const narrowed = await t.call('POST', '/api/tokens', { token: userToken, json: { name: 'mine' } });
@@ -578,7 +578,7 @@ describe('site scopes of users and tokens', () => {
     const none = await t.call('PATCH', `/api/users/${client.id}`, { json: { scopeTags: null } });
     expect([none.status, none.json.type]).toEqual([400, '/problems/scope-invalid']);
     // A client without tags sees no site.
-    const clientToken = t.services.tokens.create('carl', 'client', { userId: client.id }).token;
+    const clientToken = (await t.services.tokens.create('carl', 'client', { userId: client.id })).token;
     insertConnectedSite(t, { tags: ['a'] });
     expect((await t.call('GET', '/api/sites', { token: clientToken })).json.items).toEqual([]);
   });

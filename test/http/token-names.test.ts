@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { createFakeClock } from '../../src/shared/clock.js';
 import { isAppError } from '../../src/shared/errors.js';
 import { createLoggedEvents, createLogger } from '../../src/shared/logger.js';
@@ -7,11 +8,11 @@ import { createTokensRepository } from '../../src/tokens/tokens.repository.js';
 import { createTokensService } from '../../src/tokens/tokens.service.js';
 
 describe('API token names', () => {
-  it('refuse control characters (token-name-invalid, 400); any other text is a name', () => {
-    const database = openDatabase(':memory:');
+  it('refuse control characters (token-name-invalid, 400); any other text is a name', async () => {
+    const state = sqliteStateOf(openDatabase(':memory:'));
     try {
       const tokens = createTokensService({
-        repository: createTokensRepository({ db: database.db }),
+        repository: createTokensRepository(state),
         clock: createFakeClock(),
         events: createLoggedEvents(createLogger({ level: 'silent' })),
       });
@@ -26,7 +27,7 @@ describe('API token names', () => {
       ]) {
         let refused: unknown;
         try {
-          tokens.create(name, 'read');
+          await tokens.create(name, 'read');
         } catch (error) {
           refused = error;
         }
@@ -35,11 +36,11 @@ describe('API token names', () => {
           status: 400,
         });
       }
-      expect(tokens.list()).toEqual([]);
+      expect(await tokens.list()).toEqual([]);
       for (const name of ['deploy', 'Déploiement 🚀 prod', 'ops@example.com / nightly'])
-        expect(tokens.create(name, 'read').summary.name).toBe(name);
+        expect((await tokens.create(name, 'read')).summary.name).toBe(name);
     } finally {
-      database.close();
+      await state.close();
     }
   });
 });

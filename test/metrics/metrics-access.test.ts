@@ -12,7 +12,7 @@ describe('GET /metrics on the main listener', () => {
 
   it('refuses a client token with 403 forbidden, and serves a viewer', async () => {
     t = createTestApp({ metrics: createMetrics({ processMetrics: false }) });
-    const client = t.services.tokens.create('client-a', 'client').token;
+    const client = (await t.services.tokens.create('client-a', 'client')).token;
     const refused = await t.call('GET', '/metrics', { token: client });
     expect(refused.status).toBe(403);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
@@ -22,7 +22,7 @@ describe('GET /metrics on the main listener', () => {
 
     // A client user's own token is refused the same way.
     const user = await t.services.users.create('client-user', 'client password 0123', 'client');
-    const own = t.services.tokens.create('mine', 'client', { userId: user.id }).token;
+    const own = (await t.services.tokens.create('mine', 'client', { userId: user.id })).token;
     expect((await t.call('GET', '/metrics', { token: own })).status).toBe(403);
 
     for (const token of [t.readToken, t.writeToken]) {

@@ -29,7 +29,7 @@ async function safeUpdate(type: 'plugins' | 'themes', slug: string, body: Record
   return report.json;
 }
 
-const writeTokenId = () => bed.t.services.tokens.list().find((token) => token.name === 'test-write')!.id;
+const writeTokenId = async () => (await bed.t.services.tokens.list()).find((token) => token.name === 'test-write')!.id;
 
 /** The site's update-history rows of one safe update, through the history API. */
 async function historyOf(safeUpdateId: string) {
@@ -130,7 +130,7 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
         slug: 'sitewarden-fatal',
         fromVersion: '1.0.0',
         toVersion: '1.1.0',
-        trigger: { kind: 'request', id: writeTokenId() },
+        trigger: { kind: 'request', id: await writeTokenId() },
         jobId: null,
         safeUpdateId: report.id,
         result: 'failed',
@@ -198,7 +198,7 @@ describe('safe updates on a real site', { timeout: 300_000 }, () => {
         slug: 'sitewarden-demo',
         fromVersion: '1.0.0',
         toVersion: '1.1.0',
-        trigger: { kind: 'request', id: writeTokenId() },
+        trigger: { kind: 'request', id: await writeTokenId() },
         result: 'succeeded',
         reason: null,
         error: null,

@@ -23,7 +23,7 @@ export async function scopedPrincipal(
 ) {
   const user = await t.services.users.create(username, PASSWORD, role);
   t.services.users.setScope(user.id, tags);
-  const token = t.services.tokens.create(tokenName, role, { userId: user.id }).token;
+  const token = (await t.services.tokens.create(tokenName, role, { userId: user.id })).token;
   const signedIn = await t.app.request('/sign-in', {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },

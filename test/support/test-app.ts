@@ -13,6 +13,8 @@ import { createLoggedEvents } from '../../src/shared/logger.js';
 import { createId } from '../../src/shared/ids.js';
 import { sites, siteTags, type NewSiteRow, type SiteRow } from '../../src/sites/sites.table.js';
 import type { NetworkPolicy } from '../../src/shared/network-policy.js';
+import { mintToken } from '../../src/tokens/tokens.service.js';
+import { apiTokens } from '../../src/tokens/tokens.table.js';
 
 export { testServiceConfig };
 
@@ -61,9 +63,27 @@ export function createTestApp(
     metrics: options.metrics,
     ...options.app,
   });
-  // Operator tokens (no user): writeToken is an owner's, readToken a viewer's.
-  const writeToken = services.tokens.create('test-write', 'owner').token;
-  const readToken = services.tokens.create('test-read', 'viewer').token;
+  // Operator tokens (no user): writeToken is an owner's, readToken a viewer's. Written straight into the
+  // database, as the tokens service would store them (its `create` is async, and createTestApp is not).
+  const operatorToken = (name: string, role: 'owner' | 'viewer') => {
+    const { token, tokenHash, prefix } = mintToken();
+    const now = clock.now();
+    database.db
+      .insert(apiTokens)
+      .values({
+        id: createId('tok', now),
+        name,
+        role,
+        scope: role === 'owner' ? 'write' : 'read',
+        tokenHash,
+        prefix,
+        createdAt: now,
+      })
+      .run();
+    return token;
+  };
+  const writeToken = operatorToken('test-write', 'owner');
+  const readToken = operatorToken('test-read', 'viewer');
 
   async function call(
     method: string,

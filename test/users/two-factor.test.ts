@@ -231,7 +231,7 @@ describe('two-factor sign-in (TOTP) and sessions', () => {
 
   it('sends a user without two-factor to enrol when owners require it; API tokens keep working; owners reset it', async () => {
     const bob = await t.services.users.create('bob', PASSWORD, 'manager');
-    const bobsToken = t.services.tokens.create('bob-ci', 'manager', { userId: bob.id }).token;
+    const bobsToken = (await t.services.tokens.create('bob-ci', 'manager', { userId: bob.id })).token;
     const required = await t.call('PUT', '/api/users/two-factor-requirement', { json: { required: true } });
     expect([required.status, required.json]).toEqual([200, { required: true }]);
     expect(t.logs.events('user.two_factor_required_changed')).toEqual([expect.objectContaining({ required: true })]);
@@ -259,7 +259,7 @@ describe('two-factor sign-in (TOTP) and sessions', () => {
 
     // An owner resets bob's two-factor (a lost phone): gone in the database, an event names who.
     const owner = await t.services.users.create('olga', PASSWORD, 'owner');
-    const ownersToken = t.services.tokens.create('olga', 'owner', { userId: owner.id }).token;
+    const ownersToken = (await t.services.tokens.create('olga', 'owner', { userId: owner.id })).token;
     const reset = await t.call('DELETE', `/api/users/${bob.id}/two-factor`, { token: ownersToken });
     expect(reset.status).toBe(204);
     expect(stored(t, bob.id)).toMatchObject({ totp_secret: null, codes: [] });
@@ -276,7 +276,7 @@ describe('two-factor sign-in (TOTP) and sessions', () => {
 
   it('enrols, regenerates and disables over the API, with problem types for each mistake', async () => {
     const alice = await t.services.users.create('alice', PASSWORD, 'viewer');
-    const token = t.services.tokens.create('alice', 'viewer', { userId: alice.id }).token;
+    const token = (await t.services.tokens.create('alice', 'viewer', { userId: alice.id })).token;
     const call = (method: string, path: string, json?: unknown) => t.call(method, path, { token, json });
 
     expect((await call('GET', '/api/users/me/two-factor')).json).toMatchObject({ enabled: false, pending: false });
@@ -331,7 +331,7 @@ describe('two-factor sign-in (TOTP) and sessions', () => {
 
   it('lists sessions with address and a cleaned user agent, and revoking one ends its event stream', async () => {
     const alice = await t.services.users.create('alice', PASSWORD, 'viewer');
-    const token = t.services.tokens.create('alice', 'viewer', { userId: alice.id }).token;
+    const token = (await t.services.tokens.create('alice', 'viewer', { userId: alice.id })).token;
     const laptop = browser(t, 'Laptop\tBrowser\u0007/1.0');
     const phone = browser(t, 'Phone/2.0 ' + 'x'.repeat(400));
     await laptop.signIn('alice');

@@ -53,7 +53,7 @@ describe('webhooks', () => {
     const { t, clock, receiver } = await setup();
     const webhook = await addWebhook(t, { url: receiver.url, events: ['token.created'], secret: SECRET });
 
-    const token = t.services.tokens.create('ci', 'read').summary;
+    const token = (await t.services.tokens.create('ci', 'read')).summary;
     await settled(t);
 
     expect(receiver.received).toHaveLength(1);
@@ -88,7 +88,7 @@ describe('webhooks', () => {
       lastAttempt: { status: 200, cause: null, error: null },
     });
     // Events a webhook does not subscribe to are not sent.
-    t.services.tokens.revoke(token.id);
+    await t.services.tokens.revoke(token.id);
     await settled(t);
     expect(receiver.received).toHaveLength(1);
   });
@@ -97,7 +97,7 @@ describe('webhooks', () => {
     const { t, clock, receiver } = await setup({ answers: [500, 200] });
     const webhook = await addWebhook(t, { url: receiver.url, events: ['*'] });
 
-    t.services.tokens.create('ci', 'read');
+    await t.services.tokens.create('ci', 'read');
     await settled(t);
     let [delivery] = await deliveriesOf(t, webhook.id);
     expect(delivery).toMatchObject({
@@ -144,7 +144,7 @@ describe('webhooks', () => {
     const { t, clock, receiver } = await setup({ answers: [503], webhooks: { maxAttempts: 3 } });
     const webhook = await addWebhook(t, { url: receiver.url, events: ['*'] });
 
-    t.services.tokens.create('ci', 'read');
+    await t.services.tokens.create('ci', 'read');
     await settled(t);
     for (let attempt = 2; attempt <= 3; attempt++) {
       clock.advance(RETRY_MAX_MS);
@@ -191,7 +191,7 @@ describe('webhooks', () => {
     const huge = await addWebhook(t, { url: flooding.url, events: ['token.created'] });
 
     const started = performance.now();
-    t.services.tokens.create('ci', 'read');
+    await t.services.tokens.create('ci', 'read');
     await new Promise((resolve) => setImmediate(resolve));
     const listed = await t.call('GET', '/api/webhooks');
     const apiMs = performance.now() - started;
@@ -216,7 +216,7 @@ describe('webhooks', () => {
   it('sends a slack-format webhook one readable line', async () => {
     const { t, receiver } = await setup();
     await addWebhook(t, { url: receiver.url, events: ['token.created'], format: 'slack' });
-    const token = t.services.tokens.create('deploy bot', 'write').summary;
+    const token = (await t.services.tokens.create('deploy bot', 'write')).summary;
     await settled(t);
     const body = JSON.parse(receiver.received[0]!.body);
     expect(Object.keys(body)).toEqual(['text']);
@@ -349,7 +349,7 @@ describe('webhooks', () => {
     const { t, clock, receiver } = await setup({ webhooks: { retentionDays: 2 } });
     const kept = await addWebhook(t, { url: receiver.url, events: ['token.created'] });
     const removed = await addWebhook(t, { url: receiver.url, events: ['token.created'] });
-    t.services.tokens.create('ci', 'read');
+    await t.services.tokens.create('ci', 'read');
     await settled(t);
     expect(await deliveriesOf(t, kept.id)).toHaveLength(1);
 
@@ -366,9 +366,9 @@ describe('webhooks', () => {
   it('keeps deliveries pending across a restart, and drops new ones (logged) past the per-webhook cap', async () => {
     const { t, receiver } = await setup({ answers: ['hang'], webhooks: { maxPending: 1 } });
     const webhook = await addWebhook(t, { url: receiver.url, events: ['token.created', 'token.revoked'] });
-    const token = t.services.tokens.create('ci', 'read').summary;
+    const token = (await t.services.tokens.create('ci', 'read')).summary;
     await new Promise((resolve) => setImmediate(resolve));
-    t.services.tokens.revoke(token.id);
+    await t.services.tokens.revoke(token.id);
     await new Promise((resolve) => setImmediate(resolve));
     expect(t.logs.events('webhook.deliveries_dropped')).toEqual([
       expect.objectContaining({
