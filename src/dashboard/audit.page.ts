@@ -83,12 +83,12 @@ export function createAuditPage(
     c.header('content-disposition', 'attachment; filename="sitewarden-audit.jsonl"');
     return c.body(auditLines(deps.auditLog, filterOf(query)), 200);
   });
-  app.get('/settings/audit', (c) => {
+  app.get('/settings/audit', async (c) => {
     const query = AuditQuery.parse(c.req.query());
     const rows = deps.auditLog.list({ ...filterOf(query), before: query.before, limit: PAGE_SIZE + 1 });
     const more = rows.length > PAGE_SIZE;
     const shown = rows.slice(0, PAGE_SIZE);
-    const users = deps.users.list();
+    const users = await deps.users.list();
     const now = deps.clock.now().getTime();
     const siteNames = new Map(
       [...new Set(shown.flatMap((row) => (row.siteId ? [row.siteId] : [])))].flatMap((id) => {

@@ -48,7 +48,7 @@ export function createSitePage(deps: DashboardServices) {
     performance: performanceSettingsSection(deps.performance),
   };
   const app = new Hono<DashboardEnv>();
-  app.get('/sites/:id', (c) => {
+  app.get('/sites/:id', async (c) => {
     const session = c.get('session');
     const site = deps.sites.find(c.req.param('id'));
     if (!site) return noSuchSite(c, session);
@@ -96,7 +96,7 @@ export function createSitePage(deps: DashboardServices) {
       <div class="grid2">${uptimeCard(uptime, downtime)} ${performanceCard(session, site.id, audits, now)}</div>
       ${backupsSection(session, site.id, backups, now)} ${itemsSection(session, site, 'plugins', plugins)}
       ${itemsSection(session, site, 'themes', themes)} ${safeUpdatesSection(deps, session, site, now)}
-      ${updateHistorySection(deps, site.id, now)} ${siteSettingsSection(session, site.id, tags, settings)}`;
+      ${await updateHistorySection(deps, site.id, now)} ${siteSettingsSection(session, site.id, tags, settings)}`;
     return c.html(
       page({
         title: site.name ?? site.url,

@@ -20,7 +20,7 @@ const pick = (name: 'item' | 'site', value: string, label: string) =>
  */
 export function createUpdatesPage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
-  app.get('/updates', (c) => {
+  app.get('/updates', async (c) => {
     const session = c.get('session');
     const tag = c.req.query('tag')?.trim().toLowerCase().slice(0, 100) || undefined;
     const after = c.req.query('after')?.slice(0, 200) || undefined;
@@ -177,7 +177,7 @@ export function createUpdatesPage(deps: DashboardServices) {
             : ''
         }
       </section>
-      ${runHistory(deps, triggerNames(deps), deps.clock.now().getTime(), scope)}`;
+      ${runHistory(deps, await triggerNames(deps), deps.clock.now().getTime(), scope)}`;
     return c.html(page({ title: 'Updates', session, current: '/updates', body, flash: takeFlash(c) }));
   });
   return app;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDatabase, type Db } from '../db/database.js';
+import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { isRole, roles, type Role } from '../shared/actor.js';
 import { systemClock } from '../shared/clock.js';
 import { createLoggedEvents, createLogger } from '../shared/logger.js';
@@ -13,7 +13,7 @@ import { createTokensService, roleOfScope, type TokenScope } from './tokens.serv
  * command's result, never a log line), what it is on stderr; the list shows each token's role,
  * user and dates, never the token itself. Like the users commands it may run beside the daemon.
  */
-export function tokenCommand({
+export async function tokenCommand({
   args,
   dataDir,
   databaseFile,
@@ -28,8 +28,8 @@ export function tokenCommand({
   /** What a mistake in the command's arguments throws: the command line prints it with its usage (cli.ts). */
   UsageError: new (message: string) => Error;
   /** The id of the user named NAME, for `--user` (the users feature's, wired by cli.ts). */
-  userIdByName: (database: { db: Db }, name: string) => string;
-}): number {
+  userIdByName: (database: DatabaseHandle, name: string) => Promise<string>;
+}): Promise<number> {
   const [action, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -63,7 +63,7 @@ export function tokenCommand({
         const days = values['expires-in-days'];
         if (days !== undefined && !/^[1-9]\d{0,3}$/.test(days))
           throw new UsageError('--expires-in-days must be a whole number of days, 1 to 9999');
-        const userId = values.user === undefined ? null : userIdByName(database, values.user);
+        const userId = values.user === undefined ? null : await userIdByName(database, values.user);
         const created = tokens.create(values.name, role, {
           userId,
           expiresAt: days === undefined ? null : new Date(systemClock.now().getTime() + Number(days) * 86_400_000),

@@ -39,9 +39,10 @@ export function createTestApp(
   // One bus per app, the captured logger subscribed, as main.ts composes it.
   const events = createLoggedEvents(logs.logger);
   const secretKey = randomBytes(32);
+  const state = sqliteStateOf(database);
   const services = createServices({
     config: { ...testServiceConfig, ...options.config },
-    state: sqliteStateOf(database),
+    state,
     logger: logs.logger,
     events,
     clock,
@@ -100,6 +101,8 @@ export function createTestApp(
     app,
     services,
     database,
+    /** The state database the services were given (single sign-on takes the same one, as main.ts does). */
+    state,
     logs,
     clock,
     writeToken,
