@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { MigrationsPendingError, openDatabase } from './db/database.js';
+import { MigrationsPendingError, openDatabase, type DatabaseHandle } from './db/database.js';
 import { DATABASE_FILE, RoleNeedsClusterError, startDaemon } from './main.js';
 import { parseProcessRole, type ProcessRole } from './work-registry.js';
 import { limitHeapGrowth } from './shared/heap-growth.js';
@@ -246,8 +246,8 @@ async function recover(args: string[], config: Config): Promise<number> {
 }
 
 /** The id of the user named NAME, for `token create --user`. */
-function userIdByName(database: { db: Parameters<typeof createUsersRepository>[0]['db'] }, name: string): string {
-  const user = createUsersRepository({ db: database.db }).findByUsername(name.trim().toLowerCase());
+async function userIdByName(database: DatabaseHandle, name: string): Promise<string> {
+  const user = await createUsersRepository(sqliteStateOf(database)).findByUsername(name.trim().toLowerCase());
   if (!user) throw new UsageError(`no user is named ${name}`);
   return user.id;
 }

@@ -88,12 +88,14 @@ export async function startDaemon(
 
   const database = openDatabase(join(config.dataDir, DATABASE_FILE));
   shutdown.register('database', () => database.close());
+  // One state database for the daemon: its services' and single sign-on's.
+  const state = sqliteStateOf(database);
 
   const secretKey = loadSecretKey(config);
   const metrics = createMetrics();
   const services = createServices({
     config,
-    state: sqliteStateOf(database),
+    state,
     logger,
     events,
     clock: systemClock,
@@ -141,7 +143,7 @@ export async function startDaemon(
             ? createOidcSignIn({
                 config: config.oidc,
                 publicUrl: config.publicUrl,
-                db: database.db,
+                state,
                 users: services.users,
                 clock: systemClock,
                 events,

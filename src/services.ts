@@ -362,11 +362,11 @@ export function createServices({
   });
   // The dashboard: its users and sessions, and the fleet overview's read model.
   const users = createUsersService({
-    repository: createUsersRepository({ db }),
+    repository: createUsersRepository(state),
     clock,
     events,
     // Two-factor sign-in: TOTP secrets sealed with the daemon's secret box (users/two-factor.service.ts).
-    twoFactorRepository: createTwoFactorRepository({ db }),
+    twoFactorRepository: createTwoFactorRepository(state),
     secrets,
   });
   const fleetOverview = createFleetOverviewQuery({ db });

@@ -245,7 +245,13 @@ export const workRegistry: readonly WorkEntry[] = [
     kinds: [],
     api: true,
     ticks: ({ services }) => [
-      { name: 'dashboard-sessions', expression: '29 * * * *', run: () => void services.users.pruneSessions() },
+      {
+        name: 'dashboard-sessions',
+        expression: '29 * * * *',
+        run: async () => {
+          await services.users.pruneSessions();
+        },
+      },
     ],
   },
 ];

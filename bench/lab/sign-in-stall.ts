@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/database.js';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { createLoggedEvents, createLogger } from '../../src/shared/logger.js';
 import { scrypt } from 'node:crypto';
@@ -27,7 +28,7 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 async function run(label: string, hasher: PasswordHasher) {
   const database = openDatabase(':memory:');
   const users = createUsersService({
-    repository: createUsersRepository({ db: database.db }),
+    repository: createUsersRepository(sqliteStateOf(database)),
     clock: systemClock,
     events: createLoggedEvents(createLogger({ level: 'silent' })),
     hasher,

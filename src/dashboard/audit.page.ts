@@ -88,7 +88,7 @@ export function createAuditPage(
     const rows = deps.auditLog.list({ ...filterOf(query), before: query.before, limit: PAGE_SIZE + 1 });
     const more = rows.length > PAGE_SIZE;
     const shown = rows.slice(0, PAGE_SIZE);
-    const users = deps.users.list();
+    const users = await deps.users.list();
     const now = deps.clock.now().getTime();
     const siteNames = new Map(
       (

@@ -41,7 +41,7 @@ export function requireSession(
 ): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     const token = getCookie(c, SESSION_COOKIE);
-    const session = token ? users.authenticate(token) : null;
+    const session = token ? await users.authenticate(token) : null;
     if (!session) {
       if (c.req.header('accept')?.includes('text/html') === false && c.req.method !== 'GET')
         return c.text('sign in first', 401);
@@ -129,13 +129,13 @@ function endStreamWithSession(c: Context, users: UsersService, sessionId: string
   const ended = new AbortController();
   const unwatch = users.watchSession(sessionId, () => ended.abort());
   const heartbeat = setInterval(() => {
-    let live = false;
-    try {
-      live = users.isSessionLive(sessionId);
-    } catch {
+    users.isSessionLive(sessionId).then(
+      (live) => {
+        if (!live) ended.abort();
+      },
       // The database is gone (shutting down): nothing can say the session is live.
-    }
-    if (!live) ended.abort();
+      () => ended.abort(),
+    );
   }, STREAM_SESSION_CHECK_MS).unref();
   const stopWatching = () => {
     clearInterval(heartbeat);

@@ -61,9 +61,9 @@ function sessionsTable(
 }
 
 /** The account page's sessions section: one's own, with Revoke and "Sign out everywhere else". */
-export function ownSessionsSection(deps: DashboardServices, c: Context<DashboardEnv>): Html {
+export async function ownSessionsSection(deps: DashboardServices, c: Context<DashboardEnv>): Promise<Html> {
   const session = c.get('session');
-  const sessions = deps.users.listSessions(session.user.id, session.sessionId);
+  const sessions = await deps.users.listSessions(session.user.id, session.sessionId);
   return html`<section class="card" id="sessions" aria-labelledby="sessions-h">
     <h2 id="sessions-h">Your sessions</h2>
     ${sessionsTable(c, sessions, '/settings/account/sessions', deps.clock.now().getTime())}
@@ -82,9 +82,9 @@ export function createSessionsPages(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
   const by = (c: Context<DashboardEnv>) => c.get('actor');
 
-  async function outcome(c: Context<DashboardEnv>, back: string, work: () => string) {
+  async function outcome(c: Context<DashboardEnv>, back: string, work: () => Promise<string>) {
     try {
-      setFlash(c, { kind: 'ok', text: work() });
+      setFlash(c, { kind: 'ok', text: await work() });
     } catch (error) {
       if (!isAppError(error)) throw error;
       setFlash(c, { kind: 'error', text: error.detail });
@@ -94,37 +94,37 @@ export function createSessionsPages(deps: DashboardServices) {
 
   app.post('/settings/account/sessions/revoke-others', (c) => {
     const session = c.get('session');
-    return outcome(c, '/settings/account#sessions', () => {
-      const ended = deps.users.revokeOtherSessions(session.user.id, session.sessionId, by(c));
+    return outcome(c, '/settings/account#sessions', async () => {
+      const ended = await deps.users.revokeOtherSessions(session.user.id, session.sessionId, by(c));
       return `${ended} other session${ended === 1 ? '' : 's'} ended.`;
     });
   });
-  app.post('/settings/account/sessions/:sessionId/revoke', (c) => {
+  app.post('/settings/account/sessions/:sessionId/revoke', async (c) => {
     const session = c.get('session');
     const sessionId = c.req.param('sessionId');
     if (sessionId === session.sessionId) {
       // Revoking the session asking is signing out.
-      deps.users.signOut(sessionId);
+      await deps.users.signOut(sessionId);
       clearSessionCookie(c, isSecure(c, deps.httpsPublicUrl));
       return c.redirect('/sign-in', 303);
     }
-    return outcome(c, '/settings/account#sessions', () => {
-      deps.users.revokeSession(session.user.id, sessionId, by(c));
+    return outcome(c, '/settings/account#sessions', async () => {
+      await deps.users.revokeSession(session.user.id, sessionId, by(c));
       return 'The session ended.';
     });
   });
 
   // An owner's view of one user's sessions (permissions.ts: owners only).
-  app.get('/settings/users/:id/sessions', (c) => {
+  app.get('/settings/users/:id/sessions', async (c) => {
     const session = c.get('session');
-    const user = deps.users.find(c.req.param('id'));
+    const user = await deps.users.find(c.req.param('id'));
     if (!user)
       return c.html(
         page({ title: 'No such user', session, current: '/settings', body: html`<h1>No such user</h1>` }),
         404,
       );
     const base = `/settings/users/${user.id}/sessions`;
-    const sessions = deps.users.listSessions(user.id, session.sessionId);
+    const sessions = await deps.users.listSessions(user.id, session.sessionId);
     const body = html`<h1>Sessions of ${user.username}</h1>
       <p><a href="/settings#users">Back to users</a></p>
       <section class="card" aria-label="Sessions">
@@ -144,17 +144,17 @@ export function createSessionsPages(deps: DashboardServices) {
   app.post('/settings/users/:id/sessions/revoke-all', (c) => {
     const id = c.req.param('id');
     const session = c.get('session');
-    return outcome(c, `/settings/users/${id}/sessions`, () => {
+    return outcome(c, `/settings/users/${id}/sessions`, async () => {
       // An owner signing themselves out everywhere keeps the session asking.
       const keep = id === session.user.id ? session.sessionId : null;
-      const ended = deps.users.revokeOtherSessions(id, keep, by(c));
+      const ended = await deps.users.revokeOtherSessions(id, keep, by(c));
       return `${ended} session${ended === 1 ? '' : 's'} ended.`;
     });
   });
   app.post('/settings/users/:id/sessions/:sessionId/revoke', (c) => {
     const id = c.req.param('id');
-    return outcome(c, `/settings/users/${id}/sessions`, () => {
-      deps.users.revokeSession(id, c.req.param('sessionId'), by(c));
+    return outcome(c, `/settings/users/${id}/sessions`, async () => {
+      await deps.users.revokeSession(id, c.req.param('sessionId'), by(c));
       return 'The session ended.';
     });
   });

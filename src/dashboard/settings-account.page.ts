@@ -15,8 +15,9 @@ import { twoFactorSection } from './two-factor.page.js';
 export function createAccountPage(deps: DashboardServices) {
   const app = new Hono<DashboardEnv>();
 
-  function accountPage(c: Context<DashboardEnv>, flash: Flash | null = takeFlash(c), status: 200 | 400 = 200) {
+  async function accountPage(c: Context<DashboardEnv>, flash: Flash | null = takeFlash(c), status: 200 | 400 = 200) {
     const session = c.get('session');
+    const [twoFactor, sessions] = [await twoFactorSection(deps, c), await ownSessionsSection(deps, c)];
     const body = html`<h1>Your account</h1>
       <p><strong>${session.user.username}</strong>, ${session.user.role}</p>
       <form class="connect" method="post" action="/settings/account/password">
@@ -29,7 +30,7 @@ export function createAccountPage(deps: DashboardServices) {
         <p class="muted">Your other sessions end; this one stays signed in.</p>
         <button type="submit">Change password</button>
       </form>
-      ${twoFactorSection(deps, c)} ${ownSessionsSection(deps, c)}`;
+      ${twoFactor} ${sessions}`;
     return c.html(page({ title: 'Your account', session, current: '/settings', body, flash }), status);
   }
 

@@ -9,7 +9,7 @@ import { postButton, roleOptions } from './settings-forms.js';
 /** The settings page's API tokens card: the tokens the user may see, revoke buttons, and the create form. */
 
 type Token = Awaited<ReturnType<DashboardServices['tokens']['listFor']>>[number];
-type User = ReturnType<DashboardServices['users']['list']>[number];
+type User = Awaited<ReturnType<DashboardServices['users']['list']>>[number];
 
 /**
  * `role`: the signed-in user's, the most a token made here may have. `users`: every user, to name a

@@ -11,7 +11,7 @@ import { postButton, roleOptions } from './settings-forms.js';
  * actions, whether two-factor is required of everyone, and the add form.
  */
 
-type User = ReturnType<DashboardServices['users']['list']>[number];
+type User = Awaited<ReturnType<DashboardServices['users']['list']>>[number];
 
 export function usersSection(session: SignedInSession, users: User[], twoFactorRequired: boolean, now: number) {
   const post = (path: string, label: string, extra?: Parameters<typeof postButton>[3]) =>

@@ -39,7 +39,8 @@ export function createSettingsPage(deps: DashboardServices) {
     const access = c.get('access');
     const isOwner = access.role === 'owner';
     const tokens = (await deps.tokens.listFor(access)).filter((t) => t.revokedAt === null);
-    const users = deps.users.list();
+    const users = await deps.users.list();
+    const twoFactorRequired = isOwner && (await deps.users.twoFactor.required());
     const body = html`<h1>Settings</h1>
       ${options.secret ?? ''}
       <p>
@@ -48,7 +49,7 @@ export function createSettingsPage(deps: DashboardServices) {
       </p>
       ${isOwner ? webhooksSection(session, webhooks, log, now) : ''}
       ${tokensSection(session, access.role, tokens, users, now)}
-      ${isOwner ? usersSection(session, users, deps.users.twoFactor.required(), now) : ''}`;
+      ${isOwner ? usersSection(session, users, twoFactorRequired, now) : ''}`;
     return c.html(
       page({ title: 'Settings', session, current: '/settings', body, flash: options.flash ?? takeFlash(c) }),
       options.status ?? 200,
@@ -141,40 +142,40 @@ export function createSettingsPage(deps: DashboardServices) {
     ),
   );
   app.post('/settings/users/:id/role', (c) =>
-    change(c, (form) => {
-      const user = deps.users.setRole(c.req.param('id'), roleOf(form), c.get('actor'));
+    change(c, async (form) => {
+      const user = await deps.users.setRole(c.req.param('id'), roleOf(form), c.get('actor'));
       return `${user.username} is now a ${user.role}; their sessions ended.`;
     }),
   );
   app.post('/settings/users/:id/scope', (c) =>
-    change(c, (form) => {
+    change(c, async (form) => {
       const tags = text(form, 'tags')
         .split(',')
         .map((tag) => tag.trim())
         .filter((tag) => tag !== '');
-      const user = deps.users.setScope(c.req.param('id'), tags.length === 0 ? null : tags, c.get('actor'));
+      const user = await deps.users.setScope(c.req.param('id'), tags.length === 0 ? null : tags, c.get('actor'));
       return `${user.username} now sees ${user.scopeTags === null ? 'every site' : `the sites tagged ${user.scopeTags.join(', ')}`}; their sessions ended.`;
     }),
   );
   app.post('/settings/users/two-factor-required', (c) =>
-    change(c, (form) => {
-      const required = deps.users.twoFactor.setRequired(text(form, 'required') === 'yes', c.get('actor'));
+    change(c, async (form) => {
+      const required = await deps.users.twoFactor.setRequired(text(form, 'required') === 'yes', c.get('actor'));
       return required
         ? 'Two-factor sign-in is required: users without it are sent to set it up.'
         : 'Two-factor sign-in is no longer required.';
     }),
   );
   app.post('/settings/users/:id/two-factor/reset', (c) =>
-    change(c, () => {
+    change(c, async () => {
       const id = c.req.param('id');
-      deps.users.twoFactor.reset(id, c.get('actor'));
-      return `Two-factor of ${deps.users.find(id)?.username ?? id} is reset; they may set it up again.`;
+      await deps.users.twoFactor.reset(id, c.get('actor'));
+      return `Two-factor of ${(await deps.users.find(id))?.username ?? id} is reset; they may set it up again.`;
     }),
   );
   app.route('/', createTwoFactorPages(deps));
   app.route('/', createSessionsPages(deps));
   app.post('/settings/users/:id/reset', async (c) => {
-    const user = deps.users.list().find((u) => u.id === c.req.param('id'));
+    const user = (await deps.users.list()).find((u) => u.id === c.req.param('id'));
     if (!user) return render(c, { flash: { kind: 'error', text: 'No such user.' } });
     const password = await deps.users.resetPassword(user.username);
     return render(c, { secret: secretBox(`New password of ${user.username}`, password) });

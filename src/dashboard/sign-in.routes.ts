@@ -109,8 +109,8 @@ export function createSignInRoutes({
   });
   app.route('/', createTwoFactorSignInRoutes({ users, httpsPublicUrl }));
   if (oidc) app.route('/', createSingleSignOnRoutes({ oidc, httpsPublicUrl, safeNext }));
-  app.post('/sign-out', requireSession(users, httpsPublicUrl), (c) => {
-    users.signOut(c.get('session').sessionId);
+  app.post('/sign-out', requireSession(users, httpsPublicUrl), async (c) => {
+    await users.signOut(c.get('session').sessionId);
     clearSessionCookie(c, isSecure(c, httpsPublicUrl));
     return c.redirect('/sign-in', 303);
   });

@@ -83,7 +83,12 @@ export function createTwoFactorSignInRoutes({
     const clear = () =>
       deleteCookie(c, PENDING_COOKIE, { path: SIGN_IN_CODE_PATH, secure: isSecure(c, httpsPublicUrl) });
     try {
-      const signedIn = users.completeSignIn(pending, field(form, 'code'), clientAddress(c), c.req.header('user-agent'));
+      const signedIn = await users.completeSignIn(
+        pending,
+        field(form, 'code'),
+        clientAddress(c),
+        c.req.header('user-agent'),
+      );
       clear();
       setSessionCookie(c, signedIn.token, signedIn.expiresAt, isSecure(c, httpsPublicUrl));
       if (signedIn.factor === 'recovery-code')
@@ -117,7 +122,7 @@ export function createTwoFactorSignInRoutes({
 export function requireTwoFactorEnrolment(users: UsersService): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     const session = c.get('session');
-    if (!session || session.user.twoFactorEnabled || session.method === 'oidc' || !users.twoFactor.required())
+    if (!session || session.user.twoFactorEnabled || session.method === 'oidc' || !(await users.twoFactor.required()))
       return next();
     const path = c.req.path;
     if (path === ENROL_PATH || path.startsWith(`${ENROL_PATH}/`)) return next();
@@ -129,9 +134,9 @@ export function requireTwoFactorEnrolment(users: UsersService): MiddlewareHandle
 const dateTime = (at: Date | null) => (at ? at.toISOString().slice(0, 16).replace('T', ' ') + ' UTC' : '—');
 
 /** The account page's two-factor section: on (recovery codes, turn off) or off (set up). */
-export function twoFactorSection(deps: DashboardServices, c: Context<DashboardEnv>): Html {
+export async function twoFactorSection(deps: DashboardServices, c: Context<DashboardEnv>): Promise<Html> {
   const session = c.get('session');
-  const status = deps.users.twoFactor.status(session.user.id);
+  const status = await deps.users.twoFactor.status(session.user.id);
   if (!status.enabled)
     return html`<section class="card" id="two-factor" aria-labelledby="two-factor-h">
       <h2 id="two-factor-h">Two-factor sign-in</h2>
@@ -187,7 +192,7 @@ export function createTwoFactorPages(deps: DashboardServices) {
   async function enrolPage(c: Context<DashboardEnv>, flash: Flash | null = takeFlash(c), status: 200 | 400 = 200) {
     const session = c.get('session');
     if (session.user.twoFactorEnabled) return c.redirect('/settings/account', 303);
-    const required = twoFactor().required();
+    const required = await twoFactor().required();
     const enrolment = await twoFactor().pendingEnrolment(session.user.id);
     const body = html`<h1>Set up two-factor sign-in</h1>
       ${
@@ -256,7 +261,7 @@ export function createTwoFactorPages(deps: DashboardServices) {
     const form = await c.req.parseBody();
     const session = c.get('session');
     try {
-      const { recoveryCodes } = twoFactor().confirm(session.user.id, field(form, 'code'));
+      const { recoveryCodes } = await twoFactor().confirm(session.user.id, field(form, 'code'));
       const body = html`<h1>Two-factor sign-in is on</h1>
         ${recoveryCodesCard(recoveryCodes)}`;
       return c.html(page({ title: 'Two-factor sign-in', session, current: '/settings', body }));
@@ -269,7 +274,7 @@ export function createTwoFactorPages(deps: DashboardServices) {
     const form = await c.req.parseBody();
     const session = c.get('session');
     try {
-      const { recoveryCodes } = twoFactor().regenerateRecoveryCodes(session.user.id, field(form, 'code'));
+      const { recoveryCodes } = await twoFactor().regenerateRecoveryCodes(session.user.id, field(form, 'code'));
       const body = html`<h1>New recovery codes</h1>
         ${recoveryCodesCard(recoveryCodes)}`;
       return c.html(page({ title: 'Recovery codes', session, current: '/settings', body }));

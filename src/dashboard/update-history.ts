@@ -19,8 +19,8 @@ type HistoryRow = ReturnType<DashboardServices['bulkUpdates']['history']>[number
 type Names = (trigger: { kind: string; id: string | null }) => string;
 
 /** Who asked, by name: the dashboard user, the policy, or an API token. */
-export function triggerNames(deps: Pick<DashboardServices, 'users' | 'updatePolicies'>): Names {
-  const users = new Map(deps.users.list().map((user) => [user.id, user.username]));
+export async function triggerNames(deps: Pick<DashboardServices, 'users' | 'updatePolicies'>): Promise<Names> {
+  const users = new Map((await deps.users.list()).map((user) => [user.id, user.username]));
   const policies = new Map(deps.updatePolicies.list().map((policy) => [policy.id, policy.name]));
   return ({ kind, id }) => {
     if (kind === 'policy') return `policy ${(id && policies.get(id)) ?? id ?? ''}`.trim();
@@ -123,12 +123,13 @@ export function brokenByUpdateNotice(
 }
 
 /** A site's update history on its page: each attempt, newest first, who asked and how it ended. */
-export function updateHistorySection(
+export async function updateHistorySection(
   deps: Pick<DashboardServices, 'bulkUpdates' | 'users' | 'updatePolicies'>,
   siteId: string,
   now: number,
 ) {
   const attempts = deps.bulkUpdates.history({ siteId, limit: LISTED });
+  const names = attempts.length === 0 ? undefined : await triggerNames(deps);
   return html`<section class="card" id="update-history" aria-labelledby="update-history-h">
     <h2 id="update-history-h">Update history</h2>
     ${
@@ -138,7 +139,7 @@ export function updateHistorySection(
               <table>
                 ${columns('Item', 'Version', 'Result', 'Asked by', 'When')}
                 <tbody>
-                  ${historyRows(attempts, triggerNames(deps), now, undefined, rollbackable(attempts))}
+                  ${historyRows(attempts, names!, now, undefined, rollbackable(attempts))}
                 </tbody>
               </table>
             </div>
@@ -176,7 +177,8 @@ export function createUpdateHistoryPage(deps: DashboardServices) {
     const query = HistoryQuery.parse(c.req.query());
     // Site scopes (issue 33): the attempts (and tags, and site names) of the sites the user may see.
     const scope = c.get('access').sites;
-    const users = deps.users.list();
+    const users = await deps.users.list();
+    const names = await triggerNames(deps);
     const day = (date: string | undefined, plus = 0) =>
       date ? new Date(Date.parse(`${date}T00:00:00Z`) + plus * 86_400_000) : undefined;
     const visible = async (siteId: string) => {
@@ -265,7 +267,7 @@ export function createUpdateHistoryPage(deps: DashboardServices) {
               <table>
                 ${columns('Site', 'Item', 'Version', 'Result', 'Asked by', 'When')}
                 <tbody>
-                  ${historyRows(shown, triggerNames(deps), now, (row) => html`<a href="/sites/${row.siteId}">${urls.get(row.siteId) ?? row.siteId}</a>`)}
+                  ${historyRows(shown, names, now, (row) => html`<a href="/sites/${row.siteId}">${urls.get(row.siteId) ?? row.siteId}</a>`)}
                 </tbody>
               </table>
             </div>`

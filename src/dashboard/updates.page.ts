@@ -177,7 +177,7 @@ export function createUpdatesPage(deps: DashboardServices) {
             : ''
         }
       </section>
-      ${await runHistory(deps, triggerNames(deps), deps.clock.now().getTime(), scope)}`;
+      ${await runHistory(deps, await triggerNames(deps), deps.clock.now().getTime(), scope)}`;
     return c.html(page({ title: 'Updates', session, current: '/updates', body, flash: takeFlash(c) }));
   });
   return app;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDatabase, type Db } from '../db/database.js';
+import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { sqliteStateOf } from '../db/state-db.js';
 import { isRole, roles, type Role } from '../shared/actor.js';
 import { systemClock } from '../shared/clock.js';
@@ -29,7 +29,7 @@ export async function tokenCommand({
   /** What a mistake in the command's arguments throws: the command line prints it with its usage (cli.ts). */
   UsageError: new (message: string) => Error;
   /** The id of the user named NAME, for `--user` (the users feature's, wired by cli.ts). */
-  userIdByName: (database: { db: Db }, name: string) => string;
+  userIdByName: (database: DatabaseHandle, name: string) => Promise<string>;
 }): Promise<number> {
   const [action, ...rest] = args;
   const { values, positionals } = parseArgs({
@@ -65,7 +65,7 @@ export async function tokenCommand({
         const days = values['expires-in-days'];
         if (days !== undefined && !/^[1-9]\d{0,3}$/.test(days))
           throw new UsageError('--expires-in-days must be a whole number of days, 1 to 9999');
-        const userId = values.user === undefined ? null : userIdByName(database, values.user);
+        const userId = values.user === undefined ? null : await userIdByName(database, values.user);
         const created = await tokens.create(values.name, role, {
           userId,
           expiresAt: days === undefined ? null : new Date(systemClock.now().getTime() + Number(days) * 86_400_000),

@@ -1,24 +1,38 @@
-import { and, eq } from 'drizzle-orm';
-import type { Db } from '../db/database.js';
-import { users, type UserRow } from './users.table.js';
+import { and, eq, isNull } from 'drizzle-orm';
+import { rowsChanged, tableFor } from '../db/dialect.js';
+import type { StateDatabase } from '../db/state-db.js';
+import * as pg from './users.pg-table.js';
+import * as sqlite from './users.table.js';
+import type { UserRow } from './users.table.js';
 
-/** The users' single sign-on identities (the `oidc_issuer`/`oidc_subject` columns of `users`). */
-export function createOidcRepository({ db }: { db: Db }) {
+/**
+ * The users' single sign-on identities (the `oidc_issuer`/`oidc_subject` columns of `users`), on either
+ * dialect (issue 34, docs/design/cluster-state.md): one body, every statement through the state database.
+ */
+export function createOidcRepository(state: StateDatabase) {
+  const users = tableFor(state.dialect, { sqlite: sqlite.users, postgres: pg.users });
+  const first = <T>(rows: T[]): T | undefined => rows[0];
   return {
-    findByIdentity: (issuer: string, subject: string): UserRow | undefined =>
-      db
-        .select()
-        .from(users)
-        .where(and(eq(users.oidcIssuer, issuer), eq(users.oidcSubject, subject)))
-        .get(),
-    findByUsername: (username: string): UserRow | undefined =>
-      db.select().from(users).where(eq(users.username, username)).get(),
+    findByIdentity: (issuer: string, subject: string): Promise<UserRow | undefined> =>
+      state.run((db) =>
+        db
+          .select()
+          .from(users)
+          .where(and(eq(users.oidcIssuer, issuer), eq(users.oidcSubject, subject)))
+          .then(first),
+      ),
+    findByUsername: (username: string): Promise<UserRow | undefined> =>
+      state.run((db) => db.select().from(users).where(eq(users.username, username)).then(first)),
     /** Links the user to the identity; false when the user is gone or already linked to another one. */
-    link(userId: string, issuer: string, subject: string): boolean {
-      return (
-        db.update(users).set({ oidcIssuer: issuer, oidcSubject: subject }).where(eq(users.id, userId)).run().changes ===
-        1
-      );
-    },
+    link: (userId: string, issuer: string, subject: string): Promise<boolean> =>
+      state.run(
+        async (db) =>
+          rowsChanged(
+            await db
+              .update(users)
+              .set({ oidcIssuer: issuer, oidcSubject: subject })
+              .where(and(eq(users.id, userId), isNull(users.oidcIssuer))),
+          ) === 1,
+      ),
   };
 }

@@ -4,7 +4,7 @@ import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
 import { isProblem, type AppError } from '../shared/errors.js';
 import type { Role } from '../shared/actor.js';
-import type { Db } from '../db/database.js';
+import type { StateDatabase } from '../db/state-db.js';
 import { randomPassword } from './passwords.js';
 import { domainAllowed, emailVerified, roleFromClaims, tagsFromClaims } from './oidc.js';
 import { insecureIssuerAllowed, OIDC_CALLBACK_PATH, type OidcConfig } from './oidc.config.js';
@@ -45,7 +45,7 @@ export interface SingleSignOnResult {
 export function createOidcSignIn({
   config,
   publicUrl,
-  db,
+  state,
   users,
   clock,
   events,
@@ -53,12 +53,13 @@ export function createOidcSignIn({
   config: OidcConfig;
   /** The daemon's public URL: the redirect URI is `<publicUrl>/sign-in/oidc/callback`. */
   publicUrl: string;
-  db: Db;
+  /** The daemon's state database (the one its services were given). */
+  state: StateDatabase;
   users: UsersService;
   clock: Clock;
   events: Events;
 }) {
-  const repository = createOidcRepository({ db });
+  const repository = createOidcRepository(state);
   const redirectUri = `${publicUrl.replace(/\/+$/, '')}${OIDC_CALLBACK_PATH}`;
   const flows = new Map<string, Flow>();
   let discovered: { configuration: client.Configuration; at: number } | null = null;
@@ -223,9 +224,9 @@ export function createOidcSignIn({
       const tags = config.tagsClaim ? tagsFromClaims(claims, config.tagsClaim, config.tagPrefix) : [];
 
       const userId = await findOrLink(issuer, subject, email, role, address);
-      applyRole(userId, role);
-      if (config.tagsClaim) applyScope(userId, role, tags);
-      const session = users.openSingleSignOnSession(userId, address, userAgent);
+      await applyRole(userId, role);
+      if (config.tagsClaim) await applyScope(userId, role, tags);
+      const session = await users.openSingleSignOnSession(userId, address, userAgent);
       return { session, next: flow.next, role, tags };
     },
   };
@@ -238,12 +239,12 @@ export function createOidcSignIn({
    * (`oidc-account-conflict`): an owner renames or deletes the local account first.
    */
   async function findOrLink(issuer: string, subject: string, email: string, role: Role, address: string) {
-    const known = repository.findByIdentity(issuer, subject);
+    const known = await repository.findByIdentity(issuer, subject);
     if (known) return known.id;
-    const existing = repository.findByUsername(email);
+    const existing = await repository.findByUsername(email);
     if (existing) {
       const safe = config.allowedDomains.length > 0 && existing.oidcIssuer === null;
-      if (!safe || !repository.link(existing.id, issuer, subject))
+      if (!safe || !(await repository.link(existing.id, issuer, subject)))
         refuse(
           oidcProblems.accountConflict.create(
             `a local account named ${email} exists and is not linked to this provider; an owner can rename or delete it${
@@ -269,15 +270,15 @@ export function createOidcSignIn({
         );
       throw error;
     }
-    repository.link(created.id, issuer, subject);
+    await repository.link(created.id, issuer, subject);
     events.emit('user.oidc_linked', { userId: created.id, username: created.username, issuer });
     return created.id;
   }
 
   /** The claims decide the role at every sign-in; the last owner stays an owner (an owner must remain). */
-  function applyRole(userId: string, role: Role): void {
+  async function applyRole(userId: string, role: Role): Promise<void> {
     try {
-      users.setRole(userId, role);
+      await users.setRole(userId, role);
     } catch (error) {
       if (!isProblem(error, usersProblems.lastOwner)) throw error;
     }
@@ -289,11 +290,11 @@ export function createOidcSignIn({
    * otherwise, and so does the sign-in). An owner always sees every site. Written only when it changed
    * (a change ends the user's other sessions).
    */
-  function applyScope(userId: string, role: Role, tags: string[]): void {
+  async function applyScope(userId: string, role: Role, tags: string[]): Promise<void> {
     const wanted = role === 'owner' || tags.length === 0 ? null : tags;
-    const current = users.find(userId)?.scopeTags ?? null;
+    const current = (await users.find(userId))?.scopeTags ?? null;
     if (JSON.stringify(current) === JSON.stringify(wanted)) return;
-    users.setScope(userId, wanted);
+    await users.setScope(userId, wanted);
   }
 }
 

@@ -56,7 +56,7 @@ export function createSignIn({
   /** Checks the second step's code (throws when two-factor is not configured in this process). */
   twoFactor: () => TwoFactorService;
   /** The user with the id, else `user-not-found`. */
-  findUser: (id: string) => UserRow;
+  findUser: (id: string) => Promise<UserRow>;
   sessions: Pick<UserSessions, 'openSession'>;
 }) {
   const byAccountAndAddress = createBackoffThrottle({ policy: throttle.perAccountAndAddress, clock });
@@ -106,6 +106,9 @@ export function createSignIn({
       const acceptable = !hasControlCharacters(rawUsername);
       const username = rawUsername.trim().toLowerCase().slice(0, 100);
       const accountKey = JSON.stringify([address, username]);
+      // The user is looked up first (the one wait before the hash): from the throttle's check to the hash's turn
+      // in the pool is then one synchronous step, so that a burst's attempts are counted and queued one by one.
+      const user = acceptable && USERNAME.test(username) ? await repository.findByUsername(username) : undefined;
       const retryAfter = Math.max(
         byAccountAndAddress.retryAfterSeconds(accountKey),
         byAddress.retryAfterSeconds(address),
@@ -114,12 +117,11 @@ export function createSignIn({
         throw usersProblems.signInLimited.create(`too many failed sign-ins; try again in ${retryAfter} s`, {
           retryAfter,
         });
-      // Every turn of the hashing pool taken and its queue full: refused now, before the user is looked up (not counted).
+      // Every turn of the hashing pool taken and its queue full: refused now, before it is hashed (not counted).
       const busy = hasher.busy();
       if (busy) throw busy;
       byAccountAndAddress.take(accountKey);
       byAddress.take(address);
-      const user = acceptable && USERNAME.test(username) ? repository.findByUsername(username) : undefined;
       // At most MAX_PASSWORD characters are hashed: a longer password is wrong, at the same cost.
       const candidate = password.slice(0, MAX_PASSWORD);
       let ok: boolean;
@@ -149,15 +151,15 @@ export function createSignIn({
      * sign-in `signIn` answered. Counted like passwords (per account and address, per address)
      * before the code is checked; a wrong code leaves the pending sign-in for another try.
      */
-    completeSignIn(
+    async completeSignIn(
       pendingToken: string,
       code: string,
       address: string,
       userAgent?: string,
-    ): SignedInSession & { token: string; factor: SecondFactor } {
+    ): Promise<SignedInSession & { token: string; factor: SecondFactor }> {
       const pending = pendingToken.length <= 100 ? pendingSignIns.get(pendingToken) : undefined;
       const now = clock.now().getTime();
-      const user = pending && now < pending.expiresAt ? repository.findById(pending.userId) : undefined;
+      const user = pending && now < pending.expiresAt ? await repository.findById(pending.userId) : undefined;
       if (!pending || !user || !user.totpSecret || user.passwordChangedAt.getTime() !== pending.passwordChangedAt) {
         if (pending) pendingSignIns.delete(pendingToken);
         throw twoFactorProblems.signInExpired.create('the sign-in expired or is unknown; enter your password again');
@@ -171,7 +173,7 @@ export function createSignIn({
         throw usersProblems.signInLimited.create(`too many wrong codes; try again in ${retryAfter} s`, { retryAfter });
       codesByAccountAndAddress.take(accountKey);
       byAddress.take(address);
-      const checked = twoFactor().check(user.id, code.slice(0, 100));
+      const checked = await twoFactor().check(user.id, code.slice(0, 100));
       if (!checked) {
         events.emit('user.two_factor_failed', { userId: user.id, username: user.username, address });
         throw twoFactorProblems.codeInvalid.create('the code is wrong, expired or was used already');
@@ -186,15 +188,19 @@ export function createSignIn({
           address,
           remaining: checked.recoveryCodesLeft ?? 0,
         });
-      return { ...openSession(user, address, userAgent), factor: checked.factor };
+      return { ...(await openSession(user, address, userAgent)), factor: checked.factor };
     },
 
     /**
      * A session for a user the identity provider vouched for (single sign-on, oidc.service.ts): no
      * password and no local second factor (the provider's own apply). The user must exist.
      */
-    openSingleSignOnSession(userId: string, address: string, userAgent?: string): SignedInSession & { token: string } {
-      return openSession(findUser(userId), address, userAgent, 'oidc');
+    async openSingleSignOnSession(
+      userId: string,
+      address: string,
+      userAgent?: string,
+    ): Promise<SignedInSession & { token: string }> {
+      return openSession(await findUser(userId), address, userAgent, 'oidc');
     },
   };
 }

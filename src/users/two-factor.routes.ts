@@ -204,7 +204,7 @@ const sessionView = (s: SessionSummary) => ({
  * Whose sessions or two-factor a request is about: `me` (or one's own id) is the token's user; an
  * owner may name anyone (an unknown id: 404 `user-not-found`, from the service), nobody else may.
  */
-function whose(c: Context<AppEnv>, id: string, users: UsersService): { userId: string; self: boolean } {
+async function whose(c: Context<AppEnv>, id: string, users: UsersService): Promise<{ userId: string; self: boolean }> {
   const access = c.get('access');
   if (id === 'me' || id === access.userId) {
     if (!access.userId)
@@ -213,7 +213,7 @@ function whose(c: Context<AppEnv>, id: string, users: UsersService): { userId: s
   }
   if (access.role !== 'owner')
     throw commonProblems.forbidden.create('only an owner may see or change another user’s sessions and two-factor');
-  users.twoFactor.status(id); // 404 user-not-found for an unknown id
+  await users.twoFactor.status(id); // 404 user-not-found for an unknown id
   return { userId: id, self: false };
 }
 
@@ -224,45 +224,46 @@ function ownOnly(target: { self: boolean }): void {
 /** Two-factor and sessions over the API (users.routes.ts mounts them; http/permissions.ts lets every role reach its own). */
 export function createTwoFactorRoutes({ users }: { users: UsersService }) {
   return new OpenAPIHono<AppEnv>()
-    .openapi(routes.requirement, (c) => c.json({ required: users.twoFactor.required() }, 200))
-    .openapi(routes.setRequirement, (c) =>
-      c.json({ required: users.twoFactor.setRequired(c.req.valid('json').required, c.get('actor')) }, 200),
+    .openapi(routes.requirement, async (c) => c.json({ required: await users.twoFactor.required() }, 200))
+    .openapi(routes.setRequirement, async (c) =>
+      c.json({ required: await users.twoFactor.setRequired(c.req.valid('json').required, c.get('actor')) }, 200),
     )
-    .openapi(routes.status, (c) =>
-      c.json(statusView(users.twoFactor.status(whose(c, c.req.valid('param').id, users).userId)), 200),
-    )
+    .openapi(routes.status, async (c) => {
+      const target = await whose(c, c.req.valid('param').id, users);
+      return c.json(statusView(await users.twoFactor.status(target.userId)), 200);
+    })
     .openapi(routes.begin, async (c) => {
-      const target = whose(c, c.req.valid('param').id, users);
+      const target = await whose(c, c.req.valid('param').id, users);
       ownOnly(target);
       return c.json(await users.twoFactor.begin(target.userId), 201);
     })
-    .openapi(routes.confirm, (c) => {
-      const target = whose(c, c.req.valid('param').id, users);
+    .openapi(routes.confirm, async (c) => {
+      const target = await whose(c, c.req.valid('param').id, users);
       ownOnly(target);
-      return c.json(users.twoFactor.confirm(target.userId, c.req.valid('json').code), 200);
+      return c.json(await users.twoFactor.confirm(target.userId, c.req.valid('json').code), 200);
     })
     .openapi(routes.disable, async (c) => {
-      const target = whose(c, c.req.valid('param').id, users);
+      const target = await whose(c, c.req.valid('param').id, users);
       if (target.self) await users.twoFactor.disable(target.userId, c.req.valid('json'), c.get('actor'));
-      else users.twoFactor.reset(target.userId, c.get('actor'));
+      else await users.twoFactor.reset(target.userId, c.get('actor'));
       return c.body(null, 204);
     })
-    .openapi(routes.recoveryCodes, (c) => {
-      const target = whose(c, c.req.valid('param').id, users);
+    .openapi(routes.recoveryCodes, async (c) => {
+      const target = await whose(c, c.req.valid('param').id, users);
       ownOnly(target);
-      return c.json(users.twoFactor.regenerateRecoveryCodes(target.userId, c.req.valid('json').code), 200);
+      return c.json(await users.twoFactor.regenerateRecoveryCodes(target.userId, c.req.valid('json').code), 200);
     })
-    .openapi(routes.sessions, (c) => {
-      const target = whose(c, c.req.valid('param').id, users);
-      return c.json({ items: users.listSessions(target.userId).map(sessionView) }, 200);
+    .openapi(routes.sessions, async (c) => {
+      const target = await whose(c, c.req.valid('param').id, users);
+      return c.json({ items: (await users.listSessions(target.userId)).map(sessionView) }, 200);
     })
-    .openapi(routes.revokeAll, (c) => {
-      const target = whose(c, c.req.valid('param').id, users);
-      return c.json({ ended: users.revokeOtherSessions(target.userId, null, c.get('actor')) }, 200);
+    .openapi(routes.revokeAll, async (c) => {
+      const target = await whose(c, c.req.valid('param').id, users);
+      return c.json({ ended: await users.revokeOtherSessions(target.userId, null, c.get('actor')) }, 200);
     })
-    .openapi(routes.revoke, (c) => {
+    .openapi(routes.revoke, async (c) => {
       const { id, sessionId } = c.req.valid('param');
-      users.revokeSession(whose(c, id, users).userId, sessionId, c.get('actor'));
+      await users.revokeSession((await whose(c, id, users)).userId, sessionId, c.get('actor'));
       return c.body(null, 204);
     });
 }

@@ -73,8 +73,8 @@ export function createTwoFactorService({
     return secrets;
   }
 
-  function findUser(id: string): UserRow {
-    const user = users.findById(id);
+  async function findUser(id: string): Promise<UserRow> {
+    const user = await users.findById(id);
     if (!user) throw usersProblems.notFound.create(`no user has the id ${id}`);
     return user;
   }
@@ -91,26 +91,26 @@ export function createTwoFactorService({
   }
 
   /** Whether `code` is a current TOTP code of the user not used before; records its step when it is. */
-  function acceptTotp(user: UserRow, code: string): boolean {
+  async function acceptTotp(user: UserRow, code: string): Promise<boolean> {
     if (!user.totpSecret || !looksLikeTotpCode(code)) return false;
     const step = totpStep(box().open(user.totpSecret), code, clock.now());
-    return step !== null && repository.takeStep(user.id, step);
+    return step !== null && (await repository.takeStep(user.id, step));
   }
 
-  function requireTotp(user: UserRow, code: string): void {
-    if (!acceptTotp(user, code))
+  async function requireTotp(user: UserRow, code: string): Promise<void> {
+    if (!(await acceptTotp(user, code)))
       throw twoFactorProblems.codeInvalid.create('the code is wrong, expired or was used already; nothing changed');
   }
 
   const service = {
-    status(userId: string): TwoFactorStatus {
-      const user = findUser(userId);
+    async status(userId: string): Promise<TwoFactorStatus> {
+      const user = await findUser(userId);
       return {
         enabled: user.totpSecret !== null,
         enabledAt: user.totpEnabledAt,
         pending: user.totpSecret === null && user.totpPendingSecret !== null,
-        recoveryCodesLeft: user.totpSecret ? repository.recoveryCodesLeft(user.id) : 0,
-        required: service.required(),
+        recoveryCodesLeft: user.totpSecret ? await repository.recoveryCodesLeft(user.id) : 0,
+        required: await service.required(),
       };
     },
 
@@ -119,16 +119,18 @@ export function createTwoFactorService({
      * confirmed. Beginning again replaces it (a QR code scanned on the wrong phone).
      */
     async begin(userId: string): Promise<Enrolment> {
-      const user = findUser(userId);
+      const user = await findUser(userId);
       if (user.totpSecret) throw twoFactorProblems.alreadyEnabled.create('two-factor is on; turn it off first');
       const secret = newTotpSecret();
-      repository.setPendingSecret(user.id, box().seal(secret));
+      // Refused by the write too when two-factor went on meanwhile (or the user went).
+      if (!(await repository.setPendingSecret(user.id, box().seal(secret))))
+        await refuseChanged(user.id, twoFactorProblems.alreadyEnabled.create('two-factor is on; turn it off first'));
       return service.enrolment(user.id, secret, user.username);
     },
 
     /** The pending enrolment again (the page reloaded), or null when none was begun. */
     async pendingEnrolment(userId: string): Promise<Enrolment | null> {
-      const user = findUser(userId);
+      const user = await findUser(userId);
       if (user.totpSecret || !user.totpPendingSecret) return null;
       return service.enrolment(user.id, box().open(user.totpPendingSecret), user.username);
     },
@@ -139,8 +141,8 @@ export function createTwoFactorService({
     },
 
     /** Confirms the enrolment with a code made from the pending secret: two-factor is on; the recovery codes, once. */
-    confirm(userId: string, code: string): { recoveryCodes: string[] } {
-      const user = findUser(userId);
+    async confirm(userId: string, code: string): Promise<{ recoveryCodes: string[] }> {
+      const user = await findUser(userId);
       if (user.totpSecret) throw twoFactorProblems.alreadyEnabled.create('two-factor is on already');
       if (!user.totpPendingSecret)
         throw twoFactorProblems.notPending.create('begin the enrolment first (POST …/two-factor)');
@@ -148,17 +150,19 @@ export function createTwoFactorService({
       if (step === null)
         throw twoFactorProblems.codeInvalid.create('the code is not right: check the app’s clock and try the next one');
       const codes = newRecoveryCodes();
-      repository.enable(user.id, user.totpPendingSecret, step, clock.now(), recoveryRows(user.id, codes));
+      // Refused by the write when another request confirmed (or began again) meanwhile: its codes stay.
+      if (!(await repository.enable(user.id, user.totpPendingSecret, step, clock.now(), recoveryRows(user.id, codes))))
+        await refuseChanged(user.id, twoFactorProblems.alreadyEnabled.create('two-factor is on already'));
       events.emit('user.two_factor_enabled', { userId: user.id, username: user.username });
       return { recoveryCodes: codes };
     },
 
     /** Turns two-factor off for oneself: a current code (or a recovery code) or the password proves it. */
     async disable(userId: string, proof: { code?: string; password?: string }, by: Actor | null = null): Promise<void> {
-      const user = findUser(userId);
+      const user = await findUser(userId);
       if (!user.totpSecret) throw twoFactorProblems.notEnabled.create('two-factor is not on');
       if (proof.code) {
-        if (!acceptTotp(user, proof.code) && !useRecovery(user, proof.code))
+        if (!(await acceptTotp(user, proof.code)) && !(await useRecovery(user, proof.code)))
           throw twoFactorProblems.codeInvalid.create('the code is wrong, expired or was used already; nothing changed');
       } else if (proof.password) {
         const ok =
@@ -168,26 +172,26 @@ export function createTwoFactorService({
       } else {
         throw twoFactorProblems.proofRequired.create('give a current code (`code`) or your password (`password`)');
       }
-      repository.disable(user.id);
+      await repository.disable(user.id);
       events.emit('user.two_factor_disabled', { userId: user.id, username: user.username, by });
     },
 
     /** An owner turns another user's two-factor off (a lost phone); the user may enrol again. */
-    reset(userId: string, by: Actor | null): void {
-      const user = findUser(userId);
+    async reset(userId: string, by: Actor | null): Promise<void> {
+      const user = await findUser(userId);
       if (!user.totpSecret && !user.totpPendingSecret)
         throw twoFactorProblems.notEnabled.create(`${user.username} has no two-factor to reset`);
-      repository.disable(user.id);
+      await repository.disable(user.id);
       events.emit('user.two_factor_reset', { userId: user.id, username: user.username, by });
     },
 
     /** Ten new recovery codes (the old ones stop working); a current code proves it is the user. */
-    regenerateRecoveryCodes(userId: string, code: string): { recoveryCodes: string[] } {
-      const user = findUser(userId);
+    async regenerateRecoveryCodes(userId: string, code: string): Promise<{ recoveryCodes: string[] }> {
+      const user = await findUser(userId);
       if (!user.totpSecret) throw twoFactorProblems.notEnabled.create('two-factor is not on');
-      requireTotp(user, code);
+      await requireTotp(user, code);
       const codes = newRecoveryCodes();
-      repository.replaceRecoveryCodes(user.id, recoveryRows(user.id, codes));
+      await repository.replaceRecoveryCodes(user.id, recoveryRows(user.id, codes));
       events.emit('user.recovery_codes_regenerated', { userId: user.id, username: user.username });
       return { recoveryCodes: codes };
     },
@@ -196,33 +200,43 @@ export function createTwoFactorService({
      * The sign-in's second step: a current TOTP code (not used before) or an unused recovery code
      * (used up by this). Null when neither; the caller counts the attempt before calling.
      */
-    check(userId: string, code: string): { factor: SecondFactor; recoveryCodesLeft?: number } | null {
-      const user = users.findById(userId);
+    async check(userId: string, code: string): Promise<{ factor: SecondFactor; recoveryCodesLeft?: number } | null> {
+      const user = await users.findById(userId);
       if (!user?.totpSecret) return null;
-      if (acceptTotp(user, code)) return { factor: 'totp' };
-      if (useRecovery(user, code))
-        return { factor: 'recovery-code', recoveryCodesLeft: repository.recoveryCodesLeft(user.id) };
+      if (await acceptTotp(user, code)) return { factor: 'totp' };
+      if (await useRecovery(user, code))
+        return { factor: 'recovery-code', recoveryCodesLeft: await repository.recoveryCodesLeft(user.id) };
       return null;
     },
 
     /** Whether owners require two-factor of every user (cached; only this service writes it). */
-    required(): boolean {
-      required ??= repository.readRequired();
+    async required(): Promise<boolean> {
+      if (required === undefined) {
+        const stored = await repository.readRequired();
+        // A change written while this read waited stays.
+        required ??= stored;
+      }
       return required;
     },
 
-    setRequired(value: boolean, by: Actor | null): boolean {
-      const changed = service.required() !== value;
-      repository.writeRequired(value, clock.now(), actorKey(by));
+    async setRequired(value: boolean, by: Actor | null): Promise<boolean> {
+      const changed = (await service.required()) !== value;
+      await repository.writeRequired(value, clock.now(), actorKey(by));
       required = value;
       if (changed) events.emit('user.two_factor_required_changed', { required: value, by });
       return value;
     },
   };
 
-  function useRecovery(user: UserRow, code: string): boolean {
-    if (looksLikeTotpCode(code) || code.length > 64) return false;
+  function useRecovery(user: UserRow, code: string): Promise<boolean> {
+    if (looksLikeTotpCode(code) || code.length > 64) return Promise.resolve(false);
     return repository.useRecoveryCode(user.id, hashRecoveryCode(code), clock.now());
+  }
+
+  /** A write refused because the user changed meanwhile: `user-not-found` when they went, else `problem`. */
+  async function refuseChanged(userId: string, problem: Error): Promise<never> {
+    await findUser(userId);
+    throw problem;
   }
 
   return service;

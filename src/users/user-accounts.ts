@@ -38,18 +38,18 @@ export function createUserAccounts({
   events: Events;
   hasher: PasswordHasher;
   /** The user with the id, else `user-not-found`. */
-  findUser: (id: string) => UserRow;
+  findUser: (id: string) => Promise<UserRow>;
   sessions: Pick<UserSessions, 'sessionsEnded' | 'endSessionsOf'>;
 }) {
-  /** Whether taking the owner role from `user` would leave no owner. */
-  const isLastOwner = (user: UserRow) => user.role === 'owner' && repository.countOwners() <= 1;
+  const lastOwner = (user: UserRow) =>
+    usersProblems.lastOwner.create(`${user.username} is the only owner; make another user an owner first`);
 
   /** A new user; `owner` unless another role is given (the CLI and the first user; the dashboard asks). */
   async function create(rawUsername: string, password: string, role: UserRole = 'owner'): Promise<UserSummary> {
     if (!isRole(role)) throw usersProblems.roleInvalid.create(`a role is one of ${roles.join(', ')}`);
     const username = checkUsername(rawUsername);
     checkPassword(password);
-    if (repository.findByUsername(username)) throw usersProblems.exists.create(`the user ${username} exists`);
+    if (await repository.findByUsername(username)) throw usersProblems.exists.create(`the user ${username} exists`);
     const now = clock.now();
     const row: UserRow = {
       id: createId('usr', now),
@@ -67,7 +67,7 @@ export function createUserAccounts({
       oidcIssuer: null,
       oidcSubject: null,
     };
-    repository.insertUser(row);
+    await repository.insertUser(row);
     events.emit('user.created', { userId: row.id, username, role });
     return toSummary(row);
   }
@@ -75,10 +75,10 @@ export function createUserAccounts({
   return {
     create,
 
-    list: (): UserSummary[] => repository.listUsers().map(toSummary),
+    list: async (): Promise<UserSummary[]> => (await repository.listUsers()).map(toSummary),
 
-    find: (id: string): UserSummary | undefined => {
-      const row = repository.findById(id);
+    find: async (id: string): Promise<UserSummary | undefined> => {
+      const row = await repository.findById(id);
       return row && toSummary(row);
     },
 
@@ -87,14 +87,15 @@ export function createUserAccounts({
      * again under the new role; their tokens follow at once, tokens.service.ts). The last owner
      * keeps the owner role (`last-owner`).
      */
-    setRole(id: string, role: UserRole, by?: Actor): UserSummary {
+    async setRole(id: string, role: UserRole, by?: Actor): Promise<UserSummary> {
       if (!isRole(role)) throw usersProblems.roleInvalid.create(`a role is one of ${roles.join(', ')}`);
-      const user = findUser(id);
+      const user = await findUser(id);
       if (user.role === role) return toSummary(user);
-      if (isLastOwner(user))
-        throw usersProblems.lastOwner.create(`${user.username} is the only owner; make another user an owner first`);
-      repository.setRole(user.id, role);
-      endSessionsOf(user.id);
+      // The last owner check is the write's own (users.repository.ts): two owners demoted at once leave one.
+      const outcome = await repository.setRole(user.id, role);
+      if (outcome === 'last-owner') throw lastOwner(user);
+      if (outcome === 'missing') throw usersProblems.notFound.create(`no user has the id ${id}`);
+      await endSessionsOf(user.id);
       events.emit('user.role_changed', {
         userId: user.id,
         username: user.username,
@@ -110,8 +111,8 @@ export function createUserAccounts({
      * open event streams (their tokens follow at once, tokens.service.ts). An owner always sees every
      * site; a client's scope names at least one tag (docs/design/team-access.md).
      */
-    setScope(id: string, rawTags: readonly string[] | null, by?: Actor): UserSummary {
-      const user = findUser(id);
+    async setScope(id: string, rawTags: readonly string[] | null, by?: Actor): Promise<UserSummary> {
+      const user = await findUser(id);
       const tags = rawTags === null ? null : checkScopeTags(rawTags);
       if (user.role === 'owner' && tags !== null)
         throw usersProblems.scopeInvalid.create(`${user.username} is an owner: an owner sees every site`);
@@ -119,20 +120,19 @@ export function createUserAccounts({
         throw usersProblems.scopeInvalid.create(
           `${user.username} is a client: a client's scope names at least one tag`,
         );
-      repository.setScopeTags(user.id, tags);
-      endSessionsOf(user.id);
+      await repository.setScopeTags(user.id, tags);
+      await endSessionsOf(user.id);
       events.emit('user.scope_changed', { userId: user.id, username: user.username, tags, by: by ?? null });
       return toSummary({ ...user, scopeTags: tags });
     },
 
     /** Deletes the user, their sessions and streams; their tokens are refused from now on. Never the last owner. */
-    delete(id: string, by?: Actor): UserSummary {
-      const user = findUser(id);
-      if (isLastOwner(user))
-        throw usersProblems.lastOwner.create(`${user.username} is the only owner; make another user an owner first`);
-      const ended = repository.sessionIdsOf(user.id);
-      repository.deleteUser(user.id);
-      sessionsEnded(ended);
+    async delete(id: string, by?: Actor): Promise<UserSummary> {
+      const user = await findUser(id);
+      const { outcome, sessionIds } = await repository.deleteUser(user.id);
+      if (outcome === 'last-owner') throw lastOwner(user);
+      if (outcome === 'missing') throw usersProblems.notFound.create(`no user has the id ${id}`);
+      sessionsEnded(sessionIds);
       events.emit('user.deleted', { userId: user.id, username: user.username, by: by ?? null });
       return toSummary(user);
     },
@@ -147,23 +147,23 @@ export function createUserAccounts({
       currentPassword: string,
       newPassword: string,
     ): Promise<void> {
-      const user = findUser(userId);
+      const user = await findUser(userId);
       checkPassword(newPassword);
       const candidate = currentPassword.slice(0, MAX_PASSWORD);
       if (!(await hasher.verify(candidate, user.passwordHash)) || currentPassword.length > MAX_PASSWORD)
         throw usersProblems.currentPasswordWrong.create('the current password is not right; nothing changed');
-      repository.setPassword(user.id, await hasher.hash(newPassword), clock.now());
-      sessionsEnded(repository.deleteOtherSessionsOf(user.id, currentSessionId));
+      await repository.setPassword(user.id, await hasher.hash(newPassword), clock.now());
+      sessionsEnded(await repository.deleteOtherSessionsOf(user.id, currentSessionId));
       events.emit('user.password_changed', { userId: user.id, username: user.username });
     },
 
     /** Sets a new password (a random one when none is given, returned once) and ends the user's sessions. */
     async resetPassword(rawUsername: string, password = randomPassword()): Promise<string> {
-      const user = repository.findByUsername(checkUsername(rawUsername));
+      const user = await repository.findByUsername(checkUsername(rawUsername));
       if (!user) throw usersProblems.notFound.create(`no user is named ${rawUsername}`);
       checkPassword(password);
-      repository.setPassword(user.id, await hasher.hash(password), clock.now());
-      endSessionsOf(user.id);
+      await repository.setPassword(user.id, await hasher.hash(password), clock.now());
+      await endSessionsOf(user.id);
       events.emit('user.password_reset', { userId: user.id, username: user.username });
       return password;
     },
@@ -173,7 +173,7 @@ export function createUserAccounts({
      * written once to a 0600 file in the data directory. Its path is logged, never the password.
      */
     async ensureBootstrapAdmin(dataDir: string): Promise<{ path: string } | null> {
-      if (repository.countUsers() > 0) return null;
+      if ((await repository.countUsers()) > 0) return null;
       const password = randomPassword();
       const user = await create('admin', password, 'owner');
       const path = join(dataDir, BOOTSTRAP_PASSWORD_FILE);

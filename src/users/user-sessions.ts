@@ -56,7 +56,7 @@ export function createUserSessions({
   clock: Clock;
   events: Events;
   /** The user with the id, else `user-not-found`. */
-  findUser: (id: string) => UserRow;
+  findUser: (id: string) => Promise<UserRow>;
   /** The sessions' list and single revocation (the daemon brings it; the CLI does not). */
   twoFactorRepository?: TwoFactorRepository;
 }) {
@@ -80,19 +80,17 @@ export function createUserSessions({
     sessionsEnded,
 
     /** Ends every session of the user and what watches them (their open event streams). */
-    endSessionsOf(userId: string): void {
-      const ended = repository.sessionIdsOf(userId);
-      repository.deleteSessionsOf(userId);
-      sessionsEnded(ended);
+    async endSessionsOf(userId: string): Promise<void> {
+      sessionsEnded(await repository.deleteSessionsOf(userId));
     },
 
     /** A new session for the user; its token goes in the cookie only. */
-    openSession(
+    async openSession(
       user: UserRow,
       address: string,
       userAgent?: string,
       method: 'password' | 'oidc' = 'password',
-    ): SignedInSession & { token: string } {
+    ): Promise<SignedInSession & { token: string }> {
       const now = clock.now();
       const token = randomBytes(32).toString('base64url');
       const session: SessionRow = {
@@ -107,8 +105,8 @@ export function createUserSessions({
         userAgent: cleanUserAgent(userAgent),
         signInMethod: method,
       };
-      repository.insertSession(session);
-      repository.markSignedIn(user.id, now);
+      await repository.insertSession(session);
+      await repository.markSignedIn(user.id, now);
       events.emit('user.signed_in', { userId: user.id, username: user.username, address, method });
       return {
         token,
@@ -121,31 +119,27 @@ export function createUserSessions({
     },
 
     /** The user's live sessions, most recently seen first; `currentSessionId` is marked `current`. */
-    listSessions(userId: string, currentSessionId?: string): SessionSummary[] {
-      findUser(userId);
-      return twoFactorRepo()
-        .sessionsOf(userId, clock.now())
-        .map((row) => ({ ...row, current: row.id === currentSessionId }));
+    async listSessions(userId: string, currentSessionId?: string): Promise<SessionSummary[]> {
+      await findUser(userId);
+      const rows = await twoFactorRepo().sessionsOf(userId, clock.now());
+      return rows.map((row) => ({ ...row, current: row.id === currentSessionId }));
     },
 
     /** Ends one session of the user (and its open event streams). */
-    revokeSession(userId: string, sessionId: string, by: Actor | null): void {
-      const user = findUser(userId);
-      if (!twoFactorRepo().deleteSessionOf(user.id, sessionId))
+    async revokeSession(userId: string, sessionId: string, by: Actor | null): Promise<void> {
+      const user = await findUser(userId);
+      if (!(await twoFactorRepo().deleteSessionOf(user.id, sessionId)))
         throw twoFactorProblems.sessionNotFound.create(`${user.username} has no session ${sessionId}`);
       sessionsEnded([sessionId]);
       events.emit('user.sessions_revoked', { userId: user.id, username: user.username, count: 1, by });
     },
 
     /** Ends every session of the user but `keep` (the one asking; null: every one). Returns how many ended. */
-    revokeOtherSessions(userId: string, keep: string | null, by: Actor | null): number {
-      const user = findUser(userId);
-      let ended: string[];
-      if (keep) ended = repository.deleteOtherSessionsOf(user.id, keep);
-      else {
-        ended = repository.sessionIdsOf(user.id);
-        repository.deleteSessionsOf(user.id);
-      }
+    async revokeOtherSessions(userId: string, keep: string | null, by: Actor | null): Promise<number> {
+      const user = await findUser(userId);
+      const ended = keep
+        ? await repository.deleteOtherSessionsOf(user.id, keep)
+        : await repository.deleteSessionsOf(user.id);
       sessionsEnded(ended);
       if (ended.length > 0)
         events.emit('user.sessions_revoked', { userId: user.id, username: user.username, count: ended.length, by });
@@ -153,21 +147,21 @@ export function createUserSessions({
     },
 
     /** The session a cookie's token opens, or null when it is unknown or expired; extends its idle time. */
-    authenticate(token: string): SignedInSession | null {
+    async authenticate(token: string): Promise<SignedInSession | null> {
       if (token.length === 0 || token.length > 100) return null;
       const now = clock.now();
-      const found = repository.findSession(sha256(token), now);
+      const found = await repository.findSession(sha256(token), now);
       if (!found) return null;
       const { session, user } = found;
       if (now.getTime() - session.createdAt.getTime() >= SESSION_MAX_MS) {
-        repository.deleteSession(session.id);
+        await repository.deleteSession(session.id);
         return null;
       }
       let expiresAt = session.expiresAt;
       const renewed = now.getTime() - session.lastSeenAt.getTime() >= TOUCH_RESOLUTION_MS;
       if (renewed) {
         expiresAt = new Date(Math.min(now.getTime() + SESSION_IDLE_MS, session.createdAt.getTime() + SESSION_MAX_MS));
-        repository.touchSession(session.id, now, expiresAt);
+        await repository.touchSession(session.id, now, expiresAt);
       }
       return {
         user: toSummary(user),
@@ -180,8 +174,8 @@ export function createUserSessions({
     },
 
     /** Ends the session, and whatever watches it (its open event streams). */
-    signOut(sessionId: string): void {
-      repository.deleteSession(sessionId);
+    async signOut(sessionId: string): Promise<void> {
+      await repository.deleteSession(sessionId);
       sessionsEnded([sessionId]);
     },
 
@@ -189,7 +183,7 @@ export function createUserSessions({
      * Whether the session is still live in the database, whoever ended it (the CLI's `users set-role` and
      * `users reset-password` are another process): an open event stream asks on its heartbeat. Does not extend it.
      */
-    isSessionLive: (sessionId: string): boolean => repository.isSessionLive(sessionId, clock.now()),
+    isSessionLive: (sessionId: string): Promise<boolean> => repository.isSessionLive(sessionId, clock.now()),
 
     /**
      * Calls `onEnd` once when the session ends in this process (sign-out, a password reset);
@@ -205,7 +199,7 @@ export function createUserSessions({
       };
     },
 
-    pruneSessions: (): number => repository.deleteExpiredSessions(clock.now()),
+    pruneSessions: (): Promise<number> => repository.deleteExpiredSessions(clock.now()),
   };
 }
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { openDatabase } from '../db/database.js';
+import { sqliteStateOf } from '../db/state-db.js';
 import { systemClock } from '../shared/clock.js';
 import { createLoggedEvents, createLogger } from '../shared/logger.js';
 import { isRole, roles } from '../shared/actor.js';
@@ -30,12 +31,13 @@ export async function usersCommand({
   const [action, name, ...rest] = args;
   const database = openDatabase(join(dataDir, databaseFile), { migrate });
   try {
+    const state = sqliteStateOf(database);
     const users = createUsersService({
-      repository: createUsersRepository({ db: database.db }),
+      repository: createUsersRepository(state),
       clock: systemClock,
       events: createLoggedEvents(createLogger({ level: 'silent' })),
       // Resetting two-factor needs no secret: it forgets the sealed one.
-      twoFactorRepository: createTwoFactorRepository({ db: database.db }),
+      twoFactorRepository: createTwoFactorRepository(state),
     });
     switch (action) {
       case 'create': {
@@ -51,9 +53,9 @@ export async function usersCommand({
       case 'set-role': {
         const role = rest[0];
         if (!name || !isRole(role)) return usage(out);
-        const user = users.list().find((candidate) => candidate.username === name.trim().toLowerCase());
+        const user = (await users.list()).find((candidate) => candidate.username === name.trim().toLowerCase());
         if (!user) throw usersProblems.notFound.create(`no user is named ${name}`);
-        users.setRole(user.id, role);
+        await users.setRole(user.id, role);
         out(`${user.username} is now a ${role} (their sessions ended)`);
         return 0;
       }
@@ -62,7 +64,7 @@ export async function usersCommand({
         const flag = rest[0];
         if (!name || (flag !== '--tags' && flag !== '--all') || (flag === '--tags' && rest[1] === undefined))
           return usage(out);
-        const user = users.list().find((candidate) => candidate.username === name.trim().toLowerCase());
+        const user = (await users.list()).find((candidate) => candidate.username === name.trim().toLowerCase());
         if (!user) throw usersProblems.notFound.create(`no user is named ${name}`);
         const tags =
           flag === '--all'
@@ -71,7 +73,7 @@ export async function usersCommand({
                 .split(',')
                 .map((tag) => tag.trim())
                 .filter((tag) => tag !== '');
-        const changed = users.setScope(user.id, tags.length === 0 ? null : tags);
+        const changed = await users.setScope(user.id, tags.length === 0 ? null : tags);
         out(
           `${changed.username} now sees ${changed.scopeTags === null ? 'every site' : `the sites tagged ${changed.scopeTags.join(', ')}`} (their sessions ended)`,
         );
@@ -87,14 +89,14 @@ export async function usersCommand({
       case 'reset-two-factor': {
         // The way back in for someone who lost their authenticator and their recovery codes (an owner included).
         if (!name) return usage(out);
-        const user = users.list().find((candidate) => candidate.username === name.trim().toLowerCase());
+        const user = (await users.list()).find((candidate) => candidate.username === name.trim().toLowerCase());
         if (!user) throw usersProblems.notFound.create(`no user is named ${name}`);
-        users.twoFactor.reset(user.id, null);
+        await users.twoFactor.reset(user.id, null);
         out(`two-factor of ${user.username} is off; they sign in with their password and may set it up again`);
         return 0;
       }
       case 'list':
-        for (const user of users.list())
+        for (const user of await users.list())
           out(
             `${user.id}\t${user.username}\t${user.role}\t${user.scopeTags === null ? 'all' : user.scopeTags.join(',') || '-'}\t${user.lastSignedInAt?.toISOString() ?? '-'}`,
           );

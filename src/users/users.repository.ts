@@ -1,85 +1,135 @@
 import { and, asc, count, eq, gt, lte, ne } from 'drizzle-orm';
-import type { Db } from '../db/database.js';
-import { sessions, users, type SessionRow, type UserRow } from './users.table.js';
+import { forUpdate, rowsChanged, tableFor } from '../db/dialect.js';
+import type { StateDatabase, StateDb } from '../db/state-db.js';
+import * as pg from './users.pg-table.js';
+import * as sqlite from './users.table.js';
+import type { SessionRow, UserRow } from './users.table.js';
 
-export function createUsersRepository({ db }: { db: Db }) {
+/**
+ * A change that must leave an owner (users.service.ts's `last-owner`): done, refused because the user is
+ * the only owner, or the user is gone.
+ */
+export type OwnerKeptOutcome = 'done' | 'last-owner' | 'missing';
+
+/**
+ * Users and their sessions on either dialect (issue 34, docs/design/cluster-state.md): one body on
+ * drizzle's common query surface, every statement through the state database.
+ */
+export function createUsersRepository(state: StateDatabase) {
+  const users = tableFor(state.dialect, { sqlite: sqlite.users, postgres: pg.users });
+  const sessions = tableFor(state.dialect, { sqlite: sqlite.sessions, postgres: pg.sessions });
+  const first = <T>(rows: T[]): T | undefined => rows[0];
+  const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
+
+  /**
+   * `change` on `tx` (whether it found the user) unless the user is the only owner, decided on the owners
+   * read and locked first: on PostgreSQL another process's change of an owner waits for this one, then
+   * reads them again, so two owners demoting each other at once leave one.
+   */
+  const keepingAnOwner = (id: string, change: (tx: StateDb) => Promise<boolean>): Promise<OwnerKeptOutcome> =>
+    state.transaction(async (tx) => {
+      const owners = ids(
+        await forUpdate(state.dialect, tx.select({ id: users.id }).from(users).where(eq(users.role, 'owner'))),
+      );
+      if (owners.length === 1 && owners[0] === id) return 'last-owner';
+      return (await change(tx)) ? 'done' : 'missing';
+    });
+
   return {
-    insertUser(row: typeof users.$inferInsert): void {
-      db.insert(users).values(row).run();
+    insertUser: (row: typeof sqlite.users.$inferInsert): Promise<void> =>
+      state.run(async (db) => {
+        await db.insert(users).values(row);
+      }),
+    findByUsername: (username: string): Promise<UserRow | undefined> =>
+      state.run((db) => db.select().from(users).where(eq(users.username, username)).then(first)),
+    findById: (id: string): Promise<UserRow | undefined> =>
+      state.run((db) => db.select().from(users).where(eq(users.id, id)).then(first)),
+    listUsers: (): Promise<UserRow[]> => state.run((db) => db.select().from(users).orderBy(asc(users.id))),
+    countUsers: (): Promise<number> =>
+      state.run((db) =>
+        db
+          .select({ n: count() })
+          .from(users)
+          .then((rows) => rows[0]?.n ?? 0),
+      ),
+    /** Gives the user the role, unless they are the only owner and the role is another. */
+    setRole: async (id: string, role: UserRow['role']): Promise<OwnerKeptOutcome> => {
+      const write = async (db: StateDb) =>
+        rowsChanged(await db.update(users).set({ role }).where(eq(users.id, id))) === 1;
+      if (role === 'owner') return (await state.run(write)) ? 'done' : 'missing';
+      return keepingAnOwner(id, write);
     },
-    findByUsername: (username: string): UserRow | undefined =>
-      db.select().from(users).where(eq(users.username, username)).get(),
-    findById: (id: string): UserRow | undefined => db.select().from(users).where(eq(users.id, id)).get(),
-    listUsers: (): UserRow[] => db.select().from(users).orderBy(asc(users.id)).all(),
-    countUsers: (): number => db.select({ n: count() }).from(users).get()?.n ?? 0,
-    setRole(id: string, role: UserRow['role']): void {
-      db.update(users).set({ role }).where(eq(users.id, id)).run();
+    setScopeTags: (id: string, scopeTags: string[] | null): Promise<void> =>
+      state.run(async (db) => {
+        await db.update(users).set({ scopeTags }).where(eq(users.id, id));
+      }),
+    /**
+     * Deletes the user, unless they are the only owner; their sessions go with them (foreign key), and
+     * their ids are answered with the outcome.
+     */
+    deleteUser: async (id: string): Promise<{ outcome: OwnerKeptOutcome; sessionIds: string[] }> => {
+      let sessionIds: string[] = [];
+      const outcome = await keepingAnOwner(id, async (tx) => {
+        sessionIds = ids(await tx.select({ id: sessions.id }).from(sessions).where(eq(sessions.userId, id)));
+        return rowsChanged(await tx.delete(users).where(eq(users.id, id))) === 1;
+      });
+      return { outcome, sessionIds: outcome === 'done' ? sessionIds : [] };
     },
-    setScopeTags(id: string, scopeTags: string[] | null): void {
-      db.update(users).set({ scopeTags }).where(eq(users.id, id)).run();
-    },
-    countOwners: (): number => db.select({ n: count() }).from(users).where(eq(users.role, 'owner')).get()?.n ?? 0,
-    /** Deletes the user; their sessions go with them (foreign key). */
-    deleteUser(id: string): void {
-      db.delete(users).where(eq(users.id, id)).run();
-    },
-    setPassword(id: string, passwordHash: string, at: Date): void {
-      db.update(users).set({ passwordHash, passwordChangedAt: at }).where(eq(users.id, id)).run();
-    },
-    markSignedIn(id: string, at: Date): void {
-      db.update(users).set({ lastSignedInAt: at }).where(eq(users.id, id)).run();
-    },
-    insertSession(row: SessionRow): void {
-      db.insert(sessions).values(row).run();
-    },
-    /** The live session with that token hash and its user. */
-    findSession(tokenHash: string, now: Date): { session: SessionRow; user: UserRow } | undefined {
-      return db
-        .select({ session: sessions, user: users })
-        .from(sessions)
-        .innerJoin(users, eq(users.id, sessions.userId))
-        .where(and(eq(sessions.tokenHash, tokenHash), gt(sessions.expiresAt, now)))
-        .get();
-    },
-    touchSession(id: string, lastSeenAt: Date, expiresAt: Date): void {
-      db.update(sessions).set({ lastSeenAt, expiresAt }).where(eq(sessions.id, id)).run();
-    },
-    deleteSession(id: string): void {
-      db.delete(sessions).where(eq(sessions.id, id)).run();
-    },
+    setPassword: (id: string, passwordHash: string, at: Date): Promise<void> =>
+      state.run(async (db) => {
+        await db.update(users).set({ passwordHash, passwordChangedAt: at }).where(eq(users.id, id));
+      }),
+    markSignedIn: (id: string, at: Date): Promise<void> =>
+      state.run(async (db) => {
+        await db.update(users).set({ lastSignedInAt: at }).where(eq(users.id, id));
+      }),
+    insertSession: (row: SessionRow): Promise<void> =>
+      state.run(async (db) => {
+        await db.insert(sessions).values(row);
+      }),
+    /** The live session with that token hash and its user (every dashboard request asks). */
+    findSession: (tokenHash: string, now: Date): Promise<{ session: SessionRow; user: UserRow } | undefined> =>
+      state.run((db) =>
+        db
+          .select({ session: sessions, user: users })
+          .from(sessions)
+          .innerJoin(users, eq(users.id, sessions.userId))
+          .where(and(eq(sessions.tokenHash, tokenHash), gt(sessions.expiresAt, now)))
+          .then(first),
+      ),
+    touchSession: (id: string, lastSeenAt: Date, expiresAt: Date): Promise<void> =>
+      state.run(async (db) => {
+        await db.update(sessions).set({ lastSeenAt, expiresAt }).where(eq(sessions.id, id));
+      }),
+    deleteSession: (id: string): Promise<void> =>
+      state.run(async (db) => {
+        await db.delete(sessions).where(eq(sessions.id, id));
+      }),
     /** Whether the session still exists and has not expired (read only: its idle time is not extended). */
-    isSessionLive: (id: string, now: Date): boolean =>
-      db
-        .select({ id: sessions.id })
-        .from(sessions)
-        .where(and(eq(sessions.id, id), gt(sessions.expiresAt, now)))
-        .get() !== undefined,
-    sessionIdsOf: (userId: string): string[] =>
-      db
-        .select({ id: sessions.id })
-        .from(sessions)
-        .where(eq(sessions.userId, userId))
-        .all()
-        .map((row) => row.id),
-    deleteSessionsOf(userId: string): void {
-      db.delete(sessions).where(eq(sessions.userId, userId)).run();
-    },
-    /** Ends every session of the user but one (the one changing its own password). */
-    deleteOtherSessionsOf(userId: string, keep: string): string[] {
-      const ended = db
-        .select({ id: sessions.id })
-        .from(sessions)
-        .where(and(eq(sessions.userId, userId), ne(sessions.id, keep)))
-        .all()
-        .map((row) => row.id);
-      db.delete(sessions)
-        .where(and(eq(sessions.userId, userId), ne(sessions.id, keep)))
-        .run();
-      return ended;
-    },
-    deleteExpiredSessions(now: Date): number {
-      return db.delete(sessions).where(lte(sessions.expiresAt, now)).run().changes;
-    },
+    isSessionLive: (id: string, now: Date): Promise<boolean> =>
+      state.run((db) =>
+        db
+          .select({ id: sessions.id })
+          .from(sessions)
+          .where(and(eq(sessions.id, id), gt(sessions.expiresAt, now)))
+          .then((rows) => rows.length > 0),
+      ),
+    /** Ends every session of the user; answers their ids. */
+    deleteSessionsOf: (userId: string): Promise<string[]> =>
+      state.run((db) =>
+        db.delete(sessions).where(eq(sessions.userId, userId)).returning({ id: sessions.id }).then(ids),
+      ),
+    /** Ends every session of the user but one (the one changing its own password); answers their ids. */
+    deleteOtherSessionsOf: (userId: string, keep: string): Promise<string[]> =>
+      state.run((db) =>
+        db
+          .delete(sessions)
+          .where(and(eq(sessions.userId, userId), ne(sessions.id, keep)))
+          .returning({ id: sessions.id })
+          .then(ids),
+      ),
+    deleteExpiredSessions: (now: Date): Promise<number> =>
+      state.run(async (db) => rowsChanged(await db.delete(sessions).where(lte(sessions.expiresAt, now)))),
   };
 }
 

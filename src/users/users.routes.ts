@@ -125,29 +125,29 @@ const routes = {
 /** Users over the API, for owners (http/permissions.ts): list, add, change a role, reset a password, delete. */
 export function createUsersRoutes({ users }: { users: UsersService }) {
   return new OpenAPIHono<AppEnv>()
-    .openapi(routes.list, (c) => c.json({ items: users.list().map(view) }, 200))
+    .openapi(routes.list, async (c) => c.json({ items: (await users.list()).map(view) }, 200))
     .openapi(routes.create, async (c) => {
       const input = c.req.valid('json');
       const password = input.password ?? randomPassword();
       const user = await users.create(input.username, password, input.role);
       return c.json({ ...view(user), ...(input.password ? {} : { password }) }, 201);
     })
-    .openapi(routes.update, (c) => {
+    .openapi(routes.update, async (c) => {
       const { id } = c.req.valid('param');
       const { role, scopeTags } = c.req.valid('json');
-      let user = role === undefined ? users.find(id) : users.setRole(id, role, c.get('actor'));
+      let user = role === undefined ? await users.find(id) : await users.setRole(id, role, c.get('actor'));
       if (!user) throw usersProblems.notFound.create(`no user has the id ${id}`);
-      if (scopeTags !== undefined) user = users.setScope(id, scopeTags, c.get('actor'));
+      if (scopeTags !== undefined) user = await users.setScope(id, scopeTags, c.get('actor'));
       return c.json(view(user), 200);
     })
     .openapi(routes.resetPassword, async (c) => {
       const { id } = c.req.valid('param');
-      const user = users.find(id);
+      const user = await users.find(id);
       if (!user) throw usersProblems.notFound.create(`no user has the id ${id}`);
       return c.json({ password: await users.resetPassword(user.username) }, 200);
     })
-    .openapi(routes.delete, (c) => {
-      users.delete(c.req.valid('param').id, c.get('actor'));
+    .openapi(routes.delete, async (c) => {
+      await users.delete(c.req.valid('param').id, c.get('actor'));
       return c.body(null, 204);
     })
     .route('/', createTwoFactorRoutes({ users }));

@@ -43,8 +43,8 @@ export function createUsersService({
     ? createTwoFactorService({ repository: twoFactorRepository, users: repository, secrets, clock, events, hasher })
     : null;
 
-  function findUser(id: string): UserRow {
-    const user = repository.findById(id);
+  async function findUser(id: string): Promise<UserRow> {
+    const user = await repository.findById(id);
     if (!user) throw usersProblems.notFound.create(`no user has the id ${id}`);
     return user;
   }

@@ -5,6 +5,9 @@ import { roles, type Role } from '../shared/actor.js';
 export const userRoles = roles;
 export type UserRole = Role;
 
+/** How a session was opened: a password (then the second factor, when on) or single sign-on (the provider's). */
+export const signInMethods = ['password', 'oidc'] as const;
+
 export const users = sqliteTable(
   'users',
   {
@@ -53,10 +56,7 @@ export const sessions = sqliteTable(
     address: text('address'),
     /** The browser's User-Agent at sign-in, control characters stripped, at most 256 characters. */
     userAgent: text('user_agent'),
-    /** How the session was opened: a password (then the second factor, when on) or single sign-on (the provider's). */
-    signInMethod: text('sign_in_method', { enum: ['password', 'oidc'] })
-      .notNull()
-      .default('password'),
+    signInMethod: text('sign_in_method', { enum: signInMethods }).notNull().default('password'),
   },
   (table) => [index('sessions_user_idx').on(table.userId), index('sessions_expires_idx').on(table.expiresAt)],
 );

@@ -106,7 +106,7 @@ describe('the audit log', () => {
 
   it('records dashboard form posts with the user, a failed form as failed, a stale form as refused, and sign-out', async () => {
     const alice = await signInAs(t, 'alice', 'owner');
-    const aliceId = t.services.users.list().find((u) => u.username === 'alice')!.id;
+    const aliceId = (await t.services.users.list()).find((u) => u.username === 'alice')!.id;
     const created = await alice.post('/settings/tokens', { name: 'deploy', role: 'viewer' });
     expect(created.status).toBe(201);
     expect((await t.services.tokens.list()).some((token) => token.name === 'deploy')).toBe(true);
@@ -140,7 +140,7 @@ describe('the audit log', () => {
     expect((await attempt('<b>nobody</b>', 'hunter2-hunter2')).status).toBe(401);
     expect((await attempt('bob', PASSWORD)).status).toBe(303);
     await settle();
-    const bob = t.services.users.list().find((u) => u.username === 'bob')!;
+    const bob = (await t.services.users.list()).find((u) => u.username === 'bob')!;
     expect(
       allRows(t).map((row) => [row.action, row.actor_kind, row.actor_id, row.actor_name, row.status, row.outcome]),
     ).toEqual([

@@ -82,7 +82,7 @@ describe('cancelling one site from the run page', () => {
     const after = await (await user.get(`/updates/runs/${id}`)).text();
     expect(after).not.toContain('Cancel this site');
     // Recorded as the signed-in user's doing.
-    const [alice] = t.services.users.list();
+    const [alice] = await t.services.users.list();
     expect(t.logs.events('job.cancelled')).toContainEqual(
       expect.objectContaining({ jobId: waiting.jobId, requestedByKind: 'user', requestedById: alice!.id }),
     );

@@ -115,7 +115,7 @@ describe('dashboard sign-in, sessions and CSRF', () => {
     expect((await t.app.request('/', { headers: { cookie: cookie! } })).status).toBe(200);
     clock.advance(12 * 3_600_000 + 1);
     expect((await t.app.request('/', { headers: { cookie: cookie! } })).status).toBe(303);
-    expect(t.services.users.pruneSessions()).toBe(1);
+    expect(await t.services.users.pruneSessions()).toBe(1);
   });
 
   it('keeps the cookie’s expiry with the server’s sliding one', async () => {

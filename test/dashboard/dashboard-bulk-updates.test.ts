@@ -98,7 +98,7 @@ describe('bulk updates from the dashboard', () => {
     const bySite = await (await user.get(`/updates/history?site=${sites[0]!.id}`)).text();
     expect(bySite).toMatch(/akismet \(plugin\)/);
     expect(bySite).not.toContain(`/sites/${sites[1]!.id}"`);
-    const aliceId = t.services.users.list().find((u) => u.username === 'alice')!.id;
+    const aliceId = (await t.services.users.list()).find((u) => u.username === 'alice')!.id;
     expect(await (await user.get(`/updates/history?user=${aliceId}&item=akismet`)).text()).toContain('alice</a>');
     expect(await (await user.get('/updates/history?user=usr_nobody')).text()).toContain('No update attempt matches');
     expect(await (await user.get('/updates/history?until=2000-01-01')).text()).toContain('No update attempt matches');

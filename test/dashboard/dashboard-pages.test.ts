@@ -108,7 +108,7 @@ describe('dashboard pages', () => {
     const short = await post('/settings/users', { username: 'bob', password: 'short' });
     expect(await follow(short)).toContain('12 to 1024 characters');
     await post('/settings/users', { username: 'Bob@Example.com', password: 'another long password' });
-    const bob = t.services.users.list().find((u) => u.username === 'bob@example.com')!;
+    const bob = (await t.services.users.list()).find((u) => u.username === 'bob@example.com')!;
     const reset = await post(`/settings/users/${bob.id}/reset`, {});
     const password = /class="secret-value">([^<]+)</.exec(await reset.text())![1]!;
     const signIn = await t.app.request('/sign-in', {

@@ -108,7 +108,7 @@ describe('dashboard roles', () => {
     const owner = await signInAs(t, 'olga', 'owner');
     const vera = await signInAs(t, 'vera', 'viewer');
     const stream = (await vera.get('/events')).body!.getReader();
-    const veraId = t.services.users.list().find((u) => u.username === 'vera')!.id;
+    const veraId = (await t.services.users.list()).find((u) => u.username === 'vera')!.id;
     const changed = await owner.post(`/settings/users/${veraId}/role`, { role: 'manager' });
     expect(changed.status).toBe(303);
     const ended = await Promise.race([
@@ -119,10 +119,10 @@ describe('dashboard roles', () => {
     ]);
     expect(ended).toBe('ended');
     expect((await vera.get('/settings/account')).status).toBe(303);
-    expect(t.services.users.find(veraId)!.role).toBe('manager');
+    expect((await t.services.users.find(veraId))!.role).toBe('manager');
     // The last owner keeps the role, said on the page.
-    const olgaId = t.services.users.list().find((u) => u.username === 'olga')!.id;
+    const olgaId = (await t.services.users.list()).find((u) => u.username === 'olga')!.id;
     await owner.post(`/settings/users/${olgaId}/role`, { role: 'viewer' });
-    expect(t.services.users.find(olgaId)!.role).toBe('owner');
+    expect((await t.services.users.find(olgaId))!.role).toBe('owner');
   });
 });

@@ -120,7 +120,7 @@ describe('roles, enforced in one place', () => {
     const scoped: Partial<Record<Role, string>> = {};
     for (const role of ['client', 'viewer', 'manager'] as const) {
       const user = await t.services.users.create(`scoped-${role}`, PASSWORD, role);
-      t.services.users.setScope(user.id, ['a']);
+      await t.services.users.setScope(user.id, ['a']);
       scoped[role] = (await t.services.tokens.create(`scoped-${role}`, role, { userId: user.id })).token;
     }
     const document = (await t.call('GET', '/api/openapi.json')).json as {
@@ -186,7 +186,7 @@ describe('roles, enforced in one place', () => {
     const b = insertConnectedSite(t, { tags: ['b'] });
     const unknownSite = 'site_01kzzzzzzzzzzzzzzzzzzzzzzz';
     const user = await t.services.users.create('dash-manager', PASSWORD, 'manager');
-    t.services.users.setScope(user.id, ['a']);
+    await t.services.users.setScope(user.id, ['a']);
     const signedIn = await t.app.request('/sign-in', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -285,7 +285,7 @@ describe('roles, enforced in one place', () => {
     ]);
     expect((await t.call('POST', '/api/sites', { token: aliceToken, json: {} })).status).toBe(400);
     // The token keeps its own role; promoted again, the user's token is an owner's again.
-    t.services.users.setRole(alice.id, 'owner');
+    await t.services.users.setRole(alice.id, 'owner');
     expect((await t.call('GET', '/api/webhooks', { token: aliceToken })).status).toBe(200);
     // A deleted user's tokens are refused like revoked ones.
     expect((await t.call('DELETE', `/api/users/${alice.id}`)).status).toBe(204);

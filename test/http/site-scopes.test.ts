@@ -417,7 +417,7 @@ describe('site scopes of users and tokens', () => {
     const mine = insertConnectedSite(t, { tags: ['team-x'] });
     const theirs = insertConnectedSite(t, { tags: ['team-y'] });
     const user = await t.services.users.create('max', PASSWORD, 'manager');
-    t.services.users.setScope(user.id, ['team-x']);
+    await t.services.users.setScope(user.id, ['team-x']);
     const token = (await t.services.tokens.create('max', 'manager', { userId: user.id })).token;
     // PATCH /api/sites/{id} changes the site's settings: an empty change answers the settings.
     const changed = await t.call('PATCH', `/api/sites/${mine}`, { token, json: {} });
@@ -430,7 +430,7 @@ describe('site scopes of users and tokens', () => {
     );
     // Roles still apply: a viewer (or client) of the same tag changes nothing, even on its own site.
     const viewer = await t.services.users.create('val', PASSWORD, 'viewer');
-    t.services.users.setScope(viewer.id, ['team-x']);
+    await t.services.users.setScope(viewer.id, ['team-x']);
     const viewerToken = (await t.services.tokens.create('val', 'viewer', { userId: viewer.id })).token;
     for (const [method, path] of [
       ['DELETE', `/api/sites/${mine}`],
@@ -494,7 +494,7 @@ describe('site scopes of users and tokens', () => {
     const mine = insertConnectedSite(t, { tags: ['team-q'] });
     const theirs = insertConnectedSite(t, { tags: ['team-r'] });
     const user = await t.services.users.create('quinn', PASSWORD, 'manager');
-    t.services.users.setScope(user.id, ['team-q', 'team-s']);
+    await t.services.users.setScope(user.id, ['team-q', 'team-s']);
     const token = (await t.services.tokens.create('quinn', 'manager', { userId: user.id })).token;
     // Out of its own reach: refused, saying why; the tags stay.
     for (const tags of [['team-r'], []]) {
@@ -530,7 +530,7 @@ describe('site scopes of users and tokens', () => {
 
   it('keeps fleet-wide configuration and new sites refused to a scoped manager', async () => {
     const user = await t.services.users.create('fern', PASSWORD, 'manager');
-    t.services.users.setScope(user.id, ['team-x']);
+    await t.services.users.setScope(user.id, ['team-x']);
     const token = (await t.services.tokens.create('fern', 'manager', { userId: user.id })).token;
     const before = (await t.call('GET', '/api/sites')).json.items.length;
     for (const [method, path, json] of [
@@ -556,16 +556,16 @@ describe('site scopes of users and tokens', () => {
     expect(await (await owner.get('/settings')).text()).toContain('for="scope-' + user.id + '"');
     const set = await owner.post(`/settings/users/${user.id}/scope`, { tags: 'Team-X, team-z' });
     expect(set.status).toBe(303);
-    expect(t.services.users.find(user.id)?.scopeTags).toEqual(['team-x', 'team-z']);
+    expect((await t.services.users.find(user.id))?.scopeTags).toEqual(['team-x', 'team-z']);
     expect(await owner.follow(set)).toContain('tagged team-x, team-z');
     const lifted = await owner.post(`/settings/users/${user.id}/scope`, { tags: '' });
     expect(lifted.status).toBe(303);
-    expect(t.services.users.find(user.id)?.scopeTags).toBeNull();
+    expect((await t.services.users.find(user.id))?.scopeTags).toBeNull();
   });
 
   it('refuses a token wider than its user, control characters in tags, and a client without tags', async () => {
     const user = await t.services.users.create('cora', PASSWORD, 'viewer');
-    t.services.users.setScope(user.id, ['a']);
+    await t.services.users.setScope(user.id, ['a']);
     const userToken = (await t.services.tokens.create('cora', 'viewer', { userId: user.id })).token;
     const wider = await t.call('POST', '/api/tokens', { token: userToken, json: { name: 'wide', tags: ['b'] } });
     expect([wider.status, wider.json.type]).toEqual([403, '/problems/token-scope-too-wide']);

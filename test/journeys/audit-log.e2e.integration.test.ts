@@ -26,7 +26,7 @@ beforeAll(async () => {
   await owner.create();
   // dashboardUser creates owners; the viewer gets the same password, with its own role.
   await served.services.users.create('victor', 'a long dashboard password', 'viewer');
-  viewerId = served.services.users.list().find((user) => user.username === 'victor')!.id;
+  viewerId = (await served.services.users.list()).find((user) => user.username === 'victor')!.id;
   siteId = insertConnectedSite(served, { name: 'Client shop' });
 }, 120_000);
 

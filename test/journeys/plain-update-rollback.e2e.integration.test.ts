@@ -80,7 +80,7 @@ describe('journey: undo a plain update that broke the site', { timeout: 300_000 
     expect(versionOnDisk()).toBe('1.0.0');
     expect(await activePlugins(site)).toContain(FATAL_FILE);
     // Recorded as the dashboard user's doing.
-    const [user] = served.services.users.list();
+    const [user] = await served.services.users.list();
     const history = await served.call('GET', `/api/sites/${siteId}/updates/history?slug=sitewarden-fatal&limit=10`);
     expect(history.json.items[0]).toMatchObject({
       result: 'succeeded',

@@ -70,7 +70,7 @@ describe('journey: two-factor sign-in', () => {
       return secret;
     });
     expect(problems).toEqual([]);
-    const [user] = served.services.users.list();
+    const [user] = await served.services.users.list();
     expect(user?.twoFactorEnabled).toBe(true);
     // The secret is stored sealed, never in clear, and never logged.
     const row = served.database.sqlite.prepare('SELECT totp_secret FROM users WHERE id = ?').get(user!.id) as {

@@ -54,7 +54,7 @@ describe('journey: sign in to a site’s wp-admin from the dashboard', () => {
     expect(signedInAs).toBe(site.admin.username);
 
     // Recorded, naming the dashboard user who asked; the link itself is nowhere in the logs.
-    const [user] = served.services.users.list();
+    const [user] = await served.services.users.list();
     const [event] = served.logs.events('site.admin-login');
     expect(event).toMatchObject({
       siteId,

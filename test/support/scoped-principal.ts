@@ -22,7 +22,7 @@ export async function scopedPrincipal(
   }: { username: string; role: Role; tags: string[]; tokenName?: string },
 ) {
   const user = await t.services.users.create(username, PASSWORD, role);
-  t.services.users.setScope(user.id, tags);
+  await t.services.users.setScope(user.id, tags);
   const token = (await t.services.tokens.create(tokenName, role, { userId: user.id })).token;
   const signedIn = await t.app.request('/sign-in', {
     method: 'POST',

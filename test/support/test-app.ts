@@ -122,7 +122,7 @@ export function createTestApp(
     app,
     services,
     database,
-    /** The state database the services were given (over `database`): for a repository made as another process would. */
+    /** The state database the services were given (single sign-on takes the same one, as main.ts does). */
     state,
     logs,
     clock,

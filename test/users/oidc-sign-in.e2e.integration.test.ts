@@ -42,7 +42,7 @@ beforeAll(async () => {
   const oidc = createOidcSignIn({
     config,
     publicUrl: baseUrl,
-    db: t.database.db,
+    state: t.state,
     users: t.services.users,
     clock: t.clock,
     events: t.services.events,
@@ -98,7 +98,7 @@ describe('single sign-on in a real browser', () => {
       expect(await page.locator('.who').textContent()).toBe('olivia@agency.example');
       await shot(page, '03-signed-in');
     });
-    const olivia = t.services.users.list().find((user) => user.username === 'olivia@agency.example');
+    const olivia = (await t.services.users.list()).find((user) => user.username === 'olivia@agency.example');
     expect(olivia?.role).toBe('manager');
     expect(t.logs.events('user.signed_in')).toMatchObject([{ username: 'olivia@agency.example', method: 'oidc' }]);
   });

@@ -35,7 +35,7 @@ function daemonWith(settings: Record<string, string> = {}, issuer = idp.issuer) 
   const oidc = createOidcSignIn({
     config,
     publicUrl: PUBLIC_URL,
-    db: t.database.db,
+    state: t.state,
     users: t.services.users,
     clock: t.clock,
     events: t.services.events,
@@ -113,7 +113,7 @@ describe('single sign-on with OpenID Connect', () => {
   it('leaves a single sign-on session alone when owners require two-factor (the provider’s applies); a password session is sent to set it up', async () => {
     d = daemonWith();
     const owner = await d.t.services.users.create('admin', 'the bootstrap password', 'owner');
-    d.t.services.users.twoFactor.setRequired(true, { kind: 'user', id: owner.id });
+    await d.t.services.users.twoFactor.setRequired(true, { kind: 'user', id: owner.id });
     idp.accounts.set('dora-sub', { email: 'dora@agency.example', email_verified: true, groups: ['sitewarden-staff'] });
     const { session } = await ssoSignIn(d, 'dora-sub');
     expect((await d.app.request('/', { headers: { cookie: session! } })).status).toBe(200);
@@ -153,7 +153,9 @@ describe('single sign-on with OpenID Connect', () => {
     expect(third.callback.status).toBe(200);
     // No group matched: the `*` fallback.
     expect(d.userRow('carol@agency.example')!.role).toBe('viewer');
-    expect(d.t.services.users.list().filter((user) => user.username === 'carol@agency.example')).toHaveLength(1);
+    expect((await d.t.services.users.list()).filter((user) => user.username === 'carol@agency.example')).toHaveLength(
+      1,
+    );
   });
 
   it('refuses an address outside the allowed domains, and one the provider does not vouch for, with a problem page', async () => {
@@ -306,11 +308,11 @@ describe('single sign-on with OpenID Connect', () => {
     });
     idp.accounts.set('ivan-sub', { email: 'ivan@agency.example', email_verified: true, groups: ['client:Acme', 'x'] });
     expect((await ssoSignIn(d, 'ivan-sub')).callback.status).toBe(200);
-    const ivan = () => d.t.services.users.find(d.userRow('ivan@agency.example')!.id)!;
-    expect(ivan()).toMatchObject({ role: 'client', scopeTags: ['acme'] });
+    const ivan = async () => (await d.t.services.users.find(d.userRow('ivan@agency.example')!.id))!;
+    expect(await ivan()).toMatchObject({ role: 'client', scopeTags: ['acme'] });
     idp.accounts.set('ivan-sub', { email: 'ivan@agency.example', email_verified: true, groups: ['client:globex'] });
     await ssoSignIn(d, 'ivan-sub');
-    expect(ivan().scopeTags).toEqual(['globex']);
+    expect((await ivan()).scopeTags).toEqual(['globex']);
     // A client the claims give no tag would see nothing: refused, with the scope problem.
     idp.accounts.set('ivan-sub', { email: 'ivan@agency.example', email_verified: true, groups: [] });
     const none = await ssoSignIn(d, 'ivan-sub');

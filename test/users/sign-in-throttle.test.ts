@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { createFakeClock } from '../../src/shared/clock.js';
 import { isProblem } from '../../src/shared/errors.js';
 import { createLoggedEvents, createLogger } from '../../src/shared/logger.js';
@@ -25,7 +26,7 @@ function setUp() {
       .digest();
   };
   const users = createUsersService({
-    repository: createUsersRepository({ db: database.db }),
+    repository: createUsersRepository(sqliteStateOf(database)),
     clock,
     events: createLoggedEvents(createLogger({ level: 'silent' })),
     hasher: createPasswordHasher({ derive, maxWaiting: 1000 }),
@@ -125,7 +126,7 @@ describe('sign-in throttling', () => {
       return createHash('sha256').update(password).update(salt).digest();
     };
     const users = createUsersService({
-      repository: createUsersRepository({ db: database.db }),
+      repository: createUsersRepository(sqliteStateOf(database)),
       clock: t.clock,
       events: createLoggedEvents(createLogger({ level: 'silent' })),
       hasher: createPasswordHasher({ derive: slow, concurrency: 1, maxWaiting: 1 }),
@@ -158,7 +159,7 @@ describe('sign-in throttling', () => {
   it('refuses control characters in user names: creating one, and signing in as one', async () => {
     for (const name of ['carol\n', '\tcarol', 'car\u0000ol', 'carol\u202e', 'carol\u0085'])
       expect(await outcome(t.users.create(name, PASSWORD)), JSON.stringify(name)).toBe('user-invalid');
-    expect(t.users.list().map((u) => u.username)).toEqual(['alice', 'bob']);
+    expect((await t.users.list()).map((u) => u.username)).toEqual(['alice', 'bob']);
     expect(await outcome(t.users.signIn('alice\n', PASSWORD, A))).toBe('sign-in-failed');
     expect(await outcome(t.users.resetPassword('alice\r\n'))).toBe('user-invalid');
   });

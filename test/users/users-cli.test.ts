@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { createTwoFactorRepository, createUsersRepository } from '../../src/users/index.js';
 import { usersCommand } from '../../src/users/users.cli.js';
 import { verifyPassword } from '../../src/users/passwords.js';
@@ -34,7 +35,7 @@ describe('sitewarden users', () => {
     expect(await run(['frobnicate'])).toBe(2);
     const database = openDatabase(join(dataDir, 'sitewarden.db'));
     try {
-      const user = createUsersRepository({ db: database.db }).findByUsername('ops@example.com')!;
+      const user = (await createUsersRepository(sqliteStateOf(database)).findByUsername('ops@example.com'))!;
       expect(await verifyPassword(second, user.passwordHash)).toBe(true);
       expect(await verifyPassword(first, user.passwordHash)).toBe(false);
     } finally {
@@ -52,13 +53,15 @@ describe('sitewarden users', () => {
     });
     const database = openDatabase(join(dataDir, 'sitewarden.db'));
     try {
-      const repository = createUsersRepository({ db: database.db });
-      const user = repository.findByUsername('olga')!;
-      createTwoFactorRepository({ db: database.db }).enable(user.id, 'sealed-secret', 1, new Date(), []);
-      expect(repository.findByUsername('olga')?.totpSecret).toBe('sealed-secret');
+      const state = sqliteStateOf(database);
+      const repository = createUsersRepository(state);
+      const user = (await repository.findByUsername('olga'))!;
+      await createTwoFactorRepository(state).setPendingSecret(user.id, 'sealed-secret');
+      await createTwoFactorRepository(state).enable(user.id, 'sealed-secret', 1, new Date(), []);
+      expect((await repository.findByUsername('olga'))?.totpSecret).toBe('sealed-secret');
       expect(await run(['reset-two-factor', 'OLGA'])).toBe(0);
       expect(lines.at(-1)).toBe('two-factor of olga is off; they sign in with their password and may set it up again');
-      expect(repository.findByUsername('olga')?.totpSecret).toBeNull();
+      expect((await repository.findByUsername('olga'))?.totpSecret).toBeNull();
       await expect(run(['reset-two-factor', 'nobody'])).rejects.toMatchObject({ problem: { name: 'user-not-found' } });
     } finally {
       database.close();
@@ -74,7 +77,7 @@ describe('sitewarden users', () => {
     expect(lines.at(-1)).toBe('cleo now sees the sites tagged client:acme, staging (their sessions ended)');
     const database = openDatabase(join(dataDir, 'sitewarden.db'));
     try {
-      expect(createUsersRepository({ db: database.db }).findByUsername('cleo')?.scopeTags).toEqual([
+      expect((await createUsersRepository(sqliteStateOf(database)).findByUsername('cleo'))?.scopeTags).toEqual([
         'client:acme',
         'staging',
       ]);
