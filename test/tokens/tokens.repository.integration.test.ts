@@ -28,11 +28,7 @@ const token = (id: string, fields: Partial<NewToken> = {}): NewToken => ({
   ...fields,
 });
 
-/**
- * A user, as the users feature stores one: the tokens read its role and scope tags by name. The users
- * table has no PostgreSQL definition yet (the users module converts beside this one): there the test
- * makes one with the columns a user's row needs, which the users feature's table, once it exists, has.
- */
+/** A user, as the users feature stores one: the tokens read its role and scope tags by name. */
 async function addUser(state: StateDatabase, id: string, role: Role, scopeTags: string[] | null): Promise<void> {
   const tags = scopeTags && JSON.stringify(scopeTags);
   if (state.sqlite) {
@@ -44,11 +40,6 @@ async function addUser(state: StateDatabase, id: string, role: Role, scopeTags: 
       .run(id, id, role, tags);
     return;
   }
-  await state.db.execute(
-    sql`create table if not exists users (id text primary key, username text not null unique, password_hash text not null,
-        role text not null, scope_tags jsonb, created_at timestamp(3) with time zone not null,
-        password_changed_at timestamp(3) with time zone not null)`,
-  );
   await state.db.execute(
     sql`insert into users (id, username, password_hash, role, scope_tags, created_at, password_changed_at)
         values (${id}, ${id}, 'x', ${role}, cast(${tags} as jsonb), now(), now())`,
