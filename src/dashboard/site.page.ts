@@ -96,8 +96,8 @@ export function createSitePage(deps: DashboardServices) {
       <p id="live-status" class="muted" role="status" aria-live="polite"></p>
       <div class="grid2">${uptimeCard(uptime, downtime)} ${performanceCard(session, site.id, audits, now)}</div>
       ${backupsSection(session, site.id, backups, now)} ${itemsSection(session, site, 'plugins', plugins)}
-      ${itemsSection(session, site, 'themes', themes)} ${safeUpdates}
-      ${await updateHistorySection(deps, site.id, now)} ${siteSettingsSection(session, site.id, tags, settings)}`;
+      ${itemsSection(session, site, 'themes', themes)} ${safeUpdates} ${await updateHistorySection(deps, site.id, now)}
+      ${siteSettingsSection(session, site.id, tags, settings)}`;
     return c.html(
       page({
         title: site.name ?? site.url,

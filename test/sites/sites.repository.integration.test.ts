@@ -3,7 +3,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { isUniqueViolation, rowsOf } from '../../src/db/dialect.js';
 import type { sites as pgSites, siteTags as pgSiteTags } from '../../src/sites/sites.pg-table.js';
 import { createSitesRepository } from '../../src/sites/sites.repository.js';
-import type { sites, siteTags} from '../../src/sites/sites.table.js';
+import type { sites, siteTags } from '../../src/sites/sites.table.js';
 import { type NewSiteRow } from '../../src/sites/sites.table.js';
 import { dialects, stateDatabaseFor } from '../support/dialects.js';
 
