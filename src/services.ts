@@ -302,7 +302,7 @@ export function createServices({
       clock,
     }),
   });
-  lifecycle.onConnected((siteId) => safeUpdates.provisionQuietly(siteId));
+  lifecycle.onConnected((site) => safeUpdates.provisionQuietly(site.id));
   // A removed site's safe-update records go with it (cascade); their screenshots follow.
   lifecycle.onRemoved(
     () =>

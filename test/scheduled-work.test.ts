@@ -65,7 +65,7 @@ async function daemonScheduler(switches: ScheduledWorkSwitches) {
     updatedAt: now,
     connectedAt: now,
   });
-  t.services.lifecycle.connected(siteId);
+  t.services.lifecycle.connected({ id: siteId, url: site.url });
   running.push({
     t,
     dataDir,

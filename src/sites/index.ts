@@ -3,7 +3,7 @@ export { sites, siteStates, siteTags, type SiteRow } from './sites.table.js';
 export { sitesProblems } from './sites.errors.js';
 export type { SiteListRow, SitesRepository } from './sites.repository.js';
 export { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites.service.js';
-export type { SiteLifecycle } from './site-lifecycle.js';
+export type { ConnectedSiteNotice, SiteLifecycle } from './site-lifecycle.js';
 export { siteCredentials } from './site-directory.js';
 export {
   AuthorizationCallbackQuery,

@@ -41,7 +41,7 @@ export function createSiteConnection(deps: {
   /** A site just connected: announced (event, lifecycle), then its inventory read at once. */
   async function announce(row: SiteRow, username: string, mode: 'credentials' | 'authorization'): Promise<SiteRow> {
     events.emit('site.connected', { siteId: row.id, url: row.url, username, mode });
-    deps.lifecycle.connected(row.id);
+    deps.lifecycle.connected(row);
     return (await sync.syncNow(row.id)) ?? row;
   }
 

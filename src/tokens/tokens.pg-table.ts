@@ -1,18 +1,7 @@
-import { customType, index, pgTable, text } from 'drizzle-orm/pg-core';
+import { index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { timestampMs as at } from '../db/pg-columns.js';
 import { roles } from '../shared/actor.js';
 import { tokenScopes } from './tokens.table.js';
-
-/**
- * A list of strings kept as `jsonb` whose row value is the parsed list, as the SQLite table's JSON
- * `text` column gives it (drizzle parses it there). Written as JSON text: node-postgres would send a
- * JavaScript array as a PostgreSQL array literal, which jsonb refuses; read as node-postgres parses it.
- */
-const jsonStrings = customType<{ data: string[]; driverData: unknown }>({
-  dataType: () => 'jsonb',
-  toDriver: (value) => JSON.stringify(value),
-  fromDriver: (value) => value as string[],
-});
 
 /**
  * The `api_tokens` table of the PostgreSQL dialect (issue 34; docs/design/cluster-state.md): the same
@@ -27,7 +16,8 @@ export const apiTokens = pgTable(
     scope: text('scope', { enum: tokenScopes }).notNull(),
     role: text('role', { enum: roles }).notNull().default('viewer'),
     userId: text('user_id'),
-    tags: jsonStrings('tags'),
+    // drizzle's `jsonb` writes the list's JSON and answers what node-postgres parsed, as SQLite's json text column gives it.
+    tags: jsonb('tags').$type<string[]>(),
     expiresAt: at('expires_at'),
     tokenHash: text('token_hash').notNull().unique(),
     prefix: text('prefix').notNull(),

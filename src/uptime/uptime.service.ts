@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
-import { sitesProblems, type SiteLifecycle, type SitesRepository } from '../sites/index.js';
+import { sitesProblems, type ConnectedSiteNotice, type SiteLifecycle, type SitesRepository } from '../sites/index.js';
 import { initialState, type MonitorState, type SiteMonitor } from './monitor-state.js';
 import { createMonitoringSettings, settingsOf } from './monitor-settings.js';
 import { createProbeRecorder, RECENT_PROBES } from './probe-recorder.js';
@@ -97,12 +97,10 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     record(monitor, at, outcome);
   }
 
-  async function connect(siteId: string): Promise<void> {
-    const site = await deps.sitesRepository.findById(siteId);
-    if (!site || site.state !== 'connected') return;
-    repository.ensureMonitor(siteId, now());
-    const row = repository.findMonitor(siteId)!;
-    track(siteId, site.url, row, initialState(row.status, row.statusSince));
+  function connect(site: ConnectedSiteNotice): void {
+    repository.ensureMonitor(site.id, now());
+    const row = repository.findMonitor(site.id)!;
+    track(site.id, site.url, row, initialState(row.status, row.statusSince));
   }
 
   async function requireSite(siteId: string) {
@@ -133,11 +131,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
         if (monitor.recent.length > RECENT_PROBES) monitor.recent.shift();
       }
       rollups.rebuild(at, config.rawRetentionHours * HOUR_MS);
-      deps.lifecycle.onConnected((siteId) => {
-        connect(siteId).catch((error: unknown) =>
-          logger.error({ siteId, err: error }, 'could not start monitoring a site just connected'),
-        );
-      });
+      deps.lifecycle.onConnected(connect);
       deps.lifecycle.onRemoved((siteId) => untrack(siteId));
     },
 

@@ -1,18 +1,6 @@
-import { customType, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { timestampMs as at } from '../db/pg-columns.js';
 import { deliveryStatuses, webhookFormats } from './webhooks.table.js';
-
-/**
- * A JSON value kept as `jsonb` whose row value is the value itself, as the SQLite table's `text(…, { mode:
- * 'json' })` column gives it (a webhook's event names). Written as its JSON text (node-postgres would send a
- * JS array as a PostgreSQL array), read as node-postgres gives jsonb: already parsed.
- */
-const jsonValue = <T>() =>
-  customType<{ data: T; driverData: unknown }>({
-    dataType: () => 'jsonb',
-    toDriver: (value) => JSON.stringify(value),
-    fromDriver: (value) => (typeof value === 'string' ? JSON.parse(value) : value) as T,
-  });
 
 /**
  * The webhooks tables of the PostgreSQL dialect (issue 34; docs/design/cluster-state.md): the same
@@ -22,7 +10,8 @@ const jsonValue = <T>() =>
 export const webhooks = pgTable('webhooks', {
   id: text('id').primaryKey(),
   url: text('url').notNull(),
-  events: jsonValue<string[]>()('events').notNull(),
+  // drizzle's `jsonb` writes the array's JSON and answers what node-postgres parsed, as SQLite's json text column gives it.
+  events: jsonb('events').$type<string[]>().notNull(),
   format: text('format', { enum: webhookFormats }).notNull(),
   sealedSecret: text('sealed_secret'),
   createdAt: at('created_at').notNull(),

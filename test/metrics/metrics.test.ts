@@ -74,7 +74,7 @@ describe('GET /metrics', () => {
       updatedAt: now,
       connectedAt: now,
     });
-    t.services.lifecycle.connected(up);
+    t.services.lifecycle.connected({ id: up, url });
     const refusing = createId('site', now);
     insertSiteRow(t, {
       id: refusing,

@@ -375,7 +375,7 @@ describe('performance audits without a browser', () => {
     expect(await performance.cleanupReports()).toBe(0);
     clock.advance(2 * DAY);
     expect(await performance.cleanupReports()).toBe(1);
-    expect(performance.get(site.id, audit.id)).toMatchObject({
+    expect(await performance.get(site.id, audit.id)).toMatchObject({
       status: 'completed',
       scorePerformance: 0.9,
       reportBytes: null,
@@ -403,7 +403,7 @@ describe('performance audits without a browser', () => {
     const site = addSite();
     const audit = await performance.requestAudit(site.id, {});
     await performance.idle();
-    expect(performance.get(site.id, audit.id)).toMatchObject({
+    expect(await performance.get(site.id, audit.id)).toMatchObject({
       status: 'failed',
       scorePerformance: null,
       reportBytes: null,

@@ -26,7 +26,7 @@ export function createUptimeTestApp(options: { uptime?: Partial<UptimeConfig>; s
       updatedAt: now,
       connectedAt: state === 'connected' ? now : null,
     });
-    if (state === 'connected') t.services.lifecycle.connected(id);
+    if (state === 'connected') t.services.lifecycle.connected({ id, url });
     return id;
   }
 

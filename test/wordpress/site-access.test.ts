@@ -48,14 +48,11 @@ describe('SiteAccess', () => {
   it("throws the directory's own problem for a site it cannot reach, before any work runs", async () => {
     const { access, refreshed } = setup();
     let ran = false;
-    let thrown: unknown;
-    try {
-      void access.operate('site_b', async () => {
+    const thrown: unknown = await access
+      .operate('site_b', async () => {
         ran = true;
-      });
-    } catch (error) {
-      thrown = error;
-    }
+      })
+      .catch((error: unknown) => error);
     expect(isProblem(thrown, notConnected)).toBe(true);
     expect(ran).toBe(false);
     expect(refreshed).toEqual([]);
