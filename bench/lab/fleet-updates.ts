@@ -19,7 +19,7 @@ import { createFleetRepository, createFleetRoutes } from '../../src/fleet/index.
 import { createInventoryRepository } from '../../src/inventory/inventory.repository.js';
 import type { Plugin, Theme } from '../../src/inventory/index.js';
 import { createId } from '../../src/shared/ids.js';
-import { sites, siteTags } from '../../src/sites/sites.table.js';
+import { seedConnectedSite } from '../support/seed-sites.js';
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000);
 const PLUGINS = 30;
@@ -34,23 +34,9 @@ try {
   database.sqlite.transaction(() => {
     for (let s = 0; s < SITES; s++) {
       const id = createId('site', new Date(now.getTime() + s));
-      database.db
-        .insert(sites)
-        .values({
-          id,
-          url: `https://site-${s}.example.test`,
-          restUrl: `https://site-${s}.example.test/wp-json/`,
-          state: 'connected',
-          createdAt: now,
-          updatedAt: now,
-        })
-        .run();
       // 100 agencies' clients, and every tenth site staging.
       const tags = s % 10 === 0 ? [`client:${s % 100}`, 'staging'] : [`client:${s % 100}`];
-      database.db
-        .insert(siteTags)
-        .values(tags.map((tag) => ({ siteId: id, tag })))
-        .run();
+      seedConnectedSite(database.db, { id, n: s, at: now, tags });
       // Each site draws its 30 plugins from a catalogue of 300; about one in five is behind.
       const plugins: Plugin[] = Array.from({ length: PLUGINS }, (_, i) => {
         const n = (s * 7 + i * 11) % 300;

@@ -19,7 +19,7 @@ import { createFakeClock } from '../../src/shared/clock.js';
 import { createEvents } from '../../src/shared/event-bus.js';
 import { createId } from '../../src/shared/ids.js';
 import { createSitesRepository } from '../../src/sites/sites.repository.js';
-import { sites as sitesTable, siteTags } from '../../src/sites/sites.table.js';
+import { seedConnectedSite } from '../support/seed-sites.js';
 import { sqliteStateOf } from '../../src/db/state-db.js';
 import { createUpdatePoliciesRepository, createUpdatePoliciesService } from '../../src/update-policies/index.js';
 
@@ -41,19 +41,7 @@ try {
     for (let s = 0; s < SITES; s++) {
       const id = createId('site', new Date(clock.now().getTime() + s));
       const now = clock.now();
-      db.insert(sitesTable)
-        .values({
-          id,
-          url: `https://site-${s}.example.test`,
-          restUrl: `https://site-${s}.example.test/wp-json/`,
-          state: 'connected',
-          createdAt: now,
-          updatedAt: now,
-        })
-        .run();
-      db.insert(siteTags)
-        .values({ siteId: id, tag: `client:${s % 100}` })
-        .run();
+      seedConnectedSite(db, { id, n: s, at: now, tags: [`client:${s % 100}`] });
       const plugins: Plugin[] = Array.from({ length: 30 }, (_, i) => ({
         slug: `plugin-${(s * 7 + i * 11) % 300}`,
         file: `plugin-${(s * 7 + i * 11) % 300}/p.php`,

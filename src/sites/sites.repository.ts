@@ -268,6 +268,15 @@ export function createSitesRepository(state: StateDatabase) {
  */
 function preparedReads(db: Db) {
   const listColumns = columnsOf(sqliteSites, listKeys);
+  /** A page of the list in id order where `where` holds, `limit` sites long. */
+  const pageWhere = (where: SQL | undefined) =>
+    db
+      .select(listColumns)
+      .from(sqliteSites)
+      .where(where)
+      .orderBy(asc(sqliteSites.id))
+      .limit(sql.placeholder('limit'))
+      .prepare();
   return {
     byId: db
       .select()
@@ -282,33 +291,12 @@ function preparedReads(db: Db) {
       .prepare(),
     // A listing reads only what its view shows (no sealed credential, no authorization hashes).
     page: {
-      first: db
-        .select(listColumns)
-        .from(sqliteSites)
-        .orderBy(asc(sqliteSites.id))
-        .limit(sql.placeholder('limit'))
-        .prepare(),
-      after: db
-        .select(listColumns)
-        .from(sqliteSites)
-        .where(gt(sqliteSites.id, sql.placeholder('after')))
-        .orderBy(asc(sqliteSites.id))
-        .limit(sql.placeholder('limit'))
-        .prepare(),
-      firstInState: db
-        .select(listColumns)
-        .from(sqliteSites)
-        .where(eq(sqliteSites.state, sql.placeholder('state')))
-        .orderBy(asc(sqliteSites.id))
-        .limit(sql.placeholder('limit'))
-        .prepare(),
-      afterInState: db
-        .select(listColumns)
-        .from(sqliteSites)
-        .where(and(gt(sqliteSites.id, sql.placeholder('after')), eq(sqliteSites.state, sql.placeholder('state'))))
-        .orderBy(asc(sqliteSites.id))
-        .limit(sql.placeholder('limit'))
-        .prepare(),
+      first: pageWhere(undefined),
+      after: pageWhere(gt(sqliteSites.id, sql.placeholder('after'))),
+      firstInState: pageWhere(eq(sqliteSites.state, sql.placeholder('state'))),
+      afterInState: pageWhere(
+        and(gt(sqliteSites.id, sql.placeholder('after')), eq(sqliteSites.state, sql.placeholder('state'))),
+      ),
     },
   };
 }
