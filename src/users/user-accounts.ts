@@ -5,6 +5,7 @@
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isUniqueViolation } from '../db/dialect.js';
 import { isRole, roles, type Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
@@ -67,7 +68,13 @@ export function createUserAccounts({
       oidcIssuer: null,
       oidcSubject: null,
     };
-    await repository.insertUser(row);
+    try {
+      await repository.insertUser(row);
+    } catch (error) {
+      // Two requests for one name at once (the hash is awaited between the check and the insert): the unique index decides.
+      if (isUniqueViolation(error)) throw usersProblems.exists.create(`the user ${username} exists`);
+      throw error;
+    }
     events.emit('user.created', { userId: row.id, username, role });
     return toSummary(row);
   }
