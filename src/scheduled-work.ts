@@ -74,7 +74,7 @@ export function siteWorkTicks({
   ticks.push({
     name: 'audit-log-retention',
     expression: '13 4 * * *',
-    run: () => void services.auditLog.prune(),
+    run: async () => void (await services.auditLog.prune()),
     owner: 'api',
   });
   return ticks;

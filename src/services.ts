@@ -372,7 +372,7 @@ export function createServices({
   const fleetOverview = createFleetOverviewQuery({ db });
   // The audit log: written by the API's and the dashboard's middleware (app.ts), and on sign-in events.
   const auditLog = createAuditLogService({
-    repository: createAuditLogRepository({ db }),
+    repository: createAuditLogRepository(state),
     clock,
     events,
     logger,

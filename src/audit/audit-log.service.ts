@@ -60,10 +60,11 @@ export function createAuditLogService({
   logger: Logger;
   config?: AuditLogConfig;
 }) {
-  function record(entry: AuditRecord): void {
+  /** Writes the entry; never throws (a write that fails is logged). */
+  async function record(entry: AuditRecord): Promise<void> {
     const now = clock.now();
     try {
-      repository.insert({
+      await repository.insert({
         id: createId('aud', now),
         at: now,
         source: entry.source,
@@ -88,7 +89,7 @@ export function createAuditLogService({
   }
 
   /** Sign-ins, from their events: every way of signing in that emits them is covered. */
-  function onEvent(event: PublishedEvent): void {
+  function onEvent(event: PublishedEvent): Promise<void> | undefined {
     const fields = event.fields;
     const userId = text(fields, 'userId');
     const base = { source: 'dashboard' as const, address: text(fields, 'address') ?? '', siteId: null, target: null };
@@ -147,7 +148,8 @@ export function createAuditLogService({
       }
     }
   }
-  events.subscribe(onEvent);
+  // `record` never rejects: the promise is the write's, and nothing waits for it.
+  events.subscribe((event) => void onEvent(event));
 
   const EXPORT_PAGE = 500;
 
@@ -155,13 +157,14 @@ export function createAuditLogService({
     record,
 
     /** Newest first, a page and whether another follows (`limit + 1` rows asked for). */
-    list: (filter: AuditLogFilter & { before?: string; limit: number }): AuditLogRow[] => repository.list(filter),
+    list: (filter: AuditLogFilter & { before?: string; limit: number }): Promise<AuditLogRow[]> =>
+      repository.list(filter),
 
     /** Every entry the filter selects, oldest first, read a page at a time as the reader pulls. */
-    *entries(filter: AuditLogFilter): Generator<AuditLogRow> {
+    async *entries(filter: AuditLogFilter): AsyncGenerator<AuditLogRow> {
       let after: string | undefined;
       for (;;) {
-        const rows = repository.listForward({ ...filter, after, limit: EXPORT_PAGE });
+        const rows = await repository.listForward({ ...filter, after, limit: EXPORT_PAGE });
         yield* rows;
         if (rows.length < EXPORT_PAGE) return;
         after = rows[rows.length - 1]!.id;
@@ -169,7 +172,7 @@ export function createAuditLogService({
     },
 
     /** Removes the entries older than the retention (SITEWARDEN_AUDIT_RETENTION_DAYS); how many. */
-    prune(): number {
+    prune(): Promise<number> {
       return repository.pruneBefore(new Date(clock.now().getTime() - config.retentionDays * 86_400_000));
     },
   };

@@ -126,6 +126,6 @@ export function auditRequests({
       outcome: outcome === 'ok' && failed(c) ? 'failed' : outcome,
       problem: status >= 400 ? await problemOf(c) : null,
     };
-    auditLog.record(entry);
+    await auditLog.record(entry);
   };
 }

@@ -119,10 +119,10 @@ export function auditLines(
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>(
     {
-      pull(controller) {
+      async pull(controller) {
         let chunk = '';
         for (let i = 0; i < 100; i++) {
-          const next = entries.next();
+          const next = await entries.next();
           if (next.done) {
             if (chunk) controller.enqueue(encoder.encode(chunk));
             controller.close();
@@ -132,8 +132,8 @@ export function auditLines(
         }
         controller.enqueue(encoder.encode(chunk));
       },
-      cancel() {
-        entries.return(undefined);
+      async cancel() {
+        await entries.return(undefined);
       },
     },
     { highWaterMark: 1 },
@@ -143,9 +143,9 @@ export function auditLines(
 /** `GET /api/audit` and its export (the permission table gives both to owners). */
 export function createAuditRoutes({ auditLog }: { auditLog: Pick<AuditLogService, 'list' | 'entries'> }) {
   return new OpenAPIHono<AppEnv>()
-    .openapi(routes.list, (c) => {
+    .openapi(routes.list, async (c) => {
       const { limit, cursor, ...filters } = c.req.valid('query');
-      const rows = auditLog.list({ ...auditFilter(filters), before: decodeCursor(cursor), limit: limit + 1 });
+      const rows = await auditLog.list({ ...auditFilter(filters), before: decodeCursor(cursor), limit: limit + 1 });
       const page = toPage(rows, limit);
       return c.json({ items: page.items.map(auditEntryView), nextCursor: page.nextCursor }, 200);
     })

@@ -85,7 +85,7 @@ export function createAuditPage(
   });
   app.get('/settings/audit', async (c) => {
     const query = AuditQuery.parse(c.req.query());
-    const rows = deps.auditLog.list({ ...filterOf(query), before: query.before, limit: PAGE_SIZE + 1 });
+    const rows = await deps.auditLog.list({ ...filterOf(query), before: query.before, limit: PAGE_SIZE + 1 });
     const more = rows.length > PAGE_SIZE;
     const shown = rows.slice(0, PAGE_SIZE);
     const users = await deps.users.list();

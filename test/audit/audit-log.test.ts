@@ -258,7 +258,7 @@ describe('the audit log', () => {
   it('exports more entries than one page of the database read', async () => {
     const siteId = insertConnectedSite(t);
     for (let i = 0; i < 1_234; i++)
-      t.services.auditLog.record({
+      await t.services.auditLog.record({
         source: 'api',
         actor: null,
         userId: null,
@@ -293,13 +293,26 @@ describe('the audit log', () => {
     expect(() => sqlite.prepare(`DELETE FROM audit_log`).run()).toThrow(/only by the retention prune/);
     expect(allRows(t)).toHaveLength(2);
     // Default retention 365 days: nothing is old enough yet.
-    expect(t.services.auditLog.prune()).toBe(0);
+    expect(await t.services.auditLog.prune()).toBe(0);
     clock.advance(200 * 86_400_000);
-    expect(t.services.auditLog.prune()).toBe(1);
+    expect(await t.services.auditLog.prune()).toBe(1);
     expect(allRows(t).map((row) => row.at)).toEqual([Date.parse('2026-09-17T10:00:00Z')]);
     // The prune's gate is closed again.
     expect(sqlite.prepare('SELECT count(*) AS n FROM audit_log_prune_gate').get()).toEqual({ n: 0 });
     expect(() => sqlite.prepare(`DELETE FROM audit_log`).run()).toThrow(/only by the retention prune/);
+  });
+
+  it('answers a request as it would when its entry cannot be written, and logs the failure', async () => {
+    const manager = await tokenOf(t, 'manager');
+    t.database.sqlite.exec(
+      `CREATE TRIGGER audit_log_full BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`,
+    );
+    const refused = await t.call('POST', '/api/sites', { token: manager.token, json: { url: 'not a url' } });
+    expect(refused.status).toBe(400);
+    expect(allRows(t)).toEqual([]);
+    expect(t.logs.records().filter((record) => record.msg === 'could not record an audit log entry')).toMatchObject([
+      { level: 'error', action: '/api/sites', err: { message: 'database or disk is full' } },
+    ]);
   });
 
   it('prunes by SITEWARDEN_AUDIT_RETENTION_DAYS', async () => {
@@ -307,9 +320,9 @@ describe('the audit log', () => {
     t = createTestApp({ clock, config: { auditLog: { retentionDays: 7 } } });
     await t.call('POST', '/api/sites', { json: {} });
     clock.advance(6 * 86_400_000);
-    expect(t.services.auditLog.prune()).toBe(0);
+    expect(await t.services.auditLog.prune()).toBe(0);
     clock.advance(2 * 86_400_000);
-    expect(t.services.auditLog.prune()).toBe(1);
+    expect(await t.services.auditLog.prune()).toBe(1);
     expect(allRows(t)).toHaveLength(0);
   });
 

@@ -463,9 +463,12 @@ describe('site scopes of users and tokens', () => {
     // Recorded as the scoped manager's token's (the audit log names who did it).
     const tokenId = (await t.services.tokens.list(user.id))[0]!.id;
     expect(
-      t.services.auditLog
-        .list({ siteId: mine, limit: 50 })
-        .map((entry) => [entry.method, entry.status, entry.actorKind, entry.actorId]),
+      (await t.services.auditLog.list({ siteId: mine, limit: 50 })).map((entry) => [
+        entry.method,
+        entry.status,
+        entry.actorKind,
+        entry.actorId,
+      ]),
     ).toContainEqual(['DELETE', 204, 'token', tokenId]);
   });
 
