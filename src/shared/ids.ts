@@ -3,9 +3,11 @@ import { randomFillSync } from 'node:crypto';
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const RANDOM_DIGITS = 16;
 
-// The last id's time and random digits: ids made in the same millisecond count up from it.
-let lastTime = -1;
-let lastRandom: number[] = [];
+// The random digits of the last id made for each of the latest milliseconds ids were made for: an id counts up
+// from the last one of its millisecond, also when ids of another millisecond were made between them (an event's
+// id, made for the instant it was emitted, between two deliveries' ids made for now).
+const lastRandomOf = new Map<number, number[]>();
+const MILLISECONDS_KEPT = 64;
 // Random bytes drawn a few kilobytes at a time (one call to the system's generator per 256 ids, not one per id).
 const pool = Buffer.alloc(4096);
 let pooled = pool.length;
@@ -32,14 +34,16 @@ export function createId(prefix: string, now: Date = new Date()): string {
     timePart = ALPHABET[time % 32] + timePart;
     time = Math.floor(time / 32);
   }
-  const countedUp = ms === lastTime && increment(lastRandom);
-  if (!countedUp) {
-    lastRandom = randomDigits();
+  let random = lastRandomOf.get(ms);
+  if (!random || !increment(random)) {
+    random = randomDigits();
     // Room to count up: the top digit starts in the lower half.
-    lastRandom[0] = lastRandom[0]! % 16;
+    random[0] = random[0]! % 16;
   }
-  lastTime = ms;
-  return `${prefix}_${timePart}${lastRandom.map((digit) => ALPHABET[digit]).join('')}`;
+  lastRandomOf.delete(ms);
+  lastRandomOf.set(ms, random);
+  if (lastRandomOf.size > MILLISECONDS_KEPT) lastRandomOf.delete(lastRandomOf.keys().next().value!);
+  return `${prefix}_${timePart}${random.map((digit) => ALPHABET[digit]).join('')}`;
 }
 
 /** Adds one to base-32 digits in place; false when they were all at the top. */
