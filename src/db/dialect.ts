@@ -24,6 +24,9 @@ export function tableFor<P extends PgTable>(
   return dialect === 'postgres' ? tables.postgres : (tables.sqlite as unknown as P);
 }
 
+/** The first row a query answered, or undefined: `db.select()…where(byId).then(firstRow)` on either dialect. */
+export const firstRow = <T>(rows: readonly T[]): T | undefined => rows[0];
+
 /**
  * Rows a write changed: `await db.update(…)` (or delete, or insert without `returning`) answers
  * better-sqlite3's `{ changes }` on SQLite and node-postgres's `{ rowCount }` on PostgreSQL.

@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import { rowsChanged, tableFor } from '../db/dialect.js';
+import { firstRow, rowsChanged, tableFor } from '../db/dialect.js';
 import type { StateDatabase, StateDb } from '../db/state-db.js';
 import { jobFilterConditions, STATES_IN, type JobFilter } from './jobs.repository.js';
 import { jobs as pgJobs } from './jobs.pg-table.js';
@@ -32,10 +32,9 @@ const INSERT_CHUNK = 1_000;
  */
 export function createJobStore(state: StateDatabase) {
   const jobs = tableFor(state.dialect, { sqlite: sqliteJobs, postgres: pgJobs });
-  const first = <T>(rows: T[]): T | undefined => rows[0];
   const byId = (id: string) => eq(jobs.id, id);
   const find = (id: string, tx?: StateDb): Promise<JobRow | undefined> =>
-    state.run((db) => db.select().from(jobs).where(byId(id)).then(first), tx);
+    state.run((db) => db.select().from(jobs).where(byId(id)).then(firstRow), tx);
   /** Writes `changes` to the job `id` where `condition` holds; whether it did. */
   const updateIf = (id: string, changes: Partial<NewJobRow>, condition: SQL | undefined, tx?: StateDb) =>
     state.run(
@@ -62,7 +61,7 @@ export function createJobStore(state: StateDatabase) {
           .set(changes)
           .where(and(byId(id), eq(jobs.state, 'queued')))
           .returning()
-          .then(first),
+          .then(firstRow),
       tx,
     );
 

@@ -14,7 +14,7 @@ import {
   type SQL,
 } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { likeIgnoringCase, rowsChanged, tableFor, writeTogether } from '../db/dialect.js';
+import { firstRow, likeIgnoringCase, rowsChanged, tableFor, writeTogether } from '../db/dialect.js';
 import type { Dialect, StateDatabase } from '../db/state-db.js';
 import type { SiteListFilter } from './sites.schemas.js';
 import { sites as pgSites, siteTags as pgSiteTags } from './sites.pg-table.js';
@@ -76,7 +76,6 @@ export function createSitesRepository(state: StateDatabase) {
   const listColumns = columnsOf(sites, listKeys);
   const accessColumns = columnsOf(sites, accessKeys);
   const fast = state.sqliteDb && preparedReads(state.sqliteDb);
-  const first = <T>(rows: T[]): T | undefined => rows[0];
   const run = state.run.bind(state);
 
   /** A page of sites in id order, after `after`, in `state` when given: the listings without a filter. */
@@ -111,16 +110,16 @@ export function createSitesRepository(state: StateDatabase) {
     findById: (id: string): Promise<SiteRow | undefined> =>
       fast
         ? run(() => fast.byId.get({ id }))
-        : run((db) => db.select().from(sites).where(eq(sites.id, id)).then(first)),
+        : run((db) => db.select().from(sites).where(eq(sites.id, id)).then(firstRow)),
     /** The site's row as far as acting on it needs. */
     findForAccess: (id: string): Promise<SiteAccessRow | undefined> =>
       fast
         ? run(() => fast.accessById.get({ id }))
-        : run((db) => db.select(accessColumns).from(sites).where(eq(sites.id, id)).then(first)),
+        : run((db) => db.select(accessColumns).from(sites).where(eq(sites.id, id)).then(firstRow)),
     findByUrl: (url: string): Promise<SiteRow | undefined> =>
-      run((db) => db.select().from(sites).where(eq(sites.url, url)).then(first)),
+      run((db) => db.select().from(sites).where(eq(sites.url, url)).then(firstRow)),
     findByAuthorizationState: (stateHash: string): Promise<SiteRow | undefined> =>
-      run((db) => db.select().from(sites).where(eq(sites.authorizationStateHash, stateHash)).then(first)),
+      run((db) => db.select().from(sites).where(eq(sites.authorizationStateHash, stateHash)).then(firstRow)),
 
     list({
       limit,
@@ -183,7 +182,7 @@ export function createSitesRepository(state: StateDatabase) {
           .select({ id: sites.id })
           .from(sites)
           .where(and(eq(sites.id, id), visibleSites(scope)))
-          .then(first),
+          .then(firstRow),
       )) !== undefined,
 
     /** Every tag in use (on the sites `scope` includes) with the number of sites carrying it, by name. */
@@ -236,7 +235,7 @@ export function createSitesRepository(state: StateDatabase) {
     },
 
     update: (id: string, changes: Partial<NewSiteRow>): Promise<SiteRow | undefined> =>
-      run((db) => db.update(sites).set(changes).where(eq(sites.id, id)).returning().then(first)),
+      run((db) => db.update(sites).set(changes).where(eq(sites.id, id)).returning().then(firstRow)),
 
     delete: async (id: string): Promise<boolean> =>
       rowsChanged(await run((db) => db.delete(sites).where(eq(sites.id, id)))) > 0,

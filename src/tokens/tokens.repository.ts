@@ -1,5 +1,5 @@
 import { and, asc, count, eq, isNull, or, sql } from 'drizzle-orm';
-import { rowsOf, tableFor } from '../db/dialect.js';
+import { firstRow, rowsOf, tableFor } from '../db/dialect.js';
 import type { StateDatabase, StateDb } from '../db/state-db.js';
 import type { Role } from '../shared/actor.js';
 import { apiTokens as pgApiTokens } from './tokens.pg-table.js';
@@ -66,7 +66,7 @@ export function createTokensRepository(state: StateDatabase) {
     findActiveByHash: (tokenHash: string): Promise<ActiveToken | undefined> =>
       prepared
         ? state.run(() => prepared.activeByHash.get({ tokenHash }))
-        : state.run((db) => activeByHash(db, tokenHash).then((rows) => rows[0])),
+        : state.run((db) => activeByHash(db, tokenHash).then(firstRow)),
 
     /** Every token, or those of one user (`null`: the operator tokens). */
     list: (userId?: string | null): Promise<ApiTokenRow[]> =>
@@ -92,13 +92,7 @@ export function createTokensRepository(state: StateDatabase) {
     },
 
     findById: (id: string): Promise<ApiTokenRow | undefined> =>
-      state.run((db) =>
-        db
-          .select()
-          .from(apiTokens)
-          .where(eq(apiTokens.id, id))
-          .then((rows) => rows[0]),
-      ),
+      state.run((db) => db.select().from(apiTokens).where(eq(apiTokens.id, id)).then(firstRow)),
 
     countActive: (): Promise<number> =>
       state.run((db) =>
@@ -130,7 +124,7 @@ export function createTokensRepository(state: StateDatabase) {
           .set({ revokedAt: at })
           .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)))
           .returning()
-          .then((rows) => rows[0]),
+          .then(firstRow),
       ),
 
     /**

@@ -1,5 +1,5 @@
 import { and, eq, isNull } from 'drizzle-orm';
-import { rowsChanged, tableFor } from '../db/dialect.js';
+import { firstRow, rowsChanged, tableFor } from '../db/dialect.js';
 import type { StateDatabase } from '../db/state-db.js';
 import * as pg from './users.pg-table.js';
 import * as sqlite from './users.table.js';
@@ -11,7 +11,6 @@ import type { UserRow } from './users.table.js';
  */
 export function createOidcRepository(state: StateDatabase) {
   const users = tableFor(state.dialect, { sqlite: sqlite.users, postgres: pg.users });
-  const first = <T>(rows: T[]): T | undefined => rows[0];
   return {
     findByIdentity: (issuer: string, subject: string): Promise<UserRow | undefined> =>
       state.run((db) =>
@@ -19,10 +18,10 @@ export function createOidcRepository(state: StateDatabase) {
           .select()
           .from(users)
           .where(and(eq(users.oidcIssuer, issuer), eq(users.oidcSubject, subject)))
-          .then(first),
+          .then(firstRow),
       ),
     findByUsername: (username: string): Promise<UserRow | undefined> =>
-      state.run((db) => db.select().from(users).where(eq(users.username, username)).then(first)),
+      state.run((db) => db.select().from(users).where(eq(users.username, username)).then(firstRow)),
     /** Links the user to the identity; false when the user is gone or already linked to another one. */
     link: (userId: string, issuer: string, subject: string): Promise<boolean> =>
       state.run(

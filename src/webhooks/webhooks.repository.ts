@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, lt, lte, notInArray } from 'drizzle-orm';
-import { forUpdate, rowsChanged, tableFor } from '../db/dialect.js';
+import { firstRow, forUpdate, rowsChanged, tableFor } from '../db/dialect.js';
 import type { StateDatabase } from '../db/state-db.js';
 import { webhookDeliveries as pgDeliveries, webhooks as pgWebhooks } from './webhooks.pg-table.js';
 import {
@@ -21,7 +21,6 @@ export type Enqueued = { delivery: DeliveryRow } | { full: true; pending: number
 export function createWebhooksRepository(state: StateDatabase) {
   const webhooks = tableFor(state.dialect, { sqlite: sqliteWebhooks, postgres: pgWebhooks });
   const deliveries = tableFor(state.dialect, { sqlite: sqliteDeliveries, postgres: pgDeliveries });
-  const first = <T>(rows: T[]): T | undefined => rows[0];
 
   // Read for every event the daemon emits (the dispatcher's subscription), so kept in memory on SQLite,
   // where this repository in this process is the webhooks' only writer: each write drops the copy, and a
@@ -56,10 +55,10 @@ export function createWebhooksRepository(state: StateDatabase) {
       ),
     update: (id: string, changes: Partial<NewWebhookRow>): Promise<WebhookRow | undefined> =>
       changing(() =>
-        state.run((db) => db.update(webhooks).set(changes).where(eq(webhooks.id, id)).returning().then(first)),
+        state.run((db) => db.update(webhooks).set(changes).where(eq(webhooks.id, id)).returning().then(firstRow)),
       ),
     find: (id: string): Promise<WebhookRow | undefined> =>
-      state.run((db) => db.select().from(webhooks).where(eq(webhooks.id, id)).then(first)),
+      state.run((db) => db.select().from(webhooks).where(eq(webhooks.id, id)).then(firstRow)),
     /** Its deliveries go with it. */
     delete: (id: string): Promise<boolean> =>
       changing(() => state.run(async (db) => rowsChanged(await db.delete(webhooks).where(eq(webhooks.id, id))) > 0)),
@@ -104,9 +103,9 @@ export function createWebhooksRepository(state: StateDatabase) {
         return { delivery: delivery! };
       }),
     updateDelivery: (id: string, changes: Partial<NewDeliveryRow>): Promise<DeliveryRow | undefined> =>
-      state.run((db) => db.update(deliveries).set(changes).where(eq(deliveries.id, id)).returning().then(first)),
+      state.run((db) => db.update(deliveries).set(changes).where(eq(deliveries.id, id)).returning().then(firstRow)),
     findDelivery: (id: string): Promise<DeliveryRow | undefined> =>
-      state.run((db) => db.select().from(deliveries).where(eq(deliveries.id, id)).then(first)),
+      state.run((db) => db.select().from(deliveries).where(eq(deliveries.id, id)).then(firstRow)),
     /** Newest first; `before` is the previous page's last id. */
     listDeliveries: ({
       webhookId,
