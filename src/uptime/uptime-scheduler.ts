@@ -85,15 +85,28 @@ export function createUptimeScheduler({
     });
   }
 
+  /**
+   * Every slot due before `until` of the sites accepted. Slots passed while nothing probed them (a stalled
+   * process, ticks late under load) come once, late: only the latest of them. Then every slot before
+   * `until` is taken, not one a site: in cluster mode a tick's claim covers them all, and a slot left for
+   * the next tick would be lost if the shard changed hands meanwhile.
+   */
   function collect(
     until: number,
     accept?: (siteId: string) => boolean,
   ): { siteId: string; target: Target; dueAt: number }[] {
+    const now = clock.now().getTime();
     const due: { siteId: string; target: Target; dueAt: number }[] = [];
     for (const [siteId, target] of targets) {
       if (target.nextDueAt >= until || (accept && !accept(siteId))) continue;
-      due.push({ siteId, target, dueAt: target.nextDueAt });
-      target.nextDueAt = nextSlot(target.nextDueAt + 1, target.intervalMs, target.offsetMs);
+      const { intervalMs, offsetMs } = target;
+      // (latestSlotAt's arithmetic, without a Date for each site)
+      const latest = Math.floor((now - offsetMs) / intervalMs) * intervalMs + offsetMs;
+      if (target.nextDueAt < latest) target.nextDueAt = latest;
+      while (target.nextDueAt < until) {
+        due.push({ siteId, target, dueAt: target.nextDueAt });
+        target.nextDueAt = nextSlot(target.nextDueAt + 1, intervalMs, offsetMs);
+      }
     }
     return due;
   }

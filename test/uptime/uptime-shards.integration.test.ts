@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +12,7 @@ import { postgresTestUrl } from '../support/dialects.js';
 import { testPool } from '../support/postgres.js';
 import { spawnScript, type OwnedProcess } from '../support/processes.js';
 import { sleep, waitFor } from '../support/wait.js';
-import type { ShardWorkerPlan } from './fixtures/uptime-shard-worker.js';
+import type { ShardWorkerPlan, TakeoverLine } from './fixtures/uptime-shard-worker.js';
 
 /**
  * Issue 34's uptime test with real processes: two uptime workers (fixtures/uptime-shard-worker.ts:
@@ -23,7 +23,10 @@ import type { ShardWorkerPlan } from './fixtures/uptime-shard-worker.js';
  * takes its share back without probing a slot it no longer holds; then it is killed (SIGKILL), the other
  * takes its shards within one interval, and every slot is again probed exactly once. The only slots
  * allowed to go unprobed are the dead worker's claimed ones (at most a second past its death, which it
- * may have claimed and not sent); none is ever probed twice.
+ * may have claimed and not sent), and those a takeover found passed with a later slot of the same site
+ * passed too: a shard taken over late (its last holder stalled or starved longer than an interval since
+ * its last claim) probes each site once, late, for the latest slot passed (uptime-scheduler.ts). None is
+ * ever probed twice.
  */
 const WORKER = resolve(import.meta.dirname, 'fixtures/uptime-shard-worker.ts');
 const SITES = 2_000;
@@ -207,9 +210,25 @@ describe('uptime probes sharded over two worker processes', () => {
       }
       expect(twice).toEqual([]);
 
-      // Every slot from `from` to `until` probed, but for the dead worker's last claimed ones.
+      // The takeovers each worker logged: when, and from where, each shard gained was resumed.
+      const takeovers = new Map<number, { at: number; resumeFrom: number }[]>();
+      for (const worker of ['worker-a', 'worker-b'])
+        for (const line of readFileSync(join(scratch, `${worker}.log`), 'utf8').split('\n')) {
+          if (!line.startsWith('{')) continue;
+          const { at, gained } = JSON.parse(line) as TakeoverLine;
+          for (const [shard, resumeFrom] of gained)
+            if (resumeFrom !== null) takeovers.set(shard, [...(takeovers.get(shard) ?? []), { at, resumeFrom }]);
+        }
+      /** A slot a takeover found passed, a later slot of the site passed too: probed once, late, for that one. */
+      const supersededAtTakeover = (site: string, slot: number) =>
+        (takeovers.get(shardOf(site)) ?? []).some(
+          ({ at, resumeFrom }) => slot >= resumeFrom && slot + INTERVAL_MS <= at,
+        );
+
+      // Every slot from `from` to `until` probed, but for the dead worker's last claimed ones and those superseded.
       const missing: string[] = [];
       let allowedMissing = 0;
+      let superseded = 0;
       let expected = 0;
       for (let index = 0; index < SITES; index++) {
         const site = `site_${String(index).padStart(5, '0')}`;
@@ -220,11 +239,15 @@ describe('uptime probes sharded over two worker processes', () => {
           if (seen.has(`${site}@${slot}`)) continue;
           // (a slot that passed while A's shards had no holder is probed late by B, under its own slot)
           if (aShards.has(shardOf(site)) && slot >= killedAt - 1_000 && slot < aClaimedUntil) allowedMissing += 1;
+          else if (supersededAtTakeover(site, slot)) superseded += 1;
           else missing.push(`${site}@${slot - from} ms`);
         }
       }
       expect(missing).toEqual([]);
       expect(expected).toBeGreaterThan(SITES * 4);
+      // Superseded slots only when a takeover came more than an interval after the last claim (load): at most
+      // an interval's worth of the shards taken over, each time.
+      expect(superseded).toBeLessThanOrEqual(SITES);
       // At most the dead worker's last second of probes went unmade.
       expect(allowedMissing).toBeLessThanOrEqual(SITES / 2 / (INTERVAL_MS / 1_500));
       // Both workers probed while both ran.

@@ -141,6 +141,27 @@ describe('the probe schedule of a shard taken over (cluster mode)', () => {
     expect(scheduler.nextDueAt('site_x')).toBe(due + MINUTE);
     await scheduler.stop();
   });
+
+  it('queues every slot before the claimed instant in one tick, a late one and the next alike', async () => {
+    // A tick late under load: the site's slot passed, and its next one falls inside the claim too. The next
+    // tick may find the shard held elsewhere, resuming where this claim ended: a slot left would be lost.
+    const { clock, scheduler } = scheduled();
+    const due = scheduler.nextDueAt('site_x')!;
+    clock.set(new Date(due + 500));
+    expect(scheduler.tick(1_000, { until: due + MINUTE + 1, accept: () => true })).toBe(2);
+    expect(scheduler.nextDueAt('site_x')).toBe(due + 2 * MINUTE);
+    await scheduler.stop();
+  });
+
+  it('after a stall, probes once, late, for the latest slot passed, not each one missed', async () => {
+    const { clock, probed, scheduler } = scheduled();
+    const due = scheduler.nextDueAt('site_x')!;
+    clock.set(new Date(due + 3 * MINUTE + 10));
+    expect(await scheduler.runDue()).toBe(1);
+    expect(await scheduler.runDue()).toBe(0);
+    expect(probed).toEqual([due + 3 * MINUTE]);
+    expect(scheduler.nextDueAt('site_x')).toBe(due + 4 * MINUTE);
+  });
 });
 
 describe('probing loopback targets', () => {
