@@ -24,6 +24,9 @@ export function retryDelayMs(
 
 const DROP_LOG_INTERVAL_MS = 60_000;
 
+/** A claim on a delivery lasts its attempt's time limit and this much more (a process starved, a slow write). */
+const CLAIM_MARGIN_MS = 30_000;
+
 /**
  * Turns events from the bus into persisted deliveries and works through them: at most
  * `concurrency` requests at once and one per webhook, so a slow receiver holds one slot and
@@ -188,7 +191,11 @@ export function createWebhookDispatcher({
     inFlight.set(delivery.id, attempt);
   }
 
-  async function attemptDelivery(delivery: DeliveryRow) {
+  async function attemptDelivery(due: DeliveryRow) {
+    // Taken first: in a cluster every process's pump reads the same due rows, and only one may send each.
+    const claimedUntil = new Date(clock.now().getTime() + config.timeoutMs + CLAIM_MARGIN_MS);
+    const delivery = await repository.claimDelivery(due.id, { dueBy: clock.now(), until: claimedUntil });
+    if (!delivery) return; // attempted or taken elsewhere since it was read, or gone with its webhook
     const webhook = await repository.find(delivery.webhookId);
     if (!webhook) return; // deleted meanwhile; its deliveries went with it
     const attemptAt = clock.now();
@@ -210,8 +217,11 @@ export function createWebhookDispatcher({
         aborted: false,
       };
     }
-    // Cut short by a shutdown: it stays pending, as if never tried, for the next start.
-    if (outcome.aborted) return;
+    // Cut short by a shutdown: given back pending, as if never tried, due at once at the next start.
+    if (outcome.aborted) {
+      await repository.releaseClaim(delivery.id, claimedUntil, clock.now());
+      return;
+    }
 
     const attempts = delivery.attempts + 1;
     const result = {
@@ -223,20 +233,20 @@ export function createWebhookDispatcher({
       lastAttemptAt: attemptAt,
     };
     const now = clock.now();
-    if (outcome.ok) {
-      await repository.updateDelivery(delivery.id, {
-        ...result,
-        status: 'succeeded',
-        nextAttemptAt: null,
-        finishedAt: now,
-      });
-    } else if (attempts >= config.maxAttempts) {
-      await repository.updateDelivery(delivery.id, {
-        ...result,
-        status: 'failed',
-        nextAttemptAt: null,
-        finishedAt: now,
-      });
+    const end = outcome.ok
+      ? { status: 'succeeded' as const, nextAttemptAt: null, finishedAt: now }
+      : attempts >= config.maxAttempts
+        ? { status: 'failed' as const, nextAttemptAt: null, finishedAt: now }
+        : { nextAttemptAt: new Date(now.getTime() + retryDelayMs(attempts)) };
+    if (!(await repository.finishAttempt(delivery.id, claimedUntil, { ...result, ...end }))) {
+      // The attempt outlived its claim (this process starved past it) and another took the delivery since.
+      logger.warn(
+        { deliveryId: delivery.id, webhookId: webhook.id },
+        'a webhook delivery attempt ended after its claim',
+      );
+      return;
+    }
+    if (end.status === 'failed')
       events.emit('webhook.delivery_failed', {
         webhookId: webhook.id,
         deliveryId: delivery.id,
@@ -246,12 +256,6 @@ export function createWebhookDispatcher({
         cause: outcome.cause,
         httpStatus: outcome.status,
       });
-    } else {
-      await repository.updateDelivery(delivery.id, {
-        ...result,
-        nextAttemptAt: new Date(now.getTime() + retryDelayMs(attempts)),
-      });
-    }
   }
 
   function signedHeaders(webhook: WebhookRow, delivery: DeliveryRow, at: Date): Record<string, string> {

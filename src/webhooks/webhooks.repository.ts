@@ -42,6 +42,10 @@ export function createWebhooksRepository(state: StateDatabase) {
     }
   };
 
+  /** The delivery `id` still pending under the claim that moved its due time to `claimedUntil`. */
+  const claimHeld = (id: string, claimedUntil: Date) =>
+    and(eq(deliveries.id, id), eq(deliveries.status, 'pending'), eq(deliveries.nextAttemptAt, claimedUntil));
+
   return {
     insert: (row: NewWebhookRow): Promise<WebhookRow> =>
       changing(() =>
@@ -102,6 +106,29 @@ export function createWebhooksRepository(state: StateDatabase) {
         const [delivery] = await tx.insert(deliveries).values(row).returning();
         return { delivery: delivery! };
       }),
+    /**
+     * Takes a pending delivery due by `dueBy` for one attempt, until `until` (its due time moves there): another
+     * process, or a pump of this one, that read it due finds nothing to take. The delivery as taken; undefined
+     * when it is no longer due (attempted, taken elsewhere, or gone with its webhook). A process that dies
+     * mid-attempt leaves it due again at `until`.
+     */
+    claimDelivery: (id: string, { dueBy, until }: { dueBy: Date; until: Date }): Promise<DeliveryRow | undefined> =>
+      state.run((db) =>
+        db
+          .update(deliveries)
+          .set({ nextAttemptAt: until })
+          .where(and(eq(deliveries.id, id), eq(deliveries.status, 'pending'), lte(deliveries.nextAttemptAt, dueBy)))
+          .returning()
+          .then(firstRow),
+      ),
+    /** Writes an attempt's end while its claim (`claimedUntil`) still holds; whether it did. */
+    finishAttempt: async (id: string, claimedUntil: Date, changes: Partial<NewDeliveryRow>): Promise<boolean> =>
+      rowsChanged(await state.run((db) => db.update(deliveries).set(changes).where(claimHeld(id, claimedUntil)))) > 0,
+    /** Gives a claim back (an attempt cut short by a stop): the delivery is due again at `at`, untried. */
+    releaseClaim: async (id: string, claimedUntil: Date, at: Date): Promise<boolean> =>
+      rowsChanged(
+        await state.run((db) => db.update(deliveries).set({ nextAttemptAt: at }).where(claimHeld(id, claimedUntil))),
+      ) > 0,
     updateDelivery: (id: string, changes: Partial<NewDeliveryRow>): Promise<DeliveryRow | undefined> =>
       state.run((db) => db.update(deliveries).set(changes).where(eq(deliveries.id, id)).returning().then(firstRow)),
     findDelivery: (id: string): Promise<DeliveryRow | undefined> =>

@@ -34,12 +34,13 @@ describe.each(dialects)('the webhook dispatcher on %s', (dialect) => {
     const logs = createCapturedLogger();
     const events = createLoggedEvents(logs.logger);
     const receiver = await startWebhookReceiver(answers);
-    const dispatcherOn = (over: WebhooksRepository) => {
+    /** A dispatcher over `over`: another process's when given its own `bus`. */
+    const dispatcherOn = (over: WebhooksRepository, bus = events) => {
       const dispatcher = createWebhookDispatcher({
         repository: over,
         sender: createWebhookSender({ network: loopbackNetwork, timeoutMs: 5_000, userAgent: 'test' }),
         secrets: createSecretBox(randomBytes(32)),
-        events,
+        events: bus,
         clock: { now: () => new Date() },
         logger: logs.logger,
         config: DEFAULT_WEBHOOKS_CONFIG,
@@ -130,6 +131,52 @@ describe.each(dialects)('the webhook dispatcher on %s', (dialect) => {
     expect(receiver.received.map((request) => JSON.parse(request.body).event)).toEqual(['daemon.stopping']);
     const deliveries = await real.listDeliveries({ webhookId: 'whk_1', limit: 10 });
     expect(deliveries).toMatchObject([{ event: 'daemon.stopping', status: 'succeeded', attempts: 1 }]);
+  });
+
+  it('sends a delivery once when two processes’ pumps read it due at once', async () => {
+    // Each process's pump reads the due rows; here both read the delivery before either tries it.
+    let reads = 0;
+    let bothRead!: () => void;
+    const met = new Promise<void>((resolve) => (bothRead = resolve));
+    const meeting = (real: WebhooksRepository): WebhooksRepository => ({
+      ...real,
+      due: async (query) => {
+        const rows = await real.due(query);
+        if (rows.length === 0) return rows;
+        if (++reads === 2) bothRead();
+        await met;
+        return rows;
+      },
+    });
+    const { receiver, repository, dispatcher, dispatcherOn } = await setup({
+      repository: meeting(createWebhooksRepository(state())),
+    });
+    const now = new Date();
+    const enqueued = await repository.enqueueDelivery(
+      {
+        id: 'whd_once',
+        webhookId: 'whk_1',
+        eventId: 'evt_once',
+        event: 'user.created',
+        body: JSON.stringify({ event: 'user.created', data: { username: 'once' } }),
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: now,
+        createdAt: now,
+      },
+      10,
+    );
+    expect(enqueued).toHaveProperty('delivery');
+    const other = dispatcherOn(
+      meeting(createWebhooksRepository(state())),
+      createLoggedEvents(createCapturedLogger().logger),
+    );
+    await Promise.all([dispatcher.tick(), other.start()]);
+    await Promise.all([dispatcher.idle(), other.idle()]);
+
+    expect(reads).toBe(2);
+    expect(eventsOf(receiver.received)).toEqual(['once']);
+    expect(await repository.findDelivery('whd_once')).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 
   it('keeps a delivery cut short by a stop pending, untried, and the next process sends it', async () => {

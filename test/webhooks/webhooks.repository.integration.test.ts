@@ -218,6 +218,35 @@ describe.each(dialects)('the webhooks repository on %s', (dialect) => {
     ]);
   });
 
+  it('lets one taker claim a due delivery until a time; its end is written, or its claim given back, only while it holds', async () => {
+    const repository = createWebhooksRepository(state());
+    await repository.insert(webhook('whk_1'));
+    written(await repository.enqueueDelivery(delivery('whd_1', 'whk_1', { nextAttemptAt: at(1_000) }), 10));
+
+    // Not due yet; then due, taken once: a second taker that read it due too finds nothing.
+    expect(await repository.claimDelivery('whd_1', { dueBy: at(999), until: at(40_000) })).toBeUndefined();
+    const claimed = await repository.claimDelivery('whd_1', { dueBy: at(1_000), until: at(40_000) });
+    expect(claimed).toMatchObject({ id: 'whd_1', status: 'pending', nextAttemptAt: at(40_000) });
+    expect(await repository.claimDelivery('whd_1', { dueBy: at(2_000), until: at(41_000) })).toBeUndefined();
+    expect(await repository.due({ now: at(39_999), exclude: [], limit: 10 })).toEqual([]);
+
+    // Given back (a stop cut the attempt short): due again, untried; a stale claim gives nothing back.
+    expect(await repository.releaseClaim('whd_1', at(39_000), at(3_000))).toBe(false);
+    expect(await repository.releaseClaim('whd_1', at(40_000), at(3_000))).toBe(true);
+    expect(await repository.findDelivery('whd_1')).toMatchObject({ nextAttemptAt: at(3_000), attempts: 0 });
+
+    // A taker that died: its claim lapses, another takes it; the first one's late end is not written.
+    await repository.claimDelivery('whd_1', { dueBy: at(3_000), until: at(40_000) });
+    expect(await repository.claimDelivery('whd_1', { dueBy: at(40_000), until: at(80_000) })).toBeDefined();
+    expect(await repository.finishAttempt('whd_1', at(40_000), { status: 'succeeded', attempts: 1 })).toBe(false);
+    const end = { status: 'succeeded' as const, attempts: 1, nextAttemptAt: null, finishedAt: at(50_000) };
+    expect(await repository.finishAttempt('whd_1', at(80_000), end)).toBe(true);
+    expect(await repository.findDelivery('whd_1')).toMatchObject(end);
+    // Finished: neither taken nor given back any more.
+    expect(await repository.claimDelivery('whd_1', { dueBy: at(90_000), until: at(99_000) })).toBeUndefined();
+    expect(await repository.releaseClaim('whd_1', at(80_000), at(90_000))).toBe(false);
+  });
+
   it('prunes the deliveries finished before a date, and removes a webhook’s deliveries with it', async () => {
     const repository = createWebhooksRepository(state());
     await repository.insert(webhook('whk_1'));
