@@ -1,6 +1,15 @@
+import type { StateDb } from '../db/state-db.js';
 import type { StoredEnd } from './job-store.js';
 import type { JobsRepository } from './jobs.repository.js';
 import type { JobRow, NewJobRow } from './jobs.table.js';
+
+/**
+ * A kind's own row written with its job's (a backup's, an audit's), so that the two cannot disagree. On the
+ * daemon's SQLite database it is called without a transaction and writes at once, synchronously, inside the
+ * one better-sqlite3 transaction that inserts the job row (no await may fall inside it); with a store that
+ * writes in a transaction of its own (`insertWith`: PostgreSQL), it is given that transaction and may be async.
+ */
+export type OwnRow<T> = (tx?: StateDb) => T | Promise<T>;
 
 /** What a running job reports as it goes: its progress, its params, its message. */
 export type JobReport = Partial<Pick<NewJobRow, 'progress' | 'params' | 'message'>>;
@@ -15,6 +24,11 @@ export interface JobLifecycleStore {
   find(id: string): Promise<JobRow | undefined>;
   /** A new job's row, as stored (a job written without its kind's own row). */
   insert(row: NewJobRow): Promise<JobRow>;
+  /**
+   * A new job's row and its kind's own row (`own`, given the transaction) in one transaction. Absent, the runner
+   * writes the two in one synchronous SQLite transaction of its own (`OwnRow`).
+   */
+  insertWith?<T>(row: NewJobRow, own: (tx: StateDb) => Promise<T>): Promise<{ job: JobRow; own: T }>;
   /** Starts a queued job (`running`, one attempt more); undefined when it is no longer queued (cancelled meanwhile, gone). */
   start(id: string, at: Date): Promise<JobRow | undefined>;
   /** What a running job reports; written in the order reported. */

@@ -17,7 +17,7 @@ import type {
   NewJob,
   Settlement,
 } from './job-kind.js';
-import type { JobLifecycleStore, JobReport } from './job-lifecycle-store.js';
+import type { JobLifecycleStore, JobReport, OwnRow } from './job-lifecycle-store.js';
 import type { JobsRepository } from './jobs.repository.js';
 import type { JobRow } from './jobs.table.js';
 
@@ -31,6 +31,13 @@ const newJobRow = (job: NewJob) => ({
   progress: JSON.stringify(job.progress ?? {}),
   createdAt: job.createdAt,
 });
+
+/** A kind's own row written inside a synchronous SQLite transaction: a promise there would be written after it ended. */
+function writtenAtOnce<T>(written: T | Promise<T>): T {
+  if (written instanceof Promise)
+    throw new Error('a kind’s own row must be written at once inside the SQLite transaction of its job row');
+  return written;
+}
 
 /** A job written `running` (or, held, about to be with its kind's first commit), and the write batch it runs with. */
 interface Started {
@@ -165,13 +172,14 @@ export function createJobRowWriter({
     return settlement;
   }
 
-  /** A job written `queued`; with its kind's own row (`own`) in one SQLite transaction. */
-  async function create<T = undefined>(job: NewJob, own?: () => T): Promise<{ job: JobRow; own: T }> {
+  /**
+   * A job written `queued`; with its kind's own row (`own`) in one transaction: the store's where it has one
+   * (PostgreSQL, `own` given it), else one synchronous SQLite transaction (`own` called without one, at once).
+   */
+  async function create<T = undefined>(job: NewJob, own?: OwnRow<T>): Promise<{ job: JobRow; own: T }> {
     if (!own) return { job: await store.insert(newJobRow(job)), own: undefined as T };
-    return repository.transaction(() => {
-      const ownRow = own?.() as T;
-      return { job: repository.insert(newJobRow(job)), own: ownRow };
-    });
+    if (store.insertWith) return store.insertWith(newJobRow(job), async (tx) => own(tx));
+    return repository.transaction(() => ({ own: writtenAtOnce(own()), job: repository.insert(newJobRow(job)) }));
   }
 
   /** Finished jobs' outcomes revised, in one transaction; a job not finished (or gone) stays as it is. */
@@ -224,9 +232,9 @@ export function createJobRowWriter({
       });
     },
 
-    record<T = undefined>(job: EndedJob, own?: () => T): { job: JobRow; own: T } {
+    record<T = undefined>(job: EndedJob, own?: OwnRow<T>): { job: JobRow; own: T } {
       return repository.transaction(() => {
-        const ownRow = own?.() as T;
+        const ownRow = own && writtenAtOnce(own());
         const row = repository.insert({
           ...newJobRow(job),
           state: job.state,
@@ -236,7 +244,7 @@ export function createJobRowWriter({
           startedAt: job.startedAt,
           finishedAt: job.finishedAt ?? now(),
         });
-        return { job: row, own: ownRow };
+        return { job: row, own: ownRow as T };
       });
     },
 

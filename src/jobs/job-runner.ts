@@ -18,7 +18,7 @@ import type {
 import type { CancelRequests } from './cancel-requests.js';
 import { createJobCancel } from './job-cancel.js';
 import { createJobEvents } from './job-events.js';
-import { sqliteLifecycleStore, type JobLifecycleStore } from './job-lifecycle-store.js';
+import { sqliteLifecycleStore, type JobLifecycleStore, type OwnRow } from './job-lifecycle-store.js';
 import type { ActiveJob, ExecuteOptions, JobDispatchFactory } from './job-dispatch.js';
 import { createJobPools } from './job-pools.js';
 import { createJobRecovery } from './job-recovery.js';
@@ -146,7 +146,7 @@ export function createJobRunner({
     }
   }
 
-  async function create<T = undefined>(job: NewJob, own?: () => T): Promise<{ job: JobRow; own: T }> {
+  async function create<T = undefined>(job: NewJob, own?: OwnRow<T>): Promise<{ job: JobRow; own: T }> {
     kindOf(job.kind);
     return rows.create(job, own);
   }
@@ -165,7 +165,7 @@ export function createJobRunner({
      * Writes a new job `queued` and runs it in the background; `own` writes the kind's own row (a
      * backup's) in the same transaction, so the two cannot disagree. Answers both rows.
      */
-    async submit<T = undefined>(job: NewJob, own?: () => T): Promise<{ job: JobRow; own: T }> {
+    async submit<T = undefined>(job: NewJob, own?: OwnRow<T>): Promise<{ job: JobRow; own: T }> {
       const written = await create(job, own);
       await schedule(job.kind, job.id, job.siteId);
       return written;
@@ -192,7 +192,7 @@ export function createJobRunner({
     },
 
     /** Writes a job that ended elsewhere, as it ended (a backup adopted from an offsite target; a bulk update's preview), with its kind's own row. */
-    record: async <T = undefined>(job: EndedJob, own?: () => T): Promise<{ job: JobRow; own: T }> =>
+    record: async <T = undefined>(job: EndedJob, own?: OwnRow<T>): Promise<{ job: JobRow; own: T }> =>
       rows.record(job, own),
     /**
      * The runner's writes a kind's synchronous hooks make (`cancelQueued`, `recover`), which run inside the

@@ -80,6 +80,14 @@ export function createJobStore(state: StateDatabase) {
         tx,
       ),
 
+    /** A new row and its kind's own row (`own`, on the same transaction), written together or not at all. */
+    insertWith: <T>(row: NewJobRow, own: (tx: StateDb) => Promise<T>): Promise<{ job: JobRow; own: T }> =>
+      state.transaction(async (tx) => {
+        const ownRow = await own(tx);
+        const [job] = await tx.insert(jobs).values(row).returning();
+        return { job: job!, own: ownRow };
+      }),
+
     /** Many rows (a bulk update's children), not read back, in statements of a thousand rows; in one transaction unless `tx` is given. */
     async insertMany(rows: readonly NewJobRow[], tx?: StateDb): Promise<void> {
       if (rows.length === 0) return;

@@ -37,7 +37,7 @@ describe.each(dialects)('a job’s lifecycle on %s', (dialect) => {
 
   describe.each(stores.filter(([name]) => dialect === 'sqlite' || name === 'the job store'))(
     'through %s',
-    (_name, storeOf) => {
+    (storeName, storeOf) => {
       function setUp(wrap: (store: JobLifecycleStore) => JobLifecycleStore = (store) => store) {
         const clock = createFakeClock(new Date('2026-11-29T08:00:00Z'));
         const logs = createCapturedLogger();
@@ -67,6 +67,38 @@ describe.each(dialects)('a job’s lifecycle on %s', (dialect) => {
         expect(JSON.parse(ended!.progress)).toEqual({ step: 20 });
         expect(JSON.parse(ended!.params)).toEqual({ kind: 'full' });
         expect(ended!.finishedAt!.getTime() - ended!.startedAt!.getTime()).toBe(5_000);
+      });
+
+      it('writes a job with its kind’s own row together: in the store’s transaction, or at once in SQLite’s', async () => {
+        const { clock, jobStore, rows } = setUp();
+        const newJob = (id: string) => ({ id, kind: 'audit', siteId: 'site_a', createdAt: clock.now() });
+        const ownRow = (id: string) => ({
+          id,
+          kind: 'own',
+          siteId: 'site_a',
+          state: 'queued' as const,
+          createdAt: clock.now(),
+        });
+        // (the kind's own row here is another job row)
+        const written = await rows.create(newJob('job_1'), (tx) =>
+          tx
+            ? jobStore.insert(ownRow('own_1'), tx).then((row) => row.id)
+            : repositoryOf(state()).insert(ownRow('own_1')).id,
+        );
+        expect(written).toMatchObject({ job: { id: 'job_1', state: 'queued' }, own: 'own_1' });
+        expect(await jobStore.find('own_1')).toMatchObject({ kind: 'own' });
+
+        // Either failing writes neither.
+        await expect(
+          rows.create(newJob('job_2'), () => {
+            throw new Error('the audit row could not be written');
+          }),
+        ).rejects.toThrow('the audit row could not be written');
+        expect(await jobStore.find('job_2')).toBeUndefined();
+        if (storeName === 'the SQLite statements')
+          // A promise would be written after the transaction ended.
+          await expect(rows.create(newJob('job_3'), async () => 'late')).rejects.toThrow('written at once');
+        expect(await jobStore.find('job_3')).toBeUndefined();
       });
 
       it('leaves a job ended while it was queued as it is: not started, its end not written over', async () => {

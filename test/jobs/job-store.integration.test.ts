@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import type { StateDb } from '../../src/db/state-db.js';
 import { createJobStore, type StoredEnd } from '../../src/jobs/job-store.js';
 import type { NewJobRow } from '../../src/jobs/jobs.table.js';
 import { dialects, stateDatabaseFor } from '../support/dialects.js';
@@ -42,6 +43,24 @@ describe.each(dialects)('the job store on %s', (dialect) => {
     expect(JSON.parse(written.params)).toEqual({ kind: 'full' });
     expect(await store.find('job_1')).toEqual(written);
     expect(await store.find('job_none')).toBeUndefined();
+  });
+
+  it('writes a job with its kind’s own row in one transaction: both, or neither when either fails', async () => {
+    const store = createJobStore(state());
+    // (the kind's own row here is another job row: any table of the state database will do)
+    const own = (id: string) => async (tx: StateDb) => (await store.insert(job(id, { kind: 'own' }), tx)).id;
+    expect(await store.insertWith(job('job_1'), own('own_1'))).toMatchObject({ job: { id: 'job_1' }, own: 'own_1' });
+    expect(await store.find('own_1')).toMatchObject({ kind: 'own' });
+
+    // The own row fails: no job row. The job row fails (its id taken): no own row.
+    await expect(
+      store.insertWith(job('job_2'), async () => {
+        throw new Error('the backup row could not be written');
+      }),
+    ).rejects.toThrow('the backup row could not be written');
+    await expect(store.insertWith(job('job_1'), own('own_2'))).rejects.toThrow();
+    expect(await store.find('job_2')).toBeUndefined();
+    expect(await store.find('own_2')).toBeUndefined();
   });
 
   it('starts a job only while it is queued, one attempt more each time, and cancels one only while it is queued', async () => {
