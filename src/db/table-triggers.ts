@@ -28,6 +28,17 @@ export interface TableTriggers {
     /** `CREATE TRIGGER … END` as sqlite_master holds it (compared after `normaliseSql`). */
     sql: string;
   }>;
+  /**
+   * The same guarantee on PostgreSQL (issue 34, docs/design/cluster-state.md "Triggers on PostgreSQL"), created
+   * by drizzle-kit `--custom` migrations in drizzle-pg/ once the tables are there: the trigger functions and the
+   * triggers that execute them. Absent while the table has no PostgreSQL definition yet.
+   */
+  postgres?: {
+    /** A PL/pgSQL trigger function: its body as pg_proc holds it (`prosrc`, compared after `normaliseSql`). */
+    functions: ReadonlyArray<{ name: string; body: string }>;
+    /** `CREATE TRIGGER …` as `pg_get_triggerdef` gives it (compared after `normaliseSql`). */
+    triggers: ReadonlyArray<{ name: string; on: string; sql: string }>;
+  };
 }
 
 /** The declaration, frozen: a triggers file's one export. */
