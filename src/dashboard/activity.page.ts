@@ -96,11 +96,15 @@ export function createActivityPage(deps: DashboardServices) {
         };
         return { event: 'event', data: JSON.stringify(data) };
       };
-      const unsubscribe = deps.events.subscribe((event) => {
-        if (site && event.fields.siteId !== site) return;
-        // A lookup that fails leaves the event out of this page's stream.
-        push(eventMessage(event).catch(() => undefined));
-      });
+      // Every process's events (cluster mode: a worker's backup, audit or probe too), not only this one's.
+      const unsubscribe = deps.events.subscribe(
+        (event) => {
+          if (site && event.fields.siteId !== site) return;
+          // A lookup that fails leaves the event out of this page's stream.
+          push(eventMessage(event).catch(() => undefined));
+        },
+        { everywhere: true },
+      );
       let lastJobs = '';
       const pollJobs = async () => {
         const listed = [

@@ -1,7 +1,7 @@
 import { asc, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import pg from 'pg';
 import { z } from 'zod';
-import type { PublishedEvent } from '../shared/event-bus.js';
+import type { Events, PublishedEvent } from '../shared/event-bus.js';
 import type { Clock } from '../shared/clock.js';
 import { clusterEvents } from './cluster-events.pg-table.js';
 import type { StateDatabase } from './state-db.js';
@@ -217,6 +217,47 @@ export function createEventFanout({
         current.removeAllListeners('end');
         await current.end().catch(() => undefined);
       }
+    },
+  };
+}
+
+/**
+ * A process's event bus joined to the cluster's (cluster mode): each event emitted here is published, in the
+ * order emitted, and each event another process published is handed to this bus's subscribers of every
+ * process's events (`Events.receive`: the live pages). A publish that fails is reported, never the emitter's.
+ */
+export function joinClusterEvents({
+  events,
+  onError,
+  ...options
+}: Omit<Parameters<typeof createEventFanout>[0], 'onEvent'> & { events: Events }): {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+} {
+  const fanout = createEventFanout({
+    ...options,
+    onError,
+    onEvent: ({ event, level, fields, message }) =>
+      events.receive({ event, level, fields, ...(message === undefined ? {} : { message }) }),
+  });
+  let publishing: Promise<void> = Promise.resolve();
+  let unsubscribe: (() => void) | undefined;
+  return {
+    async start() {
+      await fanout.start();
+      unsubscribe ??= events.subscribe((event) => {
+        publishing = publishing
+          .then(() => fanout.publish(event))
+          .catch((error: unknown) =>
+            onError(new Error(`the event ${event.event} was not published: ${(error as Error).message}`)),
+          );
+      });
+    },
+    async stop() {
+      unsubscribe?.();
+      unsubscribe = undefined;
+      await publishing;
+      await fanout.stop();
     },
   };
 }

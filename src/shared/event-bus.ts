@@ -19,7 +19,13 @@ export interface Events {
    * run inside `emit`, in order (the log writer: a log line must not trail what happened after).
    * Returns the function that unsubscribes.
    */
-  subscribe(subscriber: EventSubscriber, options?: { inline?: boolean }): () => void;
+  subscribe(subscriber: EventSubscriber, options?: { inline?: boolean; everywhere?: boolean }): () => void;
+  /**
+   * Hands over an event another process of the cluster emitted (src/db/event-fanout.ts): only the subscribers
+   * that asked for every process's events (`everywhere`: the live pages) get it, deferred. What the emitter
+   * alone does once (the log line, the audit entry, webhook deliveries) stays with the emitter's subscribers.
+   */
+  receive(event: PublishedEvent): void;
 }
 
 /**
@@ -31,6 +37,16 @@ export interface Events {
 export function createEvents({ onError }: { onError?: (error: unknown, event: PublishedEvent) => void } = {}): Events {
   const inline = new Set<EventSubscriber>();
   const deferred = new Set<EventSubscriber>();
+  /** The deferred subscribers that get other processes' events too. */
+  const everywhere = new Set<EventSubscriber>();
+
+  function deferTo(subscribers: ReadonlySet<EventSubscriber>, event: PublishedEvent) {
+    if (subscribers.size === 0) return;
+    const snapshot = [...subscribers];
+    queueMicrotask(() => {
+      for (const subscriber of snapshot) deliver(subscriber, event);
+    });
+  }
 
   function deliver(subscriber: EventSubscriber, event: PublishedEvent) {
     try {
@@ -53,16 +69,19 @@ export function createEvents({ onError }: { onError?: (error: unknown, event: Pu
         ...(message === undefined ? {} : { message }),
       };
       for (const subscriber of [...inline]) deliver(subscriber, published);
-      if (deferred.size === 0) return;
-      const snapshot = [...deferred];
-      queueMicrotask(() => {
-        for (const subscriber of snapshot) deliver(subscriber, published);
-      });
+      deferTo(deferred, published);
     },
     subscribe(subscriber, options = {}) {
       const set = options.inline ? inline : deferred;
       set.add(subscriber);
-      return () => void set.delete(subscriber);
+      if (options.everywhere) everywhere.add(subscriber);
+      return () => {
+        set.delete(subscriber);
+        everywhere.delete(subscriber);
+      };
+    },
+    receive(event) {
+      deferTo(everywhere, { ...event, fields: { ...event.fields } });
     },
   };
 }

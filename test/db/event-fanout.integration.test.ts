@@ -3,9 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createEventFanout, EVENTS_CHANNEL, type EventFanout, type FanoutEvent } from '../../src/db/event-fanout.js';
+import {
+  createEventFanout,
+  EVENTS_CHANNEL,
+  joinClusterEvents,
+  type EventFanout,
+  type FanoutEvent,
+} from '../../src/db/event-fanout.js';
 import { openStateDatabase, type StateDatabase } from '../../src/db/state-db.js';
 import { systemClock } from '../../src/shared/clock.js';
+import { createEvents } from '../../src/shared/event-bus.js';
 import { postgresTestUrl } from '../support/dialects.js';
 import { spawnScript, type OwnedProcess } from '../support/processes.js';
 import { sleep, waitFor } from '../support/wait.js';
@@ -34,7 +41,9 @@ describe('the event fan-out on PostgreSQL', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'sitewarden-fanout-'));
   const children: OwnedProcess[] = [];
 
+  const stops: (() => Promise<void>)[] = [];
   afterEach(async () => {
+    await Promise.all(stops.splice(0).map((stop) => stop()));
     await Promise.all(fanouts.map((fanout) => fanout.stop()));
     fanouts.length = 0;
     errors.length = 0;
@@ -116,6 +125,60 @@ describe('the event fan-out on PostgreSQL', () => {
     expect(a.statements.count).toBe(2);
     const { rows } = await admin.query('select origin, event, fields from cluster_events order by id');
     expect(rows.map((row: { origin: string }) => row.origin)).toEqual(['api-1', 'api-2', 'worker-1']);
+    expect(errors).toEqual([]);
+  });
+
+  it('joins each process’s bus: every process’s events reach the live subscribers, its own subscribers only its own', async () => {
+    await ready();
+    const joined = async (origin: string) => {
+      const events = createEvents();
+      const live: string[] = [];
+      const local: string[] = [];
+      events.subscribe((published) => live.push(`${published.event}#${String(published.fields.siteId)}`), {
+        everywhere: true,
+      });
+      events.subscribe((published) => local.push(`${published.event}#${String(published.fields.siteId)}`));
+      const cluster = joinClusterEvents({
+        events,
+        state,
+        connectionString: url,
+        origin,
+        clock: systemClock,
+        onError: (error) => errors.push(error),
+      });
+      await cluster.start();
+      stops.push(() => cluster.stop());
+      return { events, live, local };
+    };
+    const api = await joined('api-1');
+    const worker = await joined('worker-1');
+    const down = (siteId: string) => ({
+      siteId,
+      url: `https://${siteId}.test`,
+      cause: 'timeout',
+      firstFailureAt: '2026-11-29T00:00:00.000Z',
+    });
+    worker.events.emit('site.down', down('site_1'));
+    worker.events.emit('site.up', {
+      siteId: 'site_1',
+      url: 'https://site_1.test',
+      downtimeMs: 3_000,
+      downSince: '2026-11-29T00:00:00.000Z',
+    });
+    api.events.emit('site.down', down('site_2'));
+    await waitFor(
+      () => api.live.length === 3 && worker.live.length === 3,
+      10_000,
+      () => JSON.stringify({ api: api.live, worker: worker.live }),
+    );
+    await sleep(200);
+    // In the order each process emitted them, each once; its own at once, the other's when published.
+    expect(worker.live).toEqual(['site.down#site_1', 'site.up#site_1', 'site.down#site_2']);
+    expect(api.live.filter((line) => line.endsWith('site_1'))).toEqual(['site.down#site_1', 'site.up#site_1']);
+    expect(api.live).toHaveLength(3);
+    // The emitter's own subscribers (audit, webhooks, the log) only ever see its own events.
+    expect(worker.local).toEqual(['site.down#site_1', 'site.up#site_1']);
+    expect(api.local).toEqual(['site.down#site_2']);
     expect(errors).toEqual([]);
   });
 

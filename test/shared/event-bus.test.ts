@@ -120,4 +120,24 @@ describe('the in-process event bus', () => {
     await settle();
     expect(received).toEqual(['daemon.stopped']);
   });
+
+  it('hands another process’s events only to the subscribers of every process’s events, after the caller', async () => {
+    const events = createEvents();
+    const live: string[] = [];
+    const own: string[] = [];
+    const stopLive = events.subscribe((event) => live.push(event.event), { everywhere: true });
+    events.subscribe((event) => own.push(event.event));
+    events.subscribe((event) => own.push(`inline ${event.event}`), { inline: true });
+    events.receive({ event: 'site.down', level: 'error', fields: { siteId: 'site_1' } });
+    expect(live).toEqual([]);
+    await settle();
+    events.emit('daemon.stopped', {});
+    await settle();
+    expect(live).toEqual(['site.down', 'daemon.stopped']);
+    expect(own).toEqual(['inline daemon.stopped', 'daemon.stopped']);
+    stopLive();
+    events.receive({ event: 'site.up', level: 'info', fields: { siteId: 'site_1' } });
+    await settle();
+    expect(live).toEqual(['site.down', 'daemon.stopped']);
+  });
 });
