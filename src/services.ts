@@ -333,7 +333,7 @@ export function createServices({
   const bulkUpdates = bulk.service;
   // One-click sign-in to wp-admin: a link the site's connector mints, read without queueing behind operations.
   const adminLogin = createAdminLoginService({
-    repository: createAdminLoginRepository({ db }),
+    repository: createAdminLoginRepository(state),
     sitesRepository,
     access,
     events,
