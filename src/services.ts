@@ -244,7 +244,7 @@ export function createServices({
     metrics,
   });
   const performance = createPerformanceService({
-    repository: createPerformanceRepository({ db }),
+    repository: createPerformanceRepository(state),
     sitesRepository,
     runner: createAuditRunner({
       workerPath: auditWorkerPath ?? defaultAuditWorkerPath(),
@@ -256,7 +256,6 @@ export function createServices({
     network,
     clock,
     logger,
-    events,
     config: config.performance,
     metrics,
     jobs,
