@@ -244,7 +244,7 @@ export function createServices({
     metrics,
   });
   const performance = createPerformanceService({
-    repository: createPerformanceRepository({ db }),
+    repository: createPerformanceRepository(state),
     sitesRepository,
     runner: createAuditRunner({
       workerPath: auditWorkerPath ?? defaultAuditWorkerPath(),
@@ -256,7 +256,6 @@ export function createServices({
     network,
     clock,
     logger,
-    events,
     config: config.performance,
     metrics,
     jobs,
@@ -333,7 +332,7 @@ export function createServices({
   const bulkUpdates = bulk.service;
   // One-click sign-in to wp-admin: a link the site's connector mints, read without queueing behind operations.
   const adminLogin = createAdminLoginService({
-    repository: createAdminLoginRepository({ db }),
+    repository: createAdminLoginRepository(state),
     sitesRepository,
     access,
     events,

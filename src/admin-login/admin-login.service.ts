@@ -28,27 +28,30 @@ export function createAdminLoginService({
     if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
     return site;
   }
-  const settingsOf = (siteId: string): AdminLoginSettings => ({
-    enabled: repository.readSettings(siteId)?.enabled ?? true,
+  const settingsOf = async (siteId: string): Promise<AdminLoginSettings> => ({
+    enabled: (await repository.readSettings(siteId))?.enabled ?? true,
   });
 
   return {
-    settings: async (siteId: string): Promise<AdminLoginSettings> => (await requireSite(siteId), settingsOf(siteId)),
+    settings: async (siteId: string): Promise<AdminLoginSettings> => {
+      await requireSite(siteId);
+      return settingsOf(siteId);
+    },
 
     /** Validates the patch and returns the write that applies it (a settings section's contract). */
-    async prepareSettings(siteId: string, patch: AdminLoginSettingsPatch): Promise<() => AdminLoginSettings> {
+    async prepareSettings(siteId: string, patch: AdminLoginSettingsPatch): Promise<() => Promise<AdminLoginSettings>> {
       await requireSite(siteId);
-      return () => {
-        if (patch.enabled !== undefined) repository.writeSettings({ siteId, enabled: patch.enabled ?? true });
+      return async () => {
+        if (patch.enabled !== undefined) await repository.writeSettings({ siteId, enabled: patch.enabled ?? true });
         return settingsOf(siteId);
       };
     },
 
     /** Whether to offer the sign-in: the site is connected, has it on, and its connector (as last synced) has the route. */
-    offered: (site: Pick<SiteRow, 'id' | 'state' | 'connectorVersion'>): boolean =>
+    offered: async (site: Pick<SiteRow, 'id' | 'state' | 'connectorVersion'>): Promise<boolean> =>
       site.state === 'connected' &&
       connectorVersionHas(site.connectorVersion, 'admin-login') &&
-      settingsOf(site.id).enabled,
+      (await settingsOf(site.id)).enabled,
 
     /**
      * A link that signs in to the site's wp-admin once, within about a minute. Refused before
@@ -56,7 +59,7 @@ export function createAdminLoginService({
      */
     async link(siteId: string, requestedBy: Actor): Promise<AdminLoginLink> {
       const site = await requireSite(siteId);
-      if (!settingsOf(siteId).enabled)
+      if (!(await settingsOf(siteId)).enabled)
         throw adminLoginProblems.disabled.create(
           `one-click sign-in is turned off for ${site.url}; turn it on with PATCH /api/sites/${siteId} {"adminLogin": {"enabled": true}}`,
         );

@@ -46,16 +46,16 @@ export async function readBlob(backend: BlobBackend, key: string): Promise<Buffe
 }
 
 /**
- * Deletes the blobs under `prefix` that `keep` refuses, once all are listed (a directory's walk does not
- * see its own deletions); answers the keys deleted.
+ * Deletes the blobs under `prefix` that `keep` refuses (it may read the database: awaited, key by key), once
+ * all are listed (a directory's walk does not see its own deletions); answers the keys deleted.
  */
 export async function deleteBlobs(
   backend: BlobBackend,
   prefix: string,
-  keep: (key: string) => boolean,
+  keep: (key: string) => boolean | Promise<boolean>,
 ): Promise<string[]> {
   const unkept: string[] = [];
-  for await (const { key } of backend.list(prefix)) if (!keep(key)) unkept.push(key);
+  for await (const { key } of backend.list(prefix)) if (!(await keep(key))) unkept.push(key);
   for (const key of unkept) await backend.delete(key);
   return unkept;
 }

@@ -15,12 +15,12 @@ import { setFlash, type DashboardEnv } from './session.js';
  * that does not follow it. The link is a secret: it is in that answer only (never cached), never
  * in a flash, a log or an event.
  */
-export function adminLoginAction(
+export async function adminLoginAction(
   adminLogin: Pick<AdminLoginService, 'offered'>,
   session: SignedInSession,
   site: Pick<SiteRow, 'id' | 'state' | 'connectorVersion'>,
 ) {
-  if (!adminLogin.offered(site)) return '';
+  if (!(await adminLogin.offered(site))) return '';
   return html`<div class="actions site-actions">
     <form method="post" action="/sites/${site.id}/admin-login">
       ${csrfField(session)}

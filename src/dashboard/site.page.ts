@@ -92,7 +92,7 @@ export function createSitePage(deps: DashboardServices) {
         ${age(site.lastSyncedAt, now)}${site.syncError ? html` · <strong>sync failing: ${site.syncError}</strong>` : ''}
       </p>
       ${brokenByUpdateNotice(deps, site.id, uptime)} ${connectionPanel(session, site, deps.clock.now())}
-      ${adminLoginAction(deps.adminLogin, session, site)}
+      ${await adminLoginAction(deps.adminLogin, session, site)}
       <p id="live-status" class="muted" role="status" aria-live="polite"></p>
       <div class="grid2">${uptimeCard(uptime, downtime)} ${performanceCard(session, site.id, audits, now)}</div>
       ${backupsSection(session, site.id, backups, now)} ${itemsSection(session, site, 'plugins', plugins)}

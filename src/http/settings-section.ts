@@ -10,6 +10,9 @@ export interface SettingsSection<Patch = unknown, View = unknown> {
   /** The section as it is, defaults filled in. */
   schema: z.ZodType<View>;
   read(siteId: string): Promise<View>;
-  /** Validates the patch and returns the write that applies it, so a PATCH with an invalid section writes nothing. */
+  /**
+   * Validates the patch and returns the write that applies it, so a PATCH with an invalid section writes nothing.
+   * The write may answer a promise (a repository on the state database): the caller awaits it.
+   */
   prepare(siteId: string, patch: Patch): Promise<() => unknown>;
 }

@@ -23,7 +23,7 @@ import type { AuditOutcome, AuditRunner } from './audit-runner.js';
 import { auditedAddress } from './audited-address.js';
 import type { PerformanceConfig } from './performance.config.js';
 import type { ReportStore } from './performance.reports.js';
-import type { PerformanceRepository } from './performance.repository.js';
+import { AuditPendingError, type PerformanceRepository } from './performance.repository.js';
 import type { AuditRow, AuditTrigger, FormFactor } from './performance.table.js';
 import { detectRegressions, type AuditFigures } from './regression.js';
 
@@ -58,26 +58,30 @@ export function createAuditJob({
     runs: number,
     trigger: AuditTrigger,
   ): Promise<AuditRow> {
-    const pending = repository.pending(site.id, formFactor);
-    if (pending) return pending;
     const now = clock.now();
     const id = createId('perf', now);
-    // The audit's row and its job row, written together; the job runner writes the job row from then on.
-    const { own } = await jobs.submit(
-      { id, kind: 'audit', siteId: site.id, params: { url: site.url, formFactor, trigger, runs }, createdAt: now },
-      () =>
-        repository.insert({
-          id,
-          siteId: site.id,
-          url: site.url,
-          formFactor,
-          trigger,
-          runs,
-          status: 'queued',
-          queuedAt: now,
-        }),
-    );
-    return own;
+    // The audit's row and its job row, written together unless an audit is pending (one transaction: whoever
+    // asks at once, one audit); the job runner writes the job row from then on.
+    try {
+      const { own } = await jobs.submit(
+        { id, kind: 'audit', siteId: site.id, params: { url: site.url, formFactor, trigger, runs }, createdAt: now },
+        () =>
+          repository.insertWithJob({
+            id,
+            siteId: site.id,
+            url: site.url,
+            formFactor,
+            trigger,
+            runs,
+            status: 'queued',
+            queuedAt: now,
+          }),
+      );
+      return own;
+    } catch (error) {
+      if (error instanceof AuditPendingError) return error.audit;
+      throw error;
+    }
   }
 
   /** Stores the report the worker wrote: an audit whose report cannot be stored (a full disk, a bucket out of reach) failed. */
@@ -95,7 +99,7 @@ export function createAuditJob({
     }
   }
 
-  function store(audit: AuditRow, outcome: AuditOutcome): AuditRow | undefined {
+  function store(audit: AuditRow, outcome: AuditOutcome): Promise<AuditRow | undefined> {
     const finishedAt = clock.now();
     if (outcome.ok) {
       const { summary } = outcome;
@@ -114,11 +118,9 @@ export function createAuditJob({
     });
   }
 
-  function regressionsOf(audit: AuditRow): JobEvent[] {
-    const recent = repository
-      .recentCompleted(audit.siteId, audit.formFactor, audit.id, REGRESSION_WINDOW)
-      .map(figuresOf);
-    const regressions = detectRegressions(figuresOf(audit), recent, config.regressionMarginPercent);
+  async function regressionsOf(audit: AuditRow): Promise<JobEvent[]> {
+    const recent = await repository.recentCompleted(audit.siteId, audit.formFactor, audit.id, REGRESSION_WINDOW);
+    const regressions = detectRegressions(figuresOf(audit), recent.map(figuresOf), config.regressionMarginPercent);
     if (regressions.length === 0) return [];
     return [
       jobEvent('performance.regressed', {
@@ -147,10 +149,13 @@ export function createAuditJob({
    * by a stop of the daemon makes its failure `interrupted`.
    */
   async function execute(auditId: string, signal: AbortSignal, started = clock.now()): Promise<Settlement> {
-    const queued = repository.findById(auditId);
-    if (!queued) return { events: [], outcome: { state: 'failed', reason: 'not-found', message: 'the audit is gone' } };
-    if (queued.status !== 'queued') return { events: [], outcome: auditOutcome(queued) };
-    const audit = repository.update(auditId, { status: 'running', startedAt: started })!;
+    const audit = await repository.start(auditId, started);
+    if (!audit) {
+      // Not queued: it ended meanwhile (its row says how), or is gone.
+      const row = await repository.findById(auditId);
+      if (!row) return { events: [], outcome: { state: 'failed', reason: 'not-found', message: 'the audit is gone' } };
+      return { events: [], outcome: auditOutcome(row) };
+    }
     const runs = audit.runs;
     const target = await auditedAddress(network, audit.url);
     let outcome: AuditOutcome = !target.ok
@@ -177,7 +182,7 @@ export function createAuditJob({
     // The audit is completed only once its report is stored, every byte of it.
     if (outcome.ok) outcome = await storeReport(audit, outcome);
     else rmSync(reports.scratchPathOf(audit.id), { force: true });
-    const stored = store(audit, outcome);
+    const stored = await store(audit, outcome);
     // The site (and with it the audit) may have been removed while the audit ran.
     // A report that cannot be removed now (the store fails) is one the daily sweep removes later (removeOrphans).
     if (!stored || !outcome.ok)
@@ -204,7 +209,7 @@ export function createAuditJob({
         },
         'performance audit completed',
       );
-      return { events: regressionsOf(stored), outcome: jobOutcome };
+      return { events: await regressionsOf(stored), outcome: jobOutcome };
     }
     return {
       outcome: jobOutcome,
@@ -223,32 +228,22 @@ export function createAuditJob({
       message,
     });
 
-  function fail(audit: { id: string }, message: string): AuditRow | undefined {
-    return repository.update(audit.id, {
-      status: 'failed',
-      finishedAt: clock.now(),
-      failureReason: 'interrupted',
-      failureMessage: message,
-    });
-  }
-
   // A cancelled audit (its worker killed if it ran) says `failed`, `interrupted`; its job says `cancelled`.
+  // The hooks are synchronous (a cancel's runs inside the job runner's transaction): the repository's `inHook` statements.
   jobs.register('audit', {
     pool: { name: 'audits', concurrency: config.concurrency },
     exclusive: false,
     atShutdown: 'abort',
     cancelsWhileRunning: true,
     run: (job, signal) => execute(job.id, signal, job.startedAt ?? undefined),
-    cancelQueued: (job, message) => void fail(job, message),
+    cancelQueued: (job, message) => void repository.inHook.interrupt(job.id, clock.now(), message),
     recover: {
       running(job) {
-        const row = repository.findById(job.id)!;
-        // It had ended: the process stopped before its job row was written (nor its events logged).
-        if (row.status !== 'queued' && row.status !== 'running')
-          return { events: [], outcome: auditOutcome(row), interrupted: false };
         const message = 'the daemon stopped while the audit ran';
-        const audit = fail(job, message)!;
-        return { outcome: auditOutcome(audit), events: [auditFailed(audit, 'interrupted', message)] };
+        const audit = repository.inHook.interrupt(job.id, clock.now(), message);
+        if (audit) return { outcome: auditOutcome(audit), events: [auditFailed(audit, 'interrupted', message)] };
+        // It had ended: the process stopped before its job row was written (nor its events logged).
+        return { events: [], outcome: auditOutcome(repository.inHook.find(job.id)!), interrupted: false };
       },
     },
   });

@@ -33,7 +33,7 @@ export function createAuditQueries({
 }) {
   async function get(siteId: string, auditId: string): Promise<AuditRow> {
     await requireSite(siteId);
-    const audit = repository.findById(auditId);
+    const audit = await repository.findById(auditId);
     if (!audit || audit.siteId !== siteId)
       throw performanceProblems.auditNotFound.create(`site ${siteId} has no audit ${auditId}`);
     return audit;
@@ -45,8 +45,8 @@ export function createAuditQueries({
     async latest(siteId: string): Promise<Record<FormFactor, AuditRow | null>> {
       await requireSite(siteId);
       return {
-        mobile: repository.latestCompleted(siteId, 'mobile') ?? null,
-        desktop: repository.latestCompleted(siteId, 'desktop') ?? null,
+        mobile: (await repository.latestCompleted(siteId, 'mobile')) ?? null,
+        desktop: (await repository.latestCompleted(siteId, 'desktop')) ?? null,
       };
     },
 
@@ -71,10 +71,10 @@ export function createAuditQueries({
     /** Removes reports past their retention and reports of deleted audits. */
     async cleanupReports(): Promise<number> {
       const cutoff = new Date(clock.now().getTime() - config.reportRetentionDays * 86_400_000);
-      const expired = repository.reportsFinishedBefore(cutoff);
+      const expired = await repository.reportsFinishedBefore(cutoff);
       for (const audit of expired) {
         await reports.remove(audit.siteId, audit.id);
-        repository.update(audit.id, { reportBytes: null });
+        await repository.update(audit.id, { reportBytes: null });
       }
       return expired.length + (await reports.removeOrphans((siteId) => repository.auditIdsOfSite(siteId)));
     },

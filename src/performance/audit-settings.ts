@@ -44,21 +44,36 @@ export function createAuditSettings({
     };
   }
 
-  const settingsOf = (siteId: string): PerformanceSettings => settingsFrom(repository.readSettings(siteId));
+  const settingsOf = async (siteId: string): Promise<PerformanceSettings> =>
+    settingsFrom(await repository.readSettings(siteId));
 
-  /** The write that applies a settings patch (the caller has checked the site); it keeps the schedule's last slot. */
-  function writeOf(siteId: string, { intervalHours, ...changes }: PerformanceSettingsPatch): () => PerformanceSettings {
-    return () => {
-      const current = repository.readSettings(siteId);
-      const next = { ...settingsOf(siteId), ...changes };
-      repository.writeSettings({
-        siteId,
-        enabled: next.enabled,
-        formFactors: [...new Set(next.formFactors)].join(','),
-        runs: next.runs,
-        intervalHours: intervalHours === undefined ? (current?.intervalHours ?? null) : intervalHours,
-        lastScheduledAt: current?.lastScheduledAt ?? null,
-      });
+  /**
+   * The write that applies a settings patch (the caller has checked the site): only the fields it names change
+   * (a site without a row gets the defaults with them), and the schedule's last slot stays.
+   */
+  function writeOf(
+    siteId: string,
+    { intervalHours, ...changes }: PerformanceSettingsPatch,
+  ): () => Promise<PerformanceSettings> {
+    const defaults = settingsFrom(undefined);
+    const formFactorsOf = (list: FormFactor[]) => [...new Set(list)].join(',');
+    return async () => {
+      await repository.patchSettings(
+        {
+          siteId,
+          enabled: changes.enabled ?? defaults.enabled,
+          formFactors: formFactorsOf(changes.formFactors ?? defaults.formFactors),
+          runs: changes.runs ?? defaults.runs,
+          intervalHours: intervalHours ?? null,
+          lastScheduledAt: null,
+        },
+        {
+          ...(changes.enabled !== undefined && { enabled: changes.enabled }),
+          ...(changes.formFactors !== undefined && { formFactors: formFactorsOf(changes.formFactors) }),
+          ...(changes.runs !== undefined && { runs: changes.runs }),
+          ...(intervalHours !== undefined && { intervalHours }),
+        },
+      );
       return settingsOf(siteId);
     };
   }

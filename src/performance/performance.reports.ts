@@ -41,12 +41,12 @@ export function createReportStore({ blobs, workRoot }: { blobs: BlobBackend; wor
      * Removes the reports no kept audit owns (deleted audits and sites, failed or interrupted audits), and
      * any other file among them (a `.partial` an older version left); returns how many.
      */
-    async removeOrphans(auditIdsOf: (siteId: string) => Set<string>): Promise<number> {
+    async removeOrphans(auditIdsOf: (siteId: string) => Promise<Set<string>>): Promise<number> {
       const known = new Map<string, Set<string>>();
-      const orphans = await deleteBlobs(blobs, '', (key) => {
+      const orphans = await deleteBlobs(blobs, '', async (key) => {
         const [siteId, file, ...deeper] = key.split('/');
         let ids = siteId === undefined ? undefined : known.get(siteId);
-        if (siteId !== undefined && !ids) known.set(siteId, (ids = auditIdsOf(siteId)));
+        if (siteId !== undefined && !ids) known.set(siteId, (ids = await auditIdsOf(siteId)));
         return deeper.length === 0 && !!file?.endsWith(SUFFIX) && !!ids?.has(file.slice(0, -SUFFIX.length));
       });
       return orphans.length;

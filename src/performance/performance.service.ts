@@ -3,10 +3,9 @@
 // audit is audit-job.ts, the schedule audit-schedule.ts, the settings audit-settings.ts, the reads and
 // the reports' retention audit-queries.ts.
 import type { Logger } from 'pino';
-import { createJobRunner, type JobRunner } from '../jobs/job-runner.js';
+import type { JobRunner } from '../jobs/job-runner.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
-import type { Events } from '../shared/event-bus.js';
 import type { NetworkPolicy } from '../shared/network-policy.js';
 import { sitesProblems, type SitesRepository } from '../sites/index.js';
 import { createAuditJob } from './audit-job.js';
@@ -30,11 +29,10 @@ export interface PerformanceServiceDeps {
   network: NetworkPolicy;
   clock: Clock;
   logger: Logger;
-  events: Events;
   config: PerformanceConfig;
   metrics?: JobMetrics;
-  /** The daemon's job runner; a service of its own (tests) runs its audits on a runner of its own. */
-  jobs?: JobRunner;
+  /** The job runner its audits run on: the daemon's, or one of a test's own. */
+  jobs: JobRunner;
 }
 
 const KINDS = ['audit'] as const;
@@ -44,8 +42,7 @@ const KINDS = ['audit'] as const;
  * kind `audit`); the job runner runs each audit in a worker process with bounded concurrency.
  */
 export function createPerformanceService(deps: PerformanceServiceDeps) {
-  const { repository, sitesRepository, runner, reports, clock, logger, events, config } = deps;
-  const jobs = deps.jobs ?? createJobRunner({ repository: repository.jobs, clock, logger, events });
+  const { repository, sitesRepository, runner, reports, clock, logger, config, jobs } = deps;
 
   async function requireSite(siteId: string) {
     const site = await sitesRepository.findById(siteId);
@@ -59,7 +56,10 @@ export function createPerformanceService(deps: PerformanceServiceDeps) {
   const queries = createAuditQueries({ repository, reports, clock, config, requireSite });
 
   /** Checks a `performance` settings patch and returns the write that applies it (site settings route). */
-  async function prepareSettings(siteId: string, patch: PerformanceSettingsPatch): Promise<() => PerformanceSettings> {
+  async function prepareSettings(
+    siteId: string,
+    patch: PerformanceSettingsPatch,
+  ): Promise<() => Promise<PerformanceSettings>> {
     await requireSite(siteId);
     return writeOf(siteId, patch);
   }
@@ -79,7 +79,7 @@ export function createPerformanceService(deps: PerformanceServiceDeps) {
     /** An on-demand audit; an audit of that form factor already waiting or running is returned instead. */
     async requestAudit(siteId: string, options: { formFactor?: FormFactor; runs?: number }): Promise<AuditRow> {
       const site = await requireSite(siteId);
-      const settings = settingsOf(siteId);
+      const settings = await settingsOf(siteId);
       return createAudit(
         site,
         options.formFactor ?? settings.formFactors[0] ?? 'mobile',

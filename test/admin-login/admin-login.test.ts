@@ -155,7 +155,8 @@ describe('dashboard: Sign in to wp-admin', () => {
     expect(await button()).toBe(true);
     await user.post(`/sites/${id}/settings`, {}); // the page's settings form leaves adminLogin alone
     expect(await button()).toBe(true);
-    (await t.services.adminLogin.prepareSettings(id, { enabled: false }))();
+    const turnOff = await t.services.adminLogin.prepareSettings(id, { enabled: false });
+    await turnOff();
     expect(await button()).toBe(false);
   });
 });

@@ -51,7 +51,7 @@ describe.each(['directory', 's3'] as const)('audit reports in a %s', (kind) => {
 
     // perf_2's audit was deleted, site_b was removed with its audits.
     const kept = new Map([['site_a', new Set(['perf_1'])]]);
-    expect(await reports.removeOrphans((siteId) => kept.get(siteId) ?? new Set())).toBe(2);
+    expect(await reports.removeOrphans(async (siteId) => kept.get(siteId) ?? new Set())).toBe(2);
     const left: string[] = [];
     for await (const { key } of blobs.list('')) left.push(key);
     expect(left).toEqual(['site_a/perf_1.html.gz']);

@@ -66,7 +66,8 @@ describe('journey: sign in to a site’s wp-admin from the dashboard', () => {
   });
 
   it('offers no button once the site has it turned off', async () => {
-    (await served.services.adminLogin.prepareSettings(siteId, { enabled: false }))();
+    const turnOff = await served.services.adminLogin.prepareSettings(siteId, { enabled: false });
+    await turnOff();
     await withBrowserPage(async (page) => {
       await alice.signIn(page);
       await page.goto(`${served.baseUrl}/sites/${siteId}`);

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createJobRunner } from '../../src/jobs/job-runner.js';
 import type { AuditRequest } from '../../src/performance/audit-protocol.js';
 import { createAuditRunner, type AuditOutcome, type AuditRunner } from '../../src/performance/audit-runner.js';
 import { DEFAULT_PERFORMANCE_CONFIG } from '../../src/performance/performance.config.js';
@@ -12,6 +11,7 @@ import { createPerformanceService } from '../../src/performance/performance.serv
 import { createId } from '../../src/shared/ids.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { createFakeClock, createTestApp, insertSiteRow } from '../support/test-app.js';
+import { jobRunnerOf } from '../support/job-runner-fixture.js';
 import { loopbackNetwork } from '../support/network.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-audit-cancel-'));
@@ -32,13 +32,8 @@ describe('cancelling a running audit', () => {
         }),
       killAll: () => undefined,
     };
-    const repository = createPerformanceRepository({ db: t.database.db });
-    const jobs = createJobRunner({
-      repository: repository.jobs,
-      clock,
-      logger: t.logs.logger,
-      events: t.services.events,
-    });
+    const repository = createPerformanceRepository(t.state);
+    const jobs = jobRunnerOf(t);
     const performance = createPerformanceService({
       network: loopbackNetwork,
       repository,
@@ -47,7 +42,6 @@ describe('cancelling a running audit', () => {
       reports: reportStoreIn(dataDir),
       clock,
       logger: t.logs.logger,
-      events: t.services.events,
       config: DEFAULT_PERFORMANCE_CONFIG,
       jobs,
     });
@@ -65,7 +59,7 @@ describe('cancelling a running audit', () => {
 
     expect((await jobs.cancel(audit.id)).state).toBe('running');
     await performance.idle();
-    expect(repository.findById(audit.id)).toMatchObject({
+    expect(await repository.findById(audit.id)).toMatchObject({
       status: 'failed',
       failureReason: 'interrupted',
       failureMessage: 'cancelled on request',

@@ -9,6 +9,7 @@ import { createPerformanceRepository } from '../../src/performance/performance.r
 import { createPerformanceService } from '../../src/performance/performance.service.js';
 import { createId } from '../../src/shared/ids.js';
 import { createFakeClock, createTestApp, insertSiteRow } from '../support/test-app.js';
+import { jobRunnerOf } from '../support/job-runner-fixture.js';
 import { loopbackNetwork } from '../support/network.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sitewarden-audit-stop-'));
@@ -25,7 +26,7 @@ describe('audits at shutdown', () => {
       run: () => new Promise<AuditOutcome>((resolve) => (killed = resolve)),
       killAll: () => killed?.({ ok: false, reason: 'worker_crashed', message: 'killed' }),
     };
-    const repository = createPerformanceRepository({ db: t.database.db });
+    const repository = createPerformanceRepository(t.state);
     const performance = createPerformanceService({
       network: loopbackNetwork,
       repository,
@@ -34,7 +35,7 @@ describe('audits at shutdown', () => {
       reports: reportStoreIn(dataDir),
       clock,
       logger: t.logs.logger,
-      events: t.services.events,
+      jobs: jobRunnerOf(t),
       config: { ...DEFAULT_PERFORMANCE_CONFIG, concurrency: 1 },
     });
     const now = clock.now();
@@ -50,11 +51,11 @@ describe('audits at shutdown', () => {
     const waiting = await performance.requestAudit(site.id, { formFactor: 'desktop' });
     // Its worker started: the audit's row reads `running` a step before (the audit's address is checked in between).
     while (!killed) await new Promise((resolve) => setImmediate(resolve));
-    expect(repository.findById(running.id)?.status).toBe('running');
+    expect((await repository.findById(running.id))?.status).toBe('running');
 
     await performance.stop();
-    expect(repository.findById(running.id)).toMatchObject({ status: 'failed', failureReason: 'interrupted' });
-    expect(repository.findById(waiting.id)).toMatchObject({ status: 'queued' });
+    expect(await repository.findById(running.id)).toMatchObject({ status: 'failed', failureReason: 'interrupted' });
+    expect(await repository.findById(waiting.id)).toMatchObject({ status: 'queued' });
     expect(t.logs.events('job.interrupted')).toEqual([
       expect.objectContaining({ kind: 'audit', jobId: running.id, siteId: site.id, action: 'failed' }),
     ]);

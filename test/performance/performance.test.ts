@@ -17,6 +17,7 @@ import { isDue, latestSlot, siteOffsetMs } from '../../src/jobs/spread.js';
 import { createId } from '../../src/shared/ids.js';
 import { type TestApp, createFakeClock, createTestApp, insertSiteRow } from '../support/test-app.js';
 import { insertJobRowOf } from '../support/job-rows.js';
+import { jobRunnerOf } from '../support/job-runner-fixture.js';
 import { loopbackNetwork } from '../support/network.js';
 
 const DAY = 86_400_000;
@@ -145,13 +146,13 @@ describe('performance audits without a browser', () => {
   function serviceWith(runner: AuditRunner, overrides: Partial<typeof DEFAULT_PERFORMANCE_CONFIG> = {}) {
     return createPerformanceService({
       network: loopbackNetwork,
-      repository: createPerformanceRepository({ db: t.database.db }),
+      repository: createPerformanceRepository(t.state),
       sitesRepository: t.services.sitesRepository,
       runner,
       reports: reportStoreIn(dataDir),
       clock,
       logger: t.logs.logger,
-      events: t.services.events,
+      jobs: jobRunnerOf(t),
       config: { ...DEFAULT_PERFORMANCE_CONFIG, ...overrides },
     });
   }
@@ -235,7 +236,7 @@ describe('performance audits without a browser', () => {
 
   it('fails audits that were running at a crash as interrupted and queues the waiting ones again', async () => {
     const site = addSite();
-    const repository = createPerformanceRepository({ db: t.database.db });
+    const repository = createPerformanceRepository(t.state);
     const base = {
       siteId: site.id,
       url: site.url,
@@ -244,13 +245,13 @@ describe('performance audits without a browser', () => {
       runs: 1,
       queuedAt: clock.now(),
     };
-    const running = repository.insert({
+    const running = await repository.insert({
       ...base,
       id: createId('perf', clock.now()),
       status: 'running',
       startedAt: clock.now(),
     });
-    const queued = repository.insert({
+    const queued = await repository.insert({
       ...base,
       id: createId('perf', clock.now()),
       formFactor: 'desktop',
@@ -263,8 +264,8 @@ describe('performance audits without a browser', () => {
     const performance = serviceWith(runner);
     expect(await performance.recover()).toEqual({ requeued: 1, interrupted: 1 });
     await performance.idle();
-    expect(repository.findById(running.id)).toMatchObject({ status: 'failed', failureReason: 'interrupted' });
-    expect(repository.findById(queued.id)).toMatchObject({ status: 'completed' });
+    expect(await repository.findById(running.id)).toMatchObject({ status: 'failed', failureReason: 'interrupted' });
+    expect(await repository.findById(queued.id)).toMatchObject({ status: 'completed' });
     expect(requests).toHaveLength(1);
     expect(t.logs.events('performance.audit_failed')).toEqual([
       expect.objectContaining({ auditId: running.id, reason: 'interrupted' }),
@@ -277,7 +278,7 @@ describe('performance audits without a browser', () => {
 
   it('sweeps what a killed daemon left: work directories and reports of audits that did not complete', async () => {
     const site = addSite();
-    const repository = createPerformanceRepository({ db: t.database.db });
+    const repository = createPerformanceRepository(t.state);
     const reports = reportStoreIn(dataDir);
     const base = {
       siteId: site.id,
@@ -287,14 +288,14 @@ describe('performance audits without a browser', () => {
       runs: 1,
       queuedAt: clock.now(),
     };
-    const kept = repository.insert({
+    const kept = await repository.insert({
       ...base,
       id: createId('perf', clock.now()),
       status: 'completed',
       reportBytes: 3,
       finishedAt: clock.now(),
     });
-    const interrupted = repository.insert({
+    const interrupted = await repository.insert({
       ...base,
       id: createId('perf', clock.now()),
       status: 'running',
@@ -391,13 +392,13 @@ describe('performance audits without a browser', () => {
     writeFileSync(blocked, '');
     const performance = createPerformanceService({
       network: loopbackNetwork,
-      repository: createPerformanceRepository({ db: t.database.db }),
+      repository: createPerformanceRepository(t.state),
       sitesRepository: t.services.sitesRepository,
       runner: scriptedRunner([{ ok: true, summary: summary(0.9, 2000) }]).runner,
       reports: createReportStore({ blobs: createDirectoryBackend(blocked), workRoot: join(dataDir, 'work') }),
       clock,
       logger: t.logs.logger,
-      events: t.services.events,
+      jobs: jobRunnerOf(t),
       config: DEFAULT_PERFORMANCE_CONFIG,
     });
     const site = addSite();
@@ -428,7 +429,14 @@ describe('performance audits without a browser', () => {
     const site = addSite();
     const first = await performance.requestAudit(site.id, { formFactor: 'mobile' });
     expect((await performance.requestAudit(site.id, { formFactor: 'mobile' })).id).toBe(first.id);
-    expect((await performance.requestAudit(site.id, { formFactor: 'desktop' })).id).not.toBe(first.id);
+    // Asked for at once (a scheduled tick beside a request): one audit, written with one job.
+    const together = await Promise.all(
+      [1, 2, 3].map(() => performance.requestAudit(site.id, { formFactor: 'desktop' })),
+    );
+    expect(new Set(together.map((audit) => audit.id)).size).toBe(1);
+    expect(together[0]!.id).not.toBe(first.id);
+    const jobsOfSite = t.database.sqlite.prepare('select count(*) from jobs where site_id = ?').pluck();
+    expect(jobsOfSite.get(site.id)).toBe(2);
     open();
     await performance.idle();
     expect((await performance.requestAudit(site.id, { formFactor: 'mobile' })).id).not.toBe(first.id);

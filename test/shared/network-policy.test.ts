@@ -28,6 +28,7 @@ import { createWebhookSender } from '../../src/webhooks/webhook-sender.js';
 import { createSiteHttp } from '../../src/wordpress/site-http.js';
 import { installNetworkTripwire, type NetworkTripwire } from '../support/network-tripwire.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { jobRunnerOf } from '../support/job-runner-fixture.js';
 
 /**
  * The network boundary. Nothing here ever leaves loopback: made-up names get their answers from a stub resolver,
@@ -437,14 +438,14 @@ describe('performance audits', () => {
     };
     const performance = createPerformanceService({
       network: createNetworkPolicy({ allowed: LOOPBACK_NETWORKS, resolver: stubResolver(FORBIDDEN) }),
-      repository: createPerformanceRepository({ db: t.database.db }),
+      repository: createPerformanceRepository(t.state),
       sitesRepository: t.services.sitesRepository,
       runner,
       reports: reportStoreIn(dataDir),
       clock: t.clock,
       logger: t.logs.logger,
-      events: t.services.events,
       config: DEFAULT_PERFORMANCE_CONFIG,
+      jobs: jobRunnerOf(t),
     });
     try {
       const refused = insertConnectedSite(t, { url: 'http://metadata.test' });
