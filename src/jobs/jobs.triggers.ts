@@ -10,6 +10,13 @@ const jobRowGoesWith = (table: string, onModule: string) => ({
 END`,
 });
 
+/** The same on PostgreSQL: the deleted rows of one statement as a transition table, their job rows in one delete. */
+const jobRowFollowsOnPostgres = (table: string) => ({
+  name: `${table}_job_delete`,
+  on: table,
+  sql: `CREATE TRIGGER ${table}_job_delete AFTER DELETE ON public.${table} REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION job_rows_follow_feature()`,
+});
+
 /**
  * The triggers that take a job row (jobs.table.ts) with the feature row that shares its id, when a
  * backup, restore, audit or safe update is deleted (retention, or its site removed by cascade): the
@@ -28,4 +35,19 @@ export const jobRowsDeletedTriggers = tableTriggers({
     jobRowGoesWith('performance_audits', 'performance/'),
     jobRowGoesWith('safe_updates', 'safe-updates/'),
   ],
+  // drizzle-pg/0009 on: one function, a statement-level trigger per feature table as it reaches PostgreSQL.
+  postgres: {
+    functions: [
+      {
+        name: 'job_rows_follow_feature',
+        body: `
+BEGIN
+  DELETE FROM jobs WHERE id IN (SELECT id FROM gone);
+  RETURN NULL;
+END
+`,
+      },
+    ],
+    triggers: [jobRowFollowsOnPostgres('performance_audits')],
+  },
 });

@@ -65,17 +65,20 @@ export function createAuditJob({
     try {
       const { own } = await jobs.submit(
         { id, kind: 'audit', siteId: site.id, params: { url: site.url, formFactor, trigger, runs }, createdAt: now },
-        () =>
-          repository.insertWithJob({
-            id,
-            siteId: site.id,
-            url: site.url,
-            formFactor,
-            trigger,
-            runs,
-            status: 'queued',
-            queuedAt: now,
-          }),
+        (tx) =>
+          repository.insertWithJob(
+            {
+              id,
+              siteId: site.id,
+              url: site.url,
+              formFactor,
+              trigger,
+              runs,
+              status: 'queued',
+              queuedAt: now,
+            },
+            tx,
+          ),
       );
       return own;
     } catch (error) {

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
-import { firstRow, tableFor } from '../db/dialect.js';
-import type { StateDatabase } from '../db/state-db.js';
+import { firstRow, forUpdate, tableFor } from '../db/dialect.js';
+import type { StateDatabase, StateDb } from '../db/state-db.js';
 import { pgSites, sites as sqliteSites } from '../sites/index.js';
 import {
   performanceAudits as pgPerformanceAudits,
@@ -52,9 +52,9 @@ const runnerOnly = (what: string) =>
  * the state database. What decides a write is the write's own condition: an audit starts only while queued
  * (`start`), a scheduled slot is recorded once (`claimSlot`), a settings patch changes only its fields.
  *
- * What the job runner's own transaction takes is synchronous, on SQLite only (an audit's row written with its
- * job, `insertWithJob`; the kind's hooks, `inHook`), until the runner passes its transaction to its kinds. On
- * PostgreSQL those throw, naming issue 34.
+ * An audit's row written with its job (`insertWithJob`) takes the job store's transaction on PostgreSQL, and is
+ * synchronous inside the runner's on SQLite. The kind's hooks (`inHook`) are synchronous, on SQLite only, until
+ * the runner's hooks are async; on PostgreSQL they throw, naming issue 34.
  */
 export function createPerformanceRepository(state: StateDatabase) {
   const audits = tableFor(state.dialect, { sqlite: sqlitePerformanceAudits, postgres: pgPerformanceAudits });
@@ -63,17 +63,29 @@ export function createPerformanceRepository(state: StateDatabase) {
   const run = state.run.bind(state);
   const inRunner = state.sqliteDb && runnerWrites(state.sqliteDb);
 
+  const pendingOf = (row: NewAuditRow) =>
+    and(eq(audits.siteId, row.siteId), eq(audits.formFactor, row.formFactor), inArray(audits.status, [...UNFINISHED]));
+  async function insertUnlessPendingOn(tx: StateDb, row: NewAuditRow): Promise<AuditRow> {
+    await forUpdate(state.dialect, tx.select({ id: sites.id }).from(sites).where(eq(sites.id, row.siteId)));
+    const [pending] = await tx.select().from(audits).where(pendingOf(row)).limit(1);
+    if (pending) throw new AuditPendingError(pending);
+    const [written] = await tx.insert(audits).values(row).returning();
+    return written!;
+  }
+
   const completedOf = (siteId: string, formFactor: FormFactor) =>
     and(eq(audits.siteId, siteId), eq(audits.formFactor, formFactor), eq(audits.status, 'completed'));
 
   return {
     /**
-     * A new audit, `queued`, written in the job runner's transaction with its job row (`jobs.submit(job, own)`):
-     * synchronous, on SQLite. Throws `AuditPendingError` when an audit of the site and form factor is queued or
-     * running, so that the transaction writes neither row: one audit of each at a time, whoever asks at once.
-     * (On PostgreSQL, given the runner's `tx`, the check will need a lock: two transactions both find none.)
+     * A new audit, `queued`, written in the job runner's transaction with its job row (`jobs.submit(job, own)`,
+     * an `OwnRow`): on the transaction `tx` the job store gives it (PostgreSQL), else synchronous, on SQLite.
+     * Throws `AuditPendingError` when an audit of the site and form factor is queued or running, so that the
+     * transaction writes neither row: one audit of each at a time, whoever asks at once. Given `tx`, the site's
+     * row is locked first (`for update`): two processes' transactions take turns rather than both finding none.
      */
-    insertWithJob(row: NewAuditRow): AuditRow {
+    insertWithJob(row: NewAuditRow, tx?: StateDb): AuditRow | Promise<AuditRow> {
+      if (tx) return insertUnlessPendingOn(tx, row);
       if (!inRunner) throw runnerOnly('an audit written with its job');
       return inRunner.insertUnlessPending(row);
     },

@@ -12,6 +12,7 @@ import type {
   performanceSettings as sqlitePerformanceSettings,
   PerformanceSettingsRow,
 } from '../../src/performance/performance.table.js';
+import { createJobStore } from '../../src/jobs/job-store.js';
 import { createSitesRepository } from '../../src/sites/sites.repository.js';
 import type { SiteState } from '../../src/sites/sites.table.js';
 import { dialects, stateDatabaseFor } from '../support/dialects.js';
@@ -101,16 +102,25 @@ describe.each(dialects)('the performance repository on %s', (dialect) => {
     expect(await repository.findById('perf_none')).toBeUndefined();
   });
 
-  it('refuses an audit of a site that does not exist, and drops a site’s audits and settings with it', async () => {
+  it('refuses an audit of a site that does not exist, and drops a site’s audits, their job rows and settings with it', async () => {
     await addSite('site_a');
     await addSite('site_b');
     const repository = createPerformanceRepository(state());
+    const jobs = createJobStore(state());
     await expect(repository.insert(audit('perf_0', { siteId: 'site_none' }))).rejects.toThrow();
     await repository.insert(completed('perf_1', at(1)));
     await repository.insert(audit('perf_2', { siteId: 'site_b' }));
+    for (const [id, siteId] of [
+      ['perf_1', 'site_a'],
+      ['perf_2', 'site_b'],
+    ] as const)
+      await jobs.insert({ id, kind: 'audit', siteId, state: 'queued', createdAt: at(0) });
     await repository.patchSettings(settingsRow('site_a'), {});
     expect(await createSitesRepository(state()).delete('site_a')).toBe(true);
     expect(await repository.findById('perf_1')).toBeUndefined();
+    // The audit's job row went with it (SQLite's and PostgreSQL's `performance_audits_job_delete`).
+    expect(await jobs.find('perf_1')).toBeUndefined();
+    expect(await jobs.find('perf_2')).toMatchObject({ siteId: 'site_b' });
     expect(await repository.readSettings('site_a')).toBeUndefined();
     expect(await repository.findById('perf_2')).toMatchObject({ siteId: 'site_b' });
   });
@@ -269,6 +279,25 @@ describe.each(dialects)('the performance repository on %s', (dialect) => {
     expect(index?.definition).toMatch(/where .*status.* = 'completed'/i);
   });
 
+  it('writes an audit in its job’s transaction unless one of its site and form factor is pending, one of several at once', async () => {
+    await addSite('site_a');
+    const repository = createPerformanceRepository(state());
+    const inTransaction = (id: string, fields: Partial<NewAuditRow> = {}) =>
+      state().transaction(async (tx) => repository.insertWithJob(audit(id, fields), tx));
+    expect(await inTransaction('perf_1')).toMatchObject({ id: 'perf_1', status: 'queued' });
+    await expect(inTransaction('perf_2')).rejects.toBeInstanceOf(AuditPendingError);
+    expect(await inTransaction('perf_3', { formFactor: 'desktop' })).toMatchObject({ id: 'perf_3' });
+    await repository.update('perf_1', { status: 'completed', finishedAt: at(2) });
+    await repository.update('perf_3', { status: 'completed', finishedAt: at(2) });
+    // Four at once (on PostgreSQL, four transactions of the pool): one is written, the others find it pending.
+    const settled = await Promise.allSettled(['perf_4', 'perf_5', 'perf_6', 'perf_7'].map((id) => inTransaction(id)));
+    expect(settled.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    for (const result of settled.filter((result) => result.status === 'rejected'))
+      expect(result.reason).toBeInstanceOf(AuditPendingError);
+    const queued = (await repository.history({ siteId: 'site_a', limit: 10 })).filter((row) => row.status === 'queued');
+    expect(queued).toHaveLength(1);
+  });
+
   if (dialect === 'sqlite') {
     it('writes an audit with its job synchronously, unless one of its site and form factor is pending', async () => {
       await addSite('site_a');
@@ -315,7 +344,7 @@ describe.each(dialects)('the performance repository on %s', (dialect) => {
       expect(repository.inHook.find('perf_none')).toBeUndefined();
     });
   } else {
-    it('refuses the writes of the job runner’s transaction, naming issue 34', async () => {
+    it('refuses the hooks’ synchronous writes, naming issue 34', async () => {
       await addSite('site_a');
       const repository = createPerformanceRepository(state());
       expect(() => repository.insertWithJob(audit('perf_1'))).toThrow(/issue 34/);
