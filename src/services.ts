@@ -137,7 +137,7 @@ export function createServices({
     operationTimeoutMs: config.siteOperationTimeoutMs,
     afterOperation: (siteId) => sync.syncNow(siteId),
   });
-  const inventories = createInventoryRepository({ db });
+  const inventories = createInventoryRepository(state);
   const fleet: FleetRepository = createFleetRepository({ db });
   const sync = createInventorySync({
     repository: sitesRepository,
@@ -219,7 +219,7 @@ export function createServices({
     });
   const updatePolicies = createUpdatePoliciesService({
     repository: createUpdatePoliciesRepository({ db }),
-    states: createUpdateStateReader({ db }),
+    states: createUpdateStateReader(state),
     sites: sitesRepository,
     applyUpdates,
     clock,
@@ -319,7 +319,8 @@ export function createServices({
     services: { plugins, themes, wordpressUpdates },
     operate: access.operate,
     // After a bulk site update, the inventory patched from the connector's answers (a full sync if an attempt was not done).
-    inventoryAfter: { patch: sync.patchApplied, sync: sync.syncNow },
+    // The patch is written within the site update's write batch (SQLite; on PostgreSQL it throws, issue 34).
+    inventoryAfter: { patch: sync.patchAppliedWithin, sync: sync.syncNow },
     // Its safe items run as safe updates; one that decided ends the bulk item a stop left following it.
     safeUpdates,
     restorePoints,

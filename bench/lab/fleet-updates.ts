@@ -15,6 +15,7 @@ import { createBulkUpdatesRepository } from '../../src/bulk-updates/bulk-updates
 import type { BulkUpdateInput } from '../../src/bulk-updates/bulk-updates.schemas.js';
 import { resolveSelection } from '../../src/bulk-updates/selection.js';
 import { openDatabase } from '../../src/db/database.js';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import { createFleetRepository, createFleetRoutes } from '../../src/fleet/index.js';
 import { createInventoryRepository } from '../../src/inventory/inventory.repository.js';
 import type { Plugin, Theme } from '../../src/inventory/index.js';
@@ -28,7 +29,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 300);
 const dir = mkdtempSync(join(tmpdir(), 'sitewarden-fleet-bench-'));
 try {
   const database = openDatabase(join(dir, 'sitewarden.db'));
-  const inventories = createInventoryRepository({ db: database.db });
+  const inventories = createInventoryRepository(sqliteStateOf(database));
   const seeding = performance.now();
   const now = new Date();
   database.sqlite.transaction(() => {
@@ -58,7 +59,8 @@ try {
         parent: null,
         update: (s + i) % 9 === 0 ? { version: '1.1' } : null,
       }));
-      inventories.write(id, { plugins, themes, syncedAt: now });
+      // Inside the seeding's own transaction: the synchronous write.
+      inventories.writeWithin(id, { plugins, themes, syncedAt: now });
     }
   })();
   const seeded = performance.now() - seeding;

@@ -34,8 +34,9 @@ try {
   const database = openDatabase(join(dir, 'sitewarden.db'));
   const db = database.db;
   const clock = createFakeClock(new Date('2026-01-14T00:00:00Z'));
-  const sites = createSitesRepository(sqliteStateOf(database));
-  const inventories = createInventoryRepository({ db });
+  const state = sqliteStateOf(database);
+  const sites = createSitesRepository(state);
+  const inventories = createInventoryRepository(state);
   const seeding = performance.now();
   database.sqlite.transaction(() => {
     for (let s = 0; s < SITES; s++) {
@@ -50,7 +51,8 @@ try {
         status: 'active',
         update: (s + i) % 5 === 0 ? { version: '2.0.0' } : null,
       }));
-      inventories.write(id, {
+      // Inside the seeding's own transaction: the synchronous write.
+      inventories.writeWithin(id, {
         plugins,
         themes: [],
         syncedAt: new Date(now.getTime() - 10 * 86_400_000),
@@ -69,7 +71,7 @@ try {
   let runs = 0;
   const policies = createUpdatePoliciesService({
     repository,
-    states: createUpdateStateReader({ db }),
+    states: createUpdateStateReader(state),
     sites,
     applyUpdates: () => ({ id: `job_${++runs}` }),
     clock,

@@ -56,7 +56,7 @@ export function createBulkUpdates({
   safeUpdates: Pick<SafeUpdatesService, 'safeUpdate' | 'onSettled'>;
   /** The restore point a plain plugin or theme update takes first, and its rollback (safe-updates). */
   restorePoints?: PlainRestorePoints;
-  inventories: { read(siteId: string): Inventory | undefined };
+  inventories: { read(siteId: string): Promise<Inventory | undefined> };
   config: BulkUpdatesConfig;
   clock: Clock;
   events: Events;

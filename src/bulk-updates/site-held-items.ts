@@ -57,7 +57,10 @@ export type OperateOnSite = <T>(
 ) => Promise<T>;
 /** The stored inventory after a held site's updates: patched from what the connector answered, or read in full. */
 export interface InventoryAfterUpdates {
-  /** Writes the patch now (synchronous, so it commits with the site update's other writes); false: none stored to patch. */
+  /**
+   * Writes the patch over `applied.stored` now (synchronous, so it commits with the site update's other writes);
+   * false: none was stored to patch.
+   */
   patch(siteId: string, applied: AppliedUpdates): boolean;
   /** Reads the site in full and stores what it holds. */
   sync(siteId: string): Promise<unknown>;
@@ -92,7 +95,7 @@ export async function updateHeldItems(
     operate: OperateOnSite;
     inventoryAfter: InventoryAfterUpdates;
     /** The stored inventory, for the plugin files an update names (the planned items name slugs). */
-    inventories: { read(siteId: string): Inventory | undefined };
+    inventories: { read(siteId: string): Promise<Inventory | undefined> };
     restorePoints?: Partial<Pick<PlainRestorePoints, 'beforeOn' | 'versionOnDisk'>>;
     batch: WriteBatch;
   },
@@ -140,7 +143,7 @@ export async function updateHeldItems(
    */
   async function updateEach(site: ConnectedSite): Promise<AppliedUpdates | null> {
     // Read once: for the plugin files, and as what the inventory patch after the updates starts from.
-    const stored = inventories.read(siteId);
+    const stored = await inventories.read(siteId);
     const files = held.some((outcome) => outcome.type === 'plugin') ? pluginFiles(siteId, stored) : null;
     const done: AppliedUpdates = { updates: null, info: null, plugins: new Map(), themes: new Map(), stored };
     let readInFull = false;

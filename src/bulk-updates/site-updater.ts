@@ -51,7 +51,7 @@ export function createSiteUpdater({
 }: {
   services: UpdateServices;
   /** The stored inventory, for the plugin files an update names (the planned items name slugs). */
-  inventories: { read(siteId: string): Inventory | undefined };
+  inventories: { read(siteId: string): Promise<Inventory | undefined> };
   operate: OperateOnSite;
   inventoryAfter: InventoryAfterUpdates;
   recorder: UpdateRecorder;

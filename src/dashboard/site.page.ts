@@ -68,7 +68,7 @@ export function createSitePage(deps: DashboardServices) {
           flash: takeFlash(c),
         }),
       );
-    const inventory = deps.inventories.read(site.id);
+    const inventory = await deps.inventories.read(site.id);
     const plugins = inventory ? storedPlugins(inventory.pluginsJson, site.id) : [];
     const themes = inventory ? storedThemes(inventory.themesJson, site.id) : [];
     const uptime = await deps.uptime.report(site.id);

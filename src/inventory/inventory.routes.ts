@@ -66,7 +66,8 @@ export function createInventoryRoutes({
     const { siteId } = c.req.valid('param');
     const site = await sitesRepository.findById(siteId);
     if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
-    const { environment, offers } = inventories.details(siteId);
+    const { environment, offers } = await inventories.details(siteId);
+    const inventory = await inventories.read(siteId);
     const seen = (offer: { version: string; firstSeenAt: Date }) => ({
       version: offer.version,
       firstSeenAt: offer.firstSeenAt.toISOString(),
@@ -75,7 +76,7 @@ export function createInventoryRoutes({
     return c.json(
       {
         siteId,
-        syncedAt: inventories.read(siteId)?.syncedAt.toISOString() ?? null,
+        syncedAt: inventory?.syncedAt.toISOString() ?? null,
         wordpress: {
           version,
           offers: offers

@@ -1,13 +1,107 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
+import { transactionOf } from '../db/write-batch.js';
 import { inventoryItems, siteEnvironments, siteInventories, updateOffers } from './inventory.table.js';
+import {
+  firstOfEach,
+  itemKey,
+  itemRowsOf,
+  offerKey,
+  offersOf,
+  type InventoryLists,
+  type OfferType,
+} from './inventory.lists.js';
+
+/**
+ * The SQLite path of inventory.writer.ts: a site's inventory written synchronously by the statements
+ * below, as one better-sqlite3 transaction (inside a site update's own, a savepoint of it), no await in
+ * it. The stored rows of a full sync are read first so that only the rows that changed are written (the
+ * fleet totals' triggers run per row written: a sync that found one new version writes one row, not the
+ * site's every item).
+ */
+export function writeOnSqlite(db: Db) {
+  const written = prepareWrites(db);
+  const inTransaction = transactionOf(db);
+  return (siteId: string, lists: InventoryLists): void => {
+    const { plugins, themes, syncedAt, extras, keepEnvironment = false, only, seenAt = syncedAt } = lists;
+    const listed = itemRowsOf(siteId, plugins, themes);
+    const rows = firstOfEach(listed, itemKey);
+    inTransaction(() => {
+      const json = {
+        siteId,
+        pluginsJson: plugins && JSON.stringify(plugins),
+        themesJson: themes && JSON.stringify(themes),
+        syncedAt: syncedAt.getTime(),
+      };
+      (plugins === null || themes === null ? written.patch : written.inventory).run(json);
+      if (only) {
+        // A patch: each item it names written as it is now (an upsert that leaves an unchanged row unwritten), its
+        // offers as the patch says; nothing read first, nothing else touched.
+        const kept = new Set<string>();
+        for (const row of rows) {
+          const key = itemKey(row);
+          if (!only.has(key)) continue;
+          kept.add(key);
+          written.upsertItem.run({ ...row, active: row.active ? 1 : 0 });
+          if (row.updateVersion === null) written.deleteItemOffers.run(row);
+          else {
+            written.deleteOtherItemOffers.run({ ...row, version: row.updateVersion });
+            written.insertOffer.run({ ...row, version: row.updateVersion, firstSeenAt: seenAt.getTime() });
+          }
+        }
+        for (const key of only) {
+          if (kept.has(key)) continue;
+          const [type, slug] = key.split('\t') as ['plugin' | 'theme', string];
+          written.deleteItem.run({ siteId, type, slug });
+          written.deleteItemOffers.run({ siteId, type, slug });
+        }
+      } else {
+        const stored = new Map(written.items.all({ siteId }).map((row) => [itemKey(row), row]));
+        for (const row of rows) {
+          const before = stored.get(itemKey(row));
+          const values = { ...row, active: row.active ? 1 : 0 };
+          if (!before) written.insertItem.run(values);
+          else if (
+            before.name !== row.name ||
+            before.version !== row.version ||
+            before.updateVersion !== row.updateVersion ||
+            before.active !== row.active
+          )
+            written.updateItem.run(values);
+          stored.delete(itemKey(row));
+        }
+        for (const row of stored.values()) written.deleteItem.run(row);
+        // Offers keep their first sighting while the same version is offered; a new version starts afresh.
+        const offered = offersOf(listed, extras);
+        const offeredKeys = new Set(offered.map(offerKey));
+        const seen = new Set(written.offers.all({ siteId }).map(offerKey));
+        for (const offer of offered)
+          if (!seen.has(offerKey(offer))) written.insertOffer.run({ siteId, ...offer, firstSeenAt: seenAt.getTime() });
+        for (const key of seen) {
+          if (offeredKeys.has(key)) continue;
+          const [type, slug, version] = key.split('\t') as [OfferType, string, string];
+          if (keepEnvironment && !extras && (type === 'core' || type === 'translation')) continue;
+          written.deleteOffer.run({ siteId, type, slug, version });
+        }
+      }
+      if (!keepEnvironment)
+        written.environment.run({
+          siteId,
+          databaseType: extras?.databaseType ?? null,
+          databaseVersion: extras?.databaseVersion ?? null,
+          timeZone: extras?.timeZone ?? null,
+          syncedAt: syncedAt.getTime(),
+        });
+    });
+  };
+}
 
 /**
  * The statements a site's inventory is written with, prepared once: every sync and every bulk
  * site update writes one (building a drizzle query costs several times what SQLite spends
  * running it, bench/bulk-updates.ts). Values go in as stored (timestamps in ms, booleans 0/1).
  */
-export function prepareWrites(db: Db) {
+function prepareWrites(db: Db) {
   const p = (name: string) => sql`${sql.placeholder(name)}`;
   const excluded = (column: { name: string }) => sql`excluded.${sql.identifier(column.name)}`;
   const site = eq(inventoryItems.siteId, sql.placeholder('siteId'));

@@ -21,7 +21,7 @@ import {
   withPluginUpdates,
   withThemeUpdates,
 } from './inventory.schemas.js';
-import type { Inventory, InventoryRepository, SiteExtras } from './inventory.repository.js';
+import type { Inventory, InventoryLists, InventoryRepository, SiteExtras } from './inventory.repository.js';
 
 const UPDATE_CHECK_MAX_AGE_MS = 12 * 60 * 60_000;
 const RETRY_FAILED_AFTER_MS = 60 * 60_000;
@@ -120,7 +120,7 @@ export function createInventorySync({
       const syncedAt = clock.now();
       const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
       // The session refused lists over MAX_PLUGINS_PER_SITE / MAX_THEMES_PER_SITE, so what is stored stays bounded.
-      inventories.write(site.id, {
+      await inventories.write(site.id, {
         plugins: withPluginRequirements(withPluginUpdates(plugins.map(pluginFromWordPress), updates), updates).sort(
           bySlug,
         ),
@@ -164,16 +164,29 @@ export function createInventorySync({
    * (no request to the site): the updated plugins and themes at their new versions with no update
    * pending, the other offers as read at the batch's start. What an update may change beyond that
    * (a plugin's name or requirements, new language packs) waits for the next scheduled sync, as does
-   * `lastSyncedAt`. Synchronous, so a caller can commit it with its own writes; false when no
-   * inventory is stored to patch (then a full sync is due).
+   * `lastSyncedAt`. False when no inventory is stored to patch (then a full sync is due).
    */
-  function patchApplied(siteId: string, applied: AppliedUpdates): boolean {
-    const stored = applied.stored ?? inventories.read(siteId);
+  async function patchApplied(siteId: string, applied: AppliedUpdates): Promise<boolean> {
+    const stored = applied.stored ?? (await inventories.read(siteId));
     if (!stored) return false;
-    if (!applied.updates) {
-      patchUpdatedItems(siteId, stored, applied);
-      return true;
-    }
+    await inventories.write(siteId, patchOf(siteId, stored, applied));
+    return true;
+  }
+
+  /**
+   * `patchApplied` written at once, synchronously, inside the SQLite transaction of the caller's write batch
+   * (a bulk site update's: the patch commits with the history's ends). From the inventory the caller read
+   * while the site was held (`applied.stored`): false when it read none (then a full sync is due).
+   */
+  function patchAppliedWithin(siteId: string, applied: AppliedUpdates): boolean {
+    if (!applied.stored) return false;
+    inventories.writeWithin(siteId, patchOf(siteId, applied.stored, applied));
+    return true;
+  }
+
+  /** What `patchApplied` writes over `stored`. */
+  function patchOf(siteId: string, stored: Inventory, applied: AppliedUpdates): InventoryLists {
+    if (!applied.updates) return updatedItemsPatch(siteId, stored, applied);
     const updates = remainingOffers({ ...applied, updates: applied.updates });
     const plugins = storedPlugins(stored.pluginsJson, siteId).map((plugin): Plugin => {
       const done = applied.plugins.get(plugin.file);
@@ -185,27 +198,22 @@ export function createInventorySync({
       version: applied.themes.get(theme.slug)?.version ?? theme.version,
       update: null,
     }));
-    inventories.write(siteId, {
+    return {
       plugins: withPluginRequirements(withPluginUpdates(plugins, updates), updates),
       themes: withThemeUpdates(themes, updates),
       syncedAt: stored.syncedAt,
       extras: extrasOf(applied.info, updates),
       keepEnvironment: !applied.info,
       seenAt: clock.now(),
-    });
-    return true;
+    };
   }
 
   /**
-   * `patchApplied` without an offers read: only the updated items change (their version, state,
+   * The patch without an offers read: only the updated items change (their version, state,
    * the offer the connector says is left, a plugin's requirements); every other offer, and the core
    * and translation offers, stay as stored until the next sync.
    */
-  function patchUpdatedItems(
-    siteId: string,
-    stored: { pluginsJson: string; themesJson: string; syncedAt: Date },
-    applied: AppliedUpdates,
-  ): void {
+  function updatedItemsPatch(siteId: string, stored: Inventory, applied: AppliedUpdates): InventoryLists {
     const offered = (done: AppliedItem) => (done.offer ? { version: done.offer.newVersion } : null);
     let requirementsChanged = false;
     // The item rows and offers of only these are written again.
@@ -232,7 +240,7 @@ export function createInventorySync({
             only.add(`theme\t${theme.slug}`);
             return { ...theme, version: done.version, update: offered(done) };
           });
-    inventories.write(siteId, {
+    return {
       // Dependents follow the requirements: worked out again when an update changed one and every plugin's are known.
       plugins:
         plugins && requirementsChanged && plugins.every((plugin) => plugin.requires)
@@ -245,15 +253,16 @@ export function createInventorySync({
       keepEnvironment: true,
       only,
       seenAt: clock.now(),
-    });
+    };
   }
 
   return {
     syncNow,
     patchApplied,
+    patchAppliedWithin,
     /** `patchApplied`, or a full sync when no inventory is stored. */
     recordApplied: async (siteId: string, applied: AppliedUpdates): Promise<unknown> =>
-      patchApplied(siteId, applied) ? undefined : syncNow(siteId),
+      (await patchApplied(siteId, applied)) ? undefined : syncNow(siteId),
     /** On demand: a sync queued for each site not already syncing or busy; answers how many were queued. */
     enqueue(siteIds: readonly string[]): number {
       const idle = siteIds.filter((id) => !queue.isBusy(id));

@@ -2,6 +2,10 @@ import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlit
 import { sql } from 'drizzle-orm';
 import { sites } from '../sites/index.js';
 
+export const itemTypes = ['plugin', 'theme'] as const;
+export const offerTypes = ['plugin', 'theme', 'core', 'translation'] as const;
+export const databaseTypes = ['mysql', 'mariadb'] as const;
+
 /** The plugins and themes last read from the site, kept apart so listing sites stays cheap. */
 export const siteInventories = sqliteTable('site_inventories', {
   siteId: text('site_id')
@@ -22,7 +26,7 @@ export const inventoryItems = sqliteTable(
     siteId: text('site_id')
       .notNull()
       .references(() => sites.id, { onDelete: 'cascade' }),
-    type: text('type', { enum: ['plugin', 'theme'] }).notNull(),
+    type: text('type', { enum: itemTypes }).notNull(),
     slug: text('slug').notNull(),
     name: text('name').notNull(),
     version: text('version').notNull(),
@@ -64,7 +68,7 @@ export const updateOffers = sqliteTable(
     siteId: text('site_id')
       .notNull()
       .references(() => sites.id, { onDelete: 'cascade' }),
-    type: text('type', { enum: ['plugin', 'theme', 'core', 'translation'] }).notNull(),
+    type: text('type', { enum: offerTypes }).notNull(),
     slug: text('slug').notNull(),
     version: text('version').notNull(),
     firstSeenAt: integer('first_seen_at', { mode: 'timestamp_ms' }).notNull(),
@@ -77,7 +81,7 @@ export const siteEnvironments = sqliteTable('site_environments', {
   siteId: text('site_id')
     .primaryKey()
     .references(() => sites.id, { onDelete: 'cascade' }),
-  databaseType: text('database_type', { enum: ['mysql', 'mariadb'] }),
+  databaseType: text('database_type', { enum: databaseTypes }),
   /** The database server's version (`8.0.36`, `10.11.6`). */
   databaseVersion: text('database_version'),
   /** WordPress's time zone: an IANA name, or `UTC±HH:MM` from `gmt_offset`. */

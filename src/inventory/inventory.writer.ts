@@ -1,175 +1,198 @@
-import type { Db } from '../db/database.js';
-import { transactionOf } from '../db/write-batch.js';
-import { prepareWrites } from './inventory.statements.js';
-import type { Plugin, Theme } from './inventory.schemas.js';
-import type { updateOffers } from './inventory.table.js';
+import { and, eq, inArray, ne, not, notInArray, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
+import { tableFor } from '../db/dialect.js';
+import type { StateDatabase, StateDb } from '../db/state-db.js';
+import * as pg from './inventory.pg-table.js';
+import {
+  firstOfEach,
+  itemKey,
+  itemRowsOf,
+  offersOf,
+  type InventoryLists,
+  type ItemRow,
+  type Offer,
+} from './inventory.lists.js';
+import { writeOnSqlite } from './inventory.statements.js';
+import * as sqlite from './inventory.table.js';
 
 /**
  * Writing a site's inventory, in one transaction: the plugin and theme lists as JSON (what the
  * site's views show), one row per item (what the fleet's questions read; only the rows that
  * changed are written), the updates offered with when each was first seen, and what the site runs
  * on. A patch after updates writes only the items it names, reading nothing first.
+ *
+ * On SQLite the statements prepared once (inventory.statements.ts) run as one better-sqlite3 transaction
+ * with no await in it; on PostgreSQL the same writes are a few statements of drizzle's common surface in
+ * one transaction (below).
  */
 
-/** What else a sync read (connector 1.4.0+); absent from older connectors, so unknown. */
-export interface SiteExtras {
-  databaseType: 'mysql' | 'mariadb' | null;
-  databaseVersion: string | null;
-  timeZone: string | null;
-  coreOffers: string[];
-  translations: { type: string; slug: string; language: string; version: string }[];
-}
-
-export type OfferType = (typeof updateOffers.$inferSelect)['type'];
-
-export function createInventoryWriter(db: Db) {
-  const written = prepareWrites(db);
-  // Every sync and bulk site update writes in one (inside a site update's own, a savepoint of it).
-  const inTransaction = transactionOf(db);
+export function createInventoryWriter(state: StateDatabase) {
+  const onSqlite = state.sqliteDb && writeOnSqlite(state.sqliteDb);
+  const tables = {
+    siteInventories: tableFor(state.dialect, { sqlite: sqlite.siteInventories, postgres: pg.siteInventories }),
+    inventoryItems: tableFor(state.dialect, { sqlite: sqlite.inventoryItems, postgres: pg.inventoryItems }),
+    updateOffers: tableFor(state.dialect, { sqlite: sqlite.updateOffers, postgres: pg.updateOffers }),
+    siteEnvironments: tableFor(state.dialect, { sqlite: sqlite.siteEnvironments, postgres: pg.siteEnvironments }),
+  };
+  const checked = (lists: InventoryLists) => {
+    if ((lists.plugins === null || lists.themes === null) && !lists.only)
+      throw new Error('an inventory list is left as stored only by a patch');
+    return lists.plugins !== null || lists.themes !== null;
+  };
   return {
     /** The site's plugins and themes as read now: the blob the site's views show and the fleet's rows, together. */
-    write(
-      siteId: string,
-      {
-        plugins,
-        themes,
-        syncedAt,
-        extras,
-        keepEnvironment = false,
-        only,
-        seenAt = syncedAt,
-      }: {
-        /** Null (with `only`, a patch): as stored, the list's JSON not written again; its items are not in `only`. */
-        plugins: Plugin[] | null;
-        themes: Theme[] | null;
-        syncedAt: Date;
-        extras?: SiteExtras;
-        /**
-         * The environment stays as stored (a patch after updates, which read no connector info): extras give the offers only;
-         * without extras, the core and translation offers stay as stored too (a patch that read no offers).
-         */
-        keepEnvironment?: boolean;
-        /**
-         * The items (`type\tslug`) that may have changed; the rows and offers of the others are left as they
-         * are, unread (a patch after updates: the site's every item row and offer would be read for one or two).
-         */
-        only?: ReadonlySet<string>;
-        /** When an offer not stored before was first seen (a patch: now, not at the last sync). */
-        seenAt?: Date;
-      },
-    ): void {
-      if ((plugins === null || themes === null) && !only)
-        throw new Error('an inventory list is left as stored only by a patch');
-      if (plugins === null && themes === null) return;
-      const rows = [
-        ...(plugins ?? []).map((plugin) => ({
-          siteId,
-          type: 'plugin' as const,
-          slug: plugin.slug,
-          name: plugin.name,
-          version: plugin.version,
-          updateVersion: plugin.update?.version ?? null,
-          active: plugin.status !== 'inactive',
-        })),
-        ...(themes ?? []).map((theme) => ({
-          siteId,
-          type: 'theme' as const,
-          slug: theme.slug,
-          name: theme.name,
-          version: theme.version,
-          updateVersion: theme.update?.version ?? null,
-          active: theme.status === 'active',
-        })),
-      ];
-      inTransaction(() => {
-        const lists = {
-          siteId,
-          pluginsJson: plugins && JSON.stringify(plugins),
-          themesJson: themes && JSON.stringify(themes),
-          syncedAt: syncedAt.getTime(),
-        };
-        (plugins === null || themes === null ? written.patch : written.inventory).run(lists);
-        // A slug seen twice (two plugin files in one folder) keeps the first.
-        const keyOf = (row: { type: string; slug: string }) => `${row.type}\t${row.slug}`;
-        const offerKey = (o: { type: string; slug: string; version: string }) => `${o.type}\t${o.slug}\t${o.version}`;
-        if (only) {
-          // A patch: each item it names written as it is now (an upsert that leaves an unchanged row unwritten), its
-          // offers as the patch says; nothing read first, nothing else touched.
-          const kept = new Set<string>();
-          for (const row of rows) {
-            const key = keyOf(row);
-            if (kept.has(key) || !only.has(key)) continue;
-            kept.add(key);
-            written.upsertItem.run({ ...row, active: row.active ? 1 : 0 });
-            if (row.updateVersion === null) written.deleteItemOffers.run(row);
-            else {
-              written.deleteOtherItemOffers.run({ ...row, version: row.updateVersion });
-              written.insertOffer.run({ ...row, version: row.updateVersion, firstSeenAt: seenAt.getTime() });
-            }
-          }
-          for (const key of only) {
-            if (kept.has(key)) continue;
-            const [type, slug] = key.split('\t') as ['plugin' | 'theme', string];
-            written.deleteItem.run({ siteId, type, slug });
-            written.deleteItemOffers.run({ siteId, type, slug });
-          }
-        } else {
-          // Only the rows that changed are written (the fleet totals' triggers run per row written): a sync that
-          // found one new version writes one row, not the site's every item.
-          const stored = new Map(written.items.all({ siteId }).map((row) => [keyOf(row), row]));
-          const kept = new Set<string>();
-          for (const row of rows) {
-            const key = keyOf(row);
-            if (kept.has(key)) continue;
-            kept.add(key);
-            const before = stored.get(key);
-            const values = { ...row, active: row.active ? 1 : 0 };
-            if (!before) written.insertItem.run(values);
-            else if (
-              before.name !== row.name ||
-              before.version !== row.version ||
-              before.updateVersion !== row.updateVersion ||
-              before.active !== row.active
-            )
-              written.updateItem.run(values);
-          }
-          for (const [key, row] of stored) if (!kept.has(key)) written.deleteItem.run(row);
-          // Offers keep their first sighting while the same version is offered; a new version starts afresh.
-          const offered: { type: OfferType; slug: string; version: string }[] = [
-            ...rows.flatMap((row) =>
-              row.updateVersion ? [{ type: row.type, slug: row.slug, version: row.updateVersion }] : [],
-            ),
-            ...(extras?.coreOffers ?? []).map((version) => ({ type: 'core' as const, slug: 'wordpress', version })),
-            ...(extras?.translations ?? []).map((pack) => ({
-              type: 'translation' as const,
-              slug: `${pack.type}/${pack.slug}/${pack.language}`,
-              version: pack.version,
-            })),
-          ];
-          const seen = new Set(written.offers.all({ siteId }).map(offerKey));
-          const offers = new Set<string>();
-          for (const offer of offered) {
-            const key = offerKey(offer);
-            if (offers.has(key)) continue;
-            offers.add(key);
-            if (!seen.has(key)) written.insertOffer.run({ siteId, ...offer, firstSeenAt: seenAt.getTime() });
-          }
-          for (const key of seen) {
-            if (offers.has(key)) continue;
-            const [type, slug, version] = key.split('\t') as [OfferType, string, string];
-            if (keepEnvironment && !extras && (type === 'core' || type === 'translation')) continue;
-            written.deleteOffer.run({ siteId, type, slug, version });
-          }
-        }
-        if (!keepEnvironment)
-          written.environment.run({
-            siteId,
-            databaseType: extras?.databaseType ?? null,
-            databaseVersion: extras?.databaseVersion ?? null,
-            timeZone: extras?.timeZone ?? null,
-            syncedAt: syncedAt.getTime(),
-          });
-      });
+    async write(siteId: string, lists: InventoryLists): Promise<void> {
+      if (!checked(lists)) return;
+      if (onSqlite) return state.run(() => onSqlite(siteId, lists));
+      return state.transaction((tx) => writeOn(tx, tables, siteId, lists));
+    },
+
+    /**
+     * `write` at once, synchronously, inside a SQLite transaction its caller holds: a bulk site update's patch
+     * after its updates, committed with the site update's own writes (its write batch, not yet on the state
+     * database). On PostgreSQL it throws until that batch gives its transaction (issue 34).
+     */
+    writeWithin(siteId: string, lists: InventoryLists): void {
+      if (!onSqlite)
+        throw new Error(
+          "issue 34: an inventory patch is written within a site update's batch only on SQLite, until the batch gives its transaction",
+        );
+      if (checked(lists)) onSqlite(siteId, lists);
     },
   };
+}
+
+type Tables = {
+  siteInventories: typeof pg.siteInventories;
+  inventoryItems: typeof pg.inventoryItems;
+  updateOffers: typeof pg.updateOffers;
+  siteEnvironments: typeof pg.siteEnvironments;
+};
+
+/**
+ * The common body (PostgreSQL): the lists' row first, which holds the site's inventory row locked until the
+ * transaction ends (two processes writing one site's inventory take turns), then each kind of row in a
+ * statement or two, whatever the site's size: only the item rows that changed are written (the upsert's
+ * condition), and no row is read first.
+ */
+async function writeOn(tx: StateDb, tables: Tables, siteId: string, lists: InventoryLists): Promise<void> {
+  const { siteInventories, inventoryItems, updateOffers, siteEnvironments } = tables;
+  const { plugins, themes, syncedAt, extras, keepEnvironment = false, only, seenAt = syncedAt } = lists;
+  if (plugins === null || themes === null)
+    await tx
+      .update(siteInventories)
+      .set({
+        ...(plugins && { pluginsJson: JSON.stringify(plugins) }),
+        ...(themes && { themesJson: JSON.stringify(themes) }),
+        syncedAt,
+      })
+      .where(eq(siteInventories.siteId, siteId));
+  else {
+    const json = { pluginsJson: JSON.stringify(plugins), themesJson: JSON.stringify(themes), syncedAt };
+    await tx
+      .insert(siteInventories)
+      .values({ siteId, ...json })
+      .onConflictDoUpdate({ target: siteInventories.siteId, set: json });
+  }
+
+  const listed = itemRowsOf(siteId, plugins, themes);
+  const rows = firstOfEach(listed, itemKey);
+  const site = eq(inventoryItems.siteId, siteId);
+  const offersOfSite = eq(updateOffers.siteId, siteId);
+  if (only) {
+    // A patch: each item it names written as it is now, its offers as the patch says; nothing else touched.
+    const kept = rows.filter((row) => only.has(itemKey(row)));
+    await upsertChanged(tx, inventoryItems, kept);
+    for (const row of kept) {
+      const itemOffers = and(offersOfSite, eq(updateOffers.type, row.type), eq(updateOffers.slug, row.slug));
+      if (row.updateVersion === null) await tx.delete(updateOffers).where(itemOffers);
+      else {
+        await tx.delete(updateOffers).where(and(itemOffers, ne(updateOffers.version, row.updateVersion)));
+        await tx
+          .insert(updateOffers)
+          .values({ siteId, type: row.type, slug: row.slug, version: row.updateVersion, firstSeenAt: seenAt })
+          .onConflictDoNothing();
+      }
+    }
+    const keptKeys = new Set(kept.map(itemKey));
+    const gone = [...only].filter((key) => !keptKeys.has(key));
+    if (gone.length > 0) {
+      const named = (table: typeof inventoryItems | typeof updateOffers) =>
+        or(
+          ...gone.map((key) => {
+            const [type, slug] = key.split('\t') as ['plugin' | 'theme', string];
+            return and(eq(table.type, type), eq(table.slug, slug));
+          }),
+        );
+      await tx.delete(inventoryItems).where(and(site, named(inventoryItems)));
+      await tx.delete(updateOffers).where(and(offersOfSite, named(updateOffers)));
+    }
+  } else {
+    await upsertChanged(tx, inventoryItems, rows);
+    const slugs = (type: 'plugin' | 'theme') => rows.filter((row) => row.type === type).map((row) => row.slug);
+    await tx
+      .delete(inventoryItems)
+      .where(
+        and(
+          site,
+          or(
+            and(eq(inventoryItems.type, 'plugin'), notInArray(inventoryItems.slug, slugs('plugin'))),
+            and(eq(inventoryItems.type, 'theme'), notInArray(inventoryItems.slug, slugs('theme'))),
+          ),
+        ),
+      );
+    // Offers keep their first sighting while the same version is offered; a new version starts afresh.
+    const offered = offersOf(listed, extras);
+    if (offered.length > 0)
+      await tx
+        .insert(updateOffers)
+        .values(offered.map((offer) => ({ siteId, ...offer, firstSeenAt: seenAt })))
+        .onConflictDoNothing();
+    await tx
+      .delete(updateOffers)
+      .where(
+        and(
+          offersOfSite,
+          offered.length > 0 ? not(offerIn(updateOffers, offered)) : undefined,
+          keepEnvironment && !extras ? inArray(updateOffers.type, ['plugin', 'theme']) : undefined,
+        ),
+      );
+  }
+  if (!keepEnvironment) {
+    const environment = {
+      databaseType: extras?.databaseType ?? null,
+      databaseVersion: extras?.databaseVersion ?? null,
+      timeZone: extras?.timeZone ?? null,
+      syncedAt,
+    };
+    await tx
+      .insert(siteEnvironments)
+      .values({ siteId, ...environment })
+      .onConflictDoUpdate({ target: siteEnvironments.siteId, set: environment });
+  }
+}
+
+/** The rows inserted, or updated where a value changed (the fleet totals' triggers run per row written). */
+async function upsertChanged(tx: StateDb, items: typeof pg.inventoryItems, rows: ItemRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const excluded = (column: { name: string }) => sql.raw(`excluded.${column.name}`);
+  const changed = (column: AnyColumn) => sql`${column} is distinct from ${excluded(column)}`;
+  await tx
+    .insert(items)
+    .values(rows)
+    .onConflictDoUpdate({
+      target: [items.siteId, items.type, items.slug],
+      set: {
+        name: excluded(items.name),
+        version: excluded(items.version),
+        updateVersion: excluded(items.updateVersion),
+        active: excluded(items.active),
+      },
+      setWhere: or(changed(items.name), changed(items.version), changed(items.updateVersion), changed(items.active)),
+    });
+}
+
+/** `(type, slug, version) in (…)`: the offers named, one row value each. */
+function offerIn(offers: typeof pg.updateOffers, named: readonly Offer[]): SQL {
+  const values = named.map((offer) => sql`(${offer.type}, ${offer.slug}, ${offer.version})`);
+  return sql`(${offers.type}, ${offers.slug}, ${offers.version}) in (${sql.join(values, sql`, `)})`;
 }

@@ -134,7 +134,7 @@ export function createSitesRoutes({
       const site = await sites.get(c.req.valid('param').id);
       const tagsOf = await sites.tagsOf([site.id]);
       return c.json(
-        toSiteDetailsView(site, inventories.read(site.id), uptime.statusOf(site.id), tagsOf.get(site.id)),
+        toSiteDetailsView(site, await inventories.read(site.id), uptime.statusOf(site.id), tagsOf.get(site.id)),
         200,
       );
     })
@@ -152,7 +152,7 @@ export function createSitesRoutes({
       c.header('Location', `/api/sites/${result.site.id}`);
       const tags = (await sites.tagsOf([result.site.id])).get(result.site.id);
       return c.json(
-        toSiteDetailsView(result.site, inventories.read(result.site.id), uptime.statusOf(result.site.id), tags),
+        toSiteDetailsView(result.site, await inventories.read(result.site.id), uptime.statusOf(result.site.id), tags),
         201,
       );
     })

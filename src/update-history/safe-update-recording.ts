@@ -81,7 +81,7 @@ export function createSafeUpdateRecording({
       const versions =
         report.type === 'core'
           ? { fromVersion: site.wordpressVersion, toVersion: report.toVersion }
-          : knownVersions(inventories, report.siteId, report.type, report.slug);
+          : await knownVersions(inventories, report.siteId, report.type, report.slug);
       recorder.start({
         siteId: report.siteId,
         type: report.type,

@@ -15,7 +15,9 @@ import type { UpdateHistoryRow } from './update-history.table.js';
 import { isNothingToUpdate, requester, type UpdateAttempt, type UpdateRecorder } from './update-recorder.js';
 
 /** The stored inventory of a site, as far as the versions of its plugins and themes go. */
-export type Inventories = { read(siteId: string): { pluginsJson: string; themesJson: string } | undefined };
+export type Inventories = {
+  read(siteId: string): Promise<{ pluginsJson: string; themesJson: string } | undefined>;
+};
 
 /** What a plain core update's answer says of rolling it back (wordpress-updates' `CoreUpdate['rollback']`). */
 export type CoreRollback =
@@ -23,14 +25,14 @@ export type CoreRollback =
   | { available: false; reason: string };
 
 /** The versions of a plugin or theme the inventory last read: installed, and offered. */
-export function knownVersions(inventories: Inventories, siteId: string, type: 'plugin' | 'theme', slug: string) {
-  const { fromVersion, toVersion } = knownItem(inventories, siteId, type, slug);
+export async function knownVersions(inventories: Inventories, siteId: string, type: 'plugin' | 'theme', slug: string) {
+  const { fromVersion, toVersion } = await knownItem(inventories, siteId, type, slug);
   return { fromVersion, toVersion };
 }
 
 /** `knownVersions`, and the item's file (a plugin's dir/file.php, a theme's stylesheet; null: not in the inventory). */
-function knownItem(inventories: Inventories, siteId: string, type: 'plugin' | 'theme', slug: string) {
-  const inventory = inventories.read(siteId);
+async function knownItem(inventories: Inventories, siteId: string, type: 'plugin' | 'theme', slug: string) {
+  const inventory = await inventories.read(siteId);
   const list: (Plugin | Theme)[] = !inventory
     ? []
     : type === 'plugin'
@@ -68,7 +70,7 @@ export function createSingleSiteRecording({
    */
   restorePoints?: Pick<RestorePoints, 'before'> & Partial<Pick<RestorePoints, 'versionOnDisk' | 'discard'>>;
   /** Patches the stored inventory with an update applied while WordPress failed (its sync cannot read it). */
-  inventoryAfter?: { patch(siteId: string, applied: AppliedUpdates): boolean };
+  inventoryAfter?: { patch(siteId: string, applied: AppliedUpdates): Promise<boolean> };
 }) {
   const exists = async (siteId: string) => (await sites.findById(siteId)) !== undefined;
   // An unknown site has no history to write to: the service answers its own 404.
@@ -119,7 +121,7 @@ export function createSingleSiteRecording({
     if (!applied) throw error;
     if (item.file) {
       const done = new Map([[item.file, { version: String(applied.extensions.version), offer: null }]]);
-      inventoryAfter?.patch(siteId, {
+      await inventoryAfter?.patch(siteId, {
         updates: null,
         info: null,
         plugins: type === 'plugin' ? done : new Map(),
@@ -138,7 +140,7 @@ export function createSingleSiteRecording({
       options: RequestedBy,
       apply: () => Promise<R>,
     ): Promise<R> {
-      const { file, ...versions } = knownItem(inventories, siteId, type, slug);
+      const { file, ...versions } = await knownItem(inventories, siteId, type, slug);
       const taken = await takeRestorePoint(siteId, type, slug);
       const restorePoint = taken.restorePoint ? JSON.stringify(taken.restorePoint) : null;
       return track(

@@ -181,7 +181,7 @@ export function createUpdatePoliciesService({
         .slice(0, page.limit + 1);
       const held = holds.activeFor(siteIds);
       const found = await sites.statesOf(siteIds);
-      const plans = states.updateStates(siteIds).map((state) => {
+      const plans = (await states.updateStates(siteIds)).map((state) => {
         const plan = previewSite(policy, state, now, held.get(state.siteId));
         return {
           ...plan,
@@ -199,7 +199,7 @@ export function createUpdatePoliciesService({
       const now = clock.now();
       const tags = (await sites.tagsOf([siteId])).get(siteId) ?? [];
       const policy = policyResolver(repository.list())({ siteId, tags });
-      const [state] = states.updateStates([siteId]);
+      const [state] = await states.updateStates([siteId]);
       if (!policy || !state) return { at: now, policy: null, plan: null };
       const plan = previewSite(policy, state, now, holds.activeFor([siteId]).get(siteId));
       return {
@@ -218,7 +218,7 @@ export function createUpdatePoliciesService({
       const policies = repository.list();
       if (!policies.some((policy) => policy.settings.enabled)) return 0;
       const now = clock.now();
-      const zones = states.timeZones();
+      const zones = await states.timeZones();
       const windows = new Map<string, WindowSpan | null>();
       const alreadyRun = new Map<string, Set<string>>();
       const candidates: { siteId: string; policy: StoredPolicy; window: WindowSpan }[] = [];
@@ -235,7 +235,7 @@ export function createUpdatePoliciesService({
       }
       if (candidates.length === 0) return 0;
       const stateOf = new Map<string, SiteUpdateState>(
-        states.updateStates(candidates.map((c) => c.siteId)).map((state) => [state.siteId, state]),
+        (await states.updateStates(candidates.map((c) => c.siteId))).map((state) => [state.siteId, state]),
       );
       const held = holds.activeFor([...stateOf.keys()]);
       const runs = new Map<string, { policy: StoredPolicy; window: WindowSpan; plans: SitePlan[] }>();

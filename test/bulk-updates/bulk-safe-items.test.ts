@@ -60,7 +60,7 @@ describe('the safe items of a bulk update', () => {
         requests.push(request);
         return Promise.resolve(reports[request.slug]!);
       },
-      inventories: { read: () => undefined },
+      inventories: { read: () => Promise.resolve(undefined) },
     });
     const checks = { keyword: 'Alpha', visual: { enabled: true, threshold: 0.05, rollback: false } };
     const outcomes = await update({

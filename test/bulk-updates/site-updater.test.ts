@@ -50,7 +50,7 @@ describe('the site updater’s plain plugins and themes', () => {
       }),
       events: t.services.events,
       safeUpdate: () => Promise.reject(new Error('no safe items in this test')),
-      inventories: { read: () => undefined },
+      inventories: { read: () => Promise.resolve(undefined) },
       ...overrides,
     });
   const run = (update: ReturnType<typeof createSiteUpdater>, items: Parameters<typeof update>[0]['items']) =>
@@ -136,7 +136,7 @@ describe('the site updater’s plain plugins and themes', () => {
       const update = updater({
         services: { ...services, plugins: t.services.plugins, themes: t.services.themes },
         operate: t.services.access.operate,
-        inventoryAfter: { patch: t.services.sync.patchApplied, sync: t.services.sync.syncNow },
+        inventoryAfter: { patch: t.services.sync.patchAppliedWithin, sync: t.services.sync.syncNow },
       });
       const outcomes = await update({
         siteId: id,

@@ -26,8 +26,12 @@ describe('dashboard: fleet actions', () => {
     // Sites at loopback ports nothing listens on: each site's operation fails fast, as its result says.
     a = insertConnectedSite(t, { name: 'Site A' });
     b = insertConnectedSite(t, { name: 'Site B' });
-    t.services.inventories.write(a, { plugins: [plugin('seo', 'active')], themes: [], syncedAt: t.clock.now() });
-    t.services.inventories.write(b, { plugins: [plugin('seo', 'inactive')], themes: [], syncedAt: t.clock.now() });
+    await t.services.inventories.write(a, { plugins: [plugin('seo', 'active')], themes: [], syncedAt: t.clock.now() });
+    await t.services.inventories.write(b, {
+      plugins: [plugin('seo', 'inactive')],
+      themes: [],
+      syncedAt: t.clock.now(),
+    });
   });
   afterEach(() => t.close());
 
@@ -43,7 +47,7 @@ describe('dashboard: fleet actions', () => {
     expect(page).toContain('Preview update of seo on these sites');
     expect(withoutOwnStylesheet(page)).not.toMatch(NO_INLINE_CODE);
     // A theme is activated or removed; WordPress has no theme deactivation.
-    t.services.inventories.write(a, {
+    await t.services.inventories.write(a, {
       plugins: [plugin('seo', 'active')],
       themes: [{ slug: 'neat', name: 'Neat', version: '1.0', status: 'inactive', parent: null, update: null }],
       syncedAt: t.clock.now(),

@@ -144,7 +144,7 @@ describe('update policies in the dashboard', () => {
 
   it('shows a version held after a rollback in the dry run, with its date and reason, and releases it', async () => {
     const siteId = insertConnectedSite(t, { tags: ['held'] });
-    t.services.inventories.write(siteId, {
+    await t.services.inventories.write(siteId, {
       plugins: [
         {
           slug: 'forms',

@@ -27,9 +27,9 @@ const extras = (coreOffers: string[], languages: string[]): SiteExtras => ({
   translations: languages.map((language) => ({ type: 'core', slug: 'default', language, version: '6.5' })),
 });
 
-function addSite(wordpressVersion: string, plugins: Plugin[], offers: SiteExtras, tags: string[] = []) {
+async function addSite(wordpressVersion: string, plugins: Plugin[], offers: SiteExtras, tags: string[] = []) {
   const id = insertConnectedSite(t, { tags, wordpressVersion });
-  t.services.inventories.write(id, { plugins, themes: [], syncedAt: t.clock.now(), extras: offers });
+  await t.services.inventories.write(id, { plugins, themes: [], syncedAt: t.clock.now(), extras: offers });
   return id;
 }
 
@@ -41,10 +41,10 @@ const get = async (path: string) => {
 
 describe('core and translation updates across the fleet', () => {
   let a: string, b: string, c: string;
-  beforeAll(() => {
-    a = addSite('6.4.3', [plugin('seo', '1.0', '2.0')], extras(['6.4.5', '6.5'], ['de_DE', 'fr_FR']), ['acme']);
-    b = addSite('6.4.4', [], extras(['6.5'], []), ['acme']);
-    c = addSite('6.5', [plugin('seo', '1.0', '2.0')], extras([], ['nl_NL']));
+  beforeAll(async () => {
+    a = await addSite('6.4.3', [plugin('seo', '1.0', '2.0')], extras(['6.4.5', '6.5'], ['de_DE', 'fr_FR']), ['acme']);
+    b = await addSite('6.4.4', [], extras(['6.5'], []), ['acme']);
+    c = await addSite('6.5', [plugin('seo', '1.0', '2.0')], extras([], ['nl_NL']));
   });
 
   it('lists core versions first, then plugins and themes, then translations, grouped by item', async () => {

@@ -16,9 +16,9 @@ afterAll(async () => {
   await fake.close();
 });
 
-function addSite(plugins: Plugin[], themes: Theme[] = [], tags: string[] = []) {
+async function addSite(plugins: Plugin[], themes: Theme[] = [], tags: string[] = []) {
   const id = insertConnectedSite(t, { tags });
-  t.services.inventories.write(id, { plugins, themes, syncedAt: t.clock.now() });
+  await t.services.inventories.write(id, { plugins, themes, syncedAt: t.clock.now() });
   return id;
 }
 
@@ -47,14 +47,18 @@ const get = async (path: string) => {
 
 describe('the fleet', () => {
   let a: string, b: string, c: string;
-  beforeAll(() => {
-    a = addSite(
+  beforeAll(async () => {
+    a = await addSite(
       [plugin('seo', '1.0', '2.0'), plugin('cache', '3.1', null)],
       [theme('neat', '1.0', '1.1', 'active')],
       ['client:acme'],
     );
-    b = addSite([plugin('seo', '1.5', '2.0', 'inactive'), plugin('cache', '3.0', '3.1')], [], ['client:acme', 'shop']);
-    c = addSite([plugin('seo', '1.0', '2.1')], [theme('neat', '1.1', null)], ['client:other']);
+    b = await addSite(
+      [plugin('seo', '1.5', '2.0', 'inactive'), plugin('cache', '3.0', '3.1')],
+      [],
+      ['client:acme', 'shop'],
+    );
+    c = await addSite([plugin('seo', '1.0', '2.1')], [theme('neat', '1.1', null)], ['client:other']);
   });
 
   it('groups pending updates by item and version offered: names, from-versions, site counts, where the sites are', async () => {
@@ -138,8 +142,12 @@ describe('the fleet', () => {
     expect((await t.call('DELETE', `/api/sites/${id}`)).status).toBe(204);
     expect((await get('/api/fleet/updates?groupBy=site&tag=fake')).items).toEqual([]);
 
-    const other = addSite([plugin('seo', '1.0', '2.0')], [], ['resync']);
-    t.services.inventories.write(other, { plugins: [plugin('seo', '2.0', null)], themes: [], syncedAt: t.clock.now() });
+    const other = await addSite([plugin('seo', '1.0', '2.0')], [], ['resync']);
+    await t.services.inventories.write(other, {
+      plugins: [plugin('seo', '2.0', null)],
+      themes: [],
+      syncedAt: t.clock.now(),
+    });
     expect((await get('/api/fleet/updates?tag=resync')).items).toEqual([]);
     expect((await get('/api/fleet/plugins?tag=resync')).items).toEqual([
       expect.objectContaining({ slug: 'seo', versions: ['2.0'], withUpdate: 0 }),
@@ -170,12 +178,16 @@ describe('the fleet', () => {
         })),
       ).toEqual(counted());
     await expectAgreement();
-    const d = addSite(
+    const d = await addSite(
       [plugin('seo', '1.0', '2.1'), plugin('forms', '4.0', null, 'inactive')],
       [theme('neat', '1.0', '1.1')],
     );
     await expectAgreement();
-    t.services.inventories.write(d, { plugins: [plugin('forms', '4.1', null)], themes: [], syncedAt: t.clock.now() });
+    await t.services.inventories.write(d, {
+      plugins: [plugin('forms', '4.1', null)],
+      themes: [],
+      syncedAt: t.clock.now(),
+    });
     await expectAgreement();
     expect((await t.call('DELETE', `/api/sites/${d}`)).status).toBe(204);
     await expectAgreement();

@@ -116,13 +116,13 @@ describe('site scopes: the cross-site lists show a client of tag A only its site
         version: '1.0',
       })),
     });
-    t.services.inventories.write(a.id, {
+    await t.services.inventories.write(a.id, {
       plugins: [plugin('shared-plugin', '1.0', '2.0'), plugin('alpha-plugin', '1.0', null)],
       themes: [theme('shared-theme')],
       syncedAt: now,
       extras: extras(['6.8.1'], 0),
     });
-    t.services.inventories.write(b.id, {
+    await t.services.inventories.write(b.id, {
       plugins: [plugin('shared-plugin', '1.5', '2.0'), plugin('bravo-only-plugin', '3.0', '3.1')],
       themes: [theme('shared-theme'), theme('bravo-only-theme')],
       syncedAt: now,

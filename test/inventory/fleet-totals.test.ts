@@ -60,25 +60,25 @@ const themesOf = (list: Listing): Theme[] =>
     : [];
 
 describe('the fleet totals', () => {
-  it('equal a count of the item rows after any syncs and patches', () => {
+  it('equal a count of the item rows after any syncs and patches', async () => {
     const sites = [0, 1, 2].map(() => insertConnectedSite(t));
     const write = fc.record({ site: fc.nat(2), list: listing, patch: fc.boolean() });
-    fc.assert(
-      fc.property(fc.array(write, { minLength: 1, maxLength: 12 }), (writes) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 12 }), async (writes) => {
         for (const { site, list, patch } of writes) {
           const siteId = sites[site]!;
           if (patch) {
             // A patch after updates: the plugins it names written as they are now (gone when absent), the themes as stored.
             const only = new Set(slugs.map((slug) => `plugin\t${slug}`));
-            if (!t.services.inventories.read(siteId)) continue;
-            t.services.inventories.write(siteId, {
+            if (!(await t.services.inventories.read(siteId))) continue;
+            await t.services.inventories.write(siteId, {
               plugins: pluginsOf(list),
               themes: null,
               syncedAt: t.clock.now(),
               only,
             });
           } else
-            t.services.inventories.write(siteId, {
+            await t.services.inventories.write(siteId, {
               plugins: pluginsOf(list),
               themes: themesOf(list),
               syncedAt: t.clock.now(),

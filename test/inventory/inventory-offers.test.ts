@@ -57,22 +57,23 @@ afterAll(async () => {
   await fake.close();
 });
 
-const offers = () =>
+const offers = async () =>
   Object.fromEntries(
-    t.services.inventories
-      .details(siteId)
-      .offers.map((offer) => [`${offer.type}:${offer.slug}@${offer.version}`, offer.firstSeenAt.toISOString()]),
+    (await t.services.inventories.details(siteId)).offers.map((offer) => [
+      `${offer.type}:${offer.slug}@${offer.version}`,
+      offer.firstSeenAt.toISOString(),
+    ]),
   );
 
 describe('a sync with connector 1.4.0', () => {
   it('stores the time zone, the database, the WordPress and translation offers, each first seen now', async () => {
     await t.services.sync.syncNow(siteId);
-    expect(t.services.inventories.details(siteId).environment).toEqual({
+    expect((await t.services.inventories.details(siteId)).environment).toEqual({
       databaseType: 'mariadb',
       databaseVersion: '10.11.6',
       timeZone: 'Europe/Berlin',
     });
-    expect(offers()).toEqual({
+    expect(await offers()).toEqual({
       'core:wordpress@6.5.5': START.toISOString(),
       'core:wordpress@6.6.1': START.toISOString(),
       'plugin:akismet@1.1.0': START.toISOString(),
@@ -104,8 +105,8 @@ describe('a sync with connector 1.4.0', () => {
     expect([missing.status, missing.json.type]).toEqual([404, '/problems/site-not-found']);
   });
 
-  it("stores each plugin's requirements and dependents", () => {
-    const plugins = JSON.parse(t.services.inventories.read(siteId)!.pluginsJson);
+  it("stores each plugin's requirements and dependents", async () => {
+    const plugins = JSON.parse((await t.services.inventories.read(siteId))!.pluginsJson);
     expect(plugins).toEqual([
       expect.objectContaining({ slug: 'akismet', requires: [], requiredBy: ['hello-dolly'] }),
       expect.objectContaining({ slug: 'hello-dolly', requires: ['akismet'], requiredBy: [] }),
@@ -115,7 +116,7 @@ describe('a sync with connector 1.4.0', () => {
   it('keeps the first sighting across syncs while the same version is offered, and starts afresh for a new one', async () => {
     clock.advance(12 * HOUR);
     await t.services.sync.syncNow(siteId);
-    expect(offers()['plugin:akismet@1.1.0']).toBe(START.toISOString());
+    expect((await offers())['plugin:akismet@1.1.0']).toBe(START.toISOString());
 
     clock.advance(12 * HOUR);
     fake.answers['GET sitewarden/v1/updates'] = updates({
@@ -125,13 +126,13 @@ describe('a sync with connector 1.4.0', () => {
     await t.services.sync.syncNow(siteId);
     const later = new Date(START.getTime() + 24 * HOUR).toISOString();
     // 6.5.5 and the language pack are no longer offered: gone. 6.6.1 still is: its sighting stays.
-    expect(offers()).toEqual({ 'core:wordpress@6.6.1': START.toISOString(), 'plugin:akismet@1.2.0': later });
+    expect(await offers()).toEqual({ 'core:wordpress@6.6.1': START.toISOString(), 'plugin:akismet@1.2.0': later });
   });
 
   it('reads WordPress’s gmt_offset when no city is set', async () => {
     fake.answers['GET sitewarden/v1/info'] = info({ timezone: { string: '', gmtOffset: 5.5 }, database: null });
     await t.services.sync.syncNow(siteId);
-    expect(t.services.inventories.details(siteId).environment).toEqual({
+    expect((await t.services.inventories.details(siteId)).environment).toEqual({
       databaseType: null,
       databaseVersion: null,
       timeZone: 'UTC+05:30',
@@ -147,10 +148,10 @@ describe('after updates the connector reported as done (a bulk site update)', ()
   });
 
   it('patches the stored inventory from the answers with no request: new version, no update pending, other offers kept', async () => {
-    const stored = () => JSON.parse(t.services.inventories.read(siteId)!.pluginsJson) as Plugin[];
-    const akismet = stored().find((plugin) => plugin.slug === 'akismet')!;
+    const stored = async () => JSON.parse((await t.services.inventories.read(siteId))!.pluginsJson) as Plugin[];
+    const akismet = (await stored()).find((plugin) => plugin.slug === 'akismet')!;
     expect(akismet.update).not.toBeNull();
-    const before = offers();
+    const before = await offers();
     fake.requests.length = 0;
     await t.services.sync.recordApplied(siteId, {
       updates: {
@@ -165,12 +166,12 @@ describe('after updates the connector reported as done (a bulk site update)', ()
       themes: new Map(),
     });
     expect(fake.requests).toEqual([]);
-    expect(stored().find((plugin) => plugin.slug === 'akismet')).toMatchObject({
+    expect((await stored()).find((plugin) => plugin.slug === 'akismet')).toMatchObject({
       version: akismet.update!.version,
       update: null,
     });
-    expect(offers()).toEqual({ 'core:wordpress@6.6.1': before['core:wordpress@6.6.1'] });
-    expect(t.services.inventories.details(siteId).environment?.timeZone).toBe('UTC+05:30');
+    expect(await offers()).toEqual({ 'core:wordpress@6.6.1': before['core:wordpress@6.6.1'] });
+    expect((await t.services.inventories.details(siteId)).environment?.timeZone).toBe('UTC+05:30');
   });
 });
 
@@ -182,10 +183,10 @@ describe('after updates that checked their own offers (connector 1.5.0, no offer
       translations: [{ type: 'plugin', slug: 'akismet', language: 'de_DE', version: '1.1.0' }],
     });
     await t.services.sync.syncNow(siteId);
-    const stored = () => JSON.parse(t.services.inventories.read(siteId)!.pluginsJson) as Plugin[];
-    const akismet = stored().find((plugin) => plugin.slug === 'akismet')!;
-    const before = offers();
-    const environment = t.services.inventories.details(siteId).environment;
+    const stored = async () => JSON.parse((await t.services.inventories.read(siteId))!.pluginsJson) as Plugin[];
+    const akismet = (await stored()).find((plugin) => plugin.slug === 'akismet')!;
+    const before = await offers();
+    const environment = (await t.services.inventories.details(siteId)).environment;
     fake.requests.length = 0;
 
     await t.services.sync.recordApplied(siteId, {
@@ -197,7 +198,7 @@ describe('after updates that checked their own offers (connector 1.5.0, no offer
 
     expect(fake.requests).toEqual([]);
     expect(
-      stored().map(({ slug, version, update, requires, requiredBy }) => ({
+      (await stored()).map(({ slug, version, update, requires, requiredBy }) => ({
         slug,
         version,
         update,
@@ -217,9 +218,9 @@ describe('after updates that checked their own offers (connector 1.5.0, no offer
     // The plugin's offer is gone; WordPress's and the translation's stay, first seen as before.
     const { ['plugin:akismet@1.1.0']: updated, ...others } = before;
     expect(updated).toBeDefined();
-    expect(offers()).toEqual(others);
+    expect(await offers()).toEqual(others);
     // The environment stays as the sync stored it.
-    expect(t.services.inventories.details(siteId).environment).toEqual(environment);
+    expect((await t.services.inventories.details(siteId)).environment).toEqual(environment);
   });
 });
 
@@ -240,10 +241,10 @@ describe('a patch writes the rows of the items answered only', () => {
       core: [{ version: '6.6.1' }],
     });
     await t.services.sync.syncNow(siteId);
-    const akismet = (JSON.parse(t.services.inventories.read(siteId)!.pluginsJson) as Plugin[]).find(
+    const akismet = (JSON.parse((await t.services.inventories.read(siteId))!.pluginsJson) as Plugin[]).find(
       (plugin) => plugin.slug === 'akismet',
     )!;
-    const before = offers();
+    const before = await offers();
     const hello = rows().find((row) => row.slug === 'hello-dolly');
     expect(hello?.update_version).toBe('1.7.2');
     clock.advance(HOUR);
@@ -267,7 +268,7 @@ describe('a patch writes the rows of the items answered only', () => {
     expect(rows().find((row) => row.slug === 'hello-dolly')).toEqual(hello);
     const { ['plugin:akismet@1.1.0']: replaced, ...others } = before;
     expect(replaced).toBeDefined();
-    expect(offers()).toEqual({ ...others, 'plugin:akismet@1.2.0': clock.now().toISOString() });
+    expect(await offers()).toEqual({ ...others, 'plugin:akismet@1.2.0': clock.now().toISOString() });
   });
 });
 
@@ -277,12 +278,12 @@ describe('an older or odd connector', () => {
     fake.answers['GET sitewarden/v1/updates'] = updates({});
     await t.services.sync.syncNow(siteId);
     expect((await t.services.sitesRepository.findById(siteId))?.syncError).toBeNull();
-    expect(t.services.inventories.details(siteId).environment).toEqual({
+    expect((await t.services.inventories.details(siteId)).environment).toEqual({
       databaseType: null,
       databaseVersion: null,
       timeZone: null,
     });
-    expect(JSON.parse(t.services.inventories.read(siteId)!.pluginsJson)[0]).toMatchObject({
+    expect(JSON.parse((await t.services.inventories.read(siteId))!.pluginsJson)[0]).toMatchObject({
       requires: null,
       requiredBy: null,
     });
@@ -294,7 +295,7 @@ describe('an older or odd connector', () => {
     fake.answers['GET sitewarden/v1/updates'] = updates({ core: 'everything', translations: [{ nope: true }] });
     await t.services.sync.syncNow(siteId);
     expect((await t.services.sitesRepository.findById(siteId))?.syncError).toBeNull();
-    expect(t.services.inventories.details(siteId).environment?.timeZone).toBeNull();
-    expect(offers()).toEqual({ 'plugin:akismet@1.1.0': clock.now().toISOString() });
+    expect((await t.services.inventories.details(siteId)).environment?.timeZone).toBeNull();
+    expect(await offers()).toEqual({ 'plugin:akismet@1.1.0': clock.now().toISOString() });
   });
 });

@@ -23,7 +23,7 @@ describe('the inventory of a real WordPress 6.5', () => {
     expect(synced?.syncError).toBeNull();
 
     const server = await bed.site.php(`global $wpdb; echo $wpdb->db_server_info();`);
-    const { environment } = bed.t.services.inventories.details(bed.siteId);
+    const { environment } = await bed.t.services.inventories.details(bed.siteId);
     expect(server).toContain('MariaDB');
     expect(environment).toEqual({
       databaseType: 'mariadb',
@@ -32,7 +32,7 @@ describe('the inventory of a real WordPress 6.5', () => {
     });
     expect(server).toContain(environment!.databaseVersion!);
 
-    const plugins = JSON.parse(bed.t.services.inventories.read(bed.siteId)!.pluginsJson);
+    const plugins = JSON.parse((await bed.t.services.inventories.read(bed.siteId))!.pluginsJson);
     expect(plugins).toContainEqual(
       expect.objectContaining({
         slug: 'sitewarden-addon',
@@ -48,6 +48,6 @@ describe('the inventory of a real WordPress 6.5', () => {
   it('reads gmt_offset when WordPress is set to a UTC offset instead of a city', async () => {
     await bed.site.php(`update_option( 'timezone_string', '' ); update_option( 'gmt_offset', -3.5 );`);
     await bed.t.services.sync.syncNow(bed.siteId);
-    expect(bed.t.services.inventories.details(bed.siteId).environment?.timeZone).toBe('UTC-03:30');
+    expect((await bed.t.services.inventories.details(bed.siteId)).environment?.timeZone).toBe('UTC-03:30');
   });
 });

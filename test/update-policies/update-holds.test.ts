@@ -29,7 +29,7 @@ beforeAll(() => {
   // The service as composed, with bulk updates replaced by a recorder; the holds are the app's.
   policies = createUpdatePoliciesService({
     repository: createUpdatePoliciesRepository({ db: t.database.db }),
-    states: createUpdateStateReader({ db: t.database.db }),
+    states: createUpdateStateReader(t.state),
     sites: t.services.sitesRepository,
     applyUpdates: (request) => (calls.push(request), { id: `job_${calls.length}` }),
     clock,
@@ -48,8 +48,8 @@ const plugin = (version: string, update: string | null): Plugin => ({
   update: update ? { version: update } : null,
 });
 
-function offer(siteId: string, update: string) {
-  t.services.inventories.write(siteId, {
+async function offer(siteId: string, update: string) {
+  await t.services.inventories.write(siteId, {
     plugins: [plugin('1.0.0', update)],
     themes: [],
     syncedAt: START,
@@ -57,10 +57,10 @@ function offer(siteId: string, update: string) {
   });
 }
 
-function addSite(update: string) {
+async function addSite(update: string) {
   clock.advance(1);
   const id = insertConnectedSite(t, { tags: ['holds'], wordpressVersion: '6.5.3' });
-  offer(id, update);
+  await offer(id, update);
   return id;
 }
 
@@ -89,8 +89,8 @@ describe('a version rolled back on a site', () => {
   let policyId: string;
 
   it('is held there: the policy skips it on that site, applies it on the others, and the dry run says why', async () => {
-    broken = addSite('1.1.0');
-    healthy = addSite('1.1.0');
+    broken = await addSite('1.1.0');
+    healthy = await addSite('1.1.0');
     const created = await t.call('POST', '/api/update-policies', {
       json: {
         name: 'holds',
@@ -143,12 +143,12 @@ describe('a version rolled back on a site', () => {
   });
 
   it('does not hold a newer version: it applies as soon as it is offered', async () => {
-    offer(broken, '1.2.0');
+    await offer(broken, '1.2.0');
     clock.set(new Date(WINDOW.getTime() + 7 * DAY));
     expect(await policies.tick()).toBe(2);
     expect(targetsOf(calls[1])).toEqual([`${broken} 1.2.0`, `${healthy} 1.1.0`].sort());
     // The held version itself stays held (offered again, say, once 1.2.0 was withdrawn).
-    offer(broken, '1.1.0');
+    await offer(broken, '1.1.0');
     const preview = await t.call('GET', `/api/update-policies/${policyId}/preview`);
     const plan = preview.json.sites.find((site: { siteId: string }) => site.siteId === broken);
     expect(plan.skipped).toEqual([expect.objectContaining({ version: '1.1.0', reason: 'held' })]);

@@ -36,12 +36,12 @@ const plugin = (slug: string, version: string, update: string | null): Plugin =>
 });
 
 /** A connected site whose last sync saw `plugins`, in `timeZone`, written the way the sync writes it. */
-function addSite(tags: string[], plugins: Plugin[], timeZone: string | null = null) {
+async function addSite(tags: string[], plugins: Plugin[], timeZone: string | null = null) {
   const syncedAt = clock.now();
   // Ids are time-ordered: a millisecond apart, sites list in the order they were added.
   clock.advance(1);
   const id = insertConnectedSite(t, { tags, wordpressVersion: '6.5.3' });
-  t.services.inventories.write(id, {
+  await t.services.inventories.write(id, {
     plugins,
     themes: [],
     syncedAt,
@@ -172,8 +172,8 @@ describe('the API', () => {
   });
 
   it('previews what the policy would do in its next window, per site, with the reasons it skips', async () => {
-    const a = addSite(['preview'], [plugin('seo', '1.0', '2.0'), plugin('cache', '1.0', '1.1')], 'Asia/Tokyo');
-    const b = addSite(['preview'], [plugin('seo', '1.0', '2.0')]);
+    const a = await addSite(['preview'], [plugin('seo', '1.0', '2.0'), plugin('cache', '1.0', '1.1')], 'Asia/Tokyo');
+    const b = await addSite(['preview'], [plugin('seo', '1.0', '2.0')]);
     const created = await t.call('POST', '/api/update-policies', {
       json: {
         name: 'preview',
@@ -214,7 +214,7 @@ describe('the API', () => {
       enabled: true,
       plan: preview.json.sites[0],
     });
-    const lone = addSite(['nobody'], []);
+    const lone = await addSite(['nobody'], []);
     expect((await t.call('GET', `/api/sites/${lone}/update-policy`)).json).toMatchObject({
       policyId: null,
       plan: null,
@@ -244,7 +244,7 @@ describe('the minute tick', () => {
     // The service as composed, with bulk updates replaced by a recorder that answers a job.
     policies = createUpdatePoliciesService({
       repository: createUpdatePoliciesRepository({ db: t.database.db }),
-      states: createUpdateStateReader({ db: t.database.db }),
+      states: createUpdateStateReader(t.state),
       sites: t.services.sitesRepository,
       applyUpdates: (request) => {
         if (failNext) {
@@ -262,10 +262,10 @@ describe('the minute tick', () => {
 
   it('starts at the minute the window opens, once per window, with notAfter at its end', async () => {
     clock.set(START);
-    const berlin = addSite(['tick'], [plugin('seo', '1.0', '2.0')], 'Europe/Berlin');
-    const utc = addSite(['tick'], [plugin('seo', '1.0', '2.0')], 'UTC');
-    const upToDate = addSite(['tick'], [plugin('seo', '2.0', null)], 'UTC');
-    const own = addSite(['tick'], [plugin('seo', '1.0', '2.0')], 'UTC');
+    const berlin = await addSite(['tick'], [plugin('seo', '1.0', '2.0')], 'Europe/Berlin');
+    const utc = await addSite(['tick'], [plugin('seo', '1.0', '2.0')], 'UTC');
+    const upToDate = await addSite(['tick'], [plugin('seo', '2.0', null)], 'UTC');
+    const own = await addSite(['tick'], [plugin('seo', '1.0', '2.0')], 'UTC');
     const policy = await t.call('POST', '/api/update-policies', {
       json: { name: 'tick', tag: 'tick', kinds: { plugins: true }, window: nightly },
     });
@@ -314,7 +314,7 @@ describe('the minute tick', () => {
 
   it('starts nothing once the window has closed, and the next window starts again', async () => {
     clock.set(START);
-    const site = addSite(['closed'], [plugin('late', '1.0', '2.0')], 'UTC');
+    const site = await addSite(['closed'], [plugin('late', '1.0', '2.0')], 'UTC');
     await t.call('POST', '/api/update-policies', {
       json: {
         name: 'closed',
@@ -336,7 +336,7 @@ describe('the minute tick', () => {
 
   it('gives the window back when the run could not start, and starts it at the next tick', async () => {
     clock.set(START);
-    addSite(['retry'], [plugin('retry', '1.0', '2.0')], 'UTC');
+    await addSite(['retry'], [plugin('retry', '1.0', '2.0')], 'UTC');
     await t.call('POST', '/api/update-policies', {
       json: {
         name: 'retry',
@@ -354,7 +354,7 @@ describe('the minute tick', () => {
 
   it('waits for the release delay within the window, and honours it to the minute', async () => {
     clock.set(new Date('2026-01-10T08:15:00Z'));
-    addSite(['delay'], [plugin('fresh', '1.0', '2.0')], 'UTC');
+    await addSite(['delay'], [plugin('fresh', '1.0', '2.0')], 'UTC');
     await t.call('POST', '/api/update-policies', {
       json: {
         name: 'delay',
@@ -372,7 +372,7 @@ describe('the minute tick', () => {
 
   it('starts one bulk update for the window, ending at the window’s end, with what the policy allows', async () => {
     clock.set(START);
-    const siteId = addSite(['planned'], [plugin('planned', '1.0', '2.0')], 'UTC');
+    const siteId = await addSite(['planned'], [plugin('planned', '1.0', '2.0')], 'UTC');
     const created = await t.call('POST', '/api/update-policies', {
       json: {
         name: 'planned',
