@@ -10,6 +10,9 @@ export interface SettingsSection<Patch = unknown, View = unknown> {
   /** The section as it is, defaults filled in. */
   schema: z.ZodType<View>;
   read(siteId: string): Promise<View>;
-  /** Validates the patch and returns the write that applies it, so a PATCH with an invalid section writes nothing. */
+  /**
+   * Validates the patch and returns the write that applies it, so a PATCH with an invalid section writes nothing.
+   * The write may be async (a converted repository's, issue 34): callers await what it returns.
+   */
   prepare(siteId: string, patch: Patch): Promise<() => unknown>;
 }
