@@ -323,7 +323,7 @@ async function ticks(): Promise<void> {
     clock: systemClock,
     secretKey: randomBytes(32),
   });
-  services.uptime.start();
+  await services.uptime.start();
   const all: [string, string, () => unknown][] = [
     [
       'site-sync',

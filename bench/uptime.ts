@@ -105,9 +105,10 @@ async function runDaemon(
   const lags: number[] = [];
   let measuring = false;
   let warmupProbes = 0;
+  const state = sqliteStateOf(database);
   const service = createUptimeService({
-    repository: createUptimeRepository({ db: database.db }),
-    sitesRepository: createSitesRepository(sqliteStateOf(database)),
+    repository: createUptimeRepository(state),
+    sitesRepository: createSitesRepository(state),
     lifecycle: createSiteLifecycle(),
     prober: createProber({
       network: loopbackNetwork,
@@ -124,7 +125,7 @@ async function runDaemon(
     },
   });
   const ioStart = writeBytes();
-  service.start();
+  await service.start();
   const scheduler = createScheduler({ logger });
   scheduler.every('uptime-probes', '* * * * * *', () => service.tick());
   await scheduler.runAll();
@@ -304,8 +305,8 @@ async function storage() {
       insert.run(id, `https://site-${i}.example`, `https://site-${i}.example/wp-json/`, now, now);
     }
   })();
-  const repository = createUptimeRepository({ db: database.db });
-  repository.connectedSites(now);
+  const repository = createUptimeRepository(sqliteStateOf(database));
+  await repository.connectedSites(now);
   const yearStart = dayStart(now - 365 * DAY_MS);
   const response = (i: number, h: number) => 80 + ((i * 7 + h * 13) % 400);
   const started = performance.now();
@@ -328,23 +329,27 @@ async function storage() {
         });
       }
     }
-    repository.addHourly(rows, day + DAY_MS);
-    repository.rollupDay(day, day + DAY_MS);
-    repository.pruneRollups(
+    await repository.addHourly(rows, day + DAY_MS);
+    await repository.rollupDay(day, day + DAY_MS);
+    await repository.pruneRollups(
       day - DEFAULT_UPTIME_CONFIG.hourlyRetentionDays * DAY_MS,
       day - DEFAULT_UPTIME_CONFIG.dailyRetentionDays * DAY_MS,
     );
     // About one outage per site a fortnight.
     if ((day / DAY_MS) % 14 === 0)
       for (const siteId of ids)
-        repository.recordTransition(siteId, {
+        await repository.recordTransition(siteId, {
           status: 'down',
           since: day + 3 * HOUR_MS,
           open: { startedAt: day + 3 * HOUR_MS, cause: 'timeout' },
         });
     if ((day / DAY_MS) % 14 === 0)
       for (const siteId of ids)
-        repository.recordTransition(siteId, { status: 'up', since: day + 4 * HOUR_MS, closeAt: day + 4 * HOUR_MS });
+        await repository.recordTransition(siteId, {
+          status: 'up',
+          since: day + 4 * HOUR_MS,
+          closeAt: day + 4 * HOUR_MS,
+        });
   }
   // The raw window at its fullest: retention plus the hour before the next prune.
   const rawFrom = now - (DEFAULT_UPTIME_CONFIG.rawRetentionHours + 1) * HOUR_MS;
@@ -358,7 +363,7 @@ async function storage() {
       cause: null,
       certificateExpiresAt: Date.parse('2027-01-01T00:00:00Z'),
     }));
-    repository.insertProbes(rows);
+    await repository.insertProbes(rows);
   }
   database.sqlite.pragma('wal_checkpoint(TRUNCATE)');
   const pageSize = database.sqlite.pragma('page_size', { simple: true }) as number;

@@ -229,7 +229,7 @@ export function createServices({
   // A version a safe update rolled back is held: the site's policy does not apply it again until released.
   events.subscribe((event) => updatePolicies.holds.onEvent(event));
   const uptime = createUptimeService({
-    repository: createUptimeRepository({ db }),
+    repository: createUptimeRepository(state),
     sitesRepository,
     lifecycle,
     prober: createProber({

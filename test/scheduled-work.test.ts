@@ -43,7 +43,7 @@ async function daemonScheduler(switches: ScheduledWorkSwitches) {
     clock,
     config: { dataDir, performance: { ...DEFAULT_PERFORMANCE_CONFIG, chromePath: '/nonexistent/chromium' } },
   });
-  t.services.uptime.start();
+  await t.services.uptime.start();
   const scheduler = createScheduler({ logger: t.logs.logger, clock });
   scheduleSiteWork({ scheduler, services: t.services, switches, logger: t.logs.logger });
   const site = await siteServer();
@@ -66,6 +66,7 @@ async function daemonScheduler(switches: ScheduledWorkSwitches) {
     connectedAt: now,
   });
   t.services.lifecycle.connected({ id: siteId, url: site.url });
+  await t.services.uptime.settled();
   running.push({
     t,
     dataDir,
@@ -85,7 +86,7 @@ async function daemonScheduler(switches: ScheduledWorkSwitches) {
       await scheduler.runAll();
       while (t.services.uptime.pendingProbes > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    t.services.uptime.flush();
+    await t.services.uptime.flush();
   }
   const count = (sql: string) => (t.database.sqlite.prepare(sql).get(siteId) as { n: number }).n;
   const started = () => ({

@@ -55,16 +55,19 @@ export function createMonitoringSettings({
   return {
     async monitoringSettings(siteId: string): Promise<MonitoringSettingsView> {
       await requireSite(siteId);
-      return settingsOf(repository.findMonitor(siteId), config);
+      return settingsOf(await repository.findMonitor(siteId), config);
     },
 
     /**
      * Validates a `monitoring` patch (null values restore the defaults) and returns the write that
      * applies it, so a PATCH with several sections writes nothing when any section is invalid.
      */
-    async prepareSettings(siteId: string, patch: MonitoringSettingsPatch): Promise<() => MonitoringSettingsView> {
+    async prepareSettings(
+      siteId: string,
+      patch: MonitoringSettingsPatch,
+    ): Promise<() => Promise<MonitoringSettingsView>> {
       const site = await requireSite(siteId);
-      const current = repository.findMonitor(siteId);
+      const current = await repository.findMonitor(siteId);
       const changes: Partial<UptimeMonitorRow> = {};
       if (patch.intervalSeconds !== undefined) changes.intervalSeconds = patch.intervalSeconds;
       if (patch.timeoutMs !== undefined) changes.timeoutMs = patch.timeoutMs;
@@ -81,10 +84,8 @@ export function createMonitoringSettings({
           'monitoring.timeoutMs',
           `the timeout (${next.timeoutMs} ms) must be shorter than the interval (${next.intervalSeconds} s)`,
         );
-      return () => {
-        const at = now();
-        repository.ensureMonitor(siteId, at);
-        const row = repository.updateMonitor(siteId, { ...changes, updatedAt: at })!;
+      return async () => {
+        const row = await repository.writeSettings(siteId, { ...changes, updatedAt: now() });
         if (site.state === 'connected')
           track(siteId, site.url, row, monitors.get(siteId)?.state ?? initialState(row.status, row.statusSince));
         return settingsOf(row, config);

@@ -10,7 +10,7 @@ import type { UptimeScheduler } from './uptime-scheduler.js';
 /**
  * What one probe's outcome does: the raw probe goes to the writer's buffer, the open hour's
  * roll-up and the monitor's recent probes; the state machine decides whether the site went down
- * or came back up (written at once, with `site.down` or `site.up` emitted) and whether to probe
+ * or came back up (written at once, then `site.down` or `site.up` emitted) and whether to probe
  * again soon; a certificate's expiry is stored when it changes and warned about once per
  * certificate when it is near.
  */
@@ -37,7 +37,8 @@ export function createProbeRecorder({
   metrics?: { observeProbe(outcome: 'up' | 'down', responseMs: number | null): void };
   now: () => number;
 }) {
-  function record(monitor: SiteMonitor, at: number, outcome: ProbeOutcome): void {
+  /** The monitor's memory changes at once, before anything is awaited; the writes it makes are awaited in order. */
+  async function record(monitor: SiteMonitor, at: number, outcome: ProbeOutcome): Promise<void> {
     const row: ProbeRow = { siteId: monitor.siteId, at, ...outcome };
     writer.add(row);
     metrics?.observeProbe(outcome.up ? 'up' : 'down', outcome.responseMs);
@@ -51,9 +52,11 @@ export function createProbeRecorder({
       config.confirmations,
     );
     monitor.state = state;
+    // From when the failure became known: a probe that timed out has already used up its wait.
+    if (recheck) scheduler.recheck(monitor.siteId, now() + config.recheckDelaySeconds * 1000);
     if (transition?.kind === 'down' || transition?.kind === 'up') writer.supersedeStatus(monitor.siteId);
     if (transition?.kind === 'down') {
-      repository.recordTransition(monitor.siteId, {
+      await repository.recordTransition(monitor.siteId, {
         status: 'down',
         since: transition.startedAt,
         open: { startedAt: transition.startedAt, cause: transition.cause },
@@ -65,7 +68,7 @@ export function createProbeRecorder({
         firstFailureAt: new Date(transition.startedAt).toISOString(),
       });
     } else if (transition?.kind === 'up') {
-      repository.recordTransition(monitor.siteId, { status: 'up', since: at, closeAt: at });
+      await repository.recordTransition(monitor.siteId, { status: 'up', since: at, closeAt: at });
       events.emit('site.up', {
         siteId: monitor.siteId,
         url: monitor.url,
@@ -75,27 +78,24 @@ export function createProbeRecorder({
     } else if (transition?.kind === 'first-up') {
       writer.addStatus({ siteId: monitor.siteId, status: 'up', since: at });
     }
-    // From when the failure became known: a probe that timed out has already used up its wait.
-    if (recheck) scheduler.recheck(monitor.siteId, now() + config.recheckDelaySeconds * 1000);
-    if (outcome.certificateExpiresAt !== null) noteCertificate(monitor, outcome.certificateExpiresAt, at);
+    if (outcome.certificateExpiresAt !== null) await noteCertificate(monitor, outcome.certificateExpiresAt, at);
   }
 
-  function noteCertificate(monitor: SiteMonitor, expiresAt: number, at: number): void {
-    if (expiresAt !== monitor.certificateExpiresAt) {
-      monitor.certificateExpiresAt = expiresAt;
-      repository.updateMonitor(monitor.siteId, { certificateExpiresAt: expiresAt, updatedAt: at });
-    }
+  async function noteCertificate(monitor: SiteMonitor, expiresAt: number, at: number): Promise<void> {
+    const changed = expiresAt !== monitor.certificateExpiresAt;
+    monitor.certificateExpiresAt = expiresAt;
     const daysLeft = Math.floor((expiresAt - at) / DAY_MS);
-    if (daysLeft < config.certificateWarningDays && monitor.certificateWarnedFor !== expiresAt) {
-      monitor.certificateWarnedFor = expiresAt;
-      repository.updateMonitor(monitor.siteId, { certificateWarnedFor: expiresAt, updatedAt: at });
-      events.emit('site.certificate_expiring', {
-        siteId: monitor.siteId,
-        url: monitor.url,
-        daysLeft,
-        expiresAt: new Date(expiresAt).toISOString(),
-      });
-    }
+    const warn = daysLeft < config.certificateWarningDays && monitor.certificateWarnedFor !== expiresAt;
+    if (warn) monitor.certificateWarnedFor = expiresAt;
+    if (changed) await repository.updateMonitor(monitor.siteId, { certificateExpiresAt: expiresAt, updatedAt: at });
+    if (!warn) return;
+    await repository.updateMonitor(monitor.siteId, { certificateWarnedFor: expiresAt, updatedAt: at });
+    events.emit('site.certificate_expiring', {
+      siteId: monitor.siteId,
+      url: monitor.url,
+      daysLeft,
+      expiresAt: new Date(expiresAt).toISOString(),
+    });
   }
 
   return { record };

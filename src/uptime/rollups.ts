@@ -32,6 +32,11 @@ function addToBucket(bucket: BucketRow, up: boolean, responseMs: number | null):
  */
 export function createHourlyRollups({ repository }: { repository: UptimeRepository }) {
   const open = new Map<string, BucketRow[]>();
+  /**
+   * Buckets taken out of `open` whose write has not finished: still counted by `openBuckets`, so that a
+   * report reading the written hours meanwhile neither misses them nor counts them twice.
+   */
+  const closing = new Map<string, BucketRow[]>();
 
   function bucketFor(siteId: string, at: number): BucketRow {
     const hour = hourStart(at);
@@ -46,29 +51,43 @@ export function createHourlyRollups({ repository }: { repository: UptimeReposito
     add(siteId: string, at: number, up: boolean, responseMs: number | null): void {
       addToBucket(bucketFor(siteId, at), up, responseMs);
     },
-    openBuckets: (siteId: string): readonly BucketRow[] => open.get(siteId) ?? [],
+    openBuckets(siteId: string): readonly BucketRow[] {
+      const buckets = open.get(siteId) ?? [];
+      const written = closing.get(siteId);
+      return written ? [...written, ...buckets] : buckets;
+    },
     forget: (siteId: string) => void open.delete(siteId),
 
     /** Writes every open bucket of an hour before `before` and forgets it. */
-    closeBefore(before: number): number {
+    async closeBefore(before: number): Promise<number> {
       const closed: BucketRow[] = [];
       for (const [siteId, buckets] of open) {
         const keep = buckets.filter((bucket) => bucket.bucket >= before);
         if (keep.length === buckets.length) continue;
-        closed.push(...buckets.filter((bucket) => bucket.bucket < before));
+        const leaving = buckets.filter((bucket) => bucket.bucket < before);
+        closed.push(...leaving);
+        closing.set(siteId, [...(closing.get(siteId) ?? []), ...leaving]);
         if (keep.length === 0) open.delete(siteId);
         else open.set(siteId, keep);
       }
-      repository.addHourly(closed, Math.max(before, repository.mark('hourly')));
+      try {
+        await repository.addHourly(closed, Math.max(before, await repository.mark('hourly')));
+      } finally {
+        for (const bucket of closed) {
+          const left = closing.get(bucket.siteId)?.filter((candidate) => candidate !== bucket) ?? [];
+          if (left.length === 0) closing.delete(bucket.siteId);
+          else closing.set(bucket.siteId, left);
+        }
+      }
       return closed.length;
     },
 
     /** At start: re-derives closed hours from raw probes and reloads the open hour into memory. */
-    rebuild(now: number, rawRetentionMs: number): void {
+    async rebuild(now: number, rawRetentionMs: number): Promise<void> {
       const current = hourStart(now);
-      const from = Math.max(repository.mark('hourly'), hourStart(now - rawRetentionMs));
-      if (from < current) repository.rebuildHourly(from, current);
-      for (const probe of repository.probesSince(current))
+      const from = Math.max(await repository.mark('hourly'), hourStart(now - rawRetentionMs));
+      if (from < current) await repository.rebuildHourly(from, current);
+      for (const probe of await repository.probesSince(current))
         addToBucket(bucketFor(probe.siteId, probe.at), probe.up, probe.responseMs);
     },
   };
@@ -94,19 +113,19 @@ export async function runMaintenance({
   logger: Logger;
 }) {
   const closedUntil = hourStart(now - LATE_PROBE_MS);
-  const hoursClosed = rollups.closeBefore(closedUntil);
+  const hoursClosed = await rollups.closeBefore(closedUntil);
 
   let daysRolled = 0;
-  let day = repository.mark('daily') || dayStart(now - config.hourlyRetentionDays * DAY_MS);
-  for (; day + DAY_MS <= closedUntil; day += DAY_MS, daysRolled++) repository.rollupDay(day, day + DAY_MS);
+  let day = (await repository.mark('daily')) || dayStart(now - config.hourlyRetentionDays * DAY_MS);
+  for (; day + DAY_MS <= closedUntil; day += DAY_MS, daysRolled++) await repository.rollupDay(day, day + DAY_MS);
 
   let rawPruned = 0;
   const rawBefore = now - config.rawRetentionHours * HOUR_MS;
   for (let deleted = PRUNE_CHUNK; deleted === PRUNE_CHUNK; rawPruned += deleted) {
-    deleted = repository.pruneRawChunk(rawBefore, PRUNE_CHUNK);
+    deleted = await repository.pruneRawChunk(rawBefore, PRUNE_CHUNK);
     await new Promise((resolve) => setImmediate(resolve));
   }
-  repository.pruneRollups(
+  await repository.pruneRollups(
     hourStart(now - config.hourlyRetentionDays * DAY_MS),
     dayStart(now - config.dailyRetentionDays * DAY_MS),
   );

@@ -47,10 +47,14 @@ export function createUptimeReports({
     async report(siteId: string) {
       const site = await requireSite(siteId);
       const at = now();
-      const monitor = monitors.get(siteId);
-      const row = repository.findMonitor(siteId);
       const since = [at - DAY_MS, at - 7 * DAY_MS, at - 30 * DAY_MS];
-      const totals = repository.totalsSince(siteId, since);
+      const [row, totals, written] = await Promise.all([
+        repository.findMonitor(siteId),
+        repository.totalsSince(siteId, since),
+        repository.hourly(siteId, at - 24 * HOUR_MS),
+      ]);
+      // Memory after the written hours: an hour being written meanwhile is still among the open ones.
+      const monitor = monitors.get(siteId);
       const open = rollups.openBuckets(siteId);
       for (const bucket of open) {
         since.forEach((start, i) => {
@@ -69,7 +73,7 @@ export function createUptimeReports({
         certificateExpiresAt: monitor?.certificateExpiresAt ?? row?.certificateExpiresAt ?? null,
         certificateWarningDays: config.certificateWarningDays,
         totals,
-        hourly: [...repository.hourly(siteId, at - 24 * HOUR_MS), ...open],
+        hourly: [...written, ...open],
       });
     },
 
@@ -83,7 +87,7 @@ export function createUptimeReports({
       if (fromMs !== undefined && toMs !== undefined && fromMs > toMs)
         throw uptimeProblems.invalidTimeRange.create('`from` is after `to`');
       const beforeId = cursor === undefined ? undefined : Number(cursor);
-      const rows = repository.downtimeEvents(siteId, { limit: limit + 1, beforeId, from: fromMs, to: toMs });
+      const rows = await repository.downtimeEvents(siteId, { limit: limit + 1, beforeId, from: fromMs, to: toMs });
       return rows.map((row) => toDowntimeView(row, now()));
     },
   };

@@ -81,6 +81,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
   }
 
   function untrack(siteId: string): void {
+    connecting.delete(siteId);
     scheduler.remove(siteId);
     monitors.delete(siteId);
     writer.forget(siteId);
@@ -94,13 +95,34 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     const outcome = await prober.probe(monitor.settings);
     // Removed, paused or reconfigured while the probe ran: its answer no longer counts.
     if (monitors.get(siteId) !== monitor || monitor.paused) return;
-    record(monitor, at, outcome);
+    await record(monitor, at, outcome);
   }
 
-  function connect(site: ConnectedSiteNotice): void {
-    repository.ensureMonitor(site.id, now());
-    const row = repository.findMonitor(site.id)!;
-    track(site.id, site.url, row, initialState(row.status, row.statusSince));
+  /**
+   * Site notices being handled: a connected site's monitor is read (made if missing) before it is
+   * tracked. Its token is dropped when the site is removed meanwhile, and the read then tracks nothing.
+   */
+  const connecting = new Map<string, object>();
+  const noticesInFlight = new Set<Promise<void>>();
+
+  async function connect(site: ConnectedSiteNotice): Promise<void> {
+    const token = {};
+    connecting.set(site.id, token);
+    try {
+      const row = await repository.ensureMonitor(site.id, now());
+      if (connecting.get(site.id) !== token) return;
+      track(site.id, site.url, row, initialState(row.status, row.statusSince));
+    } finally {
+      if (connecting.get(site.id) === token) connecting.delete(site.id);
+    }
+  }
+
+  function onConnected(site: ConnectedSiteNotice): void {
+    const handled = connect(site).catch((error: unknown) =>
+      logger.error({ err: error, siteId: site.id }, 'starting to monitor a connected site failed'),
+    );
+    noticesInFlight.add(handled);
+    void handled.finally(() => noticesInFlight.delete(handled));
   }
 
   async function requireSite(siteId: string) {
@@ -120,32 +142,39 @@ export function createUptimeService(deps: UptimeServiceDeps) {
 
   return {
     /** Loads every connected site's monitor, rebuilds the in-memory state and starts listening for site changes. */
-    start(): void {
+    async start(): Promise<void> {
       const at = now();
-      for (const { siteId, url, monitor } of repository.connectedSites(at))
+      for (const { siteId, url, monitor } of await repository.connectedSites(at))
         track(siteId, url, monitor, initialState(monitor.status, monitor.statusSince));
-      for (const probe of repository.probesSince(at - RECENT_REBUILD_WINDOW_MS)) {
+      for (const probe of await repository.probesSince(at - RECENT_REBUILD_WINDOW_MS)) {
         const monitor = monitors.get(probe.siteId);
         if (!monitor) continue;
         monitor.recent.push(probe);
         if (monitor.recent.length > RECENT_PROBES) monitor.recent.shift();
       }
-      rollups.rebuild(at, config.rawRetentionHours * HOUR_MS);
-      deps.lifecycle.onConnected(connect);
+      await rollups.rebuild(at, config.rawRetentionHours * HOUR_MS);
+      deps.lifecycle.onConnected(onConnected);
       deps.lifecycle.onRemoved((siteId) => untrack(siteId));
     },
 
-    /** The once-a-second tick: queue what falls due before the next one, write what was probed. */
+    /**
+     * The once-a-second tick: queue what falls due before the next one, write what was probed. The write
+     * goes on without the tick (the writer takes one at a time and logs a failure), so a slow one never
+     * holds the next tick's probes back.
+     */
     tick(): void {
       scheduler.tick();
-      writer.flush();
+      void writer.flush();
     },
 
     /** Runs every probe due now and waits for them (tests, with a fake clock). */
     runDue: () => scheduler.runDue(),
+    /** Writes what was probed so far; resolves once it is written. */
     flush: () => writer.flush(),
-    maintain: () => {
-      writer.flush();
+    /** Resolves once the site notices received so far are handled (a connected site tracked). */
+    settled: async (): Promise<void> => void (await Promise.all(noticesInFlight)),
+    maintain: async () => {
+      await writer.flush();
       return runMaintenance({ repository, rollups, config, now: now(), logger });
     },
     nextDueAt: (siteId: string) => scheduler.nextDueAt(siteId),
@@ -161,8 +190,9 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     /** Stops probing and writes what was probed; safe to call more than once. */
     stop(): Promise<void> {
       stopping ??= (async () => {
+        await Promise.all(noticesInFlight);
         await scheduler.stop();
-        writer.flush();
+        await writer.flush();
         await prober.close();
       })();
       return stopping;

@@ -61,7 +61,7 @@ describe('GET /metrics', () => {
     expect(sampleValue(before, 'sitewarden_sites', { state: 'connected' })).toBe(0);
 
     // A monitored site answering on loopback, one that refuses connections, and a pending one.
-    t.services.uptime.start();
+    await t.services.uptime.start();
     const now = clock.now();
     const up = createId('site', now);
     const url = await loopbackSite();
@@ -75,6 +75,7 @@ describe('GET /metrics', () => {
       connectedAt: now,
     });
     t.services.lifecycle.connected({ id: up, url });
+    await t.services.uptime.settled();
     const refusing = createId('site', now);
     insertSiteRow(t, {
       id: refusing,

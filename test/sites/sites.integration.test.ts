@@ -41,7 +41,7 @@ describe('connecting sites with a username and application password', () => {
   beforeAll(async () => {
     site = await createTestSite();
     t = createTestApp({ clock });
-    t.services.uptime.start(); // monitors sites as they connect (no ticks run here, so nothing is probed)
+    await t.services.uptime.start(); // monitors sites as they connect (no ticks run here, so nothing is probed)
   });
   afterAll(async () => {
     await t?.close();
@@ -301,7 +301,7 @@ describe('connecting through WordPress’s authorize-application screen', () => 
   beforeAll(async () => {
     [site, other] = await Promise.all([createTestSite(), createTestSite()]);
     daemon = await serveTestApp({ clock });
-    daemon.services.uptime.start();
+    await daemon.services.uptime.start();
   });
   afterAll(async () => {
     await daemon?.stop();

@@ -6,15 +6,16 @@ import { createFakeClock, createTestApp, insertSiteRow } from './test-app.js';
  * The whole app with a fake clock and the uptime monitor started, and sites inserted as
  * connected rows pointing at loopback targets (no WordPress needed to be probed).
  */
-export function createUptimeTestApp(options: { uptime?: Partial<UptimeConfig>; start?: Date } = {}) {
+export async function createUptimeTestApp(options: { uptime?: Partial<UptimeConfig>; start?: Date } = {}) {
   const clock = createFakeClock(options.start ?? new Date('2026-03-02T10:00:00Z'));
   const t = createTestApp({
     clock,
     config: { uptime: { ...DEFAULT_UPTIME_CONFIG, confirmations: 2, recheckDelaySeconds: 5, ...options.uptime } },
   });
-  t.services.uptime.start();
+  await t.services.uptime.start();
 
-  function addSite(url: string, state: 'connected' | 'pending' = 'connected'): string {
+  /** A site's row, and for a connected one its notice, handled (the site tracked) when this resolves. */
+  async function addSite(url: string, state: 'connected' | 'pending' = 'connected'): Promise<string> {
     const now = clock.now();
     const id = createId('site', now);
     insertSiteRow(t, {
@@ -27,6 +28,7 @@ export function createUptimeTestApp(options: { uptime?: Partial<UptimeConfig>; s
       connectedAt: state === 'connected' ? now : null,
     });
     if (state === 'connected') t.services.lifecycle.connected({ id, url });
+    await t.services.uptime.settled();
     return id;
   }
 
@@ -50,4 +52,4 @@ export function createUptimeTestApp(options: { uptime?: Partial<UptimeConfig>; s
   };
 }
 
-export type UptimeTestApp = ReturnType<typeof createUptimeTestApp>;
+export type UptimeTestApp = Awaited<ReturnType<typeof createUptimeTestApp>>;

@@ -32,7 +32,7 @@ describe('uptime history', () => {
     (t.database.sqlite.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
 
   beforeEach(async () => {
-    t = createUptimeTestApp({
+    t = await createUptimeTestApp({
       uptime: { confirmations: 1, rawRetentionHours: 1 },
       start: new Date('2026-03-02T10:00:00Z'),
     });
@@ -53,10 +53,10 @@ describe('uptime history', () => {
   }
 
   it('computes uptime percentages over 24 hours, 7 and 30 days from a known history', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     await twoKnownHours(siteId);
     expect(target.hits).toBe(120);
-    const repository = createUptimeRepository({ db: t.database.db });
+    const repository = createUptimeRepository(t.state);
     const older = (bucket: number, up: number, down: number) => ({
       siteId,
       bucket,
@@ -68,7 +68,7 @@ describe('uptime history', () => {
       responseMax: null,
     });
     const today = Date.parse('2026-03-02T00:00:00Z');
-    repository.addHourly(
+    await repository.addHourly(
       [older(today - 3 * DAY, 0, 60), older(today - 10 * DAY, 60, 0), older(today - 40 * DAY, 0, 60)],
       0,
     );
@@ -100,10 +100,10 @@ describe('uptime history', () => {
   });
 
   it('prunes raw probes after their window while the roll-ups keep the percentages and the long history', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     await twoKnownHours(siteId);
     const before = (await t.services.uptime.report(siteId)).uptimePercent;
-    t.services.uptime.flush();
+    await t.services.uptime.flush();
     expect(count('uptime_probes')).toBe(120);
 
     t.clock.set(new Date('2026-03-02T13:30:00Z'));
@@ -137,7 +137,7 @@ describe('uptime history', () => {
   });
 
   it('after a restart keeps the status and the open outage, and probes every site again within one interval on its slot', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     await t.probeNext(siteId);
     target.up = false;
     await t.probeNext(siteId);
@@ -147,7 +147,7 @@ describe('uptime history', () => {
 
     t.clock.advance(7 * MINUTE + 1234);
     const restarted = createUptimeService({
-      repository: createUptimeRepository({ db: t.database.db }),
+      repository: createUptimeRepository(t.state),
       sitesRepository: t.services.sitesRepository,
       lifecycle: createSiteLifecycle(),
       prober: createProber({ network: loopbackNetwork, maxBodyBytes: 4096, userAgent: 'test' }),
@@ -157,7 +157,7 @@ describe('uptime history', () => {
       config: { ...DEFAULT_UPTIME_CONFIG, confirmations: 1 },
     });
     try {
-      restarted.start();
+      await restarted.start();
       expect(restarted.statusOf(siteId)).toMatchObject({
         status: 'down',
         since: new Date(downSince).toISOString(),
@@ -170,7 +170,7 @@ describe('uptime history', () => {
       target.up = true;
       t.clock.set(new Date(due));
       await restarted.runDue();
-      restarted.flush();
+      await restarted.flush();
       expect(
         t.database.sqlite.prepare('select started_at as startedAt, ended_at as endedAt from downtime_events').all(),
       ).toEqual([{ startedAt: downSince, endedAt: due }]);
@@ -190,9 +190,9 @@ describe('https certificates', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-    const t = createUptimeTestApp({ start: new Date() });
+    const t = await createUptimeTestApp({ start: new Date() });
     const service = createUptimeService({
-      repository: createUptimeRepository({ db: t.database.db }),
+      repository: createUptimeRepository(t.state),
       sitesRepository: t.services.sitesRepository,
       lifecycle: t.services.lifecycle,
       prober: createProber({ network: loopbackNetwork, maxBodyBytes: 4096, userAgent: 'test', ca: authority.ca }),
@@ -202,8 +202,8 @@ describe('https certificates', () => {
       config: DEFAULT_UPTIME_CONFIG,
     });
     try {
-      service.start();
-      const siteId = t.addSite(url);
+      await service.start();
+      const siteId = await t.addSite(url);
       for (let i = 0; i < 2; i++) {
         t.clock.set(new Date(service.nextDueAt(siteId)!));
         await service.runDue();

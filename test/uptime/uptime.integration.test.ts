@@ -12,7 +12,7 @@ describe('uptime of a real WordPress site', () => {
     // Half past an hour already gone: the probes below then land in one hour of the history,
     // whenever the test runs (from the real time, its probes crossed an hour near the hour).
     const hour = 3_600_000;
-    t = createUptimeTestApp({ start: new Date(Math.floor(Date.now() / hour) * hour - hour / 2) });
+    t = await createUptimeTestApp({ start: new Date(Math.floor(Date.now() / hour) * hour - hour / 2) });
     const { username, applicationPassword } = site.admin;
     const connected = await t.call('POST', '/api/sites', { json: { url: site.url, username, applicationPassword } });
     expect(connected.status, connected.text).toBe(201);

@@ -169,7 +169,7 @@ describe('probing loopback targets', () => {
   let target: Awaited<ReturnType<typeof startTarget>>;
 
   beforeEach(async () => {
-    t = createUptimeTestApp({ uptime: { defaultTimeoutMs: 400, maxBodyBytes: 4096 } });
+    t = await createUptimeTestApp({ uptime: { defaultTimeoutMs: 400, maxBodyBytes: 4096 } });
     target = await startTarget();
   });
   afterEach(async () => {
@@ -180,7 +180,7 @@ describe('probing loopback targets', () => {
   const lastCause = async (siteId: string) => (await t.services.uptime.report(siteId)).recentProbes[0]?.cause;
 
   it('records an answering site as up with its status and response time', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     expect(await t.probeNext(siteId)).toBe(1);
     const report = await t.services.uptime.report(siteId);
     expect(report).toMatchObject({
@@ -196,7 +196,7 @@ describe('probing loopback targets', () => {
   });
 
   it('gives each kind of failure its cause', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     target.hang();
     await t.probeNext(siteId);
     expect(await lastCause(siteId)).toBe('timeout');
@@ -222,11 +222,11 @@ describe('probing loopback targets', () => {
     await t.probeNext(siteId);
     expect(await lastCause(siteId)).toBe('keyword');
 
-    const refused = t.addSite(`http://127.0.0.1:${await freePort()}`);
+    const refused = await t.addSite(`http://127.0.0.1:${await freePort()}`);
     await t.probeNext(refused);
     expect(await lastCause(refused)).toBe('connect');
 
-    const plain = t.addSite(target.url.replace('http://', 'https://'));
+    const plain = await t.addSite(target.url.replace('http://', 'https://'));
     target.answer(200);
     await t.probeNext(plain);
     expect(await lastCause(plain)).toBe('tls');
@@ -237,7 +237,7 @@ describe('probing loopback targets', () => {
   });
 
   it('follows redirects and accepts only the expected statuses when set', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     target.answer(404, 'gone');
     await t.call('PATCH', `/api/sites/${siteId}`, { json: { monitoring: { expectedStatus: [404] } } });
     await t.probeNext(siteId);
@@ -245,7 +245,7 @@ describe('probing loopback targets', () => {
   });
 
   it('opens exactly one downtime event for an outage and closes it with the right duration', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     await t.probeNext(siteId);
     target.answer(500);
     await t.probeNext(siteId);
@@ -292,7 +292,7 @@ describe('probing loopback targets', () => {
   });
 
   it('does not open an event for a single blip', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     await t.probeNext(siteId);
     target.answer(502);
     await t.probeNext(siteId);
@@ -305,7 +305,7 @@ describe('probing loopback targets', () => {
   });
 
   it('pages downtime events newest first and filters them by time', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     const starts: number[] = [];
     for (let outage = 0; outage < 3; outage++) {
       target.answer(500);
@@ -342,9 +342,9 @@ describe('probing loopback targets', () => {
   });
 
   it('does not probe paused, pending or deleted sites', async () => {
-    const paused = t.addSite(target.url);
-    const pending = t.addSite(`${target.url}/pending`, 'pending');
-    const deleted = t.addSite(`${target.url}/deleted`);
+    const paused = await t.addSite(target.url);
+    const pending = await t.addSite(`${target.url}/pending`, 'pending');
+    const deleted = await t.addSite(`${target.url}/deleted`);
     const pausing = await t.call('PATCH', `/api/sites/${paused}`, { json: { monitoring: { paused: true } } });
     expect(pausing.json.monitoring).toEqual({
       intervalSeconds: 60,
@@ -369,8 +369,17 @@ describe('probing loopback targets', () => {
     expect(target.hits).toBe(1);
   });
 
+  it('does not start monitoring a site removed while its monitor was being read', async () => {
+    const siteId = await t.addSite(target.url, 'pending');
+    t.services.lifecycle.connected({ id: siteId, url: target.url });
+    t.services.lifecycle.removed(siteId);
+    await t.services.uptime.settled();
+    expect(t.services.uptime.isScheduled(siteId)).toBe(false);
+    expect(t.services.uptime.statusOf(siteId)).toBeNull();
+  });
+
   it('stops a deleted site’s probe that was already running from counting', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     target.hang();
     const due = t.services.uptime.nextDueAt(siteId)!;
     t.clock.set(new Date(due));
@@ -378,13 +387,13 @@ describe('probing loopback targets', () => {
     while (target.hits === 0) await new Promise((resolve) => setImmediate(resolve));
     await t.call('DELETE', `/api/sites/${siteId}`);
     await running;
-    t.services.uptime.flush();
+    await t.services.uptime.flush();
     expect(t.services.uptime.statusOf(siteId)).toBeNull();
     expect(t.database.sqlite.prepare('select count(*) as n from uptime_probes').get()).toEqual({ n: 0 });
   });
 
   it('validates monitoring settings and documents them', async () => {
-    const siteId = t.addSite(target.url);
+    const siteId = await t.addSite(target.url);
     const tooLong = await t.call('PATCH', `/api/sites/${siteId}`, {
       json: { monitoring: { intervalSeconds: 10, timeoutMs: 20_000 } },
     });
@@ -428,8 +437,8 @@ describe('probing loopback targets', () => {
   });
 
   it('shows the uptime status in the site list from memory', async () => {
-    const up = t.addSite(target.url);
-    const pending = t.addSite(`${target.url}/pending`, 'pending');
+    const up = await t.addSite(target.url);
+    const pending = await t.addSite(`${target.url}/pending`, 'pending');
     await t.probeNext(up);
     const list = await t.call('GET', '/api/sites');
     const byId = Object.fromEntries(
