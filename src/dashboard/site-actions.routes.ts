@@ -182,7 +182,7 @@ export function createSiteActions(deps: DashboardServices) {
         await sections.performance.prepare(id, patches.performance.data!),
         await sections.backups.prepare(id, patches.backups.data!),
       ];
-      for (const write of writes) write();
+      for (const write of writes) await write();
       await deps.sites.setTags(id, tags.data.tags);
       return 'Settings saved.';
     }),

@@ -65,7 +65,7 @@ export function createSiteSettingsRoutes({ settingsSections }: { settingsSection
       const writes: (() => unknown)[] = [];
       for (const [name, section] of Object.entries(settingsSections))
         if (patch[name] !== undefined) writes.push(await section.prepare(id, patch[name]));
-      for (const write of writes) write();
+      for (const write of writes) await write();
       return c.json(await settingsOf(id), 200);
     });
 }
