@@ -230,7 +230,7 @@ async function recover(args: string[], config: Config): Promise<number> {
   try {
     const queued = await services.backups.targets.restore(values.target, backupId, values.site);
     await services.backups.idle();
-    const restore = services.backups.getRestore(values.site, queued.id);
+    const restore = await services.backups.getRestore(values.site, queued.id);
     out(
       `${restore.status}: restore ${restore.id} of backup ${backupId} from ${values.target} into site ${values.site}` +
         (restore.status === 'completed'

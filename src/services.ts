@@ -261,7 +261,7 @@ export function createServices({
     jobs,
   });
   const backups = createBackupsService({
-    repository: createBackupsRepository({ db }),
+    repository: createBackupsRepository(state),
     access,
     siteExists: async (siteId) => (await sitesRepository.findById(siteId)) !== undefined,
     siteIds: () => sitesRepository.allIds(),
@@ -273,9 +273,14 @@ export function createServices({
     requestTimeoutMs: config.siteOperationTimeoutMs,
     metrics,
     jobs,
-    removedSites: createRemovedSitesRepository({ db }),
+    removedSites: createRemovedSitesRepository(state),
   });
-  lifecycle.onRemoved((siteId) => backups.forgetSite(siteId));
+  lifecycle.onRemoved(
+    (siteId) =>
+      void backups
+        .forgetSite(siteId)
+        .catch((error: unknown) => logger.warn({ err: error, siteId }, 'forgetting a removed site’s backups failed')),
+  );
   // Safe updates: a job kind; each connected site gets its standalone rollback secret at once.
   const safeUpdates = createSafeUpdatesService({
     repository: safeUpdatesRepository,

@@ -87,3 +87,27 @@ export function restoreOutcome(row: RestoreRow): JobOutcome {
     finishedAt: row.finishedAt ?? undefined,
   };
 }
+
+/**
+ * A run's progress written to its row, each write after the one before in the order reported (the runners
+ * report without awaiting; on PostgreSQL two writes in flight at once could land in either order). The run
+ * awaits `settled` before it writes its end, so that no report lands after it; `settled` throws the first
+ * write that failed (the writes after it are not made), as the write itself would have thrown in the run.
+ */
+export function rowReports() {
+  let last: Promise<void> = Promise.resolve();
+  let failure: { error: unknown } | undefined;
+  return {
+    report(write: () => Promise<void>): void {
+      last = last
+        .then(() => (failure ? undefined : write()))
+        .catch((error: unknown) => {
+          failure ??= { error };
+        });
+    },
+    async settled(): Promise<void> {
+      await last;
+      if (failure) throw failure.error;
+    },
+  };
+}

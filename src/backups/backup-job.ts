@@ -1,5 +1,12 @@
 import type { Logger } from 'pino';
-import { CANCELLED_MESSAGE, jobEvent, wasCancelled, type JobContext, type Settlement } from '../jobs/job-kind.js';
+import {
+  CANCELLED_MESSAGE,
+  jobEvent,
+  wasCancelled,
+  type JobContext,
+  type JobOutcome,
+  type Settlement,
+} from '../jobs/job-kind.js';
 import type { JobMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
@@ -12,10 +19,13 @@ import { runBackup } from './backup-runner.js';
 import type { BackupsConfig } from './backups.config.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupRow } from './backups.table.js';
-import { backupJobProgress, backupOutcome } from './backup-job-rows.js';
+import { backupJobProgress, backupOutcome, rowReports } from './backup-job-rows.js';
 import { openManifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import type { OffsiteTargets } from './offsite/offsite-targets.js';
+
+/** A run's writes to its own row: only while it is running. */
+const RUNNING = ['running'] as const;
 
 /** Why a backup or restore failed, in the row's terms: the problem's name and detail, or an old connector said so. */
 export function jobFailure(error: unknown): { reason: string; error: string } {
@@ -68,13 +78,14 @@ export function createBackupJob({
   ): Promise<Settlement> {
     // Object files carry the file system's time, not the service clock's: what this backup writes is newer than this.
     const writtenSince = Date.now();
-    repository.updateBackup(row.id, { status: 'running', startedAt: started });
+    await repository.updateBackup(row.id, { status: 'running', startedAt: started });
+    const reports = rowReports();
     try {
       const { site, session: siteSession } = await access.connected(row.siteId);
       // A site that stalls or sends without end runs into its own deadline, which stops its calls like shutdown does.
       const limits = createBackupLimits(config.limits);
       const session = abortableSession(siteSession, AbortSignal.any([signal, limits.signal]));
-      const previousRow = repository.completedBackups(row.siteId).find((candidate) => candidate.manifestHash);
+      const previousRow = (await repository.completedBackups(row.siteId)).find((candidate) => candidate.manifestHash);
       const previous = previousRow?.manifestHash
         ? await openManifest(store, previousRow.manifestHash).catch(() => null)
         : null;
@@ -84,10 +95,11 @@ export function createBackupJob({
         previous,
         siteUrl: site.url,
         now: () => clock.now(),
-        onProgress: (progress) => {
-          const updated = repository.updateBackup(row.id, progress);
-          if (updated) context.progress(backupJobProgress(updated));
-        },
+        onProgress: (progress) =>
+          reports.report(async () => {
+            const updated = await repository.updateBackup(row.id, progress, RUNNING);
+            if (updated) context.progress(backupJobProgress(updated));
+          }),
         scratchPath: scratchPathOf(row.siteId),
         limits,
       }).finally(() => limits.dispose());
@@ -118,19 +130,27 @@ export function createBackupJob({
           'objects a verify had found damaged on the target were sent again with this backup’s copy',
         );
       const partial = copies.failures.length > 0;
-      const finished = repository.updateBackup(row.id, {
-        ...result.progress,
-        status: partial ? 'partial' : 'completed',
-        manifestHash: result.manifestHash,
-        targets: copies.held,
-        ...(partial
-          ? {
-              reason: 'backup-target-failed',
-              error: copies.failures.map((failure) => `target ${failure.target}: ${failure.message}`).join('; '),
-            }
-          : {}),
-        finishedAt: clock.now(),
-      })!;
+      await reports.settled();
+      // Only while it runs: a row ended meanwhile (its run settled elsewhere as interrupted) keeps that end.
+      const finished = await repository.updateBackup(
+        row.id,
+        {
+          ...result.progress,
+          status: partial ? 'partial' : 'completed',
+          manifestHash: result.manifestHash,
+          targets: copies.held,
+          ...(partial
+            ? {
+                reason: 'backup-target-failed',
+                error: copies.failures.map((failure) => `target ${failure.target}: ${failure.message}`).join('; '),
+              }
+            : {}),
+          finishedAt: clock.now(),
+        },
+        RUNNING,
+      );
+      if (!finished)
+        throw new Error(`backup ${row.id} was no longer running when it ended (ended elsewhere, or removed)`);
       metrics?.observeJob('backup', 'completed', finished.finishedAt!.getTime() - started.getTime());
       const outcome = backupOutcome(finished);
       if (partial)
@@ -168,14 +188,14 @@ export function createBackupJob({
         : signal.aborted
           ? { reason: 'interrupted', error: interruptedBackup(row.kind) }
           : jobFailure(error);
-      const failed = repository.updateBackup(row.id, {
-        status: 'failed',
-        reason,
-        error: message,
-        finishedAt: clock.now(),
-      })!;
-      metrics?.observeJob('backup', 'failed', failed.finishedAt!.getTime() - started.getTime());
-      const outcome = backupOutcome(failed);
+      await reports.settled().catch(() => undefined);
+      const failed = await repository.updateBackup(
+        row.id,
+        { status: 'failed', reason, error: message, finishedAt: clock.now() },
+        RUNNING,
+      );
+      metrics?.observeJob('backup', 'failed', (failed?.finishedAt ?? clock.now()).getTime() - started.getTime());
+      const outcome: JobOutcome = failed ? backupOutcome(failed) : { state: 'failed', reason, message };
       // A cancel is told by job.cancelled (the runner), not as a failure.
       if (reason === 'cancelled') return { events: [], outcome };
       return {

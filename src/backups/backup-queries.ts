@@ -28,8 +28,8 @@ export function createBackupQueries({
     if (!(await siteExists(siteId))) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
   };
 
-  function findBackup(siteId: string, backupId: string): BackupRow {
-    const row = repository.findBackup(backupId);
+  async function findBackup(siteId: string, backupId: string): Promise<BackupRow> {
+    const row = await repository.findBackup(backupId);
     if (!row || row.siteId !== siteId)
       throw backupsProblems.notFound.create(`site ${siteId} has no backup ${backupId}`);
     return row;
@@ -49,8 +49,8 @@ export function createBackupQueries({
       return findBackup(siteId, backupId);
     },
 
-    getRestore(siteId: string, restoreId: string): RestoreRow {
-      const row = repository.findRestore(restoreId);
+    async getRestore(siteId: string, restoreId: string): Promise<RestoreRow> {
+      const row = await repository.findRestore(restoreId);
       if (!row || row.siteId !== siteId)
         throw backupsProblems.restoreNotFound.create(`site ${siteId} has no restore ${restoreId}`);
       return row;
@@ -59,7 +59,7 @@ export function createBackupQueries({
     /** The backup as a tar.gz of its files plus an SQL dump (checked against hashes as it is read). */
     async archive(siteId: string, backupId: string) {
       await requireSite(siteId);
-      const row = findBackup(siteId, backupId);
+      const row = await findBackup(siteId, backupId);
       if (!usable(row))
         throw backupsProblems.notCompleted.create(
           `backup ${backupId} is ${row.status}; only a completed backup can be downloaded`,

@@ -5,8 +5,8 @@ import { backupOutcome, restoreOutcome } from './backup-job-rows.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupRow, RestoreRow } from './backups.table.js';
 
-/** A backup or restore row the last process had already ended (it stopped before the job row was written). */
-const ended = (row: { status: string }) => row.status !== 'queued' && row.status !== 'running';
+/** What recovery may still end: a row left queued or running (one already ended: the process stopped before its job row was written). */
+const UNFINISHED = ['queued', 'running'] as const;
 
 const INTERRUPTED_BACKUP = 'the daemon stopped while this backup ran; it is retried once at the next start';
 const INTERRUPTED_PRE_RESTORE = 'the daemon stopped while this backup ran, before the restore it was taken for';
@@ -26,7 +26,9 @@ export const interruptedRestore = (preRestoreBackupId: string | null) =>
  * What the job runner does at start-up with the backups the last process left unfinished
  * (src/jobs/job-runner.ts recover): queued ones are queued again; running ones (it was killed)
  * fail as `interrupted`; then an interrupted backup is retried once, as a new backup that reuses
- * every object the first attempt stored.
+ * every object the first attempt stored. The runner calls `running` without awaiting: its reads
+ * and writes are the repository's synchronous ones (`inHook`), each end written only while the
+ * row is still unfinished.
  */
 export function backupRecovery({
   repository,
@@ -42,16 +44,17 @@ export function backupRecovery({
 }): JobKind['recover'] {
   return {
     running(job) {
-      const row = repository.findBackup(job.id)!;
-      // Its job ends as its row says (the events of its end were not logged: the process stopped first).
-      if (ended(row)) return { events: [], outcome: backupOutcome(row), interrupted: false };
+      const row = repository.inHook.findBackup(job.id)!;
       const message = interruptedBackup(row.kind);
-      const failed = repository.updateBackup(row.id, {
-        status: 'failed',
-        reason: 'interrupted',
-        error: message,
-        finishedAt: clock.now(),
-      })!;
+      // Written only while unfinished: a row the last process had already ended keeps its end.
+      const failed = repository.inHook.updateBackup(
+        row.id,
+        { status: 'failed', reason: 'interrupted', error: message, finishedAt: clock.now() },
+        UNFINISHED,
+      );
+      // Its job ends as its row says (the events of its end were not logged: the process stopped first).
+      if (!failed)
+        return { events: [], outcome: backupOutcome(repository.inHook.findBackup(job.id)!), interrupted: false };
       return {
         outcome: backupOutcome(failed),
         events: [
@@ -68,8 +71,9 @@ export function backupRecovery({
     async afterwards() {
       const retried = [];
       // Only a site's newest backup is retried: a backup taken since makes the retry pointless.
-      for (const row of repository.unretriedInterrupted()) {
-        if (repository.allBackups(row.siteId)[0]?.id !== row.id || repository.activeJob(row.siteId)) continue;
+      for (const row of await repository.unretriedInterrupted()) {
+        if ((await repository.allBackups(row.siteId))[0]?.id !== row.id || (await repository.activeJob(row.siteId)))
+          continue;
         try {
           retried.push({ job: row, fields: { retryId: (await retry(row)).id } });
         } catch (error) {
@@ -89,14 +93,18 @@ export function restoreRecovery({
   repository: BackupsRepository;
   clock: Clock;
 }): JobKind['recover'] {
-  /** Ends a restore the last process left unfinished as failed, with the event that says so. */
+  /**
+   * Ends a restore the last process left unfinished as failed, with the event that says so; one that had
+   * ended meanwhile (written only while unfinished) ends its job as its row says.
+   */
   function failRestore(row: RestoreRow, reason: string, message: string) {
-    const failed = repository.updateRestore(row.id, {
-      status: 'failed',
-      reason,
-      error: message,
-      finishedAt: clock.now(),
-    })!;
+    const failed = repository.inHook.updateRestore(
+      row.id,
+      { status: 'failed', reason, error: message, finishedAt: clock.now() },
+      UNFINISHED,
+    );
+    if (!failed)
+      return { events: [], outcome: restoreOutcome(repository.inHook.findRestore(row.id)!), interrupted: false };
     return {
       outcome: restoreOutcome(failed),
       events: [
@@ -106,13 +114,12 @@ export function restoreRecovery({
   }
   return {
     running(job) {
-      const row = repository.findRestore(job.id)!;
-      if (ended(row)) return { events: [], outcome: restoreOutcome(row), interrupted: false };
+      const row = repository.inHook.findRestore(job.id)!;
       return failRestore(row, 'interrupted', interruptedRestore(row.preRestoreBackupId));
     },
     queued(job) {
-      const row = repository.findRestore(job.id)!;
-      const target = repository.findBackup(row.backupId);
+      const row = repository.inHook.findRestore(job.id)!;
+      const target = repository.inHook.findBackup(row.backupId);
       if (target?.status === 'completed' && target.manifestHash) return 'requeue';
       return failRestore(row, 'backup-not-found', `backup ${row.backupId} is no longer there to restore from`);
     },

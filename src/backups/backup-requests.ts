@@ -9,7 +9,7 @@ import { backupJobParams, noBackupProgress, noRestoreProgress, restoreJobParams 
 import { usable } from './backup-sources.js';
 import type { BackupsConfig } from './backups.config.js';
 import { backupsProblems } from './backups.errors.js';
-import type { BackupsRepository } from './backups.repository.js';
+import type { ActiveJob, BackupsRepository } from './backups.repository.js';
 import type { BackupKind, BackupRow, RestoreRow } from './backups.table.js';
 import type { StoreLock } from './concurrency.js';
 import type { createRestoreJob } from './restore-job.js';
@@ -44,29 +44,46 @@ export function createBackupRequests({
   executeBackup: ReturnType<typeof createBackupJob>;
   executeRestore: ReturnType<typeof createRestoreJob>;
   applyRetention: (siteId: string) => Promise<unknown>;
-  findBackup: (siteId: string, backupId: string) => BackupRow;
+  findBackup: (siteId: string, backupId: string) => Promise<BackupRow>;
 }) {
   /** Backups and restores need the site connected; reading its backups and settings only that it exists. */
   const requireConnected = (siteId: string) => access.connected(siteId);
 
-  function claimSite(siteId: string) {
-    const active = repository.activeJob(siteId);
-    if (active)
-      throw backupsProblems.inProgress.create(
-        `a ${active.kind} of site ${siteId} is already queued or running (${active.id}); try again when it has finished`,
-        { jobId: active.id, jobKind: active.kind },
-      );
+  const inProgress = (siteId: string, active: ActiveJob) =>
+    backupsProblems.inProgress.create(
+      `a ${active.kind} of site ${siteId} is already queued or running (${active.id}); try again when it has finished`,
+      { jobId: active.id, jobKind: active.kind },
+    );
+
+  /** Refuses (`backup-in-progress`) while a backup or restore of the site is queued or running. */
+  async function claimSite(siteId: string): Promise<void> {
+    const active = await repository.activeJob(siteId);
+    if (active) throw inProgress(siteId, active);
   }
+
+  /**
+   * `insert` (the job's own row, written with its job row in the runner's transaction) after the site's
+   * claim is checked again in that same transaction, so that two requests at once never both write a job.
+   */
+  const claimed =
+    <T>(siteId: string, insert: () => T) =>
+    (): T => {
+      const active = repository.inHook.activeJob(siteId);
+      if (active) throw inProgress(siteId, active);
+      return insert();
+    };
 
   async function enqueueBackup(siteId: string, kind: BackupKind, retryOf?: string): Promise<BackupRow> {
     await requireConnected(siteId);
-    claimSite(siteId);
+    await claimSite(siteId);
     const id = createId('bkp', clock.now());
     const job = { id, kind: 'backup', siteId, createdAt: clock.now() };
     // The backup's row and its job row, written together; the job runner writes the job row from then on.
     const { own } = await jobs.submit(
       { ...job, params: backupJobParams({ kind, retryOf }), progress: noBackupProgress },
-      () => repository.insertBackup({ id, siteId, kind, status: 'queued', retryOf, createdAt: job.createdAt }),
+      claimed(siteId, () =>
+        repository.inHook.insertBackup({ id, siteId, kind, status: 'queued', retryOf, createdAt: job.createdAt }),
+      ),
     );
     return own;
   }
@@ -77,19 +94,21 @@ export function createBackupRequests({
     atShutdown: 'abort',
     cancelsWhileRunning: true,
     run: (job, signal, context) =>
-      lock.shared(() => executeBackup(repository.findBackup(job.id)!, signal, context, job.startedAt ?? undefined)),
+      lock.shared(async () =>
+        executeBackup((await repository.findBackup(job.id))!, signal, context, job.startedAt ?? undefined),
+      ),
     // Outside the shared lock: retention's garbage collection takes the store exclusively.
     after: async (job) => {
-      const row = repository.findBackup(job.id);
+      const row = await repository.findBackup(job.id);
       if (usable(row)) await applyRetention(row.siteId);
     },
+    // In the runner's transaction that cancels the job, while the row is queued as its job is.
     cancelQueued: (job, message) =>
-      void repository.updateBackup(job.id, {
-        status: 'failed',
-        reason: 'cancelled',
-        error: message,
-        finishedAt: clock.now(),
-      }),
+      void repository.inHook.updateBackup(
+        job.id,
+        { status: 'failed', reason: 'cancelled', error: message, finishedAt: clock.now() },
+        ['queued'],
+      ),
     recover: backupRecovery({
       repository,
       clock,
@@ -104,31 +123,42 @@ export function createBackupRequests({
     atShutdown: 'grace',
     cancelsWhileRunning: false,
     run: (job, signal, context) =>
-      lock.shared(() => executeRestore(repository.findRestore(job.id)!, signal, context, job.startedAt ?? undefined)),
+      lock.shared(async () =>
+        executeRestore((await repository.findRestore(job.id))!, signal, context, job.startedAt ?? undefined),
+      ),
     cancelQueued: (job, message) =>
-      void repository.updateRestore(job.id, {
-        status: 'failed',
-        reason: 'cancelled',
-        error: message,
-        finishedAt: clock.now(),
-      }),
+      void repository.inHook.updateRestore(
+        job.id,
+        { status: 'failed', reason: 'cancelled', error: message, finishedAt: clock.now() },
+        ['queued'],
+      ),
     recover: restoreRecovery({ repository, clock }),
   });
 
   /** Queues a restore of the backup; `from` names the offsite target to read it from (else: local first, then its targets). */
   async function restore(siteId: string, backupId: string, from?: string): Promise<RestoreRow> {
     await requireConnected(siteId);
-    const target = findBackup(siteId, backupId);
+    const target = await findBackup(siteId, backupId);
     if (!usable(target))
       throw backupsProblems.notCompleted.create(
         `backup ${backupId} is ${target.status}; only a completed backup can be restored`,
       );
-    claimSite(siteId);
+    await claimSite(siteId);
     const id = createId('rst', clock.now());
     const createdAt = clock.now();
     const job = { id, kind: 'restore', siteId, createdAt, params: restoreJobParams({ backupId }) };
-    const { own } = await jobs.submit({ ...job, progress: noRestoreProgress }, () =>
-      repository.insertRestore({ id, siteId, backupId, sourceTarget: from ?? null, status: 'queued', createdAt }),
+    const { own } = await jobs.submit(
+      { ...job, progress: noRestoreProgress },
+      claimed(siteId, () =>
+        repository.inHook.insertRestore({
+          id,
+          siteId,
+          backupId,
+          sourceTarget: from ?? null,
+          status: 'queued',
+          createdAt,
+        }),
+      ),
     );
     return own;
   }

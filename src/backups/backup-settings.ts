@@ -18,6 +18,10 @@ export type BackupSettingsPatch = {
   intervalHours?: number | null;
 } & { [field in keyof RetentionPolicy]?: number | null };
 
+/** The patch's values of `fields` (left out: undefined). */
+const pick = <T, K extends keyof T>(from: T, fields: readonly K[]) =>
+  Object.fromEntries(fields.map((field) => [field, from[field]])) as Pick<T, K>;
+
 /** A site whose scheduled backup just failed is tried again after this, not at every tick. */
 const FAILED_RETRY_MS = 3_600_000;
 
@@ -40,8 +44,8 @@ export function createBackupSettings({
   }
 
   /** Each retention value: the site's own, else the largest of its tags' (what any of them keeps), else the default. */
-  function retentionOf(siteId: string, row: BackupSettingsRow | undefined): RetentionPolicy {
-    const tags = repository.tagRetentionOf(siteId);
+  async function retentionOf(siteId: string, row: BackupSettingsRow | undefined): Promise<RetentionPolicy> {
+    const tags = await repository.tagRetentionOf(siteId);
     const policy = {} as RetentionPolicy;
     for (const field of RETENTION_FIELDS) {
       const fromTags = tags.flatMap((tag) => (tag[field] === null ? [] : [tag[field]]));
@@ -50,9 +54,9 @@ export function createBackupSettings({
     return policy;
   }
 
-  const policy = (siteId: string): BackupPolicy => {
-    const row = repository.readSettings(siteId);
-    return { ...scheduleOf(row), ...retentionOf(siteId, row) };
+  const policy = async (siteId: string): Promise<BackupPolicy> => {
+    const row = await repository.readSettings(siteId);
+    return { ...scheduleOf(row), ...(await retentionOf(siteId, row)) };
   };
 
   /**
@@ -87,10 +91,10 @@ export function createBackupSettings({
     policy,
 
     /** The daemon-wide retention and each tag's. */
-    retention() {
+    async retention() {
       const { keepLast, keepDays, keepDaily, keepWeekly, keepMonthly, keepYearly } = config;
       const defaults: RetentionPolicy = { keepLast, keepDays, keepDaily, keepWeekly, keepMonthly, keepYearly };
-      return { defaults, tags: repository.listTagRetention() };
+      return { defaults, tags: await repository.listTagRetention() };
     },
 
     /** Sets a tag's retention (null fields follow the defaults). */
@@ -99,11 +103,11 @@ export function createBackupSettings({
       return repository.writeTagRetention({ tag, ...fields, updatedAt: clock.now() } as BackupTagRetentionRow);
     },
 
-    deleteTagRetention: (tag: string): boolean => repository.deleteTagRetention(tag),
+    deleteTagRetention: (tag: string): Promise<boolean> => repository.deleteTagRetention(tag),
 
     /** The sites whose scheduled backup is due now and that have no job queued or running. */
-    dueSites(siteIds: string[]): string[] {
-      const { settings, history, busy } = repository.scheduleFacts();
+    async dueSites(siteIds: string[]): Promise<string[]> {
+      const { settings, history, busy } = await repository.scheduleFacts();
       const now = clock.now();
       const none: ScheduleHistory = { lastGoodAt: null, lastFailedAt: null };
       return siteIds.filter((siteId) => {
@@ -113,29 +117,20 @@ export function createBackupSettings({
       });
     },
 
-    view(siteId: string) {
-      const applied = policy(siteId);
-      return {
-        ...applied,
-        nextScheduledAt: nextDueAt(siteId, applied, historyOf(repository.allBackups(siteId)))?.toISOString() ?? null,
-      };
+    async view(siteId: string) {
+      const applied = await policy(siteId);
+      const history = historyOf(await repository.allBackups(siteId));
+      return { ...applied, nextScheduledAt: nextDueAt(siteId, applied, history)?.toISOString() ?? null };
     },
 
-    /** The write that applies a validated patch (the route's zod schema checks the ranges). */
-    prepare(siteId: string, patch: BackupSettingsPatch): () => void {
-      const current = repository.readSettings(siteId);
-      const next = {
-        siteId,
-        enabled: patch.enabled ?? current?.enabled ?? true,
-        intervalHours: patch.intervalHours === undefined ? (current?.intervalHours ?? null) : patch.intervalHours,
-        ...Object.fromEntries(
-          RETENTION_FIELDS.map((field) => [
-            field,
-            patch[field] === undefined ? (current?.[field] ?? null) : patch[field],
-          ]),
-        ),
-      } as Omit<BackupSettingsRow, 'updatedAt'>;
-      return () => void repository.writeSettings({ ...next, updatedAt: clock.now() });
+    /**
+     * The write that applies a validated patch (the route's zod schema checks the ranges): only the fields
+     * it names, in one statement over the row as it is then (another patch meanwhile keeps its fields).
+     */
+    prepare(siteId: string, patch: BackupSettingsPatch): () => Promise<void> {
+      const { enabled, intervalHours } = patch;
+      const fields = { enabled, intervalHours, ...pick(patch, RETENTION_FIELDS) };
+      return async () => void (await repository.patchSettings(siteId, fields, clock.now()));
     },
   };
 }

@@ -33,7 +33,7 @@ export function createBackupSources({
       try {
         return (await offsite.storeHolding(row, local)).store;
       } catch (error) {
-        if (isProblem(error, offsiteProblems.notHeld) && !repository.findBackup(row.id))
+        if (isProblem(error, offsiteProblems.notHeld) && !(await repository.findBackup(row.id)))
           throw backupsProblems.notFound.create(`backup ${row.id} was deleted by the site's retention meanwhile`);
         throw error;
       }

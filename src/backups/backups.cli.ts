@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { openDatabase } from '../db/database.js';
+import { sqliteStateOf } from '../db/state-db.js';
 import { createBackupsRepository } from './backups.repository.js';
 import { backupStoreDir } from './backups.service.js';
 import { createFileObjectStore } from './object-store.js';
@@ -32,7 +33,7 @@ export async function verifyBackupCommand({
 }): Promise<number> {
   const database = openDatabase(join(dataDir, databaseFile), { migrate });
   try {
-    const backup = createBackupsRepository({ db: database.db }).findBackup(backupId);
+    const backup = await createBackupsRepository(sqliteStateOf(database)).findBackup(backupId);
     if (!backup) {
       out(`no backup has the id ${backupId}`);
       return 2;

@@ -1,184 +1,300 @@
-import { alias } from 'drizzle-orm/sqlite-core';
 import { and, desc, eq, inArray, isNull, lt, ne, notExists, notInArray, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/database.js';
-import { siteTags } from '../sites/index.js';
+import { firstRow, rowsChanged, tableFor } from '../db/dialect.js';
+import type { StateDatabase } from '../db/state-db.js';
+import { pgSiteTags, siteTags as sqliteSiteTags } from '../sites/index.js';
 import {
-  backupSettings,
-  backups,
-  backupTagRetention,
-  restores,
+  backups as pgBackups,
+  backupSettings as pgBackupSettings,
+  backupTagRetention as pgBackupTagRetention,
+  restores as pgRestores,
+} from './backups.pg-table.js';
+import {
+  backups as sqliteBackups,
+  backupSettings as sqliteBackupSettings,
+  backupTagRetention as sqliteBackupTagRetention,
+  restores as sqliteRestores,
   type BackupRow,
   type BackupSettingsRow,
+  type BackupStatus,
   type BackupTagRetentionRow,
+  type JobStatus,
   type NewBackupRow,
   type NewRestoreRow,
   type RestoreRow,
 } from './backups.table.js';
 
-const retries = alias(backups, 'retries');
+/** A backup or restore still to end: what makes its site busy (one job per site at a time). */
+const ACTIVE = ['queued', 'running'] as const;
+/** The statuses of a backup that ended, which retention may delete. */
+const ENDED: readonly BackupStatus[] = ['completed', 'partial', 'failed'];
 
-export function createBackupsRepository({ db }: { db: Db }) {
+/** A site's own backup settings as a patch writes them: a field left out keeps its value, null is the default. */
+export type BackupSettingsPatchRow = Partial<Omit<BackupSettingsRow, 'siteId' | 'updatedAt'>>;
+
+/**
+ * The backups feature's rows on either dialect (issue 34, docs/design/cluster-state.md): one async body on
+ * drizzle's common query surface, every statement through the state database. A write that must find its
+ * row in a status says so (`whileIn`), checked by the statement itself, so that a run's end never lands on
+ * a row another writer ended (an interrupted run settled by recovery, a cancel).
+ *
+ * `inHook` is the statements the job runner's synchronous callbacks make (`own`, `cancelQueued`,
+ * `recover.running` and `recover.queued`): synchronous SQLite statements, as the runner's contract wants
+ * them, inside its transaction where it has one. On PostgreSQL they throw until the runner passes its
+ * transaction to them (issue 34, "The runner's move").
+ */
+export function createBackupsRepository(state: StateDatabase) {
+  const backups = tableFor(state.dialect, { sqlite: sqliteBackups, postgres: pgBackups });
+  const restores = tableFor(state.dialect, { sqlite: sqliteRestores, postgres: pgRestores });
+  const backupSettings = tableFor(state.dialect, { sqlite: sqliteBackupSettings, postgres: pgBackupSettings });
+  const backupTagRetention = tableFor(state.dialect, {
+    sqlite: sqliteBackupTagRetention,
+    postgres: pgBackupTagRetention,
+  });
+  const siteTags = tableFor(state.dialect, { sqlite: sqliteSiteTags, postgres: pgSiteTags });
+  // drizzle's alias is one proxy in both dialects' builders: the retries of a backup, in a subquery.
+  const retries = alias(backups, 'retries');
+  const run = state.run.bind(state);
+
   return {
-    insertBackup: (row: NewBackupRow): BackupRow => db.insert(backups).values(row).returning().get(),
-    updateBackup: (id: string, changes: Partial<NewBackupRow>): BackupRow | undefined =>
-      db.update(backups).set(changes).where(eq(backups.id, id)).returning().get(),
-    findBackup: (id: string): BackupRow | undefined => db.select().from(backups).where(eq(backups.id, id)).get(),
-    deleteBackup: (id: string): boolean => db.delete(backups).where(eq(backups.id, id)).run().changes > 0,
+    insertBackup: (row: NewBackupRow): Promise<BackupRow> =>
+      run((db) =>
+        db
+          .insert(backups)
+          .values(row)
+          .returning()
+          .then((rows) => rows[0]!),
+      ),
+    /** Writes `changes` to the backup, while it is in one of `whileIn` when given; the row as written, or undefined. */
+    updateBackup: (
+      id: string,
+      changes: Partial<NewBackupRow>,
+      whileIn?: readonly BackupStatus[],
+    ): Promise<BackupRow | undefined> =>
+      run((db) =>
+        db
+          .update(backups)
+          .set(changes)
+          .where(and(eq(backups.id, id), whileIn && inArray(backups.status, [...whileIn])))
+          .returning()
+          .then(firstRow),
+      ),
+    findBackup: (id: string): Promise<BackupRow | undefined> =>
+      run((db) => db.select().from(backups).where(eq(backups.id, id)).then(firstRow)),
+    deleteBackup: async (id: string): Promise<boolean> =>
+      rowsChanged(await run((db) => db.delete(backups).where(eq(backups.id, id)))) > 0,
+
+    /**
+     * Deletes the backups of `ids` that have ended (a queued or running one stays, whatever was read
+     * before), in one statement; the rows deleted. On SQLite a trigger takes each one's job row with it.
+     */
+    deleteEndedBackups: (ids: readonly string[]): Promise<BackupRow[]> =>
+      ids.length === 0
+        ? Promise.resolve([])
+        : run((db) =>
+            db
+              .delete(backups)
+              .where(and(inArray(backups.id, [...ids]), inArray(backups.status, [...ENDED])))
+              .returning(),
+          ),
 
     /** Newest first; `before` is the previous page's last id. */
-    listBackups({ siteId, limit, before }: { siteId: string; limit: number; before?: string }): BackupRow[] {
-      return db
-        .select()
-        .from(backups)
-        .where(and(eq(backups.siteId, siteId), before ? lt(backups.id, before) : undefined))
-        .orderBy(desc(backups.id))
-        .limit(limit)
-        .all();
-    },
+    listBackups: ({
+      siteId,
+      limit,
+      before,
+    }: {
+      siteId: string;
+      limit: number;
+      before?: string;
+    }): Promise<BackupRow[]> =>
+      run((db) =>
+        db
+          .select()
+          .from(backups)
+          .where(and(eq(backups.siteId, siteId), before ? lt(backups.id, before) : undefined))
+          .orderBy(desc(backups.id))
+          .limit(limit),
+      ),
 
     /** Backups the local store holds whole: `completed` ones and `partial` ones (an offsite copy failed). */
-    completedBackups: (siteId?: string): BackupRow[] =>
-      db
-        .select()
-        .from(backups)
-        .where(and(inArray(backups.status, ['completed', 'partial']), siteId ? eq(backups.siteId, siteId) : undefined))
-        .orderBy(desc(backups.id))
-        .all(),
+    completedBackups: (siteId?: string): Promise<BackupRow[]> =>
+      run((db) =>
+        db
+          .select()
+          .from(backups)
+          .where(
+            and(inArray(backups.status, ['completed', 'partial']), siteId ? eq(backups.siteId, siteId) : undefined),
+          )
+          .orderBy(desc(backups.id)),
+      ),
 
     /** Every backup of the site, newest first (retention). */
-    allBackups: (siteId: string): BackupRow[] =>
-      db.select().from(backups).where(eq(backups.siteId, siteId)).orderBy(desc(backups.id)).all(),
+    allBackups: (siteId: string): Promise<BackupRow[]> =>
+      run((db) => db.select().from(backups).where(eq(backups.siteId, siteId)).orderBy(desc(backups.id))),
 
-    insertRestore: (row: NewRestoreRow): RestoreRow => db.insert(restores).values(row).returning().get(),
-    updateRestore: (id: string, changes: Partial<NewRestoreRow>): RestoreRow | undefined =>
-      db.update(restores).set(changes).where(eq(restores.id, id)).returning().get(),
-    findRestore: (id: string): RestoreRow | undefined => db.select().from(restores).where(eq(restores.id, id)).get(),
+    insertRestore: (row: NewRestoreRow): Promise<RestoreRow> =>
+      run((db) =>
+        db
+          .insert(restores)
+          .values(row)
+          .returning()
+          .then((rows) => rows[0]!),
+      ),
+    /** Writes `changes` to the restore, while it is in one of `whileIn` when given; the row as written, or undefined. */
+    updateRestore: (
+      id: string,
+      changes: Partial<NewRestoreRow>,
+      whileIn?: readonly JobStatus[],
+    ): Promise<RestoreRow | undefined> =>
+      run((db) =>
+        db
+          .update(restores)
+          .set(changes)
+          .where(and(eq(restores.id, id), whileIn && inArray(restores.status, [...whileIn])))
+          .returning()
+          .then(firstRow),
+      ),
+    findRestore: (id: string): Promise<RestoreRow | undefined> =>
+      run((db) => db.select().from(restores).where(eq(restores.id, id)).then(firstRow)),
 
     /** A backup or restore of the site that is queued or running. */
-    activeJob(siteId: string): { kind: 'backup' | 'restore'; id: string } | undefined {
-      const backup = db
-        .select({ id: backups.id })
-        .from(backups)
-        .where(and(eq(backups.siteId, siteId), inArray(backups.status, ['queued', 'running'])))
-        .get();
+    async activeJob(siteId: string): Promise<ActiveJob | undefined> {
+      const backup = await run((db) =>
+        db
+          .select({ id: backups.id })
+          .from(backups)
+          .where(and(eq(backups.siteId, siteId), inArray(backups.status, ACTIVE)))
+          .limit(1)
+          .then(firstRow),
+      );
       if (backup) return { kind: 'backup', id: backup.id };
-      const restore = db
-        .select({ id: restores.id })
-        .from(restores)
-        .where(and(eq(restores.siteId, siteId), inArray(restores.status, ['queued', 'running'])))
-        .get();
+      const restore = await run((db) =>
+        db
+          .select({ id: restores.id })
+          .from(restores)
+          .where(and(eq(restores.siteId, siteId), inArray(restores.status, ACTIVE)))
+          .limit(1)
+          .then(firstRow),
+      );
       return restore ? { kind: 'restore', id: restore.id } : undefined;
     },
 
-    /** Jobs a previous process left in `status`, oldest first (start-up recovery). */
-    backupsWithStatus: (status: 'queued' | 'running'): BackupRow[] =>
-      db.select().from(backups).where(eq(backups.status, status)).orderBy(backups.id).all(),
-    restoresWithStatus: (status: 'queued' | 'running'): RestoreRow[] =>
-      db.select().from(restores).where(eq(restores.status, status)).orderBy(restores.id).all(),
-
     /** Interrupted backups that nothing has retried yet and that are not retries themselves, oldest first. */
-    unretriedInterrupted: (): BackupRow[] =>
-      db
-        .select()
-        .from(backups)
-        .where(
-          and(
-            eq(backups.status, 'failed'),
-            eq(backups.reason, 'interrupted'),
-            isNull(backups.retryOf),
-            // Taken for a restore or a safe update: that job decides, a retry would come too late.
-            notInArray(backups.kind, ['pre_restore', 'pre_update']),
-            notExists(db.select({ id: retries.id }).from(retries).where(eq(retries.retryOf, backups.id))),
-          ),
-        )
-        .orderBy(backups.id)
-        .all(),
+    unretriedInterrupted: (): Promise<BackupRow[]> =>
+      run((db) =>
+        db
+          .select()
+          .from(backups)
+          .where(
+            and(
+              eq(backups.status, 'failed'),
+              eq(backups.reason, 'interrupted'),
+              isNull(backups.retryOf),
+              // Taken for a restore or a safe update: that job decides, a retry would come too late.
+              notInArray(backups.kind, ['pre_restore', 'pre_update']),
+              notExists(db.select({ id: retries.id }).from(retries).where(eq(retries.retryOf, backups.id))),
+            ),
+          )
+          .orderBy(backups.id),
+      ),
 
     /**
-     * What the schedule needs of every site in three queries rather than three per site: its
+     * What the schedule needs of every site in four queries rather than three per site: its
      * settings, its newest good and newest failed own (not pre-restore) backup, and whether a job
      * of it is queued or running.
      */
-    scheduleFacts(): {
+    async scheduleFacts(): Promise<{
       settings: Map<string, BackupSettingsRow>;
       history: Map<string, ScheduleHistory>;
       busy: Set<string>;
-    } {
-      const settings = new Map(
-        db
-          .select()
-          .from(backupSettings)
-          .all()
-          .map((row) => [row.siteId, row]),
-      );
+    }> {
+      const settings = new Map((await run((db) => db.select().from(backupSettings))).map((row) => [row.siteId, row]));
       const history = new Map(
-        db
-          .select({
-            siteId: backups.siteId,
-            lastGoodAt: sql<number | null>`max(case when ${backups.status} != 'failed' then ${backups.createdAt} end)`,
-            lastFailedAt: sql<number | null>`max(case when ${backups.status} = 'failed' then ${backups.createdAt} end)`,
-          })
-          .from(backups)
-          .where(ne(backups.kind, 'pre_restore'))
-          .groupBy(backups.siteId)
-          .all()
-          .map((row) => [
-            row.siteId,
-            {
-              lastGoodAt: row.lastGoodAt === null ? null : new Date(row.lastGoodAt),
-              lastFailedAt: row.lastFailedAt === null ? null : new Date(row.lastFailedAt),
-            },
-          ]),
+        (
+          await run((db) =>
+            db
+              .select({
+                siteId: backups.siteId,
+                // Read through the column: SQLite's integer and PostgreSQL's timestamptz both answer a Date.
+                lastGoodAt:
+                  sql<Date | null>`max(case when ${backups.status} != 'failed' then ${backups.createdAt} end)`.mapWith(
+                    backups.createdAt,
+                  ),
+                lastFailedAt:
+                  sql<Date | null>`max(case when ${backups.status} = 'failed' then ${backups.createdAt} end)`.mapWith(
+                    backups.createdAt,
+                  ),
+              })
+              .from(backups)
+              .where(ne(backups.kind, 'pre_restore'))
+              .groupBy(backups.siteId),
+          )
+        ).map(({ siteId, lastGoodAt, lastFailedAt }) => [siteId, { lastGoodAt, lastFailedAt }]),
       );
-      const active = ['queued', 'running'] as const;
-      const busy = new Set(
-        [
-          ...db.selectDistinct({ siteId: backups.siteId }).from(backups).where(inArray(backups.status, active)).all(),
-          ...db
-            .selectDistinct({ siteId: restores.siteId })
-            .from(restores)
-            .where(inArray(restores.status, active))
-            .all(),
-        ].map((row) => row.siteId),
+      const busyBackups = await run((db) =>
+        db.selectDistinct({ siteId: backups.siteId }).from(backups).where(inArray(backups.status, ACTIVE)),
       );
+      const busyRestores = await run((db) =>
+        db.selectDistinct({ siteId: restores.siteId }).from(restores).where(inArray(restores.status, ACTIVE)),
+      );
+      const busy = new Set([...busyBackups, ...busyRestores].map((row) => row.siteId));
       return { settings, history, busy };
     },
 
-    readSettings: (siteId: string): BackupSettingsRow | undefined =>
-      db.select().from(backupSettings).where(eq(backupSettings.siteId, siteId)).get(),
-    writeSettings(row: BackupSettingsRow): BackupSettingsRow {
-      const { siteId: _siteId, ...changes } = row;
-      return db
-        .insert(backupSettings)
-        .values(row)
-        .onConflictDoUpdate({ target: backupSettings.siteId, set: changes })
-        .returning()
-        .get();
-    },
+    readSettings: (siteId: string): Promise<BackupSettingsRow | undefined> =>
+      run((db) => db.select().from(backupSettings).where(eq(backupSettings.siteId, siteId)).then(firstRow)),
+    /**
+     * Applies a patch to the site's settings in one statement (the row made with the defaults for what it
+     * leaves out, or only its fields written over the row there is), so that two patches of different
+     * fields at once both hold. The row as written.
+     */
+    patchSettings: (siteId: string, patch: BackupSettingsPatchRow, updatedAt: Date): Promise<BackupSettingsRow> =>
+      run((db) =>
+        db
+          .insert(backupSettings)
+          .values({ ...patch, siteId, updatedAt })
+          .onConflictDoUpdate({ target: backupSettings.siteId, set: { ...patch, updatedAt } })
+          .returning()
+          .then((rows) => rows[0]!),
+      ),
 
     /** The retention of each of the site's tags that has one. */
-    tagRetentionOf: (siteId: string): BackupTagRetentionRow[] =>
-      db
-        .select({ retention: backupTagRetention })
-        .from(siteTags)
-        .innerJoin(backupTagRetention, eq(backupTagRetention.tag, siteTags.tag))
-        .where(eq(siteTags.siteId, siteId))
-        .all()
-        .map((row) => row.retention),
-    listTagRetention: (): BackupTagRetentionRow[] =>
-      db.select().from(backupTagRetention).orderBy(backupTagRetention.tag).all(),
-    writeTagRetention(row: BackupTagRetentionRow): BackupTagRetentionRow {
+    tagRetentionOf: async (siteId: string): Promise<BackupTagRetentionRow[]> =>
+      (
+        await run((db) =>
+          db
+            .select({ retention: backupTagRetention })
+            .from(siteTags)
+            .innerJoin(backupTagRetention, eq(backupTagRetention.tag, siteTags.tag))
+            .where(eq(siteTags.siteId, siteId)),
+        )
+      ).map((row) => row.retention),
+    listTagRetention: (): Promise<BackupTagRetentionRow[]> =>
+      run((db) => db.select().from(backupTagRetention).orderBy(backupTagRetention.tag)),
+    writeTagRetention(row: BackupTagRetentionRow): Promise<BackupTagRetentionRow> {
       const { tag: _tag, ...changes } = row;
-      return db
-        .insert(backupTagRetention)
-        .values(row)
-        .onConflictDoUpdate({ target: backupTagRetention.tag, set: changes })
-        .returning()
-        .get();
+      return run((db) =>
+        db
+          .insert(backupTagRetention)
+          .values(row)
+          .onConflictDoUpdate({ target: backupTagRetention.tag, set: changes })
+          .returning()
+          .then((rows) => rows[0]!),
+      );
     },
-    deleteTagRetention: (tag: string): boolean =>
-      db.delete(backupTagRetention).where(eq(backupTagRetention.tag, tag)).run().changes > 0,
+    deleteTagRetention: async (tag: string): Promise<boolean> =>
+      rowsChanged(await run((db) => db.delete(backupTagRetention).where(eq(backupTagRetention.tag, tag)))) > 0,
+
+    inHook: state.sqliteDb ? hookStatements(state.sqliteDb) : postgresHooks,
   };
+}
+
+/** A backup or restore of a site that is queued or running. */
+export interface ActiveJob {
+  kind: 'backup' | 'restore';
+  id: string;
 }
 
 /** A site's newest good and newest failed own backup, by creation time. */
@@ -186,5 +302,80 @@ export interface ScheduleHistory {
   lastGoodAt: Date | null;
   lastFailedAt: Date | null;
 }
+
+/**
+ * The statements of the job runner's synchronous callbacks, made at once on the SQLite connection
+ * (not through `state.run`: they run inside the runner's better-sqlite3 transaction, or in a recovery
+ * hook the runner calls without awaiting). A read and the write it decides are atomic there: the
+ * transaction holds the connection, and nothing awaits between them.
+ */
+function hookStatements(db: Db) {
+  const backups = sqliteBackups;
+  const restores = sqliteRestores;
+  return {
+    findBackup: (id: string): BackupRow | undefined => db.select().from(backups).where(eq(backups.id, id)).get(),
+    findRestore: (id: string): RestoreRow | undefined => db.select().from(restores).where(eq(restores.id, id)).get(),
+    /** A backup or restore of the site that is queued or running (read in the transaction that writes the next). */
+    activeJob(siteId: string): ActiveJob | undefined {
+      const backup = db
+        .select({ id: backups.id })
+        .from(backups)
+        .where(and(eq(backups.siteId, siteId), inArray(backups.status, ACTIVE)))
+        .get();
+      if (backup) return { kind: 'backup', id: backup.id };
+      const restore = db
+        .select({ id: restores.id })
+        .from(restores)
+        .where(and(eq(restores.siteId, siteId), inArray(restores.status, ACTIVE)))
+        .get();
+      return restore ? { kind: 'restore', id: restore.id } : undefined;
+    },
+    /** The backup's row written with its job row (`own` of the runner's `submit`, `create` or `record`). */
+    insertBackup: (row: NewBackupRow): BackupRow => db.insert(backups).values(row).returning().get(),
+    /** The restore's row written with its job row (`own` of the runner's `submit`). */
+    insertRestore: (row: NewRestoreRow): RestoreRow => db.insert(restores).values(row).returning().get(),
+    updateBackup: (
+      id: string,
+      changes: Partial<NewBackupRow>,
+      whileIn: readonly BackupStatus[],
+    ): BackupRow | undefined =>
+      db
+        .update(backups)
+        .set(changes)
+        .where(and(eq(backups.id, id), inArray(backups.status, [...whileIn])))
+        .returning()
+        .get(),
+    updateRestore: (
+      id: string,
+      changes: Partial<NewRestoreRow>,
+      whileIn: readonly JobStatus[],
+    ): RestoreRow | undefined =>
+      db
+        .update(restores)
+        .set(changes)
+        .where(and(eq(restores.id, id), inArray(restores.status, [...whileIn])))
+        .returning()
+        .get(),
+  };
+}
+
+type HookStatements = ReturnType<typeof hookStatements>;
+
+const notYetOnPostgres = (): never => {
+  throw new Error(
+    'a backup’s or restore’s row is written with its job row, and in the job runner’s synchronous hooks, on SQLite only ' +
+      '(issue 34): written with its job row once the job runner passes its transaction to `own` and its hooks',
+  );
+};
+
+const postgresHooks: HookStatements = {
+  findBackup: notYetOnPostgres,
+  findRestore: notYetOnPostgres,
+  activeJob: notYetOnPostgres,
+  insertBackup: notYetOnPostgres,
+  insertRestore: notYetOnPostgres,
+  updateBackup: notYetOnPostgres,
+  updateRestore: notYetOnPostgres,
+};
 
 export type BackupsRepository = ReturnType<typeof createBackupsRepository>;

@@ -154,7 +154,7 @@ export function createBackupsRoutes({ backups }: { backups: BackupsService }) {
     .openapi(routes.restore, async (c) =>
       c.json(restoreView(await backups.restore(c.req.valid('param').siteId, c.req.valid('param').backupId)), 202),
     )
-    .openapi(routes.getRestore, (c) =>
-      c.json(restoreView(backups.getRestore(c.req.valid('param').siteId, c.req.valid('param').restoreId)), 200),
+    .openapi(routes.getRestore, async (c) =>
+      c.json(restoreView(await backups.getRestore(c.req.valid('param').siteId, c.req.valid('param').restoreId)), 200),
     );
 }

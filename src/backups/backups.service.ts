@@ -138,12 +138,13 @@ export function createBackupsService({
     store,
 
     /** A removed site leaves nothing behind it here but backups retention will delete. */
-    forgetSite(siteId: string): void {
+    async forgetSite(siteId: string): Promise<void> {
       removeBackupScratch(scratchPathOf(siteId));
       // Its history went with it; its offsite snapshots stay as long as retention (now the daemon-wide one) keeps a backup.
       if (offsite.names.length > 0) {
         const now = clock.now();
-        removedSites.record(siteId, now, new Date(now.getTime() + retentionHorizonMs(settings.policy(siteId))));
+        const horizonMs = retentionHorizonMs(await settings.policy(siteId));
+        await removedSites.record(siteId, now, new Date(now.getTime() + horizonMs));
       }
     },
 
@@ -168,15 +169,15 @@ export function createBackupsService({
      * all of its objects or a random `sample` percent re-read, each one's authentication and content
      * hash checked; the job's progress says how far it got, then what is lost (src/backups/verify-jobs.ts).
      */
-    requestVerify(backupId: string, options: { target?: string; sample?: number } = {}, requestedBy?: Actor) {
-      const row = repository.findBackup(backupId);
+    async requestVerify(backupId: string, options: { target?: string; sample?: number } = {}, requestedBy?: Actor) {
+      const row = await repository.findBackup(backupId);
       if (!row) throw backupsProblems.notFound.create(`there is no backup ${backupId}`);
       return checks.requestVerify(row, options, requestedBy);
     },
 
     /** Queues a repair of a backup on one target: its missing and corrupt objects sent again from a store holding them whole. */
-    requestRepair(backupId: string, options: { target?: string } = {}, requestedBy?: Actor) {
-      const row = repository.findBackup(backupId);
+    async requestRepair(backupId: string, options: { target?: string } = {}, requestedBy?: Actor) {
+      const row = await repository.findBackup(backupId);
       if (!row) throw backupsProblems.notFound.create(`there is no backup ${backupId}`);
       return checks.requestRepair(row, options, requestedBy);
     },
@@ -198,7 +199,7 @@ export function createBackupsService({
     },
 
     /** Validates a `backups` settings patch and returns the write that applies it. */
-    async prepareSettings(siteId: string, patch: BackupSettingsPatch): Promise<() => void> {
+    async prepareSettings(siteId: string, patch: BackupSettingsPatch): Promise<() => Promise<void>> {
       await requireSite(siteId);
       return settings.prepare(siteId, patch);
     },
@@ -209,7 +210,7 @@ export function createBackupsService({
      */
     async enqueueDue(): Promise<string[]> {
       const enqueued: string[] = [];
-      for (const siteId of settings.dueSites(await listConnectedSites())) {
+      for (const siteId of await settings.dueSites(await listConnectedSites())) {
         try {
           await enqueueBackup(siteId, 'scheduled');
           enqueued.push(siteId);
@@ -232,7 +233,7 @@ export function createBackupsService({
       /** Restores a backup the target holds into a connected site, recording it here first if this daemon never had it. */
       async restore(target: string, backupId: string, siteId: string): Promise<RestoreRow> {
         await requireConnected(siteId);
-        claimSite(siteId);
+        await claimSite(siteId);
         await targetOperations.adopt(target, backupId, siteId);
         return restore(siteId, backupId, target);
       },

@@ -29,10 +29,11 @@ export function createCollection({
 }) {
   /** Deletes every object no completed backup references; waits until no job is using the store. */
   function collectGarbage(): Promise<number> {
-    return lock.exclusive(() =>
+    // Read inside the lock: no backup is between storing its objects and being written completed.
+    return lock.exclusive(async () =>
       deleteUnreferenced(
         store,
-        repository.completedBackups().flatMap((row) => (row.manifestHash ? [row.manifestHash] : [])),
+        (await repository.completedBackups()).flatMap((row) => (row.manifestHash ? [row.manifestHash] : [])),
       ),
     );
   }
@@ -43,17 +44,18 @@ export function createCollection({
    * referenced there goes at the targets' next prune.
    */
   async function applyRetention(siteId: string): Promise<{ deletedBackups: string[]; deletedObjects: number }> {
-    const all = repository.allBackups(siteId);
+    const all = await repository.allBackups(siteId);
     const held = (row: BackupRow) => row.status === 'completed' || row.status === 'partial';
-    const keptIds = keptBackups(all.filter(held), settings.policy(siteId), clock.now());
+    const keptIds = keptBackups(all.filter(held), await settings.policy(siteId), clock.now());
     const oldestKept = [...keptIds].sort()[0] ?? '';
     const doomed = all.filter(
       (row) => (held(row) && !keptIds.has(row.id)) || (row.status === 'failed' && row.id < oldestKept),
     );
-    for (const row of doomed) repository.deleteBackup(row.id);
-    await targetOperations.forget(doomed);
-    const deletedObjects = doomed.length > 0 ? await collectGarbage() : 0;
-    return { deletedBackups: doomed.map((row) => row.id), deletedObjects };
+    // Only those that have ended go, whatever was read: a backup is never deleted while it runs.
+    const deleted = await repository.deleteEndedBackups(doomed.map((row) => row.id));
+    await targetOperations.forget(deleted);
+    const deletedObjects = deleted.length > 0 ? await collectGarbage() : 0;
+    return { deletedBackups: deleted.map((row) => row.id), deletedObjects };
   }
 
   return { applyRetention, collectGarbage };

@@ -13,6 +13,7 @@ import {
   restoreJobParams,
   restoreJobProgress,
   restoreOutcome,
+  rowReports,
 } from './backup-job-rows.js';
 import { interruptedRestore } from './backup-recovery.js';
 import { usable, type BackupSources } from './backup-sources.js';
@@ -22,6 +23,9 @@ import type { BackupRow, RestoreRow } from './backups.table.js';
 import { openManifest } from './manifest.js';
 import type { ObjectStore } from './object-store.js';
 import { lostPart, runRestore } from './restore-runner.js';
+
+/** A run's writes to its own row: only while it is running. */
+const RUNNING = ['running'] as const;
 
 /**
  * The restore job: a `pre_restore` backup of the site as it is now first (so the restore can itself
@@ -57,9 +61,10 @@ export function createRestoreJob({
     context: JobContext,
     started: Date = clock.now(),
   ): Promise<Settlement> {
-    repository.updateRestore(row.id, { status: 'running', startedAt: started });
+    await repository.updateRestore(row.id, { status: 'running', startedAt: started });
+    const reports = rowReports();
     try {
-      const target = repository.findBackup(row.backupId);
+      const target = await repository.findBackup(row.backupId);
       if (!usable(target))
         throw backupsProblems.notFound.create(`backup ${row.backupId} is no longer there to restore from`);
       const preId = createId('bkp', clock.now());
@@ -72,8 +77,9 @@ export function createRestoreJob({
           progress: noBackupProgress,
           createdAt: clock.now(),
         },
+        // Written with its job row, in the runner's transaction.
         () =>
-          repository.insertBackup({
+          repository.inHook.insertBackup({
             id: preId,
             siteId: row.siteId,
             kind: 'pre_restore',
@@ -81,13 +87,13 @@ export function createRestoreJob({
             createdAt: clock.now(),
           }),
       );
-      repository.updateRestore(row.id, { preRestoreBackupId: pre.id });
+      await repository.updateRestore(row.id, { preRestoreBackupId: pre.id });
       context.params(restoreJobParams({ backupId: row.backupId, preRestoreBackupId: pre.id }));
       // Run here, inside the restore (its site's turn and the store's lock are the restore's): logged as any backup.
       await jobs.runWithin(pre.id, (job, backupContext) =>
         executeBackup(pre, signal, backupContext, job.startedAt ?? undefined),
       );
-      const preResult = repository.findBackup(pre.id)!;
+      const preResult = (await repository.findBackup(pre.id))!;
       if (!usable(preResult)) {
         throw Object.assign(
           new Error(
@@ -112,13 +118,22 @@ export function createRestoreJob({
           store: source,
           target: targetManifest,
           current: currentManifest,
-          onProgress: (update) => {
-            const updated = repository.updateRestore(row.id, update);
-            if (updated) context.progress(restoreJobProgress(updated));
-          },
+          onProgress: (update) =>
+            reports.report(async () => {
+              const updated = await repository.updateRestore(row.id, update, RUNNING);
+              if (updated) context.progress(restoreJobProgress(updated));
+            }),
         }),
       );
-      const finished = repository.updateRestore(row.id, { ...progress, status: 'completed', finishedAt: clock.now() })!;
+      await reports.settled();
+      // Only while it runs: a row ended meanwhile (its run settled elsewhere as interrupted) keeps that end.
+      const finished = await repository.updateRestore(
+        row.id,
+        { ...progress, status: 'completed', finishedAt: clock.now() },
+        RUNNING,
+      );
+      if (!finished)
+        throw new Error(`restore ${row.id} was no longer running when it ended (ended elsewhere, or removed)`);
       metrics?.observeJob('restore', 'completed', finished.finishedAt!.getTime() - started.getTime());
       return {
         outcome: restoreOutcome(finished),
@@ -136,14 +151,14 @@ export function createRestoreJob({
       const { reason: problemReason, error: problemMessage } = jobFailure(error);
       const reason = signal.aborted ? 'interrupted' : ((error as { reason?: string }).reason ?? problemReason);
       const message = signal.aborted
-        ? interruptedRestore(repository.findRestore(row.id)?.preRestoreBackupId ?? null)
+        ? interruptedRestore((await repository.findRestore(row.id))?.preRestoreBackupId ?? null)
         : problemMessage;
-      const failed = repository.updateRestore(row.id, {
-        status: 'failed',
-        reason,
-        error: message,
-        finishedAt: clock.now(),
-      });
+      await reports.settled().catch(() => undefined);
+      const failed = await repository.updateRestore(
+        row.id,
+        { status: 'failed', reason, error: message, finishedAt: clock.now() },
+        RUNNING,
+      );
       metrics?.observeJob('restore', 'failed', clock.now().getTime() - started.getTime());
       return {
         outcome: failed ? restoreOutcome(failed) : { state: 'failed', reason, message },

@@ -50,15 +50,15 @@ const routes = {
 
 export function createRetentionRoutes({ backups }: { backups: BackupsService }) {
   return new OpenAPIHono<AppEnv>()
-    .openapi(routes.view, (c) => {
-      const { defaults, tags: byTag } = backups.retention.view();
+    .openapi(routes.view, async (c) => {
+      const { defaults, tags: byTag } = await backups.retention.view();
       return c.json({ defaults, tags: byTag.map(tagView) }, 200);
     })
-    .openapi(routes.setTag, (c) =>
-      c.json(tagView(backups.retention.setTag(c.req.valid('param').tag, c.req.valid('json'))), 200),
+    .openapi(routes.setTag, async (c) =>
+      c.json(tagView(await backups.retention.setTag(c.req.valid('param').tag, c.req.valid('json'))), 200),
     )
-    .openapi(routes.deleteTag, (c) => {
-      backups.retention.deleteTag(c.req.valid('param').tag);
+    .openapi(routes.deleteTag, async (c) => {
+      await backups.retention.deleteTag(c.req.valid('param').tag);
       return c.body(null, 204);
     });
 }

@@ -69,8 +69,8 @@ export function createVerifyJobs({
   const remoteOf = async (target: string): Promise<RemoteRepository | null> =>
     target === LOCAL_TARGET ? null : offsite.openExisting(target);
   const storeOf = async (target: string): Promise<ObjectStore> => (await remoteOf(target))?.store ?? local;
-  const findBackup = (backupId: string): BackupRow => {
-    const row = repository.findBackup(backupId);
+  const findBackup = async (backupId: string): Promise<BackupRow> => {
+    const row = await repository.findBackup(backupId);
     if (!row) throw backupsProblems.notFound.create(`backup ${backupId} is no longer there (retention deleted it)`);
     return row;
   };
@@ -79,7 +79,7 @@ export function createVerifyJobs({
     let stored: VerifyParams | null = null;
     try {
       const params = (stored = parseStored(VerifyParams, job.params, `the params of verify job ${job.id}`));
-      const row = findBackup(params.backupId);
+      const row = await findBackup(params.backupId);
       const remote = await remoteOf(params.target);
       const verified = await verifyBackup({
         store: remote?.store ?? local,
@@ -143,7 +143,7 @@ export function createVerifyJobs({
     let stored: RepairParams | null = null;
     try {
       const params = (stored = parseStored(RepairParams, job.params, `the params of repair job ${job.id}`));
-      const row = findBackup(params.backupId);
+      const row = await findBackup(params.backupId);
       const remote = await remoteOf(params.target);
       const into = remote?.store ?? local;
       // Every other store, local first, each opened once when first needed.

@@ -9,7 +9,7 @@ import { action, csrfField } from './layout.js';
  * page's route reads back by the same names).
  */
 
-type RetentionView = ReturnType<DashboardServices['backups']['retention']['view']>;
+type RetentionView = Awaited<ReturnType<DashboardServices['backups']['retention']['view']>>;
 
 export const RETENTION_FIELDS = [
   ['keepLast', 'Keep the last'],

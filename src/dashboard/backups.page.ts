@@ -98,7 +98,7 @@ export function createBackupsPage(deps: DashboardServices) {
         const issue = input.error.issues[0]!;
         throw commonProblems.validation.create(`Nothing saved: ${String(issue.path[0])}: ${issue.message}`);
       }
-      deps.backups.retention.setTag(tag.data, input.data);
+      await deps.backups.retention.setTag(tag.data, input.data);
       return `Retention of tag ${tag.data} saved.`;
     }),
   );
@@ -107,7 +107,7 @@ export function createBackupsPage(deps: DashboardServices) {
     act(c, '#retention', async () => {
       const form = await c.req.parseBody();
       if (form.confirm !== 'yes') return 'Nothing removed: tick the box to confirm.';
-      deps.backups.retention.deleteTag(c.req.param('tag'));
+      await deps.backups.retention.deleteTag(c.req.param('tag'));
       return `Retention of tag ${c.req.param('tag')} removed: its sites follow the defaults.`;
     }),
   );

@@ -34,5 +34,5 @@ export async function loadBackupsPage(backups: Backups) {
   const targets = await Promise.all(
     backups.targets.names.map(async (name) => ({ name, state: await readTarget(backups, name) })),
   );
-  return { targets, checks: await backups.recentChecks(CHECKS_LISTED), retention: backups.retention.view() };
+  return { targets, checks: await backups.recentChecks(CHECKS_LISTED), retention: await backups.retention.view() };
 }

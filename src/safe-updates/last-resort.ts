@@ -9,7 +9,10 @@ export interface BackupJobs {
     backupId: string,
   ): Promise<{ kind: string; status: string; reason: string | null; error: string | null }>;
   restore(siteId: string, backupId: string): Promise<{ id: string }>;
-  getRestore(siteId: string, restoreId: string): { status: string; reason: string | null; error: string | null };
+  getRestore(
+    siteId: string,
+    restoreId: string,
+  ): Promise<{ status: string; reason: string | null; error: string | null }>;
 }
 
 /** The backup or restore of the site that holds it (`backup-in-progress`): what a safe update waits for. */
@@ -47,11 +50,7 @@ export function createLastResort({
   sleep: (ms: number) => Promise<void>;
   limitMs?: number;
 }) {
-  async function waitFor(
-    read: () =>
-      | { status: string; reason: string | null; error: string | null }
-      | Promise<{ status: string; reason: string | null; error: string | null }>,
-  ) {
+  async function waitFor(read: () => Promise<{ status: string; reason: string | null; error: string | null }>) {
     const deadline = Date.now() + limitMs;
     for (;;) {
       const row = await read();

@@ -1,7 +1,7 @@
 // The sites feature's door: what other features may use. The composition (services.ts) builds the rest itself.
 export { sites, siteStates, siteTags, type SiteRow } from './sites.table.js';
-/** The `sites` table of the PostgreSQL dialect, for a feature table's foreign key and a join (issue 34). */
-export { sites as pgSites } from './sites.pg-table.js';
+/** The same tables in the PostgreSQL dialect, for the foreign keys and joins of other features' tables there. */
+export { sites as pgSites, siteTags as pgSiteTags } from './sites.pg-table.js';
 export { sitesProblems } from './sites.errors.js';
 export type { SiteListRow, SitesRepository } from './sites.repository.js';
 export { AUTHORIZATION_CALLBACK_PATH, type SitesService } from './sites.service.js';

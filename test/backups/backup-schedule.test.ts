@@ -231,6 +231,21 @@ describe('scheduled backups', () => {
     expect(deletedBackups).toHaveLength(3);
     expect(app.backupsOf(siteId)).toHaveLength(2);
   });
+
+  it('queues one backup of a site asked for twice at once; the other request is backup-in-progress', async () => {
+    const app = createBackupTestApp();
+    const siteId = app.addSite();
+    const requests = await Promise.allSettled([
+      app.t.services.backups.request(siteId),
+      app.t.services.backups.request(siteId),
+      app.t.services.backups.request(siteId),
+    ]);
+    expect(requests.filter((request) => request.status === 'fulfilled')).toHaveLength(1);
+    for (const request of requests.filter((request) => request.status === 'rejected'))
+      expect((request.reason as { problem: { name: string } }).problem.name).toBe('backup-in-progress');
+    await app.t.services.backups.idle();
+    expect(app.backupsOf(siteId)).toHaveLength(1);
+  });
 });
 
 describe('a restart', () => {

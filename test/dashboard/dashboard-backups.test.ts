@@ -59,7 +59,7 @@ describe('the Backups page', () => {
     });
     expect(saved.status).toBe(303);
     expect(await user.follow(saved)).toContain('Retention of tag client-a saved.');
-    expect(t.services.backups.retention.view().tags).toEqual([
+    expect((await t.services.backups.retention.view()).tags).toEqual([
       expect.objectContaining({ tag: 'client-a', keepLast: 7, keepDaily: 14, keepDays: null, keepWeekly: null }),
     ]);
     const listed = await (await user.get('/backups')).text();
@@ -74,11 +74,11 @@ describe('the Backups page', () => {
       const refused = await user.post('/backups/retention', form);
       expect(await user.follow(refused), JSON.stringify(form)).toMatch(/class="flash error"[^>]*>\s*Nothing saved: /);
     }
-    expect(t.services.backups.retention.view().tags[0]).toMatchObject({ keepLast: 7 });
+    expect((await t.services.backups.retention.view()).tags[0]).toMatchObject({ keepLast: 7 });
 
     expect(await user.follow(await user.post('/backups/retention/client-a/delete', {}))).toContain('Nothing removed');
     await user.post('/backups/retention/client-a/delete', { confirm: 'yes' });
-    expect(t.services.backups.retention.view().tags).toEqual([]);
+    expect((await t.services.backups.retention.view()).tags).toEqual([]);
   });
 
   it('shows a target’s state, prunes it only when confirmed, and names a target it cannot reach', async () => {

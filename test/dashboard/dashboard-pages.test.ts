@@ -142,7 +142,7 @@ describe('dashboard pages', () => {
 
   it('keeps a site following its tag’s retention until a field is changed, and shows every retention field', async () => {
     const siteId = insertConnectedSite(t, { tags: ['client-c'] });
-    t.services.backups.retention.setTag('client-c', { keepLast: 7, keepWeekly: 4 });
+    await t.services.backups.retention.setTag('client-c', { keepLast: 7, keepWeekly: 4 });
     const page = await (await get(`/sites/${siteId}`)).text();
     for (const name of [
       'intervalHours',
@@ -162,7 +162,7 @@ describe('dashboard pages', () => {
     expect(
       await follow(await post(`/sites/${siteId}/settings`, { ...shown, tags: 'client-c', backupsEnabled: '1' })),
     ).toContain('Settings saved.');
-    t.services.backups.retention.setTag('client-c', { keepLast: 9, keepWeekly: 4 });
+    await t.services.backups.retention.setTag('client-c', { keepLast: 9, keepWeekly: 4 });
     expect(await t.services.backups.settings(siteId)).toMatchObject({ keepLast: 9, keepWeekly: 4 });
     // A changed field is the site's own; an emptied one follows the tag again.
     await post(`/sites/${siteId}/settings`, {

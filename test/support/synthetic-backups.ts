@@ -47,7 +47,7 @@ export function createDirectoryTargetApp(passphrase: string, { clock }: { clock?
  * For tests of what happens to stored backups (verify, retention, prune), not of taking them.
  */
 export function syntheticBackups(t: TestApp, { targetDir, passphrase }: { targetDir: string; passphrase: string }) {
-  const repository = createBackupsRepository({ db: t.database.db });
+  const repository = createBackupsRepository(t.state);
   let remote: Promise<RemoteRepository> | null = null;
   const openTarget = () =>
     (remote ??= openRemoteRepository({
@@ -106,7 +106,7 @@ export function syntheticBackups(t: TestApp, { targetDir, passphrase }: { target
         createdAt,
         finishedAt: createdAt,
       } as const;
-      const row = record ? repository.insertBackup(values) : (values as unknown as BackupRow);
+      const row = record ? await repository.insertBackup(values) : (values as unknown as BackupRow);
       if (copy)
         await replicateBackup({
           local: store,

@@ -34,7 +34,7 @@ export async function pruneRepository({
   now,
 }: {
   repository: RemoteRepository;
-  forgotten: (snapshot: SnapshotRecord) => boolean;
+  forgotten: (snapshot: SnapshotRecord) => boolean | Promise<boolean>;
   now: Date;
 }): Promise<PruneResult> {
   const { snapshots, unreadable } = await listSnapshots(repository);
@@ -54,7 +54,7 @@ export async function pruneRepository({
   const referenced = openHashScratch();
   try {
     for (const snapshot of snapshots) {
-      if (forgotten(snapshot)) {
+      if (await forgotten(snapshot)) {
         await deleteSnapshot(repository, snapshot.backupId);
         result.snapshotsForgotten++;
         continue;

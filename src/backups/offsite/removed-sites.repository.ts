@@ -1,7 +1,9 @@
 import { eq } from 'drizzle-orm';
-import type { Db } from '../../db/database.js';
+import { firstRow, tableFor } from '../../db/dialect.js';
+import type { StateDatabase } from '../../db/state-db.js';
 import type { RetentionPolicy } from '../retention.js';
-import { removedSites } from './removed-sites.table.js';
+import { removedSites as pgRemovedSites } from './removed-sites.pg-table.js';
+import { removedSites as sqliteRemovedSites } from './removed-sites.table.js';
 
 const DAY_MS = 86_400_000;
 
@@ -24,15 +26,21 @@ export function retentionHorizonMs(policy: RetentionPolicy): number {
   );
 }
 
-export function createRemovedSitesRepository({ db }: { db: Db }) {
+/** The sites removed from this daemon (`removed_sites`) on either dialect (issue 34, docs/design/cluster-state.md). */
+export function createRemovedSitesRepository(state: StateDatabase) {
+  const removedSites = tableFor(state.dialect, { sqlite: sqliteRemovedSites, postgres: pgRemovedSites });
   return {
-    record(siteId: string, removedAt: Date, keepUntil: Date): void {
-      db.insert(removedSites)
-        .values({ siteId, removedAt, keepUntil })
-        .onConflictDoUpdate({ target: removedSites.siteId, set: { removedAt, keepUntil } })
-        .run();
+    /** Remembers the site removed at `removedAt`, its snapshots kept until `keepUntil` (a site removed again: these dates). */
+    async record(siteId: string, removedAt: Date, keepUntil: Date): Promise<void> {
+      await state.run((db) =>
+        db
+          .insert(removedSites)
+          .values({ siteId, removedAt, keepUntil })
+          .onConflictDoUpdate({ target: removedSites.siteId, set: { removedAt, keepUntil } }),
+      );
     },
-    find: (siteId: string) => db.select().from(removedSites).where(eq(removedSites.siteId, siteId)).get(),
+    find: (siteId: string): Promise<typeof removedSites.$inferSelect | undefined> =>
+      state.run((db) => db.select().from(removedSites).where(eq(removedSites.siteId, siteId)).then(firstRow)),
   };
 }
 

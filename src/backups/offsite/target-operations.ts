@@ -70,9 +70,9 @@ export function createTargetOperations({
         repository: await offsite.openExisting(name),
         // A backup of a site this daemon has, which it no longer lists: retention deleted it. A site it removed:
         // once its retention would have expired. Others' snapshots (another daemon's, a recovered one's) stay.
-        forgotten: (snapshot) => {
-          if (sites.has(snapshot.siteId)) return !repository.findBackup(snapshot.backupId);
-          const removed = removedSites.find(snapshot.siteId);
+        forgotten: async (snapshot) => {
+          if (sites.has(snapshot.siteId)) return !(await repository.findBackup(snapshot.backupId));
+          const removed = await removedSites.find(snapshot.siteId);
           return removed !== undefined && removed.keepUntil <= now;
         },
         now,
@@ -170,7 +170,7 @@ export function createTargetOperations({
       const snapshot = await readSnapshot(await offsite.openExisting(requireTarget(name)), backupId);
       if (!snapshot)
         throw offsiteProblems.snapshotNotFound.create(`target ${name} holds no backup ${backupId}`, { target: name });
-      const known = repository.findBackup(backupId);
+      const known = await repository.findBackup(backupId);
       if (known) {
         if (known.siteId !== siteId)
           throw offsiteProblems.snapshotTaken.create(
@@ -209,7 +209,8 @@ export function createTargetOperations({
           createdAt: row.createdAt,
           startedAt: row.startedAt,
         },
-        () => repository.insertBackup(row),
+        // Written with its job row, in the runner's transaction.
+        () => repository.inHook.insertBackup(row),
       );
       return own;
     },

@@ -111,7 +111,7 @@ describe('retention and prune of an offsite target', () => {
     const orphan = (await repository.store.put(Buffer.from('half a backup'))).hash;
     // Deleted from the history, its snapshot left on the target (the daemon stopped in between).
     const gone = await backups.create(siteId);
-    backups.repository.deleteBackup(gone.id);
+    await backups.repository.deleteBackup(gone.id);
     // Another daemon's backup in the same repository, of a site this daemon does not have.
     const foreign = await backups.create('site_of_another_daemon', { record: false });
 
