@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import type { StateDb } from '../db/state-db.js';
 import type { JobRunner } from '../jobs/job-runner.js';
+import type { OwnRow } from '../jobs/job-lifecycle-store.js';
 import type { Clock } from '../shared/clock.js';
 import { createId } from '../shared/ids.js';
 import type { SiteAccess } from '../wordpress/site-access.js';
@@ -66,8 +68,14 @@ export function createBackupRequests({
    * claim is checked again in that same transaction, so that two requests at once never both write a job.
    */
   const claimed =
-    <T>(siteId: string, insert: () => T) =>
-    (): T => {
+    <T>(siteId: string, insert: () => T, insertOn: (tx: StateDb) => Promise<T>): OwnRow<T> =>
+    (tx) => {
+      // In the job store's transaction (PostgreSQL): the site's row locked, then its claim read.
+      if (tx)
+        return repository.withJob.activeJob(tx, siteId).then((active) => {
+          if (active) throw inProgress(siteId, active);
+          return insertOn(tx);
+        });
       const active = repository.inHook.activeJob(siteId);
       if (active) throw inProgress(siteId, active);
       return insert();
@@ -78,11 +86,14 @@ export function createBackupRequests({
     await claimSite(siteId);
     const id = createId('bkp', clock.now());
     const job = { id, kind: 'backup', siteId, createdAt: clock.now() };
+    const row = { id, siteId, kind, status: 'queued' as const, retryOf, createdAt: job.createdAt };
     // The backup's row and its job row, written together; the job runner writes the job row from then on.
     const { own } = await jobs.submit(
       { ...job, params: backupJobParams({ kind, retryOf }), progress: noBackupProgress },
-      claimed(siteId, () =>
-        repository.inHook.insertBackup({ id, siteId, kind, status: 'queued', retryOf, createdAt: job.createdAt }),
+      claimed(
+        siteId,
+        () => repository.inHook.insertBackup(row),
+        (tx) => repository.withJob.insertBackup(tx, row),
       ),
     );
     return own;
@@ -147,17 +158,13 @@ export function createBackupRequests({
     const id = createId('rst', clock.now());
     const createdAt = clock.now();
     const job = { id, kind: 'restore', siteId, createdAt, params: restoreJobParams({ backupId }) };
+    const row = { id, siteId, backupId, sourceTarget: from ?? null, status: 'queued' as const, createdAt };
     const { own } = await jobs.submit(
       { ...job, progress: noRestoreProgress },
-      claimed(siteId, () =>
-        repository.inHook.insertRestore({
-          id,
-          siteId,
-          backupId,
-          sourceTarget: from ?? null,
-          status: 'queued',
-          createdAt,
-        }),
+      claimed(
+        siteId,
+        () => repository.inHook.insertRestore(row),
+        (tx) => repository.withJob.insertRestore(tx, row),
       ),
     );
     return own;

@@ -1,9 +1,9 @@
 import { and, desc, eq, inArray, isNull, lt, ne, notExists, notInArray, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/database.js';
-import { firstRow, rowsChanged, tableFor } from '../db/dialect.js';
-import type { StateDatabase } from '../db/state-db.js';
-import { pgSiteTags, siteTags as sqliteSiteTags } from '../sites/index.js';
+import { firstRow, forUpdate, rowsChanged, tableFor } from '../db/dialect.js';
+import type { StateDatabase, StateDb } from '../db/state-db.js';
+import { pgSites, pgSiteTags, sites as sqliteSites, siteTags as sqliteSiteTags } from '../sites/index.js';
 import {
   backups as pgBackups,
   backupSettings as pgBackupSettings,
@@ -53,6 +53,7 @@ export function createBackupsRepository(state: StateDatabase) {
     postgres: pgBackupTagRetention,
   });
   const siteTags = tableFor(state.dialect, { sqlite: sqliteSiteTags, postgres: pgSiteTags });
+  const sites = tableFor(state.dialect, { sqlite: sqliteSites, postgres: pgSites });
   // drizzle's alias is one proxy in both dialects' builders: the retries of a backup, in a subquery.
   const retries = alias(backups, 'retries');
   const run = state.run.bind(state);
@@ -288,6 +289,33 @@ export function createBackupsRepository(state: StateDatabase) {
       rowsChanged(await run((db) => db.delete(backupTagRetention).where(eq(backupTagRetention.tag, tag)))) > 0,
 
     inHook: state.sqliteDb ? hookStatements(state.sqliteDb) : postgresHooks,
+
+    /**
+     * The same rows written in the transaction `tx` the job store gives a job's own row (`OwnRow`, PostgreSQL):
+     * the site's claim is read after its row is locked (`for update`), so two processes' requests for one site
+     * take turns, and the second finds the first's job.
+     */
+    withJob: {
+      async activeJob(tx: StateDb, siteId: string): Promise<ActiveJob | undefined> {
+        await forUpdate(state.dialect, tx.select({ id: sites.id }).from(sites).where(eq(sites.id, siteId)));
+        const [backup] = await tx
+          .select({ id: backups.id })
+          .from(backups)
+          .where(and(eq(backups.siteId, siteId), inArray(backups.status, ACTIVE)))
+          .limit(1);
+        if (backup) return { kind: 'backup', id: backup.id };
+        const [restore] = await tx
+          .select({ id: restores.id })
+          .from(restores)
+          .where(and(eq(restores.siteId, siteId), inArray(restores.status, ACTIVE)))
+          .limit(1);
+        return restore && { kind: 'restore', id: restore.id };
+      },
+      insertBackup: async (tx: StateDb, row: NewBackupRow): Promise<BackupRow> =>
+        (await tx.insert(backups).values(row).returning())[0]!,
+      insertRestore: async (tx: StateDb, row: NewRestoreRow): Promise<RestoreRow> =>
+        (await tx.insert(restores).values(row).returning())[0]!,
+    },
   };
 }
 

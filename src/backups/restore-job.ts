@@ -78,14 +78,11 @@ export function createRestoreJob({
           createdAt: clock.now(),
         },
         // Written with its job row, in the runner's transaction.
-        () =>
-          repository.inHook.insertBackup({
-            id: preId,
-            siteId: row.siteId,
-            kind: 'pre_restore',
-            status: 'queued',
-            createdAt: clock.now(),
-          }),
+        (tx) => {
+          const pre = { id: preId, siteId: row.siteId, kind: 'pre_restore' as const, status: 'queued' as const };
+          const written = { ...pre, createdAt: clock.now() };
+          return tx ? repository.withJob.insertBackup(tx, written) : repository.inHook.insertBackup(written);
+        },
       );
       await repository.updateRestore(row.id, { preRestoreBackupId: pre.id });
       context.params(restoreJobParams({ backupId: row.backupId, preRestoreBackupId: pre.id }));

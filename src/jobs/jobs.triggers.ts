@@ -35,7 +35,7 @@ export const jobRowsDeletedTriggers = tableTriggers({
     jobRowGoesWith('performance_audits', 'performance/'),
     jobRowGoesWith('safe_updates', 'safe-updates/'),
   ],
-  // drizzle-pg/0009 on: one function, a statement-level trigger per feature table as it reaches PostgreSQL.
+  // drizzle-pg/0009 and 0013: one function, a statement-level trigger per feature table as it reaches PostgreSQL.
   postgres: {
     functions: [
       {
@@ -48,6 +48,10 @@ END
 `,
       },
     ],
-    triggers: [jobRowFollowsOnPostgres('performance_audits')],
+    triggers: [
+      jobRowFollowsOnPostgres('backups'),
+      jobRowFollowsOnPostgres('restores'),
+      jobRowFollowsOnPostgres('performance_audits'),
+    ],
   },
 });

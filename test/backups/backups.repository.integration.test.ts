@@ -7,6 +7,7 @@ import type { removedSites as pgRemovedSites } from '../../src/backups/offsite/r
 import { createRemovedSitesRepository } from '../../src/backups/offsite/removed-sites.repository.js';
 import type { removedSites } from '../../src/backups/offsite/removed-sites.table.js';
 import type { StateDatabase } from '../../src/db/state-db.js';
+import { createJobStore } from '../../src/jobs/job-store.js';
 import { createSitesRepository } from '../../src/sites/sites.repository.js';
 import { dialects, stateDatabaseFor } from '../support/dialects.js';
 
@@ -316,6 +317,54 @@ describe.each(dialects)('the backups repository on %s', (dialect) => {
     expect(await repository.readSettings('site_a')).toBeUndefined();
     expect(await repository.findBackup('bkp_2')).toBeDefined();
     expect(await repository.listTagRetention()).toHaveLength(1);
+  });
+
+  it('takes a backup’s or restore’s job row with it: retention’s delete, and a site’s removal', async () => {
+    await withSites(state(), 'site_a', 'site_b');
+    const repository = createBackupsRepository(state());
+    const jobs = createJobStore(state());
+    const withJobRow = async (id: string, siteId: string, kind: 'backup' | 'restore') =>
+      jobs.insert({ id, kind, siteId, state: 'succeeded', createdAt: at(0) });
+    await repository.insertBackup(backup('bkp_1', 'site_a'));
+    await repository.insertBackup(backup('bkp_2', 'site_b'));
+    await repository.insertRestore(restore('rst_1', 'site_b', { status: 'completed' }));
+    await withJobRow('bkp_1', 'site_a', 'backup');
+    await withJobRow('bkp_2', 'site_b', 'backup');
+    await withJobRow('rst_1', 'site_b', 'restore');
+    // (SQLite's and PostgreSQL's backups_job_delete and restores_job_delete)
+    await repository.deleteEndedBackups(['bkp_1']);
+    expect(await jobs.find('bkp_1')).toBeUndefined();
+    expect(await jobs.find('bkp_2')).toBeDefined();
+    await createSitesRepository(state()).delete('site_b');
+    expect(await jobs.find('bkp_2')).toBeUndefined();
+    expect(await jobs.find('rst_1')).toBeUndefined();
+  });
+
+  it('writes a backup or restore in its job’s transaction after reading its site’s claim there, one of several at once', async () => {
+    await withSites(state(), 'site_a');
+    const repository = createBackupsRepository(state());
+    const { withJob } = repository;
+    // A request's own row: the claim read first, then the row, in one transaction.
+    const request = (id: string) =>
+      state().transaction(async (tx) => {
+        const active = await withJob.activeJob(tx, 'site_a');
+        if (active) return active;
+        return withJob.insertBackup(tx, backup(id, 'site_a', { status: 'queued' }));
+      });
+    const answers = await Promise.all(['bkp_1', 'bkp_2', 'bkp_3', 'bkp_4'].map(request));
+    const written = answers.filter((answer) => 'status' in answer);
+    expect(written).toHaveLength(1);
+    for (const answer of answers.filter((answer) => !('status' in answer)))
+      expect(answer).toEqual({ kind: 'backup', id: (written[0] as { id: string }).id });
+    await repository.updateBackup((written[0] as { id: string }).id, { status: 'completed' }, ['queued']);
+    const restored = await state().transaction((tx) =>
+      withJob.insertRestore(tx, restore('rst_1', 'site_a', { status: 'queued' })),
+    );
+    expect(restored).toMatchObject({ id: 'rst_1', status: 'queued' });
+    expect(await state().transaction((tx) => withJob.activeJob(tx, 'site_a'))).toEqual({
+      kind: 'restore',
+      id: 'rst_1',
+    });
   });
 
   it('remembers a removed site, a second removal writing its dates over the first', async () => {
