@@ -5,7 +5,7 @@ import { createAdminLoginRepository } from '../../src/admin-login/admin-login.re
 import type { adminLoginSettings as sqliteAdminLoginSettings } from '../../src/admin-login/admin-login.table.js';
 import { rowsOf } from '../../src/db/dialect.js';
 import { createSitesRepository } from '../../src/sites/sites.repository.js';
-import { dialects, stateDatabaseFor } from '../support/dialects.js';
+import { dialects, stateDatabaseFor, type RowsOf } from '../support/dialects.js';
 
 /**
  * The one-click sign-in setting's rows on both dialects (issue 34, docs/design/cluster-state.md): one test
@@ -13,12 +13,7 @@ import { dialects, stateDatabaseFor } from '../support/dialects.js';
  */
 describe('the admin_login_settings tables', () => {
   it('infer the same row types on both dialects, so the repository reads and writes the same rows', () => {
-    expectTypeOf<typeof pgAdminLoginSettings.$inferSelect>().toEqualTypeOf<
-      typeof sqliteAdminLoginSettings.$inferSelect
-    >();
-    expectTypeOf<typeof pgAdminLoginSettings.$inferInsert>().toEqualTypeOf<
-      typeof sqliteAdminLoginSettings.$inferInsert
-    >();
+    expectTypeOf<RowsOf<typeof pgAdminLoginSettings>>().toEqualTypeOf<RowsOf<typeof sqliteAdminLoginSettings>>();
   });
 });
 

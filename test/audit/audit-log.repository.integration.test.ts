@@ -5,7 +5,7 @@ import { createAuditLogRepository, type AuditLogEntry } from '../../src/audit/au
 import * as sqlite from '../../src/audit/audit-log.table.js';
 import { tableFor } from '../../src/db/dialect.js';
 import type { StateDatabase } from '../../src/db/state-db.js';
-import { dialects, stateDatabaseFor } from '../support/dialects.js';
+import { dialects, stateDatabaseFor, type RowsOf } from '../support/dialects.js';
 
 /** The audit log on both dialects (issue 34, docs/design/cluster-state.md), append-only on both. */
 const T0 = Date.parse('2026-03-01T10:00:00Z');
@@ -48,8 +48,7 @@ const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
 
 describe('the audit log table of the PostgreSQL dialect', () => {
   it('has the SQLite table’s row types', () => {
-    expectTypeOf<typeof pg.auditLog.$inferSelect>().toEqualTypeOf<typeof sqlite.auditLog.$inferSelect>();
-    expectTypeOf<typeof pg.auditLog.$inferInsert>().toEqualTypeOf<typeof sqlite.auditLog.$inferInsert>();
+    expectTypeOf<RowsOf<typeof pg.auditLog>>().toEqualTypeOf<RowsOf<typeof sqlite.auditLog>>();
   });
 });
 

@@ -9,7 +9,7 @@ import type { removedSites } from '../../src/backups/offsite/removed-sites.table
 import type { StateDatabase } from '../../src/db/state-db.js';
 import { createJobStore } from '../../src/jobs/job-store.js';
 import { createSitesRepository } from '../../src/sites/sites.repository.js';
-import { dialects, stateDatabaseFor } from '../support/dialects.js';
+import { dialects, stateDatabaseFor, type RowsOf } from '../support/dialects.js';
 
 /**
  * The backups feature's rows on both dialects (issue 34, docs/design/cluster-state.md): one test body
@@ -54,20 +54,11 @@ const restore = (id: string, siteId: string, fields: Partial<NewRestoreRow> = {}
 
 describe('the backups tables of the two dialects', () => {
   it('give the repositories the same rows', () => {
-    expectTypeOf<typeof pg.backups.$inferSelect>().toEqualTypeOf<typeof sqlite.backups.$inferSelect>();
-    expectTypeOf<typeof pg.backups.$inferInsert>().toEqualTypeOf<typeof sqlite.backups.$inferInsert>();
-    expectTypeOf<typeof pg.restores.$inferSelect>().toEqualTypeOf<typeof sqlite.restores.$inferSelect>();
-    expectTypeOf<typeof pg.restores.$inferInsert>().toEqualTypeOf<typeof sqlite.restores.$inferInsert>();
-    expectTypeOf<typeof pg.backupSettings.$inferSelect>().toEqualTypeOf<typeof sqlite.backupSettings.$inferSelect>();
-    expectTypeOf<typeof pg.backupSettings.$inferInsert>().toEqualTypeOf<typeof sqlite.backupSettings.$inferInsert>();
-    expectTypeOf<typeof pg.backupTagRetention.$inferSelect>().toEqualTypeOf<
-      typeof sqlite.backupTagRetention.$inferSelect
-    >();
-    expectTypeOf<typeof pg.backupTagRetention.$inferInsert>().toEqualTypeOf<
-      typeof sqlite.backupTagRetention.$inferInsert
-    >();
-    expectTypeOf<typeof pgRemovedSites.$inferSelect>().toEqualTypeOf<typeof removedSites.$inferSelect>();
-    expectTypeOf<typeof pgRemovedSites.$inferInsert>().toEqualTypeOf<typeof removedSites.$inferInsert>();
+    expectTypeOf<RowsOf<typeof pg.backups>>().toEqualTypeOf<RowsOf<typeof sqlite.backups>>();
+    expectTypeOf<RowsOf<typeof pg.restores>>().toEqualTypeOf<RowsOf<typeof sqlite.restores>>();
+    expectTypeOf<RowsOf<typeof pg.backupSettings>>().toEqualTypeOf<RowsOf<typeof sqlite.backupSettings>>();
+    expectTypeOf<RowsOf<typeof pg.backupTagRetention>>().toEqualTypeOf<RowsOf<typeof sqlite.backupTagRetention>>();
+    expectTypeOf<RowsOf<typeof pgRemovedSites>>().toEqualTypeOf<RowsOf<typeof removedSites>>();
   });
 });
 

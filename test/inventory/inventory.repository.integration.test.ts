@@ -9,7 +9,7 @@ import type { Plugin, Theme } from '../../src/inventory/inventory.schemas.js';
 import * as sqlite from '../../src/inventory/inventory.table.js';
 import { createUpdateStateReader } from '../../src/inventory/update-state.js';
 import { createSitesRepository } from '../../src/sites/sites.repository.js';
-import { dialects, stateDatabaseFor } from '../support/dialects.js';
+import { dialects, stateDatabaseFor, type RowsOf } from '../support/dialects.js';
 
 /**
  * A site's stored inventory on both dialects (issue 34, docs/design/cluster-state.md): one test body on
@@ -45,18 +45,10 @@ const extras = (fields: Partial<SiteExtras> = {}): SiteExtras => ({
 
 describe('the inventory tables of the two dialects', () => {
   it('give the repository the same rows', () => {
-    expectTypeOf<typeof pg.siteInventories.$inferSelect>().toEqualTypeOf<typeof sqlite.siteInventories.$inferSelect>();
-    expectTypeOf<typeof pg.siteInventories.$inferInsert>().toEqualTypeOf<typeof sqlite.siteInventories.$inferInsert>();
-    expectTypeOf<typeof pg.inventoryItems.$inferSelect>().toEqualTypeOf<typeof sqlite.inventoryItems.$inferSelect>();
-    expectTypeOf<typeof pg.inventoryItems.$inferInsert>().toEqualTypeOf<typeof sqlite.inventoryItems.$inferInsert>();
-    expectTypeOf<typeof pg.updateOffers.$inferSelect>().toEqualTypeOf<typeof sqlite.updateOffers.$inferSelect>();
-    expectTypeOf<typeof pg.updateOffers.$inferInsert>().toEqualTypeOf<typeof sqlite.updateOffers.$inferInsert>();
-    expectTypeOf<typeof pg.siteEnvironments.$inferSelect>().toEqualTypeOf<
-      typeof sqlite.siteEnvironments.$inferSelect
-    >();
-    expectTypeOf<typeof pg.siteEnvironments.$inferInsert>().toEqualTypeOf<
-      typeof sqlite.siteEnvironments.$inferInsert
-    >();
+    expectTypeOf<RowsOf<typeof pg.siteInventories>>().toEqualTypeOf<RowsOf<typeof sqlite.siteInventories>>();
+    expectTypeOf<RowsOf<typeof pg.inventoryItems>>().toEqualTypeOf<RowsOf<typeof sqlite.inventoryItems>>();
+    expectTypeOf<RowsOf<typeof pg.updateOffers>>().toEqualTypeOf<RowsOf<typeof sqlite.updateOffers>>();
+    expectTypeOf<RowsOf<typeof pg.siteEnvironments>>().toEqualTypeOf<RowsOf<typeof sqlite.siteEnvironments>>();
   });
 });
 

@@ -15,7 +15,7 @@ import type {
 import { createJobStore } from '../../src/jobs/job-store.js';
 import { createSitesRepository } from '../../src/sites/sites.repository.js';
 import type { SiteState } from '../../src/sites/sites.table.js';
-import { dialects, stateDatabaseFor } from '../support/dialects.js';
+import { dialects, stateDatabaseFor, type RowsOf } from '../support/dialects.js';
 
 /**
  * The performance audits and audit settings on both dialects (issue 34, docs/design/cluster-state.md): one
@@ -50,18 +50,8 @@ const ids = (rows: readonly { id: string }[]) => rows.map((row) => row.id);
 
 describe('the performance tables', () => {
   it('infer the same row types on both dialects, so the repository reads and writes the same rows', () => {
-    expectTypeOf<typeof pgPerformanceAudits.$inferSelect>().toEqualTypeOf<
-      typeof sqlitePerformanceAudits.$inferSelect
-    >();
-    expectTypeOf<typeof pgPerformanceAudits.$inferInsert>().toEqualTypeOf<
-      typeof sqlitePerformanceAudits.$inferInsert
-    >();
-    expectTypeOf<typeof pgPerformanceSettings.$inferSelect>().toEqualTypeOf<
-      typeof sqlitePerformanceSettings.$inferSelect
-    >();
-    expectTypeOf<typeof pgPerformanceSettings.$inferInsert>().toEqualTypeOf<
-      typeof sqlitePerformanceSettings.$inferInsert
-    >();
+    expectTypeOf<RowsOf<typeof pgPerformanceAudits>>().toEqualTypeOf<RowsOf<typeof sqlitePerformanceAudits>>();
+    expectTypeOf<RowsOf<typeof pgPerformanceSettings>>().toEqualTypeOf<RowsOf<typeof sqlitePerformanceSettings>>();
   });
 });
 

@@ -5,7 +5,7 @@ import type { sites as pgSites, siteTags as pgSiteTags } from '../../src/sites/s
 import { createSitesRepository } from '../../src/sites/sites.repository.js';
 import type { sites, siteTags } from '../../src/sites/sites.table.js';
 import { type NewSiteRow } from '../../src/sites/sites.table.js';
-import { dialects, stateDatabaseFor } from '../support/dialects.js';
+import { dialects, stateDatabaseFor, type RowsOf } from '../support/dialects.js';
 
 /**
  * The sites and their tags on both dialects (issue 34, docs/design/cluster-state.md): one test body on
@@ -25,10 +25,8 @@ const site = (id: string, fields: Partial<NewSiteRow> = {}): NewSiteRow => ({
 
 describe('the sites tables of the two dialects', () => {
   it('give the repository the same rows', () => {
-    expectTypeOf<typeof pgSites.$inferSelect>().toEqualTypeOf<typeof sites.$inferSelect>();
-    expectTypeOf<typeof pgSites.$inferInsert>().toEqualTypeOf<typeof sites.$inferInsert>();
-    expectTypeOf<typeof pgSiteTags.$inferSelect>().toEqualTypeOf<typeof siteTags.$inferSelect>();
-    expectTypeOf<typeof pgSiteTags.$inferInsert>().toEqualTypeOf<typeof siteTags.$inferInsert>();
+    expectTypeOf<RowsOf<typeof pgSites>>().toEqualTypeOf<RowsOf<typeof sites>>();
+    expectTypeOf<RowsOf<typeof pgSiteTags>>().toEqualTypeOf<RowsOf<typeof siteTags>>();
   });
 });
 

@@ -26,6 +26,17 @@ export const dialects: readonly Dialect[] = (['sqlite', 'postgres'] as const).fi
   (dialect) => !process.env.SITEWARDEN_TEST_DIALECT || process.env.SITEWARDEN_TEST_DIALECT === dialect,
 );
 
+/**
+ * A table's rows as the repositories read and write them: a PostgreSQL table and its SQLite table must give the
+ * same, `expectTypeOf<RowsOf<typeof pg.x>>().toEqualTypeOf<RowsOf<typeof sqlite.x>>()` (checked by the compiler,
+ * which names the first column that differs). A tuple: expect-type compares its elements as strictly as two
+ * `toEqualTypeOf` calls would.
+ */
+export type RowsOf<Table extends { $inferSelect: unknown; $inferInsert: unknown }> = [
+  read: Table['$inferSelect'],
+  written: Table['$inferInsert'],
+];
+
 /** The file's PostgreSQL test database, made on first use and dropped after the file. */
 export async function postgresTestUrl(label: string): Promise<string> {
   const database = await createTestDatabase(inject('postgresUrl'), label);

@@ -6,7 +6,7 @@ import type { Role } from '../../src/shared/actor.js';
 import type { apiTokens as pgApiTokens } from '../../src/tokens/tokens.pg-table.js';
 import { createTokensRepository } from '../../src/tokens/tokens.repository.js';
 import type { apiTokens as sqliteApiTokens } from '../../src/tokens/tokens.table.js';
-import { dialects, stateDatabaseFor } from '../support/dialects.js';
+import { dialects, stateDatabaseFor, type RowsOf } from '../support/dialects.js';
 
 /**
  * The API tokens' rows on both dialects (issue 34, docs/design/cluster-state.md): one test body on
@@ -48,8 +48,7 @@ async function addUser(state: StateDatabase, id: string, role: Role, scopeTags: 
 
 describe('the api_tokens tables', () => {
   it('infer the same row types on both dialects, so the repository reads and writes the same rows', () => {
-    expectTypeOf<typeof pgApiTokens.$inferSelect>().toEqualTypeOf<typeof sqliteApiTokens.$inferSelect>();
-    expectTypeOf<typeof pgApiTokens.$inferInsert>().toEqualTypeOf<typeof sqliteApiTokens.$inferInsert>();
+    expectTypeOf<RowsOf<typeof pgApiTokens>>().toEqualTypeOf<RowsOf<typeof sqliteApiTokens>>();
   });
 });
 

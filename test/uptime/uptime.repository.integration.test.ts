@@ -5,7 +5,7 @@ import { createSitesRepository } from '../../src/sites/sites.repository.js';
 import * as pg from '../../src/uptime/uptime.pg-table.js';
 import { createUptimeRepository, type BucketRow, type ProbeRow } from '../../src/uptime/uptime.repository.js';
 import * as sqlite from '../../src/uptime/uptime.table.js';
-import { dialects, stateDatabaseFor } from '../support/dialects.js';
+import { dialects, stateDatabaseFor, type RowsOf } from '../support/dialects.js';
 
 /**
  * The uptime tables on both dialects (issue 34, docs/design/cluster-state.md): one test body on SQLite
@@ -18,22 +18,12 @@ const T0 = Date.UTC(2026, 2, 2);
 
 describe('the uptime tables of the two dialects', () => {
   it('give the repository the same rows', () => {
-    expectTypeOf<typeof pg.uptimeMonitors.$inferSelect>().toEqualTypeOf<typeof sqlite.uptimeMonitors.$inferSelect>();
-    expectTypeOf<typeof pg.uptimeMonitors.$inferInsert>().toEqualTypeOf<typeof sqlite.uptimeMonitors.$inferInsert>();
-    expectTypeOf<typeof pg.uptimeProbes.$inferSelect>().toEqualTypeOf<typeof sqlite.uptimeProbes.$inferSelect>();
-    expectTypeOf<typeof pg.uptimeProbes.$inferInsert>().toEqualTypeOf<typeof sqlite.uptimeProbes.$inferInsert>();
-    expectTypeOf<typeof pg.uptimeHourly.$inferSelect>().toEqualTypeOf<typeof sqlite.uptimeHourly.$inferSelect>();
-    expectTypeOf<typeof pg.uptimeHourly.$inferInsert>().toEqualTypeOf<typeof sqlite.uptimeHourly.$inferInsert>();
-    expectTypeOf<typeof pg.uptimeDaily.$inferSelect>().toEqualTypeOf<typeof sqlite.uptimeDaily.$inferSelect>();
-    expectTypeOf<typeof pg.uptimeDaily.$inferInsert>().toEqualTypeOf<typeof sqlite.uptimeDaily.$inferInsert>();
-    expectTypeOf<typeof pg.downtimeEvents.$inferSelect>().toEqualTypeOf<typeof sqlite.downtimeEvents.$inferSelect>();
-    expectTypeOf<typeof pg.downtimeEvents.$inferInsert>().toEqualTypeOf<typeof sqlite.downtimeEvents.$inferInsert>();
-    expectTypeOf<typeof pg.uptimeRollupMarks.$inferSelect>().toEqualTypeOf<
-      typeof sqlite.uptimeRollupMarks.$inferSelect
-    >();
-    expectTypeOf<typeof pg.uptimeRollupMarks.$inferInsert>().toEqualTypeOf<
-      typeof sqlite.uptimeRollupMarks.$inferInsert
-    >();
+    expectTypeOf<RowsOf<typeof pg.uptimeMonitors>>().toEqualTypeOf<RowsOf<typeof sqlite.uptimeMonitors>>();
+    expectTypeOf<RowsOf<typeof pg.uptimeProbes>>().toEqualTypeOf<RowsOf<typeof sqlite.uptimeProbes>>();
+    expectTypeOf<RowsOf<typeof pg.uptimeHourly>>().toEqualTypeOf<RowsOf<typeof sqlite.uptimeHourly>>();
+    expectTypeOf<RowsOf<typeof pg.uptimeDaily>>().toEqualTypeOf<RowsOf<typeof sqlite.uptimeDaily>>();
+    expectTypeOf<RowsOf<typeof pg.downtimeEvents>>().toEqualTypeOf<RowsOf<typeof sqlite.downtimeEvents>>();
+    expectTypeOf<RowsOf<typeof pg.uptimeRollupMarks>>().toEqualTypeOf<RowsOf<typeof sqlite.uptimeRollupMarks>>();
   });
 });
 

@@ -3,7 +3,7 @@ import type * as pg from '../../src/users/users.pg-table.js';
 import { createUsersRepository } from '../../src/users/users.repository.js';
 import type * as sqlite from '../../src/users/users.table.js';
 import type { SessionRow } from '../../src/users/users.table.js';
-import { dialects, stateDatabaseFor } from '../support/dialects.js';
+import { dialects, stateDatabaseFor, type RowsOf } from '../support/dialects.js';
 import { at, sessionRow, userRow } from './user-rows.js';
 
 /**
@@ -12,18 +12,10 @@ import { at, sessionRow, userRow } from './user-rows.js';
  */
 describe('the users tables', () => {
   it('have the same row types on both dialects, so one repository body reads and writes both', () => {
-    expectTypeOf<typeof pg.users.$inferSelect>().toEqualTypeOf<typeof sqlite.users.$inferSelect>();
-    expectTypeOf<typeof pg.users.$inferInsert>().toEqualTypeOf<typeof sqlite.users.$inferInsert>();
-    expectTypeOf<typeof pg.sessions.$inferSelect>().toEqualTypeOf<typeof sqlite.sessions.$inferSelect>();
-    expectTypeOf<typeof pg.sessions.$inferInsert>().toEqualTypeOf<typeof sqlite.sessions.$inferInsert>();
-    expectTypeOf<typeof pg.recoveryCodes.$inferSelect>().toEqualTypeOf<typeof sqlite.recoveryCodes.$inferSelect>();
-    expectTypeOf<typeof pg.recoveryCodes.$inferInsert>().toEqualTypeOf<typeof sqlite.recoveryCodes.$inferInsert>();
-    expectTypeOf<typeof pg.twoFactorSettings.$inferSelect>().toEqualTypeOf<
-      typeof sqlite.twoFactorSettings.$inferSelect
-    >();
-    expectTypeOf<typeof pg.twoFactorSettings.$inferInsert>().toEqualTypeOf<
-      typeof sqlite.twoFactorSettings.$inferInsert
-    >();
+    expectTypeOf<RowsOf<typeof pg.users>>().toEqualTypeOf<RowsOf<typeof sqlite.users>>();
+    expectTypeOf<RowsOf<typeof pg.sessions>>().toEqualTypeOf<RowsOf<typeof sqlite.sessions>>();
+    expectTypeOf<RowsOf<typeof pg.recoveryCodes>>().toEqualTypeOf<RowsOf<typeof sqlite.recoveryCodes>>();
+    expectTypeOf<RowsOf<typeof pg.twoFactorSettings>>().toEqualTypeOf<RowsOf<typeof sqlite.twoFactorSettings>>();
   });
 });
 
