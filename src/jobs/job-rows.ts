@@ -232,19 +232,24 @@ export function createJobRowWriter({
       });
     },
 
-    record<T = undefined>(job: EndedJob, own?: OwnRow<T>): { job: JobRow; own: T } {
+    async record<T = undefined>(job: EndedJob, own?: OwnRow<T>): Promise<{ job: JobRow; own: T }> {
+      const ended = {
+        ...newJobRow(job),
+        state: job.state,
+        reason: job.reason ?? null,
+        message: job.message ?? null,
+        attempts: job.attempts,
+        startedAt: job.startedAt,
+        finishedAt: job.finishedAt ?? now(),
+      };
+      // As `create`: in the store's transaction where it has one, else in one synchronous SQLite transaction.
+      if (store.insertWith) {
+        if (!own) return { job: await store.insert(ended), own: undefined as T };
+        return store.insertWith(ended, async (tx) => own(tx));
+      }
       return repository.transaction(() => {
         const ownRow = own && writtenAtOnce(own());
-        const row = repository.insert({
-          ...newJobRow(job),
-          state: job.state,
-          reason: job.reason ?? null,
-          message: job.message ?? null,
-          attempts: job.attempts,
-          startedAt: job.startedAt,
-          finishedAt: job.finishedAt ?? now(),
-        });
-        return { job: row, own: ownRow as T };
+        return { job: repository.insert(ended), own: ownRow as T };
       });
     },
 

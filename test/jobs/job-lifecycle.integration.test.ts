@@ -101,6 +101,42 @@ describe.each(dialects)('a job’s lifecycle on %s', (dialect) => {
         expect(await jobStore.find('job_3')).toBeUndefined();
       });
 
+      it('writes a job that ended elsewhere as it ended, with its kind’s own row or neither', async () => {
+        const { clock, jobStore, rows } = setUp();
+        const ended = (id: string) => ({
+          id,
+          kind: 'backup',
+          siteId: 'site_a',
+          createdAt: clock.now(),
+          state: 'succeeded' as const,
+          attempts: 1,
+          startedAt: clock.now(),
+          finishedAt: clock.now(),
+        });
+        const ownRow = (id: string) => ({
+          id,
+          kind: 'own',
+          siteId: 'site_a',
+          state: 'queued' as const,
+          createdAt: clock.now(),
+        });
+        // (an adopted backup's row here is another job row)
+        const written = await rows.record(ended('job_1'), (tx) =>
+          tx
+            ? jobStore.insert(ownRow('own_1'), tx).then((row) => row.id)
+            : repositoryOf(state()).insert(ownRow('own_1')).id,
+        );
+        expect(written).toMatchObject({ job: { id: 'job_1', state: 'succeeded', attempts: 1 }, own: 'own_1' });
+        expect(await jobStore.find('own_1')).toMatchObject({ kind: 'own' });
+        expect(await rows.record(ended('job_2'))).toMatchObject({ job: { id: 'job_2', state: 'succeeded' } });
+        await expect(
+          rows.record(ended('job_3'), () => {
+            throw new Error('the adopted backup could not be written');
+          }),
+        ).rejects.toThrow('the adopted backup could not be written');
+        expect(await jobStore.find('job_3')).toBeUndefined();
+      });
+
       it('leaves a job ended while it was queued as it is: not started, its end not written over', async () => {
         const { jobStore, rows, queue } = setUp();
         await queue('job_1');

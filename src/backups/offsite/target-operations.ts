@@ -209,8 +209,8 @@ export function createTargetOperations({
           createdAt: row.createdAt,
           startedAt: row.startedAt,
         },
-        // Written with its job row, in the runner's transaction.
-        () => repository.inHook.insertBackup(row),
+        // Written with its job row, in the runner's transaction (the job store's, given, on PostgreSQL).
+        (tx) => (tx ? repository.withJob.insertBackup(tx, row) : repository.inHook.insertBackup(row)),
       );
       return own;
     },
