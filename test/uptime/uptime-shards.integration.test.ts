@@ -148,13 +148,6 @@ describe('uptime probes sharded over two worker processes', () => {
             await pool!.query<{ shard: number }>('select shard from uptime_shard_leases where holder = $1', [holder])
           ).rows.map((row) => row.shard),
         );
-      const lastClaim = async (holder: string) =>
-        (
-          await pool!.query<{ until: number }>(
-            `select (extract(epoch from max(claimed_until)) * 1000)::float8 as until from uptime_shard_leases where holder = $1`,
-            [holder],
-          )
-        ).rows[0]!.until;
       const bHoldsAll = async () => (await holders()).get('worker-b') === UPTIME_SHARDS;
 
       // One whole interval with both workers; then A stalls (SIGSTOP) past its leases, inside its renewal's
@@ -187,14 +180,30 @@ describe('uptime probes sharded over two worker processes', () => {
         10_000,
         () => 'worker A to die',
       );
-      // A's last claims, as it left them.
-      const aClaimedUntil = await lastClaim('worker-a');
       await waitFor(bHoldsAll, INTERVAL_MS * 3, () => `worker B to take every shard\n${b.outputTail()}`);
       const takenAt = Date.now();
       // A whole interval and a half with B alone, then the probes in flight land.
       const until = takenAt + 1.5 * INTERVAL_MS;
       await sleep(until - Date.now() + 1_500);
       await b.stop(5_000);
+
+      // The takeovers each worker logged: when, and from where, each shard gained was resumed.
+      const takeovers = new Map<number, { at: number; resumeFrom: number }[]>();
+      for (const worker of ['worker-a', 'worker-b'])
+        for (const line of readFileSync(join(scratch, `${worker}.log`), 'utf8').split('\n')) {
+          if (!line.startsWith('{')) continue;
+          const { at, gained } = JSON.parse(line) as TakeoverLine;
+          for (const [shard, resumeFrom] of gained)
+            if (resumeFrom !== null) takeovers.set(shard, [...(takeovers.get(shard) ?? []), { at, resumeFrom }]);
+        }
+      // A's last claims, as it left them: where B resumed its shards after its death (A killed while holding none,
+      // its shards lost under load before, left nothing claimed).
+      const aClaimedUntil = Math.max(
+        killedAt,
+        ...[...aShards].flatMap((shard) =>
+          (takeovers.get(shard) ?? []).filter(({ at }) => at >= killedAt).map(({ resumeFrom }) => resumeFrom),
+        ),
+      );
 
       expect(stallTakenAt - stoppedAt).toBeLessThan(INTERVAL_MS);
       expect(takenAt - killedAt).toBeLessThan(INTERVAL_MS);
@@ -210,15 +219,6 @@ describe('uptime probes sharded over two worker processes', () => {
       }
       expect(twice).toEqual([]);
 
-      // The takeovers each worker logged: when, and from where, each shard gained was resumed.
-      const takeovers = new Map<number, { at: number; resumeFrom: number }[]>();
-      for (const worker of ['worker-a', 'worker-b'])
-        for (const line of readFileSync(join(scratch, `${worker}.log`), 'utf8').split('\n')) {
-          if (!line.startsWith('{')) continue;
-          const { at, gained } = JSON.parse(line) as TakeoverLine;
-          for (const [shard, resumeFrom] of gained)
-            if (resumeFrom !== null) takeovers.set(shard, [...(takeovers.get(shard) ?? []), { at, resumeFrom }]);
-        }
       /** A slot a takeover found passed, a later slot of the site passed too: probed once, late, for that one. */
       const supersededAtTakeover = (site: string, slot: number) =>
         (takeovers.get(shardOf(site)) ?? []).some(
