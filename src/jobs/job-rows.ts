@@ -19,7 +19,7 @@ import type {
 } from './job-kind.js';
 import type { JobLifecycleStore, JobReport, OwnRow } from './job-lifecycle-store.js';
 import type { JobsRepository } from './jobs.repository.js';
-import type { JobRow } from './jobs.table.js';
+import type { JobRow, NewJobRow } from './jobs.table.js';
 
 /** A new job's row as the repository stores it, `queued`. */
 const newJobRow = (job: NewJob) => ({
@@ -176,10 +176,13 @@ export function createJobRowWriter({
    * A job written `queued`; with its kind's own row (`own`) in one transaction: the store's where it has one
    * (PostgreSQL, `own` given it), else one synchronous SQLite transaction (`own` called without one, at once).
    */
-  async function create<T = undefined>(job: NewJob, own?: OwnRow<T>): Promise<{ job: JobRow; own: T }> {
-    if (!own) return { job: await store.insert(newJobRow(job)), own: undefined as T };
-    if (store.insertWith) return store.insertWith(newJobRow(job), async (tx) => own(tx));
-    return repository.transaction(() => ({ own: writtenAtOnce(own()), job: repository.insert(newJobRow(job)) }));
+  const create = <T = undefined>(job: NewJob, own?: OwnRow<T>) => insertWithOwn(newJobRow(job), own);
+
+  /** A job row written with its kind's own row, as `create` says; alone through the store when there is none. */
+  async function insertWithOwn<T>(row: NewJobRow, own?: OwnRow<T>): Promise<{ job: JobRow; own: T }> {
+    if (!own) return { job: await store.insert(row), own: undefined as T };
+    if (store.insertWith) return store.insertWith(row, async (tx) => own(tx));
+    return repository.transaction(() => ({ own: writtenAtOnce(own()), job: repository.insert(row) }));
   }
 
   /** Finished jobs' outcomes revised, in one transaction; a job not finished (or gone) stays as it is. */
@@ -242,15 +245,7 @@ export function createJobRowWriter({
         startedAt: job.startedAt,
         finishedAt: job.finishedAt ?? now(),
       };
-      // As `create`: in the store's transaction where it has one, else in one synchronous SQLite transaction.
-      if (store.insertWith) {
-        if (!own) return { job: await store.insert(ended), own: undefined as T };
-        return store.insertWith(ended, async (tx) => own(tx));
-      }
-      return repository.transaction(() => {
-        const ownRow = own && writtenAtOnce(own());
-        return { job: repository.insert(ended), own: ownRow as T };
-      });
+      return insertWithOwn(ended, own);
     },
 
     /** A queued job ended without running, as `outcome` says; one that is no longer queued stays as it is. */
