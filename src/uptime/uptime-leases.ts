@@ -15,9 +15,10 @@ import { uptimeShardLeases, uptimeWorkers } from './uptime-leases.pg-table.js';
  * Exactly one worker probes each slot (a site's probe due at an instant). A holder *claims* its shards'
  * slots ahead of probing them (`claim(until)`: `claimed_until` moves on, only while its lease runs past
  * `until`), and probes only what it claimed; the next holder of a shard probes from where the claim
- * ended: no slot twice, and none skipped except those a worker that died had claimed and not yet
- * probed (at most one claim ahead: a second of probes), which come again at their next slot. A shard
- * taken over after its holder died is behind: each of its sites whose slot passed meanwhile is probed
+ * ended: no slot twice, and none skipped except those a worker that died had claimed and not yet probed
+ * (a claim reaches a second ahead; a worker starved of CPU may also die with late ones queued), which come
+ * again at their next slot. A shard taken over after its holder died is behind, as is one its holder
+ * claims late (starved between two ticks): each of its sites whose slot passed meanwhile is probed
  * once, late, then on its schedule. Worker clocks are assumed within a second of each other (NTP): a
  * lease is taken `CLOCK_MARGIN_MS` after it expires by the taker's clock.
  */
