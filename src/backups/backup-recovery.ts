@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { jobEvent, type JobKind } from '../jobs/job-kind.js';
+import { jobEvent, type JobKind, type Settlement } from '../jobs/job-kind.js';
 import type { Clock } from '../shared/clock.js';
 import { backupOutcome, restoreOutcome } from './backup-job-rows.js';
 import type { BackupsRepository } from './backups.repository.js';
@@ -26,9 +26,8 @@ export const interruptedRestore = (preRestoreBackupId: string | null) =>
  * What the job runner does at start-up with the backups the last process left unfinished
  * (src/jobs/job-runner.ts recover): queued ones are queued again; running ones (it was killed)
  * fail as `interrupted`; then an interrupted backup is retried once, as a new backup that reuses
- * every object the first attempt stored. The runner calls `running` without awaiting: its reads
- * and writes are the repository's synchronous ones (`inHook`), each end written only while the
- * row is still unfinished.
+ * every object the first attempt stored. Each end is written only while the row is still unfinished:
+ * one another process ended meanwhile keeps its end.
  */
 export function backupRecovery({
   repository,
@@ -43,18 +42,18 @@ export function backupRecovery({
   retry: (row: BackupRow) => Promise<BackupRow>;
 }): JobKind['recover'] {
   return {
-    running(job) {
-      const row = repository.inHook.findBackup(job.id)!;
+    async running(job) {
+      const row = (await repository.findBackup(job.id))!;
       const message = interruptedBackup(row.kind);
       // Written only while unfinished: a row the last process had already ended keeps its end.
-      const failed = repository.inHook.updateBackup(
+      const failed = await repository.updateBackup(
         row.id,
         { status: 'failed', reason: 'interrupted', error: message, finishedAt: clock.now() },
         UNFINISHED,
       );
       // Its job ends as its row says (the events of its end were not logged: the process stopped first).
       if (!failed)
-        return { events: [], outcome: backupOutcome(repository.inHook.findBackup(job.id)!), interrupted: false };
+        return { events: [], outcome: backupOutcome((await repository.findBackup(job.id))!), interrupted: false };
       return {
         outcome: backupOutcome(failed),
         events: [
@@ -97,14 +96,14 @@ export function restoreRecovery({
    * Ends a restore the last process left unfinished as failed, with the event that says so; one that had
    * ended meanwhile (written only while unfinished) ends its job as its row says.
    */
-  function failRestore(row: RestoreRow, reason: string, message: string) {
-    const failed = repository.inHook.updateRestore(
+  async function failRestore(row: RestoreRow, reason: string, message: string): Promise<Settlement> {
+    const failed = await repository.updateRestore(
       row.id,
       { status: 'failed', reason, error: message, finishedAt: clock.now() },
       UNFINISHED,
     );
     if (!failed)
-      return { events: [], outcome: restoreOutcome(repository.inHook.findRestore(row.id)!), interrupted: false };
+      return { events: [], outcome: restoreOutcome((await repository.findRestore(row.id))!), interrupted: false };
     return {
       outcome: restoreOutcome(failed),
       events: [
@@ -113,13 +112,13 @@ export function restoreRecovery({
     };
   }
   return {
-    running(job) {
-      const row = repository.inHook.findRestore(job.id)!;
+    async running(job) {
+      const row = (await repository.findRestore(job.id))!;
       return failRestore(row, 'interrupted', interruptedRestore(row.preRestoreBackupId));
     },
-    queued(job) {
-      const row = repository.inHook.findRestore(job.id)!;
-      const target = repository.inHook.findBackup(row.backupId);
+    async queued(job) {
+      const row = (await repository.findRestore(job.id))!;
+      const target = await repository.findBackup(row.backupId);
       if (target?.status === 'completed' && target.manifestHash) return 'requeue';
       return failRestore(row, 'backup-not-found', `backup ${row.backupId} is no longer there to restore from`);
     },

@@ -113,13 +113,12 @@ export function createBackupRequests({
       const row = await repository.findBackup(job.id);
       if (usable(row)) await applyRetention(row.siteId);
     },
-    // In the runner's transaction that cancels the job, while the row is queued as its job is.
-    cancelQueued: (job, message) =>
-      void repository.inHook.updateBackup(
-        job.id,
-        { status: 'failed', reason: 'cancelled', error: message, finishedAt: clock.now() },
-        ['queued'],
-      ),
+    // In the transaction that cancels the job, while the row is queued as its job is.
+    cancelQueued(job, message, tx) {
+      const changes = { status: 'failed', reason: 'cancelled', error: message, finishedAt: clock.now() } as const;
+      if (tx) return repository.updateBackup(job.id, changes, ['queued'], tx).then(() => undefined);
+      repository.inHook.updateBackup(job.id, changes, ['queued']);
+    },
     recover: backupRecovery({
       repository,
       clock,
@@ -137,12 +136,11 @@ export function createBackupRequests({
       lock.shared(async () =>
         executeRestore((await repository.findRestore(job.id))!, signal, context, job.startedAt ?? undefined),
       ),
-    cancelQueued: (job, message) =>
-      void repository.inHook.updateRestore(
-        job.id,
-        { status: 'failed', reason: 'cancelled', error: message, finishedAt: clock.now() },
-        ['queued'],
-      ),
+    cancelQueued(job, message, tx) {
+      const changes = { status: 'failed', reason: 'cancelled', error: message, finishedAt: clock.now() } as const;
+      if (tx) return repository.updateRestore(job.id, changes, ['queued'], tx).then(() => undefined);
+      repository.inHook.updateRestore(job.id, changes, ['queued']);
+    },
     recover: restoreRecovery({ repository, clock }),
   });
 

@@ -67,19 +67,25 @@ export function createBackupsRepository(state: StateDatabase) {
           .returning()
           .then((rows) => rows[0]!),
       ),
-    /** Writes `changes` to the backup, while it is in one of `whileIn` when given; the row as written, or undefined. */
+    /**
+     * Writes `changes` to the backup, while it is in one of `whileIn` when given; the row as written, or undefined.
+     * `tx`: in that transaction (a queued backup cancelled in the job store's, with its job row).
+     */
     updateBackup: (
       id: string,
       changes: Partial<NewBackupRow>,
       whileIn?: readonly BackupStatus[],
+      tx?: StateDb,
     ): Promise<BackupRow | undefined> =>
-      run((db) =>
-        db
-          .update(backups)
-          .set(changes)
-          .where(and(eq(backups.id, id), whileIn && inArray(backups.status, [...whileIn])))
-          .returning()
-          .then(firstRow),
+      run(
+        (db) =>
+          db
+            .update(backups)
+            .set(changes)
+            .where(and(eq(backups.id, id), whileIn && inArray(backups.status, [...whileIn])))
+            .returning()
+            .then(firstRow),
+        tx,
       ),
     findBackup: (id: string): Promise<BackupRow | undefined> =>
       run((db) => db.select().from(backups).where(eq(backups.id, id)).then(firstRow)),
@@ -143,19 +149,22 @@ export function createBackupsRepository(state: StateDatabase) {
           .returning()
           .then((rows) => rows[0]!),
       ),
-    /** Writes `changes` to the restore, while it is in one of `whileIn` when given; the row as written, or undefined. */
+    /** Writes `changes` to the restore, while it is in one of `whileIn` when given (`tx` as `updateBackup`); the row as written, or undefined. */
     updateRestore: (
       id: string,
       changes: Partial<NewRestoreRow>,
       whileIn?: readonly JobStatus[],
+      tx?: StateDb,
     ): Promise<RestoreRow | undefined> =>
-      run((db) =>
-        db
-          .update(restores)
-          .set(changes)
-          .where(and(eq(restores.id, id), whileIn && inArray(restores.status, [...whileIn])))
-          .returning()
-          .then(firstRow),
+      run(
+        (db) =>
+          db
+            .update(restores)
+            .set(changes)
+            .where(and(eq(restores.id, id), whileIn && inArray(restores.status, [...whileIn])))
+            .returning()
+            .then(firstRow),
+        tx,
       ),
     findRestore: (id: string): Promise<RestoreRow | undefined> =>
       run((db) => db.select().from(restores).where(eq(restores.id, id)).then(firstRow)),
@@ -332,17 +341,14 @@ export interface ScheduleHistory {
 }
 
 /**
- * The statements of the job runner's synchronous callbacks, made at once on the SQLite connection
- * (not through `state.run`: they run inside the runner's better-sqlite3 transaction, or in a recovery
- * hook the runner calls without awaiting). A read and the write it decides are atomic there: the
- * transaction holds the connection, and nothing awaits between them.
+ * The statements made inside the job runner's synchronous SQLite transaction (a job's own row, a queued job's
+ * cancel), at once on the connection, not through `state.run`. A read and the write it decides are atomic
+ * there: the transaction holds the connection, and nothing awaits between them.
  */
 function hookStatements(db: Db) {
   const backups = sqliteBackups;
   const restores = sqliteRestores;
   return {
-    findBackup: (id: string): BackupRow | undefined => db.select().from(backups).where(eq(backups.id, id)).get(),
-    findRestore: (id: string): RestoreRow | undefined => db.select().from(restores).where(eq(restores.id, id)).get(),
     /** A backup or restore of the site that is queued or running (read in the transaction that writes the next). */
     activeJob(siteId: string): ActiveJob | undefined {
       const backup = db
@@ -391,14 +397,11 @@ type HookStatements = ReturnType<typeof hookStatements>;
 
 const notYetOnPostgres = (): never => {
   throw new Error(
-    'a backup’s or restore’s row is written with its job row, and in the job runner’s synchronous hooks, on SQLite only ' +
-      '(issue 34): written with its job row once the job runner passes its transaction to `own` and its hooks',
+    'these are the statements of the job runner’s SQLite transaction: on PostgreSQL the job store gives its transaction, and the rows are written there (`withJob`, or the method given `tx`)',
   );
 };
 
 const postgresHooks: HookStatements = {
-  findBackup: notYetOnPostgres,
-  findRestore: notYetOnPostgres,
   activeJob: notYetOnPostgres,
   insertBackup: notYetOnPostgres,
   insertRestore: notYetOnPostgres,

@@ -1,10 +1,11 @@
 import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import type { CancelRequests } from './cancel-requests.js';
-import { CANCELLED_MESSAGE, JobCancelled, type JobKind } from './job-kind.js';
+import type { StateDb } from '../db/state-db.js';
+import { CANCELLED_MESSAGE, JobCancelled, type JobKind, type QueuedCancel } from './job-kind.js';
 import type { JobEvents } from './job-events.js';
 import type { ActiveJob } from './job-dispatch.js';
-import type { JobLifecycleStore } from './job-lifecycle-store.js';
+import { writtenAtOnce, type JobLifecycleStore } from './job-lifecycle-store.js';
 import { jobsProblems } from './jobs.errors.js';
 import type { JobsRepository } from './jobs.repository.js';
 import { finishedJobStates, type JobRow } from './jobs.table.js';
@@ -18,8 +19,7 @@ import { finishedJobStates, type JobRow } from './jobs.table.js';
  *
  * In a cluster (`requests`), the process asked may not be the one running the job: the request is kept and
  * announced to every process (cancel-requests.ts), and the one running it stops it; a queued job is cancelled
- * through the job store, then its kind's row (not yet in one transaction: the kinds' rows are SQLite's until their
- * features move).
+ * with its kind's row in the job store's transaction (`cancelQueuedWith`).
  */
 export function createJobCancel({
   repository,
@@ -48,16 +48,21 @@ export function createJobCancel({
       // The job row first: a cancelled job stays cancelled whatever the kind's row says after it.
       const job = repository.cancelQueued(id, clock.now(), CANCELLED_MESSAGE);
       if (!job) return undefined;
-      const ended = kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
+      const kind = kinds.get(job.kind);
+      const ended = kind && writtenAtOnce(kind.cancelQueued(job, CANCELLED_MESSAGE));
       if (!ended?.progress) return job;
       return repository.update(id, { progress: JSON.stringify(ended.progress) }) ?? job;
     });
 
-  /** As `cancelQueuedHere`, in a cluster: the job row, then its kind's. */
+  /** As `cancelQueuedHere`, in a cluster: the job row and its kind's in the job store's transaction. */
   async function cancelQueuedInCluster(id: string): Promise<JobRow | undefined> {
+    const own = async (job: JobRow, tx: StateDb): Promise<QueuedCancel> =>
+      kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE, tx);
+    if (store.cancelQueuedWith) return store.cancelQueuedWith(id, clock.now(), CANCELLED_MESSAGE, own);
+    // (a store without transactions of its own: the job row, then its kind's)
     const job = await store.cancelQueued(id, clock.now(), CANCELLED_MESSAGE);
     if (!job) return undefined;
-    const ended = kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
+    const ended = await kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
     if (!ended?.progress) return job;
     const progress = JSON.stringify(ended.progress);
     await store.write(id, { progress });

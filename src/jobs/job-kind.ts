@@ -3,6 +3,7 @@
  * exclusivity, run, shutdown, cancel, recovery) and what a job tells the runner as it goes and when
  * it settles.
  */
+import type { StateDb } from '../db/state-db.js';
 import type { WriteBatch } from '../db/write-batch.js';
 import type { EventName, FieldsOf } from '../shared/events.js';
 import type { JobRow, JobState } from './jobs.table.js';
@@ -114,6 +115,12 @@ export class JobCancelled extends Error {
 export const wasCancelled = (signal: AbortSignal): boolean => signal.aborted && signal.reason instanceof JobCancelled;
 export const CANCELLED_MESSAGE = 'cancelled on request';
 
+/** What a kind's row said of a queued job it cancelled: the job's last progress, if it changed. */
+export type QueuedCancel = { progress?: object } | void;
+
+/** A job the last process left queued: queued again, left to its parent, or ended as the settlement says. */
+type QueuedRecovery = 'requeue' | 'leave' | Settlement;
+
 /** How a feature's kind of job runs, stops, cancels and recovers. */
 export interface JobKind {
   /** Kinds naming the same pool share its `concurrency` slots (backups and restores do). */
@@ -144,9 +151,11 @@ export interface JobKind {
   cancelsWhileRunning: boolean;
   /**
    * Records a queued job as cancelled in the kind's row; the runner marks the job row in the same
-   * transaction, with the progress answered here if any (a fleet action's sites, each cancelled).
+   * transaction, with the progress answered here if any (a fleet action's sites, each cancelled). On the
+   * daemon's SQLite database it is called without `tx`, inside the runner's synchronous transaction, and must
+   * write at once (a promise there is refused); in a cluster it is given the job store's transaction, and may be async.
    */
-  cancelQueued(job: JobRow, message: string): { progress?: object } | void;
+  cancelQueued(job: JobRow, message: string, tx?: StateDb): QueuedCancel | Promise<QueuedCancel>;
   recover: {
     /**
      * A job the last process left running: record it failed as interrupted (its job ends as the
@@ -154,12 +163,12 @@ export interface JobKind {
      * in fact ended (its own row says so: the process stopped before the job row was written).
      * `requeue`: queued again (logged `requeued`), for a kind that resumes where it stopped.
      */
-    running(job: JobRow): Settlement | JobRequeue;
+    running(job: JobRow): Settlement | JobRequeue | Promise<Settlement | JobRequeue>;
     /**
      * A job the last process left queued: queue it again (the default), record why not (`outcome`),
      * or `leave` it as it is (a child: its parent starts it, or has already ended it).
      */
-    queued?(job: JobRow): 'requeue' | 'leave' | Settlement;
+    queued?(job: JobRow): QueuedRecovery | Promise<QueuedRecovery>;
     /** Once every unfinished job was handled: new jobs retrying interrupted ones (logged `retried`). */
     afterwards?(): Promise<{ job: Pick<JobRow, 'id' | 'siteId'>; fields: Record<string, unknown> }[]>;
   };

@@ -1,4 +1,5 @@
 import type { StateDb } from '../db/state-db.js';
+import type { QueuedCancel } from './job-kind.js';
 import type { StoredEnd } from './job-store.js';
 import type { JobsRepository } from './jobs.repository.js';
 import type { JobRow, NewJobRow } from './jobs.table.js';
@@ -10,6 +11,13 @@ import type { JobRow, NewJobRow } from './jobs.table.js';
  * writes in a transaction of its own (`insertWith`: PostgreSQL), it is given that transaction and may be async.
  */
 export type OwnRow<T> = (tx?: StateDb) => T | Promise<T>;
+
+/** A kind's write made inside a synchronous SQLite transaction: a promise there would be written after it ended. */
+export function writtenAtOnce<T>(written: T | Promise<T>): T {
+  if (written instanceof Promise)
+    throw new Error('a kind’s write inside the SQLite transaction of its job row must be made at once, not awaited');
+  return written;
+}
 
 /** What a running job reports as it goes: its progress, its params, its message. */
 export type JobReport = Partial<Pick<NewJobRow, 'progress' | 'params' | 'message'>>;
@@ -47,6 +55,16 @@ export interface JobLifecycleStore {
   unfinished(kind: string, state: 'queued' | 'running'): Promise<JobRow[]>;
   /** Cancels a job that has not started; undefined when it is no longer queued (started, ended or gone meanwhile). */
   cancelQueued(id: string, at: Date, message: string): Promise<JobRow | undefined>;
+  /**
+   * As `cancelQueued`, with its kind's row (`own`, given the transaction) in the same transaction, the progress `own`
+   * answers written to the job (a cluster's store). Absent, the runner does both in one synchronous SQLite transaction.
+   */
+  cancelQueuedWith?(
+    id: string,
+    at: Date,
+    message: string,
+    own: (job: JobRow, tx: StateDb) => Promise<QueuedCancel>,
+  ): Promise<JobRow | undefined>;
   /** A job left `running` by a process that died, queued again (`message` on its row) while it still is; whether it was. */
   requeue(id: string, message: string | null): Promise<boolean>;
 }

@@ -34,7 +34,7 @@ export function createJobRecovery({
    * (`requeued`: the caller runs it), or ended and logged (`interrupted` unless its kind found it had in fact ended).
    */
   async function settleLeftRunning(job: JobRow): Promise<{ requeued: boolean; interrupted: boolean }> {
-    const settlement = kindOf(job.kind).recover.running(job);
+    const settlement = await kindOf(job.kind).recover.running(job);
     if ('requeue' in settlement)
       return { requeued: await store.requeue(job.id, settlement.message ?? null), interrupted: false };
     await finish(job.id, settlement.outcome ?? { state: 'failed', reason: 'interrupted' });
@@ -66,7 +66,7 @@ export function createJobRecovery({
       for (const name of kindNames)
         for (const job of await store.unfinished(name, 'queued')) {
           const kind = kindOf(name);
-          const decision = kind.recover.queued?.(job) ?? 'requeue';
+          const decision = (await kind.recover.queued?.(job)) ?? 'requeue';
           if (decision === 'leave') continue;
           if (decision !== 'requeue') {
             await finish(job.id, decision.outcome ?? { state: 'failed', reason: 'interrupted' });

@@ -17,7 +17,7 @@ import type {
   NewJob,
   Settlement,
 } from './job-kind.js';
-import type { JobLifecycleStore, JobReport, OwnRow } from './job-lifecycle-store.js';
+import { writtenAtOnce, type JobLifecycleStore, type JobReport, type OwnRow } from './job-lifecycle-store.js';
 import type { JobsRepository } from './jobs.repository.js';
 import type { JobRow, NewJobRow } from './jobs.table.js';
 
@@ -31,13 +31,6 @@ const newJobRow = (job: NewJob) => ({
   progress: JSON.stringify(job.progress ?? {}),
   createdAt: job.createdAt,
 });
-
-/** A kind's own row written inside a synchronous SQLite transaction: a promise there would be written after it ended. */
-function writtenAtOnce<T>(written: T | Promise<T>): T {
-  if (written instanceof Promise)
-    throw new Error('a kind’s own row must be written at once inside the SQLite transaction of its job row');
-  return written;
-}
 
 /** A job written `running` (or, held, about to be with its kind's first commit), and the write batch it runs with. */
 interface Started {

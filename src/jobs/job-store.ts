@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { firstRow, rowsChanged, tableFor } from '../db/dialect.js';
 import type { StateDatabase, StateDb } from '../db/state-db.js';
+import type { QueuedCancel } from './job-kind.js';
 import { jobFilterConditions, STATES_IN, type JobFilter } from './jobs.repository.js';
 import { jobs as pgJobs } from './jobs.pg-table.js';
 import { jobs as sqliteJobs, type JobRow, type NewJobRow } from './jobs.table.js';
@@ -139,6 +140,26 @@ export function createJobStore(state: StateDatabase) {
      */
     cancelQueued: (id: string, at: Date, message: string, tx?: StateDb): Promise<JobRow | undefined> =>
       updateQueued(id, { state: 'cancelled', reason: 'cancelled', message, finishedAt: at }, tx),
+
+    /**
+     * Cancels a job that has not started and writes its kind's row (`own`, given the transaction) in one
+     * transaction: the job as written, with the progress `own` answered if any; undefined when it is no longer queued.
+     */
+    cancelQueuedWith: (
+      id: string,
+      at: Date,
+      message: string,
+      own: (job: JobRow, tx: StateDb) => Promise<QueuedCancel>,
+    ): Promise<JobRow | undefined> =>
+      state.transaction(async (tx) => {
+        const job = await updateQueued(id, { state: 'cancelled', reason: 'cancelled', message, finishedAt: at }, tx);
+        if (!job) return undefined;
+        const ended = await own(job, tx);
+        if (!ended?.progress) return job;
+        const progress = JSON.stringify(ended.progress);
+        await updateIf(id, { progress }, undefined, tx);
+        return { ...job, progress };
+      }),
 
     /** Newest first; ids of different kinds do not sort by time, so creation time leads. */
     list(filter: JobFilter): Promise<JobRow[]> {

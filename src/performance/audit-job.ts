@@ -232,21 +232,24 @@ export function createAuditJob({
     });
 
   // A cancelled audit (its worker killed if it ran) says `failed`, `interrupted`; its job says `cancelled`.
-  // The hooks are synchronous (a cancel's runs inside the job runner's transaction): the repository's `inHook` statements.
+  // A cancel's write is made inside the job runner's transaction: at once on SQLite (`inHook`), on the job store's `tx` in a cluster.
   jobs.register('audit', {
     pool: { name: 'audits', concurrency: config.concurrency },
     exclusive: false,
     atShutdown: 'abort',
     cancelsWhileRunning: true,
     run: (job, signal) => execute(job.id, signal, job.startedAt ?? undefined),
-    cancelQueued: (job, message) => void repository.inHook.interrupt(job.id, clock.now(), message),
+    cancelQueued(job, message, tx) {
+      if (tx) return repository.interrupt(job.id, clock.now(), message, tx).then(() => undefined);
+      repository.inHook.interrupt(job.id, clock.now(), message);
+    },
     recover: {
-      running(job) {
+      async running(job) {
         const message = 'the daemon stopped while the audit ran';
-        const audit = repository.inHook.interrupt(job.id, clock.now(), message);
+        const audit = await repository.interrupt(job.id, clock.now(), message);
         if (audit) return { outcome: auditOutcome(audit), events: [auditFailed(audit, 'interrupted', message)] };
         // It had ended: the process stopped before its job row was written (nor its events logged).
-        return { events: [], outcome: auditOutcome(repository.inHook.find(job.id)!), interrupted: false };
+        return { events: [], outcome: auditOutcome((await repository.findById(job.id))!), interrupted: false };
       },
     },
   });

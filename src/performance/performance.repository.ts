@@ -90,16 +90,27 @@ export function createPerformanceRepository(state: StateDatabase) {
       return inRunner.insertUnlessPending(row);
     },
 
-    /** For the kind's hooks, which the job runner calls synchronously (a cancel inside its transaction; recovery at start). */
+    /**
+     * Fails a queued or running audit as `interrupted`, and answers it as written; undefined when it had ended (or
+     * is gone). `tx`: in that transaction (a queued audit cancelled in the job store's, with its job row).
+     */
+    interrupt: (id: string, at: Date, message: string, tx?: StateDb): Promise<AuditRow | undefined> =>
+      run(
+        (db) =>
+          db
+            .update(audits)
+            .set(interrupted(at, message))
+            .where(and(eq(audits.id, id), inArray(audits.status, [...UNFINISHED])))
+            .returning()
+            .then(firstRow),
+        tx,
+      ),
+
+    /** The same, inside the job runner's synchronous SQLite transaction (a queued audit cancelled with its job row). */
     inHook: {
-      /** Fails a queued or running audit as `interrupted`, and answers it as written; undefined when it had ended (or is gone). */
       interrupt(id: string, at: Date, message: string): AuditRow | undefined {
         if (!inRunner) throw runnerOnly('an audit interrupted with its job');
         return inRunner.interrupt(id, at, message);
-      },
-      find(id: string): AuditRow | undefined {
-        if (!inRunner) throw runnerOnly('an audit read with its job');
-        return inRunner.find(id);
       },
     },
 
@@ -267,11 +278,15 @@ function runnerWrites(db: Db) {
     interrupt: (id: string, at: Date, message: string): AuditRow | undefined =>
       db
         .update(audits)
-        .set({ status: 'failed', finishedAt: at, failureReason: 'interrupted', failureMessage: message })
+        .set(interrupted(at, message))
         .where(and(eq(audits.id, id), inArray(audits.status, [...UNFINISHED])))
         .returning()
         .get(),
   };
 }
+
+/** An audit's row as an interruption leaves it. */
+const interrupted = (at: Date, message: string) =>
+  ({ status: 'failed', finishedAt: at, failureReason: 'interrupted', failureMessage: message }) as const;
 
 export type PerformanceRepository = ReturnType<typeof createPerformanceRepository>;

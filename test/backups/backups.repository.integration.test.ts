@@ -383,7 +383,7 @@ describe.each(dialects)('the backups repository on %s', (dialect) => {
       expect(inHook.activeJob('site_a')).toBeUndefined();
       const written = inHook.insertBackup(backup('bkp_1', 'site_a', { status: 'queued', targets: ['local'] }));
       expect(written).toMatchObject({ id: 'bkp_1', status: 'queued', targets: ['local'], files: 0 });
-      expect(inHook.findBackup('bkp_1')).toEqual(written);
+      expect(await repository.findBackup('bkp_1')).toEqual(written);
       expect(inHook.activeJob('site_a')).toEqual({ kind: 'backup', id: 'bkp_1' });
       // A cancel while queued; the same cancel once it ran writes nothing.
       expect(inHook.updateBackup('bkp_1', { status: 'failed', reason: 'cancelled' }, ['queued'])).toMatchObject({
@@ -394,16 +394,16 @@ describe.each(dialects)('the backups repository on %s', (dialect) => {
         undefined,
       );
       const restored = inHook.insertRestore(restore('rst_1', 'site_a', { status: 'running' }));
-      expect(inHook.findRestore('rst_1')).toEqual(restored);
+      expect(await repository.findRestore('rst_1')).toEqual(restored);
       expect(inHook.activeJob('site_a')).toEqual({ kind: 'restore', id: 'rst_1' });
       expect(inHook.updateRestore('rst_1', { status: 'failed' }, ['queued'])).toBeUndefined();
       expect(inHook.updateRestore('rst_1', { status: 'failed' }, ['running'])).toMatchObject({ status: 'failed' });
       expect(await repository.findRestore('rst_1')).toMatchObject({ status: 'failed' });
     });
   else
-    it('refuses the job runner’s synchronous writes, naming issue 34, until the runner passes its transaction', () => {
+    it('refuses the SQLite runner’s synchronous writes: its rows are written on the job store’s transaction', () => {
       const { inHook } = createBackupsRepository(state());
-      expect(() => inHook.insertBackup(backup('bkp_1', 'site_a'))).toThrow(/issue 34.*own/);
-      expect(() => inHook.findRestore('rst_1')).toThrow(/issue 34/);
+      expect(() => inHook.insertBackup(backup('bkp_1', 'site_a'))).toThrow(/job store gives its transaction/);
+      expect(() => inHook.updateRestore('rst_1', { status: 'failed' }, ['queued'])).toThrow(/withJob/);
     });
 });

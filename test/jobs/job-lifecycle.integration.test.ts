@@ -97,7 +97,7 @@ describe.each(dialects)('a job’s lifecycle on %s', (dialect) => {
         expect(await jobStore.find('job_2')).toBeUndefined();
         if (storeName === 'the SQLite statements')
           // A promise would be written after the transaction ended.
-          await expect(rows.create(newJob('job_3'), async () => 'late')).rejects.toThrow('written at once');
+          await expect(rows.create(newJob('job_3'), async () => 'late')).rejects.toThrow('must be made at once');
         expect(await jobStore.find('job_3')).toBeUndefined();
       });
 

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { StateDb } from '../../src/db/state-db.js';
 import { createJobStore, type StoredEnd } from '../../src/jobs/job-store.js';
-import type { NewJobRow } from '../../src/jobs/jobs.table.js';
+import type { JobRow, NewJobRow } from '../../src/jobs/jobs.table.js';
 import { dialects, stateDatabaseFor } from '../support/dialects.js';
 
 /**
@@ -84,6 +84,37 @@ describe.each(dialects)('the job store on %s', (dialect) => {
     });
     expect(await store.start('job_2', at(4_000))).toBeUndefined();
     expect(await store.find('job_2')).toMatchObject({ state: 'cancelled', attempts: 0, startedAt: null });
+  });
+
+  it('cancels a queued job with its kind’s row in one transaction, the progress its kind answers on the job', async () => {
+    const store = createJobStore(state());
+    await store.insert(job('job_1'));
+    await store.insert(job('own_1', { kind: 'own' }));
+    // (the kind's own row here is another job row: any table of the state database will do)
+    const ownCancelled = async (_job: JobRow, tx: StateDb) => {
+      await store.cancelQueued('own_1', at(3_000), 'with its job', tx);
+      return { progress: { sites: 0 } };
+    };
+    expect(await store.cancelQueuedWith('job_1', at(3_000), 'stopped by a test', ownCancelled)).toMatchObject({
+      state: 'cancelled',
+      message: 'stopped by a test',
+      progress: JSON.stringify({ sites: 0 }),
+    });
+    expect(await store.find('job_1')).toMatchObject({ state: 'cancelled', progress: JSON.stringify({ sites: 0 }) });
+    expect(await store.find('own_1')).toMatchObject({ state: 'cancelled', message: 'with its job' });
+    // No longer queued: its kind is not asked.
+    let asked = false;
+    const ask = async () => void (asked = true);
+    expect(await store.cancelQueuedWith('job_1', at(4_000), 'again', ask)).toBeUndefined();
+    expect(asked).toBe(false);
+    // The kind's write fails: the job stays queued.
+    await store.insert(job('job_2'));
+    await expect(
+      store.cancelQueuedWith('job_2', at(5_000), 'stopped', async () => {
+        throw new Error('the backup row could not be written');
+      }),
+    ).rejects.toThrow('the backup row could not be written');
+    expect(await store.find('job_2')).toMatchObject({ state: 'queued', finishedAt: null });
   });
 
   it('ends a job once: a second end is refused unless it replaces the first, and a cancel comes too late', async () => {

@@ -288,6 +288,30 @@ describe.each(dialects)('the performance repository on %s', (dialect) => {
     expect(queued).toHaveLength(1);
   });
 
+  it('fails an unfinished audit as interrupted, in a transaction when given one, and leaves one that ended as it is', async () => {
+    await addSite('site_a');
+    const repository = createPerformanceRepository(state());
+    await repository.insert(audit('perf_1'));
+    await repository.insert(audit('perf_2', { status: 'running', startedAt: at(1) }));
+    await repository.insert(completed('perf_3', at(2)));
+    expect(
+      await state().transaction((tx) => repository.interrupt('perf_1', at(5), 'cancelled on request', tx)),
+    ).toMatchObject({
+      status: 'failed',
+      finishedAt: at(5),
+      failureReason: 'interrupted',
+      failureMessage: 'cancelled on request',
+    });
+    expect(await repository.interrupt('perf_2', at(6), 'the daemon stopped')).toMatchObject({
+      status: 'failed',
+      startedAt: at(1),
+      finishedAt: at(6),
+    });
+    expect(await repository.interrupt('perf_3', at(7), 'the daemon stopped')).toBeUndefined();
+    expect(await repository.interrupt('perf_none', at(7), 'the daemon stopped')).toBeUndefined();
+    expect(await repository.findById('perf_3')).toMatchObject({ status: 'completed', finishedAt: at(2) });
+  });
+
   if (dialect === 'sqlite') {
     it('writes an audit with its job synchronously, unless one of its site and form factor is pending', async () => {
       await addSite('site_a');
@@ -311,11 +335,10 @@ describe.each(dialects)('the performance repository on %s', (dialect) => {
       expect(repository.insertWithJob(audit('perf_3'))).toMatchObject({ id: 'perf_3', status: 'queued' });
     });
 
-    it('fails an unfinished audit as interrupted in a hook, and leaves one that ended as it is', async () => {
+    it('fails an unfinished audit as interrupted inside the runner’s transaction, at once', async () => {
       await addSite('site_a');
       const repository = createPerformanceRepository(state());
       await repository.insert(audit('perf_1'));
-      await repository.insert(audit('perf_2', { status: 'running', startedAt: at(1) }));
       await repository.insert(completed('perf_3', at(2)));
       expect(repository.inHook.interrupt('perf_1', at(5), 'cancelled on request')).toMatchObject({
         status: 'failed',
@@ -323,15 +346,8 @@ describe.each(dialects)('the performance repository on %s', (dialect) => {
         failureReason: 'interrupted',
         failureMessage: 'cancelled on request',
       });
-      expect(repository.inHook.interrupt('perf_2', at(6), 'the daemon stopped')).toMatchObject({
-        status: 'failed',
-        startedAt: at(1),
-        finishedAt: at(6),
-      });
-      expect(repository.inHook.interrupt('perf_3', at(7), 'the daemon stopped')).toBeUndefined();
-      expect(repository.inHook.interrupt('perf_none', at(7), 'the daemon stopped')).toBeUndefined();
-      expect(repository.inHook.find('perf_3')).toMatchObject({ status: 'completed', finishedAt: at(2) });
-      expect(repository.inHook.find('perf_none')).toBeUndefined();
+      expect(repository.inHook.interrupt('perf_3', at(7), 'cancelled on request')).toBeUndefined();
+      expect(await repository.findById('perf_3')).toMatchObject({ status: 'completed', finishedAt: at(2) });
     });
   } else {
     it('refuses the hooks’ synchronous writes, naming issue 34', async () => {
@@ -339,7 +355,6 @@ describe.each(dialects)('the performance repository on %s', (dialect) => {
       const repository = createPerformanceRepository(state());
       expect(() => repository.insertWithJob(audit('perf_1'))).toThrow(/issue 34/);
       expect(() => repository.inHook.interrupt('perf_1', at(1), 'cancelled')).toThrow(/issue 34/);
-      expect(() => repository.inHook.find('perf_1')).toThrow(/issue 34/);
       expect(await repository.findById('perf_1')).toBeUndefined();
     });
   }

@@ -204,12 +204,12 @@ describe('uptime probes sharded over two worker processes', () => {
             for (const shard of logged.claimed)
               claims.set(shard, [...(claims.get(shard) ?? []), { worker, at: logged.at, until: logged.until }]);
         }
-      // A's last claims, as it left them: where B resumed its shards after its death (A killed while holding none,
-      // its shards lost under load before, left nothing claimed).
+      // A's last claims, as it left them: where B first resumed each of its shards after its death (a later takeover
+      // is B's own lease lost under load and taken back; A killed while holding none left nothing claimed).
       const aClaimedUntil = Math.max(
         killedAt,
-        ...[...aShards].flatMap((shard) =>
-          (takeovers.get(shard) ?? []).filter(({ at }) => at >= killedAt).map(({ resumeFrom }) => resumeFrom),
+        ...[...aShards].map(
+          (shard) => (takeovers.get(shard) ?? []).find(({ at }) => at >= killedAt)?.resumeFrom ?? killedAt,
         ),
       );
 
