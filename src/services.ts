@@ -218,7 +218,7 @@ export function createServices({
       ),
     });
   const updatePolicies = createUpdatePoliciesService({
-    repository: createUpdatePoliciesRepository({ db }),
+    repository: createUpdatePoliciesRepository(state),
     states: createUpdateStateReader(state),
     sites: sitesRepository,
     applyUpdates,
@@ -227,7 +227,8 @@ export function createServices({
     logger,
   });
   // A version a safe update rolled back is held: the site's policy does not apply it again until released.
-  events.subscribe((event) => updatePolicies.holds.onEvent(event));
+  // Its write is not awaited by the bus: `onEvent` logs a failure itself and never rejects.
+  events.subscribe((event) => void updatePolicies.holds.onEvent(event));
   const uptime = createUptimeService({
     repository: createUptimeRepository(state),
     sitesRepository,

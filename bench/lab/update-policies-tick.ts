@@ -67,7 +67,7 @@ try {
     }
   })();
   const seeded = performance.now() - seeding;
-  const repository = createUpdatePoliciesRepository({ db });
+  const repository = createUpdatePoliciesRepository(state);
   let runs = 0;
   const policies = createUpdatePoliciesService({
     repository,

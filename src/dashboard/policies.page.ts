@@ -55,9 +55,9 @@ export function createPoliciesPages(deps: DashboardServices) {
     );
   };
 
-  app.get('/updates/policies', (c) => {
+  app.get('/updates/policies', async (c) => {
     const session = c.get('session');
-    const policies = deps.updatePolicies.list();
+    const policies = await deps.updatePolicies.list();
     const body = html`<p><a href="/updates">← Updates</a></p>
       <h1>Update policies</h1>
       <p><a href="/updates/policies/new">New policy</a></p>
@@ -111,8 +111,8 @@ export function createPoliciesPages(deps: DashboardServices) {
 
   app.route('/', createHoldReleaseRoute(deps.updatePolicies));
   app.get('/updates/policies/new', (c) => formPage(c, EMPTY, {}, null));
-  app.get('/updates/policies/:id', (c) => {
-    const policy = deps.updatePolicies.get(c.req.param('id'));
+  app.get('/updates/policies/:id', async (c) => {
+    const policy = await deps.updatePolicies.get(c.req.param('id'));
     return formPage(c, valuesOf(policy), {}, policy);
   });
 
@@ -131,21 +131,21 @@ export function createPoliciesPages(deps: DashboardServices) {
   });
 
   app.post('/updates/policies/:id', async (c) => {
-    const policy = deps.updatePolicies.get(c.req.param('id'));
+    const policy = await deps.updatePolicies.get(c.req.param('id'));
     const values = postedValues(await c.req.parseBody({ all: true }));
     const parsed = UpdatePolicyInput.safeParse(inputOf(values, policy.settings.checks));
     if (!parsed.success) return formPage(c, values, errorsOf(parsed.error.issues), policy, 400);
-    deps.updatePolicies.replace(policy.id, parsed.data);
+    await deps.updatePolicies.replace(policy.id, parsed.data);
     setFlash(c, { kind: 'ok', text: `Policy ${parsed.data.name} saved.` });
     return c.redirect('/updates/policies', 303);
   });
 
   app.post('/updates/policies/:id/delete', async (c) => {
     const form = await c.req.parseBody();
-    const policy = deps.updatePolicies.get(c.req.param('id'));
+    const policy = await deps.updatePolicies.get(c.req.param('id'));
     if (form.confirm !== 'yes') setFlash(c, { kind: 'error', text: 'Nothing deleted: tick the box to confirm.' });
     else {
-      deps.updatePolicies.remove(policy.id);
+      await deps.updatePolicies.remove(policy.id);
       setFlash(c, { kind: 'ok', text: `Policy ${policy.name} deleted.` });
     }
     return c.redirect('/updates/policies', 303);

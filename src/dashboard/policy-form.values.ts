@@ -5,7 +5,7 @@ import type { DashboardServices } from './deps.js';
  * refused), turned into the update policies' input, and its problems back onto the fields.
  */
 
-export type Policy = ReturnType<DashboardServices['updatePolicies']['get']>;
+export type Policy = Awaited<ReturnType<DashboardServices['updatePolicies']['get']>>;
 type Form = Record<string, string | File | (string | File)[]>;
 /** Field name → the first problem with it; `form` for what concerns the whole form. */
 export type Errors = Record<string, string>;

@@ -83,8 +83,8 @@ export async function policyPreviewSection(
 /** The Release button of a held version: policies apply it on that site again; back to the policy's page. */
 export function createHoldReleaseRoute(updatePolicies: DashboardServices['updatePolicies']) {
   return new Hono<DashboardEnv>().post('/updates/policies/:id/holds/:holdId/release', async (c) => {
-    await flashOutcome(c, () => {
-      const hold = updatePolicies.holds.release(c.req.param('holdId'), c.get('actor'));
+    await flashOutcome(c, async () => {
+      const hold = await updatePolicies.holds.release(c.req.param('holdId'), c.get('actor'));
       return `Released ${hold.type} ${hold.slug} ${hold.version}: the policy applies it again from its next window.`;
     });
     return c.redirect(`/updates/policies/${encodeURIComponent(c.req.param('id'))}#policy-preview`, 303);

@@ -21,7 +21,7 @@ type Names = (trigger: { kind: string; id: string | null }) => string;
 /** Who asked, by name: the dashboard user, the policy, or an API token. */
 export async function triggerNames(deps: Pick<DashboardServices, 'users' | 'updatePolicies'>): Promise<Names> {
   const users = new Map((await deps.users.list()).map((user) => [user.id, user.username]));
-  const policies = new Map(deps.updatePolicies.list().map((policy) => [policy.id, policy.name]));
+  const policies = new Map((await deps.updatePolicies.list()).map((policy) => [policy.id, policy.name]));
   return ({ kind, id }) => {
     if (kind === 'policy') return `policy ${(id && policies.get(id)) ?? id ?? ''}`.trim();
     if (kind === 'user') return (id && users.get(id)) ?? 'a removed user';

@@ -128,18 +128,38 @@ export async function writeTogether(
   state: StateDatabase,
   build: (db: StateDb) => readonly PromiseLike<unknown>[],
 ): Promise<void> {
+  await together(state, build, 'run');
+}
+
+/**
+ * Writes made together as `writeTogether` makes them, each with `returning`: the rows they answered, in
+ * order, all written or none. A write of more rows than one statement may bind (a claim of a thousand
+ * sites, `insert … on conflict do nothing returning`, in statements of a few hundred) answers what it wrote.
+ */
+export async function writeTogetherReturning<Row>(
+  state: StateDatabase,
+  build: (db: StateDb) => readonly PromiseLike<readonly Row[]>[],
+): Promise<Row[]> {
+  const answers = await together(state, build, 'all');
+  return answers.flat();
+}
+
+/** `build`'s statements in one transaction, each run for its rows (`all`) or not (`run`): what each answered. */
+async function together<T>(
+  state: StateDatabase,
+  build: (db: StateDb) => readonly PromiseLike<T>[],
+  how: 'run' | 'all',
+): Promise<T[]> {
   const sqlite = state.sqlite;
-  if (sqlite) {
-    await state.run((db) => {
-      const writes = build(db) as unknown as readonly { run(): unknown }[];
-      sqlite.transaction(() => {
-        for (const write of writes) write.run();
-      })();
+  if (sqlite)
+    return state.run((db) => {
+      const writes = build(db) as unknown as readonly Record<typeof how, () => T>[];
+      return sqlite.transaction(() => writes.map((write) => write[how]()))();
     });
-    return;
-  }
-  await state.transaction(async (tx) => {
-    for (const write of build(tx)) await write;
+  return state.transaction(async (tx) => {
+    const answers: T[] = [];
+    for (const write of build(tx)) answers.push(await write);
+    return answers;
   });
 }
 

@@ -39,15 +39,18 @@ export function createUpdateHolds({
   events: Events;
   logger: Logger;
 }) {
-  function get(id: string): UpdateHold {
-    const hold = repository.find(id);
+  async function get(id: string): Promise<UpdateHold> {
+    const hold = await repository.find(id);
     if (!hold) throw updatePoliciesProblems.holdNotFound.create(`no update hold has the id ${id}`);
     return hold;
   }
 
   return {
-    /** A rollback event holds the version it rolled back from (`toVersion`); other events pass by. */
-    onEvent(event: PublishedEvent): void {
+    /**
+     * A rollback event holds the version it rolled back from (`toVersion`); other events pass by. Never
+     * rejects: the bus does not await it, so a write that fails is logged here.
+     */
+    async onEvent(event: PublishedEvent): Promise<void> {
       const outcome = ROLLBACK_EVENTS[event.event];
       if (!outcome) return;
       const fields = RollbackFields.safeParse(event.fields);
@@ -55,7 +58,7 @@ export function createUpdateHolds({
       const { toVersion, safeUpdateId, reason, message, ...item } = fields.data;
       const now = clock.now();
       try {
-        repository.hold({
+        await repository.hold({
           id: createId('hold', now),
           ...item,
           version: toVersion,
@@ -78,20 +81,24 @@ export function createUpdateHolds({
 
     list: (filter: Parameters<UpdateHoldsRepository['list']>[0]) => repository.list(filter),
 
-    /** Lets policies apply the version again; records who released it. */
-    release(id: string, by: Actor): UpdateHold {
-      const hold = get(id);
-      if (!repository.release(id, clock.now(), by))
+    /**
+     * Lets policies apply the version again; records who released it. One conditional write: of two
+     * releases at once, one releases it and the other is told it was released already.
+     */
+    async release(id: string, by: Actor): Promise<UpdateHold> {
+      const released = await repository.release(id, clock.now(), by);
+      if (!released) {
+        const hold = await get(id);
         throw updatePoliciesProblems.holdReleased.create(
           `the hold on ${hold.type} ${hold.slug} ${hold.version} was released already`,
         );
-      const released = get(id);
+      }
       events.emit('update_policy.hold_released', {
         holdId: id,
-        siteId: hold.siteId,
-        type: hold.type,
-        slug: hold.slug,
-        version: hold.version,
+        siteId: released.siteId,
+        type: released.type,
+        slug: released.slug,
+        version: released.version,
         releasedByKind: by.kind,
         releasedById: by.id,
       });

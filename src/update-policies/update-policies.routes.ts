@@ -172,23 +172,25 @@ const planView = (plan: SitePlan & { window: { start: Date; end: Date }; url: st
  */
 export function createUpdatePoliciesRoutes({ updatePolicies }: { updatePolicies: UpdatePoliciesService }) {
   return new OpenAPIHono<AppEnv>()
-    .openapi(routes.list, (c) => c.json({ items: updatePolicies.list().map(policyView), nextCursor: null }, 200))
-    .openapi(routes.holds, (c) => {
+    .openapi(routes.list, async (c) =>
+      c.json({ items: (await updatePolicies.list()).map(policyView), nextCursor: null }, 200),
+    )
+    .openapi(routes.holds, async (c) => {
       const { limit, cursor, siteId, state } = c.req.valid('query');
-      const holds = updatePolicies.holds.list({ siteId, state, limit, before: decodeCursor(cursor) });
+      const holds = await updatePolicies.holds.list({ siteId, state, limit, before: decodeCursor(cursor) });
       const page = toPage(holds, limit);
       return c.json({ items: page.items.map(holdView), nextCursor: page.nextCursor }, 200);
     })
-    .openapi(routes.releaseHold, (c) =>
-      c.json(holdView(updatePolicies.holds.release(c.req.valid('param').id, c.get('actor'))), 200),
+    .openapi(routes.releaseHold, async (c) =>
+      c.json(holdView(await updatePolicies.holds.release(c.req.valid('param').id, c.get('actor'))), 200),
     )
     .openapi(routes.create, async (c) => c.json(policyView(await updatePolicies.create(c.req.valid('json'))), 201))
-    .openapi(routes.get, (c) => c.json(policyView(updatePolicies.get(c.req.valid('param').id)), 200))
-    .openapi(routes.replace, (c) =>
-      c.json(policyView(updatePolicies.replace(c.req.valid('param').id, c.req.valid('json'))), 200),
+    .openapi(routes.get, async (c) => c.json(policyView(await updatePolicies.get(c.req.valid('param').id)), 200))
+    .openapi(routes.replace, async (c) =>
+      c.json(policyView(await updatePolicies.replace(c.req.valid('param').id, c.req.valid('json'))), 200),
     )
-    .openapi(routes.delete, (c) => {
-      updatePolicies.remove(c.req.valid('param').id);
+    .openapi(routes.delete, async (c) => {
+      await updatePolicies.remove(c.req.valid('param').id);
       return c.body(null, 204);
     })
     .openapi(routes.preview, async (c) => {

@@ -64,8 +64,8 @@ export function createUpdatePoliciesService({
 }) {
   const holds = createUpdateHolds({ repository: repository.holds, clock, events, logger });
 
-  function get(id: string): StoredPolicy {
-    const policy = repository.find(id);
+  async function get(id: string): Promise<StoredPolicy> {
+    const policy = await repository.find(id);
     if (!policy) throw updatePoliciesProblems.notFound.create(`no update policy has the id ${id}`);
     return policy;
   }
@@ -87,7 +87,7 @@ export function createUpdatePoliciesService({
   /** Starts one bulk update for the plans' sites not yet started in this window; answers how many it started. */
   async function startRun(policy: StoredPolicy, window: WindowSpan, plans: SitePlan[]): Promise<number> {
     const claimed = new Set(
-      repository.claim(
+      await repository.claim(
         policy.id,
         window,
         plans.map((plan) => ({ siteId: plan.siteId, targets: plan.updates.length })),
@@ -107,11 +107,11 @@ export function createUpdatePoliciesService({
       });
     } catch (error) {
       // Nothing started: the window is given back and the next tick tries again while it is open.
-      repository.release(policy.id, window.start, [...claimed]);
+      await repository.release(policy.id, window.start, [...claimed]);
       logger.error({ err: error, policyId: policy.id }, 'starting an update policy run failed');
       return 0;
     }
-    if (job) repository.recordJob(policy.id, window.start, [...claimed], job.id);
+    if (job) await repository.recordJob(policy.id, window.start, [...claimed], job.id);
     events.emit('update_policy.run_started', {
       policyId: policy.id,
       jobId: job?.id ?? null,
@@ -136,11 +136,6 @@ export function createUpdatePoliciesService({
         throw updatePoliciesProblems.scope.create('give `siteId` or `tag`, and only one');
       if (siteId !== undefined && !(await sites.findById(siteId)))
         throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
-      const scope = siteId !== undefined ? { siteId } : { tag: tag! };
-      if (repository.findByScope(scope))
-        throw updatePoliciesProblems.exists.create(
-          siteId !== undefined ? `site ${siteId} already has a policy` : `tag ${tag} already has a policy`,
-        );
       const now = clock.now();
       const policy: StoredPolicy = {
         id: createId('upol', now),
@@ -152,20 +147,25 @@ export function createUpdatePoliciesService({
         createdAt: now,
         updatedAt: now,
       };
-      repository.insert(policy);
+      // The site's or tag's unique index decides: of two requests at once, one writes its policy.
+      if (!(await repository.insert(policy)))
+        throw updatePoliciesProblems.exists.create(
+          siteId !== undefined ? `site ${siteId} already has a policy` : `tag ${tag} already has a policy`,
+        );
       return policy;
     },
 
-    replace(id: string, input: WithDefaultChecks<z.output<typeof UpdatePolicyInput>>): StoredPolicy {
+    async replace(id: string, input: WithDefaultChecks<z.output<typeof UpdatePolicyInput>>): Promise<StoredPolicy> {
       const { name, priority, checks = defaultChecks(), ...rest } = input;
       const settings = { ...rest, checks };
-      get(id);
-      repository.replace(id, { name, priority, settings, updatedAt: clock.now() });
-      return get(id);
+      const replaced = await repository.replace(id, { name, priority, settings, updatedAt: clock.now() });
+      if (!replaced) throw updatePoliciesProblems.notFound.create(`no update policy has the id ${id}`);
+      return replaced;
     },
 
-    remove(id: string): void {
-      if (!repository.remove(id)) throw updatePoliciesProblems.notFound.create(`no update policy has the id ${id}`);
+    async remove(id: string): Promise<void> {
+      if (!(await repository.remove(id)))
+        throw updatePoliciesProblems.notFound.create(`no update policy has the id ${id}`);
     },
 
     /**
@@ -173,22 +173,24 @@ export function createUpdatePoliciesService({
      * in the window open now or else in the next one.
      */
     async preview(id: string, page: { limit: number; after?: string }) {
-      const policy = get(id);
+      const policy = await get(id);
       const now = clock.now();
-      const siteIds = (await governedSites(repository.list()))
+      const siteIds = (await governedSites(await repository.list()))
         .filter((site) => site.policy.id === policy.id && (!page.after || site.siteId > page.after))
         .map((site) => site.siteId)
         .slice(0, page.limit + 1);
-      const held = holds.activeFor(siteIds);
+      const held = await holds.activeFor(siteIds);
       const found = await sites.statesOf(siteIds);
-      const plans = (await states.updateStates(siteIds)).map((state) => {
-        const plan = previewSite(policy, state, now, held.get(state.siteId));
-        return {
-          ...plan,
-          url: found.get(state.siteId)?.url ?? '',
-          alreadyRun: repository.hasRun(policy.id, state.siteId, plan.window.start),
-        };
-      });
+      const plans = await Promise.all(
+        (await states.updateStates(siteIds)).map(async (state) => {
+          const plan = previewSite(policy, state, now, held.get(state.siteId));
+          return {
+            ...plan,
+            url: found.get(state.siteId)?.url ?? '',
+            alreadyRun: await repository.hasRun(policy.id, state.siteId, plan.window.start),
+          };
+        }),
+      );
       return { policy, at: now, plans };
     },
 
@@ -198,14 +200,14 @@ export function createUpdatePoliciesService({
       if (!site) throw sitesProblems.notFound.create(`no site has the id ${siteId}`);
       const now = clock.now();
       const tags = (await sites.tagsOf([siteId])).get(siteId) ?? [];
-      const policy = policyResolver(repository.list())({ siteId, tags });
+      const policy = policyResolver(await repository.list())({ siteId, tags });
       const [state] = await states.updateStates([siteId]);
       if (!policy || !state) return { at: now, policy: null, plan: null };
-      const plan = previewSite(policy, state, now, holds.activeFor([siteId]).get(siteId));
+      const plan = previewSite(policy, state, now, (await holds.activeFor([siteId])).get(siteId));
       return {
         at: now,
         policy,
-        plan: { ...plan, url: site.url, alreadyRun: repository.hasRun(policy.id, siteId, plan.window.start) },
+        plan: { ...plan, url: site.url, alreadyRun: await repository.hasRun(policy.id, siteId, plan.window.start) },
       };
     },
 
@@ -215,7 +217,7 @@ export function createUpdatePoliciesService({
      * `notAfter` the window's end. Windows are computed once per policy and time zone.
      */
     async tick(): Promise<number> {
-      const policies = repository.list();
+      const policies = await repository.list();
       if (!policies.some((policy) => policy.settings.enabled)) return 0;
       const now = clock.now();
       const zones = await states.timeZones();
@@ -230,14 +232,14 @@ export function createUpdatePoliciesService({
         const window = windows.get(key);
         if (!window) continue;
         const runKey = `${policy.id}\t${window.start.getTime()}`;
-        if (!alreadyRun.has(runKey)) alreadyRun.set(runKey, repository.sitesRun(policy.id, window.start));
+        if (!alreadyRun.has(runKey)) alreadyRun.set(runKey, await repository.sitesRun(policy.id, window.start));
         if (!alreadyRun.get(runKey)!.has(siteId)) candidates.push({ siteId, policy, window });
       }
       if (candidates.length === 0) return 0;
       const stateOf = new Map<string, SiteUpdateState>(
         (await states.updateStates(candidates.map((c) => c.siteId))).map((state) => [state.siteId, state]),
       );
-      const held = holds.activeFor([...stateOf.keys()]);
+      const held = await holds.activeFor([...stateOf.keys()]);
       const runs = new Map<string, { policy: StoredPolicy; window: WindowSpan; plans: SitePlan[] }>();
       for (const { siteId, policy, window } of candidates) {
         const state = stateOf.get(siteId);

@@ -45,7 +45,7 @@ describe('update policies in the dashboard', () => {
     const created = await user.post('/updates/policies', VALID);
     expect(created.status).toBe(303);
     expect(await user.follow(created)).toContain('Policy Nightly created.');
-    const [policy] = t.services.updatePolicies.list();
+    const [policy] = await t.services.updatePolicies.list();
     expect(policy).toMatchObject({ name: 'Nightly', tag: 'client-a', siteId: null, priority: 5 });
     expect(policy!.settings).toMatchObject({
       enabled: true,
@@ -69,7 +69,7 @@ describe('update policies in the dashboard', () => {
       replaced({ timeZone: '', safe: '0', name: 'Nightly 2' }).filter(([name]) => name !== 'safe'),
     );
     expect(saved.status).toBe(303);
-    expect(t.services.updatePolicies.get(policy!.id)).toMatchObject({
+    expect(await t.services.updatePolicies.get(policy!.id)).toMatchObject({
       name: 'Nightly 2',
       tag: 'client-a',
       settings: { safe: false, window: { timeZone: null } },
@@ -79,9 +79,9 @@ describe('update policies in the dashboard', () => {
     expect(await user.follow(await user.post(`/updates/policies/${policy!.id}/delete`, {}))).toContain(
       'Nothing deleted',
     );
-    expect(t.services.updatePolicies.list()).toHaveLength(1);
+    expect(await t.services.updatePolicies.list()).toHaveLength(1);
     await user.post(`/updates/policies/${policy!.id}/delete`, { confirm: 'yes' });
-    expect(t.services.updatePolicies.list()).toHaveLength(0);
+    expect(await t.services.updatePolicies.list()).toHaveLength(0);
   });
 
   it('shows each problem beside its field, keeps what was typed, and saves nothing', async () => {
@@ -106,7 +106,7 @@ describe('update policies in the dashboard', () => {
     expect(page).toMatch(/id="name-error">/);
     expect(page).toMatch(/aria-describedby="timeZone-hint timeZone-error"/);
     expect(page).toContain('value="Mars/Olympus"');
-    expect(t.services.updatePolicies.list()).toHaveLength(0);
+    expect(await t.services.updatePolicies.list()).toHaveLength(0);
 
     // No day, and a site that does not exist: the form says so, never a 500.
     const noDays = await user.post(
@@ -128,14 +128,14 @@ describe('update policies in the dashboard', () => {
     const forSite = await user.post('/updates/policies', replaced({ scope: 'site', siteId }));
     expect(forSite.status).toBe(303);
     // Its page shows the dry run: the site it governs, its window and time zone, what it would do.
-    const sitePolicy = t.services.updatePolicies.list().find((policy) => policy.siteId === siteId)!;
+    const sitePolicy = (await t.services.updatePolicies.list()).find((policy) => policy.siteId === siteId)!;
     const preview = await (await user.get(`/updates/policies/${sitePolicy.id}`)).text();
     expect(preview).toContain('What it would do');
     expect(preview).toMatch(new RegExp(`href="/sites/${siteId}">http://127\\.0\\.0\\.1:\\d+</a>`));
     expect(preview).toMatch(/(open now<\/strong>, until|next:)\s+\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
     expect(preview).toMatch(/time zone Europe\/Berlin\s*\(the policy’s\)/);
     // The tag policy governs no connected site but this one, which has its own policy.
-    const tagPolicy = t.services.updatePolicies.list().find((policy) => policy.tag === 'client-a')!;
+    const tagPolicy = (await t.services.updatePolicies.list()).find((policy) => policy.tag === 'client-a')!;
     expect(await (await user.get(`/updates/policies/${tagPolicy.id}`)).text()).toContain(
       'No connected site is governed',
     );
@@ -162,7 +162,7 @@ describe('update policies in the dashboard', () => {
     expect(
       (await user.post('/updates/policies', replaced({ tag: 'held', releaseDelayDays: '0', pins: '' }))).status,
     ).toBe(303);
-    const policy = t.services.updatePolicies.list().find((p) => p.tag === 'held')!;
+    const policy = (await t.services.updatePolicies.list()).find((p) => p.tag === 'held')!;
     t.services.events.emit('update.rolled-back', {
       siteId,
       safeUpdateId: 'supd_1',
@@ -175,7 +175,7 @@ describe('update policies in the dashboard', () => {
       durationMs: 4_000,
     });
     await new Promise((resolve) => setImmediate(resolve));
-    const [hold] = t.services.updatePolicies.holds.list({ siteId, state: 'held', limit: 10 });
+    const [hold] = await t.services.updatePolicies.holds.list({ siteId, state: 'held', limit: 10 });
 
     const preview = await (await user.get(`/updates/policies/${policy.id}`)).text();
     expect(withoutOwnStylesheet(preview)).not.toMatch(NO_INLINE_CODE);
@@ -191,7 +191,7 @@ describe('update policies in the dashboard', () => {
     expect(after).toContain('Released plugin forms 1.1.0');
     expect(after).not.toContain(': held,');
     expect(after).toMatch(/<td>\s*plugin forms → 1\.1\.0\s*<\/td>/);
-    expect(t.services.updatePolicies.holds.get(hold!.id).releasedBy).toEqual({
+    expect((await t.services.updatePolicies.holds.get(hold!.id)).releasedBy).toEqual({
       kind: 'user',
       id: expect.stringMatching(/^usr_/),
     });

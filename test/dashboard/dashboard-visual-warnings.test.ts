@@ -239,7 +239,7 @@ describe('visual changes and sites already down, in the dashboard', () => {
     expect(await refused.text()).toMatch(/id="visualThreshold-error"/);
     const created = await user.post('/updates/policies', [...fields, ['visualThreshold', '10']]);
     expect(created.status).toBe(303);
-    const [policy] = t.services.updatePolicies.list();
+    const [policy] = await t.services.updatePolicies.list();
     // The box left unticked: kept with a warning.
     expect(policy!.settings.checks.visual).toEqual({ enabled: true, threshold: 0.1, rollback: false });
     const edited = await user.post(`/updates/policies/${policy!.id}`, [
@@ -248,7 +248,7 @@ describe('visual changes and sites already down, in the dashboard', () => {
       ['visualRollback', '1'],
     ]);
     expect(edited.status).toBe(303);
-    expect(t.services.updatePolicies.get(policy!.id).settings.checks.visual).toEqual({
+    expect((await t.services.updatePolicies.get(policy!.id)).settings.checks.visual).toEqual({
       enabled: true,
       threshold: 0.04,
       rollback: true,

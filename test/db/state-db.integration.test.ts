@@ -15,6 +15,7 @@ import {
   rowsOf,
   tableFor,
   writeTogether,
+  writeTogetherReturning,
 } from '../../src/db/dialect.js';
 import {
   ADVISORY_LOCK_NAMESPACE,
@@ -88,6 +89,34 @@ describe.each(dialects)('the state database on %s', (dialect) => {
       await expect(written).rejects.toThrow();
       expect(await ids()).toEqual(['a', 'b', 'm']);
     }
+  });
+
+  it('writes together answering rows: what each write returned, in order, or nothing written when one fails', async () => {
+    await state().run((db) => db.insert(jobs).values(job('b')));
+    const claim = (db: StateDb, ...names: string[]) =>
+      db
+        .insert(jobs)
+        .values(names.map((name) => job(name)))
+        .onConflictDoNothing()
+        .returning({ id: jobs.id });
+    // Rows a write skipped (`b`, there already) are not answered; a write without rows answers none.
+    expect(await writeTogetherReturning(state(), (db) => [claim(db, 'a', 'b'), claim(db, 'd', 'c')])).toEqual([
+      { id: 'a' },
+      { id: 'd' },
+      { id: 'c' },
+    ]);
+    expect(await writeTogetherReturning(state(), (db) => [claim(db, 'a')])).toEqual([]);
+    // The second write breaks a NOT NULL: the first is rolled back with it.
+    await expect(
+      writeTogetherReturning(state(), (db) => [
+        claim(db, 'e'),
+        db
+          .insert(jobs)
+          .values({ ...job('f'), kind: null as unknown as string })
+          .returning({ id: jobs.id }),
+      ]),
+    ).rejects.toThrow();
+    expect(await ids()).toEqual(['a', 'b', 'c', 'd']);
   });
 
   it('commits a transaction’s writes together, and rolls every one back when its body throws', async () => {

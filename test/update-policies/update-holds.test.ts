@@ -28,7 +28,7 @@ beforeAll(() => {
   calls = [];
   // The service as composed, with bulk updates replaced by a recorder; the holds are the app's.
   policies = createUpdatePoliciesService({
-    repository: createUpdatePoliciesRepository({ db: t.database.db }),
+    repository: createUpdatePoliciesRepository(t.state),
     states: createUpdateStateReader(t.state),
     sites: t.services.sitesRepository,
     applyUpdates: (request) => (calls.push(request), { id: `job_${calls.length}` }),

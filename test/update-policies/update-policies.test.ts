@@ -126,7 +126,7 @@ describe('the API', () => {
       urls: ['/shop/'],
       visual: { enabled: true, threshold: 0.2, rollback: false },
     });
-    expect(t.services.updatePolicies.get(threshold.json.id).settings.checks.visual.rollback).toBe(false);
+    expect((await t.services.updatePolicies.get(threshold.json.id)).settings.checks.visual.rollback).toBe(false);
     const wrong = await t.call('POST', '/api/update-policies', {
       json: { name: 'checks wrong', tag: 'checks-wrong', window: nightly, checks: { visual: { threshold: 2 } } },
     });
@@ -243,7 +243,7 @@ describe('the minute tick', () => {
     calls = [];
     // The service as composed, with bulk updates replaced by a recorder that answers a job.
     policies = createUpdatePoliciesService({
-      repository: createUpdatePoliciesRepository({ db: t.database.db }),
+      repository: createUpdatePoliciesRepository(t.state),
       states: createUpdateStateReader(t.state),
       sites: t.services.sitesRepository,
       applyUpdates: (request) => {
