@@ -166,7 +166,7 @@ export function createServices({
   });
   // A plain plugin, theme or core update first takes the restore point a safe update takes; the standalone
   // rollback path (with the site's rollback secret, kept with the safe updates) can put it back.
-  const safeUpdatesRepository = createSafeUpdatesRepository({ db });
+  const safeUpdatesRepository = createSafeUpdatesRepository(state);
   const operationTimeoutMs = config.siteOperationTimeoutMs;
   // One set of rollback paths for plain and safe updates: a path proven for one is not probed again for the other.
   const rollbackPaths = createRollbackPaths({

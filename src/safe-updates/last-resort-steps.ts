@@ -37,10 +37,10 @@ export function createLastResortSteps({
     };
   }
 
-  function recordWait(record: FlowRecorder, waited: Waited, started: number, stillBusy: boolean): void {
+  async function recordWait(record: FlowRecorder, waited: Waited, started: number, stillBusy: boolean): Promise<void> {
     if (!waited) return;
     const seconds = Math.round(waited.ms / 1000);
-    addStep(
+    await addStep(
       record,
       'wait-for-backup',
       !stillBusy,
@@ -59,19 +59,19 @@ export function createLastResortSteps({
       const row = record.row();
       const policy = storedPolicy(row);
       if (!lastResort || !policy.backup) return null;
-      record.phase('backup');
+      await record.phase('backup');
       const started = Date.now();
       const wait = siteWait(record, 'waiting-for-backup', 'taking its own backup');
       const backup = await lastResort.backup(row.siteId, wait);
-      recordWait(record, backup.waited, started, backup.busy !== undefined);
+      await recordWait(record, backup.waited, started, backup.busy !== undefined);
       if (backup.busy)
         return {
           status: 'failed',
           reason: backupsProblems.inProgress.name,
           message: `the site's ${backup.busy.label} was still running after ${Math.round(wait.limitMs / 60_000)} min (policy backupWaitMinutes), so no backup was taken and nothing was updated; try again when it has finished`,
         };
-      record.phase('backup', { backupId: backup.id, ...(backup.waited ? { message: null } : {}) });
-      addStep(record, 'backup', backup.id !== null, started + (backup.waited?.ms ?? 0), backup.detail);
+      await record.phase('backup', { backupId: backup.id, ...(backup.waited ? { message: null } : {}) });
+      await addStep(record, 'backup', backup.id !== null, started + (backup.waited?.ms ?? 0), backup.detail);
       return null;
     },
 
@@ -79,22 +79,22 @@ export function createLastResortSteps({
     async restoreBackup(record: FlowRecorder, outcome: FlowOutcome): Promise<FlowOutcome> {
       const row = record.row();
       if (outcome.status !== 'rollback-failed' || !lastResort || !row.backupId) return outcome;
-      record.phase('restoring-backup');
+      await record.phase('restoring-backup');
       const started = Date.now();
       const restored = await lastResort.restore(
         row.siteId,
         row.backupId,
         siteWait(record, 'restoring-backup', `restoring backup ${row.backupId}`),
       );
-      recordWait(record, restored.waited, started, restored.busy !== undefined);
-      addStep(record, 'restore-backup', restored.ok, started + (restored.waited?.ms ?? 0), restored.detail);
+      await recordWait(record, restored.waited, started, restored.busy !== undefined);
+      await addStep(record, 'restore-backup', restored.ok, started + (restored.waited?.ms ?? 0), restored.detail);
       if (!restored.ok)
         return {
           ...outcome,
           message: `${outcome.message}; restoring backup ${row.backupId} failed: ${restored.detail}`,
         };
       const checks = await access.read(row.siteId, (site) => checkUntilHealthy(flowDeps, site, storedPolicy(row)));
-      record.report((report) => (report.afterRollback = [...(report.afterRollback ?? []), ...checks]));
+      await record.report((report) => (report.afterRollback = [...(report.afterRollback ?? []), ...checks]));
       if (!checks[checks.length - 1]!.healthy)
         return { ...outcome, message: `${outcome.message}; still unhealthy after restoring backup ${row.backupId}` };
       return {

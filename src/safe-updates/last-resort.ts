@@ -25,8 +25,8 @@ export interface BusyJob {
 /** How long to wait for a backup or restore of the site already under way, and who hears that it waits. */
 export interface SiteWait {
   limitMs: number;
-  /** When the wait begins, and again when another job took the site meanwhile. */
-  onWait?: (busy: BusyJob) => void;
+  /** When the wait begins, and again when another job took the site meanwhile (awaited before the wait goes on). */
+  onWait?: (busy: BusyJob) => void | Promise<void>;
 }
 
 /** The wait there was before a job could be started: for what, and how long. */
@@ -88,7 +88,7 @@ export function createLastResort({
       } catch (error) {
         if (!isProblem(error, backupsProblems.inProgress)) throw error;
         const holder = await busyJob(siteId, error.extensions);
-        if (holder.id !== busy?.id) wait.onWait?.(holder);
+        if (holder.id !== busy?.id) await wait.onWait?.(holder);
         busy = holder;
         if (Date.now() - since >= wait.limitMs) return { busy, waited: { busy, ms: Date.now() - since } };
         await sleep(POLL_MS);

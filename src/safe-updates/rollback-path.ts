@@ -53,14 +53,14 @@ export function createRollbackPaths({
     await createRestorePoints(site.session, { timeoutMs: operationTimeoutMs }).provisionSecret(
       createHash('sha256').update(secret).digest('hex'),
     );
-    repository.writeSecret(site.site.id, secrets.seal(secret), clock.now());
+    await repository.writeSecret(site.site.id, secrets.seal(secret), clock.now());
     proven.delete(site.site.id);
     return secret;
   }
 
   /** Asks the path now (its `status`), providing the secret first when the site lacks it or lost it. */
   async function probe(site: ConnectedSite): Promise<StandaloneRollback> {
-    const sealed = repository.readSecret(site.site.id);
+    const sealed = await repository.readSecret(site.site.id);
     let secret = sealed ? secrets.open(sealed) : await provisionSecret(site);
     let standalone = createStandaloneRollback(http, site.site.url, secret, { sleep });
     let status = await standalone.status();
@@ -76,7 +76,7 @@ export function createRollbackPaths({
           ? `${standalone.url} is missing: the site's connector predates safe updates; upload the current one (GET /api/connector.zip)`
           : `${standalone.url} answered ${status.status}${status.code ? ` (${status.code})` : ''}`,
       );
-    const kept = repository.readSecret(site.site.id);
+    const kept = await repository.readSecret(site.site.id);
     if (kept)
       proven.set(site.site.id, {
         url: site.site.url,
@@ -128,7 +128,7 @@ export function createRollbackPaths({
       kept &&
       kept.url === site.site.url &&
       kept.until > nowMs() &&
-      kept.sealed === repository.readSecret(site.site.id)
+      kept.sealed === (await repository.readSecret(site.site.id))
     )
       return kept.path;
     proven.delete(site.site.id);

@@ -26,8 +26,8 @@ export interface FlowOutcome {
 /** What the flow writes as it goes; every write lands before the next step starts (crash safety). */
 export interface FlowRecorder {
   row(): SafeUpdateRow;
-  phase(phase: SafeUpdatePhase, changes?: Partial<SafeUpdateRow>): void;
-  report(change: (report: SafeUpdateReport) => void): void;
+  phase(phase: SafeUpdatePhase, changes?: Partial<SafeUpdateRow>): Promise<void>;
+  report(change: (report: SafeUpdateReport) => void): Promise<void>;
 }
 
 export interface FlowDeps {
@@ -113,23 +113,23 @@ export async function updateCheckDecide(
 
   let updateFailure: string | null = null;
   if (update) {
-    record.phase('updating');
+    await record.phase('updating');
     const started = Date.now();
     try {
       await update();
-      step('update', true, started);
+      await step('update', true, started);
     } catch (error) {
       updateFailure = isAppError(error) ? `${error.problem.name}: ${error.detail}` : String(error);
-      step('update', false, started, updateFailure);
+      await step('update', false, started, updateFailure);
       // Refused before anything changed (core: nothing or not that version on offer).
       if (isAppError(error) && NOTHING_CHANGED.has(error.problem.name))
         return { status: 'failed', reason: error.problem.name, message: error.detail };
     }
   }
 
-  record.phase('after-check');
+  await record.phase('after-check');
   const after = await checkUntilHealthy(deps, site, policy);
-  record.report((report) => (report.after = after));
+  await record.report((report) => (report.after = after));
 
   let reason: string | null = null;
   let message: string | null = null;
@@ -146,14 +146,14 @@ export async function updateCheckDecide(
       // A site can break on a later request than the check's (a plugin that writes its fatal
       // error on first load): check again, so the report names the site's problem, not a lost item.
       const again = await checkUntilHealthy(deps, site, policy);
-      record.report((report) => (report.after = [...after, ...again]));
+      await record.report((report) => (report.after = [...after, ...again]));
       [reason, message] = last(again).healthy
         ? ['item-unreadable', `WordPress did not answer when asked for ${row.slug} after the update`]
         : [firstProblem(last(again)), describeFailures(last(again))];
     } else if (!now) [reason, message] = ['item-missing', `${row.slug} is no longer listed by WordPress`];
     else if (item.active && !now.active)
       [reason, message] = ['deactivated', `${row.slug} was active before the update and is not now`];
-    else record.phase('after-check', { toVersion: now.version });
+    else await record.phase('after-check', { toVersion: now.version });
   }
   if (reason === null) {
     const looks = await visual.after();
@@ -163,11 +163,11 @@ export async function updateCheckDecide(
   // The broken pages as they are before the rollback: the report's evidence (a visual change has them already).
   if (reason !== 'visual-change') await visual.evidence();
 
-  record.phase('rolling-back', { reason, message });
+  await record.phase('rolling-back', { reason, message });
   const rolledBack = await rollBack(deps, site, standalone, record, item, step);
   if (!rolledBack.ok) return { status: 'rollback-failed', reason, message: `${message}; ${rolledBack.detail}` };
   const checks = await checkUntilHealthy(deps, site, policy);
-  record.report((report) => (report.afterRollback = checks));
+  await record.report((report) => (report.afterRollback = checks));
   if (!last(checks).healthy)
     return {
       status: 'rollback-failed',
@@ -184,12 +184,12 @@ async function rollBack(
   standalone: StandaloneRollback,
   record: FlowRecorder,
   item: ItemState | undefined,
-  step: (name: string, ok: boolean, startedAt: number, detail?: string) => void,
+  step: (name: string, ok: boolean, startedAt: number, detail?: string) => Promise<void>,
 ): Promise<{ ok: boolean; detail?: string }> {
   const row = record.row();
   const started = Date.now();
   if (!row.restorePointId || !row.restorePointTarget) {
-    step('rollback', false, started, 'no restore point was taken');
+    await step('rollback', false, started, 'no restore point was taken');
     return { ok: false, detail: 'no restore point was taken' };
   }
   const answer = await standalone
@@ -197,10 +197,10 @@ async function rollBack(
     .catch((error: unknown) => ({ status: 0, code: isAppError(error) ? error.problem.name : String(error) }));
   if (answer.status !== 200) {
     const detail = `the standalone rollback path answered ${answer.status}${answer.code ? ` (${answer.code})` : ''}`;
-    step('rollback', false, started, detail);
+    await step('rollback', false, started, detail);
     return { ok: false, detail };
   }
-  step('rollback', true, started, `${row.restorePointTarget} put back from restore point ${row.restorePointId}`);
+  await step('rollback', true, started, `${row.restorePointTarget} put back from restore point ${row.restorePointId}`);
 
   // A plugin whose update failed halfway can be left inactive: activate the old version again.
   if (row.itemType === 'plugin' && item?.active) {
@@ -212,7 +212,7 @@ async function rollBack(
         .changePluginStatus('activate', now.target)
         .then(() => true)
         .catch(() => false);
-      step('reactivate', done, activated, `${now.target} ${now.version}`);
+      await step('reactivate', done, activated, `${now.target} ${now.version}`);
     }
   }
   return { ok: true };

@@ -43,12 +43,12 @@ export async function prepare(
     return failed('no-update-available', `${row.slug} is at ${item.version} and no newer version is offered`);
   if (row.toVersion && offer && row.toVersion !== offer)
     return failed('version-not-offered', `${row.slug} ${row.toVersion} was asked for; the site offers ${offer}`);
-  record.phase('before-check', { fromVersion: item.version, toVersion: offer });
-  record.report((report) => (report.item = item));
+  await record.phase('before-check', { fromVersion: item.version, toVersion: offer });
+  await record.report((report) => (report.item = item));
 
   const standalone = await deps.rollbackPath(site);
   const before = await checkSiteHealth({ http: flowDeps.http, site, now: flowDeps.now }, policy);
-  record.report((report) => (report.before = [before]));
+  await record.report((report) => (report.before = [before]));
   if (!before.healthy)
     return failed(
       SITE_DOWN_BEFORE_UPDATE,
@@ -57,10 +57,10 @@ export async function prepare(
   await createVisualCheck(deps.screenshots, record, site.site.url).before();
   if (signal.aborted) return failed('interrupted', 'the daemon stopped before the update');
 
-  record.phase('restore-point');
+  await record.phase('restore-point');
   const started = Date.now();
   const point = await takeRestorePoint(flowDeps, site, row.itemType, item.target);
-  record.phase('restore-point', { restorePointId: point.id, restorePointTarget: point.target });
-  addStep(record, 'restore-point', true, started, `${point.target} saved as ${point.id} (${point.bytes} bytes)`);
+  await record.phase('restore-point', { restorePointId: point.id, restorePointTarget: point.target });
+  await addStep(record, 'restore-point', true, started, `${point.target} saved as ${point.id} (${point.bytes} bytes)`);
   return { standalone };
 }

@@ -20,7 +20,7 @@ export function createSafeUpdateQueries({
 }) {
   async function get(siteId: string, id: string) {
     await access.connected(siteId);
-    const row = repository.findForSite(siteId, id);
+    const row = await repository.findForSite(siteId, id);
     if (!row) throw safeUpdatesProblems.notFound.create(`site ${siteId} has no safe update ${id}`);
     return safeUpdateView(row);
   }
@@ -39,17 +39,18 @@ export function createSafeUpdateQueries({
 
     async list(siteId: string, limit = 50) {
       await access.connected(siteId);
-      return repository.listForSite(siteId, limit).map(safeUpdateView);
+      return (await repository.listForSite(siteId, limit)).map(safeUpdateView);
     },
 
     /** Removes the screenshots of safe updates no longer recorded (their site was removed); of how many. */
     async removeOrphanScreenshots(): Promise<number> {
-      const recorded = new Map<string, boolean>();
+      // Each safe update's folder read once: its row's answer, awaited by each of its screenshots.
+      const recorded = new Map<string, Promise<boolean>>();
       const idOf = (key: string) => key.split('/')[0]!;
       const removed = await deleteBlobs(screenshots.blobs, '', (key) => {
         const id = idOf(key);
         let kept = recorded.get(id);
-        if (kept === undefined) recorded.set(id, (kept = repository.find(id) !== undefined));
+        if (kept === undefined) recorded.set(id, (kept = repository.find(id).then((row) => row !== undefined)));
         return kept;
       });
       return new Set(removed.map(idOf)).size;

@@ -21,34 +21,42 @@ function visualVerdict(row: SafeUpdateRow): { visualChange: boolean; changedRati
 }
 
 /**
- * What the flow writes through: each write lands in the row before the next step starts (crash
- * safety); a new phase is the job's progress, and a new message its note, told to `context`.
+ * What the flow writes through, from the row its run started (`repository.start`): each write lands in the
+ * row before the next step starts (crash safety); a new phase is the job's progress, and a new message its
+ * note, told to `context`.
  */
 export function createRecorder(
   repository: SafeUpdatesRepository,
-  id: string,
+  started: SafeUpdateRow,
   context: Pick<JobContext, 'progress' | 'note'>,
 ): FlowRecorder {
-  let row = repository.find(id)!;
+  const id = started.id;
+  let row = started;
   return {
     row: () => row,
-    phase(phase, changes = {}) {
+    async phase(phase, changes = {}) {
       const was = row;
-      row = repository.update(id, { ...changes, phase }) ?? row;
+      row = (await repository.update(id, { ...changes, phase })) ?? row;
       if (phase !== was.phase) context.progress(safeUpdateJobProgress(phase));
       if (row.message !== was.message) context.note(row.message);
     },
-    report(change) {
+    async report(change) {
       const report = storedReport(row);
       change(report);
-      row = repository.update(id, { report: JSON.stringify(report) }) ?? row;
+      row = (await repository.update(id, { report: JSON.stringify(report) })) ?? row;
     },
   };
 }
 
 /** One step of the report, timed from `started` (epoch ms) to now. */
-export function addStep(record: FlowRecorder, step: string, ok: boolean, started: number, detail?: string): void {
-  record.report((report) => {
+export function addStep(
+  record: FlowRecorder,
+  step: string,
+  ok: boolean,
+  started: number,
+  detail?: string,
+): Promise<void> {
+  return record.report((report) => {
     report.steps = [
       ...(report.steps ?? []),
       {
@@ -63,8 +71,13 @@ export function addStep(record: FlowRecorder, step: string, ok: boolean, started
 }
 
 /** Writes the decision (phase `done`) and answers with its job's outcome and the event that announces it. */
-export function finish(repository: SafeUpdatesRepository, clock: Clock, id: string, decision: FlowOutcome): Settlement {
-  const row = repository.update(id, { ...decision, phase: 'done', finishedAt: clock.now() })!;
+export async function finish(
+  repository: SafeUpdatesRepository,
+  clock: Clock,
+  id: string,
+  decision: FlowOutcome,
+): Promise<Settlement> {
+  const row = (await repository.update(id, { ...decision, phase: 'done', finishedAt: clock.now() }))!;
   const outcome = safeUpdateOutcome(row);
   const durationMs = row.startedAt ? row.finishedAt!.getTime() - row.startedAt.getTime() : 0;
   const fields = {

@@ -44,14 +44,14 @@ export function createSafeUpdateRun({
     signal: AbortSignal,
     context: Pick<JobContext, 'progress' | 'note'>,
   ): Promise<Settlement> {
-    const resumed = repository.find(id)!;
+    // Its first start is kept when it resumes; the phase it had says from where.
+    const resumed = (await repository.start(id, clock.now()))!;
     const resuming = AFTER_UPDATE_PHASES.includes(resumed.phase);
-    repository.update(id, { status: 'running', startedAt: resumed.startedAt ?? clock.now() });
-    const record = createRecorder(repository, id, context);
+    const record = createRecorder(repository, resumed, context);
     try {
       let decided: FlowOutcome;
       if (resuming) {
-        addStep(record, 'resumed', true, Date.now(), `from ${resumed.phase}`);
+        await addStep(record, 'resumed', true, Date.now(), `from ${resumed.phase}`);
         decided = await access.operate(resumed.siteId, async (site) => {
           const visual = createVisualCheck(screenshots, record, site.site.url);
           return updateCheckDecide(flowDeps, site, await rollbackPath(site), record, null, visual);
@@ -83,7 +83,7 @@ export function createSafeUpdateRun({
     } catch (error) {
       const reason = isAppError(error) ? error.problem.name : 'internal-error';
       if (!isAppError(error)) logger.error({ err: error, safeUpdateId: id }, 'safe update crashed');
-      const row = repository.find(id)!;
+      const row = (await repository.find(id))!;
       // Past the restore point, an unexpected failure leaves the site in doubt: say so loudly.
       const status = AFTER_UPDATE_PHASES.includes(row.phase) ? 'rollback-failed' : 'failed';
       return finish(repository, clock, id, {

@@ -103,24 +103,18 @@ export function createSafeUpdatesService({
     cancelsWhileRunning: false,
     run: async (job, signal, context) => {
       const settlement = await execute(job.id, signal, context);
-      settled(job.id);
+      settled(await repository.find(job.id));
       return settlement;
     },
+    // In the runner's transaction that cancels the job (synchronous, SQLite's until the runner's hooks are async).
     cancelQueued: (job, message) => {
-      repository.update(job.id, {
-        status: 'failed',
-        reason: 'cancelled',
-        message,
-        phase: 'done',
-        finishedAt: clock.now(),
-      });
-      settled(job.id);
+      settled(repository.inHook.cancel(job.id, clock.now(), message));
     },
     recover: {
       // Queued again, keeping its phase: past the update it resumes at the after-checks and decides.
       running(job) {
         const message = 'resumed after the daemon stopped';
-        repository.update(job.id, { status: 'queued', message });
+        repository.inHook.requeue(job.id, message);
         return { requeue: true, message };
       },
     },
@@ -133,9 +127,9 @@ export function createSafeUpdatesService({
    * The update history hears how it ended (a bulk update's safe item has no row of this kind: nothing
    * is written), then whoever follows safe updates (`onSettled`).
    */
-  function settled(id: string): void {
-    const row = repository.find(id);
+  function settled(row: SafeUpdateRow | undefined): void {
     if (!history || !row) return;
+    const id = row.id;
     try {
       const view = safeUpdateView(row);
       history.settled(view);
@@ -168,19 +162,19 @@ export function createSafeUpdatesService({
       progress: safeUpdateJobProgress('queued'),
       createdAt,
     };
-    const { own } = await write(job, () =>
-      repository.insert({
-        id,
-        siteId: request.siteId,
-        itemType: request.type,
-        slug: request.slug,
-        status: 'queued',
-        phase: 'queued',
-        policy: JSON.stringify(policy),
-        toVersion: request.version ?? null,
-        createdAt,
-      }),
-    );
+    const row = {
+      id,
+      siteId: request.siteId,
+      itemType: request.type,
+      slug: request.slug,
+      status: 'queued' as const,
+      phase: 'queued' as const,
+      policy: JSON.stringify(policy),
+      toVersion: request.version ?? null,
+      createdAt,
+    };
+    // Synchronous inside the runner's SQLite transaction; on PostgreSQL on the job store's `tx`.
+    const { own } = await write(job, (tx) => repository.insertWithJob(row, tx));
     return own;
   }
 
@@ -208,7 +202,7 @@ export function createSafeUpdatesService({
     async safeUpdate(request: SafeUpdateRequest, signal: AbortSignal) {
       const row = await create(request, jobs.create);
       await jobs.runWithin(row.id, (_job, context) => execute(row.id, signal, context));
-      return safeUpdateView(repository.find(row.id)!);
+      return safeUpdateView((await repository.find(row.id))!);
     },
 
     get: queries.get,

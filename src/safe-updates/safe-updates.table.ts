@@ -4,6 +4,9 @@ import { sites } from '../sites/index.js';
 export const safeUpdateStatuses = ['queued', 'running', 'kept', 'rolled-back', 'rollback-failed', 'failed'] as const;
 export type SafeUpdateStatus = (typeof safeUpdateStatuses)[number];
 
+/** What a safe update updates: a plugin, a theme, or WordPress itself. */
+export const safeUpdateItemTypes = ['plugin', 'theme', 'core'] as const;
+
 /** Where a running safe update is: what start-up recovery resumes from. */
 export const safeUpdatePhases = [
   'queued',
@@ -32,7 +35,7 @@ export const safeUpdates = sqliteTable(
     siteId: text('site_id')
       .notNull()
       .references(() => sites.id, { onDelete: 'cascade' }),
-    itemType: text('item_type', { enum: ['plugin', 'theme', 'core'] }).notNull(),
+    itemType: text('item_type', { enum: safeUpdateItemTypes }).notNull(),
     slug: text('slug').notNull(),
     status: text('status', { enum: safeUpdateStatuses }).notNull(),
     phase: text('phase', { enum: safeUpdatePhases }).notNull(),

@@ -62,10 +62,10 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
       );
       const id = row().id;
       await Promise.all(shots.map((png, index) => writeScreenshot(store, id, `${kind}-${index}.png`, png)));
-      step(`screenshots-${kind}`, true, started, `${shots.length} page(s)`);
+      await step(`screenshots-${kind}`, true, started, `${shots.length} page(s)`);
       return shots;
     } catch (error) {
-      step(`screenshots-${kind}`, false, started, error instanceof Error ? error.message : String(error));
+      await step(`screenshots-${kind}`, false, started, error instanceof Error ? error.message : String(error));
       return null;
     }
   }
@@ -97,7 +97,7 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
       );
       compared.push({ ...shot, after: `after-${index}.png`, diff: diffName, changedRatio: ratio });
     }
-    record.report((report) => {
+    await record.report((report) => {
       report.screenshots = compared;
       report.visualChange = compared.some((shot) => (shot.changedRatio ?? 0) > visual.threshold);
     });
@@ -108,7 +108,7 @@ export function createVisualCheck(store: ScreenshotStore, record: FlowRecorder, 
     async before(): Promise<void> {
       if (!policy().visual.enabled) return;
       const shots = await shootAll('before');
-      record.report(
+      await record.report(
         (report) =>
           (report.screenshots = urls().map((url, index) => ({
             url,

@@ -166,7 +166,7 @@ function stoppedDuring({ safe }: { safe: boolean }) {
 
 /** The safe update a bulk item ran as, as safe-updates writes it (created in the same turn as the item's history row). */
 function safeUpdateOf(siteId: string, slug: string, createdAt: Date, status: 'running' | 'kept' = 'running') {
-  return createSafeUpdatesRepository({ db: t.database.db }).insert({
+  return createSafeUpdatesRepository(t.state).insert({
     id: `sup_${slug}0000000000000000000000000`,
     siteId,
     itemType: 'plugin',
@@ -188,7 +188,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
   it('a safe update under way: the item follows it, linked to its report, and ends as it ends (rolled back)', async () => {
     t = createTestApp();
     const { bulkId, siteId, history, underWay } = stoppedDuring({ safe: true });
-    const safeUpdate = safeUpdateOf(siteId, 'b', underWay.startedAt);
+    const safeUpdate = await safeUpdateOf(siteId, 'b', underWay.startedAt);
     await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
 
@@ -234,7 +234,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
   it('a safe update that had already decided: the item and its history row end as it did (kept)', async () => {
     t = createTestApp();
     const { bulkId, siteId, history, underWay } = stoppedDuring({ safe: true });
-    const safeUpdate = safeUpdateOf(siteId, 'b', underWay.startedAt, 'kept');
+    const safeUpdate = await safeUpdateOf(siteId, 'b', underWay.startedAt, 'kept');
     await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
 

@@ -265,7 +265,7 @@ describe('rolling back a plain update', { timeout: 300_000 }, () => {
   it('the standalone path reads versions on disk only from plugin main files and theme headers, with the secret', async () => {
     // A fresh rate window (30 requests a minute): the tests before used part of it.
     rmSync(join(bed.site.root, 'wp-content/sitewarden-rollback/rate.json'), { force: true });
-    const sealed = createSafeUpdatesRepository({ db: bed.t.database.db }).readSecret(bed.siteId);
+    const sealed = await createSafeUpdatesRepository(bed.t.state).readSecret(bed.siteId);
     const secret = bed.t.services.secrets.open(sealed!);
     const version = async (target: unknown, withSecret = secret) => {
       const response = await fetch(`${bed.site.url}/wp-content/plugins/sitewarden-connector/sitewarden-rollback.php`, {

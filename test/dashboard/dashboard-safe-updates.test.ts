@@ -21,7 +21,7 @@ describe('safe updates in the dashboard', () => {
   afterEach(() => t.close());
 
   /** A safe update that broke the site and was rolled back, as the flow records it, with its screenshots on disk. */
-  function insertRolledBack() {
+  async function insertRolledBack(): Promise<string> {
     const now = t.clock.now();
     const id = `sup_dashboard_${now.getTime()}`;
     const check = (ok: boolean) => ({
@@ -40,7 +40,7 @@ describe('safe updates in the dashboard', () => {
         },
       ],
     });
-    createSafeUpdatesRepository({ db: t.database.db }).insert({
+    await createSafeUpdatesRepository(t.state).insert({
       id,
       siteId,
       itemType: 'plugin',
@@ -90,7 +90,7 @@ describe('safe updates in the dashboard', () => {
     expect(empty).toContain(`action="/sites/${siteId}/core/safe-update"`);
     expect(empty).toContain(`action="/sites/${siteId}/core/update"`);
 
-    const id = insertRolledBack();
+    const id = await insertRolledBack();
     const site = await (await user.get(`/sites/${siteId}`)).text();
     expect(site).toContain(`href="/sites/${siteId}/safe-updates/${id}">akismet (plugin)</a>`);
     expect(site).toMatch(/rolled-back<\/span\s*>\s*\(looks different\)/);
@@ -124,7 +124,7 @@ describe('safe updates in the dashboard', () => {
   });
 
   it('removes a removed site’s screenshots with it, and those of records already gone, but no other', async () => {
-    const id = insertRolledBack();
+    const id = await insertRolledBack();
     const root = join(testServiceConfig.dataDir, 'safe-updates');
     const gone = `sup_gone_${t.clock.now().getTime()}`;
     mkdirSync(join(root, gone), { recursive: true });

@@ -22,9 +22,9 @@ async function app() {
   return { t, user: await signIn(t), siteId: insertConnectedSite(t, { name: 'Alpha' }) };
 }
 
-function insertSafeUpdate(t: TestApp, siteId: string, id: string, fields: Record<string, unknown>) {
+async function insertSafeUpdate(t: TestApp, siteId: string, id: string, fields: Record<string, unknown>) {
   const now = t.clock.now();
-  createSafeUpdatesRepository({ db: t.database.db }).insert({
+  await createSafeUpdatesRepository(t.state).insert({
     id,
     siteId,
     itemType: 'plugin',
@@ -54,7 +54,7 @@ function insertSafeUpdate(t: TestApp, siteId: string, id: string, fields: Record
 describe('visual changes and sites already down, in the dashboard', () => {
   it('shows a kept update that looks different as a warning on the site page and its report', async () => {
     const { t, user, siteId } = await app();
-    insertSafeUpdate(t, siteId, 'sup_looks', {
+    await insertSafeUpdate(t, siteId, 'sup_looks', {
       report: JSON.stringify({
         screenshots: [
           { url: '/', before: 'before-0.png', after: 'after-0.png', diff: 'diff-0.png', changedRatio: 0.62 },
@@ -99,12 +99,12 @@ describe('visual changes and sites already down, in the dashboard', () => {
 
   it('says a site was already down before the update, and shows the broken page of a rolled-back one', async () => {
     const { t, user, siteId } = await app();
-    insertSafeUpdate(t, siteId, 'sup_down', {
+    await insertSafeUpdate(t, siteId, 'sup_down', {
       status: 'failed',
       reason: 'site-down-before-update',
       message: 'the site was already down before the update',
     });
-    insertSafeUpdate(t, siteId, 'sup_broken', {
+    await insertSafeUpdate(t, siteId, 'sup_broken', {
       status: 'rolled-back',
       reason: 'fatal-error',
       report: JSON.stringify({

@@ -88,8 +88,8 @@ function restorePointsOn(fake: ReturnType<typeof fakeSite>, waits: number[] = []
   const secrets = new Map<string, string>();
   const paths = createRollbackPaths({
     repository: {
-      readSecret: (siteId) => secrets.get(siteId),
-      writeSecret: (siteId, sealed) => void secrets.set(siteId, sealed),
+      readSecret: async (siteId) => secrets.get(siteId),
+      writeSecret: async (siteId, sealed) => void secrets.set(siteId, sealed),
     },
     http: fake.http,
     secrets: createSecretBox(randomBytes(32)),

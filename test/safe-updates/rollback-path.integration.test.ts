@@ -37,8 +37,8 @@ async function saveRestorePoint(type: string, target: string) {
   return { status: response.status, json: (await response.json()) as { id: string; target: string; code?: string } };
 }
 
-function storedSecret(): string {
-  const sealed = createSafeUpdatesRepository({ db: bed.t.database.db }).readSecret(bed.siteId);
+async function storedSecret(): Promise<string> {
+  const sealed = await createSafeUpdatesRepository(bed.t.state).readSecret(bed.siteId);
   expect(sealed, 'the daemon keeps a sealed rollback secret').toBeTruthy();
   return bed.t.services.secrets.open(sealed!);
 }
@@ -51,9 +51,9 @@ describe('the standalone rollback path', () => {
   it('gets its secret through the API; the site keeps only its SHA-256, the daemon only a sealed copy', async () => {
     const provisioned = await bed.t.call('POST', `/api/sites/${bed.siteId}/rollback-secret`);
     expect(provisioned.status, provisioned.text).toBe(200);
-    secret = storedSecret();
+    secret = await storedSecret();
     expect(secret.length).toBeGreaterThanOrEqual(40);
-    const sealed = createSafeUpdatesRepository({ db: bed.t.database.db }).readSecret(bed.siteId)!;
+    const sealed = (await createSafeUpdatesRepository(bed.t.state).readSecret(bed.siteId))!;
     expect(sealed).not.toContain(secret);
 
     const onSite = readFileSync(join(bed.site.root, 'wp-content/sitewarden-rollback/secret.php'), 'utf8');

@@ -40,8 +40,9 @@ describe('a safe core update', { timeout: 240_000 }, () => {
   });
 
   it('puts the previous core back through the standalone path, without WordPress', async () => {
-    const row = createSafeUpdatesRepository({ db: bed.t.database.db }).find(report.id)!;
-    const sealed = createSafeUpdatesRepository({ db: bed.t.database.db }).readSecret(bed.siteId)!;
+    const repository = createSafeUpdatesRepository(bed.t.state);
+    const row = (await repository.find(report.id))!;
+    const sealed = (await repository.readSecret(bed.siteId))!;
     const response = await fetchWhole(
       `${bed.site.url}/wp-content/plugins/sitewarden-connector/sitewarden-rollback.php`,
       {

@@ -85,9 +85,10 @@ describe('upgrading to safe updates whose job rows the job runner writes (0034)'
     const { path } = databaseAt0033();
     const database = openDatabase(path);
     const logs = createCapturedLogger();
+    const state = sqliteStateOf(database);
     const services = createServices({
       config: testServiceConfig,
-      state: sqliteStateOf(database),
+      state,
       logger: logs.logger,
       events: createLoggedEvents(logs.logger),
       clock: createFakeClock(new Date('2026-11-28T10:00:00Z')),
@@ -104,8 +105,8 @@ describe('upgrading to safe updates whose job rows the job runner writes (0034)'
       await services.safeUpdates.idle();
 
       // The resumed one went straight to its after-checks (its site refused: past the update, in doubt).
-      const rows = createSafeUpdatesRepository({ db: database.db });
-      const resumed = rows.find('sup_2running')!;
+      const rows = createSafeUpdatesRepository(state);
+      const resumed = (await rows.find('sup_2running'))!;
       expect(storedReport(resumed).steps?.[0]).toMatchObject({ step: 'resumed', detail: 'from after-check' });
       expect(resumed.status).toBe('rollback-failed');
       expect(await services.jobs.get('sup_2running')).toMatchObject({
@@ -115,7 +116,7 @@ describe('upgrading to safe updates whose job rows the job runner writes (0034)'
         progress: JSON.stringify({ phase: 'done' }),
       });
       expect(await services.jobs.get('sup_1queued')).toMatchObject({ state: 'failed', attempts: 1 });
-      expect((await services.jobs.get('sup_1queued')).reason).toBe(rows.find('sup_1queued')!.reason);
+      expect((await services.jobs.get('sup_1queued')).reason).toBe((await rows.find('sup_1queued'))!.reason);
     } finally {
       await services.safeUpdates.stop(0);
       await services.http.close();

@@ -19,7 +19,7 @@ describe('what a safe update tells the job runner', () => {
   });
   afterEach(() => t.close());
 
-  const safeUpdates = () => createSafeUpdatesRepository({ db: t.database.db });
+  const safeUpdates = () => createSafeUpdatesRepository(t.state);
   let count = 0;
   /** A safe update and its job, queued, as the service writes them. */
   async function queued(): Promise<string> {
@@ -27,24 +27,27 @@ describe('what a safe update tells the job runner', () => {
     const at = t.clock.now();
     await t.services.jobs.create(
       { id, kind: 'safe-update', siteId, params: { type: 'plugin', slug: 'hello-dolly' }, createdAt: at },
-      () =>
-        safeUpdates().insert({
-          id,
-          siteId,
-          itemType: 'plugin',
-          slug: 'hello-dolly',
-          status: 'queued',
-          phase: 'queued',
-          policy: '{}',
-          createdAt: at,
-        }),
+      (tx) =>
+        safeUpdates().insertWithJob(
+          {
+            id,
+            siteId,
+            itemType: 'plugin',
+            slug: 'hello-dolly',
+            status: 'queued',
+            phase: 'queued',
+            policy: '{}',
+            createdAt: at,
+          },
+          tx,
+        ),
     );
     return id;
   }
   /** A safe update running past its update, as the flow leaves it before deciding. */
   async function running(): Promise<string> {
     const id = await queued();
-    safeUpdates().update(id, { status: 'running', phase: 'after-check', startedAt: t.clock.now() });
+    await safeUpdates().update(id, { status: 'running', phase: 'after-check', startedAt: t.clock.now() });
     return id;
   }
 
@@ -74,7 +77,7 @@ describe('what a safe update tells the job runner', () => {
   it.each(decisions)('returns the outcome of a decision %j, as its job row holds it', async (decision, expected) => {
     const id = await running();
     const { outcome } = await t.services.jobs.runWithin(id, async () => finish(safeUpdates(), t.clock, id, decision));
-    const row = safeUpdates().find(id)!;
+    const row = (await safeUpdates().find(id))!;
     expect(outcome).toEqual({ ...expected, progress: { phase: 'done' }, finishedAt: row.finishedAt });
     const job = createJobsRepository({ db: t.database.db }).find(id)!;
     expect({
@@ -90,14 +93,14 @@ describe('what a safe update tells the job runner', () => {
     const id = await running();
     const told: object[] = [];
     const notes: (string | null)[] = [];
-    const record = createRecorder(safeUpdates(), id, {
+    const record = createRecorder(safeUpdates(), (await safeUpdates().find(id))!, {
       progress: (progress) => told.push(progress),
       note: (message) => notes.push(message),
     });
-    record.phase('rolling-back', { reason: 'fatal-error' });
-    record.phase('rolling-back', { message: 'the home page fatals' });
-    record.phase('restoring-backup', { message: 'the home page fatals' });
-    record.phase('backup', { message: null });
+    await record.phase('rolling-back', { reason: 'fatal-error' });
+    await record.phase('rolling-back', { message: 'the home page fatals' });
+    await record.phase('restoring-backup', { message: 'the home page fatals' });
+    await record.phase('backup', { message: null });
     expect(told).toEqual([{ phase: 'rolling-back' }, { phase: 'restoring-backup' }, { phase: 'backup' }]);
     expect(notes).toEqual(['the home page fatals', null]);
   });
@@ -113,8 +116,8 @@ describe('what a safe update tells the job runner', () => {
     });
     await t.services.jobs.runWithin(id, async (_job, context) => {
       expect(jobs.find(id)).toMatchObject({ state: 'running', attempts: 1 });
-      const record = createRecorder(safeUpdates(), id, context);
-      record.phase('backup', { message: "waiting for the site's scheduled backup" });
+      const record = createRecorder(safeUpdates(), (await safeUpdates().find(id))!, context);
+      await record.phase('backup', { message: "waiting for the site's scheduled backup" });
       expect(jobs.find(id)).toMatchObject({
         progress: JSON.stringify({ phase: 'backup' }),
         message: "waiting for the site's scheduled backup",
