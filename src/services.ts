@@ -138,7 +138,7 @@ export function createServices({
     afterOperation: (siteId) => sync.syncNow(siteId),
   });
   const inventories = createInventoryRepository(state);
-  const fleet: FleetRepository = createFleetRepository({ db });
+  const fleet: FleetRepository = createFleetRepository(state);
   const sync = createInventorySync({
     repository: sitesRepository,
     inventories,

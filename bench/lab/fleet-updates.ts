@@ -29,7 +29,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 300);
 const dir = mkdtempSync(join(tmpdir(), 'sitewarden-fleet-bench-'));
 try {
   const database = openDatabase(join(dir, 'sitewarden.db'));
-  const inventories = createInventoryRepository(sqliteStateOf(database));
+  const state = sqliteStateOf(database);
+  const inventories = createInventoryRepository(state);
   const seeding = performance.now();
   const now = new Date();
   database.sqlite.transaction(() => {
@@ -66,7 +67,7 @@ try {
   const seeded = performance.now() - seeding;
   // The bench asks only GET routes; a refresh that nothing calls.
   const fleetRefresh = { refresh: async () => ({ selected: 0, queued: 0 }) };
-  const app = createFleetRoutes({ fleet: createFleetRepository({ db: database.db }), fleetRefresh });
+  const app = createFleetRoutes({ fleet: createFleetRepository(state), fleetRefresh });
 
   const scenarios = [
     '/fleet/updates?groupBy=item',

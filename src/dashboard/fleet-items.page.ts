@@ -186,7 +186,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
     const tag = tagOf(c.req.query('tag'));
     const after = c.req.query('after')?.slice(0, 300) || undefined;
     const scope = c.get('access').sites;
-    const rows = deps.fleet.installed({
+    const rows = await deps.fleet.installed({
       type: KINDS[kind],
       tags: tag ? [tag] : [],
       limit: PAGE_SIZE + 1,
@@ -242,7 +242,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
     const slug = c.req.param('slug').slice(0, 200);
     const tag = tagOf(c.req.query('tag'));
     const scope = c.get('access').sites;
-    const sites = deps.fleet.sitesWith({ type: KINDS[kind], slug, tags: tag ? [tag] : [], limit: 500, scope });
+    const sites = await deps.fleet.sitesWith({ type: KINDS[kind], slug, tags: tag ? [tag] : [], limit: 500, scope });
     const session = c.get('session');
     const body = html`<h1>${slug} <span class="muted">(${KINDS[kind]})</span></h1>
       <p><a href="/fleet/${kind}">All ${kind}</a></p>

@@ -27,10 +27,12 @@ export function createUpdatesPage(deps: DashboardServices) {
     // Site scopes (issue 33): the pending updates, counts and runs of the sites the user may see.
     const scope = c.get('access').sites;
     const filter = { tags: tag ? [tag] : [], scope };
-    const core = deps.fleet.pendingCore({ tags: filter.tags, scope });
-    const translations = deps.fleet.pendingTranslations({ tags: filter.tags, scope });
-    const byItem = deps.fleet.pendingByItem({ filter, limit: ITEMS_PER_PAGE });
-    const bySite = deps.fleet.pendingBySite({ filter, limit: SITES_PER_PAGE + 1, after });
+    const [core, translations, byItem, bySite] = await Promise.all([
+      deps.fleet.pendingCore({ tags: filter.tags, scope }),
+      deps.fleet.pendingTranslations({ tags: filter.tags, scope }),
+      deps.fleet.pendingByItem({ filter, limit: ITEMS_PER_PAGE }),
+      deps.fleet.pendingBySite({ filter, limit: SITES_PER_PAGE + 1, after }),
+    ]);
     const more = bySite.length > SITES_PER_PAGE;
     const sites = bySite.slice(0, SITES_PER_PAGE);
     const back = `/updates${tag ? `?tag=${encodeURIComponent(tag)}` : ''}`;

@@ -94,6 +94,15 @@ export function isJson(dialect: Dialect, json: SQLWrapper): SQL {
 }
 
 /**
+ * An aggregate's text values joined by commas, in no order (SQLite's `group_concat`; PostgreSQL's
+ * `string_agg`), each distinct value once with `distinct`: null over no rows, on both.
+ */
+export function commaJoined(dialect: Dialect, value: SQLWrapper, { distinct = false } = {}): SQL<string | null> {
+  const of = distinct ? sql`distinct ${value}` : sql`${value}`;
+  return dialect === 'postgres' ? sql`string_agg(${of}, ',')` : sql`group_concat(${of})`;
+}
+
+/**
  * `column like pattern`, ignoring the case of ASCII letters as SQLite's LIKE does (PostgreSQL's `ilike`;
  * it ignores the case of every letter). `\` escapes the pattern's `%` and `_`.
  */

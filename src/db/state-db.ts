@@ -268,6 +268,7 @@ export function sqliteStateOf(
  */
 export const ADVISORY_LOCK_NAMESPACE = 0x53570000; // "SW"
 export const MIGRATIONS_LOCK_KEY = 1;
+// Key 2, transaction-scoped: the fleet totals' turn (FLEET_TOTALS_LOCK_KEY, src/fleet/fleet.triggers.ts).
 
 /** host:port/database of a connection URL, for messages: never its user's password. */
 function whereOf(url: string): string {

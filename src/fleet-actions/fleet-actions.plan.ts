@@ -50,7 +50,9 @@ export function createFleetActionPlanner({
     if (input.action === 'install') return connected;
     // Any other action: the sites whose last sync lists the item.
     const having = new Set(
-      fleet.sitesWith({ type: input.type, slug: input.slug, tags: [], limit: MAX_SITES * 10 }).map((row) => row.siteId),
+      (await fleet.sitesWith({ type: input.type, slug: input.slug, tags: [], limit: MAX_SITES * 10 })).map(
+        (row) => row.siteId,
+      ),
     );
     return connected.filter((id) => having.has(id));
   }

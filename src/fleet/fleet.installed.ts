@@ -1,16 +1,24 @@
-import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
-import type { Db } from '../db/database.js';
-import { inventoryItems } from '../inventory/index.js';
-import { fleetItemTotals } from './fleet.table.js';
-import { sites } from '../sites/index.js';
+import { and, asc, count, eq, gt, inArray, sql } from 'drizzle-orm';
+import { commaJoined } from '../db/dialect.js';
+import type { StateDatabase } from '../db/state-db.js';
 import type { SiteScope } from '../shared/actor.js';
-import { afterItem, inScope, type FleetRows, type ItemType } from './fleet.rows.js';
+import { inScope, type FleetRows, type FleetTables, type ItemType } from './fleet.rows.js';
 
 /**
  * What is installed across the fleet: every plugin (or theme) with how many sites run it, active
  * where, at which versions; and the sites that have one of them.
  */
-export function createInstalledQueries({ db, rows: { scoped, itemRows } }: { db: Db; rows: FleetRows }) {
+export function createInstalledQueries({
+  state,
+  tables: { inventoryItems, sites, fleetItemTotals },
+  rows: { afterItem, scoped, itemRows },
+}: {
+  state: StateDatabase;
+  tables: FleetTables;
+  rows: FleetRows;
+}) {
+  const { dialect } = state;
+  const run = state.run.bind(state);
   return {
     /**
      * Every plugin (or theme) installed across the fleet: how many sites, active where, at which
@@ -40,43 +48,46 @@ export function createInstalledQueries({ db, rows: { scoped, itemRows } }: { db:
             ? undefined
             : afterType === type
               ? gt(fleetItemTotals.slug, afterSlug!)
-              : sql`0`;
-        return db
-          .select({
-            type: fleetItemTotals.type,
-            slug: fleetItemTotals.slug,
-            name: fleetItemTotals.name,
-            sites: fleetItemTotals.sites,
-            active: fleetItemTotals.active,
-            withUpdate: fleetItemTotals.withUpdate,
-            // Spelt out: drizzle leaves a column unqualified inside sql, which would correlate nothing.
-            versions: sql<string>`(select group_concat(v.version) from fleet_item_versions v
+              : sql`false`;
+        return run((db) =>
+          db
+            .select({
+              type: fleetItemTotals.type,
+              slug: fleetItemTotals.slug,
+              name: fleetItemTotals.name,
+              sites: fleetItemTotals.sites,
+              active: fleetItemTotals.active,
+              withUpdate: fleetItemTotals.withUpdate,
+              // Spelt out: drizzle leaves a column unqualified inside sql, which would correlate nothing.
+              versions: sql<string>`(select ${commaJoined(dialect, sql`v.version`)} from fleet_item_versions v
               where v.type = fleet_item_totals.type and v.slug = fleet_item_totals.slug)`,
-          })
-          .from(fleetItemTotals)
-          .where(and(eq(fleetItemTotals.type, type), beyond))
-          .orderBy(asc(fleetItemTotals.type), asc(fleetItemTotals.slug))
-          .limit(limit)
-          .all();
+            })
+            .from(fleetItemTotals)
+            .where(and(eq(fleetItemTotals.type, type), beyond))
+            .orderBy(asc(fleetItemTotals.type), asc(fleetItemTotals.slug))
+            .limit(limit),
+        );
       }
-      const { query, onScope } = itemRows(
-        {
-          type: inventoryItems.type,
-          slug: inventoryItems.slug,
-          name: sql<string>`max(${inventoryItems.name})`,
-          sites: sql<number>`count(*)`,
-          active: sql<number>`sum(${inventoryItems.active})`,
-          withUpdate: sql<number>`count(${inventoryItems.updateVersion})`,
-          versions: sql<string>`group_concat(distinct ${inventoryItems.version})`,
-        },
-        tags,
-      );
-      return query
-        .where(and(onScope, visible, eq(inventoryItems.type, type), afterItem(after, false)))
-        .groupBy(inventoryItems.type, inventoryItems.slug)
-        .orderBy(asc(inventoryItems.type), asc(inventoryItems.slug))
-        .limit(limit)
-        .all();
+      return run((db) => {
+        const { query, onScope } = itemRows(
+          db,
+          {
+            type: inventoryItems.type,
+            slug: inventoryItems.slug,
+            name: sql<string>`max(${inventoryItems.name})`,
+            sites: count(),
+            active: count(sql`case when ${inventoryItems.active} then 1 end`),
+            withUpdate: count(inventoryItems.updateVersion),
+            versions: sql<string>`${commaJoined(dialect, inventoryItems.version, { distinct: true })}`,
+          },
+          tags,
+        );
+        return query
+          .where(and(onScope, visible, eq(inventoryItems.type, type), afterItem(after, false)))
+          .groupBy(inventoryItems.type, inventoryItems.slug)
+          .orderBy(asc(inventoryItems.type), asc(inventoryItems.slug))
+          .limit(limit);
+      });
     },
 
     /** The sites that have one plugin (or theme), by site id: version, active, the update offered. */
@@ -96,29 +107,30 @@ export function createInstalledQueries({ db, rows: { scoped, itemRows } }: { db:
       scope?: SiteScope;
     }) {
       // One item's rows come from its index entries; the tag narrows them (a subquery SQLite runs once).
-      const scope = tags.length > 0 ? scoped(tags) : undefined;
-      return db
-        .select({
-          siteId: inventoryItems.siteId,
-          url: sites.url,
-          version: inventoryItems.version,
-          active: inventoryItems.active,
-          updateVersion: inventoryItems.updateVersion,
-        })
-        .from(inventoryItems)
-        .innerJoin(sites, eq(sites.id, inventoryItems.siteId))
-        .where(
-          and(
-            scope ? inArray(inventoryItems.siteId, db.select({ siteId: scope.siteId }).from(scope)) : undefined,
-            eq(inventoryItems.type, type),
-            eq(inventoryItems.slug, slug),
-            inScope(visible, inventoryItems.siteId),
-            after ? gt(inventoryItems.siteId, after) : undefined,
-          ),
-        )
-        .orderBy(asc(inventoryItems.siteId))
-        .limit(limit)
-        .all();
+      return run((db) => {
+        const scope = tags.length > 0 ? scoped(db, tags) : undefined;
+        return db
+          .select({
+            siteId: inventoryItems.siteId,
+            url: sites.url,
+            version: inventoryItems.version,
+            active: inventoryItems.active,
+            updateVersion: inventoryItems.updateVersion,
+          })
+          .from(inventoryItems)
+          .innerJoin(sites, eq(sites.id, inventoryItems.siteId))
+          .where(
+            and(
+              scope ? inArray(inventoryItems.siteId, db.select({ siteId: scope.siteId }).from(scope)) : undefined,
+              eq(inventoryItems.type, type),
+              eq(inventoryItems.slug, slug),
+              inScope(visible, inventoryItems.siteId),
+              after ? gt(inventoryItems.siteId, after) : undefined,
+            ),
+          )
+          .orderBy(asc(inventoryItems.siteId))
+          .limit(limit);
+      });
     },
   };
 }

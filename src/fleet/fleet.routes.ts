@@ -90,7 +90,7 @@ const refreshFleet = createRoute({
 
 /** GET /api/fleet/…: the fleet's inventory and pending updates, one indexed query per page. */
 export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetRepository; fleetRefresh: FleetRefresh }) {
-  const app = new OpenAPIHono<AppEnv>().openapi(listFleetUpdates, (c) => {
+  const app = new OpenAPIHono<AppEnv>().openapi(listFleetUpdates, async (c) => {
     const { groupBy, type, tag, limit, cursor } = c.req.valid('query');
     const scope = scopeOf(c);
     const itemType = type === 'plugin' || type === 'theme' ? type : undefined;
@@ -100,7 +100,7 @@ export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetReposit
     const withTranslations = type === undefined || type === 'translations';
     if (groupBy === 'site') {
       const offers = [...(withCore ? ['core' as const] : []), ...(withTranslations ? ['translation' as const] : [])];
-      const rows = fleet.pendingBySite({
+      const rows = await fleet.pendingBySite({
         filter,
         offers,
         items: withItems,
@@ -115,7 +115,7 @@ export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetReposit
     const [afterType, , afterVersion] = after?.split('\t') ?? [];
     const rows: UpdateRow[] = [];
     if (withCore && (afterType === undefined || afterType === 'core'))
-      for (const row of fleet.pendingCore({
+      for (const row of await fleet.pendingCore({
         tags: tag,
         afterVersion: afterType === 'core' ? afterVersion : undefined,
         scope,
@@ -130,14 +130,14 @@ export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetReposit
           siteList: '/api/fleet/updates?groupBy=site&type=core',
         });
     if (withItems && rows.length <= limit && afterType !== 'translations')
-      for (const row of fleet.pendingByItem({
+      for (const row of await fleet.pendingByItem({
         filter,
         limit: limit + 1 - rows.length,
         after: afterType === 'plugin' || afterType === 'theme' ? after : undefined,
       }))
         rows.push({ ...row, fromVersions: versionsOf(row.fromVersions), siteList: siteListOf(row.type, row.slug) });
     if (withTranslations && rows.length <= limit && afterType !== 'translations') {
-      const pending = fleet.pendingTranslations({ tags: tag, scope });
+      const pending = await fleet.pendingTranslations({ tags: tag, scope });
       if (pending.sites > 0)
         rows.push({
           type: 'translations',
@@ -152,9 +152,9 @@ export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetReposit
     return c.json({ groupBy, ...page }, 200);
   });
   for (const type of ['plugin', 'theme'] as const) {
-    app.openapi(installedRoute(type), (c) => {
+    app.openapi(installedRoute(type), async (c) => {
       const { tag, limit, cursor } = c.req.valid('query');
-      const rows = fleet.installed({
+      const rows = await fleet.installed({
         type,
         tags: tag,
         limit: limit + 1,
@@ -174,11 +174,11 @@ export function createFleetRoutes({ fleet, fleetRefresh }: { fleet: FleetReposit
         200,
       );
     });
-    app.openapi(itemSitesRoute(type), (c) => {
+    app.openapi(itemSitesRoute(type), async (c) => {
       const { slug } = c.req.valid('param');
       const { tag, limit, cursor } = c.req.valid('query');
       // An item only outside the request's scope answers as an unknown slug does: an empty page.
-      const rows = fleet.sitesWith({
+      const rows = await fleet.sitesWith({
         type,
         slug,
         tags: tag,

@@ -1,5 +1,8 @@
 import { integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
+/** The kinds of item counted (the inventory's). */
+export const fleetItemTypes = ['plugin', 'theme'] as const;
+
 /**
  * The fleet-wide plugin and theme inventory, counted per item: kept by SQLite triggers on
  * inventory_items (drizzle/0017_fleet_item_totals.sql) in the same statement as each row written,
@@ -8,7 +11,7 @@ import { integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 export const fleetItemTotals = sqliteTable(
   'fleet_item_totals',
   {
-    type: text('type', { enum: ['plugin', 'theme'] }).notNull(),
+    type: text('type', { enum: fleetItemTypes }).notNull(),
     slug: text('slug').notNull(),
     /** The name the most recently written site gave it. */
     name: text('name').notNull(),
@@ -23,7 +26,7 @@ export const fleetItemTotals = sqliteTable(
 export const fleetItemVersions = sqliteTable(
   'fleet_item_versions',
   {
-    type: text('type', { enum: ['plugin', 'theme'] }).notNull(),
+    type: text('type', { enum: fleetItemTypes }).notNull(),
     slug: text('slug').notNull(),
     version: text('version').notNull(),
     sites: integer('sites').notNull(),

@@ -20,6 +20,8 @@ export {
   updateProblems,
 } from './site-updates.js';
 export { inventoryItems, updateOffers } from './inventory.table.js';
+/** The same tables in the PostgreSQL dialect, for the queries other features make over them there (fleet/). */
+export { inventoryItems as pgInventoryItems, updateOffers as pgUpdateOffers } from './inventory.pg-table.js';
 export { createUpdateStateReader, type SiteUpdateState, type UpdateStateReader } from './update-state.js';
 export { createInventoryRoutes } from './inventory.routes.js';
 export type { AppliedUpdates } from './inventory.sync.js';

@@ -5,6 +5,7 @@ import { eq, sql } from 'drizzle-orm';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import {
+  commaJoined,
   forUpdate,
   isJson,
   jsonArrayElements,
@@ -298,6 +299,24 @@ describe.each(dialects)('the state database on %s', (dialect) => {
       return rowsChanged(await tx.update(jobs).set({ state: 'running' }).where(eq(jobs.id, 'j2')));
     });
     expect(decided).toBe(1);
+  });
+
+  it('joins an aggregate’s text values by commas, each once with `distinct`, and answers null over no rows', async () => {
+    await state().run((db) =>
+      db.insert(jobs).values([job('a', { kind: 'backup' }), job('b', { kind: 'audit' }), job('c', { kind: 'backup' })]),
+    );
+    const joined = (distinct: boolean, kind?: string) =>
+      state().run((db) =>
+        db
+          .select({ kinds: commaJoined(dialect, jobs.kind, { distinct }) })
+          .from(jobs)
+          .where(kind ? eq(jobs.kind, kind) : undefined)
+          .then((rows) => rows[0]!.kinds),
+      );
+    const sorted = (list: string | null) => list?.split(',').sort();
+    expect(sorted(await joined(false))).toEqual(['audit', 'backup', 'backup']);
+    expect(sorted(await joined(true))).toEqual(['audit', 'backup']);
+    expect(await joined(true, 'prune')).toBeNull();
   });
 
   describe('the async write batch', () => {

@@ -70,7 +70,7 @@ function setup() {
         ),
       connectedIds: async () => siteIds,
     },
-    fleet: { sitesWith: () => [] },
+    fleet: { sitesWith: () => Promise.resolve([]) },
     plugins,
     themes,
     clock,
