@@ -38,7 +38,7 @@ export interface SafeUpdateRequest {
 /** The update history's hooks for a safe update asked for through the API (`start`): queued, then decided. */
 export interface SafeUpdateHistory {
   started(report: SafeUpdateView, requestedBy: Actor | undefined): Promise<void>;
-  settled(report: SafeUpdateView): void;
+  settled(report: SafeUpdateView): Promise<void>;
 }
 type SafeUpdateView = ReturnType<typeof safeUpdateView>;
 
@@ -103,7 +103,7 @@ export function createSafeUpdatesService({
     cancelsWhileRunning: false,
     run: async (job, signal, context) => {
       const settlement = await execute(job.id, signal, context);
-      settled(job.id);
+      await settled(job.id);
       return settlement;
     },
     cancelQueued: (job, message) => {
@@ -114,7 +114,8 @@ export function createSafeUpdatesService({
         phase: 'done',
         finishedAt: clock.now(),
       });
-      settled(job.id);
+      // A synchronous hook: on SQLite the history's end is a prepared statement run at once (in the runner's transaction).
+      void settled(job.id);
     },
     recover: {
       // Queued again, keeping its phase: past the update it resumes at the after-checks and decides.
@@ -131,14 +132,14 @@ export function createSafeUpdatesService({
 
   /**
    * The update history hears how it ended (a bulk update's safe item has no row of this kind: nothing
-   * is written), then whoever follows safe updates (`onSettled`).
+   * is written), then whoever follows safe updates (`onSettled`). Never rejects: a failure is logged.
    */
-  function settled(id: string): void {
-    const row = repository.find(id);
-    if (!history || !row) return;
+  async function settled(id: string): Promise<void> {
     try {
+      const row = repository.find(id);
+      if (!history || !row) return;
       const view = safeUpdateView(row);
-      history.settled(view);
+      await history.settled(view);
       for (const listener of settledListeners)
         void Promise.resolve(listener(view)).catch((error: unknown) =>
           logger.error({ err: error, safeUpdateId: id }, 'following a safe update that decided failed'),
