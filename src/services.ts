@@ -184,7 +184,7 @@ export function createServices({
     http,
   });
   // The single-site update services record each attempt in the update history, with the restore point they take first.
-  const updateHistory = createUpdateHistoryRepository({ db });
+  const updateHistory = createUpdateHistoryRepository(state);
   const updateRecorder = createUpdateRecorder({ repository: updateHistory, clock });
   const singleSiteHistory = createSingleSiteRecording({
     recorder: updateRecorder,

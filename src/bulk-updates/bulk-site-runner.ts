@@ -41,7 +41,8 @@ export function createBulkSiteRunner({
   refreshInventory,
 }: {
   repository: BulkUpdatesRepository;
-  history: Pick<UpdateHistoryRepository, 'finish' | 'finishSafeUpdate'>;
+  /** Its recovery hook is synchronous (the job runner's): the history's writes made at once, on SQLite (issue 34). */
+  history: Pick<UpdateHistoryRepository, 'within'>;
   jobRows: JobRowsRead;
   jobs: Pick<JobRunner, 'revise'>;
   updateSite: SiteUpdater;
@@ -162,7 +163,7 @@ export function createBulkSiteRunner({
           ? repository.safeUpdate(attempt.safeUpdateId)
           : repository.safeUpdateStartedBy(attempt);
         if (!safeUpdate) {
-          history.finish(attempt.id, {
+          history.within.finish(attempt.id, {
             result: 'skipped',
             reason: 'interrupted',
             error: STOPPED_BEFORE_ITEM,
@@ -173,7 +174,7 @@ export function createBulkSiteRunner({
         }
         repository.linkSafeUpdate(attempt.id, safeUpdate.id);
         if (hasDecided(safeUpdate)) {
-          history.finishSafeUpdate(safeUpdate.id, {
+          history.within.finishSafeUpdate(safeUpdate.id, {
             ...attemptEndOf(safeUpdate),
             fromVersion: safeUpdate.fromVersion,
             finishedAt: now,
@@ -187,7 +188,7 @@ export function createBulkSiteRunner({
           });
         continue;
       }
-      history.finish(attempt.id, {
+      history.within.finish(attempt.id, {
         result: 'failed',
         reason: 'interrupted',
         error: STOPPED_DURING_PLAIN,

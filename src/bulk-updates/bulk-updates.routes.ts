@@ -167,8 +167,8 @@ export function createBulkUpdatesRoutes({
   bulkUpdates: BulkUpdatesService;
   sites: SiteVisibility;
 }) {
-  const page = (filter: Omit<HistoryFilter, 'before' | 'limit'>, limit: number, cursor: string | undefined) => {
-    const rows = bulkUpdates.history({ ...filter, before: decodeCursor(cursor), limit: limit + 1 });
+  const page = async (filter: Omit<HistoryFilter, 'before' | 'limit'>, limit: number, cursor: string | undefined) => {
+    const rows = await bulkUpdates.history({ ...filter, before: decodeCursor(cursor), limit: limit + 1 });
     const { items, nextCursor } = toPage(rows, limit);
     return { items: items.map(entryView), nextCursor };
   };
@@ -196,11 +196,11 @@ export function createBulkUpdatesRoutes({
       });
       return c.json(run, 202);
     })
-    .openapi(siteHistory, (c) => {
+    .openapi(siteHistory, async (c) => {
       const { siteId } = c.req.valid('param');
       bulkUpdates.requireSite(siteId);
       const { limit, cursor, ...filter } = c.req.valid('query');
-      return c.json(page({ ...historyFilter(filter), siteId, scope: c.get('access').sites }, limit, cursor), 200);
+      return c.json(await page({ ...historyFilter(filter), siteId, scope: c.get('access').sites }, limit, cursor), 200);
     })
     .openapi(rollBackEntry, async (c) => {
       const { siteId, entryId } = c.req.valid('param');
@@ -208,9 +208,12 @@ export function createBulkUpdatesRoutes({
       const { entry, rollback } = await bulkUpdates.rollBackEntry(siteId, entryId, c.get('actor'));
       return c.json({ entry: entryView(entry), rollback: entryView(rollback) }, 200);
     })
-    .openapi(fleetHistory, (c) => {
+    .openapi(fleetHistory, async (c) => {
       const { limit, cursor, tag, ...filter } = c.req.valid('query');
       // Site scopes (issue 33): the entries of the sites the request may see.
-      return c.json(page({ ...historyFilter(filter), tags: tag, scope: c.get('access').sites }, limit, cursor), 200);
+      return c.json(
+        await page({ ...historyFilter(filter), tags: tag, scope: c.get('access').sites }, limit, cursor),
+        200,
+      );
     });
 }

@@ -40,7 +40,7 @@ export function createBulkUpdatesService({
   refreshInventory = () => Promise.resolve(),
 }: {
   repository: BulkUpdatesRepository;
-  history: Pick<UpdateHistoryRepository, 'list' | 'endAbandoned' | 'finish' | 'finishSafeUpdate'>;
+  history: Pick<UpdateHistoryRepository, 'list' | 'endAbandoned' | 'within'>;
   /** Read only: the job runner writes every bulk update's job rows. */
   jobRows: JobRowsRead;
   jobs: JobRunner;
@@ -132,7 +132,7 @@ export function createBulkUpdatesService({
     async recover(): Promise<{ attemptsEnded: number }> {
       await jobs.recover([CHILD, SAFE_CHILD, BULK]);
       const sites = repository.sitesWithAbandonedAttempts();
-      const attemptsEnded = history.endAbandoned({
+      const attemptsEnded = await history.endAbandoned({
         reason: 'interrupted',
         error: STOPPED_DURING_PLAIN,
         finishedAt: clock.now(),

@@ -14,11 +14,11 @@ export function createRollbackRoutes(deps: Pick<DashboardServices, 'bulkUpdates'
   const app = new Hono<DashboardEnv>();
   const historyOf = (c: Context) => `/sites/${encodeURIComponent(c.req.param('id')!)}#update-history`;
 
-  app.get('/sites/:id/updates/history/:entryId/rollback', (c) => {
+  app.get('/sites/:id/updates/history/:entryId/rollback', async (c) => {
     const { id, entryId } = c.req.param();
     let entry;
     try {
-      entry = deps.bulkUpdates.rollbackableEntry(id, entryId);
+      entry = await deps.bulkUpdates.rollbackableEntry(id, entryId);
     } catch (error) {
       if (!isAppError(error)) throw error;
       setFlash(c, { kind: 'error', text: error.detail });

@@ -91,7 +91,7 @@ export function createSitePage(deps: DashboardServices) {
         ${site.connectorVersion ?? 'not installed'} · synced
         ${age(site.lastSyncedAt, now)}${site.syncError ? html` · <strong>sync failing: ${site.syncError}</strong>` : ''}
       </p>
-      ${brokenByUpdateNotice(deps, site.id, uptime)} ${connectionPanel(session, site, deps.clock.now())}
+      ${await brokenByUpdateNotice(deps, site.id, uptime)} ${connectionPanel(session, site, deps.clock.now())}
       ${await adminLoginAction(deps.adminLogin, session, site)}
       <p id="live-status" class="muted" role="status" aria-live="polite"></p>
       <div class="grid2">${uptimeCard(uptime, downtime)} ${performanceCard(session, site.id, audits, now)}</div>

@@ -15,7 +15,7 @@ const PAGE_SIZE = 50;
 const RESULTS = ['succeeded', 'failed', 'skipped', 'running'] as const;
 const TYPES = ['plugin', 'theme', 'core', 'translations'] as const;
 
-type HistoryRow = ReturnType<DashboardServices['bulkUpdates']['history']>[number];
+type HistoryRow = Awaited<ReturnType<DashboardServices['bulkUpdates']['history']>>[number];
 type Names = (trigger: { kind: string; id: string | null }) => string;
 
 /** Who asked, by name: the dashboard user, the policy, or an API token. */
@@ -92,12 +92,12 @@ function historyRows(
  * (uptime) and is still down. Offered only for an update that can be rolled back (a plain one
  * with its restore point, not rolled back yet); the button leads to the confirmation page.
  */
-export function brokenByUpdateNotice(
+export async function brokenByUpdateNotice(
   deps: Pick<DashboardServices, 'bulkUpdates'>,
   siteId: string,
   uptime: { status: string; since: string | null },
 ) {
-  const rows = deps.bulkUpdates.history({ siteId, limit: LISTED });
+  const rows = await deps.bulkUpdates.history({ siteId, limit: LISTED });
   const last = rows.find((row) => !row.rollbackOf && row.result !== 'skipped');
   if (!last || !rollbackable(rows).has(last.id)) return '';
   const downSince = uptime.status === 'down' && uptime.since ? Date.parse(uptime.since) : NaN;
@@ -128,7 +128,7 @@ export async function updateHistorySection(
   siteId: string,
   now: number,
 ) {
-  const attempts = deps.bulkUpdates.history({ siteId, limit: LISTED });
+  const attempts = await deps.bulkUpdates.history({ siteId, limit: LISTED });
   const names = attempts.length === 0 ? undefined : await triggerNames(deps);
   return html`<section class="card" id="update-history" aria-labelledby="update-history-h">
     <h2 id="update-history-h">Update history</h2>
@@ -189,7 +189,7 @@ export function createUpdateHistoryPage(deps: DashboardServices) {
         return false;
       }
     };
-    const rows = deps.bulkUpdates.history({
+    const rows = await deps.bulkUpdates.history({
       siteId: query.site || undefined,
       tags: query.tag ? [query.tag] : [],
       slug: query.item || undefined,

@@ -38,7 +38,7 @@ export interface SafeUpdateRequest {
 /** The update history's hooks for a safe update asked for through the API (`start`): queued, then decided. */
 export interface SafeUpdateHistory {
   started(report: SafeUpdateView, requestedBy: Actor | undefined): Promise<void>;
-  settled(report: SafeUpdateView): void;
+  settled(report: SafeUpdateView): Promise<void>;
 }
 type SafeUpdateView = ReturnType<typeof safeUpdateView>;
 
@@ -103,12 +103,13 @@ export function createSafeUpdatesService({
     cancelsWhileRunning: false,
     run: async (job, signal, context) => {
       const settlement = await execute(job.id, signal, context);
-      settled(await repository.find(job.id));
+      await settled(await repository.find(job.id));
       return settlement;
     },
     // In the runner's transaction that cancels the job (synchronous, SQLite's until the runner's hooks are async).
     cancelQueued: (job, message) => {
-      settled(repository.inHook.cancel(job.id, clock.now(), message));
+      // (on SQLite the history's end is a prepared statement, run at once in the runner's transaction)
+      void settled(repository.inHook.cancel(job.id, clock.now(), message));
     },
     recover: {
       // Queued again, keeping its phase: past the update it resumes at the after-checks and decides.
@@ -125,14 +126,14 @@ export function createSafeUpdatesService({
 
   /**
    * The update history hears how it ended (a bulk update's safe item has no row of this kind: nothing
-   * is written), then whoever follows safe updates (`onSettled`).
+   * is written), then whoever follows safe updates (`onSettled`). Never rejects: a failure is logged.
    */
-  function settled(row: SafeUpdateRow | undefined): void {
+  async function settled(row: SafeUpdateRow | undefined): Promise<void> {
     if (!history || !row) return;
     const id = row.id;
     try {
       const view = safeUpdateView(row);
-      history.settled(view);
+      await history.settled(view);
       for (const listener of settledListeners)
         void Promise.resolve(listener(view)).catch((error: unknown) =>
           logger.error({ err: error, safeUpdateId: id }, 'following a safe update that decided failed'),

@@ -82,7 +82,7 @@ export function createSafeUpdateRecording({
         report.type === 'core'
           ? { fromVersion: site.wordpressVersion, toVersion: report.toVersion }
           : await knownVersions(inventories, report.siteId, report.type, report.slug);
-      recorder.start({
+      await recorder.start({
         siteId: report.siteId,
         type: report.type,
         slug: report.type === 'core' ? null : report.slug,
@@ -92,8 +92,8 @@ export function createSafeUpdateRecording({
         safeUpdateId: report.id,
       });
     },
-    settled(report: SafeUpdateReport): void {
-      history.finishSafeUpdate(report.id, {
+    async settled(report: SafeUpdateReport): Promise<void> {
+      await history.finishSafeUpdate(report.id, {
         ...safeUpdateEnd(report),
         fromVersion: report.fromVersion,
         finishedAt: clock.now(),

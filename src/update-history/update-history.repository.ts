@@ -1,14 +1,26 @@
 import { and, desc, eq, gte, inArray, isNull, lt, ne, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../db/database.js';
+import { firstRow, forUpdate, rowsChanged, tableFor } from '../db/dialect.js';
+import type { StateDatabase } from '../db/state-db.js';
 import type { SiteScope } from '../shared/actor.js';
-import { siteTags, visibleSites } from '../sites/index.js';
+import { pgSiteTags, siteTags as sqliteSiteTags, visibleSites } from '../sites/index.js';
+import { updateHistory as pgUpdateHistory } from './update-history.pg-table.js';
 import {
-  updateHistory,
+  endValues,
+  preparedWrites,
+  startedRow,
+  type AttemptEnd,
+  type PreparedWrites,
+  type StartedRow,
+} from './update-history.statements.js';
+import {
+  updateHistory as sqliteUpdateHistory,
   type UpdateHistoryRow,
   type TriggerKind,
   type UpdateItemType,
   type UpdateResult,
 } from './update-history.table.js';
+
+export type { AttemptEnd, StartedRow } from './update-history.statements.js';
 
 export interface HistoryFilter {
   siteId?: string;
@@ -30,112 +42,120 @@ export interface HistoryFilter {
   scope?: SiteScope;
 }
 
-/** What an attempt's end writes: how it ended, the version the site reports (null keeps the one expected), why not. */
-export interface AttemptEnd {
-  result: UpdateResult;
-  /** The version the site reported it had, when it says (else the one the attempt started with). */
-  fromVersion?: string | null;
-  toVersion?: string | null;
-  reason?: string | null;
-  error?: string | null;
-  /** The safe update the attempt ran as, learnt as it ended (a safe item of a bulk update). */
-  safeUpdateId?: string | null;
-  finishedAt: Date;
-}
+/** A rollback's row as it starts: it names the attempt it rolls back. */
+type StartedRollback = StartedRow & { rollbackOf: string };
 
-export function createUpdateHistoryRepository({ db }: { db: Db }) {
-  // Every attempt writes a row as it starts and again as it ends: prepared once, as building a
-  // drizzle query costs about ten times what SQLite spends running it (bench/bulk-updates.ts).
-  const p = <K extends string>(name: K) => sql.placeholder(name);
-  const insertStarted = db
-    .insert(updateHistory)
-    .values({
-      id: p('id'),
-      siteId: p('siteId'),
-      type: p('type'),
-      slug: p('slug'),
-      fromVersion: p('fromVersion'),
-      toVersion: p('toVersion'),
-      startedAt: p('startedAt'),
-      triggerKind: p('triggerKind'),
-      triggerId: p('triggerId'),
-      jobId: p('jobId'),
-      safeUpdateId: p('safeUpdateId'),
-      restorePoint: p('restorePoint'),
-      rollbackOf: p('rollbackOf'),
-      result: p('result'),
-    })
-    .prepare();
-  // What an end writes, by the row's id or by its safe update's (drizzle's `set` takes placeholders only inside sql,
-  // so finishedAt goes in as its stored epoch milliseconds).
-  const ended = {
-    result: sql`${p('result')}`,
-    fromVersion: sql`coalesce(${p('fromVersion')}, ${updateHistory.fromVersion})`,
-    toVersion: sql`coalesce(${p('toVersion')}, ${updateHistory.toVersion})`,
-    reason: sql`${p('reason')}`,
-    error: sql`${p('error')}`,
-    finishedAt: sql`${p('finishedAt')}`,
+/**
+ * The update history on either dialect (issue 34, docs/design/cluster-state.md): one async body on drizzle's
+ * common query surface, every statement through the state database. Every attempt writes a row as it starts and
+ * again as it ends: on SQLite those writes keep their statements prepared once (update-history.statements.ts),
+ * run inside `state.run`. A safe update's end is written only while its row runs, and a rollback starts only
+ * while no other rollback of its entry is running or done (`startRollback`).
+ *
+ * `within` is the same writes made at once, synchronously, inside a SQLite transaction the caller holds: a bulk
+ * site update's write batch (its attempts' starts and ends commit with the job's own writes) and the bulk kind's
+ * synchronous recovery hook. On PostgreSQL they throw until that batch and the job runner's hooks give their
+ * transaction (issue 34).
+ */
+export function createUpdateHistoryRepository(state: StateDatabase) {
+  const updateHistory = tableFor(state.dialect, { sqlite: sqliteUpdateHistory, postgres: pgUpdateHistory });
+  const siteTags = tableFor(state.dialect, { sqlite: sqliteSiteTags, postgres: pgSiteTags });
+  const fast = state.sqliteDb && preparedWrites(state.sqliteDb);
+  const run = state.run.bind(state);
+
+  /** What an end writes on the common path: the versions and the safe update kept as started where it names none. */
+  const ended = (end: AttemptEnd) => {
+    const values = endValues(end);
+    return {
+      result: values.result,
+      fromVersion: sql`coalesce(${values.fromVersion}, ${updateHistory.fromVersion})`,
+      toVersion: sql`coalesce(${values.toVersion}, ${updateHistory.toVersion})`,
+      reason: values.reason,
+      error: values.error,
+      finishedAt: values.finishedAt,
+    };
   };
-  const updateEnded = db
-    .update(updateHistory)
-    .set({ ...ended, safeUpdateId: sql`coalesce(${p('safeUpdateId')}, ${updateHistory.safeUpdateId})` })
-    .where(eq(updateHistory.id, p('id')))
-    .prepare();
-  // A safe update asked for through the API ends in its job, found by its report's id (the row may predate a restart).
-  const safeUpdateEnded = db
-    .update(updateHistory)
-    .set(ended)
-    .where(and(eq(updateHistory.safeUpdateId, p('safeUpdateId')), eq(updateHistory.result, 'running')))
-    .prepare();
-  /** An end's parameters: what it leaves out is null (kept as started, for the versions). */
-  const endParameters = (end: AttemptEnd) => ({
-    fromVersion: null,
-    toVersion: null,
-    reason: null,
-    error: null,
-    safeUpdateId: null,
-    ...end,
-    finishedAt: end.finishedAt.getTime(),
-  });
+  /** The rollbacks of an attempt that did not fail (running or done). */
+  const rollbacksOf = (id: string) => and(eq(updateHistory.rollbackOf, id), ne(updateHistory.result, 'failed'));
 
   return {
     /** An attempt as it starts (not finished yet). */
-    insert(
-      row: Omit<UpdateHistoryRow, 'finishedAt' | 'reason' | 'error' | 'restorePoint' | 'rollbackOf'> &
-        Partial<Pick<UpdateHistoryRow, 'restorePoint' | 'rollbackOf'>>,
-    ): UpdateHistoryRow {
-      const started = { restorePoint: null, rollbackOf: null, ...row };
-      insertStarted.run(started);
-      return { ...started, finishedAt: null, reason: null, error: null };
+    async insert(row: StartedRow): Promise<UpdateHistoryRow> {
+      if (fast) return run(() => fast.insert(row));
+      const started = startedRow(row);
+      await run((db) => db.insert(updateHistory).values(started));
+      return started;
     },
-    find: (siteId: string, id: string): UpdateHistoryRow | undefined =>
-      db
-        .select()
-        .from(updateHistory)
-        .where(and(eq(updateHistory.siteId, siteId), eq(updateHistory.id, id)))
-        .get(),
+
+    /**
+     * A rollback of the attempt `row.rollbackOf` as it starts, unless one of it is running or done already
+     * (`rolledBackBy`, then nothing is written): two requests at once start one. The attempt's row is read and
+     * locked first (`for update` on PostgreSQL: another process's start waits for this one, then finds it);
+     * undefined, and nothing written, when it is gone.
+     */
+    startRollback: (
+      row: StartedRollback,
+    ): Promise<{ started: UpdateHistoryRow } | { rolledBackBy: UpdateHistoryRow } | undefined> =>
+      state.transaction(async (tx) => {
+        const [entry] = await forUpdate(
+          state.dialect,
+          tx.select({ id: updateHistory.id }).from(updateHistory).where(eq(updateHistory.id, row.rollbackOf)),
+        );
+        if (!entry) return undefined;
+        const [done] = await tx.select().from(updateHistory).where(rollbacksOf(row.rollbackOf)).limit(1);
+        if (done) return { rolledBackBy: done };
+        const started = startedRow(row);
+        await tx.insert(updateHistory).values(started);
+        return { started };
+      }),
+
+    find: (siteId: string, id: string): Promise<UpdateHistoryRow | undefined> =>
+      run((db) =>
+        db
+          .select()
+          .from(updateHistory)
+          .where(and(eq(updateHistory.siteId, siteId), eq(updateHistory.id, id)))
+          .then(firstRow),
+      ),
     /** The rollbacks of an attempt that did not fail (running or done): it is rolled back, or being. */
-    rollbackOf: (id: string): UpdateHistoryRow | undefined =>
-      db
-        .select()
-        .from(updateHistory)
-        .where(and(eq(updateHistory.rollbackOf, id), ne(updateHistory.result, 'failed')))
-        .get(),
-    finish: (id: string, end: AttemptEnd): void => void updateEnded.run({ ...endParameters(end), id }),
+    rollbackOf: (id: string): Promise<UpdateHistoryRow | undefined> =>
+      run((db) => db.select().from(updateHistory).where(rollbacksOf(id)).limit(1).then(firstRow)),
+
+    async finish(id: string, end: AttemptEnd): Promise<void> {
+      if (fast) return run(() => fast.finish(id, end));
+      const safeUpdateId = endValues(end).safeUpdateId;
+      await run((db) =>
+        db
+          .update(updateHistory)
+          .set({ ...ended(end), safeUpdateId: sql`coalesce(${safeUpdateId}, ${updateHistory.safeUpdateId})` })
+          .where(eq(updateHistory.id, id)),
+      );
+    },
     /**
      * At start, before any work: every attempt still `running` that no queued safe update will end
      * was cut short by the last process (its site may or may not have changed); ended `failed` with
      * `reason`. How many.
      */
-    endAbandoned: (end: { reason: string; error: string; finishedAt: Date }): number =>
-      db
-        .update(updateHistory)
-        .set({ result: 'failed', reason: end.reason, error: end.error, finishedAt: end.finishedAt })
-        .where(and(eq(updateHistory.result, 'running'), isNull(updateHistory.safeUpdateId)))
-        .run().changes,
+    endAbandoned: async (end: { reason: string; error: string; finishedAt: Date }): Promise<number> =>
+      rowsChanged(
+        await run((db) =>
+          db
+            .update(updateHistory)
+            .set({ result: 'failed', reason: end.reason, error: end.error, finishedAt: end.finishedAt })
+            .where(and(eq(updateHistory.result, 'running'), isNull(updateHistory.safeUpdateId))),
+        ),
+      ),
     /** Ends the running attempt of a safe update (none: not one asked for through the API); whether there was one. */
-    finishSafeUpdate: (safeUpdateId: string, end: AttemptEnd & { fromVersion: string | null }): boolean =>
-      safeUpdateEnded.run({ ...endParameters(end), safeUpdateId }).changes > 0,
+    async finishSafeUpdate(safeUpdateId: string, end: AttemptEnd & { fromVersion: string | null }): Promise<boolean> {
+      if (fast) return run(() => fast.finishSafeUpdate(safeUpdateId, end));
+      const result = await run((db) =>
+        db
+          .update(updateHistory)
+          .set(ended(end))
+          .where(and(eq(updateHistory.safeUpdateId, safeUpdateId), eq(updateHistory.result, 'running'))),
+      );
+      return rowsChanged(result) > 0;
+    },
 
     /** Newest first (ids are time-ordered). */
     list({
@@ -151,45 +171,58 @@ export function createUpdateHistoryRepository({ db }: { db: Db }) {
       before,
       limit,
       scope,
-    }: HistoryFilter): UpdateHistoryRow[] {
+    }: HistoryFilter): Promise<UpdateHistoryRow[]> {
       const unique = [...new Set(tags)];
-      const tagged =
-        unique.length === 0
-          ? undefined
-          : inArray(
-              updateHistory.siteId,
-              db
-                .select({ siteId: siteTags.siteId })
-                .from(siteTags)
-                .where(inArray(siteTags.tag, unique))
-                .groupBy(siteTags.siteId)
-                .having(sql`count(distinct ${siteTags.tag}) = ${unique.length}`),
-            );
-      const conditions: (SQL | undefined)[] = [
-        siteId === undefined ? undefined : eq(updateHistory.siteId, siteId),
-        tagged,
-        scope === undefined ? undefined : visibleSites(scope, updateHistory.siteId),
-        type === undefined ? undefined : eq(updateHistory.type, type),
-        slug === undefined ? undefined : eq(updateHistory.slug, slug),
-        result === undefined ? undefined : eq(updateHistory.result, result),
-        triggerKind === undefined ? undefined : eq(updateHistory.triggerKind, triggerKind),
-        triggerId === undefined ? undefined : eq(updateHistory.triggerId, triggerId),
-        since === undefined ? undefined : gte(updateHistory.startedAt, since),
-        until === undefined ? undefined : lt(updateHistory.startedAt, until),
-        before === undefined ? undefined : lt(updateHistory.id, before),
-      ];
-      return db
-        .select()
-        .from(updateHistory)
-        .where(and(...conditions))
-        .orderBy(desc(updateHistory.id))
-        .limit(limit)
-        .all();
+      return run((db) => {
+        const tagged =
+          unique.length === 0
+            ? undefined
+            : inArray(
+                updateHistory.siteId,
+                db
+                  .select({ siteId: siteTags.siteId })
+                  .from(siteTags)
+                  .where(inArray(siteTags.tag, unique))
+                  .groupBy(siteTags.siteId)
+                  .having(sql`count(distinct ${siteTags.tag}) = ${unique.length}`),
+              );
+        const conditions: (SQL | undefined)[] = [
+          siteId === undefined ? undefined : eq(updateHistory.siteId, siteId),
+          tagged,
+          scope === undefined ? undefined : visibleSites(scope, updateHistory.siteId),
+          type === undefined ? undefined : eq(updateHistory.type, type),
+          slug === undefined ? undefined : eq(updateHistory.slug, slug),
+          result === undefined ? undefined : eq(updateHistory.result, result),
+          triggerKind === undefined ? undefined : eq(updateHistory.triggerKind, triggerKind),
+          triggerId === undefined ? undefined : eq(updateHistory.triggerId, triggerId),
+          since === undefined ? undefined : gte(updateHistory.startedAt, since),
+          until === undefined ? undefined : lt(updateHistory.startedAt, until),
+          before === undefined ? undefined : lt(updateHistory.id, before),
+        ];
+        return db
+          .select()
+          .from(updateHistory)
+          .where(and(...conditions))
+          .orderBy(desc(updateHistory.id))
+          .limit(limit);
+      });
     },
 
-    ofJob: (jobId: string): UpdateHistoryRow[] =>
-      db.select().from(updateHistory).where(eq(updateHistory.jobId, jobId)).orderBy(updateHistory.id).all(),
+    ofJob: (jobId: string): Promise<UpdateHistoryRow[]> =>
+      run((db) => db.select().from(updateHistory).where(eq(updateHistory.jobId, jobId)).orderBy(updateHistory.id)),
+
+    /** The starts and ends written at once inside a SQLite transaction the caller holds (above); SQLite only. */
+    within: fast ?? onPostgres,
   };
 }
+
+const notYet = (): never => {
+  throw new Error(
+    "issue 34: an update attempt's start and end are written within a bulk site update's write batch, and in the " +
+      "job runner's synchronous hooks, only on SQLite, until the batch and the hooks give their transaction",
+  );
+};
+
+const onPostgres: PreparedWrites = { insert: notYet, finish: notYet, finishSafeUpdate: notYet };
 
 export type UpdateHistoryRepository = ReturnType<typeof createUpdateHistoryRepository>;

@@ -46,11 +46,17 @@ export function createHistoryRollback({
   events: Events;
   clock: Clock;
 }) {
+  const alreadyRolledBack = (entryId: string, rollback: UpdateHistoryRow) =>
+    updateHistoryProblems.alreadyRolledBack.create(`the update ${entryId} was rolled back by ${rollback.id}`, {
+      rollbackId: rollback.id,
+    });
+  const entryNotFound = (siteId: string, entryId: string) =>
+    updateHistoryProblems.entryNotFound.create(`site ${siteId} has no update history entry ${entryId}`);
+
   /** The entry's restore point, or the 404 / 409 that says why it cannot be rolled back now. */
-  function rollbackable(siteId: string, entryId: string) {
-    const entry = history.find(siteId, entryId);
-    if (!entry)
-      throw updateHistoryProblems.entryNotFound.create(`site ${siteId} has no update history entry ${entryId}`);
+  async function rollbackable(siteId: string, entryId: string) {
+    const entry = await history.find(siteId, entryId);
+    if (!entry) throw entryNotFound(siteId, entryId);
     const point = restorePointOf(entry);
     if (!point || !restorePoints || entry.type === 'translations')
       throw updateHistoryProblems.noRestorePoint.create(
@@ -60,17 +66,15 @@ export function createHistoryRollback({
       );
     if (entry.result === 'running')
       throw updateHistoryProblems.stillRunning.create(`the update ${entryId} is still running`);
-    const done = history.rollbackOf(entry.id);
-    if (done)
-      throw updateHistoryProblems.alreadyRolledBack.create(`the update ${entryId} was rolled back by ${done.id}`, {
-        rollbackId: done.id,
-      });
+    const done = await history.rollbackOf(entry.id);
+    if (done) throw alreadyRolledBack(entryId, done);
     return { entry, point, rollBack: restorePoints.rollBack };
   }
 
   return {
     /** The entry, when it can be rolled back now; else the problem that says why not (404, 409). */
-    rollbackable: (siteId: string, entryId: string): UpdateHistoryRow => rollbackable(siteId, entryId).entry,
+    rollbackable: async (siteId: string, entryId: string): Promise<UpdateHistoryRow> =>
+      (await rollbackable(siteId, entryId)).entry,
 
     /** Puts the entry's restore point back; the entry and the rollback's own history row, once done. */
     async rollBack(
@@ -78,9 +82,10 @@ export function createHistoryRollback({
       entryId: string,
       requestedBy: Actor | undefined,
     ): Promise<{ entry: UpdateHistoryRow; rollback: UpdateHistoryRow }> {
-      const { entry, point, rollBack } = rollbackable(siteId, entryId);
-      // Started in the same synchronous step as the checks: a second request finds it and answers 409.
-      const started = recorder.start({
+      const { entry, point, rollBack } = await rollbackable(siteId, entryId);
+      // Started only while no other rollback of the entry runs or is done, in one transaction: of two requests at
+      // once (or two processes'), one starts it and the other answers 409.
+      const starting = await recorder.startRollback({
         siteId,
         type: entry.type,
         slug: entry.slug,
@@ -89,11 +94,14 @@ export function createHistoryRollback({
         trigger: requester(requestedBy),
         rollbackOf: entry.id,
       });
+      if (!starting) throw entryNotFound(siteId, entryId);
+      if ('rolledBackBy' in starting) throw alreadyRolledBack(entryId, starting.rolledBackBy);
+      const { started } = starting;
       const startedMs = Date.now();
       try {
         await rollBack(siteId, point);
       } catch (error) {
-        history.finish(started.id, {
+        await history.finish(started.id, {
           result: 'failed',
           reason: reasonOf(error),
           error: messageOf(error),
@@ -101,7 +109,7 @@ export function createHistoryRollback({
         });
         throw error;
       }
-      history.finish(started.id, { result: 'succeeded', finishedAt: clock.now() });
+      await history.finish(started.id, { result: 'succeeded', finishedAt: clock.now() });
       // As a safe update's rollback: update policies hold the version rolled back from (core by the slug a safe core update names).
       events.emit('update.rolled-back', {
         siteId,
@@ -114,7 +122,7 @@ export function createHistoryRollback({
         message: `update ${entry.id} rolled back from its restore point ${point.id} (history ${started.id})`,
         durationMs: Date.now() - startedMs,
       });
-      return { entry, rollback: history.find(siteId, started.id)! };
+      return { entry, rollback: (await history.find(siteId, started.id))! };
     },
   };
 }

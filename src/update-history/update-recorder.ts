@@ -3,8 +3,8 @@ import type { Actor } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError, isProblem } from '../shared/errors.js';
 import { createId } from '../shared/ids.js';
-import { unbatched, type WriteBatch } from '../db/write-batch.js';
-import type { AttemptEnd, UpdateHistoryRepository } from './update-history.repository.js';
+import type { WriteBatch } from '../db/write-batch.js';
+import type { AttemptEnd, StartedRow, UpdateHistoryRepository } from './update-history.repository.js';
 import type { TriggerKind, UpdateHistoryRow, UpdateItemType } from './update-history.table.js';
 
 export interface UpdateAttempt {
@@ -35,13 +35,27 @@ export const isNothingToUpdate = (error: unknown): boolean =>
 export const reasonOf = (error: unknown): string => (isAppError(error) ? error.problem.name : 'internal-error');
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
+/** Where a recorder writes an attempt's start and its end. */
+interface AttemptWrites<Started, Ended> {
+  start(row: StartedRow): Started;
+  end(id: string, end: AttemptEnd): Ended;
+}
+
 /**
  * Writes the update history: a row when an attempt starts, finished when it ends, whoever made it.
  * `batched(batch)` records one site update's attempts through its write batch: a start commits
- * with what the batch holds (before the request), an end waits for the next commit.
+ * with what the batch holds (before the request), an end waits for the next commit. The batch is a
+ * SQLite transaction of synchronous writes (issue 34: the repository's `within`, until the batch gives
+ * its transaction); the recorder without one awaits the repository's writes.
  */
-export function createUpdateRecorder({ repository, clock }: { repository: UpdateHistoryRepository; clock: Clock }) {
-  const rowOf = (attempt: UpdateAttempt): Omit<UpdateHistoryRow, 'finishedAt' | 'reason' | 'error'> => ({
+export function createUpdateRecorder({
+  repository,
+  clock,
+}: {
+  repository: Pick<UpdateHistoryRepository, 'insert' | 'finish' | 'startRollback' | 'within'>;
+  clock: Clock;
+}) {
+  const rowOf = (attempt: UpdateAttempt): StartedRow => ({
     id: createId('upd', clock.now()),
     siteId: attempt.siteId,
     type: attempt.type,
@@ -58,44 +72,43 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
     result: 'running',
   });
 
-  function recorderIn(batch: WriteBatch) {
-    /** The attempt's row, committed with what the batch holds (before the request it records). */
-    const start = (attempt: UpdateAttempt): UpdateHistoryRow => batch.commit(() => repository.insert(rowOf(attempt)))!;
+  function recorderOf<Started extends UpdateHistoryRow | Promise<UpdateHistoryRow>, Ended extends void | Promise<void>>(
+    writes: AttemptWrites<Started, Ended>,
+  ) {
+    /** The attempt's row, written as it starts (in a batch, committed with what it holds: before the request it records). */
+    const start = (attempt: UpdateAttempt): Started => writes.start(rowOf(attempt));
 
     async function trackEnding<T>(
       attempt: UpdateAttempt,
       work: (row: UpdateHistoryRow) => Promise<T>,
       endOf: (result: T) => Omit<AttemptEnd, 'finishedAt'>,
     ): Promise<T> {
-      const row = start(attempt);
+      const row = await start(attempt);
       try {
         const result = await work(row);
-        const end = { ...endOf(result), finishedAt: clock.now() };
-        batch.later(() => repository.finish(row.id, end));
+        await writes.end(row.id, { ...endOf(result), finishedAt: clock.now() });
         return result;
       } catch (error) {
         if (isProblem(error, updateProblems.appliedSiteUnhealthy)) {
           // Applied (the new version is on disk), the site unhealthy after it: its entry can be rolled back.
-          const end: AttemptEnd = {
+          await writes.end(row.id, {
             result: 'succeeded',
             toVersion: typeof error.extensions.version === 'string' ? error.extensions.version : attempt.toVersion,
             reason: reasonOf(error),
             error: messageOf(error),
             finishedAt: clock.now(),
-          };
-          batch.later(() => repository.finish(row.id, end));
+          });
           error.extensions.updateId = row.id;
           throw error;
         }
         const linked = isAppError(error) ? error.extensions.safeUpdateId : undefined;
-        const end: AttemptEnd = {
+        await writes.end(row.id, {
           result: isNothingToUpdate(error) ? 'skipped' : 'failed',
           reason: reasonOf(error),
           error: messageOf(error),
           safeUpdateId: typeof linked === 'string' ? linked : null,
           finishedAt: clock.now(),
-        };
-        batch.later(() => repository.finish(row.id, end));
+        });
         throw error;
       }
     }
@@ -130,19 +143,30 @@ export function createUpdateRecorder({ repository, clock }: { repository: Update
        * answered 5xx or a fatal error): the entry stays succeeded, with reason
        * `update-applied-site-unhealthy` and `message`, as one whose read-back failed; with the batch's next commit.
        */
-      appliedButUnhealthy(rowId: string, message: string): void {
-        const end: AttemptEnd = {
+      appliedButUnhealthy: (rowId: string, message: string): Ended =>
+        writes.end(rowId, {
           result: 'succeeded',
           reason: updateProblems.appliedSiteUnhealthy.name,
           error: message,
           finishedAt: clock.now(),
-        };
-        batch.later(() => repository.finish(rowId, end));
-      },
+        }),
     };
   }
 
-  return { ...recorderIn(unbatched), batched: recorderIn };
+  return {
+    ...recorderOf({ start: (row) => repository.insert(row), end: (id, end) => repository.finish(id, end) }),
+    /**
+     * A rollback of the attempt `attempt.rollbackOf` as it starts, unless one of it is running or done
+     * (`rolledBackBy`); undefined when the attempt is gone (repository `startRollback`).
+     */
+    startRollback: (attempt: UpdateAttempt & { rollbackOf: string }) =>
+      repository.startRollback({ ...rowOf(attempt), rollbackOf: attempt.rollbackOf }),
+    batched: (batch: WriteBatch) =>
+      recorderOf({
+        start: (row) => batch.commit(() => repository.within.insert(row))!,
+        end: (id, end) => batch.later(() => repository.within.finish(id, end)),
+      }),
+  };
 }
 
 export type UpdateRecorder = ReturnType<typeof createUpdateRecorder>;

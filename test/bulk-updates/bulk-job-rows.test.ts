@@ -34,7 +34,7 @@ function setup(updateSite: SiteUpdater) {
   const jobs = createJobRunner({ repository: rows, clock: t.clock, logger: t.logs.logger, events: t.services.events });
   const service = createBulkUpdatesService({
     repository: createBulkUpdatesRepository({ db }),
-    history: createUpdateHistoryRepository({ db }),
+    history: createUpdateHistoryRepository(t.state),
     jobRows: readOnly,
     jobs,
     slots: createUpdateSlots({ concurrency: 4, perHost: 4 }),

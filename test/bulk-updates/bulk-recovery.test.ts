@@ -74,7 +74,7 @@ describe('recovery at start', () => {
   it('ends the update attempts the last process left under way as interrupted, not a queued safe update’s', async () => {
     const clock = createFakeClock();
     t = createTestApp({ clock });
-    const history = createUpdateHistoryRepository({ db: t.database.db });
+    const history = createUpdateHistoryRepository(t.state);
     const siteId = insertConnectedSite(t);
     const attempt = (id: string, safeUpdateId: string | null) =>
       history.insert({
@@ -91,14 +91,14 @@ describe('recovery at start', () => {
         safeUpdateId,
         result: 'running',
       });
-    attempt('uph_cut_short', null);
-    attempt('uph_safe', 'sup_queued');
-    attempt('uph_done', null);
-    history.finish('uph_done', { result: 'succeeded', toVersion: '1.1.0', finishedAt: t.clock.now() });
+    await attempt('uph_cut_short', null);
+    await attempt('uph_safe', 'sup_queued');
+    await attempt('uph_done', null);
+    await history.finish('uph_done', { result: 'succeeded', toVersion: '1.1.0', finishedAt: t.clock.now() });
     clock.advance(60_000);
 
     expect(await t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 1 });
-    const rows = new Map(history.list({ siteId, limit: 10 }).map((row) => [row.id, row]));
+    const rows = new Map((await history.list({ siteId, limit: 10 })).map((row) => [row.id, row]));
     expect(rows.get('uph_cut_short')).toMatchObject({
       result: 'failed',
       reason: 'interrupted',
@@ -113,9 +113,9 @@ describe('recovery at start', () => {
 });
 
 /** A bulk update the daemon was killed in the middle of: one site under way, its attempts as the history holds them. */
-function stoppedDuring({ safe }: { safe: boolean }) {
+async function stoppedDuring({ safe }: { safe: boolean }) {
   const rows = createJobsRepository({ db: t.database.db });
-  const history = createUpdateHistoryRepository({ db: t.database.db });
+  const history = createUpdateHistoryRepository(t.state);
   const startedAt = t.clock.now();
   const bulkId = 'bulk_01stopped0000000000000000';
   const siteId = insertConnectedSite(t);
@@ -158,9 +158,9 @@ function stoppedDuring({ safe }: { safe: boolean }) {
       safeUpdateId: null,
       result: 'running',
     });
-  attempt('upd_a', 'a');
-  history.finish('upd_a', { result: 'succeeded', toVersion: '1.1.0', finishedAt: t.clock.now() });
-  const underWay = attempt('upd_b', 'b');
+  await attempt('upd_a', 'a');
+  await history.finish('upd_a', { result: 'succeeded', toVersion: '1.1.0', finishedAt: t.clock.now() });
+  const underWay = await attempt('upd_b', 'b');
   return { bulkId, siteId, history, underWay };
 }
 
@@ -187,7 +187,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
 
   it('a safe update under way: the item follows it, linked to its report, and ends as it ends (rolled back)', async () => {
     t = createTestApp();
-    const { bulkId, siteId, history, underWay } = stoppedDuring({ safe: true });
+    const { bulkId, siteId, history, underWay } = await stoppedDuring({ safe: true });
     const safeUpdate = await safeUpdateOf(siteId, 'b', underWay.startedAt);
     await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
@@ -206,7 +206,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
     ]);
     expect(site.items[2]!.message).toBe('the daemon stopped before this item was updated');
     // The history row names the safe update and stays running: the safe update's end ends it.
-    const rows = new Map(history.list({ siteId, limit: 10 }).map((row) => [row.id, row]));
+    const rows = new Map((await history.list({ siteId, limit: 10 })).map((row) => [row.id, row]));
     expect(rows.get('upd_b')).toMatchObject({ result: 'running', safeUpdateId: safeUpdate.id });
 
     // The safe update resumed after the restart and rolled the update back.
@@ -233,7 +233,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
 
   it('a safe update that had already decided: the item and its history row end as it did (kept)', async () => {
     t = createTestApp();
-    const { bulkId, siteId, history, underWay } = stoppedDuring({ safe: true });
+    const { bulkId, siteId, history, underWay } = await stoppedDuring({ safe: true });
     const safeUpdate = await safeUpdateOf(siteId, 'b', underWay.startedAt, 'kept');
     await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
@@ -244,13 +244,13 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
     expect(site).toMatchObject({ state: 'failed', reason: 'interrupted' });
     expect(site.message).toContain('plugin b kept');
     expect(site.message).toContain('not started: plugin c');
-    const rows = new Map(history.list({ siteId, limit: 10 }).map((row) => [row.id, row]));
+    const rows = new Map((await history.list({ siteId, limit: 10 })).map((row) => [row.id, row]));
     expect(rows.get('upd_b')).toMatchObject({ result: 'succeeded', safeUpdateId: safeUpdate.id, reason: null });
   });
 
   it('a plain update under way: failed as cut short, the history says so, and the site’s inventory is read again', async () => {
     t = createTestApp();
-    const { bulkId, siteId, history } = stoppedDuring({ safe: false });
+    const { bulkId, siteId, history } = await stoppedDuring({ safe: false });
     expect(await t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 0 });
     await t.services.bulkUpdates.idle();
 
@@ -263,7 +263,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
       ['b', 'failed', cut],
       ['c', 'skipped', 'the daemon stopped before this item was updated'],
     ]);
-    const rows = new Map(history.list({ siteId, limit: 10 }).map((row) => [row.id, row]));
+    const rows = new Map((await history.list({ siteId, limit: 10 })).map((row) => [row.id, row]));
     expect(rows.get('upd_b')).toMatchObject({ result: 'failed', reason: 'interrupted', error: cut });
     // The site (not answering here) was asked for its inventory again.
     for (let waited = 0; t.logs.events('site.sync_failed').length === 0 && waited < 3_000; waited += 20)

@@ -52,7 +52,7 @@ describe('the safe items of a bulk update', () => {
       operate: (() => Promise.reject(new Error('safe items are not held by the bulk update'))) as never,
       inventoryAfter: {} as never,
       recorder: createUpdateRecorder({
-        repository: createUpdateHistoryRepository({ db: t.database.db }),
+        repository: createUpdateHistoryRepository(t.state),
         clock: t.clock,
       }),
       events: t.services.events,

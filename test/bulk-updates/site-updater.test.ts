@@ -45,7 +45,7 @@ describe('the site updater’s plain plugins and themes', () => {
       operate: () => Promise.reject(new Error('not held in this test')),
       inventoryAfter: { patch: () => true, sync: () => Promise.resolve() },
       recorder: createUpdateRecorder({
-        repository: createUpdateHistoryRepository({ db: t.database.db }),
+        repository: createUpdateHistoryRepository(t.state),
         clock: t.clock,
       }),
       events: t.services.events,

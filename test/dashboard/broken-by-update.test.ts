@@ -32,10 +32,10 @@ function entry(changes: Partial<UpdateHistoryRow> = {}): UpdateHistoryRow {
   };
 }
 
-const notice = (rows: UpdateHistoryRow[], uptime: { status: string; since: string | null }) =>
+const notice = async (rows: UpdateHistoryRow[], uptime: { status: string; since: string | null }) =>
   String(
-    brokenByUpdateNotice(
-      { bulkUpdates: { history: () => rows } as unknown as DashboardServices['bulkUpdates'] },
+    await brokenByUpdateNotice(
+      { bulkUpdates: { history: () => Promise.resolve(rows) } as unknown as DashboardServices['bulkUpdates'] },
       'site_1',
       uptime,
     ),
@@ -45,33 +45,33 @@ const downAt = (ms: number) => ({ status: 'down', since: new Date(ms).toISOStrin
 const BUTTON = 'href="/sites/site_1/updates/history/upd_1/rollback"';
 
 describe('the site page notice of an update that broke the site', () => {
-  it('offers to roll back an update recorded applied with the site unhealthy', () => {
-    const html = notice([entry({ reason: 'update-applied-site-unhealthy', error: 'site-error: 500' })], up);
+  it('offers to roll back an update recorded applied with the site unhealthy', async () => {
+    const html = await notice([entry({ reason: 'update-applied-site-unhealthy', error: 'site-error: 500' })], up);
     expect(html).toContain('id="broken-by-update"');
     expect(html).toContain('The update of sitewarden-fatal from 1.0.0 to 1.1.0 broke the site');
     expect(html).toContain(BUTTON);
     expect(html).toContain('Roll back sitewarden-fatal to 1.0.0');
   });
 
-  it('offers it when the site went down within the hour after a plain update, and is still down', () => {
-    const html = notice([entry()], downAt(T0 + 20 * 60_000));
+  it('offers it when the site went down within the hour after a plain update, and is still down', async () => {
+    const html = await notice([entry()], downAt(T0 + 20 * 60_000));
     expect(html).toContain(BUTTON);
     expect(html).toContain('down since 2026-11-27 10:20 UTC');
   });
 
-  it('does not when the site is up, went down before the update or long after it', () => {
-    expect(notice([entry()], up)).toBe('');
-    expect(notice([entry()], downAt(T0 - 60_000))).toBe('');
-    expect(notice([entry()], downAt(T0 + 3 * 3_600_000))).toBe('');
+  it('does not when the site is up, went down before the update or long after it', async () => {
+    expect(await notice([entry()], up)).toBe('');
+    expect(await notice([entry()], downAt(T0 - 60_000))).toBe('');
+    expect(await notice([entry()], downAt(T0 + 3 * 3_600_000))).toBe('');
   });
 
-  it('does not for an update that cannot be rolled back, or already was, or is not the last one', () => {
+  it('does not for an update that cannot be rolled back, or already was, or is not the last one', async () => {
     const broken = { reason: 'update-applied-site-unhealthy' };
-    expect(notice([entry({ ...broken, restorePoint: null })], up)).toBe('');
-    expect(notice([entry({ ...broken, result: 'running', finishedAt: null })], up)).toBe('');
+    expect(await notice([entry({ ...broken, restorePoint: null })], up)).toBe('');
+    expect(await notice([entry({ ...broken, result: 'running', finishedAt: null })], up)).toBe('');
     const rollback = entry({ id: 'upd_2', rollbackOf: 'upd_1', restorePoint: null, startedAt: new Date(T0 + 60_000) });
-    expect(notice([rollback, entry(broken)], up)).toBe('');
+    expect(await notice([rollback, entry(broken)], up)).toBe('');
     const later = entry({ id: 'upd_3', slug: 'other', startedAt: new Date(T0 + 60_000) });
-    expect(notice([later, entry(broken)], up)).toBe('');
+    expect(await notice([later, entry(broken)], up)).toBe('');
   });
 });

@@ -63,8 +63,8 @@ describe('visual changes and sites already down, in the dashboard', () => {
       }),
     });
     // Its update-history row (succeeded, with the warning) reads as a warning too.
-    const history = createUpdateHistoryRepository({ db: t.database.db });
-    history.insert({
+    const history = createUpdateHistoryRepository(t.state);
+    await history.insert({
       id: 'upd_looks',
       siteId,
       type: 'plugin',
@@ -80,7 +80,7 @@ describe('visual changes and sites already down, in the dashboard', () => {
       rollbackOf: null,
       result: 'running',
     });
-    history.finish('upd_looks', {
+    await history.finish('upd_looks', {
       result: 'succeeded',
       reason: 'visual-change',
       error: 'kept, but a page looks different beyond the threshold (see its report)',

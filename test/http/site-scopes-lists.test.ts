@@ -138,24 +138,26 @@ describe('site scopes: the cross-site lists show a client of tag A only its site
     ids.fleetJob = job(null, 'fleet-refresh');
 
     // The update history: an attempt on each site.
-    const history = createUpdateHistoryRepository({ db: t.database.db });
-    const entry = (siteId: string, slug: string) =>
-      history.insert({
-        id: createId('upd', now),
-        siteId,
-        type: 'plugin',
-        slug,
-        fromVersion: '1.0',
-        toVersion: '2.0',
-        startedAt: now,
-        triggerKind: 'user',
-        triggerId: null,
-        jobId: null,
-        safeUpdateId: null,
-        result: 'running',
-      }).id;
-    ids.entryA = entry(a.id, 'shared-plugin');
-    ids.entryB = entry(b.id, 'bravo-only-plugin');
+    const history = createUpdateHistoryRepository(t.state);
+    const entry = async (siteId: string, slug: string) =>
+      (
+        await history.insert({
+          id: createId('upd', now),
+          siteId,
+          type: 'plugin',
+          slug,
+          fromVersion: '1.0',
+          toVersion: '2.0',
+          startedAt: now,
+          triggerKind: 'user',
+          triggerId: null,
+          jobId: null,
+          safeUpdateId: null,
+          result: 'running',
+        })
+      ).id;
+    ids.entryA = await entry(a.id, 'shared-plugin');
+    ids.entryB = await entry(b.id, 'bravo-only-plugin');
 
     // Fleet actions, as their rows are written when queued: on A, on B, on both.
     const action = (sites: Site[], slug: string) =>

@@ -21,7 +21,7 @@ describe('the update history of safe updates', () => {
   afterEach(() => t.close());
 
   const recording = () => {
-    const history = createUpdateHistoryRepository({ db: t.database.db });
+    const history = createUpdateHistoryRepository(t.state);
     return createSafeUpdateRecording({
       recorder: createUpdateRecorder({ repository: history, clock: t.clock }),
       history,
@@ -30,7 +30,7 @@ describe('the update history of safe updates', () => {
       clock: t.clock,
     });
   };
-  const rows = () => createUpdateHistoryRepository({ db: t.database.db }).list({ siteId, limit: 10 });
+  const rows = () => createUpdateHistoryRepository(t.state).list({ siteId, limit: 10 });
   const report = (id: string, fields: object) => ({
     id,
     siteId,
@@ -48,10 +48,10 @@ describe('the update history of safe updates', () => {
     const record = recording();
     await record.started(report('sup_a', {}), { kind: 'user', id: 'usr_alice' } as never);
     await record.started(report('sup_b', {}), undefined);
-    expect(rows().map((row) => row.result)).toEqual(['running', 'running']);
-    record.settled(report('sup_a', { status: 'kept', fromVersion: '6.4.2' }));
-    record.settled(report('sup_b', { status: 'rolled-back', reason: 'fatal-error', fromVersion: '6.4.2' }));
-    const [b, a] = rows();
+    expect((await rows()).map((row) => row.result)).toEqual(['running', 'running']);
+    await record.settled(report('sup_a', { status: 'kept', fromVersion: '6.4.2' }));
+    await record.settled(report('sup_b', { status: 'rolled-back', reason: 'fatal-error', fromVersion: '6.4.2' }));
+    const [b, a] = await rows();
     expect(a).toMatchObject({
       type: 'core',
       slug: null,
@@ -72,6 +72,6 @@ describe('the update history of safe updates', () => {
 
   it('writes nothing for a site it does not know', async () => {
     await recording().started(report('sup_c', { siteId: 'site_unknown' }), undefined);
-    expect(createUpdateHistoryRepository({ db: t.database.db }).list({ limit: 10 })).toEqual([]);
+    expect(await createUpdateHistoryRepository(t.state).list({ limit: 10 })).toEqual([]);
   });
 });

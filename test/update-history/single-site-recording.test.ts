@@ -44,14 +44,14 @@ describe('single-site updates record themselves', () => {
   const history = () =>
     createSingleSiteRecording({
       recorder: createUpdateRecorder({
-        repository: createUpdateHistoryRepository({ db: t.database.db }),
+        repository: createUpdateHistoryRepository(t.state),
         clock: t.clock,
       }),
       inventories: t.services.inventories,
       sites: t.services.sitesRepository,
       restorePoints,
     });
-  const rows = () => createUpdateHistoryRepository({ db: t.database.db }).list({ siteId, limit: 10 });
+  const rows = () => createUpdateHistoryRepository(t.state).list({ siteId, limit: 10 });
   const requestedBy = { kind: 'user', id: 'usr_alice' } as const;
 
   it('a plugin or theme update writes its row, failed, naming who asked and its restore point', async () => {
@@ -62,7 +62,7 @@ describe('single-site updates record themselves', () => {
     await expect(themes.update(siteId, 'twentytwentyfour', { requestedBy })).rejects.toBe(refused);
     expect(taken).toContain('plugin:akismet');
     expect(taken).toContain('theme:twentytwentyfour');
-    const [theme, plugin] = rows();
+    const [theme, plugin] = await rows();
     expect(plugin).toMatchObject({
       type: 'plugin',
       slug: 'akismet',
@@ -79,7 +79,7 @@ describe('single-site updates record themselves', () => {
     const wordpressUpdates = createWordPressUpdatesService({ access, events: t.services.events, history: history() });
     await expect(wordpressUpdates.updateCore(siteId, { version: '6.5.0', requestedBy })).rejects.toBe(refused);
     await expect(wordpressUpdates.updateTranslations(siteId, { requestedBy })).rejects.toBe(refused);
-    const [translations, core] = rows();
+    const [translations, core] = await rows();
     expect(core).toMatchObject({
       type: 'core',
       slug: null,
@@ -105,6 +105,6 @@ describe('single-site updates record themselves', () => {
     await expect(plugins.updateExpecting(held, akismet, null)).rejects.toBe(refused);
     await expect(wordpressUpdates.applyCore(siteId)).rejects.toBe(refused);
     await expect(wordpressUpdates.applyTranslations(siteId)).rejects.toBe(refused);
-    expect(rows()).toEqual([]);
+    expect(await rows()).toEqual([]);
   });
 });
