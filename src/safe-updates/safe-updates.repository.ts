@@ -21,9 +21,8 @@ const runnerOnly = (what: string) =>
  * one async body on drizzle's common query surface, every statement through the state database.
  *
  * A safe update's row written with its job (`insertWithJob`, an `OwnRow`) takes the job store's transaction on
- * PostgreSQL, and is synchronous inside the runner's on SQLite. The kind's hooks (`inHook`: a cancel's end,
- * recovery's requeue) are synchronous, on SQLite only, until the runner's hooks are async; on PostgreSQL they
- * throw, naming issue 34.
+ * PostgreSQL, and is synchronous inside the runner's on SQLite. So is a queued one's cancel: at once in the
+ * runner's SQLite transaction (`inHook`), on the job store's `tx` in a cluster (`update(…, tx)`).
  */
 export function createSafeUpdatesRepository(state: StateDatabase) {
   const safeUpdates = tableFor(state.dialect, { sqlite: sqliteSafeUpdates, postgres: pgSafeUpdates });
@@ -55,11 +54,6 @@ export function createSafeUpdatesRepository(state: StateDatabase) {
         if (!inRunner) throw runnerOnly('a safe update cancelled with its job');
         return inRunner.update(id, { status: 'failed', reason: 'cancelled', message, phase: 'done', finishedAt: at });
       },
-      /** Queues again a safe update left running by a daemon that stopped, keeping its phase (it resumes from there). */
-      requeue(id: string, message: string): SafeUpdateRow | undefined {
-        if (!inRunner) throw runnerOnly('a safe update queued again with its job');
-        return inRunner.update(id, { status: 'queued', message });
-      },
     },
 
     /** A row as given (tests: a safe update as an earlier daemon left it). */
@@ -89,8 +83,9 @@ export function createSafeUpdatesRepository(state: StateDatabase) {
           .then(firstRow),
       ),
 
-    update: (id: string, changes: Partial<NewSafeUpdateRow>): Promise<SafeUpdateRow | undefined> =>
-      run((db) => db.update(safeUpdates).set(changes).where(eq(safeUpdates.id, id)).returning().then(firstRow)),
+    /** `tx`: in that transaction (a queued safe update cancelled in the job store's, with its job row). */
+    update: (id: string, changes: Partial<NewSafeUpdateRow>, tx?: StateDb): Promise<SafeUpdateRow | undefined> =>
+      run((db) => db.update(safeUpdates).set(changes).where(eq(safeUpdates.id, id)).returning().then(firstRow), tx),
 
     find: (id: string): Promise<SafeUpdateRow | undefined> =>
       run((db) => db.select().from(safeUpdates).where(eq(safeUpdates.id, id)).then(firstRow)),

@@ -106,16 +106,24 @@ export function createSafeUpdatesService({
       await settled(await repository.find(job.id));
       return settlement;
     },
-    // In the runner's transaction that cancels the job (synchronous, SQLite's until the runner's hooks are async).
-    cancelQueued: (job, message) => {
+    // In the transaction that cancels the job: at once in the runner's on SQLite, on the job store's `tx` in a cluster.
+    cancelQueued(job, message, tx) {
       // (on SQLite the history's end is a prepared statement, run at once in the runner's transaction)
-      void settled(repository.inHook.cancel(job.id, clock.now(), message));
+      if (!tx) return void settled(repository.inHook.cancel(job.id, clock.now(), message));
+      const cancelled = {
+        status: 'failed',
+        reason: 'cancelled',
+        message,
+        phase: 'done',
+        finishedAt: clock.now(),
+      } as const;
+      return repository.update(job.id, cancelled, tx).then((row) => void settled(row));
     },
     recover: {
       // Queued again, keeping its phase: past the update it resumes at the after-checks and decides.
-      running(job) {
+      async running(job) {
         const message = 'resumed after the daemon stopped';
-        repository.inHook.requeue(job.id, message);
+        await repository.update(job.id, { status: 'queued', message });
         return { requeue: true, message };
       },
     },

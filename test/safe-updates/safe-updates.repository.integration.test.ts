@@ -242,8 +242,26 @@ describe.each(dialects)('the safe updates repository on %s', (dialect) => {
     await expect(repository.writeSecret('site_none', 'sealed', at(1))).rejects.toThrow();
   });
 
+  it('writes a run’s changes, in a transaction when given one: a requeue keeps its phase and first start', async () => {
+    await addSite('site_a');
+    const repository = createSafeUpdatesRepository(state());
+    await repository.insert(safeUpdate('sup_2', { status: 'running', phase: 'after-check', startedAt: at(1) }));
+    expect(
+      await repository.update('sup_2', { status: 'queued', message: 'resumed after the daemon stopped' }),
+    ).toMatchObject({
+      status: 'queued',
+      phase: 'after-check',
+      message: 'resumed after the daemon stopped',
+      startedAt: at(1),
+    });
+    const cancelled = { status: 'failed', reason: 'cancelled', phase: 'done', finishedAt: at(5) } as const;
+    expect(await state().transaction((tx) => repository.update('sup_2', cancelled, tx))).toMatchObject(cancelled);
+    expect(await repository.find('sup_2')).toMatchObject(cancelled);
+    expect(await repository.update('sup_none', { status: 'queued' })).toBeUndefined();
+  });
+
   if (dialect === 'sqlite') {
-    it('writes a safe update with its job synchronously, and ends or queues one again in a hook', async () => {
+    it('writes a safe update with its job synchronously, and ends a queued one at once in the runner’s transaction', async () => {
       await addSite('site_a');
       const repository = createSafeUpdatesRepository(state());
       const written = repository.insertWithJob(safeUpdate('sup_1'));
@@ -255,16 +273,7 @@ describe.each(dialects)('the safe updates repository on %s', (dialect) => {
         phase: 'done',
         finishedAt: at(5),
       });
-      await repository.insert(safeUpdate('sup_2', { status: 'running', phase: 'after-check', startedAt: at(1) }));
-      expect(repository.inHook.requeue('sup_2', 'resumed after the daemon stopped')).toMatchObject({
-        status: 'queued',
-        phase: 'after-check',
-        message: 'resumed after the daemon stopped',
-        startedAt: at(1),
-      });
       expect(repository.inHook.cancel('sup_none', at(5), 'cancelled')).toBeUndefined();
-      expect(repository.inHook.requeue('sup_none', 'resumed')).toBeUndefined();
-      expect(await repository.find('sup_2')).toMatchObject({ status: 'queued' });
     });
   } else {
     it('refuses the hooks’ synchronous writes, naming issue 34', async () => {
@@ -272,7 +281,6 @@ describe.each(dialects)('the safe updates repository on %s', (dialect) => {
       const repository = createSafeUpdatesRepository(state());
       expect(() => repository.insertWithJob(safeUpdate('sup_1'))).toThrow(/issue 34/);
       expect(() => repository.inHook.cancel('sup_1', at(1), 'cancelled')).toThrow(/issue 34/);
-      expect(() => repository.inHook.requeue('sup_1', 'resumed')).toThrow(/issue 34/);
       expect(await repository.find('sup_1')).toBeUndefined();
     });
   }
