@@ -35,7 +35,7 @@ export const jobRowsDeletedTriggers = tableTriggers({
     jobRowGoesWith('performance_audits', 'performance/'),
     jobRowGoesWith('safe_updates', 'safe-updates/'),
   ],
-  // drizzle-pg/0009 and 0013: one function, a statement-level trigger per feature table as it reaches PostgreSQL.
+  // drizzle-pg/0009, 0013 and 0019: one function, a statement-level trigger per feature table as it reaches PostgreSQL.
   postgres: {
     functions: [
       {
@@ -52,6 +52,7 @@ END
       jobRowFollowsOnPostgres('backups'),
       jobRowFollowsOnPostgres('restores'),
       jobRowFollowsOnPostgres('performance_audits'),
+      jobRowFollowsOnPostgres('safe_updates'),
     ],
   },
 });

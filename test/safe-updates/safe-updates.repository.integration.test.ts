@@ -219,8 +219,8 @@ describe.each(dialects)('the safe updates repository on %s', (dialect) => {
     expect(await repository.find('sup_2')).toMatchObject({ siteId: 'site_b' });
     expect(await repository.readSecret('site_b')).toBe('sealed-b');
     expect(await jobs.find('sup_2')).toMatchObject({ siteId: 'site_b' });
-    // SQLite's `safe_updates_job_delete` takes the job row with its safe update (PostgreSQL's is the lead's, issue 34).
-    if (dialect === 'sqlite') expect(await jobs.find('sup_1')).toBeUndefined();
+    // `safe_updates_job_delete` takes the job row with its safe update (jobs.triggers.ts, on both dialects).
+    expect(await jobs.find('sup_1')).toBeUndefined();
   });
 
   it('keeps one rollback secret per site: a new one replaces the last', async () => {
