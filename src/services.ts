@@ -375,7 +375,7 @@ export function createServices({
     twoFactorRepository: createTwoFactorRepository(state),
     secrets,
   });
-  const fleetOverview = createFleetOverviewQuery({ db });
+  const fleetOverview = createFleetOverviewQuery(state);
   // The audit log: written by the API's and the dashboard's middleware (app.ts), and on sign-in events.
   const auditLog = createAuditLogService({
     repository: createAuditLogRepository(state),

@@ -147,8 +147,8 @@ export function createOverviewPage(deps: OverviewDeps) {
     const now = deps.clock.now().getTime();
     // A user limited to tags sees, and counts, only the sites of their scope.
     const scope = c.get('access').sites;
-    const counts = deps.overview.counts(scope);
-    const { rows, total } = deps.overview.page(filter, scope);
+    const counts = await deps.overview.counts(scope);
+    const { rows, total } = await deps.overview.page(filter, scope);
     const tags = await deps.tagsOf(rows.map((row) => row.id));
     const tagCounts = await deps.tagCounts(scope);
     const pages = Math.max(1, Math.ceil(total / OVERVIEW_PAGE_SIZE));

@@ -113,6 +113,14 @@ export function likeIgnoringCase(dialect: Dialect, column: SQLWrapper, pattern: 
 }
 
 /**
+ * SQLite's `indexed by <index>`, written after a table of a `from` whose index SQLite's planner would not
+ * choose by itself (a window over one site's rows); nothing on PostgreSQL, whose planner is not told.
+ */
+export function indexedBy(dialect: Dialect, index: string): SQL {
+  return dialect === 'postgres' ? sql`` : sql.raw(`indexed by ${index}`);
+}
+
+/**
  * A select that reads to decide a write in a transaction, its rows locked on PostgreSQL (`for update`:
  * another process's transaction waits for this one). SQLite needs none: its transactions are
  * serialised (`BEGIN IMMEDIATE`, one at a time in the process), and its select builder has no `for`.

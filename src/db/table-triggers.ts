@@ -34,6 +34,11 @@ export interface TableTriggers {
    * triggers that execute them. Absent while the table has no PostgreSQL definition yet.
    */
   postgres?: {
+    /**
+     * Views the trigger functions read: each one's query as its migration writes it (`SELECT …`), compared by
+     * what PostgreSQL makes of it (`pg_get_viewdef` of the view and of the declared query).
+     */
+    views?: ReadonlyArray<{ name: string; sql: string }>;
     /** A PL/pgSQL trigger function: its body as pg_proc holds it (`prosrc`, compared after `normaliseSql`). */
     functions: ReadonlyArray<{ name: string; body: string }>;
     /** `CREATE TRIGGER …` as `pg_get_triggerdef` gives it (compared after `normaliseSql`). */

@@ -18,4 +18,4 @@ export {
   TagName,
   SlugPattern,
 } from './sites.schemas.js';
-export { visibleSites, visibleSitesText, scopeParameter } from './visible-sites.js';
+export { visibleSites } from './visible-sites.js';

@@ -14,17 +14,3 @@ export function visibleSites(scope: SiteScope, siteId: Column | SQL = sites.id):
   if (scope.tags.length === 0) return sql`false`;
   return sql`${siteId} in (select ${siteTags.siteId} from ${siteTags} where ${inArray(siteTags.tag, [...scope.tags])})`;
 }
-
-/**
- * The same predicate for hand-written SQL (better-sqlite3 statements): `column` in the sites of
- * the scope's tags, given as the named parameter `@scopeTags` (scopeParameter's value) so one
- * prepared statement serves every scope. Empty for every site.
- */
-export function visibleSitesText(scope: SiteScope, column: string): string {
-  if (scope.kind === 'all') return '';
-  return `${column} in (select vs.site_id from site_tags vs where vs.tag in (select value from json_each(@scopeTags)))`;
-}
-
-/** The `@scopeTags` parameter visibleSitesText names (a JSON array), or nothing for every site. */
-export const scopeParameter = (scope: SiteScope): { scopeTags?: string } =>
-  scope.kind === 'all' ? {} : { scopeTags: JSON.stringify(scope.tags) };

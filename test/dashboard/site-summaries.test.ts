@@ -17,13 +17,12 @@ describe('the fleet overview follows every fact it sorts and filters by', () => 
   let b: string;
   let c: string;
   const run = (sql: string, ...params: unknown[]) => t.database.sqlite.prepare(sql).run(...params);
-  const ids = (filter: Partial<OverviewFilter> = {}) =>
-    t.services.fleetOverview
-      .page({ sort: 'name', descending: false, page: 1, ...filter })
-      .rows.map((row) => row.id)
+  const ids = async (filter: Partial<OverviewFilter> = {}) =>
+    (await t.services.fleetOverview.page({ sort: 'name', descending: false, page: 1, ...filter })).rows
+      .map((row) => row.id)
       .map((id) => ({ [a]: 'a', [b]: 'b', [c]: 'c' })[id]);
-  const row = (id: string) =>
-    t.services.fleetOverview.page({ sort: 'name', descending: false, page: 1 }).rows.find((r) => r.id === id)!;
+  const row = async (id: string) =>
+    (await t.services.fleetOverview.page({ sort: 'name', descending: false, page: 1 })).rows.find((r) => r.id === id)!;
 
   beforeEach(() => {
     t = createTestApp();
@@ -35,30 +34,30 @@ describe('the fleet overview follows every fact it sorts and filters by', () => 
   });
   afterEach(() => t.close());
 
-  it('status: down, degraded by a failing sync or a low score, pending; with the counts', () => {
-    expect(ids({ status: 'up' })).toEqual(['a', 'b', 'c']);
+  it('status: down, degraded by a failing sync or a low score, pending; with the counts', async () => {
+    expect(await ids({ status: 'up' })).toEqual(['a', 'b', 'c']);
     run(`update uptime_monitors set status = 'down' where site_id = ?`, c);
-    expect(ids({ sort: 'status' })[0]).toBe('c');
-    expect(ids({ status: 'down' })).toEqual(['c']);
-    expect(t.services.fleetOverview.counts()).toMatchObject({ sites: 3, down: 1, degraded: 0 });
+    expect((await ids({ sort: 'status' }))[0]).toBe('c');
+    expect(await ids({ status: 'down' })).toEqual(['c']);
+    expect(await t.services.fleetOverview.counts()).toMatchObject({ sites: 3, down: 1, degraded: 0 });
     run(`update sites set sync_error = 'timeout' where id = ?`, b);
-    expect(ids({ sort: 'status' })).toEqual(['c', 'b', 'a']);
-    expect(ids({ status: 'degraded' })).toEqual(['b']);
+    expect(await ids({ sort: 'status' })).toEqual(['c', 'b', 'a']);
+    expect(await ids({ status: 'degraded' })).toEqual(['b']);
     run(`update sites set sync_error = null where id = ?`, b);
     run(
       `insert into performance_audits (id, site_id, url, form_factor, trigger, runs, status, queued_at, score_performance)
        values ('aud_1', ?, 'u', 'mobile', 'manual', 1, 'completed', 0, 0.3)`,
       a,
     );
-    expect(ids({ status: 'degraded' })).toEqual(['a']);
+    expect(await ids({ status: 'degraded' })).toEqual(['a']);
     run(`update sites set state = 'pending' where id = ?`, a);
-    expect(ids({ status: 'pending' })).toEqual(['a']);
-    expect(t.services.fleetOverview.counts()).toMatchObject({ down: 1, degraded: 0 });
+    expect(await ids({ status: 'pending' })).toEqual(['a']);
+    expect(await t.services.fleetOverview.counts()).toMatchObject({ down: 1, degraded: 0 });
     run(`delete from uptime_monitors where site_id = ?`, c);
-    expect(ids({ status: 'unknown' })).toEqual(['c']);
+    expect(await ids({ status: 'unknown' })).toEqual(['c']);
   });
 
-  it('performance score: the newest completed audit, not a running one; a deleted audit gives the one before back', () => {
+  it('performance score: the newest completed audit, not a running one; a deleted audit gives the one before back', async () => {
     const audit = (id: string, site: string, status: string, score: number | null) =>
       run(
         `insert into performance_audits (id, site_id, url, form_factor, trigger, runs, status, queued_at, score_performance)
@@ -71,17 +70,17 @@ describe('the fleet overview follows every fact it sorts and filters by', () => 
     audit('aud_1', a, 'completed', 0.9);
     audit('aud_2', b, 'completed', 0.7);
     audit('aud_3', c, 'running', null);
-    expect(ids({ sort: 'score', descending: true })).toEqual(['a', 'b', 'c']);
+    expect(await ids({ sort: 'score', descending: true })).toEqual(['a', 'b', 'c']);
     run(`update performance_audits set status = 'completed', score_performance = 0.95 where id = 'aud_3'`);
-    expect(ids({ sort: 'score', descending: true })).toEqual(['c', 'a', 'b']);
+    expect(await ids({ sort: 'score', descending: true })).toEqual(['c', 'a', 'b']);
     audit('aud_4', a, 'completed', 0.6);
-    expect(ids({ sort: 'score', descending: true })).toEqual(['c', 'b', 'a']);
-    expect(row(a).score).toBe(0.6);
+    expect(await ids({ sort: 'score', descending: true })).toEqual(['c', 'b', 'a']);
+    expect((await row(a)).score).toBe(0.6);
     run(`delete from performance_audits where id = 'aud_4'`);
-    expect(ids({ sort: 'score', descending: true })).toEqual(['c', 'a', 'b']);
+    expect(await ids({ sort: 'score', descending: true })).toEqual(['c', 'a', 'b']);
   });
 
-  it('performance score: one form factor, mobile when there is one, so a desktop audit does not flip it', () => {
+  it('performance score: one form factor, mobile when there is one, so a desktop audit does not flip it', async () => {
     const audit = (id: string, formFactor: string, score: number) =>
       run(
         `insert into performance_audits (id, site_id, url, form_factor, trigger, runs, status, queued_at, score_performance)
@@ -92,18 +91,18 @@ describe('the fleet overview follows every fact it sorts and filters by', () => 
         score,
       );
     audit('aud_d1', 'desktop', 0.95);
-    expect(row(a).score).toBe(0.95); // only desktop yet: desktop's
+    expect((await row(a)).score).toBe(0.95); // only desktop yet: desktop's
     audit('aud_m1', 'mobile', 0.4);
-    expect(row(a).score).toBe(0.4);
+    expect((await row(a)).score).toBe(0.4);
     audit('aud_d2', 'desktop', 0.97); // a newer desktop audit does not take over
-    expect(row(a).score).toBe(0.4);
+    expect((await row(a)).score).toBe(0.4);
     // Degraded by its mobile score, and it stays so: the desktop audit does not flip it back.
-    expect(ids({ status: 'degraded' })).toContain('a');
+    expect(await ids({ status: 'degraded' })).toContain('a');
     run(`delete from performance_audits where id = 'aud_m1'`);
-    expect(row(a).score).toBe(0.97);
+    expect((await row(a)).score).toBe(0.97);
   });
 
-  it('pending updates: an inventory row offering an update, and the sync that clears it', () => {
+  it('pending updates: an inventory row offering an update, and the sync that clears it', async () => {
     const item = (site: string, slug: string, update: string | null) =>
       run(
         `insert into inventory_items (site_id, type, slug, name, version, update_version, active) values (?, 'plugin', ?, ?, '1.0', ?, 1)`,
@@ -116,18 +115,18 @@ describe('the fleet overview follows every fact it sorts and filters by', () => 
     item(b, 'one', '1.1');
     item(b, 'two', '2.0');
     item(c, 'one', '1.1');
-    expect(ids({ hasUpdates: true })).toEqual(['b', 'c']);
-    expect(ids({ sort: 'updates', descending: true })).toEqual(['b', 'c', 'a']);
-    expect(t.services.fleetOverview.counts().updatesPending).toBe(2);
+    expect(await ids({ hasUpdates: true })).toEqual(['b', 'c']);
+    expect(await ids({ sort: 'updates', descending: true })).toEqual(['b', 'c', 'a']);
+    expect((await t.services.fleetOverview.counts()).updatesPending).toBe(2);
     run(`update inventory_items set update_version = '1.5' where site_id = ? and slug = 'one'`, a);
     run(`update inventory_items set update_version = null where site_id = ?`, b);
-    expect(ids({ hasUpdates: true })).toEqual(['a', 'c']);
+    expect(await ids({ hasUpdates: true })).toEqual(['a', 'c']);
     run(`delete from inventory_items where site_id = ?`, c);
-    expect(ids({ hasUpdates: true })).toEqual(['a']);
-    expect(row(a).updates).toBe(1);
+    expect(await ids({ hasUpdates: true })).toEqual(['a']);
+    expect((await row(a)).updates).toBe(1);
   });
 
-  it('last backup: its state, its age, and a deleted backup', () => {
+  it('last backup: its state, its age, and a deleted backup', async () => {
     const backup = (id: string, site: string, status: string, at: number) =>
       run(
         `insert into backups (id, site_id, kind, status, created_at, finished_at) values (?, ?, 'manual', ?, ?, ?)`,
@@ -139,21 +138,21 @@ describe('the fleet overview follows every fact it sorts and filters by', () => 
       );
     backup('bkp_1', a, 'completed', 5 * DAY);
     backup('bkp_2', b, 'completed', 9 * DAY);
-    expect(ids({ sort: 'backupAge' })).toEqual(['b', 'a', 'c']);
-    expect(ids({ sort: 'backup' })[0]).toBe('c');
+    expect(await ids({ sort: 'backupAge' })).toEqual(['b', 'a', 'c']);
+    expect((await ids({ sort: 'backup' }))[0]).toBe('c');
     backup('bkp_3', a, 'running', 10 * DAY);
-    expect(row(a).backupStatus).toBe('running');
+    expect((await row(a)).backupStatus).toBe('running');
     run(`update backups set status = 'failed', finished_at = ? where id = 'bkp_3'`, 10 * DAY + 5);
-    expect(ids({ backupFailed: true })).toEqual(['a']);
-    expect(ids({ sort: 'backup' })).toEqual(['a', 'c', 'b']);
-    expect(ids({ sort: 'backupAge' })).toEqual(['a', 'b', 'c']);
-    expect(t.services.fleetOverview.counts().backupsFailing).toBe(1);
+    expect(await ids({ backupFailed: true })).toEqual(['a']);
+    expect(await ids({ sort: 'backup' })).toEqual(['a', 'c', 'b']);
+    expect(await ids({ sort: 'backupAge' })).toEqual(['a', 'b', 'c']);
+    expect((await t.services.fleetOverview.counts()).backupsFailing).toBe(1);
     run(`delete from backups where id = 'bkp_3'`);
-    expect(ids({ backupFailed: true })).toEqual([]);
-    expect(row(a)).toMatchObject({ backupStatus: 'completed', backupAt: 5 * DAY + 1000 });
+    expect(await ids({ backupFailed: true })).toEqual([]);
+    expect(await row(a)).toMatchObject({ backupStatus: 'completed', backupAt: 5 * DAY + 1000 });
   });
 
-  it('uptime 24 h / 30 d and response time: hourly roll-ups as they are added to, and daily ones', () => {
+  it('uptime 24 h / 30 d and response time: hourly roll-ups as they are added to, and daily ones', async () => {
     const now = 100 * DAY;
     const hourly = (site: string, bucket: number, up: number, down: number, responseMs: number) =>
       run(
@@ -173,36 +172,36 @@ describe('the fleet overview follows every fact it sorts and filters by', () => 
     hourly(c, now - 2 * HOUR, 59, 1, 900);
     // An hour older than the window: not in the 24 h figure.
     hourly(b, now - 2 * HOUR - DAY, 0, 60, 200);
-    expect(ids({ sort: 'uptime24h' })).toEqual(['b', 'c', 'a']);
-    expect(row(b).uptime24h).toBeCloseTo(50 / 60);
-    expect(ids({ sort: 'response', descending: true })).toEqual(['c', 'a', 'b']);
+    expect(await ids({ sort: 'uptime24h' })).toEqual(['b', 'c', 'a']);
+    expect((await row(b)).uptime24h).toBeCloseTo(50 / 60);
+    expect(await ids({ sort: 'response', descending: true })).toEqual(['c', 'a', 'b']);
     hourly(a, now - HOUR, 0, 60, 1200);
-    expect(ids({ sort: 'uptime24h' })).toEqual(['a', 'b', 'c']);
-    expect(row(a)).toMatchObject({ uptime24h: 0.5, responseMs: 1200 });
+    expect(await ids({ sort: 'uptime24h' })).toEqual(['a', 'b', 'c']);
+    expect(await row(a)).toMatchObject({ uptime24h: 0.5, responseMs: 1200 });
     hourly(c, now - 2 * HOUR, 0, 119, 900);
-    expect(row(c).uptime24h).toBeCloseTo(59 / 179);
+    expect((await row(c)).uptime24h).toBeCloseTo(59 / 179);
     run(
       `insert into uptime_daily (site_id, bucket, up, down, response_sum, response_count) values (?, ?, 0, 1440, 0, 0)`,
       a,
       now - (now % DAY) - 3 * DAY,
     );
-    expect(ids({ sort: 'uptime30d' })).toEqual(['a', 'c', 'b']);
-    expect(row(a).uptime30d).toBeCloseTo(60 / (120 + 1440));
+    expect(await ids({ sort: 'uptime30d' })).toEqual(['a', 'c', 'b']);
+    expect((await row(a)).uptime30d).toBeCloseTo(60 / (120 + 1440));
   });
 
   it('name, tags and search; a deleted site leaves the overview', async () => {
     run(`update sites set name = 'Zulu' where id = ?`, a);
-    expect(ids()).toEqual(['b', 'c', 'a']);
+    expect(await ids()).toEqual(['b', 'c', 'a']);
     setSiteTags(t, c, ['client-x']);
-    expect(ids({ tag: 'client-x' })).toEqual(['c']);
-    expect(ids({ q: 'zul' })).toEqual(['a']);
+    expect(await ids({ tag: 'client-x' })).toEqual(['c']);
+    expect(await ids({ q: 'zul' })).toEqual(['a']);
     run(`delete from sites where id = ?`, b);
-    expect(ids()).toEqual(['c', 'a']);
-    expect(t.services.fleetOverview.counts().sites).toBe(2);
+    expect(await ids()).toEqual(['c', 'a']);
+    expect((await t.services.fleetOverview.counts()).sites).toBe(2);
     expect(t.database.sqlite.prepare('select count(*) from site_summaries').pluck().get()).toBe(2);
   });
 
-  it("the migration's backfill gives the same rows as the triggers", () => {
+  it("the migration's backfill gives the same rows as the triggers", async () => {
     for (let i = 0; i < 40; i++) {
       const id = insertConnectedSite(t, { name: `Site ${i}`, syncError: i % 7 === 0 ? 'timeout' : null });
       run(`insert into uptime_monitors (site_id, status, updated_at) values (?, ?, 0)`, id, i % 5 ? 'up' : 'down');

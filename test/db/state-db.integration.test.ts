@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   commaJoined,
   forUpdate,
+  indexedBy,
   isJson,
   jsonArrayElements,
   jsonField,
@@ -241,6 +242,30 @@ describe.each(dialects)('the state database on %s', (dialect) => {
         ),
       ),
     ).toBe(2);
+  });
+
+  it('reads through the index SQLite is told to use, and PostgreSQL chooses', async () => {
+    await state().run((db) =>
+      db.insert(jobs).values([job('a', { siteId: 's1' }), job('b', { siteId: 's2' }), job('c', { siteId: 's1' })]),
+    );
+    const rows = await state().run((db) =>
+      rowsOf<{ id: string }>(
+        state(),
+        db,
+        sql`select j.id from jobs j ${indexedBy(dialect, 'jobs_site_idx')} where j.site_id = ${'s1'} order by j.id`,
+      ),
+    );
+    expect(rows).toEqual([{ id: 'a' }, { id: 'c' }]);
+    if (dialect === 'sqlite') {
+      const plan = await state().run((db) =>
+        rowsOf<{ detail: string }>(
+          state(),
+          db,
+          sql`explain query plan select j.id from jobs j ${indexedBy(dialect, 'jobs_created_idx')} where j.site_id = ${'s1'}`,
+        ),
+      );
+      expect(plan.map((row) => row.detail).join()).toContain('jobs_created_idx');
+    }
   });
 
   it('looks inside JSON, matches ignoring case, reads raw rows and locks a row read to decide a write', async () => {
