@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createBackupsRepository } from '../../src/backups/backups.repository.js';
@@ -401,10 +401,10 @@ describe.each(dialects)('site_summaries on %s', (dialect) => {
     const byTriggers = await summariesOf(state());
     expect(byTriggers).toEqual(await expectedSummaries(state()));
 
-    const migration = readFileSync(
-      new URL('../../drizzle-pg/0015_site_summaries_triggers.sql', import.meta.url),
-      'utf8',
-    ).split('--> statement-breakpoint');
+    // (the migration by its name: its number is the journal's)
+    const migrations = new URL('../../drizzle-pg/', import.meta.url);
+    const file = readdirSync(migrations).find((name) => name.endsWith('_site_summaries_triggers.sql'))!;
+    const migration = readFileSync(new URL(file, migrations), 'utf8').split('--> statement-breakpoint');
     const backfill = migration.slice(migration.findIndex((statement) => statement.includes('-- Backfill')));
     expect(backfill).toHaveLength(2);
     await state().transaction(async (tx) => {
