@@ -6,6 +6,7 @@ import { createDirectoryBackend } from './blobs/blob-backend.js';
 import { createSiteTaskQueue } from './jobs/site-task-queue.js';
 import { createJobRunner } from './jobs/job-runner.js';
 import { createJobsRepository } from './jobs/jobs.repository.js';
+import { createJobStore } from './jobs/job-store.js';
 import type { Clock } from './shared/clock.js';
 import { createSecretBox } from './shared/secret-box.js';
 import { createPluginsService } from './plugins/plugins.service.js';
@@ -200,7 +201,7 @@ export function createServices({
   // One plugin or theme installed, activated, deactivated or removed across many sites: a job over the single-site services.
   const fleetActions = createFleetActions({
     jobs,
-    jobRows: createJobsRepository({ db }),
+    jobRows: createJobStore(state),
     sites: sitesRepository,
     fleet,
     plugins,

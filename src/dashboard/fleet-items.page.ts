@@ -148,11 +148,11 @@ export function createFleetItemsPages(deps: DashboardServices) {
     }
   });
 
-  app.get('/fleet/actions/:id', (c) => {
+  app.get('/fleet/actions/:id', async (c) => {
     const session = c.get('session');
     try {
       // Site scopes (issue 33): an action reaching outside the user's scope is not found.
-      const run = deps.fleetActions.get(c.req.param('id').slice(0, 64), c.get('access').sites);
+      const run = await deps.fleetActions.get(c.req.param('id').slice(0, 64), c.get('access').sites);
       return c.html(
         page({
           title: `${VERBS[run.action]} ${run.slug}`,
@@ -232,7 +232,7 @@ export function createFleetItemsPages(deps: DashboardServices) {
             </div>`
       }
       ${rows.length > PAGE_SIZE ? html`<nav class="pager"><a rel="next" href="/fleet/${kind}?${next}">Next →</a></nav>` : ''}
-      ${recentActions(deps.fleetActions.list(RECENT_ACTIONS, scope).filter((run) => run.type === KINDS[kind]))}`;
+      ${recentActions((await deps.fleetActions.list(RECENT_ACTIONS, scope)).filter((run) => run.type === KINDS[kind]))}`;
     return c.html(page({ title: `${kind} across the fleet`, session: c.get('session'), current: '/updates', body }));
   });
 

@@ -55,9 +55,11 @@ export function createFleetActionsRoutes({ fleetActions }: { fleetActions: Fleet
         c.json(await fleetActions.start(c.req.valid('json'), c.get('actor') ?? null), 202),
       )
       // Site scopes (issue 33): an action is shown to a request limited to tags when all its sites are in scope.
-      .openapi(routes.list, (c) =>
-        c.json({ items: fleetActions.list(c.req.valid('query').limit, c.get('access').sites) }, 200),
+      .openapi(routes.list, async (c) =>
+        c.json({ items: await fleetActions.list(c.req.valid('query').limit, c.get('access').sites) }, 200),
       )
-      .openapi(routes.get, (c) => c.json(fleetActions.get(c.req.valid('param').actionId, c.get('access').sites), 200))
+      .openapi(routes.get, async (c) =>
+        c.json(await fleetActions.get(c.req.valid('param').actionId, c.get('access').sites), 200),
+      )
   );
 }

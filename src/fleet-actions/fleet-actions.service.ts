@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { JobRunner } from '../jobs/job-runner.js';
-import type { JobsRepository } from '../jobs/jobs.repository.js';
+import type { JobStore } from '../jobs/job-store.js';
 import type { Actor, SiteScope } from '../shared/actor.js';
 import type { Clock } from '../shared/clock.js';
 import type { SitesRepository } from '../sites/index.js';
@@ -37,7 +37,7 @@ export function createFleetActions({
 }: {
   jobs: JobRunner;
   /** Reads for the views; the runner writes the rows (but the sites a cancel while queued left unreached). */
-  jobRows: Pick<JobsRepository, 'find' | 'list'>;
+  jobRows: Pick<JobStore, 'find' | 'list'>;
   sites: Pick<SitesRepository, 'statesOf' | 'connectedIds' | 'findById'>;
   fleet: Pick<FleetRepository, 'sitesWith'>;
   plugins: SinglePluginOperations;
@@ -71,16 +71,18 @@ export function createFleetActions({
     /** Queues the action; 202's answer. */
     start,
     /** One action; outside a request's `scope` (one of its sites is), as an unknown id. */
-    get(id: string, scope?: SiteScope): FleetActionView {
+    async get(id: string, scope?: SiteScope): Promise<FleetActionView> {
       const visible = everySiteIn(scope);
-      const job = visible ? jobRows.list({ id, kind: FLEET_ACTION, visible, limit: 1 })[0] : jobRows.find(id);
+      const job = visible
+        ? (await jobRows.list({ id, kind: FLEET_ACTION, visible, limit: 1 }))[0]
+        : await jobRows.find(id);
       if (!job || job.kind !== FLEET_ACTION)
         throw fleetActionsProblems.notFound.create(`there is no fleet action ${id}`);
       return view(job);
     },
     /** The newest fleet actions (of a request's `scope`: those whose every site it includes). */
-    list: (limit: number, scope?: SiteScope): FleetActionView[] =>
-      jobRows.list({ kind: FLEET_ACTION, limit, visible: everySiteIn(scope) }).map(view),
+    list: async (limit: number, scope?: SiteScope): Promise<FleetActionView[]> =>
+      (await jobRows.list({ kind: FLEET_ACTION, limit, visible: everySiteIn(scope) })).map(view),
     /** At start: a running action the last process left fails as interrupted; a queued one runs. */
     recover: () => jobs.recover(KINDS),
     stop: (graceMs: number) => jobs.stop(KINDS, { graceMs }),

@@ -184,3 +184,5 @@ export function createJobStore(state: StateDatabase) {
       ),
   };
 }
+
+export type JobStore = ReturnType<typeof createJobStore>;

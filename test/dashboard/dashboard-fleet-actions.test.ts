@@ -103,7 +103,9 @@ describe('dashboard: fleet actions', () => {
       ['action', 'activate'],
     ]);
     expect(everywhere.status).toBe(303);
-    expect(t.services.fleetActions.get(everywhere.headers.get('location')!.split('/').pop()!).counts.total).toBe(2);
+    expect(
+      (await t.services.fleetActions.get(everywhere.headers.get('location')!.split('/').pop()!)).counts.total,
+    ).toBe(2);
     await t.services.fleetActions.idle();
   });
 
@@ -162,7 +164,7 @@ describe('dashboard: fleet actions', () => {
       activate: true,
     });
     await t.services.fleetActions.idle();
-    const view = t.services.fleetActions.get((await jobs())[0]!.id);
+    const view = await t.services.fleetActions.get((await jobs())[0]!.id);
     expect(view.counts).toMatchObject({ total: 2, done: 2, failed: 2 });
   });
 

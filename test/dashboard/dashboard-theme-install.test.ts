@@ -81,7 +81,7 @@ describe('dashboard: install a theme on the overview’s ticked sites', () => {
       requestedBy: { kind: 'user', id: expect.any(String) },
     });
     await t.services.fleetActions.idle();
-    const view = t.services.fleetActions.get((await jobs())[0]!.id);
+    const view = await t.services.fleetActions.get((await jobs())[0]!.id);
     expect(view.counts).toMatchObject({ total: 2, done: 2, failed: 2 });
     const results = await (await user.get(location)).text();
     expect(results).toContain('sitewarden-demo-theme');

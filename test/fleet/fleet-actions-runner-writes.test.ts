@@ -58,7 +58,7 @@ function setup() {
   const siteIds = ['site_a', 'site_b', 'site_c'];
   const fleetActions = createFleetActions({
     jobs: runner,
-    jobRows: watched,
+    jobRows: { find: async (id) => watched.find(id), list: async (filter) => watched.list(filter) },
     sites: {
       findById: async (id: string) =>
         (siteIds.includes(id) ? { id, url: `http://${id}.test`, state: 'connected' } : undefined) as never,
@@ -110,7 +110,7 @@ describe('a fleet action’s job row, written by the job runner', () => {
     await s.fleetActions.idle();
     expect(s.row(started.id)).toMatchObject({ state: 'succeeded', reason: null, message: null, attempts: 1 });
     expect(s.row(started.id).finishedAt).toEqual(s.clock.now());
-    expect(s.fleetActions.get(started.id)).toMatchObject({
+    expect(await s.fleetActions.get(started.id)).toMatchObject({
       state: 'succeeded',
       counts: { total: 2, done: 2, succeeded: 2 },
       sites: [

@@ -62,11 +62,11 @@ describe('fleet action jobs', () => {
     jobRow('fact_queued', 'queued', 'queued');
     expect(await t.services.fleetActions.recover()).toEqual({ requeued: 1, interrupted: 1 });
     await t.services.fleetActions.idle();
-    const interrupted = t.services.fleetActions.get('fact_running');
+    const interrupted = await t.services.fleetActions.get('fact_running');
     expect(interrupted).toMatchObject({ state: 'failed', reason: 'interrupted' });
     expect(interrupted.sites[0]).toMatchObject({ state: 'failed', reason: 'interrupted' });
     // The queued one ran: its site (nothing listens at its port) failed on its own.
-    const ran = t.services.fleetActions.get('fact_queued');
+    const ran = await t.services.fleetActions.get('fact_queued');
     expect(ran.state).toBe('failed');
     expect(ran.sites[0]).toMatchObject({ state: 'failed', reason: 'site-unreachable' });
     expect(t.logs.events('job.interrupted')).toEqual(
