@@ -58,15 +58,10 @@ export function createJobCancel({
   async function cancelQueuedInCluster(id: string): Promise<JobRow | undefined> {
     const own = async (job: JobRow, tx: StateDb): Promise<QueuedCancel> =>
       kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE, tx);
-    if (store.cancelQueuedWith) return store.cancelQueuedWith(id, clock.now(), CANCELLED_MESSAGE, own);
-    // (a store without transactions of its own: the job row, then its kind's)
-    const job = await store.cancelQueued(id, clock.now(), CANCELLED_MESSAGE);
-    if (!job) return undefined;
-    const ended = await kinds.get(job.kind)?.cancelQueued(job, CANCELLED_MESSAGE);
-    if (!ended?.progress) return job;
-    const progress = JSON.stringify(ended.progress);
-    await store.write(id, { progress });
-    return { ...job, progress };
+    // (a cluster's store is the job store, which has it: the SQLite statements' store is one machine's)
+    if (!store.cancelQueuedWith)
+      throw new Error('a cluster’s job runner cancels through the job store (cancelQueuedWith)');
+    return store.cancelQueuedWith(id, clock.now(), CANCELLED_MESSAGE, own);
   }
 
   function stop(id: string, running: ActiveJob, by: Actor | undefined): void {

@@ -66,6 +66,9 @@ export function createJobStore(state: StateDatabase) {
       tx,
     );
 
+  const cancelQueued = (id: string, at: Date, message: string, tx?: StateDb): Promise<JobRow | undefined> =>
+    updateQueued(id, { state: 'cancelled', reason: 'cancelled', message, finishedAt: at }, tx);
+
   return {
     find,
 
@@ -138,8 +141,7 @@ export function createJobStore(state: StateDatabase) {
      * Cancels a job that has not started, and answers it as written; undefined when it is no longer queued
      * (started, ended or gone meanwhile). A running job is ended by its own run, never from beside it.
      */
-    cancelQueued: (id: string, at: Date, message: string, tx?: StateDb): Promise<JobRow | undefined> =>
-      updateQueued(id, { state: 'cancelled', reason: 'cancelled', message, finishedAt: at }, tx),
+    cancelQueued,
 
     /**
      * Cancels a job that has not started and writes its kind's row (`own`, given the transaction) in one
@@ -152,7 +154,7 @@ export function createJobStore(state: StateDatabase) {
       own: (job: JobRow, tx: StateDb) => Promise<QueuedCancel>,
     ): Promise<JobRow | undefined> =>
       state.transaction(async (tx) => {
-        const job = await updateQueued(id, { state: 'cancelled', reason: 'cancelled', message, finishedAt: at }, tx);
+        const job = await cancelQueued(id, at, message, tx);
         if (!job) return undefined;
         const ended = await own(job, tx);
         if (!ended?.progress) return job;
