@@ -22,7 +22,7 @@ const runnerOnly = (what: string) =>
  *
  * A safe update's row written with its job (`insertWithJob`, an `OwnRow`) takes the job store's transaction on
  * PostgreSQL, and is synchronous inside the runner's on SQLite. So is a queued one's cancel: at once in the
- * runner's SQLite transaction (`inHook`), on the job store's `tx` in a cluster (`update(…, tx)`).
+ * runner's SQLite transaction, on the job store's `tx` in a cluster (`cancel`).
  */
 export function createSafeUpdatesRepository(state: StateDatabase) {
   const safeUpdates = tableFor(state.dialect, { sqlite: sqliteSafeUpdates, postgres: pgSafeUpdates });
@@ -47,13 +47,21 @@ export function createSafeUpdatesRepository(state: StateDatabase) {
       return inRunner.insert(row);
     },
 
-    /** For the kind's hooks, which the job runner calls synchronously (a cancel inside its transaction; recovery at start). */
-    inHook: {
-      /** Ends a queued safe update as cancelled (`failed`, reason `cancelled`, phase `done`); the row as written. */
-      cancel(id: string, at: Date, message: string): SafeUpdateRow | undefined {
-        if (!inRunner) throw runnerOnly('a safe update cancelled with its job');
-        return inRunner.update(id, { status: 'failed', reason: 'cancelled', message, phase: 'done', finishedAt: at });
-      },
+    /**
+     * Ends a queued safe update as cancelled (`failed`, reason `cancelled`, phase `done`), in the transaction that
+     * cancels its job: on the job store's `tx` when given (a cluster), else at once in the job runner's synchronous
+     * SQLite transaction. The row as written.
+     */
+    cancel(
+      id: string,
+      at: Date,
+      message: string,
+      tx?: StateDb,
+    ): SafeUpdateRow | undefined | Promise<SafeUpdateRow | undefined> {
+      const cancelled = { status: 'failed', reason: 'cancelled', message, phase: 'done', finishedAt: at } as const;
+      if (tx) return tx.update(safeUpdates).set(cancelled).where(eq(safeUpdates.id, id)).returning().then(firstRow);
+      if (!inRunner) throw runnerOnly('a safe update cancelled with its job');
+      return inRunner.update(id, cancelled);
     },
 
     /** A row as given (tests: a safe update as an earlier daemon left it). */
@@ -83,9 +91,8 @@ export function createSafeUpdatesRepository(state: StateDatabase) {
           .then(firstRow),
       ),
 
-    /** `tx`: in that transaction (a queued safe update cancelled in the job store's, with its job row). */
-    update: (id: string, changes: Partial<NewSafeUpdateRow>, tx?: StateDb): Promise<SafeUpdateRow | undefined> =>
-      run((db) => db.update(safeUpdates).set(changes).where(eq(safeUpdates.id, id)).returning().then(firstRow), tx),
+    update: (id: string, changes: Partial<NewSafeUpdateRow>): Promise<SafeUpdateRow | undefined> =>
+      run((db) => db.update(safeUpdates).set(changes).where(eq(safeUpdates.id, id)).returning().then(firstRow)),
 
     find: (id: string): Promise<SafeUpdateRow | undefined> =>
       run((db) => db.select().from(safeUpdates).where(eq(safeUpdates.id, id)).then(firstRow)),

@@ -109,15 +109,9 @@ export function createSafeUpdatesService({
     // In the transaction that cancels the job: at once in the runner's on SQLite, on the job store's `tx` in a cluster.
     cancelQueued(job, message, tx) {
       // (on SQLite the history's end is a prepared statement, run at once in the runner's transaction)
-      if (!tx) return void settled(repository.inHook.cancel(job.id, clock.now(), message));
-      const cancelled = {
-        status: 'failed',
-        reason: 'cancelled',
-        message,
-        phase: 'done',
-        finishedAt: clock.now(),
-      } as const;
-      return repository.update(job.id, cancelled, tx).then((row) => void settled(row));
+      const row = repository.cancel(job.id, clock.now(), message, tx);
+      if (!(row instanceof Promise)) return void settled(row);
+      return row.then((written) => void settled(written));
     },
     recover: {
       // Queued again, keeping its phase: past the update it resumes at the after-checks and decides.

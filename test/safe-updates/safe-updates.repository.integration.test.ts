@@ -242,7 +242,7 @@ describe.each(dialects)('the safe updates repository on %s', (dialect) => {
     await expect(repository.writeSecret('site_none', 'sealed', at(1))).rejects.toThrow();
   });
 
-  it('writes a run’s changes, in a transaction when given one: a requeue keeps its phase and first start', async () => {
+  it('writes a run’s changes: a requeue keeps its phase and first start; a cancel in a transaction when given one', async () => {
     await addSite('site_a');
     const repository = createSafeUpdatesRepository(state());
     await repository.insert(safeUpdate('sup_2', { status: 'running', phase: 'after-check', startedAt: at(1) }));
@@ -255,7 +255,9 @@ describe.each(dialects)('the safe updates repository on %s', (dialect) => {
       startedAt: at(1),
     });
     const cancelled = { status: 'failed', reason: 'cancelled', phase: 'done', finishedAt: at(5) } as const;
-    expect(await state().transaction((tx) => repository.update('sup_2', cancelled, tx))).toMatchObject(cancelled);
+    expect(
+      await state().transaction(async (tx) => repository.cancel('sup_2', at(5), 'cancelled on request', tx)),
+    ).toMatchObject(cancelled);
     expect(await repository.find('sup_2')).toMatchObject(cancelled);
     expect(await repository.update('sup_none', { status: 'queued' })).toBeUndefined();
   });
@@ -266,21 +268,21 @@ describe.each(dialects)('the safe updates repository on %s', (dialect) => {
       const repository = createSafeUpdatesRepository(state());
       const written = repository.insertWithJob(safeUpdate('sup_1'));
       expect(written).toMatchObject({ id: 'sup_1', status: 'queued', createdAt: at(0) });
-      expect(repository.inHook.cancel('sup_1', at(5), 'cancelled on request')).toMatchObject({
+      expect(repository.cancel('sup_1', at(5), 'cancelled on request')).toMatchObject({
         status: 'failed',
         reason: 'cancelled',
         message: 'cancelled on request',
         phase: 'done',
         finishedAt: at(5),
       });
-      expect(repository.inHook.cancel('sup_none', at(5), 'cancelled')).toBeUndefined();
+      expect(repository.cancel('sup_none', at(5), 'cancelled')).toBeUndefined();
     });
   } else {
     it('refuses the hooks’ synchronous writes, naming issue 34', async () => {
       await addSite('site_a');
       const repository = createSafeUpdatesRepository(state());
       expect(() => repository.insertWithJob(safeUpdate('sup_1'))).toThrow(/issue 34/);
-      expect(() => repository.inHook.cancel('sup_1', at(1), 'cancelled')).toThrow(/issue 34/);
+      expect(() => repository.cancel('sup_1', at(1), 'cancelled')).toThrow(/issue 34/);
       expect(await repository.find('sup_1')).toBeUndefined();
     });
   }
