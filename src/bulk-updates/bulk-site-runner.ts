@@ -41,8 +41,8 @@ export function createBulkSiteRunner({
   refreshInventory,
 }: {
   repository: BulkUpdatesRepository;
-  /** Its recovery hook is synchronous (the job runner's): the history's writes made at once, on SQLite (issue 34). */
-  history: Pick<UpdateHistoryRepository, 'within'>;
+  /** What its recovery writes of the attempts a stop cut short. */
+  history: Pick<UpdateHistoryRepository, 'finish' | 'finishSafeUpdate'>;
   jobRows: JobRowsRead;
   jobs: Pick<JobRunner, 'revise'>;
   updateSite: SiteUpdater;
@@ -103,7 +103,7 @@ export function createBulkSiteRunner({
         }),
       );
       const ended = end ?? holdEnd(outcomes);
-      batch.commit();
+      await batch.commit();
       return ended;
     } catch (error) {
       logger.error({ err: error, jobId: job.id }, 'a site update crashed');
@@ -132,7 +132,7 @@ export function createBulkSiteRunner({
    * history row now naming it; a plain one under way fails `interrupted` and the site's inventory is read
    * again, as it may or may not have the update.
    */
-  function recover(job: JobRow): Settlement {
+  async function recover(job: JobRow): Promise<Settlement> {
     let params: ChildParams;
     let saved: StoppedItem[] | undefined;
     try {
@@ -163,7 +163,7 @@ export function createBulkSiteRunner({
           ? repository.safeUpdate(attempt.safeUpdateId)
           : repository.safeUpdateStartedBy(attempt);
         if (!safeUpdate) {
-          history.within.finish(attempt.id, {
+          await history.finish(attempt.id, {
             result: 'skipped',
             reason: 'interrupted',
             error: STOPPED_BEFORE_ITEM,
@@ -174,7 +174,7 @@ export function createBulkSiteRunner({
         }
         repository.linkSafeUpdate(attempt.id, safeUpdate.id);
         if (hasDecided(safeUpdate)) {
-          history.within.finishSafeUpdate(safeUpdate.id, {
+          await history.finishSafeUpdate(safeUpdate.id, {
             ...attemptEndOf(safeUpdate),
             fromVersion: safeUpdate.fromVersion,
             finishedAt: now,
@@ -188,7 +188,7 @@ export function createBulkSiteRunner({
           });
         continue;
       }
-      history.within.finish(attempt.id, {
+      await history.finish(attempt.id, {
         result: 'failed',
         reason: 'interrupted',
         error: STOPPED_DURING_PLAIN,

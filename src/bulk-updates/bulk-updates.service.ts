@@ -40,7 +40,7 @@ export function createBulkUpdatesService({
   refreshInventory = () => Promise.resolve(),
 }: {
   repository: BulkUpdatesRepository;
-  history: Pick<UpdateHistoryRepository, 'list' | 'endAbandoned' | 'within'>;
+  history: Pick<UpdateHistoryRepository, 'list' | 'endAbandoned' | 'finish' | 'finishSafeUpdate'>;
   /** Read only: the job runner writes every bulk update's job rows. */
   jobRows: JobRowsRead;
   jobs: JobRunner;

@@ -7,6 +7,7 @@
  * it is older than 1.5.0). A refusal ends the item skipped (`no-update-available`, `version-changed`),
  * history included. The stored inventory is then patched from the answers, or read in full.
  */
+import type { StateDb } from '../db/state-db.js';
 import type { WriteBatch } from '../db/write-batch.js';
 import type { AppliedUpdates, Inventory } from '../inventory/index.js';
 import { appliedButUnhealthy, mayHaveChangedFiles, storedPlugins, updateProblems } from '../inventory/index.js';
@@ -58,10 +59,10 @@ export type OperateOnSite = <T>(
 /** The stored inventory after a held site's updates: patched from what the connector answered, or read in full. */
 export interface InventoryAfterUpdates {
   /**
-   * Writes the patch over `applied.stored` now (synchronous, so it commits with the site update's other writes);
-   * false: none was stored to patch.
+   * Writes the patch over `applied.stored` as a write held in the site update's batch (`HeldWrite`: on its `tx`, or
+   * at once on SQLite), so that it commits with the site update's other writes; false: none was stored to patch.
    */
-  patch(siteId: string, applied: AppliedUpdates): boolean;
+  patch(siteId: string, applied: AppliedUpdates, tx?: StateDb): boolean | Promise<boolean>;
   /** Reads the site in full and stores what it holds. */
   sync(siteId: string): Promise<unknown>;
 }
@@ -115,8 +116,8 @@ export async function updateHeldItems(
           // Still in the site's turn: the patch commits with the history's ends (and the caller's end, once known).
           refresh: async () => {
             const done: AppliedUpdates | null = applied;
-            if (done && batch.commit(() => inventoryAfter.patch(siteId, done))) return;
-            batch.commit();
+            if (done && (await batch.commit((tx) => inventoryAfter.patch(siteId, done, tx)))) return;
+            await batch.commit();
             await inventoryAfter.sync(siteId);
           },
         },

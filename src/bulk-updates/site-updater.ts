@@ -4,7 +4,7 @@
  * safe updates (site-safe-items.ts), translations and core through the wordpress-updates service;
  * after plain updates, one probe of the front page. The outcomes and their recording: site-outcomes.ts.
  */
-import { unbatched, type WriteBatch } from '../db/write-batch.js';
+import type { WriteBatch } from '../db/write-batch.js';
 import type { Inventory } from '../inventory/index.js';
 import { updateProblems } from '../inventory/index.js';
 import type { PlainRestorePoints, SafeUpdatePolicy } from '../safe-updates/index.js';
@@ -73,7 +73,7 @@ export function createSiteUpdater({
     safe = false,
     checks,
     onItem,
-    batch = unbatched,
+    batch,
   }: {
     siteId: string;
     items: PlannedItem[];
@@ -84,7 +84,7 @@ export function createSiteUpdater({
     checks?: Partial<SafeUpdatePolicy>;
     onItem: (outcomes: ItemOutcome[]) => void;
     /** The site update's writes (its history, the inventory patch, the caller's own): committed before each request and by the caller at the end. */
-    batch?: WriteBatch;
+    batch: WriteBatch;
   }): Promise<ItemOutcome[]> {
     const probing = !safe && restorePoints?.probeFrontPage !== undefined;
     const run = createSiteRun({
@@ -162,7 +162,7 @@ export function createSiteUpdater({
       (outcome) => outcome.type !== 'translations' && outcome.state === 'succeeded' && outcome.reason === null,
     );
     if (applied.length === 0 || !restorePoints?.probeFrontPage) return;
-    batch.commit();
+    await batch.commit();
     const probe = await restorePoints.probeFrontPage(siteId);
     if (!probe || probe.healthy) return;
     const names = applied.map((outcome) => outcome.slug ?? outcome.type);

@@ -15,72 +15,89 @@ export function transactionOf(db: Db): Transaction {
 }
 
 /**
+ * A write held in a write batch (or a kind's own row written with its job, `OwnRow`). In a batch over the daemon's
+ * SQLite statements it is called without a transaction, inside the one better-sqlite3 transaction of the commit, and
+ * writes at once, synchronously: no await may fall inside that transaction. In a batch over a state database's
+ * transaction (`createAsyncWriteBatch`: PostgreSQL) it is given that transaction's `tx`, and may be async.
+ */
+export type HeldWrite<T = unknown> = (tx?: StateDb) => T | Promise<T>;
+
+/** A held write made inside a synchronous SQLite transaction: a promise there would be written after it ended. */
+export function writtenAtOnce<T>(written: T | Promise<T>): T {
+  if (written instanceof Promise)
+    throw new Error('a write inside a synchronous SQLite transaction must be made at once, not awaited');
+  return written;
+}
+
+/**
  * The writes of one piece of work that talks to a site, committed together: each commit costs a
  * write to the database's log, several per site update when each write commits on its own
  * (bench/bulk-machinery.ts). A write held with `later` waits for the next `commit`, which the
- * work makes before each request to the site (what it records as started is stored before the
- * site hears of it) and at its end; between the two only synchronous steps run (no I/O), so a
+ * work makes (and awaits) before each request to the site (what it records as started is stored
+ * before the site hears of it) and at its end; between the two only steps without I/O run, so a
  * crash loses no write a request had followed.
+ *
+ * Two kinds, one contract: `createWriteBatch` over the daemon's SQLite statements (each commit one
+ * better-sqlite3 transaction, written before `commit` returns; its held writes called without a
+ * transaction), and `createAsyncWriteBatch` over a state database's transactions (held writes given
+ * the `tx`; PostgreSQL in a cluster). A held write serves both when it writes on `tx` if given and
+ * through a synchronous SQLite statement if not.
  */
 export interface WriteBatch {
   /** Held until the next commit. */
-  later(write: () => void): void;
+  later(write: HeldWrite): void;
   /**
    * The writes held, then `work`'s, in one transaction; `work`'s result. One that throws rolls back
-   * every one and throws; the held writes stay held for the next commit (`work` is the caller's to redo).
+   * every one and rejects; the held writes stay held for the next commit (`work` is the caller's to redo).
    */
-  commit<T>(work?: () => T): T | undefined;
+  commit<T>(work?: HeldWrite<T>): Promise<T | undefined>;
 }
 
+/** The batch over SQLite's synchronous transactions: a commit is written before it returns (its promise only reports it). */
 export function createWriteBatch(transaction: Transaction): WriteBatch {
-  const held: (() => void)[] = [];
+  const held: HeldWrite[] = [];
   return {
     later: (write) => void held.push(write),
-    commit<T>(work?: () => T): T | undefined {
-      if (held.length === 0 && !work) return undefined;
+    commit<T>(work?: HeldWrite<T>): Promise<T | undefined> {
+      if (held.length === 0 && !work) return Promise.resolve(undefined);
       const writes = [...held];
-      const result = transaction(() => {
-        for (const write of writes) write();
-        return work?.();
-      });
-      held.splice(0, writes.length);
-      return result;
+      try {
+        const result = transaction(() => {
+          for (const write of writes) writtenAtOnce(write());
+          return work && writtenAtOnce(work());
+        });
+        held.splice(0, writes.length);
+        return Promise.resolve(result);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
     },
   };
 }
-
-/** No batch: every write commits as it is made (callers outside a batched piece of work). */
-export const unbatched: WriteBatch = { later: (write) => write(), commit: (work) => work?.() };
 
 /** A transaction of either dialect: `StateDatabase.transaction` (state-db.ts). */
 export type AsyncTransaction = <T>(body: (tx: StateDb) => Promise<T>) => Promise<T>;
 
 /**
- * `WriteBatch` for repositories on a `StateDatabase` (issue 34): the same contract, its held writes
- * functions of the transaction's `tx` (each awaited in turn), its `commit` async. A commit takes the
- * writes held when it is made, as the synchronous batch does; one that throws puts them back in front
- * of any held since, for the next commit made. Commits of one batch run one after another in the order
- * made (on PostgreSQL two would otherwise run at once on two connections): a write is never committed
- * twice, and writes commit in the order held but across a failed commit (its writes wait for the next
+ * `WriteBatch` over a `StateDatabase`'s transactions (issue 34): its held writes given the transaction's `tx`
+ * (each awaited in turn). A commit takes the writes held when it is made, as the synchronous batch does; one that
+ * throws puts them back in front of any held since, for the next commit made. Commits of one batch run one after
+ * another in the order made (on PostgreSQL two would otherwise run at once on two connections): a write is never
+ * committed twice, and writes commit in the order held but across a failed commit (its writes wait for the next
  * commit made after the failure, and a commit made before that runs first).
  */
-export interface AsyncWriteBatch {
-  /** Held until the next commit. */
-  later(write: (tx: StateDb) => Promise<unknown>): void;
-  /**
-   * The writes held, then `work`'s, in one transaction; `work`'s result. One that throws rolls back
-   * every one and rejects; the held writes stay held for the next commit (`work` is the caller's to redo).
-   */
-  commit<T>(work?: (tx: StateDb) => Promise<T>): Promise<T | undefined>;
+export interface AsyncWriteBatch extends WriteBatch {
+  later(write: (tx: StateDb) => unknown): void;
+  commit<T>(work?: (tx: StateDb) => T | Promise<T>): Promise<T | undefined>;
 }
 
 export function createAsyncWriteBatch(transaction: AsyncTransaction): AsyncWriteBatch {
-  const held: ((tx: StateDb) => Promise<unknown>)[] = [];
+  const held: ((tx: StateDb) => unknown)[] = [];
   /** The last commit made, settled or not: the next one starts after it. */
   let previous: Promise<unknown> = Promise.resolve();
   return {
     later: (write) => void held.push(write),
-    commit<T>(work?: (tx: StateDb) => Promise<T>): Promise<T | undefined> {
+    commit<T>(work?: (tx: StateDb) => T | Promise<T>): Promise<T | undefined> {
       if (held.length === 0 && !work) return Promise.resolve(undefined);
       const writes = held.splice(0, held.length);
       const result = previous.then(() =>

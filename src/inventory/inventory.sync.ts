@@ -1,4 +1,5 @@
 import type { Events } from '../shared/event-bus.js';
+import type { StateDb } from '../db/state-db.js';
 import type { SiteTaskQueue } from '../jobs/site-task-queue.js';
 import { latestSlotAt, siteOffsetMs } from '../jobs/spread.js';
 import type { JobMetrics } from '../metrics/metrics.js';
@@ -174,14 +175,14 @@ export function createInventorySync({
   }
 
   /**
-   * `patchApplied` written at once, synchronously, inside the SQLite transaction of the caller's write batch
-   * (a bulk site update's: the patch commits with the history's ends). From the inventory the caller read
-   * while the site was held (`applied.stored`): false when it read none (then a full sync is due).
+   * `patchApplied` written inside the transaction of the caller's write batch (a bulk site update's: the patch
+   * commits with the history's ends): on its `tx`, or at once on SQLite (`HeldWrite`). From the inventory the caller
+   * read while the site was held (`applied.stored`): false when it read none (then a full sync is due).
    */
-  function patchAppliedWithin(siteId: string, applied: AppliedUpdates): boolean {
+  function patchAppliedWithin(siteId: string, applied: AppliedUpdates, tx?: StateDb): boolean | Promise<boolean> {
     if (!applied.stored) return false;
-    inventories.writeWithin(siteId, patchOf(siteId, applied.stored, applied));
-    return true;
+    const written = inventories.writeWithin(siteId, patchOf(siteId, applied.stored, applied), tx);
+    return written ? written.then(() => true) : true;
   }
 
   /** What `patchApplied` writes over `stored`. */

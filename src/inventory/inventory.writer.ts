@@ -47,16 +47,16 @@ export function createInventoryWriter(state: StateDatabase) {
     },
 
     /**
-     * `write` at once, synchronously, inside a SQLite transaction its caller holds: a bulk site update's patch
-     * after its updates, committed with the site update's own writes (its write batch, not yet on the state
-     * database). On PostgreSQL it throws until that batch gives its transaction (issue 34).
+     * `write` inside a transaction its caller holds (a `HeldWrite`, write-batch.ts): a bulk site update's patch after
+     * its updates, committed with the site update's own writes (its write batch). On the batch's `tx` when given;
+     * else at once, synchronously, inside the better-sqlite3 transaction of the daemon's batch.
      */
-    writeWithin(siteId: string, lists: InventoryLists): void {
+    writeWithin(siteId: string, lists: InventoryLists, tx?: StateDb): void | Promise<void> {
+      if (!checked(lists)) return;
+      if (tx) return writeOn(tx, tables, siteId, lists);
       if (!onSqlite)
-        throw new Error(
-          "issue 34: an inventory patch is written within a site update's batch only on SQLite, until the batch gives its transaction",
-        );
-      if (checked(lists)) onSqlite(siteId, lists);
+        throw new Error('an inventory patch held in a write batch on PostgreSQL is written on its transaction');
+      onSqlite(siteId, lists);
     },
   };
 }

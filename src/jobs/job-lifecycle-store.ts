@@ -1,22 +1,24 @@
+import type { AsyncTransaction, HeldWrite } from '../db/write-batch.js';
 import type { StateDb } from '../db/state-db.js';
 import type { QueuedCancel } from './job-kind.js';
-import type { StoredEnd } from './job-store.js';
-import type { JobsRepository } from './jobs.repository.js';
+import type { JobFilter, JobsRepository } from './jobs.repository.js';
 import type { JobRow, NewJobRow } from './jobs.table.js';
 
 /**
- * A kind's own row written with its job's (a backup's, an audit's), so that the two cannot disagree. On the
- * daemon's SQLite database it is called without a transaction and writes at once, synchronously, inside the
- * one better-sqlite3 transaction that inserts the job row (no await may fall inside it); with a store that
- * writes in a transaction of its own (`insertWith`: PostgreSQL), it is given that transaction and may be async.
+ * A kind's own row written with its job's (a backup's, an audit's), so that the two cannot disagree: a `HeldWrite`
+ * (write-batch.ts). On the daemon's SQLite database it is called without a transaction and writes at once,
+ * synchronously, inside the one better-sqlite3 transaction that inserts the job row; with a store that writes in a
+ * transaction of its own (`insertWith`: PostgreSQL), it is given that transaction and may be async.
  */
-export type OwnRow<T> = (tx?: StateDb) => T | Promise<T>;
+export type OwnRow<T> = HeldWrite<T>;
 
-/** A kind's write made inside a synchronous SQLite transaction: a promise there would be written after it ended. */
-export function writtenAtOnce<T>(written: T | Promise<T>): T {
-  if (written instanceof Promise)
-    throw new Error('a kind’s write inside the SQLite transaction of its job row must be made at once, not awaited');
-  return written;
+/** A job's end as stored: its state and why, and when; `progress` (JSON text) when the end says. */
+export interface StoredEnd {
+  state: 'succeeded' | 'failed' | 'cancelled';
+  reason: string | null;
+  message: string | null;
+  finishedAt: Date;
+  progress?: string | undefined;
 }
 
 /** What a running job reports as it goes: its progress, its params, its message. */
@@ -67,6 +69,30 @@ export interface JobLifecycleStore {
   ): Promise<JobRow | undefined>;
   /** A job left `running` by a process that died, queued again (`message` on its row) while it still is; whether it was. */
   requeue(id: string, message: string | null): Promise<boolean>;
+  /** Newest first (the jobs API's list). */
+  list(filter: JobFilter): Promise<JobRow[]>;
+  /**
+   * A store with transactions of its own (the job store, on either dialect): the rest of the runner's writes go
+   * through these, each on a `tx` — a kind's write batch, a parent written with its children, revisions, a kind's
+   * hooks. Absent (the daemon's SQLite statements), they are synchronous SQLite transactions of the runner's.
+   */
+  transactional?: TransactionalJobWrites;
+}
+
+/** The runner's writes on a transaction of the store's (`JobLifecycleStore.transactional`). */
+export interface TransactionalJobWrites {
+  transaction: AsyncTransaction;
+  /** The job's row, locked until the transaction ends (`for update`: a preview two requests apply at once). */
+  findLocked(id: string, tx: StateDb): Promise<JobRow | undefined>;
+  insert(row: NewJobRow, tx: StateDb): Promise<JobRow>;
+  insertMany(rows: readonly NewJobRow[], tx: StateDb): Promise<void>;
+  /** `start`, held in a kind's write batch: only while the job is queued. */
+  start(id: string, at: Date, tx: StateDb): Promise<JobRow | undefined>;
+  /** What a kind holds in its batch: its progress, or its end (written whatever the job's state, as `finish` replacing). */
+  write(id: string, changes: JobReport, tx: StateDb): Promise<void>;
+  finish(id: string, end: StoredEnd, options: { replacing?: boolean }, tx: StateDb): Promise<boolean>;
+  endQueued(id: string, end: StoredEnd, tx: StateDb): Promise<JobRow | undefined>;
+  revise(id: string, end: Partial<StoredEnd>, tx: StateDb): Promise<boolean>;
 }
 
 /**
@@ -87,5 +113,6 @@ export function sqliteLifecycleStore(repository: JobsRepository): JobLifecycleSt
     unfinished: async (kind, state) => repository.unfinished(kind, state),
     cancelQueued: async (id, at, message) => repository.cancelQueued(id, at, message),
     requeue: async (id, message) => repository.write(id, { state: 'queued', message }, 'running'),
+    list: async (filter) => repository.list(filter),
   };
 }

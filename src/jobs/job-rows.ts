@@ -5,7 +5,14 @@
  * No feature writes a job row (docs/jobs.md, "Who writes a job row").
  */
 import type { Logger } from 'pino';
-import { createWriteBatch, type WriteBatch } from '../db/write-batch.js';
+import type { StateDb } from '../db/state-db.js';
+import {
+  createAsyncWriteBatch,
+  createWriteBatch,
+  writtenAtOnce,
+  type HeldWrite,
+  type WriteBatch,
+} from '../db/write-batch.js';
 import type { Clock } from '../shared/clock.js';
 import type {
   Applying,
@@ -17,7 +24,7 @@ import type {
   NewJob,
   Settlement,
 } from './job-kind.js';
-import { writtenAtOnce, type JobLifecycleStore, type JobReport, type OwnRow } from './job-lifecycle-store.js';
+import type { JobLifecycleStore, JobReport, OwnRow } from './job-lifecycle-store.js';
 import type { JobsRepository } from './jobs.repository.js';
 import type { JobRow, NewJobRow } from './jobs.table.js';
 
@@ -48,10 +55,11 @@ const endOf = (outcome: JobOutcome, now: () => Date) => ({
 });
 
 /**
- * `store`: the lifecycle's writes (a job started, what it reports, its end), on either dialect. `repository`: the
- * daemon's SQLite statements, for what is still synchronous there (docs/design/cluster-state.md, "The runner's
- * move"): a kind's write batch and what it holds for it, a job written with its kind's own row, a parent with its
- * children, the revisions, and a kind's hooks.
+ * `store`: the lifecycle's writes (a job started, what it reports, its end), on either dialect. The rest — a kind's
+ * write batch and what it holds for it, a job written with its kind's own row, a parent with its children, the
+ * revisions, and a kind's hooks — go through the store's own transactions where it has them (`transactional`: the
+ * job store), else through `repository`, the daemon's SQLite statements, in synchronous transactions
+ * (docs/design/cluster-state.md, "The runner's move").
  */
 export function createJobRowWriter({
   repository,
@@ -65,6 +73,12 @@ export function createJobRowWriter({
   logger: Logger;
 }) {
   const now = () => clock.now();
+  const { transactional } = store;
+  /** A write held in a kind's batch: on the batch's `tx` where the store has transactions, else at once on SQLite. */
+  const heldWrite =
+    (onTx: (tx: StateDb) => Promise<unknown>, atOnce: () => unknown): HeldWrite =>
+    (tx) =>
+      tx ? onTx(tx) : atOnce();
 
   /**
    * Writes how a job ended; a job already ended (cancelled while queued) or removed with its site stays as it is
@@ -98,17 +112,23 @@ export function createJobRowWriter({
    * it and holds that write, still only while queued, for the kind's first commit. Undefined when it is no longer
    * queued: cancelled while it waited, or removed with its site.
    */
-  async function start(id: string, held = false): Promise<Started | undefined> {
-    // Its transaction looked up when a kind commits (a process without the SQLite statements has none to give).
-    const batch = createWriteBatch((work) => repository.transaction(work));
-    if (!held) {
+  async function start(id: string, heldStart = false): Promise<Started | undefined> {
+    const batch = transactional
+      ? createAsyncWriteBatch(transactional.transaction)
+      : createWriteBatch((work) => repository.transaction(work));
+    if (!heldStart) {
       const job = await store.start(id, now());
       return job && { job, batch };
     }
     const queued = await store.find(id);
     if (queued?.state !== 'queued') return undefined;
     const startedAt = now();
-    batch.later(() => void repository.start(id, startedAt));
+    batch.later(
+      heldWrite(
+        (tx) => transactional!.start(id, startedAt, tx),
+        () => void repository.start(id, startedAt),
+      ),
+    );
     return { job: { ...queued, state: 'running', startedAt, attempts: queued.attempts + 1 }, batch };
   }
 
@@ -134,15 +154,26 @@ export function createJobRowWriter({
       hold: {
         progress(progress) {
           const stored = JSON.stringify(progress);
-          batch.later(() => repository.write(id, { progress: stored }));
+          batch.later(
+            heldWrite(
+              (tx) => transactional!.write(id, { progress: stored }, tx),
+              () => repository.write(id, { progress: stored }),
+            ),
+          );
         },
         outcome(outcome) {
           held = outcome;
           const end = endOf(outcome, now);
-          batch.later(() => {
-            repository.write(id, end);
-            heldWritten = true;
-          });
+          const written = () => void (heldWritten = true);
+          batch.later(
+            heldWrite(
+              (tx) => transactional!.finish(id, end, { replacing: true }, tx).then(written),
+              () => {
+                repository.write(id, end);
+                written();
+              },
+            ),
+          );
           return { ...end, progress: end.progress ?? job.progress };
         },
       },
@@ -175,19 +206,32 @@ export function createJobRowWriter({
   async function insertWithOwn<T>(row: NewJobRow, own?: OwnRow<T>): Promise<{ job: JobRow; own: T }> {
     if (!own) return { job: await store.insert(row), own: undefined as T };
     if (store.insertWith) return store.insertWith(row, async (tx) => own(tx));
+    if (transactional)
+      return transactional.transaction(async (tx) => ({
+        own: await own(tx),
+        job: await transactional.insert(row, tx),
+      }));
     return repository.transaction(() => ({ own: writtenAtOnce(own()), job: repository.insert(row) }));
   }
 
-  /** Finished jobs' outcomes revised, in one transaction; a job not finished (or gone) stays as it is. */
-  function revise(revisions: readonly JobRevision[]): void {
-    repository.transaction(() => {
-      for (const { id, progress, ...end } of revisions)
-        repository.write(
-          id,
-          { ...end, progress: progress === undefined ? undefined : JSON.stringify(progress) },
-          'finished',
-        );
-    });
+  /** A revision's columns as stored. */
+  const revisionOf = ({ id: _id, progress, ...end }: JobRevision) => ({
+    ...end,
+    progress: progress === undefined ? undefined : JSON.stringify(progress),
+  });
+
+  /** Finished jobs' outcomes revised, in one transaction (`tx`'s when given); a job not finished (or gone) stays as it is. */
+  async function revise(revisions: readonly JobRevision[], tx?: StateDb): Promise<void> {
+    if (!transactional) {
+      repository.transaction(() => {
+        for (const revision of revisions) repository.write(revision.id, revisionOf(revision), 'finished');
+      });
+      return;
+    }
+    const reviseOn = async (on: StateDb) => {
+      for (const revision of revisions) await transactional.revise(revision.id, revisionOf(revision), on);
+    };
+    await (tx ? reviseOn(tx) : transactional.transaction(reviseOn));
   }
 
   /** A child as written: queued, or already ended (`ended`: a site a bulk update cannot start). */
@@ -214,16 +258,33 @@ export function createJobRowWriter({
      * A parent job and its children in one transaction, with the finished job it applies revised; the rows as
      * written (the children's not read back).
      */
-    createWithChildren(
+    async createWithChildren(
       job: NewJob,
       children: readonly NewChildJob[],
       applying?: Applying,
-    ): { job: JobRow; children: JobRow[] } {
+    ): Promise<{ job: JobRow; children: JobRow[] }> {
       const rows = children.map(childRow);
-      return repository.transaction(() => {
-        if (applying) revise([{ id: applying.id, ...applying.revision(repository.find(applying.id), job.id) }]);
-        const parent = repository.insert(newJobRow(job));
-        repository.insertMany(rows);
+      if (!transactional)
+        return repository.transaction(() => {
+          if (applying) {
+            const { id } = applying;
+            const revision = revisionOf({ id, ...applying.revision(repository.find(id), job.id) });
+            repository.write(id, revision, 'finished');
+          }
+          const parent = repository.insert(newJobRow(job));
+          repository.insertMany(rows);
+          return { job: parent, children: rows };
+        });
+      // The job it applies read and locked first: two requests applying one preview at once take turns, and the
+      // second finds it applied (the kind's `revision` throws).
+      return transactional.transaction(async (tx) => {
+        if (applying) {
+          const { id } = applying;
+          const revision = applying.revision(await transactional.findLocked(id, tx), job.id);
+          await revise([{ id, ...revision }], tx);
+        }
+        const parent = await transactional.insert(newJobRow(job), tx);
+        await transactional.insertMany(rows, tx);
         return { job: parent, children: rows };
       });
     },
@@ -245,9 +306,14 @@ export function createJobRowWriter({
     endQueued: (id: string, outcome: JobOutcome): Promise<JobRow | undefined> =>
       store.endQueued(id, endOf(outcome, now)),
 
-    /** As `endQueued`, written at once in the SQLite transaction a kind's synchronous hook runs in. */
-    endQueuedNow: (id: string, outcome: JobOutcome): JobRow | undefined =>
-      repository.update(id, endOf(outcome, now), 'queued') ?? repository.find(id),
+    /**
+     * As `endQueued`, in the transaction a kind's hook runs in (`cancelQueued`): on its `tx` when given (the job
+     * store's), else at once in the runner's synchronous SQLite transaction.
+     */
+    endQueuedIn: (id: string, outcome: JobOutcome, tx?: StateDb): JobRow | undefined | Promise<JobRow | undefined> =>
+      tx
+        ? transactional!.endQueued(id, endOf(outcome, now), tx)
+        : (repository.update(id, endOf(outcome, now), 'queued') ?? repository.find(id)),
 
     revise,
   };

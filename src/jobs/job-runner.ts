@@ -186,7 +186,7 @@ export function createJobRunner({
       { applying }: { applying?: Applying } = {},
     ): Promise<{ job: JobRow; children: JobRow[] }> {
       kindOf(job.kind);
-      const written = rows.createWithChildren(job, children, applying);
+      const written = await rows.createWithChildren(job, children, applying);
       await schedule(job.kind, job.id, job.siteId);
       return written;
     },
@@ -195,13 +195,13 @@ export function createJobRunner({
     record: async <T = undefined>(job: EndedJob, own?: OwnRow<T>): Promise<{ job: JobRow; own: T }> =>
       rows.record(job, own),
     /**
-     * The runner's writes a kind's synchronous hooks make (`cancelQueued`, `recover`), which run inside the
-     * runner's own transaction: synchronous on SQLite while the kinds' features are (docs/design/cluster-state.md,
+     * The runner's writes a kind's `cancelQueued` hook makes, inside the runner's own transaction: on the `tx` the
+     * hook was given (the job store's), else at once, synchronously, on SQLite (docs/design/cluster-state.md,
      * "The runner's move").
      */
     inHook: {
-      /** As `endQueued`, written at once. */
-      endQueued: rows.endQueuedNow,
+      /** As `endQueued`, in the hook's transaction. */
+      endQueued: rows.endQueuedIn,
     },
     /** A queued job its parent will not start, ended as the parent says (a bulk update's site skipped or cancelled). */
     endQueued: (id: string, outcome: JobOutcome): Promise<JobRow | undefined> => rows.endQueued(id, outcome),
@@ -232,7 +232,7 @@ export function createJobRunner({
     },
 
     /** Newest first. */
-    list: async (filter: JobFilter): Promise<JobRow[]> => repository.list(filter),
+    list: (filter: JobFilter): Promise<JobRow[]> => store.list(filter),
 
     recover,
     /** Cancels a job (job-cancel.ts): the row as it is after. */
@@ -249,10 +249,8 @@ export function createJobRunner({
 }
 
 /**
- * The runner without the daemon's SQLite statements (a cluster process, issue 34): what still writes through them
- * (a kind's write batch, a job written with its kind's own row, the job list; cancel unless `cancelRequests` is
- * given) says so
- * when used, until it moves to the store with its feature (docs/design/cluster-state.md).
+ * The runner without the daemon's SQLite statements (a cluster process, issue 34): its store has transactions of its
+ * own (`transactional`), so only a queued job's cancel without `cancelRequests` would reach these; it says so.
  */
 function sqliteOnly(): JobsRepository {
   return new Proxy({} as JobsRepository, {

@@ -1,19 +1,11 @@
 import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import { firstRow, rowsChanged, tableFor } from '../db/dialect.js';
+import { firstRow, forUpdate, rowsChanged, tableFor } from '../db/dialect.js';
 import type { StateDatabase, StateDb } from '../db/state-db.js';
 import type { QueuedCancel } from './job-kind.js';
+import type { JobReport, StoredEnd, TransactionalJobWrites } from './job-lifecycle-store.js';
 import { jobFilterConditions, STATES_IN, type JobFilter } from './jobs.repository.js';
 import { jobs as pgJobs } from './jobs.pg-table.js';
 import { jobs as sqliteJobs, type JobRow, type NewJobRow } from './jobs.table.js';
-
-/** A job's end as stored: its state and why, and when; `progress` (JSON text) when the end says. */
-export interface StoredEnd {
-  state: 'succeeded' | 'failed' | 'cancelled';
-  reason: string | null;
-  message: string | null;
-  finishedAt: Date;
-  progress?: string | undefined;
-}
 
 /** Rows per insert statement: PostgreSQL takes at most 65,535 parameters, a job row has 12 columns. */
 const INSERT_CHUNK = 1_000;
@@ -69,20 +61,69 @@ export function createJobStore(state: StateDatabase) {
   const cancelQueued = (id: string, at: Date, message: string, tx?: StateDb): Promise<JobRow | undefined> =>
     updateQueued(id, { state: 'cancelled', reason: 'cancelled', message, finishedAt: at }, tx);
 
+  /** A new row, as stored (the columns it leaves out at their defaults). */
+  const insert = (row: NewJobRow, tx?: StateDb): Promise<JobRow> =>
+    state.run(
+      (db) =>
+        db
+          .insert(jobs)
+          .values(row)
+          .returning()
+          .then((rows) => rows[0]!),
+      tx,
+    );
+
+  /** Many rows (a bulk update's children), not read back, in statements of a thousand rows; in one transaction unless `tx` is given. */
+  async function insertMany(rows: readonly NewJobRow[], tx?: StateDb): Promise<void> {
+    if (rows.length === 0) return;
+    const insertAll = async (db: StateDb) => {
+      for (let start = 0; start < rows.length; start += INSERT_CHUNK)
+        await db.insert(jobs).values(rows.slice(start, start + INSERT_CHUNK));
+    };
+    if (tx || rows.length <= INSERT_CHUNK) await state.run(insertAll, tx);
+    else await state.transaction(insertAll);
+  }
+
+  /** Starts a queued job (`running`, one more attempt); undefined when it is no longer queued (cancelled meanwhile, gone). */
+  const start = (id: string, at: Date, tx?: StateDb): Promise<JobRow | undefined> =>
+    updateQueued(id, { state: 'running', startedAt: at, attempts: sql`${jobs.attempts} + 1` }, tx);
+
+  /** Columns a running job reports (`progress`, `params`, `message`), whatever its state. */
+  async function write(id: string, changes: JobReport, tx?: StateDb): Promise<void> {
+    if (Object.values(changes).every((value) => value === undefined)) return;
+    await state.run((db) => db.update(jobs).set(changes).where(byId(id)), tx);
+  }
+
+  /**
+   * Writes how a job ended, unless it already ended (cancelled while queued) or is gone; `replacing`
+   * writes over an end already written (the end its kind held, which this one replaces). Whether it wrote.
+   */
+  const finish = (id: string, end: StoredEnd, { replacing = false } = {}, tx?: StateDb): Promise<boolean> =>
+    updateIf(id, end, replacing ? undefined : inArray(jobs.state, [...STATES_IN.unfinished]), tx);
+
+  /** Ends a job that never started, as `end` says; a job no longer queued stays as it is. The row either way. */
+  const endQueued = async (id: string, end: StoredEnd, tx?: StateDb): Promise<JobRow | undefined> =>
+    (await updateQueued(id, end, tx)) ?? find(id, tx);
+
+  /** A finished job's outcome revised; one not finished (or gone) stays as it is. Whether it wrote. */
+  const revise = (id: string, end: Partial<StoredEnd>, tx?: StateDb): Promise<boolean> =>
+    updateIf(id, end, inArray(jobs.state, [...STATES_IN.finished]), tx);
+
+  const transactional: TransactionalJobWrites = {
+    transaction: (body) => state.transaction(body),
+    findLocked: (id, tx) => forUpdate(state.dialect, tx.select().from(jobs).where(byId(id))).then(firstRow),
+    insert,
+    insertMany,
+    start,
+    write,
+    finish,
+    endQueued,
+    revise,
+  };
+
   return {
     find,
-
-    /** A new row, as stored (the columns it leaves out at their defaults). */
-    insert: (row: NewJobRow, tx?: StateDb): Promise<JobRow> =>
-      state.run(
-        (db) =>
-          db
-            .insert(jobs)
-            .values(row)
-            .returning()
-            .then((rows) => rows[0]!),
-        tx,
-      ),
+    insert,
 
     /** A new row and its kind's own row (`own`, on the same transaction), written together or not at all. */
     insertWith: <T>(row: NewJobRow, own: (tx: StateDb) => Promise<T>): Promise<{ job: JobRow; own: T }> =>
@@ -92,50 +133,17 @@ export function createJobStore(state: StateDatabase) {
         return { job: job!, own: ownRow };
       }),
 
-    /** Many rows (a bulk update's children), not read back, in statements of a thousand rows; in one transaction unless `tx` is given. */
-    async insertMany(rows: readonly NewJobRow[], tx?: StateDb): Promise<void> {
-      if (rows.length === 0) return;
-      const insert = async (db: StateDb) => {
-        for (let start = 0; start < rows.length; start += INSERT_CHUNK)
-          await db.insert(jobs).values(rows.slice(start, start + INSERT_CHUNK));
-      };
-      if (tx || rows.length <= INSERT_CHUNK) await state.run(insert, tx);
-      else await state.transaction(insert);
-    },
-
-    /** Starts a queued job (`running`, one more attempt); undefined when it is no longer queued (cancelled meanwhile, gone). */
-    start: (id: string, at: Date, tx?: StateDb): Promise<JobRow | undefined> =>
-      updateQueued(id, { state: 'running', startedAt: at, attempts: sql`${jobs.attempts} + 1` }, tx),
-
-    /** Columns a running job reports (`progress`, `params`, `message`), whatever its state. */
-    write: async (
-      id: string,
-      changes: Partial<Pick<NewJobRow, 'progress' | 'params' | 'message'>>,
-      tx?: StateDb,
-    ): Promise<void> => {
-      if (Object.values(changes).every((value) => value === undefined)) return;
-      await state.run((db) => db.update(jobs).set(changes).where(byId(id)), tx);
-    },
-
-    /**
-     * Writes how a job ended, unless it already ended (cancelled while queued) or is gone; `replacing`
-     * writes over an end already written (the end its kind held, which this one replaces). Whether it wrote.
-     */
-    finish: (id: string, end: StoredEnd, { replacing = false } = {}, tx?: StateDb): Promise<boolean> =>
-      updateIf(id, end, replacing ? undefined : inArray(jobs.state, [...STATES_IN.unfinished]), tx),
-
-    /** Ends a job that never started, as `end` says; a job no longer queued stays as it is. The row either way. */
-    async endQueued(id: string, end: StoredEnd, tx?: StateDb): Promise<JobRow | undefined> {
-      return (await updateQueued(id, end, tx)) ?? find(id, tx);
-    },
+    insertMany,
+    start,
+    write,
+    finish,
+    endQueued,
 
     /** A job left `running` by a process that died, queued again while it still is running; whether it was. */
     requeue: (id: string, message: string | null, tx?: StateDb): Promise<boolean> =>
       updateIf(id, { state: 'queued', message }, eq(jobs.state, 'running'), tx),
 
-    /** A finished job's outcome revised; one not finished (or gone) stays as it is. Whether it wrote. */
-    revise: (id: string, end: Partial<StoredEnd>, tx?: StateDb): Promise<boolean> =>
-      updateIf(id, end, inArray(jobs.state, [...STATES_IN.finished]), tx),
+    revise,
 
     /**
      * Cancels a job that has not started, and answers it as written; undefined when it is no longer queued
@@ -184,6 +192,8 @@ export function createJobStore(state: StateDatabase) {
           .where(and(eq(jobs.kind, kind), eq(jobs.state, jobState)))
           .orderBy(jobs.id),
       ),
+
+    transactional,
   };
 }
 

@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, inArray, isNull, lt, ne, sql, type SQL } from 'drizzle-orm';
 import { firstRow, forUpdate, rowsChanged, tableFor } from '../db/dialect.js';
-import type { StateDatabase } from '../db/state-db.js';
+import type { StateDatabase, StateDb } from '../db/state-db.js';
 import type { SiteScope } from '../shared/actor.js';
 import { pgSiteTags, siteTags as sqliteSiteTags, visibleSites } from '../sites/index.js';
 import { updateHistory as pgUpdateHistory } from './update-history.pg-table.js';
@@ -9,7 +9,6 @@ import {
   preparedWrites,
   startedRow,
   type AttemptEnd,
-  type PreparedWrites,
   type StartedRow,
 } from './update-history.statements.js';
 import {
@@ -52,10 +51,10 @@ type StartedRollback = StartedRow & { rollbackOf: string };
  * run inside `state.run`. A safe update's end is written only while its row runs, and a rollback starts only
  * while no other rollback of its entry is running or done (`startRollback`).
  *
- * `within` is the same writes made at once, synchronously, inside a SQLite transaction the caller holds: a bulk
- * site update's write batch (its attempts' starts and ends commit with the job's own writes) and the bulk kind's
- * synchronous recovery hook. On PostgreSQL they throw until that batch and the job runner's hooks give their
- * transaction (issue 34).
+ * `within` is the same writes made inside a transaction the caller holds (write-batch.ts `HeldWrite`): a bulk site
+ * update's write batch, whose attempts' starts and ends commit with the job's own writes. Given the transaction's
+ * `tx`, they are the common body on it; without one, the prepared SQLite statements, at once, inside the
+ * better-sqlite3 transaction of the daemon's batch.
  */
 export function createUpdateHistoryRepository(state: StateDatabase) {
   const updateHistory = tableFor(state.dialect, { sqlite: sqliteUpdateHistory, postgres: pgUpdateHistory });
@@ -78,14 +77,49 @@ export function createUpdateHistoryRepository(state: StateDatabase) {
   /** The rollbacks of an attempt that did not fail (running or done). */
   const rollbacksOf = (id: string) => and(eq(updateHistory.rollbackOf, id), ne(updateHistory.result, 'failed'));
 
+  /** An attempt as it starts (not finished yet). */
+  async function insert(row: StartedRow, tx?: StateDb): Promise<UpdateHistoryRow> {
+    if (fast && !tx) return run(() => fast.insert(row));
+    const started = startedRow(row);
+    await run((db) => db.insert(updateHistory).values(started), tx);
+    return started;
+  }
+
+  async function finish(id: string, end: AttemptEnd, tx?: StateDb): Promise<void> {
+    if (fast && !tx) return run(() => fast.finish(id, end));
+    const safeUpdateId = endValues(end).safeUpdateId;
+    await run(
+      (db) =>
+        db
+          .update(updateHistory)
+          .set({ ...ended(end), safeUpdateId: sql`coalesce(${safeUpdateId}, ${updateHistory.safeUpdateId})` })
+          .where(eq(updateHistory.id, id)),
+      tx,
+    );
+  }
+
+  /** Ends the running attempt of a safe update (none: not one asked for through the API); whether there was one. */
+  async function finishSafeUpdate(safeUpdateId: string, end: AttemptEnd, tx?: StateDb): Promise<boolean> {
+    if (fast && !tx) return run(() => fast.finishSafeUpdate(safeUpdateId, end));
+    const result = await run(
+      (db) =>
+        db
+          .update(updateHistory)
+          .set(ended(end))
+          .where(and(eq(updateHistory.safeUpdateId, safeUpdateId), eq(updateHistory.result, 'running'))),
+      tx,
+    );
+    return rowsChanged(result) > 0;
+  }
+
+  /** A held write's SQLite statement, made at once; there is none on PostgreSQL, where a held write is given its `tx`. */
+  const atOnce = () => {
+    if (!fast) throw new Error('an update attempt held in a write batch on PostgreSQL is written on its transaction');
+    return fast;
+  };
+
   return {
-    /** An attempt as it starts (not finished yet). */
-    async insert(row: StartedRow): Promise<UpdateHistoryRow> {
-      if (fast) return run(() => fast.insert(row));
-      const started = startedRow(row);
-      await run((db) => db.insert(updateHistory).values(started));
-      return started;
-    },
+    insert: (row: StartedRow): Promise<UpdateHistoryRow> => insert(row),
 
     /**
      * A rollback of the attempt `row.rollbackOf` as it starts, unless one of it is running or done already
@@ -121,16 +155,7 @@ export function createUpdateHistoryRepository(state: StateDatabase) {
     rollbackOf: (id: string): Promise<UpdateHistoryRow | undefined> =>
       run((db) => db.select().from(updateHistory).where(rollbacksOf(id)).limit(1).then(firstRow)),
 
-    async finish(id: string, end: AttemptEnd): Promise<void> {
-      if (fast) return run(() => fast.finish(id, end));
-      const safeUpdateId = endValues(end).safeUpdateId;
-      await run((db) =>
-        db
-          .update(updateHistory)
-          .set({ ...ended(end), safeUpdateId: sql`coalesce(${safeUpdateId}, ${updateHistory.safeUpdateId})` })
-          .where(eq(updateHistory.id, id)),
-      );
-    },
+    finish: (id: string, end: AttemptEnd): Promise<void> => finish(id, end),
     /**
      * At start, before any work: every attempt still `running` that no queued safe update will end
      * was cut short by the last process (its site may or may not have changed); ended `failed` with
@@ -146,16 +171,8 @@ export function createUpdateHistoryRepository(state: StateDatabase) {
         ),
       ),
     /** Ends the running attempt of a safe update (none: not one asked for through the API); whether there was one. */
-    async finishSafeUpdate(safeUpdateId: string, end: AttemptEnd & { fromVersion: string | null }): Promise<boolean> {
-      if (fast) return run(() => fast.finishSafeUpdate(safeUpdateId, end));
-      const result = await run((db) =>
-        db
-          .update(updateHistory)
-          .set(ended(end))
-          .where(and(eq(updateHistory.safeUpdateId, safeUpdateId), eq(updateHistory.result, 'running'))),
-      );
-      return rowsChanged(result) > 0;
-    },
+    finishSafeUpdate: (safeUpdateId: string, end: AttemptEnd & { fromVersion: string | null }): Promise<boolean> =>
+      finishSafeUpdate(safeUpdateId, end),
 
     /** Newest first (ids are time-ordered). */
     list({
@@ -211,18 +228,16 @@ export function createUpdateHistoryRepository(state: StateDatabase) {
     ofJob: (jobId: string): Promise<UpdateHistoryRow[]> =>
       run((db) => db.select().from(updateHistory).where(eq(updateHistory.jobId, jobId)).orderBy(updateHistory.id)),
 
-    /** The starts and ends written at once inside a SQLite transaction the caller holds (above); SQLite only. */
-    within: fast ?? onPostgres,
+    /** The starts and ends held in a write batch (above): on its `tx` when given, else at once on SQLite. */
+    within: {
+      insert: (row: StartedRow, tx?: StateDb): UpdateHistoryRow | Promise<UpdateHistoryRow> =>
+        tx ? insert(row, tx) : atOnce().insert(row),
+      finish: (id: string, end: AttemptEnd, tx?: StateDb): void | Promise<void> =>
+        tx ? finish(id, end, tx) : atOnce().finish(id, end),
+      finishSafeUpdate: (safeUpdateId: string, end: AttemptEnd, tx?: StateDb): boolean | Promise<boolean> =>
+        tx ? finishSafeUpdate(safeUpdateId, end, tx) : atOnce().finishSafeUpdate(safeUpdateId, end),
+    },
   };
 }
-
-const notYet = (): never => {
-  throw new Error(
-    "issue 34: an update attempt's start and end are written within a bulk site update's write batch, and in the " +
-      "job runner's synchronous hooks, only on SQLite, until the batch and the hooks give their transaction",
-  );
-};
-
-const onPostgres: PreparedWrites = { insert: notYet, finish: notYet, finishSafeUpdate: notYet };
 
 export type UpdateHistoryRepository = ReturnType<typeof createUpdateHistoryRepository>;

@@ -100,5 +100,3 @@ export function preparedWrites(db: Db) {
       safeUpdateEnded.run({ ...parameters(end), safeUpdateId }).changes > 0,
   };
 }
-
-export type PreparedWrites = ReturnType<typeof preparedWrites>;

@@ -44,9 +44,9 @@ interface AttemptWrites<Started, Ended> {
 /**
  * Writes the update history: a row when an attempt starts, finished when it ends, whoever made it.
  * `batched(batch)` records one site update's attempts through its write batch: a start commits
- * with what the batch holds (before the request), an end waits for the next commit. The batch is a
- * SQLite transaction of synchronous writes (issue 34: the repository's `within`, until the batch gives
- * its transaction); the recorder without one awaits the repository's writes.
+ * with what the batch holds (before the request), an end waits for the next commit (the repository's
+ * `within`: on the batch's transaction, or at once in SQLite's); the recorder without one awaits the
+ * repository's writes.
  */
 export function createUpdateRecorder({
   repository,
@@ -163,8 +163,8 @@ export function createUpdateRecorder({
       repository.startRollback({ ...rowOf(attempt), rollbackOf: attempt.rollbackOf }),
     batched: (batch: WriteBatch) =>
       recorderOf({
-        start: (row) => batch.commit(() => repository.within.insert(row))!,
-        end: (id, end) => batch.later(() => repository.within.finish(id, end)),
+        start: async (row) => (await batch.commit((tx) => repository.within.insert(row, tx)))!,
+        end: (id, end) => batch.later((tx) => repository.within.finish(id, end, tx)),
       }),
   };
 }

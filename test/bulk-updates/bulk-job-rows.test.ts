@@ -59,7 +59,7 @@ const updating =
         : { ...item, state: 'succeeded', reason: null, message: null },
     );
     onItem(outcomes);
-    batch?.commit();
+    await batch.commit();
     return outcomes;
   };
 

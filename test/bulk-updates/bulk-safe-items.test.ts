@@ -1,3 +1,4 @@
+import { createAsyncWriteBatch } from '../../src/db/write-batch.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSiteUpdater, type SafeUpdate } from '../../src/bulk-updates/site-updater.js';
 import { createUpdateHistoryRepository } from '../../src/update-history/update-history.repository.js';
@@ -63,6 +64,7 @@ describe('the safe items of a bulk update', () => {
       inventories: { read: () => Promise.resolve(undefined) },
     });
     const checks = { keyword: 'Alpha', visual: { enabled: true, threshold: 0.05, rollback: false } };
+    const batch = createAsyncWriteBatch((body) => t.state.transaction(body));
     const outcomes = await update({
       siteId,
       items: ['looks', 'fine', 'down', 'broken'].map((slug) => ({
@@ -76,7 +78,9 @@ describe('the safe items of a bulk update', () => {
       safe: true,
       checks,
       onItem: () => undefined,
+      batch,
     });
+    await batch.commit();
 
     expect(requests.map((request) => request.policy)).toEqual([checks, checks, checks, checks]);
     const bySlug = new Map(outcomes.map((outcome) => [outcome.slug, outcome]));

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSiteUpdater, type UpdateServices } from '../../src/bulk-updates/site-updater.js';
+import { createAsyncWriteBatch } from '../../src/db/write-batch.js';
 import { defineProblem } from '../../src/shared/errors.js';
 import { createUpdateHistoryRepository } from '../../src/update-history/update-history.repository.js';
 import { createUpdateRecorder } from '../../src/update-history/update-recorder.js';
@@ -53,8 +54,24 @@ describe('the site updater’s plain plugins and themes', () => {
       inventories: { read: () => Promise.resolve(undefined) },
       ...overrides,
     });
+  /** A site update's writes held and committed as a cluster's are (on the state database's transactions), the last at its end. */
+  async function updated(
+    update: ReturnType<typeof createSiteUpdater>,
+    request: Omit<Parameters<typeof update>[0], 'batch'>,
+  ) {
+    const batch = createAsyncWriteBatch((body) => t.state.transaction(body));
+    const outcomes = await update({ ...request, batch });
+    await batch.commit();
+    return outcomes;
+  }
   const run = (update: ReturnType<typeof createSiteUpdater>, items: Parameters<typeof update>[0]['items']) =>
-    update({ siteId, items, trigger: { kind: 'request', id: null }, jobId: 'bulk_one', onItem: () => undefined });
+    updated(update, {
+      siteId,
+      items,
+      trigger: { kind: 'request', id: null },
+      jobId: 'bulk_one',
+      onItem: () => undefined,
+    });
   const history = async () =>
     (await t.call('GET', `/api/sites/${siteId}/updates/history?limit=10`, { token: t.readToken })).json.items as {
       type: string;
@@ -138,7 +155,7 @@ describe('the site updater’s plain plugins and themes', () => {
         operate: t.services.access.operate,
         inventoryAfter: { patch: t.services.sync.patchAppliedWithin, sync: t.services.sync.syncNow },
       });
-      const outcomes = await update({
+      const outcomes = await updated(update, {
         siteId: id,
         items: [
           { type: 'plugin', slug: 'akismet', fromVersion: '1.0.0', toVersion: '1.1.0' },

@@ -12,7 +12,7 @@ function database() {
 }
 
 describe('a write batch', () => {
-  it('holds writes until the next commit, then writes them and the commit’s own in one transaction', () => {
+  it('holds writes until the next commit, then writes them and the commit’s own in one transaction', async () => {
     const { sqlite, transaction, add, texts } = database();
     const batch = createWriteBatch(transaction);
     batch.later(() => add('ended'));
@@ -24,29 +24,40 @@ describe('a write batch', () => {
       add('started');
       return 42;
     });
-    expect(answer).toBe(42);
-    expect(inTransaction).toBe(true);
+    // Written before `commit` returns: its promise only reports it.
     expect(texts()).toBe('ended,patched,started');
+    expect(await answer).toBe(42);
+    expect(inTransaction).toBe(true);
     // Nothing held and no work: no transaction at all.
-    expect(batch.commit()).toBeUndefined();
+    expect(await batch.commit()).toBeUndefined();
   });
 
-  it('rolls every write back when one throws, and keeps the held ones for the next commit', () => {
+  it('rolls every write back when one throws, and keeps the held ones for the next commit', async () => {
     const { transaction, add, texts } = database();
     add('taken');
     const batch = createWriteBatch(transaction);
     batch.later(() => add('ended'));
-    expect(() => batch.commit(() => add('taken'))).toThrow(/UNIQUE/);
+    await expect(batch.commit(() => add('taken'))).rejects.toThrow(/UNIQUE/);
     expect(texts()).toBe('taken');
-    batch.commit();
+    await batch.commit();
     expect(texts()).toBe('taken,ended');
   });
 
-  it('runs a transaction made inside a commit as a savepoint of it', () => {
+  it('refuses a held write that answers a promise: it would land after the transaction', async () => {
+    const { add, transaction, texts } = database();
+    const batch = createWriteBatch(transaction);
+    batch.later(() => add('first'));
+    batch.later(() => Promise.resolve().then(() => add('late')));
+    await expect(batch.commit()).rejects.toThrow(/at once, not awaited/);
+    // The transaction rolled back; the promise's write landed outside it, which is why it is refused.
+    expect(texts()).toBe('late');
+  });
+
+  it('runs a transaction made inside a commit as a savepoint of it', async () => {
     const { transaction, add, texts } = database();
     const batch = createWriteBatch(transaction);
     batch.later(() => add('held'));
-    batch.commit(() => {
+    await batch.commit(() => {
       expect(() =>
         transaction(() => {
           add('inner');

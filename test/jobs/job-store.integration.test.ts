@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { StateDb } from '../../src/db/state-db.js';
-import { createJobStore, type StoredEnd } from '../../src/jobs/job-store.js';
+import type { StoredEnd } from '../../src/jobs/job-lifecycle-store.js';
+import { createJobStore } from '../../src/jobs/job-store.js';
 import type { JobRow, NewJobRow } from '../../src/jobs/jobs.table.js';
 import { dialects, stateDatabaseFor } from '../support/dialects.js';
 

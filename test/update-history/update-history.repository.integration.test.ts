@@ -1,3 +1,4 @@
+import { writtenAtOnce } from '../../src/db/write-batch.js';
 import { sql } from 'drizzle-orm';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { rowsOf } from '../../src/db/dialect.js';
@@ -285,23 +286,47 @@ describe.each(dialects)('the update history repository on %s', (dialect) => {
     if (dialect === 'postgres') expect(stored).toMatchObject({ type: 'timestamp with time zone' });
   });
 
-  it('writes at once inside a transaction its caller holds on SQLite (`within`); refuses on PostgreSQL', async () => {
+  it('writes on the transaction a write batch gives it (`within`), or at once on SQLite without one', async () => {
     await addSite('site_a');
     const history = createUpdateHistoryRepository(state());
-    if (dialect === 'postgres') {
-      expect(() => history.within.insert(attempt('upd_1'))).toThrow(/issue 34/);
-      expect(() => history.within.finish('upd_1', { result: 'failed', finishedAt: at(1) })).toThrow(/issue 34/);
-      expect(() => history.within.finishSafeUpdate('sup_1', { result: 'failed', finishedAt: at(1) })).toThrow(
-        /issue 34/,
+    // On a state database's transaction (a cluster's batch): the common body on `tx`, rolled back with it.
+    const onTx = await state().transaction(async (tx) => {
+      const row = await history.within.insert(attempt('upd_t1'), tx);
+      await history.within.insert(attempt('upd_t2', { safeUpdateId: 'sup_t2' }), tx);
+      await history.within.finish(
+        'upd_t1',
+        { result: 'skipped', reason: 'no-update-available', finishedAt: at(1) },
+        tx,
       );
+      expect(await history.within.finishSafeUpdate('sup_t2', { result: 'succeeded', finishedAt: at(2) }, tx)).toBe(
+        true,
+      );
+      expect(await history.within.finishSafeUpdate('sup_t2', { result: 'failed', finishedAt: at(3) }, tx)).toBe(false);
+      return row;
+    });
+    expect(onTx).toMatchObject({ id: 'upd_t1', result: 'running', finishedAt: null });
+    expect(await history.find('site_a', 'upd_t1')).toMatchObject({ result: 'skipped', finishedAt: at(1) });
+    expect(await history.find('site_a', 'upd_t2')).toMatchObject({ result: 'succeeded', finishedAt: at(2) });
+    await expect(
+      state().transaction(async (tx) => {
+        await history.within.insert(attempt('upd_t3'), tx);
+        throw new Error('the batch failed');
+      }),
+    ).rejects.toThrow('the batch failed');
+    expect(await history.find('site_a', 'upd_t3')).toBeUndefined();
+    if (dialect === 'postgres') {
+      // No statement to write at once: a held write is given its transaction there.
+      expect(() => history.within.insert(attempt('upd_1'))).toThrow(/on its transaction/);
       return;
     }
     const sqlite = state().sqlite!;
     // One better-sqlite3 transaction, as a bulk site update's write batch commits its held writes.
     const written: UpdateHistoryRow = sqlite.transaction(() => {
-      const row = history.within.insert(attempt('upd_1'));
-      history.within.insert(attempt('upd_2', { safeUpdateId: 'sup_2' }));
-      history.within.finish('upd_1', { result: 'skipped', reason: 'no-update-available', finishedAt: at(1_000) });
+      const row = writtenAtOnce(history.within.insert(attempt('upd_1')));
+      writtenAtOnce(history.within.insert(attempt('upd_2', { safeUpdateId: 'sup_2' })));
+      writtenAtOnce(
+        history.within.finish('upd_1', { result: 'skipped', reason: 'no-update-available', finishedAt: at(1_000) }),
+      );
       expect(history.within.finishSafeUpdate('sup_2', { result: 'succeeded', finishedAt: at(2_000) })).toBe(true);
       expect(history.within.finishSafeUpdate('sup_2', { result: 'failed', finishedAt: at(3_000) })).toBe(false);
       return row;
@@ -312,7 +337,7 @@ describe.each(dialects)('the update history repository on %s', (dialect) => {
     // Rolled back with the caller's transaction.
     expect(() =>
       sqlite.transaction(() => {
-        history.within.insert(attempt('upd_3'));
+        writtenAtOnce(history.within.insert(attempt('upd_3')));
         throw new Error('the batch failed');
       })(),
     ).toThrow('the batch failed');
