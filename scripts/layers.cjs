@@ -42,7 +42,7 @@ const MODULES = [
   {
     name: 'db/',
     layer: 'base',
-    what: 'opening SQLite (WAL, foreign keys) and running the drizzle migrations; one transaction made once, and the write batch a piece of work commits its writes through (a bulk site update: two commits); the state database of either dialect for cluster mode (PostgreSQL when `SITEWARDEN_DATABASE_URL` names one: issue 34, not used yet), its SQLite transaction serialiser, async write batch and dialect helpers, and the cluster’s event fan-out (events written once, shown to every process by LISTEN/NOTIFY)',
+    what: 'opening SQLite (WAL, foreign keys) and running the drizzle migrations; one transaction made once, and the write batch a piece of work commits its writes through (a bulk site update: two commits); the state database of either dialect for cluster mode (PostgreSQL when `SITEWARDEN_DATABASE_URL` names one: [cluster mode](cluster.md)), its SQLite transaction serialiser, async write batch and dialect helpers, and the cluster’s event fan-out (events written once, shown to every process by LISTEN/NOTIFY)',
   },
   {
     name: 'http/',
@@ -181,6 +181,11 @@ const MODULES = [
     what: 'the `sitewarden` command: start, migrate, backup, recover, token, users, version',
   },
   { name: 'main.ts', layer: 'composition', what: 'starting and stopping the daemon' },
+  {
+    name: 'cluster.ts',
+    layer: 'composition',
+    what: 'cluster mode’s parts of one process: the job queue, cancel requests and events across processes, tick claims',
+  },
   {
     name: 'config.ts',
     layer: 'composition',

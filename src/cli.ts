@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-import { sqliteStateOf } from './db/state-db.js';
+import { openStateDatabase, sqliteStateOf, StateDatabaseUnavailableError } from './db/state-db.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { MigrationsPendingError, openDatabase, type DatabaseHandle } from './db/database.js';
-import { DATABASE_FILE, RoleNeedsClusterError, startDaemon } from './main.js';
+import { DATABASE_FILE, RoleNeedsClusterError, startDaemon, UptimeInClusterError } from './main.js';
 import { parseProcessRole, type ProcessRole } from './work-registry.js';
 import { limitHeapGrowth } from './shared/heap-growth.js';
 import { systemClock } from './shared/clock.js';
@@ -60,6 +60,18 @@ class UsageError extends Error {}
 /** A bad flag value: one line naming the flag, exit code 2. */
 class FlagError extends Error {}
 
+/**
+ * The operator commands that work on the data directory's SQLite database; in cluster mode the state is not
+ * there, and they say so rather than act on an empty local database (docs/cluster.md: the API does the same).
+ */
+function singleMachine(config: Config, command: string): Config {
+  if (config.databaseUrl)
+    throw new ConfigError(
+      `\`${command}\` works on one machine's data directory; in cluster mode (SITEWARDEN_DATABASE_URL) use the API or the dashboard`,
+    );
+  return config;
+}
+
 async function main(argv: string[]): Promise<number> {
   // Everything this process creates in the data directory is owner-only, SQLite's -wal and -shm
   // and the audit worker's files included (a child inherits the umask).
@@ -72,8 +84,14 @@ async function main(argv: string[]): Promise<number> {
       return start(loadConfig(), role);
     }
     case 'migrate': {
-      // Never under a running daemon: its statements were prepared against the schema it migrated.
       const config = loadConfig();
+      if (config.databaseUrl) {
+        // The cluster's database: its migrations applied under an advisory lock (a process starting at once waits).
+        await (await openStateDatabase({ url: config.databaseUrl, sqlitePath: '' })).close();
+        process.stdout.write('migrations applied to the cluster’s PostgreSQL database\n');
+        return 0;
+      }
+      // Never under a running daemon: its statements were prepared against the schema it migrated.
       const lock = lockDataDir(config.dataDir);
       try {
         openDatabase(join(config.dataDir, DATABASE_FILE)).close();
@@ -95,7 +113,7 @@ async function main(argv: string[]): Promise<number> {
       const sample = values.sample === undefined ? undefined : Number(values.sample);
       if (sample !== undefined && !(sample > 0 && sample <= 100))
         throw new UsageError('--sample must be a percentage above 0, at most 100');
-      const config = loadConfig();
+      const config = singleMachine(loadConfig(), 'backup verify');
       // Reads only: it may run beside the daemon.
       return withDataDirShared(config.dataDir, (holder) =>
         verifyBackupCommand({
@@ -111,13 +129,13 @@ async function main(argv: string[]): Promise<number> {
       );
     }
     case 'recover':
-      return recover(rest, loadConfig());
+      return recover(rest, singleMachine(loadConfig(), 'recover'));
     case 'token': {
       // Token commands may run beside the daemon (README, "Operator commands"): each is one short
       // write transaction, which SQLite's WAL serialises with the daemon's writes (both wait up to
       // busy_timeout for the other), and the daemon notices a revoke through data_version. Beside a
       // daemon they leave migrations to it; alone they hold the lock, so no daemon starts mid-command.
-      const config = loadConfig();
+      const config = singleMachine(loadConfig(), 'token');
       return withDataDirShared(config.dataDir, (holder) =>
         tokenCommand({
           args: rest,
@@ -131,7 +149,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'users': {
       // Like the token commands: one short write, safe beside the daemon.
-      const config = loadConfig();
+      const config = singleMachine(loadConfig(), 'users');
       return withDataDirShared(config.dataDir, (holder) =>
         usersCommand({
           args: rest,
@@ -256,12 +274,21 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     // Expected failures are one clear line; anything else keeps its stack for a bug report.
-    if (error instanceof ConfigError || error instanceof KeyError || error instanceof MigrationsPendingError)
+    if (
+      error instanceof ConfigError ||
+      error instanceof KeyError ||
+      error instanceof MigrationsPendingError ||
+      error instanceof StateDatabaseUnavailableError
+    )
       console.error(`sitewarden: ${error.message}`);
     else if (error instanceof DataDirLockedError)
       console.error(`sitewarden: ${error.message}; stop it first (one process per data directory)`);
     else if (error instanceof UsageError) console.error(`sitewarden: ${error.message}\n\n${USAGE}`);
-    else if (error instanceof FlagError || error instanceof RoleNeedsClusterError) {
+    else if (
+      error instanceof FlagError ||
+      error instanceof RoleNeedsClusterError ||
+      error instanceof UptimeInClusterError
+    ) {
       console.error(`sitewarden: ${error.message}`);
       process.exit(2);
     } else if (isAppError(error)) console.error(`sitewarden: ${error.detail}`);

@@ -62,8 +62,10 @@ export interface Config {
   logLevel: z.infer<typeof envSchema>['SITEWARDEN_LOG_LEVEL'];
   /** Base URL a site admin's browser uses to reach this daemon (for the authorization callback). */
   publicUrl: string;
-  /** Base64 (or hex) 32-byte key; when absent a key file in the data directory is used. */
+  /** Base64 (or hex) 32-byte key; when absent a key file in the data directory is used (one machine only). */
   secretKey: string | undefined;
+  /** Cluster mode: the PostgreSQL database the processes share (docs/cluster.md); undefined: SQLite in the data directory. */
+  databaseUrl: string | undefined;
   siteRequestTimeoutMs: number;
   /** Time limit of operations that make WordPress work hard (installs, updates). */
   siteOperationTimeoutMs: number;
@@ -119,10 +121,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration: ${variable}: ${issue?.message ?? 'invalid value'}`);
   }
   const values = parsed.data;
-  // Declared for cluster mode (issue 34), which nothing uses yet: refused rather than ignored.
-  if (values.SITEWARDEN_DATABASE_URL !== undefined)
+  // Every process of a cluster reads what another encrypted (site credentials, secrets): one key, given to each.
+  if (values.SITEWARDEN_DATABASE_URL !== undefined && values.SITEWARDEN_SECRET_KEY === undefined)
     throw new ConfigError(
-      'invalid configuration: SITEWARDEN_DATABASE_URL: cluster mode is not built yet; unset it to keep the SQLite database in the data directory',
+      'invalid configuration: SITEWARDEN_SECRET_KEY: cluster mode (SITEWARDEN_DATABASE_URL) needs the key set, the same in every process; a key file in one data directory is not shared',
     );
   const hostForUrl = values.SITEWARDEN_HOST.includes(':') ? `[${values.SITEWARDEN_HOST}]` : values.SITEWARDEN_HOST;
   return {
@@ -132,6 +134,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: values.SITEWARDEN_LOG_LEVEL,
     publicUrl: (values.SITEWARDEN_PUBLIC_URL ?? `http://${hostForUrl}:${values.SITEWARDEN_PORT}`).replace(/\/+$/, ''),
     secretKey: values.SITEWARDEN_SECRET_KEY,
+    databaseUrl: values.SITEWARDEN_DATABASE_URL,
     siteRequestTimeoutMs: values.SITEWARDEN_SITE_TIMEOUT_MS,
     siteOperationTimeoutMs: values.SITEWARDEN_SITE_OPERATION_TIMEOUT_MS,
     siteMaxResponseBytes: values.SITEWARDEN_SITE_MAX_RESPONSE_BYTES,

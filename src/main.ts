@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { sqliteStateOf } from './db/state-db.js';
+import { openStateDatabase, sqliteStateOf, type StateDatabase } from './db/state-db.js';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Logger } from 'pino';
@@ -14,7 +14,7 @@ import { answerClientErrorsAsProblems } from './http/client-errors.js';
 import { createMetrics } from './metrics/metrics.js';
 import { createMetricsRoutes } from './metrics/metrics.routes.js';
 import { createHealthCheckRoutes } from './metrics/health-checks.routes.js';
-import { createReadiness, sqliteWriteCheck } from './metrics/readiness.js';
+import { createReadiness, postgresChecks, sqliteWriteCheck } from './metrics/readiness.js';
 import { createScheduler } from './jobs/scheduler.js';
 import { createServices } from './services.js';
 import { systemClock } from './shared/clock.js';
@@ -24,7 +24,15 @@ import { createShutdownRegistry } from './shared/shutdown.js';
 import { loadSecretKey } from './shared/secret-key.js';
 import { lockDataDir } from './shared/data-dir-lock.js';
 import { tightenDataDir } from './shared/data-dir-permissions.js';
-import { ALL_ROLE, describeRole, heldJobKindsOf, startWork, type ProcessRole } from './work-registry.js';
+import { createClusterProcess, type ClusterProcess } from './cluster.js';
+import {
+  ALL_ROLE,
+  describeRole,
+  heldJobKindsOf,
+  startWork,
+  workedJobKindsOf,
+  type ProcessRole,
+} from './work-registry.js';
 import { VERSION } from './version.js';
 
 export const DATABASE_FILE = 'sitewarden.db';
@@ -43,11 +51,17 @@ export interface StartOptions {
 export class RoleNeedsClusterError extends Error {
   constructor(role: ProcessRole) {
     super(
-      `--role ${role.role} needs cluster mode (SITEWARDEN_DATABASE_URL, not available yet); ` +
+      `--role ${role.role} needs cluster mode (SITEWARDEN_DATABASE_URL, docs/cluster.md); ` +
         'a single data directory runs only --role all',
     );
   }
 }
+
+/**
+ * Uptime in a cluster runs in one process, the `--role all` one, until its probes are sharded over uptime workers
+ * (issue 34): its status answers come from that process's memory, so it must serve the API too.
+ */
+export class UptimeInClusterError extends Error {}
 
 export interface RunningDaemon {
   port: number;
@@ -65,7 +79,12 @@ export async function startDaemon(
   logger: Logger,
   { role = ALL_ROLE, allowRoleWithoutCluster = false }: StartOptions = {},
 ): Promise<RunningDaemon> {
-  if (role.role !== 'all' && !allowRoleWithoutCluster) throw new RoleNeedsClusterError(role);
+  if (role.role !== 'all' && !config.databaseUrl && !allowRoleWithoutCluster) throw new RoleNeedsClusterError(role);
+  if (config.databaseUrl && role.role === 'worker' && role.kinds.includes('uptime'))
+    throw new UptimeInClusterError(
+      'in cluster mode uptime runs in the --role all process until its probes are sharded (issue 34): ' +
+        'give this worker --kinds audits,backups,updates (or the ones it should run)',
+    );
   const shutdown = createShutdownRegistry({ logger });
   const events = createLoggedEvents(logger);
   // One grace period for the whole shutdown (the steps share it), so the unit's TimeoutStopSec holds.
@@ -86,10 +105,29 @@ export async function startDaemon(
   for (const { path, error } of permissions.failed)
     logger.warn({ path, error }, 'could not make a data directory entry owner-only');
 
-  const database = openDatabase(join(config.dataDir, DATABASE_FILE));
-  shutdown.register('database', () => database.close());
-  // One state database for the daemon: its services' and single sign-on's.
-  const state = sqliteStateOf(database);
+  // The state: the cluster's PostgreSQL (its migrations applied under a lock, whichever process starts first),
+  // or the SQLite database in the data directory.
+  const { state, checks } = await openState(config);
+  shutdown.register('database', async () => {
+    checks.stop?.();
+    await state.close();
+  });
+  // Cluster mode: the job queue, cancel requests and events shared with the other processes; its events
+  // joined before any work, left after all of it.
+  let cluster: ClusterProcess | undefined;
+  if (config.databaseUrl) {
+    cluster = createClusterProcess({ state, url: config.databaseUrl, events, clock: systemClock, logger });
+    await cluster.start();
+    shutdown.register('cluster events', () => cluster!.stop());
+    if (role.role === 'all') {
+      const uptime = await cluster.holdUptime();
+      if (!uptime)
+        throw new UptimeInClusterError(
+          'another --role all process of this cluster runs uptime (one per cluster); start this one as --role api or --role worker',
+        );
+      shutdown.register('uptime lock', () => uptime.release());
+    }
+  }
 
   const secretKey = loadSecretKey(config);
   const metrics = createMetrics();
@@ -101,32 +139,32 @@ export async function startDaemon(
     clock: systemClock,
     secretKey,
     metrics,
+    ...(cluster && { cluster }),
   });
+  // The job queue's connections are let go once every pool has stopped (the work rows stop theirs first).
+  shutdown.register('job queue', () => services.jobs.close());
   // The daemon's work comes from one registry each feature contributes a row to
   // (src/work-registry.ts): the role picks the rows, and their order is start-up's (shutdown's reversed).
   const work = { services, config, logger, graceLeft };
   // The job pools of kinds this role does not run are held: what is submitted here stays queued for a worker.
   const heldJobKinds = heldJobKindsOf(role);
   if (heldJobKinds.length > 0) await services.jobs.stop(heldJobKinds, { graceMs: 0 });
-  const scheduler = createScheduler({ logger, clock: systemClock });
+  // In a cluster each tick runs in one process per minute, whichever claims it first (tick-claims.ts).
+  const scheduler = createScheduler({ logger, clock: systemClock, ...(cluster && { claim: cluster.claimTick }) });
   await startWork({ role, work, scheduler, shutdown });
+  // The cluster's queue: this process takes the jobs of the kinds its role runs (on one machine, its pools run what it submits).
+  if (cluster) await services.jobs.work(workedJobKindsOf(role));
   shutdown.register('scheduler', () => scheduler.stop());
   void scheduler.runAll();
 
   const readiness = createReadiness({
     clock: systemClock,
-    checkWritable: sqliteWriteCheck(database.sqlite),
+    checkWritable: checks.checkWritable,
     scheduler,
     queues: () => metrics.queues(),
     queueStallMs: config.queueStallMinutes * 60_000,
   });
-  const checkDatabase = () => {
-    try {
-      return database.sqlite.prepare('select 1 as ok').get() !== undefined;
-    } catch {
-      return false;
-    }
-  };
+  const { checkDatabase } = checks;
   // A worker serves no API or dashboard: only /healthz and /readyz, on the same listener.
   const handler =
     role.role === 'worker'
@@ -165,6 +203,7 @@ export async function startDaemon(
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (role.role !== 'all') logger.info({ role: describeRole(role) }, `running as ${describeRole(role)}`);
   events.emit('daemon.started', { listen: `${config.host}:${port}`, dataDir: config.dataDir, version: VERSION });
+  if (cluster) logger.info({ processId: cluster.processId }, 'joined the cluster');
   return {
     port,
     events,
@@ -173,6 +212,32 @@ export async function startDaemon(
       await shutdown.shutdown();
       events.emit('daemon.stopped', {});
     },
+  };
+}
+
+/** The daemon's state database and its health checks (/healthz, /readyz): the cluster's PostgreSQL, or SQLite. */
+async function openState(config: Config): Promise<{
+  state: StateDatabase;
+  checks: { checkWritable: () => void; checkDatabase: () => boolean; stop?: () => void };
+}> {
+  if (config.databaseUrl) {
+    const state = await openStateDatabase({ url: config.databaseUrl, sqlitePath: '' });
+    const checks = postgresChecks(state, systemClock);
+    await checks.asked;
+    return { state, checks };
+  }
+  const database = openDatabase(join(config.dataDir, DATABASE_FILE));
+  const checkDatabase = () => {
+    try {
+      return database.sqlite.prepare('select 1 as ok').get() !== undefined;
+    } catch {
+      return false;
+    }
+  };
+  // sqliteStateOf's close closes the database.
+  return {
+    state: sqliteStateOf(database),
+    checks: { checkWritable: sqliteWriteCheck(database.sqlite), checkDatabase },
   };
 }
 

@@ -7,6 +7,7 @@ import { createSiteTaskQueue } from './jobs/site-task-queue.js';
 import { createJobRunner } from './jobs/job-runner.js';
 import { createJobsRepository } from './jobs/jobs.repository.js';
 import { createJobStore } from './jobs/job-store.js';
+import type { ClusterProcess } from './cluster.js';
 import type { Clock } from './shared/clock.js';
 import { createSecretBox } from './shared/secret-box.js';
 import { createPluginsService } from './plugins/plugins.service.js';
@@ -102,6 +103,7 @@ export function createServices({
   auditWorkerPath,
   metrics,
   network = createNetworkPolicy({ allowed: config.allowedNetworks }),
+  cluster,
 }: {
   config: ServiceConfig;
   /** The daemon's state (docs/design/cluster-state.md): converted repositories use it, the rest its SQLite database. */
@@ -114,8 +116,9 @@ export function createServices({
   metrics?: Metrics;
   /** What the daemon may connect to (sites, probes, audits, screenshots, webhooks); tests pass one with a stub resolver. */
   network?: NetworkPolicy;
+  /** Cluster mode (state on PostgreSQL): the job queue and cancel requests across processes (cluster.ts). */
+  cluster?: Pick<ClusterProcess, 'jobs'>;
 }) {
-  const db = sqliteDbOf(state);
   const secrets = createSecretBox(secretKey);
   const http = createSiteHttp({
     timeoutMs: config.siteRequestTimeoutMs,
@@ -125,8 +128,11 @@ export function createServices({
   });
   const wordpress = createWordPressClient({ http });
   const siteQueue = createSiteTaskQueue({ concurrency: config.siteConcurrency });
-  // Backups, restores and audits are kinds of one job runner, each in its own pool.
-  const jobs = createJobRunner({ repository: createJobsRepository({ db }), clock, logger, events });
+  // Backups, restores and audits are kinds of one job runner, each in its own pool: this process's pools on one
+  // machine, the cluster's queue in a cluster (every job row written through the job store there).
+  const jobs = cluster
+    ? createJobRunner({ store: createJobStore(state), ...cluster.jobs, clock, logger, events })
+    : createJobRunner({ repository: createJobsRepository({ db: sqliteDbOf(state) }), clock, logger, events });
   const tokens = createTokensService({ repository: createTokensRepository(state), clock, events });
   const sitesRepository = createSitesRepository(state);
   const lifecycle = createSiteLifecycle();
@@ -318,11 +324,11 @@ export function createServices({
   );
   // Bulk updates apply through the same services, each item recorded by the bulk update itself (in its write batch).
   const bulk = createBulkUpdates({
-    db,
+    db: sqliteDbOf(state),
     history: updateHistory,
     recorder: updateRecorder,
     jobs,
-    jobRows: createJobsRepository({ db }),
+    jobRows: createJobsRepository({ db: sqliteDbOf(state) }),
     services: { plugins, themes, wordpressUpdates },
     operate: access.operate,
     // After a bulk site update, the inventory patched from the connector's answers (a full sync if an attempt was not done).

@@ -265,6 +265,11 @@ export function selectWork(role: ProcessRole, registry: readonly WorkEntry[] = w
   });
 }
 
+/** The persisted job kinds a role runs: in a cluster, the queue's jobs this process takes (`jobs.work`). */
+export function workedJobKindsOf(role: ProcessRole, registry: readonly WorkEntry[] = workRegistry): string[] {
+  return selectWork(role, registry).flatMap((entry) => entry.jobKinds ?? []);
+}
+
 /** The job kinds of the rows a role does not run: their pools are held, so what is submitted stays queued. */
 export function heldJobKindsOf(role: ProcessRole, registry: readonly WorkEntry[] = workRegistry): string[] {
   const selected = new Set(selectWork(role, registry));

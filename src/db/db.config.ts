@@ -3,8 +3,7 @@ import { defineSettings } from '../shared/settings.js';
 
 /**
  * Where the daemon's state lives (issue 34, docs/design/cluster-state.md): src/db/state-db.ts opens
- * PostgreSQL when this names one, SQLite in the data directory otherwise. Composed by src/config.ts,
- * which refuses it while cluster mode is not built (nothing reads or writes PostgreSQL yet).
+ * PostgreSQL when this names one, SQLite in the data directory otherwise. Composed by src/config.ts.
  */
 export const DATABASE_SETTINGS = defineSettings({
   SITEWARDEN_DATABASE_URL: {
@@ -16,8 +15,8 @@ export const DATABASE_SETTINGS = defineSettings({
       .optional(),
     defaultText: 'unset: SQLite in the data directory',
     example: 'postgres://sitewarden@db.example.org/sitewarden',
-    doc: 'PostgreSQL connection URL for cluster mode (issue 34); empty: the SQLite database in the data directory. Cluster mode is not built yet: a start with it set is refused',
+    doc: 'PostgreSQL connection URL for cluster mode ([cluster.md](cluster.md)); empty: the SQLite database in the data directory. Set, `SITEWARDEN_SECRET_KEY` must be set too, the same in every process',
     comment:
-      'PostgreSQL connection URL for cluster mode; unset, the state is the SQLite database in the data\ndirectory. Cluster mode is not built yet: a start with this set is refused.',
+      'PostgreSQL connection URL for cluster mode (docs/cluster.md); unset, the state is the SQLite\ndatabase in the data directory. Set, SITEWARDEN_SECRET_KEY must be set too, the same in every process.',
   },
 });

@@ -229,16 +229,26 @@ export function createEventFanout({
 export function joinClusterEvents({
   events,
   onError,
+  intercept,
   ...options
-}: Omit<Parameters<typeof createEventFanout>[0], 'onEvent'> & { events: Events }): {
+}: Omit<Parameters<typeof createEventFanout>[0], 'onEvent'> & {
+  events: Events;
+  /** Takes the fan-out's own announcements (not events of the bus: a cancel request); true when it took one. */
+  intercept?: (event: FanoutEvent) => boolean;
+}): {
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Publishes an announcement that is not an event of the bus (another process's `intercept` takes it). */
+  publish(event: PublishedEvent): Promise<void>;
 } {
   const fanout = createEventFanout({
     ...options,
     onError,
-    onEvent: ({ event, level, fields, message }) =>
-      events.receive({ event, level, fields, ...(message === undefined ? {} : { message }) }),
+    onEvent: (received) => {
+      if (intercept?.(received)) return;
+      const { event, level, fields, message } = received;
+      events.receive({ event, level, fields, ...(message === undefined ? {} : { message }) });
+    },
   });
   let publishing: Promise<void> = Promise.resolve();
   let unsubscribe: (() => void) | undefined;
@@ -259,5 +269,6 @@ export function joinClusterEvents({
       await publishing;
       await fanout.stop();
     },
+    publish: (event) => fanout.publish(event),
   };
 }

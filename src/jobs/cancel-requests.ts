@@ -51,7 +51,10 @@ export function createCancelRequests({
   publish: (event: PublishedEvent) => Promise<void>;
   /** An announcement of the wrong shape. */
   onError: (error: Error) => void;
-}): CancelRequests & { deliver(event: PublishedEvent): void } {
+}): CancelRequests & {
+  /** Takes a cancel request another process announced (the fan-out's event); whether it was one. */
+  deliver(event: PublishedEvent): boolean;
+} {
   if (state.dialect !== 'postgres') throw new Error('cancel requests across processes are for cluster mode');
   const listeners: Array<(jobId: string, by: Actor | undefined) => void> = [];
   const byJob = (jobId: string) => eq(jobCancelRequests.jobId, jobId);
@@ -85,14 +88,15 @@ export function createCancelRequests({
     },
 
     deliver(event) {
-      if (event.event !== CANCEL_REQUESTED) return;
+      if (event.event !== CANCEL_REQUESTED) return false;
       const parsed = Announced.safeParse(event.fields);
       if (!parsed.success) {
         onError(new Error(`a cancel request of the wrong shape: ${parsed.error.message}`));
-        return;
+        return true;
       }
       const { jobId, requestedByKind, requestedById } = parsed.data;
       for (const listener of listeners) listener(jobId, actorOf(requestedByKind, requestedById));
+      return true;
     },
   };
 }

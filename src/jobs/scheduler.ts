@@ -20,7 +20,21 @@ export interface Scheduler {
   health(): { lastTickAt: number | null; stopped: boolean };
 }
 
-export function createScheduler({ logger, clock = systemClock }: { logger: Logger; clock?: Clock }): Scheduler {
+/**
+ * Whether this process runs the tick `name` fired at `firedAt` (cluster mode: the first process to claim its
+ * minute does, tick-claims.ts); on one machine there is none, and every tick runs.
+ */
+export type TickClaim = (name: string, firedAt: Date) => Promise<boolean>;
+
+export function createScheduler({
+  logger,
+  clock = systemClock,
+  claim,
+}: {
+  logger: Logger;
+  clock?: Clock;
+  claim?: TickClaim;
+}): Scheduler {
   const tasks: { name: string; task: ScheduledTask; tick: () => void | Promise<void>; atStart: boolean }[] = [];
   let lastTickAt: number | null = null;
   let stopped = false;
@@ -28,9 +42,11 @@ export function createScheduler({ logger, clock = systemClock }: { logger: Logge
   const running = new Set<Promise<void>>();
   const guarded = (name: string, tick: () => void | Promise<void>) => async () => {
     if (stopped) return;
-    lastTickAt = clock.now().getTime();
+    const firedAt = clock.now();
+    lastTickAt = firedAt.getTime();
     const run = (async () => {
       try {
+        if (claim && !(await claim(name, firedAt))) return;
         await tick();
       } catch (error) {
         logger.error({ err: error, tick: name }, 'scheduled tick failed');

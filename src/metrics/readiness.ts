@@ -1,4 +1,7 @@
 import type Database from 'better-sqlite3';
+import { sql } from 'drizzle-orm';
+import { rowsOf } from '../db/dialect.js';
+import type { StateDatabase } from '../db/state-db.js';
 import type { Clock } from '../shared/clock.js';
 import type { QueueName } from './metrics.js';
 
@@ -115,5 +118,45 @@ export function sqliteWriteCheck(sqlite: Database.Database, waitMs = 100): () =>
     } finally {
       if (sqlite.open) sqlite.pragma(`busy_timeout = ${previous}`);
     }
+  };
+}
+
+/** How often the PostgreSQL check asks, and how old its last answer may be before the database counts as gone. */
+const PG_CHECK_EVERY_MS = 5_000;
+const PG_CHECK_STALE_MS = 3 * PG_CHECK_EVERY_MS;
+
+/**
+ * The database checks in cluster mode: PostgreSQL is asked in the background (every few seconds, whether it
+ * takes writes: not a standby in recovery), since /healthz and /readyz answer at once; a check fails when the
+ * last answer was a failure or is too old (a request that hangs). `stop` ends the asking.
+ */
+export function postgresChecks(state: StateDatabase, clock: Clock) {
+  let answeredAt = clock.now().getTime();
+  let problem: string | null = 'not asked yet';
+  const ask = async () => {
+    try {
+      const [row] = await state.run((db) =>
+        rowsOf<{ writable: boolean }>(state, db, sql`select not pg_is_in_recovery() as writable`),
+      );
+      problem = row?.writable ? null : 'the server is a standby in recovery';
+    } catch (error) {
+      problem = error instanceof Error ? error.message : String(error);
+    }
+    answeredAt = clock.now().getTime();
+  };
+  const timer = setInterval(() => void ask(), PG_CHECK_EVERY_MS);
+  timer.unref();
+  const asked = ask();
+  const failure = (): string | null =>
+    clock.now().getTime() - answeredAt > PG_CHECK_STALE_MS ? 'PostgreSQL has not answered lately' : problem;
+  return {
+    /** The first answer (a start waits for it, so /readyz does not begin unready). */
+    asked,
+    checkWritable: (): void => {
+      const why = failure();
+      if (why) throw new Error(why);
+    },
+    checkDatabase: (): boolean => failure() === null,
+    stop: (): void => clearInterval(timer),
   };
 }

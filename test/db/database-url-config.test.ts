@@ -1,21 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
-/**
- * SITEWARDEN_DATABASE_URL (issue 34) is declared with the other settings, and refused while cluster
- * mode is not built: a daemon given it must not run on SQLite as though it had not been.
- */
+/** SITEWARDEN_DATABASE_URL (issue 34): cluster mode's database, declared with the other settings. */
 describe('SITEWARDEN_DATABASE_URL', () => {
-  it('is refused while cluster mode is not built', () => {
-    expect(() => loadConfig({ SITEWARDEN_DATABASE_URL: 'postgres://sitewarden:pw@127.0.0.1:5432/sitewarden' })).toThrow(
+  const url = 'postgres://sitewarden:pw@127.0.0.1:5432/sitewarden';
+  const key = Buffer.alloc(32, 7).toString('base64');
+
+  it('is the cluster’s database, with the secret key every process shares', () => {
+    expect(loadConfig({ SITEWARDEN_DATABASE_URL: url, SITEWARDEN_SECRET_KEY: key })).toMatchObject({
+      databaseUrl: url,
+      secretKey: key,
+    });
+  });
+
+  it('is refused without SITEWARDEN_SECRET_KEY: a key file in one data directory is not shared', () => {
+    expect(() => loadConfig({ SITEWARDEN_DATABASE_URL: url })).toThrow(
       new ConfigError(
-        'invalid configuration: SITEWARDEN_DATABASE_URL: cluster mode is not built yet; unset it to keep the SQLite database in the data directory',
+        'invalid configuration: SITEWARDEN_SECRET_KEY: cluster mode (SITEWARDEN_DATABASE_URL) needs the key set, the same in every process; a key file in one data directory is not shared',
       ),
     );
   });
 
   it('empty or unset keeps the SQLite database in the data directory', () => {
     expect(loadConfig({ SITEWARDEN_DATABASE_URL: '' })).toEqual(loadConfig({}));
+    expect(loadConfig({}).databaseUrl).toBeUndefined();
   });
 
   it('must be a PostgreSQL URL', () => {

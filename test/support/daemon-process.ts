@@ -103,8 +103,10 @@ function withUnitMemoryEnv(env: Record<string, string>): Record<string, string> 
 /** Starts `sitewarden start` (as the systemd unit runs it) and resolves once it logs `daemon.started`, with the port it bound. */
 export async function startDaemonProcess(
   env: Record<string, string>,
+  /** `start`'s flags (`--role worker --kinds backups`). */
+  args: readonly string[] = [],
 ): Promise<{ child: ChildProcess; port: number; logs: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [CLI, 'start'], {
+  const child = spawn(process.execPath, [CLI, 'start', ...args], {
     env: { PATH: process.env.PATH ?? '', SITEWARDEN_PORT: '0', ...LOOPBACK_ALLOWED, ...withUnitMemoryEnv(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
