@@ -318,11 +318,11 @@ export function createServices({
   );
   // Bulk updates apply through the same services, each item recorded by the bulk update itself (in its write batch).
   const bulk = createBulkUpdates({
-    db,
+    state,
     history: updateHistory,
     recorder: updateRecorder,
     jobs,
-    jobRows: createJobsRepository({ db }),
+    jobRows: createJobStore(state),
     services: { plugins, themes, wordpressUpdates },
     operate: access.operate,
     // After a bulk site update, the inventory patched from the connector's answers (a full sync if an attempt was not done).
