@@ -193,7 +193,7 @@ try {
           `site update (its growth; less than was written when a checkpoint let SQLite start the log over)`,
       );
     }
-    t.expectSucceeded(bulkId, SITES);
+    await t.expectSucceeded(bulkId, SITES);
     if (profiler) {
       const { profile } = await profiler.post('Profiler.stop');
       writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));

@@ -251,7 +251,7 @@ async function main(): Promise<void> {
         await profiler.post('Profiler.start');
       }
       const measured = await measure(bulk, { untilClosed: CONNECTIONS === 'fresh', name: 'bulk' });
-      t.expectSucceeded(bulkId, sites.length);
+      await t.expectSucceeded(bulkId, sites.length);
       if (profiler) {
         const { profile } = await profiler.post('Profiler.stop');
         writeFileSync(PROFILE!, JSON.stringify(profile));

@@ -324,15 +324,15 @@ export function createServices({
   );
   // Bulk updates apply through the same services, each item recorded by the bulk update itself (in its write batch).
   const bulk = createBulkUpdates({
-    db: sqliteDbOf(state),
+    state,
     history: updateHistory,
     recorder: updateRecorder,
     jobs,
-    jobRows: createJobsRepository({ db: sqliteDbOf(state) }),
+    jobRows: createJobStore(state),
     services: { plugins, themes, wordpressUpdates },
     operate: access.operate,
     // After a bulk site update, the inventory patched from the connector's answers (a full sync if an attempt was not done).
-    // The patch is written within the site update's write batch (SQLite; on PostgreSQL it throws, issue 34).
+    // The patch is written within the site update's write batch (at once on SQLite, on the batch's transaction in a cluster).
     inventoryAfter: { patch: sync.patchAppliedWithin, sync: sync.syncNow },
     // Its safe items run as safe updates; one that decided ends the bulk item a stop left following it.
     safeUpdates,
@@ -441,12 +441,9 @@ export function createServices({
 
 export type Services = ReturnType<typeof createServices>;
 
-/**
- * The SQLite database of the repositories not yet converted to the common surface (issue 34): the daemon
- * cannot run on PostgreSQL until every one has (`loadConfig` refuses `SITEWARDEN_DATABASE_URL` until then).
- */
+/** One machine's job runner writes its rows through the daemon's prepared SQLite statements; a cluster's needs the cluster's parts. */
 function sqliteDbOf(state: StateDatabase) {
   if (!state.sqliteDb)
-    throw new Error('the daemon cannot run on PostgreSQL yet: some of its state is still SQLite-only (issue 34)');
+    throw new Error('services on PostgreSQL are built with the cluster’s parts (createServices({ cluster }))');
   return state.sqliteDb;
 }

@@ -16,6 +16,7 @@ import type { BulkUpdateInput } from '../../src/bulk-updates/bulk-updates.schema
 import { resolveSelection } from '../../src/bulk-updates/selection.js';
 import { openDatabase } from '../../src/db/database.js';
 import { sqliteStateOf } from '../../src/db/state-db.js';
+import { writtenAtOnce } from '../../src/db/write-batch.js';
 import { createFleetRepository, createFleetRoutes } from '../../src/fleet/index.js';
 import { createInventoryRepository } from '../../src/inventory/inventory.repository.js';
 import type { Plugin, Theme } from '../../src/inventory/index.js';
@@ -61,7 +62,7 @@ try {
         update: (s + i) % 9 === 0 ? { version: '1.1' } : null,
       }));
       // Inside the seeding's own transaction: the synchronous write.
-      inventories.writeWithin(id, { plugins, themes, syncedAt: now });
+      writtenAtOnce(inventories.writeWithin(id, { plugins, themes, syncedAt: now }));
     }
   })();
   const seeded = performance.now() - seeding;
@@ -102,7 +103,7 @@ try {
 
   // A bulk update's selection as `POST /api/fleet/updates/apply` resolves it (its sites, then their pending updates from
   // the inventory rows), and the sites its plan reads again by id: SQL and rows, before any job is written.
-  const bulkRepository = createBulkUpdatesRepository({ db: database.db });
+  const bulkRepository = createBulkUpdatesRepository(state);
   const selections: [string, BulkUpdateInput][] = [
     ['every pending update of every site', { all: true, tag: [] }],
     ['a tag (client:42)', { tag: ['client:42'] }],
@@ -117,8 +118,8 @@ try {
     const runs = Math.max(20, Math.round(RUNS / 10));
     for (let run = 0; run < runs + 3; run++) {
       const started = performance.now();
-      const resolved = resolveSelection(bulkRepository, input);
-      sites = bulkRepository.sites({ ids: [...new Set(resolved.map((target) => target.siteId))] }).length;
+      const resolved = await resolveSelection(bulkRepository, input);
+      sites = (await bulkRepository.sites({ ids: [...new Set(resolved.map((target) => target.siteId))] })).length;
       const elapsed = performance.now() - started;
       targets = resolved.length;
       if (run >= 3) times.push(elapsed);

@@ -128,8 +128,8 @@ export async function startInProcessDaemon({ concurrency }: { concurrency: numbe
       return queued.json.job.id as string;
     },
     /** Throws unless the bulk update `jobId` updated `sites` sites (read after the measured phase: not its cost). */
-    expectSucceeded(jobId: string, sites: number): void {
-      const run = graph.bulkUpdates.run(jobId);
+    async expectSucceeded(jobId: string, sites: number): Promise<void> {
+      const run = await graph.bulkUpdates.run(jobId);
       if (run.progress.succeeded !== sites) throw new Error(`bulk: ${JSON.stringify(run.progress)}`);
     },
     async close() {

@@ -17,6 +17,7 @@ import {
 import type { JobRunner } from '../jobs/job-runner.js';
 import { jobsProblems } from '../jobs/jobs.errors.js';
 import type { JobRow } from '../jobs/jobs.table.js';
+import type { StateDb } from '../db/state-db.js';
 import type { Clock } from '../shared/clock.js';
 import { isProblem } from '../shared/errors.js';
 import type { Events } from '../shared/event-bus.js';
@@ -72,9 +73,10 @@ export function createBulkCoordinator({
   const running = new Map<string, RunningParams>();
   /**
    * The bulk jobs running in this process, each to be told of a child cancelled on its own (`POST /api/jobs/{id}/cancel`)
-   * before the bulk job started it: it leaves the child out of what it still has to start, and counts it.
+   * before the bulk job started it (its row as cancelled): it leaves the child out of what it still has to start, and
+   * counts it.
    */
-  const droppers = new Map<string, (childId: string) => void>();
+  const droppers = new Map<string, (child: JobRow) => void>();
 
   /**
    * Submits the bulk job with its children (the job runner writes them together, and queues the bulk job); a dry run
@@ -84,7 +86,7 @@ export function createBulkCoordinator({
     request: BulkUpdateRequest,
     { applying }: { applying?: Applying } = {},
   ): Promise<{ job: JobRow; children: JobRow[] }> {
-    const planned = planner.rowsOf(request);
+    const planned = await planner.rowsOf(request);
     if (planned.preview) return { job: (await jobs.record(planned.preview)).job, children: [] };
     // Started on a later turn (the job runner's queue): the rows are still what the database holds.
     const { job, children } = await jobs.submitWithChildren(planned.bulk, planned.children, { applying });
@@ -102,9 +104,23 @@ export function createBulkCoordinator({
   /** A child not started: cancelled (the bulk job was), or skipped (its window closed, the daemon stopped). */
   const leaveUnstarted = async (child: JobRow, reason: string, message: string): Promise<JobRow> =>
     (await jobs.endQueued(child.id, { state: 'cancelled', reason, message })) ?? child;
-  /** The same from the bulk kind's synchronous hooks (cancelled while queued, recovered), in the runner's transaction. */
-  const leaveUnstartedNow = (child: JobRow, reason: string, message: string): void =>
-    void jobs.inHook.endQueued(child.id, { state: 'cancelled', reason, message });
+  /**
+   * The children still queued when the bulk job was cancelled, left unstarted in the job runner's transaction (its
+   * cancel hook): at once, synchronously, on SQLite (no `tx`: the children read by a statement made at once too); on
+   * the job store's `tx` in a cluster.
+   */
+  function leaveQueuedInHook(bulkId: string, message: string, tx?: StateDb): void | Promise<void> {
+    const outcome = { state: 'cancelled', reason: 'cancelled', message } as const;
+    if (!tx) {
+      for (const child of repository.inHook.children(bulkId))
+        if (child.state === 'queued') void jobs.inHook.endQueued(child.id, outcome);
+      return;
+    }
+    return (async () => {
+      for (const child of await repository.children(bulkId, tx))
+        if (child.state === 'queued') await jobs.inHook.endQueued(child.id, outcome, tx);
+    })();
+  }
 
   /** The bulk job, `running` (the job runner wrote it): its counts through `context`, its end returned. */
   async function runBulk(job: JobRow, signal: AbortSignal, context: JobContext): Promise<Settlement> {
@@ -115,13 +131,13 @@ export function createBulkCoordinator({
     } catch (error) {
       // What was asked cannot be known: no site starts, each says why.
       const outcome = unreadable(logger, job, error);
-      for (const child of repository.children(job.id))
+      for (const child of await repository.children(job.id))
         if (child.state === 'queued')
           await leaveUnstarted(child, outcome.reason, 'the bulk update’s stored params could not be read');
       return { events: [], outcome };
     }
     const notAfter = params.notAfter ? new Date(params.notAfter) : null;
-    const children = repository.children(job.id);
+    const children = await repository.children(job.id);
     // Counted as sites end, never by reading every child again: a bulk update may have thousands.
     const progress = progressOf(children);
     const count = (child: ChildEnd) => {
@@ -162,24 +178,36 @@ export function createBulkCoordinator({
     let writeDue = false;
     signal.addEventListener('abort', wake, { once: true });
 
+    // Counted once, then no longer waited for: the loop ends only after its last site's count.
+    const ended = (child: JobRow, end: ChildEnd) => {
+      started.delete(child.id);
+      count(end);
+      wake();
+    };
     const startChild = (child: JobRow, host: string) => {
-      settled.set(child.id, (ended) => {
+      settled.set(child.id, (end) => {
         slots.release(host);
-        started.delete(child.id);
-        count(ended ?? jobRows.find(child.id) ?? child);
-        wake();
+        if (end) return ended(child, end);
+        // How it ended not told (its run crashed): as its row says, once read.
+        void jobRows.find(child.id).then(
+          (row) => ended(child, row ?? child),
+          (error: unknown) => {
+            logger.error({ err: error, jobId: child.id }, 'a site update’s row could not be read to count it');
+            ended(child, child);
+          },
+        );
       });
       started.add(child.id);
       void jobs.enqueue(child.kind, child.id, child.siteId);
     };
 
-    droppers.set(job.id, (childId) => {
+    droppers.set(job.id, (cancelled) => {
       for (const [host, queue] of pending) {
-        const at = queue.findIndex((child) => child.id === childId);
+        const at = queue.findIndex((child) => child.id === cancelled.id);
         if (at < 0) continue;
         queue.splice(at, 1);
         if (queue.length === 0) pending.delete(host);
-        count(jobRows.find(childId) ?? { state: 'cancelled', reason: 'cancelled', progress: '{}' });
+        count(cancelled);
         wake();
         return;
       }
@@ -193,10 +221,10 @@ export function createBulkCoordinator({
           else await leaveAll('interrupted', INTERRUPTED);
           // Children waiting in the job runner (behind a backup of their site) are cancelled too; running ones finish.
           for (const id of [...started])
-            if (jobRows.find(id)?.state === 'queued') {
+            if ((await jobRows.find(id))?.state === 'queued') {
               try {
-                await jobs.cancel(id);
-                settle(id);
+                // (its kind's cancel hook settles it, with its row as cancelled)
+                settle(id, await jobs.cancel(id));
               } catch (error) {
                 // Started meanwhile, its start held until its first commit (the row still reads queued): it
                 // finishes, as the running ones do, and settles then.
@@ -278,17 +306,14 @@ export function createBulkCoordinator({
     atShutdown: 'abort',
     cancelsWhileRunning: true,
     run: runBulk,
-    cancelQueued: (job, message) => {
-      for (const child of repository.children(job.id))
-        if (child.state === 'queued') leaveUnstartedNow(child, 'cancelled', message);
-    },
+    cancelQueued: (job, message, tx) => leaveQueuedInHook(job.id, message, tx),
     recover: {
       // Its site updates that had not started are not started now: what was asked may be stale.
       // Its running ones were recovered first (recover()): the counts include how they ended.
-      running: (job) => {
-        for (const child of repository.children(job.id))
-          if (child.state === 'queued') leaveUnstartedNow(child, 'interrupted', INTERRUPTED);
-        const progress = progressOf(repository.children(job.id));
+      running: async (job) => {
+        for (const child of await repository.children(job.id))
+          if (child.state === 'queued') await leaveUnstarted(child, 'interrupted', INTERRUPTED);
+        const progress = progressOf(await repository.children(job.id));
         return {
           events: [],
           outcome: { state: 'failed', reason: 'interrupted', message: STOPPED_DURING_RUN, progress },
@@ -323,16 +348,17 @@ export function createBulkCoordinator({
       settle(job.id, end);
       return Promise.resolve();
     },
-    // Started by its bulk job (it holds a slot): settled, which frees the slot; not yet: its bulk job drops it.
+    // Started by its bulk job (it holds a slot): settled, which frees the slot; not yet: its bulk job drops it. Either
+    // counts it as cancelled (`job`: its row as the cancel wrote it, in the same transaction).
     cancelQueued: (job: JobRow) => {
-      if (settled.has(job.id)) return settle(job.id);
+      if (settled.has(job.id)) return settle(job.id, job);
       let bulkId: string;
       try {
         bulkId = stored.childParams(job).bulkId;
       } catch {
         return; // Unreadable, it was never queued by its bulk job (which failed it): nothing to drop.
       }
-      droppers.get(bulkId)?.(job.id);
+      droppers.get(bulkId)?.(job);
     },
     recover: {
       running: siteRunner.recover,

@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { JobOutcome } from '../jobs/job-kind.js';
-import type { JobsRepository } from '../jobs/jobs.repository.js';
+import type { JobStore } from '../jobs/job-store.js';
 import type { JobRow } from '../jobs/jobs.table.js';
 import { isProblem } from '../shared/errors.js';
 import { storedDataProblems } from '../shared/stored-json.js';
@@ -16,8 +16,8 @@ export const CHILD = 'site-update';
 export const SAFE_CHILD = 'safe-site-update';
 export const BULK_UPDATE_KINDS = [BULK, CHILD, SAFE_CHILD] as const;
 
-/** What the bulk module reads of the job rows (the job runner writes them). */
-export type JobRowsRead = Pick<JobsRepository, 'find' | 'list'>;
+/** What the bulk module reads of the job rows, on either dialect (the job runner writes them). */
+export type JobRowsRead = Pick<JobStore, 'find' | 'list'>;
 
 /** How a site update ended, as its bulk job counts it. */
 export type ChildEnd = Pick<JobRow, 'state' | 'reason' | 'progress'>;

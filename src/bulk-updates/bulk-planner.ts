@@ -30,14 +30,14 @@ export interface BulkUpdateRequest {
 }
 
 export function createBulkPlanner({ repository, clock }: { repository: BulkUpdatesRepository; clock: Clock }) {
-  function plan(targets: BulkTarget[]): { site: SiteFacts; items: PlannedItem[] }[] {
+  async function plan(targets: BulkTarget[]): Promise<{ site: SiteFacts; items: PlannedItem[] }[]> {
     const bySite = new Map<string, BulkTarget[]>();
     for (const target of targets) {
       const siteTargets = bySite.get(target.siteId);
       if (siteTargets) siteTargets.push(target);
       else bySite.set(target.siteId, [target]);
     }
-    const known = new Map(repository.sites({ ids: [...bySite.keys()] }).map((site) => [site.id, site]));
+    const known = new Map((await repository.sites({ ids: [...bySite.keys()] })).map((site) => [site.id, site]));
     const unknown = [...bySite.keys()].filter((id) => !known.has(id));
     if (unknown.length > 0)
       throw sitesProblems.notFound.create(`there is no site with the id ${unknown.slice(0, 10).join(', ')}`, {
@@ -48,7 +48,7 @@ export function createBulkPlanner({ repository, clock }: { repository: BulkUpdat
       targets.filter((target) => target.slug !== undefined && target.fromVersion === undefined).map((t) => t.siteId),
     );
     const installed = new Map(
-      (unread.size === 0 ? [] : repository.items([...unread], { pendingOnly: false })).map((row) => [
+      (unread.size === 0 ? [] : await repository.items([...unread], { pendingOnly: false })).map((row) => [
         `${row.siteId}\t${row.type}\t${row.slug}`,
         row,
       ]),
@@ -79,17 +79,17 @@ export function createBulkPlanner({ repository, clock }: { repository: BulkUpdat
    * with its plan (a preview: `preview`); otherwise the bulk job, queued, and a child per site, queued (a site not
    * connected: cancelled). `items`: how many items the run updates.
    */
-  function rowsOf({
+  async function rowsOf({
     targets,
     trigger,
     dryRun = false,
     safe = false,
     checks,
     notAfter,
-  }: BulkUpdateRequest):
-    | { preview: EndedJob; items: number }
-    | { preview?: undefined; bulk: NewJob; children: NewChildJob[]; items: number } {
-    const sitesPlanned = plan(targets);
+  }: BulkUpdateRequest): Promise<
+    { preview: EndedJob; items: number } | { preview?: undefined; bulk: NewJob; children: NewChildJob[]; items: number }
+  > {
+    const sitesPlanned = await plan(targets);
     const closesAt = notAfter === undefined ? null : new Date(notAfter).toISOString();
     const now = clock.now();
     const id = createId('bulk', now);
@@ -142,7 +142,7 @@ export function createBulkPlanner({ repository, clock }: { repository: BulkUpdat
 
   return {
     /** The targets a request's selection names, from the inventory rows. */
-    select: (input: BulkUpdateInput): BulkTarget[] => resolveSelection(repository, input),
+    select: (input: BulkUpdateInput): Promise<BulkTarget[]> => resolveSelection(repository, input),
     rowsOf,
   };
 }

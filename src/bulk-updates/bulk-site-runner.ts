@@ -82,7 +82,7 @@ export function createBulkSiteRunner({
     };
     try {
       const params = stored.childParams(job);
-      const bulkParams = runningParams(params.bulkId) ?? bulkParamsOf(params.bulkId);
+      const bulkParams = runningParams(params.bulkId) ?? (await bulkParamsOf(params.bulkId));
       const trigger = bulkParams?.trigger ?? { kind: 'request' as const, id: null };
       // Held as each item ends while others are still to come; once none is, the site's end (it commits with the last item's).
       const writeItems = (items: ItemOutcome[]) => {
@@ -115,8 +115,8 @@ export function createBulkSiteRunner({
   }
 
   /** A bulk job's params read from its row (a child whose bulk job is not running in this process). */
-  const bulkParamsOf = (bulkId: string): BulkParams | null => {
-    const bulk = jobRows.find(bulkId);
+  const bulkParamsOf = async (bulkId: string): Promise<BulkParams | null> => {
+    const bulk = await jobRows.find(bulkId);
     return bulk ? stored.bulkParams(bulk) : null;
   };
 
@@ -143,7 +143,7 @@ export function createBulkSiteRunner({
     }
     const items: StoppedItem[] =
       saved ?? params.items.map((item) => ({ ...item, state: 'pending', reason: null, message: null }));
-    const attempts = job.siteId ? repository.attemptsOf(params.bulkId, job.siteId) : [];
+    const attempts = job.siteId ? await repository.attemptsOf(params.bulkId, job.siteId) : [];
     const now = clock.now();
     let cutShort = false;
     for (const item of items) {
@@ -160,8 +160,8 @@ export function createBulkSiteRunner({
       }
       if (job.kind === SAFE_CHILD && item.type !== 'translations') {
         const safeUpdate = attempt.safeUpdateId
-          ? repository.safeUpdate(attempt.safeUpdateId)
-          : repository.safeUpdateStartedBy(attempt);
+          ? await repository.safeUpdate(attempt.safeUpdateId)
+          : await repository.safeUpdateStartedBy(attempt);
         if (!safeUpdate) {
           await history.finish(attempt.id, {
             result: 'skipped',
@@ -172,7 +172,7 @@ export function createBulkSiteRunner({
           Object.assign(item, { state: 'skipped', reason: 'interrupted', message: STOPPED_BEFORE_ITEM });
           continue;
         }
-        repository.linkSafeUpdate(attempt.id, safeUpdate.id);
+        await repository.linkSafeUpdate(attempt.id, safeUpdate.id);
         if (hasDecided(safeUpdate)) {
           await history.finishSafeUpdate(safeUpdate.id, {
             ...attemptEndOf(safeUpdate),
@@ -207,9 +207,10 @@ export function createBulkSiteRunner({
    */
   async function followSafeUpdate(safeUpdate: SafeUpdateFacts): Promise<void> {
     if (!hasDecided(safeUpdate)) return;
-    const attempt = repository.bulkAttemptOf(safeUpdate.id);
+    const attempt = await repository.bulkAttemptOf(safeUpdate.id);
     if (!attempt?.jobId) return;
-    const child = repository.children(attempt.jobId).find((row) => row.siteId === attempt.siteId);
+    const children = await repository.children(attempt.jobId);
+    const child = children.find((row) => row.siteId === attempt.siteId);
     if (!child || child.state === 'queued' || child.state === 'running') return;
     let items: StoppedItem[];
     try {
@@ -226,9 +227,9 @@ export function createBulkSiteRunner({
     items[at] = itemAfterSafeUpdate(items[at]!, safeUpdate);
     const site = { id: child.id, ...siteAfterStop(items), progress: { items } };
     // The run's counts with this site as it now ends (its other sites as they stand).
-    const sites = repository
-      .children(attempt.jobId)
-      .map((row) => (row.id === child.id ? { ...row, ...site, progress: JSON.stringify(site.progress) } : row));
+    const sites = children.map((row) =>
+      row.id === child.id ? { ...row, ...site, progress: JSON.stringify(site.progress) } : row,
+    );
     await jobs.revise([site, { id: attempt.jobId, progress: progressOf(sites) }]);
   }
 

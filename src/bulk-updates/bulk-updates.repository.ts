@@ -1,11 +1,18 @@
-import { and, asc, eq, gt, gte, inArray, isNotNull, isNull, lt, notInArray, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, inArray, isNotNull, isNull, lt, notInArray, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Db } from '../db/database.js';
+import { firstRow, jsonTextElements, startsWith, tableFor } from '../db/dialect.js';
 import { rowDecoder } from '../db/row-decoder.js';
-import { inventoryItems } from '../inventory/index.js';
-import { jobs, type JobRow } from '../jobs/jobs.table.js';
-import { safeUpdates } from '../safe-updates/index.js';
-import { sites, siteTags } from '../sites/index.js';
-import { updateHistory, type UpdateHistoryRow } from '../update-history/index.js';
+import type { Dialect, StateDatabase, StateDb } from '../db/state-db.js';
+import { inventoryItems as sqliteInventoryItems, pgInventoryItems } from '../inventory/index.js';
+import { jobs as pgJobs } from '../jobs/jobs.pg-table.js';
+import { jobs as sqliteJobs, type JobRow } from '../jobs/jobs.table.js';
+import { pgSafeUpdates, safeUpdates as sqliteSafeUpdates } from '../safe-updates/index.js';
+import { pgSites, pgSiteTags, sites as sqliteSites, siteTags as sqliteSiteTags } from '../sites/index.js';
+import {
+  pgUpdateHistory,
+  updateHistory as sqliteUpdateHistory,
+  type UpdateHistoryRow,
+} from '../update-history/index.js';
 
 export interface SiteFacts {
   id: string;
@@ -29,45 +36,232 @@ export interface PendingItem {
   version: string;
   updateVersion: string | null;
 }
-
-const safeUpdateFacts = {
-  id: safeUpdates.id,
-  status: safeUpdates.status,
-  reason: safeUpdates.reason,
-  message: safeUpdates.message,
-  fromVersion: safeUpdates.fromVersion,
-  toVersion: safeUpdates.toVersion,
-};
-
-/** A list bound as one JSON array parameter (`in (select value from json_each(?))`): one prepared statement whatever its length. */
-const inJsonList = (name: string) => sql`(select value from json_each(${sql.placeholder(name)}))`;
+export type SitesScope = { ids: string[] } | { all: true } | { tags: string[] };
 
 /** A child's id is its bulk job's id and its place: the children of a bulk job are one range of the primary key. */
 export const childId = (bulkId: string, index: number) => `${bulkId}-${String(index).padStart(5, '0')}`;
+const CHILD_KINDS = ['site-update', 'safe-site-update'];
 
-/** What a bulk update reads: sites and their pending updates from the inventory rows, and its own job rows. */
-export function createBulkUpdatesRepository({ db }: { db: Db }) {
-  // Prepared once: a bulk job reads its children as it starts, and a bulk update of thousands of sites has thousands.
+/**
+ * A list bound as one JSON array parameter (`in (select value from json_each(?))` on SQLite,
+ * `jsonb_array_elements_text` on PostgreSQL): one statement whatever its length, where a parameter per element
+ * would pass PostgreSQL's 65,535 for a fleet of that many sites, and one prepared statement on SQLite.
+ */
+const inJsonList = (dialect: Dialect, list: SQLWrapper) => sql`(select value from ${jsonTextElements(dialect, list)})`;
+
+/**
+ * What a bulk update reads on either dialect (issue 34, docs/design/cluster-state.md): sites and their pending updates
+ * from the inventory rows, its own job rows (the children of a bulk job), and what its recovery reads of the update
+ * history and the safe updates. One async body on drizzle's common query surface, every statement through the state
+ * database; on SQLite the reads a bulk update of thousands of sites makes (its selection and plan, its children) stay
+ * statements prepared once, run inside `state.run`. `inHook.children` is the read of the bulk kind's cancel hook,
+ * synchronous inside the job runner's SQLite transaction.
+ */
+export function createBulkUpdatesRepository(state: StateDatabase) {
+  const jobs = tableFor(state.dialect, { sqlite: sqliteJobs, postgres: pgJobs });
+  const sites = tableFor(state.dialect, { sqlite: sqliteSites, postgres: pgSites });
+  const siteTags = tableFor(state.dialect, { sqlite: sqliteSiteTags, postgres: pgSiteTags });
+  const inventoryItems = tableFor(state.dialect, { sqlite: sqliteInventoryItems, postgres: pgInventoryItems });
+  const safeUpdates = tableFor(state.dialect, { sqlite: sqliteSafeUpdates, postgres: pgSafeUpdates });
+  const updateHistory = tableFor(state.dialect, { sqlite: sqliteUpdateHistory, postgres: pgUpdateHistory });
+  const fast = state.sqliteDb && preparedReads(state.sqliteDb);
+  const run = state.run.bind(state);
+  const listed = (values: readonly string[]) => inJsonList(state.dialect, sql`${JSON.stringify(values)}`);
+
+  const siteColumns = { id: sites.id, url: sites.url, state: sites.state, wordpressVersion: sites.wordpressVersion };
+  const safeUpdateFacts = {
+    id: safeUpdates.id,
+    status: safeUpdates.status,
+    reason: safeUpdates.reason,
+    message: safeUpdates.message,
+    fromVersion: safeUpdates.fromVersion,
+    toVersion: safeUpdates.toVersion,
+  };
+  const itemColumns = {
+    siteId: inventoryItems.siteId,
+    type: inventoryItems.type,
+    slug: inventoryItems.slug,
+    version: inventoryItems.version,
+    updateVersion: inventoryItems.updateVersion,
+  };
+
+  function sitesOf(db: StateDb, scope: SitesScope): Promise<SiteFacts[]> {
+    const query = db.select(siteColumns).from(sites);
+    if ('ids' in scope) return query.where(inArray(sites.id, listed(scope.ids))).orderBy(sites.id);
+    if ('all' in scope) return query.orderBy(sites.id);
+    const unique = [...new Set(scope.tags)];
+    // The sites carrying every one of the tags: as many distinct tags of the list as it has.
+    const tagged = db
+      .select({ siteId: siteTags.siteId })
+      .from(siteTags)
+      .where(inArray(siteTags.tag, listed(unique)))
+      .groupBy(siteTags.siteId)
+      .having(sql`count(distinct ${siteTags.tag}) = ${unique.length}`);
+    return query.where(inArray(sites.id, tagged)).orderBy(sites.id);
+  }
+
+  return {
+    /** Sites by id, or every site, or the sites carrying every one of `tags`; in id order. */
+    sites(scope: SitesScope): Promise<SiteFacts[]> {
+      if ('ids' in scope && scope.ids.length === 0) return Promise.resolve([]);
+      return fast ? run(() => fast.sites(scope)) : run((db) => sitesOf(db, scope));
+    },
+
+    /**
+     * The plugins and themes of these sites as last synced, by site (in site id order: the pending ones' index gives
+     * it, where an order by type and slug too would read every item of each site); `pendingOnly` keeps those offered an
+     * update.
+     */
+    items(siteIds: string[], { pendingOnly }: { pendingOnly: boolean }): Promise<PendingItem[]> {
+      if (siteIds.length === 0) return Promise.resolve([]);
+      if (fast) return run(() => fast.items(siteIds, pendingOnly));
+      return run((db) =>
+        db
+          .select(itemColumns)
+          .from(inventoryItems)
+          .where(
+            and(
+              inArray(inventoryItems.siteId, listed(siteIds)),
+              pendingOnly ? isNotNull(inventoryItems.updateVersion) : undefined,
+            ),
+          )
+          .orderBy(inventoryItems.siteId),
+      );
+    },
+
+    /** A bulk job's children, in their order; on `tx` when given (the bulk kind's cancel, in the job store's transaction). */
+    children(bulkId: string, tx?: StateDb): Promise<JobRow[]> {
+      if (fast && !tx) return run(() => fast.children(bulkId));
+      return run(
+        (db) =>
+          db
+            .select()
+            .from(jobs)
+            .where(and(startsWith(state.dialect, jobs.id, `${bulkId}-`), inArray(jobs.kind, CHILD_KINDS)))
+            .orderBy(jobs.id),
+        tx,
+      );
+    },
+
+    /** The update attempts one site's child of a bulk job recorded (recovery after a stop of the daemon). */
+    attemptsOf: (bulkId: string, siteId: string): Promise<UpdateHistoryRow[]> =>
+      run((db) =>
+        db
+          .select()
+          .from(updateHistory)
+          .where(and(eq(updateHistory.jobId, bulkId), eq(updateHistory.siteId, siteId)))
+          .orderBy(updateHistory.id),
+      ),
+
+    /**
+     * The safe update a bulk attempt ran as, when the daemon stopped before its history row learnt it: the
+     * first safe update of that site and item created as the attempt started (the row and the safe update are
+     * written in one turn) that no other history row names (a safe update asked for through the API has its own).
+     */
+    async safeUpdateStartedBy(
+      attempt: Pick<UpdateHistoryRow, 'siteId' | 'type' | 'slug' | 'startedAt'>,
+    ): Promise<SafeUpdateFacts | undefined> {
+      const { type } = attempt;
+      if (type !== 'plugin' && type !== 'theme' && type !== 'core') return undefined;
+      return run((db) =>
+        db
+          .select(safeUpdateFacts)
+          .from(safeUpdates)
+          .where(
+            and(
+              eq(safeUpdates.siteId, attempt.siteId),
+              eq(safeUpdates.itemType, type),
+              eq(safeUpdates.slug, type === 'core' ? 'wordpress' : (attempt.slug ?? '')),
+              gte(safeUpdates.createdAt, attempt.startedAt),
+              notInArray(
+                safeUpdates.id,
+                db
+                  .select({ id: sql<string>`${updateHistory.safeUpdateId}` })
+                  .from(updateHistory)
+                  .where(isNotNull(updateHistory.safeUpdateId)),
+              ),
+            ),
+          )
+          .orderBy(asc(safeUpdates.createdAt), asc(safeUpdates.id))
+          .limit(1)
+          .then(firstRow),
+      );
+    },
+
+    safeUpdate: (id: string): Promise<SafeUpdateFacts | undefined> =>
+      run((db) => db.select(safeUpdateFacts).from(safeUpdates).where(eq(safeUpdates.id, id)).then(firstRow)),
+
+    /** Names the safe update an attempt ran as on its history row (it stays running until the safe update decides). */
+    async linkSafeUpdate(attemptId: string, safeUpdateId: string): Promise<void> {
+      await run((db) => db.update(updateHistory).set({ safeUpdateId }).where(eq(updateHistory.id, attemptId)));
+    },
+
+    /** The bulk attempt that ran as this safe update: its bulk job and site (none: not a bulk one). */
+    bulkAttemptOf: (safeUpdateId: string): Promise<Pick<UpdateHistoryRow, 'jobId' | 'siteId'> | undefined> =>
+      run((db) =>
+        db
+          .select({ jobId: updateHistory.jobId, siteId: updateHistory.siteId })
+          .from(updateHistory)
+          .where(and(eq(updateHistory.safeUpdateId, safeUpdateId), isNotNull(updateHistory.jobId)))
+          .limit(1)
+          .then(firstRow),
+      ),
+
+    /** The sites of the plain update attempts still `running` (the last process stopped during them). */
+    sitesWithAbandonedAttempts: async (): Promise<string[]> =>
+      (
+        await run((db) =>
+          db
+            .selectDistinct({ siteId: updateHistory.siteId })
+            .from(updateHistory)
+            .where(and(eq(updateHistory.result, 'running'), isNull(updateHistory.safeUpdateId))),
+        )
+      ).map((row) => row.siteId),
+
+    /**
+     * The bulk kind's cancel hook's read, made at once inside the job runner's synchronous SQLite transaction (no
+     * `tx`: docs/design/cluster-state.md, "The runner's move"); in a cluster the hook is given the job store's
+     * transaction and reads `children(bulkId, tx)`.
+     */
+    inHook: {
+      children(bulkId: string): JobRow[] {
+        if (!fast) throw runnerOnly('a bulk update’s children read in its cancel hook');
+        return fast.children(bulkId);
+      },
+    },
+  };
+}
+
+const runnerOnly = (what: string) =>
+  new Error(
+    `${what} is a statement of the job runner's SQLite transaction: on PostgreSQL the hook is given the job store's transaction (tx)`,
+  );
+
+/**
+ * Read once or more per request (a bulk update's selection and plan, each single-site update's history) and as a
+ * bulk job of thousands of sites starts: prepared once on SQLite, the lists of sites bound as one JSON array, so no
+ * query is built per call whatever the fleet's size.
+ */
+function preparedReads(db: Db) {
+  const jobs = sqliteJobs;
+  const sites = sqliteSites;
+  const siteTags = sqliteSiteTags;
+  const inventoryItems = sqliteInventoryItems;
+  const placeholderList = (name: string) => inJsonList('sqlite', sql.placeholder(name));
   const childrenOf = db
     .select()
     .from(jobs)
     .where(
-      and(
-        gt(jobs.id, sql.placeholder('from')),
-        lt(jobs.id, sql.placeholder('to')),
-        inArray(jobs.kind, ['site-update', 'safe-site-update']),
-      ),
+      and(gt(jobs.id, sql.placeholder('from')), lt(jobs.id, sql.placeholder('to')), inArray(jobs.kind, CHILD_KINDS)),
     )
     .orderBy(jobs.id)
     .prepare();
   const jobRow = rowDecoder(jobs);
-  // Read once or more per request (a bulk update's selection and plan, each single-site update's history): prepared once,
-  // the lists of sites bound as one JSON array, so no query is built per call whatever the fleet's size.
   const siteColumns = { id: sites.id, url: sites.url, state: sites.state, wordpressVersion: sites.wordpressVersion };
   const sitesById = db
     .select(siteColumns)
     .from(sites)
-    .where(inArray(sites.id, inJsonList('ids')))
+    .where(inArray(sites.id, placeholderList('ids')))
     .orderBy(sites.id)
     .prepare();
   const allSites = db.select(siteColumns).from(sites).orderBy(sites.id).prepare();
@@ -80,7 +274,7 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
         db
           .select({ siteId: siteTags.siteId })
           .from(siteTags)
-          .where(inArray(siteTags.tag, inJsonList('tags')))
+          .where(inArray(siteTags.tag, placeholderList('tags')))
           .groupBy(siteTags.siteId)
           .having(sql`count(distinct ${siteTags.tag}) = ${sql.placeholder('count')}`),
       ),
@@ -100,7 +294,7 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
       .from(inventoryItems)
       .where(
         and(
-          inArray(inventoryItems.siteId, inJsonList('ids')),
+          inArray(inventoryItems.siteId, placeholderList('ids')),
           pendingOnly ? isNotNull(inventoryItems.updateVersion) : undefined,
         ),
       )
@@ -109,92 +303,15 @@ export function createBulkUpdatesRepository({ db }: { db: Db }) {
   const itemsOf = itemsOfSites(false);
   const pendingItemsOf = itemsOfSites(true);
   return {
-    /** Sites by id, or every site, or the sites carrying every one of `tags`; in id order. */
-    sites(scope: { ids: string[] } | { all: true } | { tags: string[] }): SiteFacts[] {
-      if ('ids' in scope) return scope.ids.length === 0 ? [] : sitesById.all({ ids: JSON.stringify(scope.ids) });
+    sites(scope: SitesScope): SiteFacts[] {
+      if ('ids' in scope) return sitesById.all({ ids: JSON.stringify(scope.ids) });
       if ('all' in scope) return allSites.all();
       const unique = [...new Set(scope.tags)];
       return taggedSites.all({ tags: JSON.stringify(unique), count: unique.length });
     },
-
-    /**
-     * The plugins and themes of these sites as last synced, by site (in site id order: the pending ones' index gives
-     * it, where an order by type and slug too would read every item of each site); `pendingOnly` keeps those offered an
-     * update.
-     */
-    items(siteIds: string[], { pendingOnly }: { pendingOnly: boolean }): PendingItem[] {
-      if (siteIds.length === 0) return [];
-      return (pendingOnly ? pendingItemsOf : itemsOf).all({ ids: JSON.stringify(siteIds) });
-    },
-
-    /** A bulk job's children, in their order. */
+    items: (siteIds: string[], pendingOnly: boolean): PendingItem[] =>
+      (pendingOnly ? pendingItemsOf : itemsOf).all({ ids: JSON.stringify(siteIds) }),
     children: (bulkId: string): JobRow[] => childrenOf.values({ from: `${bulkId}-`, to: `${bulkId}-~` }).map(jobRow),
-
-    /** The update attempts one site's child of a bulk job recorded (recovery after a stop of the daemon). */
-    attemptsOf: (bulkId: string, siteId: string): UpdateHistoryRow[] =>
-      db
-        .select()
-        .from(updateHistory)
-        .where(and(eq(updateHistory.jobId, bulkId), eq(updateHistory.siteId, siteId)))
-        .orderBy(updateHistory.id)
-        .all(),
-
-    /**
-     * The safe update a bulk attempt ran as, when the daemon stopped before its history row learnt it: the
-     * first safe update of that site and item created as the attempt started (the row and the safe update are
-     * written in one turn) that no other history row names (a safe update asked for through the API has its own).
-     */
-    safeUpdateStartedBy(
-      attempt: Pick<UpdateHistoryRow, 'siteId' | 'type' | 'slug' | 'startedAt'>,
-    ): SafeUpdateFacts | undefined {
-      if (attempt.type !== 'plugin' && attempt.type !== 'theme' && attempt.type !== 'core') return undefined;
-      return db
-        .select(safeUpdateFacts)
-        .from(safeUpdates)
-        .where(
-          and(
-            eq(safeUpdates.siteId, attempt.siteId),
-            eq(safeUpdates.itemType, attempt.type),
-            eq(safeUpdates.slug, attempt.type === 'core' ? 'wordpress' : (attempt.slug ?? '')),
-            gte(safeUpdates.createdAt, attempt.startedAt),
-            notInArray(
-              safeUpdates.id,
-              db
-                .select({ id: sql<string>`${updateHistory.safeUpdateId}` })
-                .from(updateHistory)
-                .where(isNotNull(updateHistory.safeUpdateId)),
-            ),
-          ),
-        )
-        .orderBy(asc(safeUpdates.createdAt), asc(safeUpdates.id))
-        .limit(1)
-        .get();
-    },
-
-    safeUpdate: (id: string): SafeUpdateFacts | undefined =>
-      db.select(safeUpdateFacts).from(safeUpdates).where(eq(safeUpdates.id, id)).get(),
-
-    /** Names the safe update an attempt ran as on its history row (it stays running until the safe update decides). */
-    linkSafeUpdate(attemptId: string, safeUpdateId: string): void {
-      db.update(updateHistory).set({ safeUpdateId }).where(eq(updateHistory.id, attemptId)).run();
-    },
-
-    /** The bulk attempt that ran as this safe update: its bulk job and site (none: not a bulk one). */
-    bulkAttemptOf: (safeUpdateId: string): Pick<UpdateHistoryRow, 'jobId' | 'siteId'> | undefined =>
-      db
-        .select({ jobId: updateHistory.jobId, siteId: updateHistory.siteId })
-        .from(updateHistory)
-        .where(and(eq(updateHistory.safeUpdateId, safeUpdateId), isNotNull(updateHistory.jobId)))
-        .get(),
-
-    /** The sites of the plain update attempts still `running` (the last process stopped during them). */
-    sitesWithAbandonedAttempts: (): string[] =>
-      db
-        .selectDistinct({ siteId: updateHistory.siteId })
-        .from(updateHistory)
-        .where(and(eq(updateHistory.result, 'running'), isNull(updateHistory.safeUpdateId)))
-        .all()
-        .map((row) => row.siteId),
   };
 }
 

@@ -176,7 +176,7 @@ export function createBulkUpdatesRoutes({
     .openapi(applyUpdates, async (c) => {
       const input = c.req.valid('json');
       const run = await bulkUpdates.apply({
-        targets: bulkUpdates.select(input),
+        targets: await bulkUpdates.select(input),
         trigger: { kind: 'request', id: c.get('token').id },
         dryRun: input.dryRun,
         safe: input.safe,
@@ -186,7 +186,10 @@ export function createBulkUpdatesRoutes({
       return input.dryRun ? c.json(run, 200) : c.json(run, 202);
     })
     .openapi(getRun, async (c) =>
-      c.json(await runWithinScope(bulkUpdates.run(c.req.valid('param').jobId), c.get('access').sites, sites), 200),
+      c.json(
+        await runWithinScope(await bulkUpdates.run(c.req.valid('param').jobId), c.get('access').sites, sites),
+        200,
+      ),
     )
     .openapi(applyPreview, async (c) => {
       const run = await bulkUpdates.applyPreview(c.req.valid('param').jobId, {
@@ -198,13 +201,13 @@ export function createBulkUpdatesRoutes({
     })
     .openapi(siteHistory, async (c) => {
       const { siteId } = c.req.valid('param');
-      bulkUpdates.requireSite(siteId);
+      await bulkUpdates.requireSite(siteId);
       const { limit, cursor, ...filter } = c.req.valid('query');
       return c.json(await page({ ...historyFilter(filter), siteId, scope: c.get('access').sites }, limit, cursor), 200);
     })
     .openapi(rollBackEntry, async (c) => {
       const { siteId, entryId } = c.req.valid('param');
-      bulkUpdates.requireSite(siteId);
+      await bulkUpdates.requireSite(siteId);
       const { entry, rollback } = await bulkUpdates.rollBackEntry(siteId, entryId, c.get('actor'));
       return c.json({ entry: entryView(entry), rollback: entryView(rollback) }, 200);
     })

@@ -89,7 +89,7 @@ export function createBulkUpdatesService({
      * transaction, so a second apply answers `preview-already-applied` naming it.
      */
     async applyPreview(previewId: string, request: Pick<BulkUpdateRequest, 'trigger' | 'safe' | 'checks'>) {
-      const { targets, checks } = previewToApply(jobRows.find(previewId), previewId);
+      const { targets, checks } = previewToApply(await jobRows.find(previewId), previewId);
       const { job, children } = await coordinator.start(
         { ...request, checks: request.checks ?? checks, targets },
         {
@@ -107,20 +107,20 @@ export function createBulkUpdatesService({
     /** The targets a request's selection names, from the inventory rows. */
     select: planner.select,
     history: (filter: HistoryFilter) => history.list(filter),
-    requireSite(siteId: string): void {
-      if (repository.sites({ ids: [siteId] }).length === 0)
+    async requireSite(siteId: string): Promise<void> {
+      if ((await repository.sites({ ids: [siteId] })).length === 0)
         throw sitesProblems.notFound.create(`there is no site with the id ${siteId}`);
     },
 
     /** The bulk job with each site's state and items. */
-    run(id: string) {
-      const job = jobRows.find(id);
+    async run(id: string) {
+      const job = await jobRows.find(id);
       if (!job || job.kind !== BULK) throw bulkUpdatesProblems.notFound.create(`there is no bulk update ${id}`);
-      return runView.of(job, repository.children(id));
+      return runView.of(job, await repository.children(id));
     },
 
     /** The newest bulk updates (and previews), as summaries. */
-    runs: (limit: number) => jobRows.list({ kind: BULK, limit }).map(runView.summary),
+    runs: async (limit: number) => (await jobRows.list({ kind: BULK, limit })).map(runView.summary),
 
     /**
      * At start: the bulk updates the last process left (its site updates under way first: each item tells
@@ -131,7 +131,7 @@ export function createBulkUpdatesService({
      */
     async recover(): Promise<{ attemptsEnded: number }> {
       await jobs.recover([CHILD, SAFE_CHILD, BULK]);
-      const sites = repository.sitesWithAbandonedAttempts();
+      const sites = await repository.sitesWithAbandonedAttempts();
       const attemptsEnded = await history.endAbandoned({
         reason: 'interrupted',
         error: STOPPED_DURING_PLAIN,

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
+import type { StateDatabase } from '../db/state-db.js';
 import type { Inventory } from '../inventory/index.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import type { Clock } from '../shared/clock.js';
@@ -23,7 +23,7 @@ import { createUpdateSlots } from './update-slots.js';
  * a bulk update records its items itself) and the safe updates (a lower tier, given explicitly).
  */
 export function createBulkUpdates({
-  db,
+  state,
   history,
   recorder,
   jobs,
@@ -39,7 +39,7 @@ export function createBulkUpdates({
   events,
   logger,
 }: {
-  db: Db;
+  state: StateDatabase;
   /** The update history and its recorder, the ones the single-site services record through. */
   history: UpdateHistoryRepository;
   recorder: UpdateRecorder;
@@ -62,7 +62,7 @@ export function createBulkUpdates({
   events: Events;
   logger: Logger;
 }) {
-  const repository = createBulkUpdatesRepository({ db });
+  const repository = createBulkUpdatesRepository(state);
   const service = createBulkUpdatesService({
     repository,
     history,

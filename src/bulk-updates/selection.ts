@@ -24,10 +24,10 @@ const matches = (patterns: ItemPattern[], type: UpdateItemType, slug: string | n
  * plugin and theme update of them that the items name (all of them by default), less the
  * excluded items; core and translations, which the inventory does not list, for every site when named.
  */
-export function resolveSelection(
+export async function resolveSelection(
   repository: Pick<BulkUpdatesRepository, 'sites' | 'items'>,
   input: BulkUpdateInput,
-): BulkTarget[] {
+): Promise<BulkTarget[]> {
   const ways = [input.sites !== undefined, input.tag.length > 0, input.all === true].filter(Boolean).length;
   if (ways !== 1) throw bulkUpdatesProblems.invalidSelection.create('give `sites`, `tag` or `all: true`, and only one');
   const items: ItemPattern[] = input.items ?? [{ type: 'plugin' }, { type: 'theme' }];
@@ -35,7 +35,9 @@ export function resolveSelection(
   if (slugless)
     throw bulkUpdatesProblems.invalidSelection.create(`${slugless.type} takes no slug`, { itemType: slugless.type });
 
-  let sites = repository.sites(input.sites ? { ids: input.sites } : input.all ? { all: true } : { tags: input.tag });
+  let sites = await repository.sites(
+    input.sites ? { ids: input.sites } : input.all ? { all: true } : { tags: input.tag },
+  );
   if (input.sites) {
     const connected = new Set(sites.filter((site) => site.state === 'connected').map((site) => site.id));
     const unknown = [...new Set(input.sites)].filter((id) => !connected.has(id));
@@ -50,11 +52,11 @@ export function resolveSelection(
   const wanted = (type: UpdateItemType, slug: string | null) =>
     matches(items, type, slug) && !matches(excludedItems, type, slug);
 
-  const targets: BulkTarget[] = repository
-    .items(
-      sites.map((site) => site.id),
-      { pendingOnly: true },
-    )
+  const pending = await repository.items(
+    sites.map((site) => site.id),
+    { pendingOnly: true },
+  );
+  const targets: BulkTarget[] = pending
     .filter((row) => wanted(row.type, row.slug))
     .map((row) => ({
       siteId: row.siteId,

@@ -10,7 +10,7 @@ import { columns, csrfField } from './layout.js';
  * site not started yet. A fleet-wide run shows its first sites only, those that need a look first.
  */
 
-type Run = ReturnType<DashboardServices['bulkUpdates']['run']>;
+type Run = Awaited<ReturnType<DashboardServices['bulkUpdates']['run']>>;
 type RunSite = Run['sites'][number];
 
 const SITES_SHOWN = 200;

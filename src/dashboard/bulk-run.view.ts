@@ -11,7 +11,7 @@ import { csrfField } from './layout.js';
  * cancel the sites not started); then the run's progress and its per-site table.
  */
 
-type Run = ReturnType<DashboardServices['bulkUpdates']['run']>;
+type Run = Awaited<ReturnType<DashboardServices['bulkUpdates']['run']>>;
 
 /** `live`: the run still has sites to update (live.js refreshes the page's live sections). */
 export function runPageBody(session: SignedInSession, run: Run, live: boolean) {

@@ -17,7 +17,7 @@ const RUNS_LISTED = 20;
 /** Whether a request limited to tags may see the run: every one of its sites in its scope (runWithinScope). */
 const runVisible = async (deps: Pick<DashboardServices, 'bulkUpdates' | 'sites'>, id: string, scope: SiteScope) => {
   try {
-    await runWithinScope(deps.bulkUpdates.run(id), scope, deps.sites);
+    await runWithinScope(await deps.bulkUpdates.run(id), scope, deps.sites);
     return true;
   } catch (error) {
     if (!isAppError(error)) throw error;
@@ -35,7 +35,7 @@ export async function runHistory(
   now: number,
   scope: SiteScope,
 ) {
-  const recent = deps.bulkUpdates.runs(RUNS_LISTED);
+  const recent = await deps.bulkUpdates.runs(RUNS_LISTED);
   const shown = scope.kind === 'all' ? [] : await Promise.all(recent.map((run) => runVisible(deps, run.id, scope)));
   const runs = scope.kind === 'all' ? recent : recent.filter((_, index) => shown[index]);
   return html`<section class="card" aria-labelledby="runs-h">

@@ -29,7 +29,7 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
     const back = selection.tag.length > 0 ? `/updates?tag=${encodeURIComponent(selection.tag[0]!)}` : '/updates';
     try {
       const job = await deps.bulkUpdates.start({
-        targets: deps.bulkUpdates.select(selection),
+        targets: await deps.bulkUpdates.select(selection),
         trigger: { kind: 'user', id: c.get('session').user.id },
         dryRun: true,
       });
@@ -41,7 +41,7 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
 
   app.post('/updates/runs/:id/apply', async (c) => {
     const form = await c.req.parseBody();
-    const preview = deps.bulkUpdates.run(c.req.param('id'));
+    const preview = await deps.bulkUpdates.run(c.req.param('id'));
     try {
       // Once per preview: a second click (or a second tab) names the run the first one started.
       const safe = form.safe === '1';
@@ -63,7 +63,7 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
   });
 
   app.post('/updates/runs/:id/cancel', async (c) => {
-    const run = deps.bulkUpdates.run(c.req.param('id'));
+    const run = await deps.bulkUpdates.run(c.req.param('id'));
     try {
       await deps.jobs.cancel(run.job.id, c.get('actor'));
       setFlash(c, { kind: 'ok', text: 'Cancelled: sites not started yet will not be; running ones finish.' });
@@ -75,7 +75,7 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
 
   // One site of a run, not started yet: the run goes on without it (and ends when its other sites do).
   app.post('/updates/runs/:id/sites/:jobId/cancel', async (c) => {
-    const run = deps.bulkUpdates.run(c.req.param('id'));
+    const run = await deps.bulkUpdates.run(c.req.param('id'));
     const site = run.sites.find((candidate) => candidate.jobId === c.req.param('jobId'));
     try {
       if (!site?.jobId) {
@@ -93,7 +93,7 @@ export function createBulkUpdatesPages(deps: DashboardServices) {
   app.get('/updates/runs/:id', async (c) => {
     const session = c.get('session');
     // Site scopes (issue 33): a run reaching outside the request's scope is an unknown run.
-    const run = await runWithinScope(deps.bulkUpdates.run(c.req.param('id')), c.get('access').sites, deps.sites);
+    const run = await runWithinScope(await deps.bulkUpdates.run(c.req.param('id')), c.get('access').sites, deps.sites);
     const live = !run.dryRun && (run.job.state === 'queued' || run.job.state === 'running');
     return c.html(
       page({

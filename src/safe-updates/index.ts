@@ -8,5 +8,6 @@ export { createRollbackPaths } from './rollback-path.js';
 export { createPlainRestorePoints, type PlainRestorePoints } from './plain-restore-points.js';
 // Bulk updates take a safe update's checks for every safe update of a run (`checks`), stored with the run.
 export { SafeUpdateChecksInput, SafeUpdatePolicySchema, type SafeUpdatePolicy } from './safe-updates.schemas.js';
-// Read by a bulk update's recovery: the safe update its item was under way as when the daemon stopped.
+// Read by a bulk update's recovery, on either dialect: the safe update its item was under way as when the daemon stopped.
 export { safeUpdates } from './safe-updates.table.js';
+export { safeUpdates as pgSafeUpdates } from './safe-updates.pg-table.js';

@@ -10,6 +10,8 @@ export {
   type UpdateItemType,
   type TriggerKind,
 } from './update-history.table.js';
+// The bulk updates read the attempts of their sites on either dialect.
+export { updateHistory as pgUpdateHistory } from './update-history.pg-table.js';
 export {
   createUpdateHistoryRepository,
   type UpdateHistoryRepository,

@@ -4,6 +4,7 @@ import { createBulkUpdatesService } from '../../src/bulk-updates/bulk-updates.se
 import type { ItemOutcome, createSiteUpdater } from '../../src/bulk-updates/site-updater.js';
 import { createUpdateSlots } from '../../src/bulk-updates/update-slots.js';
 import { createJobRunner } from '../../src/jobs/job-runner.js';
+import { createJobStore } from '../../src/jobs/job-store.js';
 import { createJobsRepository } from '../../src/jobs/jobs.repository.js';
 import { createUpdateHistoryRepository } from '../../src/update-history/update-history.repository.js';
 import { createTestApp, insertConnectedSite, type TestApp } from '../support/test-app.js';
@@ -24,7 +25,7 @@ function setup(updateSite: SiteUpdater) {
   t = createTestApp();
   const { db } = t.database;
   const rows = createJobsRepository({ db });
-  const readOnly = new Proxy(rows, {
+  const readOnly = new Proxy(createJobStore(t.state), {
     get(target, name) {
       if (name === 'find' || name === 'list') return target[name];
       throw new Error(`the bulk module used jobRows.${String(name)}: only the job runner writes job rows`);
@@ -33,7 +34,7 @@ function setup(updateSite: SiteUpdater) {
   // A runner of its own (the app's has registered the bulk kinds already), writing through its own repository.
   const jobs = createJobRunner({ repository: rows, clock: t.clock, logger: t.logs.logger, events: t.services.events });
   const service = createBulkUpdatesService({
-    repository: createBulkUpdatesRepository({ db }),
+    repository: createBulkUpdatesRepository(t.state),
     history: createUpdateHistoryRepository(t.state),
     jobRows: readOnly,
     jobs,
@@ -113,7 +114,7 @@ describe('a bulk update’s job rows, written by the job runner', () => {
       skipped: 1,
       cancelled: 0,
     });
-    const sites = service.run(runId).sites;
+    const { sites } = await service.run(runId);
     const row = (siteId: string) => rows.find(sites.find((site) => site.siteId === siteId)!.jobId!)!;
     expect(row(ok)).toMatchObject({ state: 'succeeded', reason: null, attempts: 1, startedAt: expect.any(Date) });
     expect(JSON.parse(row(ok).progress)).toEqual({ items: [expect.objectContaining({ state: 'succeeded' })] });
@@ -139,14 +140,11 @@ describe('a bulk update’s job rows, written by the job runner', () => {
   it('a queued run cancelled: its sites not started are cancelled with it', async () => {
     const { rows, jobs, service } = setup(updating());
     const sites = [insertConnectedSite(t), insertConnectedSite(t)];
-    const starting = service.start({ targets: sites.map((siteId) => ({ siteId, ...plugin })), trigger });
-    // Cancelled in the turn it was written in (on SQLite the runner writes at once), still queued: the runner
-    // starts it on a later turn.
-    const [queued] = rows.list({ kind: 'bulk-update', state: 'queued', limit: 1 });
-    const cancelling = jobs.cancel(queued!.id);
-    const job = await starting;
-    expect(job.id).toBe(queued!.id);
-    expect(await cancelling).toMatchObject({ state: 'cancelled' });
+    // Stopped first (as the daemon stops), so that the run stays queued: cancelled before it started.
+    await service.stop(0);
+    const job = await service.start({ targets: sites.map((siteId) => ({ siteId, ...plugin })), trigger });
+    expect(rows.find(job.id)).toMatchObject({ state: 'queued' });
+    expect(await jobs.cancel(job.id)).toMatchObject({ state: 'cancelled' });
     await service.idle();
     expect(rows.find(job.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
     expect(rows.list({ kind: 'site-update', limit: 10 }).map((row) => [row.state, row.reason, row.attempts])).toEqual([
@@ -156,11 +154,20 @@ describe('a bulk update’s job rows, written by the job runner', () => {
   });
 
   it('a run cancelled as its first site starts: that site finishes, the run ends cancelled', async () => {
-    const { rows, jobs, service } = setup(updating());
+    // Each site's update told once it has begun (before its first commit).
+    let begun = 0;
+    let bothBegun!: () => void;
+    const begunBoth = new Promise<void>((resolve) => (bothBegun = resolve));
+    const { rows, jobs, service } = setup((request) => {
+      if (++begun === 2) bothBegun();
+      return updating()(request);
+    });
     const sites = [insertConnectedSite(t), insertConnectedSite(t)];
     const job = await service.start({ targets: sites.map((siteId) => ({ siteId, ...plugin })), trigger });
-    // By now the run has started a site, whose start is held until its first commit: its row still reads queued,
-    // and it cannot be stopped halfway (before, the run ended failed, internal-error, refused that site's cancel).
+    await begunBoth;
+    // The run has started its sites, whose starts are held until their first commit: their rows still read queued,
+    // and they cannot be stopped halfway (before, the run ended failed, internal-error, refused that site's cancel).
+    expect(rows.list({ kind: 'site-update', limit: 10 }).map((row) => row.state)).toEqual(['queued', 'queued']);
     await jobs.cancel(job.id);
     await service.idle();
     expect(rows.find(job.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });

@@ -47,7 +47,7 @@ describe('recovery at start', () => {
     const bulkId = leftBehind('running', ['running', 'queued']);
     await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
-    const run = t.services.bulkUpdates.run(bulkId);
+    const run = await t.services.bulkUpdates.run(bulkId);
     expect(run.job).toMatchObject({ state: 'failed', reason: 'interrupted' });
     expect(run.job.message).not.toContain('before this site was updated');
     // The running site had not begun any update (no attempt recorded): it says so, as the one never started.
@@ -65,7 +65,7 @@ describe('recovery at start', () => {
     const bulkId = leftBehind('queued', ['queued', 'queued']);
     await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
-    const run = t.services.bulkUpdates.run(bulkId);
+    const run = await t.services.bulkUpdates.run(bulkId);
     expect(run.job).toMatchObject({ state: 'failed', reason: 'sites-failed' });
     expect(run.progress).toMatchObject({ total: 2, done: 2, failed: 2 });
     expect(run.sites[0]!.items[0]).toMatchObject({ state: 'failed', reason: 'site-unreachable' });
@@ -192,7 +192,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
     await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
 
-    const stopped = run(bulkId);
+    const stopped = await run(bulkId);
     const site = stopped.sites[0]!;
     expect(site).toMatchObject({
       state: 'failed',
@@ -218,7 +218,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
       fromVersion: '1.0.0',
       toVersion: '1.1.0',
     });
-    const followed = run(bulkId);
+    const followed = await run(bulkId);
     expect(followed.sites[0]).toMatchObject({ state: 'failed', reason: 'update-rolled-back' });
     expect(followed.sites[0]!.message).toContain('plugin b rolled back');
     expect(followed.sites[0]!.message).not.toContain('before this site was updated');
@@ -238,7 +238,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
     await t.services.bulkUpdates.recover();
     await t.services.bulkUpdates.idle();
 
-    const site = run(bulkId).sites[0]!;
+    const site = (await run(bulkId)).sites[0]!;
     expect(site.items[1]).toMatchObject({ state: 'succeeded', reason: null, safeUpdateId: safeUpdate.id });
     // One item was never begun, so the site is not wholly updated; what happened is said.
     expect(site).toMatchObject({ state: 'failed', reason: 'interrupted' });
@@ -254,7 +254,7 @@ describe('recovery at start, of a site the daemon stopped in the middle of', () 
     expect(await t.services.bulkUpdates.recover()).toEqual({ attemptsEnded: 0 });
     await t.services.bulkUpdates.idle();
 
-    const site = run(bulkId).sites[0]!;
+    const site = (await run(bulkId)).sites[0]!;
     const cut = 'the daemon stopped during the update; the inventory shows what the site now runs';
     expect(site).toMatchObject({ state: 'failed', reason: 'interrupted' });
     expect(site.message).toContain(cut);

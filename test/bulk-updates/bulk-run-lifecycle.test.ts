@@ -118,7 +118,7 @@ describe('applying a preview', () => {
 
     expect((await finished(t, runId)).progress).toMatchObject({ total: 2, succeeded: 2 });
     expect(sites.map((site) => site.state.plugin)).toEqual(['1.1.0', '1.1.0']);
-    const runs = t.services.bulkUpdates.runs(10);
+    const runs = await t.services.bulkUpdates.runs(10);
     expect(runs.filter((run) => !run.dryRun).map((run) => run.id)).toEqual([runId]);
   });
 

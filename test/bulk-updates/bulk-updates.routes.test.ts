@@ -251,18 +251,18 @@ describe('stopping a bulk update', () => {
     let updates = 0;
     watch.hold = () => (++updates < 3 ? Promise.resolve() : gate);
     const queued = await apply(t, { all: true, items: [{ type: 'plugin' }] });
-    const listed = () => t.services.bulkUpdates.runs(5).find((run) => run.id === queued.json.job.id)!;
+    const listed = async () => (await t.services.bulkUpdates.runs(5)).find((run) => run.id === queued.json.job.id)!;
     // Written at most once a second: within two, while the third site is still held.
-    let counted = listed();
+    let counted = await listed();
     for (let waited = 0; counted.done < 2 && waited < 2_000; waited += 50) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      counted = listed();
+      counted = await listed();
     }
     expect(updates).toBe(3);
     expect(counted).toMatchObject({ state: 'running', sites: 3, done: 2, succeeded: 2 });
     open();
     await finished(t, queued.json.job.id);
-    expect(listed()).toMatchObject({ state: 'succeeded', done: 3, succeeded: 3 });
+    expect(await listed()).toMatchObject({ state: 'succeeded', done: 3, succeeded: 3 });
   });
 
   it('notAfter: sites not started by then are skipped (window-closed)', async () => {
@@ -456,20 +456,20 @@ describe('startBulkUpdate (the entry policies use)', () => {
       ],
       trigger: { kind: 'request' as const, id: 'token' },
     };
-    // Read in the turn it was written in (on SQLite the runner writes at once): the bulk job has not started
-    // yet (it starts on a later one).
-    const applying = t.services.bulkUpdates.apply(request);
+    // The bulk updates stopped first (as the daemon stops), so that the run stays queued as written: read back, it
+    // is the answer.
+    await t.services.bulkUpdates.stop(0);
+    const answered = await t.services.bulkUpdates.apply(request);
     const [queued] = createJobsRepository({ db: t.database.db }).list({
       kind: 'bulk-update',
       state: 'queued',
       limit: 1,
     });
-    const held = t.services.bulkUpdates.run(queued!.id);
-    const answered = await applying;
-    expect(answered).toEqual(held);
+    expect(queued!.id).toBe(answered.job.id);
+    expect(answered).toEqual(await t.services.bulkUpdates.run(queued!.id));
     expect(answered.sites.map((site) => site.state)).toEqual(['queued', 'skipped']);
     const preview = await t.services.bulkUpdates.apply({ ...request, dryRun: true });
-    expect(preview).toEqual(t.services.bulkUpdates.run(preview.job.id));
+    expect(preview).toEqual(await t.services.bulkUpdates.run(preview.job.id));
     await t.services.bulkUpdates.idle();
   });
 });
