@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  adminApi,
+  connectSite,
+  queueBackup,
+  runCli,
+  startDaemonProcess,
+  useDaemonSite,
+} from '../support/daemon-process.js';
+import { createTestDatabase } from '../support/postgres.js';
+
+type DaemonProcess = Awaited<ReturnType<typeof startDaemonProcess>>;
+
+/**
+ * Cluster mode (issue 34) with real processes on a real PostgreSQL: an API process and a backups worker, each with
+ * its own data directory, sharing the database and the job queue. What the API is asked, the worker does; what the
+ * worker did, the API answers.
+ */
+describe('the daemon in cluster mode: an API process and a worker on PostgreSQL', () => {
+  const bed = useDaemonSite('cluster', { lean: true });
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  const workerDir = mkdtempSync(join(tmpdir(), 'sitewarden-cluster-worker-'));
+  const allDirs = [0, 1].map((n) => mkdtempSync(join(tmpdir(), `sitewarden-cluster-all-${n}-`)));
+  const processes: DaemonProcess[] = [];
+  const key = randomBytes(32).toString('base64');
+  const env = (dataDir: string) => ({
+    SITEWARDEN_DATA_DIR: dataDir,
+    SITEWARDEN_DATABASE_URL: database.url,
+    SITEWARDEN_SECRET_KEY: key,
+    SITEWARDEN_LOG_LEVEL: 'info',
+    SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
+  });
+  async function started(dataDir: string, args: string[]): Promise<DaemonProcess> {
+    const daemon = await startDaemonProcess(env(dataDir), args);
+    processes.push(daemon);
+    return daemon;
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase(inject('postgresUrl'), 'cluster-daemon');
+  });
+  afterAll(async () => {
+    for (const daemon of processes) {
+      daemon.child.kill('SIGTERM');
+      await daemon.exited;
+    }
+    for (const dir of [workerDir, ...allDirs]) rmSync(dir, { recursive: true, force: true });
+    await database?.drop();
+  });
+
+  it('refuses, naming why: no shared secret key; an uptime worker (uptime runs in the --role all process)', () => {
+    const keyless = runCli(['start', '--role', 'api'], { ...env(workerDir), SITEWARDEN_SECRET_KEY: '' });
+    expect(keyless.status).toBe(1);
+    expect(keyless.stderr).toContain('SITEWARDEN_SECRET_KEY: cluster mode (SITEWARDEN_DATABASE_URL) needs the key set');
+    // Without --kinds a worker takes every kind, uptime among them.
+    for (const args of [
+      ['--role', 'worker', '--kinds', 'uptime,backups'],
+      ['--role', 'worker'],
+    ]) {
+      const uptime = runCli(['start', ...args], env(workerDir));
+      expect(uptime.status).toBe(2);
+      expect(uptime.stderr).toContain('in cluster mode uptime runs in the --role all process');
+    }
+  });
+
+  it('takes a backup asked of the API in the worker, and answers how it ended from the API', async () => {
+    const api = await started(bed.dataDir, ['--role', 'api']);
+    const worker = await started(workerDir, ['--role', 'worker', '--kinds', 'backups']);
+    const call = adminApi(bed.dataDir, () => api.port);
+
+    const siteId = await connectSite(call, bed.site);
+    const backupId = await queueBackup(call, siteId);
+    let backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
+    for (let poll = 0; poll < 1_500 && backup.status !== 'completed' && backup.status !== 'failed'; poll++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
+    }
+    expect(backup, worker.logs()).toMatchObject({ status: 'completed' });
+    expect((await call('GET', `/api/jobs/${backupId}`)).json).toMatchObject({ state: 'succeeded', kind: 'backup' });
+
+    // The worker ran it; the API process only asked.
+    const ranIn = (daemon: DaemonProcess) =>
+      new RegExp(`"event":"backup.completed"[^\\n]*"backupId":"${backupId}"`).test(daemon.logs());
+    expect(ranIn(worker)).toBe(true);
+    expect(ranIn(api)).toBe(false);
+
+    // Both are ready: each reads the shared database.
+    for (const daemon of [api, worker]) {
+      const ready = await fetch(`http://127.0.0.1:${daemon.port}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: 'ready' });
+    }
+
+    // Each process's ticks ran where their minute was claimed: the API's audit retention, the worker's backups.
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ name: string }>('select distinct name from scheduled_tick_claims');
+      expect(rows.map((row) => row.name)).toEqual(expect.arrayContaining(['audit-log-retention', 'backups']));
+    } finally {
+      await client.end();
+    }
+
+    // The one --role all process of the cluster: it answers with the API's token (one database), and runs uptime;
+    // a second one is refused while it does.
+    const all = await started(allDirs[0]!, ['--role', 'all']);
+    const viaAll = adminApi(bed.dataDir, () => all.port);
+    expect((await viaAll('GET', `/api/jobs/${backupId}`)).json).toMatchObject({ state: 'succeeded' });
+    const second = runCli(['start', '--role', 'all'], env(allDirs[1]!));
+    expect(second.status).toBe(2);
+    expect(second.stderr).toContain('another --role all process of this cluster runs uptime');
+    // Its uptime monitor holds the site (probed at its slot in the interval); an API process has none (docs/cluster.md).
+    expect((await viaAll('GET', `/api/sites/${siteId}`)).json.status.uptime).toMatchObject({ paused: false });
+    expect((await call('GET', `/api/sites/${siteId}`)).json.status.uptime).toBeNull();
+  }, 180_000);
+});
