@@ -16,7 +16,7 @@ import {
 } from '../jobs/job-kind.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import { jobsProblems } from '../jobs/jobs.errors.js';
-import type { JobRow } from '../jobs/jobs.table.js';
+import { finishedJobStates, type JobRow } from '../jobs/jobs.table.js';
 import type { StateDb } from '../db/state-db.js';
 import type { Clock } from '../shared/clock.js';
 import { isProblem } from '../shared/errors.js';
@@ -37,6 +37,12 @@ const INTERRUPTED = STOPPED_BEFORE_SITE;
  * a summary (the run's view counts its sites' rows; recovery counts them again), so a crash loses nothing by it.
  */
 const PROGRESS_WRITE_MS = 1_000;
+/**
+ * How often a waiting bulk job reads the rows of the sites it started. In a cluster another process may run a site
+ * (any worker of the `updates` kind takes it from the queue) or cancel it, and the end is told only in the process
+ * that saw it (`settle`): the row tells this one. On one machine the row only confirms what `settle` told already.
+ */
+const STARTED_READ_MS = 2_000;
 
 export function createBulkCoordinator({
   repository,
@@ -178,6 +184,18 @@ export function createBulkCoordinator({
     let writeDue = false;
     signal.addEventListener('abort', wake, { once: true });
 
+    /** The started sites whose rows say they ended (run or cancelled in another process), settled as their rows say. */
+    let readAt = Date.now();
+    const settleFromRows = async () => {
+      for (const id of [...started]) {
+        const row = await jobRows.find(id).catch((error: unknown) => {
+          logger.warn({ err: error, jobId: id }, 'a site update’s row could not be read');
+          return undefined;
+        });
+        if (row && (finishedJobStates as readonly string[]).includes(row.state)) settle(id, row);
+      }
+    };
+
     // Counted once, then no longer waited for: the loop ends only after its last site's count.
     const ended = (child: JobRow, end: ChildEnd) => {
       started.delete(child.id);
@@ -259,7 +277,12 @@ export function createBulkCoordinator({
         }
         // Once stopped, only the running sites are waited for (the abort has been seen).
         const woken = new Promise<void>((resolve) => (wakeUp = resolve));
-        await (signal.aborted ? woken : Promise.race([slots.released(), woken]));
+        const readDue = sleep(Math.max(0, readAt + STARTED_READ_MS - Date.now()), undefined, { ref: false });
+        await Promise.race(signal.aborted ? [woken, readDue] : [slots.released(), woken, readDue]);
+        if (Date.now() >= readAt + STARTED_READ_MS) {
+          readAt = Date.now();
+          await settleFromRows();
+        }
       }
     } finally {
       running.delete(job.id);

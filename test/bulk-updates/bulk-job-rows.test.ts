@@ -137,6 +137,41 @@ describe('a bulk update’s job rows, written by the job runner', () => {
     expect(JSON.parse(rows.find(job.id)!.progress)).toMatchObject({ total: 1, done: 1, failed: 1 });
   });
 
+  it('a site another process runs (a cluster): counted from its row, which is all this process hears of it', async () => {
+    const { rows, jobs, service } = setup(updating());
+    const sites = [insertConnectedSite(t), insertConnectedSite(t)];
+    // The site updates' pool held here: what the run starts waits for another process, as a worker's would.
+    await jobs.stop(['site-update'], { graceMs: 0 });
+    const job = await service.start({ targets: sites.map((siteId) => ({ siteId, ...plugin })), trigger });
+    const children = async () => (await jobs.list({ kind: 'site-update', limit: 10 })).map((row) => row.id);
+    const store = createJobStore(t.state);
+    for (let wait = 0; wait < 100 && rows.find(job.id)?.state !== 'running'; wait++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    // Another process's runner runs each: started, then ended (one succeeded, one failed); no `settle` here.
+    const [first, second] = await children();
+    for (const [id, state] of [
+      [first!, 'succeeded'],
+      [second!, 'failed'],
+    ] as const) {
+      await store.start(id, t.clock.now());
+      await store.finish(id, {
+        state,
+        reason: state === 'failed' ? 'site-error' : null,
+        message: null,
+        finishedAt: t.clock.now(),
+        progress: JSON.stringify({ items: [{ ...plugin, state, reason: null, message: null }] }),
+      });
+    }
+    for (let wait = 0; wait < 250 && rows.find(job.id)?.state === 'running'; wait++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(rows.find(job.id)).toMatchObject({
+      state: 'failed',
+      reason: 'sites-failed',
+      message: '1 of 2 sites failed',
+    });
+    expect(JSON.parse(rows.find(job.id)!.progress)).toMatchObject({ total: 2, done: 2, succeeded: 1, failed: 1 });
+  });
+
   it('a queued run cancelled: its sites not started are cancelled with it', async () => {
     const { rows, jobs, service } = setup(updating());
     const sites = [insertConnectedSite(t), insertConnectedSite(t)];

@@ -13,13 +13,14 @@ import {
   useDaemonSite,
 } from '../support/daemon-process.js';
 import { createTestDatabase } from '../support/postgres.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
 type DaemonProcess = Awaited<ReturnType<typeof startDaemonProcess>>;
 
 /**
  * Cluster mode (issue 34) with real processes on a real PostgreSQL: an API process and a backups worker, each with
  * its own data directory, sharing the database and the job queue. What the API is asked, the worker does; what the
- * worker did, the API answers.
+ * worker did, the API answers, and a webhook hears of it once.
  */
 describe('the daemon in cluster mode: an API process and a worker on PostgreSQL', () => {
   const bed = useDaemonSite('cluster', { lean: true });
@@ -73,6 +74,11 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
     const worker = await started(workerDir, ['--role', 'worker', '--kinds', 'backups']);
     const call = adminApi(bed.dataDir, () => api.port);
 
+    // A webhook made through the API: the worker delivers what it emits, once.
+    const receiver = await startWebhookReceiver();
+    const hook = await call('POST', '/api/webhooks', { url: receiver.url, events: ['backup.completed'] });
+    expect(hook.status, JSON.stringify(hook.json)).toBe(201);
+
     const siteId = await connectSite(call, bed.site);
     const backupId = await queueBackup(call, siteId);
     let backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
@@ -88,6 +94,14 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
       new RegExp(`"event":"backup.completed"[^\\n]*"backupId":"${backupId}"`).test(daemon.logs());
     expect(ranIn(worker)).toBe(true);
     expect(ranIn(api)).toBe(false);
+    const deliveries = () => receiver.received.filter((request) => request.body.includes(backupId));
+    for (let poll = 0; poll < 100 && deliveries().length === 0; poll++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    // A moment more: a second process delivering it too would have done so by now.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(deliveries()).toHaveLength(1);
+    expect(JSON.parse(deliveries()[0]!.body)).toMatchObject({ event: 'backup.completed' });
+    await receiver.close();
 
     // Both are ready: each reads the shared database.
     for (const daemon of [api, worker]) {
