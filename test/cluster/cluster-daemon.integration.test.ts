@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -9,6 +9,7 @@ import {
   connectSite,
   queueBackup,
   runCli,
+  waitForBackup,
   startDaemonProcess,
   useDaemonSite,
 } from '../support/daemon-process.js';
@@ -20,10 +21,11 @@ type DaemonProcess = Awaited<ReturnType<typeof startDaemonProcess>>;
 /**
  * Cluster mode (issue 34) with real processes on a real PostgreSQL: an API process and a backups worker, each with
  * its own data directory, sharing the database and the job queue. What the API is asked, the worker does; what the
- * worker did, the API answers, and a webhook hears of it once.
+ * worker did, the API answers, and a webhook hears of it once; a cancel asked of the API stops the worker's run.
  */
 describe('the daemon in cluster mode: an API process and a worker on PostgreSQL', () => {
-  const bed = useDaemonSite('cluster', { lean: true });
+  // One large upload the site sends slowly: a backup runs long enough to be cancelled in the middle.
+  const bed = useDaemonSite('cluster', { lean: true, uploadMb: 16, slowRangeMs: 1_000 });
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   const workerDir = mkdtempSync(join(tmpdir(), 'sitewarden-cluster-worker-'));
   const allDirs = [0, 1].map((n) => mkdtempSync(join(tmpdir(), `sitewarden-cluster-all-${n}-`)));
@@ -119,6 +121,35 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
     } finally {
       await client.end();
     }
+
+    // A running backup cancelled through the API: the request reaches the worker running it, which stops it. The
+    // upload changed first: the backup is incremental, and only a file it has not stored is sent (slowly).
+    writeFileSync(join(bed.site.root, 'wp-content/uploads/2026/02/film.bin'), randomBytes(16 * 1024 * 1024));
+    const cancelledId = await queueBackup(call, siteId);
+    expect(
+      await waitForBackup(
+        call,
+        siteId,
+        cancelledId,
+        (running) => running.status === 'running' && running.progress.filesDone > 0,
+      ),
+    ).toBe(true);
+    const asked = await call('POST', `/api/jobs/${cancelledId}/cancel`);
+    expect(asked.status, JSON.stringify(asked.json)).toBe(202);
+    let cancelled = (await call('GET', `/api/jobs/${cancelledId}`)).json;
+    for (let poll = 0; poll < 200 && cancelled.state === 'running'; poll++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      cancelled = (await call('GET', `/api/jobs/${cancelledId}`)).json;
+    }
+    expect(cancelled, worker.logs()).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
+    expect((await call('GET', `/api/sites/${siteId}/backups/${cancelledId}`)).json).toMatchObject({
+      status: 'failed',
+      reason: 'cancelled',
+    });
+    // Told by the worker that stopped it, with who asked (the API's token).
+    expect(worker.logs()).toMatch(
+      new RegExp(`"event":"job.cancelled"[^\\n]*"jobId":"${cancelledId}"[^\\n]*"requestedByKind":"token"`),
+    );
 
     // The one --role all process of the cluster: it answers with the API's token (one database), and runs uptime;
     // a second one is refused while it does.
