@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -18,10 +18,32 @@ import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
 type DaemonProcess = Awaited<ReturnType<typeof startDaemonProcess>>;
 
+/** The dashboard's live activity stream (`GET /events`) of the process on `port`, signed in as its first admin. */
+async function liveActivity(dataDir: string, port: number): Promise<{ text(): string; close(): void }> {
+  const password = /password: (\S+)/.exec(readFileSync(join(dataDir, 'admin-password'), 'utf8'))![1]!;
+  const signedIn = await fetch(`http://127.0.0.1:${port}/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: 'admin', password }).toString(),
+    redirect: 'manual',
+  });
+  const cookie = /sw_session=[^;]+/.exec(signedIn.headers.get('set-cookie') ?? '')?.[0];
+  if (!cookie) throw new Error(`signing in answered ${signedIn.status}`);
+  const controller = new AbortController();
+  const response = await fetch(`http://127.0.0.1:${port}/events`, { headers: { cookie }, signal: controller.signal });
+  expect(response.headers.get('content-type')).toContain('text/event-stream');
+  let received = '';
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const chunk of response.body!) received += decoder.decode(chunk as Uint8Array, { stream: true });
+  })().catch(() => undefined);
+  return { text: () => received, close: () => controller.abort() };
+}
+
 /**
  * Cluster mode (issue 34) with real processes on a real PostgreSQL: an API process and a backups worker, each with
  * its own data directory, sharing the database and the job queue. What the API is asked, the worker does; what the
- * worker did, the API answers, and a webhook hears of it once; a cancel asked of the API stops the worker's run.
+ * worker did, the API answers, its live page shows, and a webhook hears of it once; a cancel asked of the API stops the worker's run.
  */
 describe('the daemon in cluster mode: an API process and a worker on PostgreSQL', () => {
   // One large upload the site sends slowly: a backup runs long enough to be cancelled in the middle.
@@ -82,6 +104,8 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
     expect(hook.status, JSON.stringify(hook.json)).toBe(201);
 
     const siteId = await connectSite(call, bed.site);
+    // The dashboard's live activity, signed in to the API process: it shows what the worker does.
+    const live = await liveActivity(bed.dataDir, api.port);
     const backupId = await queueBackup(call, siteId);
     let backup = (await call('GET', `/api/sites/${siteId}/backups/${backupId}`)).json;
     for (let poll = 0; poll < 1_500 && backup.status !== 'completed' && backup.status !== 'failed'; poll++) {
@@ -96,6 +120,10 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
       new RegExp(`"event":"backup.completed"[^\\n]*"backupId":"${backupId}"`).test(daemon.logs());
     expect(ranIn(worker)).toBe(true);
     expect(ranIn(api)).toBe(false);
+    for (let poll = 0; poll < 50 && !live.text().includes(backupId); poll++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(live.text()).toMatch(new RegExp(`"event":"backup.completed"[^\\n]*${backupId}`));
+    live.close();
     const deliveries = () => receiver.received.filter((request) => request.body.includes(backupId));
     for (let poll = 0; poll < 100 && deliveries().length === 0; poll++)
       await new Promise((resolve) => setTimeout(resolve, 100));
