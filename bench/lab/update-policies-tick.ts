@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { openDatabase } from '../../src/db/database.js';
+import { writtenAtOnce } from '../../src/db/write-batch.js';
 import { createInventoryRepository } from '../../src/inventory/inventory.repository.js';
 import { createUpdateStateReader, type Plugin } from '../../src/inventory/index.js';
 import { createFakeClock } from '../../src/shared/clock.js';
@@ -52,18 +53,20 @@ try {
         update: (s + i) % 5 === 0 ? { version: '2.0.0' } : null,
       }));
       // Inside the seeding's own transaction: the synchronous write.
-      inventories.writeWithin(id, {
-        plugins,
-        themes: [],
-        syncedAt: new Date(now.getTime() - 10 * 86_400_000),
-        extras: {
-          databaseType: 'mariadb',
-          databaseVersion: '10.11.6',
-          timeZone: ZONES[s % 24]!,
-          coreOffers: [],
-          translations: [],
-        },
-      });
+      writtenAtOnce(
+        inventories.writeWithin(id, {
+          plugins,
+          themes: [],
+          syncedAt: new Date(now.getTime() - 10 * 86_400_000),
+          extras: {
+            databaseType: 'mariadb',
+            databaseVersion: '10.11.6',
+            timeZone: ZONES[s % 24]!,
+            coreOffers: [],
+            translations: [],
+          },
+        }),
+      );
     }
   })();
   const seeded = performance.now() - seeding;
