@@ -49,6 +49,27 @@ const CHILD_KINDS = ['site-update', 'safe-site-update'];
  */
 const inJsonList = (dialect: Dialect, list: SQLWrapper) => sql`(select value from ${jsonTextElements(dialect, list)})`;
 
+/** What a bulk update reads of a site, from the sites table of either dialect. */
+const siteFactColumns = <T extends Record<'id' | 'url' | 'state' | 'wordpressVersion', unknown>>(
+  sites: T,
+): Pick<T, 'id' | 'url' | 'state' | 'wordpressVersion'> => ({
+  id: sites.id,
+  url: sites.url,
+  state: sites.state,
+  wordpressVersion: sites.wordpressVersion,
+});
+
+/** What a bulk update reads of an inventory item (`PendingItem`), from the table of either dialect. */
+const pendingItemColumns = <T extends Record<'siteId' | 'type' | 'slug' | 'version' | 'updateVersion', unknown>>(
+  items: T,
+): Pick<T, 'siteId' | 'type' | 'slug' | 'version' | 'updateVersion'> => ({
+  siteId: items.siteId,
+  type: items.type,
+  slug: items.slug,
+  version: items.version,
+  updateVersion: items.updateVersion,
+});
+
 /**
  * What a bulk update reads on either dialect (issue 34, docs/design/cluster-state.md): sites and their pending updates
  * from the inventory rows, its own job rows (the children of a bulk job), and what its recovery reads of the update
@@ -68,7 +89,7 @@ export function createBulkUpdatesRepository(state: StateDatabase) {
   const run = state.run.bind(state);
   const listed = (values: readonly string[]) => inJsonList(state.dialect, sql`${JSON.stringify(values)}`);
 
-  const siteColumns = { id: sites.id, url: sites.url, state: sites.state, wordpressVersion: sites.wordpressVersion };
+  const siteColumns = siteFactColumns(sites);
   const safeUpdateFacts = {
     id: safeUpdates.id,
     status: safeUpdates.status,
@@ -77,13 +98,7 @@ export function createBulkUpdatesRepository(state: StateDatabase) {
     fromVersion: safeUpdates.fromVersion,
     toVersion: safeUpdates.toVersion,
   };
-  const itemColumns = {
-    siteId: inventoryItems.siteId,
-    type: inventoryItems.type,
-    slug: inventoryItems.slug,
-    version: inventoryItems.version,
-    updateVersion: inventoryItems.updateVersion,
-  };
+  const itemColumns = pendingItemColumns(inventoryItems);
 
   function sitesOf(db: StateDb, scope: SitesScope): Promise<SiteFacts[]> {
     const query = db.select(siteColumns).from(sites);
@@ -257,7 +272,7 @@ function preparedReads(db: Db) {
     .orderBy(jobs.id)
     .prepare();
   const jobRow = rowDecoder(jobs);
-  const siteColumns = { id: sites.id, url: sites.url, state: sites.state, wordpressVersion: sites.wordpressVersion };
+  const siteColumns = siteFactColumns(sites);
   const sitesById = db
     .select(siteColumns)
     .from(sites)
@@ -281,13 +296,7 @@ function preparedReads(db: Db) {
     )
     .orderBy(sites.id)
     .prepare();
-  const itemColumns = {
-    siteId: inventoryItems.siteId,
-    type: inventoryItems.type,
-    slug: inventoryItems.slug,
-    version: inventoryItems.version,
-    updateVersion: inventoryItems.updateVersion,
-  };
+  const itemColumns = pendingItemColumns(inventoryItems);
   const itemsOfSites = (pendingOnly: boolean) =>
     db
       .select(itemColumns)

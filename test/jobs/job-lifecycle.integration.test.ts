@@ -48,7 +48,15 @@ describe.each(dialects)('a job’s lifecycle on %s', (dialect) => {
         const rows = createJobRowWriter({ repository: repositoryOf(state()), store, clock, logger: logs.logger });
         const queue = (id: string) =>
           jobStore.insert({ id, kind: 'audit', siteId: 'site_a', state: 'queued', createdAt: clock.now() });
-        return { clock, logs, jobStore, rows, queue };
+        /** A kind's own row, in these tests another job row. */
+        const ownRow = (id: string) => ({
+          id,
+          kind: 'own',
+          siteId: 'site_a',
+          state: 'queued' as const,
+          createdAt: clock.now(),
+        });
+        return { clock, logs, jobStore, rows, queue, ownRow };
       }
 
       it('starts a queued job once, writes every report it makes without awaiting in order, then its end', async () => {
@@ -72,15 +80,8 @@ describe.each(dialects)('a job’s lifecycle on %s', (dialect) => {
       });
 
       it('writes a job with its kind’s own row together: in the store’s transaction, or at once in SQLite’s', async () => {
-        const { clock, jobStore, rows } = setUp();
+        const { clock, jobStore, rows, ownRow } = setUp();
         const newJob = (id: string) => ({ id, kind: 'audit', siteId: 'site_a', createdAt: clock.now() });
-        const ownRow = (id: string) => ({
-          id,
-          kind: 'own',
-          siteId: 'site_a',
-          state: 'queued' as const,
-          createdAt: clock.now(),
-        });
         // (the kind's own row here is another job row)
         const written = await rows.create(newJob('job_1'), (tx) =>
           tx
@@ -104,7 +105,7 @@ describe.each(dialects)('a job’s lifecycle on %s', (dialect) => {
       });
 
       it('writes a job that ended elsewhere as it ended, with its kind’s own row or neither', async () => {
-        const { clock, jobStore, rows } = setUp();
+        const { clock, jobStore, rows, ownRow } = setUp();
         const ended = (id: string) => ({
           id,
           kind: 'backup',
@@ -114,13 +115,6 @@ describe.each(dialects)('a job’s lifecycle on %s', (dialect) => {
           attempts: 1,
           startedAt: clock.now(),
           finishedAt: clock.now(),
-        });
-        const ownRow = (id: string) => ({
-          id,
-          kind: 'own',
-          siteId: 'site_a',
-          state: 'queued' as const,
-          createdAt: clock.now(),
         });
         // (an adopted backup's row here is another job row)
         const written = await rows.record(ended('job_1'), (tx) =>
@@ -168,15 +162,8 @@ describe.each(dialects)('a job’s lifecycle on %s', (dialect) => {
       });
 
       it('holds a kind’s start, progress and end in its write batch, committed with its own writes or rolled back with them', async () => {
-        const { clock, jobStore, rows, queue } = setUp();
+        const { clock, jobStore, rows, queue, ownRow } = setUp();
         await queue('job_1');
-        const ownRow = (id: string) => ({
-          id,
-          kind: 'own',
-          siteId: 'site_a',
-          state: 'queued' as const,
-          createdAt: clock.now(),
-        });
         // (the kind's own writes here are other job rows: on the batch's transaction, or at once on SQLite)
         const own = (id: string) => (tx?: StateDb) =>
           tx ? jobStore.insert(ownRow(id), tx) : repositoryOf(state()).insert(ownRow(id));
