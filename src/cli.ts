@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-import { openStateDatabase, sqliteStateOf, StateDatabaseUnavailableError } from './db/state-db.js';
+import { openStateDatabase, sqliteStateOf, StateDatabaseUnavailableError, type StateDatabase } from './db/state-db.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { MigrationsPendingError, openDatabase, type DatabaseHandle } from './db/database.js';
+import { MigrationsPendingError, openDatabase } from './db/database.js';
 import { DATABASE_FILE, RoleNeedsClusterError, startDaemon, UptimeInClusterError } from './main.js';
 import { parseProcessRole, type ProcessRole } from './work-registry.js';
 import { limitHeapGrowth } from './shared/heap-growth.js';
@@ -61,8 +61,8 @@ class UsageError extends Error {}
 class FlagError extends Error {}
 
 /**
- * The operator commands that work on the data directory's SQLite database; in cluster mode the state is not
- * there, and they say so rather than act on an empty local database (docs/cluster.md: the API does the same).
+ * The operator commands that work on one data directory (its backup store, its lock); in cluster mode the state is
+ * not there, and they say so rather than act on an empty local database (docs/cluster.md).
  */
 function singleMachine(config: Config, command: string): Config {
   if (config.databaseUrl)
@@ -135,30 +135,19 @@ async function main(argv: string[]): Promise<number> {
       // write transaction, which SQLite's WAL serialises with the daemon's writes (both wait up to
       // busy_timeout for the other), and the daemon notices a revoke through data_version. Beside a
       // daemon they leave migrations to it; alone they hold the lock, so no daemon starts mid-command.
-      const config = singleMachine(loadConfig(), 'token');
-      return withDataDirShared(config.dataDir, (holder) =>
-        tokenCommand({
-          args: rest,
-          dataDir: config.dataDir,
-          databaseFile: DATABASE_FILE,
-          migrate: holder.owner,
-          UsageError,
-          userIdByName,
-        }),
-      );
+      // In cluster mode they act on the cluster's database, beside its processes.
+      const config = loadConfig();
+      const run = (open: () => Promise<StateDatabase>) => tokenCommand({ args: rest, open, UsageError, userIdByName });
+      if (config.databaseUrl) return run(() => openStateDatabase({ url: config.databaseUrl!, sqlitePath: '' }));
+      return withDataDirShared(config.dataDir, (holder) => run(async () => sqliteStateIn(config, holder.owner)));
     }
     case 'users': {
       // Like the token commands: one short write, safe beside the daemon.
-      const config = singleMachine(loadConfig(), 'users');
-      return withDataDirShared(config.dataDir, (holder) =>
-        usersCommand({
-          args: rest,
-          dataDir: config.dataDir,
-          databaseFile: DATABASE_FILE,
-          migrate: holder.owner,
-          out: (line) => process.stdout.write(`${line}\n`),
-        }),
-      );
+      const config = loadConfig();
+      const run = (open: () => Promise<StateDatabase>) =>
+        usersCommand({ args: rest, open, out: (line) => process.stdout.write(`${line}\n`) });
+      if (config.databaseUrl) return run(() => openStateDatabase({ url: config.databaseUrl!, sqlitePath: '' }));
+      return withDataDirShared(config.dataDir, (holder) => run(async () => sqliteStateIn(config, holder.owner)));
     }
     case 'version':
     case '--version':
@@ -263,9 +252,14 @@ async function recover(args: string[], config: Config): Promise<number> {
   }
 }
 
+/** The data directory's SQLite database as a state database; `migrate` when no daemon runs on it (the command holds its lock). */
+function sqliteStateIn(config: Config, migrate: boolean): StateDatabase {
+  return sqliteStateOf(openDatabase(join(config.dataDir, DATABASE_FILE), { migrate }));
+}
+
 /** The id of the user named NAME, for `token create --user`. */
-async function userIdByName(database: DatabaseHandle, name: string): Promise<string> {
-  const user = await createUsersRepository(sqliteStateOf(database)).findByUsername(name.trim().toLowerCase());
+async function userIdByName(state: StateDatabase, name: string): Promise<string> {
+  const user = await createUsersRepository(state).findByUsername(name.trim().toLowerCase());
   if (!user) throw new UsageError(`no user is named ${name}`);
   return user.id;
 }

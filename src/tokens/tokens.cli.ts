@@ -1,7 +1,5 @@
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDatabase, type DatabaseHandle } from '../db/database.js';
-import { sqliteStateOf } from '../db/state-db.js';
+import type { StateDatabase } from '../db/state-db.js';
 import { isRole, roles, type Role } from '../shared/actor.js';
 import { systemClock } from '../shared/clock.js';
 import { createLoggedEvents, createLogger } from '../shared/logger.js';
@@ -16,20 +14,17 @@ import { createTokensService, roleOfScope, type TokenScope } from './tokens.serv
  */
 export async function tokenCommand({
   args,
-  dataDir,
-  databaseFile,
-  migrate,
+  open,
   UsageError,
   userIdByName,
 }: {
   args: string[];
-  dataDir: string;
-  databaseFile: string;
-  migrate: boolean;
+  /** The state to act on (cli.ts: the data directory's SQLite database, or the cluster's PostgreSQL); closed after. */
+  open: () => Promise<StateDatabase>;
   /** What a mistake in the command's arguments throws: the command line prints it with its usage (cli.ts). */
   UsageError: new (message: string) => Error;
   /** The id of the user named NAME, for `--user` (the users feature's, wired by cli.ts). */
-  userIdByName: (database: DatabaseHandle, name: string) => Promise<string>;
+  userIdByName: (state: StateDatabase, name: string) => Promise<string>;
 }): Promise<number> {
   const [action, ...rest] = args;
   const { values, positionals } = parseArgs({
@@ -43,8 +38,7 @@ export async function tokenCommand({
       'expires-in-days': { type: 'string' },
     },
   });
-  const database = openDatabase(join(dataDir, databaseFile), { migrate });
-  const state = sqliteStateOf(database);
+  const state = await open();
   try {
     // Operator commands log to stderr only at warn and above; their output is the result.
     const tokens = createTokensService({
@@ -65,7 +59,7 @@ export async function tokenCommand({
         const days = values['expires-in-days'];
         if (days !== undefined && !/^[1-9]\d{0,3}$/.test(days))
           throw new UsageError('--expires-in-days must be a whole number of days, 1 to 9999');
-        const userId = values.user === undefined ? null : await userIdByName(database, values.user);
+        const userId = values.user === undefined ? null : await userIdByName(state, values.user);
         const created = await tokens.create(values.name, role, {
           userId,
           expiresAt: days === undefined ? null : new Date(systemClock.now().getTime() + Number(days) * 86_400_000),

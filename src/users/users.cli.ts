@@ -1,6 +1,4 @@
-import { join } from 'node:path';
-import { openDatabase } from '../db/database.js';
-import { sqliteStateOf } from '../db/state-db.js';
+import type { StateDatabase } from '../db/state-db.js';
 import { systemClock } from '../shared/clock.js';
 import { createLoggedEvents, createLogger } from '../shared/logger.js';
 import { isRole, roles } from '../shared/actor.js';
@@ -17,21 +15,17 @@ import { createUsersService } from './users.service.js';
  */
 export async function usersCommand({
   args,
-  dataDir,
-  databaseFile,
-  migrate = true,
+  open,
   out,
 }: {
   args: string[];
-  dataDir: string;
-  databaseFile: string;
-  migrate?: boolean;
+  /** The state to act on (cli.ts: the data directory's SQLite database, or the cluster's PostgreSQL); closed after. */
+  open: () => Promise<StateDatabase>;
   out: (line: string) => void;
 }): Promise<number> {
   const [action, name, ...rest] = args;
-  const database = openDatabase(join(dataDir, databaseFile), { migrate });
+  const state = await open();
   try {
-    const state = sqliteStateOf(database);
     const users = createUsersService({
       repository: createUsersRepository(state),
       clock: systemClock,
@@ -105,7 +99,7 @@ export async function usersCommand({
         return usage(out);
     }
   } finally {
-    database.close();
+    await state.close();
   }
 }
 

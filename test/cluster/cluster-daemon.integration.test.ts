@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   adminApi,
   connectSite,
+  daemonApi,
   queueBackup,
   runCli,
   waitForBackup,
@@ -190,5 +191,13 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
     // Its uptime monitor holds the site (probed at its slot in the interval); an API process has none (docs/cluster.md).
     expect((await viaAll('GET', `/api/sites/${siteId}`)).json.status.uptime).toMatchObject({ paused: false });
     expect((await call('GET', `/api/sites/${siteId}`)).json.status.uptime).toBeNull();
+
+    // The operator commands act on the cluster's database: a token made there works on the API process.
+    const made = runCli(['token', 'create', '--name', 'ops', '--role', 'manager'], env(allDirs[1]!));
+    expect(made.status, made.stderr).toBe(0);
+    const ops = daemonApi(() => api.port, made.stdout.trim());
+    expect((await ops('GET', `/api/sites/${siteId}`)).status).toBe(200);
+    expect(runCli(['users', 'create', 'olga', '--role', 'viewer'], env(allDirs[1]!)).status).toBe(0);
+    expect(runCli(['users', 'list'], env(allDirs[1]!)).stdout).toMatch(/\tolga\tviewer\t/);
   }, 180_000);
 });

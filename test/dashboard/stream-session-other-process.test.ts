@@ -1,3 +1,5 @@
+import { sqliteStateOf } from '../../src/db/state-db.js';
+import { openDatabase } from '../../src/db/database.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +22,11 @@ describe('a change made by the CLI (another connection) ends the user’s open e
   let dataDir: string;
   let t: TestApp;
   const cli = (args: string[]) =>
-    usersCommand({ args, dataDir, databaseFile: 'sitewarden.db', migrate: false, out: () => undefined });
+    usersCommand({
+      args,
+      open: async () => sqliteStateOf(openDatabase(join(dataDir, 'sitewarden.db'), { migrate: false })),
+      out: () => undefined,
+    });
 
   beforeEach(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'sw-stream-cli-'));

@@ -8,14 +8,16 @@ import { createTwoFactorRepository, createUsersRepository } from '../../src/user
 import { usersCommand } from '../../src/users/users.cli.js';
 import { verifyPassword } from '../../src/users/passwords.js';
 
+/** The data directory's database, as the command line opens it when no daemon runs. */
+const openIn = (dataDir: string) => async () => sqliteStateOf(openDatabase(join(dataDir, 'sitewarden.db')));
+
 describe('sitewarden users', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sw-users-cli-'));
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('creates a user and resets its password, printing each random password once', async () => {
     const lines: string[] = [];
-    const run = (args: string[]) =>
-      usersCommand({ args, dataDir, databaseFile: 'sitewarden.db', out: (line) => lines.push(line) });
+    const run = (args: string[]) => usersCommand({ args, open: openIn(dataDir), out: (line) => lines.push(line) });
     expect(await run(['create', 'Ops@Example.com'])).toBe(0);
     const first = lines.at(-1)!;
     await expect(run(['create', 'ops@example.com'])).rejects.toMatchObject({
@@ -45,8 +47,7 @@ describe('sitewarden users', () => {
 
   it('turns a user’s two-factor off (reset-two-factor): the break glass for a lost authenticator', async () => {
     const lines: string[] = [];
-    const run = (args: string[]) =>
-      usersCommand({ args, dataDir, databaseFile: 'sitewarden.db', out: (line) => lines.push(line) });
+    const run = (args: string[]) => usersCommand({ args, open: openIn(dataDir), out: (line) => lines.push(line) });
     expect(await run(['create', 'olga'])).toBe(0);
     await expect(run(['reset-two-factor', 'olga'])).rejects.toMatchObject({
       problem: { name: 'two-factor-not-enabled' },
@@ -70,8 +71,7 @@ describe('sitewarden users', () => {
 
   it('limits a user to the sites of some tags, and lifts the limit (set-scope)', async () => {
     const lines: string[] = [];
-    const run = (args: string[]) =>
-      usersCommand({ args, dataDir, databaseFile: 'sitewarden.db', out: (line) => lines.push(line) });
+    const run = (args: string[]) => usersCommand({ args, open: openIn(dataDir), out: (line) => lines.push(line) });
     expect(await run(['create', 'cleo', '--role', 'client'])).toBe(0);
     expect(await run(['set-scope', 'cleo', '--tags', 'Client:Acme, staging'])).toBe(0);
     expect(lines.at(-1)).toBe('cleo now sees the sites tagged client:acme, staging (their sessions ended)');
