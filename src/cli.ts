@@ -137,17 +137,14 @@ async function main(argv: string[]): Promise<number> {
       // daemon they leave migrations to it; alone they hold the lock, so no daemon starts mid-command.
       // In cluster mode they act on the cluster's database, beside its processes.
       const config = loadConfig();
-      const run = (open: () => Promise<StateDatabase>) => tokenCommand({ args: rest, open, UsageError, userIdByName });
-      if (config.databaseUrl) return run(() => openStateDatabase({ url: config.databaseUrl!, sqlitePath: '' }));
-      return withDataDirShared(config.dataDir, (holder) => run(async () => sqliteStateIn(config, holder.owner)));
+      return onCommandState(config, (open) => tokenCommand({ args: rest, open, UsageError, userIdByName }));
     }
     case 'users': {
       // Like the token commands: one short write, safe beside the daemon.
       const config = loadConfig();
-      const run = (open: () => Promise<StateDatabase>) =>
-        usersCommand({ args: rest, open, out: (line) => process.stdout.write(`${line}\n`) });
-      if (config.databaseUrl) return run(() => openStateDatabase({ url: config.databaseUrl!, sqlitePath: '' }));
-      return withDataDirShared(config.dataDir, (holder) => run(async () => sqliteStateIn(config, holder.owner)));
+      return onCommandState(config, (open) =>
+        usersCommand({ args: rest, open, out: (line) => process.stdout.write(`${line}\n`) }),
+      );
     }
     case 'version':
     case '--version':
@@ -252,9 +249,19 @@ async function recover(args: string[], config: Config): Promise<number> {
   }
 }
 
-/** The data directory's SQLite database as a state database; `migrate` when no daemon runs on it (the command holds its lock). */
-function sqliteStateIn(config: Config, migrate: boolean): StateDatabase {
-  return sqliteStateOf(openDatabase(join(config.dataDir, DATABASE_FILE), { migrate }));
+/**
+ * Runs an operator command (`token`, `users`) on the state it acts on: the cluster's database, beside its processes;
+ * else the data directory's SQLite database, its lock held shared (migrated only when no daemon runs on it).
+ */
+function onCommandState(
+  config: Config,
+  command: (open: () => Promise<StateDatabase>) => Promise<number>,
+): Promise<number> {
+  const url = config.databaseUrl;
+  if (url) return command(() => openStateDatabase({ url, sqlitePath: '' }));
+  return withDataDirShared(config.dataDir, (holder) =>
+    command(async () => sqliteStateOf(openDatabase(join(config.dataDir, DATABASE_FILE), { migrate: holder.owner }))),
+  );
 }
 
 /** The id of the user named NAME, for `token create --user`. */

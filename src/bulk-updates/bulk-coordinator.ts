@@ -192,7 +192,7 @@ export function createBulkCoordinator({
           logger.warn({ err: error, jobId: id }, 'a site update’s row could not be read');
           return undefined;
         });
-        if (row && (finishedJobStates as readonly string[]).includes(row.state)) settle(id, row);
+        if (row && finishedJobStates.includes(row.state)) settle(id, row);
       }
     };
 

@@ -206,11 +206,6 @@ export function createJobRowWriter({
   async function insertWithOwn<T>(row: NewJobRow, own?: OwnRow<T>): Promise<{ job: JobRow; own: T }> {
     if (!own) return { job: await store.insert(row), own: undefined as T };
     if (store.insertWith) return store.insertWith(row, async (tx) => own(tx));
-    if (transactional)
-      return transactional.transaction(async (tx) => ({
-        own: await own(tx),
-        job: await transactional.insert(row, tx),
-      }));
     return repository.transaction(() => ({ own: writtenAtOnce(own()), job: repository.insert(row) }));
   }
 
@@ -220,12 +215,13 @@ export function createJobRowWriter({
     progress: progress === undefined ? undefined : JSON.stringify(progress),
   });
 
+  /** A finished job's outcome revised at once, inside a synchronous SQLite transaction of the runner's. */
+  const reviseAtOnce = (revision: JobRevision) => repository.write(revision.id, revisionOf(revision), 'finished');
+
   /** Finished jobs' outcomes revised, in one transaction (`tx`'s when given); a job not finished (or gone) stays as it is. */
   async function revise(revisions: readonly JobRevision[], tx?: StateDb): Promise<void> {
     if (!transactional) {
-      repository.transaction(() => {
-        for (const revision of revisions) repository.write(revision.id, revisionOf(revision), 'finished');
-      });
+      repository.transaction(() => revisions.forEach(reviseAtOnce));
       return;
     }
     const reviseOn = async (on: StateDb) => {
@@ -266,11 +262,7 @@ export function createJobRowWriter({
       const rows = children.map(childRow);
       if (!transactional)
         return repository.transaction(() => {
-          if (applying) {
-            const { id } = applying;
-            const revision = revisionOf({ id, ...applying.revision(repository.find(id), job.id) });
-            repository.write(id, revision, 'finished');
-          }
+          if (applying) reviseAtOnce({ id: applying.id, ...applying.revision(repository.find(applying.id), job.id) });
           const parent = repository.insert(newJobRow(job));
           repository.insertMany(rows);
           return { job: parent, children: rows };
