@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { MigrationsPendingError, openDatabase } from './db/database.js';
-import { DATABASE_FILE, RoleNeedsClusterError, startDaemon, UptimeInClusterError } from './main.js';
+import { DATABASE_FILE, RoleNeedsClusterError, startDaemon } from './main.js';
 import { parseProcessRole, type ProcessRole } from './work-registry.js';
 import { limitHeapGrowth } from './shared/heap-growth.js';
 import { systemClock } from './shared/clock.js';
@@ -285,11 +285,7 @@ main(process.argv.slice(2)).then(
     else if (error instanceof DataDirLockedError)
       console.error(`sitewarden: ${error.message}; stop it first (one process per data directory)`);
     else if (error instanceof UsageError) console.error(`sitewarden: ${error.message}\n\n${USAGE}`);
-    else if (
-      error instanceof FlagError ||
-      error instanceof RoleNeedsClusterError ||
-      error instanceof UptimeInClusterError
-    ) {
+    else if (error instanceof FlagError || error instanceof RoleNeedsClusterError) {
       console.error(`sitewarden: ${error.message}`);
       process.exit(2);
     } else if (isAppError(error)) console.error(`sitewarden: ${error.detail}`);

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import pg from 'pg';
 import { joinClusterEvents, type FanoutEvent } from './db/event-fanout.js';
-import { ADVISORY_LOCK_NAMESPACE } from './db/state-db.js';
 import type { StateDatabase } from './db/state-db.js';
 import { createCancelRequests, type CancelRequests } from './jobs/cancel-requests.js';
 import type { JobDispatchFactory } from './jobs/job-dispatch.js';
@@ -25,15 +23,7 @@ export interface ClusterProcess {
   start(): Promise<void>;
   /** Leaves the cluster's events, after the work has stopped (its last events are published first). */
   stop(): Promise<void>;
-  /**
-   * Takes the cluster's uptime for this process (the `--role all` one): held on a connection of its own until
-   * `release` or the process's end. False when another process holds it.
-   */
-  holdUptime(): Promise<{ release(): Promise<void> } | false>;
 }
-
-/** The advisory lock the process that runs the cluster's uptime holds (ADVISORY_LOCK_NAMESPACE's keys: state-db.ts 1, fleet totals 2). */
-const UPTIME_LOCK_KEY = 3;
 
 /**
  * Cluster mode's parts of one process (issue 34), on the cluster's PostgreSQL database at `url`: the job queue
@@ -82,20 +72,5 @@ export function createClusterProcess({
     claimTick: createTickClaims({ state, processId, clock }),
     start: () => joined.start(),
     stop: () => joined.stop(),
-    async holdUptime() {
-      // A session lock on a client of its own: it lasts while this process lives, and goes with it.
-      const client = new pg.Client({ connectionString: url });
-      client.on('error', failed('the uptime lock’s connection failed'));
-      await client.connect();
-      const { rows } = await client.query<{ held: boolean }>('select pg_try_advisory_lock($1, $2) as held', [
-        ADVISORY_LOCK_NAMESPACE,
-        UPTIME_LOCK_KEY,
-      ]);
-      if (!rows[0]?.held) {
-        await client.end();
-        return false;
-      }
-      return { release: () => client.end() };
-    },
   };
 }

@@ -158,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       dailyRetentionDays: values.SITEWARDEN_UPTIME_DAILY_RETENTION_DAYS,
       certificateWarningDays: values.SITEWARDEN_UPTIME_CERT_WARNING_DAYS,
       maxBodyBytes: values.SITEWARDEN_UPTIME_MAX_BODY_BYTES,
+      leaseSeconds: values.SITEWARDEN_UPTIME_LEASE_SECONDS,
     },
     performance: {
       // Chromium's path is read where tools conventionally look for it (chrome-launcher, Puppeteer).

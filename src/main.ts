@@ -57,12 +57,6 @@ export class RoleNeedsClusterError extends Error {
   }
 }
 
-/**
- * Uptime in a cluster runs in one process, the `--role all` one, until its probes are sharded over uptime workers
- * (issue 34): its status answers come from that process's memory, so it must serve the API too.
- */
-export class UptimeInClusterError extends Error {}
-
 export interface RunningDaemon {
   port: number;
   /** The daemon's one event bus, for what is emitted around it (`daemon.stopping`). */
@@ -80,11 +74,6 @@ export async function startDaemon(
   { role = ALL_ROLE, allowRoleWithoutCluster = false }: StartOptions = {},
 ): Promise<RunningDaemon> {
   if (role.role !== 'all' && !config.databaseUrl && !allowRoleWithoutCluster) throw new RoleNeedsClusterError(role);
-  if (config.databaseUrl && role.role === 'worker' && role.kinds.includes('uptime'))
-    throw new UptimeInClusterError(
-      'in cluster mode uptime runs in the --role all process until its probes are sharded (issue 34): ' +
-        'give this worker --kinds audits,backups,updates (or the ones it should run)',
-    );
   const shutdown = createShutdownRegistry({ logger });
   const events = createLoggedEvents(logger);
   // One grace period for the whole shutdown (the steps share it), so the unit's TimeoutStopSec holds.
@@ -119,14 +108,6 @@ export async function startDaemon(
     cluster = createClusterProcess({ state, url: config.databaseUrl, events, clock: systemClock, logger });
     await cluster.start();
     shutdown.register('cluster events', () => cluster!.stop());
-    if (role.role === 'all') {
-      const uptime = await cluster.holdUptime();
-      if (!uptime)
-        throw new UptimeInClusterError(
-          'another --role all process of this cluster runs uptime (one per cluster); start this one as --role api or --role worker',
-        );
-      shutdown.register('uptime lock', () => uptime.release());
-    }
   }
 
   const secretKey = loadSecretKey(config);

@@ -11,6 +11,8 @@ export interface SiteWorkTick {
   expression: string;
   run: () => void | Promise<void>;
   owner: SiteWorkOwner;
+  /** In a cluster, runs in every process of its owner, unclaimed (see Scheduler.every). */
+  everyProcess?: boolean;
 }
 
 type SiteWorkServices = {
@@ -37,13 +39,15 @@ export function siteWorkTicks({
   switches: ScheduledWorkSwitches;
 }): SiteWorkTick[] {
   const ticks: SiteWorkTick[] = [];
-  // Uptime: a tick a second queues the probes falling due and writes the last second's results.
+  // Uptime: a tick a second queues the probes falling due and writes the last second's results. In a cluster
+  // every uptime worker ticks: each probes the sites of its own shards.
   if (switches.uptimeProbes)
     ticks.push({
       name: 'uptime-probes',
       expression: '* * * * * *',
       run: () => services.uptime.tick(),
       owner: 'uptime',
+      everyProcess: true,
     });
   // Audits: a minute tick enqueues the sites whose daily slot came.
   if (switches.audits)

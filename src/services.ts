@@ -116,8 +116,8 @@ export function createServices({
   metrics?: Metrics;
   /** What the daemon may connect to (sites, probes, audits, screenshots, webhooks); tests pass one with a stub resolver. */
   network?: NetworkPolicy;
-  /** Cluster mode (state on PostgreSQL): the job queue and cancel requests across processes (cluster.ts). */
-  cluster?: Pick<ClusterProcess, 'jobs'>;
+  /** Cluster mode (state on PostgreSQL): the job queue and cancel requests across processes, and this process's id (cluster.ts). */
+  cluster?: Pick<ClusterProcess, 'jobs' | 'processId'>;
 }) {
   const secrets = createSecretBox(secretKey);
   const http = createSiteHttp({
@@ -250,6 +250,9 @@ export function createServices({
     events,
     config: config.uptime,
     metrics,
+    ...(cluster && {
+      cluster: { state, workerId: cluster.processId, leaseMs: config.uptime.leaseSeconds * 1000 },
+    }),
   });
   const performance = createPerformanceService({
     repository: createPerformanceRepository(state),

@@ -34,6 +34,8 @@ interface WorkTick {
   run: () => void | Promise<void>;
   /** false: on its schedule only, never at start (see Scheduler.every). */
   atStart?: boolean;
+  /** In a cluster, runs in every process of its kind rather than in the one that claims it (see Scheduler.every). */
+  everyProcess?: boolean;
 }
 
 /** One feature's share of the daemon's work. */
@@ -298,7 +300,10 @@ export async function startWork({
     const stop = entry.stop;
     if (stop) shutdown.register(entry.name, () => stop(work));
     for (const tick of entry.ticks?.(work) ?? [])
-      scheduler.every(tick.name, tick.expression, tick.run, tick.atStart === false ? { atStart: false } : undefined);
+      scheduler.every(tick.name, tick.expression, tick.run, {
+        ...(tick.atStart === false && { atStart: false }),
+        ...(tick.everyProcess && { everyProcess: true }),
+      });
   }
 }
 

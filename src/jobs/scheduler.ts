@@ -9,9 +9,15 @@ import { systemClock, type Clock } from '../shared/clock.js';
 export interface Scheduler {
   /**
    * `atStart: false`: work that is due once a period, whenever the daemon starts (a target's prune:
-   * deleting under the store lock, which holds backups off), not run by `runAll`.
+   * deleting under the store lock, which holds backups off), not run by `runAll`. `everyProcess`: in a
+   * cluster the tick runs in each process that registers it, unclaimed (the uptime workers' probes).
    */
-  every(name: string, expression: string, tick: () => void | Promise<void>, options?: { atStart?: boolean }): void;
+  every(
+    name: string,
+    expression: string,
+    tick: () => void | Promise<void>,
+    options?: { atStart?: boolean; everyProcess?: boolean },
+  ): void;
   /** Runs every registered tick once now (at start-up, so nothing waits a whole period), but those registered `atStart: false`. */
   runAll(): Promise<void>;
   /** Stops the ticks and waits for those in progress. */
@@ -35,34 +41,43 @@ export function createScheduler({
   clock?: Clock;
   claim?: TickClaim;
 }): Scheduler {
-  const tasks: { name: string; task: ScheduledTask; tick: () => void | Promise<void>; atStart: boolean }[] = [];
+  const tasks: {
+    name: string;
+    task: ScheduledTask;
+    tick: () => void | Promise<void>;
+    atStart: boolean;
+    everyProcess: boolean;
+  }[] = [];
   let lastTickAt: number | null = null;
   let stopped = false;
   // Ticks in progress, so a stop waits for them: nothing they do or log comes after the stop.
   const running = new Set<Promise<void>>();
-  const guarded = (name: string, tick: () => void | Promise<void>) => async () => {
-    if (stopped) return;
-    const firedAt = clock.now();
-    lastTickAt = firedAt.getTime();
-    const run = (async () => {
-      try {
-        if (claim && !(await claim(name, firedAt))) return;
-        await tick();
-      } catch (error) {
-        logger.error({ err: error, tick: name }, 'scheduled tick failed');
-      }
-    })();
-    running.add(run);
-    await run;
-    running.delete(run);
-  };
+  const guarded =
+    (name: string, tick: () => void | Promise<void>, claimed = true) =>
+    async () => {
+      if (stopped) return;
+      const firedAt = clock.now();
+      lastTickAt = firedAt.getTime();
+      const run = (async () => {
+        try {
+          if (claim && claimed && !(await claim(name, firedAt))) return;
+          await tick();
+        } catch (error) {
+          logger.error({ err: error, tick: name }, 'scheduled tick failed');
+        }
+      })();
+      running.add(run);
+      await run;
+      running.delete(run);
+    };
   return {
-    every(name, expression, tick, { atStart = true } = {}) {
-      const task = cron.schedule(expression, guarded(name, tick), { name, noOverlap: true });
-      tasks.push({ name, task, tick, atStart });
+    every(name, expression, tick, { atStart = true, everyProcess = false } = {}) {
+      const task = cron.schedule(expression, guarded(name, tick, !everyProcess), { name, noOverlap: true });
+      tasks.push({ name, task, tick, atStart, everyProcess });
     },
     async runAll() {
-      for (const { name, tick, atStart } of tasks) if (atStart) await guarded(name, tick)();
+      for (const { name, tick, atStart, everyProcess } of tasks)
+        if (atStart) await guarded(name, tick, !everyProcess)();
     },
     async stop() {
       stopped = true;

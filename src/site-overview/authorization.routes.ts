@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/auth.js';
 import { problemResponses } from '../http/openapi.js';
 import { isAppError, type AppError } from '../shared/errors.js';
-import type { SiteUptimeStatus } from '../uptime/index.js';
+import type { StatusesOf } from '../uptime/index.js';
 import { toSiteView } from './site-view.js';
 import { AuthorizationCallbackQuery, AUTHORIZATION_CALLBACK_PATH, type SitesService } from '../sites/index.js';
 import { SiteSchema } from './site-overview.schemas.js';
@@ -36,7 +36,7 @@ export function createAuthorizationRoutes({
   authorizationLanding,
 }: {
   sites: SitesService;
-  uptime: { statusOf(siteId: string): SiteUptimeStatus };
+  uptime: { statusesOf: StatusesOf };
   authorizationLanding: AuthorizationLanding;
 }) {
   return new OpenAPIHono<AppEnv>().openapi(callback, async (c) => {
@@ -45,7 +45,7 @@ export function createAuthorizationRoutes({
       const site = await sites.completeAuthorization(c.req.valid('query'));
       if (wantsHtml) return c.redirect(authorizationLanding({ siteId: site.id }), 303) as never;
       const tags = (await sites.tagsOf([site.id])).get(site.id);
-      return c.json(toSiteView(site, uptime.statusOf(site.id), tags), 200);
+      return c.json(toSiteView(site, (await uptime.statusesOf([site.id])).get(site.id) ?? null, tags), 200);
     } catch (error) {
       if (!isAppError(error) || !wantsHtml) throw error;
       // The query holds the application password: a browser never stays on this URL, not even on a failure.

@@ -7,7 +7,7 @@ import { checkTagsKeepScope } from '../http/permissions.js';
 import { toSiteDetailsView, toSiteView } from './site-view.js';
 import type { InventoryRepository } from '../inventory/index.js';
 import { ConnectSiteInput, ListSitesQuery, SiteIdParam, SiteTagsInput, type SitesService } from '../sites/index.js';
-import type { SiteUptimeStatus } from '../uptime/index.js';
+import type { StatusesOf } from '../uptime/index.js';
 import { PendingSiteSchema, SiteDetailsSchema, SiteSchema } from './site-overview.schemas.js';
 
 const tags = ['Sites'];
@@ -108,8 +108,9 @@ export function createSitesRoutes({
 }: {
   sites: SitesService;
   inventories: Pick<InventoryRepository, 'read'>;
-  uptime: { statusOf(siteId: string): SiteUptimeStatus };
+  uptime: { statusesOf: StatusesOf };
 }) {
+  const statusOf = async (siteId: string) => (await uptime.statusesOf([siteId])).get(siteId) ?? null;
   return new OpenAPIHono<AppEnv>()
     .openapi(listSites, async (c) => {
       const { limit, cursor, state, ...filter } = c.req.valid('query');
@@ -121,10 +122,11 @@ export function createSitesRoutes({
         scope: c.get('access').sites,
       });
       const page = toPage(rows, limit);
-      const tagsOf = await sites.tagsOf(page.items.map((row) => row.id));
+      const ids = page.items.map((row) => row.id);
+      const [tagsOf, statuses] = await Promise.all([sites.tagsOf(ids), uptime.statusesOf(ids)]);
       return c.json(
         {
-          items: page.items.map((row) => toSiteView(row, uptime.statusOf(row.id), tagsOf.get(row.id))),
+          items: page.items.map((row) => toSiteView(row, statuses.get(row.id) ?? null, tagsOf.get(row.id))),
           nextCursor: page.nextCursor,
         },
         200,
@@ -134,7 +136,7 @@ export function createSitesRoutes({
       const site = await sites.get(c.req.valid('param').id);
       const tagsOf = await sites.tagsOf([site.id]);
       return c.json(
-        toSiteDetailsView(site, await inventories.read(site.id), uptime.statusOf(site.id), tagsOf.get(site.id)),
+        toSiteDetailsView(site, await inventories.read(site.id), await statusOf(site.id), tagsOf.get(site.id)),
         200,
       );
     })
@@ -152,7 +154,7 @@ export function createSitesRoutes({
       c.header('Location', `/api/sites/${result.site.id}`);
       const tags = (await sites.tagsOf([result.site.id])).get(result.site.id);
       return c.json(
-        toSiteDetailsView(result.site, await inventories.read(result.site.id), uptime.statusOf(result.site.id), tags),
+        toSiteDetailsView(result.site, await inventories.read(result.site.id), await statusOf(result.site.id), tags),
         201,
       );
     })

@@ -49,8 +49,8 @@ export function createMonitoringSettings({
   now: () => number;
   requireSite: (siteId: string) => Promise<SiteRow>;
   monitors: ReadonlyMap<string, SiteMonitor>;
-  /** Puts the site's monitor in memory with these settings (uptime.service.ts). */
-  track: (siteId: string, url: string, row: UptimeMonitorRow, state: MonitorState) => SiteMonitor;
+  /** Puts the site's monitor in memory with these settings where it is probed (uptime.service.ts). */
+  track: (siteId: string, url: string, row: UptimeMonitorRow, state: MonitorState) => void;
 }) {
   return {
     async monitoringSettings(siteId: string): Promise<MonitoringSettingsView> {

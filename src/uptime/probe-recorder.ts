@@ -30,7 +30,7 @@ export function createProbeRecorder({
 }: {
   repository: UptimeRepository;
   writer: ReturnType<typeof createProbeWriter>;
-  rollups: HourlyRollups;
+  rollups: Pick<HourlyRollups, 'add'>;
   scheduler: Pick<UptimeScheduler, 'recheck'>;
   events: Events;
   config: UptimeConfig;

@@ -96,6 +96,27 @@ export function createHourlyRollups({ repository }: { repository: UptimeReposito
 export type HourlyRollups = ReturnType<typeof createHourlyRollups>;
 
 /**
+ * Cluster mode's hours (issue 34): no process holds a site's open hour, since its probes move between uptime
+ * workers with its shard; the hours are closed from the raw probes every worker wrote, as a restart catches up.
+ */
+export function closeHoursFromProbes({
+  repository,
+  config,
+}: {
+  repository: UptimeRepository;
+  config: Pick<UptimeConfig, 'rawRetentionHours'>;
+}): Pick<HourlyRollups, 'closeBefore'> {
+  return {
+    async closeBefore(before: number): Promise<number> {
+      const from = Math.max(await repository.mark('hourly'), hourStart(before - config.rawRetentionHours * HOUR_MS));
+      if (from >= before) return 0;
+      await repository.rebuildHourly(from, before);
+      return (before - from) / HOUR_MS;
+    },
+  };
+}
+
+/**
  * The periodic job: closes finished hours, rolls finished days up, and prunes by retention.
  * Raw probes are deleted in chunks, yielding between them so probing keeps its schedule.
  */
@@ -107,7 +128,7 @@ export async function runMaintenance({
   logger,
 }: {
   repository: UptimeRepository;
-  rollups: HourlyRollups;
+  rollups: Pick<HourlyRollups, 'closeBefore'>;
   config: UptimeConfig;
   now: number;
   logger: Logger;

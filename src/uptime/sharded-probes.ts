@@ -28,6 +28,7 @@ export function createShardedProbes({
   scheduler,
   clock,
   sitesOf,
+  onDrop,
   horizonMs = 1_000,
 }: {
   leases: ShardLeases;
@@ -35,6 +36,8 @@ export function createShardedProbes({
   clock: Clock;
   /** The monitored sites of these shards (cluster mode: from the sites table, by shard). */
   sitesOf: (shards: readonly number[]) => Promise<ShardSite[]>;
+  /** Told the sites of a lost shard as they leave the scheduler (its claimed slots probed). */
+  onDrop?: (siteIds: readonly string[]) => void;
   /** How far ahead a tick claims and queues (the uptime tick's: a second). */
   horizonMs?: number;
 }) {
@@ -67,13 +70,15 @@ export function createShardedProbes({
   }
 
   function drop(shard: number): void {
-    for (const siteId of sites.get(shard) ?? []) {
+    const leaving = [...(sites.get(shard) ?? [])];
+    for (const siteId of leaving) {
       scheduler.remove(siteId);
       shardOfSite.delete(siteId);
     }
     sites.delete(shard);
     draining.delete(shard);
     claimedUntil.delete(shard);
+    if (leaving.length > 0) onDrop?.(leaving);
   }
 
   async function apply({ gained, lost }: LeaseChange): Promise<void> {

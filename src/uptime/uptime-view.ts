@@ -1,7 +1,7 @@
-import type { MonitorState, SiteMonitor } from './monitor-state.js';
+import type { MonitorState } from './monitor-state.js';
 import type { ProbeCause } from './prober.js';
 import { DAY_MS } from './rollups.js';
-import type { BucketRow } from './uptime.repository.js';
+import type { BucketRow, ProbeRow } from './uptime.repository.js';
 import type { DowntimeEventView, MonitoringSettingsView, UptimeReport } from './uptime.schemas.js';
 import type { DowntimeEventRow } from './uptime.table.js';
 
@@ -41,7 +41,8 @@ function mergeHours(rows: readonly BucketRow[]): BucketRow[] {
 export function toUptimeReport(input: {
   siteId: string;
   now: number;
-  monitor: SiteMonitor | undefined;
+  /** The site's latest probes, oldest first. */
+  recent: readonly ProbeRow[];
   settings: MonitoringSettingsView;
   state: MonitorState;
   certificateExpiresAt: number | null;
@@ -49,7 +50,7 @@ export function toUptimeReport(input: {
   totals: { up: number; down: number }[];
   hourly: readonly BucketRow[];
 }): UptimeReport {
-  const recent = input.monitor?.recent ?? [];
+  const { recent } = input;
   const last = recent[recent.length - 1];
   const expiresAt = input.certificateExpiresAt;
   const daysLeft = expiresAt === null ? 0 : Math.floor((expiresAt - input.now) / DAY_MS);

@@ -16,6 +16,8 @@ export interface UptimeConfig {
   dailyRetentionDays: number;
   certificateWarningDays: number;
   maxBodyBytes: number;
+  /** Cluster mode: how long an uptime worker's lease on its shards lasts unrenewed. */
+  leaseSeconds: number;
 }
 
 export const DEFAULT_UPTIME_CONFIG: UptimeConfig = {
@@ -29,6 +31,7 @@ export const DEFAULT_UPTIME_CONFIG: UptimeConfig = {
   dailyRetentionDays: 400,
   certificateWarningDays: 14,
   maxBodyBytes: 1024 * 1024,
+  leaseSeconds: 15,
 };
 
 /** Every window the uptime answer reports is covered by hourly roll-ups. */
@@ -94,6 +97,13 @@ export const UPTIME_SETTINGS = defineSettings({
     schema: positiveInt('SITEWARDEN_UPTIME_DAILY_RETENTION_DAYS', U.dailyRetentionDays, 36_500),
     default: String(U.dailyRetentionDays),
     doc: 'how long daily roll-ups and past downtime events are kept',
+  },
+  SITEWARDEN_UPTIME_LEASE_SECONDS: {
+    schema: positiveInt('SITEWARDEN_UPTIME_LEASE_SECONDS', U.leaseSeconds, 300).pipe(
+      z.number().min(5, 'SITEWARDEN_UPTIME_LEASE_SECONDS must be at least 5'),
+    ),
+    default: String(U.leaseSeconds),
+    doc: 'cluster mode: how long an uptime worker holds its shards unrenewed; a dead worker’s sites move to the others within about this plus a third of it (at least 5)',
   },
   SITEWARDEN_UPTIME_CERT_WARNING_DAYS: {
     schema: positiveInt('SITEWARDEN_UPTIME_CERT_WARNING_DAYS', U.certificateWarningDays, 365),

@@ -41,7 +41,9 @@ export const uptimeProbes = pgTable(
     cause: text('cause'),
     certificateExpiresAt: epochMs('certificate_expires_at'),
   },
-  (table) => [index('uptime_probes_at_idx').on(table.at)],
+  // A site's latest probes and open hours (cluster mode reads them from here, not from a process's memory): an
+  // index SQLite does without, since one process there holds them in memory.
+  (table) => [index('uptime_probes_at_idx').on(table.at), index('uptime_probes_site_idx').on(table.siteId, table.at)],
 );
 
 const rollupColumns = () => ({

@@ -28,6 +28,47 @@ export interface BucketRow {
   responseMax: number | null;
 }
 
+/** A connected site and its monitor. */
+export interface MonitoredSite {
+  siteId: string;
+  url: string;
+  monitor: UptimeMonitorRow;
+}
+
+/** A monitor's status as stored, with its latest probe. */
+export interface StoredStatus {
+  siteId: string;
+  status: UptimeStatus;
+  statusSince: number | null;
+  paused: boolean;
+  lastCheckedAt: number | null;
+  responseMs: number | null;
+}
+
+/** A bucket as a raw query answers it (numbers may come as strings or bigints, column names in snake case). */
+type RawBucket = {
+  site_id: string;
+  bucket: unknown;
+  up: unknown;
+  down: unknown;
+  response_sum: unknown;
+  response_count: unknown;
+  response_min: unknown;
+  response_max: unknown;
+};
+
+const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+const toBucketRow = (row: RawBucket): BucketRow => ({
+  siteId: row.site_id,
+  bucket: Number(row.bucket),
+  up: Number(row.up),
+  down: Number(row.down),
+  responseSum: Number(row.response_sum),
+  responseCount: Number(row.response_count),
+  responseMin: numberOrNull(row.response_min),
+  responseMax: numberOrNull(row.response_max),
+});
+
 /** A status change written with the next batch of probes rather than in a commit of its own. */
 export interface BufferedStatus {
   siteId: string;
@@ -83,15 +124,17 @@ export function createUptimeRepository(state: StateDatabase) {
       run((db) => db.select().from(monitors).where(eq(monitors.siteId, siteId)).then(firstRow)),
 
     /** Connected sites with their monitor (created with defaults where missing). */
-    async connectedSites(now: number): Promise<{ siteId: string; url: string; monitor: UptimeMonitorRow }[]> {
+    async connectedSites(now: number): Promise<MonitoredSite[]> {
       // One statement, so that a site removed meanwhile is either monitored and gone with its site, or neither.
       // (drizzle's insert-select wants every column selected; `returning` makes it a query rowsOf runs on both.)
+      // Only the sites without a monitor are tried: in a cluster every uptime worker runs this every few seconds.
       await run((db) =>
         rowsOf(
           state,
           db,
-          sql`insert into uptime_monitors (site_id, updated_at) select id, cast(${now} as bigint) from sites
-            where state = 'connected' on conflict do nothing returning site_id`,
+          sql`insert into uptime_monitors (site_id, updated_at) select s.id, cast(${now} as bigint) from sites s
+            where s.state = 'connected' and not exists (select 1 from uptime_monitors m where m.site_id = s.id)
+            on conflict do nothing returning site_id`,
         ),
       );
       return run((db) =>
@@ -102,6 +145,69 @@ export function createUptimeRepository(state: StateDatabase) {
           .where(eq(sites.state, 'connected')),
       );
     },
+
+    /**
+     * The status of each of these connected sites' monitors with its latest probe, in one query (cluster mode: the
+     * status is not in this process's memory). A site not connected, or with no monitor, has no row.
+     */
+    statuses: (siteIds: readonly string[]): Promise<StoredStatus[]> => {
+      if (siteIds.length === 0) return Promise.resolve([]);
+      const latest = (column: typeof probes.at | typeof probes.responseMs) =>
+        sql<unknown>`(select ${column} from ${probes} where ${probes.siteId} = ${monitors.siteId} order by ${probes.at} desc limit 1)`;
+      return run((db) =>
+        db
+          .select({
+            siteId: monitors.siteId,
+            status: monitors.status,
+            statusSince: monitors.statusSince,
+            paused: monitors.paused,
+            lastCheckedAt: latest(probes.at),
+            responseMs: latest(probes.responseMs),
+          })
+          .from(monitors)
+          .innerJoin(sites, eq(sites.id, monitors.siteId))
+          .where(and(inArray(monitors.siteId, [...siteIds]), eq(sites.state, 'connected'))),
+      ).then((rows) =>
+        rows.map((row) => ({
+          ...row,
+          lastCheckedAt: numberOrNull(row.lastCheckedAt),
+          responseMs: numberOrNull(row.responseMs),
+        })),
+      );
+    },
+
+    /** The site's latest probes, oldest first. */
+    recentProbes: (siteId: string, limit: number): Promise<ProbeRow[]> =>
+      run((db) =>
+        db
+          .select({
+            siteId: probes.siteId,
+            at: probes.at,
+            up: probes.up,
+            httpStatus: probes.httpStatus,
+            responseMs: probes.responseMs,
+            cause: probes.cause,
+            certificateExpiresAt: probes.certificateExpiresAt,
+          })
+          .from(probes)
+          .where(eq(probes.siteId, siteId))
+          .orderBy(desc(probes.at), desc(probes.id))
+          .limit(limit),
+      ).then((rows) => rows.reverse()),
+
+    /** The site's raw probes since `from` summed by hour (the hours not yet rolled up, in cluster mode). */
+    probeHours: (siteId: string, from: number): Promise<BucketRow[]> =>
+      run((db) =>
+        rowsOf<RawBucket>(
+          state,
+          db,
+          sql`select site_id, at - (at % 3600000) as bucket, sum(case when up then 1 else 0 end) as up,
+            sum(case when up then 0 else 1 end) as down, coalesce(sum(response_ms), 0) as response_sum,
+            count(response_ms) as response_count, min(response_ms) as response_min, max(response_ms) as response_max
+          from uptime_probes where site_id = ${siteId} and at >= ${from}
+          group by site_id, at - (at % 3600000) order by bucket`,
+        ),
+      ).then((rows) => rows.map(toBucketRow)),
 
     updateMonitor: (
       siteId: string,
@@ -270,8 +376,12 @@ export function createUptimeRepository(state: StateDatabase) {
           .orderBy(hourly.bucket),
       ),
 
-    /** Up and down counts since each of the given times, in one pass over the site's hourly rows. */
-    async totalsSince(siteId: string, since: readonly number[]): Promise<{ up: number; down: number }[]> {
+    /** Up and down counts since each of the given times (and before `before`), in one pass over the site's hourly rows. */
+    async totalsSince(
+      siteId: string,
+      since: readonly number[],
+      before?: number,
+    ): Promise<{ up: number; down: number }[]> {
       const sumSince = (column: typeof hourly.up | typeof hourly.down, from: number) =>
         sql<number>`coalesce(sum(case when ${hourly.bucket} >= ${from} then ${column} end), 0)`.mapWith(Number);
       const fields = Object.fromEntries(
@@ -284,7 +394,13 @@ export function createUptimeRepository(state: StateDatabase) {
         db
           .select(fields)
           .from(hourly)
-          .where(and(eq(hourly.siteId, siteId), gte(hourly.bucket, Math.min(...since))))
+          .where(
+            and(
+              eq(hourly.siteId, siteId),
+              gte(hourly.bucket, Math.min(...since)),
+              before === undefined ? undefined : lt(hourly.bucket, before),
+            ),
+          )
           .then(firstRow),
       );
       return since.map((_, i) => ({ up: row?.[`up${i}`] ?? 0, down: row?.[`down${i}`] ?? 0 }));

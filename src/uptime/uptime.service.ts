@@ -6,10 +6,11 @@ import { createMonitoringSettings, settingsOf } from './monitor-settings.js';
 import { createProbeRecorder, RECENT_PROBES } from './probe-recorder.js';
 import { createProbeWriter } from './probe-writer.js';
 import type { Prober } from './prober.js';
-import { createHourlyRollups, HOUR_MS, runMaintenance } from './rollups.js';
+import { closeHoursFromProbes, createHourlyRollups, HOUR_MS, runMaintenance } from './rollups.js';
 import type { UptimeConfig } from './uptime.config.js';
 import type { UptimeRepository } from './uptime.repository.js';
-import { createUptimeReports } from './uptime-reports.js';
+import { createClusterProbing, type ClusterProbing, type UptimeCluster } from './cluster-probing.js';
+import { createStoredUptimeReports, createUptimeReports } from './uptime-reports.js';
 import { createUptimeScheduler } from './uptime-scheduler.js';
 import type { UptimeMonitorRow } from './uptime.table.js';
 import type { Events } from '../shared/event-bus.js';
@@ -20,6 +21,10 @@ import type { Events } from '../shared/event-bus.js';
  * removed), the probes the scheduler runs for them, and the tick, maintenance and stop around
  * them; what a probe's outcome does is probe-recorder.ts, a site's monitoring settings
  * monitor-settings.ts, and what is answered about a site (status, report, downtime) uptime-reports.ts.
+ *
+ * In a cluster (`cluster`, issue 34) the answers come from the database in every process, the hours are
+ * rolled up from the raw probes, and `start` (the uptime workers') monitors only the sites of the shards this
+ * process leases (cluster-probing.ts); a process that never starts it (an API process) probes nothing.
  */
 
 const RECENT_REBUILD_WINDOW_MS = 15 * 60_000;
@@ -38,6 +43,8 @@ export interface UptimeServiceDeps {
   onProbeStart?: (lagMs: number) => void;
   /** Counts probes by outcome and their response times (the daemon's /metrics). */
   metrics?: { observeProbe(outcome: 'up' | 'down', responseMs: number | null): void };
+  /** Cluster mode: the database the uptime workers share, and this process's id among them. */
+  cluster?: UptimeCluster;
 }
 
 export function createUptimeService(deps: UptimeServiceDeps) {
@@ -52,10 +59,26 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     onStart: deps.onProbeStart,
   });
   const now = () => clock.now().getTime();
-  const { record } = createProbeRecorder({ ...deps, writer, rollups, scheduler, now });
+  const { record } = createProbeRecorder({
+    ...deps,
+    writer,
+    // In a cluster the hours are rolled up from the raw probes, in the database (rollups.ts, closeHoursFromProbes).
+    rollups: deps.cluster ? { add: () => undefined } : rollups,
+    scheduler,
+    now,
+  });
   let stopping: Promise<void> | undefined;
+  /** Cluster mode, once started: this uptime worker's shards. */
+  let probing: ClusterProbing | undefined;
 
-  function track(siteId: string, url: string, row: UptimeMonitorRow, state: MonitorState): SiteMonitor {
+  /** Puts the site's monitor in memory with these settings; `schedule`: and (un)schedules its probes. */
+  function track(
+    siteId: string,
+    url: string,
+    row: UptimeMonitorRow,
+    state: MonitorState,
+    schedule = true,
+  ): SiteMonitor {
     const settings = settingsOf(row, config);
     const monitor: SiteMonitor = {
       siteId,
@@ -75,17 +98,52 @@ export function createUptimeService(deps: UptimeServiceDeps) {
       certificateWarnedFor: row.certificateWarnedFor,
     };
     monitors.set(siteId, monitor);
-    if (monitor.paused) scheduler.remove(siteId);
+    if (!schedule) return monitor;
+    if (probing) probing.schedule(siteId, monitor.intervalMs, monitor.paused);
+    else if (monitor.paused) scheduler.remove(siteId);
     else scheduler.upsert(siteId, monitor.intervalMs);
     return monitor;
   }
 
+  /** Tracks the site where its probes run: here on one machine; in a cluster, if this worker holds its shard. */
+  function trackHere(siteId: string, url: string, row: UptimeMonitorRow, state: MonitorState): void {
+    if (deps.cluster && !probing?.held(siteId)) return;
+    track(siteId, url, row, state);
+  }
+
   function untrack(siteId: string): void {
     connecting.delete(siteId);
+    probing?.removed(siteId);
     scheduler.remove(siteId);
     monitors.delete(siteId);
     writer.forget(siteId);
     rollups.forget(siteId);
+  }
+
+  function startProbing(cluster: UptimeCluster): ClusterProbing {
+    return createClusterProbing({
+      cluster,
+      repository,
+      scheduler,
+      clock,
+      logger,
+      now,
+      fingerprint: ({ url, monitor: row }) => JSON.stringify([url, settingsOf(row, config)]),
+      track: ({ siteId, url, monitor: row }) => {
+        const monitor = track(
+          siteId,
+          url,
+          row,
+          monitors.get(siteId)?.state ?? initialState(row.status, row.statusSince),
+          false,
+        );
+        return monitor.paused ? null : { siteId, intervalMs: monitor.intervalMs };
+      },
+      forget: (siteId) => {
+        connecting.delete(siteId);
+        monitors.delete(siteId);
+      },
+    });
   }
 
   async function probeSite(siteId: string): Promise<void> {
@@ -111,7 +169,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     try {
       const row = await repository.ensureMonitor(site.id, now());
       if (connecting.get(site.id) !== token) return;
-      track(site.id, site.url, row, initialState(row.status, row.statusSince));
+      trackHere(site.id, site.url, row, initialState(row.status, row.statusSince));
     } finally {
       if (connecting.get(site.id) === token) connecting.delete(site.id);
     }
@@ -131,18 +189,26 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     return site;
   }
 
-  const { statusOf, report, downtime } = createUptimeReports({ ...deps, rollups, now, requireSite, monitors });
+  const { statusesOf, report, downtime } = deps.cluster
+    ? createStoredUptimeReports({ ...deps, now, requireSite })
+    : createUptimeReports({ ...deps, rollups, now, requireSite, monitors });
   const { monitoringSettings, prepareSettings } = createMonitoringSettings({
     ...deps,
     now,
     requireSite,
     monitors,
-    track,
+    track: trackHere,
   });
 
   return {
     /** Loads every connected site's monitor, rebuilds the in-memory state and starts listening for site changes. */
     async start(): Promise<void> {
+      deps.lifecycle.onConnected(onConnected);
+      deps.lifecycle.onRemoved((siteId) => untrack(siteId));
+      if (deps.cluster) {
+        probing = startProbing(deps.cluster);
+        return probing.start();
+      }
       const at = now();
       for (const { siteId, url, monitor } of await repository.connectedSites(at))
         track(siteId, url, monitor, initialState(monitor.status, monitor.statusSince));
@@ -153,8 +219,6 @@ export function createUptimeService(deps: UptimeServiceDeps) {
         if (monitor.recent.length > RECENT_PROBES) monitor.recent.shift();
       }
       await rollups.rebuild(at, config.rawRetentionHours * HOUR_MS);
-      deps.lifecycle.onConnected(onConnected);
-      deps.lifecycle.onRemoved((siteId) => untrack(siteId));
     },
 
     /**
@@ -163,7 +227,8 @@ export function createUptimeService(deps: UptimeServiceDeps) {
      * holds the next tick's probes back.
      */
     tick(): void {
-      scheduler.tick();
+      if (probing) probing.tick();
+      else if (!deps.cluster) scheduler.tick();
       void writer.flush();
     },
 
@@ -175,7 +240,8 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     settled: async (): Promise<void> => void (await Promise.all(noticesInFlight)),
     maintain: async () => {
       await writer.flush();
-      return runMaintenance({ repository, rollups, config, now: now(), logger });
+      const hours = deps.cluster ? closeHoursFromProbes({ repository, config }) : rollups;
+      return runMaintenance({ repository, rollups: hours, config, now: now(), logger });
     },
     nextDueAt: (siteId: string) => scheduler.nextDueAt(siteId),
     isScheduled: (siteId: string) => scheduler.has(siteId),
@@ -191,6 +257,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
     stop(): Promise<void> {
       stopping ??= (async () => {
         await Promise.all(noticesInFlight);
+        await probing?.stop();
         await scheduler.stop();
         await writer.flush();
         await prober.close();
@@ -198,7 +265,7 @@ export function createUptimeService(deps: UptimeServiceDeps) {
       return stopping;
     },
 
-    statusOf,
+    statusesOf,
     report,
     downtime,
     monitoringSettings,

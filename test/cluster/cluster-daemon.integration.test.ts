@@ -14,6 +14,7 @@ import {
   startDaemonProcess,
   useDaemonSite,
 } from '../support/daemon-process.js';
+import { shardOf } from '../../src/uptime/uptime-leases.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -44,7 +45,8 @@ async function liveActivity(dataDir: string, port: number): Promise<{ text(): st
 /**
  * Cluster mode (issue 34) with real processes on a real PostgreSQL: an API process and a backups worker, each with
  * its own data directory, sharing the database and the job queue. What the API is asked, the worker does; what the
- * worker did, the API answers, its live page shows, and a webhook hears of it once; a cancel asked of the API stops the worker's run.
+ * worker did, the API answers, its live page shows, and a webhook hears of it once; a cancel asked of the API stops the
+ * worker's run. Then two uptime workers share the site's probes, and one takes them over when the other is killed.
  */
 describe('the daemon in cluster mode: an API process and a worker on PostgreSQL', () => {
   // One large upload the site sends slowly: a backup runs long enough to be cancelled in the middle.
@@ -52,6 +54,8 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   const workerDir = mkdtempSync(join(tmpdir(), 'sitewarden-cluster-worker-'));
   const allDirs = [0, 1].map((n) => mkdtempSync(join(tmpdir(), `sitewarden-cluster-all-${n}-`)));
+  // The operator commands' own data directory (each running process holds its own).
+  const cliDir = mkdtempSync(join(tmpdir(), 'sitewarden-cluster-cli-'));
   const processes: DaemonProcess[] = [];
   const key = randomBytes(32).toString('base64');
   const env = (dataDir: string) => ({
@@ -75,23 +79,14 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
       daemon.child.kill('SIGTERM');
       await daemon.exited;
     }
-    for (const dir of [workerDir, ...allDirs]) rmSync(dir, { recursive: true, force: true });
+    for (const dir of [workerDir, cliDir, ...allDirs]) rmSync(dir, { recursive: true, force: true });
     await database?.drop();
   });
 
-  it('refuses, naming why: no shared secret key; an uptime worker (uptime runs in the --role all process)', () => {
+  it('refuses to start without the shared secret key, naming why', () => {
     const keyless = runCli(['start', '--role', 'api'], { ...env(workerDir), SITEWARDEN_SECRET_KEY: '' });
     expect(keyless.status).toBe(1);
     expect(keyless.stderr).toContain('SITEWARDEN_SECRET_KEY: cluster mode (SITEWARDEN_DATABASE_URL) needs the key set');
-    // Without --kinds a worker takes every kind, uptime among them.
-    for (const args of [
-      ['--role', 'worker', '--kinds', 'uptime,backups'],
-      ['--role', 'worker'],
-    ]) {
-      const uptime = runCli(['start', ...args], env(workerDir));
-      expect(uptime.status).toBe(2);
-      expect(uptime.stderr).toContain('in cluster mode uptime runs in the --role all process');
-    }
   });
 
   it('takes a backup asked of the API in the worker, and answers how it ended from the API', async () => {
@@ -186,24 +181,62 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
       new RegExp(`"event":"job.cancelled"[^\\n]*"jobId":"${cancelledId}"[^\\n]*"requestedByKind":"token"`),
     );
 
-    // The one --role all process of the cluster: it answers with the API's token (one database), and runs uptime;
-    // a second one is refused while it does.
-    const all = await started(allDirs[0]!, ['--role', 'all']);
-    const viaAll = adminApi(bed.dataDir, () => all.port);
+    // Two uptime workers, a --role all process and an uptime worker, share the site's probes: one probe a slot,
+    // whichever holds its shard, and the other takes the shard over when the holder is killed.
+    const uptimeEnv = { SITEWARDEN_UPTIME_LEASE_SECONDS: '5', SITEWARDEN_UPTIME_INTERVAL_SECONDS: '10' };
+    const uptimeWorkers = [
+      await startDaemonProcess({ ...env(allDirs[0]!), ...uptimeEnv }, ['--role', 'all']),
+      await startDaemonProcess({ ...env(allDirs[1]!), ...uptimeEnv }, ['--role', 'worker', '--kinds', 'uptime']),
+    ];
+    processes.push(...uptimeWorkers);
+    const viaAll = adminApi(bed.dataDir, () => uptimeWorkers[0]!.port);
     expect((await viaAll('GET', `/api/jobs/${backupId}`)).json).toMatchObject({ state: 'succeeded' });
-    const second = runCli(['start', '--role', 'all'], env(allDirs[1]!));
-    expect(second.status).toBe(2);
-    expect(second.stderr).toContain('another --role all process of this cluster runs uptime');
-    // Its uptime monitor holds the site (probed at its slot in the interval); an API process has none (docs/cluster.md).
-    expect((await viaAll('GET', `/api/sites/${siteId}`)).json.status.uptime).toMatchObject({ paused: false });
-    expect((await call('GET', `/api/sites/${siteId}`)).json.status.uptime).toBeNull();
+    const logsOf = () => uptimeWorkers.map((daemon) => daemon.logs().slice(-2_000)).join('\n---\n');
+    /** The site's uptime as the API process answers it (from the database), once it was probed after `after`. */
+    async function probedAfter(after: number) {
+      for (let poll = 0; poll < 300; poll++) {
+        const uptime = (await call('GET', `/api/sites/${siteId}`)).json.status.uptime;
+        if (uptime?.lastCheckedAt && Date.parse(uptime.lastCheckedAt) > after) return uptime;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`the site was not probed after ${new Date(after).toISOString()}:\n${logsOf()}`);
+    }
+    expect(await probedAfter(0)).toMatchObject({ status: 'up', paused: false });
+    const pg2 = new pg.Client({ connectionString: database.url });
+    await pg2.connect();
+    try {
+      const holderOf = async () =>
+        (
+          await pg2.query<{ holder: string }>(
+            `select holder from uptime_shard_leases l join uptime_workers w on w.id = l.holder where l.shard = $1`,
+            [shardOf(siteId)],
+          )
+        ).rows[0]?.holder;
+      const holder = await holderOf();
+      const killed = uptimeWorkers.find((daemon) => holder?.includes(`:${daemon.child.pid}:`));
+      expect(killed, `holder ${holder}`).toBeDefined();
+      killed!.child.kill('SIGKILL');
+      await killed!.exited;
+      const killedAt = Date.now();
+      // Within a lease, a renewal and an interval, the other worker probes it.
+      await probedAfter(killedAt);
+      expect(await holderOf()).not.toBe(holder);
+      const { rows } = await pg2.query<{ at: string }>('select at from uptime_probes where site_id = $1 order by at', [
+        siteId,
+      ]);
+      const times = rows.map((row) => Number(row.at));
+      // Never two probes of one slot (the slots are 10 s apart; a shard taken over catches up once, late).
+      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!, logsOf()).toBeGreaterThan(1_000);
+    } finally {
+      await pg2.end();
+    }
 
     // The operator commands act on the cluster's database: a token made there works on the API process.
-    const made = runCli(['token', 'create', '--name', 'ops', '--role', 'manager'], env(allDirs[1]!));
+    const made = runCli(['token', 'create', '--name', 'ops', '--role', 'manager'], env(cliDir));
     expect(made.status, made.stderr).toBe(0);
     const ops = daemonApi(() => api.port, made.stdout.trim());
     expect((await ops('GET', `/api/sites/${siteId}`)).status).toBe(200);
-    expect(runCli(['users', 'create', 'olga', '--role', 'viewer'], env(allDirs[1]!)).status).toBe(0);
-    expect(runCli(['users', 'list'], env(allDirs[1]!)).stdout).toMatch(/\tolga\tviewer\t/);
+    expect(runCli(['users', 'create', 'olga', '--role', 'viewer'], env(cliDir)).status).toBe(0);
+    expect(runCli(['users', 'list'], env(cliDir)).stdout).toMatch(/\tolga\tviewer\t/);
   }, 180_000);
 });

@@ -45,6 +45,24 @@ describe('scheduled tick claims on PostgreSQL', () => {
     await second.stop();
   });
 
+  it('runs an every-process tick (the uptime workers’ probes) in each scheduler, unclaimed', async () => {
+    const clock = createFakeClock(at('13:00:00'));
+    const ran: string[] = [];
+    const schedulers = ['first', 'second'].map((processId) => {
+      const scheduler = createScheduler({
+        logger: pino({ level: 'silent' }),
+        clock,
+        claim: createTickClaims({ state: state(), processId, clock }),
+      });
+      scheduler.every('uptime-probes', '* * * * * *', () => void ran.push(processId), { everyProcess: true });
+      return scheduler;
+    });
+    await Promise.all(schedulers.map((scheduler) => scheduler.runAll()));
+    await Promise.all(schedulers.map((scheduler) => scheduler.runAll()));
+    expect(ran.sort()).toEqual(['first', 'first', 'second', 'second']);
+    await Promise.all(schedulers.map((scheduler) => scheduler.stop()));
+  });
+
   it('forgets claims a day old', async () => {
     const clock = createFakeClock(at('12:00:00'));
     const claim = createTickClaims({ state: state(), processId: 'a', clock });

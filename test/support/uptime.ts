@@ -1,5 +1,6 @@
 import { createId } from '../../src/shared/ids.js';
 import { DEFAULT_UPTIME_CONFIG, type UptimeConfig } from '../../src/uptime/uptime.config.js';
+import type { StatusesOf } from '../../src/uptime/index.js';
 import { createFakeClock, createTestApp, insertSiteRow } from './test-app.js';
 
 /**
@@ -53,3 +54,8 @@ export async function createUptimeTestApp(options: { uptime?: Partial<UptimeConf
 }
 
 export type UptimeTestApp = Awaited<ReturnType<typeof createUptimeTestApp>>;
+
+/** A site's uptime status as the site listing shows it (null: not monitored). */
+export async function statusOf(uptime: { statusesOf: StatusesOf }, siteId: string) {
+  return (await uptime.statusesOf([siteId])).get(siteId) ?? null;
+}

@@ -8,7 +8,7 @@ import { createUptimeRepository } from '../../src/uptime/uptime.repository.js';
 import { createUptimeService } from '../../src/uptime/uptime.service.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { makeTestAuthority } from '../support/tls-certificates.js';
-import { createUptimeTestApp, type UptimeTestApp } from '../support/uptime.js';
+import { createUptimeTestApp, statusOf, type UptimeTestApp } from '../support/uptime.js';
 import { loopbackNetwork } from '../support/network.js';
 
 const MINUTE = 60_000;
@@ -158,7 +158,7 @@ describe('uptime history', () => {
     });
     try {
       await restarted.start();
-      expect(restarted.statusOf(siteId)).toMatchObject({
+      expect(await statusOf(restarted, siteId)).toMatchObject({
         status: 'down',
         since: new Date(downSince).toISOString(),
         lastCheckedAt: new Date(downSince).toISOString(),

@@ -375,6 +375,66 @@ describe.each(dialects)('the uptime repository on %s', (dialect) => {
       { up: 111, down: 222 },
     ]);
     expect(await uptime.totalsSince('site_none', [T0 - DAY])).toEqual([{ up: 0, down: 0 }]);
+    // Before a mark: the hours at or after it are left to the raw probes (cluster mode's report).
+    expect(await uptime.totalsSince('site_a', [T0 - DAY, T0 - 30 * DAY], T0 - HOUR)).toEqual([
+      { up: 0, down: 0 },
+      { up: 11, down: 22 },
+    ]);
+  });
+
+  it('answers connected sites’ statuses with their latest probe, a site’s latest probes and its raw hours', async () => {
+    const { uptime, sites } = await withSites('site_a', 'site_b', 'site_c', 'site_pending');
+    for (const id of ['site_a', 'site_b', 'site_c']) await uptime.ensureMonitor(id, T0);
+    await uptime.updateMonitor('site_b', { status: 'down', statusSince: T0 + 5, paused: true, updatedAt: T0 + 5 });
+    await uptime.insertProbes([
+      probe('site_a', T0 + 1_000, { responseMs: 80 }),
+      probe('site_a', T0 + 61_000, { responseMs: 120 }),
+      probe('site_b', T0 + 2_000, { up: false, httpStatus: 500, responseMs: null, cause: 'status' }),
+      probe('site_a', T0 + HOUR + 1_000, { up: false, responseMs: null, cause: 'timeout' }),
+      probe('site_gone', T0 + 3_000),
+    ]);
+    // A monitor of a site no longer connected answers no status.
+    await sites.update('site_c', { state: 'pending' });
+    const statuses = await uptime.statuses(['site_a', 'site_b', 'site_c', 'site_pending', 'site_gone']);
+    expect(statuses.sort((a, b) => a.siteId.localeCompare(b.siteId))).toEqual([
+      {
+        siteId: 'site_a',
+        status: 'unknown',
+        statusSince: null,
+        paused: false,
+        lastCheckedAt: T0 + HOUR + 1_000,
+        responseMs: null,
+      },
+      {
+        siteId: 'site_b',
+        status: 'down',
+        statusSince: T0 + 5,
+        paused: true,
+        lastCheckedAt: T0 + 2_000,
+        responseMs: null,
+      },
+    ]);
+    expect(await uptime.statuses([])).toEqual([]);
+
+    const recent = await uptime.recentProbes('site_a', 2);
+    expect(recent.map((row) => [row.at, row.up, row.responseMs])).toEqual([
+      [T0 + 61_000, true, 120],
+      [T0 + HOUR + 1_000, false, null],
+    ]);
+    expect(await uptime.recentProbes('site_none', 10)).toEqual([]);
+
+    expect(await uptime.probeHours('site_a', T0)).toEqual([
+      bucket('site_a', T0, { up: 2, down: 0, responseSum: 200, responseCount: 2, responseMin: 80, responseMax: 120 }),
+      bucket('site_a', T0 + HOUR, {
+        up: 0,
+        down: 1,
+        responseSum: 0,
+        responseCount: 0,
+        responseMin: null,
+        responseMax: null,
+      }),
+    ]);
+    expect(await uptime.probeHours('site_a', T0 + HOUR)).toHaveLength(1);
   });
 
   it('prunes raw probes oldest first a chunk at a time, and roll-ups and ended events by their retention', async () => {

@@ -7,7 +7,7 @@ import { createFakeClock } from '../../src/shared/clock.js';
 import { createUptimeScheduler, nextSlot } from '../../src/uptime/uptime-scheduler.js';
 import { startFakeSite } from '../support/fake-wordpress/index.js';
 import { freePort } from '../support/served-app.js';
-import { createUptimeTestApp, type UptimeTestApp } from '../support/uptime.js';
+import { createUptimeTestApp, statusOf, type UptimeTestApp } from '../support/uptime.js';
 
 const MINUTE = 60_000;
 
@@ -250,11 +250,11 @@ describe('probing loopback targets', () => {
     target.answer(500);
     await t.probeNext(siteId);
     const firstFailure = t.clock.now().getTime();
-    expect(t.services.uptime.statusOf(siteId)?.status).toBe('up');
+    expect((await statusOf(t.services.uptime, siteId))?.status).toBe('up');
     // The unconfirmed failure is re-checked after 5 s rather than a whole interval later.
     expect(t.services.uptime.nextDueAt(siteId)).toBe(firstFailure + 5000);
     await t.probeNext(siteId);
-    expect(t.services.uptime.statusOf(siteId)).toMatchObject({
+    expect(await statusOf(t.services.uptime, siteId)).toMatchObject({
       status: 'down',
       since: new Date(firstFailure).toISOString(),
     });
@@ -299,7 +299,7 @@ describe('probing loopback targets', () => {
     target.answer(200);
     await t.probeNext(siteId);
     await t.probeNext(siteId);
-    expect(t.services.uptime.statusOf(siteId)?.status).toBe('up');
+    expect((await statusOf(t.services.uptime, siteId))?.status).toBe('up');
     expect(t.logs.events('site.down')).toEqual([]);
     expect((await t.call('GET', `/api/sites/${siteId}/uptime/downtime`)).json.items).toEqual([]);
   });
@@ -362,7 +362,7 @@ describe('probing loopback targets', () => {
     t.clock.advance(10 * MINUTE);
     expect(await t.services.uptime.runDue()).toBe(0);
     expect(target.hits).toBe(0);
-    expect(t.services.uptime.statusOf(paused)).toMatchObject({ status: 'unknown', paused: true });
+    expect(await statusOf(t.services.uptime, paused)).toMatchObject({ status: 'unknown', paused: true });
 
     await t.call('PATCH', `/api/sites/${paused}`, { json: { monitoring: { paused: false } } });
     await t.probeNext(paused);
@@ -375,7 +375,7 @@ describe('probing loopback targets', () => {
     t.services.lifecycle.removed(siteId);
     await t.services.uptime.settled();
     expect(t.services.uptime.isScheduled(siteId)).toBe(false);
-    expect(t.services.uptime.statusOf(siteId)).toBeNull();
+    expect(await statusOf(t.services.uptime, siteId)).toBeNull();
   });
 
   it('stops a deleted site’s probe that was already running from counting', async () => {
@@ -388,7 +388,7 @@ describe('probing loopback targets', () => {
     await t.call('DELETE', `/api/sites/${siteId}`);
     await running;
     await t.services.uptime.flush();
-    expect(t.services.uptime.statusOf(siteId)).toBeNull();
+    expect(await statusOf(t.services.uptime, siteId)).toBeNull();
     expect(t.database.sqlite.prepare('select count(*) as n from uptime_probes').get()).toEqual({ n: 0 });
   });
 

@@ -1,0 +1,1 @@
+CREATE INDEX "uptime_probes_site_idx" ON "uptime_probes" USING btree ("site_id","at");
