@@ -233,6 +233,25 @@ describe('the systemd installation of a cluster', () => {
     expect(shared('sitewarden-worker@.service')).toEqual(single);
   });
 
+  it('is installed and tried the way docs/cluster.md says', () => {
+    const page = readFileSync(join(PROJECT_ROOT, 'docs/cluster.md'), 'utf8');
+    const section = (heading: string) =>
+      page.slice(page.indexOf(heading), page.indexOf('\n## ', page.indexOf(heading)));
+    const install = section('## Installing the units');
+    expect(install).toContain('bash scripts/install-service.sh --cluster');
+    expect(install).toContain('systemd-escape --template=sitewarden-worker@.service backups,updates');
+    // Every settings file and data directory the units name, a worker's kinds written KINDS.
+    for (const name of ['sitewarden-api.service', 'sitewarden-worker@.service']) {
+      const unit = readFileSync(join(PROJECT_ROOT, 'systemd', name), 'utf8');
+      for (const [, path] of unit.matchAll(/^(?:EnvironmentFile=-?|Environment=SITEWARDEN_DATA_DIR=)(.+)$/gm))
+        expect(install).toContain(path!.replace('%I', 'KINDS').replace('/etc/sitewarden/', ''));
+    }
+    const trying = section('## Trying it');
+    for (const words of ['bash scripts/cluster-try.sh', '--stop D', 'WORKER_KINDS', '`audits,backups,updates`'])
+      expect(trying).toContain(words);
+    expect(readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')).toContain('`bash scripts/cluster-try.sh`');
+  });
+
   it('keeps an existing cluster configuration and refreshes the units', () => {
     writeFileSync(clusterEnvPath, 'SITEWARDEN_DATABASE_URL=postgres://db.internal/sitewarden\n');
     writeFileSync(apiPath, 'stale\n');
