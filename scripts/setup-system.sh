@@ -5,6 +5,9 @@
 #                                    systemd-analyze, which checks the unit; nothing is started with it;
 #                                    Firefox ESR for the dashboard's Firefox test; PostgreSQL, whose
 #                                    binaries the tests run as a throwaway cluster of their own)
+#   scripts/setup-system.sh --cluster
+#                                    plus PostgreSQL, whose binaries scripts/cluster-try.sh runs as a
+#                                    throwaway cluster of its own (none of Debian's is made or started)
 set -euo pipefail
 
 runtime_packages=(ca-certificates chromium)
@@ -20,6 +23,8 @@ test_packages=(
 packages=("${runtime_packages[@]}")
 if [[ "${1:-}" == "--test" ]]; then
   packages+=("${test_packages[@]}")
+elif [[ "${1:-}" == "--cluster" ]]; then
+  packages+=(postgresql)
 fi
 
 missing=()
