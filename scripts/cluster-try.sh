@@ -5,7 +5,7 @@
 # login, and runs until Ctrl-C, which stops the processes, then PostgreSQL, and removes the directory.
 #   scripts/cluster-try.sh [--dir D]   start in D (absent or empty; default a new directory under /tmp)
 #   scripts/cluster-try.sh --stop D    stop the try-out running in D, from another terminal
-# WORKER_KINDS (default audits,backups,updates) is both workers' --kinds; any other SITEWARDEN_* variable
+# WORKER_KINDS (default uptime,audits,backups,updates) is both workers' --kinds; any other SITEWARDEN_* variable
 # in the environment is given to every process. As root, PostgreSQL runs as Debian's `postgres` user
 # (initdb refuses root); missing, the postgresql package is installed (scripts/setup-system.sh --cluster).
 set -euo pipefail
@@ -171,7 +171,7 @@ set +a
 # The memory settings the systemd units give the daemon, as scripts/start.sh reads them.
 while IFS='=' read -r name value; do export "$name=${value}"; done < <(sed -n 's/^Environment=\(\(MALLOC_[A-Z_]*\|NODE_OPTIONS\)=.*\)$/\1/p' systemd/sitewarden.service)
 
-kinds="${WORKER_KINDS:-audits,backups,updates}"
+kinds="${WORKER_KINDS:-uptime,audits,backups,updates}"
 start_process() {
   mkdir -m 0700 "$dir/$1"
   SITEWARDEN_DATA_DIR="$dir/$1" SITEWARDEN_HOST=127.0.0.1 SITEWARDEN_PORT=0 \

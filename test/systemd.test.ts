@@ -247,7 +247,7 @@ describe('the systemd installation of a cluster', () => {
         expect(install).toContain(path!.replace('%I', 'KINDS').replace('/etc/sitewarden/', ''));
     }
     const trying = section('## Trying it');
-    for (const words of ['bash scripts/cluster-try.sh', '--stop D', 'WORKER_KINDS', '`audits,backups,updates`'])
+    for (const words of ['bash scripts/cluster-try.sh', '--stop D', 'WORKER_KINDS', '`uptime,audits,backups,updates`'])
       expect(trying).toContain(words);
     expect(readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')).toContain('`bash scripts/cluster-try.sh`');
   });

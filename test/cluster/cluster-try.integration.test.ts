@@ -50,10 +50,10 @@ function processesOf(dir: string): number[] {
     .map(Number);
 }
 
+/** Whether the process runs: a zombie (ended, not yet reaped by its parent, as PostgreSQL's is for a moment after `pg_ctl stop`) does not. */
 const alive = (pid: number): boolean => {
   try {
-    process.kill(pid, 0);
-    return true;
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
   } catch {
     return false;
   }
