@@ -155,7 +155,11 @@ async function importDatabase({ source, target, out }: ImportContext): Promise<{
     ]),
   );
   const tallies = await target.transaction(async (tx) => {
-    const restoreTriggers = await suppressTriggers(tx, names);
+    const restoreTriggers = await suppressTriggers(tx, names).catch((error: unknown) => {
+      throw new ImportRefusedError(
+        `the import turns the tables’ triggers off while it copies, which needs the role that owns them (the one the migrations ran as): ${driverReason(error)}`,
+      );
+    });
     const held = await tablesHoldingRows(tx, names);
     if (held.length > 0)
       throw new ImportRefusedError(
@@ -186,12 +190,14 @@ async function copyRefusedClearly(source: Database.Database, tx: StateDb, pair: 
   try {
     return await copyTable(source, tx, pair);
   } catch (error) {
-    const reason = ((error as { cause?: unknown }).cause ?? error) as Error;
     throw new ImportRefusedError(
-      `the cluster’s database refused a row of ${pair.name}: ${reason.message}; nothing was imported (rolled back)`,
+      `the cluster’s database refused a row of ${pair.name}: ${driverReason(error)}; nothing was imported (rolled back)`,
     );
   }
 }
+
+/** The driver's words for a failed statement (drizzle's own message lists its parameters). */
+const driverReason = (error: unknown): string => (((error as { cause?: unknown }).cause ?? error) as Error).message;
 
 const sameTally = (a: TableTally, b: TableTally) => a.rows === b.rows && a.digest === b.digest;
 
