@@ -42,7 +42,7 @@ const MODULES = [
   {
     name: 'db/',
     layer: 'base',
-    what: 'opening SQLite (WAL, foreign keys) and running the drizzle migrations; one transaction made once, and the write batch a piece of work commits its writes through (a bulk site update: two commits); the state database of either dialect for cluster mode (PostgreSQL when `SITEWARDEN_DATABASE_URL` names one: [cluster mode](cluster.md)), its SQLite transaction serialiser, async write batch and dialect helpers, and the cluster’s event fan-out (events written once, shown to every process by LISTEN/NOTIFY)',
+    what: 'opening SQLite (WAL, foreign keys) and running the drizzle migrations; one transaction made once, and the write batch a piece of work commits its writes through (a bulk site update: two commits); the state database of either dialect for cluster mode (PostgreSQL when `SITEWARDEN_DATABASE_URL` names one: [cluster mode](cluster.md)), its SQLite transaction serialiser, async write batch and dialect helpers, and the cluster’s event fan-out (events written once, shown to every process by LISTEN/NOTIFY); tables copied from SQLite into PostgreSQL, each verified by its rows’ digest (`cluster import`)',
   },
   {
     name: 'http/',
@@ -178,13 +178,23 @@ const MODULES = [
   {
     name: 'cli.ts',
     layer: 'composition',
-    what: 'the `sitewarden` command: start, migrate, backup, recover, token, users, version',
+    what: 'the `sitewarden` command: start, migrate, cluster import, backup, recover, token, users, version',
   },
   { name: 'main.ts', layer: 'composition', what: 'starting and stopping the daemon' },
   {
     name: 'cluster.ts',
     layer: 'composition',
     what: 'cluster mode’s parts of one process: the job queue, cancel requests and events across processes, tick claims',
+  },
+  {
+    name: 'cluster-import.ts',
+    layer: 'composition',
+    what: '`sitewarden cluster import`: a single machine’s data directory moved into the cluster, step by step (today its database, copied and verified in one transaction)',
+  },
+  {
+    name: 'cluster-import-tables.ts',
+    layer: 'composition',
+    what: 'what `cluster import` copies (every table of both dialects, in foreign-key order), what it leaves and why, and the sealed columns the cluster’s key must open',
   },
   {
     name: 'config.ts',

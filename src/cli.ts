@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 import { openStateDatabase, sqliteStateOf, StateDatabaseUnavailableError, type StateDatabase } from './db/state-db.js';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { ImportMismatchError, ImportRefusedError, importDataDir } from './cluster-import.js';
 import { MigrationsPendingError, openDatabase } from './db/database.js';
 import { DATABASE_FILE, RoleNeedsClusterError, startDaemon } from './main.js';
 import { parseProcessRole, type ProcessRole } from './work-registry.js';
@@ -30,6 +31,11 @@ Commands:
                                          dashboard only, worker runs the work of its --kinds (all by default)
                                          with only /healthz and /readyz; api and worker need cluster mode
   migrate                                apply database migrations and exit
+  cluster import --from DATA_DIR         move a single machine's data directory into the cluster (SITEWARDEN_DATABASE_URL,
+                                         SITEWARDEN_SECRET_KEY: the single machine's key): its database copied into the
+                                         cluster's empty database in one transaction and verified table by table (exit 1
+                                         on any difference, nothing kept); its daemon stopped first. Not yet: its blobs
+                                         (backup store, audit reports, screenshots) stay in DATA_DIR, and it says so
   token create --name NAME [--role viewer|manager|owner] [--user NAME] [--expires-in-days N]
                                          create an API token and print it once (role defaults to viewer;
                                          --scope read|write still works: write is owner, read viewer);
@@ -101,6 +107,8 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`migrations applied to ${join(config.dataDir, DATABASE_FILE)}\n`);
       return 0;
     }
+    case 'cluster':
+      return clusterCommand(rest, loadConfig());
     case 'backup': {
       if (rest[0] !== 'verify') throw new UsageError('backup needs: verify BACKUP_ID');
       const { values, positionals } = parseArgs({
@@ -187,6 +195,30 @@ async function start(config: Config, role: ProcessRole): Promise<number> {
   daemon.events.emit('daemon.stopping', { signal });
   await daemon.shutdown();
   return 0;
+}
+
+/** `cluster import --from DATA_DIR`: a single machine's data directory moved into the cluster's database. */
+async function clusterCommand(args: string[], config: Config): Promise<number> {
+  if (args[0] !== 'import') throw new UsageError('cluster needs: import --from DATA_DIR');
+  let from: string | undefined;
+  try {
+    ({
+      values: { from },
+    } = parseArgs({ args: args.slice(1), options: { from: { type: 'string' } } }));
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('\n')[0]!);
+  }
+  if (!from) throw new UsageError('cluster import needs --from DATA_DIR');
+  if (!config.databaseUrl)
+    throw new ConfigError(
+      '`cluster import` moves a data directory into a cluster: set SITEWARDEN_DATABASE_URL (and SITEWARDEN_SECRET_KEY)',
+    );
+  return importDataDir({
+    from: resolve(from),
+    databaseUrl: config.databaseUrl,
+    secretKey: loadSecretKey(config),
+    out: (line) => process.stdout.write(`${line}\n`),
+  });
 }
 
 /**
@@ -279,7 +311,9 @@ main(process.argv.slice(2)).then(
       error instanceof ConfigError ||
       error instanceof KeyError ||
       error instanceof MigrationsPendingError ||
-      error instanceof StateDatabaseUnavailableError
+      error instanceof StateDatabaseUnavailableError ||
+      error instanceof ImportRefusedError ||
+      error instanceof ImportMismatchError
     )
       console.error(`sitewarden: ${error.message}`);
     else if (error instanceof DataDirLockedError)

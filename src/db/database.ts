@@ -66,6 +66,14 @@ export class MigrationsPendingError extends Error {
 
 /** Migrations in drizzle/ newer than the last one the database records, as drizzle's migrator counts them. */
 function pendingMigrations(sqlite: Database.Database): number {
+  return migrationGap(sqlite).pending;
+}
+
+/**
+ * How a database's schema stands against this version's drizzle/: the migrations it lacks (`pending`), and whether
+ * it records one this version does not know (`newer`: a later version migrated it).
+ */
+export function migrationGap(sqlite: Database.Database): { pending: number; newer: boolean } {
   const journal = JSON.parse(readFileSync(resolve(findMigrationsFolder(), 'meta/_journal.json'), 'utf8')) as {
     entries: { when: number }[];
   };
@@ -74,5 +82,8 @@ function pendingMigrations(sqlite: Database.Database): number {
     .get()
     ? (sqlite.prepare('select max(created_at) as at from __drizzle_migrations').get() as { at: number | null }).at
     : null;
-  return journal.entries.filter((entry) => applied === null || entry.when > applied).length;
+  return {
+    pending: journal.entries.filter((entry) => applied === null || entry.when > applied).length,
+    newer: applied !== null && journal.entries.every((entry) => entry.when < applied),
+  };
 }
