@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { StateDatabase } from './db/state-db.js';
 import { createDirectoryBackend } from './blobs/blob-backend.js';
+import { createSharedBlobs } from './blobs/shared-blobs.js';
 import { createSiteTaskQueue } from './jobs/site-task-queue.js';
 import { createJobRunner } from './jobs/job-runner.js';
 import { createJobsRepository } from './jobs/jobs.repository.js';
@@ -85,8 +86,8 @@ export type ServiceConfig = Pick<
   | 'bulkUpdates'
   | 'allowedNetworks'
 > &
-  // Optional: the tests and benchmarks that build a ServiceConfig keep the default retention.
-  Partial<Pick<Config, 'auditLog'>>;
+  // Optional: the tests and benchmarks that build a ServiceConfig keep the default retention, and blobs in the data directory.
+  Partial<Pick<Config, 'auditLog' | 'blobStore'>>;
 
 /**
  * Builds every service once from its dependencies; main.ts and the tests share it. `events` is
@@ -120,6 +121,8 @@ export function createServices({
   cluster?: Pick<ClusterProcess, 'jobs'>;
 }) {
   const secrets = createSecretBox(secretKey);
+  // Cluster mode: blobs in the store every process reads (SITEWARDEN_BLOB_*); on one machine, the data directory.
+  const blobs = config.blobStore ? createSharedBlobs(config.blobStore) : null;
   const http = createSiteHttp({
     timeoutMs: config.siteRequestTimeoutMs,
     maxBytes: config.siteMaxResponseBytes,
@@ -259,8 +262,7 @@ export function createServices({
       logger,
       nice: config.performance.nice,
     }),
-    // Cluster mode (issue 34) will give the reports and screenshots a bucket's prefix instead (src/blobs/s3-backend.ts).
-    reports: reportStoreIn(config.dataDir),
+    reports: reportStoreIn(config.dataDir, blobs?.under('reports/')),
     network,
     clock,
     logger,
@@ -300,7 +302,7 @@ export function createServices({
     logger,
     operationTimeoutMs: config.siteOperationTimeoutMs,
     screenshots: {
-      blobs: createDirectoryBackend(join(config.dataDir, 'safe-updates')),
+      blobs: blobs?.under('screenshots/') ?? createDirectoryBackend(join(config.dataDir, 'safe-updates')),
       chromePath: config.performance.chromePath,
       network,
     },
