@@ -40,7 +40,9 @@ import { reportStoreIn } from './performance/performance.reports.js';
 import { createPerformanceRepository } from './performance/performance.repository.js';
 import { createPerformanceService } from './performance/performance.service.js';
 import { createBackupsRepository } from './backups/backups.repository.js';
-import { createBackupsService } from './backups/backups.service.js';
+import { backupStoreDir, createBackupsService } from './backups/backups.service.js';
+import { BACKUP_STORE_LOCK_KEY, createRepositoryBackupStore } from './backups/backup-store.js';
+import { createClusterLock } from './db/cluster-lock.js';
 import { createRemovedSitesRepository } from './backups/offsite/removed-sites.repository.js';
 import type { Events } from './shared/event-bus.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
@@ -87,7 +89,7 @@ export type ServiceConfig = Pick<
   | 'allowedNetworks'
 > &
   // Optional: the tests and benchmarks that build a ServiceConfig keep the default retention, and blobs in the data directory.
-  Partial<Pick<Config, 'auditLog' | 'blobStore'>>;
+  Partial<Pick<Config, 'auditLog' | 'blobStore' | 'databaseUrl'>>;
 
 /**
  * Builds every service once from its dependencies; main.ts and the tests share it. `events` is
@@ -277,6 +279,21 @@ export function createServices({
     siteIds: () => sitesRepository.allIds(),
     listConnectedSites: () => sitesRepository.connectedIds(),
     dataDir: config.dataDir,
+    // Cluster mode: the `local` target is a repository in the blob store, sealed under the secret key every process has.
+    store: blobs
+      ? createRepositoryBackupStore({
+          blobs: blobs.under('backups/'),
+          passphrase: secretKey.toString('base64'),
+          scratchDir: join(backupStoreDir(config.dataDir), 'tmp'),
+          lock: config.databaseUrl
+            ? createClusterLock({
+                url: config.databaseUrl,
+                key: BACKUP_STORE_LOCK_KEY,
+                onError: (error) => logger.error({ err: error }, 'the backup store lock’s connection failed'),
+              })
+            : undefined,
+        })
+      : undefined,
     config: config.backups,
     clock,
     logger,

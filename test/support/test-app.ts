@@ -34,6 +34,8 @@ export function createTestApp(
     app?: Pick<AppDeps, 'readiness' | 'authLimiter' | 'metricsOnOwnListener' | 'trustedProxies' | 'overload'>;
     /** A database file instead of a private in-memory database (for a second connection, as another process would open). */
     databasePath?: string;
+    /** The secret key, which the processes of one cluster share; a random one by default. */
+    secretKey?: Buffer;
   } = {},
 ) {
   const clock = options.clock ?? systemClock;
@@ -41,7 +43,7 @@ export function createTestApp(
   const logs = createCapturedLogger();
   // One bus per app, the captured logger subscribed, as main.ts composes it.
   const events = createLoggedEvents(logs.logger);
-  const secretKey = randomBytes(32);
+  const secretKey = options.secretKey ?? randomBytes(32);
   const state = sqliteStateOf(database);
   const services = createServices({
     config: { ...testServiceConfig, ...options.config },

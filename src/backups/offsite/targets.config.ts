@@ -3,7 +3,7 @@ import { defineSettings } from '../../shared/settings.js';
 import { parseStoreLocation, type StoreLocation } from '../../blobs/store-location.js';
 
 /** An offsite target as configured: where its repository lives and the passphrase that opens it. */
-export type OffsiteTargetConfig = { name: string; passphrase: string } & StoreLocation;
+type OffsiteTargetConfig = { name: string; passphrase: string } & StoreLocation;
 
 export interface OffsiteConfig {
   targets: OffsiteTargetConfig[];
