@@ -41,7 +41,7 @@ import { createPerformanceRepository } from './performance/performance.repositor
 import { createPerformanceService } from './performance/performance.service.js';
 import { createBackupsRepository } from './backups/backups.repository.js';
 import { backupStoreDir, createBackupsService } from './backups/backups.service.js';
-import { BACKUP_STORE_LOCK_KEY, createRepositoryBackupStore } from './backups/backup-store.js';
+import { BACKUP_STORE_LOCK_KEY, clusterPassphrase, createRepositoryBackupStore } from './backups/backup-store.js';
 import { createClusterLock } from './db/cluster-lock.js';
 import { createRemovedSitesRepository } from './backups/offsite/removed-sites.repository.js';
 import type { Events } from './shared/event-bus.js';
@@ -283,7 +283,7 @@ export function createServices({
     store: blobs
       ? createRepositoryBackupStore({
           blobs: blobs.under('backups/'),
-          passphrase: secretKey.toString('base64'),
+          passphrase: clusterPassphrase(secretKey),
           scratchDir: join(backupStoreDir(config.dataDir), 'tmp'),
           lock: config.databaseUrl
             ? createClusterLock({

@@ -40,6 +40,9 @@ export interface BackupStore {
 /** The cluster's lock on its backup store: key 4 of ADVISORY_LOCK_NAMESPACE (1 migrations, 2 fleet totals, 3 uptime). */
 export const BACKUP_STORE_LOCK_KEY = 4;
 
+/** The passphrase of the cluster's repository key file: the cluster's secret key, its 32 bytes in base64 (however it was given). */
+export const clusterPassphrase = (secretKey: Buffer): string => secretKey.toString('base64');
+
 /** One machine: DATA_DIR/backups, and the lock of this process's jobs. */
 export function createLocalBackupStore(dir: string): BackupStore {
   const objects = createFileObjectStore({ dir });

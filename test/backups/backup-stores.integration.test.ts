@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BACKUPS_CONFIG } from '../../src/backups/backups.config.js';
+import { listTargetSnapshotsCommand, localBackupObjects, verifyBackupCommand } from '../../src/backups/backups.cli.js';
 import { referencedObjects } from '../../src/backups/manifest.js';
+import { openDatabase } from '../../src/db/database.js';
+import { sqliteStateOf } from '../../src/db/state-db.js';
 import type { StoreLocation } from '../../src/blobs/store-location.js';
 import { databaseSnapshot, filesSnapshot, verifyJob } from '../support/backup-site.js';
 import { trimBrowserAssets } from '../support/lean-site.js';
@@ -27,6 +30,8 @@ describe.each(['data directory', 'bucket'] as const)('backups in the %s', (store
   let worker: TestApp;
   let other: TestApp;
   let siteId: string;
+  let blobStore: StoreLocation | undefined;
+  const key = randomBytes(32);
   const api = (path = '') => `/api/sites/${siteId}${path}`;
 
   beforeAll(async () => {
@@ -34,16 +39,14 @@ describe.each(['data directory', 'bucket'] as const)('backups in the %s', (store
     trimBrowserAssets(site);
     await installConnector(site);
     root = mkdtempSync(join(tmpdir(), 'sitewarden-backup-stores-'));
-    let blobStore: StoreLocation | undefined;
     if (store === 'bucket') {
       s3 = await startS3Server();
       blobStore = { type: 's3', s3: s3.target({ prefix: 'cluster/' }) };
     }
-    const secretKey = randomBytes(32);
     const processOf = (name: string) =>
       createTestApp({
         databasePath: join(root, 'state.sqlite'),
-        secretKey,
+        secretKey: key,
         config: { dataDir: join(root, name), blobStore, backups: { ...DEFAULT_BACKUPS_CONFIG, keepLast: 1 } },
       });
     worker = processOf('worker');
@@ -126,6 +129,40 @@ describe.each(['data directory', 'bucket'] as const)('backups in the %s', (store
       );
       const records = readdirSync(join(bucket, 'snapshots')).filter((name) => name.endsWith('._S3rver_object'));
       expect(records.length).toBe(held.length);
+    },
+  );
+
+  it.runIf(store === 'bucket')(
+    'is verified by `sitewarden backup verify`, and listed from the bucket and the secret key alone as an offsite target',
+    async () => {
+      const [latest] = (await other.call('GET', api('/backups'))).json.items;
+      const lines: string[] = [];
+      const out = (line: string) => lines.push(line);
+      const verified = await verifyBackupCommand({
+        open: async () => sqliteStateOf(openDatabase(join(root, 'state.sqlite'))),
+        local: () =>
+          localBackupObjects({ dataDir: join(root, 'command'), blobStore: blobStore!, secretKey: () => key }),
+        backupId: latest.id,
+        out,
+      });
+      expect(verified, lines.join('\n')).toBe(0);
+      expect(lines[0]).toMatch(new RegExp(`^ok: backup ${latest.id} on local, \\d+ objects`));
+
+      // The recipe of docs/cluster.md: the blob store's prefix and backups/, the key in base64 as the passphrase.
+      lines.length = 0;
+      const offsite = {
+        targets: [
+          {
+            name: 'cluster',
+            type: 's3' as const,
+            passphrase: key.toString('base64'),
+            s3: s3!.target({ prefix: 'cluster/backups/' }),
+          },
+        ],
+        defaultTargets: ['local'],
+      };
+      expect(await listTargetSnapshotsCommand({ target: 'cluster', offsite, out })).toBe(0);
+      expect(lines.slice(1).map((line) => line.split('\t')[0])).toContain(latest.id);
     },
   );
 });
