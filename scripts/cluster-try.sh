@@ -163,7 +163,11 @@ as_postgres "$pg_bin/createdb" --host="$dir/postgres" --port="$pg_port" --userna
 {
   echo "SITEWARDEN_DATABASE_URL=postgres://postgres:$password@127.0.0.1:$pg_port/sitewarden"
   echo "SITEWARDEN_SECRET_KEY=$(head -c 32 /dev/urandom | base64)"
+  # The blob store every process reads (docs/cluster.md, "Blobs"): on one machine, a directory they share.
+  echo "SITEWARDEN_BLOB_TYPE=directory"
+  echo "SITEWARDEN_BLOB_PATH=$dir/blobs"
 } > "$dir/cluster.env"
+mkdir -p "$dir/blobs"
 set -a
 # shellcheck source=/dev/null
 . "$dir/cluster.env"

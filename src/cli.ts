@@ -16,7 +16,12 @@ import { KeyError } from './shared/secret-key.js';
 import { DataDirLockedError, lockDataDir, withDataDirShared } from './shared/data-dir-lock.js';
 import { tokenCommand } from './tokens/tokens.cli.js';
 import { VERSION } from './version.js';
-import { listTargetSnapshotsCommand, rekeyTargetCommand, verifyBackupCommand } from './backups/backups.cli.js';
+import {
+  listTargetSnapshotsCommand,
+  localBackupObjects,
+  rekeyTargetCommand,
+  verifyBackupCommand,
+} from './backups/backups.cli.js';
 import { createServices } from './services.js';
 import { loadSecretKey } from './shared/secret-key.js';
 import { usersCommand } from './users/users.cli.js';
@@ -121,23 +126,22 @@ async function main(argv: string[]): Promise<number> {
       const sample = values.sample === undefined ? undefined : Number(values.sample);
       if (sample !== undefined && !(sample > 0 && sample <= 100))
         throw new UsageError('--sample must be a percentage above 0, at most 100');
-      const config = singleMachine(loadConfig(), 'backup verify');
-      // Reads only: it may run beside the daemon.
-      return withDataDirShared(config.dataDir, (holder) =>
+      const config = loadConfig();
+      // Reads only: it may run beside the daemon, or beside the cluster's processes.
+      return onCommandState(config, (open) =>
         verifyBackupCommand({
-          dataDir: config.dataDir,
-          databaseFile: DATABASE_FILE,
+          open,
+          local: () => localBackupObjects({ ...config, secretKey: () => loadSecretKey(config) }),
           backupId,
           target: values.target,
           sample,
           offsite: config.backups.offsite,
-          migrate: holder.owner,
           out: (line) => process.stdout.write(`${line}\n`),
         }),
       );
     }
     case 'recover':
-      return recover(rest, singleMachine(loadConfig(), 'recover'));
+      return recover(rest, loadConfig());
     case 'token': {
       // Token commands may run beside the daemon (README, "Operator commands"): each is one short
       // write transaction, which SQLite's WAL serialises with the daemon's writes (both wait up to
@@ -236,6 +240,8 @@ async function recover(args: string[], config: Config): Promise<number> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   if (action === 'list')
     return listTargetSnapshotsCommand({ target: values.target, offsite: config.backups.offsite, out });
+  // Listing reads the target alone; rekeying and restoring act beside one machine's daemon, stopped.
+  if (action === 'rekey' || action === 'restore') singleMachine(config, `recover ${action}`);
   if (action === 'rekey') {
     const file = values['new-passphrase-file'];
     if (!file) throw new UsageError('recover rekey needs --new-passphrase-file PATH');

@@ -15,17 +15,20 @@ import { NETWORK_SETTINGS } from './shared/network-policy.config.js';
 import { schemasOf, type Settings } from './shared/settings.js';
 import { DAEMON_SETTINGS, SCHEDULED_SETTINGS } from './daemon.config.js';
 import { DATABASE_SETTINGS } from './db/db.config.js';
+import { BLOB_SETTINGS, parseBlobStoreConfig } from './blobs/blobs.config.js';
+import type { StoreLocation } from './blobs/store-location.js';
 
 /**
  * Every setting comes from the environment (systemd's EnvironmentFile in production). Each is declared once,
  * next to the feature that reads it (src/shared/settings.ts); this file composes them, and
  * `npm run docs:configuration` writes docs/configuration.md, systemd/sitewarden.env.example and the README's
- * table from the same declarations, in this order. The targets' and single sign-on's variables have no schema here:
- * parseOffsiteConfig and parseOidcConfig read them together.
+ * table from the same declarations, in this order. The targets', the blob store's and single sign-on's variables have
+ * no schema here: parseOffsiteConfig, parseBlobStoreConfig and parseOidcConfig read them together.
  */
 export const SETTINGS: readonly Settings[] = [
   DAEMON_SETTINGS,
   DATABASE_SETTINGS,
+  BLOB_SETTINGS,
   SITE_CALL_SETTINGS,
   HTTP_SETTINGS,
   UPTIME_SETTINGS,
@@ -66,6 +69,8 @@ export interface Config {
   secretKey: string | undefined;
   /** Cluster mode: the PostgreSQL database the processes share (docs/cluster.md); undefined: SQLite in the data directory. */
   databaseUrl: string | undefined;
+  /** Cluster mode: where every process keeps blobs (SITEWARDEN_BLOB_*); null on one machine: the data directory. */
+  blobStore: StoreLocation | null;
   siteRequestTimeoutMs: number;
   /** Time limit of operations that make WordPress work hard (installs, updates). */
   siteOperationTimeoutMs: number;
@@ -126,6 +131,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(
       'invalid configuration: SITEWARDEN_SECRET_KEY: cluster mode (SITEWARDEN_DATABASE_URL) needs the key set, the same in every process; a key file in one data directory is not shared',
     );
+  // A blob one worker wrote (a backup, a report, a screenshot) is served by any process: kept where all of them read.
+  const blobStore = parseBlobStoreConfig(env, (message) => new ConfigError(`invalid configuration: ${message}`));
+  if (values.SITEWARDEN_DATABASE_URL !== undefined && blobStore === null)
+    throw new ConfigError(
+      'invalid configuration: SITEWARDEN_BLOB_BUCKET: cluster mode (SITEWARDEN_DATABASE_URL) needs a blob store every process reads (SITEWARDEN_BLOB_BUCKET and SITEWARDEN_BLOB_ENDPOINT, or SITEWARDEN_BLOB_TYPE=directory and SITEWARDEN_BLOB_PATH); one process’s data directory is not shared',
+    );
+  if (values.SITEWARDEN_DATABASE_URL === undefined && blobStore !== null)
+    throw new ConfigError(
+      'invalid configuration: SITEWARDEN_BLOB_*: a blob store is for cluster mode (SITEWARDEN_DATABASE_URL); on one machine backups, reports and screenshots stay in the data directory',
+    );
   const hostForUrl = values.SITEWARDEN_HOST.includes(':') ? `[${values.SITEWARDEN_HOST}]` : values.SITEWARDEN_HOST;
   return {
     host: values.SITEWARDEN_HOST,
@@ -135,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: (values.SITEWARDEN_PUBLIC_URL ?? `http://${hostForUrl}:${values.SITEWARDEN_PORT}`).replace(/\/+$/, ''),
     secretKey: values.SITEWARDEN_SECRET_KEY,
     databaseUrl: values.SITEWARDEN_DATABASE_URL,
+    blobStore,
     siteRequestTimeoutMs: values.SITEWARDEN_SITE_TIMEOUT_MS,
     siteOperationTimeoutMs: values.SITEWARDEN_SITE_OPERATION_TIMEOUT_MS,
     siteMaxResponseBytes: values.SITEWARDEN_SITE_MAX_RESPONSE_BYTES,

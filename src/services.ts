@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { StateDatabase } from './db/state-db.js';
 import { createDirectoryBackend } from './blobs/blob-backend.js';
+import { createSharedBlobs } from './blobs/shared-blobs.js';
 import { createSiteTaskQueue } from './jobs/site-task-queue.js';
 import { createJobRunner } from './jobs/job-runner.js';
 import { createJobsRepository } from './jobs/jobs.repository.js';
@@ -39,7 +40,9 @@ import { reportStoreIn } from './performance/performance.reports.js';
 import { createPerformanceRepository } from './performance/performance.repository.js';
 import { createPerformanceService } from './performance/performance.service.js';
 import { createBackupsRepository } from './backups/backups.repository.js';
-import { createBackupsService } from './backups/backups.service.js';
+import { backupStoreDir, createBackupsService } from './backups/backups.service.js';
+import { BACKUP_STORE_LOCK_KEY, clusterPassphrase, createRepositoryBackupStore } from './backups/backup-store.js';
+import { createClusterLock } from './db/cluster-lock.js';
 import { createRemovedSitesRepository } from './backups/offsite/removed-sites.repository.js';
 import type { Events } from './shared/event-bus.js';
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.js';
@@ -85,8 +88,8 @@ export type ServiceConfig = Pick<
   | 'bulkUpdates'
   | 'allowedNetworks'
 > &
-  // Optional: the tests and benchmarks that build a ServiceConfig keep the default retention.
-  Partial<Pick<Config, 'auditLog'>>;
+  // Optional: the tests and benchmarks that build a ServiceConfig keep the default retention, and blobs in the data directory.
+  Partial<Pick<Config, 'auditLog' | 'blobStore' | 'databaseUrl'>>;
 
 /**
  * Builds every service once from its dependencies; main.ts and the tests share it. `events` is
@@ -120,6 +123,8 @@ export function createServices({
   cluster?: Pick<ClusterProcess, 'jobs' | 'processId'>;
 }) {
   const secrets = createSecretBox(secretKey);
+  // Cluster mode: blobs in the store every process reads (SITEWARDEN_BLOB_*); on one machine, the data directory.
+  const blobs = config.blobStore ? createSharedBlobs(config.blobStore) : null;
   const http = createSiteHttp({
     timeoutMs: config.siteRequestTimeoutMs,
     maxBytes: config.siteMaxResponseBytes,
@@ -262,8 +267,7 @@ export function createServices({
       logger,
       nice: config.performance.nice,
     }),
-    // Cluster mode (issue 34) will give the reports and screenshots a bucket's prefix instead (src/blobs/s3-backend.ts).
-    reports: reportStoreIn(config.dataDir),
+    reports: reportStoreIn(config.dataDir, blobs?.under('reports/')),
     network,
     clock,
     logger,
@@ -278,6 +282,21 @@ export function createServices({
     siteIds: () => sitesRepository.allIds(),
     listConnectedSites: () => sitesRepository.connectedIds(),
     dataDir: config.dataDir,
+    // Cluster mode: the `local` target is a repository in the blob store, sealed under the secret key every process has.
+    store: blobs
+      ? createRepositoryBackupStore({
+          blobs: blobs.under('backups/'),
+          passphrase: clusterPassphrase(secretKey),
+          scratchDir: join(backupStoreDir(config.dataDir), 'tmp'),
+          lock: config.databaseUrl
+            ? createClusterLock({
+                url: config.databaseUrl,
+                key: BACKUP_STORE_LOCK_KEY,
+                onError: (error) => logger.error({ err: error }, 'the backup store lock’s connection failed'),
+              })
+            : undefined,
+        })
+      : undefined,
     config: config.backups,
     clock,
     logger,
@@ -303,7 +322,7 @@ export function createServices({
     logger,
     operationTimeoutMs: config.siteOperationTimeoutMs,
     screenshots: {
-      blobs: createDirectoryBackend(join(config.dataDir, 'safe-updates')),
+      blobs: blobs?.under('screenshots/') ?? createDirectoryBackend(join(config.dataDir, 'safe-updates')),
       chromePath: config.performance.chromePath,
       network,
     },

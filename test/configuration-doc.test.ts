@@ -33,8 +33,23 @@ const TARGET = {
   SITEWARDEN_TARGET_NAME_BUCKET: 'backups',
   SITEWARDEN_TARGET_NAME_PASSPHRASE: 'a passphrase of some length',
 };
+/** Cluster mode with its blob store in a bucket: SITEWARDEN_BLOB_* are read only there. */
+const BLOB = {
+  SITEWARDEN_DATABASE_URL: 'postgres://sitewarden@db.example.com/sitewarden',
+  SITEWARDEN_SECRET_KEY: Buffer.alloc(32, 1).toString('base64'),
+  SITEWARDEN_BLOB_ACCESS_KEY_ID: 'key',
+  SITEWARDEN_BLOB_SECRET_ACCESS_KEY: 'secret',
+  SITEWARDEN_BLOB_ENDPOINT: 'https://s3.example.com',
+  SITEWARDEN_BLOB_BUCKET: 'blobs',
+};
 const contextOf = (name: string): Record<string, string> =>
-  name.startsWith('SITEWARDEN_OIDC_') ? OIDC : name.startsWith('SITEWARDEN_TARGET_NAME_') ? TARGET : {};
+  name.startsWith('SITEWARDEN_OIDC_')
+    ? OIDC
+    : name.startsWith('SITEWARDEN_TARGET_NAME_')
+      ? TARGET
+      : name.startsWith('SITEWARDEN_BLOB_')
+        ? BLOB
+        : {};
 
 /** loadConfig on `env`, and every variable it read from it (present or not). */
 function reads(env: Record<string, string>): Set<string> {
@@ -105,6 +120,8 @@ describe('the configuration, declared once', () => {
       ...reads({}),
       ...reads(OIDC),
       ...reads(TARGET),
+      ...reads(BLOB),
+      ...reads({ ...BLOB, SITEWARDEN_BLOB_TYPE: 'directory', SITEWARDEN_BLOB_PATH: scratch }),
       ...reads({
         SITEWARDEN_TARGETS: 'name',
         SITEWARDEN_TARGET_NAME_TYPE: 'directory',

@@ -21,8 +21,9 @@ import type { BackupsRepository } from './backups.repository.js';
 import type { BackupRow } from './backups.table.js';
 import { backupJobProgress, backupOutcome, rowReports } from './backup-job-rows.js';
 import { openManifest } from './manifest.js';
-import type { ObjectStore } from './object-store.js';
+import type { BackupStore } from './backup-store.js';
 import type { OffsiteTargets } from './offsite/offsite-targets.js';
+import type { SnapshotRecord } from './offsite/snapshots.js';
 
 /** A run's writes to its own row: only while it is running. */
 const RUNNING = ['running'] as const;
@@ -60,7 +61,8 @@ export function createBackupJob({
 }: {
   repository: BackupsRepository;
   access: SiteAccess;
-  store: ObjectStore;
+  /** The `local` target: a backup is taken into it, sealed there, then copied to the site's offsite targets. */
+  store: BackupStore;
   offsite: OffsiteTargets;
   config: BackupsConfig;
   clock: Clock;
@@ -87,11 +89,11 @@ export function createBackupJob({
       const session = abortableSession(siteSession, AbortSignal.any([signal, limits.signal]));
       const previousRow = (await repository.completedBackups(row.siteId)).find((candidate) => candidate.manifestHash);
       const previous = previousRow?.manifestHash
-        ? await openManifest(store, previousRow.manifestHash).catch(() => null)
+        ? await openManifest(store.objects, previousRow.manifestHash).catch(() => null)
         : null;
       const result = await runBackup({
         connector: createConnector(session, { operationTimeoutMs: requestTimeoutMs }),
-        store,
+        store: store.objects,
         previous,
         siteUrl: site.url,
         now: () => clock.now(),
@@ -103,25 +105,28 @@ export function createBackupJob({
         scratchPath: scratchPathOf(row.siteId),
         limits,
       }).finally(() => limits.dispose());
+      const snapshot: SnapshotRecord = {
+        format: 1,
+        backupId: row.id,
+        siteId: row.siteId,
+        siteUrl: site.url,
+        kind: row.kind,
+        createdAt: row.createdAt.toISOString(),
+        finishedAt: clock.now().toISOString(),
+        manifestHash: result.manifestHash,
+        files: result.progress.files,
+        tables: result.progress.tables,
+        rows: result.progress.rows,
+        bytesTotal: result.progress.bytesTotal,
+      };
+      // Every object and the manifest are stored: the store's own record of the backup last (the cluster's repository).
+      await store.seal(snapshot);
       // Then the offsite copies: a target that fails leaves the backup `partial`, never silently `completed`.
       const copies = await offsite.replicate({
-        local: store,
+        local: store.objects,
         targets: offsite.targetsFor(row.siteId),
         writtenSince,
-        snapshot: {
-          format: 1,
-          backupId: row.id,
-          siteId: row.siteId,
-          siteUrl: site.url,
-          kind: row.kind,
-          createdAt: row.createdAt.toISOString(),
-          finishedAt: clock.now().toISOString(),
-          manifestHash: result.manifestHash,
-          files: result.progress.files,
-          tables: result.progress.tables,
-          rows: result.progress.rows,
-          bytesTotal: result.progress.bytesTotal,
-        },
+        snapshot,
       });
       // Objects a verify found damaged on a target went up again with this copy: said so, with the backup that did it.
       for (const { target, objects } of copies.resent)

@@ -1,47 +1,47 @@
 import { join } from 'node:path';
-import { openDatabase } from '../db/database.js';
-import { sqliteStateOf } from '../db/state-db.js';
+import type { StateDatabase } from '../db/state-db.js';
+import { createSharedBlobs } from '../blobs/shared-blobs.js';
+import type { StoreLocation } from '../blobs/store-location.js';
+import { clusterPassphrase, createRepositoryBackupStore } from './backup-store.js';
 import { createBackupsRepository } from './backups.repository.js';
 import { backupStoreDir } from './backups.service.js';
-import { createFileObjectStore } from './object-store.js';
+import { createFileObjectStore, type ObjectStore } from './object-store.js';
 import { createOffsiteTargets } from './offsite/offsite-targets.js';
 import { LOCAL_TARGET, type OffsiteConfig } from './offsite/targets.config.js';
 import { verifyBackup } from './verify.js';
 
 /**
  * `sitewarden backup verify <backupId> [--target NAME] [--sample PERCENT]`: re-reads the backup
- * from the local store or an offsite target; exit code 0 only when every hash matches.
+ * from the local store or an offsite target; exit code 0 only when every hash matches. `open` gives the
+ * state the backup's row is read from (the data directory's database, or the cluster's), and `local` the
+ * `local` target's objects (the data directory's store, or the cluster's repository: localBackupObjects).
  */
 export async function verifyBackupCommand({
-  dataDir,
-  databaseFile,
+  open,
+  local,
   backupId,
   target = LOCAL_TARGET,
   sample,
   offsite,
-  migrate = true,
   out,
 }: {
-  dataDir: string;
-  databaseFile: string;
+  open: () => Promise<StateDatabase>;
+  local: () => ObjectStore;
   backupId: string;
   target?: string;
   sample?: number;
   offsite?: OffsiteConfig;
-  migrate?: boolean;
   out: (line: string) => void;
 }): Promise<number> {
-  const database = openDatabase(join(dataDir, databaseFile), { migrate });
+  const state = await open();
   try {
-    const backup = await createBackupsRepository(sqliteStateOf(database)).findBackup(backupId);
+    const backup = await createBackupsRepository(state).findBackup(backupId);
     if (!backup) {
       out(`no backup has the id ${backupId}`);
       return 2;
     }
     const store =
-      target === LOCAL_TARGET
-        ? createFileObjectStore({ dir: backupStoreDir(dataDir) })
-        : (await createOffsiteTargets({ config: offsite }).openExisting(target)).store;
+      target === LOCAL_TARGET ? local() : (await createOffsiteTargets({ config: offsite }).openExisting(target)).store;
     const result = await verifyBackup({ store, backup, sample });
     out(
       `${result.ok ? 'ok' : 'FAILED'}: backup ${backupId} on ${target}${sample === undefined ? '' : ` (sample ${sample}%)`}, ${result.objectsChecked} objects, ${result.bytesChecked} bytes checked`,
@@ -57,8 +57,29 @@ export async function verifyBackupCommand({
     for (const problem of result.problems) out(`  ${problem}`);
     return result.ok ? 0 : 1;
   } finally {
-    database.close();
+    await state.close();
   }
+}
+
+/**
+ * The `local` target's objects, for a command: the data directory's store on one machine; in cluster mode
+ * the repository under `backups/` in the blob store, opened with the cluster's secret key, as the daemon's.
+ */
+export function localBackupObjects({
+  dataDir,
+  blobStore,
+  secretKey,
+}: {
+  dataDir: string;
+  blobStore: StoreLocation | null;
+  secretKey: () => Buffer;
+}): ObjectStore {
+  if (!blobStore) return createFileObjectStore({ dir: backupStoreDir(dataDir) });
+  return createRepositoryBackupStore({
+    blobs: createSharedBlobs(blobStore).under('backups/'),
+    passphrase: clusterPassphrase(secretKey()),
+    scratchDir: join(backupStoreDir(dataDir), 'tmp'),
+  }).objects;
 }
 
 /** `sitewarden recover list --target NAME`: the backups a target holds, read from the bucket with the passphrase alone. */

@@ -15,8 +15,7 @@ import { backupsProblems } from './backups.errors.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupKind, RestoreRow } from './backups.table.js';
 import { createCollection } from './collection.js';
-import { createStoreLock } from './concurrency.js';
-import { createFileObjectStore, type ObjectStore } from './object-store.js';
+import { createLocalBackupStore, type BackupStore } from './backup-store.js';
 import { createRestoreJob } from './restore-job.js';
 import { CHECK_KINDS, createVerifyJobs } from './verify-jobs.js';
 import type { Actor } from '../shared/actor.js';
@@ -48,7 +47,7 @@ export function createBackupsService({
   clock,
   logger,
   requestTimeoutMs,
-  store: injectedStore,
+  store: backupStore = createLocalBackupStore(backupStoreDir(dataDir)),
   metrics,
   jobs,
   removedSites,
@@ -64,16 +63,16 @@ export function createBackupsService({
   clock: Clock;
   logger: Logger;
   requestTimeoutMs: number;
-  store?: ObjectStore;
+  /** The `local` target: the data directory's store (the default), or the cluster's repository (backup-store.ts). */
+  store?: BackupStore;
   metrics?: JobMetrics;
   jobs: JobRunner;
   /** Sites removed, whose offsite snapshots prune keeps until their retention would have expired. */
   removedSites: RemovedSitesRepository;
 }) {
-  const fileStore = createFileObjectStore({ dir: backupStoreDir(dataDir) });
   const scratchPathOf = (siteId: string) => join(backupStoreDir(dataDir), 'sites', `${siteId}.sqlite`);
-  const store = injectedStore ?? fileStore;
-  const lock = createStoreLock();
+  const store = backupStore.objects;
+  const lock = backupStore.lock;
   const settings = createBackupSettings({ repository, config, clock });
   const offsite = createOffsiteTargets({ config: config.offsite });
   const targetOperations = createTargetOperations({
@@ -88,12 +87,12 @@ export function createBackupsService({
   });
   const checks = createVerifyJobs({ repository, offsite, local: store, lock, jobs, clock, logger });
   const sources = createBackupSources({ repository, offsite, local: store });
-  const collection = createCollection({ repository, settings, targetOperations, store, lock, clock });
+  const collection = createCollection({ repository, settings, targetOperations, store: backupStore, clock });
   const { applyRetention, collectGarbage } = collection;
   const executeBackup = createBackupJob({
     repository,
     access,
-    store,
+    store: backupStore,
     offsite,
     config,
     clock,
@@ -150,7 +149,7 @@ export function createBackupsService({
 
     /** At start-up: what the last process left unfinished (the job runner's recovery, src/backups/backup-recovery.ts). */
     async recoverInterrupted(): Promise<void> {
-      await fileStore.cleanTemporary();
+      await backupStore.cleanUnfinished();
       await jobs.recover(ALL_KINDS);
     },
 

@@ -2,9 +2,7 @@ import type { Clock } from '../shared/clock.js';
 import type { BackupSettings } from './backup-settings.js';
 import type { BackupsRepository } from './backups.repository.js';
 import type { BackupRow } from './backups.table.js';
-import type { StoreLock } from './concurrency.js';
-import { collectGarbage as deleteUnreferenced } from './garbage.js';
-import type { ObjectStore } from './object-store.js';
+import type { BackupStore } from './backup-store.js';
 import type { TargetOperations } from './offsite/target-operations.js';
 import { keptBackups } from './retention.js';
 
@@ -17,23 +15,22 @@ export function createCollection({
   settings,
   targetOperations,
   store,
-  lock,
   clock,
 }: {
   repository: BackupsRepository;
   settings: BackupSettings;
   targetOperations: TargetOperations;
-  store: ObjectStore;
-  lock: StoreLock;
+  store: BackupStore;
   clock: Clock;
 }) {
-  /** Deletes every object no completed backup references; waits until no job is using the store. */
+  /** Deletes every object no completed backup references; waits until no job (of any process of a cluster) is using the store. */
   function collectGarbage(): Promise<number> {
     // Read inside the lock: no backup is between storing its objects and being written completed.
-    return lock.exclusive(async () =>
-      deleteUnreferenced(
-        store,
-        (await repository.completedBackups()).flatMap((row) => (row.manifestHash ? [row.manifestHash] : [])),
+    return store.lock.exclusive(async () =>
+      store.collectGarbage(
+        (await repository.completedBackups()).flatMap((row) =>
+          row.manifestHash ? [{ id: row.id, manifestHash: row.manifestHash }] : [],
+        ),
       ),
     );
   }

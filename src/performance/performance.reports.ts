@@ -56,10 +56,13 @@ export function createReportStore({ blobs, workRoot }: { blobs: BlobBackend; wor
 
 export type ReportStore = ReturnType<typeof createReportStore>;
 
-/** One machine's layout: reports in DATA_DIR/performance/reports/, audits' work files in DATA_DIR/performance/work/. */
-export function reportStoreIn(dataDir: string): ReportStore {
+/**
+ * Reports in `blobs` (cluster mode: the `reports/` prefix of the cluster's blob store), by default in
+ * DATA_DIR/performance/reports/ (one machine); audits' work files in DATA_DIR/performance/work/ either way.
+ */
+export function reportStoreIn(dataDir: string, blobs?: BlobBackend): ReportStore {
   return createReportStore({
-    blobs: createDirectoryBackend(join(dataDir, 'performance', 'reports')),
+    blobs: blobs ?? createDirectoryBackend(join(dataDir, 'performance', 'reports')),
     workRoot: join(dataDir, 'performance', 'work'),
   });
 }

@@ -56,12 +56,16 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
   const allDirs = [0, 1].map((n) => mkdtempSync(join(tmpdir(), `sitewarden-cluster-all-${n}-`)));
   // The operator commands' own data directory (each running process holds its own).
   const cliDir = mkdtempSync(join(tmpdir(), 'sitewarden-cluster-cli-'));
+  // The blob store every process reads: a directory they all mount (one machine).
+  const blobDir = mkdtempSync(join(tmpdir(), 'sitewarden-cluster-blobs-'));
   const processes: DaemonProcess[] = [];
   const key = randomBytes(32).toString('base64');
   const env = (dataDir: string) => ({
     SITEWARDEN_DATA_DIR: dataDir,
     SITEWARDEN_DATABASE_URL: database.url,
     SITEWARDEN_SECRET_KEY: key,
+    SITEWARDEN_BLOB_TYPE: 'directory',
+    SITEWARDEN_BLOB_PATH: blobDir,
     SITEWARDEN_LOG_LEVEL: 'info',
     SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
   });
@@ -79,7 +83,7 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
       daemon.child.kill('SIGTERM');
       await daemon.exited;
     }
-    for (const dir of [workerDir, cliDir, ...allDirs]) rmSync(dir, { recursive: true, force: true });
+    for (const dir of [workerDir, cliDir, blobDir, ...allDirs]) rmSync(dir, { recursive: true, force: true });
     await database?.drop();
   });
 

@@ -50,6 +50,8 @@ describe('sitewarden cluster import', () => {
       SITEWARDEN_DATABASE_URL: url,
       SITEWARDEN_SECRET_KEY: key.toString('base64'),
       SITEWARDEN_DATA_DIR: join(dataDir, 'unused'),
+      SITEWARDEN_BLOB_TYPE: 'directory',
+      SITEWARDEN_BLOB_PATH: join(dataDir, 'unused', 'blobs'),
       ...env,
     });
   async function query<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
@@ -192,6 +194,9 @@ describe('sitewarden cluster import', () => {
       SITEWARDEN_DATA_DIR: daemonDir,
       SITEWARDEN_DATABASE_URL: url,
       SITEWARDEN_SECRET_KEY: key.toString('base64'),
+      // The cluster's blob store: a directory of its own (the import leaves the blobs; the sites and fleet answer without them).
+      SITEWARDEN_BLOB_TYPE: 'directory',
+      SITEWARDEN_BLOB_PATH: join(daemonDir, 'blobs'),
       ...QUIET,
     });
     try {

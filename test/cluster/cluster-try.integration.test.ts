@@ -133,7 +133,13 @@ describe('the cluster try-out (scripts/cluster-try.sh)', () => {
         .split('\n')
         .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
     );
-    expect([...settings.keys()]).toEqual(['SITEWARDEN_DATABASE_URL', 'SITEWARDEN_SECRET_KEY']);
+    expect([...settings.keys()]).toEqual([
+      'SITEWARDEN_DATABASE_URL',
+      'SITEWARDEN_SECRET_KEY',
+      'SITEWARDEN_BLOB_TYPE',
+      'SITEWARDEN_BLOB_PATH',
+    ]);
+    expect(settings.get('SITEWARDEN_BLOB_PATH')).toBe(join(dir, 'blobs'));
     const client = testPool({ connectionString: settings.get('SITEWARDEN_DATABASE_URL') });
     try {
       const { rows } = await client.query<{ username: string; collation: string }>(

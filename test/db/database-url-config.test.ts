@@ -7,7 +7,8 @@ describe('SITEWARDEN_DATABASE_URL', () => {
   const key = Buffer.alloc(32, 7).toString('base64');
 
   it('is the cluster’s database, with the secret key every process shares', () => {
-    expect(loadConfig({ SITEWARDEN_DATABASE_URL: url, SITEWARDEN_SECRET_KEY: key })).toMatchObject({
+    const blobs = { SITEWARDEN_BLOB_TYPE: 'directory', SITEWARDEN_BLOB_PATH: '/srv/sitewarden-blobs' };
+    expect(loadConfig({ SITEWARDEN_DATABASE_URL: url, SITEWARDEN_SECRET_KEY: key, ...blobs })).toMatchObject({
       databaseUrl: url,
       secretKey: key,
     });

@@ -34,7 +34,7 @@ export function createTestApp(
     app?: Pick<AppDeps, 'readiness' | 'authLimiter' | 'metricsOnOwnListener' | 'trustedProxies' | 'overload'>;
     /** A database file instead of a private in-memory database (for a second connection, as another process would open). */
     databasePath?: string;
-    /** The key that seals secrets (a random one otherwise): a test that reads them in another process gives its own. */
+    /** The secret key, which the processes of one cluster share; a random one by default. */
     secretKey?: Buffer;
   } = {},
 ) {

@@ -1,11 +1,11 @@
 import { isAppError, isProblem } from '../../shared/errors.js';
 import type { ObjectStore } from '../object-store.js';
-import { createDirectoryBackend, type BlobBackend } from '../../blobs/blob-backend.js';
+import { openStoreLocation } from '../../blobs/store-location.js';
 import { offsiteProblems } from './offsite.errors.js';
 import { openRemoteRepository, rewrapRepositoryKey, type RemoteRepository } from './remote-store.js';
 import { replicateBackup } from './replicate.js';
 import { listSnapshots, type SnapshotRecord } from './snapshots.js';
-import { LOCAL_TARGET, type OffsiteConfig, type OffsiteTargetConfig } from './targets.config.js';
+import { LOCAL_TARGET, type OffsiteConfig } from './targets.config.js';
 
 export interface TargetFailure {
   target: string;
@@ -21,12 +21,6 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
   const configs = new Map((config?.targets ?? []).map((target) => [target.name, target]));
   const opened = new Map<string, Promise<RemoteRepository>>();
 
-  // The S3 client is loaded with the first S3 target opened: a daemon without one never holds it (docs/scaling.md, "Memory").
-  const backendOf = async (target: OffsiteTargetConfig): Promise<BlobBackend> =>
-    target.type === 's3'
-      ? (await import('../../blobs/s3-backend.js')).createS3Backend(target.s3)
-      : createDirectoryBackend(target.path);
-
   /** The target's repository; `create` makes its key file when the bucket has none (backups do, recovery does not). */
   function open(name: string, { create = true }: { create?: boolean } = {}): Promise<RemoteRepository> {
     const target = configs.get(name);
@@ -38,7 +32,7 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
       );
     let repository = opened.get(name);
     if (!repository) {
-      repository = backendOf(target).then((backend) =>
+      repository = openStoreLocation(target).then((backend) =>
         openRemoteRepository({ target: name, backend, passphrase: target.passphrase, create }),
       );
       opened.set(name, repository);
@@ -157,7 +151,7 @@ export function createOffsiteTargets({ config }: { config: OffsiteConfig | undef
       if (!target) throw offsiteProblems.targetUnknown.create(`no offsite target is named ${JSON.stringify(name)}`);
       await rewrapRepositoryKey({
         target: name,
-        backend: await backendOf(target),
+        backend: await openStoreLocation(target),
         passphrase: target.passphrase,
         newPassphrase,
       });

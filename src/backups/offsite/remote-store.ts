@@ -25,7 +25,7 @@ import {
 const KEY_FILE = 'keys/repository';
 const DATA_PREFIX = 'data/';
 /** Eight objects, 32 MiB at most (four whole 8 MiB chunks), on their way while a restore or download reads. */
-const READ_AHEAD = { objects: 8, bytes: 32 * 1024 * 1024 };
+export const REMOTE_READ_AHEAD = { objects: 8, bytes: 32 * 1024 * 1024 };
 
 /**
  * An offsite repository: the object store's content, gzip-compressed then sealed
@@ -225,7 +225,7 @@ function createRemoteRepository({
   const store: ObjectStore = {
     has,
     // Every read is a request to the target: a restore or a download keeps several on their way.
-    readAhead: READ_AHEAD,
+    readAhead: REMOTE_READ_AHEAD,
     // The size is sealed inside: presence is what can be seen without reading, and `verify` reads.
     holds: (hash) => has(hash),
 
