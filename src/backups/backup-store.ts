@@ -1,9 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough, Transform, type Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { hashingTap } from './hashing-tap.js';
 import type { BlobBackend } from '../blobs/blob-backend.js';
 import type { ReadWriteLock } from '../db/cluster-lock.js';
 import { createStoreLock } from './concurrency.js';
@@ -139,20 +140,12 @@ async function putHashedFirst(store: ObjectStore, content: Readable, scratchDir:
   await mkdir(scratchDir, { recursive: true, mode: 0o700 });
   const scratch = join(scratchDir, `${process.pid}-${randomBytes(8).toString('hex')}`);
   try {
-    const hasher = createHash('sha256');
-    let size = 0;
-    const tap = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        hasher.update(chunk);
-        size += chunk.length;
-        done(null, chunk);
-      },
-    });
-    await pipeline(content, tap, createWriteStream(scratch, { mode: 0o600 }));
-    const hash = hasher.digest('hex');
+    const counted = hashingTap();
+    await pipeline(content, counted.tap, createWriteStream(scratch, { mode: 0o600 }));
+    const hash = counted.digest();
     // An object stored already answers no size: the caller checks the chunk's length against what it asked for.
     const result = await store.put(createReadStream(scratch), hash, { compressionLevel });
-    return { ...result, hash, size };
+    return { ...result, hash, size: counted.size };
   } finally {
     await rm(scratch, { force: true });
   }

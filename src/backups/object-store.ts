@@ -17,6 +17,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createGunzip, createGzip, gunzipSync, gzipSync } from 'node:zlib';
+import { hashingTap } from './hashing-tap.js';
 import { defineProblem } from '../shared/errors.js';
 
 export const objectStoreProblems = {
@@ -222,34 +223,26 @@ export function createFileObjectStore({ dir }: { dir: string }): ObjectStore & {
       const temporary = join(tmpDir, `${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
       if (Buffer.isBuffer(content) && content.length <= WHOLE_OBJECT_BYTES)
         return putWhole(content, temporary, expectedHash, options.compressionLevel ?? 6);
-      const hasher = createHash('sha256');
-      let size = 0;
-      const tap = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          hasher.update(chunk);
-          size += chunk.length;
-          done(null, chunk);
-        },
-      });
+      const counted = hashingTap();
       try {
         const source = Buffer.isBuffer(content) ? Readable.from([content]) : content;
         await pipeline(
           source,
-          tap,
+          counted.tap,
           createGzip({ level: options.compressionLevel ?? 6 }),
           createWriteStream(temporary, { mode: 0o600 }),
         );
-        const hash = hasher.digest('hex');
+        const hash = counted.digest();
         if (expectedHash && hash !== expectedHash)
           throw objectStoreProblems.corrupt.create(`content hashes to ${hash}, not the expected ${expectedHash}`);
         const storedBytes = (await stat(temporary)).size;
         if (await has(hash)) {
           await rm(temporary, { force: true });
-          return { hash, size, storedBytes: 0, created: false };
+          return { hash, size: counted.size, storedBytes: 0, created: false };
         }
         await fsyncPath(temporary);
         await publish(temporary, hash);
-        return { hash, size, storedBytes, created: true };
+        return { hash, size: counted.size, storedBytes, created: true };
       } catch (error) {
         await rm(temporary, { force: true });
         throw error;

@@ -104,6 +104,16 @@ export function createUptimeRepository(state: StateDatabase) {
   const daily = tableFor(state.dialect, { sqlite: sqliteTables.uptimeDaily, postgres: pgTables.uptimeDaily });
   const sites = tableFor(state.dialect, { sqlite: sqliteSites, postgres: pgSites });
   const run = state.run.bind(state);
+  /** A raw probe's columns as a ProbeRow (its id left out). */
+  const probeColumns = {
+    siteId: probes.siteId,
+    at: probes.at,
+    up: probes.up,
+    httpStatus: probes.httpStatus,
+    responseMs: probes.responseMs,
+    cause: probes.cause,
+    certificateExpiresAt: probes.certificateExpiresAt,
+  };
   const fast = state.sqlite && sqliteWrites(state.sqlite);
   const setMark = (db: StateDb, name: 'hourly' | 'daily', until: number) =>
     db.insert(marks).values({ name, until }).onConflictDoUpdate({ target: marks.name, set: { until } });
@@ -180,15 +190,7 @@ export function createUptimeRepository(state: StateDatabase) {
     recentProbes: (siteId: string, limit: number): Promise<ProbeRow[]> =>
       run((db) =>
         db
-          .select({
-            siteId: probes.siteId,
-            at: probes.at,
-            up: probes.up,
-            httpStatus: probes.httpStatus,
-            responseMs: probes.responseMs,
-            cause: probes.cause,
-            certificateExpiresAt: probes.certificateExpiresAt,
-          })
+          .select(probeColumns)
           .from(probes)
           .where(eq(probes.siteId, siteId))
           .orderBy(desc(probes.at), desc(probes.id))
@@ -293,19 +295,7 @@ export function createUptimeRepository(state: StateDatabase) {
     /** Probes since `from`, oldest first (rebuilding memory after a restart). */
     probesSince: (from: number): Promise<ProbeRow[]> =>
       run((db) =>
-        db
-          .select({
-            siteId: probes.siteId,
-            at: probes.at,
-            up: probes.up,
-            httpStatus: probes.httpStatus,
-            responseMs: probes.responseMs,
-            cause: probes.cause,
-            certificateExpiresAt: probes.certificateExpiresAt,
-          })
-          .from(probes)
-          .where(gte(probes.at, from))
-          .orderBy(asc(probes.at), asc(probes.id)),
+        db.select(probeColumns).from(probes).where(gte(probes.at, from)).orderBy(asc(probes.at), asc(probes.id)),
       ),
 
     countProbes: (): Promise<number> =>

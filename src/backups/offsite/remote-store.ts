@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
+import { hashingTap } from '../hashing-tap.js';
 import { objectStoreProblems, type CompressedObject, type ObjectStore } from '../object-store.js';
 import { offsiteProblems } from './offsite.errors.js';
 import { readBlob, type BlobBackend } from '../../blobs/blob-backend.js';
@@ -240,26 +241,18 @@ function createRemoteRepository({
         return { hash, size: 0, storedBytes: 0, created: false };
       }
       const name = nameOf(hash);
-      const hasher = createHash('sha256');
-      let size = 0;
-      const tap = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          hasher.update(chunk);
-          size += chunk.length;
-          done(null, chunk);
-        },
-      });
+      const counted = hashingTap();
       let storedBytes = 0;
       const wanted = hash;
       await pipeline(
         Buffer.isBuffer(content) ? Readable.from([content]) : content,
-        tap,
+        counted.tap,
         createGzip({ level: options.compressionLevel ?? 6 }),
         sealStream(keys.data, name),
         async (sealed: AsyncIterable<Buffer>) => {
           const result = await backend.put(blobOf(name), sealed, {
             beforeCommit: () => {
-              const actual = hasher.digest('hex');
+              const actual = counted.digest();
               if (actual !== wanted)
                 throw objectStoreProblems.corrupt.create(`content hashes to ${actual}, not the expected ${wanted}`);
             },
@@ -267,7 +260,7 @@ function createRemoteRepository({
           storedBytes = result.bytes;
         },
       );
-      return { hash, size, storedBytes, created: true };
+      return { hash, size: counted.size, storedBytes, created: true };
     },
 
     get(hash) {
