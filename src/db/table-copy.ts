@@ -168,8 +168,14 @@ function createTally(pair: TablePair): { add(rows: Row[]): void; done(): TableTa
 function comparable(value: unknown, json: boolean): unknown {
   if (value === null || value === undefined) return null;
   if (value instanceof Date) return { date: value.getTime() };
-  if (json) return sortedKeys(typeof value === 'string' ? (JSON.parse(value) as unknown) : value);
+  if (json) return sortedKeys(typeof value === 'string' ? parsedJson(value) : value);
   return value;
+}
+
+/** JSON text as a value to compare, any shape (both sides are digested alike; nothing reads it as a type). */
+function parsedJson(text: string): unknown {
+  const parsed: unknown = JSON.parse(text);
+  return parsed;
 }
 
 function sortedKeys(value: unknown): unknown {
