@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { ImportMismatchError, ImportRefusedError, importDataDir } from './cluster-import.js';
+import { ImportBlobsError, ImportMismatchError, ImportRefusedError, importDataDir } from './cluster-import.js';
 import { MigrationsPendingError, openDatabase } from './db/database.js';
 import { DATABASE_FILE, RoleNeedsClusterError, startDaemon } from './main.js';
 import { parseProcessRole, type ProcessRole } from './work-registry.js';
@@ -37,10 +37,11 @@ Commands:
                                          with only /healthz and /readyz; api and worker need cluster mode
   migrate                                apply database migrations and exit
   cluster import --from DATA_DIR         move a single machine's data directory into the cluster (SITEWARDEN_DATABASE_URL,
-                                         SITEWARDEN_SECRET_KEY: the single machine's key): its database copied into the
-                                         cluster's empty database in one transaction and verified table by table (exit 1
-                                         on any difference, nothing kept); its daemon stopped first. Not yet: its blobs
-                                         (backup store, audit reports, screenshots) stay in DATA_DIR, and it says so
+                                         SITEWARDEN_SECRET_KEY: the single machine's key, SITEWARDEN_BLOB_*): its database
+                                         copied into the cluster's empty database in one transaction and verified table by
+                                         table, its backups, audit reports and screenshots into the blob store and read
+                                         back there, before the database commits (exit 1 on any failure, no row kept);
+                                         its daemon stopped first
   token create --name NAME [--role viewer|manager|owner] [--user NAME] [--expires-in-days N]
                                          create an API token and print it once (role defaults to viewer;
                                          --scope read|write still works: write is owner, read viewer);
@@ -213,14 +214,16 @@ async function clusterCommand(args: string[], config: Config): Promise<number> {
     throw new UsageError((error as Error).message.split('\n')[0]!);
   }
   if (!from) throw new UsageError('cluster import needs --from DATA_DIR');
-  if (!config.databaseUrl)
+  // loadConfig asks a cluster for its blob store, so one comes with the database.
+  if (!config.databaseUrl || !config.blobStore)
     throw new ConfigError(
-      '`cluster import` moves a data directory into a cluster: set SITEWARDEN_DATABASE_URL (and SITEWARDEN_SECRET_KEY)',
+      '`cluster import` moves a data directory into a cluster: set SITEWARDEN_DATABASE_URL, SITEWARDEN_SECRET_KEY and the blob store (SITEWARDEN_BLOB_*)',
     );
   return importDataDir({
     from: resolve(from),
     databaseUrl: config.databaseUrl,
     secretKey: loadSecretKey(config),
+    blobStore: config.blobStore,
     out: (line) => process.stdout.write(`${line}\n`),
   });
 }
@@ -319,7 +322,8 @@ main(process.argv.slice(2)).then(
       error instanceof MigrationsPendingError ||
       error instanceof StateDatabaseUnavailableError ||
       error instanceof ImportRefusedError ||
-      error instanceof ImportMismatchError
+      error instanceof ImportMismatchError ||
+      error instanceof ImportBlobsError
     )
       console.error(`sitewarden: ${error.message}`);
     else if (error instanceof DataDirLockedError)

@@ -1,9 +1,14 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { isNotNull } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
+import { importBackups } from './backups/backup-import.js';
+import { createDirectoryBackend } from './blobs/blob-backend.js';
+import { copyBlobs } from './blobs/copy-blobs.js';
+import { createSharedBlobs } from './blobs/shared-blobs.js';
+import type { StoreLocation } from './blobs/store-location.js';
 import { IMPORTED_TABLES, SEALED_COLUMNS } from './cluster-import-tables.js';
 import { migrationGap } from './db/database.js';
 import { openStateDatabase, type StateDatabase, type StateDb } from './db/state-db.js';
@@ -22,11 +27,12 @@ import { createSecretBox } from './shared/secret-box.js';
 
 /**
  * `sitewarden cluster import --from DATA_DIR` (issue 34, docs/cluster.md "Moving a single machine into a cluster"):
- * a single machine's data directory moved into the cluster, as a list of steps. Today the database: every table of
- * cluster-import-tables.ts copied into the cluster's empty PostgreSQL database in one transaction, then verified
- * table by table (rows and digest, db/table-copy.ts) before it commits. Not yet: the blobs (the backup store, audit
- * reports, screenshots) into the cluster's bucket; that step says so, so the command never reports a move it did
- * not make.
+ * a single machine's data directory moved into the cluster. The database: every table of cluster-import-tables.ts
+ * copied into the cluster's empty PostgreSQL database in one transaction, verified table by table (rows and digest,
+ * db/table-copy.ts). Then, still inside that transaction, the blobs copied into the cluster's blob store under the
+ * prefixes its processes read (shared-blobs.ts) and read back there: the backups into its repository, each verified
+ * (backups/backup-import.ts), the audit reports and screenshots under their keys (blobs/copy-blobs.ts). Only then
+ * does it commit, so the cluster's rows never name a blob its store lacks.
  *
  * The source is read with its daemon stopped: the import takes the data directory's lock (a daemon running on it
  * would go on writing what the cluster would never see; a snapshot would hide that), opens the database read-only
@@ -36,6 +42,19 @@ import { createSecretBox } from './shared/secret-box.js';
 /** The import cannot go ahead (the source, the key or the target); nothing was written to the cluster. */
 export class ImportRefusedError extends Error {
   override name = 'ImportRefusedError';
+}
+
+/**
+ * The blobs could not all be copied into the cluster's blob store: the database's transaction was rolled back,
+ * and the store may keep what was copied (no row names it; a retry reuses it).
+ */
+export class ImportBlobsError extends Error {
+  override name = 'ImportBlobsError';
+  constructor(reason: string) {
+    super(
+      `${reason}; nothing was imported (the database rolled back; the blob store may keep what was copied, which the next import reuses)`,
+    );
+  }
 }
 
 /** A table's tallies differ after the copy: the transaction was rolled back. */
@@ -53,6 +72,8 @@ export interface ClusterImportOptions {
   databaseUrl: string;
   /** The cluster's key (SITEWARDEN_SECRET_KEY), decoded. */
   secretKey: Buffer;
+  /** The cluster's blob store (SITEWARDEN_BLOB_*). */
+  blobStore: StoreLocation;
   out: (line: string) => void;
 }
 
@@ -61,18 +82,7 @@ interface ImportContext extends ClusterImportOptions {
   target: StateDatabase;
 }
 
-/** One part of the data directory moved: `done` false when it was not moved (and why is in its lines). */
-interface ImportStep {
-  name: string;
-  run(context: ImportContext): Promise<{ done: boolean }>;
-}
-
-const IMPORT_STEPS: readonly ImportStep[] = [
-  { name: 'the database', run: importDatabase },
-  { name: 'the blobs', run: reportBlobsLeft },
-];
-
-/** Runs every step; answers the exit status (0: every step that exists went through). */
+/** Moves the database and the blobs; answers the exit status (0: everything moved, each part verified). */
 export async function importDataDir(options: ClusterImportOptions): Promise<number> {
   const path = join(options.from, DATABASE_FILE);
   if (!existsSync(path))
@@ -87,14 +97,8 @@ export async function importDataDir(options: ClusterImportOptions): Promise<numb
       source.exec('BEGIN');
       const target = await openStateDatabase({ url: options.databaseUrl, sqlitePath: '', poolSize: 1 });
       try {
-        const left: string[] = [];
-        for (const step of IMPORT_STEPS)
-          if (!(await step.run({ ...options, source, target })).done) left.push(step.name);
-        options.out(
-          left.length === 0
-            ? `imported ${options.from} into the cluster`
-            : `imported ${options.from} into the cluster, except ${left.join(' and ')} (see above)`,
-        );
+        await importDatabase({ ...options, source, target });
+        options.out(`imported ${options.from} into the cluster`);
         return 0;
       } finally {
         await target.close();
@@ -144,9 +148,10 @@ function checkKey(source: Database.Database, options: ClusterImportOptions): voi
 /**
  * Every table, in one transaction on the cluster's database: refused if a table holds a row; the tables' triggers
  * off while the rows go in (the read models are copied, not rebuilt); identities moved past the ids copied; each
- * table's tally read back and compared with the source's before the commit.
+ * table's tally read back and compared with the source's; then the blobs moved, and only then the commit.
  */
-async function importDatabase({ source, target, out }: ImportContext): Promise<{ done: boolean }> {
+async function importDatabase(context: ImportContext): Promise<void> {
+  const { source, target, out } = context;
   const names = IMPORTED_TABLES.map((pair) => pair.name);
   const used = new Map(
     (source.prepare('select name, seq from sqlite_sequence').all() as { name: string; seq: number }[]).map((row) => [
@@ -175,11 +180,47 @@ async function importDatabase({ source, target, out }: ImportContext): Promise<{
     printTallies(rows, out);
     const differing = rows.filter((row) => !sameTally(row.source, row.target)).map((row) => row.name);
     if (differing.length > 0) throw new ImportMismatchError(differing);
+    printBlobsMoved(await moveBlobs(context), out);
     return rows;
   });
   const total = tallies.reduce((sum, row) => sum + row.source.rows, 0);
   out(`moved: the database, ${tallies.length} tables, ${total} rows, each verified`);
-  return { done: true };
+}
+
+/** What the data directory keeps in files (where services.ts keeps them on one machine), and their prefixes in the cluster. */
+const FILE_BLOBS = [
+  { what: 'audit reports', dir: join('performance', 'reports'), prefix: 'reports/' },
+  { what: 'screenshots', dir: 'safe-updates', prefix: 'screenshots/' },
+] as const;
+
+/** One kind of blob moved: how many, and the bytes sent to the blob store. */
+interface BlobsMoved {
+  what: string;
+  count: number;
+  bytes: number;
+}
+
+/** The blob step, its failure said as one: the transaction it runs in rolls back. */
+async function moveBlobs({ from, source, blobStore, secretKey }: ImportContext): Promise<BlobsMoved[]> {
+  const shared = createSharedBlobs(blobStore);
+  try {
+    const moved: BlobsMoved[] = [
+      {
+        what: 'backups',
+        ...(await importBackups({ dataDir: from, source, blobs: shared.under('backups/'), secretKey })),
+      },
+    ];
+    for (const { what, dir, prefix } of FILE_BLOBS)
+      moved.push({ what, ...(await copyBlobs(createDirectoryBackend(join(from, dir)), shared.under(prefix))) });
+    return moved;
+  } catch (error) {
+    throw new ImportBlobsError((error as Error).message);
+  }
+}
+
+function printBlobsMoved(moved: readonly BlobsMoved[], out: (line: string) => void): void {
+  for (const { what, count, bytes } of moved)
+    out(`moved: ${what}, ${count}${count > 0 ? ` (${bytes} bytes sent), each read back from the blob store` : ''}`);
 }
 
 /**
@@ -213,29 +254,4 @@ function printTallies(
       : `NO: cluster has ${target.rows} rows, digest ${target.digest.slice(0, 12)}`;
     out(`${name.padEnd(width)}  ${String(source.rows).padStart(10)}  ${source.digest.slice(0, 12)}  ${verdict}`);
   }
-}
-
-/** What the data directory keeps in files, which the cluster will keep in its bucket. */
-const BLOB_DIRECTORIES = [
-  { path: 'backups', what: 'the backup store' },
-  { path: join('performance', 'reports'), what: 'audit reports' },
-  { path: 'safe-updates', what: 'safe updates’ screenshots' },
-];
-
-/** Not built yet (issue 34): the blobs stay in the data directory, and the command says which it left. */
-async function reportBlobsLeft({ from, out }: ImportContext): Promise<{ done: boolean }> {
-  const left = BLOB_DIRECTORIES.filter(({ path }) => {
-    const full = join(from, path);
-    return existsSync(full) && readdirSync(full).length > 0;
-  });
-  if (left.length === 0) {
-    out('moved: no blobs, the data directory holds none');
-    return { done: true };
-  }
-  out(
-    `not moved: ${left.map(({ path, what }) => `${what} (${join(from, path)})`).join(', ')}; ` +
-      '`cluster import` does not copy blobs into the cluster’s bucket yet (issue 34): the backups, reports and ' +
-      'screenshots the database names are not readable from the cluster',
-  );
-  return { done: false };
 }

@@ -81,7 +81,7 @@ export function createRepositoryBackupStore({
   let opened: Promise<RemoteRepository> | undefined;
   const repository = () => {
     if (!opened) {
-      opened = openRemoteRepository({ target: LOCAL_TARGET, backend: blobs, passphrase, create: true });
+      opened = openClusterRepository({ blobs, passphrase });
       opened.catch(() => (opened = undefined));
     }
     return opened;
@@ -131,6 +131,13 @@ export function createRepositoryBackupStore({
     cleanUnfinished: () => rm(scratchDir, { recursive: true, force: true }),
   };
 }
+
+/**
+ * The cluster's repository, its key file created on first use: the `local` target's store (above) and
+ * `sitewarden cluster import`, which copies a data directory's backups into it, open it the same way.
+ */
+export const openClusterRepository = ({ blobs, passphrase }: { blobs: BlobBackend; passphrase: string }) =>
+  openRemoteRepository({ target: LOCAL_TARGET, backend: blobs, passphrase, create: true });
 
 /**
  * A stream of content whose hash is not known (a large file's chunk, as the site sends it) written to a scratch
