@@ -189,7 +189,7 @@ const MODULES = [
   {
     name: 'cluster-import.ts',
     layer: 'composition',
-    what: '`sitewarden cluster import`: a single machine’s data directory moved into the cluster, step by step (today its database, copied and verified in one transaction)',
+    what: '`sitewarden cluster import`: a single machine’s data directory moved into the cluster, step by step: its database copied in one transaction, and its blobs (backups, reports, screenshots) copied into the blob store and read back before it commits',
   },
   {
     name: 'cluster-import-tables.ts',
