@@ -12,10 +12,11 @@
  * `cluster` (issue 34) alternates rounds of steady's single process on SQLite and of two uptime worker processes
  * sharing a throwaway PostgreSQL (bench/support/uptime-cluster.ts; Debian's postgresql, as the tests use). Its
  * settings: BENCH_SITES (10000), BENCH_INTERVAL seconds (60; a round is three intervals and 5 s, measured
- * after the first), BENCH_ROUNDS (3).
+ * after the first), BENCH_ROUNDS (3); BENCH_PROFILE=dir writes a CPU profile of each round's measured span
+ * there, the single process's and each worker's (the profiler's cost is then in the figures).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -35,6 +36,7 @@ import { DAY_MS, HOUR_MS, dayStart } from '../src/uptime/rollups.js';
 import { DEFAULT_UPTIME_CONFIG } from '../src/uptime/uptime.config.js';
 import { createUptimeRepository, type ProbeRow } from '../src/uptime/uptime.repository.js';
 import { createUptimeService } from '../src/uptime/uptime.service.js';
+import { startCpuProfile } from './support/cpu-profile.js';
 import { printSummary, verdict, type SummaryRow } from './support/summary.js';
 import { runClusterRound, startClusterDatabase, type ClusterRound } from './support/uptime-cluster.js';
 import { loopbackNetwork } from '../test/support/network.js';
@@ -108,7 +110,15 @@ async function runDaemon(
     warmupSeconds,
     concurrency,
     intervalS = INTERVAL_S,
-  }: { seconds: number; warmupSeconds: number; concurrency: number; intervalS?: number },
+    profile,
+  }: {
+    seconds: number;
+    warmupSeconds: number;
+    concurrency: number;
+    intervalS?: number;
+    /** A .cpuprofile file for the measured span. */
+    profile?: string | undefined;
+  },
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-'));
   const database = openDatabase(join(dir, 'sitewarden.db'));
@@ -145,6 +155,7 @@ async function runDaemon(
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 500);
   await sleep(warmupSeconds * 1000);
+  const stopProfile = profile ? await startCpuProfile(profile) : undefined;
   measuring = true;
   const cpu0 = process.cpuUsage();
   const io0 = writeBytes();
@@ -155,6 +166,7 @@ async function runDaemon(
   const cpu = process.cpuUsage(cpu0);
   const written = writeBytes() - io0;
   const elapsed = (performance.now() - t0) / 1000;
+  await stopProfile?.();
   clearInterval(sampler);
   await scheduler.stop();
   await service.stop();
@@ -454,18 +466,30 @@ async function cluster(targets: Targets) {
     `\n== cluster: ${sites} sites at ${intervalS} s over ${workers} uptime workers on PostgreSQL, against one process on SQLite; ${rounds} rounds alternating, each ${span.seconds} s measured from ${span.warmupSeconds} s ==`,
   );
   const urls = targets.urls(sites);
+  const profiles = process.env.BENCH_PROFILE && resolve(process.env.BENCH_PROFILE);
+  if (profiles) mkdirSync(profiles, { recursive: true });
   const database = await startClusterDatabase();
   const single: Awaited<ReturnType<typeof runDaemon>>[] = [];
   const clustered: ReturnType<typeof clusterFigures>[] = [];
   const slots = { slots: 0, doubled: 0, missed: 0, overlapped: 0 };
   try {
     for (let round = 1; round <= rounds; round++) {
-      const s = await runDaemon(urls, { ...span, concurrency: config.concurrency, intervalS });
+      const s = await runDaemon(urls, {
+        ...span,
+        concurrency: config.concurrency,
+        intervalS,
+        profile: profiles && join(profiles, `round-${round}-single.cpuprofile`),
+      });
       single.push(s);
       console.log(
         `round ${round}, one process   ${s.probes} probes, lag p50 ${fmt(s.p50, 0)} ms, p99 ${fmt(s.p99, 0)} ms, max ${fmt(s.maxLag, 0)} ms; CPU ${fmt(s.cpuMsPerProbe, 3)} ms a probe; load ${fmt(loadavg()[0]!, 1)}`,
       );
-      const measured = await runClusterRound(database, urls, { workers, config, ...span });
+      const measured = await runClusterRound(database, urls, {
+        workers,
+        config,
+        ...span,
+        profile: profiles && join(profiles, `round-${round}-cluster`),
+      });
       const c = clusterFigures(measured);
       clustered.push(c);
       const { slots: due, once, doubled, missed, overlapped, rechecks } = measured.slots;

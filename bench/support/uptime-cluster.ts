@@ -102,15 +102,30 @@ export async function runClusterRound(
     config,
     seconds,
     warmupSeconds,
-  }: { workers: number; config: UptimeConfig; seconds: number; warmupSeconds: number },
+    profile,
+  }: {
+    workers: number;
+    config: UptimeConfig;
+    seconds: number;
+    warmupSeconds: number;
+    /** Each worker's CPU profile of the measured span, in `${profile}-worker-N.cpuprofile`. */
+    profile?: string | undefined;
+  },
 ): Promise<ClusterRound> {
   const db = await createTestDatabase(database.url, 'uptime-bench');
   const state = await openStateDatabase({ url: db.url, sqlitePath: '' });
   const children: ChildProcess[] = [];
   try {
     const siteIds = await seedSites(state, urls);
-    for (let i = 0; i < workers; i++)
-      children.push(startWorker({ url: db.url, workerId: `bench-worker-${i + 1}`, config }));
+    for (let n = 1; n <= workers; n++)
+      children.push(
+        startWorker({
+          url: db.url,
+          workerId: `bench-worker-${n}`,
+          config,
+          ...(profile && { profile: `${profile}-worker-${n}.cpuprofile` }),
+        }),
+      );
     await Promise.all(children.map((child) => nextMessage(child)));
     await sleep(warmupSeconds * 1000);
 

@@ -6,6 +6,7 @@
  * `BENCH_UPTIME_WORKER` (JSON, `UptimeWorkerPlan`) and an IPC channel: it sends `ready` once started, measures
  * each probe's lag and its own CPU between `measure` and `report`, answers `report` with a
  * `UptimeWorkerReport`, and on `stop` stops as the daemon does (claimed probes made, results written).
+ * With `profile`, the measured span's CPU profile is written there.
  */
 import { createWriteStream } from 'node:fs';
 import { openStateDatabase } from '../../src/db/state-db.js';
@@ -19,12 +20,15 @@ import { DEFAULT_UPTIME_CONFIG, type UptimeConfig } from '../../src/uptime/uptim
 import { createUptimeRepository } from '../../src/uptime/uptime.repository.js';
 import { createUptimeService } from '../../src/uptime/uptime.service.js';
 import { loopbackNetwork } from '../../test/support/network.js';
+import { startCpuProfile } from './cpu-profile.js';
 
 export interface UptimeWorkerPlan {
   /** The cluster's database (migrated and seeded by the bench). */
   url: string;
   workerId: string;
   config: UptimeConfig;
+  /** A .cpuprofile file for the measured span (BENCH_PROFILE). */
+  profile?: string;
 }
 
 export type UptimeWorkerCommand = 'measure' | 'report' | 'stop';
@@ -52,6 +56,7 @@ const state = await openStateDatabase({ url: plan.url, sqlitePath: '', migrate: 
 const logger = createLogger({ level: 'info', destination: createWriteStream('/dev/null') });
 let lags: number[] | undefined;
 let cpuFrom: NodeJS.CpuUsage | undefined;
+let stopProfile: (() => Promise<void>) | undefined;
 const service = createUptimeService({
   repository: createUptimeRepository(state),
   sitesRepository: createSitesRepository(state),
@@ -73,21 +78,24 @@ const scheduler = createScheduler({ logger });
 scheduler.every('uptime-probes', '* * * * * *', () => service.tick());
 await scheduler.runAll();
 
-process.on('message', (command: UptimeWorkerCommand) => {
+process.on('message', (command: UptimeWorkerCommand) => void obey(command));
+
+async function obey(command: UptimeWorkerCommand): Promise<void> {
   if (command === 'measure') {
+    if (plan.profile) stopProfile = await startCpuProfile(plan.profile);
     lags = [];
     cpuFrom = process.cpuUsage();
   } else if (command === 'report') {
     const cpu = process.cpuUsage(cpuFrom);
-    send({ report: { lags: lags ?? [], cpu, peakRss: process.resourceUsage().maxRSS * 1024 } });
+    const report = { lags: lags ?? [], cpu, peakRss: process.resourceUsage().maxRSS * 1024 };
     lags = undefined;
+    await stopProfile?.();
+    send({ report });
   } else {
-    void (async () => {
-      await scheduler.stop();
-      await service.stop();
-      await state.close();
-      process.exit(0);
-    })();
+    await scheduler.stop();
+    await service.stop();
+    await state.close();
+    process.exit(0);
   }
-});
+}
 send({ ready: true });
