@@ -67,8 +67,9 @@ const SUITES: Record<string, Suite> = {
     measures: "CPU per new HTTPS connection: the daemon's shared TLS context against one per connection",
   },
   uptime: {
-    measures: 'the uptime monitor: lag, CPU, writes, RSS; capacity against a plain undici loop; storage',
-    args: '[steady|capacity|storage|all]',
+    measures:
+      'the uptime monitor: lag, CPU, writes, RSS; capacity against a plain undici loop; storage; two cluster workers against one process',
+    args: '[steady|capacity|storage|cluster|all]',
   },
 };
 

@@ -6,12 +6,19 @@
  *   node --import tsx bench/uptime.ts steady     # 10,000 sites at 60 s for 185 s (measured after the first interval)
  *   node --import tsx bench/uptime.ts capacity   # largest site count at 60 s with p99 lag ≤ 1 s, vs a plain undici loop
  *   node --import tsx bench/uptime.ts storage    # database size per site-day after a simulated year for 1,000 sites
- *   node --import tsx bench/uptime.ts all
+ *   node --import tsx bench/uptime.ts cluster    # steady's sites over two uptime workers on PostgreSQL, against steady
+ *   node --import tsx bench/uptime.ts all        # storage, steady and capacity
+ *
+ * `cluster` (issue 34) alternates rounds of steady's single process on SQLite and of two uptime worker processes
+ * sharing a throwaway PostgreSQL (bench/support/uptime-cluster.ts; Debian's postgresql, as the tests use). Its
+ * settings: BENCH_SITES (10000), BENCH_INTERVAL seconds (60; a round is three intervals and 5 s, measured
+ * after the first), BENCH_ROUNDS (3); BENCH_PROFILE=dir writes a CPU profile of each round's measured span
+ * there, the single process's and each worker's (the profiler's cost is then in the figures).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,7 +36,9 @@ import { DAY_MS, HOUR_MS, dayStart } from '../src/uptime/rollups.js';
 import { DEFAULT_UPTIME_CONFIG } from '../src/uptime/uptime.config.js';
 import { createUptimeRepository, type ProbeRow } from '../src/uptime/uptime.repository.js';
 import { createUptimeService } from '../src/uptime/uptime.service.js';
+import { startCpuProfile } from './support/cpu-profile.js';
 import { printSummary, verdict, type SummaryRow } from './support/summary.js';
+import { runClusterRound, startClusterDatabase, type ClusterRound } from './support/uptime-cluster.js';
 import { loopbackNetwork } from '../test/support/network.js';
 
 const INTERVAL_S = 60;
@@ -93,10 +102,23 @@ function insertSites(sqlite: ReturnType<typeof openDatabase>['sqlite'], urls: st
   })();
 }
 
-/** Runs the monitor on `urls` for `seconds`, measuring from `warmupSeconds` on. */
+/** Runs the monitor on `urls` (probed every `intervalS`) for `seconds`, measuring from `warmupSeconds` on. */
 async function runDaemon(
   urls: string[],
-  { seconds, warmupSeconds, concurrency }: { seconds: number; warmupSeconds: number; concurrency: number },
+  {
+    seconds,
+    warmupSeconds,
+    concurrency,
+    intervalS = INTERVAL_S,
+    profile,
+  }: {
+    seconds: number;
+    warmupSeconds: number;
+    concurrency: number;
+    intervalS?: number;
+    /** A .cpuprofile file for the measured span. */
+    profile?: string | undefined;
+  },
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'sitewarden-bench-'));
   const database = openDatabase(join(dir, 'sitewarden.db'));
@@ -118,7 +140,7 @@ async function runDaemon(
     clock: systemClock,
     logger,
     events: createLoggedEvents(logger),
-    config: { ...DEFAULT_UPTIME_CONFIG, concurrency },
+    config: { ...DEFAULT_UPTIME_CONFIG, concurrency, defaultIntervalSeconds: intervalS },
     onProbeStart: (lag) => {
       if (measuring) lags.push(lag);
       else warmupProbes++;
@@ -133,6 +155,7 @@ async function runDaemon(
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 500);
   await sleep(warmupSeconds * 1000);
+  const stopProfile = profile ? await startCpuProfile(profile) : undefined;
   measuring = true;
   const cpu0 = process.cpuUsage();
   const io0 = writeBytes();
@@ -143,6 +166,7 @@ async function runDaemon(
   const cpu = process.cpuUsage(cpu0);
   const written = writeBytes() - io0;
   const elapsed = (performance.now() - t0) / 1000;
+  await stopProfile?.();
   clearInterval(sampler);
   await scheduler.stop();
   await service.stop();
@@ -395,6 +419,134 @@ async function storage() {
   });
 }
 
+/** A BENCH_* setting: a positive whole number, or its default. */
+function setting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, not ${raw}`);
+  return value;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const list = (values: number[], digits: number) => values.map((value) => fmt(value, digits)).join(', ');
+
+/** A cluster round's figures over all its workers: lags together, CPU summed. */
+function clusterFigures(round: ClusterRound) {
+  const lags = round.workers.flatMap((worker) => worker.lags).sort((a, b) => a - b);
+  const probes = lags.length;
+  const workersCpuMs = round.workers.reduce((sum, { cpu }) => sum + (cpu.user + cpu.system) / 1000, 0);
+  return {
+    probes,
+    p50: quantile(lags, 0.5),
+    p99: quantile(lags, 0.99),
+    maxLag: lags[lags.length - 1] ?? NaN,
+    workersCpuMsPerProbe: workersCpuMs / probes,
+    postgresCpuMsPerProbe: round.postgresCpuMs / probes,
+  };
+}
+
+/**
+ * Cluster mode (issue 34): steady's sites over two uptime workers, each a process of its own, sharing a
+ * PostgreSQL database, against steady's single process on SQLite in the same run, rounds alternating.
+ * The CPU a probe is the workers' summed, and PostgreSQL's (all its processes) beside it.
+ */
+async function cluster(targets: Targets) {
+  const sites = setting('BENCH_SITES', 10_000);
+  const intervalS = setting('BENCH_INTERVAL', INTERVAL_S);
+  const rounds = setting('BENCH_ROUNDS', 3);
+  const workers = 2;
+  const span = { seconds: 3 * intervalS + 5, warmupSeconds: intervalS + 5 };
+  const config = { ...DEFAULT_UPTIME_CONFIG, defaultIntervalSeconds: intervalS };
+  console.log(
+    `\n== cluster: ${sites} sites at ${intervalS} s over ${workers} uptime workers on PostgreSQL, against one process on SQLite; ${rounds} rounds alternating, each ${span.seconds} s measured from ${span.warmupSeconds} s ==`,
+  );
+  const urls = targets.urls(sites);
+  const profiles = process.env.BENCH_PROFILE && resolve(process.env.BENCH_PROFILE);
+  if (profiles) mkdirSync(profiles, { recursive: true });
+  const database = await startClusterDatabase();
+  const single: Awaited<ReturnType<typeof runDaemon>>[] = [];
+  const clustered: ReturnType<typeof clusterFigures>[] = [];
+  const slots = { slots: 0, doubled: 0, missed: 0, overlapped: 0 };
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      const s = await runDaemon(urls, {
+        ...span,
+        concurrency: config.concurrency,
+        intervalS,
+        profile: profiles && join(profiles, `round-${round}-single.cpuprofile`),
+      });
+      single.push(s);
+      console.log(
+        `round ${round}, one process   ${s.probes} probes, lag p50 ${fmt(s.p50, 0)} ms, p99 ${fmt(s.p99, 0)} ms, max ${fmt(s.maxLag, 0)} ms; CPU ${fmt(s.cpuMsPerProbe, 3)} ms a probe; load ${fmt(loadavg()[0]!, 1)}`,
+      );
+      const measured = await runClusterRound(database, urls, {
+        workers,
+        config,
+        ...span,
+        profile: profiles && join(profiles, `round-${round}-cluster`),
+      });
+      const c = clusterFigures(measured);
+      clustered.push(c);
+      const { slots: due, once, doubled, missed, overlapped, rechecks } = measured.slots;
+      slots.slots += due;
+      slots.doubled += doubled;
+      slots.missed += missed;
+      slots.overlapped += overlapped;
+      console.log(
+        `round ${round}, cluster       ${c.probes} probes (${measured.workers.map((w) => w.lags.length).join(' + ')}), lag p50 ${fmt(c.p50, 0)} ms, p99 ${fmt(c.p99, 0)} ms, max ${fmt(c.maxLag, 0)} ms; CPU a probe: workers ${fmt(c.workersCpuMsPerProbe, 3)} ms, PostgreSQL ${fmt(c.postgresCpuMsPerProbe, 3)} ms; load ${fmt(loadavg()[0]!, 1)}`,
+      );
+      console.log(
+        `  slots due              ${due}: ${once} probed once, ${doubled} more than once, ${missed} not at all, ${overlapped} while a re-check ran (${rechecks} re-checks between slots); workers' peak RSS ${measured.workers.map((w) => fmt(w.peakRss / 2 ** 20, 0)).join(' and ')} MB`,
+      );
+    }
+  } finally {
+    await database.stop();
+  }
+
+  const ratios = clustered.map((c, i) => c.workersCpuMsPerProbe / single[i]!.cpuMsPerProbe);
+  const totalRatios = clustered.map(
+    (c, i) => (c.workersCpuMsPerProbe + c.postgresCpuMsPerProbe) / single[i]!.cpuMsPerProbe,
+  );
+  const p99 = median(clustered.map((c) => c.p99));
+  const workersCpu = clustered.map((c) => c.workersCpuMsPerProbe);
+  const postgresCpu = clustered.map((c) => c.postgresCpuMsPerProbe);
+  const singleCpu = single.map((s) => s.cpuMsPerProbe);
+  const singleCpuText = `one process: ${fmt(median(singleCpu), 3)} ms (${list(singleCpu, 3)})`;
+  summary.push(
+    {
+      figure: `cluster, ${sites} sites at ${intervalS} s over ${workers} workers: lag due → start (median of ${rounds} rounds)`,
+      value: `p99 ${fmt(p99, 0)} ms (${list(
+        clustered.map((c) => c.p99),
+        0,
+      )})`,
+      baseline: `one process: p99 ${fmt(median(single.map((s) => s.p99)), 0)} ms`,
+      target: verdict('p99 ≤ 1 s', p99 <= 1000),
+    },
+    {
+      figure: "cluster: the workers' CPU per probe, both summed",
+      value: `${fmt(median(workersCpu), 3)} ms (${list(workersCpu, 3)}), ${fmt(median(ratios))}× (${list(ratios, 2)})`,
+      baseline: singleCpuText,
+      target: verdict('≤ 1.5×', median(ratios) <= 1.5),
+    },
+    {
+      figure: "cluster: the workers' and PostgreSQL's CPU per probe",
+      value: `${fmt(median(workersCpu) + median(postgresCpu), 3)} ms (PostgreSQL ${list(postgresCpu, 3)}), ${fmt(median(totalRatios))}× (${list(totalRatios, 2)})`,
+      baseline: singleCpuText,
+      target: verdict('≤ 1.5×', median(totalRatios) <= 1.5),
+    },
+    {
+      figure: 'cluster: each slot probed once (the probes written, per site and interval)',
+      value: `${slots.slots} slots: ${slots.doubled} more than once, ${slots.missed} not at all, ${slots.overlapped} while a re-check ran`,
+      target: verdict('no doubles, no gaps', slots.doubled === 0 && slots.missed === 0),
+    },
+  );
+}
+
 /** Each mode's figures, for the summary table at the end. */
 const summary: SummaryRow[] = [];
 
@@ -403,8 +555,8 @@ async function main() {
   // error's stack through source maps would bill the monitor for the benchmark's convenience.
   process.setSourceMapsEnabled(false);
   const mode = process.argv[2] ?? 'all';
-  if (!['steady', 'capacity', 'storage', 'all'].includes(mode))
-    throw new Error(`unknown mode ${mode}: steady, capacity, storage or all`);
+  if (!['steady', 'capacity', 'storage', 'cluster', 'all'].includes(mode))
+    throw new Error(`unknown mode ${mode}: steady, capacity, storage, cluster or all`);
   console.log(`uptime benchmark (${mode}); node ${process.version}; loopback targets only`);
   if (mode === 'storage' || mode === 'all') await storage();
   if (mode !== 'storage') {
@@ -412,6 +564,7 @@ async function main() {
     try {
       if (mode === 'steady' || mode === 'all') await steady(targets);
       if (mode === 'capacity' || mode === 'all') await capacity(targets);
+      if (mode === 'cluster') await cluster(targets);
     } finally {
       targets.stop();
     }
