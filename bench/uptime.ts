@@ -25,21 +25,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { openDatabase } from '../src/db/database.js';
 import { createScheduler } from '../src/jobs/scheduler.js';
-import { systemClock } from '../src/shared/clock.js';
 import { createId } from '../src/shared/ids.js';
-import { createLoggedEvents, createLogger } from '../src/shared/logger.js';
-import { createSiteLifecycle } from '../src/sites/site-lifecycle.js';
-import { createSitesRepository } from '../src/sites/sites.repository.js';
+import { createLogger } from '../src/shared/logger.js';
 import { sqliteStateOf } from '../src/db/state-db.js';
-import { createProber } from '../src/uptime/prober.js';
 import { DAY_MS, HOUR_MS, dayStart } from '../src/uptime/rollups.js';
 import { DEFAULT_UPTIME_CONFIG } from '../src/uptime/uptime.config.js';
 import { createUptimeRepository, type ProbeRow } from '../src/uptime/uptime.repository.js';
-import { createUptimeService } from '../src/uptime/uptime.service.js';
 import { startCpuProfile } from './support/cpu-profile.js';
+import { benchUptimeService } from './support/uptime-service.js';
 import { printSummary, verdict, type SummaryRow } from './support/summary.js';
 import { runClusterRound, startClusterDatabase, type ClusterRound } from './support/uptime-cluster.js';
-import { loopbackNetwork } from '../test/support/network.js';
 
 const INTERVAL_S = 60;
 const ROOT = resolve(import.meta.dirname, '..');
@@ -128,18 +123,8 @@ async function runDaemon(
   let measuring = false;
   let warmupProbes = 0;
   const state = sqliteStateOf(database);
-  const service = createUptimeService({
-    repository: createUptimeRepository(state),
-    sitesRepository: createSitesRepository(state),
-    lifecycle: createSiteLifecycle(),
-    prober: createProber({
-      network: loopbackNetwork,
-      maxBodyBytes: DEFAULT_UPTIME_CONFIG.maxBodyBytes,
-      userAgent: 'Sitewarden-bench',
-    }),
-    clock: systemClock,
+  const service = benchUptimeService(state, {
     logger,
-    events: createLoggedEvents(logger),
     config: { ...DEFAULT_UPTIME_CONFIG, concurrency, defaultIntervalSeconds: intervalS },
     onProbeStart: (lag) => {
       if (measuring) lags.push(lag);

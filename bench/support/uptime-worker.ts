@@ -11,15 +11,9 @@
 import { createWriteStream } from 'node:fs';
 import { openStateDatabase } from '../../src/db/state-db.js';
 import { createScheduler } from '../../src/jobs/scheduler.js';
-import { systemClock } from '../../src/shared/clock.js';
-import { createLoggedEvents, createLogger } from '../../src/shared/logger.js';
-import { createSiteLifecycle } from '../../src/sites/site-lifecycle.js';
-import { createSitesRepository } from '../../src/sites/sites.repository.js';
-import { createProber } from '../../src/uptime/prober.js';
-import { DEFAULT_UPTIME_CONFIG, type UptimeConfig } from '../../src/uptime/uptime.config.js';
-import { createUptimeRepository } from '../../src/uptime/uptime.repository.js';
-import { createUptimeService } from '../../src/uptime/uptime.service.js';
-import { loopbackNetwork } from '../../test/support/network.js';
+import { createLogger } from '../../src/shared/logger.js';
+import type { UptimeConfig } from '../../src/uptime/uptime.config.js';
+import { benchUptimeService } from './uptime-service.js';
 import { startCpuProfile } from './cpu-profile.js';
 
 export interface UptimeWorkerPlan {
@@ -57,18 +51,8 @@ const logger = createLogger({ level: 'info', destination: createWriteStream('/de
 let lags: number[] | undefined;
 let cpuFrom: NodeJS.CpuUsage | undefined;
 let stopProfile: (() => Promise<void>) | undefined;
-const service = createUptimeService({
-  repository: createUptimeRepository(state),
-  sitesRepository: createSitesRepository(state),
-  lifecycle: createSiteLifecycle(),
-  prober: createProber({
-    network: loopbackNetwork,
-    maxBodyBytes: DEFAULT_UPTIME_CONFIG.maxBodyBytes,
-    userAgent: 'Sitewarden-bench',
-  }),
-  clock: systemClock,
+const service = benchUptimeService(state, {
   logger,
-  events: createLoggedEvents(logger),
   config: plan.config,
   onProbeStart: (lag) => lags?.push(lag),
   cluster: { state, workerId: plan.workerId, leaseMs: plan.config.leaseSeconds * 1000 },
