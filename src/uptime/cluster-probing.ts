@@ -8,6 +8,12 @@ import type { UptimeScheduler } from './uptime-scheduler.js';
 
 /** How long a worker's stop waits for the probes it claimed to run before it gives its shards back. */
 const STOP_DRAIN_MS = 5_000;
+/**
+ * How far before the last reconciliation began the next one reads changes from: a change carries its writer's
+ * clock (another process's, maybe another machine's) and commits a moment after it, so it may land behind
+ * its time.
+ */
+const CHANGE_MARGIN_MS = 30_000;
 
 /** Where the cluster's uptime workers meet: the database, and this worker's id among them. */
 export interface UptimeCluster {
@@ -22,7 +28,10 @@ export interface UptimeCluster {
  * leases (uptime-leases.ts) are monitored here, probed slot by slot as claimed (sharded-probes.ts). Every
  * renewal (a third of a lease apart) also reconciles the monitors held here with the database, since a
  * site connected, removed or given new settings through another process is news only there: a new site of
- * a held shard is tracked, a gone one untracked, one whose settings or address changed tracked again.
+ * a held shard is tracked, a gone one untracked, one whose settings or address changed tracked again. The
+ * reconciliation reads every connected site only when a digest of which sites are connected changed; else
+ * only the sites and monitors written since the last one (every few seconds in each worker, over thousands
+ * of sites, a whole read would cost more than the probes).
  * A shard lost is untracked once its claimed slots are probed (`onDrop`).
  */
 export function createClusterProbing({
@@ -91,23 +100,54 @@ export function createClusterProbing({
     },
   });
 
-  async function reconcile(): Promise<void> {
-    removedLately.clear();
+  /** Brings a held site's monitor here in line with its row (tracked again if its address or settings changed). */
+  function apply(site: MonitoredSite): void {
+    if (followed.get(site.siteId) === fingerprint(site)) return;
+    const scheduled = follow(site);
+    if (scheduled) probes.upsert(scheduled);
+    else probes.remove(site.siteId);
+  }
+
+  function drop(siteId: string): void {
+    probes.remove(siteId);
+    unfollow(siteId);
+  }
+
+  /** Every connected site read: the held ones followed, those followed here and no longer there dropped. */
+  async function reconcileAll(): Promise<void> {
     const sites = await repository.connectedSites(now());
     const present = new Set<string>();
     for (const site of sites) {
       if (!held(site.siteId) || removedLately.has(site.siteId)) continue;
       present.add(site.siteId);
-      if (followed.get(site.siteId) === fingerprint(site)) continue;
-      const scheduled = follow(site);
-      if (scheduled) probes.upsert(scheduled);
-      else probes.remove(site.siteId);
+      apply(site);
     }
-    for (const siteId of [...followed.keys()])
-      if (held(siteId) && !present.has(siteId)) {
-        probes.remove(siteId);
-        unfollow(siteId);
-      }
+    for (const siteId of [...followed.keys()]) if (held(siteId) && !present.has(siteId)) drop(siteId);
+  }
+
+  /** Only the sites written since the last reconciliation (less a margin) read. */
+  async function reconcileChanges(since: number): Promise<void> {
+    for (const site of await repository.monitorChanges(since)) {
+      if (!held(site.siteId) || removedLately.has(site.siteId)) continue;
+      if (site.connected) apply(site);
+      else if (followed.has(site.siteId)) drop(site.siteId);
+    }
+  }
+
+  /**
+   * Which sites are connected, as a digest, and where the last reconciliation began: while the digest stays,
+   * no site came or went, and the sites written since then (less CHANGE_MARGIN_MS) are all that can differ.
+   */
+  let known: { digest: string; since: number } | undefined;
+
+  async function reconcile(): Promise<void> {
+    removedLately.clear();
+    const began = now();
+    // The digest is read before the sites: a site that comes or goes between the reads changes the next digest.
+    const digest = await repository.connectedDigest();
+    if (known?.digest === digest) await reconcileChanges(known.since);
+    else await reconcileAll();
+    known = { digest, since: began - CHANGE_MARGIN_MS };
   }
 
   let timer: NodeJS.Timeout | undefined;

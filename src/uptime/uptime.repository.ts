@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
-import { and, asc, count, desc, eq, gte, inArray, isNull, lt, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import { firstRow, rowsChanged, rowsOf, tableFor, writeTogether } from '../db/dialect.js';
 import type { StateDatabase, StateDb } from '../db/state-db.js';
+import { siteHash } from '../jobs/spread.js';
 import { pgSites, sites as sqliteSites } from '../sites/index.js';
 import * as pgTables from './uptime.pg-table.js';
 import * as sqliteTables from './uptime.table.js';
@@ -157,6 +158,40 @@ export function createUptimeRepository(state: StateDatabase) {
     },
 
     /**
+     * Sites whose row or monitor was written at `since` or after, connected or not (a disconnection is such a
+     * change), with their monitor: a cluster's uptime worker follows what other processes changed (a site
+     * removed is not among them: `connectedDigest` tells that the connected sites are no longer the same).
+     */
+    monitorChanges: (since: number): Promise<(MonitoredSite & { connected: boolean })[]> =>
+      run((db) =>
+        db
+          .select({ siteId: sites.id, url: sites.url, state: sites.state, monitor: monitors })
+          .from(sites)
+          .innerJoin(monitors, eq(monitors.siteId, sites.id))
+          .where(or(gte(monitors.updatedAt, since), gte(sites.updatedAt, new Date(since)))),
+      ).then((rows) => rows.map(({ state: siteState, ...row }) => ({ ...row, connected: siteState === 'connected' }))),
+
+    /**
+     * A digest of which sites are connected (their count and a sum of their ids' hashes): the same digest,
+     * the same sites, so a cluster's uptime worker reads them all again only when it changes. PostgreSQL
+     * sums in the server; SQLite (one process, no cluster) reads the ids.
+     */
+    async connectedDigest(): Promise<string> {
+      if (state.dialect === 'postgres') {
+        const [row] = await run((db) =>
+          rowsOf<{ n: unknown; h: unknown }>(
+            state,
+            db,
+            sql`select count(*) as n, coalesce(sum(hashtext(id)), 0) as h from sites where state = 'connected'`,
+          ),
+        );
+        return `${String(row?.n)}:${String(row?.h)}`;
+      }
+      const ids = await run((db) => db.select({ id: sites.id }).from(sites).where(eq(sites.state, 'connected')));
+      return `${ids.length}:${ids.reduce((sum, { id }) => sum + siteHash(id).readInt32BE(0), 0)}`;
+    },
+
+    /**
      * The status of each of these connected sites' monitors with its latest probe, in one query (cluster mode: the
      * status is not in this process's memory). A site not connected, or with no monitor, has no row.
      */
@@ -282,14 +317,18 @@ export function createUptimeRepository(state: StateDatabase) {
     /** One transaction for a second's probes and the status changes that open no event. */
     async insertProbes(rows: readonly ProbeRow[], statuses: readonly BufferedStatus[] = []): Promise<void> {
       if (fast) return run(() => fast.insertProbes(rows, statuses));
-      await state.transaction(async (tx) => {
-        for (const chunk of chunksOf(rows)) await tx.insert(probes).values(chunk);
-        if (statuses.length === 0) return;
-        const changes = statuses.map((s) => sql`(${s.siteId}, ${s.status}, cast(${s.since} as bigint))`);
-        await tx.execute(sql`update ${monitors} set status = v.status, status_since = v.since, updated_at = v.since
-          from (values ${sql.join(changes, sql`, `)}) as v (site_id, status, since)
-          where ${monitors.siteId} = v.site_id and (${monitors.statusSince} is null or ${monitors.statusSince} < v.since)`);
-      });
+      // One statement, so atomic without a transaction: the rows go as two JSON parameters, which costs this
+      // process a `JSON.stringify` rather than a parameter per column per row (an uptime worker writes every second).
+      await run((db) =>
+        db.execute(sql`with probes as (insert into uptime_probes
+            (site_id, at, up, http_status, response_ms, cause, certificate_expires_at)
+            select "siteId", at, up, "httpStatus", "responseMs", cause, "certificateExpiresAt"
+            from json_to_recordset(${JSON.stringify(rows)}::json) as p ("siteId" text, at bigint, up boolean,
+              "httpStatus" integer, "responseMs" integer, cause text, "certificateExpiresAt" bigint))
+          update uptime_monitors m set status = v.status, status_since = v.since, updated_at = v.since
+          from json_to_recordset(${JSON.stringify(statuses)}::json) as v ("siteId" text, status text, since bigint)
+          where m.site_id = v."siteId" and (m.status_since is null or m.status_since < v.since)`),
+      );
     },
 
     /** Probes since `from`, oldest first (rebuilding memory after a restart). */

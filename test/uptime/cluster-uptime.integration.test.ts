@@ -96,15 +96,18 @@ describe('uptime in a cluster', () => {
         ticking.add(b);
         await sleep(5_000);
 
-        // Through the API process: one site paused, one removed, one connected (news only in the database).
+        // Through the API process (news only in the database): one site removed and one connected, which the
+        // workers read in a new digest of the connected sites; then one paused, the same sites, read as a change.
         const [paused, removed] = [ids[3]!, ids[4]!];
-        await (
-          await api.prepareSettings(paused, { paused: true })
-        )();
         await createSitesRepository(state()).delete(removed);
         await addSites(['site_new'], new Date());
         const changedAt = Date.now();
-        await sleep(24_000 - (Date.now() - started));
+        await sleep(FOLLOW_MS + 500);
+        await (
+          await api.prepareSettings(paused, { paused: true })
+        )();
+        const pausedAt = Date.now();
+        await sleep(26_000 - (Date.now() - started));
         ticking.clear();
         await Promise.all([a.stop(), b.stop()]);
 
@@ -121,7 +124,8 @@ describe('uptime in a cluster', () => {
         }
         expect(new Set(probed.map((p) => p.worker))).toEqual(new Set(['a', 'b']));
         expect(probed.filter((p) => p.worker === 'b' && p.at < started + 3_000)).toEqual([]);
-        for (const id of [paused, removed]) expect(times(id).filter((at) => at > changedAt + FOLLOW_MS)).toEqual([]);
+        expect(times(paused).filter((at) => at > pausedAt + FOLLOW_MS)).toEqual([]);
+        expect(times(removed).filter((at) => at > changedAt + FOLLOW_MS)).toEqual([]);
         expect(times('site_new').length).toBeGreaterThanOrEqual(1);
 
         // What the API process answers, from the database.

@@ -118,6 +118,38 @@ describe.each(dialects)('the uptime repository on %s', (dialect) => {
     expect(await uptime.connectedSites(T0 + 1)).toEqual(expect.arrayContaining(connected));
   });
 
+  it('answers the sites written since a time, and a digest that changes only with which sites are connected', async () => {
+    const { sites, uptime } = await withSites('site_a', 'site_b', 'site_c');
+    await uptime.connectedSites(T0);
+    const digest = await uptime.connectedDigest();
+    expect(await uptime.monitorChanges(T0 + 1)).toEqual([]);
+
+    // A monitor's settings, and a site's own row (no longer connected here), are changes; the digest sees the second.
+    await uptime.writeSettings('site_a', { paused: true, updatedAt: T0 + 5 });
+    expect(await uptime.connectedDigest()).toBe(digest);
+    await sites.update('site_b', { state: 'authorization_failed', updatedAt: new Date(T0 + 6) });
+    const changes = await uptime.monitorChanges(T0 + 5);
+    expect(changes.map(({ siteId, connected, monitor }) => [siteId, connected, monitor.paused])).toEqual(
+      expect.arrayContaining([
+        ['site_a', true, true],
+        ['site_b', false, false],
+      ]),
+    );
+    expect(changes).toHaveLength(2);
+    expect(await uptime.monitorChanges(T0 + 7)).toEqual([]);
+    const disconnected = await uptime.connectedDigest();
+    expect(disconnected).not.toBe(digest);
+
+    // A site removed is no change to read, but the digest tells; one connected in its place as well.
+    await sites.delete('site_c');
+    const removed = await uptime.connectedDigest();
+    expect(removed).not.toBe(disconnected);
+    await withSites('site_d');
+    expect(await uptime.connectedDigest()).not.toBe(removed);
+    await sites.delete('site_d');
+    expect(await uptime.connectedDigest()).toBe(removed);
+  });
+
   it('writes settings into a monitor, making it first when there is none', async () => {
     const { uptime } = await withSites('site_a');
     const made = await uptime.writeSettings('site_a', {
