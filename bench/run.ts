@@ -46,6 +46,12 @@ const SUITES: Record<string, Suite> = {
   'inventory-refresh': {
     measures: 'the inventory sync of 10,000 sites against the same GETs by fetch, nothing checked or stored',
   },
+  jobs: {
+    measures:
+      'backups and audits per hour in a cluster, one worker and two (each a process), against one process on SQLite',
+    build: true,
+    args: '[cluster]',
+  },
   overload: {
     measures: 'API latency while 200 browsers load the overview, overload shedding on against off (10,000 sites)',
   },
