@@ -43,8 +43,16 @@ export function createJobRecovery({
     return { requeued: false, interrupted };
   }
 
+  /** Each kind's retries of what was interrupted (`recover.afterwards`), logged `retried`. */
+  async function retryInterrupted(kindNames: readonly string[]): Promise<void> {
+    for (const name of kindNames)
+      for (const { job, fields } of (await kindOf(name).recover.afterwards?.()) ?? [])
+        interrupted({ ...job, kind: name }, 'retried', fields);
+  }
+
   return {
     settleLeftRunning,
+    retryInterrupted,
 
     /**
      * At start, for the jobs of these kinds the last process left unfinished: running ones (it
@@ -78,10 +86,7 @@ export function createJobRecovery({
           interrupted(job, 'requeued');
           counts.requeued++;
         }
-      if (!retries) return counts;
-      for (const name of kindNames)
-        for (const { job, fields } of (await kindOf(name).recover.afterwards?.()) ?? [])
-          interrupted({ ...job, kind: name }, 'retried', fields);
+      if (retries) await retryInterrupted(kindNames);
       return counts;
     },
   };

@@ -91,7 +91,7 @@ export function createJobRunner({
   });
   const rows = createJobRowWriter({ repository, store, clock, logger });
   const { finish } = rows;
-  const { recover, settleLeftRunning } = createJobRecovery({
+  const { recover, settleLeftRunning, retryInterrupted } = createJobRecovery({
     store,
     dispatch,
     kindOf,
@@ -111,7 +111,10 @@ export function createJobRunner({
         // The attempt before this one died or expired: its row, if still running, is settled first, as on a restart.
         const left = await store.find(id);
         if (left?.state === 'running') {
-          if (!(await settleLeftRunning(left)).requeued) return;
+          const settled = await settleLeftRunning(left);
+          // Ended `interrupted`: retried now as a restart would (an interrupted backup), not at the next recovery.
+          if (settled.interrupted) await retryInterrupted([kindName]);
+          if (!settled.requeued) return;
           interrupted(left, 'requeued');
         }
       }

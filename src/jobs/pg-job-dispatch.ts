@@ -15,13 +15,17 @@
  *   whichever processes look), taken by one worker process, runs the runner's recovery over every kind with its
  *   retries (`recover.afterwards`), which recovery at start leaves out in a cluster (every process would retry).
  * - **A retry is a recovery.** Our kinds do not throw on a failure (an outcome is written, the queue job completes),
- *   so the queue retries only a job whose attempt expired or whose process died. The retry's `execute` finds the
- *   row still `running` and settles it as start-up recovery does on one machine: queued again and run (a kind that
- *   resumes), or ended `interrupted`. A row already ended (the dead process wrote its end) is left as it is.
- * - **One lock per job run**, a session advisory lock held for its run (pg-queue-site-lock.ts): the site's for an
- *   exclusive kind (one exclusive job per site across every pool and process), the pool's and site's for one that
- *   takes turns within its pool only (`siteTurn: false`), the job's own otherwise, so that a retry never runs beside
- *   an expired attempt still stopping.
+ *   so the queue retries only a job whose attempt expired or whose process died: within seconds of its death (the
+ *   queue's sweep finds its run lock free, pg-queue-sweep.ts), at its pool's expiry at the latest. The retry's
+ *   `execute` finds the row still `running` and settles it as start-up recovery does on one machine: queued again
+ *   and run (a kind that resumes), or ended `interrupted` and its kind's retries made at once (`recover.afterwards`:
+ *   an interrupted backup retried as a new one, as at a restart). A row already ended (the dead process wrote its
+ *   end) is left as it is.
+ * - **Locks per job run**, session advisory locks held for its run on one connection: its run lock (every run, keyed
+ *   by its queue job: a retry never runs beside an earlier attempt still stopping, and the sweep finds a dead
+ *   worker's run by it), and a turn (pg-queue-site-lock.ts): the site's for an exclusive kind (one exclusive job per
+ *   site across every pool and process), the pool's and site's for one that takes turns within its pool only
+ *   (`siteTurn: false`), none otherwise.
  */
 import { createHash } from 'node:crypto';
 import { allSettled, runsIn, stopActive, tracked, type JobDispatch, type JobDispatchFactory } from './job-dispatch.js';
@@ -88,11 +92,17 @@ export function queueIdOf(jobId: string, attempts = 0): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** The key of the lock a job's run holds (see the file's header). */
-function lockKeyOf(kind: JobKind, job: QueuedJob): string {
-  if (!kind.exclusive || job.siteId === null) return `job:${job.id}`;
+/** The turn a job's run takes beside its run lock (see the file's header): none for a job that is not exclusive. */
+function turnOf(kind: JobKind, job: QueuedJob): string | null {
+  if (!kind.exclusive || job.siteId === null) return null;
   return kind.siteTurn === false ? `pool:${kind.pool.name}:${job.siteId}` : job.siteId;
 }
+
+/** The job a swept queue job carried, for its log line (the scheduled recovery's carries none). */
+const pickJob = (data: unknown): { jobId?: string; kind?: string } => {
+  const { id, kind } = (data ?? {}) as Partial<QueuedJob>;
+  return { ...(id !== undefined && { jobId: id }), ...(kind !== undefined && { kind }) };
+};
 
 export interface PgJobDispatchOptions {
   /** The queue's connection and timings (pg-queue.ts); its queues are the runner's pools. */
@@ -127,6 +137,11 @@ export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory
       if (closed) return Promise.reject(new Error('the job queue is closed'));
       opening ??= (async () => {
         const queue = createPgQueue({
+          onSwept: ({ data, queue: pool, retryCount }) =>
+            logger.warn(
+              { ...pickJob(data), pool, attempt: retryCount + 1 },
+              'a job whose worker is gone (its run lock free) is given to another',
+            ),
           ...options.queue,
           queues: [
             ...[...pools.values()].map(({ name, concurrency }) => ({
@@ -217,7 +232,7 @@ export function pgJobDispatch(options: PgJobDispatchOptions): JobDispatchFactory
                 logger,
                 data,
               ),
-            { siteOf: (data) => lockKeyOf(kindOf(data.kind), data) },
+            { siteOf: (data) => turnOf(kindOf(data.kind), data) },
           );
         }
       },

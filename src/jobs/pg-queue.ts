@@ -5,13 +5,15 @@
  * is a later step.
  *
  * - pg-boss in a schema of its own (`sitewarden_queue`), on a connection URL or a pool we pass;
- * - one queue per pool of today's runner, each with its retries, delay and expiry (`expireInSeconds`:
- *   10.x has no heartbeat, so a dead worker's job comes back only once its expiry passed, found by the
- *   maintenance pass that runs every `maintenanceIntervalSeconds` in one of the instances);
+ * - one queue per pool of today's runner, each with its retries, delay and expiry (`expireInSeconds`, found by the
+ *   maintenance pass that runs every `maintenanceIntervalSeconds` in one of the instances: every run's upper bound);
+ * - a dead worker's jobs given again within seconds: every run holds a run lock on the connection it holds for its
+ *   run, and a sweep in the working instances fails the active jobs whose run lock no session holds (10.x has no
+ *   heartbeat; pg-queue-sweep.ts). A run whose lock connection is lost is aborted, as it would be at its expiry;
  * - a pool's concurrency as that many pg-boss workers of one job each (10.x has no `localConcurrency`; a
  *   batch of N would settle its jobs together);
  * - one exclusive job per site across every queue and process: a session advisory lock held for the
- *   job's run (pg-queue-site-lock.ts);
+ *   job's run (pg-queue-site-lock.ts), on the run lock's connection;
  * - `singletonKey` deduplicates only on a `stately` queue (at most one queued and one running job per
  *   key; on a `standard` queue 10.x ignores a key without a throttle period);
  * - cron schedules (minute slots, one job per slot whichever instances run, time zones).
@@ -19,6 +21,7 @@
 import PgBoss from 'pg-boss';
 import pg from 'pg';
 import { holdingLock, inSiteTurn, SITE_LOCK_NAMESPACE } from './pg-queue-site-lock.js';
+import { createRunSweep, runLockOf, type SweptJob } from './pg-queue-sweep.js';
 
 /** The schema pg-boss's tables live in, apart from the daemon's own. */
 export const QUEUE_SCHEMA = 'sitewarden_queue';
@@ -49,7 +52,10 @@ export interface PgQueueJob<T> {
   data: T;
   /** 0 on the first attempt. */
   retryCount: number;
-  /** Aborted when the job's expiry passes: pg-boss has then failed it (a retry may be running elsewhere). */
+  /**
+   * Aborted when the job's expiry passes (pg-boss has then failed it: a retry may be running elsewhere), or when the
+   * connection holding its run lock is lost (the sweep gives it to another worker).
+   */
   signal: AbortSignal;
 }
 
@@ -63,6 +69,10 @@ export interface PgQueueOptions {
   maintenanceIntervalSeconds?: number;
   /** How often an idle worker looks for a job. */
   pollingIntervalSeconds?: number;
+  /** The pause between two sweeps for a dead worker's runs (pg-queue-sweep.ts): found in one to two of these. */
+  sweepIntervalSeconds?: number;
+  /** Each job of a dead worker the sweep gave again (or failed for good, past its retries). */
+  onSwept?(job: SweptJob): void;
   /** Whether this instance sends the jobs of cron schedules (one instance a period does). */
   schedule?: boolean;
   /** How often an instance looks at the cron schedules (1–45 s). */
@@ -82,9 +92,10 @@ export interface PgQueue {
     options?: { singletonKey?: string; id?: string },
   ): Promise<string | null>;
   /**
-   * Runs the queue's jobs, `concurrency` at once. A handler that throws fails the attempt (retried up to
-   * `retryLimit`). `siteOf` names the job's site: the job then waits for the site's turn (the wait
-   * counts toward its expiry), a null site does not.
+   * Runs the queue's jobs, `concurrency` at once, each holding its run lock; this instance sweeps for a dead
+   * worker's runs from its first call on. A handler that throws fails the attempt (retried up to `retryLimit`).
+   * `siteOf` names the job's site: the job then waits for the site's turn (the wait counts toward its expiry), a
+   * null site does not.
    */
   work<T extends object>(
     queue: string,
@@ -111,7 +122,8 @@ export function createPgQueue(options: PgQueueOptions): PgQueue {
     options.pool ??
     new pg.Pool({
       connectionString: options.connectionString,
-      max: [...specs.values()].reduce((sum, spec) => sum + spec.concurrency, 0),
+      // A connection per run (its run lock and site lock), and the sweep's.
+      max: [...specs.values()].reduce((sum, spec) => sum + spec.concurrency, 1),
       application_name: 'sitewarden-site-locks',
     });
   if (ownPool) lockPool.on('error', options.onError);
@@ -135,6 +147,15 @@ export function createPgQueue(options: PgQueueOptions): PgQueue {
   };
   let stopped = false;
   const stillActive = `SELECT 1 FROM ${schema}.job WHERE name = $1 AND id = $2 AND state = 'active' AND retry_count = $3`;
+  const sweep = createRunSweep({
+    pool: lockPool,
+    boss,
+    schema,
+    queues: [...specs.keys()],
+    intervalMs: (options.sweepIntervalSeconds ?? 5) * 1000,
+    onSwept: (job) => options.onSwept?.(job),
+    onError: options.onError,
+  });
 
   return {
     async start() {
@@ -159,6 +180,7 @@ export function createPgQueue(options: PgQueueOptions): PgQueue {
     async stop(timeoutMs = 30_000) {
       if (stopped) return;
       stopped = true;
+      await sweep.stop();
       await boss.stop({ graceful: true, timeout: timeoutMs, wait: true, close: true });
       if (ownPool) await lockPool.end();
     },
@@ -173,6 +195,7 @@ export function createPgQueue(options: PgQueueOptions): PgQueue {
 
     async work(queue, handler, workOptions = {}) {
       const spec = specOf(queue);
+      sweep.start();
       const runOne = async (job: PgBoss.JobWithMetadata<never>) => {
         const data = job.data as Parameters<typeof handler>[0]['data'];
         // node-postgres reads the `EXTRACT(epoch …)` pg-boss selects as a numeric string.
@@ -182,14 +205,37 @@ export function createPgQueue(options: PgQueueOptions): PgQueue {
         const timer = setTimeout(() => controller.abort(new Error('the job expired')), expireInMs);
         timer.unref();
         const run = () => handler({ id: job.id, queue, data, retryCount: job.retryCount, signal: controller.signal });
+        const siteId = workOptions.siteOf?.(data) ?? null;
+        const wait = {
+          maxWaitMs: expireInMs,
+          timedOut: () => new Error('an earlier attempt held the job past its expiry'),
+        };
+        // Its session ended: the sweep gives the job to another worker, so this run stops now.
+        const onLost = (error: Error) =>
+          controller.abort(new Error(`the job's lock connection was lost (${error.message})`, { cause: error }));
         try {
-          const siteId = workOptions.siteOf?.(data) ?? null;
-          if (siteId === null) return await run();
-          await inSiteTurn(lockPool, siteId, expiresAt - Date.now(), async (client) => {
-            // Expired while it waited (failed, perhaps taken again elsewhere): this attempt is over.
-            const { rowCount } = await client.query(stillActive, [queue, job.id, job.retryCount]);
-            if (rowCount === 1) await run();
-          });
+          // Held first, for the whole run: an earlier attempt still stopping holds it too, and the sweep finds it held.
+          await holdingLock(
+            lockPool,
+            runLockOf(job.id),
+            async (client, doubt) => {
+              // Failed meanwhile (expired while it waited, or swept): this attempt is over.
+              const active = async () =>
+                (await client.query(stillActive, [queue, job.id, job.retryCount])).rowCount === 1;
+              if (!(await active())) return;
+              if (siteId === null) return await run();
+              await inSiteTurn(
+                client,
+                siteId,
+                expiresAt - Date.now(),
+                async () => {
+                  if (await active()) await run();
+                },
+                doubt,
+              );
+            },
+            { wait, onLost },
+          );
         } finally {
           clearTimeout(timer);
         }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { inSiteTurn, SITE_LOCK_NAMESPACE } from '../../src/jobs/pg-queue-site-lock.js';
+import { holdingLock, inSiteTurn, SITE_LOCK_NAMESPACE } from '../../src/jobs/pg-queue-site-lock.js';
 import { jobRow, overlaps, runs, send, sleep, spec, useQueueHarness, waitFor } from './fixtures/pg-queue-harness.js';
 import { recordingHandler, siteOf } from './fixtures/pg-queue-runs.js';
 
@@ -130,21 +130,31 @@ describe('one exclusive job per site across queues and processes (the advisory l
   it('destroys a lock client whose unlock fails instead of returning it to the pool', async () => {
     const released: Array<Error | boolean | undefined> = [];
     type Answer = { rows: Array<{ unlocked: boolean }>; rowCount: number };
+    const failing = (key: string) => async (text: string, values?: unknown[]) => {
+      if (text.includes('pg_advisory_unlock') && values?.[1] === key) throw new Error('connection lost');
+      return { rows: text.includes('unlock') ? [{ unlocked: true }] : [], rowCount: 1 };
+    };
     const client = {
-      query: async (text: string): Promise<Answer> => {
-        if (text.includes('pg_advisory_unlock')) throw new Error('connection lost');
-        return { rows: [], rowCount: 0 };
-      },
+      query: failing('s1') as (text: string, values?: unknown[]) => Promise<Answer>,
+      on: () => undefined,
+      off: () => undefined,
       release: (error?: Error | boolean) => released.push(error),
     };
     const fakePool = { connect: async () => client } as unknown as pg.Pool;
-    await expect(inSiteTurn(fakePool, 's1', 1_000, async () => 'done')).resolves.toBe('done');
+    const siteLock = { namespace: SITE_LOCK_NAMESPACE, name: 's1' };
+    await expect(holdingLock(fakePool, siteLock, async () => 'done')).resolves.toBe('done');
     expect(released).toEqual([expect.objectContaining({ message: 'connection lost' })]);
 
-    // And one whose unlock succeeds goes back to the pool.
+    // A site's lock taken on a run's client (beside its run lock): its failed unlock destroys that client too.
     released.length = 0;
-    client.query = async (text: string) => ({ rows: text.includes('unlock') ? [{ unlocked: true }] : [], rowCount: 1 });
-    await inSiteTurn(fakePool, 's1', 1_000, async () => undefined);
+    const run = { namespace: SITE_LOCK_NAMESPACE + 2, name: 'job-1' };
+    await holdingLock(fakePool, run, (held, doubt) => inSiteTurn(held, 's1', 1_000, async () => undefined, doubt));
+    expect(released).toEqual([expect.objectContaining({ message: 'connection lost' })]);
+
+    // And one whose unlocks succeed goes back to the pool.
+    released.length = 0;
+    client.query = failing('none');
+    await holdingLock(fakePool, run, (held, doubt) => inSiteTurn(held, 's1', 1_000, async () => undefined, doubt));
     expect(released).toEqual([false]);
   });
 });
