@@ -8,7 +8,8 @@ import type { BackupRow, RestoreRow } from './backups.table.js';
 /** What recovery may still end: a row left queued or running (one already ended: the process stopped before its job row was written). */
 const UNFINISHED = ['queued', 'running'] as const;
 
-const INTERRUPTED_BACKUP = 'the daemon stopped while this backup ran; it is retried once at the next start';
+const INTERRUPTED_BACKUP =
+  'the daemon stopped while this backup ran; it is retried once, as a new backup (at the next start, or by another worker at once in a cluster)';
 const INTERRUPTED_PRE_RESTORE = 'the daemon stopped while this backup ran, before the restore it was taken for';
 const INTERRUPTED_PRE_UPDATE =
   'the daemon stopped while this backup ran, before the safe update it was taken for (that update goes on from its own record)';

@@ -370,7 +370,7 @@ describe('shutdown', () => {
       expect(await app.t.services.backups.stop(20_000)).toBe(true);
       expect(performance.now() - started).toBeLessThan(1_000);
       expect(app.backupsOf(siteId)[0]).toMatchObject({ status: 'failed', reason: 'interrupted' });
-      expect(app.backupsOf(siteId)[0]!.error).toContain('retried once at the next start');
+      expect(app.backupsOf(siteId)[0]!.error).toContain('it is retried once, as a new backup');
       expect(app.t.logs.events('job.interrupted')).toEqual([
         expect.objectContaining({ kind: 'backup', jobId: queued.json.id, action: 'failed' }),
       ]);
