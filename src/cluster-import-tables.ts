@@ -78,9 +78,12 @@ export const SQLITE_ONLY_TABLES: Readonly<Record<string, string>> = {
 
 /** PostgreSQL's tables with nothing to copy, and why: what the processes of a running cluster share. */
 export const POSTGRES_ONLY_TABLES: Readonly<Record<string, string>> = {
+  auth_failures: 'failed API authentications of the last minute, per address',
   cluster_events: 'events fanned out between running processes, kept an hour',
   job_cancel_requests: 'cancels asked of a job another process runs',
   scheduled_tick_claims: 'which process ran a scheduled tick’s minute',
+  sign_in_attempts: 'sign-in attempts counted for the throttle (a machine’s were in its memory)',
+  sign_in_tickets: 'sign-ins begun and not finished, for minutes (a machine’s were in its memory)',
   uptime_shard_leases: 'which uptime worker probes which sites',
   uptime_workers: 'the uptime workers alive',
 };

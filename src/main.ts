@@ -8,7 +8,7 @@ import { defaultConnectorZipPath } from './connector/connector-package.js';
 import { openDatabase } from './db/database.js';
 import { createApp } from './app.js';
 import { createOidcSignIn } from './users/index.js';
-import { createAuthFailureLimiter } from './http/auth-rate-limit.js';
+import { authFailureLimiterFor } from './http/auth-rate-limit.js';
 import { createTrustedProxies } from './http/client-address.js';
 import { answerClientErrorsAsProblems } from './http/client-errors.js';
 import { createMetrics } from './metrics/metrics.js';
@@ -169,7 +169,8 @@ export async function startDaemon(
               })
             : undefined,
           readiness,
-          authLimiter: createAuthFailureLimiter({ limit: config.authFailuresPerMinute, clock: systemClock }),
+          // In a cluster the failures are counted in the database, by every API process (http/auth-rate-limit.ts).
+          authLimiter: authFailureLimiterFor({ state, limit: config.authFailuresPerMinute, clock: systemClock }),
           trustedProxies: createTrustedProxies(config.trustedProxies),
           checkDatabase,
         }).fetch;

@@ -398,6 +398,8 @@ export function createServices({
   // The dashboard: its users and sessions, and the fleet overview's read model.
   const users = createUsersService({
     repository: createUsersRepository(state),
+    // In a cluster the sign-ins' attempts and pending second steps are shared through it (users/sign-in.ts).
+    state,
     clock,
     events,
     // Two-factor sign-in: TOTP secrets sealed with the daemon's secret box (users/two-factor.service.ts).

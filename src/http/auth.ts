@@ -46,13 +46,10 @@ export function bearerAuth({
 }): MiddlewareHandler<AppEnv> {
   // A failed authentication counts against the address; past the limit the answer is a 429 (with
   // Retry-After) instead of a 401. A valid token always passes, whatever its address sent before.
-  const countOrRefuse = (c: Context, address: string) => {
+  const countOrRefuse = async (c: Context, address: string) => {
     if (!limiter) return;
-    const retryAfter = limiter.retryAfterSeconds(address);
-    if (retryAfter === 0) {
-      limiter.fail(address);
-      return;
-    }
+    const retryAfter = await limiter.countFailure(address);
+    if (retryAfter === 0) return;
     onLimited?.();
     c.header('Retry-After', String(retryAfter));
     throw authProblems.tooManyFailures.create(
@@ -66,13 +63,13 @@ export function bearerAuth({
     const header = c.req.header('authorization');
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {
-      countOrRefuse(c, address);
+      await countOrRefuse(c, address);
       c.header('WWW-Authenticate', 'Bearer realm="sitewarden"');
       throw commonProblems.unauthorized.create('send an API token as `Authorization: Bearer <token>`');
     }
     const token = await tokens.authenticate(match[1]!);
     if (!token) {
-      countOrRefuse(c, address);
+      await countOrRefuse(c, address);
       c.header('WWW-Authenticate', 'Bearer realm="sitewarden", error="invalid_token"');
       throw commonProblems.unauthorized.create('the API token is unknown, revoked or expired');
     }

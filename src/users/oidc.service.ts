@@ -10,22 +10,22 @@ import { domainAllowed, emailVerified, roleFromClaims, tagsFromClaims } from './
 import { insecureIssuerAllowed, OIDC_CALLBACK_PATH, type OidcConfig } from './oidc.config.js';
 import { oidcProblems } from './oidc.errors.js';
 import { createOidcRepository } from './oidc.repository.js';
+import { signInTicketsFor } from './sign-in-tickets.js';
 import { usersProblems } from './users.errors.js';
 import type { SignedInSession, UsersService } from './users.service.js';
 
 /** A sign-in begun and not finished: this long at the provider, then start again. */
 const FLOW_TTL_MS = 10 * 60_000;
-const MAX_FLOWS = 10_000;
 /** The provider's metadata is read again after this long (its keys are refreshed by openid-client as they rotate). */
 const DISCOVERY_TTL_MS = 60 * 60_000;
 
-interface Flow {
+/** What a flow keeps until the callback: the PKCE verifier is a secret (stored, never logged). */
+type Flow = {
   state: string;
   nonce: string;
   codeVerifier: string;
   next: string;
-  expiresAt: number;
-}
+};
 
 /** The user a sign-in resolved to, with the role and scope tags the claims gave. */
 export interface SingleSignOnResult {
@@ -37,8 +37,10 @@ export interface SingleSignOnResult {
 
 /**
  * Single sign-on with an OpenID provider: authorization code with PKCE, state and nonce
- * (openid-client). `start` remembers a flow (in this process, keyed by a random id the browser
- * keeps in a cookie) and answers the provider's URL; `finish` checks the callback against it,
+ * (openid-client). `start` remembers a flow (keyed by a random id the browser keeps in a cookie: in
+ * this process's memory on one machine, in the cluster's database otherwise, so that another API process
+ * may finish it; sign-in-tickets.ts) and answers the provider's URL; `finish` takes the flow (once,
+ * whichever process), checks the callback against it,
  * redeems the code, checks the claims (verified e-mail, allowed domain, a mapped role), finds or
  * links the user and opens an ordinary dashboard session. Rules: docs/single-sign-on.md.
  */
@@ -61,7 +63,7 @@ export function createOidcSignIn({
 }) {
   const repository = createOidcRepository(state);
   const redirectUri = `${publicUrl.replace(/\/+$/, '')}${OIDC_CALLBACK_PATH}`;
-  const flows = new Map<string, Flow>();
+  const flows = signInTicketsFor<Flow>(state, 'oidc-flow', clock);
   let discovered: { configuration: client.Configuration; at: number } | null = null;
   let discovering: Promise<client.Configuration> | null = null;
 
@@ -91,14 +93,9 @@ export function createOidcSignIn({
     }
   }
 
-  function remember(flow: Flow): string {
-    const now = clock.now().getTime();
-    if (flows.size >= MAX_FLOWS) {
-      for (const [key, entry] of flows) if (entry.expiresAt <= now) flows.delete(key);
-      while (flows.size >= MAX_FLOWS) flows.delete(flows.keys().next().value!);
-    }
+  async function remember(flow: Flow): Promise<string> {
     const id = randomBytes(24).toString('base64url');
-    flows.set(id, flow);
+    await flows.put(id, flow, clock.now().getTime() + FLOW_TTL_MS);
     return id;
   }
 
@@ -134,7 +131,6 @@ export function createOidcSignIn({
         nonce: client.randomNonce(),
         codeVerifier,
         next,
-        expiresAt: clock.now().getTime() + FLOW_TTL_MS,
       };
       const url = client.buildAuthorizationUrl(found, {
         redirect_uri: redirectUri,
@@ -145,7 +141,7 @@ export function createOidcSignIn({
         state: flow.state,
         nonce: flow.nonce,
       });
-      return { flowId: remember(flow), url: url.href, maxAgeSeconds: FLOW_TTL_MS / 1000 };
+      return { flowId: await remember(flow), url: url.href, maxAgeSeconds: FLOW_TTL_MS / 1000 };
     },
 
     /**
@@ -159,10 +155,9 @@ export function createOidcSignIn({
       address: string,
       userAgent?: string,
     ): Promise<SingleSignOnResult> {
-      const flow = flowId && flowId.length <= 100 ? flows.get(flowId) : undefined;
-      // Single use, whatever happens next.
-      if (flowId) flows.delete(flowId);
-      if (!flow || flow.expiresAt <= clock.now().getTime())
+      // Single use, whatever happens next: of two callbacks with one flow (a replay), one gets it.
+      const flow = flowId && flowId.length <= 100 ? await flows.take(flowId) : undefined;
+      if (!flow)
         refuse(
           oidcProblems.expired.create('this sign-in expired or was begun in another browser; sign in again'),
           null,

@@ -2,13 +2,21 @@
  * The users service's sign-ins: the password step (throttled per account and address and per address,
  * hashed in the bounded pool), the pending sign-in between the password and the two-factor code, the
  * code step, and the session single sign-on opens. Each ends in a session (user-sessions.ts).
+ *
+ * The attempts' counts and the pending sign-ins are in the process's memory on one machine, and in the
+ * cluster's database when several API processes serve the sign-ins (sign-in-throttle.ts,
+ * sign-in-tickets.ts): a second factor may then be sent to another process than the password was, and
+ * the limits count every process's attempts. The hashing pool's refusal (`sign-in-busy`) stays this
+ * process's: it is about its own CPU, asked before anything is counted or read from the database.
  */
 import type { AppError } from '../shared/errors.js';
 import { hasControlCharacters } from '../http/plain-text.js';
+import type { StateDatabase } from '../db/state-db.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
 import type { PasswordHasher } from './passwords.js';
-import { createBackoffThrottle, type BackoffPolicy } from './sign-in-throttle.js';
+import { signInThrottleFor, type BackoffPolicy, type SignInThrottle, type ThrottleKey } from './sign-in-throttle.js';
+import { signInTicketsFor } from './sign-in-tickets.js';
 import { randomToken } from './two-factor.js';
 import { twoFactorProblems } from './two-factor.errors.js';
 import type { SecondFactor, TwoFactorService } from './two-factor.service.js';
@@ -36,10 +44,13 @@ export interface PendingSignIn {
 
 /** Between the password and the code: this long, then the password again. */
 const PENDING_SIGN_IN_MS = 5 * 60_000;
-const MAX_PENDING_SIGN_INS = 10_000;
+
+/** What a pending sign-in keeps: whose it is, and their password's date (a change since ends it). */
+type PendingEntry = { userId: string; passwordChangedAt: number };
 
 export function createSignIn({
   repository,
+  state,
   clock,
   events,
   hasher,
@@ -49,6 +60,8 @@ export function createSignIn({
   sessions: { openSession },
 }: {
   repository: UsersRepository;
+  /** The state database: in a cluster (PostgreSQL) the attempts and pending sign-ins are kept in it; else in memory. */
+  state: Pick<StateDatabase, 'dialect' | 'run'> | undefined;
   clock: Clock;
   events: Events;
   hasher: PasswordHasher;
@@ -59,27 +72,28 @@ export function createSignIn({
   findUser: (id: string) => Promise<UserRow>;
   sessions: Pick<UserSessions, 'openSession'>;
 }) {
-  const byAccountAndAddress = createBackoffThrottle({ policy: throttle.perAccountAndAddress, clock });
-  const byAddress = createBackoffThrottle({ policy: throttle.perAddress, clock });
-  /** Second-step attempts per (account, address): its own count, which a right password does not clear. */
-  const codesByAccountAndAddress = createBackoffThrottle({ policy: throttle.perAccountAndAddress, clock });
-  /** Sign-ins between the password and the code, by their random token (in this process's memory only). */
-  const pendingSignIns = new Map<string, { userId: string; passwordChangedAt: number; expiresAt: number }>();
+  /** Second-step attempts per (account, address) are `code`'s: their own count, which a right password does not clear. */
+  const attempts: SignInThrottle = signInThrottleFor({
+    state,
+    policies: {
+      password: throttle.perAccountAndAddress,
+      address: throttle.perAddress,
+      code: throttle.perAccountAndAddress,
+    },
+    clock,
+  });
+  /** Sign-ins between the password and the code, by their random token. */
+  const pendingSignIns = signInTicketsFor<PendingEntry>(state, 'pending-sign-in', clock);
 
   /** The password was right and two-factor is on: a pending sign-in, good for one user's codes for a few minutes. */
-  function pendSignIn(user: UserRow): PendingSignIn {
-    const now = clock.now().getTime();
-    if (pendingSignIns.size >= MAX_PENDING_SIGN_INS) {
-      for (const [key, entry] of pendingSignIns) if (entry.expiresAt <= now) pendingSignIns.delete(key);
-      while (pendingSignIns.size >= MAX_PENDING_SIGN_INS) pendingSignIns.delete(pendingSignIns.keys().next().value!);
-    }
+  async function pendSignIn(user: UserRow): Promise<PendingSignIn> {
     const pendingToken = randomToken();
-    const expiresAt = now + PENDING_SIGN_IN_MS;
-    pendingSignIns.set(pendingToken, {
-      userId: user.id,
-      passwordChangedAt: user.passwordChangedAt.getTime(),
+    const expiresAt = clock.now().getTime() + PENDING_SIGN_IN_MS;
+    await pendingSignIns.put(
+      pendingToken,
+      { userId: user.id, passwordChangedAt: user.passwordChangedAt.getTime() },
       expiresAt,
-    });
+    );
     return { twoFactor: { pendingToken, expiresAt: new Date(expiresAt) } };
   }
 
@@ -105,23 +119,22 @@ export function createSignIn({
       // A name with control characters matches nobody (no user has one); the event gets it escaped by the logger.
       const acceptable = !hasControlCharacters(rawUsername);
       const username = rawUsername.trim().toLowerCase().slice(0, 100);
-      const accountKey = JSON.stringify([address, username]);
-      // The user is looked up first (the one wait before the hash): from the throttle's check to the hash's turn
-      // in the pool is then one synchronous step, so that a burst's attempts are counted and queued one by one.
+      const account: ThrottleKey = ['password', JSON.stringify([address, username])];
+      const fromAddress: ThrottleKey = ['address', address];
+      // The user is looked up first (the one wait before the hash in memory): from the throttle's check to the
+      // hash's turn in the pool is then one synchronous step, so that a burst's attempts are counted and queued
+      // one by one. In a cluster the count is one statement per key, each attempt counted before its hash.
       const user = acceptable && USERNAME.test(username) ? await repository.findByUsername(username) : undefined;
-      const retryAfter = Math.max(
-        byAccountAndAddress.retryAfterSeconds(accountKey),
-        byAddress.retryAfterSeconds(address),
-      );
+      // Every turn of the hashing pool taken and its queue full: refused now, before it is counted or hashed.
+      const busy = hasher.busy();
+      if (busy) throw busy;
+      // The memory's answer is taken as it is, not awaited: its count and the hash's turn stay one step.
+      const taken = attempts.take([account, fromAddress]);
+      const retryAfter = typeof taken === 'number' ? taken : await taken;
       if (retryAfter > 0)
         throw usersProblems.signInLimited.create(`too many failed sign-ins; try again in ${retryAfter} s`, {
           retryAfter,
         });
-      // Every turn of the hashing pool taken and its queue full: refused now, before it is hashed (not counted).
-      const busy = hasher.busy();
-      if (busy) throw busy;
-      byAccountAndAddress.take(accountKey);
-      byAddress.take(address);
       // At most MAX_PASSWORD characters are hashed: a longer password is wrong, at the same cost.
       const candidate = password.slice(0, MAX_PASSWORD);
       let ok: boolean;
@@ -131,18 +144,16 @@ export function createSignIn({
           : await hasher.verifyNobody(candidate);
       } catch (error) {
         // Not judged (the hashing pool is full): the attempt does not count.
-        byAccountAndAddress.refund(accountKey);
-        byAddress.refund(address);
+        await attempts.refund([account, fromAddress]);
         throw error;
       }
       if (!user || !ok) {
         events.emit('user.sign_in_failed', { username, address });
         throw usersProblems.signInFailed.create('wrong user name or password');
       }
-      byAccountAndAddress.clear(accountKey);
-      byAddress.refund(address);
+      await Promise.all([attempts.clear([account]), attempts.refund([fromAddress])]);
       // Two-factor on: no session yet, only the right to try a code for a few minutes (two-factor.service.ts).
-      if (user.totpSecret) return pendSignIn(user);
+      if (user.totpSecret) return await pendSignIn(user);
       return openSession(user, address, userAgent);
     },
 
@@ -157,30 +168,27 @@ export function createSignIn({
       address: string,
       userAgent?: string,
     ): Promise<SignedInSession & { token: string; factor: SecondFactor }> {
-      const pending = pendingToken.length <= 100 ? pendingSignIns.get(pendingToken) : undefined;
-      const now = clock.now().getTime();
-      const user = pending && now < pending.expiresAt ? await repository.findById(pending.userId) : undefined;
+      const expired = () =>
+        twoFactorProblems.signInExpired.create('the sign-in expired or is unknown; enter your password again');
+      const pending = pendingToken.length <= 100 ? await pendingSignIns.find(pendingToken) : undefined;
+      const user = pending ? await repository.findById(pending.userId) : undefined;
       if (!pending || !user || !user.totpSecret || user.passwordChangedAt.getTime() !== pending.passwordChangedAt) {
-        if (pending) pendingSignIns.delete(pendingToken);
-        throw twoFactorProblems.signInExpired.create('the sign-in expired or is unknown; enter your password again');
+        if (pending) await pendingSignIns.drop(pendingToken);
+        throw expired();
       }
-      const accountKey = JSON.stringify([address, user.id]);
-      const retryAfter = Math.max(
-        codesByAccountAndAddress.retryAfterSeconds(accountKey),
-        byAddress.retryAfterSeconds(address),
-      );
+      const account: ThrottleKey = ['code', JSON.stringify([address, user.id])];
+      const fromAddress: ThrottleKey = ['address', address];
+      const retryAfter = await attempts.take([account, fromAddress]);
       if (retryAfter > 0)
         throw usersProblems.signInLimited.create(`too many wrong codes; try again in ${retryAfter} s`, { retryAfter });
-      codesByAccountAndAddress.take(accountKey);
-      byAddress.take(address);
       const checked = await twoFactor().check(user.id, code.slice(0, 100));
       if (!checked) {
         events.emit('user.two_factor_failed', { userId: user.id, username: user.username, address });
         throw twoFactorProblems.codeInvalid.create('the code is wrong, expired or was used already');
       }
-      codesByAccountAndAddress.clear(accountKey);
-      byAddress.refund(address);
-      pendingSignIns.delete(pendingToken);
+      await Promise.all([attempts.clear([account]), attempts.refund([fromAddress])]);
+      // Used once: of two right codes sent at once (to two processes), one opens a session.
+      if (!(await pendingSignIns.take(pendingToken))) throw expired();
       if (checked.factor === 'recovery-code')
         events.emit('user.recovery_code_used', {
           userId: user.id,

@@ -3,6 +3,7 @@
  * sessions (user-sessions.ts) and the sign-ins (sign-in.ts) over the pure checks (user-checks.ts), and
  * two-factor (two-factor.service.ts) when the process brings its repository.
  */
+import type { StateDatabase } from '../db/state-db.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Clock } from '../shared/clock.js';
 import type { Events } from '../shared/event-bus.js';
@@ -22,6 +23,7 @@ export type { SessionSummary, SignedInSession } from './user-sessions.js';
 /** Dashboard users and their sessions. Passwords are scrypt hashes; session cookies are stored as SHA-256 hashes. */
 export function createUsersService({
   repository,
+  state,
   clock,
   events,
   hasher = passwordHasher,
@@ -30,6 +32,11 @@ export function createUsersService({
   secrets,
 }: {
   repository: UsersRepository;
+  /**
+   * The daemon's state database: in a cluster (PostgreSQL) the sign-ins' attempts and pending second
+   * steps are kept in it, for every API process to share; otherwise (and without it) in memory.
+   */
+  state?: Pick<StateDatabase, 'dialect' | 'run'>;
   clock: Clock;
   events: Events;
   /** The process's bounded hashing pool unless a test brings its own. */
@@ -71,6 +78,7 @@ export function createUsersService({
   });
   const signIns = createSignIn({
     repository,
+    state,
     clock,
     events,
     hasher,
