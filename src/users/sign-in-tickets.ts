@@ -3,15 +3,15 @@
  * password sign-in waiting for its second factor (sign-in.ts). Each is a ticket under a random id the
  * browser holds, good until it expires, and used once: `take` gives it to one caller at most.
  *
- * On one machine the tickets are in the process's memory, at most 10,000 of each kind (a flood makes room
- * by forgetting the expired, then the oldest). In a cluster (issue 34; docs/design/cluster-state.md, "Sign-in
- * state") they are rows of `sign_in_tickets`, so any API process continues what another began: the id's
- * SHA-256 is stored, never the id; `take` is one `delete … returning`, so a callback replayed, or a second
- * factor sent twice to two processes, gets the ticket once; expired rows are pruned on write, once a minute
- * a process.
+ * On one machine the tickets are in the process's memory. In a cluster (issue 34; docs/design/cluster-state.md,
+ * "Sign-in state") they are rows of `sign_in_tickets`, so any API process continues what another began: the id's
+ * SHA-256 is stored, never the id; `take` is one `delete … returning`, so a callback replayed, or a second factor
+ * sent twice to two processes, gets the ticket once; expired rows are pruned on write, once a minute a process.
+ * Either way about 10,000 of a kind are kept at most (a flow begins without a sign-in): a flood makes room by
+ * forgetting the oldest.
  */
 import { createHash } from 'node:crypto';
-import { and, DrizzleQueryError, eq, lte } from 'drizzle-orm';
+import { and, desc, DrizzleQueryError, eq, inArray, lte } from 'drizzle-orm';
 import type { StateDatabase } from '../db/state-db.js';
 import type { Clock } from '../shared/clock.js';
 import { signInTickets } from './sign-in-state.pg-table.js';
@@ -35,26 +35,35 @@ export interface SignInTickets<T> {
 const MAX_TICKETS = 10_000;
 /** How often a process prunes the expired rows (on its next write). */
 const PRUNE_EVERY_MS = 60_000;
+/**
+ * Every how many of its writes a process trims a kind's rows to the newest MAX_TICKETS: a flow begins without
+ * a sign-in, so a flood must not grow the table for ten minutes. Between trims it may pass the bound by this
+ * many rows a process.
+ */
+const TRIM_EVERY = 100;
 
 /** The tickets of one kind for the state database: its rows in a cluster (PostgreSQL), else the process's memory. */
 export function signInTicketsFor<T extends Record<string, unknown>>(
   state: Pick<StateDatabase, 'dialect' | 'run'> | undefined,
   kind: SignInTicketKind,
   clock: Clock,
+  { maxTickets = MAX_TICKETS, trimEvery = TRIM_EVERY }: { maxTickets?: number; trimEvery?: number } = {},
 ): SignInTickets<T> {
-  return state?.dialect === 'postgres' ? sharedTickets<T>(state, kind, clock) : memoryTickets<T>(clock);
+  return state?.dialect === 'postgres'
+    ? sharedTickets<T>(state, kind, clock, { maxTickets, trimEvery })
+    : memoryTickets<T>(clock, maxTickets);
 }
 
-function memoryTickets<T>(clock: Clock): SignInTickets<T> {
+function memoryTickets<T>(clock: Clock, maxTickets: number): SignInTickets<T> {
   const tickets = new Map<string, { value: T; expiresAt: number }>();
   const live = (ticket: { value: T; expiresAt: number } | undefined) =>
     ticket && clock.now().getTime() < ticket.expiresAt ? ticket : undefined;
   return {
     put(id, value, expiresAt) {
-      if (tickets.size >= MAX_TICKETS) {
+      if (tickets.size >= maxTickets) {
         const now = clock.now().getTime();
         for (const [key, entry] of tickets) if (entry.expiresAt <= now) tickets.delete(key);
-        while (tickets.size >= MAX_TICKETS) tickets.delete(tickets.keys().next().value!);
+        while (tickets.size >= maxTickets) tickets.delete(tickets.keys().next().value!);
       }
       tickets.set(id, { value, expiresAt });
     },
@@ -78,8 +87,10 @@ function sharedTickets<T extends Record<string, unknown>>(
   state: Pick<StateDatabase, 'run'>,
   kind: SignInTicketKind,
   clock: Clock,
+  { maxTickets, trimEvery }: { maxTickets: number; trimEvery: number },
 ): SignInTickets<T> {
   let prunedAt = 0;
+  let writesSinceTrim = 0;
   const byId = (id: string) => and(eq(signInTickets.idHash, sha256(id)), eq(signInTickets.kind, kind));
   const live = (row: { value: Record<string, unknown>; expiresAt: Date } | undefined) =>
     row && clock.now().getTime() < row.expiresAt.getTime() ? (row.value as T) : undefined;
@@ -95,6 +106,22 @@ function sharedTickets<T extends Record<string, unknown>>(
         await state.run((db) =>
           db.insert(signInTickets).values({ idHash: sha256(id), kind, value, expiresAt: new Date(expiresAt) }),
         );
+        if (++writesSinceTrim < trimEvery) return;
+        writesSinceTrim = 0;
+        // The oldest (the soonest to expire) past the newest `maxTickets` forgotten, as the memory forgets them.
+        const newest = state.run((db) =>
+          db
+            .select({ idHash: signInTickets.idHash })
+            .from(signInTickets)
+            .where(eq(signInTickets.kind, kind))
+            .orderBy(desc(signInTickets.expiresAt))
+            .offset(maxTickets),
+        );
+        const beyond = (await newest).map((row) => row.idHash);
+        if (beyond.length > 0)
+          await state.run((db) =>
+            db.delete(signInTickets).where(and(eq(signInTickets.kind, kind), inArray(signInTickets.idHash, beyond))),
+          );
       }),
     find: (id) =>
       statement(async () => live((await state.run((db) => db.select(columns).from(signInTickets).where(byId(id))))[0])),

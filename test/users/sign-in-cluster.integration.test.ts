@@ -19,6 +19,7 @@ import {
   usersProblems,
 } from '../../src/users/index.js';
 import { createPasswordHasher, type Derive } from '../../src/users/passwords.js';
+import { signInTicketsFor, type SignInTickets } from '../../src/users/sign-in-tickets.js';
 import { postgresTestUrl } from '../support/dialects.js';
 import { signInAtProvider, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js';
 
@@ -152,6 +153,22 @@ describe('single sign-on across API processes', () => {
     clock.advance(10 * 60_000 + 1);
     await b.oidc.start('/'); // B's first write prunes A's second flow, expired a moment ago (the first went when refused).
     expect(await rows('sign_in_tickets')).toHaveLength(1);
+  });
+});
+
+describe('sign-in tickets in the database', () => {
+  it('keep the newest of a kind, the oldest forgotten every so many writes of a process, as a flood would need', async () => {
+    const [a, b] = databases.map((state) =>
+      signInTicketsFor<{ n: number }>(state, 'oidc-flow', clock, { maxTickets: 5, trimEvery: 4 }),
+    ) as [SignInTickets<{ n: number }>, SignInTickets<{ n: number }>];
+    const pending = signInTicketsFor<{ n: number }>(databases[0], 'pending-sign-in', clock, { maxTickets: 5 });
+    await pending.put('pending', { n: 0 }, clock.now().getTime() + 60_000);
+    for (let n = 1; n <= 8; n++) await (n % 2 ? a : b).put(`flow-${n}`, { n }, clock.now().getTime() + 60_000 + n);
+    // Each process has written four: each trimmed to the newest five as it wrote its fourth.
+    expect(await rows('sign_in_tickets')).toHaveLength(6);
+    expect(await a.find('flow-3')).toBeUndefined();
+    expect(await b.find('flow-4')).toEqual({ n: 4 });
+    expect(await pending.find('pending')).toEqual({ n: 0 });
   });
 });
 
