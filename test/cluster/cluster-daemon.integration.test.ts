@@ -216,7 +216,12 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
             [shardOf(siteId)],
           )
         ).rows[0]?.holder;
-      const holder = await holderOf();
+      // A shard given back while the second worker takes its share has no holder for a moment: wait for one.
+      let holder = await holderOf();
+      for (let poll = 0; poll < 100 && holder === undefined; poll++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        holder = await holderOf();
+      }
       const killed = uptimeWorkers.find((daemon) => holder?.includes(`:${daemon.child.pid}:`));
       expect(killed, `holder ${holder}`).toBeDefined();
       killed!.child.kill('SIGKILL');
