@@ -22,20 +22,12 @@ import { runJobsArm, MAX_JOBS, type ArmResult, type JobsKind } from './support/j
 import { startJobSites } from './support/jobs-sites.js';
 import { printSummary, type SummaryRow } from './support/summary.js';
 import { startClusterDatabase } from './support/uptime-cluster.js';
+import { wholeSetting } from './support/settings.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const KINDS: readonly JobsKind[] = ['backups', 'audits'];
 /** The roles a job's CPU is read by, in the order printed (jobs-cluster.ts's labels, the workers summed). */
 const ROLES = ['api', 'workers', 'one process', 'audit workers', 'Chromium', 'PHP', 'MariaDB', 'PostgreSQL'];
-
-/** A BENCH_* setting: a positive whole number, or its default. */
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, not ${raw}`);
-  return value;
-}
 
 function kindsSetting(): JobsKind[] {
   const raw = process.env.BENCH_KINDS || KINDS.join(',');
@@ -121,10 +113,10 @@ async function main() {
   const mode = process.argv[2] ?? 'cluster';
   if (mode !== 'cluster') throw new Error(`unknown mode ${mode}: cluster`);
   if (!existsSync(join(ROOT, 'dist/src/cli.js'))) throw new Error('run `npm run build` first');
-  const siteCount = setting('BENCH_SITES', 4);
+  const siteCount = wholeSetting('BENCH_SITES', 4);
   if (siteCount > MAX_JOBS) throw new Error(`BENCH_SITES must be at most ${MAX_JOBS}`);
-  const mediaMb = setting('BENCH_MEDIA_MB', 16);
-  const rounds = setting('BENCH_ROUNDS', 3);
+  const mediaMb = wholeSetting('BENCH_MEDIA_MB', 16);
+  const rounds = wholeSetting('BENCH_ROUNDS', 3);
   const kinds = kindsSetting();
   const arms = process.env.BENCH_SINGLE === '0' ? [1, 2] : [1, 2, 0];
   console.log(

@@ -35,6 +35,7 @@ import { startCpuProfile } from './support/cpu-profile.js';
 import { benchUptimeService } from './support/uptime-service.js';
 import { printSummary, verdict, type SummaryRow } from './support/summary.js';
 import { runClusterRound, startClusterDatabase, type ClusterRound } from './support/uptime-cluster.js';
+import { wholeSetting } from './support/settings.js';
 
 const INTERVAL_S = 60;
 const ROOT = resolve(import.meta.dirname, '..');
@@ -404,15 +405,6 @@ async function storage() {
   });
 }
 
-/** A BENCH_* setting: a positive whole number, or its default. */
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, not ${raw}`);
-  return value;
-}
-
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -441,9 +433,9 @@ function clusterFigures(round: ClusterRound) {
  * The CPU a probe is the workers' summed, and PostgreSQL's (all its processes) beside it.
  */
 async function cluster(targets: Targets) {
-  const sites = setting('BENCH_SITES', 10_000);
-  const intervalS = setting('BENCH_INTERVAL', INTERVAL_S);
-  const rounds = setting('BENCH_ROUNDS', 3);
+  const sites = wholeSetting('BENCH_SITES', 10_000);
+  const intervalS = wholeSetting('BENCH_INTERVAL', INTERVAL_S);
+  const rounds = wholeSetting('BENCH_ROUNDS', 3);
   const workers = 2;
   const span = { seconds: 3 * intervalS + 5, warmupSeconds: intervalS + 5 };
   const config = { ...DEFAULT_UPTIME_CONFIG, defaultIntervalSeconds: intervalS };

@@ -1,22 +1,17 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   adminApi,
   connectSite,
   queueBackup,
   runCli,
-  startDaemonProcess,
   useDaemonSite,
   waitForBackup,
   type DaemonApi,
 } from '../support/daemon-process.js';
-import { createTestDatabase } from '../support/postgres.js';
+import { useClusterDaemons } from '../support/cluster-daemons.js';
 import { waitFor } from '../support/wait.js';
-
-type DaemonProcess = Awaited<ReturnType<typeof startDaemonProcess>>;
 
 /** Every file under `dir` (relative path → inode and modification time), `.tmp/` apart. */
 function filesUnder(dir: string): Map<string, string> {
@@ -42,43 +37,15 @@ function filesUnder(dir: string): Map<string, string> {
 describe('a backup worker killed mid-backup in a cluster', () => {
   // One large upload sent slowly: the backup is caught in its middle, with files stored and the upload to come.
   const bed = useDaemonSite('cluster-kill', { lean: true, uploadMb: 16, slowRangeMs: 1_000 });
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  const dirs = ['worker-a', 'worker-b', 'cli'].map((name) =>
-    mkdtempSync(join(tmpdir(), `sitewarden-cluster-kill-${name}-`)),
-  );
-  const [workerDirA, workerDirB, cliDir] = dirs as [string, string, string];
-  const blobDir = mkdtempSync(join(tmpdir(), 'sitewarden-cluster-kill-blobs-'));
-  const backupsDir = join(blobDir, 'backups');
-  const processes: DaemonProcess[] = [];
-  const key = randomBytes(32).toString('base64');
-  const env = (dataDir: string) => ({
-    SITEWARDEN_DATA_DIR: dataDir,
-    SITEWARDEN_DATABASE_URL: database.url,
-    SITEWARDEN_SECRET_KEY: key,
-    SITEWARDEN_BLOB_TYPE: 'directory',
-    SITEWARDEN_BLOB_PATH: blobDir,
-    SITEWARDEN_LOG_LEVEL: 'info',
-    SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
+  const cluster = useClusterDaemons('cluster-kill', {
     SITEWARDEN_SCHEDULED_UPTIME_PROBES: 'off',
     SITEWARDEN_SCHEDULED_AUDITS: 'off',
   });
-  async function started(dataDir: string, args: string[]): Promise<DaemonProcess> {
-    const daemon = await startDaemonProcess(env(dataDir), args);
-    processes.push(daemon);
-    return daemon;
-  }
-
-  beforeAll(async () => {
-    database = await createTestDatabase(inject('postgresUrl'), 'cluster-kill');
-  });
-  afterAll(async () => {
-    for (const daemon of processes) {
-      daemon.child.kill('SIGTERM');
-      await daemon.exited;
-    }
-    for (const dir of [...dirs, blobDir]) rmSync(dir, { recursive: true, force: true });
-    await database?.drop();
-  });
+  const workerDirA = cluster.dataDir('worker-a');
+  const workerDirB = cluster.dataDir('worker-b');
+  const cliDir = cluster.dataDir('cli');
+  const backupsDir = join(cluster.blobDir, 'backups');
+  const { env, start: started } = cluster;
 
   /** The site's backups as the API answers them, newest first. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the backups as the API answers them

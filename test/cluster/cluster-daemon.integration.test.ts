@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   adminApi,
   connectSite,
@@ -11,14 +10,12 @@ import {
   queueBackup,
   runCli,
   waitForBackup,
-  startDaemonProcess,
+  type DaemonProcess,
   useDaemonSite,
 } from '../support/daemon-process.js';
 import { shardOf } from '../../src/uptime/uptime-leases.js';
-import { createTestDatabase } from '../support/postgres.js';
+import { useClusterDaemons } from '../support/cluster-daemons.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
-
-type DaemonProcess = Awaited<ReturnType<typeof startDaemonProcess>>;
 
 /** The dashboard's live activity stream (`GET /events`) of the process on `port`, signed in as its first admin. */
 async function liveActivity(dataDir: string, port: number): Promise<{ text(): string; close(): void }> {
@@ -51,41 +48,12 @@ async function liveActivity(dataDir: string, port: number): Promise<{ text(): st
 describe('the daemon in cluster mode: an API process and a worker on PostgreSQL', () => {
   // One large upload the site sends slowly: a backup runs long enough to be cancelled in the middle.
   const bed = useDaemonSite('cluster', { lean: true, uploadMb: 16, slowRangeMs: 1_000 });
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  const workerDir = mkdtempSync(join(tmpdir(), 'sitewarden-cluster-worker-'));
-  const allDirs = [0, 1].map((n) => mkdtempSync(join(tmpdir(), `sitewarden-cluster-all-${n}-`)));
+  const cluster = useClusterDaemons('cluster-daemon');
+  const workerDir = cluster.dataDir('worker');
+  const allDirs = [0, 1].map((n) => cluster.dataDir(`all-${n}`));
   // The operator commands' own data directory (each running process holds its own).
-  const cliDir = mkdtempSync(join(tmpdir(), 'sitewarden-cluster-cli-'));
-  // The blob store every process reads: a directory they all mount (one machine).
-  const blobDir = mkdtempSync(join(tmpdir(), 'sitewarden-cluster-blobs-'));
-  const processes: DaemonProcess[] = [];
-  const key = randomBytes(32).toString('base64');
-  const env = (dataDir: string) => ({
-    SITEWARDEN_DATA_DIR: dataDir,
-    SITEWARDEN_DATABASE_URL: database.url,
-    SITEWARDEN_SECRET_KEY: key,
-    SITEWARDEN_BLOB_TYPE: 'directory',
-    SITEWARDEN_BLOB_PATH: blobDir,
-    SITEWARDEN_LOG_LEVEL: 'info',
-    SITEWARDEN_BACKUP_INTERVAL_HOURS: '0',
-  });
-  async function started(dataDir: string, args: string[]): Promise<DaemonProcess> {
-    const daemon = await startDaemonProcess(env(dataDir), args);
-    processes.push(daemon);
-    return daemon;
-  }
-
-  beforeAll(async () => {
-    database = await createTestDatabase(inject('postgresUrl'), 'cluster-daemon');
-  });
-  afterAll(async () => {
-    for (const daemon of processes) {
-      daemon.child.kill('SIGTERM');
-      await daemon.exited;
-    }
-    for (const dir of [workerDir, cliDir, blobDir, ...allDirs]) rmSync(dir, { recursive: true, force: true });
-    await database?.drop();
-  });
+  const cliDir = cluster.dataDir('cli');
+  const { env, start: started } = cluster;
 
   it('refuses to start without the shared secret key, naming why', () => {
     const keyless = runCli(['start', '--role', 'api'], { ...env(workerDir), SITEWARDEN_SECRET_KEY: '' });
@@ -147,7 +115,7 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
     }
 
     // Each process's ticks ran where their minute was claimed: the API's audit retention, the worker's backups.
-    const client = new pg.Client({ connectionString: database.url });
+    const client = new pg.Client({ connectionString: cluster.databaseUrl() });
     await client.connect();
     try {
       const { rows } = await client.query<{ name: string }>('select distinct name from scheduled_tick_claims');
@@ -189,10 +157,9 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
     // whichever holds its shard, and the other takes the shard over when the holder is killed.
     const uptimeEnv = { SITEWARDEN_UPTIME_LEASE_SECONDS: '5', SITEWARDEN_UPTIME_INTERVAL_SECONDS: '10' };
     const uptimeWorkers = [
-      await startDaemonProcess({ ...env(allDirs[0]!), ...uptimeEnv }, ['--role', 'all']),
-      await startDaemonProcess({ ...env(allDirs[1]!), ...uptimeEnv }, ['--role', 'worker', '--kinds', 'uptime']),
+      await started(allDirs[0]!, ['--role', 'all'], uptimeEnv),
+      await started(allDirs[1]!, ['--role', 'worker', '--kinds', 'uptime'], uptimeEnv),
     ];
-    processes.push(...uptimeWorkers);
     const viaAll = adminApi(bed.dataDir, () => uptimeWorkers[0]!.port);
     expect((await viaAll('GET', `/api/jobs/${backupId}`)).json).toMatchObject({ state: 'succeeded' });
     const logsOf = () => uptimeWorkers.map((daemon) => daemon.logs().slice(-2_000)).join('\n---\n');
@@ -206,7 +173,7 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
       throw new Error(`the site was not probed after ${new Date(after).toISOString()}:\n${logsOf()}`);
     }
     expect(await probedAfter(0)).toMatchObject({ status: 'up', paused: false });
-    const pg2 = new pg.Client({ connectionString: database.url });
+    const pg2 = new pg.Client({ connectionString: cluster.databaseUrl() });
     await pg2.connect();
     try {
       const holderOf = async () =>

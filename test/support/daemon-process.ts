@@ -156,6 +156,8 @@ export function daemonApi(port: () => number, token: string) {
 }
 
 export type DaemonApi = ReturnType<typeof daemonApi>;
+/** A daemon started by `startDaemonProcess`: its child, port, logs and exit. */
+export type DaemonProcess = Awaited<ReturnType<typeof startDaemonProcess>>;
 
 /** The API of the daemon on `dataDir`, as its first start's admin token allows. */
 export function adminApi(dataDir: string, port: () => number): DaemonApi {
