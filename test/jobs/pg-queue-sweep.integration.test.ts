@@ -82,7 +82,8 @@ describe('a dead worker’s runs, found by their free run lock', () => {
       await sweeper.offWork('backups');
       const worker = await startWorker({ url, queues: specs, work: ['backups'], exclusive: true, ...SWEEP });
       // Two jobs of one site: the second waits for the first's turn, active, holding only its run lock.
-      const long = (await send(sweeper, 'backups', { label: 'long', siteId: 's1', sleepMs: 5_000 }))!;
+      // Long enough for the second to be taken while it runs, on a loaded machine too.
+      const long = (await send(sweeper, 'backups', { label: 'long', siteId: 's1', sleepMs: 15_000 }))!;
       const waiting = (await send(sweeper, 'backups', { label: 'waiting', siteId: 's1', sleepMs: 0 }))!;
       await waitFor(
         async () => (await jobRow(pool, 'backups', waiting))?.state === 'active' && (await runs(pool)).length === 1,

@@ -62,7 +62,12 @@ export async function startFakeWordPress(
 
   const server = await startFakeSite(
     async (req, res) => {
-      const address = new URL(req.url ?? '/', url);
+      // A path such as `//…` (a fuzzed site address) is no URL on this base: answered as a server would, not thrown.
+      const address = URL.parse(req.url ?? '/', url);
+      if (!address) {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        return res.end('not found');
+      }
       if (!address.pathname.startsWith('/wp-json')) {
         res.writeHead(200, { 'content-type': 'text/html', link: `<${url}/wp-json/>; rel="https://api.w.org/"` });
         return res.end('<!DOCTYPE html><html><body>Fake WordPress</body></html>');
