@@ -2,7 +2,7 @@ import { index, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { timestampMs } from '../db/pg-columns.js';
 
 /**
- * Cluster mode only (issue 34; shared-auth-rate-limit.ts): failed API authentications per client address in
+ * Cluster mode only (issue 34; auth-rate-limit.ts, `createSharedAuthFailureLimiter`): failed API authentications per client address in
  * its current one-minute window, counted by every API process. SQLite mode has one process and counts in its
  * memory (auth-rate-limit.ts), so no SQLite table. Pruned on write once its window has ended.
  */

@@ -67,8 +67,9 @@ export function inSiteTurn<T>(
  * Runs `work` holding the session advisory lock `key`, on a client of `pool` held until `work` settles and lent to
  * `work` (with `doubt`, for the locks it takes on it: `inSiteTurn`); waiting for the lock as long as another session
  * holds it, or at most `wait.maxWaitMs` (then its error). `work`'s result or error is passed through. A client whose
- * session may still hold a lock (an unlock failed or found no lock) is destroyed, not returned to the pool. A connection lost meanwhile (PostgreSQL ended the session,
- * and released its locks) is told to `onLost` at once, never thrown as an unhandled `error` event.
+ * session may still hold a lock (an unlock failed or found no lock) is destroyed, not returned to the pool. A
+ * connection lost meanwhile (PostgreSQL ended the session, and released its locks) is told to `onLost` at once,
+ * never thrown as an unhandled `error` event.
  */
 export async function holdingLock<T>(
   pool: pg.Pool,

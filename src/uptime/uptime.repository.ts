@@ -88,8 +88,8 @@ const chunksOf = <T>(rows: readonly T[]): T[][] =>
  * Storage of monitors, probes, roll-ups and downtime events on either dialect (issue 34,
  * docs/design/cluster-state.md), every statement through the state database. The hot paths (a second's
  * probes, the roll-ups) are on SQLite one better-sqlite3 transaction of statements prepared once, with no
- * await inside (sqliteWrites, below); on PostgreSQL the same methods are one transaction each, of
- * multi-row statements. A buffered status is written only over an older one: a batch may land after a
+ * await inside (sqliteWrites, below); on PostgreSQL the roll-ups are one transaction each, of multi-row
+ * statements, and a second's probes one statement (their rows as JSON). A buffered status is written only over an older one: a batch may land after a
  * transition written at once (on PostgreSQL while its flush is in flight; on SQLite while a transaction
  * holds the connection), and the transition is the newer news.
  */
@@ -314,7 +314,7 @@ export function createUptimeRepository(state: StateDatabase) {
       );
     },
 
-    /** One transaction for a second's probes and the status changes that open no event. */
+    /** A second's probes and the status changes that open no event, written together (all or none). */
     async insertProbes(rows: readonly ProbeRow[], statuses: readonly BufferedStatus[] = []): Promise<void> {
       if (fast) return run(() => fast.insertProbes(rows, statuses));
       // One statement, so atomic without a transaction: the rows go as two JSON parameters, which costs this
