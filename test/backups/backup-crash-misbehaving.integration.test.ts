@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOnce, daemonApi, queueBackup, startDaemonProcess, waitForBackup } from '../support/daemon-process.js';
+import {
+  buildOnce,
+  daemonApi,
+  queueBackup,
+  startDaemonProcess,
+  storingFiles,
+  waitForBackup,
+} from '../support/daemon-process.js';
 import { startFakeWordPress, type FakeWordPress } from '../support/fake-wordpress/index.js';
 
 const BIG = 'wp-content/uploads/video.bin';
@@ -46,14 +53,7 @@ describe('a daemon killed mid-backup of a misbehaving site', () => {
       // The large file's ranges stall: the backup holds there, with the small files stored.
       site.misbehaviour.stall = ['sitewarden/v1/backup/file'];
       const backupId = await queueBackup(call, siteId);
-      expect(
-        await waitForBackup(
-          call,
-          siteId,
-          backupId,
-          (backup) => backup.status === 'running' && backup.progress.filesDone > 0,
-        ),
-      ).toBe(true);
+      expect(await waitForBackup(call, siteId, backupId, storingFiles)).toBe(true);
       daemon.child.kill('SIGKILL');
       await daemon.exited;
 

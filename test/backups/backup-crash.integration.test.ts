@@ -9,6 +9,7 @@ import {
   queueBackup,
   runCli,
   startDaemonProcess,
+  storingFiles,
   useDaemonSite,
   waitForBackup,
 } from '../support/daemon-process.js';
@@ -30,14 +31,7 @@ describe('a daemon killed mid-backup', () => {
       const backupId = await queueBackup(call, siteId);
 
       // Kill it once objects are being written.
-      expect(
-        await waitForBackup(
-          call,
-          siteId,
-          backupId,
-          (backup) => backup.status === 'running' && backup.progress.filesDone > 0,
-        ),
-      ).toBe(true);
+      expect(await waitForBackup(call, siteId, backupId, storingFiles)).toBe(true);
       daemon.child.kill('SIGKILL');
       await daemon.exited;
       const failedVerify = runCli(['backup', 'verify', backupId], env());

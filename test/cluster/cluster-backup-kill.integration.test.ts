@@ -4,11 +4,12 @@ import { describe, expect, it } from 'vitest';
 import {
   adminApi,
   connectSite,
+  type DaemonApi,
   queueBackup,
   runCli,
+  storingFiles,
   useDaemonSite,
   waitForBackup,
-  type DaemonApi,
 } from '../support/daemon-process.js';
 import { useClusterDaemons } from '../support/cluster-daemons.js';
 import { waitFor } from '../support/wait.js';
@@ -60,14 +61,7 @@ describe('a backup worker killed mid-backup in a cluster', () => {
     const call = adminApi(bed.dataDir, () => api.port);
     const siteId = await connectSite(call, bed.site);
     const backupId = await queueBackup(call, siteId);
-    expect(
-      await waitForBackup(
-        call,
-        siteId,
-        backupId,
-        (backup) => backup.status === 'running' && backup.progress.filesDone > 0,
-      ),
-    ).toBe(true);
+    expect(await waitForBackup(call, siteId, backupId, storingFiles)).toBe(true);
 
     // The worker running it keeps the site's file listing in its data directory (its scratch), the other has none.
     const running = workers.filter((_, index) =>

@@ -7,11 +7,12 @@ import {
   adminApi,
   connectSite,
   daemonApi,
+  type DaemonProcess,
   queueBackup,
   runCli,
-  waitForBackup,
-  type DaemonProcess,
+  storingFiles,
   useDaemonSite,
+  waitForBackup,
 } from '../support/daemon-process.js';
 import { shardOf } from '../../src/uptime/uptime-leases.js';
 import { useClusterDaemons } from '../support/cluster-daemons.js';
@@ -128,14 +129,7 @@ describe('the daemon in cluster mode: an API process and a worker on PostgreSQL'
     // upload changed first: the backup is incremental, and only a file it has not stored is sent (slowly).
     writeFileSync(join(bed.site.root, 'wp-content/uploads/2026/02/film.bin'), randomBytes(16 * 1024 * 1024));
     const cancelledId = await queueBackup(call, siteId);
-    expect(
-      await waitForBackup(
-        call,
-        siteId,
-        cancelledId,
-        (running) => running.status === 'running' && running.progress.filesDone > 0,
-      ),
-    ).toBe(true);
+    expect(await waitForBackup(call, siteId, cancelledId, storingFiles)).toBe(true);
     const asked = await call('POST', `/api/jobs/${cancelledId}/cancel`);
     expect(asked.status, JSON.stringify(asked.json)).toBe(202);
     let cancelled = (await call('GET', `/api/jobs/${cancelledId}`)).json;

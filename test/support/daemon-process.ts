@@ -184,6 +184,10 @@ export async function queueBackup(call: DaemonApi, siteId: string): Promise<stri
   return queued.json.id as string;
 }
 
+/** The moment a test stops a backup in its middle (a kill, a cancel): running, some of its files stored. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the backup as the API answers it
+export const storingFiles = (backup: any): boolean => backup.status === 'running' && backup.progress.filesDone > 0;
+
 /**
  * Polls a backup every 20 ms until `reached` holds for it (true), or gives up after `polls` (false).
  * A backup that ends (completed or failed) before that fails the test: the moment was missed.
